@@ -1,0 +1,47 @@
+// A small command-line parser shared by every `tessera` subcommand.
+//
+// Grammar: positional words and `--name value` / `--name=value` options;
+// `--flag` alone is a boolean. Options may repeat (`--op a --op b`).
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "runtime/status.h"
+
+namespace tessera::cli {
+
+/// What one subcommand accepts: option names (without "--") and whether each
+/// takes a value. Unknown options are a user error listing the accepted ones.
+struct OptionSpec {
+  std::string name;
+  bool takes_value = true;
+  std::string help;
+};
+
+/// Parsed arguments of one subcommand.
+class Args {
+ public:
+  /// Parses argv[first..argc) against `specs`.
+  static Result<Args> parse(int argc, char** argv, int first, const std::vector<OptionSpec>& specs);
+
+  const std::vector<std::string>& positional() const { return positional_; }
+  bool has(const std::string& name) const { return values_.count(name) > 0; }
+  /// The last value given for `name`, or `fallback`.
+  std::string get(const std::string& name, const std::string& fallback = "") const;
+  /// Every value given for a repeatable option, in order.
+  std::vector<std::string> get_all(const std::string& name) const;
+  /// An integer option; a user error when it is not an integer.
+  Result<long long> get_int(const std::string& name, long long fallback) const;
+  Result<double> get_double(const std::string& name, double fallback) const;
+
+ private:
+  std::vector<std::string> positional_;
+  std::multimap<std::string, std::string> values_;
+};
+
+/// "  --name VALUE   help" lines for a usage message.
+std::string format_options(const std::vector<OptionSpec>& specs);
+
+}  // namespace tessera::cli

@@ -1,0 +1,10 @@
+// The `tessera` subcommands. Each lives in its own cmd_<name>.cc and is listed
+// once in main.cc's table (kCommands).
+#pragma once
+
+namespace tessera::cli {
+
+// Each returns the process exit code: 0 success, 1 failure, 2 usage error.
+// argv[first] is the first word after the subcommand's name.
+
+}  // namespace tessera::cli

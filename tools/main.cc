@@ -1,0 +1,38 @@
+// `tessera`: one binary, one subcommand per job.
+#include <cstdio>
+#include <cstring>
+
+#include "tools/commands.h"
+
+namespace {
+
+struct Command {
+  const char* name;
+  int (*run)(int argc, char** argv, int first);
+  const char* summary;
+};
+
+// One line per subcommand, in the order `tessera help` lists them.
+constexpr Command kCommands[] = {
+    {"help", nullptr, "this list"},
+};
+
+int print_usage(FILE* out) {
+  std::fprintf(out, "usage: tessera <command> [options]\n\ncommands:\n");
+  for (const auto& c : kCommands) std::fprintf(out, "  %-10s %s\n", c.name, c.summary);
+  std::fprintf(out, "\n`tessera <command> --help` describes one command.\n");
+  return out == stdout ? 0 : 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) return print_usage(stderr);
+  const char* name = argv[1];
+  if (!std::strcmp(name, "help") || !std::strcmp(name, "--help") || !std::strcmp(name, "-h"))
+    return print_usage(stdout);
+  for (const auto& c : kCommands)
+    if (c.run && !std::strcmp(c.name, name)) return c.run(argc, argv, 2);
+  std::fprintf(stderr, "tessera: unknown command '%s'\n\n", name);
+  return print_usage(stderr);
+}
