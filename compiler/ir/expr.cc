@@ -1,0 +1,208 @@
+#include "compiler/ir/expr.h"
+
+#include <cassert>
+#include <cmath>
+#include <limits>
+
+namespace tessera {
+
+const char* expr_kind_name(ExprKind kind) {
+  switch (kind) {
+#define TESSERA_X(name) \
+  case ExprKind::k##name: return #name;
+    TESSERA_EXPR_KINDS(TESSERA_X)
+#undef TESSERA_X
+  }
+  return "?";
+}
+
+Expr::Expr(int value) : Expr(make_int(value)) {}
+Expr::Expr(int64_t value) : Expr(make_int(value)) {}
+Expr::Expr(float value) : Expr(make_float(value)) {}
+Expr::Expr(double value) : Expr(make_float(value)) {}
+
+Var::Var(std::string name, DType t) : Expr(Ref<const ExprNode>(new VarNode(t, std::move(name)))) {}
+
+Expr make_int(int64_t value, DType t) {
+  assert(t.is_integral() && t.is_scalar());
+  return Expr(Ref<const ExprNode>(new IntImmNode(t, value)));
+}
+
+Expr make_bool(bool value) { return make_int(value ? 1 : 0, DType::boolean()); }
+
+Expr make_float(double value, DType t) {
+  assert(t.is_float() && t.is_scalar());
+  return Expr(Ref<const ExprNode>(new FloatImmNode(t, value)));
+}
+
+Expr make_const(DType t, double value) {
+  Expr scalar = t.is_float() ? make_float(value, t.element_of())
+                             : make_int(static_cast<int64_t>(value), t.element_of());
+  return t.lanes > 1 ? make_broadcast(scalar, t.lanes) : scalar;
+}
+
+bool is_binary(ExprKind kind) { return kind >= ExprKind::kAdd && kind <= ExprKind::kOr; }
+bool is_comparison(ExprKind kind) { return kind >= ExprKind::kEQ && kind <= ExprKind::kGE; }
+
+Expr make_binary(ExprKind kind, Expr a, Expr b) {
+  assert(is_binary(kind) && a.defined() && b.defined());
+  assert(a.dtype() == b.dtype() && "binary operands must have one type");
+  DType t = a.dtype();
+  if (is_comparison(kind)) t = DType::boolean(t.lanes);
+  if (kind == ExprKind::kAnd || kind == ExprKind::kOr) assert(t.is_bool());
+  return Expr(Ref<const ExprNode>(new BinaryNode(kind, t, std::move(a), std::move(b))));
+}
+
+Expr make_not(Expr a) {
+  assert(a.dtype().is_bool());
+  DType t = a.dtype();
+  return Expr(Ref<const ExprNode>(new NotNode(t, std::move(a))));
+}
+
+Expr make_select(Expr cond, Expr t, Expr f) {
+  assert(cond.dtype().is_bool() && t.dtype() == f.dtype());
+  assert(cond.dtype().lanes == 1 || cond.dtype().lanes == t.dtype().lanes);
+  DType type = t.dtype();
+  return Expr(Ref<const ExprNode>(new SelectNode(type, std::move(cond), std::move(t), std::move(f))));
+}
+
+Expr make_cast(DType t, Expr value) {
+  assert(t.lanes == value.dtype().lanes);
+  if (value.dtype() == t) return value;
+  return Expr(Ref<const ExprNode>(new CastNode(t, std::move(value))));
+}
+
+const char* call_op_name(CallOp op) {
+  switch (op) {
+    case CallOp::kExp: return "exp";
+    case CallOp::kLog: return "log";
+    case CallOp::kSqrt: return "sqrt";
+    case CallOp::kTanh: return "tanh";
+    case CallOp::kErf: return "erf";
+    case CallOp::kAbs: return "abs";
+    case CallOp::kFloor: return "floor";
+    case CallOp::kCeil: return "ceil";
+    case CallOp::kRound: return "round";
+    case CallOp::kPow: return "pow";
+    case CallOp::kSigmoid: return "sigmoid";
+  }
+  return "?";
+}
+
+Expr make_call(CallOp op, std::vector<Expr> args) {
+  assert(!args.empty());
+  DType t = args[0].dtype();
+  for (const Expr& a : args) assert(a.dtype() == t);
+  assert(t.is_float() || op == CallOp::kAbs);
+  assert((op == CallOp::kPow) == (args.size() == 2));
+  return Expr(Ref<const ExprNode>(new CallNode(t, op, std::move(args))));
+}
+
+Buffer make_buffer(std::string name, DType dtype, std::vector<int64_t> shape, MemoryScope scope) {
+  return make_ref<const BufferNode>(std::move(name), dtype, std::move(shape), scope);
+}
+
+Expr make_load(Buffer buffer, Expr index) {
+  assert(index.dtype().element_of() == kIndexType);
+  DType t = buffer->dtype.with_lanes(index.dtype().lanes);
+  return Expr(Ref<const ExprNode>(new LoadNode(t, std::move(buffer), std::move(index))));
+}
+
+Expr make_ramp(Expr base, Expr stride, int lanes) {
+  assert(base.dtype().is_scalar() && base.dtype() == stride.dtype() && lanes > 1);
+  DType t = base.dtype().with_lanes(lanes);
+  return Expr(Ref<const ExprNode>(new RampNode(t, std::move(base), std::move(stride), lanes)));
+}
+
+Expr make_broadcast(Expr value, int lanes) {
+  assert(value.dtype().is_scalar() && lanes > 1);
+  DType t = value.dtype().with_lanes(lanes);
+  return Expr(Ref<const ExprNode>(new BroadcastNode(t, std::move(value), lanes)));
+}
+
+Expr make_tensor_read(Tensor tensor, std::vector<Expr> indices) {
+  assert(static_cast<int>(indices.size()) == tensor->ndim());
+  for (const Expr& i : indices) assert(i.dtype() == kIndexType);
+  DType t = tensor->dtype;
+  return Expr(Ref<const ExprNode>(new TensorReadNode(t, std::move(tensor), std::move(indices))));
+}
+
+IterVar make_iter_var(std::string name, int64_t extent, IterKind kind) {
+  assert(extent > 0);
+  return make_ref<const IterVarNode>(Var(std::move(name)), extent, kind);
+}
+
+const char* reduce_op_name(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::kSum: return "sum";
+    case ReduceOp::kProd: return "prod";
+    case ReduceOp::kMax: return "max";
+    case ReduceOp::kMin: return "min";
+  }
+  return "?";
+}
+
+Expr reduce_identity(ReduceOp op, DType t) {
+  double lowest, highest;
+  if (t.is_float()) {
+    lowest = -std::numeric_limits<double>::infinity();
+    highest = std::numeric_limits<double>::infinity();
+  } else if (t.is_uint()) {
+    lowest = 0;
+    highest = t.bits >= 64 ? 1.8e19 : std::ldexp(1.0, t.bits) - 1;
+  } else {
+    lowest = -std::ldexp(1.0, t.bits - 1);
+    highest = std::ldexp(1.0, t.bits - 1) - 1;
+  }
+  switch (op) {
+    case ReduceOp::kSum: return make_const(t, 0);
+    case ReduceOp::kProd: return make_const(t, 1);
+    case ReduceOp::kMax: return make_const(t, lowest);
+    case ReduceOp::kMin: return make_const(t, highest);
+  }
+  return Expr();
+}
+
+Expr reduce_combine(ReduceOp op, Expr acc, Expr value) {
+  switch (op) {
+    case ReduceOp::kSum: return make_binary(ExprKind::kAdd, std::move(acc), std::move(value));
+    case ReduceOp::kProd: return make_binary(ExprKind::kMul, std::move(acc), std::move(value));
+    case ReduceOp::kMax: return make_binary(ExprKind::kMax, std::move(acc), std::move(value));
+    case ReduceOp::kMin: return make_binary(ExprKind::kMin, std::move(acc), std::move(value));
+  }
+  return Expr();
+}
+
+Expr make_reduce(ReduceOp op, Expr source, std::vector<IterVar> axes) {
+  assert(!axes.empty());
+  for (const IterVar& a : axes) assert(a->kind == IterKind::kReduce);
+  DType t = source.dtype();
+  return Expr(Ref<const ExprNode>(new ReduceNode(t, op, std::move(source), std::move(axes))));
+}
+
+bool is_const_int(const Expr& e, int64_t* value) {
+  if (!e.defined()) return false;
+  if (const auto* imm = e.as<IntImmNode>()) {
+    if (value) *value = imm->value;
+    return true;
+  }
+  if (const auto* bc = e.as<BroadcastNode>()) return is_const_int(bc->value, value);
+  return false;
+}
+
+bool is_const_float(const Expr& e, double* value) {
+  if (!e.defined()) return false;
+  if (const auto* imm = e.as<FloatImmNode>()) {
+    if (value) *value = imm->value;
+    return true;
+  }
+  if (const auto* bc = e.as<BroadcastNode>()) return is_const_float(bc->value, value);
+  return false;
+}
+
+bool is_const_value(const Expr& e, int64_t v) {
+  int64_t x;
+  return is_const_int(e, &x) && x == v;
+}
+
+}  // namespace tessera
