@@ -1,0 +1,110 @@
+#include "compiler/codegen/link.h"
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+extern char** environ;
+
+namespace tessera {
+namespace {
+
+Status io_error(const std::string& what) {
+  return Status(ErrorCode::kIOError, what + ": " + std::strerror(errno));
+}
+
+// A private temporary directory removed with everything in it.
+class TempDir {
+ public:
+  TempDir() {
+    const char* base = "/tmp";
+    std::string templ = std::string(base) + "/tessera-link-XXXXXX";
+    std::vector<char> buf(templ.begin(), templ.end());
+    buf.push_back('\0');
+    if (mkdtemp(buf.data())) path_ = buf.data();
+  }
+  ~TempDir() {
+    for (const auto& f : files_) unlink(f.c_str());
+    if (!path_.empty()) rmdir(path_.c_str());
+  }
+  bool ok() const { return !path_.empty(); }
+  std::string file(const std::string& name) {
+    files_.push_back(path_ + "/" + name);
+    return files_.back();
+  }
+
+ private:
+  std::string path_;
+  std::vector<std::string> files_;
+};
+
+bool write_file(const std::string& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  return static_cast<bool>(out);
+}
+
+}  // namespace
+
+Result<std::string> find_lld() {
+  for (const char* p : {"/usr/bin/ld.lld-19", "/usr/lib/llvm-19/bin/ld.lld", "/usr/bin/ld.lld"})
+    if (access(p, X_OK) == 0) return std::string(p);
+  return Status(ErrorCode::kCodegenError, "the lld linker is not installed (Debian package lld-19)");
+}
+
+Result<std::string> link_shared_library(const std::vector<std::string>& objects, const Target& target) {
+  TESSERA_ASSIGN_OR_RETURN(std::string lld, find_lld());
+  TempDir dir;
+  if (!dir.ok()) return io_error("cannot create a temporary directory");
+  std::vector<std::string> argv_storage = {lld, "-shared", "--hash-style=gnu", "-O1", "--as-needed"};
+  argv_storage.push_back("-m");
+  argv_storage.push_back(target.is_aarch64() ? "aarch64linux" : "elf_x86_64");
+  for (size_t i = 0; i < objects.size(); ++i) {
+    std::string path = dir.file("k" + std::to_string(i) + ".o");
+    if (!write_file(path, objects[i])) return io_error("cannot write " + path);
+    argv_storage.push_back(path);
+  }
+  std::string out = dir.file("kernel.so");
+  std::string log = dir.file("lld.log");
+  argv_storage.push_back("-o");
+  argv_storage.push_back(out);
+
+  std::vector<char*> argv;
+  for (auto& a : argv_storage) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+  pid_t pid;
+  int rc = posix_spawn(&pid, lld.c_str(), &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0) {
+    errno = rc;
+    return io_error("cannot start " + lld);
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) return io_error("waiting for the linker");
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    std::ifstream in(log);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return Status(ErrorCode::kCodegenError, "lld failed: " + ss.str());
+  }
+  std::ifstream in(out, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace tessera

@@ -1,0 +1,26 @@
+// LLVM code generation: loop IR -> LLVM IR -> optimized object code.
+//
+// Each PrimFunc becomes the C symbol `int32_t <name>(void** args)` (the kernel
+// ABI of runtime/c_abi.h). Parallel loops are outlined into task bodies and
+// launched through tessera_parallel_launch; workspace buffers come from
+// tessera_workspace_alloc. Floats use contraction (FMA) but no reassociation.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "compiler/codegen/target.h"
+#include "compiler/ir/stmt.h"
+
+namespace tessera {
+
+/// The optimized LLVM IR of `funcs` as text (for inspection and tests).
+Result<std::string> emit_llvm_ir(const std::vector<PrimFunc>& funcs, const Target& target);
+
+/// An ELF object file holding `funcs`, as bytes.
+Result<std::string> emit_object(const std::vector<PrimFunc>& funcs, const Target& target);
+
+/// Assembly text of `funcs` (for looking at the inner loop).
+Result<std::string> emit_assembly(const std::vector<PrimFunc>& funcs, const Target& target);
+
+}  // namespace tessera

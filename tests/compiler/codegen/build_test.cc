@@ -1,0 +1,109 @@
+#include "compiler/codegen/build.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "compiler/codegen/llvm_codegen.h"
+#include "compiler/ir/op.h"
+#include "compiler/lower/lower.h"
+#include "runtime/module.h"
+#include "runtime/ndarray.h"
+#include "runtime/thread_pool.h"
+
+namespace tessera {
+namespace {
+
+std::shared_ptr<const ComputeDAG> matmul_dag(int64_t m, int64_t n, int64_t k) {
+  Tensor a = placeholder({m, k}, DType::f32(), "A");
+  Tensor b = placeholder({k, n}, DType::f32(), "B");
+  IterVar r = reduce_axis(k, "k");
+  Tensor c = compute({m, n}, [&](const Vars& i) { return sum(read(a, {i[0], r->var}) * read(b, {r->var, i[1]}), {r}); }, "C");
+  return std::make_shared<const ComputeDAG>(ComputeDAG::make({a, b, c}).value());
+}
+
+// Runs a built matmul and compares it with plain loops.
+void check_matmul(const State& s, int64_t m, int64_t n, int64_t k) {
+  auto lib = build_kernel(s, Target::host(), "mm");
+  ASSERT_TRUE(lib.is_ok()) << lib.status().to_string();
+  auto mod = runtime::Module::load_from_bytes(lib->bytes, "/tmp");
+  ASSERT_TRUE(mod.is_ok()) << mod.status().to_string();
+  auto fn = mod->get_kernel("mm");
+  ASSERT_TRUE(fn.is_ok());
+  auto a = runtime::NDArray::create({m, k}, DType::f32()).value();
+  auto b = runtime::NDArray::create({k, n}, DType::f32()).value();
+  auto c = runtime::NDArray::create({m, n}, DType::f32()).value();
+  a.fill_random(1);
+  b.fill_random(2);
+  void* args[] = {a.raw_data(), b.raw_data(), c.raw_data()};
+  runtime::ThreadPool pool(2);
+  runtime::ParallelScope scope(&pool);
+  ASSERT_EQ((*fn)(args), 0);
+  const float* pa = a.data<float>();
+  const float* pb = b.data<float>();
+  const float* pc = c.data<float>();
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double ref = 0;
+      for (int64_t x = 0; x < k; ++x) ref += double(pa[i * k + x]) * pb[x * n + j];
+      ASSERT_NEAR(pc[i * n + j], ref, 1e-4 * (1 + std::fabs(ref))) << i << "," << j;
+    }
+}
+
+TEST(BuildKernel, DefaultScheduleMatchesReference) {
+  check_matmul(State(matmul_dag(7, 13, 5)), 7, 13, 5);
+}
+
+TEST(BuildKernel, TiledParallelVectorizedMatchesReference) {
+  const int64_t m = 97, n = 70, k = 33;
+  State s(matmul_dag(m, n, k));
+  int C = s.stage_index("C");
+  ASSERT_TRUE(s.cache_write(C).is_ok());
+  int CL = s.stage_index("C.local");
+  C = s.stage_index("C");
+  ASSERT_TRUE(s.tile(C, {0, 1}, {{4}, {16}}).is_ok());
+  ASSERT_TRUE(s.compute_at(CL, C, 1).is_ok());
+  ASSERT_TRUE(s.split(CL, 0, {4}).is_ok());
+  ASSERT_TRUE(s.split(CL, 2, {16}).is_ok());
+  ASSERT_TRUE(s.reorder(CL, {0, 2, 4, 1, 3}).is_ok());
+  ASSERT_TRUE(s.vectorize(CL, 4).is_ok());
+  ASSERT_TRUE(s.unroll(CL, 3).is_ok());
+  ASSERT_TRUE(s.vectorize(C, 3).is_ok());
+  ASSERT_TRUE(s.parallel(C, 0).is_ok());
+  check_matmul(s, m, n, k);
+}
+
+TEST(BuildKernel, Aarch64ObjectEmits) {
+  auto target = Target::parse("llvm -mtriple=aarch64-linux-gnu -mattr=+neon");
+  ASSERT_TRUE(target.is_ok()) << target.status().to_string();
+  auto func = lower(State(matmul_dag(16, 16, 16)), "mm");
+  ASSERT_TRUE(func.is_ok());
+  auto obj = emit_object({*func}, *target);
+  ASSERT_TRUE(obj.is_ok()) << obj.status().to_string();
+  EXPECT_EQ(obj->substr(1, 3), "ELF");
+}
+
+TEST(Target, UnknownCpuIsAClearError) {
+  auto t = Target::parse("llvm -mtriple=x86_64-linux-gnu -mcpu=notacpu");
+  ASSERT_FALSE(t.is_ok());
+  EXPECT_EQ(t.status().code(), ErrorCode::kTargetError);
+  EXPECT_NE(t.status().message().find("notacpu"), std::string::npos);
+}
+
+TEST(Target, GarbageIsAClearError) {
+  EXPECT_EQ(Target::parse("cuda").status().code(), ErrorCode::kTargetError);
+  EXPECT_EQ(Target::parse("llvm -mtriple=sparc-sun-solaris").status().code(), ErrorCode::kTargetError);
+  EXPECT_EQ(Target::parse("llvm -frobnicate=1").status().code(), ErrorCode::kTargetError);
+}
+
+TEST(Target, RoundTripsThroughItsString) {
+  auto t = Target::parse("llvm -mtriple=x86_64-linux-gnu -mcpu=skylake-avx512 -num-cores=8");
+  ASSERT_TRUE(t.is_ok());
+  EXPECT_EQ(t->vector_bits, 512);
+  auto again = Target::parse(t->to_string());
+  ASSERT_TRUE(again.is_ok());
+  EXPECT_EQ(again->to_string(), t->to_string());
+}
+
+}  // namespace
+}  // namespace tessera
