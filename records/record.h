@@ -1,0 +1,109 @@
+// The data that records/ stores: workloads, tuning sessions and measurement
+// records. The compiler's notions (workload keys, step lists, targets, knob
+// configurations) are opaque data here: strings and JSON text.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "runtime/status.h"
+
+namespace tessera::records {
+
+/// Which search space produced a record's schedule.
+enum class SpaceKind { kKnob, kSketch, kManual };
+
+/// "knob", "sketch" or "manual": the spelling stored in the database and in JSON Lines.
+const char* space_kind_name(SpaceKind kind);
+/// Parses a space kind name; kInvalidArgument for anything else.
+Result<SpaceKind> parse_space_kind(std::string_view name);
+
+/// The error kind of a successful measurement. Other kinds are kebab-case words
+/// chosen by the measurer ("invalid-schedule", "build-timeout", "crash", ...).
+inline constexpr std::string_view kErrorOk = "ok";
+
+/// A tensor computation, described for people and for GFLOP/s figures. The key
+/// identifies it; every other field is informational and may be empty.
+struct WorkloadInfo {
+  std::string key;         ///< 32 lowercase hex characters, from the compiler
+  std::string dag_text;    ///< canonical ComputeDAG text
+  std::string op_name;     ///< e.g. "matmul"
+  std::string shapes;      ///< e.g. "1024x1024x1024 f32"
+  double flop_count = 0;   ///< floating-point operations per run; 0 when unknown
+
+  bool operator==(const WorkloadInfo&) const = default;
+};
+
+/// Provenance of a tuning run: every record it produces points at it.
+struct SessionInfo {
+  int64_t id = 0;          ///< assigned by the store; 0 before begin_session
+  std::string command_line;
+  std::string host;
+  std::string tool_version;
+  std::string llvm_version;
+  int64_t seed = 0;
+  double started = 0;                ///< Unix seconds; 0 means "now" at begin_session
+  std::optional<double> ended;       ///< Unix seconds; empty while the session runs
+
+  bool operator==(const SessionInfo&) const = default;
+};
+
+/// One measurement of one schedule of one workload on one target, good or bad.
+struct Record {
+  int64_t id = 0;                   ///< assigned by the store; 0 before append
+  std::string workload_key;         ///< 32 lowercase hex characters
+  std::string target;               ///< e.g. "llvm -mtriple=x86_64-linux-gnu -mcpu=icelake-server"
+  std::string device_key;           ///< which device (kind) ran it, e.g. "x86-icelake"; may be empty
+  SpaceKind space = SpaceKind::kSketch;
+  std::string steps_json;           ///< a JSON array of step objects (stored in canonical form)
+  std::string knob_config_json;     ///< a JSON value, or empty when the space has no knobs
+  std::vector<double> costs;        ///< seconds per repeat; non-empty when error_kind is "ok"
+  std::string error_kind{kErrorOk};
+  std::string error_message;
+  double build_seconds = 0;
+  double run_seconds = 0;
+  double timestamp = 0;             ///< Unix seconds; 0 means "now" at append
+  int64_t session_id = 0;           ///< 0 when the record belongs to no session
+
+  /// True when the measurement succeeded.
+  bool ok() const { return error_kind == kErrorOk; }
+  /// Mean of the costs in seconds; +infinity when there are none.
+  double mean_cost() const;
+
+  bool operator==(const Record&) const = default;
+};
+
+/// Per (workload, target) figures; costs on different targets do not compare.
+struct WorkloadStats {
+  std::string workload_key;
+  std::string target;
+  std::string op_name;       ///< from the workloads table; empty when not registered
+  double flop_count = 0;     ///< 0 when unknown
+  int64_t count = 0;         ///< records, good and bad
+  int64_t ok_count = 0;
+  std::optional<double> best_cost;  ///< lowest mean cost of an ok record, seconds
+  double last_timestamp = 0;
+};
+
+/// True for 32 lowercase hexadecimal characters.
+bool is_valid_workload_key(std::string_view key);
+
+/// Parses `json` and prints it in the one form the store keeps: compact, object
+/// keys sorted. Two spellings of the same JSON value canonicalize equally.
+/// kInvalidArgument naming `what` when the text is not JSON.
+Result<std::string> canonical_json(std::string_view json, std::string_view what);
+
+/// A stable 64-bit hash (FNV-1a) of canonical step-list text, for de-dup lookups.
+int64_t steps_hash(std::string_view canonical_steps);
+
+/// Checks what append() requires of a record and returns it in stored form:
+/// steps and knob config canonical, timestamp filled in with `now` when 0.
+Result<Record> normalize_record(Record record, double now);
+
+/// The current time in Unix seconds.
+double unix_now();
+
+}  // namespace tessera::records

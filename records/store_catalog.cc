@@ -1,0 +1,199 @@
+// The Store's catalog tables: workloads (what was tuned) and sessions (which
+// run measured it). Records live in store.cc.
+#include <cmath>
+
+#include "records/sqlite.h"
+#include "records/store.h"
+#include "records/store_impl.h"
+
+namespace tessera::records {
+
+namespace {
+
+constexpr const char* kSessionColumns =
+    "id, command_line, host, tool_version, llvm_version, seed, started, ended";
+
+SessionInfo read_session(const sql::Statement& row) {
+  SessionInfo s;
+  s.id = row.column_int(0);
+  s.command_line = row.column_text(1);
+  s.host = row.column_text(2);
+  s.tool_version = row.column_text(3);
+  s.llvm_version = row.column_text(4);
+  s.seed = row.column_int(5);
+  s.started = row.column_double(6);
+  if (!row.column_is_null(7)) s.ended = row.column_double(7);
+  return s;
+}
+
+WorkloadInfo read_workload(const sql::Statement& row) {
+  return WorkloadInfo{row.column_text(0), row.column_text(1), row.column_text(2),
+                      row.column_text(3), row.column_double(4)};
+}
+
+}  // namespace
+
+Status Store::add_workload(const WorkloadInfo& w) {
+  TESSERA_RETURN_IF_ERROR(impl_->check_writable());
+  if (!is_valid_workload_key(w.key))
+    return Status(ErrorCode::kInvalidArgument,
+                  "workload key '" + w.key + "' is not 32 lowercase hex characters");
+  if (!std::isfinite(w.flop_count) || w.flop_count < 0)
+    return Status(ErrorCode::kInvalidArgument, "workload " + w.key + ": flop count must be >= 0");
+  return impl_->conn.write_transaction([&]() -> Status {
+    // Registering a workload again only fills in what was unknown.
+    TESSERA_ASSIGN_OR_RETURN(
+        sql::Lease st,
+        impl_->conn.cached(
+            "INSERT INTO workloads (key, dag_text, op_name, shapes, flop_count) "
+            "VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (key) DO UPDATE SET "
+            "dag_text = iif(excluded.dag_text <> '', excluded.dag_text, dag_text), "
+            "op_name = iif(excluded.op_name <> '', excluded.op_name, op_name), "
+            "shapes = iif(excluded.shapes <> '', excluded.shapes, shapes), "
+            "flop_count = iif(excluded.flop_count > 0, excluded.flop_count, flop_count)"));
+    st->bind(1, std::string_view(w.key));
+    st->bind(2, std::string_view(w.dag_text));
+    st->bind(3, std::string_view(w.op_name));
+    st->bind(4, std::string_view(w.shapes));
+    st->bind(5, w.flop_count);
+    return st->run();
+  });
+}
+
+Result<std::optional<WorkloadInfo>> Store::workload(const std::string& key) {
+  std::optional<WorkloadInfo> out;
+  TESSERA_RETURN_IF_ERROR(impl_->conn.retrying([&]() -> Status {
+    TESSERA_ASSIGN_OR_RETURN(sql::Lease st,
+                             impl_->conn.cached("SELECT key, dag_text, op_name, shapes, flop_count "
+                                                "FROM workloads WHERE key = ?1"));
+    st->bind(1, std::string_view(key));
+    TESSERA_ASSIGN_OR_RETURN(bool row, st->step());
+    out.reset();
+    if (row) out = read_workload(*st);
+    return Status::ok();
+  }));
+  return out;
+}
+
+Result<std::vector<WorkloadInfo>> Store::workloads() {
+  std::vector<WorkloadInfo> out;
+  TESSERA_RETURN_IF_ERROR(impl_->conn.retrying([&]() -> Status {
+    out.clear();
+    TESSERA_ASSIGN_OR_RETURN(sql::Lease st,
+                             impl_->conn.cached("SELECT key, dag_text, op_name, shapes, flop_count "
+                                                "FROM workloads ORDER BY key"));
+    for (;;) {
+      TESSERA_ASSIGN_OR_RETURN(bool row, st->step());
+      if (!row) return Status::ok();
+      out.push_back(read_workload(*st));
+    }
+  }));
+  return out;
+}
+
+Result<int64_t> Store::begin_session(const SessionInfo& info) {
+  TESSERA_RETURN_IF_ERROR(impl_->check_writable());
+  int64_t id = 0;
+  TESSERA_RETURN_IF_ERROR(impl_->conn.write_transaction([&]() -> Status {
+    TESSERA_ASSIGN_OR_RETURN(
+        sql::Lease st,
+        impl_->conn.cached("INSERT INTO sessions (command_line, host, tool_version, llvm_version, "
+                           "seed, started, ended) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"));
+    st->bind(1, std::string_view(info.command_line));
+    st->bind(2, std::string_view(info.host));
+    st->bind(3, std::string_view(info.tool_version));
+    st->bind(4, std::string_view(info.llvm_version));
+    st->bind(5, info.seed);
+    st->bind(6, info.started == 0 ? unix_now() : info.started);
+    if (info.ended) {
+      st->bind(7, *info.ended);
+    } else {
+      st->bind_null(7);
+    }
+    TESSERA_RETURN_IF_ERROR(st->run());
+    id = sqlite3_last_insert_rowid(impl_->conn.get());
+    return Status::ok();
+  }));
+  return id;
+}
+
+Status Store::end_session(int64_t id, double ended) {
+  TESSERA_RETURN_IF_ERROR(impl_->check_writable());
+  return impl_->conn.write_transaction([&]() -> Status {
+    TESSERA_ASSIGN_OR_RETURN(sql::Lease st,
+                             impl_->conn.cached("UPDATE sessions SET ended = ?2 WHERE id = ?1"));
+    st->bind(1, id);
+    st->bind(2, ended == 0 ? unix_now() : ended);
+    TESSERA_RETURN_IF_ERROR(st->run());
+    if (sqlite3_changes(impl_->conn.get()) == 0)
+      return Status(ErrorCode::kNotFound, "no session " + std::to_string(id));
+    return Status::ok();
+  });
+}
+
+Result<std::vector<SessionInfo>> Store::sessions() {
+  std::vector<SessionInfo> out;
+  TESSERA_RETURN_IF_ERROR(impl_->conn.retrying([&]() -> Status {
+    out.clear();
+    TESSERA_ASSIGN_OR_RETURN(
+        sql::Lease st,
+        impl_->conn.cached(std::string("SELECT ") + kSessionColumns + " FROM sessions ORDER BY id"));
+    for (;;) {
+      TESSERA_ASSIGN_OR_RETURN(bool row, st->step());
+      if (!row) return Status::ok();
+      out.push_back(read_session(*st));
+    }
+  }));
+  return out;
+}
+
+Result<int64_t> Store::find_or_add_session(const SessionInfo& info) {
+  TESSERA_RETURN_IF_ERROR(impl_->check_writable());
+  int64_t id = 0;
+  TESSERA_RETURN_IF_ERROR(impl_->conn.write_transaction([&]() -> Status {
+    TESSERA_ASSIGN_OR_RETURN(
+        sql::Lease find,
+        impl_->conn.cached("SELECT id FROM sessions WHERE command_line = ?1 AND host = ?2 AND "
+                           "tool_version = ?3 AND llvm_version = ?4 AND seed = ?5 AND "
+                           "started = ?6 ORDER BY id LIMIT 1"));
+    find->bind(1, std::string_view(info.command_line));
+    find->bind(2, std::string_view(info.host));
+    find->bind(3, std::string_view(info.tool_version));
+    find->bind(4, std::string_view(info.llvm_version));
+    find->bind(5, info.seed);
+    find->bind(6, info.started);
+    TESSERA_ASSIGN_OR_RETURN(bool found, find->step());
+    if (found) {
+      id = find->column_int(0);
+      if (!info.ended) return Status::ok();
+      // A later export may know when the session ended.
+      TESSERA_ASSIGN_OR_RETURN(
+          sql::Lease end,
+          impl_->conn.cached("UPDATE sessions SET ended = ?2 WHERE id = ?1 AND ended IS NULL"));
+      end->bind(1, id);
+      end->bind(2, *info.ended);
+      return end->run();
+    }
+    TESSERA_ASSIGN_OR_RETURN(
+        sql::Lease add,
+        impl_->conn.cached("INSERT INTO sessions (command_line, host, tool_version, llvm_version, "
+                           "seed, started, ended) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"));
+    add->bind(1, std::string_view(info.command_line));
+    add->bind(2, std::string_view(info.host));
+    add->bind(3, std::string_view(info.tool_version));
+    add->bind(4, std::string_view(info.llvm_version));
+    add->bind(5, info.seed);
+    add->bind(6, info.started);
+    if (info.ended) {
+      add->bind(7, *info.ended);
+    } else {
+      add->bind_null(7);
+    }
+    TESSERA_RETURN_IF_ERROR(add->run());
+    id = sqlite3_last_insert_rowid(impl_->conn.get());
+    return Status::ok();
+  }));
+  return id;
+}
+
+}  // namespace tessera::records

@@ -1,0 +1,211 @@
+// JSON Lines export and import: round trips, de-duplication, malformed lines,
+// stable field names, filtered exports and database errors during an import.
+#include "records/jsonl.h"
+
+#include <nlohmann/json.hpp>
+
+#include <sstream>
+
+#include "test_util.h"
+
+namespace tessera::records {
+namespace {
+
+using testing::error_record;
+using testing::key_of;
+using testing::kOtherTarget;
+using testing::kTarget;
+using testing::ok_record;
+using testing::TempDir;
+
+// A database with a bit of everything export must carry.
+void fill(Store& store) {
+  ASSERT_OK(store.add_workload({key_of(1), "C[i, j] += A[i, k] * B[k, j]", "matmul",
+                               "128x128x128 f32", 2.0 * 128 * 128 * 128}));
+  ASSERT_OK(store.add_workload({key_of(2), "", "conv2d", "", 0}));
+  ASSERT_OK_AND_ASSIGN(int64_t s1, store.begin_session({0, "tessera tune --op matmul --trials 64",
+                                                        "farm-01", "0.1.0", "19.1.7", 7,
+                                                        1'700'000'000.25, {}}));
+  ASSERT_OK(store.end_session(s1, 1'700'003'600.5));
+  ASSERT_OK_AND_ASSIGN(int64_t s2, store.begin_session({0, "tessera tune --op conv2d", "board-3",
+                                                        "0.1.0", "19.1.7", 8, 1'700'100'000, {}}));
+  ASSERT_OK(store.begin_session({0, "tessera tune --op idle", "farm-02", "0.1.0", "19.1.7", 9,
+                                 1'700'200'000, {}}));
+  Record knob = ok_record(key_of(1), kTarget, 1.0 / 3.0, 1);
+  knob.space = SpaceKind::kKnob;
+  knob.knob_config_json = R"({"tile_x": 16, "unroll": true})";
+  knob.session_id = s1;
+  knob.costs = {1.0 / 3.0, 0.1 + 0.2, 2e-7};
+  knob.timestamp = 1'700'000'123.456789;
+  Record manual = ok_record(key_of(1), kOtherTarget, 0.25, 2);
+  manual.space = SpaceKind::kManual;
+  manual.device_key = "";
+  Record crash = error_record(key_of(2), kTarget, "crash", 3);
+  crash.session_id = s2;
+  crash.error_message = "signal 11 in \"conv\"\nat line 2";
+  ASSERT_OK(store.append({knob, manual, crash, ok_record(key_of(3), kTarget, 0.01, 4)}));
+}
+
+std::string export_text(Store& store, const RecordFilter& filter = {}) {
+  std::ostringstream out;
+  auto report = export_jsonl(store, out, filter);
+  EXPECT_TRUE(report) << report.status().to_string();
+  return out.str();
+}
+
+ImportReport import_text(Store& store, const std::string& text, int64_t batch_size = 1000) {
+  std::istringstream in(text);
+  auto report = import_jsonl(store, in, ImportOptions{batch_size});
+  EXPECT_TRUE(report) << report.status().to_string();
+  return report ? std::move(report).value() : ImportReport{};
+}
+
+TEST(Jsonl, RoundTripIntoAnEmptyDatabaseLeavesItEqual) {
+  TempDir dir;
+  ASSERT_OK_AND_ASSIGN(Store a, Store::open(dir.file("a.db")));
+  fill(a);
+  const std::string text = export_text(a);
+  ASSERT_OK_AND_ASSIGN(Store b, Store::open(dir.file("b.db")));
+  ImportReport report = import_text(b, text);
+  EXPECT_TRUE(report.errors.empty());
+  EXPECT_EQ(report.records_added, 4);
+  EXPECT_EQ(report.duplicates, 0);
+  EXPECT_EQ(b.workloads().value(), a.workloads().value());
+  EXPECT_EQ(b.sessions().value(), a.sessions().value());
+  EXPECT_EQ(b.list({}).value(), a.list({}).value());
+  EXPECT_EQ(export_text(b), text);
+}
+
+TEST(Jsonl, ImportSkipsRecordsAlreadyStored) {
+  TempDir dir;
+  ASSERT_OK_AND_ASSIGN(Store a, Store::open(dir.file("a.db")));
+  fill(a);
+  const std::string text = export_text(a);
+  ImportReport again = import_text(a, text);
+  EXPECT_TRUE(again.errors.empty());
+  EXPECT_EQ(again.records_added, 0);
+  EXPECT_EQ(again.duplicates, 4);
+  EXPECT_EQ(a.count().value(), 4);
+  EXPECT_EQ(a.sessions().value().size(), 3u);
+  // A changed cost is a new measurement of the same steps, not a duplicate.
+  ASSERT_OK_AND_ASSIGN(Store b, Store::open(dir.file("b.db")));
+  Record r = ok_record(key_of(5), kTarget, 0.002, 1);
+  ASSERT_OK(b.append({r}));
+  r.costs = {0.003};
+  ASSERT_OK(b.append({r}));
+  const std::string twice = export_text(b);
+  ASSERT_OK_AND_ASSIGN(Store c, Store::open(dir.file("c.db")));
+  ImportReport doubled = import_text(c, twice + twice);
+  EXPECT_EQ(doubled.records_added, 2);
+  EXPECT_EQ(doubled.duplicates, 2);
+}
+
+TEST(Jsonl, MalformedLinesAreReportedWithLineNumbersAndGoodLinesImported) {
+  TempDir dir;
+  ASSERT_OK_AND_ASSIGN(Store store, Store::open(dir.file("t.db")));
+  const std::string good =
+      R"({"type":"record","workload_key":")" + key_of(1) + R"(","target":"llvm","space":"sketch",)"
+      R"("steps":[{"kind":"split"}],"costs":[0.001],"error_kind":"ok","timestamp":1700000000})";
+  const std::string good2 =
+      R"({"workload_key":")" + key_of(1) + R"(","target":"llvm","space":"knob","steps":[],)"
+      R"("costs":[],"error_kind":"crash","timestamp":1700000001})";
+  const std::string lines[] = {
+      R"({"type":"workload","key":")" + key_of(1) + R"(","op_name":"matmul"})",  // 1
+      good,                                                                      // 2
+      good.substr(0, 40),                                                        // 3 cut short
+      "",                                                                        // 4 blank: fine
+      "[1, 2]",                                                                  // 5 not an object
+      R"({"type":"record","workload_key":")" + key_of(1) +
+          R"(","target":"llvm","space":"sketch","steps":[],"error_kind":"ok","timestamp":1})",  // 6
+      R"({"workload_key":")" + key_of(1) + R"(","target":"llvm","space":"genetic","steps":[],)"
+          R"("costs":[1],"error_kind":"ok","timestamp":1})",                    // 7 bad space
+      good2,                                                                     // 8
+      R"({"type":"checkpoint"})",                                                // 9 unknown type
+      R"({"workload_key":")" + key_of(1) + R"(","target":"llvm","space":"sketch","steps":[],)"
+          R"("costs":[1],"error_kind":"ok","timestamp":1,"session":99})",       // 10 no session 99
+      R"({"workload_key":")" + key_of(1) + R"(","target":"llvm","space":"sketch","steps":[],)"
+          R"("costs":["fast"],"error_kind":"ok","timestamp":1})",               // 11 cost not a number
+      R"({"workload_key":"XYZ","target":"llvm","space":"sketch","steps":[],)"
+          R"("costs":[1],"error_kind":"ok","timestamp":1})",                    // 12 bad key
+  };
+  std::string text;
+  for (const std::string& line : lines) text += line + "\n";
+  ImportReport report = import_text(store, text);
+  std::vector<int64_t> bad_lines;
+  for (const LineError& e : report.errors) bad_lines.push_back(e.line);
+  EXPECT_EQ(bad_lines, (std::vector<int64_t>{3, 5, 6, 7, 9, 10, 11, 12}));
+  ASSERT_EQ(report.errors.size(), 8u);
+  EXPECT_NE(report.errors[2].message.find("costs"), std::string::npos) << report.errors[2].message;
+  EXPECT_NE(report.errors[5].message.find("session 99"), std::string::npos);
+  EXPECT_EQ(report.records_added, 2);
+  EXPECT_EQ(report.workloads, 1);
+  EXPECT_EQ(store.count().value(), 2);
+}
+
+TEST(Jsonl, ExportUsesTheDocumentedFieldNamesInOrder) {
+  TempDir dir;
+  ASSERT_OK_AND_ASSIGN(Store store, Store::open(dir.file("t.db")));
+  fill(store);
+  std::istringstream lines(export_text(store));
+  std::map<std::string, std::vector<std::string>> fields;
+  std::string line;
+  while (std::getline(lines, line)) {
+    auto j = nlohmann::ordered_json::parse(line);
+    std::vector<std::string> names;
+    for (auto it = j.begin(); it != j.end(); ++it) names.push_back(it.key());
+    fields[j["type"].get<std::string>()] = names;
+  }
+  using Names = std::vector<std::string>;
+  EXPECT_EQ(fields["workload"], (Names{"type", "key", "op_name", "shapes", "flop_count", "dag_text"}));
+  EXPECT_EQ(fields["session"], (Names{"type", "id", "command_line", "host", "tool_version",
+                                      "llvm_version", "seed", "started", "ended"}));
+  EXPECT_EQ(fields["record"],
+            (Names{"type", "workload_key", "target", "device_key", "space", "steps", "knob_config",
+                   "costs", "mean_cost", "error_kind", "error_message", "build_seconds",
+                   "run_seconds", "timestamp", "session"}));
+}
+
+TEST(Jsonl, FilteredExportCarriesOnlyMatchingRecordsAndTheirSessions) {
+  TempDir dir;
+  ASSERT_OK_AND_ASSIGN(Store a, Store::open(dir.file("a.db")));
+  fill(a);
+  RecordFilter filter;
+  filter.workload_key = key_of(2);
+  ASSERT_OK_AND_ASSIGN(Store b, Store::open(dir.file("b.db")));
+  ImportReport report = import_text(b, export_text(a, filter));
+  EXPECT_TRUE(report.errors.empty());
+  EXPECT_EQ(report.records_added, 1);
+  ASSERT_EQ(b.sessions().value().size(), 1u);
+  EXPECT_EQ(b.sessions().value()[0].host, "board-3");
+  ASSERT_EQ(b.workloads().value().size(), 1u);
+  EXPECT_EQ(b.workloads().value()[0].op_name, "conv2d");
+}
+
+TEST(Jsonl, DatabaseErrorStopsTheImportAndKeepsCommittedBatches) {
+  TempDir dir;
+  ASSERT_OK_AND_ASSIGN(Store source, Store::open(dir.file("source.db")));
+  std::vector<Record> batch;
+  for (int i = 0; i < 5000; ++i) batch.push_back(ok_record(key_of(i % 10), kTarget, 0.001, i));
+  ASSERT_OK(source.append(batch));
+  const std::string text = export_text(source);
+  OpenOptions quota;
+  quota.max_size_bytes = 256 * 1024;
+  ASSERT_OK_AND_ASSIGN(Store small, Store::open(dir.file("small.db"), quota));
+  std::istringstream in(text);
+  auto report = import_jsonl(small, in, ImportOptions{100});
+  ASSERT_FALSE(report);
+  EXPECT_EQ(report.status().code(), ErrorCode::kIOError);
+  EXPECT_NE(report.status().message().find("at line"), std::string::npos);
+  int64_t kept = small.count().value();
+  EXPECT_GT(kept, 0);
+  EXPECT_EQ(kept % 100, 0);
+}
+
+TEST(Jsonl, MissingInputFileIsNotFound) {
+  TempDir dir;
+  ASSERT_OK_AND_ASSIGN(Store store, Store::open(dir.file("t.db")));
+  EXPECT_EQ(import_jsonl_file(store, dir.file("nope.jsonl")).status().code(), ErrorCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace tessera::records

@@ -1,0 +1,264 @@
+// Opening databases: creation, migrations, and the files the store must refuse
+// or survive (not SQLite, newer schema, another program's, read-only, locked, full).
+#include <sys/resource.h>
+#include <sys/stat.h>
+
+#include <csignal>
+
+#include "records/schema.h"
+#include "records/sqlite.h"
+#include "records/store.h"
+#include "test_util.h"
+
+namespace tessera::records {
+namespace {
+
+using testing::ok_record;
+using testing::TempDir;
+
+Result<sql::Connection> raw(const std::string& path) {
+  return sql::Connection::open(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, 1000, {});
+}
+
+int64_t user_version(const std::string& path) {
+  auto conn = raw(path);
+  return conn ? conn->query_int("PRAGMA user_version").value() : -1;
+}
+
+std::vector<Record> batch_of(int n, int first = 0) {
+  std::vector<Record> batch;
+  for (int i = 0; i < n; ++i)
+    batch.push_back(ok_record(testing::key_of(1), testing::kTarget, 1e-3 * (i + 1), first + i));
+  return batch;
+}
+
+TEST(StoreOpen, NewFileIsCreatedAtTheCurrentVersionInWalMode) {
+  TempDir dir;
+  const std::string path = dir.file("new.db");
+  {
+    ASSERT_OK_AND_ASSIGN(Store store, Store::open(path));
+  }
+  ASSERT_OK_AND_ASSIGN(auto conn, raw(path));
+  EXPECT_EQ(conn.query_int("PRAGMA user_version").value(), kSchemaVersion);
+  EXPECT_EQ(conn.query_int("PRAGMA application_id").value(), kApplicationId);
+  EXPECT_EQ(conn.query_text("PRAGMA journal_mode").value(), "wal");
+}
+
+TEST(StoreOpen, EmptyFileIsVersionZeroAndMigrated) {
+  TempDir dir;
+  const std::string path = dir.file("empty.db");
+  testing::write_bytes(path, "");
+  ASSERT_OK_AND_ASSIGN(Store store, Store::open(path));
+  ASSERT_OK(store.append(batch_of(1)));
+  EXPECT_EQ(user_version(path), kSchemaVersion);
+}
+
+TEST(StoreOpen, Version1DatabaseIsMigratedAndKeepsItsRecords) {
+  TempDir dir;
+  const std::string path = dir.file("v1.db");
+  const std::string key = testing::key_of(7);
+  {
+    ASSERT_OK_AND_ASSIGN(auto conn, raw(path));
+    ASSERT_OK(migrate(conn, 1));
+    // Version 1 had no steps_hash; its step text may have any layout.
+    ASSERT_OK(conn.exec(
+        "INSERT INTO records (workload, target, space, steps, costs, mean_cost, error_kind, "
+        "build_seconds, run_seconds, timestamp) VALUES ('" + key + "', '" + testing::kTarget +
+        "', 'knob', '[ {\"stage\": \"C\", \"kind\": \"split\"} ]', '[0.002]', 0.002, 'ok', 1, 1, "
+        "1700000000)"));
+  }
+  ASSERT_EQ(user_version(path), 1);
+  ASSERT_OK_AND_ASSIGN(Store store, Store::open(path));
+  EXPECT_EQ(user_version(path), kSchemaVersion);
+  ASSERT_OK_AND_ASSIGN(auto best, store.best_k(key, testing::kTarget, 5));
+  ASSERT_EQ(best.size(), 1u);
+  EXPECT_EQ(best[0].steps_json, R"([{"kind":"split","stage":"C"}])");
+  EXPECT_EQ(best[0].space, SpaceKind::kKnob);
+  EXPECT_TRUE(store.measured(key, testing::kTarget, R"([{"kind":"split","stage":"C"}])").value());
+}
+
+TEST(StoreOpen, NewerSchemaIsRefusedAndLeftUntouched) {
+  TempDir dir;
+  const std::string path = dir.file("future.db");
+  {
+    ASSERT_OK_AND_ASSIGN(Store store, Store::open(path));
+    ASSERT_OK(store.append(batch_of(3)));
+  }
+  {
+    ASSERT_OK_AND_ASSIGN(auto conn, raw(path));
+    ASSERT_OK(conn.exec("PRAGMA user_version = " + std::to_string(kSchemaVersion + 1)));
+  }
+  const std::string before = testing::read_bytes(path);
+  auto store = Store::open(path);
+  ASSERT_FALSE(store);
+  EXPECT_EQ(store.status().code(), ErrorCode::kDatabaseError);
+  EXPECT_NE(store.status().message().find("newer"), std::string::npos) << store.status().message();
+  EXPECT_EQ(testing::read_bytes(path), before);
+  EXPECT_EQ(user_version(path), kSchemaVersion + 1);
+}
+
+TEST(StoreOpen, FileThatIsNotADatabaseIsRefusedAndUnchanged) {
+  TempDir dir;
+  const std::string path = dir.file("notes.db");
+  std::string text;
+  for (int i = 0; i < 200; ++i) text += "this is a text file, not a database\n";
+  testing::write_bytes(path, text);
+  auto store = Store::open(path);
+  ASSERT_FALSE(store);
+  EXPECT_EQ(store.status().code(), ErrorCode::kDatabaseError);
+  EXPECT_NE(store.status().message().find("not a SQLite database"), std::string::npos)
+      << store.status().message();
+  EXPECT_EQ(testing::read_bytes(path), text);
+  EXPECT_FALSE(testing::exists(path + "-wal"));
+  EXPECT_FALSE(testing::exists(path + "-journal"));
+}
+
+TEST(StoreOpen, AnotherProgramsDatabaseIsRefusedAndUnchanged) {
+  TempDir dir;
+  const std::string path = dir.file("other.db");
+  {
+    ASSERT_OK_AND_ASSIGN(auto conn, raw(path));
+    ASSERT_OK(conn.exec("CREATE TABLE photos (id INTEGER PRIMARY KEY, name TEXT)"));
+  }
+  const std::string before = testing::read_bytes(path);
+  auto store = Store::open(path);
+  ASSERT_FALSE(store);
+  EXPECT_EQ(store.status().code(), ErrorCode::kDatabaseError);
+  EXPECT_EQ(testing::read_bytes(path), before);
+}
+
+TEST(StoreOpen, MissingFileWithoutCreateIsNotFound) {
+  TempDir dir;
+  const std::string path = dir.file("absent.db");
+  OpenOptions no_create;
+  no_create.create = false;
+  EXPECT_EQ(Store::open(path, no_create).status().code(), ErrorCode::kNotFound);
+  OpenOptions read_only;
+  read_only.read_only = true;
+  EXPECT_EQ(Store::open(path, read_only).status().code(), ErrorCode::kNotFound);
+  EXPECT_FALSE(testing::exists(path));
+}
+
+TEST(StoreOpen, WriteProtectedFileIsAnIOErrorAndStillReadable) {
+  TempDir dir;
+  const std::string path = dir.file("shipped.db");
+  {
+    ASSERT_OK_AND_ASSIGN(Store store, Store::open(path));
+    ASSERT_OK(store.append(batch_of(3)));
+  }
+  ASSERT_EQ(::chmod(dir.path().c_str(), 0755), 0);
+  ASSERT_EQ(::chmod(path.c_str(), 0444), 0);
+  const std::string before = testing::read_bytes(path);
+  // root writes through 0444, so the check runs as an unprivileged user.
+  int code = testing::run_in_child([&] {
+    if (::geteuid() == 0 && (::setgid(65534) != 0 || ::setuid(65534) != 0)) return 10;
+    auto writable = Store::open(path);
+    if (writable || writable.status().code() != ErrorCode::kIOError) return 1;
+    OpenOptions read_only;
+    read_only.read_only = true;
+    auto store = Store::open(path, read_only);
+    if (!store) {
+      std::fprintf(stderr, "%s\n", store.status().to_string().c_str());
+      return 2;
+    }
+    if (store->count().value() != 3) return 3;
+    if (store->best_k(testing::key_of(1), testing::kTarget, 1)->size() != 1) return 4;
+    return 0;
+  });
+  EXPECT_EQ(code, 0);
+  EXPECT_EQ(testing::read_bytes(path), before);
+}
+
+TEST(StoreOpen, ReadOnlyStoreRefusesWrites) {
+  TempDir dir;
+  const std::string path = dir.file("ro.db");
+  {
+    ASSERT_OK_AND_ASSIGN(Store store, Store::open(path));
+    ASSERT_OK(store.append(batch_of(2)));
+  }
+  OpenOptions read_only;
+  read_only.read_only = true;
+  ASSERT_OK_AND_ASSIGN(Store store, Store::open(path, read_only));
+  EXPECT_EQ(store.append(batch_of(1, 10)).code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(store.count().value(), 2);
+}
+
+TEST(StoreAppend, LockedDatabaseIsUnavailableAndLosesNothing) {
+  TempDir dir;
+  const std::string path = dir.file("locked.db");
+  OpenOptions impatient;
+  impatient.busy_timeout_ms = 20;
+  impatient.max_retries = 2;
+  ASSERT_OK_AND_ASSIGN(Store store, Store::open(path, impatient));
+  ASSERT_OK(store.append(batch_of(10)));
+  ASSERT_OK_AND_ASSIGN(auto other, raw(path));
+  ASSERT_OK(other.exec("BEGIN IMMEDIATE"));
+  Status st = store.append(batch_of(5, 100));
+  EXPECT_EQ(st.code(), ErrorCode::kUnavailable);
+  EXPECT_NE(st.message().find("locked"), std::string::npos) << st.message();
+  EXPECT_EQ(store.count().value(), 10);  // readers are not blocked by a writer in WAL mode
+  ASSERT_OK(other.exec("ROLLBACK"));
+  ASSERT_OK(store.append(batch_of(5, 100)));
+  EXPECT_EQ(store.count().value(), 15);
+}
+
+TEST(StoreAppend, FullDatabaseIsAnIOErrorAndTheBatchIsNotPartlyStored) {
+  TempDir dir;
+  const std::string path = dir.file("quota.db");
+  OpenOptions quota;
+  quota.max_size_bytes = 256 * 1024;
+  ASSERT_OK_AND_ASSIGN(Store store, Store::open(path, quota));
+  Status st;
+  int64_t stored = 0;
+  for (int batch = 0; batch < 1000 && st.is_ok(); ++batch) {
+    st = store.append(batch_of(100, batch * 100));
+    if (st) stored += 100;
+  }
+  ASSERT_FALSE(st.is_ok()) << "the quota never filled";
+  EXPECT_EQ(st.code(), ErrorCode::kIOError);
+  EXPECT_NE(st.message().find("full"), std::string::npos) << st.message();
+  EXPECT_EQ(store.count().value(), stored);
+  ASSERT_OK_AND_ASSIGN(Store unlimited, Store::open(path));
+  EXPECT_EQ(unlimited.count().value(), stored);
+  EXPECT_OK(unlimited.append(batch_of(100, 1'000'000)));
+}
+
+TEST(StoreAppend, FileSizeLimitFailsCleanlyAndKeepsCommittedBatches) {
+  TempDir dir;
+  const std::string path = dir.file("fsize.db");
+  {
+    ASSERT_OK_AND_ASSIGN(Store store, Store::open(path));
+    ASSERT_OK(store.append(batch_of(100)));
+  }
+  int pipe_fds[2];
+  ASSERT_EQ(::pipe(pipe_fds), 0);
+  // The child writes until the OS refuses to grow a file (as on a full disk)
+  // and reports how many records it committed.
+  int code = testing::run_in_child([&] {
+    std::signal(SIGXFSZ, SIG_IGN);
+    struct rlimit limit = {512 * 1024, 512 * 1024};
+    if (::setrlimit(RLIMIT_FSIZE, &limit) != 0) return 10;
+    auto store = Store::open(path);
+    if (!store) return 11;
+    int64_t committed = 100;
+    Status st;
+    for (int batch = 1; batch < 10000 && st.is_ok(); ++batch) {
+      st = store->append(batch_of(100, batch * 100));
+      if (st) committed += 100;
+    }
+    if (::write(pipe_fds[1], &committed, sizeof committed) != sizeof committed) return 12;
+    std::fprintf(stderr, "child stopped with: %s\n", st.to_string().c_str());
+    return st.code() == ErrorCode::kIOError ? 0 : 1;
+  });
+  int64_t committed = -1;
+  ASSERT_EQ(::read(pipe_fds[0], &committed, sizeof committed), static_cast<ssize_t>(sizeof committed));
+  ::close(pipe_fds[0]);
+  ::close(pipe_fds[1]);
+  EXPECT_EQ(code, 0);
+  ASSERT_OK_AND_ASSIGN(Store store, Store::open(path));
+  EXPECT_EQ(store.count().value(), committed);
+  EXPECT_OK(store.append(batch_of(100, 5'000'000)));
+}
+
+}  // namespace
+}  // namespace tessera::records
