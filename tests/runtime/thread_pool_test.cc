@@ -1,0 +1,268 @@
+#include "runtime/thread_pool.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "runtime/c_abi.h"
+
+namespace tessera::runtime {
+namespace {
+
+// 1,000,000 iterations; each task takes its contiguous share and counts visits.
+struct SplitLoop {
+  static constexpr int64_t kIterations = 1000000;
+  std::vector<std::atomic<uint8_t>> visits = std::vector<std::atomic<uint8_t>>(kIterations);
+
+  static int32_t body(int32_t task, int32_t num_tasks, void* closure) {
+    auto* self = static_cast<SplitLoop*>(closure);
+    const int64_t begin = kIterations * task / num_tasks;
+    const int64_t end = kIterations * (task + 1) / num_tasks;
+    for (int64_t i = begin; i < end; ++i) self->visits[i].fetch_add(1, std::memory_order_relaxed);
+    return 0;
+  }
+  bool each_ran_once() const {
+    for (const auto& v : visits) {
+      if (v.load() != 1) return false;
+    }
+    return true;
+  }
+};
+
+// Which (task, num_tasks) pairs ran, and on which threads.
+struct TaskLog {
+  std::mutex mutex;
+  std::vector<int32_t> tasks;
+  std::vector<int32_t> num_tasks;
+  std::set<std::thread::id> threads;
+
+  static int32_t body(int32_t task, int32_t num_tasks, void* closure) {
+    auto* self = static_cast<TaskLog*>(closure);
+    std::lock_guard<std::mutex> lock(self->mutex);
+    self->tasks.push_back(task);
+    self->num_tasks.push_back(num_tasks);
+    self->threads.insert(std::this_thread::get_id());
+    return 0;
+  }
+  std::multiset<int32_t> task_set() const { return {tasks.begin(), tasks.end()}; }
+};
+
+std::multiset<int32_t> range(int32_t n) {
+  std::multiset<int32_t> s;
+  for (int32_t i = 0; i < n; ++i) s.insert(i);
+  return s;
+}
+
+TEST(ThreadPool, EveryIterationRunsExactlyOnce) {
+  ThreadPool pool(4);
+  ASSERT_TRUE(pool.status().is_ok()) << pool.status().to_string();
+  SplitLoop loop;
+  ParallelScope scope(&pool);
+  EXPECT_EQ(tessera_parallel_launch(&SplitLoop::body, &loop, 0), 0);
+  EXPECT_TRUE(loop.each_ran_once());
+}
+
+TEST(ThreadPool, MoreTasksThanThreadsEachRunOnce) {
+  ThreadPool pool(3);
+  SplitLoop loop;
+  TaskLog log;
+  ParallelScope scope(&pool);
+  EXPECT_EQ(tessera_parallel_launch(&SplitLoop::body, &loop, 37), 0);
+  EXPECT_TRUE(loop.each_ran_once());
+  EXPECT_EQ(tessera_parallel_launch(&TaskLog::body, &log, 37), 0);
+  EXPECT_EQ(log.task_set(), range(37));
+}
+
+TEST(ThreadPool, ZeroTasksMeansOneTaskPerThread) {
+  ThreadPool pool(3);
+  TaskLog log;
+  EXPECT_EQ(pool.run(&TaskLog::body, &log, 0), 0);
+  EXPECT_EQ(log.task_set(), range(3));
+  EXPECT_EQ(log.num_tasks, std::vector<int32_t>(3, 3));
+}
+
+TEST(ThreadPool, TasksRunOnDistinctThreads) {
+  ThreadPool pool(2);
+  TaskLog log;
+  EXPECT_EQ(pool.run(&TaskLog::body, &log, 2), 0);
+  EXPECT_EQ(log.threads.size(), 2u);
+  EXPECT_EQ(log.threads.count(std::this_thread::get_id()), 1u) << "the caller runs task 0";
+}
+
+TEST(ThreadPool, RepeatedLaunchesNeitherLoseNorRepeatTasks) {
+  // Back-to-back launches exercise the spin path; a zero spin budget the futex path.
+  for (int spin_us : {200, 0}) {
+    PoolOptions options;
+    options.spin_us = spin_us;
+    ThreadPool pool(3, options);
+    std::atomic<int64_t> runs{0};
+    auto body = [](int32_t, int32_t, void* closure) -> int32_t {
+      static_cast<std::atomic<int64_t>*>(closure)->fetch_add(1);
+      return 0;
+    };
+    constexpr int kLaunches = 20000;
+    for (int i = 0; i < kLaunches; ++i) ASSERT_EQ(pool.run(body, &runs, 5), 0);
+    EXPECT_EQ(runs.load(), int64_t{kLaunches} * 5) << "spin_us=" << spin_us;
+  }
+}
+
+TEST(ThreadPool, ErrorStatusPropagates) {
+  ThreadPool pool(4);
+  std::atomic<int> ran{0};
+  auto body = [](int32_t task, int32_t, void* closure) -> int32_t {
+    static_cast<std::atomic<int>*>(closure)->fetch_add(1);
+    return task == 2 ? 5 : 0;
+  };
+  ParallelScope scope(&pool);
+  EXPECT_EQ(tessera_parallel_launch(body, &ran, 8), 5);
+  EXPECT_EQ(ran.load(), 8) << "every task runs even when one fails";
+}
+
+TEST(ThreadPool, LowestFailingTaskDecidesTheStatus) {
+  ThreadPool pool(4);
+  auto body = [](int32_t task, int32_t, void*) -> int32_t { return task >= 3 ? 100 + task : 0; };
+  for (int i = 0; i < 100; ++i) ASSERT_EQ(pool.run(body, nullptr, 16), 103);
+}
+
+// A task that launches 4 inner tasks and checks they run on its own thread.
+struct NestedLaunch {
+  std::atomic<int> inner_runs{0};
+  std::atomic<int> inner_on_other_thread{0};
+  std::atomic<int> inner_status{0};
+
+  struct Inner {
+    NestedLaunch* outer;
+    std::thread::id thread;
+  };
+  static int32_t inner_body(int32_t, int32_t, void* closure) {
+    auto* inner = static_cast<Inner*>(closure);
+    inner->outer->inner_runs.fetch_add(1);
+    if (std::this_thread::get_id() != inner->thread) inner->outer->inner_on_other_thread.fetch_add(1);
+    return 0;
+  }
+  static int32_t outer_body(int32_t, int32_t, void* closure) {
+    auto* self = static_cast<NestedLaunch*>(closure);
+    Inner inner{self, std::this_thread::get_id()};
+    self->inner_status.fetch_add(tessera_parallel_launch(&inner_body, &inner, 4));
+    return 0;
+  }
+};
+
+TEST(ThreadPool, NestedLaunchRunsSeriallyInsideTheTask) {
+  ThreadPool pool(3);
+  NestedLaunch nested;
+  ParallelScope scope(&pool);
+  EXPECT_EQ(tessera_parallel_launch(&NestedLaunch::outer_body, &nested, 3), 0);
+  EXPECT_EQ(nested.inner_runs.load(), 12);
+  EXPECT_EQ(nested.inner_on_other_thread.load(), 0);
+  EXPECT_EQ(nested.inner_status.load(), 0);
+}
+
+TEST(ThreadPool, LaunchWithoutPoolRunsSeriallyInTheCaller) {
+  ASSERT_EQ(ParallelScope::current(), nullptr);
+  TaskLog log;
+  EXPECT_EQ(tessera_parallel_launch(&TaskLog::body, &log, 5), 0);
+  EXPECT_EQ(log.tasks, (std::vector<int32_t>{0, 1, 2, 3, 4}));
+  EXPECT_EQ(log.threads, std::set<std::thread::id>{std::this_thread::get_id()});
+  TaskLog single;
+  EXPECT_EQ(tessera_parallel_launch(&TaskLog::body, &single, 0), 0);
+  EXPECT_EQ(single.num_tasks, std::vector<int32_t>{1});
+}
+
+TEST(ThreadPool, LaunchWithoutPoolPropagatesErrors) {
+  auto body = [](int32_t task, int32_t, void*) -> int32_t { return task == 1 ? 9 : 0; };
+  EXPECT_EQ(tessera_parallel_launch(body, nullptr, 3), 9);
+}
+
+TEST(ThreadPool, ScopeRestoresThePreviousPool) {
+  ThreadPool outer_pool(2), inner_pool(2);
+  {
+    ParallelScope outer(&outer_pool);
+    EXPECT_EQ(ParallelScope::current(), &outer_pool);
+    {
+      ParallelScope inner(&inner_pool);
+      EXPECT_EQ(ParallelScope::current(), &inner_pool);
+    }
+    EXPECT_EQ(ParallelScope::current(), &outer_pool);
+  }
+  EXPECT_EQ(ParallelScope::current(), nullptr);
+}
+
+TEST(ThreadPool, ScopeIsPerThread) {
+  ThreadPool pool(2);
+  ParallelScope scope(&pool);
+  ThreadPool* seen_elsewhere = &pool;
+  std::thread([&] { seen_elsewhere = ParallelScope::current(); }).join();
+  EXPECT_EQ(seen_elsewhere, nullptr);
+}
+
+TEST(ThreadPool, SingleThreadPoolRunsInTheCaller) {
+  ThreadPool pool(1);
+  EXPECT_EQ(pool.num_threads(), 1);
+  TaskLog log;
+  EXPECT_EQ(pool.run(&TaskLog::body, &log, 4), 0);
+  EXPECT_EQ(log.task_set(), range(4));
+  EXPECT_EQ(log.threads, std::set<std::thread::id>{std::this_thread::get_id()});
+}
+
+TEST(ThreadPool, NonPositiveSizeMeansOneThreadPerAllowedCpu) {
+  ThreadPool pool(0);
+  EXPECT_EQ(pool.num_threads(), static_cast<int>(allowed_cpus().size()));
+}
+
+TEST(ThreadPool, PinsWorkersToAllowedCpus) {
+  PoolOptions options;
+  options.pin_threads = true;
+  ThreadPool pool(3, options);
+  EXPECT_TRUE(pool.status().is_ok()) << pool.status().to_string();
+  SplitLoop loop;
+  EXPECT_EQ(pool.run(&SplitLoop::body, &loop, 0), 0);
+  EXPECT_TRUE(loop.each_ran_once());
+}
+
+TEST(ThreadPool, PinningToANonexistentCpuIsAnError) {
+  PoolOptions options;
+  options.pin_threads = true;
+  options.cpus = {-1};
+  ThreadPool pool(2, options);
+  EXPECT_EQ(pool.status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(pool.num_threads(), 2) << "the worker still runs, unpinned";
+}
+
+TEST(ThreadPool, ConcurrentLaunchersShareOnePool) {
+  ThreadPool pool(2);
+  std::atomic<int64_t> runs{0};
+  auto body = [](int32_t, int32_t, void* closure) -> int32_t {
+    static_cast<std::atomic<int64_t>*>(closure)->fetch_add(1);
+    return 0;
+  };
+  auto launcher = [&] {
+    ParallelScope scope(&pool);
+    for (int i = 0; i < 2000; ++i) tessera_parallel_launch(body, &runs, 3);
+  };
+  std::thread a(launcher), b(launcher);
+  a.join();
+  b.join();
+  EXPECT_EQ(runs.load(), 2 * 2000 * 3);
+}
+
+TEST(Workspace, AllocationsAreAlignedAndWritable) {
+  for (int64_t n : {int64_t{0}, int64_t{1}, int64_t{63}, int64_t{4096}, int64_t{1} << 22}) {
+    auto* p = static_cast<uint8_t*>(tessera_workspace_alloc(n));
+    ASSERT_NE(p, nullptr) << n;
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % 64, 0u) << n;
+    for (int64_t i = 0; i < n; ++i) p[i] = static_cast<uint8_t>(i);
+    tessera_workspace_free(p);
+  }
+  tessera_workspace_free(nullptr);
+}
+
+TEST(Workspace, NegativeSizeGivesNull) { EXPECT_EQ(tessera_workspace_alloc(-1), nullptr); }
+
+}  // namespace
+}  // namespace tessera::runtime
