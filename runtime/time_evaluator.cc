@@ -1,0 +1,183 @@
+#include "runtime/time_evaluator.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <fstream>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "runtime/ndarray.h"
+
+namespace tessera::runtime {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Keeps a measurement's `number` finite however fast the kernel is.
+constexpr int64_t kMaxNumber = int64_t{1} << 31;
+
+Status kernel_failed(int32_t status, const std::string& when) {
+  return Status(ErrorCode::kRuntimeError,
+                "kernel returned status " + std::to_string(status) + " " + when);
+}
+
+// Evicts the kernel's data: every cache line of a buffer larger than the
+// last-level cache is read and written, in parallel when there is a pool so
+// that each worker's private caches are cleared too.
+class CacheFlusher {
+ public:
+  /// The buffer to sweep: twice the last-level cache, within [8 MiB, 256 MiB].
+  /// The cap is for VMs that report the host's whole L3 (480 MiB on ours): a
+  /// gigabyte swept per repeat would cost more than most kernels being timed.
+  static Result<NDArray> make_buffer() {
+    const int64_t bytes =
+        std::clamp<int64_t>(2 * last_level_cache_bytes(), int64_t{8} << 20, int64_t{256} << 20);
+    return NDArray::create({bytes / 8}, DType::i64());
+  }
+  explicit CacheFlusher(NDArray buffer) : buffer_(std::move(buffer)) {}
+
+  void flush(ThreadPool* pool) {
+    ++salt_;
+    if (pool != nullptr) {
+      pool->run(&CacheFlusher::flush_task, this, 0);
+    } else {
+      flush_task(0, 1, this);
+    }
+  }
+
+ private:
+  static int32_t flush_task(int32_t task, int32_t num_tasks, void* closure) {
+    auto* self = static_cast<CacheFlusher*>(closure);
+    const int64_t words = self->buffer_.numel();
+    const int64_t begin = words * task / num_tasks, end = words * (task + 1) / num_tasks;
+    int64_t* data = self->buffer_.data<int64_t>();
+    int64_t sum = 0;
+    for (int64_t i = begin; i < end; i += 8) {  // one word per 64-byte line
+      data[i] += self->salt_;
+      sum += data[i];
+    }
+    // Publishing the sum keeps the compiler from dropping the loop.
+    self->sink_.fetch_add(sum, std::memory_order_relaxed);
+    return 0;
+  }
+
+  NDArray buffer_;
+  int64_t salt_ = 0;
+  std::atomic<int64_t> sink_{0};
+};
+
+// Seconds for `number` back-to-back calls, or the kernel's error.
+Result<double> run_calls(TesseraKernelFn kernel, void** args, int64_t number, int repeat_index) {
+  const Clock::time_point start = Clock::now();
+  for (int64_t i = 0; i < number; ++i) {
+    const int32_t status = kernel(args);
+    if (status != 0) return kernel_failed(status, "in repeat " + std::to_string(repeat_index));
+  }
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// TVM's rule: aim straight at min_repeat_ms, and grow by at least the golden ratio.
+int64_t grown_number(int64_t number, double duration_ms, double min_repeat_ms) {
+  double next = std::ceil(static_cast<double>(number) * 1.618);
+  if (duration_ms > 0) {
+    next = std::max(next, min_repeat_ms / (duration_ms / static_cast<double>(number)) + 1);
+  }
+  return std::clamp(static_cast<int64_t>(std::min(next, static_cast<double>(kMaxNumber))),
+                    number + 1, kMaxNumber);
+}
+
+Status check_options(TesseraKernelFn kernel, const TimingOptions& options) {
+  if (kernel == nullptr) return Status(ErrorCode::kInvalidArgument, "time_kernel: no kernel");
+  if (options.number < 1 || options.repeat < 1) {
+    return Status(ErrorCode::kInvalidArgument,
+                  "time_kernel: number and repeat must be at least 1 (got number=" +
+                      std::to_string(options.number) + ", repeat=" +
+                      std::to_string(options.repeat) + ")");
+  }
+  if (!(options.min_repeat_ms >= 0) || !(options.cooldown_ms >= 0)) {
+    return Status(ErrorCode::kInvalidArgument,
+                  "time_kernel: min_repeat_ms and cooldown_ms must be non-negative");
+  }
+  return Status::ok();
+}
+
+TimingResult summarize(std::vector<double> costs) {
+  TimingResult result;
+  std::vector<double> sorted = costs;
+  std::sort(sorted.begin(), sorted.end());
+  const size_t n = sorted.size();
+  result.min_s = sorted.front();
+  result.median_s = n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+  double sum = 0;
+  for (double c : sorted) sum += c;
+  result.mean_s = sum / static_cast<double>(n);
+  result.costs_s = std::move(costs);
+  return result;
+}
+
+// "48K", "1024K", "8M" as sysfs prints cache sizes.
+int64_t parse_cache_size(const std::string& text) {
+  char* end = nullptr;
+  const int64_t value = std::strtoll(text.c_str(), &end, 10);
+  if (end == text.c_str() || value <= 0) return 0;
+  const char unit = *end;
+  if (unit == 'K') return value << 10;
+  if (unit == 'M') return value << 20;
+  if (unit == 'G') return value << 30;
+  return value;
+}
+
+}  // namespace
+
+int64_t last_level_cache_bytes(int64_t fallback) {
+  int64_t largest = 0;
+  for (int index = 0; index < 16; ++index) {
+    const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index);
+    std::ifstream type_file(dir + "/type"), size_file(dir + "/size");
+    std::string type, size;
+    if (!(type_file >> type) || !(size_file >> size)) continue;
+    if (type == "Instruction") continue;
+    largest = std::max(largest, parse_cache_size(size));
+  }
+  return largest > 0 ? largest : fallback;
+}
+
+Result<TimingResult> time_kernel(TesseraKernelFn kernel, void** args, const TimingOptions& options,
+                                 ThreadPool* pool) {
+  TESSERA_RETURN_IF_ERROR(check_options(kernel, options));
+  ParallelScope scope(pool);
+  if (const int32_t status = kernel(args); status != 0) {
+    return kernel_failed(status, "on the warm-up call");
+  }
+  std::optional<CacheFlusher> flusher;
+  if (options.flush_cache) {
+    TESSERA_ASSIGN_OR_RETURN(NDArray buffer, CacheFlusher::make_buffer());
+    flusher.emplace(std::move(buffer));
+  }
+
+  std::vector<double> costs;
+  int64_t number = options.number;
+  for (int r = 0; r < options.repeat; ++r) {
+    if (r > 0 && options.cooldown_ms > 0) {
+      std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(options.cooldown_ms));
+    }
+    for (;;) {
+      if (flusher) flusher->flush(pool);
+      TESSERA_ASSIGN_OR_RETURN(const double seconds, run_calls(kernel, args, number, r));
+      const double ms = seconds * 1e3;
+      if (ms >= options.min_repeat_ms || number >= kMaxNumber) {
+        costs.push_back(seconds / static_cast<double>(number));
+        break;
+      }
+      number = grown_number(number, ms, options.min_repeat_ms);
+    }
+  }
+  return summarize(std::move(costs));
+}
+
+}  // namespace tessera::runtime

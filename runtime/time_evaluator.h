@@ -1,0 +1,49 @@
+// Timing a kernel the way TVM's time_evaluator does: a warm-up call, then
+// `repeat` measurements, each the mean over `number` back-to-back calls.
+#pragma once
+
+#include <vector>
+
+#include "runtime/c_abi.h"
+#include "runtime/status.h"
+#include "runtime/thread_pool.h"
+
+namespace tessera::runtime {
+
+/// How to time a kernel.
+struct TimingOptions {
+  /// Calls per measurement; grown when a measurement is shorter than min_repeat_ms.
+  int number = 1;
+  /// Measurements (entries of TimingResult::costs_s).
+  int repeat = 3;
+  /// A measurement shorter than this is redone with a larger `number`
+  /// (kept for the following measurements).
+  double min_repeat_ms = 0;
+  /// Sleep between measurements, so a throttled CPU can cool down.
+  double cooldown_ms = 0;
+  /// Before each measurement (and outside it), read and write a buffer twice
+  /// the last-level cache (at most 256 MiB), on every thread of the pool, so
+  /// that the kernel starts with cold caches.
+  bool flush_cache = false;
+};
+
+/// The measurements, in seconds per call.
+struct TimingResult {
+  std::vector<double> costs_s;  ///< one per repeat, in order
+  double median_s = 0;
+  double mean_s = 0;
+  double min_s = 0;
+};
+
+/// Times `kernel(args)` on the monotonic clock, with `pool` installed for its
+/// parallel launches (nullptr: they run serially). Errors: kInvalidArgument
+/// (no kernel, number or repeat < 1, negative times), kRuntimeError (the kernel
+/// returned a non-zero status; the message gives it).
+Result<TimingResult> time_kernel(TesseraKernelFn kernel, void** args, const TimingOptions& options,
+                                 ThreadPool* pool);
+
+/// Bytes of the largest data or unified cache this machine reports (sysfs),
+/// or `fallback` when it reports none.
+int64_t last_level_cache_bytes(int64_t fallback = 32 << 20);
+
+}  // namespace tessera::runtime
