@@ -1,0 +1,140 @@
+// The compiler core before any tuning: hand-written schedules through the
+// public schedule API against OpenBLAS, and the speed of building a kernel.
+//
+//   build/bin/bench_core --benchmark_filter=BM_Core_HandMatmul1024
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+
+#include "bench/peers.h"
+#include "compiler/codegen/build.h"
+#include "compiler/ir/op.h"
+#include "runtime/module.h"
+#include "runtime/ndarray.h"
+#include "runtime/thread_pool.h"
+
+namespace tessera {
+namespace {
+
+constexpr int kThreads = 2;
+
+std::shared_ptr<const ComputeDAG> matmul_dag(int64_t m, int64_t n, int64_t k) {
+  Tensor a = placeholder({m, k}, DType::f32(), "A");
+  Tensor b = placeholder({k, n}, DType::f32(), "B");
+  IterVar r = reduce_axis(k, "k");
+  Tensor c = compute({m, n}, [&](const Vars& i) { return sum(read(a, {i[0], r->var}) * read(b, {r->var, i[1]}), {r}); },
+                     "C", OpPattern::kComplex);
+  return std::make_shared<const ComputeDAG>(ComputeDAG::make({a, b, c}).value());
+}
+
+void check(const Status& s) {
+  if (!s.is_ok()) {
+    std::fprintf(stderr, "schedule error: %s\n", s.to_string().c_str());
+    std::abort();
+  }
+}
+
+// A register-tiled matmul: C is cut into MB x NB blocks run in parallel; each
+// block accumulates in C.local, whose MR x NR micro-tile stays in registers
+// (MR rows unrolled, NR columns in two vectors) while k runs inside. A KB x NR
+// panel of B is copied to a contiguous buffer (cache_read) and reused by every
+// micro-tile row of the block.
+State hand_matmul(std::shared_ptr<const ComputeDAG> dag, const Target& target) {
+  const int64_t lanes = target.vector_lanes(DType::f32());
+  const int64_t nr = 2 * lanes, mr = 8, kb = 256, nb = 256, mb = 64;
+  State s(dag);
+  int C = s.stage_index("C");
+  check(s.cache_write(C));
+  int CL = s.stage_index("C.local");
+  C = s.stage_index("C");
+  // C: i.0 j.0 i.1 j.1 with blocks mb x nb; parallel over the fused blocks.
+  check(s.tile(C, {0, 1}, {{mb}, {nb}}));
+  check(s.fuse(C, {0, 1}));
+  check(s.parallel(C, 0));
+  check(s.split(C, 2, {lanes}));
+  check(s.vectorize(C, 3));
+  check(s.compute_at(CL, C, 0));
+  // C.local: i j k -> i.0 i.1 j.0 j.1 k.0 k.1 -> k.0 i.0 j.0 k.1 i.1 j.1
+  check(s.split(CL, 0, {mr}));
+  check(s.split(CL, 2, {nr}));
+  check(s.split(CL, 4, {kb}));
+  check(s.reorder(CL, {4, 2, 0, 5, 1, 3}));
+  check(s.unroll(CL, 4));
+  check(s.vectorize(CL, 5));
+  check(s.cache_read(s.stage_index("B"), {CL}));
+  int BL = s.stage_index("B.local");
+  CL = s.stage_index("C.local");
+  check(s.compute_at(BL, CL, 1));
+  check(s.split(BL, 1, {lanes}));
+  check(s.vectorize(BL, 2));
+  return s;
+}
+
+struct MatmulData {
+  runtime::NDArray a, b, c, ref;
+  MatmulData(int64_t m, int64_t n, int64_t k)
+      : a(runtime::NDArray::create({m, k}, DType::f32()).value()),
+        b(runtime::NDArray::create({k, n}, DType::f32()).value()),
+        c(runtime::NDArray::create({m, n}, DType::f32()).value()),
+        ref(runtime::NDArray::create({m, n}, DType::f32()).value()) {
+    a.fill_random(1);
+    b.fill_random(2);
+  }
+};
+
+void BM_Core_HandMatmul1024(benchmark::State& state) {
+  const int64_t n = 1024;
+  Target target = Target::host();
+  State s = hand_matmul(matmul_dag(n, n, n), target);
+  auto lib = build_kernel(s, target, "matmul");
+  if (!lib.is_ok()) return state.SkipWithError(lib.status().to_string().c_str());
+  auto mod = runtime::Module::load_from_bytes(lib->bytes, "/tmp");
+  auto fn = mod->get_kernel("matmul").value();
+  MatmulData d(n, n, n);
+  void* args[] = {d.a.raw_data(), d.b.raw_data(), d.c.raw_data()};
+  runtime::ThreadPool pool(kThreads);
+  runtime::ParallelScope scope(&pool);
+  double ours = 0, peer = 0;
+  for (auto _ : state) {
+    ours = bench::median_seconds([&] { fn(args); });
+    peer = bench::median_seconds(
+        [&] { bench::openblas_sgemm(n, n, n, d.a.data<float>(), d.b.data<float>(), d.ref.data<float>(), kThreads); });
+    state.SetIterationTime(ours);
+  }
+  double max_err = 0;
+  for (int64_t i = 0; i < n * n; ++i) max_err = std::max<double>(max_err, std::fabs(d.c.data<float>()[i] - d.ref.data<float>()[i]));
+  if (max_err > 1e-2) return state.SkipWithError("result differs from OpenBLAS");
+  double flops = 2.0 * n * n * n;
+  state.counters["gflops"] = flops / ours / 1e9;
+  state.counters["peer_gflops"] = flops / peer / 1e9;
+  state.counters["vs_peer"] = peer / ours;
+}
+BENCHMARK(BM_Core_HandMatmul1024)->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
+
+void BM_Core_BuildMatmul1024(benchmark::State& state) {
+  Target target = Target::host();
+  auto dag = matmul_dag(1024, 1024, 1024);
+  State s = hand_matmul(dag, target);
+  std::vector<Step> steps = s.steps();
+  std::vector<double> times;
+  for (auto _ : state) {
+    auto start = std::chrono::steady_clock::now();
+    auto replayed = replay(dag, steps);
+    auto lib = build_kernel(*replayed, target, "matmul");
+    double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (!lib.is_ok()) return state.SkipWithError(lib.status().to_string().c_str());
+    times.push_back(t);
+    state.SetIterationTime(t);
+  }
+  std::sort(times.begin(), times.end());
+  state.counters["build_ms"] = times[times.size() / 2] * 1e3;
+}
+BENCHMARK(BM_Core_BuildMatmul1024)->UseManualTime()->Iterations(21)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+}  // namespace tessera
+
+BENCHMARK_MAIN();

@@ -1,0 +1,98 @@
+#include "bench/peers.h"
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <thread>
+#include <vector>
+
+extern "C" {
+#include <cblas.h>
+void openblas_set_num_threads(int num_threads);
+}
+
+namespace tessera::bench {
+
+double median_seconds(const std::function<void()>& fn, int repeats, double min_ms) {
+  using clock = std::chrono::steady_clock;
+  fn();
+  std::vector<double> times;
+  for (int r = 0; r < repeats; ++r) {
+    int n = 0;
+    auto start = clock::now();
+    double elapsed = 0;
+    do {
+      fn();
+      ++n;
+      elapsed = std::chrono::duration<double>(clock::now() - start).count();
+    } while (elapsed * 1e3 < min_ms);
+    times.push_back(elapsed / n);
+  }
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
+}
+
+void openblas_sgemm(int64_t m, int64_t n, int64_t k, const float* a, const float* b, float* c, int threads) {
+  openblas_set_num_threads(threads);
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, a, k, b, n, 0.0f, c, n);
+}
+
+void openblas_sgemv(int64_t n, int64_t k, const float* w, const float* x, float* y, int threads) {
+  openblas_set_num_threads(threads);
+  cblas_sgemv(CblasRowMajor, CblasNoTrans, n, k, 1.0f, w, k, x, 1, 0.0f, y, 1);
+}
+
+Im2colConv::Im2colConv(int64_t c, int64_t h, int64_t w, int64_t k, int64_t r, int64_t s, int64_t stride, int64_t pad)
+    : c_(c), h_(h), w_(w), k_(k), r_(r), s_(s), stride_(stride), pad_(pad) {
+  oh_ = (h + 2 * pad - r) / stride + 1;
+  ow_ = (w + 2 * pad - s) / stride + 1;
+  columns_ = static_cast<float*>(std::aligned_alloc(64, ((c * r * s * oh_ * ow_ * 4 + 63) / 64) * 64));
+}
+
+Im2colConv::~Im2colConv() { std::free(columns_); }
+
+void Im2colConv::run(const float* in, const float* weights, float* out, int threads) {
+  // columns[(c, r, s), (oh, ow)]
+  for (int64_t ci = 0; ci < c_; ++ci)
+    for (int64_t ri = 0; ri < r_; ++ri)
+      for (int64_t si = 0; si < s_; ++si) {
+        float* row = columns_ + ((ci * r_ + ri) * s_ + si) * oh_ * ow_;
+        for (int64_t y = 0; y < oh_; ++y) {
+          int64_t iy = y * stride_ + ri - pad_;
+          for (int64_t x = 0; x < ow_; ++x) {
+            int64_t ix = x * stride_ + si - pad_;
+            row[y * ow_ + x] = (iy >= 0 && iy < h_ && ix >= 0 && ix < w_) ? in[(ci * h_ + iy) * w_ + ix] : 0.0f;
+          }
+        }
+      }
+  openblas_sgemm(k_, oh_ * ow_, c_ * r_ * s_, weights, columns_, out, threads);
+}
+
+namespace {
+__attribute__((target("avx512f"))) double fma_loop(int64_t iterations) {
+  __m512 acc[12];
+  for (int i = 0; i < 12; ++i) acc[i] = _mm512_set1_ps(static_cast<float>(i));
+  const __m512 a = _mm512_set1_ps(0.999999f), b = _mm512_set1_ps(1e-7f);
+  for (int64_t it = 0; it < iterations; ++it)
+    for (int i = 0; i < 12; ++i) acc[i] = _mm512_fmadd_ps(acc[i], a, b);
+  float sink = 0;
+  for (int i = 0; i < 12; ++i) sink += _mm512_reduce_add_ps(acc[i]);
+  return sink;
+}
+}  // namespace
+
+double measure_fma_peak_gflops(int threads) {
+  if (!__builtin_cpu_supports("avx512f")) return 0;
+  const int64_t iterations = 20'000'000;
+  auto run = [&] {
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t) pool.emplace_back([&] { volatile double s = fma_loop(iterations); (void)s; });
+    for (auto& th : pool) th.join();
+  };
+  double seconds = median_seconds(run, 3, 0);
+  return threads * iterations * 12.0 * 16 * 2 / seconds / 1e9;
+}
+
+}  // namespace tessera::bench

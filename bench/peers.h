@@ -1,0 +1,40 @@
+// Peers measured in the same run as Tessera's kernels, and the timing helper
+// every benchmark uses: the median of repeated runs, never a single time.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+
+namespace tessera::bench {
+
+/// Median seconds of `repeats` timed runs of `fn`, after one warm-up; each
+/// run repeats `fn` until at least `min_ms` have passed and reports the mean.
+double median_seconds(const std::function<void()>& fn, int repeats = 7, double min_ms = 50);
+
+/// OpenBLAS's single-precision GEMM C = A B (row-major, no transposes) with
+/// `threads` threads.
+void openblas_sgemm(int64_t m, int64_t n, int64_t k, const float* a, const float* b, float* c, int threads);
+
+/// OpenBLAS sgemv y = W x (W row-major N x K).
+void openblas_sgemv(int64_t n, int64_t k, const float* w, const float* x, float* y, int threads);
+
+/// Conv2d NCHW through im2col + OpenBLAS sgemm (the classic baseline).
+/// Input C x H x W, weights K x C x R x S, output K x OH x OW; batch 1.
+class Im2colConv {
+ public:
+  Im2colConv(int64_t c, int64_t h, int64_t w, int64_t k, int64_t r, int64_t s, int64_t stride, int64_t pad);
+  ~Im2colConv();
+  void run(const float* input, const float* weights, float* output, int threads);
+  int64_t out_h() const { return oh_; }
+  int64_t out_w() const { return ow_; }
+
+ private:
+  int64_t c_, h_, w_, k_, r_, s_, stride_, pad_, oh_, ow_;
+  float* columns_;
+};
+
+/// FMA peak of this machine in GFLOP/s with `threads` threads, measured by a
+/// register-resident FMA loop (for "% of peak" figures).
+double measure_fma_peak_gflops(int threads);
+
+}  // namespace tessera::bench
