@@ -6,5 +6,6 @@ namespace tessera::cli {
 
 // Each returns the process exit code: 0 success, 1 failure, 2 usage error.
 // argv[first] is the first word after the subcommand's name.
+int run_records(int argc, char** argv, int first);
 
 }  // namespace tessera::cli

@@ -15,6 +15,7 @@ struct Command {
 // One line per subcommand, in the order `tessera help` lists them.
 constexpr Command kCommands[] = {
     {"help", nullptr, "this list"},
+    {"records", tessera::cli::run_records, "list, compare, export, import and prune measurement records"},
 };
 
 int print_usage(FILE* out) {
