@@ -183,8 +183,15 @@ class Importer {
     report_.lines = number;
     if (!text.empty() && text.back() == '\r') text.pop_back();
     if (text.find_first_not_of(" \t") == std::string::npos) return Status::ok();
-    Json j = Json::parse(text, nullptr, false);
-    if (j.is_discarded()) return skip(number, "not valid JSON");
+    Json j;
+    try {
+      j = Json::parse(text);
+    } catch (const Json::parse_error& e) {
+      // e.what() is "[json.exception.parse_error.101] parse error at line 1, column 9: ...".
+      std::string what = e.what();
+      auto at = what.find("column");
+      return skip(number, "not valid JSON: " + (at == std::string::npos ? what : what.substr(at)));
+    }
     if (!j.is_object()) return skip(number, "not a JSON object");
     std::string type = "record";
     if (Status st = get_string(j, "type", false, type); !st) return skip(number, st.message());

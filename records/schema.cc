@@ -131,6 +131,8 @@ Status prepare_schema(sql::Connection& conn, bool read_only, const std::string& 
     objects = st.column_int(2);
     return Status::ok();
   });
+  if (!read && (sqlite3_extended_errcode(conn.get()) & 0xff) == SQLITE_NOTADB)
+    return Status(ErrorCode::kDatabaseError, path + ": not a SQLite database; left untouched");
   if (!read) return read.with_context(path);
   if (version == 0 && objects > 0)
     return Status(ErrorCode::kDatabaseError,
