@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build ccache pkg-config
-  llvm-19-dev lld-19
+  llvm-19-dev lld-19 liblld-19-dev
   libxgboost-dev
   libzmq3-dev cppzmq-dev libsodium-dev
   libprotobuf-dev protobuf-compiler

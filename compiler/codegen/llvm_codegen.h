@@ -14,13 +14,22 @@
 
 namespace tessera {
 
+struct CodegenOptions {
+  /// LLVM's whole O3 pipeline (its own vectorizers included) instead of the
+  /// short cleanup pipeline that suits explicitly scheduled kernels.
+  bool full_pipeline = false;
+};
+
 /// The optimized LLVM IR of `funcs` as text (for inspection and tests).
-Result<std::string> emit_llvm_ir(const std::vector<PrimFunc>& funcs, const Target& target);
+Result<std::string> emit_llvm_ir(const std::vector<PrimFunc>& funcs, const Target& target,
+                                 const CodegenOptions& options = {});
 
 /// An ELF object file holding `funcs`, as bytes.
-Result<std::string> emit_object(const std::vector<PrimFunc>& funcs, const Target& target);
+Result<std::string> emit_object(const std::vector<PrimFunc>& funcs, const Target& target,
+                                const CodegenOptions& options = {});
 
 /// Assembly text of `funcs` (for looking at the inner loop).
-Result<std::string> emit_assembly(const std::vector<PrimFunc>& funcs, const Target& target);
+Result<std::string> emit_assembly(const std::vector<PrimFunc>& funcs, const Target& target,
+                                  const CodegenOptions& options = {});
 
 }  // namespace tessera
