@@ -120,6 +120,10 @@ class Lowerer {
   explicit Lowerer(const State& state) : state_(state), stages_(state.stages()) {}
 
   Result<PrimFunc> run(const std::string& name);
+  /// Inlining, consumers, bound inference and loop extents.
+  Status prepare();
+  /// Extents of stage s's leaf loops after prepare().
+  std::vector<int64_t> leaf_extents(int s) const;
 
  private:
   Status inline_bodies();
@@ -452,23 +456,21 @@ Stmt Lowerer::build_stage(int s) {
   return body;
 }
 
-Result<PrimFunc> Lowerer::run(const std::string& name) {
+std::vector<int64_t> Lowerer::leaf_extents(int s) const {
+  std::vector<int64_t> out;
+  for (const Iter& it : stages_[s].iters) {
+    auto found = info_[s].extent.find(it.var.node());
+    out.push_back(found == info_[s].extent.end() ? it.extent : found->second);
+  }
+  return out;
+}
+
+Status Lowerer::prepare() {
   const size_t n = stages_.size();
   info_.resize(n);
   for (size_t i = 0; i < n; ++i) tensor_stage_[stages_[i].tensor.get()] = static_cast<int>(i);
   TESSERA_RETURN_IF_ERROR(inline_bodies());
   TESSERA_RETURN_IF_ERROR(find_consumers());
-
-  PrimFunc func;
-  func.name = name;
-  const ComputeDAG& dag = state_.dag();
-  for (const Tensor& arg : dag.args()) {
-    auto found = tensor_stage_.find(arg.get());
-    int s = found == tensor_stage_.end() ? -1 : found->second;
-    if (s < 0) return lowering_error("kernel argument " + arg->name + " has no stage");
-    info_[s].buffer = make_buffer(arg->name, arg->dtype, arg->shape, MemoryScope::kGlobal);
-    func.params.push_back(info_[s].buffer);
-  }
   for (size_t s = 0; s < n; ++s) {
     const Stage& st = stages_[s];
     info_[s].region_min.assign(st.tensor->shape.size(), make_int(0));
@@ -484,7 +486,31 @@ Result<PrimFunc> Lowerer::run(const std::string& name) {
       TESSERA_RETURN_IF_ERROR(infer_region(s));
     }
     compute_extents(s);
-    for (const Iter& it : st.iters) outer_bounds_[it.var.node()] = {0, info_[s].extent.at(it.var.node()) - 1};
+    for (const Iter& it : st.iters) {
+      int64_t extent = info_[s].extent.at(it.var.node());
+      outer_bounds_[it.var.node()] = {0, extent - 1};
+      if (it.annotation == IterAnnotation::kVectorize && extent > kMaxVectorLanes)
+        return lowering_error("loop " + st.name() + "." + it.var.name() + " is vectorized over " +
+                              std::to_string(extent) + " lanes (at most " + std::to_string(kMaxVectorLanes) + ")");
+      if (it.annotation == IterAnnotation::kUnroll && extent > kMaxUnrollExtent)
+        return lowering_error("loop " + st.name() + "." + it.var.name() + " is unrolled " + std::to_string(extent) +
+                              " times (at most " + std::to_string(kMaxUnrollExtent) + ")");
+    }
+  }
+  return Status::ok();
+}
+
+Result<PrimFunc> Lowerer::run(const std::string& name) {
+  const size_t n = stages_.size();
+  PrimFunc func;
+  func.name = name;
+  const ComputeDAG& dag = state_.dag();
+  for (const Tensor& arg : dag.args()) {
+    auto found = tensor_stage_.find(arg.get());
+    int s = found == tensor_stage_.end() ? -1 : found->second;
+    if (s < 0) return lowering_error("kernel argument " + arg->name + " has no stage");
+    info_[s].buffer = make_buffer(arg->name, arg->dtype, arg->shape, MemoryScope::kGlobal);
+    func.params.push_back(info_[s].buffer);
   }
   for (size_t s = 0; s < n; ++s) {
     const Stage& st = stages_[s];
@@ -513,7 +539,21 @@ Result<PrimFunc> Lowerer::run(const std::string& name) {
 }  // namespace
 
 Result<PrimFunc> schedule_to_loops(const State& state, const std::string& name) {
-  return Lowerer(state).run(name);
+  Lowerer lowerer(state);
+  TESSERA_RETURN_IF_ERROR(lowerer.prepare());
+  return lowerer.run(name);
+}
+
+Result<State> infer_bounds(const State& state) {
+  Lowerer lowerer(state);
+  TESSERA_RETURN_IF_ERROR(lowerer.prepare());
+  State out = state;
+  for (size_t s = 0; s < state.stages().size(); ++s) {
+    const Stage& st = state.stage(static_cast<int>(s));
+    if (st.is_placeholder() || st.location == ComputeLocation::kInline) continue;
+    out.set_loop_extents(static_cast<int>(s), lowerer.leaf_extents(static_cast<int>(s)));
+  }
+  return out;
 }
 
 }  // namespace tessera

@@ -285,7 +285,9 @@ Status State::apply_annotate(const Step& s) {
       if (it.kind == IterKind::kReduce) return step_error(s, "a reduce loop cannot run in parallel");
       break;
     case IterAnnotation::kVectorize:
-      if (it.extent > kMaxVectorLanes)
+      // An attached stage's extents are known after bound inference; lowering
+      // checks those.
+      if (it.extent > kMaxVectorLanes && stages_[s.stage].location != ComputeLocation::kAt)
         return step_error(s, "vectorized extent " + std::to_string(it.extent) + " exceeds " +
                                  std::to_string(kMaxVectorLanes) + " lanes");
       break;
@@ -610,6 +612,11 @@ Status State::tile(int stage, std::vector<int> iters, std::vector<std::vector<in
         if (l < p.size()) order.push_back(st.iter_index(p[l]));
   }
   return reorder(stage, order);
+}
+
+void State::set_loop_extents(int stage, const std::vector<int64_t>& extents) {
+  Stage& st = stages_[stage];
+  for (size_t i = 0; i < st.iters.size() && i < extents.size(); ++i) st.iters[i].extent = extents[i];
 }
 
 std::string State::to_string() const {

@@ -101,6 +101,11 @@ class State {
   /// tiling `tile(s, {i, j}, {{ti}, {tj}})` gives i.0 j.0 i.1 j.1.
   Status tile(int stage, std::vector<int> iters, std::vector<std::vector<int64_t>> factors);
 
+  /// Replaces the extents of stage `stage`'s loops with those bound inference
+  /// found (a stage computed at a consumer's loop covers only the region that
+  /// loop needs). Used by infer_bounds(); `extents` has one entry per loop.
+  void set_loop_extents(int stage, const std::vector<int64_t>& extents);
+
   /// Loops of every stage, one line per loop, as the lowering will nest them.
   std::string to_string() const;
 
