@@ -71,6 +71,8 @@ class CodeGen {
   void emit_parallel(const ForNode* op);
   void emit_allocate(const AllocateNode* op);
   llvm::Value* element_ptr(const Buffer& buf, llvm::Value* index);
+  /// Inside a Select's branches, an index clamped into the buffer.
+  llvm::Value* clamp_index(const Buffer& buf, llvm::Value* index);
   llvm::Value* splat(llvm::Value* v, int lanes) { return b_.CreateVectorSplat(lanes, v); }
   void return_if_error(llvm::Value* status);
 
@@ -85,6 +87,7 @@ class CodeGen {
   std::unordered_map<const VarNode*, llvm::Value*> vars_;
   std::unordered_map<const BufferNode*, llvm::Value*> buffers_;
   int parallel_depth_ = 0;
+  int select_depth_ = 0;  // > 0 while emitting the branches of a Select
 };
 
 llvm::Type* CodeGen::type_of(DType t) {
@@ -165,6 +168,15 @@ llvm::Value* CodeGen::element_ptr(const Buffer& buf, llvm::Value* index) {
   return b_.CreateInBoundsGEP(storage_type(buf->dtype), buffers_.at(buf.get()), index);
 }
 
+llvm::Value* CodeGen::clamp_index(const Buffer& buf, llvm::Value* index) {
+  if (select_depth_ == 0) return index;
+  llvm::Type* ty = index->getType();
+  llvm::Value* zero = llvm::Constant::getNullValue(ty);
+  llvm::Value* last = llvm::ConstantInt::get(ty, buf->num_elements() - 1);
+  return b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, index, last),
+                                  zero);
+}
+
 llvm::Value* CodeGen::emit_load(const LoadNode* op) {
   DType t = op->dtype;
   llvm::Type* elem = storage_type(t);
@@ -172,12 +184,23 @@ llvm::Value* CodeGen::emit_load(const LoadNode* op) {
   auto finish = [&](llvm::Value* v) -> llvm::Value* {
     return t.is_bool() ? b_.CreateICmpNE(v, llvm::Constant::getNullValue(v->getType())) : v;
   };
-  if (t.lanes == 1) return finish(b_.CreateAlignedLoad(elem, element_ptr(op->buffer, emit(op->index)), align));
+  if (t.lanes == 1)
+    return finish(b_.CreateAlignedLoad(elem, element_ptr(op->buffer, clamp_index(op->buffer, emit(op->index))), align));
   if (const auto* ramp = op->index.as<RampNode>(); ramp && is_const_value(ramp->stride, 1)) {
     llvm::Type* vec = llvm::FixedVectorType::get(elem, t.lanes);
-    return finish(b_.CreateAlignedLoad(vec, element_ptr(op->buffer, emit(ramp->base)), align));
+    llvm::Value* base = emit(ramp->base);
+    if (select_depth_ == 0) return finish(b_.CreateAlignedLoad(vec, element_ptr(op->buffer, base), align));
+    // In a Select's branch: load only the lanes inside the buffer.
+    llvm::Value* lanes = emit(op->index);
+    llvm::Type* ity = lanes->getType();
+    llvm::Value* mask = b_.CreateAnd(
+        b_.CreateICmpSGE(lanes, llvm::Constant::getNullValue(ity)),
+        b_.CreateICmpSLT(lanes, splat(b_.getInt64(op->buffer->num_elements()), t.lanes)));
+    llvm::Value* ptr = b_.CreateGEP(elem, buffers_.at(op->buffer.get()), base);  // may point outside
+    return finish(b_.CreateMaskedLoad(vec, ptr, align, mask,
+                                      llvm::Constant::getNullValue(vec)));
   }
-  llvm::Value* index = emit(op->index);
+  llvm::Value* index = clamp_index(op->buffer, emit(op->index));
   llvm::Value* out = llvm::PoisonValue::get(llvm::FixedVectorType::get(elem, t.lanes));
   for (int i = 0; i < t.lanes; ++i) {
     llvm::Value* lane = b_.CreateAlignedLoad(elem, element_ptr(op->buffer, b_.CreateExtractElement(index, i)), align);
@@ -219,8 +242,15 @@ llvm::Value* CodeGen::emit(const Expr& e) {
       return emit_binary(static_cast<const BinaryNode*>(e.get()));
     case ExprKind::kNot: return b_.CreateNot(emit(e.as<NotNode>()->a));
     case ExprKind::kSelect: {
+      // Both branches are evaluated, so a load in a branch that is not taken
+      // (padding's read outside the input) must still stay inside its buffer.
       const auto* n = e.as<SelectNode>();
-      return b_.CreateSelect(emit(n->cond), emit(n->true_value), emit(n->false_value));
+      llvm::Value* cond = emit(n->cond);
+      ++select_depth_;
+      llvm::Value* t = emit(n->true_value);
+      llvm::Value* f = emit(n->false_value);
+      --select_depth_;
+      return b_.CreateSelect(cond, t, f);
     }
     case ExprKind::kCast: {
       const auto* n = e.as<CastNode>();
