@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Runs every benchmark program (bench_*) in the build; each prints its figures
+# with the counters BENCHMARKS.md quotes (vs_peer, build_ms, ...).
+set -uo pipefail
+build=${1:-build}
+status=0
+for b in "$build"/bin/bench_*; do
+  [ -x "$b" ] || continue
+  echo "== $(basename "$b")"
+  "$b" --benchmark_counters_tabular=true || status=1
+done
+exit $status
