@@ -1,0 +1,140 @@
+#include "compiler/ops/conv.h"
+
+#include "compiler/ir/op.h"
+#include "compiler/ops/op_util.h"
+
+namespace tessera::ops {
+
+using detail::check_rank;
+using detail::Window;
+using detail::window_geometry;
+using detail::invalid;
+using detail::shape_str;
+
+namespace {
+
+// Pads dims h_dim and w_dim of x, or returns x itself when there is no padding.
+Result<Tensor> pad_spatial(const Tensor& x, int h_dim, int w_dim, const Padding2& p, double value,
+                           const std::string& name) {
+  if (p.is_zero()) return x;
+  std::vector<int64_t> before(x->ndim(), 0), after(x->ndim(), 0);
+  before[h_dim] = p.top;
+  after[h_dim] = p.bottom;
+  before[w_dim] = p.left;
+  after[w_dim] = p.right;
+  return pad(x, before, after, value, name);
+}
+
+}  // namespace
+
+Result<Tensor> pad(const Tensor& x, const std::vector<int64_t>& before, const std::vector<int64_t>& after,
+                   double value, const std::string& name) {
+  if (!x.defined()) return invalid("pad", "input is undefined");
+  const int rank = x->ndim();
+  if (static_cast<int>(before.size()) != rank || static_cast<int>(after.size()) != rank)
+    return invalid("pad", "give one padding per dimension of " + shape_str(x->shape));
+  std::vector<int64_t> shape(rank);
+  for (int d = 0; d < rank; ++d) {
+    if (before[d] < 0 || after[d] < 0) return invalid("pad", "padding must not be negative");
+    shape[d] = x->shape[d] + before[d] + after[d];
+  }
+  return compute(
+      shape,
+      [&](const Vars& i) {
+        Expr inside;
+        std::vector<Expr> idx;
+        for (int d = 0; d < rank; ++d) {
+          if (before[d] == 0 && after[d] == 0) {
+            idx.push_back(i[d]);
+            continue;
+          }
+          Expr cond = i[d] >= before[d] && i[d] < x->shape[d] + before[d];
+          inside = inside.defined() ? (inside && cond) : cond;
+          idx.push_back(i[d] - before[d]);
+        }
+        Expr v = read(x, idx);
+        return inside.defined() ? if_then_else(inside, v, detail::constant(x->dtype, value)) : v;
+      },
+      name, OpPattern::kInjective);
+}
+
+Result<Tensor> conv2d_nchw(const Tensor& x, const Tensor& w, Size2 stride, Padding2 padding, Size2 dilation,
+                           int64_t groups, const std::string& name) {
+  const std::string op = "conv2d_nchw";
+  TESSERA_RETURN_IF_ERROR(check_rank(op, "X", x, 4));
+  TESSERA_RETURN_IF_ERROR(check_rank(op, "W", w, 4));
+  const int64_t n = x->shape[0], c = x->shape[1], k = w->shape[0];
+  if (groups <= 0 || c % groups != 0 || k % groups != 0)
+    return invalid(op, "groups=" + std::to_string(groups) + " must be positive and divide C=" + std::to_string(c) +
+                           " and K=" + std::to_string(k));
+  const int64_t cg = c / groups, kg = k / groups;
+  if (w->shape[1] != cg)
+    return invalid(op, "W " + shape_str(w->shape) + " must be K x C/groups x R x S with C/groups = " +
+                           std::to_string(cg));
+  if (x->dtype != w->dtype) return invalid(op, "X and W types differ");
+  TESSERA_ASSIGN_OR_RETURN(Window g, window_geometry(op, x->shape[2], x->shape[3], w->shape[2], w->shape[3],
+                                                      stride, padding, dilation));
+  TESSERA_ASSIGN_OR_RETURN(Tensor in, pad_spatial(x, 2, 3, padding, 0.0, "pad"));
+  IterVar rc = reduce_axis(cg, "rc"), ry = reduce_axis(w->shape[2], "ry"), rx = reduce_axis(w->shape[3], "rx");
+  return compute(
+      {n, k, g.out_h, g.out_w},
+      [&](const Vars& i) {
+        Expr channel = groups == 1 ? static_cast<const Expr&>(rc->var) : (i[1] / kg) * cg + rc->var;
+        Expr h = i[2] * stride.h + ry->var * dilation.h, wi = i[3] * stride.w + rx->var * dilation.w;
+        return sum(read(in, {i[0], channel, h, wi}) * read(w, {i[1], rc->var, ry->var, rx->var}), {rc, ry, rx});
+      },
+      name, OpPattern::kComplex);
+}
+
+Result<Tensor> conv2d_nhwc(const Tensor& x, const Tensor& w, Size2 stride, Padding2 padding, Size2 dilation,
+                           int64_t groups, const std::string& name) {
+  const std::string op = "conv2d_nhwc";
+  TESSERA_RETURN_IF_ERROR(check_rank(op, "X", x, 4));
+  TESSERA_RETURN_IF_ERROR(check_rank(op, "W", w, 4));
+  const int64_t n = x->shape[0], c = x->shape[3], k = w->shape[3];
+  if (groups <= 0 || c % groups != 0 || k % groups != 0)
+    return invalid(op, "groups=" + std::to_string(groups) + " must be positive and divide C=" + std::to_string(c) +
+                           " and K=" + std::to_string(k));
+  const int64_t cg = c / groups, kg = k / groups;
+  if (w->shape[2] != cg)
+    return invalid(op, "W " + shape_str(w->shape) + " must be R x S x C/groups x K with C/groups = " +
+                           std::to_string(cg));
+  if (x->dtype != w->dtype) return invalid(op, "X and W types differ");
+  TESSERA_ASSIGN_OR_RETURN(Window g, window_geometry(op, x->shape[1], x->shape[2], w->shape[0], w->shape[1],
+                                                      stride, padding, dilation));
+  TESSERA_ASSIGN_OR_RETURN(Tensor in, pad_spatial(x, 1, 2, padding, 0.0, "pad"));
+  IterVar ry = reduce_axis(w->shape[0], "ry"), rx = reduce_axis(w->shape[1], "rx"), rc = reduce_axis(cg, "rc");
+  return compute(
+      {n, g.out_h, g.out_w, k},
+      [&](const Vars& i) {
+        Expr channel = groups == 1 ? static_cast<const Expr&>(rc->var) : (i[3] / kg) * cg + rc->var;
+        Expr h = i[1] * stride.h + ry->var * dilation.h, wi = i[2] * stride.w + rx->var * dilation.w;
+        return sum(read(in, {i[0], h, wi, channel}) * read(w, {ry->var, rx->var, rc->var, i[3]}), {ry, rx, rc});
+      },
+      name, OpPattern::kComplex);
+}
+
+Result<Tensor> depthwise_conv2d_nchw(const Tensor& x, const Tensor& w, Size2 stride, Padding2 padding,
+                                     Size2 dilation, const std::string& name) {
+  const std::string op = "depthwise_conv2d_nchw";
+  TESSERA_RETURN_IF_ERROR(check_rank(op, "X", x, 4));
+  TESSERA_RETURN_IF_ERROR(check_rank(op, "W", w, 4));
+  const int64_t c = x->shape[1], m = w->shape[1];
+  if (w->shape[0] != c)
+    return invalid(op, "W " + shape_str(w->shape) + " must be C x M x R x S with C = " + std::to_string(c));
+  if (x->dtype != w->dtype) return invalid(op, "X and W types differ");
+  TESSERA_ASSIGN_OR_RETURN(Window g, window_geometry(op, x->shape[2], x->shape[3], w->shape[2], w->shape[3],
+                                                      stride, padding, dilation));
+  TESSERA_ASSIGN_OR_RETURN(Tensor in, pad_spatial(x, 2, 3, padding, 0.0, "pad"));
+  IterVar ry = reduce_axis(w->shape[2], "ry"), rx = reduce_axis(w->shape[3], "rx");
+  return compute(
+      {x->shape[0], c * m, g.out_h, g.out_w},
+      [&](const Vars& i) {
+        Expr ic = m == 1 ? static_cast<const Expr&>(i[1]) : i[1] / m, im = m == 1 ? make_int(0) : i[1] % m;
+        Expr h = i[2] * stride.h + ry->var * dilation.h, wi = i[3] * stride.w + rx->var * dilation.w;
+        return sum(read(in, {i[0], ic, h, wi}) * read(w, {ic, im, ry->var, rx->var}), {ry, rx});
+      },
+      name, OpPattern::kComplex);
+}
+
+}  // namespace tessera::ops

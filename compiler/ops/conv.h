@@ -1,0 +1,40 @@
+// Padding and 2-D convolutions (NCHW with OIHW weights, NHWC with HWIO
+// weights, depthwise NCHW).
+//
+// A convolution with non-zero padding reads a separate "pad" stage (pattern
+// kInjective) that selects the padding value outside the input, so a
+// schedule can inline it or compute it at a loop of the convolution. The
+// convolution itself is OpPattern::kComplex.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "compiler/ops/window.h"
+#include "compiler/te/tensor.h"
+#include "runtime/status.h"
+
+namespace tessera::ops {
+
+/// out[i] = x[i - before] inside x, `value` outside; out's dims are
+/// x's + before + after. Pattern kInjective.
+Result<Tensor> pad(const Tensor& x, const std::vector<int64_t>& before, const std::vector<int64_t>& after,
+                   double value = 0.0, const std::string& name = "pad");
+
+/// 2-D convolution of X: N x C x H x W with W: K x C/groups x R x S, giving
+/// N x K x P x Q where P = (H + top + bottom - dilation.h * (R - 1) - 1) / stride.h + 1.
+Result<Tensor> conv2d_nchw(const Tensor& x, const Tensor& w, Size2 stride = 1, Padding2 padding = 0,
+                           Size2 dilation = 1, int64_t groups = 1, const std::string& name = "conv2d");
+
+/// The same convolution on X: N x H x W x C with W: R x S x C/groups x K,
+/// giving N x P x Q x K.
+Result<Tensor> conv2d_nhwc(const Tensor& x, const Tensor& w, Size2 stride = 1, Padding2 padding = 0,
+                           Size2 dilation = 1, int64_t groups = 1, const std::string& name = "conv2d_nhwc");
+
+/// Depthwise convolution of X: N x C x H x W with W: C x M x R x S (M output
+/// channels per input channel), giving N x C*M x P x Q; output channel c
+/// reads input channel c / M.
+Result<Tensor> depthwise_conv2d_nchw(const Tensor& x, const Tensor& w, Size2 stride = 1, Padding2 padding = 0,
+                                     Size2 dilation = 1, const std::string& name = "depthwise_conv2d");
+
+}  // namespace tessera::ops

@@ -1,0 +1,87 @@
+#include "compiler/ops/linalg.h"
+
+#include "compiler/ir/op.h"
+#include "compiler/ops/op_util.h"
+
+namespace tessera::ops {
+
+using detail::check_float;
+using detail::check_rank;
+using detail::invalid;
+using detail::shape_str;
+
+namespace {
+
+Status check_same_dtype(const std::string& op, const Tensor& a, const Tensor& b) {
+  if (a->dtype != b->dtype)
+    return invalid(op, "operand types differ: " + a->dtype.to_string() + " and " + b->dtype.to_string());
+  return Status::ok();
+}
+
+}  // namespace
+
+Result<Tensor> matmul(const Tensor& a, const Tensor& b, const std::string& name) {
+  TESSERA_RETURN_IF_ERROR(check_rank("matmul", "A", a, 2));
+  TESSERA_RETURN_IF_ERROR(check_rank("matmul", "B", b, 2));
+  TESSERA_RETURN_IF_ERROR(check_same_dtype("matmul", a, b));
+  if (a->shape[1] != b->shape[0])
+    return invalid("matmul", "A " + shape_str(a->shape) + " and B " + shape_str(b->shape) +
+                                 " disagree on K (A is M x K, B is K x N)");
+  IterVar k = reduce_axis(a->shape[1], "k");
+  return compute(
+      {a->shape[0], b->shape[1]},
+      [&](const Vars& i) { return sum(read(a, {i[0], k->var}) * read(b, {k->var, i[1]}), {k}); }, name,
+      OpPattern::kComplex);
+}
+
+Result<Tensor> dense(const Tensor& x, const Tensor& w, const std::optional<Tensor>& bias, bool relu,
+                     const std::string& name) {
+  TESSERA_RETURN_IF_ERROR(check_rank("dense", "X", x, 2));
+  TESSERA_RETURN_IF_ERROR(check_rank("dense", "W", w, 2));
+  TESSERA_RETURN_IF_ERROR(check_same_dtype("dense", x, w));
+  if (x->shape[1] != w->shape[1])
+    return invalid("dense", "X " + shape_str(x->shape) + " and W " + shape_str(w->shape) +
+                                " disagree on K (X is M x K, W is N x K)");
+  const int64_t n = w->shape[0];
+  if (bias) {
+    TESSERA_RETURN_IF_ERROR(check_rank("dense", "bias", *bias, 1));
+    TESSERA_RETURN_IF_ERROR(check_same_dtype("dense", x, *bias));
+    if ((*bias)->shape[0] != n)
+      return invalid("dense", "bias " + shape_str((*bias)->shape) + " must have N = " + std::to_string(n) +
+                                  " elements");
+  }
+  if (relu) TESSERA_RETURN_IF_ERROR(check_float("dense", "X", x));
+  const bool epilogue = bias.has_value() || relu;
+  IterVar k = reduce_axis(x->shape[1], "k");
+  Tensor product = compute(
+      {x->shape[0], n}, [&](const Vars& i) { return sum(read(x, {i[0], k->var}) * read(w, {i[1], k->var}), {k}); },
+      epilogue ? name + ".matmul" : name, OpPattern::kComplex);
+  if (!epilogue) return product;
+  return compute(
+      {x->shape[0], n},
+      [&](const Vars& i) {
+        Expr v = read(product, {i[0], i[1]});
+        if (bias) v = v + read(*bias, {i[1]});
+        if (relu) v = max(v, detail::constant(v.dtype(), 0.0));
+        return v;
+      },
+      name, bias ? OpPattern::kBroadcast : OpPattern::kElementwise);
+}
+
+Result<Tensor> batch_matmul(const Tensor& a, const Tensor& b, const std::string& name) {
+  TESSERA_RETURN_IF_ERROR(check_rank("batch_matmul", "A", a, 3));
+  TESSERA_RETURN_IF_ERROR(check_rank("batch_matmul", "B", b, 3));
+  TESSERA_RETURN_IF_ERROR(check_same_dtype("batch_matmul", a, b));
+  if (a->shape[0] != b->shape[0] || a->shape[2] != b->shape[1])
+    return invalid("batch_matmul", "A " + shape_str(a->shape) + " and B " + shape_str(b->shape) +
+                                       " do not match (A is batch x M x K, B is batch x K x N)");
+  IterVar k = reduce_axis(a->shape[2], "k");
+  return compute(
+      {a->shape[0], a->shape[1], b->shape[2]},
+      [&](const Vars& i) {
+        return sum(read(a, {i[0], i[1], k->var}) * read(b, {i[0], k->var, i[2]}), {k});
+      },
+      name, OpPattern::kComplex);
+}
+
+}  // namespace tessera::ops

@@ -1,0 +1,43 @@
+// Helpers shared by the operator builders (not part of the public API).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "compiler/ops/window.h"
+#include "compiler/te/tensor.h"
+#include "runtime/status.h"
+
+namespace tessera::ops::detail {
+
+/// "[2, 3, 4]".
+std::string shape_str(const std::vector<int64_t>& shape);
+
+/// kInvalidArgument "<op>: <what>".
+Status invalid(const std::string& op, const std::string& what);
+
+/// Checks that `t` is defined and has `rank` dimensions, each positive.
+Status check_rank(const std::string& op, const char* role, const Tensor& t, int rank);
+
+/// Checks that `t` has a float element type.
+Status check_float(const std::string& op, const char* role, const Tensor& t);
+
+/// An axis in [-rank, rank) as a position in [0, rank).
+Result<int> normalize_axis(const std::string& op, int axis, int rank);
+
+/// Output size of a sliding window over an h x w input.
+struct Window {
+  int64_t out_h = 0, out_w = 0;
+};
+/// Validates stride, padding and dilation of an r x s window over h x w and
+/// gives the output size (floor mode).
+Result<Window> window_geometry(const std::string& op, int64_t h, int64_t w, int64_t r, int64_t s, Size2 stride,
+                               const Padding2& padding, Size2 dilation);
+
+/// The constant `v` of scalar type `t`.
+Expr constant(DType t, double v);
+
+/// The indices of `vars` (an output's axes) as Exprs.
+std::vector<Expr> as_exprs(const Vars& vars);
+
+}  // namespace tessera::ops::detail

@@ -1,0 +1,172 @@
+#include "compiler/ops/reduction.h"
+
+#include <set>
+
+#include "compiler/ir/op.h"
+#include "compiler/ops/op_util.h"
+
+namespace tessera::ops {
+
+using detail::check_float;
+using detail::check_rank;
+using detail::constant;
+using detail::invalid;
+using detail::shape_str;
+
+namespace {
+
+// Which axes a reduction covers, and the shape it produces.
+struct ReducePlan {
+  std::vector<bool> reduced;         // per input axis
+  std::vector<IterVar> axes;         // the reduce axes, in input order
+  std::vector<int64_t> out_shape;
+  int64_t count = 1;                 // elements reduced into each output
+};
+
+Result<ReducePlan> plan_reduce(const std::string& op, const Tensor& x, const std::vector<int>& axes,
+                               bool keepdims) {
+  TESSERA_RETURN_IF_ERROR(check_rank(op, "X", x, x.defined() ? x->ndim() : 0));
+  const int rank = x->ndim();
+  ReducePlan plan;
+  plan.reduced.assign(rank, axes.empty());
+  std::set<int> seen;
+  for (int a : axes) {
+    TESSERA_ASSIGN_OR_RETURN(int d, detail::normalize_axis(op, a, rank));
+    if (!seen.insert(d).second) return invalid(op, "axis " + std::to_string(a) + " is listed twice");
+    plan.reduced[d] = true;
+  }
+  static const char* kNames[] = {"r0", "r1", "r2", "r3", "r4", "r5"};
+  for (int d = 0; d < rank; ++d) {
+    if (plan.reduced[d]) {
+      plan.axes.push_back(reduce_axis(x->shape[d], d < 6 ? kNames[d] : "r" + std::to_string(d)));
+      plan.count *= x->shape[d];
+      if (keepdims) plan.out_shape.push_back(1);
+    } else {
+      plan.out_shape.push_back(x->shape[d]);
+    }
+  }
+  return plan;
+}
+
+// x's indices at an output point of the plan: kept axes from the output
+// vars, reduced ones from the reduce axes.
+std::vector<Expr> input_indices(const ReducePlan& plan, bool keepdims, const Vars& out) {
+  std::vector<Expr> idx;
+  size_t next_out = 0, next_reduce = 0;
+  for (bool r : plan.reduced) {
+    if (r) {
+      idx.push_back(plan.axes[next_reduce++]->var);
+      if (keepdims) ++next_out;
+    } else {
+      idx.push_back(out[next_out++]);
+    }
+  }
+  return idx;
+}
+
+Result<Tensor> reduce_with(const std::string& op, const Tensor& x, const std::vector<int>& axes, bool keepdims,
+                           Expr (*combiner)(Expr, std::vector<IterVar>), const std::string& name) {
+  TESSERA_ASSIGN_OR_RETURN(ReducePlan plan, plan_reduce(op, x, axes, keepdims));
+  return compute(
+      plan.out_shape,
+      [&](const Vars& i) { return combiner(read(x, input_indices(plan, keepdims, i)), plan.axes); }, name,
+      OpPattern::kReduction);
+}
+
+}  // namespace
+
+Result<Tensor> reduce_sum(const Tensor& x, const std::vector<int>& axes, bool keepdims, const std::string& name) {
+  return reduce_with("reduce_sum", x, axes, keepdims, &tessera::sum, name);
+}
+
+Result<Tensor> reduce_max(const Tensor& x, const std::vector<int>& axes, bool keepdims, const std::string& name) {
+  return reduce_with("reduce_max", x, axes, keepdims, &tessera::max_reduce, name);
+}
+
+Result<Tensor> reduce_mean(const Tensor& x, const std::vector<int>& axes, bool keepdims, const std::string& name) {
+  TESSERA_RETURN_IF_ERROR(check_float("reduce_mean", "X", x));
+  TESSERA_ASSIGN_OR_RETURN(ReducePlan plan, plan_reduce("reduce_mean", x, axes, keepdims));
+  TESSERA_ASSIGN_OR_RETURN(Tensor total, reduce_with("reduce_mean", x, axes, keepdims, &tessera::sum, name + ".sum"));
+  const double count = static_cast<double>(plan.count);
+  return compute(
+      plan.out_shape,
+      [&](const Vars& i) { return read(total, detail::as_exprs(i)) / constant(x->dtype, count); }, name,
+      OpPattern::kElementwise);
+}
+
+Result<Tensor> softmax(const Tensor& x, int axis, const std::string& name) {
+  const std::string op = "softmax";
+  TESSERA_RETURN_IF_ERROR(check_float(op, "X", x));
+  TESSERA_RETURN_IF_ERROR(check_rank(op, "X", x, x->ndim()));
+  TESSERA_ASSIGN_OR_RETURN(int d, detail::normalize_axis(op, axis, x->ndim()));
+  TESSERA_ASSIGN_OR_RETURN(Tensor row_max, reduce_with(op, x, {d}, true, &tessera::max_reduce, name + ".max"));
+  // Reading a keepdims reduction at point i: index 0 on the reduced axis.
+  auto reduced_at = [d](const Vars& i) {
+    std::vector<Expr> idx = detail::as_exprs(i);
+    idx[d] = make_int(0);
+    return idx;
+  };
+  IterVar k = reduce_axis(x->shape[d], "k");
+  Tensor expsum = compute(
+      row_max->shape,
+      [&](const Vars& i) {
+        std::vector<Expr> xi = detail::as_exprs(i);
+        xi[d] = k->var;
+        return sum(tessera::exp(read(x, xi) - read(row_max, detail::as_exprs(i))), {k});
+      },
+      name + ".expsum", OpPattern::kReduction);
+  return compute(
+      x->shape,
+      [&](const Vars& i) {
+        return tessera::exp(read(x, detail::as_exprs(i)) - read(row_max, reduced_at(i))) /
+               read(expsum, reduced_at(i));
+      },
+      name, OpPattern::kBroadcast);
+}
+
+Result<Tensor> layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, int axis, double eps,
+                          const std::string& name) {
+  const std::string op = "layer_norm";
+  TESSERA_RETURN_IF_ERROR(check_float(op, "X", x));
+  TESSERA_RETURN_IF_ERROR(check_rank(op, "X", x, x->ndim()));
+  const int rank = x->ndim();
+  TESSERA_ASSIGN_OR_RETURN(int first, detail::normalize_axis(op, axis, rank));
+  const std::vector<int64_t> norm_shape(x->shape.begin() + first, x->shape.end());
+  for (const auto& [role, t] : {std::pair<const char*, const Tensor&>{"gamma", gamma}, {"beta", beta}}) {
+    if (!t.defined() || t->shape != norm_shape)
+      return invalid(op, std::string(role) + " must have shape " + shape_str(norm_shape) + " (X's axes from " +
+                             std::to_string(first) + ")");
+    if (t->dtype != x->dtype) return invalid(op, std::string(role) + " must have X's type");
+  }
+  if (!(eps >= 0)) return invalid(op, "eps must not be negative");
+  std::vector<int> axes;
+  for (int d = first; d < rank; ++d) axes.push_back(d);
+  TESSERA_ASSIGN_OR_RETURN(ReducePlan plan, plan_reduce(op, x, axes, true));
+  const DType t = x->dtype;
+  const Expr count = constant(t, static_cast<double>(plan.count));
+  auto stats_at = [first, rank](const Vars& i) {
+    std::vector<Expr> idx = detail::as_exprs(i);
+    for (int d = first; d < rank; ++d) idx[d] = make_int(0);
+    return idx;
+  };
+  TESSERA_ASSIGN_OR_RETURN(Tensor total, reduce_with(op, x, axes, true, &tessera::sum, name + ".sum"));
+  Tensor sqdev = compute(
+      plan.out_shape,
+      [&](const Vars& i) {
+        Expr dev = read(x, input_indices(plan, true, i)) - read(total, detail::as_exprs(i)) / count;
+        return sum(dev * dev, plan.axes);
+      },
+      name + ".sqdev", OpPattern::kReduction);
+  return compute(
+      x->shape,
+      [&](const Vars& i) {
+        std::vector<Expr> tail;
+        for (int d = first; d < rank; ++d) tail.push_back(i[d]);
+        Expr mean = read(total, stats_at(i)) / count;
+        Expr inv_std = constant(t, 1.0) / tessera::sqrt(read(sqdev, stats_at(i)) / count + constant(t, eps));
+        return (read(x, detail::as_exprs(i)) - mean) * inv_std * read(gamma, tail) + read(beta, tail);
+      },
+      name, OpPattern::kBroadcast);
+}
+
+}  // namespace tessera::ops

@@ -1,0 +1,40 @@
+// Reductions and normalisations: reduce_sum/mean/max, softmax, layer_norm.
+//
+// Reduce stages are OpPattern::kReduction; the stages that combine a reduced
+// value with the input (softmax's normalize, layer_norm's output) are
+// kBroadcast, and plain rescalings (mean) kElementwise.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "compiler/te/tensor.h"
+#include "runtime/status.h"
+
+namespace tessera::ops {
+
+/// Sum of x over `axes` (negative axes count from the end; empty: all axes).
+/// With keepdims the reduced axes stay with extent 1; without, they are
+/// dropped (reducing every axis gives a 0-d tensor).
+Result<Tensor> reduce_sum(const Tensor& x, const std::vector<int>& axes, bool keepdims = false,
+                          const std::string& name = "reduce_sum");
+/// Mean over `axes`: the sum is the stage `name`.sum, then a division (float).
+Result<Tensor> reduce_mean(const Tensor& x, const std::vector<int>& axes, bool keepdims = false,
+                           const std::string& name = "reduce_mean");
+/// Maximum over `axes`.
+Result<Tensor> reduce_max(const Tensor& x, const std::vector<int>& axes, bool keepdims = false,
+                          const std::string& name = "reduce_max");
+
+/// exp(x - max) / sum(exp(x - max)) along `axis`, in three stages:
+/// `name`.max, `name`.expsum (both keep the axis with extent 1) and the
+/// normalize stage `name`. Subtracting the max keeps exp from overflowing.
+Result<Tensor> softmax(const Tensor& x, int axis = -1, const std::string& name = "softmax");
+
+/// (x - mean) / sqrt(var + eps) * gamma + beta, with mean and (biased)
+/// variance over the axes [axis, rank); gamma and beta have the shape of
+/// those axes. Stages: `name`.sum, `name`.sqdev (sum of squared deviations,
+/// the two-pass form) and the output `name`.
+Result<Tensor> layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, int axis = -1,
+                          double eps = 1e-5, const std::string& name = "layer_norm");
+
+}  // namespace tessera::ops
