@@ -67,7 +67,9 @@ OrderedJson record_line(const Record& r) {
 }
 
 Status write_line(std::ostream& out, const OrderedJson& j) {
-  out << j.dump() << '\n';
+  // An error message may hold bytes that are not UTF-8 (a crashed kernel's
+  // output); they are written as U+FFFD rather than failing the export.
+  out << j.dump(-1, ' ', false, OrderedJson::error_handler_t::replace) << '\n';
   if (!out) return Status(ErrorCode::kIOError, "writing the export failed");
   return Status::ok();
 }

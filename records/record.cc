@@ -37,13 +37,105 @@ bool is_valid_workload_key(std::string_view key) {
   return true;
 }
 
+namespace {
+
+// A strict scanner for JSON that is already in canonical form, i.e. exactly what
+// nlohmann's dump() prints: no whitespace, object keys strictly increasing,
+// plain integers, ASCII strings without escapes. The tuner's step lists come out
+// of dump() and pass; anything else (even if valid JSON) takes the slow path.
+class CanonicalScanner {
+ public:
+  explicit CanonicalScanner(std::string_view text) : s_(text) {}
+
+  bool scan() { return value(0) && i_ == s_.size(); }
+
+ private:
+  bool value(int depth) {
+    if (i_ >= s_.size() || depth > 64) return false;
+    switch (s_[i_]) {
+      case '{': return object(depth);
+      case '[': return array(depth);
+      case '"': return string(nullptr);
+      case 't': return literal("true");
+      case 'f': return literal("false");
+      case 'n': return literal("null");
+      default: return integer();
+    }
+  }
+
+  bool object(int depth) {
+    ++i_;
+    if (i_ < s_.size() && s_[i_] == '}') return ++i_, true;
+    std::string_view previous;
+    for (bool first = true;; first = false) {
+      std::string_view key;
+      if (!string(&key) || (!first && !(previous < key))) return false;
+      previous = key;
+      if (i_ >= s_.size() || s_[i_++] != ':' || !value(depth + 1)) return false;
+      if (i_ >= s_.size()) return false;
+      char c = s_[i_++];
+      if (c == '}') return true;
+      if (c != ',') return false;
+    }
+  }
+
+  bool array(int depth) {
+    ++i_;
+    if (i_ < s_.size() && s_[i_] == ']') return ++i_, true;
+    for (;;) {
+      if (!value(depth + 1) || i_ >= s_.size()) return false;
+      char c = s_[i_++];
+      if (c == ']') return true;
+      if (c != ',') return false;
+    }
+  }
+
+  bool string(std::string_view* out) {
+    size_t start = ++i_;
+    for (; i_ < s_.size(); ++i_) {
+      unsigned char c = static_cast<unsigned char>(s_[i_]);
+      if (c == '"') {
+        if (out) *out = s_.substr(start, i_ - start);
+        return ++i_, true;
+      }
+      if (c == '\\' || c < 0x20 || c >= 0x7f) return false;
+    }
+    return false;
+  }
+
+  bool literal(std::string_view word) {
+    if (s_.substr(i_, word.size()) != word) return false;
+    i_ += word.size();
+    return true;
+  }
+
+  bool integer() {
+    size_t start = i_;
+    if (i_ < s_.size() && s_[i_] == '-') ++i_;
+    size_t digits = i_;
+    while (i_ < s_.size() && s_[i_] >= '0' && s_[i_] <= '9') ++i_;
+    size_t n = i_ - digits;
+    if (n == 0 || n > 18) return false;               // longer ones may not be int64
+    if (s_[digits] == '0' && (n > 1 || digits > start)) return false;  // "01", "-0"
+    return true;
+  }
+
+  std::string_view s_;
+  size_t i_ = 0;
+};
+
+}  // namespace
+
+bool is_canonical_json(std::string_view json) { return CanonicalScanner(json).scan(); }
+
 Result<std::string> canonical_json(std::string_view json, std::string_view what) {
+  if (is_canonical_json(json)) return std::string(json);
   // nlohmann keeps object keys in a std::map, so dump() sorts them; numbers
   // print in their shortest round-trip form.
   nlohmann::json value = nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
   if (value.is_discarded())
     return Status(ErrorCode::kInvalidArgument, std::string(what) + " is not valid JSON");
-  return value.dump();
+  return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 int64_t steps_hash(std::string_view canonical_steps) {

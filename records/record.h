@@ -96,6 +96,10 @@ bool is_valid_workload_key(std::string_view key);
 /// kInvalidArgument naming `what` when the text is not JSON.
 Result<std::string> canonical_json(std::string_view json, std::string_view what);
 
+/// True when `json` is already in the form canonical_json prints (the fast path
+/// of canonical_json; false may also mean "not sure").
+bool is_canonical_json(std::string_view json);
+
 /// A stable 64-bit hash (FNV-1a) of canonical step-list text, for de-dup lookups.
 int64_t steps_hash(std::string_view canonical_steps);
 

@@ -201,6 +201,19 @@ TEST(Jsonl, DatabaseErrorStopsTheImportAndKeepsCommittedBatches) {
   EXPECT_EQ(kept % 100, 0);
 }
 
+TEST(Jsonl, BytesThatAreNotUtf8AreExportedAsReplacementCharacters) {
+  TempDir dir;
+  ASSERT_OK_AND_ASSIGN(Store a, Store::open(dir.file("a.db")));
+  Record r = error_record(key_of(1), kTarget, "crash");
+  r.error_message = "stderr: \xff\xfe garbage";
+  ASSERT_OK(a.append({r}));
+  ASSERT_OK_AND_ASSIGN(Store b, Store::open(dir.file("b.db")));
+  ImportReport report = import_text(b, export_text(a));
+  EXPECT_TRUE(report.errors.empty());
+  ASSERT_EQ(report.records_added, 1);
+  EXPECT_EQ(b.list({}).value()[0].error_message, "stderr: \xef\xbf\xbd\xef\xbf\xbd garbage");
+}
+
 TEST(Jsonl, MissingInputFileIsNotFound) {
   TempDir dir;
   ASSERT_OK_AND_ASSIGN(Store store, Store::open(dir.file("t.db")));
