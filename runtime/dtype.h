@@ -54,15 +54,19 @@ struct DType {
 
   /// "float32", "int8", "bool", "float32x16".
   std::string to_string() const {
+    // Built by appending: GCC 12 warns (-Wrestrict, falsely) on "lit" + string.
     std::string s;
     switch (code) {
-      case TypeCode::kInt: s = "int" + std::to_string(bits); break;
-      case TypeCode::kUInt: s = bits == 1 ? "bool" : "uint" + std::to_string(bits); break;
-      case TypeCode::kFloat: s = "float" + std::to_string(bits); break;
-      case TypeCode::kBFloat: s = "bfloat" + std::to_string(bits); break;
-      case TypeCode::kHandle: s = "handle"; break;
+      case TypeCode::kInt: s.append("int").append(std::to_string(bits)); break;
+      case TypeCode::kUInt:
+        if (bits == 1) s.append("bool");
+        else s.append("uint").append(std::to_string(bits));
+        break;
+      case TypeCode::kFloat: s.append("float").append(std::to_string(bits)); break;
+      case TypeCode::kBFloat: s.append("bfloat").append(std::to_string(bits)); break;
+      case TypeCode::kHandle: s.append("handle"); break;
     }
-    if (lanes > 1) s += "x" + std::to_string(lanes);
+    if (lanes > 1) s.append("x").append(std::to_string(lanes));
     return s;
   }
 
