@@ -7,5 +7,9 @@ namespace tessera::cli {
 // Each returns the process exit code: 0 success, 1 failure, 2 usage error.
 // argv[first] is the first word after the subcommand's name.
 int run_records(int argc, char** argv, int first);
+int run_tracker(int argc, char** argv, int first);
+int run_worker(int argc, char** argv, int first);
+int run_farm(int argc, char** argv, int first);
+int run_keys(int argc, char** argv, int first);
 
 }  // namespace tessera::cli

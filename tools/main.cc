@@ -16,6 +16,10 @@ struct Command {
 constexpr Command kCommands[] = {
     {"help", nullptr, "this list"},
     {"records", tessera::cli::run_records, "list, compare, export, import and prune measurement records"},
+    {"tracker", tessera::cli::run_tracker, "the measurement farm's tracker: queues per device key, workers, results"},
+    {"worker", tessera::cli::run_worker, "a measuring worker: runs each job in an isolated child process"},
+    {"farm", tessera::cli::run_farm, "farm status: workers per key, busy/idle, queues, done and failed"},
+    {"keys", tessera::cli::run_keys, "generate CURVE keypairs for the tracker, workers and clients"},
 };
 
 int print_usage(FILE* out) {

@@ -1,0 +1,73 @@
+// The plain measurement vocabulary shared by the tuner and every runner:
+// what to measure (MeasureInput) and what happened (MeasureResult).
+//
+// No protobuf or ZeroMQ here, so that code that only consumes results does not
+// see the wire format.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "runtime/dtype.h"
+#include "runtime/time_evaluator.h"
+
+namespace tessera::rpc {
+
+/// How a measurement ended; the same values as pb::ErrorKind on the wire.
+enum class MeasureErrorKind : int {
+  kOk = 0,
+  kRuntimeError = 1,   ///< the kernel returned a non-zero status
+  kCrash = 2,          ///< the measuring process died by a signal (the message names it)
+  kTimeout = 3,        ///< ran past its timeout (killed), or no result by the runner's deadline
+  kWrongAnswer = 4,    ///< the output differs from the reference
+  kLoadError = 5,      ///< the library did not load, or the symbol is missing
+  kNoWorker = 6,       ///< no worker serves the device key
+  kProtocolError = 7,  ///< the job was refused as malformed, or the farm's queue is full
+};
+
+/// "ok", "runtime-error", "crash", "timeout", "wrong-answer", "load-error",
+/// "no-worker", "protocol-error".
+const char* measure_error_kind_name(MeasureErrorKind kind);
+
+/// One kernel argument: a dense C-order buffer of `dtype` (scalar).
+struct ArgSpec {
+  std::vector<int64_t> shape;
+  DType dtype = DType::f32();
+};
+
+/// Optional correctness check of a candidate: after one call with arguments
+/// filled by NDArray::fill_random(input_seed + i), the last argument must equal
+/// `expected_output` (floats within tolerance * (1 + |want|), integers exactly).
+struct ReferenceCheck {
+  std::string expected_output;  ///< the raw bytes of the last argument
+  double tolerance = 1e-4;
+};
+
+/// What to measure: a built library and how to call and time its kernel.
+struct MeasureInput {
+  std::string library;          ///< shared library bytes (the builder's output)
+  std::string symbol;           ///< entry point, int32_t symbol(void** args)
+  std::vector<ArgSpec> args;    ///< in the kernel's parameter order; the last is the output
+  runtime::TimingOptions timing;
+  int timeout_ms = 10000;       ///< wall time on the worker for load + check + timing
+  uint64_t input_seed = 1;
+  std::optional<ReferenceCheck> reference;
+  int priority = 0;             ///< higher first, within one device key
+};
+
+/// What happened. Every input gets exactly one result, good or bad.
+struct MeasureResult {
+  std::vector<double> costs_s;  ///< seconds per call, one per repeat; empty unless kOk
+  MeasureErrorKind error = MeasureErrorKind::kOk;
+  std::string message;          ///< empty when kOk
+  std::string worker_id;        ///< who measured it (empty when nobody did)
+  double run_seconds = 0;       ///< wall time of the isolated run on the worker
+
+  bool ok() const { return error == MeasureErrorKind::kOk; }
+  /// Mean of costs_s, or +inf when there are none.
+  double mean_cost() const;
+};
+
+}  // namespace tessera::rpc

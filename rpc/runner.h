@@ -1,0 +1,113 @@
+// The runners the tuner measures with. Both go through a tracker and workers:
+// RpcRunner talks to a farm's tracker; LocalRunner starts a private tracker and
+// N worker processes on this machine over ipc:// sockets, so local
+// measurement is the same code path as the farm.
+#pragma once
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "rpc/client.h"
+#include "rpc/measure_types.h"
+#include "runtime/status.h"
+
+namespace tessera::rpc {
+
+/// Measures built kernels. The interface the tuner's Measurer uses.
+class Runner {
+ public:
+  virtual ~Runner() = default;
+  /// One result per input, in the same order; a failed measurement is a
+  /// result with its error kind, not an error. The Status is for the runner
+  /// itself failing (e.g. the tracker refused our key).
+  virtual Result<std::vector<MeasureResult>> run(const std::vector<MeasureInput>& inputs) = 0;
+};
+
+/// Where a farm's tracker is and which workers to use.
+struct RpcRunnerOptions {
+  std::string tracker;      ///< e.g. tcp://farm:9190
+  SecurityOptions security;
+  std::string device_key;   ///< the workers to measure on
+  std::string session_id;   ///< empty: random (fair share between sessions)
+  /// Longest a job may take from submission to result (queue wait included);
+  /// past it the job is cancelled and reported as kTimeout. 0: 2 × its
+  /// timeout_ms + 60 s.
+  int deadline_ms = 0;
+};
+
+/// Submits a batch to a tracker and collects the results as they complete.
+class RpcRunner final : public Runner {
+ public:
+  /// Connects (ZeroMQ connects in the background; a tracker that is not up
+  /// yet is waited for until the jobs' deadlines).
+  static Result<std::unique_ptr<RpcRunner>> connect(RpcRunnerOptions options);
+  Result<std::vector<MeasureResult>> run(const std::vector<MeasureInput>& inputs) override;
+  const std::string& session_id() const { return client_->session_id(); }
+
+ private:
+  RpcRunner(RpcRunnerOptions options, std::unique_ptr<RpcClient> client)
+      : options_(std::move(options)), client_(std::move(client)) {}
+  RpcRunnerOptions options_;
+  std::unique_ptr<RpcClient> client_;
+};
+
+class Tracker;
+
+/// A private measurement farm on this machine.
+struct LocalRunnerOptions {
+  int num_workers = 1;
+  std::string worker_binary;  ///< empty: tessera-worker beside this executable
+  std::string device_key = "local";
+  int threads_per_worker = 1;  ///< ThreadPool size of each measurement
+  bool pin_workers = false;    ///< pin worker i (and its kernels) to CPU i mod #CPUs
+  int heartbeat_ms = 1000;
+  int dead_after_ms = 3000;
+  int deadline_ms = 0;         ///< as RpcRunnerOptions::deadline_ms
+  int start_timeout_ms = 10000;  ///< for every worker to register
+  std::string temp_base = "/tmp";  ///< where the private directory is made
+};
+
+/// Starts a tracker (a thread of this process) and N worker processes over
+/// ipc:// sockets in a private directory (mkdtemp, mode 0700; plaintext is
+/// safe there because only this user can enter it). Everything stops on
+/// destruction, and on SIGINT (the handler stops the workers, removes the
+/// directory and re-raises).
+class LocalRunner final : public Runner {
+ public:
+  /// Starts everything and waits until every worker has registered. Errors:
+  /// kNotFound (no worker binary), kIOError, kUnavailable (workers did not come up).
+  static Result<std::unique_ptr<LocalRunner>> start(LocalRunnerOptions options);
+  ~LocalRunner() override;
+  Result<std::vector<MeasureResult>> run(const std::vector<MeasureInput>& inputs) override;
+
+  /// The tracker's endpoint (ipc://DIR/tracker).
+  const std::string& endpoint() const { return endpoint_; }
+  /// The private directory.
+  const std::string& directory() const { return dir_; }
+  /// Process ids of the workers.
+  const std::vector<pid_t>& worker_pids() const { return pids_; }
+
+ private:
+  LocalRunner() = default;
+  void shutdown();
+
+  LocalRunnerOptions options_;
+  std::string dir_, endpoint_;
+  std::unique_ptr<Tracker> tracker_;
+  std::atomic<bool> stop_tracker_{false};
+  std::thread tracker_thread_;
+  std::vector<pid_t> pids_;
+  int cleanup_slot_ = -1;
+  std::unique_ptr<RpcRunner> rpc_;
+};
+
+/// The directory of the running executable (/proc/self/exe), for finding
+/// tessera-worker beside it.
+std::string executable_dir();
+
+}  // namespace tessera::rpc

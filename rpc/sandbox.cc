@@ -1,0 +1,241 @@
+#include "rpc/sandbox.h"
+
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+
+#include "rpc/wire.h"
+#include "runtime/module.h"
+#include "runtime/ndarray.h"
+#include "runtime/thread_pool.h"
+#include "runtime/time_evaluator.h"
+
+namespace tessera::rpc {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double to_double(const void* p, DType t, int64_t i) {
+  switch (t.code) {
+    case TypeCode::kFloat:
+      if (t.bits == 64) return static_cast<const double*>(p)[i];
+      if (t.bits == 32) return static_cast<const float*>(p)[i];
+      break;
+    case TypeCode::kInt:
+      switch (t.bits) {
+        case 8: return static_cast<const int8_t*>(p)[i];
+        case 16: return static_cast<const int16_t*>(p)[i];
+        case 32: return static_cast<const int32_t*>(p)[i];
+        case 64: return static_cast<double>(static_cast<const int64_t*>(p)[i]);
+      }
+      break;
+    case TypeCode::kUInt:
+      if (t.bits <= 8) return static_cast<const uint8_t*>(p)[i];
+      break;
+    default: break;
+  }
+  return std::nan("");
+}
+
+// Empty when `got` matches; otherwise where and by how much it differs.
+std::string compare_output(const runtime::NDArray& got, const std::string& want, double tolerance) {
+  const DType t = got.dtype();
+  const bool exact_bytes = (t.is_float() && t.bits == 16) || t.code == TypeCode::kBFloat ||
+                           std::isnan(to_double(want.data(), t, 0));
+  if (exact_bytes || t.is_integral()) {
+    if (std::memcmp(got.raw_data(), want.data(), want.size()) == 0) return "";
+    for (int64_t i = 0; i < got.numel(); ++i) {
+      const int64_t b = t.storage_bytes();
+      if (std::memcmp(static_cast<const char*>(got.raw_data()) + i * b, want.data() + i * b, b) != 0)
+        return "output element " + std::to_string(i) + " differs from the reference";
+    }
+    return "";
+  }
+  int64_t bad = 0, first = -1;
+  double worst = 0;
+  for (int64_t i = 0; i < got.numel(); ++i) {
+    const double g = to_double(got.raw_data(), t, i), w = to_double(want.data(), t, i);
+    const double err = std::fabs(g - w);
+    if (!(err <= tolerance * (1 + std::fabs(w)))) {
+      if (first < 0) first = i;
+      ++bad;
+      if (!(err <= worst)) worst = err;
+    }
+  }
+  if (bad == 0) return "";
+  return std::to_string(bad) + " of " + std::to_string(got.numel()) + " output elements differ from the reference "
+         "(first at " + std::to_string(first) + ", largest error " + std::to_string(worst) + ")";
+}
+
+void write_all(int fd, const std::string& bytes) {
+  size_t done = 0;
+  while (done < bytes.size()) {
+    ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    done += static_cast<size_t>(n);
+  }
+}
+
+std::string signal_text(int sig) {
+  const char* abbrev = sigabbrev_np(sig);
+  const char* desc = sigdescr_np(sig);
+  return std::string("SIG") + (abbrev ? abbrev : std::to_string(sig).c_str()) + " (" + (desc ? desc : "?") + ")";
+}
+
+}  // namespace
+
+pb::Result measure_in_process(const pb::Job& job, const SandboxOptions& options) {
+  auto fail = [&](pb::ErrorKind kind, const std::string& message) {
+    return error_result(job, kind, message, options.worker_id);
+  };
+  auto module = runtime::Module::load_from_bytes(job.library(), options.temp_dir);
+  if (!module.is_ok()) return fail(pb::LOAD_ERROR, module.status().message());
+  auto kernel = module->get_kernel(job.symbol());
+  if (!kernel.is_ok()) return fail(pb::LOAD_ERROR, kernel.status().message());
+
+  std::vector<runtime::NDArray> arrays;
+  std::vector<void*> args;
+  for (int i = 0; i < job.args_size(); ++i) {
+    DType dtype;
+    DType::parse(job.args(i).dtype(), &dtype);  // validated by the worker's loop
+    std::vector<int64_t> shape(job.args(i).shape().begin(), job.args(i).shape().end());
+    auto array = runtime::NDArray::create(shape, dtype);
+    if (!array.is_ok()) return fail(pb::RUNTIME_ERROR, "argument " + std::to_string(i) + ": " + array.status().message());
+    array->fill_random(job.input_seed() + static_cast<uint64_t>(i));
+    args.push_back(array->raw_data());
+    arrays.push_back(std::move(array).value());
+  }
+
+  runtime::PoolOptions pool_options;
+  pool_options.pin_threads = !options.pin_cpus.empty();
+  pool_options.cpus = options.pin_cpus;
+  runtime::ThreadPool pool(options.threads, pool_options);
+  if (job.has_reference()) {
+    runtime::ParallelScope scope(&pool);
+    const int32_t status = (*kernel)(args.data());
+    if (status != 0) return fail(pb::RUNTIME_ERROR, "kernel returned status " + std::to_string(status));
+    std::string diff = compare_output(arrays.back(), job.reference().expected_output(), job.reference().tolerance());
+    if (!diff.empty()) return fail(pb::WRONG_ANSWER, diff);
+  }
+  runtime::TimingOptions timing;
+  timing.number = job.timing().number();
+  timing.repeat = job.timing().repeat();
+  timing.min_repeat_ms = job.timing().min_repeat_ms();
+  timing.cooldown_ms = job.timing().cooldown_ms();
+  timing.flush_cache = job.timing().flush_cache();
+  auto timed = runtime::time_kernel(*kernel, args.data(), timing, &pool);
+  if (!timed.is_ok()) return fail(pb::RUNTIME_ERROR, timed.status().message());
+  pb::Result result = fail(pb::OK, "");
+  for (double c : timed->costs_s) result.add_costs_s(c);
+  return result;
+}
+
+Result<Measurement> Measurement::start(const pb::Job& job, const SandboxOptions& options) {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0)
+    return Status(ErrorCode::kIOError, std::string("cannot create a pipe: ") + std::strerror(errno));
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(fds[0]);
+    ::close(fds[1]);
+    return Status(ErrorCode::kIOError, std::string("cannot fork: ") + std::strerror(errno));
+  }
+  if (pid == 0) {
+    // The child: no sockets, no threads of the parent; measure, report, _exit.
+    ::close(fds[0]);
+    ::signal(SIGINT, SIG_DFL);
+    ::signal(SIGTERM, SIG_DFL);
+    if (!options.pin_cpus.empty()) {
+      cpu_set_t set;
+      CPU_ZERO(&set);
+      for (int cpu : options.pin_cpus) CPU_SET(cpu, &set);
+      ::sched_setaffinity(0, sizeof set, &set);
+    }
+    std::string bytes;
+    measure_in_process(job, options).SerializeToString(&bytes);
+    write_all(fds[1], bytes);
+    ::_exit(0);
+  }
+  ::close(fds[1]);
+  ::fcntl(fds[0], F_SETFL, O_NONBLOCK);
+  return Measurement(job, pid, fds[0], options.worker_id);
+}
+
+Measurement::Measurement(pb::Job job, pid_t pid, int fd, std::string worker_id)
+    : job_(std::move(job)), pid_(pid), fd_(fd), worker_id_(std::move(worker_id)) {
+  started_ = Clock::now();
+  deadline_ = started_ + std::chrono::milliseconds(job_.timeout_ms());
+}
+
+Measurement::Measurement(Measurement&& other) noexcept
+    : job_(std::move(other.job_)), pid_(other.pid_), fd_(other.fd_), worker_id_(std::move(other.worker_id_)),
+      report_(std::move(other.report_)), timed_out_(other.timed_out_), started_(other.started_),
+      deadline_(other.deadline_) {
+  other.pid_ = -1;
+  other.fd_ = -1;
+}
+
+Measurement::~Measurement() {
+  if (pid_ > 0) {
+    ::kill(pid_, SIGKILL);
+    while (::waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {}
+  }
+  if (fd_ >= 0) ::close(fd_);
+}
+
+bool Measurement::on_readable() {
+  char buf[65536];
+  while (true) {
+    ssize_t n = ::read(fd_, buf, sizeof buf);
+    if (n > 0) {
+      if (report_.size() < (1u << 26)) report_.append(buf, static_cast<size_t>(n));
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    return n == 0;  // EOF: the child exited or closed its end; EAGAIN: more to come
+  }
+}
+
+void Measurement::kill_for_timeout() {
+  timed_out_ = true;
+  if (pid_ > 0) ::kill(pid_, SIGKILL);
+}
+
+pb::Result Measurement::finish() {
+  int status = 0;
+  if (pid_ > 0) {
+    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {}
+    pid_ = -1;
+  }
+  const double seconds = std::chrono::duration<double>(Clock::now() - started_).count();
+  pb::Result result;
+  if (timed_out_) {
+    result = error_result(job_, pb::TIMEOUT,
+                              "killed after the job's timeout of " + std::to_string(job_.timeout_ms()) + " ms",
+                              worker_id_);
+  } else if (WIFSIGNALED(status)) {
+    result = error_result(job_, pb::CRASH, "the measuring process died by " + signal_text(WTERMSIG(status)),
+                              worker_id_);
+  } else if (!result.ParseFromString(report_) || WEXITSTATUS(status) != 0) {
+    result = error_result(job_, pb::CRASH,
+                              "the measuring process exited with status " + std::to_string(WEXITSTATUS(status)) +
+                                  " without a report",
+                              worker_id_);
+  }
+  // The child's report names the job it measured; keep the ids authoritative.
+  result.set_job_id(job_.job_id());
+  result.set_session_id(job_.session_id());
+  result.set_attempt(job_.attempt());
+  result.set_worker_id(worker_id_);
+  result.set_run_seconds(seconds);
+  return result;
+}
+
+}  // namespace tessera::rpc

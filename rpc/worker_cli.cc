@@ -1,0 +1,173 @@
+// `tessera worker` and `tessera-worker`: one command line for both, so the
+// board binary (runtime + rpc only) and the full tool cannot drift apart.
+#include <signal.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <iterator>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "rpc/keys.h"
+#include "rpc/worker.h"
+
+namespace tessera::rpc {
+namespace {
+
+// Set by SIGINT/SIGTERM; the worker loop polls it. A signal handler can only
+// reach a global, and a lock-free atomic is async-signal-safe.
+std::atomic<bool> g_worker_stop{false};
+void on_stop_signal(int) { g_worker_stop = true; }
+
+constexpr const char* kUsage =
+    "usage: tessera worker --tracker ENDPOINT --key DEVICE_KEY [options]\n"
+    "\n"
+    "Registers with a tracker and measures the kernels it is sent, each in an\n"
+    "isolated child process (a crash, hang or wrong answer is reported, never fatal).\n"
+    "\n"
+    "  --tracker ENDPOINT      tcp://HOST:9190 or ipc://PATH\n"
+    "  --key KEY               device key this worker serves (e.g. x86-avx512, aarch64-rpi4)\n"
+    "  --target TARGET         target string kernels for this key are built for\n"
+    "  --id ID                 worker id (default hostname-pid)\n"
+    "  --max-jobs N            concurrent jobs (default 1: quiet measurements)\n"
+    "  --threads N             threads of each measurement's pool (default: all CPUs)\n"
+    "  --pin-cpus LIST         pin measurements to CPUs, e.g. 2,3\n"
+    "  --capability WORD       reported to the farm (repeatable)\n"
+    "  --temp-dir DIR          where received libraries are written for dlopen (default /tmp)\n"
+    "  --heartbeat-ms N        heartbeat interval (default 1000)\n"
+    "  --max-library-mb N      largest library accepted (default 256)\n"
+    "  --keyfile FILE          this worker's CURVE keypair (NAME.key)\n"
+    "  --tracker-key FILE|KEY  the tracker's public key (NAME.pub or the Z85 text)\n"
+    "  --insecure              plaintext; only for ipc:// and loopback trackers\n"
+    "  --log                   one line per job on stderr\n";
+
+bool parse_int_list(const std::string& text, std::vector<int>* out) {
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    char* end = nullptr;
+    long v = std::strtol(item.c_str(), &end, 10);
+    if (item.empty() || *end || v < 0 || v > 4095) return false;
+    out->push_back(static_cast<int>(v));
+  }
+  return !out->empty();
+}
+
+}  // namespace
+
+int worker_main(int argc, char** argv, int first) {
+  std::multimap<std::string, std::string> opts;
+  const std::set<std::string> flags = {"insecure", "log", "help"};
+  const std::set<std::string> valued = {"tracker", "key", "target", "id", "max-jobs", "threads", "pin-cpus",
+                                        "capability", "temp-dir", "heartbeat-ms", "max-library-mb", "keyfile",
+                                        "tracker-key"};
+  for (int i = first; i < argc; ++i) {
+    std::string word = argv[i];
+    if (word.rfind("--", 0) != 0) {
+      std::fprintf(stderr, "tessera worker: unexpected argument '%s'\n\n%s", word.c_str(), kUsage);
+      return 2;
+    }
+    std::string name = word.substr(2), value;
+    if (auto eq = name.find('='); eq != std::string::npos) {
+      value = name.substr(eq + 1);
+      name = name.substr(0, eq);
+    } else if (valued.count(name)) {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "tessera worker: --%s needs a value\n", name.c_str());
+        return 2;
+      }
+      value = argv[++i];
+    }
+    if (!flags.count(name) && !valued.count(name)) {
+      std::fprintf(stderr, "tessera worker: unknown option --%s\n\n%s", name.c_str(), kUsage);
+      return 2;
+    }
+    opts.emplace(name, value);
+  }
+  auto get = [&](const std::string& name, const std::string& fallback = "") {
+    auto range = opts.equal_range(name);
+    return range.first == range.second ? fallback : std::prev(range.second)->second;
+  };
+  auto get_int = [&](const std::string& name, long fallback, long lo, long hi, long* out) {
+    std::string text = get(name);
+    if (text.empty()) {
+      *out = fallback;
+      return true;
+    }
+    char* end = nullptr;
+    *out = std::strtol(text.c_str(), &end, 10);
+    if (*end || *out < lo || *out > hi) {
+      std::fprintf(stderr, "tessera worker: --%s must be an integer in [%ld, %ld]\n", name.c_str(), lo, hi);
+      return false;
+    }
+    return true;
+  };
+  if (opts.count("help")) {
+    std::fputs(kUsage, stdout);
+    return 0;
+  }
+  WorkerOptions o;
+  o.tracker = get("tracker");
+  o.device_key = get("key");
+  if (o.tracker.empty() || o.device_key.empty()) {
+    std::fprintf(stderr, "tessera worker: --tracker and --key are required\n\n%s", kUsage);
+    return 2;
+  }
+  o.target = get("target", "host");
+  o.worker_id = get("id");
+  long max_jobs, threads, heartbeat, library_mb;
+  if (!get_int("max-jobs", 1, 1, 256, &max_jobs) || !get_int("threads", 0, 0, 4096, &threads) ||
+      !get_int("heartbeat-ms", 1000, 50, 60000, &heartbeat) || !get_int("max-library-mb", 256, 1, 4096, &library_mb))
+    return 2;
+  o.max_jobs = static_cast<int>(max_jobs);
+  o.sandbox.threads = static_cast<int>(threads);
+  o.heartbeat_ms = static_cast<int>(heartbeat);
+  o.limits.max_library_bytes = library_mb << 20;
+  o.sandbox.temp_dir = get("temp-dir", "/tmp");
+  if (opts.count("pin-cpus") && !parse_int_list(get("pin-cpus"), &o.sandbox.pin_cpus)) {
+    std::fprintf(stderr, "tessera worker: --pin-cpus takes a list like 0,1,2\n");
+    return 2;
+  }
+  if (!o.sandbox.pin_cpus.empty()) o.capabilities.push_back("pinned");
+  for (auto [it, end] = opts.equal_range("capability"); it != end; ++it) o.capabilities.push_back(it->second);
+  o.security.insecure = opts.count("insecure") > 0;
+  if (!o.security.insecure) {
+    if (get("keyfile").empty() || get("tracker-key").empty()) {
+      std::fprintf(stderr, "tessera worker: give --keyfile and --tracker-key (CURVE), or --insecure on ipc/loopback\n");
+      return 2;
+    }
+    auto keys = load_keypair(get("keyfile"));
+    auto server = load_public_key(get("tracker-key"));
+    if (!keys.is_ok() || !server.is_ok()) {
+      std::fprintf(stderr, "tessera worker: %s\n",
+                   (!keys.is_ok() ? keys.status() : server.status()).to_string().c_str());
+      return 1;
+    }
+    o.security.own = *keys;
+    o.security.server_public_z85 = *server;
+  }
+  struct sigaction action {};
+  action.sa_handler = on_stop_signal;
+  sigemptyset(&action.sa_mask);
+  ::sigaction(SIGINT, &action, nullptr);
+  ::sigaction(SIGTERM, &action, nullptr);
+  Worker worker(o);
+  if (opts.count("log"))
+    std::fprintf(stderr, "tessera worker %s: key %s, tracker %s\n", worker.options().worker_id.c_str(),
+                 o.device_key.c_str(), o.tracker.c_str());
+  Status status = worker.run(g_worker_stop);
+  if (!status.is_ok()) {
+    std::fprintf(stderr, "tessera worker: %s\n", status.to_string().c_str());
+    return 1;
+  }
+  if (opts.count("log")) {
+    WorkerStats s = worker.stats();
+    std::fprintf(stderr, "tessera worker: stopped after %llu job(s), %llu malformed frame(s)\n",
+                 static_cast<unsigned long long>(s.jobs_done), static_cast<unsigned long long>(s.malformed_frames));
+  }
+  return 0;
+}
+
+}  // namespace tessera::rpc

@@ -1,0 +1,46 @@
+// `tessera keys generate --out DIR [--name NAME]`: a CURVE keypair for a
+// tracker, a worker or a client (rpc/keys.h).
+#include <cstdio>
+
+#include "rpc/keys.h"
+#include "tools/args.h"
+#include "tools/commands.h"
+
+namespace tessera::cli {
+
+int run_keys(int argc, char** argv, int first) {
+  const std::vector<OptionSpec> specs = {
+      {"out", true, "directory for NAME.key (secret) and NAME.pub (public); created with mode 0700"},
+      {"name", true, "the keypair's name (default: tessera)"},
+      {"help", false, "this text"},
+  };
+  auto args = Args::parse(argc, argv, first, specs);
+  const bool help = args.is_ok() && args->has("help");
+  if (!args.is_ok() || help || args->positional().size() != 1 || args->positional()[0] != "generate" ||
+      !args->has("out")) {
+    if (!args.is_ok()) std::fprintf(stderr, "tessera keys: %s\n\n", args.status().message().c_str());
+    std::fprintf(help ? stdout : stderr,
+                 "usage: tessera keys generate --out DIR [--name NAME]\n\n"
+                 "Writes a CURVE keypair (Z85) as DIR/NAME.key and DIR/NAME.pub, mode 0600.\n"
+                 "Give NAME.pub to the other side: the tracker lists its clients' and workers'\n"
+                 "public keys (--authorized DIR), they name the tracker's (--tracker-key).\n\n%s",
+                 format_options(specs).c_str());
+    return help ? 0 : 2;
+  }
+  auto keys = rpc::generate_keypair();
+  if (!keys.is_ok()) {
+    std::fprintf(stderr, "tessera keys: %s\n", keys.status().to_string().c_str());
+    return 1;
+  }
+  const std::string dir = args->get("out"), name = args->get("name", "tessera");
+  Status written = rpc::write_keypair(dir, name, *keys);
+  if (!written.is_ok()) {
+    std::fprintf(stderr, "tessera keys: %s\n", written.to_string().c_str());
+    return 1;
+  }
+  std::printf("wrote %s/%s.key (secret) and %s/%s.pub\npublic key: %s\n", dir.c_str(), name.c_str(), dir.c_str(),
+              name.c_str(), keys->public_z85.c_str());
+  return 0;
+}
+
+}  // namespace tessera::cli
