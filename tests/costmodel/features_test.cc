@@ -1,0 +1,175 @@
+#include "costmodel/features.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <set>
+
+#include "compiler/lower/lower.h"
+#include "tests/costmodel/random_schedules.h"
+
+namespace tessera::costmodel {
+namespace {
+
+using testing::matmul_dag;
+
+float feature(const std::vector<float>& v, const std::string& name) {
+  const int i = feature_index(name);
+  EXPECT_GE(i, 0) << "no feature " << name;
+  return i >= 0 ? v[i] : NAN;
+}
+
+float log_feature(double x) { return static_cast<float>(std::log2(1.0 + x)); }
+
+// A tiled matmul: i.0 j.0 i.1 j.1 k, with optional annotations.
+State tiled_matmul(bool vectorize, bool parallel, bool unroll) {
+  State s(matmul_dag(64, 64, 64));
+  const int c = s.stage_index("C");
+  EXPECT_TRUE(s.tile(c, {0, 1}, {{8}, {16}}).is_ok());
+  EXPECT_TRUE(s.reorder(c, {0, 1, 4, 2, 3}).is_ok());  // i.0 j.0 k i.1 j.1
+  if (parallel) {
+    EXPECT_TRUE(s.parallel(c, 0).is_ok());
+  }
+  if (unroll) {
+    EXPECT_TRUE(s.unroll(c, 3).is_ok());
+  }
+  if (vectorize) {
+    EXPECT_TRUE(s.vectorize(c, 4).is_ok());
+  }
+  return s;
+}
+
+TEST(FeatureTable, HasOneDocumentedUniqueNamePerFeature) {
+  const auto& table = feature_names();
+  ASSERT_EQ(table.size(), static_cast<size_t>(kFeatureCount));
+  std::set<std::string> names;
+  for (const FeatureInfo& f : table) {
+    EXPECT_FALSE(f.doc.empty()) << f.name;
+    EXPECT_TRUE(names.insert(f.name).second) << "duplicate " << f.name;
+  }
+  EXPECT_EQ(feature_index("store.vec_lanes"), kProgramFeatureCount + 15);
+  EXPECT_EQ(feature_index("no.such.feature"), -1);
+}
+
+TEST(ExtractFeatures, VectorIsFixedLengthAndFinite) {
+  std::mt19937_64 rng(7);
+  int checked = 0;
+  for (int i = 0; i < 40; ++i) {
+    auto s = testing::random_schedule(matmul_dag(64, 48, 32), rng);
+    ASSERT_TRUE(s.is_ok()) << s.status().to_string();
+    auto v = extract_features(*s);
+    if (!v.is_ok()) continue;  // a schedule that does not lower
+    ++checked;
+    ASSERT_EQ(v->size(), static_cast<size_t>(kFeatureCount));
+    for (size_t f = 0; f < v->size(); ++f) EXPECT_TRUE(std::isfinite((*v)[f])) << feature_names()[f].name;
+  }
+  EXPECT_GT(checked, 30);
+}
+
+TEST(ExtractFeatures, IsDeterministicAndSurvivesReplay) {
+  State s = tiled_matmul(true, true, true);
+  auto a = extract_features(s);
+  auto b = extract_features(s);
+  auto replayed = replay(s.dag_ptr(), s.steps());
+  ASSERT_TRUE(a.is_ok() && b.is_ok() && replayed.is_ok());
+  auto c = extract_features(*replayed);
+  ASSERT_TRUE(c.is_ok());
+  EXPECT_EQ(*a, *b);
+  EXPECT_EQ(*a, *c);
+}
+
+TEST(ExtractFeatures, VectorizedScheduleRecordsItsLanes) {
+  auto scalar = extract_features(tiled_matmul(false, false, false));
+  auto vector = extract_features(tiled_matmul(true, false, false));
+  ASSERT_TRUE(scalar.is_ok() && vector.is_ok());
+  EXPECT_NE(*scalar, *vector);
+  EXPECT_FLOAT_EQ(feature(*scalar, "store.vec_lanes"), log_feature(1));
+  // Every store of the vectorized schedule (init and update) is 16 lanes wide.
+  EXPECT_FLOAT_EQ(feature(*vector, "store.vec_lanes"), log_feature(16));
+  EXPECT_GT(feature(*vector, "store.vec_op_frac"), 0.5f);
+  EXPECT_EQ(feature(*scalar, "store.vec_op_frac"), 0.f);
+  // The same arithmetic is done either way.
+  EXPECT_FLOAT_EQ(feature(*scalar, "store.float_mad"), feature(*vector, "store.float_mad"));
+  EXPECT_FLOAT_EQ(feature(*scalar, "program.total_flops"), feature(*vector, "program.total_flops"));
+}
+
+TEST(ExtractFeatures, ParallelLoopRecordsItsExtent) {
+  auto serial = extract_features(tiled_matmul(false, false, false));
+  auto parallel = extract_features(tiled_matmul(false, true, false));
+  ASSERT_TRUE(serial.is_ok() && parallel.is_ok());
+  EXPECT_EQ(feature(*serial, "store.par_num"), 0.f);
+  EXPECT_EQ(feature(*serial, "store.par_outer_len"), 0.f);
+  EXPECT_FLOAT_EQ(feature(*parallel, "store.par_num"), 1.f);
+  EXPECT_FLOAT_EQ(feature(*parallel, "store.par_outer_len"), log_feature(8));  // i.0 has extent 64 / 8
+  EXPECT_FLOAT_EQ(feature(*parallel, "store.par_prod"), log_feature(8));
+  EXPECT_FLOAT_EQ(feature(*parallel, "store.par_outer_depth"), 0.f);
+}
+
+TEST(ExtractFeatures, UnrolledLoopIsSeenBeforeUnrolling) {
+  auto v = extract_features(tiled_matmul(true, false, true));
+  ASSERT_TRUE(v.is_ok());
+  EXPECT_FLOAT_EQ(feature(*v, "store.unroll_num"), 1.f);
+  EXPECT_FLOAT_EQ(feature(*v, "store.unroll_inner_len"), log_feature(8));  // i.1
+}
+
+TEST(ExtractFeatures, StrideOfTheInnermostLoop) {
+  // Update store C[i, j] += A[i, k] * B[k, j] with k innermost: A moves by 1
+  // element, B by a row (64), and C not at all (reused by the k loop).
+  State s(matmul_dag(64, 64, 64));
+  auto v = extract_features(s);
+  ASSERT_TRUE(v.is_ok());
+  // Per-store values are averaged with the stores' shares of the work: the
+  // update runs 64^3 times, the initialization C[i, j] = 0 64^2 times.
+  const double w = 64.0 / 65.0;
+  // Buffers by bytes: C (read and write) first, then A and B (equal bytes,
+  // A loaded first).
+  EXPECT_FLOAT_EQ(feature(*v, "buf0.is_read_write"), float(w));
+  EXPECT_FLOAT_EQ(feature(*v, "buf0.reuse_loop"), float(w));
+  EXPECT_FLOAT_EQ(feature(*v, "buf0.reuse_ct"), log_feature(w * 64));
+  EXPECT_FLOAT_EQ(feature(*v, "buf1.stride"), log_feature(w * 1));
+  EXPECT_FLOAT_EQ(feature(*v, "buf2.stride"), log_feature(w * 64));
+  EXPECT_FLOAT_EQ(feature(*v, "buf1.reuse_loop"), float(w));  // A[i, k] is reused by the j loop
+}
+
+TEST(ExtractFeatures, WorksOnFullyLoweredCode) {
+  State s = tiled_matmul(true, true, true);
+  auto lowered = lower(s);
+  ASSERT_TRUE(lowered.is_ok());
+  auto v = extract_features(*lowered);
+  ASSERT_TRUE(v.is_ok());
+  ASSERT_EQ(v->size(), static_cast<size_t>(kFeatureCount));
+  // Unrolled copies are separate stores, but the work they add up to is the same.
+  auto before = extract_features(s);
+  ASSERT_TRUE(before.is_ok());
+  EXPECT_FLOAT_EQ(feature(*v, "program.total_flops"), feature(*before, "program.total_flops"));
+  EXPECT_EQ(feature(*v, "store.unroll_num"), 0.f);
+}
+
+TEST(ExtractFeatures, FunctionWithoutBodyIsAnError) {
+  PrimFunc empty{"nothing", {}, Stmt()};
+  auto v = extract_features(empty);
+  ASSERT_FALSE(v.is_ok());
+  EXPECT_EQ(v.status().code(), ErrorCode::kInvalidArgument);
+}
+
+TEST(ExtractFeatures, LoweringErrorsAreReturned) {
+  State s(matmul_dag(64, 128, 8));
+  ASSERT_TRUE(s.cache_write(s.stage_index("C")).is_ok());
+  const int local = s.stage_index("C.local");
+  ASSERT_TRUE(s.compute_at(local, s.stage_index("C"), 0).is_ok());  // region 1 x 128
+  ASSERT_TRUE(s.vectorize(local, 1).is_ok());                       // 128 lanes: only lowering knows
+  auto v = extract_features(s);
+  ASSERT_FALSE(v.is_ok());
+  EXPECT_EQ(v.status().code(), ErrorCode::kLoweringError);
+}
+
+TEST(ExtractFeatures, BatchKeepsOneResultPerCandidate) {
+  std::vector<State> states = {tiled_matmul(false, false, false), tiled_matmul(true, true, false)};
+  auto results = extract_features(states);
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_TRUE(results[0].is_ok());
+  EXPECT_TRUE(results[1].is_ok());
+}
+
+}  // namespace
+}  // namespace tessera::costmodel
