@@ -35,6 +35,7 @@ struct RetryPolicy {
 class Statement {
  public:
   Statement() = default;
+  /// Takes ownership of `stmt`, prepared on `db` (used for error messages).
   Statement(sqlite3_stmt* stmt, sqlite3* db) : stmt_(stmt), db_(db) {}
   Statement(Statement&& other) noexcept { *this = std::move(other); }
   Statement& operator=(Statement&& other) noexcept;
@@ -57,9 +58,11 @@ class Statement {
   /// Clears bindings and rewinds, ending any read this statement holds open.
   void reset();
 
+  /// Column `i` (0-based) of the current row.
   int64_t column_int(int i) const { return sqlite3_column_int64(stmt_, i); }
   double column_double(int i) const { return sqlite3_column_double(stmt_, i); }
   bool column_is_null(int i) const { return sqlite3_column_type(stmt_, i) == SQLITE_NULL; }
+  /// Column `i` as text; empty for NULL.
   std::string column_text(int i) const;
 
  private:
@@ -71,6 +74,7 @@ class Statement {
 /// that no read stays open between calls.
 class Lease {
  public:
+  /// Borrows `stmt`, which must outlive the lease.
   explicit Lease(Statement* stmt) : stmt_(stmt) {}
   Lease(Lease&& other) noexcept : stmt_(other.stmt_) { other.stmt_ = nullptr; }
   Lease(const Lease&) = delete;
@@ -96,6 +100,7 @@ class Connection {
   Connection& operator=(Connection&&) noexcept;
   ~Connection();
 
+  /// The raw handle, for sqlite3_changes and friends.
   sqlite3* get() const { return db_; }
   /// Runs SQL that returns no rows (several statements allowed).
   Status exec(const std::string& sql);

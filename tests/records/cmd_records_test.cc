@@ -1,0 +1,108 @@
+// `tessera records ...` as a user runs it: the real binary, a real database.
+#include <algorithm>
+#include <cstdio>
+
+#include "records/store.h"
+#include "test_util.h"
+
+namespace tessera::records {
+namespace {
+
+using testing::error_record;
+using testing::key_of;
+using testing::kTarget;
+using testing::ok_record;
+using testing::TempDir;
+
+struct CliRun {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr together
+};
+
+CliRun tessera_records(const std::string& args) {
+  CliRun run;
+  std::string command = std::string(TESSERA_BINARY) + " records " + args + " 2>&1";
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (!pipe) return run;
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) run.output.append(buf, n);
+  int status = ::pclose(pipe);
+  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return run;
+}
+
+// A database with one matmul workload of known flop count: best 2 ms.
+std::string make_db(const TempDir& dir) {
+  const std::string path = dir.file("cli.db");
+  auto store = Store::open(path);
+  EXPECT_TRUE(store);
+  EXPECT_TRUE(store->add_workload({key_of(1), "", "matmul", "1024^3", 2.0 * 1024 * 1024 * 1024}));
+  EXPECT_TRUE(store->append({ok_record(key_of(1), kTarget, 0.004, 1), ok_record(key_of(1), kTarget, 0.002, 2),
+                             ok_record(key_of(1), kTarget, 0.003, 3),
+                             error_record(key_of(1), kTarget, "crash", 4)}));
+  return path;
+}
+
+TEST(RecordsCli, BestShowsCostsWithGflops) {
+  TempDir dir;
+  const std::string db = make_db(dir);
+  CliRun run = tessera_records("best --db " + db + " --workload " + key_of(1).substr(0, 30) + " --k 2");
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_NE(run.output.find("GFLOP/S"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("2.000 ms"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("1073.7"), std::string::npos) << run.output;  // 2 GFLOP in 2 ms
+  EXPECT_EQ(run.output.find("4.000 ms"), std::string::npos) << "k = 2 shows two records";
+  // Into a pipe the target is printed whole.
+  EXPECT_NE(run.output.find(kTarget), std::string::npos) << run.output;
+}
+
+TEST(RecordsCli, StatsCountsRecordsAndFailures) {
+  TempDir dir;
+  const std::string db = make_db(dir);
+  CliRun run = tessera_records("stats --db " + db);
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_NE(run.output.find("4 records, 3 ok, 1 failed"), std::string::npos) << run.output;
+}
+
+TEST(RecordsCli, ImportReportsMalformedLinesWithNumbersAndExitsOne) {
+  TempDir dir;
+  const std::string db = make_db(dir), file = dir.file("in.jsonl");
+  ASSERT_EQ(tessera_records("export --db " + db + " --out " + file).exit_code, 0);
+  std::string text = testing::read_bytes(file);
+  testing::write_bytes(file, text + "{not json\n");
+  CliRun run = tessera_records("import --db " + dir.file("new.db") + " " + file);
+  EXPECT_EQ(run.exit_code, 1) << run.output;
+  const int bad_line = static_cast<int>(std::count(text.begin(), text.end(), '\n')) + 1;
+  EXPECT_NE(run.output.find(file + ":" + std::to_string(bad_line) + ": not valid JSON"), std::string::npos)
+      << run.output;
+  EXPECT_NE(run.output.find("4 records added"), std::string::npos) << run.output;
+}
+
+TEST(RecordsCli, PruneKeepsTheBestK) {
+  TempDir dir;
+  const std::string db = make_db(dir);
+  CliRun run = tessera_records("prune --db " + db + " --keep 1 --errors-older-than 1d");
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  auto store = Store::open(db);
+  ASSERT_TRUE(store);
+  EXPECT_EQ(store->count().value(), 1);
+  EXPECT_DOUBLE_EQ(store->best_k(key_of(1), kTarget, 5).value()[0].mean_cost(), 0.002);
+}
+
+TEST(RecordsCli, MissingDatabaseIsAClearFailure) {
+  TempDir dir;
+  CliRun run = tessera_records("list --db " + dir.file("absent.db"));
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_NE(run.output.find("no such database"), std::string::npos) << run.output;
+  EXPECT_FALSE(testing::exists(dir.file("absent.db")));
+}
+
+TEST(RecordsCli, UnknownOptionIsAUsageError) {
+  CliRun run = tessera_records("list --fastest");
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_NE(run.output.find("unknown option --fastest"), std::string::npos) << run.output;
+}
+
+}  // namespace
+}  // namespace tessera::records
