@@ -152,7 +152,7 @@ Status prepare_schema(sql::Connection& conn, bool read_only, const std::string& 
                     path + ": schema version " + std::to_string(version) + " is older than " +
                         std::to_string(kSchemaVersion) +
                         (version == 0 ? "; it is not a Tessera records database"
-                                      : "; open it once for writing to migrate it"));
+                                      : "; a read-only open cannot migrate it, any writing open does"));
     return Status::ok();
   }
   // WAL lets readers work while a tuner writes. A committed transaction survives

@@ -77,6 +77,24 @@ TEST(StoreOpen, Version1DatabaseIsMigratedAndKeepsItsRecords) {
   EXPECT_TRUE(store.measured(key, testing::kTarget, R"([{"kind":"split","stage":"C"}])").value());
 }
 
+TEST(StoreOpen, ReadOnlyOpenOfAnOlderSchemaIsRefusedAndLeftUntouched) {
+  TempDir dir;
+  const std::string path = dir.file("v1.db");
+  {
+    ASSERT_OK_AND_ASSIGN(auto conn, raw(path));
+    ASSERT_OK(migrate(conn, 1));
+  }
+  const std::string before = testing::read_bytes(path);
+  OpenOptions read_only;
+  read_only.read_only = true;
+  auto store = Store::open(path, read_only);
+  ASSERT_FALSE(store);
+  EXPECT_EQ(store.status().code(), ErrorCode::kDatabaseError);
+  EXPECT_NE(store.status().message().find("migrate"), std::string::npos) << store.status().message();
+  EXPECT_EQ(testing::read_bytes(path), before);
+  EXPECT_EQ(user_version(path), 1);
+}
+
 TEST(StoreOpen, NewerSchemaIsRefusedAndLeftUntouched) {
   TempDir dir;
   const std::string path = dir.file("future.db");
