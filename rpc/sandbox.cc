@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -150,6 +151,7 @@ Result<Measurement> Measurement::start(const pb::Job& job, const SandboxOptions&
   if (pid == 0) {
     // The child: no sockets, no threads of the parent; measure, report, _exit.
     ::close(fds[0]);
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // a kernel that loops must not outlive a killed worker
     ::signal(SIGINT, SIG_DFL);
     ::signal(SIGTERM, SIG_DFL);
     if (!options.pin_cpus.empty()) {

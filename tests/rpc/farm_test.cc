@@ -1,0 +1,187 @@
+// A tracker with real worker processes on ipc: keys, classification of bad
+// kernels, dead workers, NO_WORKER.
+#include <set>
+
+#include "tests/rpc/test_util.h"
+
+namespace tessera::rpc {
+namespace {
+
+using namespace testing;  // NOLINT
+
+std::unique_ptr<RpcClient> client_for(const std::string& endpoint) {
+  ClientOptions o;
+  o.tracker = endpoint;
+  o.security = plaintext();
+  o.sync_ms = 200;
+  auto c = RpcClient::connect(o);
+  EXPECT_TRUE(c.is_ok()) << c.status().to_string();
+  return std::move(c).value();
+}
+
+TEST(Farm, SeveralWorkersUnderTwoKeysServeOnlyTheirKey) {
+  TempDir dir;
+  TrackerThread tracker(fast_tracker(dir.path()));
+  ASSERT_TRUE(tracker.status().is_ok()) << tracker.status().to_string();
+  auto a1 = start_worker(tracker.endpoint(), "key-a", "a1");
+  auto a2 = start_worker(tracker.endpoint(), "key-a", "a2");
+  auto b1 = start_worker(tracker.endpoint(), "key-b", "b1");
+  ASSERT_TRUE(wait_for_workers(tracker.endpoint(), plaintext(), 3));
+  auto client = client_for(tracker.endpoint());
+  std::map<uint64_t, std::string> key_of;
+  MeasureInput in = kernel_input("add_one");
+  in.reference = add_one_reference();
+  for (int i = 0; i < 6; ++i) {
+    key_of[client->submit(in, "key-a")] = "key-a";
+    key_of[client->submit(in, "key-b")] = "key-b";
+  }
+  auto results = collect(*client, 12, 20000);
+  ASSERT_EQ(results.size(), 12u);
+  std::set<std::string> a_workers;
+  for (const auto& [id, r] : results) {
+    EXPECT_TRUE(r.ok()) << r.message;
+    EXPECT_EQ(r.costs_s.size(), 2u);
+    if (key_of[id] == "key-a") {
+      EXPECT_TRUE(r.worker_id == "a1" || r.worker_id == "a2") << r.worker_id;
+      a_workers.insert(r.worker_id);
+    } else {
+      EXPECT_EQ(r.worker_id, "b1");
+    }
+  }
+  auto st = query_farm_status(tracker.endpoint(), plaintext());
+  ASSERT_TRUE(st.is_ok());
+  ASSERT_EQ(st->keys_size(), 2);
+  EXPECT_EQ(st->keys(0).key(), "key-a");
+  EXPECT_EQ(st->keys(0).workers(), 2u);
+  EXPECT_EQ(st->keys(0).done(), 6u);
+  EXPECT_EQ(st->keys(1).done(), 6u);
+  EXPECT_NE(format_farm_status(*st).find("key-b"), std::string::npos);
+}
+
+TEST(Farm, BadKernelsAreClassifiedAndTheWorkerSurvives) {
+  TempDir dir;
+  TrackerThread tracker(fast_tracker(dir.path()));
+  ASSERT_TRUE(tracker.status().is_ok());
+  auto worker = start_worker(tracker.endpoint(), "k", "w1");
+  ASSERT_TRUE(wait_for_workers(tracker.endpoint(), plaintext(), 1));
+  auto client = client_for(tracker.endpoint());
+
+  std::map<uint64_t, std::string> name;
+  name[client->submit(kernel_input("segfault"), "k")] = "segfault";
+  name[client->submit(kernel_input("loop_forever", 500), "k")] = "loop_forever";
+  name[client->submit(kernel_input("fail_status"), "k")] = "fail_status";
+  MeasureInput wrong = kernel_input("add_two");
+  wrong.reference = add_one_reference();
+  name[client->submit(wrong, "k")] = "add_two";
+  name[client->submit(kernel_input("no_such_symbol"), "k")] = "no_such_symbol";
+  MeasureInput garbage = kernel_input("add_one");
+  garbage.library = "this is not an ELF file";
+  name[client->submit(garbage, "k")] = "garbage";
+  MeasureInput good = kernel_input("add_one");
+  good.reference = add_one_reference();
+  name[client->submit(good, "k")] = "add_one";
+
+  auto results = collect(*client, name.size(), 20000);
+  ASSERT_EQ(results.size(), name.size());
+  std::map<std::string, MeasureResult> by_name;
+  for (auto& [id, r] : results) by_name[name[id]] = r;
+  EXPECT_EQ(by_name["segfault"].error, MeasureErrorKind::kCrash);
+  EXPECT_NE(by_name["segfault"].message.find("SIGSEGV"), std::string::npos) << by_name["segfault"].message;
+  EXPECT_EQ(by_name["loop_forever"].error, MeasureErrorKind::kTimeout);
+  EXPECT_EQ(by_name["fail_status"].error, MeasureErrorKind::kRuntimeError);
+  EXPECT_NE(by_name["fail_status"].message.find("7"), std::string::npos);
+  EXPECT_EQ(by_name["add_two"].error, MeasureErrorKind::kWrongAnswer);
+  EXPECT_EQ(by_name["no_such_symbol"].error, MeasureErrorKind::kLoadError);
+  EXPECT_EQ(by_name["garbage"].error, MeasureErrorKind::kLoadError);
+  EXPECT_TRUE(by_name["add_one"].ok()) << by_name["add_one"].message;
+  EXPECT_TRUE(worker->alive());
+}
+
+TEST(Farm, KilledWorkerMidJobIsRequeuedAndReportedOnce) {
+  TempDir dir;
+  TrackerThread tracker(fast_tracker(dir.path()));
+  ASSERT_TRUE(tracker.status().is_ok());
+  auto doomed = start_worker(tracker.endpoint(), "k", "doomed");
+  ASSERT_TRUE(wait_for_workers(tracker.endpoint(), plaintext(), 1));
+  auto client = client_for(tracker.endpoint());
+  MeasureInput slow = kernel_input("sleep_200ms");
+  slow.timing.repeat = 3;  // 4 calls: 800 ms
+  const uint64_t id = client->submit(slow, "k");
+  // Wait until the job runs on the doomed worker, then bring up a second one.
+  bool busy = false;
+  for (int i = 0; i < 200 && !busy; ++i) {
+    auto st = query_farm_status(tracker.endpoint(), plaintext(), 500);
+    busy = st.is_ok() && st->keys_size() == 1 && st->keys(0).busy() == 1;
+    if (!busy) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_TRUE(busy);
+  auto rescuer = start_worker(tracker.endpoint(), "k", "rescuer");
+  ASSERT_TRUE(wait_for_workers(tracker.endpoint(), plaintext(), 2));
+  doomed->kill(SIGKILL);
+
+  auto results = collect(*client, 1, 15000);
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(results[0].first, id);
+  EXPECT_TRUE(results[0].second.ok()) << results[0].second.message;
+  EXPECT_EQ(results[0].second.worker_id, "rescuer");
+  // Exactly one result: nothing else arrives.
+  EXPECT_TRUE(collect(*client, 1, 1000).empty());
+  auto st = query_farm_status(tracker.endpoint(), plaintext());
+  ASSERT_TRUE(st.is_ok());
+  EXPECT_EQ(st->requeued_jobs(), 1u);
+  EXPECT_EQ(st->dead_workers(), 1u);
+  EXPECT_EQ(st->keys(0).done(), 1u);
+}
+
+TEST(Farm, UnknownKeyFailsFastWithNoWorkerNamingTheKeys) {
+  TempDir dir;
+  TrackerThread tracker(fast_tracker(dir.path()));
+  ASSERT_TRUE(tracker.status().is_ok());
+  auto worker = start_worker(tracker.endpoint(), "x86-avx512", "w1");
+  ASSERT_TRUE(wait_for_workers(tracker.endpoint(), plaintext(), 1));
+  auto client = client_for(tracker.endpoint());
+  const auto t0 = std::chrono::steady_clock::now();
+  client->submit(kernel_input("add_one"), "riscv-board");
+  auto results = collect(*client, 1, 5000);
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(3));
+  const MeasureResult& r = results[0].second;
+  EXPECT_EQ(r.error, MeasureErrorKind::kNoWorker);
+  EXPECT_NE(r.message.find("riscv-board"), std::string::npos) << r.message;
+  EXPECT_NE(r.message.find("x86-avx512"), std::string::npos) << r.message;
+}
+
+TEST(Farm, InvalidJobIsRefusedAsProtocolError) {
+  TempDir dir;
+  TrackerThread tracker(fast_tracker(dir.path()));
+  ASSERT_TRUE(tracker.status().is_ok());
+  auto client = client_for(tracker.endpoint());
+  MeasureInput in = kernel_input("add_one");
+  in.args[0].shape = {-4};
+  client->submit(in, "k");
+  auto results = collect(*client, 1, 5000);
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(results[0].second.error, MeasureErrorKind::kProtocolError);
+}
+
+TEST(Farm, HigherPriorityRunsFirst) {
+  TempDir dir;
+  TrackerOptions options = fast_tracker(dir.path());
+  options.no_worker_grace_ms = 5000;  // the jobs wait for the worker started below
+  TrackerThread tracker(options);
+  ASSERT_TRUE(tracker.status().is_ok());
+  auto client = client_for(tracker.endpoint());
+  // Queue before any worker exists, so the order is the tracker's choice.
+  MeasureInput low = kernel_input("trivial"), high = kernel_input("trivial");
+  high.priority = 10;
+  std::vector<uint64_t> lows = {client->submit(low, "k"), client->submit(low, "k")};
+  const uint64_t high_id = client->submit(high, "k");
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  auto worker = start_worker(tracker.endpoint(), "k", "w1");
+  auto results = collect(*client, 3, 10000);
+  ASSERT_EQ(results.size(), 3u);
+  EXPECT_EQ(results[0].first, high_id);
+}
+
+}  // namespace
+}  // namespace tessera::rpc
