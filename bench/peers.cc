@@ -77,8 +77,12 @@ __attribute__((target("avx512f"))) double fma_loop(int64_t iterations) {
   const __m512 a = _mm512_set1_ps(0.999999f), b = _mm512_set1_ps(1e-7f);
   for (int64_t it = 0; it < iterations; ++it)
     for (int i = 0; i < 12; ++i) acc[i] = _mm512_fmadd_ps(acc[i], a, b);
+  alignas(64) float lanes[16];
   float sink = 0;
-  for (int i = 0; i < 12; ++i) sink += _mm512_reduce_add_ps(acc[i]);
+  for (int i = 0; i < 12; ++i) {
+    _mm512_store_ps(lanes, acc[i]);
+    for (float v : lanes) sink += v;
+  }
   return sink;
 }
 }  // namespace

@@ -92,7 +92,7 @@ const char* call_op_name(CallOp op) {
 Expr make_call(CallOp op, std::vector<Expr> args) {
   assert(!args.empty());
   DType t = args[0].dtype();
-  for (const Expr& a : args) assert(a.dtype() == t);
+  for ([[maybe_unused]] const Expr& a : args) assert(a.dtype() == t);
   assert(t.is_float() || op == CallOp::kAbs);
   assert((op == CallOp::kPow) == (args.size() == 2));
   return Expr(Ref<const ExprNode>(new CallNode(t, op, std::move(args))));
@@ -122,7 +122,7 @@ Expr make_broadcast(Expr value, int lanes) {
 
 Expr make_tensor_read(Tensor tensor, std::vector<Expr> indices) {
   assert(static_cast<int>(indices.size()) == tensor->ndim());
-  for (const Expr& i : indices) assert(i.dtype() == kIndexType);
+  for ([[maybe_unused]] const Expr& i : indices) assert(i.dtype() == kIndexType);
   DType t = tensor->dtype;
   return Expr(Ref<const ExprNode>(new TensorReadNode(t, std::move(tensor), std::move(indices))));
 }
@@ -175,7 +175,7 @@ Expr reduce_combine(ReduceOp op, Expr acc, Expr value) {
 
 Expr make_reduce(ReduceOp op, Expr source, std::vector<IterVar> axes) {
   assert(!axes.empty());
-  for (const IterVar& a : axes) assert(a->kind == IterKind::kReduce);
+  for ([[maybe_unused]] const IterVar& a : axes) assert(a->kind == IterKind::kReduce);
   DType t = source.dtype();
   return Expr(Ref<const ExprNode>(new ReduceNode(t, op, std::move(source), std::move(axes))));
 }
