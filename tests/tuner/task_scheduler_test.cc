@@ -1,0 +1,55 @@
+#include "tuner/task_scheduler.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace tessera::tuner {
+namespace {
+
+// Simulates tuning: a task's best cost falls toward its floor as trials grow.
+double simulated_cost(double start, double floor, int64_t trials) {
+  return floor + (start - floor) * std::exp(-static_cast<double>(trials) / 64.0);
+}
+
+TEST(TaskScheduler, EveryTaskGetsAWarmUpRoundFirst) {
+  TaskScheduler s({{1, 1e9}, {1, 1e9}, {1, 1e9}}, SchedulerKind::kGradient, 1);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(s.next(), i);
+    s.update(i, 16, 1.0);
+  }
+}
+
+TEST(TaskScheduler, TheTaskWithTheLargerExpectedGainGetsMoreTrials) {
+  // Two tasks that improve alike, but task 0 runs ten times per inference.
+  TaskScheduler s({{10, 2e9}, {1, 2e9}}, SchedulerKind::kGradient, 7);
+  int64_t trials[2] = {0, 0};
+  const double start[2] = {1.0, 1.0}, floor[2] = {0.1, 0.1};
+  for (int round = 0; round < 40; ++round) {
+    int t = s.next();
+    trials[t] += 16;
+    s.update(t, trials[t], simulated_cost(start[t], floor[t], trials[t]));
+  }
+  EXPECT_GT(trials[0], 2 * trials[1]) << trials[0] << " vs " << trials[1];
+}
+
+TEST(TaskScheduler, RoundRobinAlternates) {
+  TaskScheduler s({{10, 1e9}, {1, 1e9}}, SchedulerKind::kRoundRobin, 1);
+  int64_t trials[2] = {0, 0};
+  for (int round = 0; round < 10; ++round) {
+    int t = s.next();
+    trials[t] += 1;
+    s.update(t, trials[t], 1.0);
+  }
+  EXPECT_EQ(trials[0], trials[1]);
+}
+
+TEST(TaskScheduler, ATaskWithNoSuccessYetIsTriedAgain) {
+  TaskScheduler s({{1, 1e9}, {1, 1e9}}, SchedulerKind::kGradient, 3, /*epsilon=*/0);
+  s.update(s.next(), 16, 0.5);
+  s.update(s.next(), 16, std::numeric_limits<double>::infinity());
+  EXPECT_EQ(s.next(), 1);
+}
+
+}  // namespace
+}  // namespace tessera::tuner

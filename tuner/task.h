@@ -1,0 +1,26 @@
+// A tuning task: one computation (a ComputeDAG) on one target.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "compiler/codegen/target.h"
+#include "compiler/te/compute_dag.h"
+#include "rpc/measure_types.h"
+
+namespace tessera::tuner {
+
+struct Task {
+  std::string name;                        ///< what a person reads: "matmul:M=1024,N=1024,K=1024"
+  std::shared_ptr<const ComputeDAG> dag;
+  Target target;
+  std::string device_key;                  ///< the workers that measure it (farm key)
+  double weight = 1;                       ///< how often it runs in the model
+
+  const std::string& workload_key() const { return dag->workload_key(); }
+  /// The kernel's arguments as the runner describes them.
+  std::vector<rpc::ArgSpec> arg_specs() const;
+};
+
+}  // namespace tessera::tuner
