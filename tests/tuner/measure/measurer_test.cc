@@ -1,0 +1,59 @@
+#include "tuner/measure/measurer.h"
+
+#include <gtest/gtest.h>
+
+#include "compiler/ir/op.h"
+
+namespace tessera::tuner {
+namespace {
+
+Task matmul_task(int64_t n) {
+  Tensor a = placeholder({n, n}, DType::f32(), "A");
+  Tensor b = placeholder({n, n}, DType::f32(), "B");
+  IterVar r = reduce_axis(n, "k");
+  Tensor c = compute({n, n}, [&](const Vars& i) { return sum(read(a, {i[0], r->var}) * read(b, {r->var, i[1]}), {r}); }, "C");
+  Task t;
+  t.name = "matmul";
+  t.dag = std::make_shared<const ComputeDAG>(ComputeDAG::make({a, b, c}).value());
+  t.target = Target::host();
+  t.device_key = "local";
+  return t;
+}
+
+class MeasurerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto runner = rpc::LocalRunner::start({.num_workers = 1, .threads_per_worker = 2});
+    ASSERT_TRUE(runner.is_ok()) << runner.status().to_string();
+    runner_ = std::move(*runner);
+  }
+  std::unique_ptr<rpc::LocalRunner> runner_;
+};
+
+TEST_F(MeasurerTest, EveryCandidateBecomesARecordGoodOrBad) {
+  Task task = matmul_task(64);
+  State tiled(task.dag);
+  ASSERT_TRUE(tiled.tile(2, {0, 1}, {{8}, {16}}).is_ok());
+  ASSERT_TRUE(tiled.vectorize(2, 3).is_ok());
+  Step bad;
+  bad.kind = StepKind::kFuse;
+  bad.stage = 2;
+  bad.iters = {0, 2};  // not adjacent
+  BuilderPool builder(task.target, {.n_parallel = 2});
+  Measurer measurer(builder, *runner_, {.timing = {.number = 1, .repeat = 2}, .check_correctness = true});
+  auto records = measurer.measure(task, {{tiled.steps()}, {{bad}}, {{}}});
+  ASSERT_TRUE(records.is_ok()) << records.status().to_string();
+  ASSERT_EQ(records->size(), 3u);
+  const auto& good = (*records)[0];
+  EXPECT_TRUE(good.ok()) << good.error_kind << ": " << good.error_message;
+  EXPECT_EQ(good.costs.size(), 2u);
+  EXPECT_EQ(good.workload_key, task.workload_key());
+  EXPECT_GT(good.build_seconds, 0);
+  const auto& invalid = (*records)[1];
+  EXPECT_EQ(invalid.error_kind, "invalid-schedule");
+  EXPECT_TRUE(invalid.costs.empty());
+  EXPECT_TRUE((*records)[2].ok()) << (*records)[2].error_message;  // the default schedule
+}
+
+}  // namespace
+}  // namespace tessera::tuner

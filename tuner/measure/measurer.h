@@ -1,0 +1,52 @@
+// The Measurer joins the builder pool to a runner: candidates in, records out.
+// Every candidate becomes a record, good or bad (DESIGN: a failed measurement
+// is data).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "records/record.h"
+#include "rpc/runner.h"
+#include "tuner/measure/builder.h"
+#include "tuner/task.h"
+
+namespace tessera::tuner {
+
+/// One schedule to measure.
+struct Candidate {
+  std::vector<Step> steps;
+  std::string knob_config_json;  ///< for knob spaces; empty otherwise
+  records::SpaceKind space = records::SpaceKind::kSketch;
+};
+
+struct MeasureOptions {
+  runtime::TimingOptions timing{.number = 1, .repeat = 3, .min_repeat_ms = 50};
+  int timeout_ms = 10000;
+  /// Compare each candidate's output with the default schedule's (host
+  /// targets only: the reference is computed here).
+  bool check_correctness = false;
+  double tolerance = 1e-3;
+  int64_t session_id = 0;
+};
+
+class Measurer {
+ public:
+  Measurer(const BuilderPool& builder, rpc::Runner& runner, MeasureOptions options = {});
+
+  /// Builds every candidate, measures those that built, and returns one record
+  /// per candidate in order. The Status is for the runner failing as a whole.
+  Result<std::vector<records::Record>> measure(const Task& task, const std::vector<Candidate>& candidates);
+
+ private:
+  Result<std::optional<rpc::ReferenceCheck>> reference_for(const Task& task);
+
+  const BuilderPool& builder_;
+  rpc::Runner& runner_;
+  MeasureOptions options_;
+  std::string reference_key_;
+  std::optional<rpc::ReferenceCheck> reference_;
+};
+
+}  // namespace tessera::tuner
