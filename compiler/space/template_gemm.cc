@@ -10,7 +10,7 @@
 // contiguous buffer and reused by every row of the block. The output's own
 // loops copy the block out, applying the elementwise tail on the way.
 //
-// Knobs: tile_m [Mo, mb/mr, mr], tile_n [No, nb/nr, nr], tile_k [Ko, kb],
+// Knobs: tile_m [Mo, mb/mr, mr], tile_n [No, nb/nr, nr], tile_k [Ko, kb >= 16],
 // order (of k.0 i.0 j.0), unroll_rows (i.1), cache_b.
 #include <algorithm>
 
@@ -50,7 +50,10 @@ Result<KnobSpace> define_gemm(const ComputeDAG& dag, const Target& target) {
   KnobSpace space;
   TESSERA_RETURN_IF_ERROR(space.define_split("tile_m", g.m, SplitPolicy::factors(), 3, unrolled_split_filter()));
   TESSERA_RETURN_IF_ERROR(space.define_split("tile_n", g.n, SplitPolicy::factors(), 3, vector_split_filter(g.n, lanes)));
-  TESSERA_RETURN_IF_ERROR(space.define_split("tile_k", g.k, SplitPolicy::factors(), 2));
+  // A k block shorter than 16 reloads the accumulators for too little work.
+  const int64_t min_kb = std::min<int64_t>(g.k, 16);
+  TESSERA_RETURN_IF_ERROR(space.define_split("tile_k", g.k, SplitPolicy::factors(), 2,
+                                             [=](const std::vector<int64_t>& s) { return s[1] >= min_kb; }));
   TESSERA_RETURN_IF_ERROR(space.define_reorder_all("order", 3));
   TESSERA_RETURN_IF_ERROR(space.define_annotate("unroll_rows", {{IterAnnotation::kUnroll, IterAnnotation::kNone}}));
   TESSERA_RETURN_IF_ERROR(space.define_knob("cache_b", {1, 0}));

@@ -1,0 +1,184 @@
+// Quality of the knob space before any cost model: the best of N random
+// configurations of the matmul template, built and measured on this machine,
+// against OpenBLAS in the same run.
+//
+//   build/bin/bench_space_knob                          # N = 100
+//   build/bin/bench_space_knob --samples=1000           # N = 1000
+//
+// Screening: every sample is built and run once; one that is more than twice
+// as slow as the best so far is dropped, the others are timed by a short
+// median. The best one is then timed by the full median (bench/peers.h)
+// right next to OpenBLAS, and its result checked against OpenBLAS's.
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <string>
+
+#include "bench/peers.h"
+#include "compiler/codegen/build.h"
+#include "compiler/ops/op_spec.h"
+#include "compiler/space/templates.h"
+#include "runtime/module.h"
+#include "runtime/ndarray.h"
+#include "runtime/thread_pool.h"
+
+namespace tessera {
+namespace {
+
+constexpr int kThreads = 2;
+constexpr int64_t kSize = 1024;
+
+struct Matrices {
+  runtime::NDArray a, b, c, ref;
+  Matrices()
+      : a(runtime::NDArray::create({kSize, kSize}, DType::f32()).value()),
+        b(runtime::NDArray::create({kSize, kSize}, DType::f32()).value()),
+        c(runtime::NDArray::create({kSize, kSize}, DType::f32()).value()),
+        ref(runtime::NDArray::create({kSize, kSize}, DType::f32()).value()) {
+    a.fill_random(1);
+    b.fill_random(2);
+  }
+};
+
+// A built configuration, ready to run.
+struct Candidate {
+  runtime::Module module;
+  TesseraKernelFn fn;
+};
+
+Result<Candidate> build(const KnobTemplate& t, const ops::OpInstance& inst, const KnobConfig& c, const Target& target) {
+  TESSERA_ASSIGN_OR_RETURN(State state, apply_template(t, inst.dag, c, target));
+  TESSERA_ASSIGN_OR_RETURN(BuiltLibrary lib, build_kernel(state, target, "matmul"));
+  TESSERA_ASSIGN_OR_RETURN(runtime::Module mod, runtime::Module::load_from_bytes(lib.bytes, "/tmp"));
+  TESSERA_ASSIGN_OR_RETURN(TesseraKernelFn fn, mod.get_kernel("matmul"));
+  return Candidate{std::move(mod), fn};
+}
+
+double once(TesseraKernelFn fn, void** args) {
+  auto start = std::chrono::steady_clock::now();
+  fn(args);
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+void BM_Space_BestOfKnobMatmul1024(benchmark::State& state) {
+  const int samples = static_cast<int>(state.range(0));
+  const Target target = Target::host();
+  ops::OpInstance inst = ops::parse_op_spec("matmul:M=1024,N=1024,K=1024").value();
+  const KnobTemplate& tmpl = *find_template("matmul");
+  KnobSpace space = tmpl.define(*inst.dag, target).value();
+  Matrices d;
+  void* args[] = {d.a.raw_data(), d.b.raw_data(), d.c.raw_data()};
+  runtime::ThreadPool pool(kThreads);
+  runtime::ParallelScope scope(&pool);
+
+  // Distinct random indices, the same on every run.
+  std::mt19937_64 rng(20240601);
+  std::vector<uint64_t> indices;
+  while (indices.size() < std::min<uint64_t>(samples, space.size())) {
+    uint64_t i = rng() % space.size();
+    if (std::find(indices.begin(), indices.end(), i) == indices.end()) indices.push_back(i);
+  }
+  double best = INFINITY, ours = 0, peer = 0;
+  KnobConfig best_config;
+  int failed = 0, screened = 0;
+  const auto search_start = std::chrono::steady_clock::now();
+  for (auto _ : state) {
+    for (uint64_t index : indices) {
+      KnobConfig c = space.config(index).value();
+      auto cand = build(tmpl, inst, c, target);
+      if (!cand.is_ok()) {
+        ++failed;
+        std::fprintf(stderr, "%s: %s\n", c.to_string().c_str(), cand.status().to_string().c_str());
+        continue;
+      }
+      double t = once(cand->fn, args);
+      if (t > 2 * best) continue;  // far from the best: not worth a median
+      ++screened;
+      t = bench::median_seconds([&] { cand->fn(args); }, 3, 20);
+      if (t < best) {
+        best = t;
+        best_config = c;
+      }
+    }
+    auto winner = build(tmpl, inst, best_config, target);
+    if (!winner.is_ok()) return state.SkipWithError(winner.status().to_string().c_str());
+    ours = bench::median_seconds([&] { winner->fn(args); });
+    peer = bench::median_seconds(
+        [&] { bench::openblas_sgemm(kSize, kSize, kSize, d.a.data<float>(), d.b.data<float>(), d.ref.data<float>(), kThreads); });
+    state.SetIterationTime(ours);
+  }
+  const double search_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - search_start).count();
+  double max_err = 0;
+  for (int64_t i = 0; i < kSize * kSize; ++i)
+    max_err = std::max<double>(max_err, std::fabs(d.c.data<float>()[i] - d.ref.data<float>()[i]));
+  if (max_err > 1e-2) return state.SkipWithError("the best configuration's result differs from OpenBLAS");
+  const double flops = 2.0 * kSize * kSize * kSize;
+  state.counters["gflops"] = flops / ours / 1e9;
+  state.counters["peer_gflops"] = flops / peer / 1e9;
+  state.counters["vs_peer"] = peer / ours;
+  state.counters["samples"] = static_cast<double>(indices.size());
+  state.counters["screened"] = screened;
+  state.counters["failed"] = failed;
+  state.counters["search_s"] = search_s;
+  state.SetLabel(best_config.to_string());
+}
+
+// The fallback configuration (what compile time uses without records).
+void BM_Space_KnobFallbackMatmul1024(benchmark::State& state) {
+  const Target target = Target::host();
+  ops::OpInstance inst = ops::parse_op_spec("matmul:M=1024,N=1024,K=1024").value();
+  const KnobTemplate& tmpl = *find_template("matmul");
+  KnobSpace space = tmpl.define(*inst.dag, target).value();
+  KnobConfig fallback = tmpl.fallback(space, *inst.dag, target).value();
+  auto cand = build(tmpl, inst, fallback, target);
+  if (!cand.is_ok()) return state.SkipWithError(cand.status().to_string().c_str());
+  Matrices d;
+  void* args[] = {d.a.raw_data(), d.b.raw_data(), d.c.raw_data()};
+  runtime::ThreadPool pool(kThreads);
+  runtime::ParallelScope scope(&pool);
+  double ours = 0, peer = 0;
+  for (auto _ : state) {
+    ours = bench::median_seconds([&] { cand->fn(args); });
+    peer = bench::median_seconds(
+        [&] { bench::openblas_sgemm(kSize, kSize, kSize, d.a.data<float>(), d.b.data<float>(), d.ref.data<float>(), kThreads); });
+    state.SetIterationTime(ours);
+  }
+  const double flops = 2.0 * kSize * kSize * kSize;
+  state.counters["gflops"] = flops / ours / 1e9;
+  state.counters["peer_gflops"] = flops / peer / 1e9;
+  state.counters["vs_peer"] = peer / ours;
+  state.SetLabel(fallback.to_string());
+}
+
+}  // namespace
+}  // namespace tessera
+
+// --samples=N sets how many random configurations the search draws.
+int main(int argc, char** argv) {
+  int64_t samples = 100;
+  std::vector<char*> rest;
+  for (int i = 0; i < argc; ++i) {
+    if (std::strncmp(argv[i], "--samples=", 10) == 0) samples = std::max<int64_t>(1, std::atoll(argv[i] + 10));
+    else rest.push_back(argv[i]);
+  }
+  int rest_argc = static_cast<int>(rest.size());
+  benchmark::RegisterBenchmark("BM_Space_BestOfKnobMatmul1024", tessera::BM_Space_BestOfKnobMatmul1024)
+      ->Arg(samples)
+      ->UseManualTime()
+      ->Iterations(1)
+      ->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("BM_Space_KnobFallbackMatmul1024", tessera::BM_Space_KnobFallbackMatmul1024)
+      ->UseManualTime()
+      ->Iterations(1)
+      ->Unit(benchmark::kMillisecond);
+  benchmark::Initialize(&rest_argc, rest.data());
+  if (benchmark::ReportUnrecognizedArguments(rest_argc, rest.data())) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
