@@ -138,12 +138,34 @@ Result<std::string> canonical_json(std::string_view json, std::string_view what)
   return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-int64_t steps_hash(std::string_view canonical_steps) {
-  uint64_t h = 14695981039346656037ull;
-  for (unsigned char c : canonical_steps) {
-    h ^= c;
-    h *= 1099511628211ull;
+int64_t steps_hash(std::string_view text) {
+  // MurmurHash64A, 8 bytes a round, with little-endian loads so that the value
+  // stored in a database is the same on every machine.
+  constexpr uint64_t kMul = 0xc6a4a7935bd1e995ull;
+  constexpr int kShift = 47;
+  auto load = [](const char* p, size_t n) {
+    uint64_t v = 0;
+    for (size_t i = 0; i < n; ++i) v |= static_cast<uint64_t>(static_cast<unsigned char>(p[i])) << (8 * i);
+    return v;
+  };
+  uint64_t h = 0x5453524453544550ull ^ (text.size() * kMul);
+  const char* p = text.data();
+  size_t rounds = text.size() / 8;
+  for (size_t i = 0; i < rounds; ++i, p += 8) {
+    uint64_t k = load(p, 8);
+    k *= kMul;
+    k ^= k >> kShift;
+    k *= kMul;
+    h ^= k;
+    h *= kMul;
   }
+  if (size_t rest = text.size() % 8) {
+    h ^= load(p, rest);
+    h *= kMul;
+  }
+  h ^= h >> kShift;
+  h *= kMul;
+  h ^= h >> kShift;
   return static_cast<int64_t>(h);
 }
 

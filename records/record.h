@@ -100,7 +100,9 @@ Result<std::string> canonical_json(std::string_view json, std::string_view what)
 /// of canonical_json; false may also mean "not sure").
 bool is_canonical_json(std::string_view json);
 
-/// A stable 64-bit hash (FNV-1a) of canonical step-list text, for de-dup lookups.
+/// A stable 64-bit hash (MurmurHash64A, seed 0x5453524453544550, little-endian
+/// loads) of canonical step-list text, for de-dup lookups. Stored in databases:
+/// never change it.
 int64_t steps_hash(std::string_view canonical_steps);
 
 /// Checks what append() requires of a record and returns it in stored form:

@@ -69,6 +69,15 @@ TEST(CanonicalJson, InvalidJsonIsAnInvalidArgument) {
     EXPECT_EQ(canonical_json(text, "steps").status().code(), ErrorCode::kInvalidArgument) << text;
 }
 
+TEST(StepsHash, IsPinnedBecauseDatabasesStoreIt) {
+  // Changing these values would make every stored steps_hash stale: measured()
+  // and import de-duplication would stop finding old records.
+  EXPECT_EQ(steps_hash(""), 6079411770313264786);
+  EXPECT_EQ(steps_hash("[]"), 217938891715204003);
+  EXPECT_EQ(steps_hash(R"([{"kind":"split"}])"), 7055583925069782485);
+  EXPECT_EQ(steps_hash("0123456789abcdef0"), 8979012359742117160);
+}
+
 TEST(NormalizeRecord, FillsTheTimestampAndKeepsAnExplicitOne) {
   Record r = testing::ok_record(testing::key_of(1), testing::kTarget, 0.001);
   r.timestamp = 0;
