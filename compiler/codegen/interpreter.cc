@@ -283,7 +283,7 @@ struct Binding {
 
 class Interpreter {
  public:
-  explicit Interpreter(const PrimFunc& f) : func_(f) {}
+  Interpreter(const PrimFunc& f, const InterpretOptions& options) : func_(f), options_(options) {}
 
   Status run(const std::vector<void*>& args);
 
@@ -307,6 +307,7 @@ class Interpreter {
   bool check_index(const Binding& b, int64_t index, const char* access);
 
   const PrimFunc& func_;
+  const InterpretOptions options_;
   Status error_;
   std::vector<std::pair<const VarNode*, int64_t>> env_;  // innermost binding last
   std::vector<Binding> buffers_;                          // innermost binding last
@@ -588,8 +589,10 @@ void Interpreter::exec_for(const ForNode* op) {
   if (failed()) return;
   const size_t slot = env_.size();
   env_.emplace_back(op->var.node(), 0);
-  for (int64_t i = 0; i < extent.at(0).i; ++i) {
-    env_[slot].second = lo.at(0).i + i;
+  const int64_t n = extent.at(0).i;
+  const bool reverse = options_.reverse_parallel_loops && op->loop_kind == LoopKind::kParallel;
+  for (int64_t i = 0; i < n; ++i) {
+    env_[slot].second = lo.at(0).i + (reverse ? n - 1 - i : i);
     exec(op->body);
     if (failed()) break;
   }
@@ -611,6 +614,8 @@ void Interpreter::exec_allocate(const AllocateNode* op) {
 
 }  // namespace
 
-Status interpret(const PrimFunc& f, const std::vector<void*>& args) { return Interpreter(f).run(args); }
+Status interpret(const PrimFunc& f, const std::vector<void*>& args, const InterpretOptions& options) {
+  return Interpreter(f, options).run(args);
+}
 
 }  // namespace tessera

@@ -206,6 +206,19 @@ TEST(Interpreter, EveryLoopKindRunsAllIterationsInOrder) {
   }
 }
 
+TEST(Interpreter, ParallelLoopsCanRunInReverseToExposeDependences) {
+  Buffer o = make_buffer("O", DType::i64(), {1});
+  Var i("i");
+  // O[0] = O[0] * 10 + i: the result depends on the iteration order.
+  PrimFunc f = func({o}, make_for(i, i64(1), i64(3), LoopKind::kParallel,
+                                  make_store(o, make_load(o, i64(0)) * i64(10) + i, i64(0))));
+  int64_t forward = 0, backward = 0;
+  ASSERT_TRUE(interpret(f, {&forward}).is_ok());
+  ASSERT_TRUE(interpret(f, {&backward}, InterpretOptions{.reverse_parallel_loops = true}).is_ok());
+  EXPECT_EQ(forward, 123);
+  EXPECT_EQ(backward, 321);
+}
+
 TEST(Interpreter, LoopWithNonZeroMin) {
   Buffer o = make_buffer("O", DType::i64(), {6});
   Var i("i");
