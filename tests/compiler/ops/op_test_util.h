@@ -44,7 +44,8 @@ inline std::vector<std::vector<float>> random_inputs(const ComputeDAG& dag, uint
 /// Lowers `state` and interprets it: `inputs` feed the placeholder args in
 /// order; returns the (single) computed arg, which starts as NaN so that an
 /// element the kernel never writes shows up.
-inline Result<std::vector<float>> run(const State& state, const std::vector<std::vector<float>>& inputs) {
+inline Result<std::vector<float>> run(const State& state, const std::vector<std::vector<float>>& inputs,
+                                      const InterpretOptions& options = {}) {
   TESSERA_ASSIGN_OR_RETURN(PrimFunc f, lower(state, "kernel"));
   std::vector<std::vector<float>> buffers;
   std::vector<void*> ptrs;
@@ -62,7 +63,7 @@ inline Result<std::vector<float>> run(const State& state, const std::vector<std:
     }
     ptrs.push_back(buffers.back().data());
   }
-  TESSERA_RETURN_IF_ERROR(interpret(f, ptrs));
+  TESSERA_RETURN_IF_ERROR(interpret(f, ptrs, options));
   return buffers[output];
 }
 
