@@ -140,6 +140,34 @@ TEST(Interpreter, CastsTruncateWrapAndRound) {
   EXPECT_EQ(r64, -2700);           // float16 arithmetic rounds: -2.69921875 * 1000 -> -2700
 }
 
+TEST(Interpreter, NarrowIntegerAndBoolLoadsWidenWithTheirSign) {
+  Buffer a = make_buffer("A", DType::i8(), {1}), b = make_buffer("B", DType::u8(), {1});
+  Buffer c = make_buffer("C", DType::boolean(), {1}), o = make_buffer("O", DType::i32(), {1});
+  auto widened = [](const Buffer& buf) { return make_cast(DType::i32(), make_load(buf, i64(0))); };
+  PrimFunc f = func({a, b, c, o}, make_store(o, widened(a) * make_int(1000, DType::i32()) + widened(b) + widened(c), i64(0)));
+  int8_t x = -3;
+  uint8_t y = 255, z = 1;
+  int32_t out = 0;
+  ASSERT_TRUE(interpret(f, {&x, &y, &z, &out}).is_ok());
+  EXPECT_EQ(out, -3000 + 255 + 1);
+}
+
+TEST(Interpreter, LogicComparisonsAndMinMax) {
+  Buffer in = make_buffer("In", DType::f32(), {2}), o = make_buffer("O", DType::i64(), {6});
+  Expr x = make_load(in, i64(0)), y = make_load(in, i64(1));  // 1.5, -2
+  Expr lt = make_binary(ExprKind::kLT, x, y), ge = make_binary(ExprKind::kGE, x, y);
+  auto as_int = [](Expr b) { return make_cast(DType::i64(), b); };
+  PrimFunc f = func({in, o}, make_seq({make_store(o, as_int(lt), i64(0)), make_store(o, as_int(ge), i64(1)),
+                                       make_store(o, as_int(make_not(lt) && ge), i64(2)),
+                                       make_store(o, as_int(lt || make_binary(ExprKind::kNE, x, x)), i64(3)),
+                                       make_store(o, make_cast(DType::i64(), min(x, y)), i64(4)),
+                                       make_store(o, make_cast(DType::i64(), max(x, y)), i64(5))}));
+  std::vector<float> v = {1.5f, -2.0f};
+  std::vector<int64_t> out(6, 7);
+  ASSERT_TRUE(interpret(f, {v.data(), out.data()}).is_ok());
+  EXPECT_EQ(out, (std::vector<int64_t>{0, 1, 1, 0, -2, 1}));
+}
+
 TEST(Interpreter, Float32ArithmeticRoundsEachResult) {
   Buffer o = make_buffer("O", DType::f32(), {1});
   Buffer one = make_buffer("One", DType::f32(), {1});
