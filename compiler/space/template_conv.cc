@@ -120,23 +120,29 @@ Status apply_conv(const KnobConfig& cfg, const Target& target, State* state, boo
 Result<KnobConfig> fallback_conv(const KnobSpace& space, const ComputeDAG& dag, const Target& target, bool nhwc) {
   TESSERA_ASSIGN_OR_RETURN(Conv cv, analyze(dag, nhwc));
   const int64_t lanes = target.vector_lanes(cv.stages.dtype);
-  // A micro-kernel of 8 (or 4 with 16 registers) unrolled rows by two
-  // vectors, as in the gemm fallback; whole output rows per block for NCHW,
-  // input channels in blocks of up to 64, the pad computed per channel block.
-  const int64_t unrolled = vector_registers(target) >= 32 ? 8 : 4, vec = 2 * lanes;
+  // The gemm fallback's micro-kernel: about two vectors wide, as many
+  // unrolled rows as keep the accumulators in half the registers (8 x 2 on
+  // AVX-512). NCHW blocks are whole output rows of ~32 channels, NHWC blocks
+  // one micro-kernel of up to 64 channels; input channels in blocks of up to
+  // 64; the pad computed once at the root.
+  const std::vector<int64_t> vec_sizes = innermost_sizes(*space.find(nhwc ? "tile_k" : "tile_q"));
+  const std::vector<int64_t> unrolled_sizes = innermost_sizes(*space.find(nhwc ? "tile_q" : "tile_k"));
+  const int64_t vec = nearest_size(vec_sizes, 2 * lanes);
+  const int64_t regs_per_row = (vec + lanes - 1) / lanes;
+  const int64_t unrolled = largest_at_most(unrolled_sizes, std::max<int64_t>(1, vector_registers(target) / 2 / regs_per_row));
   const int64_t unroll = static_cast<int64_t>(IterAnnotation::kUnroll);
   std::vector<std::pair<std::string, std::vector<int64_t>>> ideal = {
       {"tile_p", {0, nhwc ? 1 : 4}},
       {"tile_c", {0, std::min<int64_t>(cv.c, 64)}},
       {"order", {0, 1, 2, 3}},
       {"unroll", {unroll, cv.r <= 16 ? unroll : 0, cv.s <= 16 ? unroll : 0}},
-      {"pad", {kPadAt}}};
+      {"pad", {kPadRoot}}};
   if (nhwc) {
     ideal.push_back({"tile_q", {0, 1, unrolled}});
     ideal.push_back({"tile_k", {0, std::max<int64_t>(1, std::min<int64_t>(cv.k, 64) / vec), vec}});
   } else {
-    ideal.push_back({"tile_k", {0, 4, unrolled}});
-    ideal.push_back({"tile_q", {0, std::max<int64_t>(1, cv.q / vec), vec}});
+    ideal.push_back({"tile_k", {0, std::max<int64_t>(1, 32 / unrolled), unrolled}});
+    ideal.push_back({"tile_q", {0, cv.q / vec, vec}});
   }
   return nearest_config(space, ideal);
 }

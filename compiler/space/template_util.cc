@@ -74,12 +74,6 @@ int vector_registers(const Target& target) {
   return target.is_aarch64() || target.vector_bits >= 512 ? 32 : 16;
 }
 
-int64_t largest_divisor_at_most(int64_t n, int64_t limit) {
-  for (int64_t d = std::min(n, limit); d > 1; --d)
-    if (n % d == 0) return d;
-  return 1;
-}
-
 // ---------------------------------------------------------------------------
 // Sched
 
@@ -172,7 +166,13 @@ Status Sched::cache_read(const std::string& stage, const std::vector<std::string
 }
 
 Status Sched::vectorize_by_divisor(const std::string& stage, const Var& loop, int64_t extent, int64_t lanes) {
-  const int64_t v = largest_divisor_at_most(extent, lanes);
+  // The whole loop when it fits four registers; else the widest divisor
+  // made of whole registers or a power-of-two part of one (odd widths such
+  // as 14 or 29 become several partial registers).
+  const int64_t max_lanes = std::min<int64_t>(kMaxVectorLanes, 4 * lanes);
+  int64_t v = extent <= max_lanes ? extent : 1;
+  for (int64_t d = max_lanes; v == 1 && d > 1; --d)
+    if (extent % d == 0 && (d % lanes == 0 || (d < lanes && (d & (d - 1)) == 0))) v = d;
   if (v < 2) return Status::ok();
   if (v == extent) return annotate(stage, loop, IterAnnotation::kVectorize);
   TESSERA_ASSIGN_OR_RETURN(std::vector<Var> parts, split(stage, loop, {v}));
@@ -266,7 +266,34 @@ Result<KnobConfig> nearest_config(const KnobSpace& space,
 SplitFilter vector_split_filter(int64_t extent, int64_t lanes) {
   const bool aligned = extent % lanes == 0;
   const int64_t max_lanes = std::min<int64_t>(kMaxVectorLanes, 4 * lanes);
-  return [=](const std::vector<int64_t>& s) { return s.back() <= max_lanes && (!aligned || s.back() % lanes == 0); };
+  return [=](const std::vector<int64_t>& s) {
+    const int64_t v = s.back();
+    if (v > max_lanes) return false;
+    if (aligned) return v % lanes == 0;
+    // Odd widths (7, 14, 28 of 56) become several partial registers per
+    // row; keep whole registers' fractions, or the whole extent at once.
+    return (v <= lanes && (v & (v - 1)) == 0) || v == extent;
+  };
+}
+
+std::vector<int64_t> innermost_sizes(const Knob& knob) {
+  std::set<int64_t> sizes;
+  for (const auto& c : knob.candidates) sizes.insert(c.back());
+  return {sizes.begin(), sizes.end()};
+}
+
+int64_t largest_at_most(const std::vector<int64_t>& sizes, int64_t limit) {
+  int64_t best = sizes.front();
+  for (int64_t v : sizes)
+    if (v <= limit) best = v;
+  return best;
+}
+
+int64_t nearest_size(const std::vector<int64_t>& sizes, int64_t want) {
+  int64_t best = sizes.front();
+  for (int64_t v : sizes)
+    if (std::fabs(std::log2(double(v) / want)) < std::fabs(std::log2(double(best) / want)) - 1e-9) best = v;
+  return best;
 }
 
 SplitFilter unrolled_split_filter(int64_t max) {

@@ -37,8 +37,6 @@ Result<OpStages> find_op_stages(const ComputeDAG& dag, OpPattern pattern, const 
 
 /// Vector registers of `target` (AVX-512 and AArch64: 32, others: 16).
 int vector_registers(const Target& target);
-/// The largest divisor of n that is at most `limit` (at least 1).
-int64_t largest_divisor_at_most(int64_t n, int64_t limit);
 
 /// Schedules one State by stage names and loop variables. Stage indices
 /// move when cache stages are inserted and loop positions move with every
@@ -61,8 +59,9 @@ class Sched {
   Status compute_inline(const std::string& stage);
   Status cache_write(const std::string& stage);  ///< adds stage + ".local"
   Status cache_read(const std::string& stage, const std::vector<std::string>& readers);  ///< adds stage + ".local"
-  /// Vectorizes `loop` of `extent` (known to the caller) by its largest
-  /// divisor up to `lanes`: the whole loop, or the inner part of a split.
+  /// Vectorizes `loop` of `extent` (known to the caller): the whole loop
+  /// when it fits four vectors, else the inner part of a split by the widest
+  /// divisor of whole vectors (or a power-of-two part of one).
   Status vectorize_by_divisor(const std::string& stage, const Var& loop, int64_t extent, int64_t lanes);
   /// Extent of `loop` once bound inference has run (attached stages cover
   /// only their region).
@@ -98,12 +97,20 @@ Status place_pad(Sched& s, const OpStages& stages, const KnobConfig& config, con
 Result<KnobConfig> nearest_config(const KnobSpace& space,
                                   const std::vector<std::pair<std::string, std::vector<int64_t>>>& ideal);
 
-/// Filter of a split whose innermost size is one vectorized loop: whole
-/// vectors when `extent` is a multiple of `lanes`, at most four vectors and
-/// never more than the lowering's lane limit.
+/// Filter of a split whose innermost size is one vectorized loop: at most
+/// four vectors and the lowering's lane limit; whole vectors when `extent` is
+/// a multiple of `lanes`, else a power of two up to one vector, or the whole
+/// extent.
 SplitFilter vector_split_filter(int64_t extent, int64_t lanes);
 /// Filter of a split whose innermost size is an unrolled loop (at most `max`).
 SplitFilter unrolled_split_filter(int64_t max = 16);
+
+/// The distinct innermost sizes of split knob `knob`, ascending.
+std::vector<int64_t> innermost_sizes(const Knob& knob);
+/// The largest of ascending `sizes` not above `limit` (the smallest if none is).
+int64_t largest_at_most(const std::vector<int64_t>& sizes, int64_t limit);
+/// The one of ascending `sizes` nearest `want` by ratio (the smaller on a tie).
+int64_t nearest_size(const std::vector<int64_t>& sizes, int64_t want);
 
 /// Annotation choices for a loop that may be unrolled: {none, unroll} when
 /// `extent` is small enough to copy out, else {none}.

@@ -105,14 +105,15 @@ Result<KnobConfig> fallback_depthwise(const KnobSpace& space, const ComputeDAG& 
   TESSERA_ASSIGN_OR_RETURN(Window w, depthwise(dag));
   const int64_t lanes = target.vector_lanes(w.stages.dtype);
   // Whole rows of a few channels per task, one vector of columns kept in
-  // registers across the unrolled window, the pad computed per channel.
+  // registers across the unrolled window, the pad computed once at the root.
   const int64_t unroll = static_cast<int64_t>(IterAnnotation::kUnroll);
+  const int64_t vec = nearest_size(innermost_sizes(*space.find("tile_q")), lanes);
   return nearest_config(space, {{"tile_c", {0, 4}},
                                 {"tile_p", {0, 8}},
-                                {"tile_q", {0, std::max<int64_t>(1, w.q / lanes), lanes}},
+                                {"tile_q", {0, w.q / vec, vec}},
                                 {"order", {0, 1, 2}},
                                 {"unroll", {w.r <= 16 ? unroll : 0, w.s <= 16 ? unroll : 0}},
-                                {"pad", {kPadAt}}});
+                                {"pad", {kPadRoot}}});
 }
 
 // ---------------------------------------------------------------------------
@@ -173,7 +174,7 @@ Result<KnobConfig> fallback_pool(const KnobSpace& space, const ComputeDAG& dag, 
   // element only a few times.
   const int64_t unroll = static_cast<int64_t>(IterAnnotation::kUnroll);
   return nearest_config(space, {{"tile_p", {0, 4}},
-                                {"tile_q", {0, lanes}},
+                                {"tile_q", {0, nearest_size(innermost_sizes(*space.find("tile_q")), lanes)}},
                                 {"unroll", {w.r <= 16 ? unroll : 0, w.s <= 16 ? unroll : 0}},
                                 {"pad", {kPadInline}}});
 }
