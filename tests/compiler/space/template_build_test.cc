@@ -11,7 +11,7 @@
 #include "compiler/codegen/build.h"
 #include "compiler/codegen/interpreter.h"
 #include "compiler/lower/lower.h"
-#include "compiler/ops/op_spec.h"
+#include "compiler/ops/ops.h"
 #include "runtime/module.h"
 #include "runtime/ndarray.h"
 #include "runtime/thread_pool.h"
@@ -108,6 +108,32 @@ TEST(KnobTemplatesBuilt, FiftyRandomConfigsPerTemplateMatchTheInterpreter) {
         if (HasFatalFailure()) return;
       }
     }
+  }
+}
+
+// A fused subgraph as graph fusion makes it: conv2d, then a broadcast bias
+// and a ReLU, which the template inlines into the block write-back.
+TEST(KnobTemplatesBuilt, ConvWithBiasAndReluTailMatchesTheInterpreter) {
+  Tensor x = placeholder({1, 6, 11, 13}, DType::f32(), "X"), w = placeholder({10, 6, 3, 3}, DType::f32(), "W");
+  Tensor bias = placeholder({1, 10, 1, 1}, DType::f32(), "bias");
+  Tensor conv = ops::conv2d_nchw(x, w, 1, 1).value();
+  Tensor out = ops::relu(ops::add(conv, bias).value()).value();
+  ops::OpInstance inst;
+  inst.op = "conv2d";
+  inst.dag = std::make_shared<const ComputeDAG>(ComputeDAG::make({x, w, bias, out}).value());
+  const KnobTemplate* tmpl = find_template("conv2d");
+  KnobSpace space = tmpl->define(*inst.dag, Target::host()).value();
+  const runtime::NDArray expected = reference(inst);
+  runtime::ThreadPool pool(2);
+  std::mt19937_64 rng(99);
+  for (int i = 0; i < 300; ++i) {
+    KnobConfig c = i == 0 ? tmpl->fallback(space, *inst.dag, Target::host()).value()
+                          : space.config(rng() % space.size()).value();
+    auto state = apply_template(*tmpl, inst.dag, c, Target::host());
+    ASSERT_TRUE(state.is_ok()) << state.status().to_string();
+    ASSERT_TRUE(lower(*state).is_ok()) << c.to_string();
+    if (i % 30 == 0) expect_matches(inst, *state, expected, &pool, "conv+bias+relu " + c.to_string());
+    if (HasFatalFailure()) return;
   }
 }
 
