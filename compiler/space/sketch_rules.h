@@ -1,0 +1,38 @@
+// Sketch generation rules (Ansor's, for CPUs), applied to the stages of a
+// ComputeDAG from the outputs backwards:
+//
+//   always-inline   elementwise / broadcast / injective stages that are not
+//                   outputs (pad stages included) are computed inline;
+//   tile + fuse     a stage with data reuse (OpPattern::kComplex) whose only
+//                   consumer (through inlined stages) is an elementwise stage
+//                   reading it at the same point: the consumer keeps the
+//                   outer "SS" tiles, the stage is tiled "RSRS" and computed
+//                   at the consumer's last outer tile loop;
+//   cache_write     a kComplex stage without such a consumer: a ".local"
+//                   stage takes the computation and is fused into the
+//                   original as above;
+//   tile            a kComplex stage tiled "SSRSRS" at the root (the
+//                   alternative to the two above);
+//   rfactor         a reduction with few outputs and a long reduction: the
+//                   reduce axis is split and its inner part made spatial, so
+//                   the partial sums run in parallel (alongside the plain one);
+//   skip            every other stage keeps its loops (kSimple): one spatial
+//                   axis split for vectors, parallel at the root, and a
+//                   compute location that annotation may move.
+//
+// Where a rule offers alternatives, each gives its own sketch.
+#pragma once
+
+#include <vector>
+
+#include "compiler/codegen/target.h"
+#include "compiler/space/sketch.h"
+
+namespace tessera {
+
+/// The sketches of `dag` for `target`: at least one, at most
+/// options.max_sketches. kInvalidArgument when the DAG has no compute stage.
+Result<std::vector<Sketch>> generate_sketches(const ComputeDAG& dag, const Target& target,
+                                              const SketchOptions& options = {});
+
+}  // namespace tessera
