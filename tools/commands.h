@@ -11,5 +11,6 @@ int run_tracker(int argc, char** argv, int first);
 int run_worker(int argc, char** argv, int first);
 int run_farm(int argc, char** argv, int first);
 int run_keys(int argc, char** argv, int first);
+int run_tune(int argc, char** argv, int first);
 
 }  // namespace tessera::cli

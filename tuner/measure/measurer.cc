@@ -1,5 +1,6 @@
 #include "tuner/measure/measurer.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "compiler/codegen/build.h"
@@ -45,7 +46,8 @@ Result<std::optional<rpc::ReferenceCheck>> Measurer::reference_for(const Task& t
   return reference_;
 }
 
-Result<std::vector<records::Record>> Measurer::measure(const Task& task, const std::vector<Candidate>& candidates) {
+Result<std::vector<records::Record>> Measurer::measure(const Task& task, const std::vector<Candidate>& candidates,
+                                                       MeasureOverride override) {
   std::vector<BuildInput> inputs;
   for (const Candidate& c : candidates) inputs.push_back({task.dag, c.steps});
   std::vector<BuildResult> built = builder_.build(inputs);
@@ -61,6 +63,10 @@ Result<std::vector<records::Record>> Measurer::measure(const Task& task, const s
     in.args = task.arg_specs();
     in.timing = options_.timing;
     in.timeout_ms = options_.timeout_ms;
+    if (override.single_call) {
+      in.timing = runtime::TimingOptions{.number = 1, .repeat = 1, .min_repeat_ms = 0};
+      in.timeout_ms = std::max(options_.timeout_ms, 120000);
+    }
     in.input_seed = 1;
     in.reference = reference;
     jobs.push_back(std::move(in));

@@ -31,13 +31,19 @@ struct MeasureOptions {
   int64_t session_id = 0;
 };
 
+/// Per-call changes to the measure options.
+struct MeasureOverride {
+  bool single_call = false;  ///< one timed call, no minimum repeat time, a long timeout (untuned defaults)
+};
+
 class Measurer {
  public:
   Measurer(const BuilderPool& builder, rpc::Runner& runner, MeasureOptions options = {});
 
   /// Builds every candidate, measures those that built, and returns one record
   /// per candidate in order. The Status is for the runner failing as a whole.
-  Result<std::vector<records::Record>> measure(const Task& task, const std::vector<Candidate>& candidates);
+  Result<std::vector<records::Record>> measure(const Task& task, const std::vector<Candidate>& candidates,
+                                               MeasureOverride override = {});
 
  private:
   Result<std::optional<rpc::ReferenceCheck>> reference_for(const Task& task);

@@ -1,0 +1,252 @@
+// `tessera tune`: search schedules of one or more operators on a target,
+// measuring on local workers (the default) or on a farm, and keep every
+// measurement in the records database.
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdio>
+#include <ctime>
+
+#include "compiler/ops/op_spec.h"
+#include "costmodel/xgb_model.h"
+#include "records/store.h"
+#include "rpc/keys.h"
+#include "rpc/runner.h"
+#include "tools/args.h"
+#include "tools/commands.h"
+#include "tuner/sketch_policy.h"
+#include "tuner/tuner.h"
+
+namespace tessera::cli {
+namespace {
+
+std::atomic<bool> g_stop{false};  // set by SIGINT; read by the tuning loop between batches
+
+void on_sigint(int) {
+  if (g_stop.exchange(true)) _exit(130);  // a second Ctrl-C does not wait
+}
+
+const std::vector<OptionSpec> kOptions = {
+    {"op", true, "operator to tune, e.g. matmul:M=1024,N=1024,K=1024 (repeatable)"},
+    {"target", true, "target string (default: this machine)"},
+    {"trials", true, "measurements in this run over all tasks (default 64)"},
+    {"space", true, "sketch (template-free, default) or knob (templates)"},
+    {"strategy", true, "sketch: evolutionary (default), random; knob: xgb (default), random, grid, ga"},
+    {"db", true, "records database (default tessera.db)"},
+    {"tracker", true, "measure on a farm: the tracker's endpoint, e.g. tcp://farm:9190"},
+    {"key", true, "device key of the farm's workers (with --tracker)"},
+    {"keyfile", true, "this client's CURVE keypair (with --tracker)"},
+    {"tracker-key", true, "the tracker's CURVE public key (with --tracker)"},
+    {"insecure", false, "plaintext to an ipc/loopback tracker"},
+    {"workers", true, "local workers when no tracker is given (default 1)"},
+    {"threads", true, "threads per measurement (default: the target's cores)"},
+    {"batch", true, "candidates per round (default 16)"},
+    {"seed", true, "seed of the search (default 0)"},
+    {"time-budget", true, "stop after this many seconds"},
+    {"early-stopping", true, "stop a task after N trials without improvement"},
+    {"scheduler", true, "gradient (default) or round-robin, for several tasks"},
+    {"repeat", true, "timing repeats per candidate (default 3)"},
+    {"min-repeat-ms", true, "shortest timed repeat in ms (default 50)"},
+    {"check", false, "compare every candidate's output with the default schedule's"},
+    {"help", false, "this message"},
+};
+
+int usage_error(const std::string& message) {
+  std::fprintf(stderr, "tessera tune: %s\n", message.c_str());
+  return 2;
+}
+
+}  // namespace
+
+int run_tune(int argc, char** argv, int first) {
+  auto args = Args::parse(argc, argv, first, kOptions);
+  if (!args.is_ok()) return usage_error(args.status().message());
+  if (args->has("help") || args->get_all("op").empty()) {
+    std::fprintf(args->has("help") ? stdout : stderr,
+                 "usage: tessera tune --op SPEC [--op SPEC ...] [--target T] [--trials N] [--space sketch|knob]\n"
+                 "                    [--strategy S] [--db FILE] [--tracker URL --key KEY]\n\n%s",
+                 format_options(kOptions).c_str());
+    return args->has("help") ? 0 : 2;
+  }
+
+  // Everything a user can get wrong is checked before any work starts.
+  std::string space = args->get("space", "sketch");
+  if (space != "sketch" && space != "knob") return usage_error("unknown --space '" + space + "' (sketch, knob)");
+  std::string strategy = args->get("strategy", space == "sketch" ? "evolutionary" : "xgb");
+  if (space == "sketch" && strategy != "evolutionary" && strategy != "random")
+    return usage_error("--space sketch takes --strategy evolutionary or random, not '" + strategy + "'");
+  if (space == "knob" && strategy != "xgb" && strategy != "random" && strategy != "grid" && strategy != "ga")
+    return usage_error("--space knob takes --strategy xgb, random, grid or ga, not '" + strategy + "'");
+  auto trials = args->get_int("trials", 64);
+  auto batch = args->get_int("batch", 16);
+  auto seed = args->get_int("seed", 0);
+  auto workers = args->get_int("workers", 1);
+  auto repeat = args->get_int("repeat", 3);
+  auto min_repeat_ms = args->get_double("min-repeat-ms", 50);
+  auto time_budget = args->get_double("time-budget", 0);
+  auto early = args->get_int("early-stopping", 0);
+  for (const Status* st : {&trials.status(), &batch.status(), &seed.status(), &workers.status(), &repeat.status(),
+                           &min_repeat_ms.status(), &time_budget.status(), &early.status()})
+    if (!st->is_ok()) return usage_error(st->message());
+  if (*trials <= 0) return usage_error("--trials must be positive");
+  if (*batch <= 0) return usage_error("--batch must be positive");
+  if (*workers <= 0) return usage_error("--workers must be positive");
+  if (*repeat <= 0) return usage_error("--repeat must be positive");
+  if (*time_budget < 0) return usage_error("--time-budget must not be negative");
+  std::string scheduler = args->get("scheduler", "gradient");
+  if (scheduler != "gradient" && scheduler != "round-robin")
+    return usage_error("unknown --scheduler '" + scheduler + "' (gradient, round-robin)");
+  Target target = Target::host();
+  if (args->has("target")) {
+    auto t = Target::parse(args->get("target"));
+    if (!t.is_ok()) return usage_error(t.status().message());
+    target = *t;
+  }
+  auto threads = args->get_int("threads", target.num_cores);
+  if (!threads.is_ok() || *threads <= 0) return usage_error("--threads must be a positive integer");
+
+  std::vector<tuner::Task> tasks;
+  for (const std::string& spec : args->get_all("op")) {
+    auto op = ops::parse_op_spec(spec);
+    if (!op.is_ok()) return usage_error(op.status().message());
+    tuner::Task task;
+    task.name = op->spec;
+    task.dag = op->dag;
+    task.target = target;
+    task.device_key = args->get("key", "local");
+    tasks.push_back(std::move(task));
+  }
+
+  std::string db_path = args->get("db", "tessera.db");
+  auto store = records::Store::open(db_path);
+  if (!store.is_ok()) {
+    std::fprintf(stderr, "tessera tune: cannot open the records database %s: %s\n", db_path.c_str(),
+                 store.status().to_string().c_str());
+    return 1;
+  }
+
+  std::vector<std::unique_ptr<tuner::SearchPolicy>> policies;
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    if (space == "knob")
+      return usage_error("--space knob is not wired into tune yet; use --space sketch");
+    auto sketch = SketchSpace::make(tasks[i].dag, target);
+    if (!sketch.is_ok()) {
+      std::fprintf(stderr, "tessera tune: %s: %s\n", tasks[i].name.c_str(), sketch.status().to_string().c_str());
+      return 1;
+    }
+    std::unique_ptr<costmodel::CostModel> model;
+    if (strategy == "evolutionary") {
+      costmodel::XGBOptions xo;
+      xo.seed = static_cast<uint64_t>(*seed);
+      model = std::make_unique<costmodel::XGBModel>(xo);
+    }
+    policies.push_back(std::make_unique<tuner::SketchPolicy>(std::move(*sketch), std::move(model),
+                                                             tuner::EvolutionOptions{},
+                                                             static_cast<uint64_t>(*seed) + i));
+  }
+
+  // The runner: local workers over ipc (the same code path as a farm), or a tracker.
+  std::unique_ptr<rpc::Runner> runner;
+  if (args->has("tracker")) {
+    rpc::RpcRunnerOptions ro;
+    ro.tracker = args->get("tracker");
+    ro.device_key = args->get("key", "");
+    if (ro.device_key.empty()) return usage_error("--tracker needs --key, the device key of the workers");
+    ro.security.insecure = args->has("insecure");
+    if (!ro.security.insecure) {
+      if (!args->has("keyfile") || !args->has("tracker-key"))
+        return usage_error("--tracker needs --keyfile and --tracker-key (CURVE), or --insecure on ipc/loopback");
+      auto keys = rpc::load_keypair(args->get("keyfile"));
+      auto server = rpc::load_public_key(args->get("tracker-key"));
+      if (!keys.is_ok() || !server.is_ok())
+        return usage_error((!keys.is_ok() ? keys.status() : server.status()).to_string());
+      ro.security.own = *keys;
+      ro.security.server_public_z85 = *server;
+    } else if (auto st = rpc::check_insecure_endpoint(ro.tracker); !st.is_ok()) {
+      return usage_error(st.message());
+    }
+    auto r = rpc::RpcRunner::connect(ro);
+    if (!r.is_ok()) {
+      std::fprintf(stderr, "tessera tune: %s\n", r.status().to_string().c_str());
+      return 1;
+    }
+    runner = std::move(*r);
+  } else {
+    rpc::LocalRunnerOptions lo;
+    lo.num_workers = static_cast<int>(*workers);
+    lo.threads_per_worker = static_cast<int>(*threads);
+    auto r = rpc::LocalRunner::start(lo);
+    if (!r.is_ok()) {
+      std::fprintf(stderr, "tessera tune: cannot start local workers: %s\n", r.status().to_string().c_str());
+      return 1;
+    }
+    runner = std::move(*r);
+  }
+  // Installed after the runner's own handler: the first Ctrl-C lets the
+  // current batch finish and be stored; a second one exits at once.
+  std::signal(SIGINT, on_sigint);
+
+  std::string command_line;
+  for (int i = 0; i < argc; ++i) command_line += (i ? " " : "") + std::string(argv[i]);
+  char host[256] = "";
+  gethostname(host, sizeof host - 1);
+  records::SessionInfo session;
+  session.command_line = command_line;
+  session.host = host;
+  session.tool_version = "0.1.0";
+  session.llvm_version = "19";
+  session.seed = *seed;
+  auto session_id = store->begin_session(session);
+  if (!session_id.is_ok()) {
+    std::fprintf(stderr, "tessera tune: %s\n", session_id.status().to_string().c_str());
+    return 1;
+  }
+  for (const auto& task : tasks) {
+    records::WorkloadInfo w;
+    w.key = task.workload_key();
+    w.dag_text = task.dag->canonical_text();
+    w.op_name = task.name.substr(0, task.name.find(':'));
+    w.shapes = task.name;
+    w.flop_count = task.dag->flop_count();
+    if (auto st = store->add_workload(w); !st.is_ok()) {
+      std::fprintf(stderr, "tessera tune: %s\n", st.to_string().c_str());
+      return 1;
+    }
+  }
+
+  tuner::BuilderPool builder(target);
+  tuner::MeasureOptions mo;
+  mo.timing.repeat = static_cast<int>(*repeat);
+  mo.timing.min_repeat_ms = *min_repeat_ms;
+  mo.check_correctness = args->has("check");
+  mo.session_id = *session_id;
+  tuner::Measurer measurer(builder, *runner, mo);
+  tuner::TuneOptions to;
+  to.trials = *trials;
+  to.batch_size = static_cast<int>(*batch);
+  to.time_budget_s = *time_budget;
+  to.early_stopping = *early;
+  to.seed = static_cast<uint64_t>(*seed);
+  to.scheduler = scheduler == "gradient" ? tuner::SchedulerKind::kGradient : tuner::SchedulerKind::kRoundRobin;
+  tuner::Tuner tuner(tasks, std::move(policies), measurer, &*store, to);
+  auto resumed = tuner.resume();
+  if (!resumed.is_ok()) {
+    std::fprintf(stderr, "tessera tune: %s\n", resumed.status().to_string().c_str());
+    return 1;
+  }
+  std::printf("tuning %zu task(s) on %s, %lld trials, %s space, %s search; %lld earlier records%s\n", tasks.size(),
+              target.triple.c_str(), static_cast<long long>(*trials), space.c_str(), strategy.c_str(),
+              static_cast<long long>(*resumed), *resumed ? " (not measured again)" : "");
+  tuner::Progress progress(stdout, isatty(STDOUT_FILENO));
+  auto summaries = tuner.run(&progress, &g_stop);
+  (void)store->end_session(*session_id);
+  if (!summaries.is_ok()) {
+    std::fprintf(stderr, "tessera tune: %s\n", summaries.status().to_string().c_str());
+    return 1;
+  }
+  if (g_stop) std::printf("stopped by Ctrl-C; every measurement so far is in %s\n", db_path.c_str());
+  std::printf("\n%s", tuner::format_summary(*summaries).c_str());
+  return 0;
+}
+
+}  // namespace tessera::cli

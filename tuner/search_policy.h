@@ -1,0 +1,51 @@
+// Search policies: where a task's candidates come from. One policy per task;
+// it proposes schedules never measured for the task and learns from each
+// measured batch.
+#pragma once
+
+#include <cmath>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "records/record.h"
+#include "tuner/measure/measurer.h"
+
+namespace tessera::tuner {
+
+class SearchPolicy {
+ public:
+  virtual ~SearchPolicy() = default;
+  /// "evolutionary", "random", "xgb", "grid", "ga".
+  virtual std::string name() const = 0;
+  /// Up to `n` candidates whose step lists were never measured for this task
+  /// (fewer, possibly none, when the space is exhausted).
+  virtual Result<std::vector<Candidate>> propose(int n) = 0;
+  /// The records of a measured batch (or of an earlier run, when resuming),
+  /// in the order of `candidates`.
+  virtual Status observe(const std::vector<Candidate>& candidates, const std::vector<records::Record>& records) = 0;
+};
+
+/// Step lists already measured (as canonical JSON), so nothing is measured twice.
+class SeenSet {
+ public:
+  bool contains(const std::vector<Step>& steps) const { return seen_.count(steps_to_json(steps)) > 0; }
+  bool contains_json(const std::string& json) const { return seen_.count(json) > 0; }
+  /// True when newly inserted.
+  bool insert(const std::vector<Step>& steps) { return seen_.insert(steps_to_json(steps)).second; }
+  bool insert_json(const std::string& json) { return seen_.insert(json).second; }
+  size_t size() const { return seen_.size(); }
+
+ private:
+  std::unordered_set<std::string> seen_;
+};
+
+/// Normalized throughput of a record for the cost model: best cost of the
+/// workload / this cost, in (0, 1]; 0 for a failed measurement.
+inline double normalized_throughput(const records::Record& r, double best_cost) {
+  if (!r.ok()) return 0;
+  double c = r.mean_cost();
+  return c > 0 && std::isfinite(c) ? best_cost / c : 0;
+}
+
+}  // namespace tessera::tuner

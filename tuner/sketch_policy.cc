@@ -1,0 +1,174 @@
+#include "tuner/sketch_policy.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "costmodel/features.h"
+
+namespace tessera::tuner {
+namespace {
+constexpr double kInf = std::numeric_limits<double>::infinity();
+}  // namespace
+
+SketchPolicy::SketchPolicy(SketchSpace space, std::unique_ptr<costmodel::CostModel> model, EvolutionOptions options,
+                           uint64_t seed)
+    : space_(std::move(space)), model_(std::move(model)), options_(options), rng_(seed) {}
+
+Candidate SketchPolicy::to_candidate(const SketchProgram& p) const {
+  Candidate c;
+  c.steps = p.state.steps();
+  c.space = records::SpaceKind::kSketch;
+  return c;
+}
+
+Result<std::vector<Candidate>> SketchPolicy::random_candidates(int n, SeenSet* taken) {
+  std::vector<Candidate> out;
+  // A space can be small; give up after many draws that repeat.
+  for (int attempts = 0; static_cast<int>(out.size()) < n && attempts < 20 * n + 100; ++attempts) {
+    TESSERA_ASSIGN_OR_RETURN(SketchProgram p, space_.sample(rng_));
+    std::string json = steps_to_json(p.state.steps());
+    if (seen_.contains_json(json) || !taken->insert_json(json)) continue;
+    out.push_back(to_candidate(p));
+    proposed_.emplace(json, std::move(p));
+  }
+  return out;
+}
+
+Result<std::vector<double>> SketchPolicy::score(const std::vector<SketchProgram>& programs) {
+  std::vector<std::vector<float>> feats;
+  std::vector<size_t> valid;
+  for (size_t i = 0; i < programs.size(); ++i) {
+    auto f = costmodel::extract_features(programs[i].state);
+    if (!f.is_ok()) continue;  // a program that does not lower scores lowest
+    feats.push_back(std::move(*f));
+    valid.push_back(i);
+  }
+  std::vector<double> scores(programs.size(), -kInf);
+  if (feats.empty()) return scores;
+  TESSERA_ASSIGN_OR_RETURN(std::vector<double> predicted, model_->predict(feats));
+  for (size_t j = 0; j < valid.size(); ++j) scores[valid[j]] = predicted[j];
+  return scores;
+}
+
+std::optional<SketchProgram> SketchPolicy::crossover(const SketchProgram& a, const SketchProgram& b) {
+  if (a.sketch != b.sketch) return std::nullopt;
+  // Each tile variable and each stage plan's choices come whole from one
+  // parent; completion redraws what no longer fits.
+  SketchDecisions d = a.decisions;
+  for (size_t i = 0; i < d.tiles.size() && i < b.decisions.tiles.size(); ++i)
+    if (rng_.uniform(2)) d.tiles[i] = b.decisions.tiles[i];
+  for (size_t i = 0; i < d.parallel.size() && i < b.decisions.parallel.size(); ++i) {
+    if (!rng_.uniform(2)) continue;
+    d.parallel[i] = b.decisions.parallel[i];
+    if (i < d.unroll.size() && i < b.decisions.unroll.size()) d.unroll[i] = b.decisions.unroll[i];
+    if (i < d.location.size() && i < b.decisions.location.size()) d.location[i] = b.decisions.location[i];
+  }
+  auto child = space_.complete(a.sketch, d, rng_);
+  if (!child.is_ok()) return std::nullopt;
+  return std::move(*child);
+}
+
+Result<std::vector<SketchProgram>> SketchPolicy::evolve() {
+  std::vector<SketchProgram> population;
+  // Elites: the best measured programs this session.
+  std::vector<std::pair<double, std::string>> best = measured_;
+  std::sort(best.begin(), best.end());
+  int elites = static_cast<int>(options_.population * options_.elite_share);
+  for (const auto& [cost, json] : best) {
+    if (static_cast<int>(population.size()) >= elites) break;
+    auto it = proposed_.find(json);
+    if (it != proposed_.end()) population.push_back(it->second);
+  }
+  TESSERA_ASSIGN_OR_RETURN(std::vector<SketchProgram> fresh,
+                           space_.sample(options_.population - static_cast<int>(population.size()), rng_.next()));
+  for (auto& p : fresh) population.push_back(std::move(p));
+
+  for (int g = 0; g < options_.generations; ++g) {
+    TESSERA_ASSIGN_OR_RETURN(std::vector<double> scores, score(population));
+    // Selection in proportion to the score's rank (scores may be any real).
+    std::vector<size_t> order(population.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](size_t x, size_t y) { return scores[x] > scores[y]; });
+    std::vector<SketchProgram> next;
+    std::unordered_set<std::string> in_next;
+    // Keep the top tenth unchanged.
+    for (size_t i = 0; i < order.size() && next.size() < population.size() / 10; ++i) {
+      if (in_next.insert(steps_to_json(population[order[i]].state.steps())).second) next.push_back(population[order[i]]);
+    }
+    auto pick_parent = [&]() -> const SketchProgram& {
+      // Rank-weighted: the i-th best has weight (n - i).
+      int64_t n = static_cast<int64_t>(order.size());
+      int64_t total = n * (n + 1) / 2, r = rng_.uniform(total);
+      for (int64_t i = 0; i < n; ++i) {
+        r -= n - i;
+        if (r < 0) return population[order[i]];
+      }
+      return population[order.front()];
+    };
+    for (int attempts = 0; next.size() < population.size() && attempts < 4 * options_.population; ++attempts) {
+      const SketchProgram& parent = pick_parent();
+      std::optional<SketchProgram> child;
+      if (options_.crossover && rng_.chance(options_.crossover_prob)) {
+        child = crossover(parent, pick_parent());
+      } else {
+        MutationResult m = space_.mutate(parent, rng_);
+        if (m.applied()) child = std::move(m.program);
+      }
+      if (!child) continue;
+      if (in_next.insert(steps_to_json(child->state.steps())).second) next.push_back(std::move(*child));
+    }
+    population = std::move(next);
+  }
+  return population;
+}
+
+Result<std::vector<Candidate>> SketchPolicy::propose(int n) {
+  last_model_picks_ = 0;
+  SeenSet taken;
+  if (!model_ || !trained_) return random_candidates(n, &taken);
+  TESSERA_ASSIGN_OR_RETURN(std::vector<SketchProgram> population, evolve());
+  TESSERA_ASSIGN_OR_RETURN(std::vector<double> scores, score(population));
+  std::vector<size_t> order(population.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t x, size_t y) { return scores[x] > scores[y]; });
+  int from_model = n - static_cast<int>(std::round(n * options_.eps_greedy));
+  std::vector<Candidate> out;
+  for (size_t i : order) {
+    if (static_cast<int>(out.size()) >= from_model) break;
+    if (!std::isfinite(scores[i])) continue;
+    std::string json = steps_to_json(population[i].state.steps());
+    if (seen_.contains_json(json) || !taken.insert_json(json)) continue;
+    out.push_back(to_candidate(population[i]));
+    proposed_.emplace(json, std::move(population[i]));
+  }
+  last_model_picks_ = static_cast<int>(out.size());
+  TESSERA_ASSIGN_OR_RETURN(std::vector<Candidate> random, random_candidates(n - static_cast<int>(out.size()), &taken));
+  for (auto& c : random) out.push_back(std::move(c));
+  return out;
+}
+
+Status SketchPolicy::observe(const std::vector<Candidate>& candidates, const std::vector<records::Record>& records) {
+  for (size_t i = 0; i < candidates.size() && i < records.size(); ++i) {
+    const records::Record& r = records[i];
+    if (!seen_.insert_json(r.steps_json)) continue;
+    if (r.ok()) measured_.emplace_back(r.mean_cost(), r.steps_json);
+    if (!model_) continue;
+    auto state = replay(space_.dag_ptr(), candidates[i].steps);
+    if (!state.is_ok()) continue;  // from another compiler version: nothing to learn
+    auto f = costmodel::extract_features(*state);
+    if (!f.is_ok()) continue;
+    features_.push_back(std::move(*f));
+    costs_.push_back(r.ok() ? r.mean_cost() : kInf);
+  }
+  if (!model_ || measured_.empty()) return Status::ok();
+  double best = kInf;
+  for (double c : costs_) best = std::min(best, c);
+  std::vector<double> labels;
+  for (double c : costs_) labels.push_back(std::isfinite(c) && c > 0 ? best / c : 0.0);
+  TESSERA_RETURN_IF_ERROR(model_->update(features_, labels));
+  trained_ = true;
+  return Status::ok();
+}
+
+}  // namespace tessera::tuner

@@ -1,0 +1,62 @@
+// Search over a SketchSpace: random sampling, or Ansor's evolutionary search
+// guided by a cost model (population from random samples and the best
+// measured programs, cost-model-scored mutation and crossover, an
+// epsilon-greedy share of random candidates).
+#pragma once
+
+#include <map>
+#include <optional>
+#include <unordered_set>
+#include <memory>
+
+#include "compiler/space/sketch_space.h"
+#include "costmodel/cost_model.h"
+#include "tuner/search_policy.h"
+
+namespace tessera::tuner {
+
+struct EvolutionOptions {
+  int population = 128;        ///< programs per generation
+  int generations = 3;         ///< rounds of mutation and selection per proposal
+  double elite_share = 0.25;   ///< share of the initial population taken from the best measured programs
+  double crossover_prob = 0.1; ///< chance a child comes from two parents instead of one mutation
+  double eps_greedy = 0.05;    ///< share of each batch drawn at random
+  bool crossover = true;       ///< Ansor's crossover of compatible decisions (TVM never shipped it)
+};
+
+class SketchPolicy final : public SearchPolicy {
+ public:
+  /// With `model` null the policy samples at random; otherwise it evolves.
+  SketchPolicy(SketchSpace space, std::unique_ptr<costmodel::CostModel> model, EvolutionOptions options,
+               uint64_t seed);
+
+  std::string name() const override { return model_ ? "evolutionary" : "random"; }
+  Result<std::vector<Candidate>> propose(int n) override;
+  Status observe(const std::vector<Candidate>& candidates, const std::vector<records::Record>& records) override;
+
+  /// Candidates the last propose() drew from the model's ranking (not random).
+  int last_model_picks() const { return last_model_picks_; }
+
+ private:
+  Result<std::vector<Candidate>> random_candidates(int n, SeenSet* taken);
+  Result<std::vector<double>> score(const std::vector<SketchProgram>& programs);
+  Result<std::vector<SketchProgram>> evolve();
+  std::optional<SketchProgram> crossover(const SketchProgram& a, const SketchProgram& b);
+  Candidate to_candidate(const SketchProgram& p) const;
+
+  SketchSpace space_;
+  std::unique_ptr<costmodel::CostModel> model_;
+  EvolutionOptions options_;
+  SpaceRng rng_;
+  SeenSet seen_;
+  // Proposed programs by step-list JSON, so the measured ones can seed the population.
+  std::map<std::string, SketchProgram> proposed_;
+  // Training data: features and measured cost (infinity for errors).
+  std::vector<std::vector<float>> features_;
+  std::vector<double> costs_;
+  std::vector<std::pair<double, std::string>> measured_;  // (cost, steps json) of successes
+  bool trained_ = false;
+  int last_model_picks_ = 0;
+};
+
+}  // namespace tessera::tuner

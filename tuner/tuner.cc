@@ -1,0 +1,206 @@
+#include "tuner/tuner.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+namespace tessera::tuner {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+using Clock = std::chrono::steady_clock;
+
+double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+double gflops(double flops, double cost) { return cost > 0 && std::isfinite(cost) ? flops / cost / 1e9 : 0; }
+
+}  // namespace
+
+Tuner::Tuner(std::vector<Task> tasks, std::vector<std::unique_ptr<SearchPolicy>> policies, Measurer& measurer,
+             records::Store* store, TuneOptions options)
+    : tasks_(std::move(tasks)), policies_(std::move(policies)), measurer_(measurer), store_(store),
+      options_(options) {
+  summaries_.resize(tasks_.size());
+  for (size_t i = 0; i < tasks_.size(); ++i) {
+    summaries_[i].name = tasks_[i].name;
+    summaries_[i].best_cost_s = kInf;
+    summaries_[i].flops = tasks_[i].dag->flop_count();
+  }
+  since_improvement_.assign(tasks_.size(), 0);
+  last_batch_gflops_.assign(tasks_.size(), 0);
+  exhausted_.assign(tasks_.size(), false);
+}
+
+Result<int64_t> Tuner::resume() {
+  if (!store_) return int64_t{0};
+  int64_t found = 0;
+  for (size_t i = 0; i < tasks_.size(); ++i) {
+    const Task& task = tasks_[i];
+    TESSERA_ASSIGN_OR_RETURN(std::vector<records::Record> old,
+                             store_->records_of(task.workload_key(), task.target.to_string()));
+    std::vector<Candidate> candidates;
+    std::vector<records::Record> usable;
+    for (auto& r : old) {
+      auto steps = steps_from_json(r.steps_json);
+      if (!steps.is_ok()) continue;  // written by a different compiler: skip, keep the record
+      Candidate c;
+      c.steps = std::move(*steps);
+      c.space = r.space;
+      c.knob_config_json = r.knob_config_json;
+      if (r.ok() && r.mean_cost() < summaries_[i].best_cost_s) {
+        summaries_[i].best_cost_s = r.mean_cost();
+        summaries_[i].best_steps = c.steps;
+      }
+      candidates.push_back(std::move(c));
+      usable.push_back(std::move(r));
+    }
+    found += static_cast<int64_t>(usable.size());
+    if (!candidates.empty()) TESSERA_RETURN_IF_ERROR(policies_[i]->observe(candidates, usable));
+  }
+  return found;
+}
+
+Status Tuner::measure_defaults() {
+  // The untuned default is slow (scalar, one thread): time one call, and give
+  // it room. Its record is stored like any other.
+  for (size_t i = 0; i < tasks_.size(); ++i) {
+    TESSERA_ASSIGN_OR_RETURN(std::vector<records::Record> r,
+                             measurer_.measure(tasks_[i], {Candidate{}}, MeasureOverride{.single_call = true}));
+    if (store_) TESSERA_RETURN_IF_ERROR(store_->append(r));
+    if (!r.empty() && r[0].ok()) summaries_[i].default_cost_s = r[0].mean_cost();
+  }
+  return Status::ok();
+}
+
+TaskProgress Tuner::progress_of(int i) const {
+  const TaskSummary& s = summaries_[i];
+  TaskProgress p;
+  p.name = s.name;
+  p.trials = s.trials;
+  p.budget = options_.trials;
+  p.errors = s.errors;
+  p.best_gflops = gflops(s.flops, s.best_cost_s);
+  p.last_batch_gflops = last_batch_gflops_[i];
+  int64_t all = 0;
+  double seconds = 0;
+  for (const auto& t : summaries_) {
+    all += t.trials;
+    seconds += t.seconds;
+  }
+  if (all > 0) p.eta_s = seconds / static_cast<double>(all) * static_cast<double>(options_.trials - all);
+  return p;
+}
+
+Status Tuner::round(int i) {
+  const Task& task = tasks_[i];
+  TaskSummary& s = summaries_[i];
+  auto start = Clock::now();
+  int64_t spent = 0;
+  for (const auto& t : summaries_) spent += t.trials;
+  int n = static_cast<int>(std::min<int64_t>(options_.batch_size, options_.trials - spent));
+  TESSERA_ASSIGN_OR_RETURN(std::vector<Candidate> candidates, policies_[i]->propose(n));
+  s.search_seconds += since(start);
+  if (candidates.empty()) {
+    exhausted_[i] = true;
+    return Status::ok();
+  }
+  auto measure_start = Clock::now();
+  TESSERA_ASSIGN_OR_RETURN(std::vector<records::Record> records, measurer_.measure(task, candidates));
+  double measure_wall = since(measure_start);
+  double build_wall = 0;
+  for (const auto& r : records) build_wall = std::max(build_wall, r.build_seconds);
+  s.build_seconds += std::min(build_wall * std::ceil(records.size() / 2.0), measure_wall);
+  s.measure_seconds += measure_wall;
+  auto store_start = Clock::now();
+  if (store_) TESSERA_RETURN_IF_ERROR(store_->append(records));
+  s.store_seconds += since(store_start);
+  auto learn_start = Clock::now();
+  TESSERA_RETURN_IF_ERROR(policies_[i]->observe(candidates, records));
+  s.search_seconds += since(learn_start);
+
+  double batch_best = kInf;
+  for (size_t j = 0; j < records.size(); ++j) {
+    ++s.trials;
+    ++since_improvement_[i];
+    if (!records[j].ok()) {
+      ++s.errors;
+      continue;
+    }
+    double c = records[j].mean_cost();
+    batch_best = std::min(batch_best, c);
+    if (c < s.best_cost_s) {
+      s.best_cost_s = c;
+      s.best_steps = candidates[j].steps;
+      since_improvement_[i] = 0;
+    }
+  }
+  last_batch_gflops_[i] = gflops(s.flops, batch_best);
+  s.seconds += since(start);
+  if (options_.early_stopping > 0 && since_improvement_[i] >= options_.early_stopping) exhausted_[i] = true;
+  return Status::ok();
+}
+
+Result<std::vector<TaskSummary>> Tuner::run(Progress* progress, const std::atomic<bool>* stop) {
+  if (options_.measure_default) TESSERA_RETURN_IF_ERROR(measure_defaults());
+  std::vector<TaskWeight> weights;
+  for (size_t i = 0; i < tasks_.size(); ++i)
+    weights.push_back({tasks_[i].weight, tasks_[i].dag->flop_count(), 0});
+  TaskScheduler scheduler(weights, options_.scheduler, options_.seed);
+  auto start = Clock::now();
+  auto spent = [&] {
+    int64_t n = 0;
+    for (const auto& s : summaries_) n += s.trials;
+    return n;
+  };
+  std::vector<TaskProgress> shown;
+  for (size_t i = 0; i < tasks_.size(); ++i) shown.push_back(progress_of(static_cast<int>(i)));
+  if (progress) progress->update(shown, -1);
+  while (spent() < options_.trials) {
+    if (stop && stop->load()) break;
+    if (options_.time_budget_s > 0 && since(start) >= options_.time_budget_s) break;
+    bool all_done = true;
+    for (bool e : exhausted_) all_done = all_done && e;
+    if (all_done) break;
+    int i = scheduler.next();
+    for (int tries = 0; exhausted_[i] && tries < static_cast<int>(tasks_.size()); ++tries)
+      i = (i + 1) % static_cast<int>(tasks_.size());
+    TESSERA_RETURN_IF_ERROR(round(i).with_context("tuning " + tasks_[i].name));
+    scheduler.update(i, summaries_[i].trials, summaries_[i].best_cost_s);
+    for (size_t j = 0; j < tasks_.size(); ++j) shown[j] = progress_of(static_cast<int>(j));
+    if (progress) progress->update(shown, i);
+  }
+  if (progress) progress->finish();
+  return summaries_;
+}
+
+std::string format_summary(const std::vector<TaskSummary>& summaries) {
+  std::string out;
+  char buf[512];
+  std::snprintf(buf, sizeof buf, "%-36s %8s %10s %10s %8s %11s\n", "task", "trials", "best ms", "GFLOP/s", "errors",
+                "vs default");
+  out += buf;
+  for (const auto& s : summaries) {
+    std::string speedup = "-";
+    if (s.default_cost_s && std::isfinite(s.best_cost_s)) {
+      char x[32];
+      std::snprintf(x, sizeof x, "%.1fx", *s.default_cost_s / s.best_cost_s);
+      speedup = x;
+    }
+    std::snprintf(buf, sizeof buf, "%-36.36s %8lld %10.3f %10.1f %8lld %11s\n", s.name.c_str(),
+                  static_cast<long long>(s.trials), std::isfinite(s.best_cost_s) ? s.best_cost_s * 1e3 : 0.0,
+                  gflops(s.flops, s.best_cost_s), static_cast<long long>(s.errors), speedup.c_str());
+    out += buf;
+  }
+  for (const auto& s : summaries) {
+    if (s.trials == 0) continue;
+    double n = static_cast<double>(s.trials);
+    std::snprintf(buf, sizeof buf, "%s: %.3f s per trial (search %.3f, build %.3f, measure %.3f, store %.3f)\n",
+                  s.name.c_str(), s.seconds / n, s.search_seconds / n, s.build_seconds / n,
+                  (s.measure_seconds - s.build_seconds) / n, s.store_seconds / n);
+    out += buf;
+  }
+  return out;
+}
+
+}  // namespace tessera::tuner

@@ -1,0 +1,76 @@
+// The tuning loop: rounds of propose -> build -> measure -> store -> learn,
+// over one or more tasks, until the budget is spent.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "records/store.h"
+#include "tuner/progress.h"
+#include "tuner/search_policy.h"
+#include "tuner/task_scheduler.h"
+
+namespace tessera::tuner {
+
+struct TuneOptions {
+  int64_t trials = 64;            ///< measurements in this run, over all tasks
+  int batch_size = 16;            ///< candidates per round
+  double time_budget_s = 0;       ///< stop after this much wall time; 0: none
+  int64_t early_stopping = 0;     ///< stop a task after this many trials without improvement; 0: never
+  SchedulerKind scheduler = SchedulerKind::kGradient;
+  uint64_t seed = 0;
+  bool measure_default = true;    ///< also measure each task's untuned default schedule
+};
+
+/// How one task ended.
+struct TaskSummary {
+  std::string name;
+  int64_t trials = 0, errors = 0;
+  double best_cost_s = 0;          ///< infinity when nothing succeeded
+  std::vector<Step> best_steps;
+  double flops = 0;
+  std::optional<double> default_cost_s;  ///< the untuned default schedule's time
+  double seconds = 0;              ///< wall time spent on the task
+  double search_seconds = 0;       ///< of which proposing candidates (search + cost model)
+  double build_seconds = 0;        ///< of which building (wall)
+  double measure_seconds = 0;      ///< of which measuring (wall)
+  double store_seconds = 0;        ///< of which writing records
+};
+
+class Tuner {
+ public:
+  /// One policy per task; `store` may be null (records are then not kept).
+  Tuner(std::vector<Task> tasks, std::vector<std::unique_ptr<SearchPolicy>> policies, Measurer& measurer,
+        records::Store* store, TuneOptions options);
+
+  /// Feeds every record already stored for the tasks to their policies, so
+  /// nothing is measured twice and the cost model starts warm. Returns how
+  /// many records were found.
+  Result<int64_t> resume();
+
+  /// Tunes until the budget is spent, `stop` becomes true (Ctrl-C), or every
+  /// space is exhausted. Every measured batch is stored before the next one.
+  Result<std::vector<TaskSummary>> run(Progress* progress, const std::atomic<bool>* stop);
+
+ private:
+  Status measure_defaults();
+  Status round(int task);
+  TaskProgress progress_of(int task) const;
+
+  std::vector<Task> tasks_;
+  std::vector<std::unique_ptr<SearchPolicy>> policies_;
+  Measurer& measurer_;
+  records::Store* store_;
+  TuneOptions options_;
+  std::vector<TaskSummary> summaries_;
+  std::vector<int64_t> since_improvement_;
+  std::vector<double> last_batch_gflops_;
+  std::vector<bool> exhausted_;
+};
+
+/// The summary table printed at the end of a run.
+std::string format_summary(const std::vector<TaskSummary>& summaries);
+
+}  // namespace tessera::tuner
