@@ -43,12 +43,14 @@ enum class Scale : unsigned char { kLog, kSignedLog, kRaw };
   X(cast_op, kSum, kLog, "casts executed")                                                           \
   X(vec_lanes, kMean, kLog, "lanes of the stored value (1 when scalar)")                             \
   X(vec_op_frac, kMean, kRaw, "share of the store's ops that run as vector ops")                     \
+  X(vec_strided, kMean, kRaw, "share of vector accesses whose lanes are not adjacent (gathers)")     \
   X(par_num, kMean, kRaw, "parallel loops around the store")                                         \
   X(par_prod, kMean, kLog, "product of the parallel loops' extents")                                 \
   X(par_inner_len, kMean, kLog, "extent of the innermost parallel loop")                             \
   X(par_inner_depth, kMean, kRaw, "depth of the innermost parallel loop (0 = outermost loop)")        \
   X(par_outer_len, kMean, kLog, "extent of the outermost parallel loop")                             \
   X(par_outer_depth, kMean, kRaw, "depth of the outermost parallel loop")                            \
+  X(par_task_work, kMean, kLog, "store executions per parallel iteration (all when not parallel)")   \
   X(unroll_num, kMean, kRaw, "unrolled loops around the store")                                      \
   X(unroll_prod, kMean, kLog, "product of the unrolled loops' extents")                              \
   X(unroll_inner_len, kMean, kLog, "extent of the innermost unrolled loop")                          \
@@ -77,7 +79,9 @@ enum class Scale : unsigned char { kLog, kSignedLog, kRaw };
   X(total_bytes, kSum, kLog, "bytes accessed by the store's loads and store, repeats included")      \
   X(total_lines, kSum, kLog, "cache lines accessed, counting a line again in each outer iteration")  \
   X(total_unique_lines, kSum, kLog, "distinct cache lines accessed over the whole nest")              \
-  X(min_reuse_bytes, kMean, kLog, "smallest loop-carried reuse distance in bytes among the accesses")
+  X(min_reuse_bytes, kMean, kLog, "smallest loop-carried reuse distance in bytes among the accesses") \
+  X(l1_misses, kSum, kLog, "cache lines fetched with a 32 KiB cache: loops keep reuse while their working set fits") \
+  X(l2_misses, kSum, kLog, "cache lines fetched with a 1 MiB cache, by the same model")
 
 // Per buffer slot (the kMaxBuffers buffers with most bytes, largest first).
 #define TESSERA_BUFFER_FEATURES(X)                                                                    \
@@ -85,10 +89,10 @@ enum class Scale : unsigned char { kLog, kSignedLog, kRaw };
   X(is_write, kMean, kRaw, "1 when the buffer is only written")                                      \
   X(is_read_write, kMean, kRaw, "1 when the buffer is read and written")                             \
   X(is_local, kMean, kRaw, "1 when the buffer is local or workspace memory")                         \
-  X(bytes, kSum, kLog, "bytes accessed, repeats included")                                           \
-  X(unique_bytes, kSum, kLog, "distinct bytes accessed over the whole nest")                         \
-  X(lines, kSum, kLog, "cache lines accessed, counting a line again in each outer iteration")        \
-  X(unique_lines, kSum, kLog, "distinct cache lines accessed over the whole nest")                   \
+  X(bytes, kMean, kLog, "bytes accessed, repeats included")                                           \
+  X(unique_bytes, kMean, kLog, "distinct bytes accessed over the whole nest")                         \
+  X(lines, kMean, kLog, "cache lines accessed, counting a line again in each outer iteration")        \
+  X(unique_lines, kMean, kLog, "distinct cache lines accessed over the whole nest")                   \
   X(reuse_loop, kMean, kRaw, "1 when a loop leaves the address unchanged (loop-carried reuse)")      \
   X(reuse_serial, kMean, kRaw, "1 when reused only by several accesses in the same statement")       \
   X(reuse_none, kMean, kRaw, "1 when not reused")                                                    \

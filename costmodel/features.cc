@@ -6,34 +6,11 @@
 #include "compiler/lower/schedule_ops.h"
 #include "compiler/lower/simplify.h"
 #include "compiler/lower/vectorize_loops.h"
-#include "costmodel/access_analysis.h"
-#include "costmodel/feature_table.h"
+#include "costmodel/extractor.h"
 
 namespace tessera::costmodel {
+namespace detail {
 namespace {
-
-// Indices into the three parts of the table.
-enum ProgramFeature : int {
-#define TESSERA_X(name, agg, scale, doc) kP_##name,
-  TESSERA_PROGRAM_FEATURES(TESSERA_X)
-#undef TESSERA_X
-  kProgramEnd
-};
-enum StoreFeature : int {
-#define TESSERA_X(name, agg, scale, doc) kS_##name,
-  TESSERA_STORE_FEATURES(TESSERA_X)
-#undef TESSERA_X
-  kStoreEnd
-};
-enum BufferFeature : int {
-#define TESSERA_X(name, agg, scale, doc) kB_##name,
-  TESSERA_BUFFER_FEATURES(TESSERA_X)
-#undef TESSERA_X
-  kBufferEnd
-};
-static_assert(kProgramEnd == kProgramFeatureCount, "update kProgramFeatureCount in features.h");
-static_assert(kStoreEnd == kStoreFeatureCount, "update kStoreFeatureCount in features.h");
-static_assert(kBufferEnd == kBufferFeatureCount, "update kBufferFeatureCount in features.h");
 
 struct Spec {
   const char* name;
@@ -68,71 +45,14 @@ float scaled(double x, Scale scale) {
 }
 
 // One store's raw (unscaled) features.
-struct Row {
-  double store[kStoreFeatureCount] = {};
-  double buffers[kMaxBuffers][kBufferFeatureCount] = {};
-  double work = 0;        // scalar executions: the weight of kMean features
-  double flops = 0;       // float ops executed
-  double vector_ops = 0;  // lanes of the ops that ran as vector ops
-};
-
-struct LoopInfo {
-  const VarNode* var;
-  int64_t extent;
-  LoopKind kind;
-};
-
-struct Access {
-  const BufferNode* buffer;
-  Expr index;
-  bool is_write;
-};
-
-// Per-access results kept while a store's row is built.
-struct AccessStats {
-  double bytes = 0, lines = 0;
-  Footprint whole;
-  Footprint level[3];  // inside the 1, 2, 3 innermost loops (and the lanes)
-  int reuse_loop = -1; // innermost loop that leaves the address unchanged
-  double stride = 0, stride_moving = 0;
-};
 
 int64_t const_extent(const Expr& e) {
   int64_t v = 1;
   return is_const_int(e, &v) ? std::max<int64_t>(v, 0) : 1;
 }
 
-class Extractor {
- public:
-  void run(const PrimFunc& func) {
-    for (const Buffer& b : func.params) param_bytes_ += double(b->num_elements()) * b->dtype.storage_bytes();
-    visit(func.body);
-  }
-  std::vector<float> finish() const;
 
- private:
-  void visit(const Stmt& s);
-  void visit_store(const StoreNode* op);
-  void count(const Expr& e, Row& row, double weight);
-  void loop_features(Row& row) const;
-  void access_features(const StoreNode* op, Row& row, int lanes, double outer, double flops_per_exec);
-
-  std::vector<LoopInfo> loops_;
-  std::vector<const VarNode*> vars_;
-  std::vector<int64_t> auto_unroll_;
-  std::vector<std::pair<const BufferNode*, double>> allocs_;  // buffer -> times allocated
-  int guarded_ = 0;
-  std::vector<Row> rows_;
-  double param_bytes_ = 0, alloc_bytes_ = 0;
-  int num_allocs_ = 0;
-  // Scratch reused across stores so that extraction allocates little.
-  std::vector<Access> accesses_;
-  std::vector<AccessStats> stats_;
-  std::vector<double> coefs_;
-  std::vector<std::vector<double>> access_coefs_;
-  std::vector<int64_t> extents_;
-  std::vector<int> loop_set_;
-};
+}  // namespace
 
 void Extractor::visit(const Stmt& s) {
   if (!s.defined()) return;
@@ -318,6 +238,7 @@ void Extractor::loop_features(Row& row) const {
     }
   }
   r[kS_par_prod] = r[kS_par_num] > 0 ? par_prod : 0;
+  r[kS_par_task_work] = r[kS_outer_prod] / par_prod;
   r[kS_unroll_prod] = r[kS_unroll_num] > 0 ? unroll_prod : 0;
   if (depth > 0) {
     r[kS_innermost_len] = double(loops_.back().extent);
@@ -359,153 +280,6 @@ void Extractor::visit_store(const StoreNode* op) {
   access_features(op, row, lanes, outer, outer > 0 ? row.flops / outer : 0);
 }
 
-void Extractor::access_features(const StoreNode* op, Row& row, int lanes, double outer, double flops_per_exec) {
-  double* r = row.store;
-  const int depth = static_cast<int>(loops_.size());
-  const int lane_slot = lanes > 1 ? depth : -1;
-  extents_.resize(depth + (lanes > 1 ? 1 : 0));
-  for (int i = 0; i < depth; ++i) extents_[i] = loops_[i].extent;
-  if (lanes > 1) extents_[depth] = lanes;
-
-  const int n = static_cast<int>(accesses_.size());
-  stats_.assign(n, AccessStats{});
-  if (access_coefs_.size() < size_t(n)) access_coefs_.resize(n);
-  for (int a = 0; a < n; ++a) {
-    const Access& acc = accesses_[a];
-    AccessStats& st = stats_[a];
-    std::vector<double>& coefs = access_coefs_[a];
-    linear_coefficients(acc.index, vars_, lane_slot, &coefs);
-    const int elem_bytes = acc.buffer->dtype.storage_bytes();
-    const double cap = double(acc.buffer->num_elements());
-    // A scalar load inside a vector store runs once per vector, not per lane.
-    const bool vector_access = lanes > 1 && acc.index.dtype().lanes > 1;
-    const double count = outer * (vector_access ? lanes : 1);
-    st.bytes = count * elem_bytes;
-
-    loop_set_.clear();
-    for (int i = 0; i < depth; ++i) loop_set_.push_back(i);
-    if (vector_access) loop_set_.push_back(depth);
-    st.whole = footprint(coefs, extents_, loop_set_, elem_bytes, cap);
-    if (!loop_set_.empty()) {
-      const int inner = loop_set_.back();
-      st.stride = coefs[inner];
-      const Footprint one = footprint(coefs, extents_, {inner}, elem_bytes, cap);
-      st.lines = count / double(std::max<int64_t>(1, extents_[inner])) * one.lines;
-    } else {
-      st.lines = 1;
-    }
-    for (int i = static_cast<int>(loop_set_.size()); i-- > 0;) {
-      const int l = loop_set_[i];
-      if (extents_[l] <= 1) continue;
-      if (coefs[l] == 0) {
-        if (st.reuse_loop < 0) st.reuse_loop = l;
-      } else if (st.stride_moving == 0) {
-        st.stride_moving = coefs[l];
-      }
-    }
-    // Footprints inside the innermost 1, 2, 3 real loops (lanes always inside).
-    for (int k = 0; k < 3; ++k) {
-      loop_set_.clear();
-      for (int i = std::max(0, depth - 1 - k); i < depth; ++i) loop_set_.push_back(i);
-      if (vector_access) loop_set_.push_back(depth);
-      st.level[k] = footprint(coefs, extents_, loop_set_, elem_bytes, cap);
-    }
-  }
-
-  // Arithmetic intensity at each level: flops inside it / unique bytes inside it.
-  double inner_prod = 1;
-  for (int k = 0; k < 4; ++k) {
-    const bool whole = k == 3;
-    if (!whole && depth - 1 - k >= 0) inner_prod *= double(loops_[depth - 1 - k].extent);
-    double bytes = 0;
-    for (int a = 0; a < n; ++a) {
-      const Footprint& f = whole ? stats_[a].whole : stats_[a].level[k];
-      bytes += f.elements * accesses_[a].buffer->dtype.storage_bytes();
-    }
-    const double flops = flops_per_exec * (whole ? outer : inner_prod);
-    r[kS_ai_1 + k] = bytes > 0 ? flops / bytes : 0;
-  }
-  const AccessStats& out = stats_[n - 1];
-  r[kS_out_region_1] = out.level[0].elements;
-  r[kS_out_region_2] = out.level[1].elements;
-  r[kS_out_region_all] = out.whole.elements;
-  r[kS_num_accesses] = n;
-
-  // Group the accesses by buffer; reuse distance in bytes counts every
-  // access's footprint inside the reuse loop.
-  struct Group {
-    const BufferNode* buffer;
-    int reads = 0, writes = 0, rep = -1;
-    double bytes = 0, lines = 0, unique_bytes = 0, unique_lines = 0;
-  };
-  Group groups[16];
-  int num_groups = 0;
-  double min_reuse_bytes = 0;
-  for (int a = 0; a < n; ++a) {
-    const AccessStats& st = stats_[a];
-    r[kS_total_bytes] += st.bytes;
-    r[kS_total_lines] += st.lines;
-    int g = 0;
-    while (g < num_groups && groups[g].buffer != accesses_[a].buffer) ++g;
-    if (g == num_groups) {
-      if (num_groups == 16) continue;
-      groups[num_groups++] = Group{accesses_[a].buffer};
-    }
-    Group& gr = groups[g];
-    (accesses_[a].is_write ? gr.writes : gr.reads) += 1;
-    gr.bytes += st.bytes;
-    gr.lines += st.lines;
-    const int eb = accesses_[a].buffer->dtype.storage_bytes();
-    gr.unique_bytes = std::max(gr.unique_bytes, st.whole.elements * eb);
-    gr.unique_lines = std::max(gr.unique_lines, st.whole.lines);
-    if (gr.rep < 0 || st.bytes > stats_[gr.rep].bytes) gr.rep = a;
-  }
-  r[kS_num_buffers] = num_groups;
-  for (int g = 0; g < num_groups; ++g) r[kS_total_unique_lines] += groups[g].unique_lines;
-  std::stable_sort(groups, groups + num_groups, [](const Group& x, const Group& y) { return x.bytes > y.bytes; });
-
-  for (int g = 0; g < std::min(num_groups, kMaxBuffers); ++g) {
-    const Group& gr = groups[g];
-    const AccessStats& st = stats_[gr.rep];
-    double* b = row.buffers[g];
-    b[kB_is_read] = gr.writes == 0;
-    b[kB_is_write] = gr.reads == 0;
-    b[kB_is_read_write] = gr.reads > 0 && gr.writes > 0;
-    b[kB_is_local] = gr.buffer->scope != MemoryScope::kGlobal;
-    b[kB_bytes] = gr.bytes;
-    b[kB_unique_bytes] = gr.unique_bytes;
-    b[kB_lines] = gr.lines;
-    b[kB_unique_lines] = gr.unique_lines;
-    b[kB_stride] = st.stride;
-    b[kB_stride_moving] = st.stride_moving;
-    if (st.reuse_loop >= 0) {
-      const int l = st.reuse_loop;
-      double dis_iter = 1;
-      for (int i = l + 1; i < static_cast<int>(extents_.size()); ++i) dis_iter *= double(extents_[i]);
-      loop_set_.clear();
-      for (int i = l + 1; i < static_cast<int>(extents_.size()); ++i) loop_set_.push_back(i);
-      double dis_bytes = 0;
-      for (int a = 0; a < n; ++a) {
-        const BufferNode* buf = accesses_[a].buffer;
-        dis_bytes += footprint(access_coefs_[a], extents_, loop_set_, buf->dtype.storage_bytes(),
-                               double(buf->num_elements())).elements *
-                     buf->dtype.storage_bytes();
-      }
-      b[kB_reuse_loop] = 1;
-      b[kB_reuse_dis_iter] = dis_iter;
-      b[kB_reuse_dis_bytes] = dis_bytes;
-      b[kB_reuse_ct] = double(extents_[l]);
-      min_reuse_bytes = min_reuse_bytes == 0 ? dis_bytes : std::min(min_reuse_bytes, dis_bytes);
-    } else if (gr.reads + gr.writes > 1) {
-      b[kB_reuse_serial] = 1;
-      b[kB_reuse_ct] = gr.reads + gr.writes - 1;
-    } else {
-      b[kB_reuse_none] = 1;
-    }
-    b[kB_bytes_d_reuse_ct] = gr.bytes / std::max(1.0, b[kB_reuse_ct]);
-  }
-  r[kS_min_reuse_bytes] = min_reuse_bytes;
-}
 
 std::vector<float> Extractor::finish() const {
   std::vector<float> out(kFeatureCount, 0.f);
@@ -549,7 +323,12 @@ std::vector<float> Extractor::finish() const {
   return out;
 }
 
+}  // namespace detail
+
+namespace {
+
 std::vector<FeatureInfo> make_table() {
+  using namespace detail;
   std::vector<FeatureInfo> t;
   t.reserve(kFeatureCount);
   for (const Spec& s : kProgramSpecs) t.push_back({std::string("program.") + s.name, s.doc});
@@ -583,7 +362,7 @@ Result<std::vector<float>> extract_features(const PrimFunc& func) {
   if (!func.body.defined()) {
     return Status(ErrorCode::kInvalidArgument, "extract_features: function '" + func.name + "' has no body");
   }
-  Extractor ex;
+  detail::Extractor ex;
   ex.run(func);
   return ex.finish();
 }

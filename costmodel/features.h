@@ -30,11 +30,15 @@ namespace tessera::costmodel {
 inline constexpr int kMaxBuffers = 5;
 /// Bytes of a cache line, for the "lines" features.
 inline constexpr int64_t kCacheLineBytes = 64;
+/// Cache sizes of the miss estimates (typical of x86 and ARM server cores;
+/// fixed, so that features of different targets stay comparable).
+inline constexpr int64_t kL1Bytes = 32 * 1024;
+inline constexpr int64_t kL2Bytes = 1024 * 1024;
 
 /// Features that describe the program as a whole.
 inline constexpr int kProgramFeatureCount = 8;
 /// Features of one store, before the per-buffer ones.
-inline constexpr int kStoreFeatureCount = 52;
+inline constexpr int kStoreFeatureCount = 56;
 /// Features of one buffer access slot.
 inline constexpr int kBufferFeatureCount = 17;
 /// Length of every feature vector.

@@ -131,6 +131,34 @@ TEST(ExtractFeatures, StrideOfTheInnermostLoop) {
   EXPECT_FLOAT_EQ(feature(*v, "buf1.reuse_loop"), float(w));  // A[i, k] is reused by the j loop
 }
 
+TEST(ExtractFeatures, VectorizingAColumnIsAGather) {
+  // Vectorizing i.1 (C[i, j] with i.1 in lanes) makes lanes 64 elements apart.
+  State rows = tiled_matmul(true, false, false);
+  State cols(matmul_dag(64, 64, 64));
+  const int c = cols.stage_index("C");
+  ASSERT_TRUE(cols.tile(c, {0, 1}, {{8}, {16}}).is_ok());
+  ASSERT_TRUE(cols.reorder(c, {0, 1, 4, 3, 2}).is_ok());  // i.0 j.0 k j.1 i.1
+  ASSERT_TRUE(cols.vectorize(c, 4).is_ok());
+  auto contiguous = extract_features(rows);
+  auto strided = extract_features(cols);
+  ASSERT_TRUE(contiguous.is_ok() && strided.is_ok());
+  EXPECT_EQ(feature(*contiguous, "store.vec_strided"), 0.f);
+  EXPECT_GT(feature(*strided, "store.vec_strided"), 0.5f);
+}
+
+TEST(ExtractFeatures, TilingCutsEstimatedCacheMisses) {
+  State naive(matmul_dag(512, 512, 512));
+  State tiled(matmul_dag(512, 512, 512));
+  const int c = tiled.stage_index("C");
+  ASSERT_TRUE(tiled.tile(c, {0, 1}, {{8}, {64}}).is_ok());
+  ASSERT_TRUE(tiled.reorder(c, {0, 1, 4, 2, 3}).is_ok());  // i.0 j.0 k i.1 j.1
+  auto a = extract_features(naive);
+  auto b = extract_features(tiled);
+  ASSERT_TRUE(a.is_ok() && b.is_ok());
+  EXPECT_LT(feature(*b, "store.l1_misses"), feature(*a, "store.l1_misses") - 2);  // over 4x fewer
+  EXPECT_LE(feature(*b, "store.l2_misses"), feature(*a, "store.l2_misses"));
+}
+
 TEST(ExtractFeatures, WorksOnFullyLoweredCode) {
   State s = tiled_matmul(true, true, true);
   auto lowered = lower(s);
