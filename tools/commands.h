@@ -12,5 +12,6 @@ int run_worker(int argc, char** argv, int first);
 int run_farm(int argc, char** argv, int first);
 int run_keys(int argc, char** argv, int first);
 int run_tune(int argc, char** argv, int first);
+int run_space(int argc, char** argv, int first);
 
 }  // namespace tessera::cli

@@ -15,6 +15,7 @@ struct Command {
 // One line per subcommand, in the order `tessera help` lists them.
 constexpr Command kCommands[] = {
     {"help", nullptr, "this list"},
+    {"space", tessera::cli::run_space, "show the search space of an operator: knobs, sketches, random samples"},
     {"tune", tessera::cli::run_tune, "search fast schedules for operators, measuring on local workers or a farm"},
     {"records", tessera::cli::run_records, "list, compare, export, import and prune measurement records"},
     {"tracker", tessera::cli::run_tracker, "the measurement farm's tracker: queues per device key, workers, results"},

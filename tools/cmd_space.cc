@@ -1,0 +1,131 @@
+// `tessera space`: what the search spaces hold for an operator on a target —
+// the knobs and size of its template, or the sketches of the template-free
+// space — with a few random samples as step lists and as lowered loop IR.
+#include <cstdio>
+
+#include "compiler/ir/printer.h"
+#include "compiler/lower/lower.h"
+#include "compiler/ops/op_spec.h"
+#include "compiler/space/knob_space.h"
+#include "compiler/space/sketch_space.h"
+#include "compiler/space/templates.h"
+#include "tools/args.h"
+#include "tools/commands.h"
+
+namespace tessera::cli {
+namespace {
+
+const std::vector<OptionSpec> kOptions = {
+    {"op", true, "operator spec, e.g. matmul:M=1024,N=1024,K=1024"},
+    {"space", true, "sketch (default) or knob"},
+    {"target", true, "target string (default: this machine)"},
+    {"samples", true, "random programs to show (default 2)"},
+    {"seed", true, "seed of the samples (default 0)"},
+    {"no-ir", false, "show step lists only, not the lowered loop IR"},
+    {"help", false, "this message"},
+};
+
+void show_program(const State& state, bool with_ir) {
+  for (const Step& s : state.steps()) std::printf("    %s\n", s.to_string().c_str());
+  if (!with_ir) return;
+  auto func = lower(state, "kernel");
+  if (!func.is_ok()) {
+    std::printf("  (does not lower: %s)\n", func.status().to_string().c_str());
+    return;
+  }
+  std::printf("  lowered:\n%s", to_string(*func).c_str());
+}
+
+}  // namespace
+
+int run_space(int argc, char** argv, int first) {
+  auto args = Args::parse(argc, argv, first, kOptions);
+  if (!args.is_ok()) {
+    std::fprintf(stderr, "tessera space: %s\n", args.status().message().c_str());
+    return 2;
+  }
+  if (args->has("help") || !args->has("op")) {
+    std::fprintf(args->has("help") ? stdout : stderr,
+                 "usage: tessera space --op SPEC [--space sketch|knob] [--target T] [--samples N]\n\n%s\noperators:\n",
+                 format_options(kOptions).c_str());
+    for (const auto& op : ops::list_ops()) std::fprintf(args->has("help") ? stdout : stderr, "  %s\n", op.name.c_str());
+    return args->has("help") ? 0 : 2;
+  }
+  std::string space = args->get("space", "sketch");
+  if (space != "sketch" && space != "knob") {
+    std::fprintf(stderr, "tessera space: unknown --space '%s' (sketch, knob)\n", space.c_str());
+    return 2;
+  }
+  auto samples = args->get_int("samples", 2);
+  auto seed = args->get_int("seed", 0);
+  if (!samples.is_ok() || !seed.is_ok() || *samples < 0) {
+    std::fprintf(stderr, "tessera space: --samples and --seed take non-negative integers\n");
+    return 2;
+  }
+  auto op = ops::parse_op_spec(args->get("op"));
+  if (!op.is_ok()) {
+    std::fprintf(stderr, "tessera space: %s\n", op.status().message().c_str());
+    return 2;
+  }
+  Target target = Target::host();
+  if (args->has("target")) {
+    auto t = Target::parse(args->get("target"));
+    if (!t.is_ok()) {
+      std::fprintf(stderr, "tessera space: %s\n", t.status().message().c_str());
+      return 2;
+    }
+    target = *t;
+  }
+  const bool with_ir = !args->has("no-ir");
+  std::printf("%s on %s\nworkload %s, %.3g FLOP\n\n", op->spec.c_str(), target.to_string().c_str(),
+              op->dag->workload_key().c_str(), op->flops);
+
+  if (space == "knob") {
+    const KnobTemplate* tmpl = find_template(op->op);
+    if (!tmpl) {
+      std::fprintf(stderr, "tessera space: no knob template for '%s'; try --space sketch\n", op->op.c_str());
+      return 1;
+    }
+    auto knobs = tmpl->define(*op->dag, target);
+    if (!knobs.is_ok()) {
+      std::fprintf(stderr, "tessera space: %s\n", knobs.status().to_string().c_str());
+      return 1;
+    }
+    std::printf("template %.*s (family %.*s)\n%s\n", static_cast<int>(tmpl->op.size()), tmpl->op.data(),
+                static_cast<int>(tmpl->family.size()), tmpl->family.data(), knobs->to_string().c_str());
+    SpaceRng rng(static_cast<uint64_t>(*seed));
+    for (int64_t i = 0; i < *samples && knobs->size() > 0; ++i) {
+      auto config = knobs->config(static_cast<uint64_t>(rng.uniform(static_cast<int64_t>(knobs->size()))));
+      if (!config.is_ok()) continue;
+      std::printf("sample %lld: %s\n", static_cast<long long>(i), config->to_string().c_str());
+      auto state = apply_template(*tmpl, op->dag, *config, target);
+      if (!state.is_ok()) {
+        std::printf("  (template rejected it: %s)\n", state.status().message().c_str());
+        continue;
+      }
+      show_program(*state, with_ir);
+    }
+    return 0;
+  }
+
+  auto sketches = SketchSpace::make(op->dag, target);
+  if (!sketches.is_ok()) {
+    std::fprintf(stderr, "tessera space: %s\n", sketches.status().to_string().c_str());
+    return 1;
+  }
+  std::printf("%s\n", sketches->to_string().c_str());
+  auto programs = sketches->sample(static_cast<int>(*samples), static_cast<uint64_t>(*seed));
+  if (!programs.is_ok()) {
+    std::fprintf(stderr, "tessera space: %s\n", programs.status().to_string().c_str());
+    return 1;
+  }
+  for (size_t i = 0; i < programs->size(); ++i) {
+    const SketchProgram& p = (*programs)[i];
+    std::printf("sample %zu (sketch %d): %s\n", i, p.sketch,
+                p.decisions.to_string(sketches->sketches()[p.sketch]).c_str());
+    show_program(p.state, with_ir);
+  }
+  return 0;
+}
+
+}  // namespace tessera::cli
