@@ -122,27 +122,29 @@ Result<KnobConfig> fallback_conv(const KnobSpace& space, const ComputeDAG& dag, 
   const int64_t lanes = target.vector_lanes(cv.stages.dtype);
   // The gemm fallback's micro-kernel: about two vectors wide, as many
   // unrolled rows as keep the accumulators in half the registers (8 x 2 on
-  // AVX-512). NCHW blocks are whole output rows of ~32 channels, NHWC blocks
-  // one micro-kernel of up to 64 channels; input channels in blocks of up to
-  // 64; the pad computed once at the root.
+  // AVX-512). Blocks are small (one vector of columns, two rows, two
+  // micro-kernels of channels for NCHW; one micro-kernel of up to 64 channels
+  // for NHWC), input channels in blocks of up to 64, window rows unrolled but
+  // not columns, the pad computed once at the root. Screened on the ResNet
+  // 56x56x64 layer.
   const std::vector<int64_t> vec_sizes = innermost_sizes(*space.find(nhwc ? "tile_k" : "tile_q"));
   const std::vector<int64_t> unrolled_sizes = innermost_sizes(*space.find(nhwc ? "tile_q" : "tile_k"));
-  const int64_t vec = nearest_size(vec_sizes, 2 * lanes);
+  const int64_t vec = preferred_vector_width(vec_sizes, lanes);
   const int64_t regs_per_row = (vec + lanes - 1) / lanes;
   const int64_t unrolled = largest_at_most(unrolled_sizes, std::max<int64_t>(1, vector_registers(target) / 2 / regs_per_row));
   const int64_t unroll = static_cast<int64_t>(IterAnnotation::kUnroll);
   std::vector<std::pair<std::string, std::vector<int64_t>>> ideal = {
-      {"tile_p", {0, nhwc ? 1 : 4}},
+      {"tile_p", {0, nhwc ? 1 : 2}},
       {"tile_c", {0, std::min<int64_t>(cv.c, 64)}},
       {"order", {0, 1, 2, 3}},
-      {"unroll", {unroll, cv.r <= 16 ? unroll : 0, cv.s <= 16 ? unroll : 0}},
+      {"unroll", {unroll, cv.r <= 16 ? unroll : 0, 0}},  // all three: a 2x slower NCHW body
       {"pad", {kPadRoot}}};
   if (nhwc) {
     ideal.push_back({"tile_q", {0, 1, unrolled}});
     ideal.push_back({"tile_k", {0, std::max<int64_t>(1, std::min<int64_t>(cv.k, 64) / vec), vec}});
   } else {
-    ideal.push_back({"tile_k", {0, std::max<int64_t>(1, 32 / unrolled), unrolled}});
-    ideal.push_back({"tile_q", {0, cv.q / vec, vec}});
+    ideal.push_back({"tile_k", {0, 2, unrolled}});
+    ideal.push_back({"tile_q", {0, 1, vec}});
   }
   return nearest_config(space, ideal);
 }

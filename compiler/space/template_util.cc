@@ -289,6 +289,17 @@ int64_t largest_at_most(const std::vector<int64_t>& sizes, int64_t limit) {
   return best;
 }
 
+int64_t preferred_vector_width(const std::vector<int64_t>& sizes, int64_t lanes) {
+  std::vector<int64_t> whole;
+  for (int64_t v : sizes)
+    if (v % lanes == 0) whole.push_back(v);
+  if (!whole.empty()) return nearest_size(whole, 2 * lanes);
+  int64_t best = 1;
+  for (int64_t v : sizes)
+    if ((v & (v - 1)) == 0) best = std::max(best, v);
+  return best;
+}
+
 int64_t nearest_size(const std::vector<int64_t>& sizes, int64_t want) {
   int64_t best = sizes.front();
   for (int64_t v : sizes)

@@ -111,6 +111,10 @@ std::vector<int64_t> innermost_sizes(const Knob& knob);
 int64_t largest_at_most(const std::vector<int64_t>& sizes, int64_t limit);
 /// The one of ascending `sizes` nearest `want` by ratio (the smaller on a tie).
 int64_t nearest_size(const std::vector<int64_t>& sizes, int64_t want);
+/// The vector width a fallback uses among a vectorized split's innermost
+/// `sizes`: whole registers, nearest two of them; else the widest power of
+/// two (a 56-wide row runs faster as 8-wide pieces than as 3.5 registers).
+int64_t preferred_vector_width(const std::vector<int64_t>& sizes, int64_t lanes);
 
 /// Annotation choices for a loop that may be unrolled: {none, unroll} when
 /// `extent` is small enough to copy out, else {none}.

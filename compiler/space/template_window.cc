@@ -107,7 +107,7 @@ Result<KnobConfig> fallback_depthwise(const KnobSpace& space, const ComputeDAG& 
   // Whole rows of a few channels per task, one vector of columns kept in
   // registers across the unrolled window, the pad computed once at the root.
   const int64_t unroll = static_cast<int64_t>(IterAnnotation::kUnroll);
-  const int64_t vec = nearest_size(innermost_sizes(*space.find("tile_q")), lanes);
+  const int64_t vec = preferred_vector_width(innermost_sizes(*space.find("tile_q")), lanes);
   return nearest_config(space, {{"tile_c", {0, 4}},
                                 {"tile_p", {0, 8}},
                                 {"tile_q", {0, w.q / vec, vec}},
@@ -174,7 +174,7 @@ Result<KnobConfig> fallback_pool(const KnobSpace& space, const ComputeDAG& dag, 
   // element only a few times.
   const int64_t unroll = static_cast<int64_t>(IterAnnotation::kUnroll);
   return nearest_config(space, {{"tile_p", {0, 4}},
-                                {"tile_q", {0, nearest_size(innermost_sizes(*space.find("tile_q")), lanes)}},
+                                {"tile_q", {0, preferred_vector_width(innermost_sizes(*space.find("tile_q")), lanes)}},
                                 {"unroll", {w.r <= 16 ? unroll : 0, w.s <= 16 ? unroll : 0}},
                                 {"pad", {kPadInline}}});
 }
