@@ -1,5 +1,6 @@
-// `tessera records list|best|stats|export|import|prune`: look into and maintain
-// a records database from a terminal.
+// `tessera records list|best|stats|export|import|prune|why`: look into and
+// maintain a records database from a terminal, and ask which schedule compile
+// time would pick.
 #include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
@@ -10,12 +11,17 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "compiler/codegen/target.h"
+#include "compiler/ops/op_spec.h"
+#include "compiler/space/apply_best.h"
 #include "records/jsonl.h"
+#include "records/schedule_source.h"
 #include "records/store.h"
 #include "tools/args.h"
 #include "tools/commands.h"
@@ -435,6 +441,62 @@ int run_prune(const Args& args) {
   return 0;
 }
 
+// The schedule compile time would pick for one operator, as aligned
+// "label  value" lines: what, from where, how fast, and what was skipped.
+int run_why(const Args& args) {
+  if (!args.has("op"))
+    return fail(Status(ErrorCode::kInvalidArgument, "why needs --op SPEC (e.g. matmul:M=512,N=512,K=512)"));
+  auto op = ops::parse_op_spec(args.get("op"));
+  if (!op) return fail(Status(ErrorCode::kInvalidArgument, op.status().message()));
+  Target target = Target::host();
+  if (args.has("target")) {
+    auto parsed = Target::parse(args.get("target"));
+    if (!parsed) return fail(Status(ErrorCode::kInvalidArgument, parsed.status().message()));
+    target = *parsed;
+  }
+  const std::string db = args.get("db", kDefaultDb);
+  auto k = args.get_int("k", 5);
+  if (!k) return fail(k.status());
+  if (*k < 1) return fail(Status(ErrorCode::kInvalidArgument, "--k must be at least 1"));
+  std::optional<Store> store;
+  std::string no_db;
+  auto opened = open_store(args, false);
+  if (opened) store.emplace(std::move(opened).value());
+  else if (opened.status().code() == ErrorCode::kNotFound) no_db = "no records database at " + db;
+  else return fail(opened.status());
+  std::optional<records::RecordsScheduleSource> source;
+  if (store) source.emplace(*store, *k);
+  auto choice = choose_schedule(op->dag, op->op, target, source ? &*source : nullptr);
+  if (!choice) return fail(choice.status());
+
+  auto line = [](const char* label, const std::string& value) {
+    std::printf("%-12s%s\n", label, value.c_str());
+  };
+  line("operator", op->spec);
+  line("workload", op->dag->workload_key());
+  line("target", target.to_string());
+  line("database", store ? db : no_db);
+  const bool from_record = choice->record.has_value();
+  std::string picked = schedule_source_name(choice->source);
+  if (from_record) picked = "record " + std::to_string(choice->record->record_id) + " (" + picked + ")";
+  line("schedule", picked);
+  line("why", from_record ? choice->record->why : choice->explanation);
+  if (from_record) {
+    const ScheduleCandidate& c = *choice->record;
+    line("cost", format_seconds(c.cost_s) + "   " + format_gflops(op->flops, c.cost_s) + " GFLOP/s");
+    line("measured on", c.target + (c.device_key.empty() ? "" : "   (device " + c.device_key + ")"));
+    line("records", std::to_string(c.considered) + " ok on " +
+                        (c.match == TargetMatch::kExact ? "this target" : "that target"));
+  }
+  line("candidates", std::to_string(choice->candidates_seen) + " proposed, " +
+                         std::to_string(choice->candidates_skipped) + " skipped");
+  line("steps", std::to_string(choice->state.steps().size()));
+  if (args.has("steps"))
+    for (const auto& step : choice->state.steps()) line("", step.to_string());
+  for (const auto& w : choice->warnings) line("warning", w);
+  return 0;
+}
+
 const std::vector<Subcommand>& subcommands() {
   static const std::vector<Subcommand> kSubcommands = {
       {"list", "records, newest first", "tessera records list [--workload K] [--target T] [--ok]",
@@ -460,6 +522,13 @@ const std::vector<Subcommand>& subcommands() {
         {"errors-older-than", true, "drop error records older than this (3600, 90m, 12h, 7d)"},
         kHelpOption},
        run_prune},
+      {"why", "which schedule compile time would pick for an operator, and why",
+       "tessera records why --op SPEC [--target T] [--db F]",
+       {kDbOption, {"op", true, "the operator, e.g. matmul:M=512,N=512,K=512"},
+        {"target", true, "the full target string (default: this machine)"},
+        {"k", true, "records to try per target before falling back (default 5)"},
+        {"steps", false, "also print the chosen step list"}, kHelpOption},
+       run_why},
   };
   return kSubcommands;
 }
