@@ -49,6 +49,8 @@ struct LoopInfo {
   const VarNode* var;
   int64_t extent;
   LoopKind kind;
+  bool unrolled;       // becomes straight-line code: kUnrolled, or auto-unrolled
+  bool auto_unrolled;  // ... by an auto-unroll hint
 };
 
 /// A load or the store itself, in the store statement being analysed.

@@ -63,6 +63,10 @@ enum class Scale : unsigned char { kLog, kSignedLog, kRaw };
   X(depth, kMean, kRaw, "loops around the store")                                                    \
   X(outer_prod, kSum, kLog, "product of all loop extents around the store (its executions)")         \
   X(auto_unroll_max_step, kMean, kLog, "auto-unroll limit in force at the store (0: none)")          \
+  X(auto_unrolled_num, kMean, kRaw, "serial loops around the store that the auto-unroll limit unrolls") \
+  X(unrolled_copies, kMean, kLog, "copies of the store in the final code (product of all unrolled loops)") \
+  X(loop_inner_len, kMean, kLog, "extent of the innermost loop that stays a loop after unrolling")   \
+  X(loop_inner_body, kMean, kLog, "copies of the store in the body of that loop (its straight-line work)") \
   X(guarded, kMean, kRaw, "1 when the store sits under a condition (non-dividing split)")            \
   X(num_accesses, kMean, kRaw, "loads plus the store itself")                                        \
   X(num_buffers, kMean, kRaw, "distinct buffers the store touches")                                  \
@@ -79,6 +83,7 @@ enum class Scale : unsigned char { kLog, kSignedLog, kRaw };
   X(total_bytes, kSum, kLog, "bytes accessed by the store's loads and store, repeats included")      \
   X(total_lines, kSum, kLog, "cache lines accessed, counting a line again in each outer iteration")  \
   X(total_unique_lines, kSum, kLog, "distinct cache lines accessed over the whole nest")              \
+  X(acc_distance, kMean, kLog, "for an update C = C + ...: loop iterations between two updates of one element") \
   X(min_reuse_bytes, kMean, kLog, "smallest loop-carried reuse distance in bytes among the accesses") \
   X(l1_misses, kSum, kLog, "cache lines fetched with a 32 KiB cache: loops keep reuse while their working set fits") \
   X(l2_misses, kSum, kLog, "cache lines fetched with a 1 MiB cache, by the same model")

@@ -46,6 +46,33 @@ float scaled(double x, Scale scale) {
 
 // One store's raw (unscaled) features.
 
+// Statement instances a statement executes, as unroll_loops counts them to
+// decide auto-unrolling (a loop of unknown extent counts as huge).
+int64_t unroll_steps(const Stmt& s) {
+  if (!s.defined()) return 0;
+  switch (s.kind()) {
+    case StmtKind::kStore: return 1;
+    case StmtKind::kFor: {
+      const auto* f = s.as<ForNode>();
+      int64_t extent = 0;
+      if (!is_const_int(f->extent, &extent)) return int64_t(1) << 30;
+      return std::min<int64_t>(extent * unroll_steps(f->body), int64_t(1) << 40);
+    }
+    case StmtKind::kSeq: {
+      int64_t total = 0;
+      for (const Stmt& st : s.as<SeqNode>()->stmts) total += unroll_steps(st);
+      return std::min<int64_t>(total, int64_t(1) << 40);
+    }
+    case StmtKind::kIfThenElse: {
+      const auto* i = s.as<IfThenElseNode>();
+      return std::max(unroll_steps(i->then_case), unroll_steps(i->else_case)) + 1;
+    }
+    case StmtKind::kAllocate: return unroll_steps(s.as<AllocateNode>()->body);
+    case StmtKind::kAttr: return unroll_steps(s.as<AttrNode>()->body);
+  }
+  return 0;
+}
+
 int64_t const_extent(const Expr& e) {
   int64_t v = 1;
   return is_const_int(e, &v) ? std::max<int64_t>(v, 0) : 1;
@@ -60,7 +87,14 @@ void Extractor::visit(const Stmt& s) {
     case StmtKind::kStore: return visit_store(s.as<StoreNode>());
     case StmtKind::kFor: {
       const auto* f = s.as<ForNode>();
-      loops_.push_back({f->var.node(), const_extent(f->extent), f->loop_kind});
+      int64_t extent = 0;
+      const bool constant = is_const_int(f->extent, &extent);
+      // The same rule as unroll_loops: the nearest hint unrolls a constant
+      // serial loop whose executed statements stay within its limit.
+      const bool auto_unrolled = f->loop_kind == LoopKind::kSerial && constant && !auto_unroll_.empty() &&
+                                 auto_unroll_.back() > 0 && unroll_steps(s) <= auto_unroll_.back();
+      const bool unrolled = auto_unrolled || (f->loop_kind == LoopKind::kUnrolled && constant);
+      loops_.push_back({f->var.node(), const_extent(f->extent), f->loop_kind, unrolled, auto_unrolled});
       vars_.push_back(f->var.node());
       visit(f->body);
       loops_.pop_back();
@@ -244,7 +278,25 @@ void Extractor::loop_features(Row& row) const {
     r[kS_innermost_len] = double(loops_.back().extent);
     r[kS_innermost_unrolled] = loops_.back().kind == LoopKind::kUnrolled ? 1 : 0;
   }
-  r[kS_auto_unroll_max_step] = auto_unroll_.empty() ? 0 : double(*std::max_element(auto_unroll_.begin(), auto_unroll_.end()));
+  r[kS_auto_unroll_max_step] = auto_unroll_.empty() ? 0 : double(auto_unroll_.back());
+  // After unrolling: how many copies of the store there are, and the loop
+  // that stays innermost with the straight-line body it runs.
+  double copies = 1, body = 1;
+  int inner_loop = -1;
+  for (int i = 0; i < depth; ++i) {
+    const LoopInfo& l = loops_[i];
+    if (l.auto_unrolled) r[kS_auto_unrolled_num] += 1;
+    if (l.unrolled) {
+      copies *= double(l.extent);
+      body *= double(l.extent);
+    } else {
+      inner_loop = i;
+      body = 1;
+    }
+  }
+  r[kS_unrolled_copies] = copies;
+  r[kS_loop_inner_len] = inner_loop >= 0 ? double(loops_[inner_loop].extent) : 0;
+  r[kS_loop_inner_body] = body;
   r[kS_guarded] = guarded_ > 0 ? 1 : 0;
 }
 

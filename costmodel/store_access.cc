@@ -159,6 +159,19 @@ void Extractor::access_features(const StoreNode* op, Row& row, int lanes, double
     b[kB_bytes_d_reuse_ct] = gr.bytes / std::max(1.0, b[kB_reuse_ct]);
   }
   r[kS_min_reuse_bytes] = min_reuse_bytes;
+
+  // An update reads the element it writes: the iterations between two
+  // updates of one element bound the independent work in flight (a vector
+  // op counts once; its lanes are not iterations).
+  const AccessStats& write = stats_[n - 1];
+  bool reads_itself = false;
+  for (int a = 0; a + 1 < n && !reads_itself; ++a)
+    reads_itself = accesses_[a].buffer == accesses_[n - 1].buffer && access_coefs_[a] == access_coefs_[n - 1];
+  if (reads_itself && write.reuse_loop >= 0 && write.reuse_loop < depth) {
+    double distance = 1;
+    for (int i = write.reuse_loop + 1; i < depth; ++i) distance *= double(extents_[i]);
+    r[kS_acc_distance] = distance;
+  }
 }
 
 // A simple capacity model: an access keeps its reuse inside the outermost

@@ -66,6 +66,7 @@ Status set_params(BoosterHandle b, const XGBOptions& o) {
       {"eta", number(o.eta)},
       {"min_child_weight", number(o.min_child_weight)},
       {"subsample", number(o.subsample)},
+      {"colsample_bytree", number(o.colsample_bytree)},
       {"nthread", std::to_string(std::max(1, o.nthread))},
       {"seed", std::to_string(o.seed)},
       {"tree_method", "hist"},

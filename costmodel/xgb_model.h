@@ -31,7 +31,8 @@ struct XGBOptions {
   int max_depth = 6;
   double eta = 0.25;              ///< learning rate
   double min_child_weight = 0.1;  ///< small: pairwise hessians are small
-  double subsample = 1.0;
+  double subsample = 1.0;         ///< share of rows each tree sees
+  double colsample_bytree = 1.0;  ///< share of features each tree sees
   int nthread = 1;                ///< > 1 is faster but may not be deterministic
   uint64_t seed = 0;
   /// Keep pretrain() records in the training set of later updates; groups

@@ -159,6 +159,31 @@ TEST(ExtractFeatures, TilingCutsEstimatedCacheMisses) {
   EXPECT_LE(feature(*b, "store.l2_misses"), feature(*a, "store.l2_misses"));
 }
 
+TEST(ExtractFeatures, AutoUnrollHintIsAppliedAsLoweringWould) {
+  // i.0 j.0 k i.1 j.1 with a hint of 128 steps at i.0: j.1 (16 steps) and
+  // i.1 (8 x 16 = 128 steps) are unrolled, k (64 x 128) stays a loop.
+  State s = tiled_matmul(false, false, false);
+  ASSERT_TRUE(s.pragma_auto_unroll(s.stage_index("C"), 0, 128).is_ok());
+  auto v = extract_features(s);
+  ASSERT_TRUE(v.is_ok());
+  const double w = 64.0 / 65.0;  // the update's share of the work (the rest: C = 0)
+  EXPECT_FLOAT_EQ(feature(*v, "store.auto_unroll_max_step"), log_feature(128));
+  EXPECT_FLOAT_EQ(feature(*v, "store.auto_unrolled_num"), 2.f);
+  EXPECT_FLOAT_EQ(feature(*v, "store.unrolled_copies"), log_feature(128));
+  EXPECT_FLOAT_EQ(feature(*v, "store.loop_inner_len"), log_feature(w * 64 + (1 - w) * 4));  // k; j.0 for C = 0
+}
+
+TEST(ExtractFeatures, UpdateDistanceCountsIndependentWork) {
+  // k innermost: each update waits for the previous one. Tiled with k
+  // outside i.1 j.1: 8 x 16 independent updates between two of one element.
+  auto naive = extract_features(State(matmul_dag(64, 64, 64)));
+  auto tiled = extract_features(tiled_matmul(false, false, false));
+  ASSERT_TRUE(naive.is_ok() && tiled.is_ok());
+  const double w = 64.0 / 65.0;
+  EXPECT_FLOAT_EQ(feature(*naive, "store.acc_distance"), log_feature(w * 1));
+  EXPECT_FLOAT_EQ(feature(*tiled, "store.acc_distance"), log_feature(w * 128));
+}
+
 TEST(ExtractFeatures, WorksOnFullyLoweredCode) {
   State s = tiled_matmul(true, true, true);
   auto lowered = lower(s);
