@@ -119,6 +119,11 @@ Result<std::unique_ptr<RpcRunner>> RpcRunner::connect(RpcRunnerOptions options) 
 }
 
 Result<std::vector<MeasureResult>> RpcRunner::run(const std::vector<MeasureInput>& inputs) {
+  return run(inputs, nullptr);
+}
+
+Result<std::vector<MeasureResult>> RpcRunner::run(
+    const std::vector<MeasureInput>& inputs, const std::function<void(size_t, const MeasureResult&)>& on_result) {
   std::vector<MeasureResult> results(inputs.size());
   std::map<uint64_t, size_t> index;                 // job id -> input
   std::map<uint64_t, Clock::time_point> deadlines;  // job id -> give up after
@@ -134,6 +139,7 @@ Result<std::vector<MeasureResult>> RpcRunner::run(const std::vector<MeasureInput
       auto it = index.find(id);
       if (it == index.end()) continue;
       results[it->second] = std::move(result);
+      if (on_result) on_result(it->second, results[it->second]);
       index.erase(it);
       deadlines.erase(id);
       any_result = true;
@@ -153,6 +159,7 @@ Result<std::vector<MeasureResult>> RpcRunner::run(const std::vector<MeasureInput
       r.error = MeasureErrorKind::kTimeout;
       r.message = "no result from the farm within the job's deadline (queue wait included); tracker " +
                   options_.tracker + ", key '" + options_.device_key + "'";
+      if (on_result) on_result(index[id], r);
       index.erase(id);
       deadlines.erase(id);
     }

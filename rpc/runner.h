@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -47,6 +48,10 @@ class RpcRunner final : public Runner {
   /// yet is waited for until the jobs' deadlines).
   static Result<std::unique_ptr<RpcRunner>> connect(RpcRunnerOptions options);
   Result<std::vector<MeasureResult>> run(const std::vector<MeasureInput>& inputs) override;
+  /// As run(), and calls `on_result(index, result)` for each input as its
+  /// result arrives (completion order), before returning them all.
+  Result<std::vector<MeasureResult>> run(const std::vector<MeasureInput>& inputs,
+                                         const std::function<void(size_t, const MeasureResult&)>& on_result);
   const std::string& session_id() const { return client_->session_id(); }
 
  private:

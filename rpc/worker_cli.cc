@@ -41,7 +41,7 @@ constexpr const char* kUsage =
     "  --keyfile FILE          this worker's CURVE keypair (NAME.key)\n"
     "  --tracker-key FILE|KEY  the tracker's public key (NAME.pub or the Z85 text)\n"
     "  --insecure              plaintext; only for ipc:// and loopback trackers\n"
-    "  --log                   one line per job on stderr\n";
+    "  --log                   a line on stderr when the worker starts and stops\n";
 
 bool parse_int_list(const std::string& text, std::vector<int>* out) {
   std::stringstream ss(text);

@@ -15,7 +15,16 @@ packages=(
   libdnnl-dev
   libonnx-dev libonnx-testdata python3-onnx python3-numpy
   zlib1g-dev libzstd-dev libedit-dev libffi-dev libxml2-dev libcurl4-openssl-dev
+  # The aarch64 worker (make worker-aarch64) and its qemu integration test.
+  g++-aarch64-linux-gnu qemu-user
+  libzmq3-dev:arm64 libprotobuf-dev:arm64 libsodium-dev:arm64
 )
+
+# The arm64 -dev packages above are multiarch: dpkg must know the architecture
+# before apt can see them (idempotent: adding it twice is a no-op).
+if ! dpkg --print-foreign-architectures | grep -qx arm64; then
+  if [[ $(id -u) -ne 0 ]]; then sudo dpkg --add-architecture arm64; else dpkg --add-architecture arm64; fi
+fi
 
 missing=()
 for p in "${packages[@]}"; do
