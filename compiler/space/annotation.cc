@@ -81,6 +81,14 @@ std::vector<int64_t> sample_tile_factors(int64_t extent, const TileVar& var, int
 
 namespace {
 
+// The tile variable of a tiled plan's vector axis: its last split spatial axis.
+int vector_var(const StagePlan& plan, size_t spatial_axes) {
+  int var = -1;
+  for (size_t a = 0; a < spatial_axes; ++a)
+    if (plan.tiles[a] >= 0) var = plan.tiles[a];
+  return var;
+}
+
 class Annotator {
  public:
   Annotator(const std::shared_ptr<const ComputeDAG>& dag, const Sketch& sketch, const Target& target,
@@ -121,6 +129,7 @@ class Annotator {
   Status parallelize(int p, int stage, int leading);
   Status vectorize_innermost(int stage);
   Status unroll(int p, int stage);
+  Status pack(int p, const Var& at, int64_t vector_extent);
   std::vector<std::pair<int, int>> location_candidates(int stage) const;
 
   State state_;
@@ -219,6 +228,24 @@ Status Annotator::unroll(int p, int stage) {
   return v > 0 ? state_.pragma_auto_unroll(stage, 0, v) : Status::ok();
 }
 
+// Copies each packed input's panel (the region one vector-axis S2 iteration
+// reads) into a local buffer at that loop, vectorized along the vector axis.
+Status Annotator::pack(int p, const Var& at, int64_t vector_extent) {
+  const StagePlan& plan = sketch_.plans[p];
+  for (int input : plan.packed) {
+    TESSERA_ASSIGN_OR_RETURN(int source, stage(SketchStageRef{input, SketchStageRef::Kind::kTensor}));
+    TESSERA_ASSIGN_OR_RETURN(int x, stage(plan.stage));
+    TESSERA_RETURN_IF_ERROR(state_.cache_read(source, {x}));
+    TESSERA_ASSIGN_OR_RETURN(int panel, stage(SketchStageRef{input, SketchStageRef::Kind::kCacheRead}));
+    TESSERA_ASSIGN_OR_RETURN(x, stage(plan.stage));
+    TESSERA_RETURN_IF_ERROR(state_.compute_at(panel, x, state_.stage(x).iter_index(at)));
+    const int last = static_cast<int>(state_.stage(panel).iters.size()) - 1;
+    if (last >= 0 && vector_friendly(vector_extent, lanes_of(panel)))
+      TESSERA_RETURN_IF_ERROR(state_.vectorize(panel, last));
+  }
+  return Status::ok();
+}
+
 Status Annotator::structure(const SketchStructureStep& s) {
   TESSERA_ASSIGN_OR_RETURN(int x, stage(s.stage));
   switch (s.kind) {
@@ -263,10 +290,17 @@ Status Annotator::tiled(int p) {
     r0.push_back(pc[0]);
     r1.push_back(pc[1]);
   }
+  // Packing: the vector axis' S2 loop comes first in S2, so its panel is
+  // reused by every other S2 iteration.
+  if (!plan.packed.empty()) std::rotate(s2.begin(), s2.end() - 1, s2.end());
   std::vector<Var> order = front;
   for (const auto* level : {&s0, &s1, &r0, &s2, &r1, &s3}) order.insert(order.end(), level->begin(), level->end());
   TESSERA_RETURN_IF_ERROR(reorder(x, order));
   TESSERA_RETURN_IF_ERROR(parallelize(p, x, static_cast<int>(front.size() + s0.size() + s1.size())));
+  if (!plan.packed.empty()) {
+    TESSERA_RETURN_IF_ERROR(pack(p, s2.front(), d_.tiles[vector_var(plan, axes.size())][3]));
+    TESSERA_ASSIGN_OR_RETURN(x, stage(plan.stage));
+  }
   TESSERA_RETURN_IF_ERROR(vectorize_innermost(x));
   return unroll(p, x);
 }
@@ -328,9 +362,14 @@ Status Annotator::fused(int p) {
     r0.push_back(pc[0]);
     r1.push_back(pc[1]);
   }
+  if (!producer.packed.empty()) std::rotate(s2.begin(), s2.end() - 1, s2.end());
   order = x_front;
   for (const auto* level : {&r0, &s2, &r1, &s3}) order.insert(order.end(), level->begin(), level->end());
   TESSERA_RETURN_IF_ERROR(reorder(x, order));
+  if (!producer.packed.empty()) {
+    TESSERA_RETURN_IF_ERROR(pack(q, s2.front(), d_.tiles[vector_var(producer, axes.size())][3]));
+    TESSERA_ASSIGN_OR_RETURN(x, stage(producer.stage));
+  }
   TESSERA_RETURN_IF_ERROR(vectorize_innermost(x));
   TESSERA_RETURN_IF_ERROR(unroll(q, x));
   return vectorize_innermost(y);

@@ -25,8 +25,13 @@ int resolve_stage(const State& state, const SketchStageRef& ref) {
   if (ref.tensor < 0 || ref.tensor >= static_cast<int>(tensors.size())) return -1;
   const int at = state.stage_index(tensors[ref.tensor]);
   if (at < 0) return -1;
-  // cache_write and rfactor insert their stage just before the original.
-  return ref.kind == SketchStageRef::Kind::kTensor ? at : at - 1;
+  // cache_write and rfactor insert their stage just before the original,
+  // cache_read just after.
+  switch (ref.kind) {
+    case SketchStageRef::Kind::kTensor: return at;
+    case SketchStageRef::Kind::kCacheRead: return at + 1;
+    default: return at - 1;
+  }
 }
 
 namespace {
@@ -37,6 +42,7 @@ std::string ref_name(const ComputeDAG& dag, const SketchStageRef& ref) {
     case SketchStageRef::Kind::kTensor: return name;
     case SketchStageRef::Kind::kLocal: return name + ".local";
     case SketchStageRef::Kind::kRfactor: return name + ".rf";
+    case SketchStageRef::Kind::kCacheRead: return name + ".local";
   }
   return name;
 }
@@ -66,6 +72,7 @@ std::string Sketch::to_string(const ComputeDAG& dag) const {
     if (p.partner >= 0) out += " with " + ref_name(dag, plans[p.partner].stage);
     if (p.movable) out += ", compute location ?";
     if (p.unrolls) out += ", auto-unroll ?";
+    for (int t : p.packed) out += ", packs " + dag.tensors()[t]->name;
     bool first = true;
     for (int t : p.tiles) {
       if (t < 0) continue;

@@ -43,12 +43,13 @@ struct SketchOptions {
 /// SketchOptions::unroll_steps is empty: {0, 16, 64, 512} on CPUs.
 std::vector<int64_t> default_unroll_steps(const Target& target);
 
-/// A stage of the state being scheduled: a tensor of the DAG, or the stage
-/// that cache_write (".local") or rfactor (".rf") inserted just before it.
-/// Tensors are addressed by their index in dag.tensors(), never by name, so
-/// DAGs with repeated names still schedule correctly.
+/// A stage of the state being scheduled: a tensor of the DAG, the stage that
+/// cache_write (".local") or rfactor (".rf") inserted just before it, or the
+/// one cache_read (".local" of an input) inserted just after it. Tensors are
+/// addressed by their index in dag.tensors(), never by name, so DAGs with
+/// repeated names still schedule correctly.
 struct SketchStageRef {
-  enum class Kind : uint8_t { kTensor, kLocal, kRfactor };
+  enum class Kind : uint8_t { kTensor, kLocal, kRfactor, kCacheRead };
   int tensor = -1;
   Kind kind = Kind::kTensor;
   bool operator==(const SketchStageRef& o) const { return tensor == o.tensor && kind == o.kind; }
@@ -94,6 +95,9 @@ struct StagePlan {
   /// per reduce axis (2 levels), -1 for axes of extent 1; kSimple: the
   /// vector split (2 levels) or nothing.
   std::vector<int> tiles;
+  /// kTiled/kFusedProducer: inputs (DAG tensor indices) packed into a panel
+  /// by cache_read at the vector axis' S2 loop, which then comes first in S2.
+  std::vector<int> packed;
 };
 
 /// A schedule skeleton of a DAG; see the file comment.

@@ -42,6 +42,57 @@ bool reads_at_identity(const Expr& body, const Tensor& producer, const std::vect
   return checker.ok;
 }
 
+// Inputs of stage t worth packing into a panel: a placeholder read once, at
+// plain axes of t, whose last index is t's vector axis (its innermost axis of
+// extent > 1) and which also runs along a reduce axis — matmul's B[k, j],
+// conv NHWC's W[ry, rx, rc, k]. The tiled loops walk such an input across
+// rows (a stride of a whole row per reduce step); a copy per tile makes the
+// panel contiguous.
+std::vector<int> packable_inputs(const ComputeDAG& dag, int t) {
+  const ComputeOpNode* op = compute_op(dag.tensors()[t]);
+  int last = -1;
+  for (size_t d = 0; d < op->axes.size(); ++d)
+    if (op->axes[d]->extent > 1) last = static_cast<int>(d);
+  std::vector<int> out;
+  if (last < 0) return out;
+  for (const Tensor& in : input_tensors(dag.tensors()[t])) {
+    if (!is_placeholder(in)) continue;
+    class Reads final : public IRVisitor {
+     public:
+      explicit Reads(const TensorNode* t) : t_(t) {}
+      std::vector<std::vector<Expr>> reads;
+
+     protected:
+      using IRVisitor::visit;
+      void visit(const TensorReadNode* op) override {
+        if (op->tensor.get() == t_) reads.push_back(op->indices);
+        IRVisitor::visit(op);
+      }
+
+     private:
+      const TensorNode* t_;
+    } reads(in.get());
+    reads(op->body);
+    if (reads.reads.size() != 1 || reads.reads[0].empty()) continue;
+    const auto& idx = reads.reads[0];
+    bool plain = true, along_reduce = false;
+    for (const Expr& e : idx) {
+      const auto* v = e.as<VarNode>();
+      bool found = false;
+      for (const IterVar& a : op->axes) found = found || a->var.node() == v;
+      for (const IterVar& r : op->reduce_axes) {
+        if (r->var.node() != v) continue;
+        found = true;
+        along_reduce = along_reduce || r->extent > 1;
+      }
+      plain = plain && v != nullptr && found;
+    }
+    if (plain && along_reduce && idx.back().as<VarNode>() == op->axes[last]->var.node())
+      out.push_back(dag.index_of(in));
+  }
+  return out;
+}
+
 // Rule application state: one partially built sketch.
 struct Partial {
   Sketch sketch;
@@ -81,9 +132,10 @@ class RuleEngine {
   void add_tiling(Partial& s, int plan, const ComputeOpNode* op, const std::string& name) const;
 
   void apply_inline(Partial& s, int t) const;
-  Partial apply_fusion(const Partial& s, int t, int consumer) const;
-  Partial apply_cache_write(const Partial& s, int t) const;
-  Partial apply_plain_tiling(const Partial& s, int t) const;
+  Partial apply_fusion(const Partial& s, int t, int consumer, const std::vector<int>& pack) const;
+  Partial apply_cache_write(const Partial& s, int t, const std::vector<int>& pack) const;
+  Partial apply_plain_tiling(const Partial& s, int t, const std::vector<int>& pack) const;
+  std::string pack_note(const std::vector<int>& pack) const;
   Partial apply_rfactor(const Partial& s, int t) const;
 
   const ComputeDAG& dag_;
@@ -190,11 +242,18 @@ void RuleEngine::apply_inline(Partial& s, int t) const {
   s.sketch.structure.push_back({SketchStructureStep::Kind::kInline, {t, Kind::kTensor}, 0, -1});
 }
 
-Partial RuleEngine::apply_fusion(const Partial& in, int t, int consumer) const {
+std::string RuleEngine::pack_note(const std::vector<int>& pack) const {
+  std::string note;
+  for (int p : pack) note += ", " + dag_.tensors()[p]->name + " packed per tile";
+  return note;
+}
+
+Partial RuleEngine::apply_fusion(const Partial& in, int t, int consumer, const std::vector<int>& pack) const {
   Partial s = in;
   const ComputeOpNode* op = compute_op(dag_.tensors()[t]);
   int producer = add_plan(s, {t, Kind::kTensor}, StageRule::kFusedProducer);
   add_tiling(s, producer, op, dag_.tensors()[t]->name);
+  s.sketch.plans[producer].packed = pack;
   int c = s.plan_of[consumer];
   s.sketch.plans[c].rule = StageRule::kFusedConsumer;
   s.sketch.plans[c].partner = producer;
@@ -202,28 +261,31 @@ Partial RuleEngine::apply_fusion(const Partial& in, int t, int consumer) const {
   s.sketch.plans[c].vector_axis = -1;
   s.sketch.plans[c].movable = false;
   s.sketch.plans[producer].partner = c;
-  s.notes.push_back(dag_.tensors()[t]->name + " tiled and fused into " + dag_.tensors()[consumer]->name);
+  s.notes.push_back(dag_.tensors()[t]->name + " tiled and fused into " + dag_.tensors()[consumer]->name +
+                    pack_note(pack));
   return s;
 }
 
-Partial RuleEngine::apply_cache_write(const Partial& in, int t) const {
+Partial RuleEngine::apply_cache_write(const Partial& in, int t, const std::vector<int>& pack) const {
   Partial s = in;
   const std::string name = dag_.tensors()[t]->name;
   s.sketch.structure.push_back({SketchStructureStep::Kind::kCacheWrite, {t, Kind::kTensor}, 0, -1});
   int consumer = add_plan(s, {t, Kind::kTensor}, StageRule::kFusedConsumer);
   int producer = add_plan(s, {t, Kind::kLocal}, StageRule::kFusedProducer);
   add_tiling(s, producer, compute_op(dag_.tensors()[t]), name + ".local");
+  s.sketch.plans[producer].packed = pack;
   s.sketch.plans[consumer].partner = producer;
   s.sketch.plans[producer].partner = consumer;
-  s.notes.push_back(name + " cache_write, " + name + ".local tiled and fused into " + name);
+  s.notes.push_back(name + " cache_write, " + name + ".local tiled and fused into " + name + pack_note(pack));
   return s;
 }
 
-Partial RuleEngine::apply_plain_tiling(const Partial& in, int t) const {
+Partial RuleEngine::apply_plain_tiling(const Partial& in, int t, const std::vector<int>& pack) const {
   Partial s = in;
   int plan = add_plan(s, {t, Kind::kTensor}, StageRule::kTiled);
   add_tiling(s, plan, compute_op(dag_.tensors()[t]), dag_.tensors()[t]->name);
-  s.notes.push_back(dag_.tensors()[t]->name + " tiled SSRSRS");
+  s.sketch.plans[plan].packed = pack;
+  s.notes.push_back(dag_.tensors()[t]->name + " tiled SSRSRS" + pack_note(pack));
   return s;
 }
 
@@ -267,10 +329,16 @@ std::vector<Sketch> RuleEngine::run() {
         apply_inline(s, t);
         alternatives.push_back(std::move(s));
       } else if (op->pattern == OpPattern::kComplex && !op->reduce_axes.empty()) {
-        int consumer = fusible_consumer(s, t);
-        if (consumer >= 0) alternatives.push_back(apply_fusion(s, t, consumer));
-        else if (!ts[t]->shape.empty()) alternatives.push_back(apply_cache_write(s, t));
-        alternatives.push_back(apply_plain_tiling(s, t));
+        // Each structure with and without packing the inputs worth packing.
+        const int consumer = fusible_consumer(s, t);
+        const std::vector<int> pack = packable_inputs(dag_, t);
+        std::vector<std::vector<int>> packs = {{}};
+        if (!pack.empty()) packs.push_back(pack);
+        for (const auto& p : packs) {
+          if (consumer >= 0) alternatives.push_back(apply_fusion(s, t, consumer, p));
+          else if (!ts[t]->shape.empty()) alternatives.push_back(apply_cache_write(s, t, p));
+        }
+        for (const auto& p : packs) alternatives.push_back(apply_plain_tiling(s, t, p));
       } else {
         if (needs_rfactor(t)) alternatives.push_back(apply_rfactor(s, t));
         int last = -1;

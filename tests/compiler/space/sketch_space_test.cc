@@ -31,9 +31,9 @@ bool has_structure(const Sketch& sk, SketchStructureStep::Kind kind) {
   return false;
 }
 
-TEST(SketchRules, MatmulHasCacheWriteFusionAndPlainTiling) {
+TEST(SketchRules, MatmulHasCacheWriteFusionAndPlainTilingEachWithAndWithoutPacking) {
   SketchSpace space = space_of("matmul:M=64,N=64,K=64");
-  ASSERT_EQ(space.sketches().size(), 2u) << space.to_string();
+  ASSERT_EQ(space.sketches().size(), 4u) << space.to_string();
   const Sketch& fused = space.sketches()[0];
   EXPECT_TRUE(has_structure(fused, SketchStructureStep::Kind::kCacheWrite));
   const StagePlan* local = plan_named(space, fused, "matmul", SketchStageRef::Kind::kLocal);
@@ -45,9 +45,38 @@ TEST(SketchRules, MatmulHasCacheWriteFusionAndPlainTiling) {
   EXPECT_EQ(fused.tiles[local->tiles[0]].levels, 4);
   EXPECT_EQ(fused.tiles[local->tiles[2]].levels, 2);
   EXPECT_TRUE(fused.tiles[local->tiles[1]].vector_inner);
-  const Sketch& plain = space.sketches()[1];
+  EXPECT_TRUE(local->packed.empty());
+  // The same with B (read along k, vectorized along j) packed per tile.
+  const StagePlan* packed = plan_named(space, space.sketches()[1], "matmul", SketchStageRef::Kind::kLocal);
+  ASSERT_EQ(packed->packed.size(), 1u);
+  EXPECT_EQ(space.dag().tensors()[packed->packed[0]]->name, "B");
+  const Sketch& plain = space.sketches()[2];
   EXPECT_FALSE(has_structure(plain, SketchStructureStep::Kind::kCacheWrite));
   EXPECT_EQ(plan_named(space, plain, "matmul")->rule, StageRule::kTiled);
+  EXPECT_EQ(plan_named(space, space.sketches()[3], "matmul")->packed.size(), 1u);
+}
+
+TEST(SketchRules, OnlyInputsReadAlongTheVectorAxisAndAReductionArePacked) {
+  // dense reads W[j, k]: its last index is the reduction, not the vector axis.
+  EXPECT_EQ(space_of("dense:M=8,N=32,K=16").sketches().size(), 2u);
+  // conv NHWC reads W[ry, rx, rc, k] with k the vector axis.
+  EXPECT_EQ(space_of("conv2d_nhwc:N=1,C=8,H=8,W=8,K=16,R=3,S=3,pad=1").sketches().size(), 4u);
+}
+
+TEST(SketchRules, APackedPanelIsComputedAtTheVectorAxisTileLoop) {
+  SketchSpace space = space_of("matmul:M=64,N=64,K=64");
+  SpaceRng rng(4);
+  auto program = space.complete(1, {}, rng);
+  ASSERT_TRUE(program.is_ok()) << program.status().to_string();
+  const State& s = program->state;
+  const Stage& panel = s.stage(s.stage_index("B.local"));
+  const Stage& local = s.stage(s.stage_index("matmul.local"));
+  ASSERT_EQ(panel.location, ComputeLocation::kAt);
+  EXPECT_EQ(s.stage(panel.attach_stage).name(), "matmul.local");
+  // R0 then the vector axis' S2 loop (j.0) first: k.0 j.0 i.0 k.1 i.1 j.1.
+  EXPECT_EQ(local.iter_index(panel.attach_var), 1) << s.to_string();
+  EXPECT_EQ(panel.attach_var.name(), "j.0");
+  EXPECT_TRUE(lower(s).is_ok());
 }
 
 TEST(SketchRules, DenseEpilogueTakesTheProductWithoutCacheWrite) {
@@ -103,7 +132,7 @@ TEST(SketchRules, RepeatedStageNamesStillSchedule) {
   Tensor m2 = ops::matmul(m1, b, "t").value();
   auto dag = std::make_shared<const ComputeDAG>(ComputeDAG::make({a, b, m2}).value());
   SketchSpace space = SketchSpace::make(dag, Target::host()).value();
-  EXPECT_EQ(space.sketches().size(), 4u);
+  EXPECT_EQ(space.sketches().size(), 16u);
   auto programs = space.sample(100, 1);
   ASSERT_TRUE(programs.is_ok()) << programs.status().to_string();
   for (const SketchProgram& p : *programs) ASSERT_TRUE(lower(p.state).is_ok()) << steps_to_json(p.state.steps());
@@ -148,6 +177,7 @@ TEST(SketchSpace, PrintsItsSketches) {
   SketchSpace space = space_of("matmul:M=64,N=64,K=64");
   const std::string text = space.to_string();
   EXPECT_NE(text.find("sketch 0: matmul cache_write"), std::string::npos) << text;
+  EXPECT_NE(text.find("packs B"), std::string::npos) << text;
   EXPECT_NE(text.find("matmul.local.i=?x4"), std::string::npos) << text;
 }
 
@@ -197,7 +227,9 @@ TEST(Annotation, ParallelLoopsHaveEnoughTasksAndVectorLoopsFitTheTarget) {
     const Stage& out = p.state.stage(p.state.stage_index("matmul"));
     ASSERT_EQ(out.iters[0].annotation, IterAnnotation::kParallel) << p.state.to_string();
     EXPECT_GE(out.iters[0].extent, std::min(2, space.target().num_cores));
-    for (const Stage& st : p.state.stages())
+    // Attached stages (panels, .local) vectorize over the region they cover.
+    const State bounded = infer_bounds(p.state).value();
+    for (const Stage& st : bounded.stages())
       for (const Iter& it : st.iters)
         if (it.annotation == IterAnnotation::kVectorize) EXPECT_TRUE(vector_friendly(it.extent, lanes));
   }
@@ -210,7 +242,8 @@ TEST(Annotation, AnotherTargetGivesItsOwnVectorWidth) {
   const auto programs = space.sample(100, 5).value();
   for (const SketchProgram& p : programs) {
     ASSERT_TRUE(lower(p.state).is_ok());
-    for (const Stage& st : p.state.stages())
+    const State bounded = infer_bounds(p.state).value();
+    for (const Stage& st : bounded.stages())
       for (const Iter& it : st.iters)
         if (it.annotation == IterAnnotation::kVectorize) {
           ++vectorized;
