@@ -160,6 +160,17 @@ bool State::has_attached(int stage, const Var& var) const {
   return false;
 }
 
+bool State::runs_inside(int stage, int target, int loop) const {
+  int current = stage;
+  while (current >= 0) {
+    const Stage& st = stages_[current];
+    if (st.location != ComputeLocation::kAt) return false;
+    if (st.attach_stage == target) return stages_[target].iter_index(st.attach_var) >= loop;
+    current = st.attach_stage;
+  }
+  return false;
+}
+
 bool State::is_untransformed(int stage) const {
   const Stage& st = stages_[stage];
   if (!st.relations.empty() || !st.pragmas.empty()) return false;
@@ -189,7 +200,7 @@ Status State::apply(const Step& step) {
     case StepKind::kRfactor: st = apply_rfactor(step); break;
     case StepKind::kPragma: st = apply_pragma(step); break;
   }
-  if (st.is_ok()) steps_.push_back(step);
+  if (st.is_ok()) steps_.push_back(canonical_step(step));
   return st;
 }
 
@@ -324,6 +335,28 @@ Status State::apply_compute_at(const Step& s) {
   if (!reads)
     return step_error(s, "stage " + stages_[s.target_stage].name() + " does not read " + st.name() +
                              ", so its loops do not enclose " + st.name() + "'s uses");
+  // Every other reader must already run inside the chosen loop, or the
+  // stage's region would not cover its reads.
+  // Readers through inlined stages count as readers.
+  std::vector<int> readers, pending = consumers_of(*this, s.stage);
+  std::unordered_set<int> expanded;
+  while (!pending.empty()) {
+    int r = pending.back();
+    pending.pop_back();
+    if (!expanded.insert(r).second) continue;
+    if (stages_[r].location != ComputeLocation::kInline) {
+      readers.push_back(r);
+      continue;
+    }
+    for (int rr : consumers_of(*this, r)) pending.push_back(rr);
+  }
+  for (int reader : readers) {
+    if (reader == s.target_stage) continue;
+    if (!runs_inside(reader, s.target_stage, s.target_iter))
+      return step_error(s, "stage " + stages_[reader].name() + " also reads " + st.name() + " outside loop " +
+                               stages_[s.target_stage].iters[s.target_iter].var.name() + " of " +
+                               stages_[s.target_stage].name());
+  }
   Stage& mut = stages_[s.stage];
   mut.location = ComputeLocation::kAt;
   mut.attach_stage = s.target_stage;
@@ -384,6 +417,15 @@ Status State::apply_cache_read(const Step& s) {
   for (int r : s.iters) stages_[r].body = replace(stages_[r].body);
   int position = s.stage + 1;
   reindex_after_insert(position);
+  // A source computed at a reader's loop keeps its place; the copy is made
+  // at the same loop (indices as after the insertion), so it still covers
+  // what the reader needs.
+  const Stage& src = stages_[s.stage];
+  if (src.location == ComputeLocation::kAt) {
+    cache.location = ComputeLocation::kAt;
+    cache.attach_stage = src.attach_stage;
+    cache.attach_var = src.attach_var;
+  }
   stages_.insert(stages_.begin() + position, std::move(cache));
   return Status::ok();
 }

@@ -127,6 +127,9 @@ class State {
   Status check_iter(const Step& s, int stage, int iter) const;
   bool has_attached(int stage, const Var& var) const;
   bool is_untransformed(int stage) const;
+  /// True when `stage` is computed (directly or through stages computed at
+  /// each other) at loop `loop` or a deeper loop of stage `target`.
+  bool runs_inside(int stage, int target, int loop) const;
 
   std::shared_ptr<const ComputeDAG> dag_;
   std::vector<Stage> stages_;

@@ -73,6 +73,39 @@ std::string Step::to_string() const {
   return s + ")";
 }
 
+Step canonical_step(const Step& in) {
+  Step out;
+  out.kind = in.kind;
+  out.stage = in.stage;
+  switch (in.kind) {
+    case StepKind::kSplit:
+      out.iter = in.iter;
+      if (in.nparts) out.nparts = in.nparts;
+      else out.factors = in.factors;
+      break;
+    case StepKind::kFuse: case StepKind::kReorder: case StepKind::kCacheRead: out.iters = in.iters; break;
+    case StepKind::kAnnotate:
+      out.iter = in.iter;
+      out.annotation = in.annotation;
+      break;
+    case StepKind::kComputeAt:
+      out.target_stage = in.target_stage;
+      out.target_iter = in.target_iter;
+      break;
+    case StepKind::kRfactor:
+      out.axis = in.axis;
+      out.value = in.value;
+      break;
+    case StepKind::kPragma:
+      out.iter = in.iter;
+      out.value = in.value;
+      break;
+    case StepKind::kComputeInline: case StepKind::kComputeRoot: case StepKind::kCacheWrite:
+      break;
+  }
+  return out;
+}
+
 std::string steps_to_json(const std::vector<Step>& steps) {
   json list = json::array();
   for (const Step& st : steps) {

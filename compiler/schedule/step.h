@@ -51,6 +51,10 @@ struct Step {
   std::string to_string() const;
 };
 
+/// `step` with the fields its kind does not use reset to their defaults, so
+/// that equal steps compare equal and survive a JSON round trip.
+Step canonical_step(const Step& step);
+
 /// JSON text of a step list: `[{"kind":"split","stage":1,...}, ...]`.
 std::string steps_to_json(const std::vector<Step>& steps);
 /// Parses steps_to_json's output; a malformed list is a kParseError naming

@@ -6,7 +6,6 @@
 
 #include <map>
 #include <optional>
-#include <regex>
 
 #include "compiler/ir/printer.h"
 #include "compiler/ops/op_spec.h"
@@ -52,34 +51,6 @@ const char* const kSpecs[] = {
     "clip:M=5,N=7",
 };
 
-// Compiler bugs found by this test and reported to their owners. A failure
-// that `matches` is counted under the bug instead of failing the test; the
-// test is then skipped, naming the bug. Remove an entry once its owner has
-// fixed the bug (KnownScheduleBugs below then starts passing).
-struct KnownBug {
-  const char* id;
-  const char* summary;
-  bool (*matches)(const std::string& detail);
-};
-
-// "stage P is computed at C.x but stage R reads it outside that loop".
-bool reader_outside_attach(const std::string& d, bool reader_is_cache_of_p) {
-  static const std::regex kPattern("stage (\\S+) is computed at \\S+ but stage (\\S+) reads it outside that loop");
-  std::smatch m;
-  if (!std::regex_search(d, m, kPattern)) return false;
-  return (m[2].str() == m[1].str() + ".local") == reader_is_cache_of_p;
-}
-
-const KnownBug kKnownBugs[] = {
-    {"schedule-bug-1",
-     "State::apply(compute_at) accepts a target that is only one of several consumers (e.g. softmax.max, read by "
-     "softmax.expsum and softmax), and lowering then fails with a lowering-error",
-     [](const std::string& d) { return reader_outside_attach(d, false); }},
-    {"schedule-bug-2",
-     "State::apply(cache_read) of a stage computed at a loop of a reader leaves it attached there, though only the "
-     "new .local stage reads it now, and lowering then fails with a lowering-error",
-     [](const std::string& d) { return reader_outside_attach(d, true); }},
-};
 
 struct Failure {
   std::string category;  // "lowering", "runtime", "mismatch", "replay" or "json"
@@ -128,11 +99,6 @@ std::string reproducer(const std::string& spec, const State& state, const Failur
   return text;
 }
 
-const KnownBug* known_bug(const Failure& f) {
-  for (const KnownBug& bug : kKnownBugs)
-    if (bug.matches(f.detail)) return &bug;
-  return nullptr;
-}
 
 class RandomSchedules : public ::testing::TestWithParam<const char*> {};
 
@@ -147,7 +113,6 @@ TEST_P(RandomSchedules, ComputeWhatTheDefaultScheduleComputes) {
   ScheduleChecker checker(inputs, *want);
 
   int failures = 0, total_steps = 0;
-  std::map<const KnownBug*, int> known_hits;
   for (int trial = 0; trial < kTrialsPerOperator; ++trial) {
     test::RandomScheduler gen(static_cast<uint32_t>(std::hash<std::string>()(spec) + trial));
     State state = gen.generate(inst->dag, 3 + trial % 12);
@@ -155,29 +120,19 @@ TEST_P(RandomSchedules, ComputeWhatTheDefaultScheduleComputes) {
     for (const std::string& d : gen.dirty_rejections()) ADD_FAILURE() << spec << ": " << d;
     std::optional<Failure> failure = checker.check(state);
     if (!failure) continue;
-    const KnownBug* bug = known_bug(*failure);
-    const int seen = bug ? known_hits[bug]++ : failures++;
-    if (seen >= 2) continue;  // report the first few of each kind only
+    if (failures++ >= 2) continue;  // report the first few only
     auto same_failure = [&](const State& s) {
       auto f = checker.check(s);
-      return f.has_value() && f->category == failure->category && known_bug(*f) == bug;
+      return f.has_value() && f->category == failure->category;
     };
     auto steps = test::minimize_steps(inst->dag, state.steps(), same_failure);
     State minimal = replay(inst->dag, steps).value();
     const std::string text = reproducer(spec, minimal, *checker.check(minimal));
-    if (bug) std::cout << "[ KNOWN BUG ] " << bug->id << " in random schedule " << trial << ":\n" << text;
-    else ADD_FAILURE() << "random schedule " << trial << " fails; minimised reproducer:\n" << text;
+    ADD_FAILURE() << "random schedule " << trial << " fails; minimised reproducer:\n" << text;
   }
   EXPECT_EQ(failures, 0) << failures << " of " << kTrialsPerOperator << " random schedules of " << spec << " fail";
   // The generator must actually schedule: on average a few steps per trial.
   EXPECT_GT(total_steps, kTrialsPerOperator * 2) << spec;
-  if (failures == 0 && !known_hits.empty()) {
-    std::string why;
-    for (const auto& [bug, hits] : known_hits)
-      why += std::string(bug->id) + " (" + std::to_string(hits) + " of " + std::to_string(kTrialsPerOperator) +
-             " schedules): " + bug->summary + "; ";
-    GTEST_SKIP() << "every other schedule passes; known compiler bugs remain: " << why;
-  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Ops, RandomSchedules, ::testing::ValuesIn(kSpecs), [](const auto& info) {
@@ -187,42 +142,33 @@ INSTANTIATE_TEST_SUITE_P(Ops, RandomSchedules, ::testing::ValuesIn(kSpecs), [](c
   return name;
 });
 
-// The known bugs on their own; each skips, naming its bug, while it lasts.
-void expect_rejected_or_correct(const std::shared_ptr<const ComputeDAG>& dag, const std::vector<Step>& steps,
-                                const KnownBug& bug) {
-  auto state = replay(dag, steps);
-  if (!state.is_ok()) {
-    EXPECT_EQ(state.status().code(), ErrorCode::kInvalidSchedule);  // fixed by validation
-    return;
-  }
-  auto f = lower(*state, "kernel");
-  if (!f.is_ok() && bug.matches(f.status().message()))
-    GTEST_SKIP() << bug.id << ": " << bug.summary << "\nsteps: " << steps_to_json(steps) << "\n"
-                 << f.status().to_string();
-  ASSERT_TRUE(f.is_ok()) << f.status().to_string();
-  auto inputs = test::random_inputs(*dag);
-  auto want = test::run(State(dag), inputs), got = test::run(*state, inputs);
-  ASSERT_TRUE(want.is_ok() && got.is_ok());
-  EXPECT_TRUE(test::all_close(*got, *want, test::kSumRtol, test::kSumAtol));
-}
-
-TEST(KnownScheduleBugs, ComputeAtOneOfTwoConsumersIsRejectedOrLowers) {
+// Regressions of two bugs the random schedules found.
+TEST(ScheduleRegressions, ComputeAtOneOfTwoConsumersIsRejected) {
   // softmax.max (stage 1) at softmax.expsum's (stage 2) loop j, though softmax reads it too.
   auto inst = ops::parse_op_spec("softmax:M=3,N=13");
   ASSERT_TRUE(inst.is_ok());
   auto steps = steps_from_json(R"([{"kind":"compute_at","stage":1,"target":2,"iter":1}])");
   ASSERT_TRUE(steps.is_ok()) << steps.status().to_string();
-  expect_rejected_or_correct(inst->dag, *steps, kKnownBugs[0]);
+  auto state = replay(inst->dag, *steps);
+  ASSERT_FALSE(state.is_ok());
+  EXPECT_EQ(state.status().code(), ErrorCode::kInvalidSchedule);
+  EXPECT_NE(state.status().message().find("also reads"), std::string::npos) << state.status().message();
 }
 
-TEST(KnownScheduleBugs, CacheReadOfAnAttachedStageIsRejectedOrLowers) {
+TEST(ScheduleRegressions, CacheReadOfAnAttachedStageStaysAttachedAndComputesTheSame) {
   // pad (stage 2) at conv2d's (stage 3) loop j, then pad cached for conv2d.
   auto inst = ops::parse_op_spec("conv2d:N=1,C=3,H=7,W=7,K=4,R=3,S=3,stride=2,pad=1");
   ASSERT_TRUE(inst.is_ok());
   auto steps = steps_from_json(
       R"([{"kind":"compute_at","stage":2,"target":3,"iter":1},{"kind":"cache_read","stage":2,"readers":[3]}])");
   ASSERT_TRUE(steps.is_ok()) << steps.status().to_string();
-  expect_rejected_or_correct(inst->dag, *steps, kKnownBugs[1]);
+  auto state = replay(inst->dag, *steps);
+  ASSERT_TRUE(state.is_ok()) << state.status().to_string();
+  auto inputs = test::random_inputs(*inst->dag);
+  auto want = test::run(State(inst->dag), inputs), got = test::run(*state, inputs);
+  ASSERT_TRUE(want.is_ok()) << want.status().to_string();
+  ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+  EXPECT_TRUE(test::all_close(*got, *want, test::kSumRtol, test::kSumAtol));
 }
 
 }  // namespace
