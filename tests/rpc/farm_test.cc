@@ -183,5 +183,54 @@ TEST(Farm, HigherPriorityRunsFirst) {
   EXPECT_EQ(results[0].first, high_id);
 }
 
+TEST(Farm, ConcurrentSessionsShareTheWorkersFairly) {
+  TempDir dir;
+  TrackerOptions options = fast_tracker(dir.path());
+  options.no_worker_grace_ms = 5000;
+  TrackerThread tracker(options);
+  ASSERT_TRUE(tracker.status().is_ok());
+  // Session "a" queues six jobs before session "b" queues two; with one
+  // worker, b must not wait for all of a's: the dispatches alternate.
+  auto a = client_for(tracker.endpoint());
+  auto b = client_for(tracker.endpoint());
+  const MeasureInput in = kernel_input("sleep_10ms");
+  for (int i = 0; i < 6; ++i) a->submit(in, "k");
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  for (int i = 0; i < 2; ++i) b->submit(in, "k");
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  auto worker = start_worker(tracker.endpoint(), "k", "w1");
+  std::string order;  // "a" or "b" per result, in arrival order
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (order.size() < 8 && std::chrono::steady_clock::now() < until) {
+    for (auto& r : a->poll(5)) order += r.second.ok() ? "a" : "!";
+    for (auto& r : b->poll(5)) order += r.second.ok() ? "b" : "!";
+  }
+  ASSERT_EQ(order.size(), 8u) << order;
+  EXPECT_EQ(order.find('!'), std::string::npos) << order;
+  EXPECT_LE(order.rfind('b'), 4u) << "session b waited behind session a: " << order;
+}
+
+TEST(Farm, RunnerStreamsResultsAsTheyComplete) {
+  TempDir dir;
+  TrackerThread tracker(fast_tracker(dir.path()));
+  ASSERT_TRUE(tracker.status().is_ok());
+  auto worker = start_worker(tracker.endpoint(), "k", "w1");
+  ASSERT_TRUE(wait_for_workers(tracker.endpoint(), plaintext(), 1));
+  RpcRunnerOptions o;
+  o.tracker = tracker.endpoint();
+  o.security = plaintext();
+  o.device_key = "k";
+  auto runner = RpcRunner::connect(o);
+  ASSERT_TRUE(runner.is_ok());
+  std::vector<size_t> seen;
+  auto results = (*runner)->run({kernel_input("trivial"), kernel_input("fail_status"), kernel_input("trivial")},
+                                [&](size_t i, const MeasureResult&) { seen.push_back(i); });
+  ASSERT_TRUE(results.is_ok());
+  EXPECT_EQ(seen.size(), 3u);
+  EXPECT_TRUE((*results)[0].ok());
+  EXPECT_EQ((*results)[1].error, MeasureErrorKind::kRuntimeError);
+  EXPECT_TRUE((*results)[2].ok());
+}
+
 }  // namespace
 }  // namespace tessera::rpc
