@@ -14,6 +14,8 @@
 #include "rpc/runner.h"
 #include "tools/args.h"
 #include "tools/commands.h"
+#include "compiler/space/templates.h"
+#include "tuner/knob_policy.h"
 #include "tuner/sketch_policy.h"
 #include "tuner/tuner.h"
 
@@ -126,23 +128,38 @@ int run_tune(int argc, char** argv, int first) {
   }
 
   std::vector<std::unique_ptr<tuner::SearchPolicy>> policies;
+  auto new_model = [&]() -> std::unique_ptr<costmodel::CostModel> {
+    costmodel::XGBOptions xo;
+    xo.seed = static_cast<uint64_t>(*seed);
+    return std::make_unique<costmodel::XGBModel>(xo);
+  };
   for (size_t i = 0; i < tasks.size(); ++i) {
-    if (space == "knob")
-      return usage_error("--space knob is not wired into tune yet; use --space sketch");
+    const uint64_t task_seed = static_cast<uint64_t>(*seed) + i;
+    if (space == "knob") {
+      std::string op_name = tasks[i].name.substr(0, tasks[i].name.find(':'));
+      const KnobTemplate* tmpl = find_template(op_name);
+      if (!tmpl) return usage_error("no knob template for '" + op_name + "'; use --space sketch");
+      auto knobs = tmpl->define(*tasks[i].dag, target);
+      if (!knobs.is_ok()) {
+        std::fprintf(stderr, "tessera tune: %s: %s\n", tasks[i].name.c_str(), knobs.status().to_string().c_str());
+        return 1;
+      }
+      tuner::KnobStrategy ks = strategy == "xgb"      ? tuner::KnobStrategy::kXgb
+                               : strategy == "grid"   ? tuner::KnobStrategy::kGrid
+                               : strategy == "ga"     ? tuner::KnobStrategy::kGa
+                                                      : tuner::KnobStrategy::kRandom;
+      policies.push_back(std::make_unique<tuner::KnobPolicy>(*tmpl, tasks[i].dag, target, std::move(*knobs), ks,
+                                                             ks == tuner::KnobStrategy::kXgb ? new_model() : nullptr,
+                                                             task_seed));
+      continue;
+    }
     auto sketch = SketchSpace::make(tasks[i].dag, target);
     if (!sketch.is_ok()) {
       std::fprintf(stderr, "tessera tune: %s: %s\n", tasks[i].name.c_str(), sketch.status().to_string().c_str());
       return 1;
     }
-    std::unique_ptr<costmodel::CostModel> model;
-    if (strategy == "evolutionary") {
-      costmodel::XGBOptions xo;
-      xo.seed = static_cast<uint64_t>(*seed);
-      model = std::make_unique<costmodel::XGBModel>(xo);
-    }
-    policies.push_back(std::make_unique<tuner::SketchPolicy>(std::move(*sketch), std::move(model),
-                                                             tuner::EvolutionOptions{},
-                                                             static_cast<uint64_t>(*seed) + i));
+    policies.push_back(std::make_unique<tuner::SketchPolicy>(
+        std::move(*sketch), strategy == "evolutionary" ? new_model() : nullptr, tuner::EvolutionOptions{}, task_seed));
   }
 
   // The runner: local workers over ipc (the same code path as a farm), or a tracker.
