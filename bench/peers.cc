@@ -5,8 +5,15 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <thread>
 #include <vector>
+
+#ifdef TESSERA_HAVE_DNNL
+#include <omp.h>
+
+#include <dnnl.hpp>
+#endif
 
 extern "C" {
 #include <cblas.h>
@@ -69,6 +76,59 @@ void Im2colConv::run(const float* in, const float* weights, float* out, int thre
       }
   openblas_sgemm(k_, oh_ * ow_, c_ * r_ * s_, weights, columns_, out, threads);
 }
+
+#ifdef TESSERA_HAVE_DNNL
+struct DnnlConv::Impl {
+  dnnl::engine engine{dnnl::engine::kind::cpu, 0};
+  dnnl::stream stream{engine};
+  dnnl::convolution_forward::primitive_desc pd;
+  dnnl::convolution_forward conv;
+  dnnl::memory user_src, user_wei, user_dst, src, wei, dst;
+};
+
+DnnlConv::DnnlConv(int64_t c, int64_t h, int64_t w, int64_t k, int64_t r, int64_t s, int64_t stride, int64_t pad)
+    : impl_(new Impl) {
+  using dt = dnnl::memory::data_type;
+  using tag = dnnl::memory::format_tag;
+  const int64_t oh = (h + 2 * pad - r) / stride + 1, ow = (w + 2 * pad - s) / stride + 1;
+  dnnl::memory::desc src_any({1, c, h, w}, dt::f32, tag::any), wei_any({k, c, r, s}, dt::f32, tag::any),
+      dst_any({1, k, oh, ow}, dt::f32, tag::any);
+  dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                       src_any, wei_any, dst_any, {stride, stride}, {pad, pad}, {pad, pad});
+  impl_->pd = dnnl::convolution_forward::primitive_desc(desc, impl_->engine);
+  impl_->conv = dnnl::convolution_forward(impl_->pd);
+  impl_->user_src = dnnl::memory({{1, c, h, w}, dt::f32, tag::nchw}, impl_->engine);
+  impl_->user_wei = dnnl::memory({{k, c, r, s}, dt::f32, tag::oihw}, impl_->engine);
+  impl_->user_dst = dnnl::memory({{1, k, oh, ow}, dt::f32, tag::nchw}, impl_->engine);
+  impl_->src = dnnl::memory(impl_->pd.src_desc(), impl_->engine);
+  impl_->wei = dnnl::memory(impl_->pd.weights_desc(), impl_->engine);
+  impl_->dst = dnnl::memory(impl_->pd.dst_desc(), impl_->engine);
+}
+
+DnnlConv::~DnnlConv() { delete impl_; }
+
+void DnnlConv::prepare(const float* input, const float* weights) {
+  std::memcpy(impl_->user_src.get_data_handle(), input, impl_->user_src.get_desc().get_size());
+  std::memcpy(impl_->user_wei.get_data_handle(), weights, impl_->user_wei.get_desc().get_size());
+  dnnl::reorder(impl_->user_src, impl_->src).execute(impl_->stream, impl_->user_src, impl_->src);
+  dnnl::reorder(impl_->user_wei, impl_->wei).execute(impl_->stream, impl_->user_wei, impl_->wei);
+  impl_->stream.wait();
+}
+
+void DnnlConv::run() {
+  impl_->conv.execute(impl_->stream,
+                      {{DNNL_ARG_SRC, impl_->src}, {DNNL_ARG_WEIGHTS, impl_->wei}, {DNNL_ARG_DST, impl_->dst}});
+  impl_->stream.wait();
+}
+
+void DnnlConv::output(float* out) {
+  dnnl::reorder(impl_->dst, impl_->user_dst).execute(impl_->stream, impl_->dst, impl_->user_dst);
+  impl_->stream.wait();
+  std::memcpy(out, impl_->user_dst.get_data_handle(), impl_->user_dst.get_desc().get_size());
+}
+
+void set_dnnl_threads(int threads) { omp_set_num_threads(threads); }
+#endif
 
 namespace {
 __attribute__((target("avx512f"))) double fma_loop(int64_t iterations) {

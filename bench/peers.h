@@ -33,6 +33,27 @@ class Im2colConv {
   float* columns_;
 };
 
+/// oneDNN's convolution (NCHW in and out, its own blocked formats inside,
+/// reorders done once at construction and not timed). Batch 1.
+class DnnlConv {
+ public:
+  DnnlConv(int64_t c, int64_t h, int64_t w, int64_t k, int64_t r, int64_t s, int64_t stride, int64_t pad);
+  ~DnnlConv();
+  /// Reorders `input` and `weights` into oneDNN's formats (untimed).
+  void prepare(const float* input, const float* weights);
+  /// The convolution alone.
+  void run();
+  /// The output in NCHW.
+  void output(float* out);
+
+ private:
+  struct Impl;
+  Impl* impl_;
+};
+
+/// Sets the thread count of oneDNN's OpenMP runtime.
+void set_dnnl_threads(int threads);
+
 /// FMA peak of this machine in GFLOP/s with `threads` threads, measured by a
 /// register-resident FMA loop (for "% of peak" figures).
 double measure_fma_peak_gflops(int threads);
