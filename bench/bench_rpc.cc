@@ -171,7 +171,7 @@ void BM_Rpc_Scaling(benchmark::State& state) {
   state.counters["jobs_per_s"] = throughput;
   if (g_one_worker_throughput > 0) state.counters["efficiency"] = throughput / (workers * g_one_worker_throughput);
 }
-BENCHMARK(BM_Rpc_Scaling)->Arg(1)->Arg(2)->Arg(4)->Arg(8)->UseManualTime()->Iterations(3)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Rpc_Scaling)->Arg(1)->Arg(2)->Arg(4)->Arg(8)->UseManualTime()->Iterations(5)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace tessera::rpc
