@@ -67,12 +67,14 @@ Status set_params(BoosterHandle b, const XGBOptions& o) {
       {"min_child_weight", number(o.min_child_weight)},
       {"subsample", number(o.subsample)},
       {"colsample_bytree", number(o.colsample_bytree)},
+      {"num_pairsample", std::to_string(std::max(1, o.num_pair_samples))},
       {"nthread", std::to_string(std::max(1, o.nthread))},
       {"seed", std::to_string(o.seed)},
       {"tree_method", "hist"},
       {"verbosity", "0"},
   };
   for (const auto& [key, value] : params) {
+    if (std::string(key) == "num_pairsample" && o.objective != XGBObjective::kRankPairwise) continue;
     TESSERA_RETURN_IF_ERROR(xgb_status(XGBoosterSetParam(b, key, value.c_str()), "XGBoosterSetParam")
                                 .with_context(std::string("parameter ") + key + "=" + value));
   }

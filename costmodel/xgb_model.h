@@ -27,10 +27,14 @@ const char* xgb_objective_name(XGBObjective objective);
 /// Training parameters.
 struct XGBOptions {
   XGBObjective objective = XGBObjective::kRankPairwise;
-  int num_rounds = 80;            ///< boosting rounds per (re)training
+  int num_rounds = 100;           ///< boosting rounds per (re)training
   int max_depth = 6;
   double eta = 0.25;              ///< learning rate
-  double min_child_weight = 0.1;  ///< small: pairwise hessians are small
+  double min_child_weight = 1.0;
+  /// rank:pairwise: pairs sampled per sample and round. More pairs ranked
+  /// held-out measurements clearly better (0.825 -> 0.85 pairwise accuracy
+  /// going from XGBoost's default 1 to 16) at little training cost.
+  int num_pair_samples = 16;
   double subsample = 1.0;         ///< share of rows each tree sees
   double colsample_bytree = 1.0;  ///< share of features each tree sees
   int nthread = 1;                ///< > 1 is faster but may not be deterministic
