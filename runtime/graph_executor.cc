@@ -1,0 +1,205 @@
+#include "runtime/graph_executor.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <map>
+
+namespace tessera::runtime {
+namespace {
+
+std::string shape_string(const std::vector<int64_t>& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+std::string describe(DType dtype, const std::vector<int64_t>& shape) {
+  return dtype.to_string() + shape_string(shape);
+}
+
+std::string join_names(const std::vector<std::string>& names) {
+  std::string s;
+  for (const std::string& n : names) s += (s.empty() ? "'" : ", '") + n + "'";
+  return s.empty() ? "none" : s;
+}
+
+}  // namespace
+
+GraphExecutor::~GraphExecutor() = default;
+
+Result<std::unique_ptr<GraphExecutor>> GraphExecutor::load_file(const std::string& path,
+                                                                const ExecutorOptions& options) {
+  TESSERA_ASSIGN_OR_RETURN(PackageContents contents, read_package(path));
+  auto exec = load(contents, options);
+  if (!exec.is_ok()) return exec.status().with_context(path);
+  return exec;
+}
+
+Result<std::unique_ptr<GraphExecutor>> GraphExecutor::load(const PackageContents& contents,
+                                                           const ExecutorOptions& options) {
+  TESSERA_RETURN_IF_ERROR(validate_package(contents).with_context("invalid package"));
+  std::optional<Module> module;
+  if (!contents.calls.empty()) {
+    TESSERA_ASSIGN_OR_RETURN(Module m, Module::load_from_bytes(contents.library, options.temp_dir));
+    module.emplace(std::move(m));
+  }
+  auto pool = std::make_unique<ThreadPool>(options.num_threads, options.pool);
+  TESSERA_RETURN_IF_ERROR(pool->status().with_context("cannot start the executor's thread pool"));
+  std::unique_ptr<GraphExecutor> exec(new GraphExecutor(std::move(module), std::move(pool)));
+  TESSERA_ASSIGN_OR_RETURN(exec->plan_, plan_graph_memory(contents));
+  TESSERA_RETURN_IF_ERROR(exec->allocate(contents));
+  TESSERA_RETURN_IF_ERROR(exec->resolve_calls(contents));
+  return exec;
+}
+
+// Every value gets its data pointer now, so a run only calls kernels.
+Status GraphExecutor::allocate(const PackageContents& contents) {
+  TESSERA_ASSIGN_OR_RETURN(arena_, NDArray::create({plan_.arena_bytes}, DType::u8()));
+  value_ptrs_.assign(contents.values.size(), nullptr);
+  for (size_t id = 0; id < contents.values.size(); ++id) {
+    const PackageValue& v = contents.values[id];
+    const std::string what = "value " + std::to_string(id) + " ('" + v.name + "')";
+    switch (v.kind) {
+      case ValueKind::kIntermediate:
+        // An intermediate no call names has no storage and no pointer.
+        if (plan_.offsets[id] >= 0) {
+          value_ptrs_[id] = static_cast<uint8_t*>(arena_.raw_data()) + plan_.offsets[id];
+        }
+        break;
+      case ValueKind::kConstant: {
+        auto array = NDArray::create(v.shape, v.dtype);
+        if (!array.is_ok()) return array.status().with_context(what);
+        std::memcpy(array->raw_data(), v.data.data(), v.data.size());
+        value_ptrs_[id] = array->raw_data();
+        constants_.push_back(std::move(array).value());
+        break;
+      }
+      case ValueKind::kInput:
+      case ValueKind::kOutput:
+        break;  // bound below, in the package's order
+    }
+  }
+  for (auto [list, bindings] : {std::pair{&contents.inputs, &inputs_},
+                                std::pair{&contents.outputs, &outputs_}}) {
+    for (int32_t id : *list) {
+      const PackageValue& v = contents.values[static_cast<size_t>(id)];
+      auto array = NDArray::create(v.shape, v.dtype);
+      if (!array.is_ok()) return array.status().with_context("value '" + v.name + "'");
+      value_ptrs_[static_cast<size_t>(id)] = array->raw_data();
+      bindings->push_back(Binding{v.name, id, std::move(array).value(), false});
+    }
+  }
+  return Status::ok();
+}
+
+// Resolves every symbol before the first run, so a package built against a
+// different library fails at load, naming the symbol, not halfway through a run.
+Status GraphExecutor::resolve_calls(const PackageContents& contents) {
+  std::map<std::string, TesseraKernelFn> resolved;
+  for (size_t i = 0; i < contents.calls.size(); ++i) {
+    const KernelCall& call = contents.calls[i];
+    auto it = resolved.find(call.symbol);
+    if (it == resolved.end()) {
+      auto fn = module_->get_kernel(call.symbol);
+      if (!fn.is_ok()) {
+        return fn.status().with_context("call " + std::to_string(i) + " of the graph");
+      }
+      it = resolved.emplace(call.symbol, fn.value()).first;
+    }
+    Call c{it->second, call.symbol, {}};
+    for (int32_t id : call.args) c.args.push_back(value_ptrs_[static_cast<size_t>(id)]);
+    calls_.push_back(std::move(c));
+  }
+  return Status::ok();
+}
+
+std::vector<std::string> GraphExecutor::input_names() const {
+  std::vector<std::string> names;
+  for (const Binding& b : inputs_) names.push_back(b.name);
+  return names;
+}
+
+std::vector<std::string> GraphExecutor::output_names() const {
+  std::vector<std::string> names;
+  for (const Binding& b : outputs_) names.push_back(b.name);
+  return names;
+}
+
+Status GraphExecutor::set_input(const std::string& name, const NDArray& array) {
+  auto it = std::find_if(inputs_.begin(), inputs_.end(),
+                         [&](const Binding& b) { return b.name == name; });
+  if (it == inputs_.end()) {
+    return Status(ErrorCode::kNotFound,
+                  "the model has no input '" + name + "' (its inputs: " + join_names(input_names()) + ")");
+  }
+  if (array.dtype() != it->array.dtype() || array.shape() != it->array.shape()) {
+    return Status(ErrorCode::kInvalidArgument,
+                  "input '" + name + "' must be " + describe(it->array.dtype(), it->array.shape()) +
+                      ", got " + describe(array.dtype(), array.shape()));
+  }
+  TESSERA_RETURN_IF_ERROR(it->array.copy_from(array));
+  it->set = true;
+  return Status::ok();
+}
+
+Status GraphExecutor::run() {
+  for (const Binding& b : inputs_) {
+    if (!b.set) {
+      return Status(ErrorCode::kInvalidArgument, "input '" + b.name + "' was never set");
+    }
+  }
+  has_run_ = false;
+  ParallelScope scope(pool_.get());
+  for (size_t i = 0; i < calls_.size(); ++i) {
+    Call& call = calls_[i];
+    const int32_t status = call.fn(call.args.data());
+    if (status != 0) {
+      return Status(ErrorCode::kRuntimeError, "call " + std::to_string(i) + " of " +
+                                                  std::to_string(calls_.size()) + " ('" +
+                                                  call.symbol + "') returned status " +
+                                                  std::to_string(status));
+    }
+  }
+  has_run_ = true;
+  return Status::ok();
+}
+
+Result<NDArray> GraphExecutor::get_output(const std::string& name) const {
+  auto it = std::find_if(outputs_.begin(), outputs_.end(),
+                         [&](const Binding& b) { return b.name == name; });
+  if (it == outputs_.end()) {
+    return Status(ErrorCode::kNotFound, "the model has no output '" + name +
+                                            "' (its outputs: " + join_names(output_names()) + ")");
+  }
+  if (!has_run_) {
+    return Status(ErrorCode::kInvalidArgument,
+                  "output '" + name + "' is not available: no successful run yet");
+  }
+  return it->array.copy();
+}
+
+Result<TimingResult> GraphExecutor::benchmark(int n_warmup, int n_runs) {
+  if (n_runs < 1 || n_warmup < 0) {
+    return Status(ErrorCode::kInvalidArgument,
+                  "benchmark needs n_runs >= 1 and n_warmup >= 0, got " + std::to_string(n_runs) +
+                      " and " + std::to_string(n_warmup));
+  }
+  for (int i = 0; i < n_warmup; ++i) TESSERA_RETURN_IF_ERROR(run());
+  TimingResult result;
+  for (int i = 0; i < n_runs; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    TESSERA_RETURN_IF_ERROR(run());
+    const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
+    result.costs_s.push_back(elapsed.count());
+  }
+  std::vector<double> sorted = result.costs_s;
+  std::sort(sorted.begin(), sorted.end());
+  const size_t n = sorted.size();
+  result.median_s = n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
+  result.min_s = sorted.front();
+  for (double c : sorted) result.mean_s += c / static_cast<double>(n);
+  return result;
+}
+
+}  // namespace tessera::runtime

@@ -1,0 +1,113 @@
+// The graph executor: runs a compiled model from its package on the device.
+//
+//   auto exec = GraphExecutor::load_file("model.tsr", {}).value();
+//   exec->set_input("x", x);   // shape and dtype checked
+//   exec->run();               // kernels in order, on the executor's thread pool
+//   NDArray y = exec->get_output("y").value();
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "runtime/memory_plan.h"
+#include "runtime/module.h"
+#include "runtime/ndarray.h"
+#include "runtime/package.h"
+#include "runtime/status.h"
+#include "runtime/thread_pool.h"
+#include "runtime/time_evaluator.h"
+
+namespace tessera::runtime {
+
+/// How a GraphExecutor runs.
+struct ExecutorOptions {
+  /// Participants of the executor's thread pool (the caller included); <= 0:
+  /// one per CPU this process may run on.
+  int num_threads = 0;
+  /// Placement of the pool's workers.
+  PoolOptions pool;
+  /// Where the library's bytes are written (and at once unlinked) to be dlopened.
+  std::string temp_dir = "/tmp";
+};
+
+/// A loaded model: its library open with every kernel resolved, constants and
+/// outputs allocated, intermediates planned into one arena. Not thread-safe:
+/// one run at a time. Output arrays are overwritten by each run.
+class GraphExecutor {
+ public:
+  /// Validates `contents`, opens its library, resolves every call's symbol and
+  /// allocates all buffers. Errors: validate_package's (kParseError), kNotFound
+  /// (a symbol the library lacks, naming it and its first call), kIOError (the
+  /// library does not load, memory is exhausted), ThreadPool::status()'s.
+  static Result<std::unique_ptr<GraphExecutor>> load(const PackageContents& contents,
+                                                     const ExecutorOptions& options = {});
+  /// read_package(path), then load.
+  static Result<std::unique_ptr<GraphExecutor>> load_file(const std::string& path,
+                                                          const ExecutorOptions& options = {});
+
+  /// Copies `array` into the input `name`. Errors: kNotFound (no such input;
+  /// the message lists the inputs), kInvalidArgument (dtype or shape differs;
+  /// the message gives both).
+  Status set_input(const std::string& name, const NDArray& array);
+
+  /// Calls every kernel in order with the executor's pool installed.
+  /// Errors: kInvalidArgument (an input was never set), kRuntimeError (a kernel
+  /// returned non-zero; the message names the call index, symbol and status).
+  Status run();
+
+  /// A copy of the output `name` as of the last run. Errors: kNotFound (no such
+  /// output), kInvalidArgument (no successful run yet), kIOError (out of memory).
+  Result<NDArray> get_output(const std::string& name) const;
+
+  /// Times whole runs: `n_warmup` untimed, then `n_runs` timed on the monotonic
+  /// clock. Errors: kInvalidArgument (n_runs < 1 or n_warmup < 0), run()'s.
+  Result<TimingResult> benchmark(int n_warmup, int n_runs);
+
+  /// Names of the graph inputs and outputs, in the package's order.
+  std::vector<std::string> input_names() const;
+  std::vector<std::string> output_names() const;
+  /// Bytes of the intermediate arena (the planned peak).
+  int64_t peak_memory_bytes() const { return plan_.arena_bytes; }
+  /// Sum of the sizes of all intermediates (what they would take without reuse).
+  int64_t intermediate_bytes_total() const { return plan_.total_bytes; }
+  /// Participants of the executor's thread pool.
+  int num_threads() const { return pool_->num_threads(); }
+
+  GraphExecutor(const GraphExecutor&) = delete;
+  GraphExecutor& operator=(const GraphExecutor&) = delete;
+  ~GraphExecutor();
+
+ private:
+  struct Call {
+    TesseraKernelFn fn = nullptr;
+    std::string symbol;
+    std::vector<void*> args;  // data pointers, fixed at load time
+  };
+  struct Binding {
+    std::string name;
+    int32_t value_id = 0;
+    NDArray array;
+    bool set = false;  // inputs only: set_input was called
+  };
+
+  GraphExecutor(std::optional<Module> module, std::unique_ptr<ThreadPool> pool)
+      : module_(std::move(module)), pool_(std::move(pool)) {}
+  Status allocate(const PackageContents& contents);
+  Status resolve_calls(const PackageContents& contents);
+
+  std::optional<Module> module_;    // none for a graph without calls
+  std::unique_ptr<ThreadPool> pool_;
+  MemoryPlan plan_;
+  NDArray arena_;                    // uint8, plan_.arena_bytes long
+  std::vector<NDArray> constants_;
+  std::vector<Binding> inputs_;
+  std::vector<Binding> outputs_;
+  std::vector<void*> value_ptrs_;    // data pointer of every value id
+  std::vector<Call> calls_;
+  bool has_run_ = false;
+};
+
+}  // namespace tessera::runtime

@@ -1,0 +1,487 @@
+#include "runtime/package.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <set>
+
+namespace tessera::runtime {
+namespace {
+
+constexpr int64_t kDataAlignment = 64;  // constants and the library start on 64-byte file offsets
+
+Status parse_error(const std::string& source, const std::string& what) {
+  return Status(ErrorCode::kParseError, source + ": " + what);
+}
+
+bool dtype_storable(DType t) {
+  if (t.lanes != 1) return false;
+  switch (t.code) {
+    case TypeCode::kInt: return t.bits == 8 || t.bits == 16 || t.bits == 32 || t.bits == 64;
+    case TypeCode::kUInt:
+      return t.bits == 1 || t.bits == 8 || t.bits == 16 || t.bits == 32 || t.bits == 64;
+    case TypeCode::kFloat: return t.bits == 16 || t.bits == 32 || t.bits == 64;
+    case TypeCode::kBFloat: return t.bits == 16;
+    case TypeCode::kHandle: return false;
+  }
+  return false;
+}
+
+std::string describe_value(const PackageContents& c, int64_t id) {
+  const PackageValue& v = c.values[static_cast<size_t>(id)];
+  std::string s = "value " + std::to_string(id);
+  if (!v.name.empty()) s += " ('" + v.name + "')";
+  return s;
+}
+
+// Checks an input or output list: ids in range, of the right kind, each such
+// value listed exactly once.
+Status validate_io_list(const PackageContents& c, const std::vector<int32_t>& ids, ValueKind kind,
+                        std::set<std::string>* names) {
+  const char* what = kind == ValueKind::kInput ? "input" : "output";
+  std::set<int32_t> seen;
+  for (int32_t id : ids) {
+    if (id < 0 || static_cast<size_t>(id) >= c.values.size()) {
+      return Status(ErrorCode::kParseError, std::string(what) + " list names value " +
+                                                std::to_string(id) + ", out of range [0, " +
+                                                std::to_string(c.values.size()) + ")");
+    }
+    const PackageValue& v = c.values[static_cast<size_t>(id)];
+    if (v.kind != kind) {
+      return Status(ErrorCode::kParseError, std::string(what) + " list names " +
+                                                describe_value(c, id) + " of kind " +
+                                                value_kind_name(v.kind));
+    }
+    if (!seen.insert(id).second) {
+      return Status(ErrorCode::kParseError,
+                    std::string(what) + " list names " + describe_value(c, id) + " twice");
+    }
+    if (v.name.empty()) {
+      return Status(ErrorCode::kParseError,
+                    std::string(what) + " value " + std::to_string(id) + " has no name");
+    }
+    if (!names->insert(v.name).second) {
+      return Status(ErrorCode::kParseError, "graph input/output name '" + v.name + "' is not unique");
+    }
+  }
+  for (size_t id = 0; id < c.values.size(); ++id) {
+    if (c.values[id].kind == kind && seen.count(static_cast<int32_t>(id)) == 0) {
+      return Status(ErrorCode::kParseError, describe_value(c, static_cast<int64_t>(id)) +
+                                                " is an " + what + " but not in the " + what +
+                                                " list");
+    }
+  }
+  return Status::ok();
+}
+
+// ---- writing ----------------------------------------------------------------
+
+class Writer {
+ public:
+  void u8(uint8_t v) { out_.push_back(static_cast<char>(v)); }
+  void u32(uint32_t v) {
+    for (int i = 0; i < 4; ++i) u8(static_cast<uint8_t>(v >> (8 * i)));
+  }
+  void u64(uint64_t v) {
+    for (int i = 0; i < 8; ++i) u8(static_cast<uint8_t>(v >> (8 * i)));
+  }
+  void i32(int32_t v) { u32(static_cast<uint32_t>(v)); }
+  void i64(int64_t v) { u64(static_cast<uint64_t>(v)); }
+  void bytes(std::string_view b) { out_.append(b.data(), b.size()); }
+  void str(std::string_view s) {
+    u32(static_cast<uint32_t>(s.size()));
+    bytes(s);
+  }
+  void pad_to_alignment() {
+    while (out_.size() % kDataAlignment != 0) u8(0);
+  }
+  std::string& out() { return out_; }
+
+ private:
+  std::string out_;
+};
+
+// ---- reading ----------------------------------------------------------------
+
+// Reads little-endian fields from the bytes; every read checks the bounds, and
+// the first failure sticks (later reads return zeros), so the parser checks
+// ok() at the points where a bad value could mislead it.
+class Reader {
+ public:
+  Reader(std::string_view bytes, size_t pos) : b_(bytes), pos_(pos) {}
+
+  bool ok() const { return ok_; }
+  const std::string& error() const { return error_; }
+  size_t pos() const { return pos_; }
+  size_t remaining() const { return ok_ ? b_.size() - pos_ : 0; }
+
+  void fail(const std::string& what) {
+    if (ok_) error_ = what + " (at byte " + std::to_string(pos_) + ")";
+    ok_ = false;
+  }
+  bool need(size_t n, const char* what) {
+    if (!ok_) return false;
+    if (b_.size() - pos_ < n) {
+      fail(std::string("truncated: ") + what + " needs " + std::to_string(n) + " bytes, " +
+           std::to_string(b_.size() - pos_) + " left");
+      return false;
+    }
+    return true;
+  }
+  uint64_t uint(int n, const char* what) {
+    if (!need(static_cast<size_t>(n), what)) return 0;
+    uint64_t v = 0;
+    for (int i = 0; i < n; ++i) v |= static_cast<uint64_t>(static_cast<uint8_t>(b_[pos_ + i])) << (8 * i);
+    pos_ += static_cast<size_t>(n);
+    return v;
+  }
+  uint8_t u8(const char* what) { return static_cast<uint8_t>(uint(1, what)); }
+  uint32_t u32(const char* what) { return static_cast<uint32_t>(uint(4, what)); }
+  uint64_t u64(const char* what) { return uint(8, what); }
+  int32_t i32(const char* what) { return static_cast<int32_t>(u32(what)); }
+  int64_t i64(const char* what) { return static_cast<int64_t>(u64(what)); }
+  std::string_view bytes(uint64_t n, const char* what) {
+    if (n > std::numeric_limits<size_t>::max() || !need(static_cast<size_t>(n), what)) return {};
+    std::string_view v = b_.substr(pos_, static_cast<size_t>(n));
+    pos_ += static_cast<size_t>(n);
+    return v;
+  }
+  std::string str(const char* what) {
+    const uint32_t n = u32(what);
+    return std::string(bytes(n, what));
+  }
+  // A count of elements each at least `min_bytes` long must fit in what is left,
+  // so a corrupted count cannot make the parser reserve gigabytes.
+  uint32_t count(uint64_t min_bytes, const char* what) {
+    const uint32_t n = u32(what);
+    if (ok_ && n * min_bytes > remaining()) {
+      fail(std::string("truncated: ") + std::to_string(n) + " " + what + " cannot fit in " +
+           std::to_string(remaining()) + " bytes");
+      return 0;
+    }
+    return n;
+  }
+  void skip_padding() {
+    while (ok_ && pos_ % kDataAlignment != 0) {
+      if (u8("padding") != 0) fail("non-zero padding byte");
+    }
+  }
+
+ private:
+  std::string_view b_;
+  size_t pos_;
+  bool ok_ = true;
+  std::string error_;
+};
+
+void read_values(Reader& r, PackageContents* c) {
+  // Smallest value: empty name (4) + kind/dtype (4) + ndim (4).
+  const uint32_t n = r.count(12, "values");
+  c->values.reserve(n);
+  for (uint32_t i = 0; i < n && r.ok(); ++i) {
+    PackageValue v;
+    v.name = r.str("value name");
+    const uint8_t kind = r.u8("value kind");
+    const uint8_t code = r.u8("dtype code");
+    const uint8_t bits = r.u8("dtype bits");
+    const uint8_t reserved = r.u8("reserved byte");
+    const uint32_t ndim = r.u32("ndim");
+    if (!r.ok()) return;
+    if (kind > static_cast<uint8_t>(ValueKind::kIntermediate)) {
+      return r.fail("value " + std::to_string(i) + ": unknown kind " + std::to_string(kind));
+    }
+    if (reserved != 0) return r.fail("value " + std::to_string(i) + ": reserved byte is not 0");
+    if (ndim > static_cast<uint32_t>(kPackageMaxDims)) {
+      return r.fail("value " + std::to_string(i) + ": " + std::to_string(ndim) +
+                    " dimensions, more than " + std::to_string(kPackageMaxDims));
+    }
+    v.kind = static_cast<ValueKind>(kind);
+    v.dtype = DType(static_cast<TypeCode>(code), bits);
+    for (uint32_t d = 0; d < ndim; ++d) v.shape.push_back(r.i64("dimension"));
+    c->values.push_back(std::move(v));
+  }
+}
+
+void read_calls(Reader& r, PackageContents* c) {
+  const uint32_t n = r.count(8, "calls");  // empty symbol (4) + nargs (4)
+  c->calls.reserve(n);
+  for (uint32_t i = 0; i < n && r.ok(); ++i) {
+    KernelCall call;
+    call.symbol = r.str("call symbol");
+    const uint32_t nargs = r.count(4, "call arguments");
+    call.args.reserve(nargs);
+    for (uint32_t a = 0; a < nargs && r.ok(); ++a) call.args.push_back(r.i32("argument id"));
+    c->calls.push_back(std::move(call));
+  }
+}
+
+std::vector<int32_t> read_id_list(Reader& r, const char* what) {
+  std::vector<int32_t> ids(r.count(4, what));
+  for (int32_t& id : ids) id = r.i32(what);
+  return ids;
+}
+
+// Constants come as (id, nbytes, padding, bytes), ids strictly increasing.
+void read_constants(Reader& r, PackageContents* c) {
+  const uint32_t n = r.count(12, "constants");
+  int64_t previous = -1;
+  for (uint32_t i = 0; i < n && r.ok(); ++i) {
+    const int32_t id = r.i32("constant id");
+    const uint64_t nbytes = r.u64("constant size");
+    if (!r.ok()) return;
+    if (id <= previous || static_cast<size_t>(id) >= c->values.size()) {
+      return r.fail("constant " + std::to_string(i) + ": value id " + std::to_string(id) +
+                    " out of range or out of order");
+    }
+    previous = id;
+    PackageValue& v = c->values[static_cast<size_t>(id)];
+    if (v.kind != ValueKind::kConstant) {
+      return r.fail("constant " + std::to_string(i) + ": value " + std::to_string(id) +
+                    " is of kind " + value_kind_name(v.kind));
+    }
+    if (static_cast<int64_t>(nbytes) != v.nbytes() || nbytes > (uint64_t{1} << 62)) {
+      return r.fail("constant value " + std::to_string(id) + " has " + std::to_string(nbytes) +
+                    " bytes, its shape and dtype need " + std::to_string(v.nbytes()));
+    }
+    r.skip_padding();
+    v.data = std::string(r.bytes(nbytes, "constant bytes"));
+  }
+}
+
+}  // namespace
+
+const char* value_kind_name(ValueKind kind) {
+  switch (kind) {
+    case ValueKind::kInput: return "input";
+    case ValueKind::kOutput: return "output";
+    case ValueKind::kConstant: return "constant";
+    case ValueKind::kIntermediate: return "intermediate";
+  }
+  return "unknown";
+}
+
+int64_t PackageValue::nbytes() const {
+  int64_t n = dtype.storage_bytes();
+  for (int64_t d : shape) {
+    if (d < 0) return -1;
+    if (d != 0 && n > std::numeric_limits<int64_t>::max() / d) return -1;
+    n *= d;
+  }
+  return n;
+}
+
+uint32_t package_crc32(std::string_view bytes) {
+  static constexpr auto kTable = [] {
+    std::array<uint32_t, 256> t{};
+    for (uint32_t i = 0; i < 256; ++i) {
+      uint32_t c = i;
+      for (int k = 0; k < 8; ++k) c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+      t[i] = c;
+    }
+    return t;
+  }();
+  uint32_t crc = 0xFFFFFFFFu;
+  for (char ch : bytes) crc = kTable[(crc ^ static_cast<uint8_t>(ch)) & 0xFF] ^ (crc >> 8);
+  return crc ^ 0xFFFFFFFFu;
+}
+
+Status validate_package(const PackageContents& c) {
+  if (c.values.size() > static_cast<size_t>(std::numeric_limits<int32_t>::max())) {
+    return Status(ErrorCode::kParseError, "too many values");
+  }
+  for (size_t i = 0; i < c.values.size(); ++i) {
+    const PackageValue& v = c.values[i];
+    const std::string what = describe_value(c, static_cast<int64_t>(i));
+    if (!dtype_storable(v.dtype)) {
+      return Status(ErrorCode::kParseError, what + ": dtype " + v.dtype.to_string() +
+                                                " cannot be stored (code " +
+                                                std::to_string(static_cast<int>(v.dtype.code)) +
+                                                ", " + std::to_string(v.dtype.bits) + " bits)");
+    }
+    if (v.shape.size() > static_cast<size_t>(kPackageMaxDims)) {
+      return Status(ErrorCode::kParseError, what + ": more than " +
+                                                std::to_string(kPackageMaxDims) + " dimensions");
+    }
+    if (v.nbytes() < 0) {
+      return Status(ErrorCode::kParseError, what + ": negative dimension or size overflow");
+    }
+    if (v.kind == ValueKind::kConstant && static_cast<int64_t>(v.data.size()) != v.nbytes()) {
+      return Status(ErrorCode::kParseError, what + ": constant has " +
+                                                std::to_string(v.data.size()) + " bytes, " +
+                                                v.dtype.to_string() + " of its shape needs " +
+                                                std::to_string(v.nbytes()));
+    }
+    if (v.kind != ValueKind::kConstant && !v.data.empty()) {
+      return Status(ErrorCode::kParseError, what + ": a " + value_kind_name(v.kind) +
+                                                " value carries data");
+    }
+  }
+  for (size_t i = 0; i < c.calls.size(); ++i) {
+    const KernelCall& call = c.calls[i];
+    const std::string what = "call " + std::to_string(i) + " ('" + call.symbol + "')";
+    if (call.symbol.empty() || call.symbol.find('\0') != std::string::npos) {
+      return Status(ErrorCode::kParseError, "call " + std::to_string(i) + ": empty or invalid symbol");
+    }
+    for (size_t a = 0; a < call.args.size(); ++a) {
+      const int32_t id = call.args[a];
+      if (id < 0 || static_cast<size_t>(id) >= c.values.size()) {
+        return Status(ErrorCode::kParseError, what + ": argument " + std::to_string(a) +
+                                                  " is value " + std::to_string(id) +
+                                                  ", out of range [0, " +
+                                                  std::to_string(c.values.size()) + ")");
+      }
+    }
+  }
+  if (!c.calls.empty() && c.library.empty()) {
+    return Status(ErrorCode::kParseError, "the graph calls kernels but the package has no library");
+  }
+  std::set<std::string> names;
+  TESSERA_RETURN_IF_ERROR(validate_io_list(c, c.inputs, ValueKind::kInput, &names));
+  TESSERA_RETURN_IF_ERROR(validate_io_list(c, c.outputs, ValueKind::kOutput, &names));
+  return Status::ok();
+}
+
+Result<std::string> write_package_bytes(const PackageContents& c) {
+  TESSERA_RETURN_IF_ERROR(validate_package(c).with_context("invalid package"));
+  Writer w;
+  w.bytes(std::string_view(kPackageMagic, sizeof(kPackageMagic)));
+  w.u32(kPackageFormatVersion);
+  w.u32(0);  // flags
+  w.u64(0);  // payload size, patched below
+  w.u32(0);  // payload CRC-32, patched below
+  w.u32(0);  // reserved
+  w.str(c.target);
+  w.u32(static_cast<uint32_t>(c.values.size()));
+  for (const PackageValue& v : c.values) {
+    w.str(v.name);
+    w.u8(static_cast<uint8_t>(v.kind));
+    w.u8(static_cast<uint8_t>(v.dtype.code));
+    w.u8(v.dtype.bits);
+    w.u8(0);
+    w.u32(static_cast<uint32_t>(v.shape.size()));
+    for (int64_t d : v.shape) w.i64(d);
+  }
+  w.u32(static_cast<uint32_t>(c.calls.size()));
+  for (const KernelCall& call : c.calls) {
+    w.str(call.symbol);
+    w.u32(static_cast<uint32_t>(call.args.size()));
+    for (int32_t id : call.args) w.i32(id);
+  }
+  for (const auto* list : {&c.inputs, &c.outputs}) {
+    w.u32(static_cast<uint32_t>(list->size()));
+    for (int32_t id : *list) w.i32(id);
+  }
+  uint32_t num_constants = 0;
+  for (const PackageValue& v : c.values) num_constants += v.kind == ValueKind::kConstant;
+  w.u32(num_constants);
+  for (size_t i = 0; i < c.values.size(); ++i) {
+    const PackageValue& v = c.values[i];
+    if (v.kind != ValueKind::kConstant) continue;
+    w.i32(static_cast<int32_t>(i));
+    w.u64(v.data.size());
+    w.pad_to_alignment();
+    w.bytes(v.data);
+  }
+  w.u64(c.library.size());
+  w.pad_to_alignment();
+  w.bytes(c.library);
+
+  std::string& out = w.out();
+  const std::string_view payload = std::string_view(out).substr(kPackageHeaderBytes);
+  const uint64_t payload_size = payload.size();
+  const uint32_t crc = package_crc32(payload);
+  for (int i = 0; i < 8; ++i) out[16 + i] = static_cast<char>(payload_size >> (8 * i));
+  for (int i = 0; i < 4; ++i) out[24 + i] = static_cast<char>(crc >> (8 * i));
+  return std::move(out);
+}
+
+Status write_package(const PackageContents& contents, const std::string& path) {
+  TESSERA_ASSIGN_OR_RETURN(std::string bytes, write_package_bytes(contents));
+  const std::string temp = path + ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
+    if (!out) return Status(ErrorCode::kIOError, "cannot create " + temp + ": " + std::strerror(errno));
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    out.flush();
+    if (!out) {
+      std::remove(temp.c_str());
+      return Status(ErrorCode::kIOError, "cannot write package " + temp);
+    }
+  }
+  if (std::rename(temp.c_str(), path.c_str()) != 0) {
+    const std::string reason = std::strerror(errno);
+    std::remove(temp.c_str());
+    return Status(ErrorCode::kIOError, "cannot rename " + temp + " to " + path + ": " + reason);
+  }
+  return Status::ok();
+}
+
+Result<PackageContents> read_package_bytes(std::string_view bytes, const std::string& source) {
+  if (bytes.size() < static_cast<size_t>(kPackageHeaderBytes)) {
+    return parse_error(source, "truncated: " + std::to_string(bytes.size()) +
+                                   " bytes, shorter than the 32-byte package header");
+  }
+  if (std::memcmp(bytes.data(), kPackageMagic, sizeof(kPackageMagic)) != 0) {
+    return parse_error(source, "not a Tessera package (bad magic; expected \"TSRPKG01\")");
+  }
+  Reader h(bytes, sizeof(kPackageMagic));
+  const uint32_t version = h.u32("version");
+  const uint32_t flags = h.u32("flags");
+  const uint64_t payload_size = h.u64("payload size");
+  const uint32_t crc = h.u32("checksum");
+  const uint32_t reserved = h.u32("reserved");
+  if (version > kPackageFormatVersion) {
+    return parse_error(source, "format version " + std::to_string(version) +
+                                   " is newer than this runtime reads (" +
+                                   std::to_string(kPackageFormatVersion) + ")");
+  }
+  if (version == 0) return parse_error(source, "format version 0 is invalid");
+  if (flags != 0 || reserved != 0) return parse_error(source, "unknown header flags");
+  const uint64_t actual = bytes.size() - kPackageHeaderBytes;
+  if (payload_size != actual) {
+    return parse_error(source, (payload_size > actual ? "truncated: " : "trailing bytes: ") +
+                                   std::string("header announces ") +
+                                   std::to_string(payload_size) + " payload bytes, file has " +
+                                   std::to_string(actual));
+  }
+  if (package_crc32(bytes.substr(kPackageHeaderBytes)) != crc) {
+    return parse_error(source, "checksum mismatch: the file is corrupted");
+  }
+
+  PackageContents c;
+  Reader r(bytes, kPackageHeaderBytes);
+  c.target = r.str("target");
+  read_values(r, &c);
+  read_calls(r, &c);
+  c.inputs = read_id_list(r, "inputs");
+  c.outputs = read_id_list(r, "outputs");
+  read_constants(r, &c);
+  const uint64_t library_size = r.u64("library size");
+  r.skip_padding();
+  c.library = std::string(r.bytes(library_size, "library bytes"));
+  if (r.ok() && r.remaining() != 0) {
+    r.fail(std::to_string(r.remaining()) + " unexpected bytes after the library");
+  }
+  if (!r.ok()) return parse_error(source, r.error());
+  Status valid = validate_package(c);
+  if (!valid.is_ok()) return valid.with_context(source);
+  return c;
+}
+
+Result<PackageContents> read_package(const std::string& path) {
+  if (::access(path.c_str(), F_OK) != 0) {
+    return Status(ErrorCode::kNotFound, "no package file " + path);
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status(ErrorCode::kIOError, "cannot open " + path + ": " + std::strerror(errno));
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) return Status(ErrorCode::kIOError, "cannot read " + path);
+  return read_package_bytes(bytes, path);
+}
+
+}  // namespace tessera::runtime

@@ -1,0 +1,95 @@
+// The model package: one file holding everything a device needs to run a
+// compiled model — the kernel library, the graph of kernel calls, the values
+// table, the parameters and the graph's inputs and outputs. docs/package.md
+// gives the format byte by byte.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "runtime/dtype.h"
+#include "runtime/status.h"
+
+namespace tessera::runtime {
+
+/// The eight bytes every package starts with.
+inline constexpr char kPackageMagic[8] = {'T', 'S', 'R', 'P', 'K', 'G', '0', '1'};
+/// The format version this runtime writes and the newest it reads.
+inline constexpr uint32_t kPackageFormatVersion = 1;
+/// Bytes of the fixed header in front of the payload.
+inline constexpr int64_t kPackageHeaderBytes = 32;
+/// Most dimensions a value may have.
+inline constexpr int kPackageMaxDims = 16;
+
+/// The role of a value in the graph.
+enum class ValueKind : uint8_t {
+  kInput = 0,         ///< set by the caller before a run (set_input)
+  kOutput = 1,        ///< read by the caller after a run (get_output)
+  kConstant = 2,      ///< a parameter; its bytes are in the package
+  kIntermediate = 3,  ///< produced and consumed inside the graph; lives in the arena
+};
+
+/// "input", "output", "constant", "intermediate".
+const char* value_kind_name(ValueKind kind);
+
+/// One tensor of the graph. Its id is its index in PackageContents::values.
+struct PackageValue {
+  std::string name;             ///< unique among inputs and outputs; may be empty otherwise
+  ValueKind kind = ValueKind::kIntermediate;
+  DType dtype = DType::f32();   ///< scalar, storable (no handles, no vectors)
+  std::vector<int64_t> shape;   ///< dense C order; empty for a scalar
+  std::string data;             ///< the bytes of a constant (nbytes() long); empty otherwise
+
+  /// Elements times element bytes; -1 when a dimension is negative or the size overflows.
+  int64_t nbytes() const;
+  bool operator==(const PackageValue&) const = default;
+};
+
+/// One kernel call: `symbol(args)`, args[i] the data pointer of value args[i].
+struct KernelCall {
+  std::string symbol;            ///< a C symbol of the library with the kernel ABI (c_abi.h)
+  std::vector<int32_t> args;     ///< value ids, in the kernel's parameter order
+  bool operator==(const KernelCall&) const = default;
+};
+
+/// Everything in a package, in memory.
+struct PackageContents {
+  std::string target;                 ///< the target string the library was built for (informational)
+  std::string library;                ///< the shared library's bytes (every kernel)
+  std::vector<PackageValue> values;   ///< the values table; id = index
+  std::vector<KernelCall> calls;      ///< the graph, in execution order
+  std::vector<int32_t> inputs;        ///< ids of the graph inputs, in the caller's order
+  std::vector<int32_t> outputs;       ///< ids of the graph outputs, in the caller's order
+  bool operator==(const PackageContents&) const = default;
+};
+
+/// Checks the invariants a package must hold (docs/package.md, "Validation"):
+/// ids in range, sizes consistent, inputs/outputs listed exactly once with
+/// unique non-empty names, constants carrying exactly their bytes.
+/// Errors: kParseError naming the value or call at fault.
+Status validate_package(const PackageContents& contents);
+
+/// The package's bytes. Errors: whatever validate_package reports.
+Result<std::string> write_package_bytes(const PackageContents& contents);
+
+/// Writes the package to `path` (through a temporary file renamed into place,
+/// so a failed write never leaves a half package). Errors: validate_package's,
+/// kIOError naming the path.
+Status write_package(const PackageContents& contents, const std::string& path);
+
+/// Parses and validates package bytes; `source` names them in messages. Never
+/// crashes on malformed input. Errors: kParseError (bad magic, truncated,
+/// newer format version, checksum mismatch, out-of-range ids, size mismatches).
+Result<PackageContents> read_package_bytes(std::string_view bytes,
+                                           const std::string& source = "<package bytes>");
+
+/// Reads and parses the package at `path`. Errors: kNotFound (no file),
+/// kIOError (cannot read), and read_package_bytes's.
+Result<PackageContents> read_package(const std::string& path);
+
+/// CRC-32 (IEEE 802.3, the zlib polynomial) of `bytes`; the header stores it of the payload.
+uint32_t package_crc32(std::string_view bytes);
+
+}  // namespace tessera::runtime

@@ -1,0 +1,213 @@
+#include "runtime/graph_executor.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
+
+namespace tessera::runtime {
+namespace {
+
+// Built from testdata/graph_kernels.c by tests/runtime/CMakeLists.txt.
+const std::string kGraphKernels = TESSERA_TEST_GRAPH_KERNELS_PATH;
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+std::string to_bytes(const NDArray& a) {
+  return std::string(static_cast<const char*>(a.raw_data()), static_cast<size_t>(a.nbytes()));
+}
+
+NDArray random_array(std::vector<int64_t> shape, uint64_t seed) {
+  NDArray a = NDArray::create(std::move(shape), DType::f32()).value();
+  a.fill_random(seed);
+  return a;
+}
+
+// The model of graph_kernels.c: y = relu(x @ w1 + b1) @ w2, with its weights.
+struct TinyModel {
+  NDArray w1 = random_array({8, 16}, 1), b1 = random_array({16}, 2), w2 = random_array({16, 4}, 3);
+
+  PackageContents package() const {
+    PackageContents c;
+    c.target = "llvm -mtriple=x86_64-linux-gnu";
+    c.library = read_file(kGraphKernels);
+    c.values = {
+        {"x", ValueKind::kInput, DType::f32(), {4, 8}, ""},               // 0
+        {"w1", ValueKind::kConstant, DType::f32(), {8, 16}, to_bytes(w1)},  // 1
+        {"b1", ValueKind::kConstant, DType::f32(), {16}, to_bytes(b1)},     // 2
+        {"w2", ValueKind::kConstant, DType::f32(), {16, 4}, to_bytes(w2)},  // 3
+        {"h1", ValueKind::kIntermediate, DType::f32(), {4, 16}, ""},        // 4
+        {"h2", ValueKind::kIntermediate, DType::f32(), {4, 16}, ""},        // 5
+        {"h3", ValueKind::kIntermediate, DType::f32(), {4, 16}, ""},        // 6
+        {"y", ValueKind::kOutput, DType::f32(), {4, 4}, ""},                // 7
+    };
+    c.calls = {{"matmul_4x8x16", {0, 1, 4}},
+               {"add_bias_4x16", {4, 2, 5}},
+               {"relu_64_parallel", {5, 6}},
+               {"matmul_4x16x4", {6, 3, 7}}};
+    c.inputs = {0};
+    c.outputs = {7};
+    return c;
+  }
+
+  // The same computation in plain C++.
+  std::vector<float> expected(const NDArray& x) const {
+    const float* xp = x.data<float>();
+    std::vector<float> h(64), y(16, 0.0f);
+    for (int i = 0; i < 4; ++i) {
+      for (int j = 0; j < 16; ++j) {
+        float acc = 0.0f;
+        for (int k = 0; k < 8; ++k) acc += xp[i * 8 + k] * w1.data<float>()[k * 16 + j];
+        acc += b1.data<float>()[j];
+        h[i * 16 + j] = acc > 0.0f ? acc : 0.0f;
+      }
+    }
+    for (int i = 0; i < 4; ++i) {
+      for (int j = 0; j < 4; ++j) {
+        for (int k = 0; k < 16; ++k) y[i * 4 + j] += h[i * 16 + k] * w2.data<float>()[k * 4 + j];
+      }
+    }
+    return y;
+  }
+};
+
+ExecutorOptions two_threads() {
+  ExecutorOptions options;
+  options.num_threads = 2;
+  options.temp_dir = ::testing::TempDir();
+  return options;
+}
+
+void expect_output_near(GraphExecutor& exec, const std::vector<float>& expected) {
+  auto y = exec.get_output("y");
+  ASSERT_TRUE(y.is_ok()) << y.status().to_string();
+  ASSERT_EQ(y->shape(), (std::vector<int64_t>{4, 4}));
+  for (size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_NEAR(y->data<float>()[i], expected[i], 1e-4f * (1.0f + std::abs(expected[i]))) << i;
+  }
+}
+
+TEST(GraphExecutor, RunsAChainOfRealKernelsFromAPackageFile) {
+  TinyModel model;
+  const std::string path = ::testing::TempDir() + "/tiny_" + std::to_string(::getpid()) + ".tsr";
+  ASSERT_TRUE(write_package(model.package(), path).is_ok());
+  auto exec = GraphExecutor::load_file(path, two_threads());
+  std::remove(path.c_str());
+  ASSERT_TRUE(exec.is_ok()) << exec.status().to_string();
+  EXPECT_EQ((*exec)->input_names(), std::vector<std::string>{"x"});
+  EXPECT_EQ((*exec)->output_names(), std::vector<std::string>{"y"});
+  EXPECT_EQ((*exec)->num_threads(), 2);
+
+  for (uint64_t seed : {10, 11}) {  // a second run with new input reuses the buffers
+    NDArray x = random_array({4, 8}, seed);
+    ASSERT_TRUE((*exec)->set_input("x", x).is_ok());
+    ASSERT_TRUE((*exec)->run().is_ok());
+    expect_output_near(**exec, model.expected(x));
+  }
+}
+
+TEST(GraphExecutor, ReportsPeakMemoryBelowTheSumOfIntermediates) {
+  auto exec = GraphExecutor::load(TinyModel().package(), two_threads());
+  ASSERT_TRUE(exec.is_ok()) << exec.status().to_string();
+  // h1, h2, h3 are 256 bytes each; h1 is dead when h3 is written.
+  EXPECT_EQ((*exec)->intermediate_bytes_total(), 3 * 256);
+  EXPECT_EQ((*exec)->peak_memory_bytes(), 2 * 256);
+}
+
+TEST(GraphExecutor, WrongInputShapeIsAnInvalidArgument) {
+  auto exec = GraphExecutor::load(TinyModel().package(), two_threads());
+  ASSERT_TRUE(exec.is_ok());
+  Status s = (*exec)->set_input("x", random_array({8, 4}, 1));
+  EXPECT_EQ(s.code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("float32[4, 8]"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("float32[8, 4]"), std::string::npos) << s.message();
+  NDArray ints = NDArray::create({4, 8}, DType::i32()).value();
+  EXPECT_EQ((*exec)->set_input("x", ints).code(), ErrorCode::kInvalidArgument);
+}
+
+TEST(GraphExecutor, UnknownInputOrOutputIsNotFound) {
+  auto exec = GraphExecutor::load(TinyModel().package(), two_threads());
+  ASSERT_TRUE(exec.is_ok());
+  Status s = (*exec)->set_input("nope", random_array({4, 8}, 1));
+  EXPECT_EQ(s.code(), ErrorCode::kNotFound);
+  EXPECT_NE(s.message().find("'x'"), std::string::npos) << s.message();
+  EXPECT_EQ((*exec)->get_output("nope").status().code(), ErrorCode::kNotFound);
+}
+
+TEST(GraphExecutor, RunWithAnUnsetInputIsAnError) {
+  auto exec = GraphExecutor::load(TinyModel().package(), two_threads());
+  ASSERT_TRUE(exec.is_ok());
+  Status s = (*exec)->run();
+  EXPECT_EQ(s.code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("'x'"), std::string::npos);
+  EXPECT_EQ((*exec)->get_output("y").status().code(), ErrorCode::kInvalidArgument);
+}
+
+TEST(GraphExecutor, MissingSymbolIsNotFoundAtLoad) {
+  PackageContents c = TinyModel().package();
+  c.calls[2].symbol = "relu_that_was_never_built";
+  auto exec = GraphExecutor::load(c, two_threads());
+  EXPECT_EQ(exec.status().code(), ErrorCode::kNotFound);
+  EXPECT_NE(exec.status().message().find("relu_that_was_never_built"), std::string::npos);
+  EXPECT_NE(exec.status().message().find("call 2"), std::string::npos) << exec.status().message();
+}
+
+TEST(GraphExecutor, LibraryThatDoesNotLoadIsAnIOError) {
+  PackageContents c = TinyModel().package();
+  c.library = "not an ELF file";
+  EXPECT_EQ(GraphExecutor::load(c, two_threads()).status().code(), ErrorCode::kIOError);
+}
+
+TEST(GraphExecutor, InvalidPackageIsRejectedAtLoad) {
+  PackageContents c = TinyModel().package();
+  c.calls[0].args[2] = 99;
+  EXPECT_EQ(GraphExecutor::load(c, two_threads()).status().code(), ErrorCode::kParseError);
+}
+
+TEST(GraphExecutor, FailingKernelIsARuntimeErrorNamingTheCall) {
+  PackageContents c = TinyModel().package();
+  c.calls.insert(c.calls.begin() + 1, KernelCall{"graph_fail_with_5", {4}});
+  auto exec = GraphExecutor::load(c, two_threads());
+  ASSERT_TRUE(exec.is_ok()) << exec.status().to_string();
+  ASSERT_TRUE((*exec)->set_input("x", random_array({4, 8}, 1)).is_ok());
+  Status s = (*exec)->run();
+  EXPECT_EQ(s.code(), ErrorCode::kRuntimeError);
+  EXPECT_NE(s.message().find("call 1"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("graph_fail_with_5"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("status 5"), std::string::npos) << s.message();
+}
+
+TEST(GraphExecutor, BenchmarkGivesTheMedianOfTimedRuns) {
+  TinyModel model;
+  auto exec = GraphExecutor::load(model.package(), two_threads());
+  ASSERT_TRUE(exec.is_ok());
+  NDArray x = random_array({4, 8}, 5);
+  ASSERT_TRUE((*exec)->set_input("x", x).is_ok());
+  auto timing = (*exec)->benchmark(2, 5);
+  ASSERT_TRUE(timing.is_ok()) << timing.status().to_string();
+  EXPECT_EQ(timing->costs_s.size(), 5u);
+  EXPECT_GT(timing->median_s, 0.0);
+  EXPECT_LE(timing->min_s, timing->median_s);
+  expect_output_near(**exec, model.expected(x));
+  EXPECT_EQ((*exec)->benchmark(0, 0).status().code(), ErrorCode::kInvalidArgument);
+}
+
+TEST(GraphExecutor, GraphWithoutCallsNeedsNoLibrary) {
+  PackageContents c;
+  c.values = {{"x", ValueKind::kInput, DType::f32(), {2}, ""}};
+  c.inputs = {0};
+  auto exec = GraphExecutor::load(c, two_threads());
+  ASSERT_TRUE(exec.is_ok()) << exec.status().to_string();
+  ASSERT_TRUE((*exec)->set_input("x", random_array({2}, 1)).is_ok());
+  EXPECT_TRUE((*exec)->run().is_ok());
+  EXPECT_EQ((*exec)->peak_memory_bytes(), 0);
+}
+
+}  // namespace
+}  // namespace tessera::runtime

@@ -1,0 +1,62 @@
+/* The kernels of a tiny model for the graph executor's end-to-end test, with
+ * the Tessera ABI (runtime/c_abi.h) and static shapes, as generated ones are:
+ *   h1 = x[4,8] @ w1[8,16];  h2 = h1 + b1[16];  h3 = relu(h2);  y = h3 @ w2[16,4]. */
+#include <stdint.h>
+
+#include "runtime/c_abi.h"
+
+/* C[M,N] = A[M,K] @ B[K,N]. */
+static void matmul(const float* a, const float* b, float* c, int m, int n, int k) {
+  for (int i = 0; i < m; ++i) {
+    for (int j = 0; j < n; ++j) {
+      float acc = 0.0f;
+      for (int p = 0; p < k; ++p) acc += a[i * k + p] * b[p * n + j];
+      c[i * n + j] = acc;
+    }
+  }
+}
+
+int32_t matmul_4x8x16(void** args) {
+  matmul((const float*)args[0], (const float*)args[1], (float*)args[2], 4, 16, 8);
+  return 0;
+}
+
+int32_t matmul_4x16x4(void** args) {
+  matmul((const float*)args[0], (const float*)args[1], (float*)args[2], 4, 4, 16);
+  return 0;
+}
+
+/* out[4,16] = in[4,16] + bias[16], broadcast over rows. */
+int32_t add_bias_4x16(void** args) {
+  const float* in = (const float*)args[0];
+  const float* bias = (const float*)args[1];
+  float* out = (float*)args[2];
+  for (int i = 0; i < 4; ++i) {
+    for (int j = 0; j < 16; ++j) out[i * 16 + j] = in[i * 16 + j] + bias[j];
+  }
+  return 0;
+}
+
+struct ReluClosure {
+  const float* in;
+  float* out;
+};
+
+static int32_t relu_task(int32_t task, int32_t num_tasks, void* closure) {
+  const struct ReluClosure* c = (const struct ReluClosure*)closure;
+  const int begin = 64 * task / num_tasks, end = 64 * (task + 1) / num_tasks;
+  for (int i = begin; i < end; ++i) c->out[i] = c->in[i] > 0.0f ? c->in[i] : 0.0f;
+  return 0;
+}
+
+/* out[64] = max(in[64], 0), its loop split over the thread pool. */
+int32_t relu_64_parallel(void** args) {
+  struct ReluClosure closure = {(const float*)args[0], (float*)args[1]};
+  return tessera_parallel_launch(relu_task, &closure, 0);
+}
+
+/* A kernel that fails, as one does on a bad argument. */
+int32_t graph_fail_with_5(void** args) {
+  (void)args;
+  return 5;
+}
