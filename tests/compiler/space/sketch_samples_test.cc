@@ -68,6 +68,8 @@ std::vector<Case> cases() {
       {"global_avg_pool", "global_avg_pool2d:N=1,C=2,H=12,W=12"},
       {"softmax", "softmax:M=5,N=70"},
       {"layer_norm", "layer_norm:M=6,N=50"},
+      {"softmax_one_row", "softmax:M=1,N=300"},        // rfactor on stages that may move
+      {"layer_norm_two_rows", "layer_norm:M=2,N=256"},
       {"reduce_sum", "reduce_sum:M=3,N=300"},
       {"reduce_mean", "reduce_mean:M=20,N=33"},
       {"reduce_max", "reduce_max:M=2,N=130"},
