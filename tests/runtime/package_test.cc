@@ -21,7 +21,7 @@ std::string f32_bytes(std::initializer_list<float> values) {
 PackageContents small_package() {
   PackageContents c;
   c.target = "llvm -mtriple=x86_64-linux-gnu";
-  c.library = std::string("\x7f" "ELF fake library bytes", 26);
+  c.library = std::string("\x7f" "ELF fake library bytes");
   c.values = {
       {"x", ValueKind::kInput, DType::f32(), {2}, ""},
       {"w", ValueKind::kConstant, DType::f32(), {2}, f32_bytes({1.5f, -2.0f})},
