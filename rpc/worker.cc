@@ -15,6 +15,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// Jobs a worker accepts beyond the ones it runs (the tracker sends max_jobs).
+constexpr size_t kMaxPendingJobs = 256;
+
 // Jobs the worker holds, shared with the heartbeat thread.
 struct JobBook {
   std::mutex mutex;
@@ -174,6 +177,11 @@ Status Worker::run(const std::atomic<bool>& stop) {
             malformed_.fetch_add(1);
             if (is_valid_name(env.dispatch().session_id()))
               send_result(error_result(env.dispatch(), pb::PROTOCOL_ERROR, valid.message(), options_.worker_id));
+            continue;
+          }
+          if (pending.size() >= kMaxPendingJobs) {  // a tracker never sends this many; refuse, stay bounded
+            send_result(error_result(env.dispatch(), pb::PROTOCOL_ERROR, "the worker's queue is full",
+                                     options_.worker_id));
             continue;
           }
           {

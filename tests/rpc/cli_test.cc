@@ -1,0 +1,74 @@
+// The rpc commands of the `tessera` binary: keys, tracker, worker, farm status.
+#include <cstdio>
+
+#include "tests/rpc/test_util.h"
+
+namespace tessera::rpc {
+namespace {
+
+using namespace testing;  // NOLINT
+
+// Runs a shell command; returns its exit code and fills `out` with stdout+stderr.
+int run(const std::string& command, std::string* out) {
+  FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
+  if (!pipe) return -1;
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) out->append(buf, n);
+  const int status = ::pclose(pipe);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+TEST(Cli, FarmStatusPrintsAnAlignedTableOverCurve) {
+  TempDir dir;
+  const std::string tessera = bin_dir() + "/tessera";
+  std::string out;
+  ASSERT_EQ(run(tessera + " keys generate --out " + dir.path() + " --name tracker", &out), 0) << out;
+  ASSERT_EQ(run(tessera + " keys generate --out " + dir.path() + "/auth --name ops", &out), 0) << out;
+  EXPECT_EQ(run(tessera + " keys generate --out " + dir.path() + " --name tracker", &out), 1);  // no overwrite
+
+  auto tracker = std::make_unique<Process>(std::vector<std::string>{
+      tessera, "tracker", "--bind", "ipc://" + dir.path() + "/t", "--keyfile", dir.path() + "/tracker.key",
+      "--authorized", dir.path() + "/auth"});
+  auto worker = start_worker("ipc://" + dir.path() + "/t", "x86-avx512", "w1",
+                             {"--keyfile", dir.path() + "/auth/ops.key", "--tracker-key", dir.path() + "/tracker.pub"});
+  const std::string status = tessera + " farm status --tracker ipc://" + dir.path() + "/t --keyfile " + dir.path() +
+                             "/auth/ops.key --tracker-key " + dir.path() + "/tracker.pub";
+  bool registered = false;
+  for (int i = 0; i < 100 && !registered; ++i) {
+    out.clear();
+    registered = run(status, &out) == 0 && out.find("x86-avx512") != std::string::npos;
+    if (!registered) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_TRUE(registered) << out;
+  // Header and row line up: "workers" ends where the row's worker count ends.
+  std::istringstream lines(out);
+  std::string line, header, row;
+  while (std::getline(lines, line)) {
+    if (line.rfind("key ", 0) == 0) header = line;
+    if (line.rfind("x86-avx512", 0) == 0) row = line;
+  }
+  ASSERT_FALSE(header.empty()) << out;
+  ASSERT_FALSE(row.empty()) << out;
+  const size_t end = header.find("workers") + std::string("workers").size();
+  EXPECT_EQ(row[end - 1], '1') << "\n" << header << "\n" << row;
+  EXPECT_NE(out.find("malformed frames: 0"), std::string::npos) << out;
+}
+
+TEST(Cli, UsageErrorsAndRefusedPlaintext) {
+  const std::string tessera = bin_dir() + "/tessera";
+  std::string out;
+  EXPECT_EQ(run(tessera + " tracker --bind tcp://0.0.0.0:9999 --insecure", &out), 1);
+  EXPECT_NE(out.find("only on ipc:// or loopback"), std::string::npos) << out;
+  out.clear();
+  EXPECT_EQ(run(tessera + " tracker --bind tcp://127.0.0.1:9999", &out), 2);  // neither keys nor --insecure
+  out.clear();
+  EXPECT_EQ(run(tessera + " worker --key k", &out), 2);
+  EXPECT_NE(out.find("--tracker"), std::string::npos) << out;
+  out.clear();
+  EXPECT_EQ(run(tessera + " farm status --tracker ipc:///nonexistent/t --insecure --timeout-ms 300", &out), 1);
+  EXPECT_NE(out.find("no answer"), std::string::npos) << out;
+}
+
+}  // namespace
+}  // namespace tessera::rpc
