@@ -1,0 +1,244 @@
+#include "compiler/graph/build_node.h"
+
+#include "compiler/ir/op.h"
+#include "compiler/ops/ops.h"
+
+namespace tessera::graph {
+
+namespace {
+
+Status error(const Node& n, const std::string& why) {
+  return Status(ErrorCode::kInvalidArgument,
+                std::string("node ") + n.name + " (" + op_kind_name(n.kind) + "): " + why);
+}
+
+Expr cst(DType t, double v) { return make_const(t, v); }
+
+std::vector<Expr> exprs(const Vars& vars) {
+  std::vector<Expr> out;
+  for (const Var& v : vars) out.push_back(static_cast<const Expr&>(v));
+  return out;
+}
+
+// y[n, k, ...] = x[n, k, ...] op per-channel vectors (axis 1).
+Tensor channel_epilogue(const Tensor& x, const std::function<Expr(Expr, const Expr&)>& f, const std::string& name) {
+  return compute(
+      x->shape, [&](const Vars& i) { return f(read(x, exprs(i)), i[1]); }, name, OpPattern::kBroadcast);
+}
+
+Result<Tensor> build_conv(const Node& n, const std::vector<Tensor>& in) {
+  const auto& a = std::get<ConvAttrs>(n.attrs);
+  const ops::Padding2 pad(a.pad_top, a.pad_left, a.pad_bottom, a.pad_right);
+  TESSERA_ASSIGN_OR_RETURN(Tensor y, ops::conv2d_nchw(in[0], in[1], ops::Size2(a.stride_h, a.stride_w), pad,
+                                                      ops::Size2(a.dilation_h, a.dilation_w), a.groups, n.name));
+  if (in.size() < 3) return y;
+  const Tensor bias = in[2];
+  return channel_epilogue(
+      y, [&](Expr v, const Expr& k) { return v + read(bias, {k}); }, n.name + ".bias");
+}
+
+Tensor transpose2d(const Tensor& x, const std::string& name) {
+  return compute(
+      {x->shape[1], x->shape[0]}, [&](const Vars& i) { return read(x, {i[1], i[0]}); }, name,
+      OpPattern::kInjective);
+}
+
+Result<Tensor> build_gemm(const Node& n, const std::vector<Tensor>& in) {
+  const auto& a = std::get<GemmAttrs>(n.attrs);
+  Tensor x = a.trans_a ? transpose2d(in[0], n.name + ".a_t") : in[0];
+  Result<Tensor> y = a.trans_b ? ops::dense(x, in[1], std::nullopt, false, n.name) : ops::matmul(x, in[1], n.name);
+  if (!y.is_ok()) return y.status().with_context("node " + n.name);
+  Tensor out = *y;
+  if (a.alpha != 1.0) {
+    const Tensor t = out;
+    out = compute(t->shape, [&](const Vars& i) { return read(t, exprs(i)) * cst(t->dtype, a.alpha); },
+                  n.name + ".alpha", OpPattern::kElementwise);
+  }
+  if (in.size() < 3 || a.beta == 0.0) return out;
+  Tensor c = in[2];
+  if (a.beta != 1.0)
+    c = compute(c->shape, [&](const Vars& i) { return read(in[2], exprs(i)) * cst(c->dtype, a.beta); },
+                n.name + ".beta", OpPattern::kElementwise);
+  return ops::add(out, c, n.name + ".bias");
+}
+
+// Batched matmul with NumPy broadcasting of the batch dims (ranks >= 2).
+Result<Tensor> build_matmul(const Graph& g, const Node& n, const std::vector<Tensor>& in) {
+  const Tensor a = in[0], b = in[1];
+  if (a->ndim() == 2 && b->ndim() == 2) return ops::matmul(a, b, n.name);
+  if (a->ndim() < 2 || b->ndim() < 2) return error(n, "1-D operands are not supported");
+  const auto& out_shape = g.value(n.outputs[0]).shape;
+  const int rank = static_cast<int>(out_shape.size());
+  const int64_t k_extent = a->shape.back();
+  IterVar k = reduce_axis(k_extent, "k");
+  auto operand = [&](const Tensor& t, const Vars& i, Expr row, Expr col) {
+    std::vector<Expr> idx;
+    const int offset = rank - t->ndim();
+    for (int d = 0; d < t->ndim() - 2; ++d)
+      idx.push_back(t->shape[d] == 1 ? make_int(0) : static_cast<const Expr&>(i[offset + d]));
+    idx.push_back(std::move(row));
+    idx.push_back(std::move(col));
+    return read(t, idx);
+  };
+  return compute(
+      out_shape,
+      [&](const Vars& i) {
+        return sum(operand(a, i, i[rank - 2], k->var) * operand(b, i, k->var, i[rank - 1]), {k});
+      },
+      n.name, OpPattern::kComplex);
+}
+
+Tensor build_batch_norm(const Node& n, const std::vector<Tensor>& in) {
+  const double eps = std::get<ScalarAttrs>(n.attrs).value;
+  const Tensor& x = in[0];
+  return channel_epilogue(
+      x,
+      [&](Expr v, const Expr& c) {
+        const DType t = x->dtype;
+        return (v - read(in[3], {c})) / sqrt(read(in[4], {c}) + cst(t, eps)) * read(in[1], {c}) + read(in[2], {c});
+      },
+      n.name);
+}
+
+Tensor build_reshape(const Graph& g, const Node& n, const Tensor& x) {
+  const auto& shape = g.value(n.outputs[0]).shape;
+  return compute(
+      shape,
+      [&](const Vars& i) {
+        Expr flat = make_int(0);
+        for (size_t d = 0; d < shape.size(); ++d) flat = flat * make_int(shape[d]) + i[d];
+        std::vector<Expr> idx(x->shape.size());
+        for (size_t d = x->shape.size(); d-- > 0;) {
+          idx[d] = flat % make_int(x->shape[d]);
+          flat = flat / make_int(x->shape[d]);
+        }
+        return read(x, idx);
+      },
+      n.name, OpPattern::kInjective);
+}
+
+Tensor build_transpose(const Graph& g, const Node& n, const Tensor& x) {
+  const auto& perm = std::get<PermAttrs>(n.attrs).perm;
+  return compute(
+      g.value(n.outputs[0]).shape,
+      [&](const Vars& i) {
+        std::vector<Expr> idx(perm.size());
+        for (size_t d = 0; d < perm.size(); ++d) idx[static_cast<size_t>(perm[d])] = i[d];
+        return read(x, idx);
+      },
+      n.name, OpPattern::kInjective);
+}
+
+Tensor build_concat(const Graph& g, const Node& n, const std::vector<Tensor>& in) {
+  const auto axis = static_cast<size_t>(std::get<AxisAttrs>(n.attrs).axis);
+  return compute(
+      g.value(n.outputs[0]).shape,
+      [&](const Vars& i) {
+        // Nested selects from the last input back; the interpreter and codegen
+        // evaluate only the taken branch, so no read goes out of range.
+        std::vector<int64_t> offsets{0};
+        for (const Tensor& t : in) offsets.push_back(offsets.back() + t->shape[axis]);
+        Expr result;
+        for (size_t j = in.size(); j-- > 0;) {
+          std::vector<Expr> idx = exprs(i);
+          idx[axis] = idx[axis] - make_int(offsets[j]);
+          Expr v = read(in[j], idx);
+          result = result.defined() ? if_then_else(static_cast<const Expr&>(i[axis]) < make_int(offsets[j + 1]), v, result)
+                                    : v;
+        }
+        return result;
+      },
+      n.name, OpPattern::kInjective);
+}
+
+Tensor build_gather(const Graph& g, const Node& n, const Tensor& data, const Tensor& indices) {
+  const auto axis = static_cast<size_t>(std::get<AxisAttrs>(n.attrs).axis);
+  const size_t q = indices->shape.size();
+  return compute(
+      g.value(n.outputs[0]).shape,
+      [&](const Vars& i) {
+        std::vector<Expr> at;
+        for (size_t d = 0; d < q; ++d) at.push_back(i[axis + d]);
+        Expr j = cast(kIndexType, read(indices, at));
+        j = if_then_else(j < make_int(0), j + make_int(data->shape[axis]), j);
+        std::vector<Expr> idx;
+        for (size_t d = 0; d < data->shape.size(); ++d)
+          idx.push_back(d < axis ? static_cast<const Expr&>(i[d]) : d == axis ? j : static_cast<const Expr&>(i[d + q - 1]));
+        return read(data, idx);
+      },
+      n.name, OpPattern::kInjective);
+}
+
+Tensor unary(const Node& n, const Tensor& x, const std::function<Expr(Expr)>& f) {
+  return compute(
+      x->shape, [&](const Vars& i) { return f(read(x, exprs(i))); }, n.name, OpPattern::kElementwise);
+}
+
+}  // namespace
+
+Result<Tensor> build_node(const Graph& g, const Node& n, const std::vector<Tensor>& in) {
+  if (in.size() != n.inputs.size()) return error(n, "wrong number of input tensors");
+  const DType t = g.value(n.outputs.at(0)).dtype;
+  Result<Tensor> r = error(n, "no kernel for this operator");
+  switch (n.kind) {
+    case OpKind::kConv: r = build_conv(n, in); break;
+    case OpKind::kGemm: r = build_gemm(n, in); break;
+    case OpKind::kMatMul: r = build_matmul(g, n, in); break;
+    case OpKind::kAdd: r = ops::add(in[0], in[1], n.name); break;
+    case OpKind::kSub: r = ops::sub(in[0], in[1], n.name); break;
+    case OpKind::kMul: r = ops::mul(in[0], in[1], n.name); break;
+    case OpKind::kDiv: r = ops::div(in[0], in[1], n.name); break;
+    case OpKind::kPow: r = ops::power(in[0], in[1], n.name); break;
+    case OpKind::kRelu: r = ops::relu(in[0], n.name); break;
+    case OpKind::kSigmoid: r = ops::sigmoid(in[0], n.name); break;
+    case OpKind::kTanh: r = ops::tanh(in[0], n.name); break;
+    case OpKind::kHardSwish: r = ops::hardswish(in[0], n.name); break;
+    case OpKind::kLeakyRelu: r = ops::leaky_relu(in[0], std::get<ScalarAttrs>(n.attrs).value, n.name); break;
+    case OpKind::kClip: {
+      const auto& a = std::get<AffineAttrs>(n.attrs);
+      r = ops::clip(in[0], a.alpha, a.beta, n.name);
+      break;
+    }
+    case OpKind::kHardSigmoid: {
+      const auto& a = std::get<AffineAttrs>(n.attrs);
+      r = unary(n, in[0], [&](Expr x) {
+        return max(cst(t, 0.0), min(cst(t, 1.0), x * cst(t, a.alpha) + cst(t, a.beta)));
+      });
+      break;
+    }
+    case OpKind::kErf: r = unary(n, in[0], [](Expr x) { return erf(x); }); break;
+    case OpKind::kCast: r = unary(n, in[0], [&](Expr x) { return cast(t, x); }); break;
+    case OpKind::kBatchNorm: r = build_batch_norm(n, in); break;
+    case OpKind::kMaxPool: case OpKind::kAvgPool: {
+      const auto& a = std::get<PoolAttrs>(n.attrs);
+      const ops::Padding2 pad(a.pad_top, a.pad_left, a.pad_bottom, a.pad_right);
+      r = n.kind == OpKind::kMaxPool
+              ? ops::max_pool2d(in[0], ops::Size2(a.kernel_h, a.kernel_w), ops::Size2(a.stride_h, a.stride_w), pad,
+                                ops::Size2(a.dilation_h, a.dilation_w), n.name)
+              : ops::avg_pool2d(in[0], ops::Size2(a.kernel_h, a.kernel_w), ops::Size2(a.stride_h, a.stride_w), pad,
+                                a.count_include_pad, n.name);
+      break;
+    }
+    case OpKind::kGlobalAvgPool: r = ops::global_avg_pool2d(in[0], n.name); break;
+    case OpKind::kSoftmax: r = ops::softmax(in[0], static_cast<int>(std::get<AxisAttrs>(n.attrs).axis), n.name); break;
+    case OpKind::kReduceMean: {
+      const auto& a = std::get<ReduceAttrs>(n.attrs);
+      r = ops::reduce_mean(in[0], std::vector<int>(a.axes.begin(), a.axes.end()), a.keepdims, n.name);
+      break;
+    }
+    case OpKind::kReshape: r = build_reshape(g, n, in[0]); break;
+    case OpKind::kTranspose: r = build_transpose(g, n, in[0]); break;
+    case OpKind::kConcat: r = build_concat(g, n, in); break;
+    case OpKind::kGather: r = build_gather(g, n, in[0], in[1]); break;
+    case OpKind::kShape: break;
+  }
+  if (!r.is_ok()) return r.status().code() == ErrorCode::kInvalidArgument && r.status().message().rfind("node ", 0) == 0
+                            ? r.status()
+                            : r.status().with_context("node " + n.name);
+  if ((*r)->shape != g.value(n.outputs[0]).shape)
+    return error(n, "kernel shape " + shape_string((*r)->shape) + " differs from the value's " +
+                        shape_string(g.value(n.outputs[0]).shape));
+  return r;
+}
+
+}  // namespace tessera::graph

@@ -1,0 +1,36 @@
+// Operator fusion: partitions a graph's nodes into groups that each become
+// one kernel (one ComputeDAG).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "compiler/graph/graph.h"
+
+namespace tessera::graph {
+
+/// A set of nodes computed by one kernel. The group has one output (its last
+/// node's); every other value inside it has exactly one reader, in the group.
+struct FusedGroup {
+  std::vector<int> nodes;       ///< indices into Graph::nodes(), in topological order
+  int anchor = 0;               ///< the first node, whose pattern decides what may join
+  OpPattern pattern = OpPattern::kElementwise;  ///< the anchor's pattern
+  std::vector<ValueId> inputs;  ///< values read from outside (graph inputs, constants, other groups)
+  ValueId output = -1;
+  std::string name;             ///< "fused_conv_add_relu"
+};
+
+/// Greedy fusion in topological order. A node joins the group that produced
+/// one of its inputs when that input is the group's output, has no other
+/// reader and is not a graph output, and:
+///   - the group's anchor is kComplex or kReduction and the node is
+///     kElementwise or kBroadcast (an epilogue: conv + bias + add + relu), or
+///   - the anchor is kElementwise, kBroadcast or kInjective and the node is one
+///     of those too (injective chains such as transpose + reshape + add).
+/// Every other node starts a group.
+std::vector<FusedGroup> fuse_ops(const Graph& g);
+
+/// One line per group: "fused_conv_add_relu: conv0 add0 relu0 (in %0 %1 %2 %5) -> %9".
+std::string groups_to_string(const Graph& g, const std::vector<FusedGroup>& groups);
+
+}  // namespace tessera::graph

@@ -1,0 +1,268 @@
+#include "compiler/graph/graph.h"
+
+#include <cstring>
+#include <set>
+#include <sstream>
+
+namespace tessera::graph {
+
+const char* op_kind_name(OpKind kind) {
+  switch (kind) {
+#define TESSERA_GRAPH_OP_NAME(e, s) \
+  case OpKind::e: return s;
+    TESSERA_GRAPH_OPS(TESSERA_GRAPH_OP_NAME)
+#undef TESSERA_GRAPH_OP_NAME
+  }
+  return "unknown";
+}
+
+int64_t shape_size(const std::vector<int64_t>& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+std::string shape_string(const std::vector<int64_t>& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) s.append(i ? ", " : "").append(std::to_string(shape[i]));
+  return s + "]";
+}
+
+// ---------------------------------------------------------------------------
+// Constant
+
+int64_t Constant::num_elements() const { return shape_size(shape); }
+
+namespace {
+template <typename T>
+T load_as(const std::vector<uint8_t>& bytes, int64_t i) {
+  T v;
+  std::memcpy(&v, bytes.data() + i * static_cast<int64_t>(sizeof(T)), sizeof(T));
+  return v;
+}
+template <typename T>
+void store_as(std::vector<uint8_t>& bytes, int64_t i, T v) {
+  std::memcpy(bytes.data() + i * static_cast<int64_t>(sizeof(T)), &v, sizeof(T));
+}
+}  // namespace
+
+double Constant::at(int64_t i) const {
+  if (dtype == DType::f32()) return load_as<float>(bytes, i);
+  if (dtype == DType::f64()) return load_as<double>(bytes, i);
+  if (dtype == DType::i64()) return static_cast<double>(load_as<int64_t>(bytes, i));
+  if (dtype == DType::i32()) return load_as<int32_t>(bytes, i);
+  if (dtype == DType::i8()) return load_as<int8_t>(bytes, i);
+  if (dtype == DType::u8() || dtype == DType::boolean()) return load_as<uint8_t>(bytes, i);
+  return 0.0;  // other types never become constants (the importer rejects them)
+}
+
+std::vector<double> Constant::to_doubles() const {
+  std::vector<double> out(static_cast<size_t>(num_elements()));
+  for (size_t i = 0; i < out.size(); ++i) out[i] = at(static_cast<int64_t>(i));
+  return out;
+}
+
+Constant Constant::from_doubles(DType dtype, std::vector<int64_t> shape, const std::vector<double>& values) {
+  Constant c{dtype, std::move(shape), {}};
+  c.bytes.resize(values.size() * static_cast<size_t>(dtype.storage_bytes()));
+  for (size_t i = 0; i < values.size(); ++i) {
+    const auto k = static_cast<int64_t>(i);
+    const double v = values[i];
+    if (dtype == DType::f32()) store_as<float>(c.bytes, k, static_cast<float>(v));
+    else if (dtype == DType::f64()) store_as<double>(c.bytes, k, v);
+    else if (dtype == DType::i64()) store_as<int64_t>(c.bytes, k, static_cast<int64_t>(v));
+    else if (dtype == DType::i32()) store_as<int32_t>(c.bytes, k, static_cast<int32_t>(v));
+    else if (dtype == DType::i8()) store_as<int8_t>(c.bytes, k, static_cast<int8_t>(v));
+    else if (dtype == DType::boolean()) store_as<uint8_t>(c.bytes, k, v != 0.0);
+    else store_as<uint8_t>(c.bytes, k, static_cast<uint8_t>(v));
+  }
+  return c;
+}
+
+Constant Constant::from_floats(std::vector<int64_t> shape, const std::vector<float>& values) {
+  Constant c{DType::f32(), std::move(shape), std::vector<uint8_t>(values.size() * sizeof(float))};
+  std::memcpy(c.bytes.data(), values.data(), c.bytes.size());
+  return c;
+}
+
+Constant Constant::from_int64s(std::vector<int64_t> shape, const std::vector<int64_t>& values) {
+  Constant c{DType::i64(), std::move(shape), std::vector<uint8_t>(values.size() * sizeof(int64_t))};
+  std::memcpy(c.bytes.data(), values.data(), c.bytes.size());
+  return c;
+}
+
+// ---------------------------------------------------------------------------
+// Graph
+
+ValueId Graph::add_value(std::string name, std::vector<int64_t> shape, DType dtype) {
+  values_.push_back(Value{std::move(name), std::move(shape), dtype});
+  return static_cast<ValueId>(values_.size() - 1);
+}
+
+ValueId Graph::add_input(std::string name, std::vector<int64_t> shape, DType dtype) {
+  ValueId id = add_value(std::move(name), std::move(shape), dtype);
+  inputs_.push_back(id);
+  return id;
+}
+
+ValueId Graph::add_constant(std::string name, Constant data) {
+  ValueId id = add_value(std::move(name), data.shape, data.dtype);
+  constants_[id] = std::move(data);
+  return id;
+}
+
+void Graph::add_node(Node node) { nodes_.push_back(std::move(node)); }
+
+ValueId Graph::add_op(std::string name, OpKind kind, Attrs attrs, std::vector<ValueId> inputs,
+                      std::vector<int64_t> out_shape, DType out_dtype) {
+  ValueId out = add_value(name, std::move(out_shape), out_dtype);
+  nodes_.push_back(Node{std::move(name), kind, std::move(attrs), std::move(inputs), {out}});
+  return out;
+}
+
+bool Graph::is_input(ValueId id) const {
+  for (ValueId i : inputs_)
+    if (i == id) return true;
+  return false;
+}
+
+std::vector<int> Graph::producers() const {
+  std::vector<int> p(values_.size(), -1);
+  for (size_t n = 0; n < nodes_.size(); ++n)
+    for (ValueId v : nodes_[n].outputs) p[static_cast<size_t>(v)] = static_cast<int>(n);
+  return p;
+}
+
+std::vector<int> Graph::use_counts() const {
+  std::vector<int> uses(values_.size(), 0);
+  for (const Node& n : nodes_)
+    for (ValueId v : n.inputs) ++uses[static_cast<size_t>(v)];
+  for (ValueId v : outputs_) ++uses[static_cast<size_t>(v)];
+  return uses;
+}
+
+Status Graph::validate() const {
+  const auto n_values = static_cast<ValueId>(values_.size());
+  std::vector<bool> defined(values_.size(), false);
+  for (ValueId v : inputs_) defined[static_cast<size_t>(v)] = true;
+  for (const auto& [id, c] : constants_) {
+    defined[static_cast<size_t>(id)] = true;
+    if (static_cast<int64_t>(c.bytes.size()) != c.num_elements() * c.dtype.storage_bytes())
+      return Status(ErrorCode::kInternal, "constant " + values_[id].name + " has the wrong byte size");
+  }
+  for (const Node& n : nodes_) {
+    for (ValueId v : n.inputs)
+      if (v < 0 || v >= n_values || !defined[static_cast<size_t>(v)])
+        return Status(ErrorCode::kInternal, "node " + n.name + " reads a value that is not defined before it");
+    for (ValueId v : n.outputs) {
+      if (v < 0 || v >= n_values || defined[static_cast<size_t>(v)])
+        return Status(ErrorCode::kInternal, "node " + n.name + " writes a value that already has a producer");
+      defined[static_cast<size_t>(v)] = true;
+    }
+  }
+  for (ValueId v : outputs_)
+    if (v < 0 || v >= n_values || !defined[static_cast<size_t>(v)])
+      return Status(ErrorCode::kInternal, "a graph output is never defined");
+  return Status::ok();
+}
+
+OpPattern node_pattern(const Graph& g, const Node& n) {
+  switch (n.kind) {
+    case OpKind::kConv: case OpKind::kGemm: case OpKind::kMatMul:
+      return OpPattern::kComplex;
+    case OpKind::kMaxPool: case OpKind::kAvgPool: case OpKind::kGlobalAvgPool: case OpKind::kSoftmax:
+    case OpKind::kReduceMean:
+      return OpPattern::kReduction;
+    case OpKind::kReshape: case OpKind::kTranspose: case OpKind::kConcat: case OpKind::kGather:
+    case OpKind::kShape:
+      return OpPattern::kInjective;
+    case OpKind::kBatchNorm:
+      return OpPattern::kBroadcast;
+    case OpKind::kAdd: case OpKind::kSub: case OpKind::kMul: case OpKind::kDiv: case OpKind::kPow: {
+      const auto& out = g.value(n.outputs[0]).shape;
+      for (ValueId v : n.inputs)
+        if (g.value(v).shape != out) return OpPattern::kBroadcast;
+      return OpPattern::kElementwise;
+    }
+    default:
+      return OpPattern::kElementwise;
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Printer
+
+namespace {
+
+std::string ints(const std::vector<int64_t>& v) {
+  std::string s;
+  for (size_t i = 0; i < v.size(); ++i) s.append(i ? "," : "").append(std::to_string(v[i]));
+  return s;
+}
+
+struct AttrPrinter {
+  std::string operator()(const NoAttrs&) const { return ""; }
+  std::string operator()(const ConvAttrs& a) const {
+    std::ostringstream s;
+    s << "stride=" << a.stride_h << "x" << a.stride_w << " pad=" << a.pad_top << "," << a.pad_left << ","
+      << a.pad_bottom << "," << a.pad_right << " dilation=" << a.dilation_h << "x" << a.dilation_w
+      << " groups=" << a.groups;
+    return s.str();
+  }
+  std::string operator()(const GemmAttrs& a) const {
+    std::ostringstream s;
+    s << "alpha=" << a.alpha << " beta=" << a.beta << " trans_a=" << a.trans_a << " trans_b=" << a.trans_b;
+    return s.str();
+  }
+  std::string operator()(const PoolAttrs& a) const {
+    std::ostringstream s;
+    s << "kernel=" << a.kernel_h << "x" << a.kernel_w << " stride=" << a.stride_h << "x" << a.stride_w
+      << " pad=" << a.pad_top << "," << a.pad_left << "," << a.pad_bottom << "," << a.pad_right
+      << " dilation=" << a.dilation_h << "x" << a.dilation_w << " count_include_pad=" << a.count_include_pad;
+    return s.str();
+  }
+  std::string operator()(const ScalarAttrs& a) const {
+    std::ostringstream s;
+    s << "value=" << a.value;
+    return s.str();
+  }
+  std::string operator()(const AffineAttrs& a) const {
+    std::ostringstream s;
+    s << "alpha=" << a.alpha << " beta=" << a.beta;
+    return s.str();
+  }
+  std::string operator()(const AxisAttrs& a) const { return "axis=" + std::to_string(a.axis); }
+  std::string operator()(const PermAttrs& a) const { return "perm=" + ints(a.perm); }
+  std::string operator()(const ReduceAttrs& a) const {
+    return "axes=" + ints(a.axes) + " keepdims=" + (a.keepdims ? "1" : "0");
+  }
+  std::string operator()(const CastAttrs& a) const { return "to=" + a.to.to_string(); }
+};
+
+std::string value_ref(const Graph& g, ValueId id) {
+  const Value& v = g.value(id);
+  return "%" + std::to_string(id) + ":" + v.dtype.to_string() + shape_string(v.shape);
+}
+
+}  // namespace
+
+std::string graph_to_string(const Graph& g) {
+  std::ostringstream s;
+  for (ValueId v : g.inputs()) s << "input " << value_ref(g, v) << " \"" << g.value(v).name << "\"\n";
+  for (const auto& [id, c] : g.constants()) s << "const " << value_ref(g, id) << " \"" << g.value(id).name << "\"\n";
+  for (const Node& n : g.nodes()) {
+    for (size_t i = 0; i < n.outputs.size(); ++i) s << (i ? ", " : "") << value_ref(g, n.outputs[i]);
+    s << " = " << op_kind_name(n.kind) << " \"" << n.name << "\" (";
+    for (size_t i = 0; i < n.inputs.size(); ++i) s << (i ? ", " : "") << "%" << n.inputs[i];
+    s << ")";
+    const std::string attrs = std::visit(AttrPrinter{}, n.attrs);
+    if (!attrs.empty()) s << " {" << attrs << "}";
+    s << "\n";
+  }
+  s << "output";
+  for (ValueId v : g.outputs()) s << " %" << v;
+  s << "\n";
+  return s.str();
+}
+
+}  // namespace tessera::graph

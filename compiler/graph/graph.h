@@ -1,0 +1,194 @@
+// The graph IR: a model as a list of operator nodes over values with static
+// shapes and dtypes.
+//
+//   Graph g;
+//   ValueId x = g.add_input("x", {1, 3, 8, 8}, DType::f32());
+//   ValueId w = g.add_constant("w", Constant::from_floats({4, 3, 3, 3}, data));
+//   ValueId y = g.add_op("conv0", OpKind::kConv, ConvAttrs{}, {x, w}, {1, 4, 6, 6}, DType::f32());
+//   g.set_outputs({y});
+//
+// Invariants: nodes are in topological order (every input of a node is a graph
+// input, a constant or the output of an earlier node); each value has at most
+// one producer; values are identified by ValueId (an index), names are only
+// for printing and for matching user bindings.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "compiler/te/tensor.h"
+#include "runtime/dtype.h"
+#include "runtime/status.h"
+
+namespace tessera::graph {
+
+/// Every operator kind, listed once: X(enum name, printed name).
+#define TESSERA_GRAPH_OPS(X)                                                                       \
+  X(kConv, "conv") X(kGemm, "gemm") X(kMatMul, "matmul") X(kAdd, "add") X(kSub, "sub")             \
+  X(kMul, "mul") X(kDiv, "div") X(kPow, "pow") X(kRelu, "relu") X(kLeakyRelu, "leaky_relu")        \
+  X(kSigmoid, "sigmoid") X(kHardSigmoid, "hard_sigmoid") X(kHardSwish, "hardswish")                \
+  X(kTanh, "tanh") X(kClip, "clip") X(kErf, "erf") X(kBatchNorm, "batch_norm")                     \
+  X(kMaxPool, "max_pool") X(kAvgPool, "avg_pool") X(kGlobalAvgPool, "global_avg_pool")             \
+  X(kReshape, "reshape") X(kTranspose, "transpose") X(kConcat, "concat") X(kSoftmax, "softmax")    \
+  X(kReduceMean, "reduce_mean") X(kShape, "shape") X(kGather, "gather") X(kCast, "cast")
+
+/// The operator a node applies. Reshape also stands for Flatten, Squeeze and
+/// Unsqueeze: its output value's shape says everything.
+enum class OpKind : uint8_t {
+#define TESSERA_GRAPH_OP_ENUM(e, s) e,
+  TESSERA_GRAPH_OPS(TESSERA_GRAPH_OP_ENUM)
+#undef TESSERA_GRAPH_OP_ENUM
+};
+/// The printed name of a kind, e.g. "batch_norm".
+const char* op_kind_name(OpKind kind);
+
+/// No attributes.
+struct NoAttrs {};
+/// Conv: NCHW input, OIHW weight, optional bias of K.
+struct ConvAttrs {
+  int64_t stride_h = 1, stride_w = 1, dilation_h = 1, dilation_w = 1, groups = 1;
+  int64_t pad_top = 0, pad_left = 0, pad_bottom = 0, pad_right = 0;
+};
+/// Gemm: alpha * op(A) * op(B) + beta * C.
+struct GemmAttrs {
+  double alpha = 1.0, beta = 1.0;
+  bool trans_a = false, trans_b = false;
+};
+/// Max and average pooling over NCHW (floor mode).
+struct PoolAttrs {
+  int64_t kernel_h = 1, kernel_w = 1, stride_h = 1, stride_w = 1, dilation_h = 1, dilation_w = 1;
+  int64_t pad_top = 0, pad_left = 0, pad_bottom = 0, pad_right = 0;
+  bool count_include_pad = false;
+};
+/// One scalar parameter: LeakyRelu's alpha, BatchNorm's epsilon.
+struct ScalarAttrs {
+  double value = 0.0;
+};
+/// HardSigmoid: max(0, min(1, alpha * x + beta)); Clip: min(max(x, lo), hi).
+struct AffineAttrs {
+  double alpha = 0.0, beta = 0.0;
+};
+/// An axis (non-negative): Concat, Softmax, Gather.
+struct AxisAttrs {
+  int64_t axis = 0;
+};
+/// Transpose's permutation: output dim d is input dim perm[d].
+struct PermAttrs {
+  std::vector<int64_t> perm;
+};
+/// ReduceMean: non-negative, sorted axes.
+struct ReduceAttrs {
+  std::vector<int64_t> axes;
+  bool keepdims = true;
+};
+/// Cast's target type.
+struct CastAttrs {
+  DType to;
+};
+/// A node's attributes; which alternative goes with which kind is fixed by the
+/// importer and checked where they are read.
+using Attrs = std::variant<NoAttrs, ConvAttrs, GemmAttrs, PoolAttrs, ScalarAttrs, AffineAttrs, AxisAttrs, PermAttrs,
+                           ReduceAttrs, CastAttrs>;
+
+/// Index of a value in its graph.
+using ValueId = int32_t;
+
+/// A tensor value: static shape, element type, name for printing.
+struct Value {
+  std::string name;
+  std::vector<int64_t> shape;
+  DType dtype;
+};
+
+/// Constant data (a weight, a folded shape): row-major little-endian bytes.
+struct Constant {
+  DType dtype;
+  std::vector<int64_t> shape;
+  std::vector<uint8_t> bytes;
+
+  /// Product of the dims (1 for a scalar).
+  int64_t num_elements() const;
+  /// Element i converted to double (float32/64, int8/32/64, uint8, bool).
+  double at(int64_t i) const;
+  /// All elements as doubles.
+  std::vector<double> to_doubles() const;
+  /// A constant of `dtype` from doubles (converted element by element).
+  static Constant from_doubles(DType dtype, std::vector<int64_t> shape, const std::vector<double>& values);
+  static Constant from_floats(std::vector<int64_t> shape, const std::vector<float>& values);
+  static Constant from_int64s(std::vector<int64_t> shape, const std::vector<int64_t>& values);
+};
+
+/// One operator application; outputs are produced by it alone.
+struct Node {
+  std::string name;
+  OpKind kind = OpKind::kRelu;
+  Attrs attrs;
+  std::vector<ValueId> inputs;
+  std::vector<ValueId> outputs;
+};
+
+/// A model: values, constants, nodes in topological order, inputs, outputs.
+class Graph {
+ public:
+  /// A new value with no producer yet.
+  ValueId add_value(std::string name, std::vector<int64_t> shape, DType dtype);
+  /// A graph input (fed at run time).
+  ValueId add_input(std::string name, std::vector<int64_t> shape, DType dtype);
+  /// A constant value holding `data`.
+  ValueId add_constant(std::string name, Constant data);
+  /// Appends `node`; its inputs must already be defined (topological order).
+  void add_node(Node node);
+  /// Appends a one-output node and returns its new output value.
+  ValueId add_op(std::string name, OpKind kind, Attrs attrs, std::vector<ValueId> inputs,
+                 std::vector<int64_t> out_shape, DType out_dtype);
+  void set_outputs(std::vector<ValueId> outputs) { outputs_ = std::move(outputs); }
+
+  const std::vector<Value>& values() const { return values_; }
+  const Value& value(ValueId id) const { return values_.at(static_cast<size_t>(id)); }
+  const std::vector<Node>& nodes() const { return nodes_; }
+  std::vector<Node>& mutable_nodes() { return nodes_; }
+  const std::vector<ValueId>& inputs() const { return inputs_; }
+  const std::vector<ValueId>& outputs() const { return outputs_; }
+  bool is_constant(ValueId id) const { return constants_.count(id) != 0; }
+  /// The data of a constant value; the value must be constant.
+  const Constant& constant(ValueId id) const { return constants_.at(id); }
+  const std::map<ValueId, Constant>& constants() const { return constants_; }
+  /// Turns an existing (produced) value into a constant; its producer must be
+  /// removed by the caller.
+  void make_constant(ValueId id, Constant data) { constants_[id] = std::move(data); }
+  void erase_constant(ValueId id) { constants_.erase(id); }
+  bool is_input(ValueId id) const;
+
+  /// For each value, the index of its producing node or -1.
+  std::vector<int> producers() const;
+  /// For each value, how many node inputs and graph outputs read it.
+  std::vector<int> use_counts() const;
+  /// Checks the invariants (topological order, one producer, ids in range,
+  /// constant sizes); kInternal naming the node when broken.
+  Status validate() const;
+
+ private:
+  std::vector<Value> values_;
+  std::vector<Node> nodes_;
+  std::map<ValueId, Constant> constants_;
+  std::vector<ValueId> inputs_, outputs_;
+};
+
+/// Total elements of a shape (1 for a scalar).
+int64_t shape_size(const std::vector<int64_t>& shape);
+/// "[1, 3, 224, 224]".
+std::string shape_string(const std::vector<int64_t>& shape);
+
+/// What a node computes, for fusion: conv/gemm/matmul kComplex; pools,
+/// reductions, softmax kReduction; reshape/transpose/concat/gather kInjective;
+/// binary ops kBroadcast when an input is broadcast; the rest kElementwise.
+OpPattern node_pattern(const Graph& g, const Node& n);
+
+/// Text form, one line per input, constant and node:
+///   %3:float32[1, 4, 6, 6] = conv "conv0" (%0, %1) {stride=1x1 pad=0,0,0,0 ...}
+std::string graph_to_string(const Graph& g);
+
+}  // namespace tessera::graph

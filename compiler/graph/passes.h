@@ -1,0 +1,43 @@
+// Graph passes: each is one free function from a graph to a new graph.
+//
+// The usual order (see optimize_graph):
+//   fold_constants -> fold_batch_norm -> fold_constants -> eliminate_dead_nodes
+// followed by fuse_ops (fuse_ops.h) and extract_tasks (extract_tasks.h).
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "compiler/graph/graph.h"
+#include "runtime/status.h"
+
+namespace tessera::graph {
+
+/// Whether evaluate_node can compute `kind` on constant inputs (shape-like and
+/// elementwise operators; never conv, gemm, matmul, pools or reductions: those
+/// stay kernels with constant inputs).
+bool is_foldable(OpKind kind);
+
+/// The output of `n` computed from its constant inputs (`inputs[i]` is the
+/// data of n.inputs[i]); `out` is n's output value. Shape reads only the
+/// input's Value, so `inputs` may hold nullptr for it. kInvalidArgument when
+/// the node cannot be evaluated.
+Result<Constant> evaluate_node(const Graph& g, const Node& n, const std::vector<const Constant*>& inputs);
+
+/// Replaces every foldable node whose inputs are all constant (and every Shape
+/// node) by a constant holding its result, then drops what became dead.
+Result<Graph> fold_constants(const Graph& g);
+
+/// Folds an inference BatchNorm into the convolution that feeds it when the
+/// conv's output has no other reader and the conv weight, conv bias and BN
+/// parameters are constants: W'[k] = W[k] * s[k], b'[k] = (b[k] - mean[k]) *
+/// s[k] + beta[k] with s = gamma / sqrt(var + eps). Other BatchNorms stay.
+Result<Graph> fold_batch_norm(const Graph& g);
+
+/// Drops nodes whose outputs reach no graph output, and constants nobody reads.
+Graph eliminate_dead_nodes(const Graph& g);
+
+/// The passes above in order; the graph is validated first.
+Result<Graph> optimize_graph(const Graph& g);
+
+}  // namespace tessera::graph

@@ -1,0 +1,100 @@
+#include "compiler/graph/fuse_ops.h"
+
+#include <gtest/gtest.h>
+
+#include "tests/compiler/graph/graph_test_util.h"
+
+namespace tessera::graph {
+namespace {
+
+ConvAttrs pad1() {
+  ConvAttrs a;
+  a.pad_top = a.pad_left = a.pad_bottom = a.pad_right = 1;
+  return a;
+}
+
+// relu(conv(x, w, b) + skip): a residual block's tail.
+Graph conv_bias_add_relu() {
+  Graph g;
+  ValueId x = g.add_input("x", {1, 2, 5, 5}, DType::f32());
+  ValueId skip = g.add_input("skip", {1, 3, 5, 5}, DType::f32());
+  ValueId w = g.add_constant("w", Constant::from_floats({3, 2, 3, 3}, test::random_floats(54, 3)));
+  ValueId b = g.add_constant("b", Constant::from_floats({3}, {0.5f, -0.5f, 0.25f}));
+  ValueId y = g.add_op("conv", OpKind::kConv, pad1(), {x, w, b}, {1, 3, 5, 5}, DType::f32());
+  ValueId s = g.add_op("add", OpKind::kAdd, NoAttrs{}, {y, skip}, {1, 3, 5, 5}, DType::f32());
+  ValueId r = g.add_op("relu", OpKind::kRelu, NoAttrs{}, {s}, {1, 3, 5, 5}, DType::f32());
+  g.set_outputs({r});
+  return g;
+}
+
+TEST(FuseOps, ConvBiasAddReluIsOneGroup) {
+  const Graph g = conv_bias_add_relu();
+  const auto groups = fuse_ops(g);
+  ASSERT_EQ(groups.size(), 1u) << groups_to_string(g, groups);
+  EXPECT_EQ(groups[0].name, "fused_conv_add_relu");
+  EXPECT_EQ(groups[0].pattern, OpPattern::kComplex);
+  EXPECT_EQ(groups[0].inputs, (std::vector<ValueId>{0, 2, 3, 1}));  // x, w, b, skip
+  EXPECT_EQ(groups[0].output, g.outputs()[0]);
+}
+
+TEST(FuseOps, FusedGroupMatchesNaiveLoops) {
+  const Graph g = conv_bias_add_relu();
+  const auto x = test::random_floats(50, 4), skip = test::random_floats(75, 5);
+  auto got = test::run_graph(g, {{0, test::to_bytes(x)}, {1, test::to_bytes(skip)}});
+  ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+  auto want = test::naive_conv(x, {1, 2, 5, 5}, test::to_floats(g.constant(2).bytes), {3, 2, 3, 3},
+                               {0.5f, -0.5f, 0.25f}, pad1());
+  for (size_t i = 0; i < want.size(); ++i) want[i] = std::max(0.0f, want[i] + skip[i]);
+  EXPECT_TRUE(test::close(test::to_floats((*got)[0]), want));
+}
+
+TEST(FuseOps, AValueWithTwoReadersEndsItsGroup) {
+  Graph g;
+  ValueId x = g.add_input("x", {1, 2, 4, 4}, DType::f32());
+  ValueId w = g.add_constant("w", Constant::from_floats({2, 2, 1, 1}, {1, 0, 0, 1}));
+  ValueId y = g.add_op("conv", OpKind::kConv, ConvAttrs{}, {x, w}, {1, 2, 4, 4}, DType::f32());
+  ValueId a = g.add_op("sig", OpKind::kSigmoid, NoAttrs{}, {y}, {1, 2, 4, 4}, DType::f32());
+  ValueId m = g.add_op("mul", OpKind::kMul, NoAttrs{}, {y, a}, {1, 2, 4, 4}, DType::f32());  // SiLU
+  g.set_outputs({m});
+  const auto groups = fuse_ops(g);
+  ASSERT_EQ(groups.size(), 2u) << groups_to_string(g, groups);
+  EXPECT_EQ(groups[0].name, "fused_conv");
+  EXPECT_EQ(groups[1].name, "fused_sigmoid_mul");
+}
+
+TEST(FuseOps, InjectiveAfterConvStartsAGroupButJoinsElementwiseNeighbours) {
+  Graph g;
+  ValueId x = g.add_input("x", {1, 2, 2, 2}, DType::f32());
+  ValueId w = g.add_constant("w", Constant::from_floats({2, 2, 1, 1}, {1, 0, 0, 1}));
+  ValueId y = g.add_op("conv", OpKind::kConv, ConvAttrs{}, {x, w}, {1, 2, 2, 2}, DType::f32());
+  ValueId t = g.add_op("transpose", OpKind::kTranspose, PermAttrs{{0, 2, 3, 1}}, {y}, {1, 2, 2, 2}, DType::f32());
+  ValueId r = g.add_op("reshape", OpKind::kReshape, NoAttrs{}, {t}, {1, 8}, DType::f32());
+  ValueId s = g.add_op("tanh", OpKind::kTanh, NoAttrs{}, {r}, {1, 8}, DType::f32());
+  g.set_outputs({s});
+  const auto groups = fuse_ops(g);
+  ASSERT_EQ(groups.size(), 2u) << groups_to_string(g, groups);
+  EXPECT_EQ(groups[1].name, "fused_transpose_reshape_tanh");
+  const auto xd = test::random_floats(8, 6);
+  auto got = test::run_graph(g, {{x, test::to_bytes(xd)}});
+  ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+  // out[(h*2 + w)*2 + c] = tanh(x[c, h, w]) with the identity 1x1 conv.
+  std::vector<float> want(8);
+  for (int c = 0; c < 2; ++c)
+    for (int h = 0; h < 2; ++h)
+      for (int ww = 0; ww < 2; ++ww) want[(h * 2 + ww) * 2 + c] = std::tanh(xd[(c * 2 + h) * 2 + ww]);
+  EXPECT_TRUE(test::close(test::to_floats((*got)[0]), want));
+}
+
+TEST(FuseOps, PoolTakesAnElementwiseEpilogue) {
+  Graph g;
+  ValueId x = g.add_input("x", {1, 1, 4, 4}, DType::f32());
+  PoolAttrs p;
+  p.kernel_h = p.kernel_w = p.stride_h = p.stride_w = 2;
+  ValueId y = g.add_op("pool", OpKind::kMaxPool, p, {x}, {1, 1, 2, 2}, DType::f32());
+  ValueId r = g.add_op("relu", OpKind::kRelu, NoAttrs{}, {y}, {1, 1, 2, 2}, DType::f32());
+  g.set_outputs({r});
+  EXPECT_EQ(fuse_ops(g).size(), 1u);
+}
+
+}  // namespace
+}  // namespace tessera::graph

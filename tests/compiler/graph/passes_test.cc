@@ -1,0 +1,123 @@
+#include "compiler/graph/passes.h"
+
+#include <gtest/gtest.h>
+
+#include "tests/compiler/graph/graph_test_util.h"
+
+namespace tessera::graph {
+namespace {
+
+using test::Bytes;
+
+TEST(FoldConstants, ShapeGatherReshapeChainBecomesAPlainReshape) {
+  // y = reshape(x, concat(gather(shape(x), 0), [-1]))   (PyTorch's flatten)
+  Graph g;
+  ValueId x = g.add_input("x", {2, 3, 4}, DType::f32());
+  ValueId shape = g.add_op("shape", OpKind::kShape, NoAttrs{}, {x}, {3}, DType::i64());
+  ValueId zero = g.add_constant("zero", Constant::from_int64s({1}, {0}));
+  ValueId n = g.add_op("gather", OpKind::kGather, AxisAttrs{0}, {shape, zero}, {1}, DType::i64());
+  ValueId minus1 = g.add_constant("minus1", Constant::from_int64s({1}, {-1}));
+  ValueId target = g.add_op("concat", OpKind::kConcat, AxisAttrs{0}, {n, minus1}, {2}, DType::i64());
+  ValueId y = g.add_op("reshape", OpKind::kReshape, NoAttrs{}, {x, target}, {2, 12}, DType::f32());
+  g.set_outputs({y});
+  auto folded = fold_constants(g);
+  ASSERT_TRUE(folded.is_ok()) << folded.status().to_string();
+  ASSERT_EQ(folded->nodes().size(), 1u);
+  EXPECT_EQ(folded->nodes()[0].kind, OpKind::kReshape);
+  ASSERT_TRUE(folded->is_constant(target));
+  EXPECT_EQ(folded->constant(target).to_doubles(), (std::vector<double>{2, -1}));
+  // The intermediate shape constants are dead and gone.
+  EXPECT_FALSE(folded->is_constant(shape));
+  EXPECT_FALSE(folded->is_constant(zero));
+}
+
+TEST(FoldConstants, ArithmeticOnConstantsIsEvaluatedAndConvStays) {
+  Graph g;
+  ValueId x = g.add_input("x", {1, 1, 3, 3}, DType::f32());
+  ValueId w = g.add_constant("w", Constant::from_floats({1, 1, 1, 1}, {2.0f}));
+  ValueId two = g.add_constant("two", Constant::from_floats({}, {2.0f}));
+  ValueId w2 = g.add_op("scale", OpKind::kMul, NoAttrs{}, {w, two}, {1, 1, 1, 1}, DType::f32());
+  ValueId y = g.add_op("conv", OpKind::kConv, ConvAttrs{}, {x, w2}, {1, 1, 3, 3}, DType::f32());
+  g.set_outputs({y});
+  auto folded = fold_constants(g);
+  ASSERT_TRUE(folded.is_ok());
+  ASSERT_EQ(folded->nodes().size(), 1u);
+  EXPECT_EQ(folded->nodes()[0].kind, OpKind::kConv);
+  EXPECT_EQ(folded->constant(w2).to_doubles(), (std::vector<double>{4.0}));
+}
+
+TEST(EliminateDeadNodes, DropsUnreadNodesAndConstants) {
+  Graph g;
+  ValueId x = g.add_input("x", {4}, DType::f32());
+  ValueId c = g.add_constant("unused", Constant::from_floats({4}, {1, 2, 3, 4}));
+  ValueId dead = g.add_op("dead", OpKind::kAdd, NoAttrs{}, {x, c}, {4}, DType::f32());
+  g.add_op("dead2", OpKind::kRelu, NoAttrs{}, {dead}, {4}, DType::f32());
+  ValueId y = g.add_op("live", OpKind::kSigmoid, NoAttrs{}, {x}, {4}, DType::f32());
+  g.set_outputs({y});
+  Graph out = eliminate_dead_nodes(g);
+  ASSERT_EQ(out.nodes().size(), 1u);
+  EXPECT_EQ(out.nodes()[0].name, "live");
+  EXPECT_TRUE(out.constants().empty());
+}
+
+// conv (with bias) -> batch_norm, the BN's output read by relu.
+Graph conv_bn_graph(bool with_bias) {
+  Graph g;
+  ValueId x = g.add_input("x", {1, 3, 6, 6}, DType::f32());
+  ValueId w = g.add_constant("w", Constant::from_floats({4, 3, 3, 3}, test::random_floats(108, 1)));
+  std::vector<ValueId> conv_in{x, w};
+  if (with_bias) conv_in.push_back(g.add_constant("b", Constant::from_floats({4}, {0.1f, -0.2f, 0.3f, 0.0f})));
+  ConvAttrs a;
+  a.pad_top = a.pad_left = a.pad_bottom = a.pad_right = 1;
+  ValueId y = g.add_op("conv", OpKind::kConv, a, conv_in, {1, 4, 6, 6}, DType::f32());
+  ValueId gamma = g.add_constant("gamma", Constant::from_floats({4}, {1.5f, 0.5f, -1.0f, 2.0f}));
+  ValueId beta = g.add_constant("beta", Constant::from_floats({4}, {0.0f, 1.0f, -0.5f, 0.25f}));
+  ValueId mean = g.add_constant("mean", Constant::from_floats({4}, {0.1f, 0.2f, -0.3f, 0.4f}));
+  ValueId var = g.add_constant("var", Constant::from_floats({4}, {1.0f, 0.5f, 2.0f, 0.1f}));
+  ValueId z = g.add_op("bn", OpKind::kBatchNorm, ScalarAttrs{1e-5}, {y, gamma, beta, mean, var}, {1, 4, 6, 6},
+                       DType::f32());
+  ValueId r = g.add_op("relu", OpKind::kRelu, NoAttrs{}, {z}, {1, 4, 6, 6}, DType::f32());
+  g.set_outputs({r});
+  return g;
+}
+
+class FoldBatchNormCases : public ::testing::TestWithParam<bool> {};
+
+TEST_P(FoldBatchNormCases, FoldedConvComputesTheSameAsConvThenBatchNorm) {
+  const Graph g = conv_bn_graph(GetParam());
+  auto folded = fold_batch_norm(g);
+  ASSERT_TRUE(folded.is_ok()) << folded.status().to_string();
+  ASSERT_EQ(folded->nodes().size(), 2u);
+  EXPECT_EQ(folded->nodes()[0].kind, OpKind::kConv);
+  EXPECT_EQ(folded->nodes()[0].inputs.size(), 3u);  // a bias appears
+  EXPECT_EQ(folded->nodes()[1].kind, OpKind::kRelu);
+  const auto x = test::random_floats(108, 2);
+  auto want = test::run_graph(g, {{g.inputs()[0], test::to_bytes(x)}});
+  auto got = test::run_graph(*folded, {{folded->inputs()[0], test::to_bytes(x)}});
+  ASSERT_TRUE(want.is_ok()) << want.status().to_string();
+  ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+  EXPECT_TRUE(test::close(test::to_floats((*got)[0]), test::to_floats((*want)[0]), 1e-4, 1e-5));
+}
+
+INSTANTIATE_TEST_SUITE_P(WithAndWithoutBias, FoldBatchNormCases, ::testing::Bool());
+
+TEST(FoldBatchNorm, ConvWhoseOutputHasAnotherReaderIsLeftAlone) {
+  Graph g = conv_bn_graph(true);
+  // A second reader of the conv output: folding would change what it sees.
+  const ValueId conv_out = g.nodes()[0].outputs[0];
+  ValueId extra = g.add_op("extra", OpKind::kSigmoid, NoAttrs{}, {conv_out}, {1, 4, 6, 6}, DType::f32());
+  g.set_outputs({g.outputs()[0], extra});
+  auto folded = fold_batch_norm(g);
+  ASSERT_TRUE(folded.is_ok());
+  EXPECT_EQ(folded->nodes().size(), 4u);
+}
+
+TEST(OptimizeGraph, RunsThePassesInOrder) {
+  auto out = optimize_graph(conv_bn_graph(false));
+  ASSERT_TRUE(out.is_ok());
+  EXPECT_EQ(out->nodes().size(), 2u);
+  EXPECT_EQ(out->constants().size(), 2u);  // folded weight and bias only
+}
+
+}  // namespace
+}  // namespace tessera::graph
