@@ -1,0 +1,121 @@
+#include <cstring>
+
+#include "compiler/frontend/onnx_context.h"
+#include "compiler/graph/passes.h"
+
+namespace tessera::frontend::detail {
+
+using graph::Constant;
+using graph::ValueId;
+
+namespace {
+Status invalid(const std::string& why) { return Status(ErrorCode::kInvalidArgument, why); }
+}  // namespace
+
+Result<ValueId> ImportContext::input(const onnx::NodeProto& node, int i) const {
+  if (!has_input(node, i)) return invalid("input " + std::to_string(i) + " is missing");
+  auto it = values.find(node.input(i));
+  if (it == values.end()) return invalid("input '" + node.input(i) + "' is not defined before this node");
+  return it->second;
+}
+
+bool ImportContext::has_input(const onnx::NodeProto& node, int i) {
+  return i < node.input_size() && !node.input(i).empty();
+}
+
+const Constant* ImportContext::constant_input(const onnx::NodeProto& node, int i) const {
+  if (!has_input(node, i)) return nullptr;
+  auto it = values.find(node.input(i));
+  if (it == values.end() || !g.is_constant(it->second)) return nullptr;
+  return &g.constant(it->second);
+}
+
+Status ImportContext::emit(const onnx::NodeProto& node, graph::OpKind kind, graph::Attrs attrs,
+                           std::vector<ValueId> inputs, std::vector<int64_t> shape, DType dtype) {
+  if (node.output_size() < 1 || node.output(0).empty()) return invalid("the node has no output");
+  for (int64_t d : shape)
+    if (d <= 0) return invalid("output shape " + graph::shape_string(shape) + " is not static and positive");
+  const std::string name = node.name().empty() ? node.output(0) : node.name();
+  bool all_constant = true;
+  for (ValueId v : inputs) all_constant &= g.is_constant(v);
+  const ValueId out = g.add_op(name, kind, std::move(attrs), std::move(inputs), std::move(shape), dtype);
+  g.mutable_nodes().back().outputs[0] = out;
+  if (kind == graph::OpKind::kShape || (all_constant && graph::is_foldable(kind))) {
+    const graph::Node n = g.nodes().back();
+    std::vector<const Constant*> data;
+    for (ValueId v : n.inputs) data.push_back(g.is_constant(v) ? &g.constant(v) : nullptr);
+    TESSERA_ASSIGN_OR_RETURN(Constant c, graph::evaluate_node(g, n, data));
+    g.mutable_nodes().pop_back();
+    g.make_constant(out, std::move(c));
+  }
+  values[node.output(0)] = out;
+  return Status::ok();
+}
+
+const onnx::AttributeProto* find_attr(const onnx::NodeProto& node, const std::string& name) {
+  for (const auto& a : node.attribute())
+    if (a.name() == name) return &a;
+  return nullptr;
+}
+
+int64_t attr_int(const onnx::NodeProto& node, const std::string& name, int64_t fallback) {
+  const auto* a = find_attr(node, name);
+  return a ? a->i() : fallback;
+}
+
+float attr_float(const onnx::NodeProto& node, const std::string& name, float fallback) {
+  const auto* a = find_attr(node, name);
+  return a ? a->f() : fallback;
+}
+
+std::string attr_string(const onnx::NodeProto& node, const std::string& name, const std::string& fallback) {
+  const auto* a = find_attr(node, name);
+  return a ? a->s() : fallback;
+}
+
+std::vector<int64_t> attr_ints(const onnx::NodeProto& node, const std::string& name,
+                               const std::vector<int64_t>& fallback) {
+  const auto* a = find_attr(node, name);
+  return a ? std::vector<int64_t>(a->ints().begin(), a->ints().end()) : fallback;
+}
+
+Result<DType> dtype_of_onnx(int32_t elem_type) {
+  switch (elem_type) {
+    case onnx::TensorProto::FLOAT: return DType::f32();
+    case onnx::TensorProto::DOUBLE: return DType::f64();
+    case onnx::TensorProto::INT64: return DType::i64();
+    case onnx::TensorProto::INT32: return DType::i32();
+    case onnx::TensorProto::INT8: return DType::i8();
+    case onnx::TensorProto::UINT8: return DType::u8();
+    case onnx::TensorProto::BOOL: return DType::boolean();
+    default: return invalid("element type " + std::to_string(elem_type) + " is not supported");
+  }
+}
+
+Result<Constant> constant_of_tensor(const onnx::TensorProto& t) {
+  if (t.data_location() == onnx::TensorProto::EXTERNAL) return invalid("external tensor data is not supported");
+  TESSERA_ASSIGN_OR_RETURN(DType dtype, dtype_of_onnx(t.data_type()));
+  std::vector<int64_t> shape(t.dims().begin(), t.dims().end());
+  for (int64_t d : shape)
+    if (d < 0) return invalid("negative dimension in a tensor");
+  const int64_t n = graph::shape_size(shape);
+  const auto bytes = static_cast<size_t>(n * dtype.storage_bytes());
+  if (t.has_raw_data()) {
+    if (t.raw_data().size() != bytes)
+      return invalid("raw data holds " + std::to_string(t.raw_data().size()) + " bytes, the shape needs " +
+                     std::to_string(bytes));
+    Constant c{dtype, shape, std::vector<uint8_t>(bytes)};
+    std::memcpy(c.bytes.data(), t.raw_data().data(), bytes);
+    return c;
+  }
+  std::vector<double> v;
+  if (dtype == DType::f32()) v.assign(t.float_data().begin(), t.float_data().end());
+  else if (dtype == DType::f64()) v.assign(t.double_data().begin(), t.double_data().end());
+  else if (dtype == DType::i64()) v.assign(t.int64_data().begin(), t.int64_data().end());
+  else v.assign(t.int32_data().begin(), t.int32_data().end());  // int32, int8, uint8 and bool live here
+  if (static_cast<int64_t>(v.size()) != n)
+    return invalid("tensor holds " + std::to_string(v.size()) + " values, the shape needs " + std::to_string(n));
+  return Constant::from_doubles(dtype, shape, v);
+}
+
+}  // namespace tessera::frontend::detail

@@ -1,0 +1,59 @@
+// Internal to the ONNX importer: the state shared by the driver
+// (onnx_import.cc) and the operator converters (onnx_ops.cc).
+#pragma once
+
+#include <onnx/onnx_pb.h>
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "compiler/graph/graph.h"
+#include "runtime/status.h"
+
+namespace tessera::frontend::detail {
+
+/// The graph being built and the ONNX names bound to its values.
+struct ImportContext {
+  graph::Graph g;
+  std::map<std::string, graph::ValueId> values;
+  int64_t opset = 0;
+
+  /// Input i of `node`, or kInvalidArgument when it is missing or undefined.
+  Result<graph::ValueId> input(const onnx::NodeProto& node, int i) const;
+  /// Whether input i is given (present and non-empty).
+  static bool has_input(const onnx::NodeProto& node, int i);
+  /// The constant data of input i, or nullptr when it is not a constant.
+  const graph::Constant* constant_input(const onnx::NodeProto& node, int i) const;
+  const graph::Value& value(graph::ValueId id) const { return g.value(id); }
+
+  /// Adds a one-output node, folding it at once when its inputs are all
+  /// constant and it is foldable, and binds output 0 of `node` to the result.
+  Status emit(const onnx::NodeProto& node, graph::OpKind kind, graph::Attrs attrs, std::vector<graph::ValueId> inputs,
+              std::vector<int64_t> shape, DType dtype);
+  /// Binds output 0 of `node` to an existing value (Identity, Dropout).
+  void alias(const onnx::NodeProto& node, graph::ValueId id) { values[node.output(0)] = id; }
+};
+
+/// Attribute readers with ONNX defaults.
+int64_t attr_int(const onnx::NodeProto& node, const std::string& name, int64_t fallback);
+float attr_float(const onnx::NodeProto& node, const std::string& name, float fallback);
+std::string attr_string(const onnx::NodeProto& node, const std::string& name, const std::string& fallback);
+std::vector<int64_t> attr_ints(const onnx::NodeProto& node, const std::string& name,
+                               const std::vector<int64_t>& fallback = {});
+const onnx::AttributeProto* find_attr(const onnx::NodeProto& node, const std::string& name);
+
+/// ONNX element type -> DType; kInvalidArgument for types Tessera lacks.
+Result<DType> dtype_of_onnx(int32_t elem_type);
+/// A TensorProto (raw or typed fields) as a constant; external data is an error.
+Result<graph::Constant> constant_of_tensor(const onnx::TensorProto& t);
+
+/// Converts one node; the error says why (the driver adds name and type).
+Status convert_node(ImportContext& ctx, const onnx::NodeProto& node);
+/// Whether convert_node knows `op_type`.
+bool is_supported_op(const std::string& op_type);
+/// Sorted list of the operator types convert_node knows.
+std::vector<std::string> supported_ops();
+
+}  // namespace tessera::frontend::detail

@@ -1,0 +1,215 @@
+#include "compiler/frontend/onnx_import.h"
+
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "compiler/frontend/onnx_context.h"
+#include "compiler/graph/passes.h"
+
+namespace tessera::frontend {
+
+using detail::ImportContext;
+using graph::ValueId;
+
+namespace {
+
+constexpr int64_t kMinOpset = 11;
+
+std::string node_label(const onnx::NodeProto& node, int index) {
+  const std::string name = node.name().empty() ? "#" + std::to_string(index) : node.name();
+  return "node '" + name + "' (" + node.op_type() + ")";
+}
+
+Status error_list(const std::string& origin, const std::vector<std::string>& errors) {
+  std::string msg = origin + ": " + std::to_string(errors.size()) + (errors.size() == 1 ? " problem" : " problems");
+  for (const std::string& e : errors) msg += "\n  " + e;
+  return Status(ErrorCode::kInvalidArgument, msg);
+}
+
+int64_t default_opset(const onnx::ModelProto& model) {
+  for (const auto& o : model.opset_import())
+    if (o.domain().empty() || o.domain() == "ai.onnx") return o.version();
+  return 0;
+}
+
+// The static shape of a graph input after bindings; appends one error per
+// problem. A dim is dynamic when it has a dim_param or no value.
+std::vector<int64_t> input_shape(const onnx::ValueInfoProto& in, const InputShapes& bindings,
+                                 const std::vector<std::string>& readers, std::vector<std::string>& errors) {
+  std::vector<int64_t> shape;
+  std::vector<std::string> dynamic;
+  const auto& dims = in.type().tensor_type().shape().dim();
+  for (int d = 0; d < dims.size(); ++d) {
+    if (dims[d].has_dim_value() && dims[d].dim_value() > 0) {
+      shape.push_back(dims[d].dim_value());
+    } else {
+      shape.push_back(-1);
+      dynamic.push_back(dims[d].has_dim_param() ? dims[d].dim_param() : "dim " + std::to_string(d));
+    }
+  }
+  auto bound = bindings.find(in.name());
+  std::string who = "input '" + in.name() + "'";
+  std::string read_by;
+  for (const std::string& r : readers) read_by += "\n    read by " + r;
+  if (bound != bindings.end()) {
+    if (bound->second.size() != shape.size()) {
+      errors.push_back(who + ": --input-shape gives rank " + std::to_string(bound->second.size()) +
+                       " but the model's rank is " + std::to_string(shape.size()));
+      return shape;
+    }
+    for (size_t d = 0; d < shape.size(); ++d) {
+      if (shape[d] > 0 && bound->second[d] != shape[d]) {
+        errors.push_back(who + ": --input-shape dim " + std::to_string(d) + " is " + std::to_string(bound->second[d]) +
+                         " but the model fixes it to " + std::to_string(shape[d]));
+      }
+    }
+    return bound->second;
+  }
+  if (!dynamic.empty()) {
+    std::string names;
+    for (const std::string& n : dynamic) names += (names.empty() ? "" : ", ") + n;
+    errors.push_back(who + " has unbound dynamic dimensions (" + names + "); bind them with --input-shape " +
+                     in.name() + ":d0,d1,..." + read_by);
+  }
+  return shape;
+}
+
+// Nodes that read `name`, for error messages.
+std::vector<std::string> readers_of(const onnx::GraphProto& gp, const std::string& name) {
+  std::vector<std::string> out;
+  for (int i = 0; i < gp.node_size(); ++i)
+    for (const std::string& in : gp.node(i).input())
+      if (in == name) {
+        out.push_back(node_label(gp.node(i), i));
+        break;
+      }
+  return out;
+}
+
+Status check_supported(const onnx::ModelProto& model, const std::string& origin) {
+  std::vector<std::string> errors;
+  const int64_t opset = default_opset(model);
+  if (opset < kMinOpset)
+    errors.push_back("model: opset " + std::to_string(opset) + " of the default domain is older than " +
+                     std::to_string(kMinOpset) + " (supported: 11-17)");
+  const auto& gp = model.graph();
+  for (int i = 0; i < gp.node_size(); ++i) {
+    const auto& node = gp.node(i);
+    if (!node.domain().empty() && node.domain() != "ai.onnx")
+      errors.push_back(node_label(node, i) + ": unsupported operator domain '" + node.domain() + "'");
+    else if (!detail::is_supported_op(node.op_type()))
+      errors.push_back(node_label(node, i) + ": unsupported operator");
+  }
+  if (!errors.empty()) return error_list(origin, errors);
+  return Status::ok();
+}
+
+Result<graph::Graph> import_model(const onnx::ModelProto& model, const ImportOptions& options,
+                                  const std::string& origin) {
+  TESSERA_RETURN_IF_ERROR(check_supported(model, origin));
+  const auto& gp = model.graph();
+  ImportContext ctx;
+  ctx.opset = default_opset(model);
+  std::vector<std::string> errors;
+  for (const auto& init : gp.initializer()) {
+    auto c = detail::constant_of_tensor(init);
+    if (!c.is_ok()) {
+      errors.push_back("initializer '" + init.name() + "': " + c.status().message());
+      continue;
+    }
+    ctx.values[init.name()] = ctx.g.add_constant(init.name(), std::move(c).value());
+  }
+  for (const auto& name_shape : options.input_shapes) {
+    bool found = false;
+    for (const auto& in : gp.input()) found |= in.name() == name_shape.first;
+    if (!found) errors.push_back("--input-shape names '" + name_shape.first + "', which is not a model input");
+  }
+  for (const auto& in : gp.input()) {
+    if (ctx.values.count(in.name())) continue;  // an initializer listed as an input (IR version < 4)
+    auto dtype = detail::dtype_of_onnx(in.type().tensor_type().elem_type());
+    if (!dtype.is_ok()) {
+      errors.push_back("input '" + in.name() + "': " + dtype.status().message());
+      continue;
+    }
+    auto shape = input_shape(in, options.input_shapes, readers_of(gp, in.name()), errors);
+    ctx.values[in.name()] = ctx.g.add_input(in.name(), shape, *dtype);
+  }
+  if (!errors.empty()) return error_list(origin, errors);
+
+  // Convert in order; a node that fails poisons its outputs, and nodes that
+  // read poisoned values are skipped so one cause gives one message.
+  std::set<std::string> poisoned;
+  for (int i = 0; i < gp.node_size(); ++i) {
+    const auto& node = gp.node(i);
+    bool skip = false;
+    for (const std::string& in : node.input()) skip |= poisoned.count(in) != 0;
+    Status st = skip ? Status(ErrorCode::kInvalidArgument, "") : detail::convert_node(ctx, node);
+    if (st.is_ok()) continue;
+    if (!skip) errors.push_back(node_label(node, i) + ": " + st.message());
+    for (const std::string& out : node.output()) poisoned.insert(out);
+  }
+  if (!errors.empty()) return error_list(origin, errors);
+
+  std::vector<ValueId> outputs;
+  for (const auto& out : gp.output()) {
+    auto it = ctx.values.find(out.name());
+    if (it == ctx.values.end()) errors.push_back("output '" + out.name() + "' is never computed");
+    else outputs.push_back(it->second);
+  }
+  if (!errors.empty()) return error_list(origin, errors);
+  ctx.g.set_outputs(outputs);
+  TESSERA_RETURN_IF_ERROR(ctx.g.validate());
+  return graph::eliminate_dead_nodes(ctx.g);
+}
+
+}  // namespace
+
+Result<InputShapes> parse_input_shapes(const std::vector<std::string>& specs) {
+  InputShapes out;
+  for (const std::string& spec : specs) {
+    const auto colon = spec.rfind(':');
+    auto bad = [&](const std::string& why) {
+      return Status(ErrorCode::kInvalidArgument, "--input-shape '" + spec + "': " + why + " (expected name:d0,d1,...)");
+    };
+    if (colon == std::string::npos || colon == 0) return bad("no input name");
+    std::vector<int64_t> dims;
+    std::stringstream ss(spec.substr(colon + 1));
+    std::string item;
+    while (std::getline(ss, item, ',')) {
+      char* end = nullptr;
+      const long long v = std::strtoll(item.c_str(), &end, 10);
+      if (item.empty() || *end != '\0' || v <= 0) return bad("'" + item + "' is not a positive integer");
+      dims.push_back(v);
+    }
+    if (dims.empty()) return bad("no dimensions");
+    const std::string name = spec.substr(0, colon);
+    if (out.count(name)) return bad("input bound twice");
+    out[name] = dims;
+  }
+  return out;
+}
+
+Result<graph::Graph> import_onnx_bytes(const std::string& bytes, const ImportOptions& options,
+                                       const std::string& origin) {
+  onnx::ModelProto model;
+  if (bytes.empty()) return Status(ErrorCode::kParseError, origin + ": empty file, not an ONNX model");
+  if (!model.ParseFromString(bytes))
+    return Status(ErrorCode::kParseError, origin + ": not a valid ONNX model (malformed or truncated protobuf)");
+  if (!model.has_graph() || model.graph().node_size() == 0)
+    return Status(ErrorCode::kParseError, origin + ": the ONNX model has no graph nodes (truncated or not a model)");
+  return import_model(model, options, origin);
+}
+
+Result<graph::Graph> import_onnx_file(const std::string& path, const ImportOptions& options) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status(ErrorCode::kNotFound, path + ": cannot open: " + std::strerror(errno));
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  if (in.bad()) return Status(ErrorCode::kIOError, path + ": read failed");
+  return import_onnx_bytes(buffer.str(), options, path);
+}
+
+std::vector<std::string> supported_onnx_ops() { return detail::supported_ops(); }
+
+}  // namespace tessera::frontend

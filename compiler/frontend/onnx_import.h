@@ -1,0 +1,46 @@
+// ONNX import: a model file (opsets 11-17, default domain) becomes a graph IR
+// with static shapes. Initializers and Constant nodes become constants;
+// Shape, Gather, Cast, Squeeze, Unsqueeze, Concat and arithmetic on constants
+// are folded while importing, so a Shape -> Gather -> Reshape chain leaves a
+// plain reshape.
+//
+// Every error a file can cause is a value: a malformed or truncated file is
+// kParseError; unsupported operators, unbound dynamic dimensions and shapes
+// that cannot be made static are one kInvalidArgument whose message lists
+// each offending node as `node 'NAME' (OpType): why`, one per line.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "compiler/graph/graph.h"
+#include "runtime/status.h"
+
+namespace tessera::frontend {
+
+/// Bindings for graph inputs with dynamic dimensions: the full shape of each
+/// named input (its static dims must agree).
+using InputShapes = std::map<std::string, std::vector<int64_t>>;
+
+/// Options of an import.
+struct ImportOptions {
+  InputShapes input_shapes;
+};
+
+/// Parses `name:d0,d1,...` bindings (the `--input-shape` flag), e.g.
+/// "x:1,3,224,224". kInvalidArgument naming the bad spec on error.
+Result<InputShapes> parse_input_shapes(const std::vector<std::string>& specs);
+
+/// Imports the serialized ModelProto in `bytes`; `origin` names it in errors.
+Result<graph::Graph> import_onnx_bytes(const std::string& bytes, const ImportOptions& options = {},
+                                       const std::string& origin = "<memory>");
+
+/// Reads and imports an .onnx file; kNotFound / kIOError when it cannot be read.
+Result<graph::Graph> import_onnx_file(const std::string& path, const ImportOptions& options = {});
+
+/// The operator types (default domain) the importer accepts, sorted.
+std::vector<std::string> supported_onnx_ops();
+
+}  // namespace tessera::frontend

@@ -1,0 +1,471 @@
+// One converter per ONNX operator: validate attributes and shapes, compute the
+// static output shape, emit a graph node (folded at once when constant).
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <map>
+
+#include "compiler/frontend/onnx_context.h"
+
+namespace tessera::frontend::detail {
+
+using graph::OpKind;
+using graph::ValueId;
+using Node = onnx::NodeProto;
+
+namespace {
+
+Status invalid(const std::string& why) { return Status(ErrorCode::kInvalidArgument, why); }
+
+Result<int64_t> norm_axis(int64_t axis, size_t rank, const char* what) {
+  const auto r = static_cast<int64_t>(rank);
+  if (axis < -r || axis >= r)
+    return invalid(std::string(what) + " " + std::to_string(axis) + " is out of range for rank " + std::to_string(r));
+  return axis < 0 ? axis + r : axis;
+}
+
+// Ints given by attribute `name` (older opsets) or by constant input `index`.
+Result<std::vector<int64_t>> ints_from(const ImportContext& ctx, const Node& node, const std::string& name, int index,
+                                       bool* given) {
+  *given = true;
+  if (find_attr(node, name)) return attr_ints(node, name);
+  if (ImportContext::has_input(node, index)) {
+    const auto* c = ctx.constant_input(node, index);
+    if (!c) return invalid("'" + name + "' (input " + std::to_string(index) + ") is not a constant");
+    std::vector<int64_t> out;
+    for (double v : c->to_doubles()) out.push_back(static_cast<int64_t>(v));
+    return out;
+  }
+  *given = false;
+  return std::vector<int64_t>{};
+}
+
+Status emit_like(ImportContext& ctx, const Node& node, OpKind kind, graph::Attrs attrs, ValueId x) {
+  const auto& v = ctx.value(x);
+  return ctx.emit(node, kind, std::move(attrs), {x}, v.shape, v.dtype);
+}
+
+Status convert_unary(ImportContext& ctx, const Node& node) {
+  TESSERA_ASSIGN_OR_RETURN(ValueId x, ctx.input(node, 0));
+  static const std::map<std::string, OpKind> kKinds = {
+      {"Relu", OpKind::kRelu}, {"Sigmoid", OpKind::kSigmoid}, {"Tanh", OpKind::kTanh},
+      {"Erf", OpKind::kErf},   {"HardSwish", OpKind::kHardSwish}};
+  const std::string& op = node.op_type();
+  if (op == "LeakyRelu")
+    return emit_like(ctx, node, OpKind::kLeakyRelu, graph::ScalarAttrs{attr_float(node, "alpha", 0.01f)}, x);
+  if (op == "HardSigmoid")
+    return emit_like(ctx, node, OpKind::kHardSigmoid,
+                     graph::AffineAttrs{attr_float(node, "alpha", 0.2f), attr_float(node, "beta", 0.5f)}, x);
+  if (!ctx.value(x).dtype.is_float()) return invalid("input must be floating point");
+  return emit_like(ctx, node, kKinds.at(op), graph::NoAttrs{}, x);
+}
+
+Status convert_clip(ImportContext& ctx, const Node& node) {
+  TESSERA_ASSIGN_OR_RETURN(ValueId x, ctx.input(node, 0));
+  double lo = -std::numeric_limits<float>::max(), hi = std::numeric_limits<float>::max();
+  for (int i : {1, 2}) {
+    if (!ImportContext::has_input(node, i)) continue;
+    const auto* c = ctx.constant_input(node, i);
+    if (!c || c->num_elements() != 1) return invalid(std::string(i == 1 ? "min" : "max") + " is not a constant scalar");
+    (i == 1 ? lo : hi) = c->at(0);
+  }
+  return emit_like(ctx, node, OpKind::kClip, graph::AffineAttrs{lo, hi}, x);
+}
+
+Status convert_binary(ImportContext& ctx, const Node& node) {
+  static const std::map<std::string, OpKind> kKinds = {
+      {"Add", OpKind::kAdd}, {"Sub", OpKind::kSub}, {"Mul", OpKind::kMul}, {"Div", OpKind::kDiv}, {"Pow", OpKind::kPow}};
+  TESSERA_ASSIGN_OR_RETURN(ValueId a, ctx.input(node, 0));
+  TESSERA_ASSIGN_OR_RETURN(ValueId b, ctx.input(node, 1));
+  const auto &va = ctx.value(a), &vb = ctx.value(b);
+  if (va.dtype != vb.dtype) {
+    // Pow's exponent may have its own type: convert a constant one.
+    const auto* c = ctx.constant_input(node, 1);
+    if (node.op_type() != "Pow" || !c) return invalid("operand types differ: " + va.dtype.to_string() + " and " + vb.dtype.to_string());
+    b = ctx.g.add_constant(node.input(1) + ".cast", graph::Constant::from_doubles(va.dtype, c->shape, c->to_doubles()));
+  }
+  const size_t rank = std::max(va.shape.size(), vb.shape.size());
+  std::vector<int64_t> out(rank);
+  for (size_t d = 0; d < rank; ++d) {
+    const int64_t x = d + va.shape.size() >= rank ? va.shape[d + va.shape.size() - rank] : 1;
+    const int64_t y = d + vb.shape.size() >= rank ? vb.shape[d + vb.shape.size() - rank] : 1;
+    if (x != y && x != 1 && y != 1)
+      return invalid("shapes " + graph::shape_string(va.shape) + " and " + graph::shape_string(vb.shape) + " do not broadcast");
+    out[d] = x == 1 ? y : x;
+  }
+  return ctx.emit(node, kKinds.at(node.op_type()), graph::NoAttrs{}, {a, b}, out, va.dtype);
+}
+
+// Pads [top, left, bottom, right] of a 2-D window, from `pads` or auto_pad.
+Result<std::array<int64_t, 4>> window_pads(const Node& node, const std::vector<int64_t>& in, const int64_t k[2],
+                                           const int64_t s[2], const int64_t d[2]) {
+  const std::string autopad = attr_string(node, "auto_pad", "NOTSET");
+  std::array<int64_t, 4> p{0, 0, 0, 0};
+  if (autopad == "NOTSET") {
+    const auto pads = attr_ints(node, "pads", {0, 0, 0, 0});
+    if (pads.size() != 4) return invalid("pads must have 4 values for a 2-D window");
+    for (int i = 0; i < 4; ++i) p[i] = pads[i];
+  } else if (autopad == "SAME_UPPER" || autopad == "SAME_LOWER") {
+    for (int i = 0; i < 2; ++i) {
+      const int64_t out = (in[2 + i] + s[i] - 1) / s[i];
+      const int64_t total = std::max<int64_t>(0, (out - 1) * s[i] + (k[i] - 1) * d[i] + 1 - in[2 + i]);
+      const int64_t small = total / 2;
+      p[i] = autopad == "SAME_UPPER" ? small : total - small;
+      p[i + 2] = total - p[i];
+    }
+  } else if (autopad != "VALID") {
+    return invalid("auto_pad '" + autopad + "' is not one of NOTSET, SAME_UPPER, SAME_LOWER, VALID");
+  }
+  for (int64_t v : p)
+    if (v < 0) return invalid("negative padding");
+  return p;
+}
+
+Status convert_conv(ImportContext& ctx, const Node& node) {
+  TESSERA_ASSIGN_OR_RETURN(ValueId x, ctx.input(node, 0));
+  TESSERA_ASSIGN_OR_RETURN(ValueId w, ctx.input(node, 1));
+  const auto &xs = ctx.value(x).shape, &ws = ctx.value(w).shape;
+  if (xs.size() != 4 || ws.size() != 4) return invalid("only 2-D convolutions (rank-4 input and weight) are supported");
+  graph::ConvAttrs a;
+  a.groups = attr_int(node, "group", 1);
+  const auto strides = attr_ints(node, "strides", {1, 1}), dil = attr_ints(node, "dilations", {1, 1});
+  if (strides.size() != 2 || dil.size() != 2) return invalid("strides and dilations need 2 values");
+  const int64_t k[2] = {ws[2], ws[3]}, s[2] = {strides[0], strides[1]}, d[2] = {dil[0], dil[1]};
+  if (a.groups <= 0 || xs[1] % a.groups || ws[0] % a.groups || ws[1] * a.groups != xs[1])
+    return invalid("group " + std::to_string(a.groups) + " does not match input " + graph::shape_string(xs) +
+                   " and weight " + graph::shape_string(ws));
+  TESSERA_ASSIGN_OR_RETURN(auto p, window_pads(node, xs, k, s, d));
+  a.stride_h = s[0], a.stride_w = s[1], a.dilation_h = d[0], a.dilation_w = d[1];
+  a.pad_top = p[0], a.pad_left = p[1], a.pad_bottom = p[2], a.pad_right = p[3];
+  std::vector<ValueId> inputs{x, w};
+  if (ImportContext::has_input(node, 2)) {
+    TESSERA_ASSIGN_OR_RETURN(ValueId b, ctx.input(node, 2));
+    if (ctx.value(b).shape != std::vector<int64_t>{ws[0]}) return invalid("bias must have shape [K]");
+    inputs.push_back(b);
+  }
+  const int64_t oh = (xs[2] + p[0] + p[2] - d[0] * (k[0] - 1) - 1) / s[0] + 1;
+  const int64_t ow = (xs[3] + p[1] + p[3] - d[1] * (k[1] - 1) - 1) / s[1] + 1;
+  return ctx.emit(node, OpKind::kConv, a, inputs, {xs[0], ws[0], oh, ow}, ctx.value(x).dtype);
+}
+
+Status convert_pool(ImportContext& ctx, const Node& node) {
+  TESSERA_ASSIGN_OR_RETURN(ValueId x, ctx.input(node, 0));
+  const auto& xs = ctx.value(x).shape;
+  if (node.output_size() > 1 && !node.output(1).empty()) return invalid("the Indices output is not supported");
+  if (xs.size() != 4) return invalid("only 2-D pooling (rank-4 input) is supported");
+  const bool is_max = node.op_type() == "MaxPool";
+  const auto ks = attr_ints(node, "kernel_shape"), strides = attr_ints(node, "strides", {1, 1});
+  const auto dil = attr_ints(node, "dilations", {1, 1});
+  if (ks.size() != 2 || strides.size() != 2 || dil.size() != 2) return invalid("kernel_shape, strides and dilations need 2 values");
+  if (!is_max && (dil[0] != 1 || dil[1] != 1)) return invalid("dilated average pooling is not supported");
+  const int64_t k[2] = {ks[0], ks[1]}, s[2] = {strides[0], strides[1]}, d[2] = {dil[0], dil[1]};
+  TESSERA_ASSIGN_OR_RETURN(auto p, window_pads(node, xs, k, s, d));
+  graph::PoolAttrs a{k[0], k[1], s[0], s[1], d[0], d[1], p[0], p[1], p[2], p[3],
+                     attr_int(node, "count_include_pad", 0) != 0};
+  int64_t out[2];
+  for (int i = 0; i < 2; ++i) {
+    const int64_t span = xs[2 + i] + p[i] + p[i + 2] - d[i] * (k[i] - 1) - 1;
+    out[i] = span / s[i] + 1;
+    if (attr_int(node, "ceil_mode", 0) && span % s[i] != 0) {
+      // Ceil mode: one more window, which must start inside input or left padding.
+      if ((out[i]) * s[i] >= xs[2 + i] + p[i]) continue;
+      if (!is_max && a.count_include_pad) return invalid("ceil_mode with count_include_pad is not supported");
+      const int64_t extra = s[i] - span % s[i];
+      (i == 0 ? a.pad_bottom : a.pad_right) += extra;
+      out[i] += 1;
+    }
+  }
+  return ctx.emit(node, is_max ? OpKind::kMaxPool : OpKind::kAvgPool, a, {x}, {xs[0], xs[1], out[0], out[1]},
+                  ctx.value(x).dtype);
+}
+
+Status convert_gemm(ImportContext& ctx, const Node& node) {
+  TESSERA_ASSIGN_OR_RETURN(ValueId a, ctx.input(node, 0));
+  TESSERA_ASSIGN_OR_RETURN(ValueId b, ctx.input(node, 1));
+  graph::GemmAttrs at{attr_float(node, "alpha", 1.0f), attr_float(node, "beta", 1.0f),
+                      attr_int(node, "transA", 0) != 0, attr_int(node, "transB", 0) != 0};
+  const auto &as = ctx.value(a).shape, &bs = ctx.value(b).shape;
+  if (as.size() != 2 || bs.size() != 2) return invalid("Gemm operands must be 2-D");
+  const int64_t m = at.trans_a ? as[1] : as[0], ka = at.trans_a ? as[0] : as[1];
+  const int64_t kb = at.trans_b ? bs[1] : bs[0], n = at.trans_b ? bs[0] : bs[1];
+  if (ka != kb) return invalid("inner dimensions differ: " + graph::shape_string(as) + " x " + graph::shape_string(bs));
+  std::vector<ValueId> inputs{a, b};
+  if (ImportContext::has_input(node, 2)) {
+    TESSERA_ASSIGN_OR_RETURN(ValueId c, ctx.input(node, 2));
+    inputs.push_back(c);
+  }
+  return ctx.emit(node, OpKind::kGemm, at, inputs, {m, n}, ctx.value(a).dtype);
+}
+
+Status convert_matmul(ImportContext& ctx, const Node& node) {
+  TESSERA_ASSIGN_OR_RETURN(ValueId a, ctx.input(node, 0));
+  TESSERA_ASSIGN_OR_RETURN(ValueId b, ctx.input(node, 1));
+  const auto &as = ctx.value(a).shape, &bs = ctx.value(b).shape;
+  if (as.size() < 2 || bs.size() < 2) return invalid("1-D MatMul operands are not supported");
+  if (as.back() != bs[bs.size() - 2]) return invalid("inner dimensions differ: " + graph::shape_string(as) + " x " + graph::shape_string(bs));
+  const size_t rank = std::max(as.size(), bs.size());
+  std::vector<int64_t> out(rank);
+  for (size_t d = 0; d + 2 < rank; ++d) {
+    const int64_t x = d + as.size() >= rank ? as[d + as.size() - rank] : 1;
+    const int64_t y = d + bs.size() >= rank ? bs[d + bs.size() - rank] : 1;
+    if (x != y && x != 1 && y != 1) return invalid("batch dimensions do not broadcast");
+    out[d] = x == 1 ? y : x;
+  }
+  out[rank - 2] = as[as.size() - 2];
+  out[rank - 1] = bs.back();
+  return ctx.emit(node, OpKind::kMatMul, graph::NoAttrs{}, {a, b}, out, ctx.value(a).dtype);
+}
+
+Status convert_batch_norm(ImportContext& ctx, const Node& node) {
+  if (attr_int(node, "training_mode", 0) != 0) return invalid("training mode is not supported");
+  std::vector<ValueId> inputs;
+  for (int i = 0; i < 5; ++i) {
+    TESSERA_ASSIGN_OR_RETURN(ValueId v, ctx.input(node, i));
+    inputs.push_back(v);
+  }
+  const auto& xs = ctx.value(inputs[0]).shape;
+  if (xs.size() < 2) return invalid("input must have a channel dimension");
+  for (int i = 1; i < 5; ++i)
+    if (ctx.value(inputs[i]).shape != std::vector<int64_t>{xs[1]}) return invalid("parameters must have shape [C]");
+  return ctx.emit(node, OpKind::kBatchNorm, graph::ScalarAttrs{attr_float(node, "epsilon", 1e-5f)}, inputs, xs,
+                  ctx.value(inputs[0]).dtype);
+}
+
+Status reshape_to(ImportContext& ctx, const Node& node, ValueId x, std::vector<int64_t> shape) {
+  if (graph::shape_size(shape) != graph::shape_size(ctx.value(x).shape))
+    return invalid("cannot reshape " + graph::shape_string(ctx.value(x).shape) + " to " + graph::shape_string(shape));
+  return ctx.emit(node, OpKind::kReshape, graph::NoAttrs{}, {x}, std::move(shape), ctx.value(x).dtype);
+}
+
+Status convert_reshape(ImportContext& ctx, const Node& node) {
+  TESSERA_ASSIGN_OR_RETURN(ValueId x, ctx.input(node, 0));
+  const auto& xs = ctx.value(x).shape;
+  const std::string& op = node.op_type();
+  if (op == "Flatten") {
+    TESSERA_ASSIGN_OR_RETURN(int64_t axis, norm_axis(attr_int(node, "axis", 1), xs.size() + 1, "axis"));
+    int64_t outer = 1;
+    for (int64_t d = 0; d < axis; ++d) outer *= xs[d];
+    return reshape_to(ctx, node, x, {outer, graph::shape_size(xs) / outer});
+  }
+  bool given = false;
+  if (op == "Reshape") {
+    const auto* c = ctx.constant_input(node, 1);
+    if (!c) return invalid("the target shape is not static (input 1 does not fold to a constant)");
+    std::vector<int64_t> shape;
+    int infer = -1;
+    for (int64_t i = 0; i < c->num_elements(); ++i) {
+      int64_t v = static_cast<int64_t>(c->at(i));
+      if (v == 0 && !attr_int(node, "allowzero", 0)) {
+        if (static_cast<size_t>(i) >= xs.size()) return invalid("0 in the shape copies a dimension the input lacks");
+        v = xs[i];
+      }
+      if (v == -1) {
+        if (infer >= 0) return invalid("more than one -1 in the target shape");
+        infer = static_cast<int>(i);
+        v = 1;
+      }
+      shape.push_back(v);
+    }
+    if (infer >= 0) shape[infer] = graph::shape_size(xs) / std::max<int64_t>(1, graph::shape_size(shape));
+    return reshape_to(ctx, node, x, shape);
+  }
+  TESSERA_ASSIGN_OR_RETURN(auto axes, ints_from(ctx, node, "axes", 1, &given));
+  std::vector<int64_t> shape;
+  if (op == "Unsqueeze") {
+    const size_t rank = xs.size() + axes.size();
+    std::vector<bool> inserted(rank, false);
+    for (int64_t a : axes) {
+      TESSERA_ASSIGN_OR_RETURN(int64_t n, norm_axis(a, rank, "axis"));
+      inserted[static_cast<size_t>(n)] = true;
+    }
+    for (size_t d = 0, j = 0; d < rank; ++d) shape.push_back(inserted[d] ? 1 : xs[j++]);
+  } else {  // Squeeze
+    std::vector<bool> drop(xs.size(), !given);
+    if (!given)
+      for (size_t d = 0; d < xs.size(); ++d) drop[d] = xs[d] == 1;
+    for (int64_t a : axes) {
+      TESSERA_ASSIGN_OR_RETURN(int64_t n, norm_axis(a, xs.size(), "axis"));
+      if (xs[n] != 1) return invalid("cannot squeeze axis " + std::to_string(n) + " of extent " + std::to_string(xs[n]));
+      drop[static_cast<size_t>(n)] = true;
+    }
+    for (size_t d = 0; d < xs.size(); ++d)
+      if (!drop[d]) shape.push_back(xs[d]);
+  }
+  return reshape_to(ctx, node, x, shape);
+}
+
+Status convert_transpose(ImportContext& ctx, const Node& node) {
+  TESSERA_ASSIGN_OR_RETURN(ValueId x, ctx.input(node, 0));
+  const auto& xs = ctx.value(x).shape;
+  std::vector<int64_t> perm = attr_ints(node, "perm");
+  if (perm.empty())
+    for (size_t d = xs.size(); d-- > 0;) perm.push_back(static_cast<int64_t>(d));
+  std::vector<int64_t> sorted = perm, shape;
+  std::sort(sorted.begin(), sorted.end());
+  for (size_t d = 0; d < sorted.size(); ++d)
+    if (sorted[d] != static_cast<int64_t>(d) || sorted.size() != xs.size()) return invalid("perm is not a permutation of the input's axes");
+  for (int64_t p : perm) shape.push_back(xs[p]);
+  return ctx.emit(node, OpKind::kTranspose, graph::PermAttrs{perm}, {x}, shape, ctx.value(x).dtype);
+}
+
+Status convert_concat(ImportContext& ctx, const Node& node) {
+  std::vector<ValueId> inputs;
+  for (int i = 0; i < node.input_size(); ++i) {
+    TESSERA_ASSIGN_OR_RETURN(ValueId v, ctx.input(node, i));
+    inputs.push_back(v);
+  }
+  if (inputs.empty()) return invalid("no inputs");
+  std::vector<int64_t> shape = ctx.value(inputs[0]).shape;
+  TESSERA_ASSIGN_OR_RETURN(int64_t axis, norm_axis(attr_int(node, "axis", 0), shape.size(), "axis"));
+  for (size_t i = 1; i < inputs.size(); ++i) {
+    const auto& s = ctx.value(inputs[i]).shape;
+    if (s.size() != shape.size() || ctx.value(inputs[i]).dtype != ctx.value(inputs[0]).dtype)
+      return invalid("inputs differ in rank or type");
+    for (size_t d = 0; d < s.size(); ++d)
+      if (static_cast<int64_t>(d) != axis && s[d] != shape[d]) return invalid("inputs differ outside the axis");
+    shape[axis] += s[axis];
+  }
+  return ctx.emit(node, OpKind::kConcat, graph::AxisAttrs{axis}, inputs, shape, ctx.value(inputs[0]).dtype);
+}
+
+Status convert_softmax(ImportContext& ctx, const Node& node) {
+  TESSERA_ASSIGN_OR_RETURN(ValueId x, ctx.input(node, 0));
+  const auto& xs = ctx.value(x).shape;
+  TESSERA_ASSIGN_OR_RETURN(int64_t axis, norm_axis(attr_int(node, "axis", ctx.opset < 13 ? 1 : -1), xs.size(), "axis"));
+  // Before opset 13 Softmax flattens [axis, rank) into one axis; that equals
+  // the per-axis form only when axis is the last one.
+  if (ctx.opset < 13 && axis != static_cast<int64_t>(xs.size()) - 1)
+    return invalid("opset-" + std::to_string(ctx.opset) + " Softmax over axes [" + std::to_string(axis) +
+                   ", rank) is not supported; only the last axis");
+  return emit_like(ctx, node, OpKind::kSoftmax, graph::AxisAttrs{axis}, x);
+}
+
+Status convert_reduce_mean(ImportContext& ctx, const Node& node) {
+  TESSERA_ASSIGN_OR_RETURN(ValueId x, ctx.input(node, 0));
+  const auto& xs = ctx.value(x).shape;
+  bool given = false;
+  TESSERA_ASSIGN_OR_RETURN(auto axes, ints_from(ctx, node, "axes", 1, &given));
+  if (!given || axes.empty()) {
+    if (attr_int(node, "noop_with_empty_axes", 0)) return emit_like(ctx, node, OpKind::kReshape, graph::NoAttrs{}, x);
+    axes.clear();
+    for (size_t d = 0; d < xs.size(); ++d) axes.push_back(static_cast<int64_t>(d));
+  }
+  for (int64_t& a : axes) {
+    TESSERA_ASSIGN_OR_RETURN(a, norm_axis(a, xs.size(), "axis"));
+  }
+  std::sort(axes.begin(), axes.end());
+  const bool keep = attr_int(node, "keepdims", 1) != 0;
+  std::vector<int64_t> shape;
+  for (size_t d = 0; d < xs.size(); ++d) {
+    const bool reduced = std::find(axes.begin(), axes.end(), static_cast<int64_t>(d)) != axes.end();
+    if (!reduced) shape.push_back(xs[d]);
+    else if (keep) shape.push_back(1);
+  }
+  return ctx.emit(node, OpKind::kReduceMean, graph::ReduceAttrs{axes, keep}, {x}, shape, ctx.value(x).dtype);
+}
+
+Status convert_constant(ImportContext& ctx, const Node& node) {
+  graph::Constant c;
+  if (const auto* a = find_attr(node, "value")) {
+    TESSERA_ASSIGN_OR_RETURN(c, constant_of_tensor(a->t()));
+  } else if (const auto* f = find_attr(node, "value_float")) {
+    c = graph::Constant::from_floats({}, {f->f()});
+  } else if (const auto* fs = find_attr(node, "value_floats")) {
+    c = graph::Constant::from_floats({fs->floats_size()}, std::vector<float>(fs->floats().begin(), fs->floats().end()));
+  } else if (const auto* i = find_attr(node, "value_int")) {
+    c = graph::Constant::from_int64s({}, {i->i()});
+  } else if (const auto* is = find_attr(node, "value_ints")) {
+    c = graph::Constant::from_int64s({is->ints_size()}, std::vector<int64_t>(is->ints().begin(), is->ints().end()));
+  } else {
+    return invalid("only value, value_float(s) and value_int(s) constants are supported");
+  }
+  ctx.values[node.output(0)] = ctx.g.add_constant(node.output(0), std::move(c));
+  return Status::ok();
+}
+
+Status convert_shape(ImportContext& ctx, const Node& node) {
+  TESSERA_ASSIGN_OR_RETURN(ValueId x, ctx.input(node, 0));
+  const auto rank = static_cast<int64_t>(ctx.value(x).shape.size());
+  int64_t start = attr_int(node, "start", 0), end = attr_int(node, "end", rank);
+  start = std::clamp(start < 0 ? start + rank : start, int64_t{0}, rank);
+  end = std::clamp(end < 0 ? end + rank : end, int64_t{0}, rank);
+  if (start != 0 || end != rank) {
+    std::vector<int64_t> dims(ctx.value(x).shape.begin() + start, ctx.value(x).shape.begin() + std::max(start, end));
+    ctx.values[node.output(0)] = ctx.g.add_constant(node.output(0), graph::Constant::from_int64s({static_cast<int64_t>(dims.size())}, dims));
+    return Status::ok();
+  }
+  return ctx.emit(node, OpKind::kShape, graph::NoAttrs{}, {x}, {rank}, DType::i64());
+}
+
+Status convert_gather(ImportContext& ctx, const Node& node) {
+  TESSERA_ASSIGN_OR_RETURN(ValueId data, ctx.input(node, 0));
+  TESSERA_ASSIGN_OR_RETURN(ValueId idx, ctx.input(node, 1));
+  const auto &ds = ctx.value(data).shape, &is = ctx.value(idx).shape;
+  if (!ctx.value(idx).dtype.is_int()) return invalid("indices must be int32 or int64");
+  TESSERA_ASSIGN_OR_RETURN(int64_t axis, norm_axis(attr_int(node, "axis", 0), ds.size(), "axis"));
+  std::vector<int64_t> shape(ds.begin(), ds.begin() + axis);
+  shape.insert(shape.end(), is.begin(), is.end());
+  shape.insert(shape.end(), ds.begin() + axis + 1, ds.end());
+  return ctx.emit(node, OpKind::kGather, graph::AxisAttrs{axis}, {data, idx}, shape, ctx.value(data).dtype);
+}
+
+Status convert_cast(ImportContext& ctx, const Node& node) {
+  TESSERA_ASSIGN_OR_RETURN(ValueId x, ctx.input(node, 0));
+  TESSERA_ASSIGN_OR_RETURN(DType to, dtype_of_onnx(static_cast<int32_t>(attr_int(node, "to", 0))));
+  if (to == ctx.value(x).dtype) {
+    ctx.alias(node, x);
+    return Status::ok();
+  }
+  return ctx.emit(node, OpKind::kCast, graph::CastAttrs{to}, {x}, ctx.value(x).shape, to);
+}
+
+Status convert_identity(ImportContext& ctx, const Node& node) {
+  TESSERA_ASSIGN_OR_RETURN(ValueId x, ctx.input(node, 0));
+  if (node.op_type() == "Dropout" && node.output_size() > 1 && !node.output(1).empty())
+    return invalid("the mask output of Dropout is not supported");
+  ctx.alias(node, x);
+  return Status::ok();
+}
+
+Status convert_global_pool(ImportContext& ctx, const Node& node) {
+  TESSERA_ASSIGN_OR_RETURN(ValueId x, ctx.input(node, 0));
+  const auto& xs = ctx.value(x).shape;
+  if (xs.size() != 4) return invalid("only rank-4 (NCHW) input is supported");
+  return ctx.emit(node, OpKind::kGlobalAvgPool, graph::NoAttrs{}, {x}, {xs[0], xs[1], 1, 1}, ctx.value(x).dtype);
+}
+
+using Converter = Status (*)(ImportContext&, const Node&);
+
+const std::map<std::string, Converter>& converters() {
+  static const std::map<std::string, Converter> kTable = {
+      {"Add", convert_binary}, {"Sub", convert_binary}, {"Mul", convert_binary}, {"Div", convert_binary},
+      {"Pow", convert_binary}, {"Relu", convert_unary}, {"LeakyRelu", convert_unary}, {"Sigmoid", convert_unary},
+      {"HardSigmoid", convert_unary}, {"HardSwish", convert_unary}, {"Tanh", convert_unary}, {"Erf", convert_unary},
+      {"Clip", convert_clip}, {"Conv", convert_conv}, {"Gemm", convert_gemm}, {"MatMul", convert_matmul},
+      {"BatchNormalization", convert_batch_norm}, {"MaxPool", convert_pool}, {"AveragePool", convert_pool},
+      {"GlobalAveragePool", convert_global_pool}, {"Flatten", convert_reshape}, {"Reshape", convert_reshape},
+      {"Squeeze", convert_reshape}, {"Unsqueeze", convert_reshape}, {"Transpose", convert_transpose},
+      {"Concat", convert_concat}, {"Softmax", convert_softmax}, {"ReduceMean", convert_reduce_mean},
+      {"Constant", convert_constant}, {"Shape", convert_shape}, {"Gather", convert_gather}, {"Cast", convert_cast},
+      {"Identity", convert_identity}, {"Dropout", convert_identity},
+  };
+  return kTable;
+}
+
+}  // namespace
+
+Status convert_node(ImportContext& ctx, const Node& node) {
+  if (node.output_size() < 1) return invalid("the node has no output");
+  return converters().at(node.op_type())(ctx, node);
+}
+
+bool is_supported_op(const std::string& op_type) { return converters().count(op_type) != 0; }
+
+std::vector<std::string> supported_ops() {
+  std::vector<std::string> out;
+  for (const auto& [name, fn] : converters()) out.push_back(name);
+  return out;
+}
+
+}  // namespace tessera::frontend::detail

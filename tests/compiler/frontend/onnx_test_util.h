@@ -1,0 +1,99 @@
+// Builds small ONNX models in memory with the protobuf API.
+#pragma once
+
+#include <onnx/onnx_pb.h>
+
+#include <string>
+#include <vector>
+
+namespace tessera::frontend::test {
+
+/// A model under construction (default domain at `opset`).
+struct ModelBuilder {
+  onnx::ModelProto model;
+
+  explicit ModelBuilder(int64_t opset = 13) {
+    model.set_ir_version(8);
+    model.set_producer_name("tessera-test");
+    auto* o = model.add_opset_import();
+    o->set_domain("");
+    o->set_version(opset);
+    model.mutable_graph()->set_name("test");
+  }
+
+  static void set_shape(onnx::ValueInfoProto* v, const std::string& name, const std::vector<int64_t>& dims,
+                        int elem_type) {
+    v->set_name(name);
+    auto* t = v->mutable_type()->mutable_tensor_type();
+    t->set_elem_type(elem_type);
+    auto* shape = t->mutable_shape();
+    for (int64_t d : dims) {
+      auto* dim = shape->add_dim();
+      if (d < 0) dim->set_dim_param("N" + std::to_string(-d));  // -1 -> "N1": dynamic
+      else dim->set_dim_value(d);
+    }
+  }
+
+  /// A graph input; negative dims become named dynamic dims.
+  void input(const std::string& name, const std::vector<int64_t>& dims, int elem_type = onnx::TensorProto::FLOAT) {
+    set_shape(model.mutable_graph()->add_input(), name, dims, elem_type);
+  }
+  void output(const std::string& name, const std::vector<int64_t>& dims, int elem_type = onnx::TensorProto::FLOAT) {
+    set_shape(model.mutable_graph()->add_output(), name, dims, elem_type);
+  }
+
+  void floats(const std::string& name, const std::vector<int64_t>& dims, const std::vector<float>& data) {
+    auto* t = model.mutable_graph()->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::FLOAT);
+    for (int64_t d : dims) t->add_dims(d);
+    t->set_raw_data(std::string(reinterpret_cast<const char*>(data.data()), data.size() * sizeof(float)));
+  }
+  void int64s(const std::string& name, const std::vector<int64_t>& dims, const std::vector<int64_t>& data) {
+    auto* t = model.mutable_graph()->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::INT64);
+    for (int64_t d : dims) t->add_dims(d);
+    for (int64_t v : data) t->add_int64_data(v);
+  }
+
+  /// Adds a node and returns it for attributes.
+  onnx::NodeProto* node(const std::string& op, const std::vector<std::string>& inputs,
+                        const std::vector<std::string>& outputs, const std::string& name = "") {
+    auto* n = model.mutable_graph()->add_node();
+    n->set_op_type(op);
+    n->set_name(name.empty() ? outputs.at(0) + "_node" : name);
+    for (const auto& i : inputs) n->add_input(i);
+    for (const auto& o : outputs) n->add_output(o);
+    return n;
+  }
+
+  std::string bytes() const { return model.SerializeAsString(); }
+};
+
+inline void attr(onnx::NodeProto* n, const std::string& name, int64_t v) {
+  auto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INT);
+  a->set_i(v);
+}
+inline void attr(onnx::NodeProto* n, const std::string& name, float v) {
+  auto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::FLOAT);
+  a->set_f(v);
+}
+inline void attr(onnx::NodeProto* n, const std::string& name, const std::vector<int64_t>& v) {
+  auto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INTS);
+  for (int64_t x : v) a->add_ints(x);
+}
+inline void attr(onnx::NodeProto* n, const std::string& name, const std::string& v) {
+  auto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::STRING);
+  a->set_s(v);
+}
+
+}  // namespace tessera::frontend::test
