@@ -64,6 +64,7 @@ class RandomModel final : public CostModel {
   Status update(const std::vector<std::vector<float>>& features, const std::vector<double>& throughputs) override;
   /// Random scores; kInvalidArgument for vectors of differing length or non-finite values.
   Result<std::vector<double>> predict(const std::vector<std::vector<float>>& features) override;
+  /// "random".
   std::string name() const override { return "random"; }
 
  private:

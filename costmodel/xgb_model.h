@@ -72,6 +72,7 @@ class XGBModel final : public CostModel {
   /// any training ("not trained": call update, pretrain or load first) and
   /// for vectors whose length differs from the training data's.
   Result<std::vector<double>> predict(const std::vector<std::vector<float>>& features) override;
+  /// "xgb-rank" or "xgb-reg".
   std::string name() const override;
 
   /// Trains on records from earlier tuning (other workloads, other
@@ -94,6 +95,7 @@ class XGBModel final : public CostModel {
   size_t num_samples() const { return labels_.size(); }
   /// Length of the feature vectors the model takes (0 before any data).
   size_t num_features() const { return num_features_; }
+  /// The training parameters the model was made with.
   const XGBOptions& options() const { return options_; }
 
  private:
