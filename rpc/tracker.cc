@@ -140,7 +140,13 @@ class Tracker::Impl {
     if (it == sessions_.end()) return;  // the client asks again with Sync
     pb::Envelope env;
     *env.mutable_result() = result;
-    reply(it->second, env);
+    reply(it->second.routing, env);
+  }
+
+  void touch_session(const std::string& session, const std::string& routing) {
+    SessionEntry& entry = sessions_[session];
+    entry.routing = routing;
+    entry.last_seen = Clock::now();
   }
 
   void on_submit(const std::string& from, pb::Job job) {
@@ -149,12 +155,12 @@ class Tracker::Impl {
     if (!valid.is_ok()) {
       ++malformed_;
       if (is_valid_name(job.session_id())) {
-        sessions_[job.session_id()] = from;
+        touch_session(job.session_id(), from);
         send_result(job.session_id(), error_result(job, pb::PROTOCOL_ERROR, valid.message()));
       }
       return;
     }
-    sessions_[job.session_id()] = from;
+    touch_session(job.session_id(), from);
     JobKey key{job.session_id(), job.job_id()};
     if (auto it = jobs_.find(key); it != jobs_.end()) {
       if (it->second.state == JobState::kDone && !it->second.cancelled) send_result(key.first, it->second.result);
@@ -339,7 +345,7 @@ class Tracker::Impl {
       ++malformed_;
       return;
     }
-    sessions_[sync.session_id()] = from;
+    touch_session(sync.session_id(), from);
     std::set<uint64_t> outstanding(sync.outstanding().begin(), sync.outstanding().end());
     pb::Envelope env;
     auto* out = env.mutable_sync_reply();
@@ -409,9 +415,21 @@ class Tracker::Impl {
                                         "no worker serves device key '" + device_key + "'; " + farm_keys()));
       }
     }
-    // Results nobody asked for again within ten minutes are forgotten.
+    // Every few seconds: results nobody asked for again within ten minutes
+    // are forgotten, and so are sessions silent that long with nothing left.
+    if (now < next_gc_) return;
+    next_gc_ = now + std::chrono::seconds(5);
+    std::set<std::string> active;
     for (auto it = jobs_.begin(); it != jobs_.end();) {
-      if (it->second.state == JobState::kDone && now - it->second.done_at > std::chrono::minutes(10)) it = jobs_.erase(it);
+      if (it->second.state == JobState::kDone && now - it->second.done_at > std::chrono::minutes(10)) {
+        it = jobs_.erase(it);
+      } else {
+        active.insert(it->first.first);
+        ++it;
+      }
+    }
+    for (auto it = sessions_.begin(); it != sessions_.end();) {
+      if (!active.count(it->first) && now - it->second.last_seen > std::chrono::minutes(10)) it = sessions_.erase(it);
       else ++it;
     }
   }
@@ -459,7 +477,12 @@ class Tracker::Impl {
   std::map<JobKey, JobEntry> jobs_;
   std::map<std::string, KeyState> keys_;
   std::map<std::string, WorkerEntry> workers_;
-  std::map<std::string, std::string> sessions_;  // session id -> routing id
+  struct SessionEntry {
+    std::string routing;
+    Clock::time_point last_seen;
+  };
+  std::map<std::string, SessionEntry> sessions_;
+  Clock::time_point next_gc_;
   uint64_t next_seq_ = 0, malformed_ = 0, duplicates_ = 0, requeued_ = 0, dead_workers_ = 0;
   size_t active_jobs_ = 0;
   int64_t held_bytes_ = 0;
