@@ -158,6 +158,18 @@ TEST(GraphExecutor, MissingSymbolIsNotFoundAtLoad) {
   EXPECT_NE(exec.status().message().find("call 2"), std::string::npos) << exec.status().message();
 }
 
+TEST(GraphExecutor, CorruptedPackageFileIsAParseErrorNamingTheFile) {
+  const std::string path = ::testing::TempDir() + "/bad_" + std::to_string(::getpid()) + ".tsr";
+  std::string bytes = write_package_bytes(TinyModel().package()).value();
+  bytes.resize(bytes.size() / 2);
+  std::ofstream(path, std::ios::binary) << bytes;
+  auto exec = GraphExecutor::load_file(path, two_threads());
+  std::remove(path.c_str());
+  EXPECT_EQ(exec.status().code(), ErrorCode::kParseError);
+  EXPECT_NE(exec.status().message().find(path), std::string::npos) << exec.status().message();
+  EXPECT_EQ(GraphExecutor::load_file(path).status().code(), ErrorCode::kNotFound);
+}
+
 TEST(GraphExecutor, LibraryThatDoesNotLoadIsAnIOError) {
   PackageContents c = TinyModel().package();
   c.library = "not an ELF file";

@@ -205,6 +205,55 @@ TEST(Package, CallsWithoutALibraryAreRejected) {
   EXPECT_EQ(validate_package(c).code(), ErrorCode::kParseError);
 }
 
+// Offset of value 0's kind byte: header, target string, value count, name "x".
+size_t value0_kind_offset() {
+  return kPackageHeaderBytes + 4 + small_package().target.size() + 4 + 4 + 1;
+}
+
+TEST(Package, UnknownValueKindInTheFileIsRejected) {
+  std::string bytes = write_package_bytes(small_package()).value();
+  bytes[value0_kind_offset()] = 9;
+  EXPECT_EQ(read_code(bytes), ErrorCode::kParseError);
+}
+
+TEST(Package, UnknownDtypeInTheFileIsRejected) {
+  std::string bytes = write_package_bytes(small_package()).value();
+  bytes[value0_kind_offset() + 2] = 12;  // float12
+  EXPECT_EQ(read_code(bytes), ErrorCode::kParseError);
+}
+
+TEST(Package, TooManyDimensionsInTheFileAreRejected) {
+  std::string bytes = write_package_bytes(small_package()).value();
+  bytes[value0_kind_offset() + 4] = 17;  // ndim
+  fix_checksum(&bytes);
+  auto r = read_package_bytes(bytes, "m.tsr");
+  EXPECT_EQ(r.status().code(), ErrorCode::kParseError);
+  EXPECT_NE(r.status().message().find("m.tsr"), std::string::npos) << r.status().message();
+}
+
+TEST(Package, NonZeroPaddingIsRejected) {
+  const PackageContents c = small_package();
+  std::string bytes = write_package_bytes(c).value();
+  // The first constant's (id 1, 8 bytes) header, then padding up to its data.
+  const std::string header = std::string("\x01\0\0\0\x08\0\0\0\0\0\0\0", 12);
+  const size_t at = bytes.find(header);
+  const size_t data = bytes.find(c.values[1].data);
+  ASSERT_NE(at, std::string::npos);
+  ASSERT_LT(at + 12, data);  // there is padding
+  bytes[at + 12] = 1;
+  EXPECT_EQ(read_code(bytes), ErrorCode::kParseError);
+}
+
+TEST(Package, HeaderFlagsAndVersionZeroAreRejected) {
+  const std::string good = write_package_bytes(small_package()).value();
+  std::string flags = good;
+  flags[12] = 1;
+  EXPECT_EQ(read_code(flags), ErrorCode::kParseError);
+  std::string v0 = good;
+  v0[8] = 0;
+  EXPECT_EQ(read_code(v0), ErrorCode::kParseError);
+}
+
 TEST(Package, HugeCountInTheFileIsATruncationNotAnAllocation) {
   std::string bytes = write_package_bytes(small_package()).value();
   // The value count follows the target string.
