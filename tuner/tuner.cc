@@ -105,13 +105,9 @@ Status Tuner::round(int i) {
     exhausted_[i] = true;
     return Status::ok();
   }
-  auto measure_start = Clock::now();
   TESSERA_ASSIGN_OR_RETURN(std::vector<records::Record> records, measurer_.measure(task, candidates));
-  double measure_wall = since(measure_start);
-  double build_wall = 0;
-  for (const auto& r : records) build_wall = std::max(build_wall, r.build_seconds);
-  s.build_seconds += std::min(build_wall * std::ceil(records.size() / 2.0), measure_wall);
-  s.measure_seconds += measure_wall;
+  s.build_seconds += measurer_.last_build_seconds();
+  s.measure_seconds += measurer_.last_run_seconds();
   auto store_start = Clock::now();
   if (store_) TESSERA_RETURN_IF_ERROR(store_->append(records));
   s.store_seconds += since(store_start);
@@ -196,8 +192,8 @@ std::string format_summary(const std::vector<TaskSummary>& summaries) {
     if (s.trials == 0) continue;
     double n = static_cast<double>(s.trials);
     std::snprintf(buf, sizeof buf, "%s: %.3f s per trial (search %.3f, build %.3f, measure %.3f, store %.3f)\n",
-                  s.name.c_str(), s.seconds / n, s.search_seconds / n, s.build_seconds / n,
-                  (s.measure_seconds - s.build_seconds) / n, s.store_seconds / n);
+                  s.name.c_str(), s.seconds / n, s.search_seconds / n, s.build_seconds / n, s.measure_seconds / n,
+                  s.store_seconds / n);
     out += buf;
   }
   return out;

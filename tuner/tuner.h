@@ -35,7 +35,7 @@ struct TaskSummary {
   double seconds = 0;              ///< wall time spent on the task
   double search_seconds = 0;       ///< of which proposing candidates (search + cost model)
   double build_seconds = 0;        ///< of which building (wall)
-  double measure_seconds = 0;      ///< of which measuring (wall)
+  double measure_seconds = 0;      ///< of which measuring, queueing included (wall)
   double store_seconds = 0;        ///< of which writing records
 };
 

@@ -114,19 +114,25 @@ Result<Target> Target::parse(const std::string& text) {
 
 Target Target::host() {
   ensure_llvm_initialized();
-  std::string text = "llvm -mtriple=" + llvm::sys::getDefaultTargetTriple() +
-                     " -mcpu=" + std::string(llvm::sys::getHostCPUName());
   // The host's CPU name can undersell it (LLVM calls some AMX machines
-  // "rocketlake"); its feature list is the truth.
-  llvm::StringMap<bool> host_features = llvm::sys::getHostCPUFeatures();
-  std::string attrs;
-  {
-    std::vector<std::string> names;
-    for (const auto& f : host_features)
-      if (f.second) names.push_back("+" + f.first().str());
-    std::sort(names.begin(), names.end());
-    for (const auto& n : names) attrs += (attrs.empty() ? "" : ",") + n;
+  // "rocketlake"); its feature list is the truth. Only the features where the
+  // host differs from the named CPU are written, so the string stays short.
+  std::string triple = llvm::sys::getDefaultTargetTriple();
+  std::string cpu(llvm::sys::getHostCPUName());
+  std::string error;
+  const llvm::Target* llvm_target = llvm::TargetRegistry::lookupTarget(triple, error);
+  std::unique_ptr<llvm::MCSubtargetInfo> sti(
+      llvm_target ? llvm_target->createMCSubtargetInfo(triple, cpu, "") : nullptr);
+  std::vector<std::string> names;
+  for (const auto& f : llvm::sys::getHostCPUFeatures()) {
+    std::string name = f.first().str();
+    bool cpu_has = sti && sti->checkFeatures("+" + name);
+    if (f.second != cpu_has) names.push_back((f.second ? "+" : "-") + name);
   }
+  std::sort(names.begin(), names.end());
+  std::string attrs;
+  for (const auto& n : names) attrs += (attrs.empty() ? "" : ",") + n;
+  std::string text = "llvm -mtriple=" + triple + " -mcpu=" + cpu;
   if (!attrs.empty()) text += " -mattr=" + attrs;
   auto t = parse(text);
   if (t.is_ok()) return *t;

@@ -1,6 +1,7 @@
 #include "tuner/measure/measurer.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 
 #include "compiler/codegen/build.h"
@@ -48,9 +49,13 @@ Result<std::optional<rpc::ReferenceCheck>> Measurer::reference_for(const Task& t
 
 Result<std::vector<records::Record>> Measurer::measure(const Task& task, const std::vector<Candidate>& candidates,
                                                        MeasureOverride override) {
+  using Clock = std::chrono::steady_clock;
   std::vector<BuildInput> inputs;
   for (const Candidate& c : candidates) inputs.push_back({task.dag, c.steps});
+  auto build_start = Clock::now();
   std::vector<BuildResult> built = builder_.build(inputs);
+  last_build_seconds_ = std::chrono::duration<double>(Clock::now() - build_start).count();
+  last_run_seconds_ = 0;
   TESSERA_ASSIGN_OR_RETURN(std::optional<rpc::ReferenceCheck> reference, reference_for(task));
 
   std::vector<rpc::MeasureInput> jobs;
@@ -74,7 +79,9 @@ Result<std::vector<records::Record>> Measurer::measure(const Task& task, const s
   }
   std::vector<rpc::MeasureResult> results;
   if (!jobs.empty()) {
+    auto run_start = Clock::now();
     TESSERA_ASSIGN_OR_RETURN(results, runner_.run(jobs));
+    last_run_seconds_ = std::chrono::duration<double>(Clock::now() - run_start).count();
     if (results.size() != jobs.size())
       return Status(ErrorCode::kInternal, "the runner returned " + std::to_string(results.size()) + " results for " +
                                               std::to_string(jobs.size()) + " jobs");

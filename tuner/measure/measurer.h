@@ -45,6 +45,10 @@ class Measurer {
   Result<std::vector<records::Record>> measure(const Task& task, const std::vector<Candidate>& candidates,
                                                MeasureOverride override = {});
 
+  /// Wall time of the last measure() call spent building, and running.
+  double last_build_seconds() const { return last_build_seconds_; }
+  double last_run_seconds() const { return last_run_seconds_; }
+
  private:
   Result<std::optional<rpc::ReferenceCheck>> reference_for(const Task& task);
 
@@ -53,6 +57,7 @@ class Measurer {
   MeasureOptions options_;
   std::string reference_key_;
   std::optional<rpc::ReferenceCheck> reference_;
+  double last_build_seconds_ = 0, last_run_seconds_ = 0;
 };
 
 }  // namespace tessera::tuner
