@@ -30,16 +30,13 @@ const Constant* ImportContext::constant_input(const onnx::NodeProto& node, int i
   return &g.constant(it->second);
 }
 
-Status ImportContext::emit(const onnx::NodeProto& node, graph::OpKind kind, graph::Attrs attrs,
-                           std::vector<ValueId> inputs, std::vector<int64_t> shape, DType dtype) {
-  if (node.output_size() < 1 || node.output(0).empty()) return invalid("the node has no output");
+Result<ValueId> ImportContext::add(const std::string& name, graph::OpKind kind, graph::Attrs attrs,
+                                   std::vector<ValueId> inputs, std::vector<int64_t> shape, DType dtype) {
   for (int64_t d : shape)
     if (d <= 0) return invalid("output shape " + graph::shape_string(shape) + " is not static and positive");
-  const std::string name = node.name().empty() ? node.output(0) : node.name();
   bool all_constant = true;
   for (ValueId v : inputs) all_constant &= g.is_constant(v);
   const ValueId out = g.add_op(name, kind, std::move(attrs), std::move(inputs), std::move(shape), dtype);
-  g.mutable_nodes().back().outputs[0] = out;
   if (kind == graph::OpKind::kShape || (all_constant && graph::is_foldable(kind))) {
     const graph::Node n = g.nodes().back();
     std::vector<const Constant*> data;
@@ -48,6 +45,14 @@ Status ImportContext::emit(const onnx::NodeProto& node, graph::OpKind kind, grap
     g.mutable_nodes().pop_back();
     g.make_constant(out, std::move(c));
   }
+  return out;
+}
+
+Status ImportContext::emit(const onnx::NodeProto& node, graph::OpKind kind, graph::Attrs attrs,
+                           std::vector<ValueId> inputs, std::vector<int64_t> shape, DType dtype) {
+  if (node.output_size() < 1 || node.output(0).empty()) return invalid("the node has no output");
+  const std::string name = node.name().empty() ? node.output(0) : node.name();
+  TESSERA_ASSIGN_OR_RETURN(ValueId out, add(name, kind, std::move(attrs), std::move(inputs), std::move(shape), dtype));
   values[node.output(0)] = out;
   return Status::ok();
 }

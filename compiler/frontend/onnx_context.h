@@ -28,8 +28,11 @@ struct ImportContext {
   const graph::Constant* constant_input(const onnx::NodeProto& node, int i) const;
   const graph::Value& value(graph::ValueId id) const { return g.value(id); }
 
-  /// Adds a one-output node, folding it at once when its inputs are all
-  /// constant and it is foldable, and binds output 0 of `node` to the result.
+  /// Adds a one-output node named `name`, folding it at once when its inputs
+  /// are all constant and it is foldable; returns its output value.
+  Result<graph::ValueId> add(const std::string& name, graph::OpKind kind, graph::Attrs attrs,
+                             std::vector<graph::ValueId> inputs, std::vector<int64_t> shape, DType dtype);
+  /// add() named after `node`, binding output 0 of `node` to the result.
   Status emit(const onnx::NodeProto& node, graph::OpKind kind, graph::Attrs attrs, std::vector<graph::ValueId> inputs,
               std::vector<int64_t> shape, DType dtype);
   /// Binds output 0 of `node` to an existing value (Identity, Dropout).

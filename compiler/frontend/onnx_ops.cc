@@ -61,16 +61,80 @@ Status convert_unary(ImportContext& ctx, const Node& node) {
   return emit_like(ctx, node, kKinds.at(op), graph::NoAttrs{}, x);
 }
 
+Result<std::vector<int64_t>> broadcast(const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
+  const size_t rank = std::max(a.size(), b.size());
+  std::vector<int64_t> out(rank);
+  for (size_t d = 0; d < rank; ++d) {
+    const int64_t x = d + a.size() >= rank ? a[d + a.size() - rank] : 1;
+    const int64_t y = d + b.size() >= rank ? b[d + b.size() - rank] : 1;
+    if (x != y && x != 1 && y != 1)
+      return invalid("shapes " + graph::shape_string(a) + " and " + graph::shape_string(b) + " do not broadcast");
+    out[d] = x == 1 ? y : x;
+  }
+  return out;
+}
+
+// Max/Min of several inputs as a chain of binary nodes; the last one is `node`.
+Status emit_chain(ImportContext& ctx, const Node& node, OpKind kind, std::vector<ValueId> inputs) {
+  if (inputs.empty()) return invalid("no inputs");
+  ValueId acc = inputs[0];
+  for (size_t i = 1; i < inputs.size(); ++i) {
+    const auto &va = ctx.value(acc), &vb = ctx.value(inputs[i]);
+    if (va.dtype != vb.dtype) return invalid("operand types differ: " + va.dtype.to_string() + " and " + vb.dtype.to_string());
+    TESSERA_ASSIGN_OR_RETURN(auto shape, broadcast(va.shape, vb.shape));
+    const std::string name = (node.name().empty() ? node.output(0) : node.name()) +
+                             (i + 1 < inputs.size() ? "." + std::to_string(i) : "");
+    TESSERA_ASSIGN_OR_RETURN(acc, ctx.add(name, kind, graph::NoAttrs{}, {acc, inputs[i]}, shape, va.dtype));
+  }
+  ctx.alias(node, acc);
+  return Status::ok();
+}
+
+Status convert_max_min(ImportContext& ctx, const Node& node) {
+  std::vector<ValueId> inputs;
+  for (int i = 0; i < node.input_size(); ++i) {
+    TESSERA_ASSIGN_OR_RETURN(ValueId v, ctx.input(node, i));
+    inputs.push_back(v);
+  }
+  return emit_chain(ctx, node, node.op_type() == "Max" ? OpKind::kMax : OpKind::kMin, inputs);
+}
+
 Status convert_clip(ImportContext& ctx, const Node& node) {
   TESSERA_ASSIGN_OR_RETURN(ValueId x, ctx.input(node, 0));
-  double lo = -std::numeric_limits<float>::max(), hi = std::numeric_limits<float>::max();
+  double lo = attr_float(node, "min", -std::numeric_limits<float>::max());  // attributes before opset 11
+  double hi = attr_float(node, "max", std::numeric_limits<float>::max());
+  bool runtime_bounds = false;
   for (int i : {1, 2}) {
     if (!ImportContext::has_input(node, i)) continue;
     const auto* c = ctx.constant_input(node, i);
-    if (!c || c->num_elements() != 1) return invalid(std::string(i == 1 ? "min" : "max") + " is not a constant scalar");
-    (i == 1 ? lo : hi) = c->at(0);
+    if (!c) runtime_bounds = true;
+    else if (c->num_elements() != 1) return invalid(std::string(i == 1 ? "min" : "max") + " is not a scalar");
+    else (i == 1 ? lo : hi) = c->at(0);
   }
-  return emit_like(ctx, node, OpKind::kClip, graph::AffineAttrs{lo, hi}, x);
+  const DType t = ctx.value(x).dtype;
+  if (t.is_integral() && !t.is_bool()) {
+    // Unbounded sides default to the type's range, not to +-FLT_MAX (which would wrap).
+    const int bits = t.bits;
+    const double tmin = t.is_int() ? -std::ldexp(1.0, bits - 1) : 0.0;
+    const double tmax = t.is_int() ? std::ldexp(1.0, bits - 1) - 1 : std::ldexp(1.0, bits) - 1;
+    lo = std::clamp(lo, tmin, tmax);
+    hi = std::clamp(hi, tmin, tmax);
+  }
+  if (!runtime_bounds) return emit_like(ctx, node, OpKind::kClip, graph::AffineAttrs{lo, hi}, x);
+  // Bounds fed at run time: max(x, min) then min(., max).
+  ValueId v = x;
+  for (int i : {1, 2}) {
+    if (!ImportContext::has_input(node, i)) continue;
+    TESSERA_ASSIGN_OR_RETURN(ValueId bound, ctx.input(node, i));
+    if (ctx.value(bound).shape.size() != 0 && graph::shape_size(ctx.value(bound).shape) != 1)
+      return invalid(std::string(i == 1 ? "min" : "max") + " is not a scalar");
+    const OpKind kind = i == 1 ? OpKind::kMax : OpKind::kMin;
+    TESSERA_ASSIGN_OR_RETURN(auto shape, broadcast(ctx.value(v).shape, ctx.value(bound).shape));
+    TESSERA_ASSIGN_OR_RETURN(v, ctx.add(node.name() + (i == 1 ? ".min" : ".max"), kind, graph::NoAttrs{},
+                                        {v, bound}, shape, ctx.value(x).dtype));
+  }
+  ctx.alias(node, v);
+  return Status::ok();
 }
 
 Status convert_binary(ImportContext& ctx, const Node& node) {
@@ -85,15 +149,8 @@ Status convert_binary(ImportContext& ctx, const Node& node) {
     if (node.op_type() != "Pow" || !c) return invalid("operand types differ: " + va.dtype.to_string() + " and " + vb.dtype.to_string());
     b = ctx.g.add_constant(node.input(1) + ".cast", graph::Constant::from_doubles(va.dtype, c->shape, c->to_doubles()));
   }
-  const size_t rank = std::max(va.shape.size(), vb.shape.size());
-  std::vector<int64_t> out(rank);
-  for (size_t d = 0; d < rank; ++d) {
-    const int64_t x = d + va.shape.size() >= rank ? va.shape[d + va.shape.size() - rank] : 1;
-    const int64_t y = d + vb.shape.size() >= rank ? vb.shape[d + vb.shape.size() - rank] : 1;
-    if (x != y && x != 1 && y != 1)
-      return invalid("shapes " + graph::shape_string(va.shape) + " and " + graph::shape_string(vb.shape) + " do not broadcast");
-    out[d] = x == 1 ? y : x;
-  }
+  if (node.op_type() == "Pow" && !va.dtype.is_float()) return invalid("Pow of " + va.dtype.to_string() + " is not supported (floats only)");
+  TESSERA_ASSIGN_OR_RETURN(auto out, broadcast(va.shape, vb.shape));
   return ctx.emit(node, kKinds.at(node.op_type()), graph::NoAttrs{}, {a, b}, out, va.dtype);
 }
 
@@ -154,6 +211,7 @@ Status convert_pool(ImportContext& ctx, const Node& node) {
   const auto& xs = ctx.value(x).shape;
   if (node.output_size() > 1 && !node.output(1).empty()) return invalid("the Indices output is not supported");
   if (xs.size() != 4) return invalid("only 2-D pooling (rank-4 input) is supported");
+  if (!ctx.value(x).dtype.is_float()) return invalid("pooling of " + ctx.value(x).dtype.to_string() + " is not supported (floats only)");
   const bool is_max = node.op_type() == "MaxPool";
   const auto ks = attr_ints(node, "kernel_shape"), strides = attr_ints(node, "strides", {1, 1});
   const auto dil = attr_ints(node, "dilations", {1, 1});
@@ -424,6 +482,10 @@ Status convert_identity(ImportContext& ctx, const Node& node) {
   TESSERA_ASSIGN_OR_RETURN(ValueId x, ctx.input(node, 0));
   if (node.op_type() == "Dropout" && node.output_size() > 1 && !node.output(1).empty())
     return invalid("the mask output of Dropout is not supported");
+  if (node.op_type() == "Dropout" && ImportContext::has_input(node, 2)) {
+    const auto* training = ctx.constant_input(node, 2);
+    if (!training || training->at(0) != 0.0) return invalid("training mode (input 2) is not supported");
+  }
   ctx.alias(node, x);
   return Status::ok();
 }
@@ -448,7 +510,8 @@ const std::map<std::string, Converter>& converters() {
       {"Squeeze", convert_reshape}, {"Unsqueeze", convert_reshape}, {"Transpose", convert_transpose},
       {"Concat", convert_concat}, {"Softmax", convert_softmax}, {"ReduceMean", convert_reduce_mean},
       {"Constant", convert_constant}, {"Shape", convert_shape}, {"Gather", convert_gather}, {"Cast", convert_cast},
-      {"Identity", convert_identity}, {"Dropout", convert_identity},
+      {"Identity", convert_identity}, {"Dropout", convert_identity}, {"Max", convert_max_min},
+      {"Min", convert_max_min},
   };
   return kTable;
 }
@@ -457,6 +520,13 @@ const std::map<std::string, Converter>& converters() {
 
 Status convert_node(ImportContext& ctx, const Node& node) {
   if (node.output_size() < 1) return invalid("the node has no output");
+  // Attributes that only opsets before 7 had (or a Reshape before 5) change
+  // what the node means; the converters read the current semantics.
+  for (const char* legacy : {"broadcast", "consumed_inputs", "is_test"})
+    if (find_attr(node, legacy)) return invalid(std::string("legacy attribute '") + legacy + "' (opset < 7) is not supported");
+  if (node.op_type() == "Reshape" && find_attr(node, "shape")) return invalid("the opset < 5 'shape' attribute is not supported");
+  if (node.op_type() == "BatchNormalization" && attr_int(node, "spatial", 1) == 0)
+    return invalid("spatial=0 (opset < 9) is not supported");
   return converters().at(node.op_type())(ctx, node);
 }
 

@@ -189,6 +189,8 @@ Result<Tensor> build_node(const Graph& g, const Node& n, const std::vector<Tenso
     case OpKind::kMul: r = ops::mul(in[0], in[1], n.name); break;
     case OpKind::kDiv: r = ops::div(in[0], in[1], n.name); break;
     case OpKind::kPow: r = ops::power(in[0], in[1], n.name); break;
+    case OpKind::kMax: r = ops::maximum(in[0], in[1], n.name); break;
+    case OpKind::kMin: r = ops::minimum(in[0], in[1], n.name); break;
     case OpKind::kRelu: r = ops::relu(in[0], n.name); break;
     case OpKind::kSigmoid: r = ops::sigmoid(in[0], n.name); break;
     case OpKind::kTanh: r = ops::tanh(in[0], n.name); break;

@@ -45,6 +45,8 @@ double apply_binary(OpKind k, double a, double b, bool integral) {
     case OpKind::kSub: return a - b;
     case OpKind::kMul: return a * b;
     case OpKind::kDiv: return integral ? std::trunc(a / b) : a / b;
+    case OpKind::kMax: return a > b ? a : b;
+    case OpKind::kMin: return a < b ? a : b;
     default: return std::pow(a, b);
   }
 }
@@ -95,7 +97,8 @@ Result<Constant> evaluate_node(const Graph& g, const Node& n, const std::vector<
   for (const Constant* c : inputs)
     if (c == nullptr) return cannot(n, "an input is not constant");
   switch (n.kind) {
-    case OpKind::kAdd: case OpKind::kSub: case OpKind::kMul: case OpKind::kDiv: case OpKind::kPow: {
+    case OpKind::kAdd: case OpKind::kSub: case OpKind::kMul: case OpKind::kDiv: case OpKind::kPow:
+    case OpKind::kMax: case OpKind::kMin: {
       const Constant& a = *inputs.at(0);
       const Constant& b = *inputs.at(1);
       for (int64_t i = 0; i < total; ++i) {

@@ -28,7 +28,7 @@ namespace tessera::graph {
 /// Every operator kind, listed once: X(enum name, printed name).
 #define TESSERA_GRAPH_OPS(X)                                                                       \
   X(kConv, "conv") X(kGemm, "gemm") X(kMatMul, "matmul") X(kAdd, "add") X(kSub, "sub")             \
-  X(kMul, "mul") X(kDiv, "div") X(kPow, "pow") X(kRelu, "relu") X(kLeakyRelu, "leaky_relu")        \
+  X(kMul, "mul") X(kDiv, "div") X(kPow, "pow") X(kMax, "max") X(kMin, "min") X(kRelu, "relu") X(kLeakyRelu, "leaky_relu")        \
   X(kSigmoid, "sigmoid") X(kHardSigmoid, "hard_sigmoid") X(kHardSwish, "hardswish")                \
   X(kTanh, "tanh") X(kClip, "clip") X(kErf, "erf") X(kBatchNorm, "batch_norm")                     \
   X(kMaxPool, "max_pool") X(kAvgPool, "avg_pool") X(kGlobalAvgPool, "global_avg_pool")             \
