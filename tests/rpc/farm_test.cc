@@ -133,6 +133,50 @@ TEST(Farm, KilledWorkerMidJobIsRequeuedAndReportedOnce) {
   EXPECT_EQ(st->keys(0).done(), 1u);
 }
 
+TEST(Farm, FrozenWorkerIsDeadItsLateResultDroppedAndItRejoins) {
+  // SIGSTOP: the connection stays open but nothing answers, like a board that
+  // lost power. Its job moves on; when it wakes, its late result is dropped
+  // and it registers again.
+  TempDir dir;
+  TrackerThread tracker(fast_tracker(dir.path()));
+  ASSERT_TRUE(tracker.status().is_ok());
+  auto frozen = start_worker(tracker.endpoint(), "k", "frozen");
+  ASSERT_TRUE(wait_for_workers(tracker.endpoint(), plaintext(), 1));
+  auto client = client_for(tracker.endpoint());
+  MeasureInput slow = kernel_input("sleep_200ms");
+  slow.timing.repeat = 1;  // 2 calls: 400 ms
+  const uint64_t id = client->submit(slow, "k");
+  bool busy = false;
+  for (int i = 0; i < 200 && !busy; ++i) {
+    auto st = query_farm_status(tracker.endpoint(), plaintext(), 500);
+    busy = st.is_ok() && st->keys_size() == 1 && st->keys(0).busy() == 1;
+    if (!busy) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_TRUE(busy);
+  ::kill(frozen->pid(), SIGSTOP);
+  auto rescuer = start_worker(tracker.endpoint(), "k", "rescuer");
+  auto results = collect(*client, 1, 15000);
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(results[0].first, id);
+  EXPECT_EQ(results[0].second.worker_id, "rescuer");
+  ::kill(frozen->pid(), SIGCONT);
+  // The frozen worker's child finished meanwhile: its late result is dropped,
+  // and the worker comes back.
+  bool rejoined = false;
+  uint64_t duplicates = 0;
+  for (int i = 0; i < 300 && !(rejoined && duplicates > 0); ++i) {
+    auto st = query_farm_status(tracker.endpoint(), plaintext(), 500);
+    if (st.is_ok() && st->keys_size() == 1) {
+      rejoined = st->keys(0).workers() == 2;
+      duplicates = st->duplicate_results();
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_TRUE(rejoined);
+  EXPECT_EQ(duplicates, 1u);
+  EXPECT_TRUE(collect(*client, 1, 300).empty());
+}
+
 TEST(Farm, UnknownKeyFailsFastWithNoWorkerNamingTheKeys) {
   TempDir dir;
   TrackerThread tracker(fast_tracker(dir.path()));
