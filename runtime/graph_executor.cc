@@ -103,7 +103,10 @@ Status GraphExecutor::resolve_calls(const PackageContents& contents) {
     if (it == resolved.end()) {
       auto fn = module_->get_kernel(call.symbol);
       if (!fn.is_ok()) {
-        return fn.status().with_context("call " + std::to_string(i) + " of the graph");
+        // The module's own message names the unlinked temporary file; say
+        // what the user can act on instead.
+        return Status(fn.status().code(), "call " + std::to_string(i) + " of the graph: kernel '" +
+                                              call.symbol + "' is not in the package's library");
       }
       it = resolved.emplace(call.symbol, fn.value()).first;
     }
