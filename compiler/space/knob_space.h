@@ -78,6 +78,7 @@ class KnobSpace;
 /// the values always agree with the space that made it.
 class KnobConfig {
  public:
+  /// An empty configuration (of the space without knobs).
   KnobConfig() = default;
 
   /// The index in [0, space.size()).
@@ -103,6 +104,7 @@ class KnobConfig {
   /// that disagrees, is kInvalidArgument.
   static Result<KnobConfig> from_json(const std::string& text, const KnobSpace& space);
 
+  /// Same index and the same value for every knob, in the same order.
   bool operator==(const KnobConfig& o) const;
 
  private:
