@@ -129,6 +129,18 @@ std::vector<std::string> GraphExecutor::output_names() const {
   return names;
 }
 
+std::vector<TensorInfo> GraphExecutor::input_info() const {
+  std::vector<TensorInfo> info;
+  for (const Binding& b : inputs_) info.push_back({b.name, b.array.dtype(), b.array.shape()});
+  return info;
+}
+
+std::vector<TensorInfo> GraphExecutor::output_info() const {
+  std::vector<TensorInfo> info;
+  for (const Binding& b : outputs_) info.push_back({b.name, b.array.dtype(), b.array.shape()});
+  return info;
+}
+
 Status GraphExecutor::set_input(const std::string& name, const NDArray& array) {
   auto it = std::find_if(inputs_.begin(), inputs_.end(),
                          [&](const Binding& b) { return b.name == name; });

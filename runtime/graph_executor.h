@@ -33,6 +33,13 @@ struct ExecutorOptions {
   std::string temp_dir = "/tmp";
 };
 
+/// Name, element type and shape of a graph input or output.
+struct TensorInfo {
+  std::string name;
+  DType dtype;
+  std::vector<int64_t> shape;
+};
+
 /// A loaded model: its library open with every kernel resolved, constants and
 /// outputs allocated, intermediates planned into one arena. Not thread-safe:
 /// one run at a time. Output arrays are overwritten by each run.
@@ -69,6 +76,10 @@ class GraphExecutor {
   /// Names of the graph inputs and outputs, in the package's order.
   std::vector<std::string> input_names() const;
   std::vector<std::string> output_names() const;
+  /// Name, dtype and shape of each graph input (output), in the package's
+  /// order: what `tessera run` needs to check or make up inputs.
+  std::vector<TensorInfo> input_info() const;
+  std::vector<TensorInfo> output_info() const;
   /// Bytes of the intermediate arena (the planned peak).
   int64_t peak_memory_bytes() const { return plan_.arena_bytes; }
   /// Sum of the sizes of all intermediates (what they would take without reuse).

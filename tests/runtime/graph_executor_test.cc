@@ -103,6 +103,9 @@ TEST(GraphExecutor, RunsAChainOfRealKernelsFromAPackageFile) {
   EXPECT_EQ((*exec)->input_names(), std::vector<std::string>{"x"});
   EXPECT_EQ((*exec)->output_names(), std::vector<std::string>{"y"});
   EXPECT_EQ((*exec)->num_threads(), 2);
+  ASSERT_EQ((*exec)->input_info().size(), 1u);
+  EXPECT_EQ((*exec)->input_info()[0].shape, (std::vector<int64_t>{4, 8}));
+  EXPECT_EQ((*exec)->output_info()[0].dtype, DType::f32());
 
   for (uint64_t seed : {10, 11}) {  // a second run with new input reuses the buffers
     NDArray x = random_array({4, 8}, seed);
