@@ -47,11 +47,13 @@ class RpcRunner final : public Runner {
   /// Connects (ZeroMQ connects in the background; a tracker that is not up
   /// yet is waited for until the jobs' deadlines).
   static Result<std::unique_ptr<RpcRunner>> connect(RpcRunnerOptions options);
+  /// Submits every input and waits for each result or its deadline (see RpcRunnerOptions).
   Result<std::vector<MeasureResult>> run(const std::vector<MeasureInput>& inputs) override;
   /// As run(), and calls `on_result(index, result)` for each input as its
   /// result arrives (completion order), before returning them all.
   Result<std::vector<MeasureResult>> run(const std::vector<MeasureInput>& inputs,
                                          const std::function<void(size_t, const MeasureResult&)>& on_result);
+  /// This runner's session (fair share is per session).
   const std::string& session_id() const { return client_->session_id(); }
 
  private:
@@ -87,7 +89,9 @@ class LocalRunner final : public Runner {
   /// Starts everything and waits until every worker has registered. Errors:
   /// kNotFound (no worker binary), kIOError, kUnavailable (workers did not come up).
   static Result<std::unique_ptr<LocalRunner>> start(LocalRunnerOptions options);
+  /// Stops the workers (SIGTERM, then SIGKILL after 3 s), the tracker, and removes the directory.
   ~LocalRunner() override;
+  /// Measures on the local workers, exactly as RpcRunner::run on a farm.
   Result<std::vector<MeasureResult>> run(const std::vector<MeasureInput>& inputs) override;
 
   /// The tracker's endpoint (ipc://DIR/tracker).

@@ -60,6 +60,7 @@ class Context {
   ~Context();
   Context(const Context&) = delete;
   Context& operator=(const Context&) = delete;
+  /// The raw context for zmq_socket; null only if libzmq could not allocate one.
   void* get() const { return ctx_; }
 
  private:
@@ -80,12 +81,17 @@ class Socket {
   Socket(const Socket&) = delete;
   Socket& operator=(const Socket&) = delete;
 
+  /// The raw socket for zmq_poll / zmq_send; null for a default-constructed Socket.
   void* get() const { return s_; }
+  /// True once created.
   explicit operator bool() const { return s_ != nullptr; }
   /// zmq_setsockopt with an error that names the option.
   Status set(int option, const void* value, size_t size, const char* name);
+  /// zmq_setsockopt of an int option.
   Status set_int(int option, int value, const char* name) { return set(option, &value, sizeof value, name); }
+  /// zmq_bind; kIOError naming the endpoint when it fails (address in use, bad path).
   Status bind(const std::string& endpoint);
+  /// zmq_connect (asynchronous: the peer need not be up yet); kIOError for a malformed endpoint.
   Status connect(const std::string& endpoint);
   /// The endpoint actually bound (resolves tcp://...:* to a port).
   std::string last_endpoint() const;
