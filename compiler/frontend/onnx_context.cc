@@ -7,6 +7,7 @@ namespace tessera::frontend::detail {
 
 using graph::Constant;
 using graph::ValueId;
+using Node = onnx::NodeProto;
 
 namespace {
 Status invalid(const std::string& why) { return Status(ErrorCode::kInvalidArgument, why); }
@@ -55,6 +56,29 @@ Status ImportContext::emit(const onnx::NodeProto& node, graph::OpKind kind, grap
   TESSERA_ASSIGN_OR_RETURN(ValueId out, add(name, kind, std::move(attrs), std::move(inputs), std::move(shape), dtype));
   values[node.output(0)] = out;
   return Status::ok();
+}
+
+Result<int64_t> norm_axis(int64_t axis, size_t rank, const char* what) {
+  const auto r = static_cast<int64_t>(rank);
+  if (axis < -r || axis >= r)
+    return invalid(std::string(what) + " " + std::to_string(axis) + " is out of range for rank " + std::to_string(r));
+  return axis < 0 ? axis + r : axis;
+}
+
+// Ints given by attribute `name` (older opsets) or by constant input `index`.
+Result<std::vector<int64_t>> ints_from(const ImportContext& ctx, const Node& node, const std::string& name, int index,
+                                       bool* given) {
+  *given = true;
+  if (find_attr(node, name)) return attr_ints(node, name);
+  if (ImportContext::has_input(node, index)) {
+    const auto* c = ctx.constant_input(node, index);
+    if (!c) return invalid("'" + name + "' (input " + std::to_string(index) + ") is not a constant");
+    std::vector<int64_t> out;
+    for (double v : c->to_doubles()) out.push_back(static_cast<int64_t>(v));
+    return out;
+  }
+  *given = false;
+  return std::vector<int64_t>{};
 }
 
 const onnx::AttributeProto* find_attr(const onnx::NodeProto& node, const std::string& name) {

@@ -52,6 +52,25 @@ Result<DType> dtype_of_onnx(int32_t elem_type);
 /// A TensorProto (raw or typed fields) as a constant; external data is an error.
 Result<graph::Constant> constant_of_tensor(const onnx::TensorProto& t);
 
+/// An axis in [-rank, rank) as a position in [0, rank); `what` names it in errors.
+Result<int64_t> norm_axis(int64_t axis, size_t rank, const char* what);
+/// Ints given by attribute `name` (older opsets) or by constant input
+/// `index` (newer ones); *given is false when neither is present.
+Result<std::vector<int64_t>> ints_from(const ImportContext& ctx, const onnx::NodeProto& node, const std::string& name,
+                                       int index, bool* given);
+
+/// Converters of data-movement and shape operators (onnx_shape_ops.cc).
+Status convert_reshape(ImportContext& ctx, const onnx::NodeProto& node);  ///< also Flatten, Squeeze, Unsqueeze
+Status convert_transpose(ImportContext& ctx, const onnx::NodeProto& node);
+Status convert_concat(ImportContext& ctx, const onnx::NodeProto& node);
+Status convert_slice(ImportContext& ctx, const onnx::NodeProto& node);
+Status convert_pad(ImportContext& ctx, const onnx::NodeProto& node);
+Status convert_constant(ImportContext& ctx, const onnx::NodeProto& node);
+Status convert_shape(ImportContext& ctx, const onnx::NodeProto& node);
+Status convert_gather(ImportContext& ctx, const onnx::NodeProto& node);
+Status convert_cast(ImportContext& ctx, const onnx::NodeProto& node);
+Status convert_identity(ImportContext& ctx, const onnx::NodeProto& node);  ///< also Dropout
+
 /// Converts one node; the error says why (the driver adds name and type).
 Status convert_node(ImportContext& ctx, const onnx::NodeProto& node);
 /// Whether convert_node knows `op_type`.

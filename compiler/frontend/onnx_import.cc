@@ -120,6 +120,22 @@ Result<graph::Graph> import_model(const onnx::ModelProto& model, const ImportOpt
     }
     ctx.values[init.name()] = ctx.g.add_constant(init.name(), std::move(c).value());
   }
+  for (const auto& [name, data] : options.constant_inputs) {
+    bool found = false;
+    for (const auto& in : gp.input()) {
+      if (in.name() != name) continue;
+      found = true;
+      auto dtype = detail::dtype_of_onnx(in.type().tensor_type().elem_type());
+      const auto& dims = in.type().tensor_type().shape().dim();
+      bool shape_ok = dims.size() == static_cast<int>(data.shape.size());
+      for (int d = 0; shape_ok && d < dims.size(); ++d)
+        shape_ok = !dims[d].has_dim_value() || dims[d].dim_value() == data.shape[d];
+      if (!dtype.is_ok() || *dtype != data.dtype || !shape_ok)
+        errors.push_back("constant input '" + name + "' does not match the model's type or shape");
+    }
+    if (!found) errors.push_back("a constant is given for '" + name + "', which is not a model input");
+    else if (!ctx.values.count(name)) ctx.values[name] = ctx.g.add_constant(name, data);
+  }
   for (const auto& name_shape : options.input_shapes) {
     bool found = false;
     for (const auto& in : gp.input()) found |= in.name() == name_shape.first;

@@ -27,6 +27,10 @@ using InputShapes = std::map<std::string, std::vector<int64_t>>;
 /// Options of an import.
 struct ImportOptions {
   InputShapes input_shapes;
+  /// Graph inputs to treat as constants with the given data (e.g. the shape
+  /// or axes tensors that ONNX's node tests feed as inputs); their shape and
+  /// type must match the model's declaration where it has one.
+  std::map<std::string, graph::Constant> constant_inputs;
 };
 
 /// Parses `name:d0,d1,...` bindings (the `--input-shape` flag), e.g.

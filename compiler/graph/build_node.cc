@@ -169,6 +169,18 @@ Tensor build_gather(const Graph& g, const Node& n, const Tensor& data, const Ten
       n.name, OpPattern::kInjective);
 }
 
+Tensor build_slice(const Graph& g, const Node& n, const Tensor& x) {
+  const auto& a = std::get<SliceAttrs>(n.attrs);
+  return compute(
+      g.value(n.outputs[0]).shape,
+      [&](const Vars& i) {
+        std::vector<Expr> idx;
+        for (size_t d = 0; d < i.size(); ++d) idx.push_back(make_int(a.starts[d]) + i[d] * make_int(a.steps[d]));
+        return read(x, idx);
+      },
+      n.name, OpPattern::kInjective);
+}
+
 Tensor unary(const Node& n, const Tensor& x, const std::function<Expr(Expr)>& f) {
   return compute(
       x->shape, [&](const Vars& i) { return f(read(x, exprs(i))); }, n.name, OpPattern::kElementwise);
@@ -223,11 +235,25 @@ Result<Tensor> build_node(const Graph& g, const Node& n, const std::vector<Tenso
     }
     case OpKind::kGlobalAvgPool: r = ops::global_avg_pool2d(in[0], n.name); break;
     case OpKind::kSoftmax: r = ops::softmax(in[0], static_cast<int>(std::get<AxisAttrs>(n.attrs).axis), n.name); break;
-    case OpKind::kReduceMean: {
+    case OpKind::kReduceMean: case OpKind::kReduceSum: case OpKind::kReduceMax: {
       const auto& a = std::get<ReduceAttrs>(n.attrs);
-      r = ops::reduce_mean(in[0], std::vector<int>(a.axes.begin(), a.axes.end()), a.keepdims, n.name);
+      const std::vector<int> axes(a.axes.begin(), a.axes.end());
+      r = n.kind == OpKind::kReduceMean  ? ops::reduce_mean(in[0], axes, a.keepdims, n.name)
+          : n.kind == OpKind::kReduceSum ? ops::reduce_sum(in[0], axes, a.keepdims, n.name)
+                                         : ops::reduce_max(in[0], axes, a.keepdims, n.name);
       break;
     }
+    case OpKind::kLayerNorm: {
+      const auto& a = std::get<NormAttrs>(n.attrs);
+      r = ops::layer_norm(in[0], in[1], in[2], static_cast<int>(a.axis), a.epsilon, n.name);
+      break;
+    }
+    case OpKind::kPad: {
+      const auto& a = std::get<PadAttrs>(n.attrs);
+      r = ops::pad(in[0], a.before, a.after, a.value, n.name);
+      break;
+    }
+    case OpKind::kSlice: r = build_slice(g, n, in[0]); break;
     case OpKind::kReshape: r = build_reshape(g, n, in[0]); break;
     case OpKind::kTranspose: r = build_transpose(g, n, in[0]); break;
     case OpKind::kConcat: r = build_concat(g, n, in); break;

@@ -78,6 +78,7 @@ bool is_foldable(OpKind kind) {
   switch (kind) {
     case OpKind::kConv: case OpKind::kGemm: case OpKind::kMatMul: case OpKind::kMaxPool: case OpKind::kAvgPool:
     case OpKind::kGlobalAvgPool: case OpKind::kSoftmax: case OpKind::kReduceMean: case OpKind::kBatchNorm:
+    case OpKind::kReduceSum: case OpKind::kReduceMax: case OpKind::kLayerNorm:
       return false;
     default:
       return true;
@@ -136,6 +137,28 @@ Result<Constant> evaluate_node(const Graph& g, const Node& n, const std::vector<
           }
           idx[axis] -= c->shape[axis];
         }
+      }
+      break;
+    }
+    case OpKind::kSlice: case OpKind::kPad: {
+      const Constant& x = *inputs.at(0);
+      const auto in_strides = strides_of(x.shape);
+      for (int64_t i = 0; i < total; ++i) {
+        const auto idx = unravel(i, out.shape);
+        int64_t flat = 0;
+        bool inside = true;
+        for (size_t d = 0; d < idx.size(); ++d) {
+          int64_t k = 0;
+          if (n.kind == OpKind::kSlice) {
+            const auto& a = std::get<SliceAttrs>(n.attrs);
+            k = a.starts[d] + idx[d] * a.steps[d];
+          } else {
+            k = idx[d] - std::get<PadAttrs>(n.attrs).before[d];
+            inside = inside && k >= 0 && k < x.shape[d];
+          }
+          flat += k * in_strides[d];
+        }
+        result[i] = inside ? x.at(flat) : std::get<PadAttrs>(n.attrs).value;
       }
       break;
     }

@@ -171,9 +171,10 @@ OpPattern node_pattern(const Graph& g, const Node& n) {
     case OpKind::kConv: case OpKind::kGemm: case OpKind::kMatMul:
       return OpPattern::kComplex;
     case OpKind::kMaxPool: case OpKind::kAvgPool: case OpKind::kGlobalAvgPool: case OpKind::kSoftmax:
-    case OpKind::kReduceMean:
+    case OpKind::kReduceMean: case OpKind::kReduceSum: case OpKind::kReduceMax: case OpKind::kLayerNorm:
       return OpPattern::kReduction;
     case OpKind::kReshape: case OpKind::kTranspose: case OpKind::kConcat: case OpKind::kGather:
+    case OpKind::kPad: case OpKind::kSlice:
     case OpKind::kShape:
       return OpPattern::kInjective;
     case OpKind::kBatchNorm:
@@ -238,6 +239,17 @@ struct AttrPrinter {
     return "axes=" + ints(a.axes) + " keepdims=" + (a.keepdims ? "1" : "0");
   }
   std::string operator()(const CastAttrs& a) const { return "to=" + a.to.to_string(); }
+  std::string operator()(const NormAttrs& a) const {
+    std::ostringstream s;
+    s << "axis=" << a.axis << " epsilon=" << a.epsilon;
+    return s.str();
+  }
+  std::string operator()(const PadAttrs& a) const {
+    std::ostringstream s;
+    s << "before=" << ints(a.before) << " after=" << ints(a.after) << " value=" << a.value;
+    return s.str();
+  }
+  std::string operator()(const SliceAttrs& a) const { return "starts=" + ints(a.starts) + " steps=" + ints(a.steps); }
 };
 
 std::string value_ref(const Graph& g, ValueId id) {

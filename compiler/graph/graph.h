@@ -33,7 +33,8 @@ namespace tessera::graph {
   X(kTanh, "tanh") X(kClip, "clip") X(kErf, "erf") X(kBatchNorm, "batch_norm")                     \
   X(kMaxPool, "max_pool") X(kAvgPool, "avg_pool") X(kGlobalAvgPool, "global_avg_pool")             \
   X(kReshape, "reshape") X(kTranspose, "transpose") X(kConcat, "concat") X(kSoftmax, "softmax")    \
-  X(kReduceMean, "reduce_mean") X(kShape, "shape") X(kGather, "gather") X(kCast, "cast")
+  X(kReduceMean, "reduce_mean") X(kReduceSum, "reduce_sum") X(kReduceMax, "reduce_max")                  \
+  X(kLayerNorm, "layer_norm") X(kPad, "pad") X(kSlice, "slice") X(kShape, "shape") X(kGather, "gather") X(kCast, "cast")
 
 /// The operator a node applies. Reshape also stands for Flatten, Squeeze and
 /// Unsqueeze: its output value's shape says everything.
@@ -79,7 +80,21 @@ struct AxisAttrs {
 struct PermAttrs {
   std::vector<int64_t> perm;
 };
-/// ReduceMean: non-negative, sorted axes.
+/// LayerNorm over the axes [axis, rank) with epsilon.
+struct NormAttrs {
+  int64_t axis = -1;
+  double epsilon = 1e-5;
+};
+/// Constant padding: pads before and after each dimension.
+struct PadAttrs {
+  std::vector<int64_t> before, after;
+  double value = 0.0;
+};
+/// Slice, one entry per input dimension: out[i] = in[start + i * step].
+struct SliceAttrs {
+  std::vector<int64_t> starts, steps;
+};
+/// ReduceMean/Sum/Max: non-negative, sorted axes.
 struct ReduceAttrs {
   std::vector<int64_t> axes;
   bool keepdims = true;
@@ -91,7 +106,7 @@ struct CastAttrs {
 /// A node's attributes; which alternative goes with which kind is fixed by the
 /// importer and checked where they are read.
 using Attrs = std::variant<NoAttrs, ConvAttrs, GemmAttrs, PoolAttrs, ScalarAttrs, AffineAttrs, AxisAttrs, PermAttrs,
-                           ReduceAttrs, CastAttrs>;
+                           ReduceAttrs, CastAttrs, NormAttrs, PadAttrs, SliceAttrs>;
 
 /// Index of a value in its graph.
 using ValueId = int32_t;
