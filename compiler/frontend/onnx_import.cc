@@ -4,6 +4,8 @@
 #include <fstream>
 #include <sstream>
 
+#include <onnx/shape_inference/implementation.h>
+
 #include "compiler/frontend/onnx_context.h"
 #include "compiler/graph/passes.h"
 
@@ -105,6 +107,45 @@ Status check_supported(const onnx::ModelProto& model, const std::string& origin)
   return Status::ok();
 }
 
+// Cross-checks the importer's shapes against ONNX's own shape inference run on
+// the model with the bound input shapes: a disagreement is an importer bug or
+// an inconsistent model, reported per value. Inference failing is not an error
+// (it is advisory, and older opsets may lack schemas).
+Status cross_check_shapes(const onnx::ModelProto& original, const ImportContext& ctx, const std::string& origin) {
+  onnx::ModelProto model = original;
+  for (auto& in : *model.mutable_graph()->mutable_input()) {
+    auto it = ctx.values.find(in.name());
+    if (it == ctx.values.end() || ctx.g.is_constant(it->second)) continue;
+    auto* shape = in.mutable_type()->mutable_tensor_type()->mutable_shape();
+    shape->clear_dim();
+    for (int64_t d : ctx.value(it->second).shape) shape->add_dim()->set_dim_value(d);
+  }
+  try {
+    onnx::shape_inference::InferShapes(model);
+  } catch (const std::exception&) {
+    return Status::ok();
+  }
+  std::vector<std::string> errors;
+  auto check = [&](const onnx::ValueInfoProto& v) {
+    if (!v.type().has_tensor_type() || !v.type().tensor_type().has_shape()) return;
+    std::vector<int64_t> onnx_shape;
+    for (const auto& d : v.type().tensor_type().shape().dim()) {
+      if (!d.has_dim_value()) return;  // not fully known: nothing to compare
+      onnx_shape.push_back(d.dim_value());
+    }
+    auto it = ctx.values.find(v.name());
+    if (it == ctx.values.end()) return;
+    const auto& ours = ctx.value(it->second).shape;
+    if (ours != onnx_shape)
+      errors.push_back("value '" + v.name() + "': ONNX shape inference gives " + graph::shape_string(onnx_shape) +
+                       ", the importer " + graph::shape_string(ours));
+  };
+  for (const auto& v : model.graph().value_info()) check(v);
+  for (const auto& v : model.graph().output()) check(v);
+  if (!errors.empty()) return error_list(origin, errors);
+  return Status::ok();
+}
+
 Result<graph::Graph> import_model(const onnx::ModelProto& model, const ImportOptions& options,
                                   const std::string& origin) {
   TESSERA_RETURN_IF_ERROR(check_supported(model, origin));
@@ -174,6 +215,7 @@ Result<graph::Graph> import_model(const onnx::ModelProto& model, const ImportOpt
     else outputs.push_back(it->second);
   }
   if (!errors.empty()) return error_list(origin, errors);
+  TESSERA_RETURN_IF_ERROR(cross_check_shapes(model, ctx, origin));
   ctx.g.set_outputs(outputs);
   TESSERA_RETURN_IF_ERROR(ctx.g.validate());
   return graph::eliminate_dead_nodes(ctx.g);

@@ -29,7 +29,11 @@ Status convert_reshape(ImportContext& ctx, const Node& node) {
   const auto& xs = ctx.value(x).shape;
   const std::string& op = node.op_type();
   if (op == "Flatten") {
-    TESSERA_ASSIGN_OR_RETURN(int64_t axis, norm_axis(attr_int(node, "axis", 1), xs.size() + 1, "axis"));
+    // Flatten's axis lies in [-rank, rank]; a negative one counts from rank.
+    const auto rank = static_cast<int64_t>(xs.size());
+    int64_t axis = attr_int(node, "axis", 1);
+    if (axis < -rank || axis > rank) return invalid("axis " + std::to_string(axis) + " is out of range");
+    if (axis < 0) axis += rank;
     int64_t outer = 1;
     for (int64_t d = 0; d < axis; ++d) outer *= xs[d];
     return reshape_to(ctx, node, x, {outer, graph::shape_size(xs) / outer});

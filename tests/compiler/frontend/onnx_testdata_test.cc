@@ -61,8 +61,10 @@ Status run_node_test(const std::string& name) {
                              read_tensor(dir / "test_data_set_0" / ("output_" + std::to_string(i) + ".pb")));
     const graph::Value& v = g.value(g.outputs()[i]);
     const graph::Constant got{v.dtype, v.shape, outputs[i]};
-    if (got.num_elements() != want.num_elements())
-      return Status(ErrorCode::kInvalidArgument, "output " + std::to_string(i) + " has the wrong size");
+    if (got.shape != want.shape)
+      return Status(ErrorCode::kInvalidArgument, "output " + std::to_string(i) + " has shape " +
+                                                     graph::shape_string(got.shape) + ", want " +
+                                                     graph::shape_string(want.shape));
     const auto a = got.to_doubles(), b = want.to_doubles();
     for (size_t j = 0; j < a.size(); ++j)
       if (!(std::fabs(a[j] - b[j]) <= 1e-4 + 1e-3 * std::fabs(b[j])))
