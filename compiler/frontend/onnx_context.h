@@ -26,6 +26,8 @@ struct ImportContext {
   static bool has_input(const onnx::NodeProto& node, int i);
   /// The constant data of input i, or nullptr when it is not a constant.
   const graph::Constant* constant_input(const onnx::NodeProto& node, int i) const;
+  /// The value `id`. The reference dies when a value is added (add, emit,
+  /// add_constant): converters copy what they keep.
   const graph::Value& value(graph::ValueId id) const { return g.value(id); }
 
   /// Adds a one-output node named `name`, folding it at once when its inputs
@@ -64,6 +66,7 @@ Status convert_reshape(ImportContext& ctx, const onnx::NodeProto& node);  ///< a
 Status convert_transpose(ImportContext& ctx, const onnx::NodeProto& node);
 Status convert_concat(ImportContext& ctx, const onnx::NodeProto& node);
 Status convert_slice(ImportContext& ctx, const onnx::NodeProto& node);
+Status convert_split(ImportContext& ctx, const onnx::NodeProto& node);  ///< one slice per output
 Status convert_pad(ImportContext& ctx, const onnx::NodeProto& node);
 Status convert_constant(ImportContext& ctx, const onnx::NodeProto& node);
 Status convert_shape(ImportContext& ctx, const onnx::NodeProto& node);

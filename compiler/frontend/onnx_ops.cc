@@ -19,7 +19,7 @@ namespace {
 Status invalid(const std::string& why) { return Status(ErrorCode::kInvalidArgument, why); }
 
 Status emit_like(ImportContext& ctx, const Node& node, OpKind kind, graph::Attrs attrs, ValueId x) {
-  const auto& v = ctx.value(x);
+  const auto v = ctx.value(x);
   return ctx.emit(node, kind, std::move(attrs), {x}, v.shape, v.dtype);
 }
 
@@ -56,7 +56,7 @@ Status emit_chain(ImportContext& ctx, const Node& node, OpKind kind, std::vector
   if (inputs.empty()) return invalid("no inputs");
   ValueId acc = inputs[0];
   for (size_t i = 1; i < inputs.size(); ++i) {
-    const auto &va = ctx.value(acc), &vb = ctx.value(inputs[i]);
+    const auto va = ctx.value(acc), vb = ctx.value(inputs[i]);
     if (va.dtype != vb.dtype) return invalid("operand types differ: " + va.dtype.to_string() + " and " + vb.dtype.to_string());
     TESSERA_ASSIGN_OR_RETURN(auto shape, broadcast(va.shape, vb.shape));
     const std::string name = (node.name().empty() ? node.output(0) : node.name()) +
@@ -119,7 +119,7 @@ Status convert_binary(ImportContext& ctx, const Node& node) {
       {"Add", OpKind::kAdd}, {"Sub", OpKind::kSub}, {"Mul", OpKind::kMul}, {"Div", OpKind::kDiv}, {"Pow", OpKind::kPow}};
   TESSERA_ASSIGN_OR_RETURN(ValueId a, ctx.input(node, 0));
   TESSERA_ASSIGN_OR_RETURN(ValueId b, ctx.input(node, 1));
-  const auto &va = ctx.value(a), &vb = ctx.value(b);
+  const auto va = ctx.value(a), vb = ctx.value(b);
   if (va.dtype != vb.dtype) {
     // Pow's exponent may have its own type: convert a constant one.
     const auto* c = ctx.constant_input(node, 1);
@@ -159,7 +159,7 @@ Result<std::array<int64_t, 4>> window_pads(const Node& node, const std::vector<i
 Status convert_conv(ImportContext& ctx, const Node& node) {
   TESSERA_ASSIGN_OR_RETURN(ValueId x, ctx.input(node, 0));
   TESSERA_ASSIGN_OR_RETURN(ValueId w, ctx.input(node, 1));
-  const auto &xs = ctx.value(x).shape, &ws = ctx.value(w).shape;
+  const auto xs = ctx.value(x).shape, ws = ctx.value(w).shape;
   if (xs.size() != 4 || ws.size() != 4) return invalid("only 2-D convolutions (rank-4 input and weight) are supported");
   graph::ConvAttrs a;
   a.groups = attr_int(node, "group", 1);
@@ -185,7 +185,7 @@ Status convert_conv(ImportContext& ctx, const Node& node) {
 
 Status convert_pool(ImportContext& ctx, const Node& node) {
   TESSERA_ASSIGN_OR_RETURN(ValueId x, ctx.input(node, 0));
-  const auto& xs = ctx.value(x).shape;
+  const auto xs = ctx.value(x).shape;
   if (node.output_size() > 1 && !node.output(1).empty()) return invalid("the Indices output is not supported");
   if (xs.size() != 4) return invalid("only 2-D pooling (rank-4 input) is supported");
   if (!ctx.value(x).dtype.is_float()) return invalid("pooling of " + ctx.value(x).dtype.to_string() + " is not supported (floats only)");
@@ -220,7 +220,7 @@ Status convert_gemm(ImportContext& ctx, const Node& node) {
   TESSERA_ASSIGN_OR_RETURN(ValueId b, ctx.input(node, 1));
   graph::GemmAttrs at{attr_float(node, "alpha", 1.0f), attr_float(node, "beta", 1.0f),
                       attr_int(node, "transA", 0) != 0, attr_int(node, "transB", 0) != 0};
-  const auto &as = ctx.value(a).shape, &bs = ctx.value(b).shape;
+  const auto as = ctx.value(a).shape, bs = ctx.value(b).shape;
   if (as.size() != 2 || bs.size() != 2) return invalid("Gemm operands must be 2-D");
   const int64_t m = at.trans_a ? as[1] : as[0], ka = at.trans_a ? as[0] : as[1];
   const int64_t kb = at.trans_b ? bs[1] : bs[0], n = at.trans_b ? bs[0] : bs[1];
@@ -236,7 +236,7 @@ Status convert_gemm(ImportContext& ctx, const Node& node) {
 Status convert_matmul(ImportContext& ctx, const Node& node) {
   TESSERA_ASSIGN_OR_RETURN(ValueId a, ctx.input(node, 0));
   TESSERA_ASSIGN_OR_RETURN(ValueId b, ctx.input(node, 1));
-  const auto &as = ctx.value(a).shape, &bs = ctx.value(b).shape;
+  const auto as = ctx.value(a).shape, bs = ctx.value(b).shape;
   if (as.size() < 2 || bs.size() < 2) return invalid("1-D MatMul operands are not supported");
   if (as.back() != bs[bs.size() - 2]) return invalid("inner dimensions differ: " + graph::shape_string(as) + " x " + graph::shape_string(bs));
   const size_t rank = std::max(as.size(), bs.size());
@@ -259,7 +259,7 @@ Status convert_batch_norm(ImportContext& ctx, const Node& node) {
     TESSERA_ASSIGN_OR_RETURN(ValueId v, ctx.input(node, i));
     inputs.push_back(v);
   }
-  const auto& xs = ctx.value(inputs[0]).shape;
+  const auto xs = ctx.value(inputs[0]).shape;
   if (xs.size() < 2) return invalid("input must have a channel dimension");
   for (int i = 1; i < 5; ++i)
     if (ctx.value(inputs[i]).shape != std::vector<int64_t>{xs[1]}) return invalid("parameters must have shape [C]");
@@ -269,7 +269,7 @@ Status convert_batch_norm(ImportContext& ctx, const Node& node) {
 
 Status convert_softmax(ImportContext& ctx, const Node& node) {
   TESSERA_ASSIGN_OR_RETURN(ValueId x, ctx.input(node, 0));
-  const auto& xs = ctx.value(x).shape;
+  const auto xs = ctx.value(x).shape;
   TESSERA_ASSIGN_OR_RETURN(int64_t axis, norm_axis(attr_int(node, "axis", ctx.opset < 13 ? 1 : -1), xs.size(), "axis"));
   // Before opset 13 Softmax flattens [axis, rank) into one axis; that equals
   // the per-axis form only when axis is the last one.
@@ -281,7 +281,7 @@ Status convert_softmax(ImportContext& ctx, const Node& node) {
 
 Status convert_reduce(ImportContext& ctx, const Node& node) {
   TESSERA_ASSIGN_OR_RETURN(ValueId x, ctx.input(node, 0));
-  const auto& xs = ctx.value(x).shape;
+  const auto xs = ctx.value(x).shape;
   bool given = false;
   TESSERA_ASSIGN_OR_RETURN(auto axes, ints_from(ctx, node, "axes", 1, &given));
   if (!given || axes.empty()) {
@@ -311,7 +311,7 @@ Status convert_layer_norm(ImportContext& ctx, const Node& node) {
     if (!node.output(i).empty()) return invalid("the Mean and InvStdDev outputs are not supported");
   TESSERA_ASSIGN_OR_RETURN(ValueId x, ctx.input(node, 0));
   TESSERA_ASSIGN_OR_RETURN(ValueId scale, ctx.input(node, 1));
-  const auto& xs = ctx.value(x).shape;
+  const auto xs = ctx.value(x).shape;
   TESSERA_ASSIGN_OR_RETURN(int64_t axis, norm_axis(attr_int(node, "axis", -1), xs.size(), "axis"));
   const std::vector<int64_t> norm_shape(xs.begin() + axis, xs.end());
   ValueId bias = -1;
@@ -330,7 +330,7 @@ Status convert_layer_norm(ImportContext& ctx, const Node& node) {
 
 Status convert_global_pool(ImportContext& ctx, const Node& node) {
   TESSERA_ASSIGN_OR_RETURN(ValueId x, ctx.input(node, 0));
-  const auto& xs = ctx.value(x).shape;
+  const auto xs = ctx.value(x).shape;
   if (xs.size() != 4) return invalid("only rank-4 (NCHW) input is supported");
   return ctx.emit(node, OpKind::kGlobalAvgPool, graph::NoAttrs{}, {x}, {xs[0], xs[1], 1, 1}, ctx.value(x).dtype);
 }
@@ -348,7 +348,7 @@ const std::map<std::string, Converter>& converters() {
       {"Squeeze", convert_reshape}, {"Unsqueeze", convert_reshape}, {"Transpose", convert_transpose},
       {"Concat", convert_concat}, {"Softmax", convert_softmax}, {"ReduceMean", convert_reduce},
       {"ReduceSum", convert_reduce}, {"ReduceMax", convert_reduce}, {"LayerNormalization", convert_layer_norm},
-      {"Slice", convert_slice}, {"Pad", convert_pad},
+      {"Slice", convert_slice}, {"Split", convert_split}, {"Pad", convert_pad},
       {"Constant", convert_constant}, {"Shape", convert_shape}, {"Gather", convert_gather}, {"Cast", convert_cast},
       {"Identity", convert_identity}, {"Dropout", convert_identity}, {"Max", convert_max_min},
       {"Min", convert_max_min},

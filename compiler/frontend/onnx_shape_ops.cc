@@ -26,7 +26,7 @@ Status reshape_to(ImportContext& ctx, const Node& node, ValueId x, std::vector<i
 
 Status convert_reshape(ImportContext& ctx, const Node& node) {
   TESSERA_ASSIGN_OR_RETURN(ValueId x, ctx.input(node, 0));
-  const auto& xs = ctx.value(x).shape;
+  const auto xs = ctx.value(x).shape;
   const std::string& op = node.op_type();
   if (op == "Flatten") {
     // Flatten's axis lies in [-rank, rank]; a negative one counts from rank.
@@ -87,7 +87,7 @@ Status convert_reshape(ImportContext& ctx, const Node& node) {
 
 Status convert_transpose(ImportContext& ctx, const Node& node) {
   TESSERA_ASSIGN_OR_RETURN(ValueId x, ctx.input(node, 0));
-  const auto& xs = ctx.value(x).shape;
+  const auto xs = ctx.value(x).shape;
   std::vector<int64_t> perm = attr_ints(node, "perm");
   if (perm.empty())
     for (size_t d = xs.size(); d-- > 0;) perm.push_back(static_cast<int64_t>(d));
@@ -109,7 +109,7 @@ Status convert_concat(ImportContext& ctx, const Node& node) {
   std::vector<int64_t> shape = ctx.value(inputs[0]).shape;
   TESSERA_ASSIGN_OR_RETURN(int64_t axis, norm_axis(attr_int(node, "axis", 0), shape.size(), "axis"));
   for (size_t i = 1; i < inputs.size(); ++i) {
-    const auto& s = ctx.value(inputs[i]).shape;
+    const auto s = ctx.value(inputs[i]).shape;
     if (s.size() != shape.size() || ctx.value(inputs[i]).dtype != ctx.value(inputs[0]).dtype)
       return invalid("inputs differ in rank or type");
     for (size_t d = 0; d < s.size(); ++d)
@@ -121,7 +121,7 @@ Status convert_concat(ImportContext& ctx, const Node& node) {
 
 Status convert_slice(ImportContext& ctx, const Node& node) {
   TESSERA_ASSIGN_OR_RETURN(ValueId x, ctx.input(node, 0));
-  const auto& xs = ctx.value(x).shape;
+  const auto xs = ctx.value(x).shape;
   bool given = false;
   TESSERA_ASSIGN_OR_RETURN(auto starts, ints_from(ctx, node, "starts", 1, &given));
   TESSERA_ASSIGN_OR_RETURN(auto ends, ints_from(ctx, node, "ends", 2, &given));
@@ -151,9 +151,43 @@ Status convert_slice(ImportContext& ctx, const Node& node) {
   return ctx.emit(node, OpKind::kSlice, a, {x}, shape, ctx.value(x).dtype);
 }
 
+Status convert_split(ImportContext& ctx, const Node& node) {
+  TESSERA_ASSIGN_OR_RETURN(ValueId x, ctx.input(node, 0));
+  const auto xs = ctx.value(x).shape;
+  TESSERA_ASSIGN_OR_RETURN(int64_t axis, norm_axis(attr_int(node, "axis", 0), xs.size(), "axis"));
+  bool given = false;
+  TESSERA_ASSIGN_OR_RETURN(auto sizes, ints_from(ctx, node, "split", 1, &given));
+  const int64_t parts = node.output_size();
+  if (!given) {
+    if (xs[axis] % parts != 0)
+      return invalid("axis extent " + std::to_string(xs[axis]) + " does not split into " + std::to_string(parts) + " equal parts");
+    sizes.assign(static_cast<size_t>(parts), xs[axis] / parts);
+  }
+  int64_t total = 0;
+  for (int64_t v : sizes) total += v;
+  if (static_cast<int64_t>(sizes.size()) != parts || total != xs[axis])
+    return invalid("split sizes do not add up to the axis extent " + std::to_string(xs[axis]));
+  // One slice per output: Split has several outputs, and graph nodes that
+  // fusion and kernels see have one each.
+  int64_t start = 0;
+  for (int64_t i = 0; i < parts; ++i) {
+    if (sizes[i] <= 0) return invalid("a zero-size split is not supported");
+    graph::SliceAttrs a{std::vector<int64_t>(xs.size(), 0), std::vector<int64_t>(xs.size(), 1)};
+    a.starts[axis] = start;
+    std::vector<int64_t> shape = xs;
+    shape[axis] = sizes[i];
+    start += sizes[i];
+    if (node.output(static_cast<int>(i)).empty()) continue;
+    const std::string name = (node.name().empty() ? node.output(0) : node.name()) + "." + std::to_string(i);
+    TESSERA_ASSIGN_OR_RETURN(ValueId out, ctx.add(name, OpKind::kSlice, a, {x}, shape, ctx.value(x).dtype));
+    ctx.values[node.output(static_cast<int>(i))] = out;
+  }
+  return Status::ok();
+}
+
 Status convert_pad(ImportContext& ctx, const Node& node) {
   TESSERA_ASSIGN_OR_RETURN(ValueId x, ctx.input(node, 0));
-  const auto& xs = ctx.value(x).shape;
+  const auto xs = ctx.value(x).shape;
   if (attr_string(node, "mode", "constant") != "constant")
     return invalid("mode '" + attr_string(node, "mode", "") + "' is not supported (only constant)");
   if (ImportContext::has_input(node, 3)) return invalid("the axes input (opset 18) is not supported");
@@ -218,7 +252,7 @@ Status convert_shape(ImportContext& ctx, const Node& node) {
 Status convert_gather(ImportContext& ctx, const Node& node) {
   TESSERA_ASSIGN_OR_RETURN(ValueId data, ctx.input(node, 0));
   TESSERA_ASSIGN_OR_RETURN(ValueId idx, ctx.input(node, 1));
-  const auto &ds = ctx.value(data).shape, &is = ctx.value(idx).shape;
+  const auto ds = ctx.value(data).shape, is = ctx.value(idx).shape;
   if (!ctx.value(idx).dtype.is_int()) return invalid("indices must be int32 or int64");
   TESSERA_ASSIGN_OR_RETURN(int64_t axis, norm_axis(attr_int(node, "axis", 0), ds.size(), "axis"));
   std::vector<int64_t> shape(ds.begin(), ds.begin() + axis);

@@ -97,6 +97,7 @@ INSTANTIATE_TEST_SUITE_P(
                       "test_flatten_axis2", "test_flatten_negative_axis3", "test_reshape_reordered_all_dims",
                       "test_reshape_zero_and_negative_dim", "test_squeeze_negative_axes", "test_unsqueeze_unsorted_axes",
                       "test_slice_neg_steps", "test_slice_default_axes", "test_slice_end_out_of_bounds",
+                      "test_split_variable_parts_2d", "test_split_equal_parts_default_axis",
                       "test_reduce_sum_keepdims_random", "test_reduce_max_do_not_keepdims_random",
                       "test_clip_default_int8_inbounds", "test_max_example", "test_min_two_inputs",
                       "test_gather_2d_indices", "test_gather_negative_indices", "test_sigmoid", "test_tanh",
