@@ -183,6 +183,49 @@ Status convert_conv(ImportContext& ctx, const Node& node) {
   return ctx.emit(node, OpKind::kConv, a, inputs, {xs[0], ws[0], oh, ow}, ctx.value(x).dtype);
 }
 
+Status convert_conv_transpose(ImportContext& ctx, const Node& node) {
+  TESSERA_ASSIGN_OR_RETURN(ValueId x, ctx.input(node, 0));
+  TESSERA_ASSIGN_OR_RETURN(ValueId w, ctx.input(node, 1));
+  const auto xs = ctx.value(x).shape, ws = ctx.value(w).shape;
+  if (xs.size() != 4 || ws.size() != 4) return invalid("only 2-D transposed convolutions are supported");
+  graph::ConvAttrs a;
+  a.groups = attr_int(node, "group", 1);
+  if (a.groups <= 0 || xs[1] != ws[0] || xs[1] % a.groups) return invalid("group and weight do not match the input");
+  const auto strides = attr_ints(node, "strides", {1, 1}), dil = attr_ints(node, "dilations", {1, 1});
+  const auto out_pad = attr_ints(node, "output_padding", {0, 0}), out_shape = attr_ints(node, "output_shape");
+  if (strides.size() != 2 || dil.size() != 2 || out_pad.size() != 2) return invalid("strides, dilations and output_padding need 2 values");
+  a.stride_h = strides[0], a.stride_w = strides[1], a.dilation_h = dil[0], a.dilation_w = dil[1];
+  int64_t pads[4] = {0, 0, 0, 0};
+  const auto given = attr_ints(node, "pads", {0, 0, 0, 0});
+  if (given.size() != 4) return invalid("pads must have 4 values");
+  std::copy(given.begin(), given.end(), pads);
+  const std::string autopad = attr_string(node, "auto_pad", "NOTSET");
+  int64_t out[2];
+  for (int i = 0; i < 2; ++i) {
+    const int64_t full = strides[i] * (xs[2 + i] - 1) + out_pad[i] + (ws[2 + i] - 1) * dil[i] + 1;
+    const int64_t want = !out_shape.empty() ? out_shape[out_shape.size() - 2 + i]
+                         : autopad == "SAME_UPPER" || autopad == "SAME_LOWER" ? xs[2 + i] * strides[i] : -1;
+    if (want > 0) {
+      // ONNX: SAME_UPPER puts the smaller half first, otherwise the larger;
+      // a negative total (more output than the windows cover) floors.
+      const int64_t total = full - want;
+      const int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2);
+      pads[i] = autopad == "SAME_UPPER" ? half : total - half;
+      pads[i + 2] = total - pads[i];
+    }
+    out[i] = full - pads[i] - pads[i + 2];
+    if (out[i] <= 0) return invalid("the output would be empty");
+  }
+  a.pad_top = pads[0], a.pad_left = pads[1], a.pad_bottom = pads[2], a.pad_right = pads[3];
+  std::vector<ValueId> inputs{x, w};
+  if (ImportContext::has_input(node, 2)) {
+    TESSERA_ASSIGN_OR_RETURN(ValueId b, ctx.input(node, 2));
+    inputs.push_back(b);
+  }
+  return ctx.emit(node, OpKind::kConvTranspose, a, inputs, {xs[0], ws[1] * a.groups, out[0], out[1]},
+                  ctx.value(x).dtype);
+}
+
 Status convert_pool(ImportContext& ctx, const Node& node) {
   TESSERA_ASSIGN_OR_RETURN(ValueId x, ctx.input(node, 0));
   const auto xs = ctx.value(x).shape;
@@ -342,7 +385,7 @@ const std::map<std::string, Converter>& converters() {
       {"Add", convert_binary}, {"Sub", convert_binary}, {"Mul", convert_binary}, {"Div", convert_binary},
       {"Pow", convert_binary}, {"Relu", convert_unary}, {"LeakyRelu", convert_unary}, {"Sigmoid", convert_unary},
       {"HardSigmoid", convert_unary}, {"HardSwish", convert_unary}, {"Tanh", convert_unary}, {"Erf", convert_unary},
-      {"Clip", convert_clip}, {"Conv", convert_conv}, {"Gemm", convert_gemm}, {"MatMul", convert_matmul},
+      {"Clip", convert_clip}, {"Conv", convert_conv}, {"ConvTranspose", convert_conv_transpose}, {"Gemm", convert_gemm}, {"MatMul", convert_matmul},
       {"BatchNormalization", convert_batch_norm}, {"MaxPool", convert_pool}, {"AveragePool", convert_pool},
       {"GlobalAveragePool", convert_global_pool}, {"Flatten", convert_reshape}, {"Reshape", convert_reshape},
       {"Squeeze", convert_reshape}, {"Unsqueeze", convert_reshape}, {"Transpose", convert_transpose},

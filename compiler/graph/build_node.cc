@@ -37,6 +37,38 @@ Result<Tensor> build_conv(const Node& n, const std::vector<Tensor>& in) {
       y, [&](Expr v, const Expr& k) { return v + read(bias, {k}); }, n.name + ".bias");
 }
 
+// out[n, k, y, x] = sum over c, r, s of X[n, c, iy, ix] * W[c, k, r, s] where
+// y + pad_top - r * dilation_h = iy * stride_h (and likewise for x): each
+// input pixel scatters a weighted window; written as a gather with a guard.
+Result<Tensor> build_conv_transpose(const Graph& g, const Node& n, const std::vector<Tensor>& in) {
+  const auto& a = std::get<ConvAttrs>(n.attrs);
+  const Tensor x = in[0], w = in[1];
+  const auto& out_shape = g.value(n.outputs[0]).shape;
+  const int64_t cg = x->shape[1] / a.groups, kg = w->shape[1];
+  IterVar c = reduce_axis(cg, "c"), r = reduce_axis(w->shape[2], "r"), s = reduce_axis(w->shape[3], "s");
+  const DType t = x->dtype;
+  Tensor y = compute(
+      out_shape,
+      [&](const Vars& i) {
+        const Expr group = static_cast<const Expr&>(i[1]) / make_int(kg);
+        const Expr ch = group * make_int(cg) + c->var;
+        const Expr ty = static_cast<const Expr&>(i[2]) + make_int(a.pad_top) - r->var * make_int(a.dilation_h);
+        const Expr tx = static_cast<const Expr&>(i[3]) + make_int(a.pad_left) - s->var * make_int(a.dilation_w);
+        const Expr iy = ty / make_int(a.stride_h), ix = tx / make_int(a.stride_w);
+        const Expr valid = ty >= make_int(0) && tx >= make_int(0) && ty % make_int(a.stride_h) == make_int(0) &&
+                           tx % make_int(a.stride_w) == make_int(0) && iy < make_int(x->shape[2]) &&
+                           ix < make_int(x->shape[3]);
+        const Expr prod = read(x, {i[0], ch, iy, ix}) *
+                          read(w, {ch, static_cast<const Expr&>(i[1]) % make_int(kg), r->var, s->var});
+        return sum(if_then_else(valid, prod, cst(t, 0.0)), {c, r, s});
+      },
+      n.name, OpPattern::kComplex);
+  if (in.size() < 3) return y;
+  const Tensor bias = in[2];
+  return channel_epilogue(
+      y, [&](Expr v, const Expr& k) { return v + read(bias, {k}); }, n.name + ".bias");
+}
+
 Tensor transpose2d(const Tensor& x, const std::string& name) {
   return compute(
       {x->shape[1], x->shape[0]}, [&](const Vars& i) { return read(x, {i[1], i[0]}); }, name,
@@ -194,6 +226,7 @@ Result<Tensor> build_node(const Graph& g, const Node& n, const std::vector<Tenso
   Result<Tensor> r = error(n, "no kernel for this operator");
   switch (n.kind) {
     case OpKind::kConv: r = build_conv(n, in); break;
+    case OpKind::kConvTranspose: r = build_conv_transpose(g, n, in); break;
     case OpKind::kGemm: r = build_gemm(n, in); break;
     case OpKind::kMatMul: r = build_matmul(g, n, in); break;
     case OpKind::kAdd: r = ops::add(in[0], in[1], n.name); break;

@@ -76,7 +76,7 @@ Result<double> apply_unary(const Node& n, double x) {
 
 bool is_foldable(OpKind kind) {
   switch (kind) {
-    case OpKind::kConv: case OpKind::kGemm: case OpKind::kMatMul: case OpKind::kMaxPool: case OpKind::kAvgPool:
+    case OpKind::kConv: case OpKind::kConvTranspose: case OpKind::kGemm: case OpKind::kMatMul: case OpKind::kMaxPool: case OpKind::kAvgPool:
     case OpKind::kGlobalAvgPool: case OpKind::kSoftmax: case OpKind::kReduceMean: case OpKind::kBatchNorm:
     case OpKind::kReduceSum: case OpKind::kReduceMax: case OpKind::kLayerNorm:
       return false;

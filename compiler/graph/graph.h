@@ -27,7 +27,7 @@ namespace tessera::graph {
 
 /// Every operator kind, listed once: X(enum name, printed name).
 #define TESSERA_GRAPH_OPS(X)                                                                       \
-  X(kConv, "conv") X(kGemm, "gemm") X(kMatMul, "matmul") X(kAdd, "add") X(kSub, "sub")             \
+  X(kConv, "conv") X(kConvTranspose, "conv_transpose") X(kGemm, "gemm") X(kMatMul, "matmul") X(kAdd, "add") X(kSub, "sub")             \
   X(kMul, "mul") X(kDiv, "div") X(kPow, "pow") X(kMax, "max") X(kMin, "min") X(kRelu, "relu") X(kLeakyRelu, "leaky_relu")        \
   X(kSigmoid, "sigmoid") X(kHardSigmoid, "hard_sigmoid") X(kHardSwish, "hardswish")                \
   X(kTanh, "tanh") X(kClip, "clip") X(kErf, "erf") X(kBatchNorm, "batch_norm")                     \
@@ -48,7 +48,9 @@ const char* op_kind_name(OpKind kind);
 
 /// No attributes.
 struct NoAttrs {};
-/// Conv: NCHW input, OIHW weight, optional bias of K.
+/// Conv: NCHW input, OIHW weight, optional bias of K. ConvTranspose: the same
+/// fields, weight C x K/groups x R x S; the output value's shape carries any
+/// output_padding.
 struct ConvAttrs {
   int64_t stride_h = 1, stride_w = 1, dilation_h = 1, dilation_w = 1, groups = 1;
   int64_t pad_top = 0, pad_left = 0, pad_bottom = 0, pad_right = 0;
