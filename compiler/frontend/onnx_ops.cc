@@ -226,6 +226,50 @@ Status convert_conv_transpose(ImportContext& ctx, const Node& node) {
                   ctx.value(x).dtype);
 }
 
+Status convert_resize(ImportContext& ctx, const Node& node) {
+  using A = graph::ResizeAttrs;
+  TESSERA_ASSIGN_OR_RETURN(ValueId x, ctx.input(node, 0));
+  const auto xs = ctx.value(x).shape;
+  if (!ctx.value(x).dtype.is_float()) return invalid("only floating-point input is supported");
+  A a;
+  const std::string mode = attr_string(node, "mode", "nearest");
+  if (mode == "linear") a.mode = A::Mode::kLinear;
+  else if (mode != "nearest") return invalid("mode '" + mode + "' is not supported (nearest, linear)");
+  static const std::map<std::string, A::Coord> kCoords = {
+      {"half_pixel", A::Coord::kHalfPixel}, {"asymmetric", A::Coord::kAsymmetric},
+      {"align_corners", A::Coord::kAlignCorners}, {"pytorch_half_pixel", A::Coord::kPytorchHalfPixel},
+      {"tf_half_pixel_for_nn", A::Coord::kTfHalfPixelForNn}};
+  static const std::map<std::string, A::Round> kRounds = {
+      {"round_prefer_floor", A::Round::kPreferFloor}, {"round_prefer_ceil", A::Round::kPreferCeil},
+      {"floor", A::Round::kFloor}, {"ceil", A::Round::kCeil}};
+  const std::string coord = attr_string(node, "coordinate_transformation_mode", "half_pixel");
+  const std::string round = attr_string(node, "nearest_mode", "round_prefer_floor");
+  if (!kCoords.count(coord)) return invalid("coordinate_transformation_mode '" + coord + "' is not supported");
+  if (!kRounds.count(round)) return invalid("nearest_mode '" + round + "' is not supported");
+  a.coord = kCoords.at(coord);
+  a.round = kRounds.at(round);
+  // Inputs: X, roi, scales, sizes (opset 11+); scales or sizes must be a constant.
+  const auto* scales = ctx.constant_input(node, 2);
+  const auto* sizes = ctx.constant_input(node, 3);
+  std::vector<int64_t> shape = xs;
+  if (sizes && sizes->num_elements() > 0) {
+    if (sizes->num_elements() != static_cast<int64_t>(xs.size())) return invalid("sizes must have one value per dimension");
+    for (size_t d = 0; d < xs.size(); ++d) {
+      shape[d] = static_cast<int64_t>(sizes->at(static_cast<int64_t>(d)));
+      a.scales.push_back(static_cast<double>(shape[d]) / static_cast<double>(xs[d]));
+    }
+  } else if (scales && scales->num_elements() > 0) {
+    if (scales->num_elements() != static_cast<int64_t>(xs.size())) return invalid("scales must have one value per dimension");
+    for (size_t d = 0; d < xs.size(); ++d) {
+      a.scales.push_back(scales->at(static_cast<int64_t>(d)));
+      shape[d] = static_cast<int64_t>(std::floor(static_cast<double>(xs[d]) * a.scales[d]));
+    }
+  } else {
+    return invalid("neither scales nor sizes is a constant");
+  }
+  return ctx.emit(node, OpKind::kResize, a, {x}, shape, ctx.value(x).dtype);
+}
+
 Status convert_pool(ImportContext& ctx, const Node& node) {
   TESSERA_ASSIGN_OR_RETURN(ValueId x, ctx.input(node, 0));
   const auto xs = ctx.value(x).shape;
@@ -385,7 +429,7 @@ const std::map<std::string, Converter>& converters() {
       {"Add", convert_binary}, {"Sub", convert_binary}, {"Mul", convert_binary}, {"Div", convert_binary},
       {"Pow", convert_binary}, {"Relu", convert_unary}, {"LeakyRelu", convert_unary}, {"Sigmoid", convert_unary},
       {"HardSigmoid", convert_unary}, {"HardSwish", convert_unary}, {"Tanh", convert_unary}, {"Erf", convert_unary},
-      {"Clip", convert_clip}, {"Conv", convert_conv}, {"ConvTranspose", convert_conv_transpose}, {"Gemm", convert_gemm}, {"MatMul", convert_matmul},
+      {"Clip", convert_clip}, {"Conv", convert_conv}, {"Resize", convert_resize}, {"ConvTranspose", convert_conv_transpose}, {"Gemm", convert_gemm}, {"MatMul", convert_matmul},
       {"BatchNormalization", convert_batch_norm}, {"MaxPool", convert_pool}, {"AveragePool", convert_pool},
       {"GlobalAveragePool", convert_global_pool}, {"Flatten", convert_reshape}, {"Reshape", convert_reshape},
       {"Squeeze", convert_reshape}, {"Unsqueeze", convert_reshape}, {"Transpose", convert_transpose},

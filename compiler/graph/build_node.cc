@@ -69,6 +69,78 @@ Result<Tensor> build_conv_transpose(const Graph& g, const Node& n, const std::ve
       y, [&](Expr v, const Expr& k) { return v + read(bias, {k}); }, n.name + ".bias");
 }
 
+// The input coordinate (float) of output index `i` along one dimension.
+Expr resize_coord(const ResizeAttrs& a, Expr i, int64_t in_len, int64_t out_len, double scale) {
+  const DType f = DType::f32();
+  const Expr x = cast(f, i);
+  switch (a.coord) {
+    case ResizeAttrs::Coord::kHalfPixel: return (x + cst(f, 0.5)) / cst(f, scale) - cst(f, 0.5);
+    case ResizeAttrs::Coord::kAsymmetric: return x / cst(f, scale);
+    case ResizeAttrs::Coord::kAlignCorners: {
+      // ONNX divides by the unrounded resized length, in_len * scale.
+      const double resized = static_cast<double>(in_len) * scale;
+      return resized <= 1.0 ? cst(f, 0.0) : x * cst(f, static_cast<double>(in_len - 1) / (resized - 1.0));
+    }
+    case ResizeAttrs::Coord::kPytorchHalfPixel:
+      return out_len > 1 ? (x + cst(f, 0.5)) / cst(f, scale) - cst(f, 0.5) : cst(f, 0.0);
+    case ResizeAttrs::Coord::kTfHalfPixelForNn: return (x + cst(f, 0.5)) / cst(f, scale);
+  }
+  return x;
+}
+
+Expr clamp_index(Expr i, int64_t len) { return min(max(i, make_int(0)), make_int(len - 1)); }
+
+// Nearest: round the coordinate per nearest_mode and clamp. Linear: blend
+// the two clamped neighbours along every resized dimension (2^k terms).
+Tensor build_resize(const Graph& g, const Node& n, const Tensor& x) {
+  const auto& a = std::get<ResizeAttrs>(n.attrs);
+  const auto& out_shape = g.value(n.outputs[0]).shape;
+  const DType f = DType::f32();
+  return compute(
+      out_shape,
+      [&](const Vars& i) {
+        std::vector<Expr> idx(out_shape.size()), lo(out_shape.size()), hi(out_shape.size()), frac(out_shape.size());
+        std::vector<size_t> resized;
+        for (size_t d = 0; d < out_shape.size(); ++d) {
+          idx[d] = i[d];
+          if (out_shape[d] == x->shape[d] && a.scales[d] == 1.0) continue;
+          const Expr c = resize_coord(a, i[d], x->shape[d], out_shape[d], a.scales[d]);
+          if (a.mode == ResizeAttrs::Mode::kNearest) {
+            Expr r;
+            switch (a.round) {
+              case ResizeAttrs::Round::kPreferFloor: r = ceil(c - cst(f, 0.5)); break;
+              case ResizeAttrs::Round::kPreferCeil: r = floor(c + cst(f, 0.5)); break;
+              case ResizeAttrs::Round::kFloor: r = floor(c); break;
+              case ResizeAttrs::Round::kCeil: r = ceil(c); break;
+            }
+            idx[d] = clamp_index(cast(kIndexType, r), x->shape[d]);
+          } else {
+            const Expr fl = floor(c);
+            frac[d] = c - fl;
+            lo[d] = clamp_index(cast(kIndexType, fl), x->shape[d]);
+            hi[d] = clamp_index(cast(kIndexType, fl) + make_int(1), x->shape[d]);
+            resized.push_back(d);
+          }
+        }
+        if (resized.empty()) return read(x, idx);
+        Expr total;
+        for (size_t mask = 0; mask < (size_t{1} << resized.size()); ++mask) {
+          std::vector<Expr> at = idx;
+          Expr weight = cst(x->dtype, 1.0);
+          for (size_t k = 0; k < resized.size(); ++k) {
+            const size_t d = resized[k];
+            const bool upper = (mask >> k) & 1;
+            at[d] = upper ? hi[d] : lo[d];
+            weight = weight * (upper ? frac[d] : cst(f, 1.0) - frac[d]);
+          }
+          const Expr term = read(x, at) * weight;
+          total = total.defined() ? total + term : term;
+        }
+        return total;
+      },
+      n.name, OpPattern::kInjective);
+}
+
 Tensor transpose2d(const Tensor& x, const std::string& name) {
   return compute(
       {x->shape[1], x->shape[0]}, [&](const Vars& i) { return read(x, {i[1], i[0]}); }, name,
@@ -287,6 +359,7 @@ Result<Tensor> build_node(const Graph& g, const Node& n, const std::vector<Tenso
       break;
     }
     case OpKind::kSlice: r = build_slice(g, n, in[0]); break;
+    case OpKind::kResize: r = build_resize(g, n, in[0]); break;
     case OpKind::kReshape: r = build_reshape(g, n, in[0]); break;
     case OpKind::kTranspose: r = build_transpose(g, n, in[0]); break;
     case OpKind::kConcat: r = build_concat(g, n, in); break;

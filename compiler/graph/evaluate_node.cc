@@ -78,7 +78,7 @@ bool is_foldable(OpKind kind) {
   switch (kind) {
     case OpKind::kConv: case OpKind::kConvTranspose: case OpKind::kGemm: case OpKind::kMatMul: case OpKind::kMaxPool: case OpKind::kAvgPool:
     case OpKind::kGlobalAvgPool: case OpKind::kSoftmax: case OpKind::kReduceMean: case OpKind::kBatchNorm:
-    case OpKind::kReduceSum: case OpKind::kReduceMax: case OpKind::kLayerNorm:
+    case OpKind::kReduceSum: case OpKind::kReduceMax: case OpKind::kLayerNorm: case OpKind::kResize:
       return false;
     default:
       return true;

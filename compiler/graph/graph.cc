@@ -174,7 +174,7 @@ OpPattern node_pattern(const Graph& g, const Node& n) {
     case OpKind::kReduceMean: case OpKind::kReduceSum: case OpKind::kReduceMax: case OpKind::kLayerNorm:
       return OpPattern::kReduction;
     case OpKind::kReshape: case OpKind::kTranspose: case OpKind::kConcat: case OpKind::kGather:
-    case OpKind::kPad: case OpKind::kSlice:
+    case OpKind::kPad: case OpKind::kSlice: case OpKind::kResize:
     case OpKind::kShape:
       return OpPattern::kInjective;
     case OpKind::kBatchNorm:
@@ -247,6 +247,13 @@ struct AttrPrinter {
   std::string operator()(const PadAttrs& a) const {
     std::ostringstream s;
     s << "before=" << ints(a.before) << " after=" << ints(a.after) << " value=" << a.value;
+    return s.str();
+  }
+  std::string operator()(const ResizeAttrs& a) const {
+    std::ostringstream s;
+    s << "mode=" << (a.mode == ResizeAttrs::Mode::kLinear ? "linear" : "nearest") << " coord=" << static_cast<int>(a.coord)
+      << " round=" << static_cast<int>(a.round) << " scales=";
+    for (size_t i = 0; i < a.scales.size(); ++i) s << (i ? "," : "") << a.scales[i];
     return s.str();
   }
   std::string operator()(const SliceAttrs& a) const { return "starts=" + ints(a.starts) + " steps=" + ints(a.steps); }

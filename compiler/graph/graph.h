@@ -34,7 +34,7 @@ namespace tessera::graph {
   X(kMaxPool, "max_pool") X(kAvgPool, "avg_pool") X(kGlobalAvgPool, "global_avg_pool")             \
   X(kReshape, "reshape") X(kTranspose, "transpose") X(kConcat, "concat") X(kSoftmax, "softmax")    \
   X(kReduceMean, "reduce_mean") X(kReduceSum, "reduce_sum") X(kReduceMax, "reduce_max")                  \
-  X(kLayerNorm, "layer_norm") X(kPad, "pad") X(kSlice, "slice") X(kShape, "shape") X(kGather, "gather") X(kCast, "cast")
+  X(kLayerNorm, "layer_norm") X(kPad, "pad") X(kSlice, "slice") X(kResize, "resize") X(kShape, "shape") X(kGather, "gather") X(kCast, "cast")
 
 /// The operator a node applies. Reshape also stands for Flatten, Squeeze and
 /// Unsqueeze: its output value's shape says everything.
@@ -96,6 +96,18 @@ struct PadAttrs {
 struct SliceAttrs {
   std::vector<int64_t> starts, steps;
 };
+/// Resize: how an output coordinate maps to an input one and how it samples.
+struct ResizeAttrs {
+  enum class Mode : uint8_t { kNearest, kLinear };
+  /// ONNX coordinate_transformation_mode.
+  enum class Coord : uint8_t { kHalfPixel, kAsymmetric, kAlignCorners, kPytorchHalfPixel, kTfHalfPixelForNn };
+  /// ONNX nearest_mode.
+  enum class Round : uint8_t { kPreferFloor, kPreferCeil, kFloor, kCeil };
+  Mode mode = Mode::kNearest;
+  Coord coord = Coord::kHalfPixel;
+  Round round = Round::kPreferFloor;
+  std::vector<double> scales;  ///< output / input per dimension
+};
 /// ReduceMean/Sum/Max: non-negative, sorted axes.
 struct ReduceAttrs {
   std::vector<int64_t> axes;
@@ -108,7 +120,7 @@ struct CastAttrs {
 /// A node's attributes; which alternative goes with which kind is fixed by the
 /// importer and checked where they are read.
 using Attrs = std::variant<NoAttrs, ConvAttrs, GemmAttrs, PoolAttrs, ScalarAttrs, AffineAttrs, AxisAttrs, PermAttrs,
-                           ReduceAttrs, CastAttrs, NormAttrs, PadAttrs, SliceAttrs>;
+                           ReduceAttrs, CastAttrs, NormAttrs, PadAttrs, SliceAttrs, ResizeAttrs>;
 
 /// Index of a value in its graph.
 using ValueId = int32_t;

@@ -30,8 +30,9 @@ Result<graph::Constant> read_tensor(const fs::path& path) {
 // Runs one node test; an error says which step failed.
 Status run_node_test(const std::string& name) {
   const fs::path dir = fs::path(kNodeDir) / name;
-  // int64 inputs are shape parameters (Reshape's shape, axes, starts, ...):
-  // they become constants; the rest are fed at run time, matched by name.
+  // int64 inputs are shape parameters (Reshape's shape, axes, starts, ...),
+  // and so are Resize's scales and roi: they become constants; the rest are
+  // fed at run time, matched by name.
   std::map<std::string, graph::Constant> data;
   ImportOptions options;
   {
@@ -42,7 +43,8 @@ Status run_node_test(const std::string& name) {
     for (const auto& input : model.graph().input()) {
       auto c = read_tensor(dir / "test_data_set_0" / ("input_" + std::to_string(index++) + ".pb"));
       if (!c.is_ok()) continue;  // an initializer listed as an input
-      if (c->dtype == DType::i64()) options.constant_inputs[input.name()] = *c;
+      if (c->dtype == DType::i64() || input.name() == "scales" || input.name() == "roi")
+        options.constant_inputs[input.name()] = *c;
       else data[input.name()] = *c;
     }
   }
@@ -101,6 +103,14 @@ INSTANTIATE_TEST_SUITE_P(
                       "test_convtranspose", "test_convtranspose_pads", "test_convtranspose_dilations",
                       "test_convtranspose_kernel_shape", "test_convtranspose_output_shape",
                       "test_convtranspose_with_kernel", "test_convtranspose_autopad_same", "test_convtranspose_pad",
+                      "test_resize_downsample_scales_linear", "test_resize_downsample_scales_linear_align_corners",
+                      "test_resize_downsample_scales_nearest", "test_resize_downsample_sizes_linear_pytorch_half_pixel",
+                      "test_resize_downsample_sizes_nearest", "test_resize_downsample_sizes_nearest_tf_half_pixel_for_nn",
+                      "test_resize_upsample_scales_linear", "test_resize_upsample_scales_linear_align_corners",
+                      "test_resize_upsample_scales_nearest", "test_resize_upsample_sizes_nearest",
+                      "test_resize_upsample_sizes_nearest_ceil_half_pixel",
+                      "test_resize_upsample_sizes_nearest_floor_align_corners",
+                      "test_resize_upsample_sizes_nearest_round_prefer_ceil_asymmetric",
                       "test_reduce_sum_keepdims_random", "test_reduce_max_do_not_keepdims_random",
                       "test_clip_default_int8_inbounds", "test_max_example", "test_min_two_inputs",
                       "test_gather_2d_indices", "test_gather_negative_indices", "test_sigmoid", "test_tanh",
