@@ -43,6 +43,10 @@ std::vector<int64_t> input_shape(const onnx::ValueInfoProto& in, const InputShap
   for (int d = 0; d < dims.size(); ++d) {
     if (dims[d].has_dim_value() && dims[d].dim_value() > 0) {
       shape.push_back(dims[d].dim_value());
+    } else if (dims[d].has_dim_value()) {
+      errors.push_back("input '" + in.name() + "': dimension " + std::to_string(d) + " is " +
+                       std::to_string(dims[d].dim_value()) + "; empty tensors are not supported");
+      shape.push_back(1);
     } else {
       shape.push_back(-1);
       dynamic.push_back(dims[d].has_dim_param() ? dims[d].dim_param() : "dim " + std::to_string(d));

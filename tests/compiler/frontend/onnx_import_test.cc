@@ -223,6 +223,42 @@ TEST(OnnxImport, ReshapeToARuntimeShapeIsListedAsNotStatic) {
   EXPECT_EQ(msg.find("after"), std::string::npos) << "a follow-on error should not be listed: " << msg;
 }
 
+TEST(OnnxImport, LegacyAttributesOfOldOpsetsAreListedPerNode) {
+  ModelBuilder m(6);
+  m.input("x", {2, 3});
+  m.floats("b", {3}, {1, 2, 3});
+  auto* add = m.node("Add", {"x", "b"}, {"a"}, "old_add");
+  attr(add, "broadcast", int64_t{1});
+  m.node("Relu", {"a"}, {"y"}, "ok_relu");
+  m.output("y", {2, 3});
+  auto g = import_onnx_bytes(m.bytes());
+  ASSERT_FALSE(g.is_ok());
+  EXPECT_NE(g.status().message().find("node 'old_add' (Add): legacy attribute 'broadcast' (opset < 7)"),
+            std::string::npos)
+      << g.status().message();
+}
+
+TEST(OnnxImport, SplitBecomesOneSlicePerOutput) {
+  ModelBuilder m(13);
+  m.input("x", {2, 6});
+  m.int64s("parts", {3}, {1, 2, 3});
+  auto* split = m.node("Split", {"x", "parts"}, {"a", "b", "c"}, "split");
+  attr(split, "axis", int64_t{1});
+  m.node("Relu", {"c"}, {"y"});
+  m.output("a", {2, 1});
+  m.output("y", {2, 3});
+  auto g = import_onnx_bytes(m.bytes());
+  ASSERT_TRUE(g.is_ok()) << g.status().to_string();
+  const auto x = random_floats(12, 3);
+  auto outs = graph::test::run_graph(*g, {{g->inputs()[0], to_bytes(x)}});
+  ASSERT_TRUE(outs.is_ok()) << outs.status().to_string();
+  EXPECT_TRUE(close(to_floats((*outs)[0]), {x[0], x[6]}));
+  std::vector<float> want;
+  for (int r = 0; r < 2; ++r)
+    for (int c = 3; c < 6; ++c) want.push_back(std::max(0.0f, x[r * 6 + c]));
+  EXPECT_TRUE(close(to_floats((*outs)[1]), want));
+}
+
 TEST(ParseInputShapes, AcceptsNameColonDims) {
   auto s = parse_input_shapes({"x:1,3,224,224", "ids:4"});
   ASSERT_TRUE(s.is_ok());
