@@ -394,25 +394,46 @@ Status convert_reduce(ImportContext& ctx, const Node& node) {
 }
 
 Status convert_layer_norm(ImportContext& ctx, const Node& node) {
-  for (int i = 1; i < node.output_size(); ++i)
-    if (!node.output(i).empty()) return invalid("the Mean and InvStdDev outputs are not supported");
   TESSERA_ASSIGN_OR_RETURN(ValueId x, ctx.input(node, 0));
   TESSERA_ASSIGN_OR_RETURN(ValueId scale, ctx.input(node, 1));
   const auto xs = ctx.value(x).shape;
+  const DType t = ctx.value(x).dtype;
   TESSERA_ASSIGN_OR_RETURN(int64_t axis, norm_axis(attr_int(node, "axis", -1), xs.size(), "axis"));
+  const double eps = attr_float(node, "epsilon", 1e-5f);
   const std::vector<int64_t> norm_shape(xs.begin() + axis, xs.end());
+  const std::string name = node.name().empty() ? node.output(0) : node.name();
   ValueId bias = -1;
   if (ImportContext::has_input(node, 2)) {
     TESSERA_ASSIGN_OR_RETURN(bias, ctx.input(node, 2));
   } else {
-    bias = ctx.g.add_constant(node.name() + ".zero_bias",
-                              graph::Constant::from_doubles(ctx.value(x).dtype, norm_shape,
-                                                            std::vector<double>(graph::shape_size(norm_shape), 0.0)));
+    bias = ctx.g.add_constant(name + ".zero_bias",
+                              graph::Constant::from_doubles(t, norm_shape, std::vector<double>(graph::shape_size(norm_shape), 0.0)));
   }
   if (ctx.value(scale).shape != norm_shape || ctx.value(bias).shape != norm_shape)
     return invalid("Scale and B must have the normalized shape " + graph::shape_string(norm_shape));
-  return ctx.emit(node, OpKind::kLayerNorm, graph::NormAttrs{axis, attr_float(node, "epsilon", 1e-5f)},
-                  {x, scale, bias}, xs, ctx.value(x).dtype);
+  TESSERA_RETURN_IF_ERROR(ctx.emit(node, OpKind::kLayerNorm, graph::NormAttrs{axis, eps}, {x, scale, bias}, xs, t));
+  const bool want_mean = node.output_size() > 1 && !node.output(1).empty();
+  const bool want_inv = node.output_size() > 2 && !node.output(2).empty();
+  if (!want_mean && !want_inv) return Status::ok();
+  // The optional Mean and InvStdDev outputs (reduced axes kept as 1) as
+  // separate nodes: mean, then 1 / sqrt(mean((x - mean)^2) + eps).
+  std::vector<int64_t> axes, reduced = xs;
+  for (int64_t d = axis; d < static_cast<int64_t>(xs.size()); ++d) {
+    axes.push_back(d);
+    reduced[d] = 1;
+  }
+  TESSERA_ASSIGN_OR_RETURN(ValueId mean, ctx.add(name + ".mean", OpKind::kReduceMean, graph::ReduceAttrs{axes, true}, {x}, reduced, t));
+  if (want_mean) ctx.values[node.output(1)] = mean;
+  if (!want_inv) return Status::ok();
+  TESSERA_ASSIGN_OR_RETURN(ValueId dev, ctx.add(name + ".dev", OpKind::kSub, graph::NoAttrs{}, {x, mean}, xs, t));
+  TESSERA_ASSIGN_OR_RETURN(ValueId sq, ctx.add(name + ".sq", OpKind::kMul, graph::NoAttrs{}, {dev, dev}, xs, t));
+  TESSERA_ASSIGN_OR_RETURN(ValueId var, ctx.add(name + ".var", OpKind::kReduceMean, graph::ReduceAttrs{axes, true}, {sq}, reduced, t));
+  const ValueId e = ctx.g.add_constant(name + ".eps", graph::Constant::from_doubles(t, {}, {eps}));
+  TESSERA_ASSIGN_OR_RETURN(ValueId ve, ctx.add(name + ".var_eps", OpKind::kAdd, graph::NoAttrs{}, {var, e}, reduced, t));
+  const ValueId p = ctx.g.add_constant(name + ".minus_half", graph::Constant::from_doubles(t, {}, {-0.5}));
+  TESSERA_ASSIGN_OR_RETURN(ValueId inv, ctx.add(name + ".inv_std", OpKind::kPow, graph::NoAttrs{}, {ve, p}, reduced, t));
+  ctx.values[node.output(2)] = inv;
+  return Status::ok();
 }
 
 Status convert_global_pool(ImportContext& ctx, const Node& node) {

@@ -273,11 +273,16 @@ Status convert_cast(ImportContext& ctx, const Node& node) {
 
 Status convert_identity(ImportContext& ctx, const Node& node) {
   TESSERA_ASSIGN_OR_RETURN(ValueId x, ctx.input(node, 0));
-  if (node.op_type() == "Dropout" && node.output_size() > 1 && !node.output(1).empty())
-    return invalid("the mask output of Dropout is not supported");
+
   if (node.op_type() == "Dropout" && ImportContext::has_input(node, 2)) {
     const auto* training = ctx.constant_input(node, 2);
     if (!training || training->at(0) != 0.0) return invalid("training mode (input 2) is not supported");
+  }
+  if (node.op_type() == "Dropout" && node.output_size() > 1 && !node.output(1).empty()) {
+    // In inference the mask keeps everything.
+    const auto shape = ctx.value(x).shape;
+    ctx.values[node.output(1)] = ctx.g.add_constant(
+        node.output(1), graph::Constant::from_doubles(DType::boolean(), shape, std::vector<double>(graph::shape_size(shape), 1.0)));
   }
   ctx.alias(node, x);
   return Status::ok();
