@@ -46,6 +46,19 @@ TEST(FoldConstants, ArithmeticOnConstantsIsEvaluatedAndConvStays) {
   EXPECT_EQ(folded->constant(w2).to_doubles(), (std::vector<double>{4.0}));
 }
 
+TEST(FoldConstants, SlicePadAndCastOfConstantsAreEvaluated) {
+  Graph g;
+  ValueId c = g.add_constant("c", Constant::from_floats({2, 3}, {1, 2, 3, 4, 5, 6}));
+  ValueId s = g.add_op("slice", OpKind::kSlice, SliceAttrs{{0, 2}, {1, -1}}, {c}, {2, 2}, DType::f32());
+  ValueId p = g.add_op("pad", OpKind::kPad, PadAttrs{{1, 0}, {0, 1}, 9.0}, {s}, {3, 3}, DType::f32());
+  ValueId i = g.add_op("cast", OpKind::kCast, CastAttrs{DType::i64()}, {p}, {3, 3}, DType::i64());
+  g.set_outputs({i});
+  auto folded = fold_constants(g);
+  ASSERT_TRUE(folded.is_ok()) << folded.status().to_string();
+  EXPECT_TRUE(folded->nodes().empty());
+  EXPECT_EQ(folded->constant(i).to_doubles(), (std::vector<double>{9, 9, 9, 3, 2, 9, 6, 5, 9}));
+}
+
 TEST(EliminateDeadNodes, DropsUnreadNodesAndConstants) {
   Graph g;
   ValueId x = g.add_input("x", {4}, DType::f32());
