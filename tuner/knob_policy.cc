@@ -23,6 +23,14 @@ constexpr struct {
     {KnobStrategy::kXgb, "xgb"},
 };
 
+// FNV-1a over the bytes of a feature vector.
+uint64_t feature_hash(const std::vector<float>& f) {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  const auto* bytes = reinterpret_cast<const unsigned char*>(f.data());
+  for (size_t i = 0; i < f.size() * sizeof(float); ++i) h = (h ^ bytes[i]) * 0x100000001b3ULL;
+  return h;
+}
+
 std::unique_ptr<costmodel::CostModel> default_model(KnobStrategy strategy, uint64_t seed) {
   if (strategy != KnobStrategy::kXgb) return nullptr;
   costmodel::XGBOptions options;
@@ -104,6 +112,7 @@ std::optional<Candidate> KnobPolicy::take(uint64_t index) {
     ++duplicates_;
     return std::nullopt;
   }
+  if (strategy_ == KnobStrategy::kXgb) known_features_.insert(feature_hash(*features_of(index)));
   Candidate c;
   c.steps = state.steps();
   c.knob_config_json = config->to_json();
@@ -282,7 +291,12 @@ Result<std::vector<uint64_t>> KnobPolicy::anneal(int keep) {
   const double cool = (options_.sa_temp_start - options_.sa_temp_end) / (options_.sa_max_iters + 1);
   int last_change = 0;
   std::vector<uint64_t> next(points.size());
-  for (int iter = 0; iter < options_.sa_max_iters && iter - last_change <= options_.sa_early_stop; ++iter) {
+  const int64_t lowerings_before = feature_extractions_;
+  auto over_budget = [&] {
+    return options_.sa_max_lowerings > 0 && feature_extractions_ - lowerings_before >= options_.sa_max_lowerings;
+  };
+  for (int iter = 0; iter < options_.sa_max_iters && iter - last_change <= options_.sa_early_stop && !over_budget();
+       ++iter) {
     for (size_t i = 0; i < points.size(); ++i) next[i] = neighbour(points[i]);
     TESSERA_ASSIGN_OR_RETURN(std::vector<double> next_scores, predict(next));
     for (size_t i = 0; i < points.size(); ++i) {
@@ -315,6 +329,11 @@ Result<std::vector<Candidate>> KnobPolicy::propose_xgb(int n) {
   const int from_model = n - static_cast<int>(std::lround(n * options_.eps_greedy));
   for (uint64_t index : ranked) {
     if (static_cast<int>(out.size()) >= from_model) break;
+    // Configurations that lower to the same features (e.g. a reorder of
+    // loops of extent 1) score alike and most likely run alike: one of them
+    // per batch and per measurement is enough. The others stay unvisited.
+    const auto& f = features_of(index);
+    if (!f || known_features_.count(feature_hash(*f))) continue;
     if (auto c = take(index)) out.push_back(std::move(*c));
   }
   last_model_picks_ = static_cast<int>(out.size());
@@ -359,6 +378,7 @@ Status KnobPolicy::train(const std::vector<uint64_t>& indices, const std::vector
   for (size_t i = 0; i < untrained_.size(); ++i) {
     const auto& f = features_of(untrained_[i]);
     if (!f) continue;  // measured once, does not lower now: nothing to learn
+    known_features_.insert(feature_hash(*f));
     feats.push_back(*f);
     const double c = untrained_costs_[i];
     labels.push_back(std::isfinite(c) && c > 0 ? reference_cost_ / c : 0.0);
