@@ -1,5 +1,6 @@
 #include "rpc/sandbox.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
@@ -138,14 +139,40 @@ pb::Result measure_in_process(const pb::Job& job, const SandboxOptions& options)
   return result;
 }
 
+namespace {
+
+// Removes a job's private directory and whatever a crashed child left in it
+// (load_from_bytes unlinks its file, unless dlopen itself killed the child).
+void remove_job_dir(const std::string& dir) {
+  if (dir.empty()) return;
+  if (DIR* d = ::opendir(dir.c_str())) {
+    while (dirent* e = ::readdir(d))
+      if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0)
+        ::unlink((dir + "/" + e->d_name).c_str());
+    ::closedir(d);
+  }
+  ::rmdir(dir.c_str());
+}
+
+}  // namespace
+
 Result<Measurement> Measurement::start(const pb::Job& job, const SandboxOptions& options) {
+  std::string job_dir = options.temp_dir + "/tessera-job-XXXXXX";
+  if (!::mkdtemp(job_dir.data()))
+    return Status(ErrorCode::kIOError, "cannot create a job directory in " + options.temp_dir + ": " +
+                                           std::strerror(errno));
+  SandboxOptions child_options = options;
+  child_options.temp_dir = job_dir;
   int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0)
+  if (::pipe2(fds, O_CLOEXEC) != 0) {
+    remove_job_dir(job_dir);
     return Status(ErrorCode::kIOError, std::string("cannot create a pipe: ") + std::strerror(errno));
+  }
   const pid_t pid = ::fork();
   if (pid < 0) {
     ::close(fds[0]);
     ::close(fds[1]);
+    remove_job_dir(job_dir);
     return Status(ErrorCode::kIOError, std::string("cannot fork: ") + std::strerror(errno));
   }
   if (pid == 0) {
@@ -161,13 +188,15 @@ Result<Measurement> Measurement::start(const pb::Job& job, const SandboxOptions&
       ::sched_setaffinity(0, sizeof set, &set);
     }
     std::string bytes;
-    measure_in_process(job, options).SerializeToString(&bytes);
+    measure_in_process(job, child_options).SerializeToString(&bytes);
     write_all(fds[1], bytes);
     ::_exit(0);
   }
   ::close(fds[1]);
   ::fcntl(fds[0], F_SETFL, O_NONBLOCK);
-  return Measurement(job, pid, fds[0], options.worker_id);
+  Measurement m(job, pid, fds[0], options.worker_id);
+  m.job_dir_ = job_dir;
+  return m;
 }
 
 Measurement::Measurement(pb::Job job, pid_t pid, int fd, std::string worker_id)
@@ -178,10 +207,11 @@ Measurement::Measurement(pb::Job job, pid_t pid, int fd, std::string worker_id)
 
 Measurement::Measurement(Measurement&& other) noexcept
     : job_(std::move(other.job_)), pid_(other.pid_), fd_(other.fd_), worker_id_(std::move(other.worker_id_)),
-      report_(std::move(other.report_)), timed_out_(other.timed_out_), started_(other.started_),
-      deadline_(other.deadline_) {
+      report_(std::move(other.report_)), job_dir_(std::move(other.job_dir_)), timed_out_(other.timed_out_),
+      started_(other.started_), deadline_(other.deadline_) {
   other.pid_ = -1;
   other.fd_ = -1;
+  other.job_dir_.clear();
 }
 
 Measurement::~Measurement() {
@@ -190,6 +220,7 @@ Measurement::~Measurement() {
     while (::waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {}
   }
   if (fd_ >= 0) ::close(fd_);
+  remove_job_dir(job_dir_);
 }
 
 bool Measurement::on_readable() {
@@ -216,6 +247,8 @@ pb::Result Measurement::finish() {
     while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {}
     pid_ = -1;
   }
+  remove_job_dir(job_dir_);
+  job_dir_.clear();
   const double seconds = std::chrono::duration<double>(Clock::now() - started_).count();
   pb::Result result;
   if (timed_out_) {

@@ -17,7 +17,7 @@ namespace tessera::rpc {
 
 /// Where and how the child measures.
 struct SandboxOptions {
-  std::string temp_dir = "/tmp";  ///< where library bytes are written for dlopen
+  std::string temp_dir = "/tmp";  ///< each job gets a private directory here for its library file
   int threads = 1;                ///< ThreadPool size for the kernel's parallel loops
   std::vector<int> pin_cpus;      ///< pin the child and its pool to these CPUs (empty: no pinning)
   std::string worker_id;          ///< written into results
@@ -58,6 +58,7 @@ class Measurement {
   int fd_ = -1;
   std::string worker_id_;
   std::string report_;
+  std::string job_dir_;  // private to this job; removed with whatever is left in it
   bool timed_out_ = false;
   std::chrono::steady_clock::time_point started_, deadline_;
 };

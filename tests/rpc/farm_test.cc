@@ -101,7 +101,8 @@ TEST(Farm, KilledWorkerMidJobIsRequeuedAndReportedOnce) {
   TempDir dir;
   TrackerThread tracker(fast_tracker(dir.path()));
   ASSERT_TRUE(tracker.status().is_ok());
-  auto doomed = start_worker(tracker.endpoint(), "k", "doomed");
+  // Its job directory goes in the test's directory: a SIGKILLed worker cannot clean up.
+  auto doomed = start_worker(tracker.endpoint(), "k", "doomed", {"--temp-dir", dir.path()});
   ASSERT_TRUE(wait_for_workers(tracker.endpoint(), plaintext(), 1));
   auto client = client_for(tracker.endpoint());
   MeasureInput slow = kernel_input("sleep_200ms");

@@ -1,5 +1,6 @@
 // 10,000 random, truncated and oversized frames at the tracker and at a
 // worker: each is dropped and counted, and both still serve afterwards.
+#include <sys/stat.h>
 #include <zmq.h>
 
 #include <random>
@@ -118,7 +119,9 @@ TEST(Fuzz, WorkerDropsAndCountsHostileFramesAndStillServes) {
   ASSERT_TRUE(router->set_int(ZMQ_SNDHWM, 0, "ZMQ_SNDHWM").is_ok());
   const std::string endpoint = "ipc://" + dir.path() + "/fake-tracker";
   ASSERT_TRUE(router->bind(endpoint).is_ok());
-  auto worker = start_worker(endpoint, "k", "w1");
+  const std::string scratch = dir.path() + "/scratch";
+  ASSERT_EQ(::mkdir(scratch.c_str(), 0700), 0);
+  auto worker = start_worker(endpoint, "k", "w1", {"--temp-dir", scratch});
 
   auto receive = [&](int timeout_ms, auto&& want) -> std::optional<pb::Envelope> {
     const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
@@ -171,6 +174,8 @@ TEST(Fuzz, WorkerDropsAndCountsHostileFramesAndStillServes) {
     return e.has_heartbeat() && e.heartbeat().malformed_frames() >= kFrames / 2;
   });
   EXPECT_TRUE(beat.has_value());
+  // Libraries that killed the dynamic loader left no files behind.
+  EXPECT_EQ(::system(("test -z \"$(ls -A " + scratch + ")\"").c_str()), 0) << "files left in " << scratch;
 }
 
 }  // namespace

@@ -51,16 +51,28 @@ class Process {
       ::_exit(127);
     }
   }
-  ~Process() { kill(SIGKILL); }
+  /// SIGTERM (a worker then cleans up), SIGKILL if it is still there after 3 s.
+  ~Process() {
+    if (pid_ <= 0) return;
+    ::kill(pid_, SIGTERM);
+    for (int i = 0; i < 300 && ::waitpid(pid_, nullptr, WNOHANG) == 0; ++i) ::usleep(10000);
+    kill(SIGKILL);
+  }
   Process(const Process&) = delete;
   Process& operator=(const Process&) = delete;
   pid_t pid() const { return pid_; }
-  bool alive() const { return pid_ > 0 && ::waitpid(pid_, nullptr, WNOHANG) == 0; }
+  /// True while the process runs; reaps it (and forgets its pid) once it has exited.
+  bool alive() {
+    if (pid_ <= 0) return false;
+    if (::waitpid(pid_, nullptr, WNOHANG) == 0) return true;
+    pid_ = -1;
+    return false;
+  }
   /// Sends `sig` and reaps the process.
   void kill(int sig) {
     if (pid_ <= 0) return;
     ::kill(pid_, sig);
-    ::waitpid(pid_, nullptr, 0);
+    ::waitpid(pid_, nullptr, 0);  // ECHILD if already reaped: fine
     pid_ = -1;
   }
 
