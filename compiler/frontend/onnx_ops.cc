@@ -470,8 +470,14 @@ Status convert_node(ImportContext& ctx, const Node& node) {
   if (node.output_size() < 1) return invalid("the node has no output");
   // Attributes that only opsets before 7 had (or a Reshape before 5) change
   // what the node means; the converters read the current semantics.
-  for (const char* legacy : {"broadcast", "consumed_inputs", "is_test"})
-    if (find_attr(node, legacy)) return invalid(std::string("legacy attribute '") + legacy + "' (opset < 7) is not supported");
+  // broadcast=1 without an axis aligns trailing dimensions like NumPy does
+  // unidirectionally; consumed_inputs is only an in-place hint; is_test=1 is
+  // inference.
+  if (find_attr(node, "broadcast") && find_attr(node, "axis") && node.op_type() != "Concat" &&
+      node.op_type() != "Softmax" && node.op_type() != "Gather" && node.op_type() != "Flatten")
+    return invalid("legacy attribute 'broadcast' with an axis (opset < 7) is not supported");
+  if (find_attr(node, "is_test") && attr_int(node, "is_test", 0) == 0)
+    return invalid("legacy attribute 'is_test=0' (training, opset < 7) is not supported");
   if (node.op_type() == "Reshape" && find_attr(node, "shape")) return invalid("the opset < 5 'shape' attribute is not supported");
   if (node.op_type() == "BatchNormalization" && attr_int(node, "spatial", 1) == 0)
     return invalid("spatial=0 (opset < 9) is not supported");

@@ -39,7 +39,7 @@ class Fuser {
         const int grp = group_of_value_[static_cast<size_t>(v)];
         if (grp < 0 || groups_[grp].output != v || uses_[static_cast<size_t>(v)] != 1) continue;
         if (std::find(is_output_.begin(), is_output_.end(), v) != is_output_.end()) continue;
-        if (!may_join(groups_[grp].pattern, p)) continue;
+        if (!may_join(groups_[grp].pattern, p) || !inputs_precede(n, v, grp)) continue;
         target = grp;
         break;
       }
@@ -52,6 +52,18 @@ class Fuser {
     grp.nodes.push_back(index);
     grp.output = n.outputs.empty() ? -1 : n.outputs[0];
     for (ValueId v : n.outputs) group_of_value_[static_cast<size_t>(v)] = target;
+  }
+
+  // Groups run in creation order, so a node may join group `grp` only when
+  // its other inputs come from earlier groups (or no group): otherwise the
+  // group would read a value computed after it, or two groups would read
+  // each other's outputs.
+  bool inputs_precede(const Node& n, ValueId joined, int grp) const {
+    for (ValueId v : n.inputs) {
+      if (v == joined) continue;
+      if (group_of_value_[static_cast<size_t>(v)] >= grp) return false;
+    }
+    return true;
   }
 
   // Inputs: every value a member reads that no member produces, in first-use order.

@@ -27,7 +27,9 @@ struct FusedGroup {
 ///     kElementwise or kBroadcast (an epilogue: conv + bias + add + relu), or
 ///   - the anchor is kElementwise, kBroadcast or kInjective and the node is one
 ///     of those too (injective chains such as transpose + reshape + add).
-/// Every other node starts a group.
+/// and every other input of the node comes from an earlier group (so groups
+/// form a DAG in creation order and run in that order). Every other node
+/// starts a group.
 std::vector<FusedGroup> fuse_ops(const Graph& g);
 
 /// One line per group: "fused_conv_add_relu: conv0 add0 relu0 (in %0 %1 %2 %5) -> %9".

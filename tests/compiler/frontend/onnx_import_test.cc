@@ -229,11 +229,12 @@ TEST(OnnxImport, LegacyAttributesOfOldOpsetsAreListedPerNode) {
   m.floats("b", {3}, {1, 2, 3});
   auto* add = m.node("Add", {"x", "b"}, {"a"}, "old_add");
   attr(add, "broadcast", int64_t{1});
+  attr(add, "axis", int64_t{1});
   m.node("Relu", {"a"}, {"y"}, "ok_relu");
   m.output("y", {2, 3});
   auto g = import_onnx_bytes(m.bytes());
   ASSERT_FALSE(g.is_ok());
-  EXPECT_NE(g.status().message().find("node 'old_add' (Add): legacy attribute 'broadcast' (opset < 7)"),
+  EXPECT_NE(g.status().message().find("node 'old_add' (Add): legacy attribute 'broadcast' with an axis (opset < 7)"),
             std::string::npos)
       << g.status().message();
 }
