@@ -64,7 +64,21 @@ Result<int64_t> Tuner::resume() {
 Status Tuner::measure_defaults() {
   // The untuned default is slow (scalar, one thread): time one call, and give
   // it room. Its record is stored like any other.
+  const std::string empty_steps = steps_to_json({});
   for (size_t i = 0; i < tasks_.size(); ++i) {
+    // Measured by an earlier run: not measured again.
+    if (store_) {
+      TESSERA_ASSIGN_OR_RETURN(std::vector<records::Record> old,
+                               store_->records_of(tasks_[i].workload_key(), tasks_[i].target.to_string()));
+      bool found = false;
+      for (const auto& r : old) {
+        if (r.ok() && r.steps_json == empty_steps) {
+          summaries_[i].default_cost_s = r.mean_cost();
+          found = true;
+        }
+      }
+      if (found) continue;
+    }
     TESSERA_ASSIGN_OR_RETURN(std::vector<records::Record> r,
                              measurer_.measure(tasks_[i], {Candidate{}}, MeasureOverride{.single_call = true}));
     if (store_) TESSERA_RETURN_IF_ERROR(store_->append(r));
