@@ -39,6 +39,11 @@ std::vector<int64_t> input_shape(const onnx::ValueInfoProto& in, const InputShap
                                  const std::vector<std::string>& readers, std::vector<std::string>& errors) {
   std::vector<int64_t> shape;
   std::vector<std::string> dynamic;
+  if (!in.type().tensor_type().has_shape() && !bindings.count(in.name())) {
+    errors.push_back("input '" + in.name() + "' declares no shape; bind it with --input-shape " + in.name() +
+                     ":d0,d1,...");
+    return shape;
+  }
   const auto& dims = in.type().tensor_type().shape().dim();
   for (int d = 0; d < dims.size(); ++d) {
     if (dims[d].has_dim_value() && dims[d].dim_value() > 0) {
@@ -57,7 +62,7 @@ std::vector<int64_t> input_shape(const onnx::ValueInfoProto& in, const InputShap
   std::string read_by;
   for (const std::string& r : readers) read_by += "\n    read by " + r;
   if (bound != bindings.end()) {
-    if (bound->second.size() != shape.size()) {
+    if (in.type().tensor_type().has_shape() && bound->second.size() != shape.size()) {
       errors.push_back(who + ": --input-shape gives rank " + std::to_string(bound->second.size()) +
                        " but the model's rank is " + std::to_string(shape.size()));
       return shape;

@@ -131,6 +131,13 @@ Status convert_binary(ImportContext& ctx, const Node& node) {
   return ctx.emit(node, kKinds.at(node.op_type()), graph::NoAttrs{}, {a, b}, out, va.dtype);
 }
 
+// Window sizes, strides and dilations must be positive (they divide shapes).
+Status check_positive(const std::vector<int64_t>& v, const char* what) {
+  for (int64_t x : v)
+    if (x <= 0) return invalid(std::string(what) + " must be positive");
+  return Status::ok();
+}
+
 // Pads [top, left, bottom, right] of a 2-D window, from `pads` or auto_pad.
 Result<std::array<int64_t, 4>> window_pads(const Node& node, const std::vector<int64_t>& in, const int64_t k[2],
                                            const int64_t s[2], const int64_t d[2]) {
@@ -165,6 +172,8 @@ Status convert_conv(ImportContext& ctx, const Node& node) {
   a.groups = attr_int(node, "group", 1);
   const auto strides = attr_ints(node, "strides", {1, 1}), dil = attr_ints(node, "dilations", {1, 1});
   if (strides.size() != 2 || dil.size() != 2) return invalid("strides and dilations need 2 values");
+  TESSERA_RETURN_IF_ERROR(check_positive(strides, "strides"));
+  TESSERA_RETURN_IF_ERROR(check_positive(dil, "dilations"));
   const int64_t k[2] = {ws[2], ws[3]}, s[2] = {strides[0], strides[1]}, d[2] = {dil[0], dil[1]};
   if (a.groups <= 0 || xs[1] % a.groups || ws[0] % a.groups || ws[1] * a.groups != xs[1])
     return invalid("group " + std::to_string(a.groups) + " does not match input " + graph::shape_string(xs) +
@@ -194,6 +203,8 @@ Status convert_conv_transpose(ImportContext& ctx, const Node& node) {
   const auto strides = attr_ints(node, "strides", {1, 1}), dil = attr_ints(node, "dilations", {1, 1});
   const auto out_pad = attr_ints(node, "output_padding", {0, 0}), out_shape = attr_ints(node, "output_shape");
   if (strides.size() != 2 || dil.size() != 2 || out_pad.size() != 2) return invalid("strides, dilations and output_padding need 2 values");
+  TESSERA_RETURN_IF_ERROR(check_positive(strides, "strides"));
+  TESSERA_RETURN_IF_ERROR(check_positive(dil, "dilations"));
   a.stride_h = strides[0], a.stride_w = strides[1], a.dilation_h = dil[0], a.dilation_w = dil[1];
   int64_t pads[4] = {0, 0, 0, 0};
   const auto given = attr_ints(node, "pads", {0, 0, 0, 0});
@@ -280,6 +291,9 @@ Status convert_pool(ImportContext& ctx, const Node& node) {
   const auto ks = attr_ints(node, "kernel_shape"), strides = attr_ints(node, "strides", {1, 1});
   const auto dil = attr_ints(node, "dilations", {1, 1});
   if (ks.size() != 2 || strides.size() != 2 || dil.size() != 2) return invalid("kernel_shape, strides and dilations need 2 values");
+  TESSERA_RETURN_IF_ERROR(check_positive(ks, "kernel_shape"));
+  TESSERA_RETURN_IF_ERROR(check_positive(strides, "strides"));
+  TESSERA_RETURN_IF_ERROR(check_positive(dil, "dilations"));
   if (!is_max && (dil[0] != 1 || dil[1] != 1)) return invalid("dilated average pooling is not supported");
   const int64_t k[2] = {ks[0], ks[1]}, s[2] = {strides[0], strides[1]}, d[2] = {dil[0], dil[1]};
   TESSERA_ASSIGN_OR_RETURN(auto p, window_pads(node, xs, k, s, d));
