@@ -13,6 +13,10 @@
 //                   original as above;
 //   tile            a kComplex stage tiled "SSRSRS" at the root (the
 //                   alternative to the two above);
+//   pack            (ours, not Ansor's) each tiled structure also with its
+//                   inputs that are read along a reduction with the vector
+//                   axis last (matmul's B[k, j]) copied per tile by
+//                   cache_read at the vector axis' S2 loop;
 //   rfactor         a reduction with few outputs and a long reduction: the
 //                   reduce axis is split and its inner part made spatial, so
 //                   the partial sums run in parallel (alongside the plain one);

@@ -52,6 +52,9 @@ struct Case {
   float lo = -1, hi = 1;
 };
 
+// Test names and failure messages show the case's name, not its bytes.
+void PrintTo(const Case& c, std::ostream* os) { *os << c.name << " (" << (c.spec.empty() ? "subgraph" : c.spec) << ")"; }
+
 std::vector<Case> cases() {
   std::vector<Case> c = {
       {"matmul", "matmul:M=30,N=70,K=18"},
