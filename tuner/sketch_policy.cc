@@ -149,6 +149,11 @@ Result<std::vector<Candidate>> SketchPolicy::propose(int n) {
 }
 
 Status SketchPolicy::observe(const std::vector<Candidate>& candidates, const std::vector<records::Record>& records) {
+  // The model keeps every sample it is given, so only this batch's samples go
+  // in, labelled against a fixed reference (the first success) so that a
+  // label means the same in every batch.
+  std::vector<std::vector<float>> features;
+  std::vector<double> costs;
   for (size_t i = 0; i < candidates.size() && i < records.size(); ++i) {
     const records::Record& r = records[i];
     if (!seen_.insert_json(r.steps_json)) continue;
@@ -158,15 +163,27 @@ Status SketchPolicy::observe(const std::vector<Candidate>& candidates, const std
     if (!state.is_ok()) continue;  // from another compiler version: nothing to learn
     auto f = costmodel::extract_features(*state);
     if (!f.is_ok()) continue;
-    features_.push_back(std::move(*f));
-    costs_.push_back(r.ok() ? r.mean_cost() : kInf);
+    features.push_back(std::move(*f));
+    costs.push_back(r.ok() ? r.mean_cost() : kInf);
+    if (r.ok() && reference_cost_ <= 0) reference_cost_ = r.mean_cost();
   }
-  if (!model_ || measured_.empty()) return Status::ok();
-  double best = kInf;
-  for (double c : costs_) best = std::min(best, c);
+  if (!model_ || features.empty() || reference_cost_ <= 0) {
+    // Nothing succeeded yet: keep the samples until a reference exists.
+    for (size_t i = 0; i < features.size(); ++i) {
+      pending_features_.push_back(std::move(features[i]));
+      pending_costs_.push_back(costs[i]);
+    }
+    return Status::ok();
+  }
+  for (size_t i = 0; i < pending_features_.size(); ++i) {
+    features.push_back(std::move(pending_features_[i]));
+    costs.push_back(pending_costs_[i]);
+  }
+  pending_features_.clear();
+  pending_costs_.clear();
   std::vector<double> labels;
-  for (double c : costs_) labels.push_back(std::isfinite(c) && c > 0 ? best / c : 0.0);
-  TESSERA_RETURN_IF_ERROR(model_->update(features_, labels));
+  for (double c : costs) labels.push_back(std::isfinite(c) && c > 0 ? reference_cost_ / c : 0.0);
+  TESSERA_RETURN_IF_ERROR(model_->update(features, labels));
   trained_ = true;
   return Status::ok();
 }

@@ -51,9 +51,10 @@ class SketchPolicy final : public SearchPolicy {
   SeenSet seen_;
   // Proposed programs by step-list JSON, so the measured ones can seed the population.
   std::map<std::string, SketchProgram> proposed_;
-  // Training data: features and measured cost (infinity for errors).
-  std::vector<std::vector<float>> features_;
-  std::vector<double> costs_;
+  // Samples waiting for the first success (the labels' reference).
+  std::vector<std::vector<float>> pending_features_;
+  std::vector<double> pending_costs_;
+  double reference_cost_ = 0;
   std::vector<std::pair<double, std::string>> measured_;  // (cost, steps json) of successes
   bool trained_ = false;
   int last_model_picks_ = 0;
