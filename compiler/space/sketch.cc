@@ -1,5 +1,7 @@
 #include "compiler/space/sketch.h"
 
+#include <nlohmann/json.hpp>
+
 namespace tessera {
 
 const char* stage_rule_name(StageRule rule) {
@@ -120,6 +122,42 @@ std::string SketchDecisions::to_string(const Sketch& sketch) const {
     }
   }
   return out;
+}
+
+std::string SketchDecisions::to_json() const {
+  nlohmann::ordered_json j;
+  j["tiles"] = tiles;
+  j["tile_extents"] = tile_extents;
+  j["parallel"] = parallel;
+  j["unroll"] = unroll;
+  j["location"] = location;
+  return j.dump();
+}
+
+Result<SketchDecisions> SketchDecisions::from_json(const std::string& text) {
+  auto bad = [](const std::string& what) {
+    return Status(ErrorCode::kParseError, "sketch decisions: " + what);
+  };
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) return bad("not a JSON object");
+  SketchDecisions d;
+  try {
+    for (const char* key : {"tiles", "tile_extents", "parallel", "unroll", "location"})
+      if (!j.contains(key) || !j[key].is_array()) return bad(std::string("field '") + key + "' is missing or not a list");
+    d.tiles = j["tiles"].get<std::vector<std::vector<int64_t>>>();
+    d.tile_extents = j["tile_extents"].get<std::vector<int64_t>>();
+    d.parallel = j["parallel"].get<std::vector<int>>();
+    d.unroll = j["unroll"].get<std::vector<int64_t>>();
+    d.location = j["location"].get<std::vector<int>>();
+  } catch (const nlohmann::json::exception& e) {
+    return bad(std::string("a field has the wrong type (") + e.what() + ")");
+  }
+  if (d.tile_extents.size() != d.tiles.size()) return bad("tiles and tile_extents differ in length");
+  if (d.unroll.size() != d.parallel.size() || d.location.size() != d.parallel.size())
+    return bad("parallel, unroll and location differ in length");
+  d.parallel_options.assign(d.parallel.size(), 0);
+  d.location_options.assign(d.parallel.size(), 0);
+  return d;
 }
 
 }  // namespace tessera

@@ -125,6 +125,12 @@ struct SketchDecisions {
   static SketchDecisions unset(const Sketch& sketch);
   /// "tiles C.i=[4, 8, 2, 16] ...; parallel C=2; unroll C.local=64; location ..."
   std::string to_string(const Sketch& sketch) const;
+  /// The choices as JSON (the option counts are derived, so not stored):
+  /// {"tiles":[[..],..],"tile_extents":[..],"parallel":[..],"unroll":[..],"location":[..]}.
+  /// A record keeps it beside the steps so that a loaded program can mutate.
+  std::string to_json() const;
+  /// Parses to_json's text; kParseError naming the field when malformed.
+  static Result<SketchDecisions> from_json(const std::string& text);
 };
 
 /// A complete program of a sketch space: the sketch, the decisions that

@@ -1,5 +1,7 @@
 #include "compiler/space/sketch_space.h"
 
+#include <nlohmann/json.hpp>
+
 #include "compiler/space/annotation.h"
 #include "compiler/space/sketch_rules.h"
 
@@ -59,6 +61,26 @@ Result<std::vector<SketchProgram>> SketchSpace::sample(int n, uint64_t seed) con
     out.push_back(std::move(p));
   }
   return out;
+}
+
+std::string SketchSpace::program_to_json(const SketchProgram& program) {
+  return "{\"sketch\":" + std::to_string(program.sketch) + ",\"decisions\":" + program.decisions.to_json() + "}";
+}
+
+Result<SketchProgram> SketchSpace::program_from_json(const std::string& text, SpaceRng& rng) const {
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object() || !j.contains("sketch") || !j["sketch"].is_number_integer() || !j.contains("decisions"))
+    return Status(ErrorCode::kParseError, "sketch program: expected {\"sketch\": <index>, \"decisions\": {...}}");
+  const int64_t sketch = j["sketch"].get<int64_t>();
+  if (sketch < 0 || sketch >= static_cast<int64_t>(sketches_.size()))
+    return Status(ErrorCode::kInvalidArgument, "sketch program: no sketch " + std::to_string(sketch) +
+                                                   " in this space (it has " + std::to_string(sketches_.size()) + ")");
+  TESSERA_ASSIGN_OR_RETURN(SketchDecisions d, SketchDecisions::from_json(j["decisions"].dump()));
+  const Sketch& sk = sketches_[sketch];
+  if (d.tiles.size() != sk.tiles.size() || d.parallel.size() != sk.plans.size())
+    return Status(ErrorCode::kInvalidArgument, "sketch program: the decisions do not fit sketch " +
+                                                   std::to_string(sketch) + " of this space (another DAG?)");
+  return complete(static_cast<int>(sketch), std::move(d), rng);
 }
 
 std::string SketchSpace::to_string() const {

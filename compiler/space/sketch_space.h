@@ -61,6 +61,16 @@ class SketchSpace {
     return tessera::mutate(*this, program, rng);
   }
 
+  /// A program's sketch index and decisions as JSON,
+  /// {"sketch":1,"decisions":{...}} — what a record keeps beside the steps so
+  /// that the program can be rebuilt and mutated later.
+  static std::string program_to_json(const SketchProgram& program);
+  /// Rebuilds a program from program_to_json's text: the same decisions
+  /// replay to the same steps (`rng` only fills what the text leaves unset).
+  /// kParseError for malformed text, kInvalidArgument when it does not fit
+  /// this space's sketches.
+  Result<SketchProgram> program_from_json(const std::string& text, SpaceRng& rng) const;
+
   /// Every sketch in readable form, numbered.
   std::string to_string() const;
 

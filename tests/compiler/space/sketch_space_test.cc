@@ -158,6 +158,33 @@ TEST(SketchSpace, SetDecisionsReplayWithoutTheRng) {
   EXPECT_EQ(again->state.steps(), p.state.steps());
 }
 
+TEST(SketchSpace, ProgramsRoundTripThroughJson) {
+  SketchSpace space = space_of("conv2d:N=1,C=8,H=14,W=14,K=16,R=3,S=3,pad=1");
+  auto programs = space.sample(20, 11).value();
+  SpaceRng unused(0);
+  for (const SketchProgram& p : programs) {
+    auto again = space.program_from_json(SketchSpace::program_to_json(p), unused);
+    ASSERT_TRUE(again.is_ok()) << again.status().to_string();
+    EXPECT_EQ(again->state.steps(), p.state.steps());
+    // Restored programs mutate like sampled ones.
+    EXPECT_TRUE(space.mutate(*again, unused).applied());
+  }
+}
+
+TEST(SketchSpace, MalformedProgramJsonIsAParseError) {
+  SketchSpace space = space_of("relu:M=4,N=4");
+  SpaceRng rng(1);
+  EXPECT_EQ(space.program_from_json("{", rng).status().code(), ErrorCode::kParseError);
+  EXPECT_EQ(space.program_from_json("{\"sketch\":0,\"decisions\":{\"tiles\":3}}", rng).status().code(),
+            ErrorCode::kParseError);
+  EXPECT_EQ(space.program_from_json("{\"sketch\":5,\"decisions\":{}}", rng).status().code(),
+            ErrorCode::kInvalidArgument);
+  // Decisions of another space's sketch do not fit.
+  SketchSpace other = space_of("matmul:M=8,N=8,K=8");
+  const std::string foreign = SketchSpace::program_to_json(other.sample(rng).value());
+  EXPECT_EQ(space.program_from_json(foreign, rng).status().code(), ErrorCode::kInvalidArgument);
+}
+
 TEST(SketchSpace, BadArgumentsAreInvalidArgument) {
   SketchOptions bad;
   bad.max_sketches = 0;
