@@ -22,9 +22,9 @@ constexpr int kChains = 20, kChainLength = 5;  // 100 mutation attempts per DAG
 
 // conv2d + bias + ReLU as one kernel.
 std::shared_ptr<const ComputeDAG> conv_bias_relu_dag() {
-  Tensor x = placeholder({1, 6, 9, 11}, DType::f32(), "X");
-  Tensor w = placeholder({16, 6, 3, 3}, DType::f32(), "W");
-  Tensor b = placeholder({16, 1, 1}, DType::f32(), "bias");
+  Tensor x = placeholder({1, 4, 7, 9}, DType::f32(), "X");
+  Tensor w = placeholder({8, 4, 3, 3}, DType::f32(), "W");
+  Tensor b = placeholder({8, 1, 1}, DType::f32(), "bias");
   Tensor conv = ops::conv2d_nchw(x, w, 1, 1).value();
   Tensor biased = ops::add(conv, b, "bias_add").value();
   Tensor out = ops::relu(biased).value();
@@ -62,10 +62,10 @@ std::vector<Case> cases() {
       {"batch_matmul", "batch_matmul:B=3,M=10,N=36,K=14"},
       {"dense", "dense:M=6,N=40,K=27,bias=1,relu=1"},
       {"dense_plain", "dense:M=5,N=48,K=20"},
-      {"conv2d", "conv2d:N=1,C=6,H=9,W=9,K=16,R=3,S=3,pad=1"},
-      {"conv2d_stride", "conv2d:N=2,C=4,H=11,W=11,K=12,R=3,S=3,stride=2,pad=1"},
-      {"conv2d_nhwc", "conv2d_nhwc:N=1,C=6,H=9,W=9,K=16,R=3,S=3,pad=1"},
-      {"depthwise", "depthwise_conv2d:N=1,C=8,H=10,W=10,R=3,S=3,pad=1"},
+      {"conv2d", "conv2d:N=1,C=4,H=7,W=9,K=8,R=3,S=3,pad=1"},
+      {"conv2d_stride", "conv2d:N=2,C=3,H=9,W=9,K=8,R=3,S=3,stride=2,pad=1"},
+      {"conv2d_nhwc", "conv2d_nhwc:N=1,C=4,H=7,W=7,K=16,R=3,S=3,pad=1"},
+      {"depthwise", "depthwise_conv2d:N=1,C=4,H=9,W=9,R=3,S=3,pad=1"},
       {"max_pool", "max_pool2d:N=1,C=6,H=11,W=11,R=3,S=3,stride=2,pad=1"},
       {"avg_pool", "avg_pool2d:N=1,C=6,H=10,W=10,R=3,S=3,pad=1"},
       {"global_avg_pool", "global_avg_pool2d:N=1,C=2,H=12,W=12"},
