@@ -128,13 +128,14 @@ Result<Constant> constant_of_tensor(const onnx::TensorProto& t) {
   for (int64_t d : shape)
     if (d < 0) return invalid("negative dimension in a tensor");
   const int64_t n = graph::shape_size(shape);
+  if (n > (int64_t{1} << 40)) return invalid("tensor of " + graph::shape_string(shape) + " is too large");
   const auto bytes = static_cast<size_t>(n * dtype.storage_bytes());
   if (t.has_raw_data()) {
     if (t.raw_data().size() != bytes)
       return invalid("raw data holds " + std::to_string(t.raw_data().size()) + " bytes, the shape needs " +
                      std::to_string(bytes));
     Constant c{dtype, shape, std::vector<uint8_t>(bytes)};
-    std::memcpy(c.bytes.data(), t.raw_data().data(), bytes);
+    if (bytes > 0) std::memcpy(c.bytes.data(), t.raw_data().data(), bytes);
     return c;
   }
   std::vector<double> v;

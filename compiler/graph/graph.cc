@@ -1,6 +1,7 @@
 #include "compiler/graph/graph.h"
 
 #include <cstring>
+#include <limits>
 #include <set>
 #include <sstream>
 
@@ -18,7 +19,10 @@ const char* op_kind_name(OpKind kind) {
 
 int64_t shape_size(const std::vector<int64_t>& shape) {
   int64_t n = 1;
-  for (int64_t d : shape) n *= d;
+  // Saturates instead of overflowing: a file can declare absurd dims, and
+  // callers compare the result with real sizes.
+  for (int64_t d : shape)
+    if (__builtin_mul_overflow(n, d, &n)) return std::numeric_limits<int64_t>::max();
   return n;
 }
 

@@ -206,7 +206,7 @@ class Graph {
   std::vector<ValueId> inputs_, outputs_;
 };
 
-/// Total elements of a shape (1 for a scalar).
+/// Total elements of a shape (1 for a scalar); saturates at INT64_MAX.
 int64_t shape_size(const std::vector<int64_t>& shape);
 /// "[1, 3, 224, 224]".
 std::string shape_string(const std::vector<int64_t>& shape);
