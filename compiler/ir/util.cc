@@ -1,6 +1,7 @@
 #include "compiler/ir/util.h"
 
 #include "compiler/ir/functor.h"
+#include "compiler/ir/op.h"
 
 namespace tessera {
 namespace {
@@ -14,6 +15,12 @@ class Substituter final : public IRMutator {
   Expr visit(const VarNode* op, const Expr& self) override {
     auto it = vmap_.find(op);
     return it == vmap_.end() ? self : it->second;
+  }
+  // Rebuilt nodes fold when both operands became constants (unrolled copies).
+  Expr visit(const BinaryNode* op, const Expr& self) override {
+    Expr a = mutate(op->a), b = mutate(op->b);
+    if (a.same_as(op->a) && b.same_as(op->b)) return self;
+    return binary(op->kind, a, b);
   }
 
  private:

@@ -9,7 +9,7 @@
 namespace tessera {
 
 /// Lowers `state` to a PrimFunc named `name`:
-///   schedule_to_loops -> simplify -> vectorize_loops -> unroll_loops -> simplify
+///   schedule_to_loops -> simplify -> vectorize_loops (simplifies each vector body) -> unroll_loops
 Result<PrimFunc> lower(const State& state, const std::string& name = "kernel");
 
 }  // namespace tessera
