@@ -6,11 +6,8 @@
 
 #include <limits>
 
-#include "compiler/codegen/build.h"
 #include "compiler/ops/op_spec.h"
-#include "runtime/module.h"
-#include "runtime/thread_pool.h"
-#include "tests/compiler/ops/op_test_util.h"
+#include "tests/compiler/codegen/run_native.h"
 #include "tests/compiler/schedule/random_steps.h"
 
 namespace tessera {
@@ -44,31 +41,6 @@ const char* const kSpecs[] = {
     "clip:M=5,N=7",
 };
 
-// Builds `state`, runs it natively, returns the output.
-Result<std::vector<float>> run_native(const State& state, const std::vector<std::vector<float>>& inputs,
-                                      runtime::ThreadPool& pool) {
-  TESSERA_ASSIGN_OR_RETURN(BuiltLibrary lib, build_kernel(state, Target::host(), "kernel"));
-  TESSERA_ASSIGN_OR_RETURN(runtime::Module mod, runtime::Module::load_from_bytes(lib.bytes, "/tmp"));
-  TESSERA_ASSIGN_OR_RETURN(TesseraKernelFn fn, mod.get_kernel("kernel"));
-  std::vector<std::vector<float>> buffers;
-  std::vector<void*> ptrs;
-  size_t next = 0, output = 0;
-  buffers.reserve(state.dag().args().size());
-  for (const Tensor& t : state.dag().args()) {
-    if (is_placeholder(t)) {
-      buffers.push_back(inputs[next++]);
-    } else {
-      output = buffers.size();
-      buffers.emplace_back(test::num_elements(t->shape), std::numeric_limits<float>::quiet_NaN());
-    }
-    ptrs.push_back(buffers.back().data());
-  }
-  runtime::ParallelScope scope(&pool);
-  int32_t status = fn(ptrs.data());
-  if (status != 0) return Status(ErrorCode::kRuntimeError, "kernel returned " + std::to_string(status));
-  return buffers[output];
-}
-
 class RandomBuilds : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(RandomBuilds, NativeCodeMatchesTheInterpreter) {
@@ -82,7 +54,7 @@ TEST_P(RandomBuilds, NativeCodeMatchesTheInterpreter) {
     State state = gen.generate(inst->dag, 4 + trial % 10);
     auto want = test::run(state, inputs);
     ASSERT_TRUE(want.is_ok()) << want.status().to_string() << "\nsteps: " << steps_to_json(state.steps());
-    auto got = run_native(state, inputs, pool);
+    auto got = test::run_native(state, inputs, pool);
     ASSERT_TRUE(got.is_ok()) << got.status().to_string() << "\nsteps: " << steps_to_json(state.steps());
     ASSERT_TRUE(test::all_close(*got, *want, 1e-4, 1e-5))
         << GetParam() << " trial " << trial << "\nsteps: " << steps_to_json(state.steps());

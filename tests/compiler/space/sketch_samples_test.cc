@@ -11,6 +11,7 @@
 #include "compiler/space/sketch_space.h"
 #include "runtime/module.h"
 #include "runtime/thread_pool.h"
+#include "tests/compiler/codegen/run_native.h"
 #include "tests/compiler/ops/op_test_util.h"
 
 namespace tessera {
@@ -103,30 +104,6 @@ std::shared_ptr<const ComputeDAG> dag_of(const Case& c) {
   return ops::parse_op_spec(c.spec).value().dag;
 }
 
-// Runs a built kernel on `inputs` (the placeholder args in order); the output
-// starts as NaN so an element never written shows up.
-Result<std::vector<float>> run_built(const State& state, const std::vector<std::vector<float>>& inputs,
-                                     runtime::ThreadPool& pool) {
-  TESSERA_ASSIGN_OR_RETURN(BuiltLibrary lib, build_kernel(state, Target::host(), "sample"));
-  TESSERA_ASSIGN_OR_RETURN(runtime::Module mod, runtime::Module::load_from_bytes(lib.bytes, "/tmp"));
-  TESSERA_ASSIGN_OR_RETURN(TesseraKernelFn fn, mod.get_kernel("sample"));
-  std::vector<std::vector<float>> buffers;
-  std::vector<void*> args;
-  size_t next = 0, output = 0;
-  buffers.reserve(state.dag().args().size());
-  for (const Tensor& t : state.dag().args()) {
-    if (is_placeholder(t)) {
-      buffers.push_back(inputs[next++]);
-    } else {
-      output = buffers.size();
-      buffers.emplace_back(test::num_elements(t->shape), std::numeric_limits<float>::quiet_NaN());
-    }
-    args.push_back(buffers.back().data());
-  }
-  runtime::ParallelScope scope(&pool);
-  if (fn(args.data()) != 0) return Status(ErrorCode::kRuntimeError, "kernel returned an error");
-  return buffers[output];
-}
 
 class SketchSamples : public ::testing::TestWithParam<Case> {};
 
@@ -163,7 +140,7 @@ TEST_P(SketchSamples, ThousandSamplesReplayAndLowerAndFiftyBuiltMatchTheReferenc
   SpaceRng pick(7);
   for (int n = 0; n < kBuilt; ++n) {
     const SketchProgram& p = programs[pick.uniform(kSamples)];
-    auto got = run_built(p.state, inputs, pool);
+    auto got = test::run_native(p.state, inputs, pool);
     ASSERT_TRUE(got.is_ok()) << got.status().to_string() << "\n" << steps_to_json(p.state.steps());
     ASSERT_TRUE(test::all_close(*got, *want, 1e-4, 1e-4))
         << "sketch " << p.sketch << ": " << space->sketches()[p.sketch].description << "\n"
@@ -201,7 +178,7 @@ TEST_P(SketchSamples, MutationsApplyNinetyNinePercentAndStayValid) {
       program = std::move(*r.program);
     }
     if (chain % 7 != 0) continue;
-    auto got = run_built(program.state, inputs, pool);
+    auto got = test::run_native(program.state, inputs, pool);
     ASSERT_TRUE(got.is_ok()) << got.status().to_string();
     ASSERT_TRUE(test::all_close(*got, *want, 1e-4, 1e-4)) << steps_to_json(program.state.steps());
   }
