@@ -218,14 +218,16 @@ Result<graph::Graph> import_model(const onnx::ModelProto& model, const ImportOpt
   if (!errors.empty()) return error_list(origin, errors);
 
   std::vector<ValueId> outputs;
+  std::vector<std::string> output_names;
   for (const auto& out : gp.output()) {
+    output_names.push_back(out.name());
     auto it = ctx.values.find(out.name());
     if (it == ctx.values.end()) errors.push_back("output '" + out.name() + "' is never computed");
     else outputs.push_back(it->second);
   }
   if (!errors.empty()) return error_list(origin, errors);
   TESSERA_RETURN_IF_ERROR(cross_check_shapes(model, ctx, origin));
-  ctx.g.set_outputs(outputs);
+  ctx.g.set_outputs(outputs, output_names);
   TESSERA_RETURN_IF_ERROR(ctx.g.validate());
   return graph::eliminate_dead_nodes(ctx.g);
 }

@@ -124,6 +124,23 @@ ValueId Graph::add_op(std::string name, OpKind kind, Attrs attrs, std::vector<Va
   return out;
 }
 
+void Graph::set_outputs(std::vector<ValueId> outputs, std::vector<std::string> names) {
+  outputs_ = std::move(outputs);
+  output_names_ = std::move(names);
+  if (!output_names_.empty()) output_names_.resize(outputs_.size());
+}
+
+const std::string& Graph::output_name(size_t i) const {
+  if (i < output_names_.size() && !output_names_[i].empty()) return output_names_[i];
+  return value(outputs_.at(i)).name;
+}
+
+void Graph::replace_output(size_t i, ValueId value) {
+  if (output_names_.empty()) output_names_.resize(outputs_.size());
+  if (output_names_[i].empty()) output_names_[i] = this->value(outputs_.at(i)).name;
+  outputs_.at(i) = value;
+}
+
 bool Graph::is_input(ValueId id) const {
   for (ValueId i : inputs_)
     if (i == id) return true;

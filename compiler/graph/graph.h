@@ -173,7 +173,10 @@ class Graph {
   /// Appends a one-output node and returns its new output value.
   ValueId add_op(std::string name, OpKind kind, Attrs attrs, std::vector<ValueId> inputs,
                  std::vector<int64_t> out_shape, DType out_dtype);
-  void set_outputs(std::vector<ValueId> outputs) { outputs_ = std::move(outputs); }
+  /// The graph outputs, in the caller's order; `names` (optional, one per
+  /// output) are the names a caller knows them by when they differ from the
+  /// values' (an ONNX output produced by Identity is its input's value).
+  void set_outputs(std::vector<ValueId> outputs, std::vector<std::string> names = {});
 
   const std::vector<Value>& values() const { return values_; }
   const Value& value(ValueId id) const { return values_.at(static_cast<size_t>(id)); }
@@ -181,6 +184,10 @@ class Graph {
   std::vector<Node>& mutable_nodes() { return nodes_; }
   const std::vector<ValueId>& inputs() const { return inputs_; }
   const std::vector<ValueId>& outputs() const { return outputs_; }
+  /// The name of output `i`: the one given to set_outputs, else its value's.
+  const std::string& output_name(size_t i) const;
+  /// Points output `i` at another value (keeping its name).
+  void replace_output(size_t i, ValueId value);
   bool is_constant(ValueId id) const { return constants_.count(id) != 0; }
   /// The data of a constant value; the value must be constant.
   const Constant& constant(ValueId id) const { return constants_.at(id); }
@@ -204,6 +211,7 @@ class Graph {
   std::vector<Node> nodes_;
   std::map<ValueId, Constant> constants_;
   std::vector<ValueId> inputs_, outputs_;
+  std::vector<std::string> output_names_;  // empty, or one per output
 };
 
 /// Total elements of a shape (1 for a scalar); saturates at INT64_MAX.

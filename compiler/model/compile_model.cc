@@ -1,0 +1,244 @@
+#include "compiler/model/compile_model.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <chrono>
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <set>
+#include <thread>
+
+#include "compiler/codegen/link.h"
+#include "compiler/codegen/llvm_codegen.h"
+#include "compiler/graph/passes.h"
+#include "compiler/lower/lower.h"
+
+namespace tessera::model {
+
+namespace {
+
+using graph::Graph;
+using graph::OpKind;
+using graph::ValueId;
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// Every output gets a buffer of its own: an output that is a graph input, a
+// constant or an earlier output's value is copied by an identity reshape.
+void add_output_copies(Graph* g) {
+  std::set<ValueId> seen;
+  for (size_t i = 0; i < g->outputs().size(); ++i) {
+    const ValueId v = g->outputs()[i];
+    const bool needs_copy = g->is_input(v) || g->is_constant(v) || !seen.insert(v).second;
+    if (!needs_copy) continue;
+    const graph::Value value = g->value(v);
+    const std::string name = g->output_name(i);
+    const ValueId copy = g->add_op(name + ".copy", OpKind::kReshape, graph::NoAttrs{}, {v}, value.shape, value.dtype);
+    g->replace_output(i, copy);
+    seen.insert(copy);
+  }
+}
+
+// "tsr_k3_fused_conv_add_relu": unique by index, readable in a profile.
+std::string kernel_symbol(int task, const std::string& group_name) {
+  std::string s = "tsr_k" + std::to_string(task) + "_";
+  for (char c : group_name) s.push_back(std::isalnum(static_cast<unsigned char>(c)) ? c : '_');
+  return s.substr(0, 64);
+}
+
+// Builds the values table and the calls of `plan` (kernel `symbols` per task).
+class PackageLayout {
+ public:
+  PackageLayout(const ModelPlan& plan, runtime::PackageContents* out) : plan_(plan), g_(plan.graph), out_(out) {}
+
+  Status run(const std::vector<std::string>& symbols) {
+    std::map<ValueId, size_t> output_index;
+    for (size_t i = 0; i < g_.outputs().size(); ++i) output_index[g_.outputs()[i]] = i;
+    std::set<std::string> io_names;
+    for (ValueId v : g_.inputs()) {
+      const int32_t id = add(v, runtime::ValueKind::kInput, g_.value(v).name);
+      out_->inputs.push_back(id);
+      io_names.insert(g_.value(v).name);
+    }
+    for (size_t i = 0; i < plan_.groups.size(); ++i) {
+      const graph::FusedGroup& group = plan_.groups[i];
+      runtime::KernelCall call;
+      call.symbol = symbols[static_cast<size_t>(plan_.task_of_group[i])];
+      for (ValueId v : group.inputs) {
+        auto it = ids_.find(v);
+        if (it != ids_.end()) {
+          call.args.push_back(it->second);
+        } else if (g_.is_constant(v)) {
+          call.args.push_back(add(v, runtime::ValueKind::kConstant, g_.value(v).name));
+        } else {
+          return Status(ErrorCode::kInternal, "group " + group.name + " reads %" + std::to_string(v) +
+                                                  " before any group computes it");
+        }
+      }
+      auto out = output_index.find(group.output);
+      const bool is_output = out != output_index.end();
+      std::string name = is_output ? g_.output_name(out->second) : g_.value(group.output).name;
+      if (is_output) {
+        // Names of inputs and outputs are how callers find them: keep them unique.
+        for (int k = 2; io_names.count(name); ++k) name = g_.output_name(out->second) + "." + std::to_string(k);
+        io_names.insert(name);
+      }
+      call.args.push_back(add(group.output, is_output ? runtime::ValueKind::kOutput : runtime::ValueKind::kIntermediate,
+                              name));
+      out_->calls.push_back(std::move(call));
+    }
+    for (ValueId v : g_.outputs()) {
+      auto it = ids_.find(v);
+      if (it == ids_.end())
+        return Status(ErrorCode::kInternal, "output " + g_.value(v).name + " is computed by no kernel");
+      out_->outputs.push_back(it->second);
+    }
+    return Status::ok();
+  }
+
+ private:
+  int32_t add(ValueId v, runtime::ValueKind kind, const std::string& name) {
+    const graph::Value& value = g_.value(v);
+    runtime::PackageValue pv;
+    pv.name = name;
+    pv.kind = kind;
+    pv.dtype = value.dtype;
+    pv.shape = value.shape;
+    if (kind == runtime::ValueKind::kConstant) {
+      const std::vector<uint8_t>& bytes = g_.constant(v).bytes;
+      pv.data.assign(bytes.begin(), bytes.end());
+    }
+    const auto id = static_cast<int32_t>(out_->values.size());
+    out_->values.push_back(std::move(pv));
+    ids_[v] = id;
+    return id;
+  }
+
+  const ModelPlan& plan_;
+  const Graph& g_;
+  runtime::PackageContents* out_;
+  std::map<ValueId, int32_t> ids_;
+};
+
+// Runs fn(i) for i in [0, n) on `jobs` threads; the first error (lowest i) wins.
+Status parallel_for(int n, int jobs, const std::function<Status(int)>& fn) {
+  std::vector<Status> status(static_cast<size_t>(n));
+  std::atomic<int> next{0};
+  auto work = [&] {
+    for (int i = next++; i < n; i = next++) status[static_cast<size_t>(i)] = fn(i);
+  };
+  std::vector<std::thread> threads;
+  for (int t = 1; t < std::min(jobs, n); ++t) threads.emplace_back(work);
+  work();
+  for (auto& t : threads) t.join();
+  for (const Status& s : status)
+    if (!s.is_ok()) return s;
+  return Status::ok();
+}
+
+}  // namespace
+
+std::string template_op_for(const Graph& g, const graph::Node& anchor) {
+  switch (anchor.kind) {
+    case OpKind::kConv: {
+      const auto& a = std::get<graph::ConvAttrs>(anchor.attrs);
+      if (a.groups == 1) return "conv2d";
+      const auto& in = g.value(anchor.inputs[0]).shape;
+      const auto& out = g.value(anchor.outputs[0]).shape;
+      return in.size() == 4 && a.groups == in[1] && out[1] == in[1] ? "depthwise_conv2d" : "";
+    }
+    case OpKind::kGemm: return std::get<graph::GemmAttrs>(anchor.attrs).trans_b ? "dense" : "matmul";
+    case OpKind::kMatMul: return g.value(anchor.outputs[0]).shape.size() == 2 ? "matmul" : "batch_matmul";
+    case OpKind::kMaxPool: return "max_pool2d";
+    case OpKind::kAvgPool: return "avg_pool2d";
+    case OpKind::kGlobalAvgPool: return "global_avg_pool2d";
+    default: return "";
+  }
+}
+
+Result<ModelPlan> plan_model(const Graph& g) {
+  ModelPlan plan;
+  TESSERA_ASSIGN_OR_RETURN(plan.graph, graph::optimize_graph(g));
+  add_output_copies(&plan.graph);
+  plan.groups = graph::fuse_ops(plan.graph);
+  TESSERA_ASSIGN_OR_RETURN(graph::TaskExtraction extraction, graph::extract_tasks(plan.graph, plan.groups));
+  plan.tasks = std::move(extraction.tasks);
+  plan.task_of_group = std::move(extraction.task_of_group);
+  plan.task_ops.resize(plan.tasks.size());
+  plan.task_labels.resize(plan.tasks.size());
+  std::vector<bool> named(plan.tasks.size(), false);
+  for (size_t i = 0; i < plan.groups.size(); ++i) {
+    const auto t = static_cast<size_t>(plan.task_of_group[i]);
+    if (named[t]) continue;
+    named[t] = true;
+    const graph::FusedGroup& group = plan.groups[i];
+    const graph::Node& anchor = plan.graph.nodes()[static_cast<size_t>(group.nodes.front())];
+    plan.task_ops[t] = template_op_for(plan.graph, anchor);
+    plan.task_labels[t] = group.name + " " + graph::shape_string(plan.graph.value(group.output).shape);
+  }
+  return plan;
+}
+
+Result<CompiledModel> compile_model(const ModelPlan& plan, const Target& target, const CompileOptions& options) {
+  CompiledModel model;
+  const int n = static_cast<int>(plan.tasks.size());
+  std::vector<PrimFunc> funcs;
+  std::vector<std::string> symbols;
+  auto t0 = std::chrono::steady_clock::now();
+  for (int t = 0; t < n; ++t) {
+    const graph::GraphTask& task = plan.tasks[static_cast<size_t>(t)];
+    const std::string& label = plan.task_labels[static_cast<size_t>(t)];
+    auto choice = choose_schedule(task.dag, plan.task_ops[static_cast<size_t>(t)], target, options.source);
+    if (!choice.is_ok()) return choice.status().with_context(label);
+    model.report.add(label, task.dag->workload_key(), *choice);
+    symbols.push_back(kernel_symbol(t, task.name));
+    auto func = lower(choice->state, symbols.back());
+    if (!func.is_ok()) return func.status().with_context("lowering " + label);
+    funcs.push_back(std::move(func).value());
+    model.kernels.push_back(KernelInfo{symbols.back(), label, task.weight, task.flops, choice->source,
+                                       choice->explanation});
+  }
+  model.schedule_seconds = seconds_since(t0);
+
+  // One object per kernel, generated in parallel, then one link.
+  auto t1 = std::chrono::steady_clock::now();
+  std::vector<std::string> objects(static_cast<size_t>(n));
+  const int jobs = options.jobs > 0 ? options.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  TESSERA_RETURN_IF_ERROR(parallel_for(n, jobs, [&](int t) -> Status {
+    auto object = emit_object({funcs[static_cast<size_t>(t)]}, target);
+    if (!object.is_ok()) return object.status().with_context("compiling " + plan.task_labels[static_cast<size_t>(t)]);
+    objects[static_cast<size_t>(t)] = std::move(object).value();
+    return Status::ok();
+  }));
+  model.codegen_seconds = seconds_since(t1);
+  auto t2 = std::chrono::steady_clock::now();
+  if (n > 0) {
+    TESSERA_ASSIGN_OR_RETURN(model.package.library, link_shared_library(objects, target));
+  }
+  model.link_seconds = seconds_since(t2);
+
+  model.package.target = target.to_string();
+  TESSERA_RETURN_IF_ERROR(PackageLayout(plan, &model.package).run(symbols));
+  TESSERA_RETURN_IF_ERROR(runtime::validate_package(model.package));
+  return model;
+}
+
+std::string format_compile_summary(const CompiledModel& model) {
+  std::string out;
+  char line[512];
+  std::snprintf(line, sizeof line, "%-52s %5s %10s  %s\n", "kernel", "calls", "MFLOP", "schedule");
+  out += line;
+  for (const KernelInfo& k : model.kernels) {
+    std::snprintf(line, sizeof line, "%-52s %5d %10.2f  %s\n", k.label.substr(0, 52).c_str(), k.weight,
+                  k.flops / 1e6, schedule_source_name(k.source));
+    out += line;
+  }
+  out += model.report.to_string();
+  return out;
+}
+
+}  // namespace tessera::model

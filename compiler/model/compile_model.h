@@ -1,0 +1,85 @@
+// Compiling a model: from a graph to the package a device runs.
+//
+//   ModelPlan plan = plan_model(imported).value();        // optimize, fuse, extract tasks
+//   RecordsScheduleSource records(store);                  // or null: fallbacks only
+//   CompiledModel m = compile_model(plan, target, {&records}).value();
+//   runtime::write_package(m.package, "model.tsr");
+//
+// One kernel per task (distinct fused subgraph), all in one shared library;
+// every group calls its task's kernel with its own buffers. The tuner tunes
+// exactly the DAGs of plan.tasks, so their records apply here by workload key.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "compiler/codegen/target.h"
+#include "compiler/graph/extract_tasks.h"
+#include "compiler/graph/fuse_ops.h"
+#include "compiler/schedule/schedule_source.h"
+#include "compiler/space/apply_best.h"
+#include "runtime/package.h"
+
+namespace tessera::model {
+
+/// A model ready to schedule: the optimized graph, its fused groups (in run
+/// order) and the distinct kernels they need.
+struct ModelPlan {
+  graph::Graph graph;                     ///< after optimize_graph, plus a copy node per output that needs one
+  std::vector<graph::FusedGroup> groups;  ///< one kernel call each, in order
+  std::vector<graph::GraphTask> tasks;    ///< distinct kernels, by workload key
+  std::vector<int> task_of_group;         ///< groups[i] calls tasks[task_of_group[i]]
+  std::vector<std::string> task_ops;      ///< per task: the operator spec name of its anchor ("conv2d"), "" for none
+  std::vector<std::string> task_labels;   ///< per task: "fused_conv_add_relu [1, 64, 56, 56]"
+};
+
+/// Optimizes `g` (constant and BatchNorm folding, dead nodes), fuses it and
+/// extracts its tasks. A graph output that is a graph input, a constant or
+/// another output's value gets a copy kernel, so that every output is a
+/// buffer of its own. Errors: the passes' and build_node's (naming the node).
+Result<ModelPlan> plan_model(const graph::Graph& g);
+
+/// The operator spec name whose knob template schedules a group anchored at
+/// `anchor` ("conv2d", "depthwise_conv2d", "dense", "matmul", "batch_matmul",
+/// "max_pool2d", "avg_pool2d", "global_avg_pool2d"), or "" when none fits.
+std::string template_op_for(const graph::Graph& g, const graph::Node& anchor);
+
+/// How a compilation runs.
+struct CompileOptions {
+  ScheduleSource* source = nullptr;  ///< the best records; null: every kernel from its fallback
+  int jobs = 0;                      ///< code generation threads; <= 0: one per CPU
+};
+
+/// What was compiled for one task.
+struct KernelInfo {
+  std::string symbol;       ///< its entry point in the library
+  std::string label;        ///< ModelPlan::task_labels
+  int weight = 0;           ///< groups that call it
+  double flops = 0;         ///< of one call
+  ScheduleChoice::Source source = ScheduleChoice::Source::kDefault;
+  std::string explanation;  ///< ScheduleChoice::explanation
+};
+
+/// A compiled model and how it was made.
+struct CompiledModel {
+  runtime::PackageContents package;
+  CompileReport report;
+  std::vector<KernelInfo> kernels;  ///< one per task
+  double schedule_seconds = 0;      ///< choosing schedules and lowering
+  double codegen_seconds = 0;       ///< LLVM, all kernels (wall, in parallel)
+  double link_seconds = 0;
+};
+
+/// Schedules every task (choose_schedule: records, else the template's
+/// fallback, else the default), lowers and compiles them into one library and
+/// lays out the package: graph inputs, outputs (by their graph names),
+/// constants with their bytes, intermediates, and one call per group.
+/// Errors: a kernel that fails to lower or compile (naming its task), link
+/// errors, validate_package's.
+Result<CompiledModel> compile_model(const ModelPlan& plan, const Target& target, const CompileOptions& options = {});
+
+/// A table for people: one line per kernel (label, calls, schedule source)
+/// and the compile report's summary.
+std::string format_compile_summary(const CompiledModel& model);
+
+}  // namespace tessera::model

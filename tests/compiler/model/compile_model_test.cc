@@ -1,0 +1,176 @@
+// compile_model end to end: a graph becomes a package, the graph executor runs
+// it natively, and the outputs match the reference interpreter's run of the
+// same fused groups.
+#include "compiler/model/compile_model.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "compiler/schedule/step.h"
+#include "compiler/space/templates.h"
+#include "runtime/graph_executor.h"
+#include "tests/compiler/graph/graph_test_util.h"
+
+namespace tessera::model {
+namespace {
+
+using graph::ConvAttrs;
+using graph::Graph;
+using graph::OpKind;
+using graph::ValueId;
+namespace gt = graph::test;
+
+// conv + bias + relu twice (one task, two calls), then pool, flatten, dense.
+Graph small_cnn() {
+  Graph g;
+  ValueId v = g.add_input("image", {1, 8, 10, 10}, DType::f32());
+  ConvAttrs a;
+  a.pad_top = a.pad_left = a.pad_bottom = a.pad_right = 1;
+  for (int i = 0; i < 2; ++i) {
+    const std::string s = std::to_string(i);
+    ValueId w = g.add_constant("w" + s, graph::Constant::from_floats({8, 8, 3, 3}, gt::random_floats(576, i)));
+    ValueId b = g.add_constant("b" + s, graph::Constant::from_floats({8}, gt::random_floats(8, 10 + i)));
+    ValueId y = g.add_op("conv" + s, OpKind::kConv, a, {v, w, b}, {1, 8, 10, 10}, DType::f32());
+    v = g.add_op("relu" + s, OpKind::kRelu, graph::NoAttrs{}, {y}, {1, 8, 10, 10}, DType::f32());
+  }
+  ValueId p = g.add_op("gap", OpKind::kGlobalAvgPool, graph::NoAttrs{}, {v}, {1, 8, 1, 1}, DType::f32());
+  ValueId f = g.add_op("flatten", OpKind::kReshape, graph::NoAttrs{}, {p}, {1, 8}, DType::f32());
+  ValueId fw = g.add_constant("fc.w", graph::Constant::from_floats({5, 8}, gt::random_floats(40, 20)));
+  ValueId fb = g.add_constant("fc.b", graph::Constant::from_floats({5}, gt::random_floats(5, 21)));
+  graph::GemmAttrs ga;
+  ga.trans_b = true;
+  ValueId o = g.add_op("fc", OpKind::kGemm, ga, {f, fw, fb}, {1, 5}, DType::f32());
+  g.set_outputs({o}, {"logits"});
+  return g;
+}
+
+runtime::NDArray array_of(const std::vector<int64_t>& shape, const std::vector<float>& data) {
+  runtime::NDArray a = runtime::NDArray::create(shape, DType::f32()).value();
+  std::memcpy(a.raw_data(), data.data(), data.size() * sizeof(float));
+  return a;
+}
+
+std::vector<float> floats_of(const runtime::NDArray& a) {
+  std::vector<float> v(static_cast<size_t>(a.numel()));
+  std::memcpy(v.data(), a.raw_data(), v.size() * sizeof(float));
+  return v;
+}
+
+// Compiles `g`, runs it with `inputs` (by name) and returns every output by name.
+Result<std::map<std::string, std::vector<float>>> compile_and_run(
+    const Graph& g, const std::map<std::string, std::vector<float>>& inputs, ScheduleSource* source = nullptr,
+    CompiledModel* compiled_out = nullptr) {
+  TESSERA_ASSIGN_OR_RETURN(ModelPlan plan, plan_model(g));
+  TESSERA_ASSIGN_OR_RETURN(CompiledModel compiled, compile_model(plan, Target::host(), {source, 0}));
+  // Through the file format, as a device gets it.
+  TESSERA_ASSIGN_OR_RETURN(std::string bytes, runtime::write_package_bytes(compiled.package));
+  TESSERA_ASSIGN_OR_RETURN(runtime::PackageContents read, runtime::read_package_bytes(bytes));
+  runtime::ExecutorOptions eo;
+  eo.num_threads = 2;
+  TESSERA_ASSIGN_OR_RETURN(auto exec, runtime::GraphExecutor::load(read, eo));
+  for (const runtime::TensorInfo& in : exec->input_info())
+    TESSERA_RETURN_IF_ERROR(exec->set_input(in.name, array_of(in.shape, inputs.at(in.name))));
+  TESSERA_RETURN_IF_ERROR(exec->run());
+  std::map<std::string, std::vector<float>> out;
+  for (const std::string& name : exec->output_names()) {
+    TESSERA_ASSIGN_OR_RETURN(runtime::NDArray y, exec->get_output(name));
+    out[name] = floats_of(y);
+  }
+  if (compiled_out) *compiled_out = std::move(compiled);
+  return out;
+}
+
+TEST(CompileModel, SmallCnnMatchesTheInterpreter) {
+  const Graph g = small_cnn();
+  const auto x = gt::random_floats(800, 7);
+  CompiledModel compiled;
+  auto got = compile_and_run(g, {{"image", x}}, nullptr, &compiled);
+  ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+  auto want = gt::run_graph(g, {{0, gt::to_bytes(x)}});
+  ASSERT_TRUE(want.is_ok()) << want.status().to_string();
+  ASSERT_EQ(got->count("logits"), 1u);
+  EXPECT_TRUE(gt::close(got->at("logits"), gt::to_floats((*want)[0])));
+
+  // Two conv groups share one kernel; the conv got its template's fallback.
+  ASSERT_EQ(compiled.kernels.size(), 4u) << format_compile_summary(compiled);
+  EXPECT_EQ(compiled.kernels[0].weight, 2);
+  EXPECT_EQ(compiled.kernels[0].source, ScheduleChoice::Source::kTemplateFallback) << compiled.kernels[0].explanation;
+  EXPECT_EQ(compiled.package.calls.size(), 5u);
+  EXPECT_EQ(compiled.package.calls[0].symbol, compiled.package.calls[1].symbol);
+  EXPECT_EQ(compiled.report.kernels, 4);
+  EXPECT_EQ(compiled.report.from_records, 0);
+}
+
+TEST(CompileModel, TemplateOpsFollowTheAnchor) {
+  const Graph g = small_cnn();
+  auto plan = plan_model(g);
+  ASSERT_TRUE(plan.is_ok()) << plan.status().to_string();
+  ASSERT_EQ(plan->task_ops.size(), 4u);
+  EXPECT_EQ(plan->task_ops[0], "conv2d");
+  EXPECT_EQ(plan->task_ops[1], "global_avg_pool2d");
+  EXPECT_EQ(plan->task_ops[2], "");  // the flatten
+  EXPECT_EQ(plan->task_ops[3], "dense");
+  EXPECT_EQ(plan->task_labels[0], "fused_conv_relu [1, 8, 10, 10]");
+}
+
+TEST(CompileModel, ARecordIsUsedAndABrokenOneIsSkipped) {
+  const Graph g = small_cnn();
+  auto plan = plan_model(g);
+  ASSERT_TRUE(plan.is_ok());
+  const auto& conv = plan->tasks[0];
+  // A real schedule: the template's fallback, as a record would hold it.
+  auto state = apply_fallback(*find_template("conv2d"), conv.dag, Target::host());
+  ASSERT_TRUE(state.is_ok()) << state.status().to_string();
+  FixedScheduleSource source;
+  const std::string target = Target::host().to_string();
+  source.add(conv.dag->workload_key(), target, ScheduleCandidate{"[{\"kind\": \"nonsense\"}]", 1e-3});
+  source.add(conv.dag->workload_key(), target, ScheduleCandidate{steps_to_json(state->steps()), 2e-3});
+  const auto x = gt::random_floats(800, 8);
+  CompiledModel compiled;
+  auto got = compile_and_run(g, {{"image", x}}, &source, &compiled);
+  ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+  EXPECT_EQ(compiled.kernels[0].source, ScheduleChoice::Source::kRecord);
+  EXPECT_EQ(compiled.report.from_records, 1);
+  EXPECT_FALSE(compiled.report.warnings.empty());
+  auto want = gt::run_graph(g, {{0, gt::to_bytes(x)}});
+  ASSERT_TRUE(want.is_ok());
+  EXPECT_TRUE(gt::close(got->at("logits"), gt::to_floats((*want)[0])));
+}
+
+TEST(CompileModel, EveryOutputGetsItsOwnBufferAndName) {
+  // Outputs: the input itself, a constant, the relu twice under two names.
+  Graph g;
+  ValueId x = g.add_input("x", {2, 3}, DType::f32());
+  ValueId c = g.add_constant("c", graph::Constant::from_floats({2, 3}, {1, 2, 3, 4, 5, 6}));
+  ValueId y = g.add_op("add", OpKind::kAdd, graph::NoAttrs{}, {x, c}, {2, 3}, DType::f32());
+  ValueId r = g.add_op("relu", OpKind::kRelu, graph::NoAttrs{}, {y}, {2, 3}, DType::f32());
+  g.set_outputs({x, c, r, r}, {"same_x", "the_c", "r1", "r2"});
+  const std::vector<float> in = {-9, 1, -1, 2, -8, 0};
+  auto got = compile_and_run(g, {{"x", in}});
+  ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+  ASSERT_EQ(got->size(), 4u);
+  EXPECT_EQ(got->at("same_x"), in);
+  EXPECT_EQ(got->at("the_c"), (std::vector<float>{1, 2, 3, 4, 5, 6}));
+  const std::vector<float> relu = {0, 3, 2, 6, 0, 6};
+  EXPECT_EQ(got->at("r1"), relu);
+  EXPECT_EQ(got->at("r2"), relu);
+}
+
+TEST(CompileModel, CrossCompilesForAarch64) {
+  auto plan = plan_model(small_cnn());
+  ASSERT_TRUE(plan.is_ok());
+  auto target = Target::parse("llvm -mtriple=aarch64-linux-gnu -mcpu=cortex-a72 -num-cores=4");
+  ASSERT_TRUE(target.is_ok()) << target.status().to_string();
+  auto compiled = compile_model(*plan, *target);
+  ASSERT_TRUE(compiled.is_ok()) << compiled.status().to_string();
+  // An ELF shared object for AArch64 (e_machine 183).
+  const std::string& lib = compiled->package.library;
+  ASSERT_GT(lib.size(), 20u);
+  EXPECT_EQ(lib.substr(0, 4), "\x7f" "ELF");
+  EXPECT_EQ(static_cast<uint8_t>(lib[18]), 183);
+  EXPECT_EQ(compiled->package.target, target->to_string());
+}
+
+}  // namespace
+}  // namespace tessera::model
