@@ -9,6 +9,11 @@ Result<Args> Args::parse(int argc, char** argv, int first, const std::vector<Opt
   Args args;
   for (int i = first; i < argc; ++i) {
     std::string word = argv[i];
+    if (word.size() == 2 && word[0] == '-' && word[1] != '-') {
+      for (const auto& s : specs)
+        if (s.short_name == word[1]) word = "--" + s.name;
+      if (word.size() == 2) return Status(ErrorCode::kInvalidArgument, "unknown option " + word);
+    }
     if (word.size() < 3 || word.compare(0, 2, "--") != 0) {
       args.positional_.push_back(word);
       continue;
@@ -79,7 +84,8 @@ Result<double> Args::get_double(const std::string& name, double fallback) const 
 std::string format_options(const std::vector<OptionSpec>& specs) {
   std::ostringstream os;
   for (const auto& s : specs) {
-    std::string left = "  --" + s.name + (s.takes_value ? " VALUE" : "");
+    std::string left = std::string(s.short_name ? "  -" + std::string(1, s.short_name) + ", " : "  ") + "--" +
+                       s.name + (s.takes_value ? " VALUE" : "");
     os << left << std::string(left.size() < 26 ? 26 - left.size() : 1, ' ') << s.help << "\n";
   }
   return os.str();

@@ -1,7 +1,8 @@
 // A small command-line parser shared by every `tessera` subcommand.
 //
 // Grammar: positional words and `--name value` / `--name=value` options;
-// `--flag` alone is a boolean. Options may repeat (`--op a --op b`).
+// `--flag` alone is a boolean. Options may repeat (`--op a --op b`). An
+// option with a short_name also answers to `-x value`.
 #pragma once
 
 #include <map>
@@ -18,6 +19,7 @@ struct OptionSpec {
   std::string name;
   bool takes_value = true;
   std::string help;
+  char short_name = 0;  ///< a one-letter alias, `-o`, when not 0
 };
 
 /// Parsed arguments of one subcommand.

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <ctime>
 
+#include "compiler/model/compile_model.h"
 #include "compiler/ops/op_spec.h"
 #include "costmodel/xgb_model.h"
 #include "records/store.h"
@@ -14,6 +15,7 @@
 #include "rpc/runner.h"
 #include "tools/args.h"
 #include "tools/commands.h"
+#include "tools/model_input.h"
 #include "compiler/space/templates.h"
 #include "tuner/knob_policy.h"
 #include "tuner/sketch_policy.h"
@@ -30,6 +32,7 @@ void on_sigint(int) {
 
 const std::vector<OptionSpec> kOptions = {
     {"op", true, "operator to tune, e.g. matmul:M=1024,N=1024,K=1024 (repeatable)"},
+    {"input-shape", true, "with a model: bind a dynamic input, name:d0,d1,... (repeatable)"},
     {"target", true, "target string (default: this machine)"},
     {"trials", true, "measurements in this run over all tasks (default 64)"},
     {"space", true, "sketch (template-free, default) or knob (templates)"},
@@ -63,10 +66,13 @@ int usage_error(const std::string& message) {
 int run_tune(int argc, char** argv, int first) {
   auto args = Args::parse(argc, argv, first, kOptions);
   if (!args.is_ok()) return usage_error(args.status().message());
-  if (args->has("help") || args->get_all("op").empty()) {
+  const bool has_model = args.is_ok() && args->positional().size() == 1 && is_onnx_path(args->positional()[0]);
+  if (args->has("help") || (args->get_all("op").empty() && !has_model) || args->positional().size() > 1 ||
+      (args->positional().size() == 1 && !has_model)) {
     std::fprintf(args->has("help") ? stdout : stderr,
                  "usage: tessera tune --op SPEC [--op SPEC ...] [--target T] [--trials N] [--space sketch|knob]\n"
-                 "                    [--strategy S] [--db FILE] [--tracker URL --key KEY]\n\n%s",
+                 "                    [--strategy S] [--db FILE] [--tracker URL --key KEY]\n"
+                 "       tessera tune MODEL.onnx [--input-shape NAME:D,...] [same options]\n\n%s",
                  format_options(kOptions).c_str());
     return args->has("help") ? 0 : 2;
   }
@@ -107,16 +113,42 @@ int run_tune(int argc, char** argv, int first) {
   auto threads = args->get_int("threads", target.num_cores);
   if (!threads.is_ok() || *threads <= 0) return usage_error("--threads must be a positive integer");
 
+  // The tasks: the operators given, or every distinct kernel of the model
+  // (exactly the DAGs `tessera compile` will look up).
   std::vector<tuner::Task> tasks;
+  std::vector<std::string> op_names;  // per task: the knob template's operator, "" for none
   for (const std::string& spec : args->get_all("op")) {
     auto op = ops::parse_op_spec(spec);
     if (!op.is_ok()) return usage_error(op.status().message());
     tuner::Task task;
     task.name = op->spec;
     task.dag = op->dag;
+    tasks.push_back(std::move(task));
+    op_names.push_back(op->op);
+  }
+  if (has_model) {
+    auto graph = import_model(args->positional()[0], args->get_all("input-shape"));
+    if (!graph.is_ok()) {
+      std::fprintf(stderr, "tessera tune: %s\n", graph.status().to_string().c_str());
+      return 1;
+    }
+    auto plan = model::plan_model(*graph);
+    if (!plan.is_ok()) {
+      std::fprintf(stderr, "tessera tune: %s: %s\n", args->positional()[0].c_str(), plan.status().to_string().c_str());
+      return 1;
+    }
+    for (size_t i = 0; i < plan->tasks.size(); ++i) {
+      tuner::Task task;
+      task.name = plan->task_labels[i];
+      task.dag = plan->tasks[i].dag;
+      task.weight = plan->tasks[i].weight;
+      tasks.push_back(std::move(task));
+      op_names.push_back(plan->task_ops[i]);
+    }
+  }
+  for (tuner::Task& task : tasks) {
     task.target = target;
     task.device_key = args->get("key", "local");
-    tasks.push_back(std::move(task));
   }
 
   std::string db_path = args->get("db", "tessera.db");
@@ -133,13 +165,28 @@ int run_tune(int argc, char** argv, int first) {
     xo.seed = static_cast<uint64_t>(*seed);
     return std::make_unique<costmodel::XGBModel>(xo);
   };
+  // A model's kernels that a space cannot express are left to their fallback
+  // (reported); an operator given with --op must be tunable.
+  std::vector<tuner::Task> tunable;
+  auto skip = [&](size_t i, const std::string& why) {
+    std::printf("not tuned: %s: %s\n", tasks[i].name.c_str(), why.c_str());
+  };
   for (size_t i = 0; i < tasks.size(); ++i) {
     const uint64_t task_seed = static_cast<uint64_t>(*seed) + i;
+    const bool from_model = i >= args->get_all("op").size();
     if (space == "knob") {
-      std::string op_name = tasks[i].name.substr(0, tasks[i].name.find(':'));
+      const std::string& op_name = op_names[i];
       const KnobTemplate* tmpl = find_template(op_name);
+      if (!tmpl && from_model) {
+        skip(i, "no knob template (the sketch space tunes it)");
+        continue;
+      }
       if (!tmpl) return usage_error("no knob template for '" + op_name + "'; use --space sketch");
       auto knobs = tmpl->define(*tasks[i].dag, target);
+      if (!knobs.is_ok() && from_model) {
+        skip(i, knobs.status().message());
+        continue;
+      }
       if (!knobs.is_ok()) {
         std::fprintf(stderr, "tessera tune: %s: %s\n", tasks[i].name.c_str(), knobs.status().to_string().c_str());
         return 1;
@@ -151,15 +198,26 @@ int run_tune(int argc, char** argv, int first) {
       policies.push_back(std::make_unique<tuner::KnobPolicy>(*tmpl, tasks[i].dag, target, std::move(*knobs), ks,
                                                              ks == tuner::KnobStrategy::kXgb ? new_model() : nullptr,
                                                              task_seed));
+      tunable.push_back(tasks[i]);
       continue;
     }
     auto sketch = SketchSpace::make(tasks[i].dag, target);
+    if (!sketch.is_ok() && from_model) {
+      skip(i, sketch.status().message());
+      continue;
+    }
     if (!sketch.is_ok()) {
       std::fprintf(stderr, "tessera tune: %s: %s\n", tasks[i].name.c_str(), sketch.status().to_string().c_str());
       return 1;
     }
     policies.push_back(std::make_unique<tuner::SketchPolicy>(
         std::move(*sketch), strategy == "evolutionary" ? new_model() : nullptr, tuner::EvolutionOptions{}, task_seed));
+    tunable.push_back(tasks[i]);
+  }
+  tasks = std::move(tunable);
+  if (tasks.empty()) {
+    std::fprintf(stderr, "tessera tune: nothing to tune\n");
+    return 1;
   }
 
   // The runner: local workers over ipc (the same code path as a farm), or a tracker.
@@ -222,7 +280,7 @@ int run_tune(int argc, char** argv, int first) {
     records::WorkloadInfo w;
     w.key = task.workload_key();
     w.dag_text = task.dag->canonical_text();
-    w.op_name = task.name.substr(0, task.name.find(':'));
+    w.op_name = task.name.substr(0, task.name.find_first_of(": "));
     w.shapes = task.name;
     w.flop_count = task.dag->flop_count();
     if (auto st = store->add_workload(w); !st.is_ok()) {

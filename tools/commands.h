@@ -13,5 +13,7 @@ int run_farm(int argc, char** argv, int first);
 int run_keys(int argc, char** argv, int first);
 int run_tune(int argc, char** argv, int first);
 int run_space(int argc, char** argv, int first);
+int run_compile(int argc, char** argv, int first);
+int run_run(int argc, char** argv, int first);
 
 }  // namespace tessera::cli

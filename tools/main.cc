@@ -16,7 +16,9 @@ struct Command {
 constexpr Command kCommands[] = {
     {"help", nullptr, "this list"},
     {"space", tessera::cli::run_space, "show the search space of an operator: knobs, sketches, random samples"},
-    {"tune", tessera::cli::run_tune, "search fast schedules for operators, measuring on local workers or a farm"},
+    {"tune", tessera::cli::run_tune, "search fast schedules for operators or a whole ONNX model, on local workers or a farm"},
+    {"compile", tessera::cli::run_compile, "compile an ONNX model with the best records into one package file"},
+    {"run", tessera::cli::run_run, "run a compiled package on this machine: inputs from files, outputs to files, latency"},
     {"records", tessera::cli::run_records, "list, compare, export, import and prune measurement records"},
     {"tracker", tessera::cli::run_tracker, "the measurement farm's tracker: queues per device key, workers, results"},
     {"worker", tessera::cli::run_worker, "a measuring worker: runs each job in an isolated child process"},

@@ -1,0 +1,124 @@
+// `tessera compile`: an ONNX model, with the best records of every kernel
+// (a fallback where there is none, reported), into one package file.
+#include <sys/stat.h>
+
+#include <chrono>
+#include <cstdio>
+
+#include "compiler/model/compile_model.h"
+#include "records/schedule_source.h"
+#include "records/store.h"
+#include "runtime/memory_plan.h"
+#include "tools/args.h"
+#include "tools/commands.h"
+#include "tools/model_input.h"
+
+namespace tessera::cli {
+namespace {
+
+const std::vector<OptionSpec> kOptions = {
+    {"output", true, "the package to write (default: the model's name with .tsr)", 'o'},
+    {"target", true, "target string (default: this machine)"},
+    {"db", true, "records database (default tessera.db); none there: fallbacks only"},
+    {"no-records", false, "ignore the records: every kernel from its fallback (the untuned model)"},
+    {"input-shape", true, "bind a dynamic input, name:d0,d1,... (repeatable)"},
+    {"jobs", true, "code generation threads (default: one per CPU)"},
+    {"help", false, "this message"},
+};
+
+int usage_error(const std::string& message) {
+  std::fprintf(stderr, "tessera compile: %s\n", message.c_str());
+  return 2;
+}
+
+int failure(const std::string& message) {
+  std::fprintf(stderr, "tessera compile: %s\n", message.c_str());
+  return 1;
+}
+
+bool file_exists(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0;
+}
+
+std::string default_output(const std::string& model) {
+  const size_t slash = model.find_last_of('/');
+  std::string base = slash == std::string::npos ? model : model.substr(slash + 1);
+  if (is_onnx_path(base)) base.resize(base.size() - 5);
+  return base + ".tsr";
+}
+
+}  // namespace
+
+int run_compile(int argc, char** argv, int first) {
+  auto args = Args::parse(argc, argv, first, kOptions);
+  if (!args.is_ok()) return usage_error(args.status().message());
+  if (args->has("help") || args->positional().size() != 1) {
+    std::fprintf(args->has("help") ? stdout : stderr,
+                 "usage: tessera compile MODEL.onnx [-o MODEL.tsr] [--target T] [--db FILE] [--input-shape N:D,...]\n\n%s",
+                 format_options(kOptions).c_str());
+    return args->has("help") ? 0 : 2;
+  }
+  const std::string model_path = args->positional()[0];
+  if (!is_onnx_path(model_path)) return usage_error(model_path + ": expected an .onnx model");
+  Target target = Target::host();
+  if (args->has("target")) {
+    auto t = Target::parse(args->get("target"));
+    if (!t.is_ok()) return usage_error(t.status().message());
+    target = *t;
+  }
+  auto jobs = args->get_int("jobs", 0);
+  if (!jobs.is_ok() || *jobs < 0) return usage_error("--jobs must be a non-negative integer");
+  const std::string output = args->get("output", default_output(model_path));
+
+  auto start = std::chrono::steady_clock::now();
+  auto graph = import_model(model_path, args->get_all("input-shape"));
+  if (!graph.is_ok()) return failure(graph.status().to_string());
+  auto plan = model::plan_model(*graph);
+  if (!plan.is_ok()) return failure(model_path + ": " + plan.status().to_string());
+
+  // The records, read-only: compiling never changes the database. A missing
+  // database is not an error: the model compiles from fallbacks, as reported.
+  std::optional<records::Store> store;
+  std::optional<records::RecordsScheduleSource> source;
+  const std::string db_path = args->get("db", "tessera.db");
+  if (args->has("no-records")) {
+    std::printf("ignoring the records (--no-records): every kernel from its fallback\n");
+  } else if (!file_exists(db_path)) {
+    std::printf("no records database at %s: every kernel from its fallback\n", db_path.c_str());
+  } else {
+    records::OpenOptions oo;
+    oo.read_only = true;
+    auto opened = records::Store::open(db_path, oo);
+    if (!opened.is_ok()) return failure("cannot open the records database " + db_path + ": " + opened.status().to_string());
+    store.emplace(std::move(opened).value());
+    source.emplace(*store);
+  }
+
+  model::CompileOptions co;
+  co.source = source ? &*source : nullptr;
+  co.jobs = static_cast<int>(*jobs);
+  auto compiled = model::compile_model(*plan, target, co);
+  if (!compiled.is_ok()) return failure(model_path + ": " + compiled.status().to_string());
+  if (auto st = runtime::write_package(compiled->package, output); !st.is_ok()) return failure(st.to_string());
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+  std::printf("%s", model::format_compile_summary(*compiled).c_str());
+  auto memory = runtime::plan_graph_memory(compiled->package);
+  std::printf("wrote %s: %zu kernel calls, %zu kernels, library %.1f KiB, parameters %.1f MiB\n", output.c_str(),
+              compiled->package.calls.size(), compiled->kernels.size(), compiled->package.library.size() / 1024.0,
+              [&] {
+                double bytes = 0;
+                for (const auto& v : compiled->package.values) bytes += static_cast<double>(v.data.size());
+                return bytes / (1024.0 * 1024.0);
+              }());
+  if (memory.is_ok())
+    std::printf("intermediates: %.2f MiB planned (%.2f MiB without reuse)\n", memory->arena_bytes / 1048576.0,
+                memory->total_bytes / 1048576.0);
+  std::printf("compiled in %.2f s (schedules and lowering %.2f s, code generation %.2f s, link %.2f s) for %s\n",
+              seconds, compiled->schedule_seconds, compiled->codegen_seconds, compiled->link_seconds,
+              target.to_string().c_str());
+  return 0;
+}
+
+}  // namespace tessera::cli

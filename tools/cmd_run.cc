@@ -1,0 +1,163 @@
+// `tessera run`: load a package, feed its inputs from files (or random data),
+// run it, write the outputs and optionally time it.
+#include <sys/stat.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <random>
+
+#include "runtime/graph_executor.h"
+#include "tools/args.h"
+#include "tools/commands.h"
+#include "tools/model_input.h"
+
+namespace tessera::cli {
+namespace {
+
+const std::vector<OptionSpec> kOptions = {
+    {"input", true, "an input, name=FILE.npy or name=FILE.pb (repeatable)", 'i'},
+    {"random-inputs", true, "fill the inputs not given with random data from this seed"},
+    {"output-dir", true, "write every output there as NAME.npy"},
+    {"bench", true, "time N runs after the warm-up and print the median latency"},
+    {"warmup", true, "untimed runs before --bench (default 3)"},
+    {"threads", true, "threads of the executor (default: one per CPU)"},
+    {"help", false, "this message"},
+};
+
+int usage_error(const std::string& message) {
+  std::fprintf(stderr, "tessera run: %s\n", message.c_str());
+  return 2;
+}
+
+int failure(const std::string& message) {
+  std::fprintf(stderr, "tessera run: %s\n", message.c_str());
+  return 1;
+}
+
+std::string describe(const runtime::TensorInfo& t) {
+  std::string s = t.name + ": " + t.dtype.to_string() + "[";
+  for (size_t i = 0; i < t.shape.size(); ++i) s += (i ? ", " : "") + std::to_string(t.shape[i]);
+  return s + "]";
+}
+
+// Uniform in [-1, 1) for floats, [0, 10) for integers, 0/1 for booleans.
+Result<runtime::NDArray> random_array(const runtime::TensorInfo& t, std::mt19937_64& rng) {
+  TESSERA_ASSIGN_OR_RETURN(runtime::NDArray a, runtime::NDArray::create(t.shape, t.dtype));
+  auto* bytes = static_cast<uint8_t*>(a.raw_data());
+  for (int64_t i = 0; i < a.numel(); ++i) {
+    const double u = std::uniform_real_distribution<double>(-1.0, 1.0)(rng);
+    if (t.dtype == DType::f32()) reinterpret_cast<float*>(bytes)[i] = static_cast<float>(u);
+    else if (t.dtype == DType::f64()) reinterpret_cast<double*>(bytes)[i] = u;
+    else if (t.dtype == DType::i64()) reinterpret_cast<int64_t*>(bytes)[i] = static_cast<int64_t>((u + 1) * 5);
+    else if (t.dtype == DType::i32()) reinterpret_cast<int32_t*>(bytes)[i] = static_cast<int32_t>((u + 1) * 5);
+    else if (t.dtype.storage_bytes() == 1) bytes[i] = u > 0;
+    else return Status(ErrorCode::kInvalidArgument, "no random data for " + describe(t) + "; give it with --input");
+  }
+  return a;
+}
+
+// A short look at an output: shape, and for floats the range and a few values.
+std::string summary(const runtime::NDArray& a) {
+  std::string s = a.dtype().to_string() + "[";
+  for (size_t i = 0; i < a.shape().size(); ++i) s += (i ? ", " : "") + std::to_string(a.shape()[i]);
+  s += "]";
+  if (a.dtype() != DType::f32() || a.numel() == 0) return s;
+  const float* v = static_cast<const float*>(a.raw_data());
+  double lo = v[0], hi = v[0], sum = 0;
+  for (int64_t i = 0; i < a.numel(); ++i) {
+    lo = std::fmin(lo, v[i]);
+    hi = std::fmax(hi, v[i]);
+    sum += v[i];
+  }
+  char buf[160];
+  std::snprintf(buf, sizeof buf, " min %.4g max %.4g mean %.4g", lo, hi, sum / static_cast<double>(a.numel()));
+  return s + buf;
+}
+
+}  // namespace
+
+int run_run(int argc, char** argv, int first) {
+  auto args = Args::parse(argc, argv, first, kOptions);
+  if (!args.is_ok()) return usage_error(args.status().message());
+  if (args->has("help") || args->positional().size() != 1) {
+    std::fprintf(args->has("help") ? stdout : stderr,
+                 "usage: tessera run MODEL.tsr [--input NAME=FILE ...] [--output-dir DIR] [--bench N]\n\n%s",
+                 format_options(kOptions).c_str());
+    return args->has("help") ? 0 : 2;
+  }
+  auto bench = args->get_int("bench", 0);
+  auto warmup = args->get_int("warmup", 3);
+  auto threads = args->get_int("threads", 0);
+  auto seed = args->get_int("random-inputs", 0);
+  for (const Status* st : {&bench.status(), &warmup.status(), &threads.status(), &seed.status()})
+    if (!st->is_ok()) return usage_error(st->message());
+  if (*bench < 0 || *warmup < 0 || *threads < 0) return usage_error("--bench, --warmup and --threads must not be negative");
+  std::map<std::string, std::string> files;
+  for (const std::string& spec : args->get_all("input")) {
+    const size_t eq = spec.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size())
+      return usage_error("--input '" + spec + "': expected NAME=FILE.npy or NAME=FILE.pb");
+    if (!files.emplace(spec.substr(0, eq), spec.substr(eq + 1)).second)
+      return usage_error("input '" + spec.substr(0, eq) + "' is given twice");
+  }
+
+  runtime::ExecutorOptions eo;
+  eo.num_threads = static_cast<int>(*threads);
+  auto exec = runtime::GraphExecutor::load_file(args->positional()[0], eo);
+  if (!exec.is_ok()) return failure(exec.status().to_string());
+  runtime::GraphExecutor& ex = **exec;
+
+  // Every input named on the command line must exist, and every input must be fed.
+  std::string inputs_list;
+  for (const auto& in : ex.input_info()) inputs_list += "\n  " + describe(in);
+  for (const auto& [name, file] : files) {
+    bool known = false;
+    for (const auto& in : ex.input_info()) known |= in.name == name;
+    if (!known) return failure("the model has no input '" + name + "'; its inputs:" + inputs_list);
+  }
+  std::mt19937_64 rng(static_cast<uint64_t>(*seed));
+  for (const auto& in : ex.input_info()) {
+    auto it = files.find(in.name);
+    Result<runtime::NDArray> array = Status(ErrorCode::kInvalidArgument, "");
+    if (it != files.end()) {
+      array = read_tensor_file(it->second);
+    } else if (args->has("random-inputs")) {
+      array = random_array(in, rng);
+    } else {
+      return failure("input '" + in.name + "' is not given (--input " + in.name +
+                     "=FILE.npy, or --random-inputs SEED); the model's inputs:" + inputs_list);
+    }
+    if (!array.is_ok()) return failure(array.status().to_string());
+    if (auto st = ex.set_input(in.name, *array); !st.is_ok()) return failure(st.to_string());
+  }
+
+  if (auto st = ex.run(); !st.is_ok()) return failure(st.to_string());
+  const std::string dir = args->get("output-dir");
+  if (!dir.empty() && ::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST)
+    return failure("cannot create " + dir + ": " + std::strerror(errno));
+  for (const std::string& name : ex.output_names()) {
+    auto y = ex.get_output(name);
+    if (!y.is_ok()) return failure(y.status().to_string());
+    std::string where;
+    if (!dir.empty()) {
+      where = dir + "/" + file_safe_name(name) + ".npy";
+      if (auto st = runtime::save_npy(*y, where); !st.is_ok()) return failure(st.to_string());
+      where = " -> " + where;
+    }
+    std::printf("%s: %s%s\n", name.c_str(), summary(*y).c_str(), where.c_str());
+  }
+
+  if (*bench > 0) {
+    auto timing = ex.benchmark(static_cast<int>(*warmup), static_cast<int>(*bench));
+    if (!timing.is_ok()) return failure(timing.status().to_string());
+    std::printf("latency: median %.3f ms, min %.3f ms, mean %.3f ms over %lld runs (%lld warm-up), %d threads\n",
+                timing->median_s * 1e3, timing->min_s * 1e3, timing->mean_s * 1e3, static_cast<long long>(*bench),
+                static_cast<long long>(*warmup), ex.num_threads());
+    std::printf("memory: intermediates %.2f MiB planned, %.2f MiB without reuse\n",
+                ex.peak_memory_bytes() / 1048576.0, ex.intermediate_bytes_total() / 1048576.0);
+  }
+  return 0;
+}
+
+}  // namespace tessera::cli
