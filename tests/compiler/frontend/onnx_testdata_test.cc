@@ -1,77 +1,39 @@
 // Debian's libonnx-testdata node tests (files no one here wrote): each is a
 // model.onnx with input_N.pb / output_N.pb TensorProtos. Import, optimize,
-// run every fused group through lower + the reference interpreter, compare.
+// run every fused group through lower + the reference interpreter, compare
+// (onnx_node_test_util.h; tests/conformance/ runs them all natively).
 #include <gtest/gtest.h>
 
-#include <filesystem>
-#include <fstream>
-#include <sstream>
-
-#include "compiler/frontend/onnx_context.h"
-#include "compiler/frontend/onnx_import.h"
 #include "compiler/graph/passes.h"
+#include "tests/compiler/frontend/onnx_node_test_util.h"
 #include "tests/compiler/graph/graph_test_util.h"
 
 namespace tessera::frontend {
 namespace {
 
 namespace fs = std::filesystem;
-const char kNodeDir[] = "/usr/share/libonnx-testdata/data/node";
-
-Result<graph::Constant> read_tensor(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  onnx::TensorProto t;
-  if (!in || !t.ParseFromString(s.str())) return Status(ErrorCode::kParseError, path.string() + ": not a TensorProto");
-  return detail::constant_of_tensor(t);
-}
+using test::kNodeTestDir;
+const char* const kNodeDir = kNodeTestDir;
 
 // Runs one node test; an error says which step failed.
 Status run_node_test(const std::string& name, const fs::path& root = kNodeDir) {
-  const fs::path dir = root / name;
-  // int64 inputs are shape parameters (Reshape's shape, axes, starts, ...),
-  // and so are Resize's scales and roi: they become constants; the rest are
-  // fed at run time, matched by name.
-  std::map<std::string, graph::Constant> data;
-  ImportOptions options;
-  {
-    onnx::ModelProto model;
-    std::ifstream in(dir / "model.onnx", std::ios::binary);
-    if (!model.ParseFromIstream(&in)) return Status(ErrorCode::kParseError, "model.onnx");
-    int index = 0;
-    for (const auto& input : model.graph().input()) {
-      auto c = read_tensor(dir / "test_data_set_0" / ("input_" + std::to_string(index++) + ".pb"));
-      if (!c.is_ok()) continue;  // an initializer listed as an input
-      if (c->dtype == DType::i64() || input.name() == "scales" || input.name() == "roi")
-        options.constant_inputs[input.name()] = *c;
-      else data[input.name()] = *c;
-    }
-  }
-  TESSERA_ASSIGN_OR_RETURN(graph::Graph imported, import_onnx_file((dir / "model.onnx").string(), options));
+  TESSERA_ASSIGN_OR_RETURN(test::NodeTestCase tc, test::load_node_test(root / name));
+  TESSERA_ASSIGN_OR_RETURN(graph::Graph imported, import_onnx_file(tc.model.string(), tc.options));
   TESSERA_ASSIGN_OR_RETURN(graph::Graph g, graph::optimize_graph(imported));
   std::map<graph::ValueId, graph::test::Bytes> inputs;
   for (graph::ValueId v : g.inputs()) {
-    auto it = data.find(g.value(v).name);
-    if (it == data.end() || it->second.dtype != g.value(v).dtype || it->second.shape != g.value(v).shape)
+    auto it = tc.inputs.find(g.value(v).name);
+    if (it == tc.inputs.end() || it->second.dtype != g.value(v).dtype || it->second.shape != g.value(v).shape)
       return Status(ErrorCode::kInvalidArgument, "input " + g.value(v).name + " does not match the model");
     inputs[v] = it->second.bytes;
   }
   TESSERA_ASSIGN_OR_RETURN(auto outputs, graph::test::run_graph(g, inputs));
+  if (outputs.size() != tc.outputs.size())
+    return Status(ErrorCode::kInvalidArgument, std::to_string(outputs.size()) + " outputs, want " +
+                                                   std::to_string(tc.outputs.size()));
   for (size_t i = 0; i < outputs.size(); ++i) {
-    TESSERA_ASSIGN_OR_RETURN(graph::Constant want,
-                             read_tensor(dir / "test_data_set_0" / ("output_" + std::to_string(i) + ".pb")));
     const graph::Value& v = g.value(g.outputs()[i]);
-    const graph::Constant got{v.dtype, v.shape, outputs[i]};
-    if (got.shape != want.shape)
-      return Status(ErrorCode::kInvalidArgument, "output " + std::to_string(i) + " has shape " +
-                                                     graph::shape_string(got.shape) + ", want " +
-                                                     graph::shape_string(want.shape));
-    const auto a = got.to_doubles(), b = want.to_doubles();
-    for (size_t j = 0; j < a.size(); ++j)
-      if (!(std::fabs(a[j] - b[j]) <= 1e-4 + 1e-3 * std::fabs(b[j])) && !(std::isnan(a[j]) && std::isnan(b[j])))
-        return Status(ErrorCode::kInvalidArgument, "output " + std::to_string(i) + "[" + std::to_string(j) +
-                                                       "] is " + std::to_string(a[j]) + ", want " + std::to_string(b[j]));
+    TESSERA_RETURN_IF_ERROR(test::compare_output(i, graph::Constant{v.dtype, v.shape, outputs[i]}, tc.outputs[i]));
   }
   return Status::ok();
 }

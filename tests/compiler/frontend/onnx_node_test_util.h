@@ -1,0 +1,166 @@
+// ONNX backend node tests (Debian's libonnx-testdata, files no one here
+// wrote): each directory holds model.onnx and test_data_set_0/input_N.pb,
+// output_N.pb (TensorProtos). Shared by the reference-interpreter tests in
+// onnx_testdata_test.cc and the native conformance runner in
+// tests/conformance/: reading the data, which inputs become constants, and
+// the comparison with its tolerance.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "compiler/frontend/onnx_context.h"
+#include "compiler/frontend/onnx_import.h"
+
+namespace tessera::frontend::test {
+
+namespace fs = std::filesystem;
+
+/// Where Debian installs the node tests.
+inline const char kNodeTestDir[] = "/usr/share/libonnx-testdata/data/node";
+
+/// A TensorProto file as a constant; kParseError when it is missing or not a
+/// TensorProto, the importer's error for types Tessera lacks.
+inline Result<graph::Constant> read_tensor(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status(ErrorCode::kParseError, path.string() + ": cannot open");
+  std::stringstream s;
+  s << in.rdbuf();
+  onnx::TensorProto t;
+  if (!t.ParseFromString(s.str())) return Status(ErrorCode::kParseError, path.string() + ": not a TensorProto");
+  return detail::constant_of_tensor(t);
+}
+
+/// Input positions that are parameters rather than data: shapes, axes,
+/// starts/ends, pads, scales/sizes, repeats, training flags. Tessera's
+/// importer needs them static (a model carries them as initializers or
+/// constants); the node tests feed them as graph inputs, so a runner binds
+/// them as constants from the test data.
+inline bool is_parameter_input(const std::string& op, int index) {
+  static const std::map<std::string, std::set<int>> kParams = {
+      {"Reshape", {1}},      {"Expand", {1}},      {"Tile", {1}},         {"Squeeze", {1}},
+      {"Unsqueeze", {1}},    {"Slice", {1, 2, 3, 4}}, {"Pad", {1, 2, 3}}, {"Resize", {1, 2, 3}},
+      {"Upsample", {1}},     {"Split", {1}},       {"ReduceMean", {1}},   {"ReduceSum", {1}},
+      {"ReduceMax", {1}},    {"ReduceMin", {1}},   {"ReduceProd", {1}},   {"ReduceL1", {1}},
+      {"ReduceL2", {1}},     {"ReduceLogSum", {1}}, {"ReduceLogSumExp", {1}}, {"ReduceSumSquare", {1}},
+      {"ConstantOfShape", {0}}, {"TopK", {1}},     {"Dropout", {1, 2}},   {"OneHot", {1}},
+      {"Range", {0, 1, 2}},  {"CumSum", {1}}};
+  auto it = kParams.find(op);
+  return it != kParams.end() && it->second.count(index) != 0;
+}
+
+/// Why Tessera cannot run `model` at all, or "" when it might: operators
+/// outside supported_onnx_ops() (or of another domain), graph inputs or
+/// outputs that are not tensors (sequences, optionals, maps), element types
+/// Tessera has no DType for (float16, bfloat16, 16-bit and unsigned > 8-bit
+/// integers, strings, complex).
+inline std::string unsupported_reason(const onnx::ModelProto& model) {
+  const std::vector<std::string> ops = supported_onnx_ops();
+  std::set<std::string> missing;
+  for (const auto& node : model.graph().node()) {
+    const bool default_domain = node.domain().empty() || node.domain() == "ai.onnx";
+    if (!default_domain || !std::binary_search(ops.begin(), ops.end(), node.op_type()))
+      missing.insert(default_domain ? node.op_type() : node.domain() + "." + node.op_type());
+  }
+  if (!missing.empty()) {
+    std::string list;
+    for (const std::string& op : missing) list += (list.empty() ? "" : ", ") + op;
+    return "unsupported operator: " + list;
+  }
+  std::vector<const onnx::ValueInfoProto*> io;
+  for (const auto& v : model.graph().input()) io.push_back(&v);
+  for (const auto& v : model.graph().output()) io.push_back(&v);
+  for (const onnx::ValueInfoProto* v : io) {
+    if (!v->type().has_tensor_type()) return "unsupported type: '" + v->name() + "' is not a tensor";
+    auto dtype = detail::dtype_of_onnx(v->type().tensor_type().elem_type());
+    if (!dtype.is_ok()) return "unsupported type: '" + v->name() + "': " + dtype.status().message();
+  }
+  return "";
+}
+
+/// One node test, read: import options (parameter inputs as constants), the
+/// data inputs to feed by name, and the expected outputs in order; or only
+/// why it is unsupported.
+struct NodeTestCase {
+  fs::path model;
+  std::string unsupported;  ///< unsupported_reason(); nothing else is filled when set
+  ImportOptions options;
+  std::map<std::string, graph::Constant> inputs;
+  std::vector<graph::Constant> outputs;
+};
+
+/// Reads the test in `dir`. A graph input becomes a constant when every node
+/// that reads it reads it at a parameter position (is_parameter_input).
+/// Errors: an unreadable model or data file (kParseError).
+inline Result<NodeTestCase> load_node_test(const fs::path& dir) {
+  NodeTestCase tc;
+  tc.model = dir / "model.onnx";
+  onnx::ModelProto model;
+  {
+    std::ifstream in(tc.model, std::ios::binary);
+    if (!in || !model.ParseFromIstream(&in)) return Status(ErrorCode::kParseError, tc.model.string() + ": not a model");
+  }
+  tc.unsupported = unsupported_reason(model);
+  if (!tc.unsupported.empty()) return tc;
+  const fs::path data = dir / "test_data_set_0";
+  std::set<std::string> initializers;
+  for (const auto& init : model.graph().initializer()) initializers.insert(init.name());
+  int index = 0;
+  for (const auto& input : model.graph().input()) {
+    const fs::path file = data / ("input_" + std::to_string(index++) + ".pb");
+    if (initializers.count(input.name()) && !fs::exists(file)) continue;  // IR < 4: an initializer listed as an input
+    TESSERA_ASSIGN_OR_RETURN(graph::Constant c, read_tensor(file));
+    bool read = false, parameter = true;
+    for (const auto& node : model.graph().node())
+      for (int i = 0; i < node.input_size(); ++i)
+        if (node.input(i) == input.name()) {
+          read = true;
+          parameter &= is_parameter_input(node.op_type(), i);
+        }
+    if (read && parameter) tc.options.constant_inputs[input.name()] = std::move(c);
+    else tc.inputs[input.name()] = std::move(c);
+  }
+  for (int i = 0; fs::exists(data / ("output_" + std::to_string(i) + ".pb")); ++i) {
+    TESSERA_ASSIGN_OR_RETURN(graph::Constant c, read_tensor(data / ("output_" + std::to_string(i) + ".pb")));
+    tc.outputs.push_back(std::move(c));
+  }
+  return tc;
+}
+
+/// The tolerance of compare_output, for reports.
+inline const char kNodeTestTolerance[] =
+    "|got - want| <= 1e-4 + 1e-3 * |want| for floats (NaN matches NaN, inf matches inf); integers and bools exact";
+
+/// Compares output `index`: dtype and shape equal, values within
+/// kNodeTestTolerance. kInvalidArgument naming the first mismatch.
+inline Status compare_output(size_t index, const graph::Constant& got, const graph::Constant& want) {
+  const std::string which = "output " + std::to_string(index);
+  if (got.dtype != want.dtype)
+    return Status(ErrorCode::kInvalidArgument,
+                  which + " has type " + got.dtype.to_string() + ", want " + want.dtype.to_string());
+  if (got.shape != want.shape)
+    return Status(ErrorCode::kInvalidArgument, which + " has shape " + graph::shape_string(got.shape) + ", want " +
+                                                   graph::shape_string(want.shape));
+  const bool exact = !want.dtype.is_float();
+  const auto a = got.to_doubles(), b = want.to_doubles();
+  for (size_t j = 0; j < a.size(); ++j) {
+    const bool ok = a[j] == b[j] || (std::isnan(a[j]) && std::isnan(b[j])) ||
+                    (!exact && std::fabs(a[j] - b[j]) <= 1e-4 + 1e-3 * std::fabs(b[j]));
+    if (!ok) {
+      char buf[160];
+      std::snprintf(buf, sizeof buf, "[%zu] is %.9g, want %.9g", j, a[j], b[j]);
+      return Status(ErrorCode::kInvalidArgument, which + buf);
+    }
+  }
+  return Status::ok();
+}
+
+}  // namespace tessera::frontend::test
