@@ -28,10 +28,11 @@ bench: build
 clean:
 	@rm -rf $(BUILD)
 
-# The aarch64 worker (runtime + rpc, no LLVM) for boards and for the qemu test.
+# The aarch64 worker and package runner (runtime + rpc, no LLVM) for boards
+# and for the qemu tests.
 AARCH64_BUILD ?= build-aarch64
 worker-aarch64: deps
 	@cmake -S . -B $(AARCH64_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release \
 	  -DCMAKE_TOOLCHAIN_FILE=$(CURDIR)/scripts/aarch64-toolchain.cmake \
 	  -DTESSERA_RUNTIME_ONLY=ON -DTESSERA_BUILD_WORKER=ON >/dev/null
-	@cmake --build $(AARCH64_BUILD) -j $(JOBS) --target tessera-worker
+	@cmake --build $(AARCH64_BUILD) -j $(JOBS) --target tessera-worker tessera-run

@@ -1,5 +1,6 @@
-// `tessera run`: load a package, feed its inputs from files (or random data),
-// run it, write the outputs and optionally time it.
+// `tessera run` (and the device's `tessera-run`, the same code without ONNX):
+// load a package, feed its inputs from files (or random data), run it, write
+// the outputs and optionally time it.
 #include <sys/stat.h>
 
 #include <cmath>
@@ -10,7 +11,7 @@
 #include "runtime/graph_executor.h"
 #include "tools/args.h"
 #include "tools/commands.h"
-#include "tools/model_input.h"
+#include "tools/tensor_file.h"
 
 namespace tessera::cli {
 namespace {

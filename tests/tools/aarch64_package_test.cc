@@ -1,0 +1,116 @@
+// A model compiled for aarch64 (`tessera compile --target aarch64...`) runs on
+// the device's package runner, tessera-run cross-built for aarch64, under
+// qemu-aarch64 — and gives the outputs the same model gives compiled for and
+// run on this machine.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <random>
+#include <string>
+
+#include "runtime/ndarray.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Output {
+  int code = -1;
+  std::string text;
+};
+
+Output shell(const std::string& command) {
+  Output out;
+  FILE* p = popen((command + " 2>&1").c_str(), "r");
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.text.append(buf, n);
+  const int status = pclose(p);
+  out.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return out;
+}
+
+tessera::runtime::NDArray random_input(const std::vector<int64_t>& shape, uint32_t seed) {
+  auto a = tessera::runtime::NDArray::create(shape, tessera::DType::f32()).value();
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-1, 1);
+  for (int64_t i = 0; i < a.numel(); ++i) a.data<float>()[i] = u(rng);
+  return a;
+}
+
+// Compiles `model` for the host and for aarch64, runs both, compares outputs.
+struct Input {
+  std::string name;
+  std::vector<int64_t> shape;
+};
+
+void check_model(const fs::path& dir, const std::string& model, const std::vector<Input>& inputs,
+                 const std::string& extra) {
+  const std::string tessera = TESSERA_BINARY, board = TESSERA_AARCH64_RUN;
+  std::string feed;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const std::string file = (dir / (inputs[i].name + ".npy")).string();
+    ASSERT_TRUE(tessera::runtime::save_npy(random_input(inputs[i].shape, 11 + i), file).is_ok());
+    feed += " --input " + inputs[i].name + "=" + file;
+  }
+  const std::string aarch64 = "'llvm -mtriple=aarch64-linux-gnu -mcpu=cortex-a72 -mattr=+neon -num-cores=1'";
+  Output c1 = shell(tessera + " compile " + model + extra + " --no-records -o " + (dir / "host.tsr").string());
+  ASSERT_EQ(c1.code, 0) << c1.text;
+  Output c2 = shell(tessera + " compile " + model + extra + " --no-records --target " + aarch64 + " -o " +
+                    (dir / "arm.tsr").string());
+  ASSERT_EQ(c2.code, 0) << c2.text;
+  Output r1 = shell(tessera + " run " + (dir / "host.tsr").string() + feed + " --output-dir " + (dir / "host").string());
+  ASSERT_EQ(r1.code, 0) << r1.text;
+  // One thread: a second thread hangs under qemu-user on this machine.
+  Output r2 = shell("/usr/bin/qemu-aarch64 -L /usr/aarch64-linux-gnu -E LD_LIBRARY_PATH=/usr/aarch64-linux-gnu/lib:"
+                    "/usr/lib/aarch64-linux-gnu " + board + " " + (dir / "arm.tsr").string() + " --threads 1" + feed +
+                    " --output-dir " + (dir / "arm").string());
+  ASSERT_EQ(r2.code, 0) << r2.text;
+  int outputs = 0;
+  for (const auto& entry : fs::directory_iterator(dir / "host")) {
+    ++outputs;
+    auto want = tessera::runtime::load_npy(entry.path().string());
+    auto got = tessera::runtime::load_npy((dir / "arm" / entry.path().filename()).string());
+    ASSERT_TRUE(want.is_ok() && got.is_ok()) << entry.path();
+    ASSERT_EQ(want->shape(), got->shape());
+    for (int64_t i = 0; i < want->numel(); ++i) {
+      const float w = want->data<float>()[i], g = got->data<float>()[i];
+      ASSERT_NEAR(g, w, 1e-4 + 1e-3 * std::fabs(w)) << entry.path().filename() << "[" << i << "]";
+    }
+  }
+  EXPECT_GE(outputs, 1);
+}
+
+class Aarch64Package : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (::access(TESSERA_AARCH64_RUN, X_OK) != 0)
+      GTEST_SKIP() << TESSERA_AARCH64_RUN << " is missing: run `make worker-aarch64` first";
+    if (::access("/usr/bin/qemu-aarch64", X_OK) != 0) GTEST_SKIP() << "qemu-aarch64 is missing (Debian qemu-user)";
+    dir_ = fs::temp_directory_path() / ("tessera_arm_pkg_" + std::to_string(getpid()) + "_" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  fs::path dir_;
+};
+
+TEST_F(Aarch64Package, ConvModelRunsUnderQemu) {
+  const std::string model = "/usr/share/libonnx-testdata/data/node/test_basic_conv_with_padding/model.onnx";
+  if (!fs::exists(model)) GTEST_SKIP() << "libonnx-testdata is not installed";
+  check_model(dir_, model, {{"x", {1, 1, 5, 5}}, {"W", {1, 1, 3, 3}}}, "");
+}
+
+TEST_F(Aarch64Package, PPOCRClassifierRunsUnderQemu) {
+  const fs::path model = fs::path(TESSERA_SOURCE_DIR) / ".cache/ocr-models/package/assets/ch_ppocr_mobile_v2.0_cls_infer.onnx";
+  if (!fs::exists(model)) GTEST_SKIP() << model << " is missing: run scripts/install-deps.sh";
+  check_model(dir_, model.string(), {{"x", {1, 3, 48, 192}}}, " --input-shape x:1,3,48,192");
+}
+
+}  // namespace
