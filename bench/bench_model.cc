@@ -1,0 +1,330 @@
+// Whole models end to end (issue 7): tune with a stated budget through the
+// real CLI, compile in-process from the records, run on the graph executor
+// (2 threads) and compare with ONNX Runtime (2 threads) in the same run.
+//
+//   build-bench/bin/bench_model --benchmark_filter='BM_Model_.*/0' --benchmark_counters_tabular=true
+//   build-bench/bin/bench_model --benchmark_filter='BM_Model_PPOCRCls/16'
+//   TESSERA_BENCH_DB=tuned.db build-bench/bin/bench_model --benchmark_filter='BM_Model_ResNet18/1000'
+//
+// The argument is the total trial budget of `tessera tune MODEL.onnx`: 0 is
+// the untuned model (every kernel from its fallback). With TESSERA_BENCH_DB
+// set, a tuned argument compiles from that database instead of tuning (the
+// label says which). Counters: latency_ms (Tessera, median; also the manual
+// time), ort_ms (ONNX Runtime, median of the medians of three rounds
+// interleaved with Tessera's two), vs_peer = ort_ms / latency_ms, compile_s
+// (import + plan + compile_model), tune_s, kernels, from_records, peak_mb (the
+// planned intermediate arena, MiB) and intermediates_mb (the sum of every
+// intermediate, MiB), max_abs_err against ONNX Runtime's output.
+#include <benchmark/benchmark.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "bench/ort_peer.h"
+#include "compiler/frontend/onnx_import.h"
+#include "compiler/model/compile_model.h"
+#include "records/schedule_source.h"
+#include "records/store.h"
+#include "runtime/graph_executor.h"
+#include "runtime/ndarray.h"
+
+extern char** environ;
+
+namespace tessera {
+namespace {
+
+namespace fs = std::filesystem;
+using runtime::NDArray;
+
+constexpr int kThreads = 2;
+constexpr int kRuns = 20;       // timed runs per round, Tessera and ONNX Runtime alike
+constexpr int kWarmup = 3;
+constexpr double kAbsTol = 1e-3;
+constexpr double kRelTol = 1e-3;
+// The tuned budget registered for every model: about 15 minutes of
+// `tessera tune` for the ResNet-18 on this 2-core machine (BENCHMARKS.md).
+constexpr int kTunedTrials = 1000;
+
+/// What main() read from the environment.
+struct BenchEnv {
+  std::string reuse_db;  ///< TESSERA_BENCH_DB: compile tuned runs from it, no tuning
+};
+
+/// One model to benchmark.
+struct ModelCase {
+  std::string input_name;
+  std::vector<int64_t> input_shape;
+  bool generated_resnet18 = false;  ///< written by bench::write_resnet18 into the temp dir
+  std::string file;                 ///< else: a file in bench::ocr_models_dir()
+};
+
+/// A private temp dir, removed when done.
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = "/tmp/tessera-bench-model-XXXXXX";
+    if (::mkdtemp(pattern.data())) path_ = pattern;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    if (!path_.empty()) fs::remove_all(path_, ec);
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+std::string shape_text(const std::vector<int64_t>& shape) {
+  std::string s;
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? "," : "") + std::to_string(shape[i]);
+  return s;
+}
+
+std::string file_safe(const std::string& name) {
+  std::string s = name;
+  for (char& c : s)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-') c = '_';
+  return s;
+}
+
+// The last lines of a log, for an error message.
+std::string log_tail(const std::string& path, size_t lines = 6) {
+  std::ifstream in(path);
+  std::vector<std::string> all;
+  for (std::string line; std::getline(in, line);) all.push_back(line);
+  std::string out;
+  for (size_t i = all.size() > lines ? all.size() - lines : 0; i < all.size(); ++i) out += all[i] + "\n";
+  return out;
+}
+
+// Runs `tessera tune MODEL --trials N --db DB --input-shape NAME:SHAPE` with
+// its output in `log`; the wall time goes to `seconds`.
+Status run_tune(const std::string& model, const ModelCase& mc, int64_t trials, const std::string& db,
+                const std::string& log, double* seconds) {
+  const std::string binary = TESSERA_BINARY;
+  if (::access(binary.c_str(), X_OK) != 0)
+    return Status(ErrorCode::kUnavailable, "no tessera binary at " + binary + " (build the target `tessera`)");
+  std::vector<std::string> argv_s = {binary,    "tune", model, "--trials", std::to_string(trials), "--db", db,
+                                     "--input-shape", mc.input_name + ":" + shape_text(mc.input_shape)};
+  std::vector<char*> argv;
+  for (std::string& a : argv_s) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+  auto start = std::chrono::steady_clock::now();
+  pid_t pid = 0;
+  int rc = posix_spawn(&pid, binary.c_str(), &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0) return Status(ErrorCode::kRuntimeError, "cannot start " + binary + ": " + std::strerror(rc));
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) return Status(ErrorCode::kRuntimeError, std::string("waitpid: ") + std::strerror(errno));
+  }
+  *seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    std::string how = WIFEXITED(status) ? "exited with " + std::to_string(WEXITSTATUS(status))
+                                        : "was killed by signal " + std::to_string(WTERMSIG(status));
+    return Status(ErrorCode::kRuntimeError, "tessera tune " + how + "; the end of its log:\n" + log_tail(log));
+  }
+  return Status::ok();
+}
+
+// Import, plan and compile from `db` (none: fallbacks only).
+Result<model::CompiledModel> compile(const std::string& model_path, const ModelCase& mc, const std::string& db) {
+  frontend::ImportOptions io;
+  io.input_shapes[mc.input_name] = mc.input_shape;
+  TESSERA_ASSIGN_OR_RETURN(graph::Graph g, frontend::import_onnx_file(model_path, io));
+  TESSERA_ASSIGN_OR_RETURN(model::ModelPlan plan, model::plan_model(g));
+  std::optional<records::Store> store;
+  std::optional<records::RecordsScheduleSource> source;
+  if (!db.empty()) {
+    records::OpenOptions oo;
+    oo.read_only = true;
+    TESSERA_ASSIGN_OR_RETURN(records::Store opened, records::Store::open(db, oo));
+    store.emplace(std::move(opened));
+    source.emplace(*store);
+  }
+  model::CompileOptions co;
+  co.source = source ? &*source : nullptr;
+  return model::compile_model(plan, Target::host(), co);
+}
+
+// Largest |tessera - ort| over every output, and whether all are within
+// kAbsTol + kRelTol * |ort|; `what` names the worst output or the problem.
+Status compare_outputs(runtime::GraphExecutor& exec, const std::string& ort_dir, double* max_err) {
+  *max_err = 0;
+  for (const std::string& name : exec.output_names()) {
+    TESSERA_ASSIGN_OR_RETURN(NDArray ours, exec.get_output(name));
+    TESSERA_ASSIGN_OR_RETURN(NDArray theirs, runtime::load_npy(ort_dir + "/" + file_safe(name) + ".npy"));
+    if (ours.shape() != theirs.shape() || ours.dtype() != DType::f32() || theirs.dtype() != DType::f32())
+      return Status(ErrorCode::kInvalidArgument, "output " + name + ": shape or dtype differs from ONNX Runtime's");
+    const float* a = ours.data<float>();
+    const float* b = theirs.data<float>();
+    int64_t bad = 0, worst = 0;
+    double worst_excess = 0;
+    for (int64_t i = 0; i < ours.numel(); ++i) {
+      double err = std::fabs(static_cast<double>(a[i]) - b[i]);
+      if (!(err <= *max_err)) *max_err = std::isnan(err) ? INFINITY : std::max(*max_err, err);
+      double excess = err - (kAbsTol + kRelTol * std::fabs(b[i]));
+      if (!(excess <= 0)) {
+        ++bad;
+        if (std::isnan(excess) || excess > worst_excess) worst_excess = std::isnan(excess) ? INFINITY : excess, worst = i;
+      }
+    }
+    if (bad) {
+      char msg[256];
+      std::snprintf(msg, sizeof msg, "output %s differs from ONNX Runtime's at %lld of %lld elements: max abs error %g "
+                    "(element %lld: %g vs %g)", name.c_str(), static_cast<long long>(bad),
+                    static_cast<long long>(ours.numel()), *max_err, static_cast<long long>(worst), a[worst], b[worst]);
+      return Status(ErrorCode::kRuntimeError, msg);
+    }
+  }
+  return Status::ok();
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+void run_model(benchmark::State& state, const ModelCase& mc, const BenchEnv& env) {
+  const int64_t trials = state.range(0);
+  std::string why;
+  if (!bench::ort_available(&why)) return state.SkipWithError(("ONNX Runtime unavailable: " + why).c_str());
+  TempDir tmp;
+  if (tmp.path().empty()) return state.SkipWithError("cannot create a temp dir under /tmp");
+  std::string model_path;
+  if (mc.generated_resnet18) {
+    model_path = tmp.path() + "/resnet18.onnx";
+    if (Status st = bench::write_resnet18(model_path, /*seed=*/7); !st.is_ok())
+      return state.SkipWithError(("cannot write the ResNet-18: " + st.to_string()).c_str());
+  } else {
+    model_path = bench::ocr_models_dir() + "/" + mc.file;
+    if (!fs::exists(model_path))
+      return state.SkipWithError((model_path + " missing: run scripts/install-deps.sh").c_str());
+  }
+
+  for (auto _ : state) {
+    // 1. Tuning: none (0), a reused database, or `tessera tune` here.
+    std::string db;
+    double tune_s = 0;
+    std::string label = "untuned";
+    if (trials > 0 && !env.reuse_db.empty()) {
+      if (!fs::exists(env.reuse_db))
+        return state.SkipWithError(("TESSERA_BENCH_DB=" + env.reuse_db + ": no such file").c_str());
+      db = env.reuse_db;
+      label = "records from TESSERA_BENCH_DB=" + db + " (not tuned here)";
+    } else if (trials > 0) {
+      db = tmp.path() + "/tune.db";
+      if (Status st = run_tune(model_path, mc, trials, db, tmp.path() + "/tune.log", &tune_s); !st.is_ok())
+        return state.SkipWithError(st.to_string().c_str());
+      label = "tuned here: " + std::to_string(trials) + " trials";
+    }
+
+    // 2. Compile in-process.
+    auto start = std::chrono::steady_clock::now();
+    auto compiled = compile(model_path, mc, db);
+    const double compile_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (!compiled.is_ok()) return state.SkipWithError(("compile: " + compiled.status().to_string()).c_str());
+
+    // 3. Run on a fixed random input, check against ONNX Runtime, time both interleaved.
+    runtime::ExecutorOptions eo;
+    eo.num_threads = kThreads;
+    auto exec = runtime::GraphExecutor::load(compiled->package, eo);
+    if (!exec.is_ok()) return state.SkipWithError(("load: " + exec.status().to_string()).c_str());
+    auto input = NDArray::create(mc.input_shape, DType::f32());
+    if (!input.is_ok()) return state.SkipWithError(input.status().to_string().c_str());
+    input->fill_random(1);
+    const std::string input_npy = tmp.path() + "/input.npy";
+    if (Status st = runtime::save_npy(*input, input_npy); !st.is_ok())
+      return state.SkipWithError(st.to_string().c_str());
+    if (Status st = (*exec)->set_input(mc.input_name, *input); !st.is_ok())
+      return state.SkipWithError(st.to_string().c_str());
+    if (Status st = (*exec)->run(); !st.is_ok()) return state.SkipWithError(("run: " + st.to_string()).c_str());
+    const bench::NpyInputs ort_inputs = {{mc.input_name, input_npy}};
+    const bench::InputShapes ort_shapes = {{mc.input_name, mc.input_shape}};
+    const std::string ort_dir = tmp.path() + "/ort";
+    if (Status st = bench::ort_run_outputs(model_path, ort_inputs, ort_dir, kThreads, ort_shapes); !st.is_ok())
+      return state.SkipWithError(("ONNX Runtime: " + st.to_string()).c_str());
+    double max_err = 0;
+    if (Status st = compare_outputs(**exec, ort_dir, &max_err); !st.is_ok())
+      return state.SkipWithError(st.message().c_str());
+
+    // ORT, Tessera, ORT, Tessera, ORT: the load of a shared machine shifts.
+    std::vector<double> ort_ms, ours_s;
+    for (int round = 0; round < 5; ++round) {
+      if (round % 2 == 0) {
+        auto ms = bench::ort_median_ms(model_path, ort_inputs, ort_shapes, kThreads, kRuns, kWarmup);
+        if (!ms.is_ok()) return state.SkipWithError(("ONNX Runtime: " + ms.status().to_string()).c_str());
+        ort_ms.push_back(*ms);
+      } else {
+        auto t = (*exec)->benchmark(kWarmup, kRuns);
+        if (!t.is_ok()) return state.SkipWithError(("benchmark: " + t.status().to_string()).c_str());
+        ours_s.insert(ours_s.end(), t->costs_s.begin(), t->costs_s.end());
+      }
+    }
+    const double latency_s = median(ours_s);
+    const double ort = median(ort_ms);
+
+    state.SetIterationTime(latency_s);
+    state.counters["latency_ms"] = latency_s * 1e3;
+    state.counters["ort_ms"] = ort;
+    state.counters["vs_peer"] = ort / (latency_s * 1e3);
+    state.counters["compile_s"] = compile_s;
+    state.counters["tune_s"] = tune_s;
+    state.counters["kernels"] = compiled->report.kernels;
+    state.counters["from_records"] = compiled->report.from_records;
+    state.counters["peak_mb"] = (*exec)->peak_memory_bytes() / 1048576.0;
+    state.counters["intermediates_mb"] = (*exec)->intermediate_bytes_total() / 1048576.0;
+    state.counters["max_abs_err"] = max_err;
+    state.SetLabel(label + ", input " + mc.input_name + ":" + shape_text(mc.input_shape));
+  }
+}
+
+void register_model(const char* name, ModelCase mc, const BenchEnv& env, std::vector<int64_t> args) {
+  auto* b = benchmark::RegisterBenchmark(name, [mc, env](benchmark::State& s) { run_model(s, mc, env); });
+  for (int64_t a : args) b->Arg(a);
+  b->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
+}
+
+}  // namespace
+}  // namespace tessera
+
+int main(int argc, char** argv) {
+  using tessera::ModelCase;
+  tessera::BenchEnv env;
+  if (const char* db = std::getenv("TESSERA_BENCH_DB")) env.reuse_db = db;
+  const std::vector<int64_t> args = {0, tessera::kTunedTrials};
+  tessera::register_model("BM_Model_ResNet18", ModelCase{"input", {1, 3, 224, 224}, true, ""}, env, args);
+  tessera::register_model("BM_Model_PPOCRDet", ModelCase{"x", {1, 3, 640, 640}, false, "ch_PP-OCRv4_det_infer.onnx"},
+                          env, args);
+  // The classifier also has a 16-trial run: a quick check that tuning works end to end.
+  tessera::register_model("BM_Model_PPOCRCls",
+                          ModelCase{"x", {1, 3, 48, 192}, false, "ch_ppocr_mobile_v2.0_cls_infer.onnx"}, env,
+                          {0, 16, tessera::kTunedTrials});
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
