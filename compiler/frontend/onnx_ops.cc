@@ -114,20 +114,37 @@ Status convert_clip(ImportContext& ctx, const Node& node) {
   return Status::ok();
 }
 
+// Pow(T base, T1 exponent) -> T. A float base with an exponent of another
+// type raises to the exponent converted to the base's type; an integer base
+// is raised in float64 and the result converted back (truncating, as NumPy's
+// astype does), exact for every result float64 holds exactly.
+Status emit_pow(ImportContext& ctx, const Node& node, ValueId a, ValueId b, const std::vector<int64_t>& out) {
+  const DType base = ctx.value(a).dtype, exponent = ctx.value(b).dtype;
+  if (base.is_bool() || exponent.is_bool()) return invalid("Pow of bool is not supported");
+  const DType compute = base.is_float() ? base : DType::f64();
+  const std::string name = node.name().empty() ? node.output(0) : node.name();
+  auto convert = [&](ValueId v, const std::string& suffix) -> Result<ValueId> {
+    const auto value = ctx.value(v);
+    if (value.dtype == compute) return v;
+    return ctx.add(name + suffix, OpKind::kCast, graph::CastAttrs{compute}, {v}, value.shape, compute);
+  };
+  TESSERA_ASSIGN_OR_RETURN(ValueId x, convert(a, ".base"));
+  TESSERA_ASSIGN_OR_RETURN(ValueId y, convert(b, ".exponent"));
+  if (compute == base) return ctx.emit(node, OpKind::kPow, graph::NoAttrs{}, {x, y}, out, base);
+  TESSERA_ASSIGN_OR_RETURN(ValueId p, ctx.add(name + ".pow", OpKind::kPow, graph::NoAttrs{}, {x, y}, out, compute));
+  return ctx.emit(node, OpKind::kCast, graph::CastAttrs{base}, {p}, out, base);
+}
+
 Status convert_binary(ImportContext& ctx, const Node& node) {
   static const std::map<std::string, OpKind> kKinds = {
       {"Add", OpKind::kAdd}, {"Sub", OpKind::kSub}, {"Mul", OpKind::kMul}, {"Div", OpKind::kDiv}, {"Pow", OpKind::kPow}};
   TESSERA_ASSIGN_OR_RETURN(ValueId a, ctx.input(node, 0));
   TESSERA_ASSIGN_OR_RETURN(ValueId b, ctx.input(node, 1));
   const auto va = ctx.value(a), vb = ctx.value(b);
-  if (va.dtype != vb.dtype) {
-    // Pow's exponent may have its own type: convert a constant one.
-    const auto* c = ctx.constant_input(node, 1);
-    if (node.op_type() != "Pow" || !c) return invalid("operand types differ: " + va.dtype.to_string() + " and " + vb.dtype.to_string());
-    b = ctx.g.add_constant(node.input(1) + ".cast", graph::Constant::from_doubles(va.dtype, c->shape, c->to_doubles()));
-  }
-  if (node.op_type() == "Pow" && !va.dtype.is_float()) return invalid("Pow of " + va.dtype.to_string() + " is not supported (floats only)");
   TESSERA_ASSIGN_OR_RETURN(auto out, broadcast(va.shape, vb.shape));
+  if (node.op_type() == "Pow") return emit_pow(ctx, node, a, b, out);
+  if (va.dtype != vb.dtype)
+    return invalid("operand types differ: " + va.dtype.to_string() + " and " + vb.dtype.to_string());
   return ctx.emit(node, kKinds.at(node.op_type()), graph::NoAttrs{}, {a, b}, out, va.dtype);
 }
 
@@ -163,11 +180,52 @@ Result<std::array<int64_t, 4>> window_pads(const Node& node, const std::vector<i
   return p;
 }
 
+// A 1-D window operator (rank-3 input) as its 2-D form with a unit height:
+// input and weight get a unit dimension 2, the window attributes a leading 1
+// (pads a leading 0 at each end), and the result loses the unit dimension.
+Status convert_1d_as_2d(ImportContext& ctx, const Node& node, Status (*convert_2d)(ImportContext&, const Node&)) {
+  const std::string name = node.name().empty() ? node.output(0) : node.name();
+  Node lifted = node;
+  for (int i = 0; i < 2 && i < node.input_size(); ++i) {
+    if (!ImportContext::has_input(node, i)) continue;
+    TESSERA_ASSIGN_OR_RETURN(ValueId v, ctx.input(node, i));
+    auto shape = ctx.value(v).shape;
+    if (shape.size() != 3) return invalid("input " + std::to_string(i) + " of a 1-D window must have rank 3");
+    shape.insert(shape.begin() + 2, 1);
+    const std::string lifted_name = name + ".2d_in" + std::to_string(i);
+    TESSERA_ASSIGN_OR_RETURN(ValueId r, ctx.add(lifted_name, OpKind::kReshape, graph::NoAttrs{}, {v}, shape,
+                                                ctx.value(v).dtype));
+    ctx.values[lifted_name] = r;
+    lifted.set_input(i, lifted_name);
+  }
+  for (auto& attr : *lifted.mutable_attribute()) {
+    const std::string& a = attr.name();
+    auto* ints = attr.mutable_ints();
+    if (a == "kernel_shape" || a == "strides" || a == "dilations" || a == "output_padding" || a == "output_shape") {
+      if (ints->size() != 1) return invalid(a + " of a 1-D window needs 1 value");
+      ints->Add(ints->Get(0));
+      ints->Set(0, 1);
+    } else if (a == "pads") {
+      if (ints->size() != 2) return invalid("pads of a 1-D window need 2 values");
+      const int64_t begin = ints->Get(0), end = ints->Get(1);
+      ints->Clear();
+      for (int64_t v : {int64_t{0}, begin, int64_t{0}, end}) ints->Add(v);
+    }
+  }
+  lifted.set_output(0, name + ".2d_out");
+  TESSERA_RETURN_IF_ERROR(convert_2d(ctx, lifted));
+  const ValueId y = ctx.values.at(name + ".2d_out");
+  auto shape = ctx.value(y).shape;
+  shape.erase(shape.begin() + 2);
+  return ctx.emit(node, OpKind::kReshape, graph::NoAttrs{}, {y}, shape, ctx.value(y).dtype);
+}
+
 Status convert_conv(ImportContext& ctx, const Node& node) {
   TESSERA_ASSIGN_OR_RETURN(ValueId x, ctx.input(node, 0));
   TESSERA_ASSIGN_OR_RETURN(ValueId w, ctx.input(node, 1));
   const auto xs = ctx.value(x).shape, ws = ctx.value(w).shape;
-  if (xs.size() != 4 || ws.size() != 4) return invalid("only 2-D convolutions (rank-4 input and weight) are supported");
+  if (xs.size() == 3) return convert_1d_as_2d(ctx, node, convert_conv);
+  if (xs.size() != 4 || ws.size() != 4) return invalid("only 1-D and 2-D convolutions (rank-3/4 input and weight) are supported");
   graph::ConvAttrs a;
   a.groups = attr_int(node, "group", 1);
   const auto strides = attr_ints(node, "strides", {1, 1}), dil = attr_ints(node, "dilations", {1, 1});
@@ -196,7 +254,8 @@ Status convert_conv_transpose(ImportContext& ctx, const Node& node) {
   TESSERA_ASSIGN_OR_RETURN(ValueId x, ctx.input(node, 0));
   TESSERA_ASSIGN_OR_RETURN(ValueId w, ctx.input(node, 1));
   const auto xs = ctx.value(x).shape, ws = ctx.value(w).shape;
-  if (xs.size() != 4 || ws.size() != 4) return invalid("only 2-D transposed convolutions are supported");
+  if (xs.size() == 3) return convert_1d_as_2d(ctx, node, convert_conv_transpose);
+  if (xs.size() != 4 || ws.size() != 4) return invalid("only 1-D and 2-D transposed convolutions are supported");
   graph::ConvAttrs a;
   a.groups = attr_int(node, "group", 1);
   if (a.groups <= 0 || xs[1] != ws[0] || xs[1] % a.groups) return invalid("group and weight do not match the input");
@@ -285,9 +344,12 @@ Status convert_pool(ImportContext& ctx, const Node& node) {
   TESSERA_ASSIGN_OR_RETURN(ValueId x, ctx.input(node, 0));
   const auto xs = ctx.value(x).shape;
   if (node.output_size() > 1 && !node.output(1).empty()) return invalid("the Indices output is not supported");
-  if (xs.size() != 4) return invalid("only 2-D pooling (rank-4 input) is supported");
-  if (!ctx.value(x).dtype.is_float()) return invalid("pooling of " + ctx.value(x).dtype.to_string() + " is not supported (floats only)");
+  if (xs.size() == 3) return convert_1d_as_2d(ctx, node, convert_pool);
+  if (xs.size() != 4) return invalid("only 1-D and 2-D pooling (rank-3/4 input) is supported");
   const bool is_max = node.op_type() == "MaxPool";
+  const DType t = ctx.value(x).dtype;
+  if (t.is_bool() || (!is_max && !t.is_float()))
+    return invalid(node.op_type() + " of " + t.to_string() + " is not supported");
   const auto ks = attr_ints(node, "kernel_shape"), strides = attr_ints(node, "strides", {1, 1});
   const auto dil = attr_ints(node, "dilations", {1, 1});
   if (ks.size() != 2 || strides.size() != 2 || dil.size() != 2) return invalid("kernel_shape, strides and dilations need 2 values");

@@ -38,8 +38,10 @@ Result<Tensor> max_pool2d(const Tensor& x, Size2 kernel, Size2 stride, Padding2 
   TESSERA_RETURN_IF_ERROR(check_padding_below_window(op, padding, kernel));
   TESSERA_ASSIGN_OR_RETURN(Window g, window_geometry(op, x->shape[2], x->shape[3], kernel.h, kernel.w, stride,
                                                       padding, dilation));
+  // Padding never wins: the type's lowest value (0 for unsigned types).
   const double lowest = x->dtype.is_float() ? -std::numeric_limits<double>::infinity()
-                                            : -std::ldexp(1.0, x->dtype.bits - 1);
+                        : x->dtype.is_int() ? -std::ldexp(1.0, x->dtype.bits - 1)
+                                            : 0.0;
   TESSERA_ASSIGN_OR_RETURN(Tensor in, padded(x, padding, lowest));
   IterVar ry = reduce_axis(kernel.h, "ry"), rx = reduce_axis(kernel.w, "rx");
   return compute(

@@ -1,0 +1,134 @@
+// Operator converters (compiler/frontend/onnx_ops.cc) on small models: what
+// the ONNX node-test conformance found, each checked against a C++ reference
+// through lower + the reference interpreter.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "compiler/frontend/onnx_import.h"
+#include "compiler/graph/passes.h"
+#include "tests/compiler/frontend/onnx_test_util.h"
+#include "tests/compiler/graph/graph_test_util.h"
+
+namespace tessera::frontend {
+namespace {
+
+using graph::test::Bytes;
+using graph::test::close;
+using graph::test::random_floats;
+using graph::test::to_bytes;
+using graph::test::to_floats;
+using test::attr;
+using test::ModelBuilder;
+
+template <typename T>
+Bytes bytes_of(const std::vector<T>& v) {
+  Bytes b(v.size() * sizeof(T));
+  std::memcpy(b.data(), v.data(), b.size());
+  return b;
+}
+
+template <typename T>
+std::vector<T> values_of(const Bytes& b) {
+  std::vector<T> v(b.size() / sizeof(T));
+  std::memcpy(v.data(), b.data(), v.size() * sizeof(T));
+  return v;
+}
+
+// Imports, optimizes and runs a model whose inputs are given in order; returns output 0.
+Result<Bytes> run_model(const ModelBuilder& m, const std::vector<Bytes>& inputs) {
+  TESSERA_ASSIGN_OR_RETURN(graph::Graph g, import_onnx_bytes(m.bytes()));
+  TESSERA_ASSIGN_OR_RETURN(graph::Graph opt, graph::optimize_graph(g));
+  std::map<graph::ValueId, Bytes> feed;
+  for (size_t i = 0; i < inputs.size(); ++i) feed[opt.inputs().at(i)] = inputs[i];
+  TESSERA_ASSIGN_OR_RETURN(auto outs, graph::test::run_graph(opt, feed));
+  return outs.at(0);
+}
+
+TEST(OnnxOps, PowOfIntegersIsComputedExactly) {
+  ModelBuilder m(15);
+  m.input("x", {4}, onnx::TensorProto::INT64);
+  m.input("y", {4}, onnx::TensorProto::INT64);
+  m.node("Pow", {"x", "y"}, {"z"});
+  m.output("z", {4}, onnx::TensorProto::INT64);
+  auto z = run_model(m, {bytes_of<int64_t>({2, 3, -2, 7}), bytes_of<int64_t>({40, 3, 3, 0})});
+  ASSERT_TRUE(z.is_ok()) << z.status().to_string();
+  EXPECT_EQ(values_of<int64_t>(*z), (std::vector<int64_t>{int64_t{1} << 40, 27, -8, 1}));
+}
+
+TEST(OnnxOps, PowOfAnIntegerBaseToAFloatExponentTruncates) {
+  ModelBuilder m(15);
+  m.input("x", {3}, onnx::TensorProto::INT32);
+  m.input("y", {3});
+  m.node("Pow", {"x", "y"}, {"z"});
+  m.output("z", {3}, onnx::TensorProto::INT32);
+  auto z = run_model(m, {bytes_of<int32_t>({4, 3, 2}), bytes_of<float>({0.5f, 0.5f, 1.5f})});
+  ASSERT_TRUE(z.is_ok()) << z.status().to_string();
+  EXPECT_EQ(values_of<int32_t>(*z), (std::vector<int32_t>{2, 1, 2}));  // 2, 1.73, 2.83
+}
+
+TEST(OnnxOps, PowOfAFloatBaseToAnIntegerExponentFedAtRunTime) {
+  ModelBuilder m(15);
+  m.input("x", {3});
+  m.input("y", {3}, onnx::TensorProto::INT64);
+  m.node("Pow", {"x", "y"}, {"z"});
+  m.output("z", {3});
+  auto z = run_model(m, {to_bytes({1.5f, -2.0f, 0.5f}), bytes_of<int64_t>({2, 3, -1})});
+  ASSERT_TRUE(z.is_ok()) << z.status().to_string();
+  EXPECT_TRUE(close(to_floats(*z), {2.25f, -8.0f, 2.0f}));
+}
+
+TEST(OnnxOps, Conv1dRunsAsAUnitHeightConv2d) {
+  ModelBuilder m(13);
+  m.input("x", {1, 2, 7});
+  const auto w = random_floats(3 * 2 * 3, 7);
+  m.floats("w", {3, 2, 3}, w);
+  m.floats("b", {3}, {0.5f, -0.25f, 1.0f});
+  auto* conv = m.node("Conv", {"x", "w", "b"}, {"y"});
+  attr(conv, "strides", std::vector<int64_t>{2});
+  attr(conv, "pads", std::vector<int64_t>{1, 2});
+  m.output("y", {1, 3, 4});
+  const auto x = random_floats(14, 8);
+  auto y = run_model(m, {to_bytes(x)});
+  ASSERT_TRUE(y.is_ok()) << y.status().to_string();
+  std::vector<float> want;
+  for (int k = 0; k < 3; ++k)
+    for (int o = 0; o < 4; ++o) {
+      float acc = k == 0 ? 0.5f : k == 1 ? -0.25f : 1.0f;
+      for (int c = 0; c < 2; ++c)
+        for (int r = 0; r < 3; ++r) {
+          const int i = o * 2 + r - 1;
+          if (i >= 0 && i < 7) acc += x[c * 7 + i] * w[(k * 2 + c) * 3 + r];
+        }
+      want.push_back(acc);
+    }
+  EXPECT_TRUE(close(to_floats(*y), want));
+}
+
+TEST(OnnxOps, MaxPool1dRunsAsAUnitHeightPool) {
+  ModelBuilder m(13);
+  m.input("x", {1, 1, 5});
+  auto* pool = m.node("MaxPool", {"x"}, {"y"});
+  attr(pool, "kernel_shape", std::vector<int64_t>{2});
+  attr(pool, "pads", std::vector<int64_t>{1, 0});
+  m.output("y", {1, 1, 5});
+  auto y = run_model(m, {to_bytes({1, -3, 2, 5, -1})});
+  ASSERT_TRUE(y.is_ok()) << y.status().to_string();
+  EXPECT_TRUE(close(to_floats(*y), {1, 1, 2, 5, 5}));
+}
+
+TEST(OnnxOps, MaxPoolOfUint8NeverPicksThePadding) {
+  ModelBuilder m(13);
+  m.input("x", {1, 1, 2, 2}, onnx::TensorProto::UINT8);
+  auto* pool = m.node("MaxPool", {"x"}, {"y"});
+  attr(pool, "kernel_shape", std::vector<int64_t>{2, 2});
+  attr(pool, "pads", std::vector<int64_t>{1, 1, 0, 0});
+  m.output("y", {1, 1, 2, 2}, onnx::TensorProto::UINT8);
+  auto y = run_model(m, {bytes_of<uint8_t>({3, 200, 7, 1})});
+  ASSERT_TRUE(y.is_ok()) << y.status().to_string();
+  EXPECT_EQ(values_of<uint8_t>(*y), (std::vector<uint8_t>{3, 200, 7, 200}));
+}
+
+}  // namespace
+}  // namespace tessera::frontend
