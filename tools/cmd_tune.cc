@@ -146,9 +146,15 @@ int run_tune(int argc, char** argv, int first) {
       op_names.push_back(plan->task_ops[i]);
     }
   }
-  for (tuner::Task& task : tasks) {
-    task.target = target;
-    task.device_key = args->get("key", "local");
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    tasks[i].target = target;
+    tasks[i].device_key = args->get("key", "local");
+    // The template's fallback is what compile time uses without records: it
+    // is measured first, so that tuning never leaves a kernel slower than that.
+    if (const KnobTemplate* t = find_template(op_names[i]); t && space == "sketch") {
+      auto fallback = apply_fallback(*t, tasks[i].dag, target);
+      if (fallback.is_ok()) tasks[i].baseline = fallback->steps();
+    }
   }
 
   std::string db_path = args->get("db", "tessera.db");

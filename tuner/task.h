@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "compiler/codegen/target.h"
+#include "compiler/schedule/step.h"
 #include "compiler/te/compute_dag.h"
 #include "rpc/measure_types.h"
 
@@ -17,6 +18,10 @@ struct Task {
   Target target;
   std::string device_key;                  ///< the workers that measure it (farm key)
   double weight = 1;                       ///< how often it runs in the model
+  /// A known good schedule measured before the search (the knob template's
+  /// fallback, what compile time uses without records): its record competes
+  /// with the search's, so the best record is never worse than it. Empty: none.
+  std::vector<Step> baseline;
 
   const std::string& workload_key() const { return dag->workload_key(); }
   /// The kernel's arguments as the runner describes them.

@@ -87,6 +87,29 @@ Status Tuner::measure_defaults() {
   return Status::ok();
 }
 
+Status Tuner::measure_baselines() {
+  for (size_t i = 0; i < tasks_.size(); ++i) {
+    if (tasks_[i].baseline.empty()) continue;
+    const std::string steps = steps_to_json(tasks_[i].baseline);
+    bool found = false;  // resume() has fed a stored one to the policy and the summary
+    if (store_) {
+      TESSERA_ASSIGN_OR_RETURN(std::vector<records::Record> old,
+                               store_->records_of(tasks_[i].workload_key(), tasks_[i].target.to_string()));
+      for (const auto& r : old) found = found || r.steps_json == steps;
+    }
+    if (found) continue;
+    Candidate c{tasks_[i].baseline, "", records::SpaceKind::kManual};
+    TESSERA_ASSIGN_OR_RETURN(std::vector<records::Record> r, measurer_.measure(tasks_[i], {c}));
+    if (store_) TESSERA_RETURN_IF_ERROR(store_->append(r));
+    TESSERA_RETURN_IF_ERROR(policies_[i]->observe({c}, r));
+    if (!r.empty() && r[0].ok() && r[0].mean_cost() < summaries_[i].best_cost_s) {
+      summaries_[i].best_cost_s = r[0].mean_cost();
+      summaries_[i].best_steps = c.steps;
+    }
+  }
+  return Status::ok();
+}
+
 TaskProgress Tuner::progress_of(int i) const {
   const TaskSummary& s = summaries_[i];
   TaskProgress p;
@@ -153,6 +176,7 @@ Status Tuner::round(int i) {
 
 Result<std::vector<TaskSummary>> Tuner::run(Progress* progress, const std::atomic<bool>* stop) {
   if (options_.measure_default) TESSERA_RETURN_IF_ERROR(measure_defaults());
+  TESSERA_RETURN_IF_ERROR(measure_baselines());
   std::vector<TaskWeight> weights;
   for (size_t i = 0; i < tasks_.size(); ++i)
     weights.push_back({tasks_[i].weight, tasks_[i].dag->flop_count(), 0});

@@ -56,6 +56,8 @@ class Tuner {
 
  private:
   Status measure_defaults();
+  // Measures each task's baseline schedule once per database (Task::baseline).
+  Status measure_baselines();
   Status round(int task);
   TaskProgress progress_of(int task) const;
 

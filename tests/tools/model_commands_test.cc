@@ -151,4 +151,17 @@ TEST_F(ModelCommands, TuneTheModelThenCompileUsesItsRecords) {
   EXPECT_EQ(r.code, 0) << r.text;
 }
 
+TEST_F(ModelCommands, TheTemplateFallbackIsMeasuredOnceAndCompetes) {
+  // The fallback (what compile uses without records) is measured before the
+  // search, once per database, so a short search never leaves a kernel slower.
+  const std::string db = path("f.db");
+  const std::string tune = "tune --op matmul:M=64,N=64,K=64 --trials 4 --batch 4 --repeat 1 --min-repeat-ms 1 --db " + db;
+  for (int run = 0; run < 2; ++run) ASSERT_EQ(tessera(tune).code, 0);
+  Output list = tessera("records list --db " + db);
+  ASSERT_EQ(list.code, 0) << list.text;
+  size_t manual = 0;
+  for (size_t at = list.text.find(" manual "); at != std::string::npos; at = list.text.find(" manual ", at + 1)) ++manual;
+  EXPECT_EQ(manual, 1u) << list.text;
+}
+
 }  // namespace
