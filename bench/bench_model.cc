@@ -56,8 +56,9 @@ constexpr int kRuns = 20;       // timed runs per round, Tessera and ONNX Runtim
 constexpr int kWarmup = 3;
 constexpr double kAbsTol = 1e-3;
 constexpr double kRelTol = 1e-3;
-// The tuned budget registered for every model: about 15 minutes of
-// `tessera tune` for the ResNet-18 on this 2-core machine (BENCHMARKS.md).
+// The tuned budget registered for every model: an estimated 10-15 minutes of
+// `tessera tune` for the ResNet-18 on this 2-core machine (a 96-trial run took
+// 56 s at load 5, ~0.5 s per trial before the cost model grows; BENCHMARKS.md).
 constexpr int kTunedTrials = 1000;
 
 /// What main() read from the environment.
