@@ -1,0 +1,110 @@
+// Real models end to end against ONNX Runtime: import → plan → compile (no
+// records: every kernel from its fallback) → graph executor, on the same
+// input as ORT, outputs within a stated tolerance. The ResNet-18 is generated
+// here (python3-onnx), the PP-OCR models come from npm (install-deps.sh).
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <random>
+#include <string>
+
+#include "bench/ort_peer.h"
+#include "compiler/frontend/onnx_import.h"
+#include "compiler/model/compile_model.h"
+#include "runtime/graph_executor.h"
+
+namespace tessera {
+namespace {
+
+namespace fs = std::filesystem;
+using runtime::NDArray;
+
+// |ours - ort| <= kAbs + kRel * |ort| everywhere (float32 sums in another order).
+constexpr double kAbs = 1e-4, kRel = 1e-3;
+
+class MatchOrt : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string why;
+    if (!bench::ort_available(&why)) GTEST_SKIP() << why;
+    std::string pattern = ::testing::TempDir() + "/tessera_match_XXXXXX";
+    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
+    dir_ = pattern;
+  }
+  void TearDown() override {
+    std::error_code ec;
+    if (!dir_.empty()) fs::remove_all(dir_, ec);
+  }
+
+  // Compiles `model` with `shapes`, runs it and ORT on one random input named
+  // `input`, and compares every output.
+  void check(const std::string& model, const std::string& input, const std::vector<int64_t>& shape) {
+    frontend::ImportOptions options;
+    options.input_shapes[input] = shape;
+    auto graph = frontend::import_onnx_file(model, options);
+    ASSERT_TRUE(graph.is_ok()) << graph.status().to_string();
+    auto plan = model::plan_model(*graph);
+    ASSERT_TRUE(plan.is_ok()) << plan.status().to_string();
+    auto compiled = model::compile_model(*plan, Target::host());
+    ASSERT_TRUE(compiled.is_ok()) << compiled.status().to_string();
+    runtime::ExecutorOptions eo;
+    eo.num_threads = 2;
+    auto exec = runtime::GraphExecutor::load(compiled->package, eo);
+    ASSERT_TRUE(exec.is_ok()) << exec.status().to_string();
+
+    NDArray x = NDArray::create(shape, DType::f32()).value();
+    std::mt19937 rng(5);
+    std::uniform_real_distribution<float> u(-1, 1);
+    for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] = u(rng);
+    const std::string x_path = dir_ + "/x.npy";
+    ASSERT_TRUE(runtime::save_npy(x, x_path).is_ok());
+    ASSERT_TRUE((*exec)->set_input(input, x).is_ok());
+    ASSERT_TRUE((*exec)->run().is_ok());
+    Status ort = bench::ort_run_outputs(model, {{input, x_path}}, dir_ + "/ort", 2, {{input, shape}});
+    ASSERT_TRUE(ort.is_ok()) << ort.to_string();
+
+    for (const std::string& name : (*exec)->output_names()) {
+      auto ours = (*exec)->get_output(name);
+      ASSERT_TRUE(ours.is_ok());
+      std::string file = name;
+      for (char& c : file)
+        if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-') c = '_';
+      auto want = runtime::load_npy(dir_ + "/ort/" + file + ".npy");
+      ASSERT_TRUE(want.is_ok()) << want.status().to_string();
+      ASSERT_EQ(ours->shape(), want->shape()) << name;
+      double worst = 0;
+      for (int64_t i = 0; i < want->numel(); ++i) {
+        const double w = want->data<float>()[i], g = ours->data<float>()[i];
+        worst = std::max(worst, std::fabs(g - w) - kRel * std::fabs(w));
+      }
+      EXPECT_LE(worst, kAbs) << name << ": beyond " << kAbs << " + " << kRel << " * |ort|";
+    }
+  }
+
+  std::string dir_;
+};
+
+TEST_F(MatchOrt, ResNet18) {
+  const std::string model = dir_ + "/resnet18.onnx";
+  Status st = bench::write_resnet18(model, 3);
+  if (!st.is_ok()) GTEST_SKIP() << st.to_string();
+  check(model, "input", {1, 3, 224, 224});
+}
+
+TEST_F(MatchOrt, PPOCRDirectionClassifier) {
+  const std::string model = bench::ocr_models_dir() + "/ch_ppocr_mobile_v2.0_cls_infer.onnx";
+  if (!fs::exists(model)) GTEST_SKIP() << model << " is missing: run scripts/install-deps.sh";
+  check(model, "x", {1, 3, 48, 192});
+}
+
+TEST_F(MatchOrt, PPOCRTextDetection) {
+  const std::string model = bench::ocr_models_dir() + "/ch_PP-OCRv4_det_infer.onnx";
+  if (!fs::exists(model)) GTEST_SKIP() << model << " is missing: run scripts/install-deps.sh";
+  check(model, "x", {1, 3, 320, 320});
+}
+
+}  // namespace
+}  // namespace tessera
