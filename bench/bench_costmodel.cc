@@ -190,9 +190,31 @@ void BM_CostModel_Ranking(benchmark::State& state) {
   std::vector<double> predicted, random_scores;
   double train_s = 0;
   for (auto _ : state) {
-    costmodel::XGBModel model(costmodel::XGBOptions{.objective = objective});
+    costmodel::XGBModel model(
+        costmodel::XGBOptions{.objective = objective, .max_bin = static_cast<int>(state.range(1))});
     const auto start = std::chrono::steady_clock::now();
-    Status st = model.update_with_groups(sp.train_x, sp.train_y, sp.train_groups);
+    Status st = Status::ok();
+    const size_t batch = static_cast<size_t>(state.range(2));
+    if (batch == 0) {
+      st = model.update_with_groups(sp.train_x, sp.train_y, sp.train_groups);
+    } else {
+      // As a tuning run feeds the model: batches in a shuffled order, most
+      // continuing the boosting, a retraining whenever the samples doubled.
+      std::vector<size_t> order(sp.train_x.size());
+      std::iota(order.begin(), order.end(), 0);
+      std::shuffle(order.begin(), order.end(), std::mt19937_64(5));
+      for (size_t b = 0; b < order.size() && st.is_ok(); b += batch) {
+        std::vector<std::vector<float>> x;
+        std::vector<double> y;
+        std::vector<int64_t> g;
+        for (size_t i = b; i < std::min(order.size(), b + batch); ++i) {
+          x.push_back(sp.train_x[order[i]]);
+          y.push_back(sp.train_y[order[i]]);
+          g.push_back(sp.train_groups[order[i]]);
+        }
+        st = model.update_with_groups(x, y, g);
+      }
+    }
     train_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (!st.is_ok()) return state.SkipWithError(st.to_string().c_str());
     predicted = model.predict(sp.test_x).value();
@@ -212,7 +234,16 @@ void BM_CostModel_Ranking(benchmark::State& state) {
   state.counters["failed"] = double(failed);
   state.SetLabel(costmodel::xgb_objective_name(objective));
 }
-BENCHMARK(BM_CostModel_Ranking)->Arg(0)->Arg(1)->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
+// Arguments: objective (0 rank:pairwise, 1 reg:squarederror), max_bin,
+// training batch (0: all samples at once; n: updates of n samples).
+BENCHMARK(BM_CostModel_Ranking)
+    ->Args({0, 64, 0})
+    ->Args({1, 64, 0})
+    ->Args({0, 256, 0})
+    ->Args({0, 64, 16})
+    ->UseManualTime()
+    ->Iterations(1)
+    ->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace tessera

@@ -3,9 +3,12 @@
 // the best kernels re-measured here against the peers in the same run.
 //
 //   build/bin/bench_tune --benchmark_filter=BM_Tune_Matmul1024   (argument = trials)
+//   build/bin/bench_tune --benchmark_filter=BM_Tuner_Overhead    (matmul 512^3, 128 trials)
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cmath>
 #include <limits>
 
@@ -13,6 +16,7 @@
 #include "compiler/codegen/build.h"
 #include "compiler/ops/op_spec.h"
 #include "compiler/space/sketch_space.h"
+#include "costmodel/features.h"
 #include "costmodel/xgb_model.h"
 #include "runtime/module.h"
 #include "runtime/ndarray.h"
@@ -31,18 +35,31 @@ struct TuneRun {
   double wall_s = 0;
 };
 
-// Tunes `spec` for `trials` measurements with TVM's measurement settings
-// (repeat 1, min_repeat_ms 100).
-Result<TuneRun> tune(const ops::OpInstance& op, int64_t trials, bool guided, uint64_t seed) {
+// How one tuning run is set up.
+struct TuneConfig {
+  int64_t trials = 64;
+  bool guided = true;  // XGBoost-guided evolution, or random sampling
+  uint64_t seed = 1;
+  tuner::EvolutionOptions evolution{};
+  // Pre-training records for the cost model (a warm start); empty: cold.
+  std::vector<costmodel::TrainingRecord> pretrain;
+};
+
+// Tunes `op` with TVM's measurement settings (repeat 1, min_repeat_ms 100).
+Result<TuneRun> tune(const ops::OpInstance& op, const TuneConfig& config) {
   Target target = Target::host();
   TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<rpc::LocalRunner> runner,
                            rpc::LocalRunner::start({.num_workers = 1, .threads_per_worker = kThreads}));
   TESSERA_ASSIGN_OR_RETURN(SketchSpace space, SketchSpace::make(op.dag, target));
   std::unique_ptr<costmodel::CostModel> model;
-  if (guided) model = std::make_unique<costmodel::XGBModel>(costmodel::XGBOptions{.seed = seed});
+  if (config.guided) {
+    auto xgb = std::make_unique<costmodel::XGBModel>(costmodel::XGBOptions{.seed = config.seed});
+    if (!config.pretrain.empty()) TESSERA_RETURN_IF_ERROR(xgb->pretrain(config.pretrain));
+    model = std::move(xgb);
+  }
   std::vector<std::unique_ptr<tuner::SearchPolicy>> policies;
-  policies.push_back(std::make_unique<tuner::SketchPolicy>(std::move(space), std::move(model),
-                                                           tuner::EvolutionOptions{}, seed));
+  policies.push_back(std::make_unique<tuner::SketchPolicy>(std::move(space), std::move(model), config.evolution,
+                                                           config.seed));
   tuner::Task task{op.spec, op.dag, target, "local", 1};
   tuner::BuilderPool builder(target);
   tuner::Measurer measurer(builder, *runner, {.timing = {.number = 1, .repeat = 1, .min_repeat_ms = 100}});
@@ -51,7 +68,7 @@ Result<TuneRun> tune(const ops::OpInstance& op, int64_t trials, bool guided, uin
   std::remove(db.c_str());
   TESSERA_ASSIGN_OR_RETURN(records::Store store, records::Store::open(db));
   tuner::Tuner tuner({task}, std::move(policies), measurer, &store,
-                     {.trials = trials, .batch_size = 16, .seed = seed, .measure_default = false});
+                     {.trials = config.trials, .batch_size = 16, .seed = config.seed, .measure_default = false});
   auto start = std::chrono::steady_clock::now();
   TESSERA_ASSIGN_OR_RETURN(std::vector<tuner::TaskSummary> summaries, tuner.run(nullptr, nullptr));
   TuneRun run;
@@ -60,6 +77,10 @@ Result<TuneRun> tune(const ops::OpInstance& op, int64_t trials, bool guided, uin
   TESSERA_ASSIGN_OR_RETURN(run.history, store.records_of(task.workload_key(), target.to_string()));
   std::remove(db.c_str());
   return run;
+}
+
+Result<TuneRun> tune(const ops::OpInstance& op, int64_t trials, bool guided, uint64_t seed) {
+  return tune(op, TuneConfig{.trials = trials, .guided = guided, .seed = seed});
 }
 
 // The best record among the first `n` of the history.
@@ -117,7 +138,8 @@ void report_checkpoints(benchmark::State& state, const ops::OpInstance& op, cons
   }
   double n = static_cast<double>(std::max<int64_t>(1, run.summary.trials));
   state.counters["s_per_trial"] = run.wall_s / n;
-  state.counters["overhead_ms"] = (run.summary.search_seconds + run.summary.store_seconds) / n * 1e3;
+  state.counters["overhead_ms"] = tuner::median_overhead_per_trial_s(run.summary) * 1e3;
+  state.counters["overhead_ms_mean"] = (run.summary.search_seconds + run.summary.store_seconds) / n * 1e3;
   state.counters["trials"] = n;
 }
 
@@ -187,6 +209,22 @@ void BM_Tune_ResNetConvs(benchmark::State& state) {
 }
 BENCHMARK(BM_Tune_ResNetConvs)->Arg(64)->UseManualTime()->Iterations(1)->Unit(benchmark::kSecond);
 
+// Trials until a run's history holds a kernel within 90% of `best_cost`'s
+// throughput; the budget + 1 when it never does.
+double trials_to_90pct(const std::vector<records::Record>& history, double best_cost) {
+  for (size_t i = 0; i < history.size(); ++i)
+    if (history[i].ok() && best_cost / history[i].mean_cost() >= 0.9) return static_cast<double>(i + 1);
+  return static_cast<double>(history.size() + 1);
+}
+
+double best_cost_of(std::initializer_list<const std::vector<records::Record>*> histories) {
+  double best = std::numeric_limits<double>::infinity();
+  for (const auto* h : histories)
+    for (const auto& r : *h)
+      if (r.ok()) best = std::min(best, r.mean_cost());
+  return best;
+}
+
 // Trials to reach 90% of the best kernel either search found: guided by
 // XGBoost vs random sampling of the same space.
 void BM_Tune_Efficiency(benchmark::State& state) {
@@ -195,21 +233,187 @@ void BM_Tune_Efficiency(benchmark::State& state) {
     auto guided = tune(op, state.range(0), true, 3);
     auto random = tune(op, state.range(0), false, 3);
     if (!guided.is_ok() || !random.is_ok()) return state.SkipWithError("tuning failed");
-    double best = std::numeric_limits<double>::infinity();
-    for (const auto* h : {&guided->history, &random->history})
-      for (const auto& r : *h)
-        if (r.ok()) best = std::min(best, r.mean_cost());
-    auto trials_to_90 = [&](const std::vector<records::Record>& h) {
-      for (size_t i = 0; i < h.size(); ++i)
-        if (h[i].ok() && best / h[i].mean_cost() >= 0.9) return static_cast<double>(i + 1);
-      return static_cast<double>(h.size() + 1);  // not reached within the budget
-    };
-    state.counters["trials_to_90pct_xgb"] = trials_to_90(guided->history);
-    state.counters["trials_to_90pct_random"] = trials_to_90(random->history);
+    const double best = best_cost_of({&guided->history, &random->history});
+    state.counters["trials_to_90pct_xgb"] = trials_to_90pct(guided->history, best);
+    state.counters["trials_to_90pct_random"] = trials_to_90pct(random->history, best);
     state.SetIterationTime(guided->wall_s + random->wall_s);
   }
 }
 BENCHMARK(BM_Tune_Efficiency)->Arg(128)->UseManualTime()->Iterations(1)->Unit(benchmark::kSecond);
+
+// The tuner's own time per trial (search, cost model, records store; not
+// building or measuring): the median over rounds, matmul 512^3.
+void BM_Tuner_Overhead(benchmark::State& state) {
+  auto op = ops::parse_op_spec("matmul:M=512,N=512,K=512").value();
+  for (auto _ : state) {
+    auto run = tune(op, state.range(0), /*guided=*/true, 1);
+    if (!run.is_ok()) return state.SkipWithError(run.status().to_string().c_str());
+    const tuner::TaskSummary& s = run->summary;
+    const double n = static_cast<double>(std::max<int64_t>(1, s.trials));
+    state.counters["overhead_ms"] = tuner::median_overhead_per_trial_s(s) * 1e3;
+    state.counters["overhead_ms_mean"] = (s.search_seconds + s.store_seconds) / n * 1e3;
+    std::vector<double> rounds = s.overhead_per_trial_s;
+    std::sort(rounds.begin(), rounds.end());
+    if (!rounds.empty()) state.counters["overhead_ms_max"] = rounds.back() * 1e3;
+    state.counters["search_ms"] = s.search_seconds / n * 1e3;
+    state.counters["store_ms"] = s.store_seconds / n * 1e3;
+    state.counters["build_ms"] = s.build_seconds / n * 1e3;
+    state.counters["measure_ms"] = s.measure_seconds / n * 1e3;
+    state.counters["s_per_trial"] = run->wall_s / n;
+    state.counters["best_gflops"] = op.flops / s.best_cost_s / 1e9;
+    state.SetIterationTime(run->wall_s);
+  }
+}
+BENCHMARK(BM_Tuner_Overhead)->Arg(128)->UseManualTime()->Iterations(1)->Unit(benchmark::kSecond);
+
+// A kernel built from a record's steps, with its arguments.
+struct BuiltKernel {
+  runtime::Module module;
+  TesseraKernelFn fn;
+};
+
+Result<BuiltKernel> build_steps(const ops::OpInstance& op, const std::string& steps_json) {
+  TESSERA_ASSIGN_OR_RETURN(std::vector<Step> steps, steps_from_json(steps_json));
+  TESSERA_ASSIGN_OR_RETURN(State st, replay(op.dag, steps));
+  TESSERA_ASSIGN_OR_RETURN(BuiltLibrary lib, build_kernel(st, Target::host(), "kernel"));
+  TESSERA_ASSIGN_OR_RETURN(runtime::Module mod, runtime::Module::load_from_bytes(lib.bytes, "/tmp"));
+  TESSERA_ASSIGN_OR_RETURN(TesseraKernelFn fn, mod.get_kernel("kernel"));
+  return BuiltKernel{std::move(mod), fn};
+}
+
+// Batch-1 dense (a GEMV, memory-bound: 8 MB of weights) tuned in the sketch
+// space against OpenBLAS cblas_sgemv, timed alternately in the same run.
+void BM_Tune_Dense1x1000x2048(benchmark::State& state) {
+  auto op = ops::parse_op_spec("dense:M=1,N=1000,K=2048").value();
+  constexpr int64_t kN = 1000, kK = 2048;
+  const double weight_bytes = static_cast<double>(kN * kK * sizeof(float));
+  for (auto _ : state) {
+    auto run = tune(op, state.range(0), /*guided=*/true, 1);
+    if (!run.is_ok()) return state.SkipWithError(run.status().to_string().c_str());
+    const records::Record* best = best_of_first(run->history, run->history.size());
+    if (!best) return state.SkipWithError("no kernel was measured");
+    auto kernel = build_steps(op, best->steps_json);
+    if (!kernel.is_ok()) return state.SkipWithError(kernel.status().to_string().c_str());
+    auto args = make_args(op);  // X, W, Y
+    std::vector<void*> ptrs;
+    for (auto& a : args) ptrs.push_back(a.raw_data());
+    std::vector<float> ref(kN);
+    runtime::ThreadPool pool(kThreads);
+    runtime::ParallelScope scope(&pool);
+    auto ours = [&] { kernel->fn(ptrs.data()); };
+    auto peer = [&] { bench::openblas_sgemv(kN, kK, args[1].data<float>(), args[0].data<float>(), ref.data(), kThreads); };
+    // Alternate the two, five rounds each, and take each one's median.
+    std::vector<double> t_ours, t_peer;
+    for (int r = 0; r < 5; ++r) {
+      t_ours.push_back(bench::median_seconds(ours, 3, 20));
+      t_peer.push_back(bench::median_seconds(peer, 3, 20));
+    }
+    std::sort(t_ours.begin(), t_ours.end());
+    std::sort(t_peer.begin(), t_peer.end());
+    const double ours_s = t_ours[2], peer_s = t_peer[2];
+    double max_err = 0;
+    for (int64_t i = 0; i < kN; ++i)
+      max_err = std::max(max_err, std::fabs(static_cast<double>(args[2].data<float>()[i] - ref[i])));
+    state.counters["vs_peer"] = peer_s / ours_s;
+    state.counters["gbps"] = weight_bytes / ours_s / 1e9;
+    state.counters["peer_gbps"] = weight_bytes / peer_s / 1e9;
+    state.counters["us"] = ours_s * 1e6;
+    state.counters["peer_us"] = peer_s * 1e6;
+    state.counters["max_abs_err"] = max_err;
+    state.counters["best_trial"] = static_cast<double>(best - run->history.data() + 1);
+    state.counters["s_per_trial"] = run->wall_s / static_cast<double>(std::max<int64_t>(1, run->summary.trials));
+    std::fprintf(stderr, "best dense steps: %s\n", best->steps_json.c_str());
+    state.SetIterationTime(run->wall_s);
+  }
+}
+BENCHMARK(BM_Tune_Dense1x1000x2048)->Arg(128)->UseManualTime()->Iterations(1)->Unit(benchmark::kSecond);
+
+// Evolution with and without crossover on the same space and seeds (matmul
+// 512^3): trials to 90% of the best kernel either run of a seed found, and
+// each run's best GFLOP/s; means over seeds 1..range(1).
+void BM_Tune_Crossover(benchmark::State& state) {
+  auto op = ops::parse_op_spec("matmul:M=512,N=512,K=512").value();
+  const int seeds = static_cast<int>(state.range(1));
+  for (auto _ : state) {
+    double t_on = 0, t_off = 0, g_on = 0, g_off = 0, wall = 0;
+    for (int seed = 1; seed <= seeds; ++seed) {
+      TuneConfig on{.trials = state.range(0), .seed = static_cast<uint64_t>(seed)};
+      TuneConfig off = on;
+      off.evolution.crossover = false;
+      auto with = tune(op, on);
+      auto without = tune(op, off);
+      if (!with.is_ok() || !without.is_ok()) return state.SkipWithError("tuning failed");
+      const double best = best_cost_of({&with->history, &without->history});
+      t_on += trials_to_90pct(with->history, best);
+      t_off += trials_to_90pct(without->history, best);
+      g_on += op.flops / with->summary.best_cost_s / 1e9;
+      g_off += op.flops / without->summary.best_cost_s / 1e9;
+      wall += with->wall_s + without->wall_s;
+    }
+    state.counters["trials_to_90pct_crossover"] = t_on / seeds;
+    state.counters["trials_to_90pct_no_crossover"] = t_off / seeds;
+    state.counters["best_gflops_crossover"] = g_on / seeds;
+    state.counters["best_gflops_no_crossover"] = g_off / seeds;
+    state.SetIterationTime(wall);
+  }
+}
+BENCHMARK(BM_Tune_Crossover)->Args({128, 1})->UseManualTime()->Iterations(1)->Unit(benchmark::kSecond);
+
+// Pre-training records for the cost model from a run's history: features of
+// each program, throughput normalized by the run's best, one group.
+std::vector<costmodel::TrainingRecord> training_records(const ops::OpInstance& op,
+                                                        const std::vector<records::Record>& history, int64_t group) {
+  std::vector<costmodel::TrainingRecord> out;
+  double best = best_cost_of({&history});
+  for (const records::Record& r : history) {
+    auto steps = steps_from_json(r.steps_json);
+    if (!steps.is_ok()) continue;
+    auto st = replay(op.dag, *steps);
+    if (!st.is_ok()) continue;
+    auto f = costmodel::extract_features(*st);
+    if (!f.is_ok()) continue;
+    out.push_back({std::move(*f), tuner::normalized_throughput(r, best), group});
+  }
+  return out;
+}
+
+// Cold start vs a cost model pre-trained on another workload's records
+// (matmul 512^3, tuned first) when tuning matmul 1024x1024x512; both runs
+// use the same seed. Counters: trials to 90% of the best either run found,
+// and each run's best GFLOP/s.
+void BM_Tune_Pretrain(benchmark::State& state) {
+  auto source = ops::parse_op_spec("matmul:M=512,N=512,K=512").value();
+  auto target = ops::parse_op_spec("matmul:M=1024,N=1024,K=512").value();
+  for (auto _ : state) {
+    auto src = tune(source, TuneConfig{.trials = state.range(0), .seed = 5});
+    if (!src.is_ok()) return state.SkipWithError(src.status().to_string().c_str());
+    // Group 1: the target's own samples are group 0 (update()), ranked apart.
+    TuneConfig cold{.trials = state.range(0), .seed = 1};
+    TuneConfig warm = cold;
+    warm.pretrain = training_records(source, src->history, 1);
+    auto c = tune(target, cold);
+    auto w = tune(target, warm);
+    if (!c.is_ok() || !w.is_ok()) return state.SkipWithError("tuning failed");
+    const double best = best_cost_of({&c->history, &w->history});
+    state.counters["trials_to_90pct_cold"] = trials_to_90pct(c->history, best);
+    state.counters["trials_to_90pct_pretrained"] = trials_to_90pct(w->history, best);
+    state.counters["best_gflops_cold"] = target.flops / c->summary.best_cost_s / 1e9;
+    state.counters["best_gflops_pretrained"] = target.flops / w->summary.best_cost_s / 1e9;
+    // Mean GFLOP/s of the first batch: what the warm start changes most.
+    auto first_batch = [&](const std::vector<records::Record>& h) {
+      double sum = 0;
+      int n = 0;
+      for (size_t i = 0; i < h.size() && i < 16; ++i, ++n)
+        if (h[i].ok()) sum += target.flops / h[i].mean_cost() / 1e9;
+      return n ? sum / n : 0.0;
+    };
+    state.counters["first_batch_gflops_cold"] = first_batch(c->history);
+    state.counters["first_batch_gflops_pretrained"] = first_batch(w->history);
+    state.counters["pretrain_records"] = static_cast<double>(warm.pretrain.size());
+    state.SetIterationTime(src->wall_s + c->wall_s + w->wall_s);
+  }
+}
+BENCHMARK(BM_Tune_Pretrain)->Arg(128)->UseManualTime()->Iterations(1)->Unit(benchmark::kSecond);
 
 }  // namespace
 }  // namespace tessera

@@ -40,6 +40,10 @@ class CostModel {
 
   /// "xgb-rank", "random", ... for logs.
   virtual std::string name() const = 0;
+
+  /// True when predict() can score (a learned model: once trained, pre-trained
+  /// or loaded). A search may then rank its very first batch.
+  virtual bool ready() const = 0;
 };
 
 /// Checks a training batch: equal sizes (groups may be empty), feature
@@ -66,6 +70,8 @@ class RandomModel final : public CostModel {
   Result<std::vector<double>> predict(const std::vector<std::vector<float>>& features) override;
   /// "random".
   std::string name() const override { return "random"; }
+  /// Always.
+  bool ready() const override { return true; }
 
  private:
   std::mt19937_64 rng_;

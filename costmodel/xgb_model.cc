@@ -71,6 +71,7 @@ Status set_params(BoosterHandle b, const XGBOptions& o) {
       {"nthread", std::to_string(std::max(1, o.nthread))},
       {"seed", std::to_string(o.seed)},
       {"tree_method", "hist"},
+      {"max_bin", std::to_string(std::max(2, o.max_bin))},
       {"verbosity", "0"},
   };
   for (const auto& [key, value] : params) {
@@ -97,7 +98,9 @@ XGBModel::XGBModel(XGBModel&& other) noexcept
       num_features_(other.num_features_),
       data_(std::move(other.data_)),
       labels_(std::move(other.labels_)),
-      groups_(std::move(other.groups_)) {}
+      groups_(std::move(other.groups_)),
+      fully_trained_on_(other.fully_trained_on_),
+      boosted_rounds_(other.boosted_rounds_) {}
 
 XGBModel& XGBModel::operator=(XGBModel&& other) noexcept {
   if (this != &other) {
@@ -108,6 +111,8 @@ XGBModel& XGBModel::operator=(XGBModel&& other) noexcept {
     data_ = std::move(other.data_);
     labels_ = std::move(other.labels_);
     groups_ = std::move(other.groups_);
+    fully_trained_on_ = other.fully_trained_on_;
+    boosted_rounds_ = other.boosted_rounds_;
   }
   return *this;
 }
@@ -143,7 +148,10 @@ Status XGBModel::update_with_groups(const std::vector<std::vector<float>>& featu
   const size_t before = labels_.size();
   TESSERA_RETURN_IF_ERROR(add(features, throughputs, &groups, name() + " update"));
   if (labels_.size() == before) return Status::ok();
-  Status st = train();
+  const bool full = !booster_ || options_.incremental_rounds <= 0 ||
+                    static_cast<double>(labels_.size()) >=
+                        static_cast<double>(fully_trained_on_) * (1.0 + options_.retrain_growth);
+  Status st = train(full ? 0 : options_.incremental_rounds);
   if (!st.is_ok()) {
     // Leave the training set as it was, so that a failed update changes nothing.
     labels_.resize(before);
@@ -175,7 +183,7 @@ Status XGBModel::pretrain(const std::vector<TrainingRecord>& records) {
   return Status::ok();
 }
 
-Status XGBModel::train() {
+Status XGBModel::train(int continue_rounds) {
   const size_t n = labels_.size();
   const size_t nf = num_features_;
   // Ranking needs each group's rows together: order rows by group, stably.
@@ -204,6 +212,14 @@ Status XGBModel::train() {
   TESSERA_XGB(XGDMatrixCreateFromMat(data, n, nf, std::nanf(""), dm.out()));
   TESSERA_XGB(XGDMatrixSetFloatInfo(dm.get(), "label", labels, n));
   if (rank) TESSERA_XGB(XGDMatrixSetUIntInfo(dm.get(), "group", group_sizes.data(), group_sizes.size()));
+  if (continue_rounds > 0 && booster_) {
+    // XGBoost computes the current model's margins on the new matrix and
+    // fits the added trees to what they leave.
+    for (int round = 0; round < continue_rounds; ++round)
+      TESSERA_XGB(XGBoosterUpdateOneIter(static_cast<BoosterHandle>(booster_), boosted_rounds_ + round, dm.get()));
+    boosted_rounds_ += continue_rounds;
+    return Status::ok();
+  }
   Booster booster;
   DMatrixHandle dmats[] = {dm.get()};
   TESSERA_XGB(XGBoosterCreate(dmats, 1, booster.out()));
@@ -213,6 +229,8 @@ Status XGBModel::train() {
   }
   free_booster();
   booster_ = booster.release();
+  fully_trained_on_ = n;
+  boosted_rounds_ = options_.num_rounds;
   return Status::ok();
 }
 
@@ -271,6 +289,8 @@ Status XGBModel::load(const std::string& path) {
   }
   free_booster();
   booster_ = booster.release();
+  fully_trained_on_ = 0;  // the next update retrains from scratch, replacing the loaded trees
+  boosted_rounds_ = 0;
   num_features_ = nf;
   return Status::ok();
 }

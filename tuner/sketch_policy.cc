@@ -3,17 +3,23 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <thread>
 
 #include "costmodel/features.h"
 
 namespace tessera::tuner {
 namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
+// Bound on the feature cache (entries of ~170 floats: ~35 MB).
+constexpr size_t kMaxCachedFeatures = 50000;
 }  // namespace
 
 SketchPolicy::SketchPolicy(SketchSpace space, std::unique_ptr<costmodel::CostModel> model, EvolutionOptions options,
                            uint64_t seed)
-    : space_(std::move(space)), model_(std::move(model)), options_(options), rng_(seed) {}
+    : space_(std::move(space)), model_(std::move(model)), options_(options), rng_(seed) {
+  // A pre-trained (warm) model ranks the first batch already.
+  trained_ = model_ && model_->ready();
+}
 
 Candidate SketchPolicy::to_candidate(const SketchProgram& p) const {
   Candidate c;
@@ -35,13 +41,40 @@ Result<std::vector<Candidate>> SketchPolicy::random_candidates(int n, SeenSet* t
   return out;
 }
 
+std::vector<const std::vector<float>*> SketchPolicy::features_of(const std::vector<SketchProgram>& programs) {
+  if (feature_cache_.size() > kMaxCachedFeatures) feature_cache_.clear();
+  std::vector<std::string> keys(programs.size());
+  std::vector<size_t> missing;
+  for (size_t i = 0; i < programs.size(); ++i) {
+    keys[i] = steps_to_json(programs[i].state.steps());
+    if (!feature_cache_.count(keys[i])) missing.push_back(i);
+  }
+  // Extraction lowers each program: split the missing ones between threads.
+  std::vector<std::vector<float>> extracted(missing.size());
+  auto extract = [&](size_t begin, size_t step) {
+    for (size_t j = begin; j < missing.size(); j += step) {
+      auto f = costmodel::extract_features(programs[missing[j]].state);
+      if (f.is_ok()) extracted[j] = std::move(*f);  // a program that does not lower stays empty
+    }
+  };
+  const size_t threads = std::clamp<size_t>(options_.feature_threads, 1, std::max<size_t>(1, missing.size() / 8));
+  std::vector<std::thread> helpers;
+  for (size_t t = 1; t < threads; ++t) helpers.emplace_back(extract, t, threads);
+  extract(0, threads);
+  for (auto& h : helpers) h.join();
+  for (size_t j = 0; j < missing.size(); ++j) feature_cache_.emplace(keys[missing[j]], std::move(extracted[j]));
+  std::vector<const std::vector<float>*> out(programs.size());
+  for (size_t i = 0; i < programs.size(); ++i) out[i] = &feature_cache_.at(keys[i]);
+  return out;
+}
+
 Result<std::vector<double>> SketchPolicy::score(const std::vector<SketchProgram>& programs) {
   std::vector<std::vector<float>> feats;
   std::vector<size_t> valid;
+  const std::vector<const std::vector<float>*> cached = features_of(programs);
   for (size_t i = 0; i < programs.size(); ++i) {
-    auto f = costmodel::extract_features(programs[i].state);
-    if (!f.is_ok()) continue;  // a program that does not lower scores lowest
-    feats.push_back(std::move(*f));
+    if (cached[i]->empty()) continue;  // a program that does not lower scores lowest
+    feats.push_back(*cached[i]);
     valid.push_back(i);
   }
   std::vector<double> scores(programs.size(), -kInf);
@@ -159,11 +192,18 @@ Status SketchPolicy::observe(const std::vector<Candidate>& candidates, const std
     if (!seen_.insert_json(r.steps_json)) continue;
     if (r.ok()) measured_.emplace_back(r.mean_cost(), r.steps_json);
     if (!model_) continue;
-    auto state = replay(space_.dag_ptr(), candidates[i].steps);
-    if (!state.is_ok()) continue;  // from another compiler version: nothing to learn
-    auto f = costmodel::extract_features(*state);
-    if (!f.is_ok()) continue;
-    features.push_back(std::move(*f));
+    std::vector<float> f;
+    if (auto cached = feature_cache_.find(r.steps_json); cached != feature_cache_.end()) {
+      f = cached->second;  // proposed by this policy and scored: the same program
+    } else {
+      auto state = replay(space_.dag_ptr(), candidates[i].steps);
+      if (!state.is_ok()) continue;  // from another compiler version: nothing to learn
+      auto extracted = costmodel::extract_features(*state);
+      if (!extracted.is_ok()) continue;
+      f = std::move(*extracted);
+    }
+    if (f.empty()) continue;
+    features.push_back(std::move(f));
     costs.push_back(r.ok() ? r.mean_cost() : kInf);
     if (r.ok() && reference_cost_ <= 0) reference_cost_ = r.mean_cost();
   }

@@ -6,6 +6,7 @@
 
 #include <map>
 #include <optional>
+#include <unordered_map>
 #include <unordered_set>
 #include <memory>
 
@@ -22,6 +23,10 @@ struct EvolutionOptions {
   double crossover_prob = 0.1; ///< chance a child comes from two parents instead of one mutation
   double eps_greedy = 0.05;    ///< share of each batch drawn at random
   bool crossover = true;       ///< Ansor's crossover of compatible decisions (TVM never shipped it)
+  /// Threads that extract candidates' features (lowering them) when
+  /// scoring. Proposing runs while no build or measurement does, so a
+  /// second core is otherwise idle then; the result does not depend on it.
+  int feature_threads = 2;
 };
 
 class SketchPolicy final : public SearchPolicy {
@@ -40,6 +45,9 @@ class SketchPolicy final : public SearchPolicy {
  private:
   Result<std::vector<Candidate>> random_candidates(int n, SeenSet* taken);
   Result<std::vector<double>> score(const std::vector<SketchProgram>& programs);
+  // Features of each program (empty when it does not lower), from the cache
+  // or extracted on options_.feature_threads threads.
+  std::vector<const std::vector<float>*> features_of(const std::vector<SketchProgram>& programs);
   Result<std::vector<SketchProgram>> evolve();
   std::optional<SketchProgram> crossover(const SketchProgram& a, const SketchProgram& b);
   Candidate to_candidate(const SketchProgram& p) const;
@@ -51,6 +59,9 @@ class SketchPolicy final : public SearchPolicy {
   SeenSet seen_;
   // Proposed programs by step-list JSON, so the measured ones can seed the population.
   std::map<std::string, SketchProgram> proposed_;
+  // Features by step-list JSON: survivors, elites and measured candidates are
+  // scored again and again. Cleared when it grows past kMaxCachedFeatures.
+  std::unordered_map<std::string, std::vector<float>> feature_cache_;
   // Samples waiting for the first success (the labels' reference).
   std::vector<std::vector<float>> pending_features_;
   std::vector<double> pending_costs_;

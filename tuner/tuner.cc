@@ -1,5 +1,6 @@
 #include "tuner/tuner.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -98,7 +99,7 @@ Status Tuner::measure_baselines() {
       for (const auto& r : old) found = found || r.steps_json == steps;
     }
     if (found) continue;
-    Candidate c{tasks_[i].baseline, "", records::SpaceKind::kManual};
+    Candidate c{tasks_[i].baseline, tasks_[i].baseline_knob_config, records::SpaceKind::kManual};
     TESSERA_ASSIGN_OR_RETURN(std::vector<records::Record> r, measurer_.measure(tasks_[i], {c}));
     if (store_) TESSERA_RETURN_IF_ERROR(store_->append(r));
     TESSERA_RETURN_IF_ERROR(policies_[i]->observe({c}, r));
@@ -137,7 +138,8 @@ Status Tuner::round(int i) {
   for (const auto& t : summaries_) spent += t.trials;
   int n = static_cast<int>(std::min<int64_t>(options_.batch_size, options_.trials - spent));
   TESSERA_ASSIGN_OR_RETURN(std::vector<Candidate> candidates, policies_[i]->propose(n));
-  s.search_seconds += since(start);
+  const double propose_s = since(start);
+  s.search_seconds += propose_s;
   if (candidates.empty()) {
     exhausted_[i] = true;
     return Status::ok();
@@ -147,10 +149,14 @@ Status Tuner::round(int i) {
   s.measure_seconds += measurer_.last_run_seconds();
   auto store_start = Clock::now();
   if (store_) TESSERA_RETURN_IF_ERROR(store_->append(records));
-  s.store_seconds += since(store_start);
+  const double store_s = since(store_start);
+  s.store_seconds += store_s;
   auto learn_start = Clock::now();
   TESSERA_RETURN_IF_ERROR(policies_[i]->observe(candidates, records));
-  s.search_seconds += since(learn_start);
+  const double learn_s = since(learn_start);
+  s.search_seconds += learn_s;
+  if (!records.empty())
+    s.overhead_per_trial_s.push_back((propose_s + store_s + learn_s) / static_cast<double>(records.size()));
 
   double batch_best = kInf;
   for (size_t j = 0; j < records.size(); ++j) {
@@ -206,6 +212,14 @@ Result<std::vector<TaskSummary>> Tuner::run(Progress* progress, const std::atomi
   }
   if (progress) progress->finish();
   return summaries_;
+}
+
+double median_overhead_per_trial_s(const TaskSummary& summary) {
+  std::vector<double> v = summary.overhead_per_trial_s;
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t m = v.size() / 2;
+  return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
 }
 
 std::string format_summary(const std::vector<TaskSummary>& summaries) {

@@ -37,6 +37,9 @@ struct TaskSummary {
   double build_seconds = 0;        ///< of which building (wall)
   double measure_seconds = 0;      ///< of which measuring, queueing included (wall)
   double store_seconds = 0;        ///< of which writing records
+  /// Per round: the tuner's own time (search, cost model, records store; not
+  /// building or measuring) divided by the round's trials, in seconds.
+  std::vector<double> overhead_per_trial_s;
 };
 
 class Tuner {
@@ -71,6 +74,9 @@ class Tuner {
   std::vector<double> last_batch_gflops_;
   std::vector<bool> exhausted_;
 };
+
+/// Median over rounds of TaskSummary::overhead_per_trial_s (0 when empty).
+double median_overhead_per_trial_s(const TaskSummary& summary);
 
 /// The summary table printed at the end of a run.
 std::string format_summary(const std::vector<TaskSummary>& summaries);

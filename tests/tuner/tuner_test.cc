@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "compiler/ops/op_spec.h"
+#include "costmodel/features.h"
 #include "costmodel/xgb_model.h"
 #include "records/store.h"
 #include "tuner/sketch_policy.h"
@@ -77,6 +78,38 @@ TEST(SketchPolicy, ResumedRecordsAreNotProposedAgain) {
   std::set<std::string> old;
   for (const auto& c : batch) old.insert(steps_to_json(c.steps));
   for (const auto& c : next) EXPECT_FALSE(old.count(steps_to_json(c.steps))) << steps_to_json(c.steps);
+}
+
+TEST(SketchPolicy, APretrainedModelRanksTheFirstBatch) {
+  auto op = ops::parse_op_spec("matmul:M=32,N=32,K=16").value();
+  // Records of another run of the same space (as another workload: group 1).
+  auto source = policy_for(op, 4, false);
+  auto batch = source->propose(16).value();
+  auto measured = synthetic_records(batch);
+  auto space = SketchSpace::make(op.dag, Target::host()).value();
+  std::vector<costmodel::TrainingRecord> records;
+  for (size_t i = 0; i < batch.size(); ++i) {
+    auto f = costmodel::extract_features(replay(op.dag, batch[i].steps).value());
+    ASSERT_TRUE(f.is_ok());
+    records.push_back({*f, normalized_throughput(measured[i], 1e-3), 1});
+  }
+  auto model = std::make_unique<costmodel::XGBModel>();
+  ASSERT_TRUE(model->pretrain(records).is_ok());
+  SketchPolicy warm(std::move(space), std::move(model), EvolutionOptions{.population = 32}, 4);
+  ASSERT_TRUE(warm.propose(8).is_ok());
+  EXPECT_GT(warm.last_model_picks(), 0);
+  auto cold = policy_for(op, 4, true);
+  ASSERT_TRUE(cold->propose(8).is_ok());
+  EXPECT_EQ(cold->last_model_picks(), 0);
+}
+
+TEST(Tuner, MedianOverheadIsTheMiddleRound) {
+  TaskSummary s;
+  EXPECT_EQ(median_overhead_per_trial_s(s), 0);
+  s.overhead_per_trial_s = {0.030, 0.002, 0.004};
+  EXPECT_DOUBLE_EQ(median_overhead_per_trial_s(s), 0.004);
+  s.overhead_per_trial_s.push_back(0.001);
+  EXPECT_DOUBLE_EQ(median_overhead_per_trial_s(s), 0.003);
 }
 
 // Runs `tessera tune` in a child process; returns its pid.
