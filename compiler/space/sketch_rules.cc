@@ -93,6 +93,37 @@ std::vector<int> packable_inputs(const ComputeDAG& dag, int t) {
   return out;
 }
 
+// A matrix-vector-like stage t: no placeholder input is contiguous along t's
+// vector axis (its innermost spatial axis of extent > 1), but one is along a
+// reduce axis of at least `min_reduce` elements — dense with one row, W[j, k]
+// read at Y[0, j]. Tiling vectorizes j and gathers W across rows; an rfactor
+// of k makes the partial sums over contiguous k the vector instead.
+bool gemv_like(const ComputeDAG& dag, int t, int64_t min_reduce) {
+  const ComputeOpNode* op = compute_op(dag.tensors()[t]);
+  int last = -1;
+  for (size_t d = 0; d < op->axes.size(); ++d)
+    if (op->axes[d]->extent > 1) last = static_cast<int>(d);
+  if (last < 0 || op->reduce_axes.empty()) return false;
+  class LastIndices final : public IRVisitor {
+   public:
+    std::vector<const VarNode*> vars;  // the last index of each placeholder read (null: not a variable)
+
+   protected:
+    using IRVisitor::visit;
+    void visit(const TensorReadNode* op) override {
+      if (is_placeholder(op->tensor) && !op->indices.empty()) vars.push_back(op->indices.back().as<VarNode>());
+      IRVisitor::visit(op);
+    }
+  } reads;
+  reads(op->body);
+  bool along_reduce = false;
+  for (const VarNode* v : reads.vars) {
+    if (v == op->axes[last]->var.node()) return false;
+    for (const IterVar& r : op->reduce_axes) along_reduce = along_reduce || (r->var.node() == v && r->extent >= min_reduce);
+  }
+  return along_reduce;
+}
+
 // Rule application state: one partially built sketch.
 struct Partial {
   Sketch sketch;
@@ -136,7 +167,10 @@ class RuleEngine {
   Partial apply_cache_write(const Partial& s, int t, const std::vector<int>& pack) const;
   Partial apply_plain_tiling(const Partial& s, int t, const std::vector<int>& pack) const;
   std::string pack_note(const std::vector<int>& pack) const;
-  Partial apply_rfactor(const Partial& s, int t) const;
+  // rfactor of t's longest reduce axis. `gemv`: for a gemv_like complex
+  // stage — the final sum is not vectorized and the partial sums may be
+  // computed at its loops, so that they stay a small contiguous vector.
+  Partial apply_rfactor(const Partial& s, int t, bool gemv = false) const;
 
   const ComputeDAG& dag_;
   const Target& target_;
@@ -289,7 +323,7 @@ Partial RuleEngine::apply_plain_tiling(const Partial& in, int t, const std::vect
   return s;
 }
 
-Partial RuleEngine::apply_rfactor(const Partial& in, int t) const {
+Partial RuleEngine::apply_rfactor(const Partial& in, int t, bool gemv) const {
   Partial s = in;
   const Tensor& tensor = dag_.tensors()[t];
   const ComputeOpNode* op = compute_op(tensor);
@@ -302,11 +336,13 @@ Partial RuleEngine::apply_rfactor(const Partial& in, int t) const {
   int last = -1;
   for (size_t d = 0; d < op->axes.size(); ++d)
     if (op->axes[d]->extent > 1) last = static_cast<int>(d);
-  add_simple(s, t, Kind::kTensor, last, !dag_.is_output(tensor));
+  add_simple(s, t, Kind::kTensor, gemv ? -1 : last, !dag_.is_output(tensor));
   // The partial sums: parallel and vectorized over the factor axis (axis 0).
-  add_simple(s, t, Kind::kRfactor, 0, false);
+  // Computed at a loop of the final sum, they cover only its outputs there:
+  // rf[f, 0, 0] for one output is contiguous in f.
+  add_simple(s, t, Kind::kRfactor, 0, gemv);
   s.sketch.plans.back().unrolls = true;
-  s.notes.push_back(tensor->name + " rfactor");
+  s.notes.push_back(tensor->name + (gemv ? " rfactor (matrix-vector: partial sums along the reduction)" : " rfactor"));
   return s;
 }
 
@@ -339,6 +375,7 @@ std::vector<Sketch> RuleEngine::run() {
           else if (!ts[t]->shape.empty()) alternatives.push_back(apply_cache_write(s, t, p));
         }
         for (const auto& p : packs) alternatives.push_back(apply_plain_tiling(s, t, p));
+        if (gemv_like(dag_, t, options_.rfactor_min_reduce)) alternatives.push_back(apply_rfactor(s, t, /*gemv=*/true));
       } else {
         if (needs_rfactor(t)) alternatives.push_back(apply_rfactor(s, t));
         int last = -1;

@@ -20,6 +20,12 @@
 //   rfactor         a reduction with few outputs and a long reduction: the
 //                   reduce axis is split and its inner part made spatial, so
 //                   the partial sums run in parallel (alongside the plain one);
+//   gemv rfactor    (ours) a complex stage that no input is contiguous along
+//                   its vector axis but one is along a long reduction
+//                   (dense with one row: W[j, k]): also as an rfactor of k
+//                   whose partial sums, vectorized along k, may be computed
+//                   at the final sum's loops (a small contiguous vector per
+//                   output, not a gather of W across rows);
 //   skip            every other stage keeps its loops (kSimple): one spatial
 //                   axis split for vectors, parallel at the root, and a
 //                   compute location that annotation may move.

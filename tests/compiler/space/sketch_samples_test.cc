@@ -63,6 +63,7 @@ std::vector<Case> cases() {
       {"batch_matmul", "batch_matmul:B=3,M=10,N=36,K=14"},
       {"dense", "dense:M=6,N=40,K=27,bias=1,relu=1"},
       {"dense_plain", "dense:M=5,N=48,K=20"},
+      {"dense_gemv", "dense:M=1,N=40,K=160,bias=1,relu=1"},
       {"conv2d", "conv2d:N=1,C=4,H=7,W=9,K=8,R=3,S=3,pad=1"},
       {"conv2d_stride", "conv2d:N=2,C=3,H=9,W=9,K=8,R=3,S=3,stride=2,pad=1"},
       {"conv2d_nhwc", "conv2d_nhwc:N=1,C=4,H=7,W=7,K=16,R=3,S=3,pad=1"},

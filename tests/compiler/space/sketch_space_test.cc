@@ -115,6 +115,23 @@ TEST(SketchRules, ReductionsWithFewOutputsGetAnRfactorSketch) {
   EXPECT_EQ(space_of("reduce_sum:M=256,N=1000").sketches().size(), 1u);
 }
 
+TEST(SketchRules, MatrixVectorDenseAlsoGetsAnRfactorAlongTheReduction) {
+  // W[j, k] is contiguous along k only: one more sketch, whose partial sums
+  // may be computed at the final sum's loop.
+  SketchSpace gemv = space_of("dense:M=1,N=1000,K=2048");
+  ASSERT_EQ(gemv.sketches().size(), 3u);
+  const Sketch& sk = gemv.sketches().back();
+  EXPECT_TRUE(has_structure(sk, SketchStructureStep::Kind::kRfactor)) << sk.to_string(gemv.dag());
+  ASSERT_EQ(sk.plans.size(), 2u);
+  EXPECT_EQ(sk.plans[0].vector_axis, -1);  // the final sum over the partial sums
+  EXPECT_TRUE(sk.plans[1].movable);        // the partial sums
+  EXPECT_EQ(sk.plans[1].vector_axis, 0);
+  // matmul's B[k, j] is contiguous along the vector axis; a short reduction is not worth it.
+  for (const char* spec : {"matmul:M=1,N=1000,K=2048", "dense:M=1,N=1000,K=16"})
+    for (const Sketch& s : space_of(spec).sketches())
+      EXPECT_FALSE(has_structure(s, SketchStructureStep::Kind::kRfactor)) << spec;
+}
+
 TEST(SketchRules, SoftmaxReductionsMayMoveAndTheOutputStaysAtTheRoot) {
   SketchSpace space = space_of("softmax:M=16,N=100");
   ASSERT_EQ(space.sketches().size(), 1u);
