@@ -27,8 +27,9 @@ echo "== 1. A ResNet-18 with random weights (python3-onnx), input 'input' [1, 3,
 echo
 echo "== 2. Untuned: every kernel from its template's fallback"
 "$tessera" compile "$work/resnet18.onnx" --no-records -o "$work/resnet18_untuned.tsr" | tail -3
-untuned=$("$tessera" run "$work/resnet18_untuned.tsr" --input input="$work/input.npy" --threads $threads \
-  --output-dir "$work/untuned" --bench 20 | tee /dev/stderr | latency)
+"$tessera" run "$work/resnet18_untuned.tsr" --input input="$work/input.npy" --threads $threads \
+  --output-dir "$work/untuned" --bench 20 | tee "$work/untuned.txt"
+untuned=$(latency < "$work/untuned.txt")
 
 echo
 echo "== 3. Tuning its kernels on local workers: $trials trials, records in $db"
@@ -37,8 +38,9 @@ echo "== 3. Tuning its kernels on local workers: $trials trials, records in $db"
 echo
 echo "== 4. Compiled with the best records"
 "$tessera" compile "$work/resnet18.onnx" --db "$db" -o "$work/resnet18.tsr" | tail -4
-tuned=$("$tessera" run "$work/resnet18.tsr" --input input="$work/input.npy" --threads $threads \
-  --output-dir "$work/tuned" --bench 20 | tee /dev/stderr | latency)
+"$tessera" run "$work/resnet18.tsr" --input input="$work/input.npy" --threads $threads \
+  --output-dir "$work/tuned" --bench 20 | tee "$work/tuned.txt"
+tuned=$(latency < "$work/tuned.txt")
 
 echo
 echo "== 5. ONNX Runtime on the same input ($threads threads)"

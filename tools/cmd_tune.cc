@@ -35,7 +35,7 @@ const std::vector<OptionSpec> kOptions = {
     {"input-shape", true, "with a model: bind a dynamic input, name:d0,d1,... (repeatable)"},
     {"target", true, "target string (default: this machine)"},
     {"trials", true, "measurements in this run over all tasks (default 64)"},
-    {"space", true, "sketch (template-free, default) or knob (templates)"},
+    {"space", true, "sketch (template-free; default for --op), knob (templates) or auto (knob where a template fits; default for a model)"},
     {"strategy", true, "sketch: evolutionary (default), random; knob: xgb (default), random, grid, ga"},
     {"db", true, "records database (default tessera.db)"},
     {"tracker", true, "measure on a farm: the tracker's endpoint, e.g. tcp://farm:9190"},
@@ -78,8 +78,15 @@ int run_tune(int argc, char** argv, int first) {
   }
 
   // Everything a user can get wrong is checked before any work starts.
-  std::string space = args->get("space", "sketch");
-  if (space != "sketch" && space != "knob") return usage_error("unknown --space '" + space + "' (sketch, knob)");
+  // A model's kernels default to `auto`: each conv, dense or pool in its
+  // template's knob space (every point a sensible schedule, so a small budget
+  // pays), every other kernel in the sketch space.
+  std::string space = args->get("space", has_model ? "auto" : "sketch");
+  if (space != "sketch" && space != "knob" && space != "auto")
+    return usage_error("unknown --space '" + space + "' (sketch, knob, auto)");
+  if (space == "auto" && args->has("strategy"))
+    return usage_error("--space auto picks xgb for knob spaces and evolutionary for sketch spaces; give --space "
+                       "knob or sketch to choose a strategy");
   std::string strategy = args->get("strategy", space == "sketch" ? "evolutionary" : "xgb");
   if (space == "sketch" && strategy != "evolutionary" && strategy != "random")
     return usage_error("--space sketch takes --strategy evolutionary or random, not '" + strategy + "'");
@@ -151,9 +158,14 @@ int run_tune(int argc, char** argv, int first) {
     tasks[i].device_key = args->get("key", "local");
     // The template's fallback is what compile time uses without records: it
     // is measured first, so that tuning never leaves a kernel slower than that.
-    if (const KnobTemplate* t = find_template(op_names[i]); t && space == "sketch") {
-      auto fallback = apply_fallback(*t, tasks[i].dag, target);
-      if (fallback.is_ok()) tasks[i].baseline = fallback->steps();
+    if (const KnobTemplate* t = find_template(op_names[i])) {
+      auto knobs = t->define(*tasks[i].dag, target);
+      auto config = knobs.is_ok() ? t->fallback(*knobs, *tasks[i].dag, target) : Result<KnobConfig>(knobs.status());
+      auto fallback = config.is_ok() ? apply_template(*t, tasks[i].dag, *config, target) : Result<State>(config.status());
+      if (fallback.is_ok()) {
+        tasks[i].baseline = fallback->steps();
+        if (space != "sketch") tasks[i].baseline_knob_config = config->to_json();
+      }
     }
   }
 
@@ -180,9 +192,11 @@ int run_tune(int argc, char** argv, int first) {
   for (size_t i = 0; i < tasks.size(); ++i) {
     const uint64_t task_seed = static_cast<uint64_t>(*seed) + i;
     const bool from_model = i >= args->get_all("op").size();
-    if (space == "knob") {
+    const KnobTemplate* tmpl = find_template(op_names[i]);
+    const bool knob = space == "knob" || (space == "auto" && tmpl && tmpl->define(*tasks[i].dag, target).is_ok());
+    const std::string task_strategy = space != "auto" ? strategy : knob ? "xgb" : "evolutionary";
+    if (knob) {
       const std::string& op_name = op_names[i];
-      const KnobTemplate* tmpl = find_template(op_name);
       if (!tmpl && from_model) {
         skip(i, "no knob template (the sketch space tunes it)");
         continue;
@@ -197,10 +211,10 @@ int run_tune(int argc, char** argv, int first) {
         std::fprintf(stderr, "tessera tune: %s: %s\n", tasks[i].name.c_str(), knobs.status().to_string().c_str());
         return 1;
       }
-      tuner::KnobStrategy ks = strategy == "xgb"      ? tuner::KnobStrategy::kXgb
-                               : strategy == "grid"   ? tuner::KnobStrategy::kGrid
-                               : strategy == "ga"     ? tuner::KnobStrategy::kGa
-                                                      : tuner::KnobStrategy::kRandom;
+      tuner::KnobStrategy ks = task_strategy == "xgb"      ? tuner::KnobStrategy::kXgb
+                               : task_strategy == "grid"   ? tuner::KnobStrategy::kGrid
+                               : task_strategy == "ga"     ? tuner::KnobStrategy::kGa
+                                                           : tuner::KnobStrategy::kRandom;
       policies.push_back(std::make_unique<tuner::KnobPolicy>(*tmpl, tasks[i].dag, target, std::move(*knobs), ks,
                                                              ks == tuner::KnobStrategy::kXgb ? new_model() : nullptr,
                                                              task_seed));
@@ -216,8 +230,10 @@ int run_tune(int argc, char** argv, int first) {
       std::fprintf(stderr, "tessera tune: %s: %s\n", tasks[i].name.c_str(), sketch.status().to_string().c_str());
       return 1;
     }
-    policies.push_back(std::make_unique<tuner::SketchPolicy>(
-        std::move(*sketch), strategy == "evolutionary" ? new_model() : nullptr, tuner::EvolutionOptions{}, task_seed));
+    tasks[i].baseline_knob_config.clear();
+    policies.push_back(std::make_unique<tuner::SketchPolicy>(std::move(*sketch),
+                                                             task_strategy == "evolutionary" ? new_model() : nullptr,
+                                                             tuner::EvolutionOptions{}, task_seed));
     tunable.push_back(tasks[i]);
   }
   tasks = std::move(tunable);
@@ -315,8 +331,10 @@ int run_tune(int argc, char** argv, int first) {
     std::fprintf(stderr, "tessera tune: %s\n", resumed.status().to_string().c_str());
     return 1;
   }
-  std::printf("tuning %zu task(s) on %s, %lld trials, %s space, %s search; %lld earlier records%s\n", tasks.size(),
-              target.triple.c_str(), static_cast<long long>(*trials), space.c_str(), strategy.c_str(),
+  const std::string search = space == "auto" ? "knob spaces (xgb) where a template fits, sketch spaces (evolutionary) elsewhere"
+                                             : space + " space, " + strategy + " search";
+  std::printf("tuning %zu task(s) on %s, %lld trials, %s; %lld earlier records%s\n", tasks.size(),
+              target.triple.c_str(), static_cast<long long>(*trials), search.c_str(),
               static_cast<long long>(*resumed), *resumed ? " (not measured again)" : "");
   tuner::Progress progress(stdout, isatty(STDOUT_FILENO));
   auto summaries = tuner.run(&progress, &g_stop);

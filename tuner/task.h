@@ -22,6 +22,9 @@ struct Task {
   /// fallback, what compile time uses without records): its record competes
   /// with the search's, so the best record is never worse than it. Empty: none.
   std::vector<Step> baseline;
+  /// The baseline's knob configuration (JSON) when the task is tuned in its
+  /// template's knob space, so the knob policy learns from it; else empty.
+  std::string baseline_knob_config;
 
   const std::string& workload_key() const { return dag->workload_key(); }
   /// The kernel's arguments as the runner describes them.
