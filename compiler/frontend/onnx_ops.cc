@@ -304,7 +304,10 @@ Status convert_resize(ImportContext& ctx, const Node& node) {
   A a;
   const std::string mode = attr_string(node, "mode", "nearest");
   if (mode == "linear") a.mode = A::Mode::kLinear;
-  else if (mode != "nearest") return invalid("mode '" + mode + "' is not supported (nearest, linear)");
+  else if (mode == "cubic") a.mode = A::Mode::kCubic;
+  else if (mode != "nearest") return invalid("mode '" + mode + "' is not supported (nearest, linear, cubic)");
+  a.cubic_a = attr_float(node, "cubic_coeff_a", -0.75f);
+  a.exclude_outside = attr_int(node, "exclude_outside", 0) != 0;
   static const std::map<std::string, A::Coord> kCoords = {
       {"half_pixel", A::Coord::kHalfPixel}, {"asymmetric", A::Coord::kAsymmetric},
       {"align_corners", A::Coord::kAlignCorners}, {"pytorch_half_pixel", A::Coord::kPytorchHalfPixel},

@@ -2,6 +2,7 @@
 // Squeeze, Unsqueeze, Transpose, Concat, Slice, Pad, Constant, Shape, Gather,
 // Cast, Identity, Dropout. (Math and NN operators are in onnx_ops.cc.)
 #include <algorithm>
+#include <map>
 
 #include "compiler/frontend/onnx_context.h"
 
@@ -188,8 +189,12 @@ Status convert_split(ImportContext& ctx, const Node& node) {
 Status convert_pad(ImportContext& ctx, const Node& node) {
   TESSERA_ASSIGN_OR_RETURN(ValueId x, ctx.input(node, 0));
   const auto xs = ctx.value(x).shape;
-  if (attr_string(node, "mode", "constant") != "constant")
-    return invalid("mode '" + attr_string(node, "mode", "") + "' is not supported (only constant)");
+  const std::string mode = attr_string(node, "mode", "constant");
+  static const std::map<std::string, graph::PadAttrs::Mode> kModes = {
+      {"constant", graph::PadAttrs::Mode::kConstant},
+      {"edge", graph::PadAttrs::Mode::kEdge},
+      {"reflect", graph::PadAttrs::Mode::kReflect}};
+  if (!kModes.count(mode)) return invalid("mode '" + mode + "' is not supported (constant, edge, reflect)");
   if (ImportContext::has_input(node, 3)) return invalid("the axes input (opset 18) is not supported");
   bool given = false;
   TESSERA_ASSIGN_OR_RETURN(auto pads, ints_from(ctx, node, "pads", 1, &given));
@@ -201,11 +206,14 @@ Status convert_pad(ImportContext& ctx, const Node& node) {
     value = c->at(0);
   }
   graph::PadAttrs a{std::vector<int64_t>(pads.begin(), pads.begin() + xs.size()),
-                    std::vector<int64_t>(pads.begin() + xs.size(), pads.end()), value};
+                    std::vector<int64_t>(pads.begin() + xs.size(), pads.end()), value, kModes.at(mode)};
   std::vector<int64_t> shape = xs;
   bool any = false;
   for (size_t d = 0; d < xs.size(); ++d) {
     if (a.before[d] < 0 || a.after[d] < 0) return invalid("negative pads (cropping) are not supported");
+    if (a.mode == graph::PadAttrs::Mode::kReflect && (a.before[d] >= xs[d] || a.after[d] >= xs[d]))
+      return invalid("reflect pads of dimension " + std::to_string(d) + " must be smaller than its size " +
+                     std::to_string(xs[d]));
     shape[d] += a.before[d] + a.after[d];
     any = any || a.before[d] || a.after[d];
   }
@@ -275,8 +283,15 @@ Status convert_identity(ImportContext& ctx, const Node& node) {
   TESSERA_ASSIGN_OR_RETURN(ValueId x, ctx.input(node, 0));
 
   if (node.op_type() == "Dropout" && ImportContext::has_input(node, 2)) {
+    // Training mode drops at random unless the ratio is 0, where it is the
+    // identity with a mask of ones, as in inference.
     const auto* training = ctx.constant_input(node, 2);
-    if (!training || training->at(0) != 0.0) return invalid("training mode (input 2) is not supported");
+    if (!training) return invalid("training_mode (input 2) is not a constant");
+    if (training->at(0) != 0.0) {
+      const auto* ratio = ImportContext::has_input(node, 1) ? ctx.constant_input(node, 1) : nullptr;
+      if (!ratio || ratio->at(0) != 0.0)
+        return invalid("training mode with a ratio other than a constant 0 (random dropping) is not supported");
+    }
   }
   if (node.op_type() == "Dropout" && node.output_size() > 1 && !node.output(1).empty()) {
     // In inference the mask keeps everything.

@@ -90,8 +90,23 @@ Expr resize_coord(const ResizeAttrs& a, Expr i, int64_t in_len, int64_t out_len,
 
 Expr clamp_index(Expr i, int64_t len) { return min(max(i, make_int(0)), make_int(len - 1)); }
 
-// Nearest: round the coordinate per nearest_mode and clamp. Linear: blend
-// the two clamped neighbours along every resized dimension (2^k terms).
+// Weights of the 4 cubic taps at floor(c) - 1 .. floor(c) + 2 for t = c -
+// floor(c) (ONNX's cubic_coeffs): Keys' kernel with coefficient `a`.
+std::vector<Expr> cubic_weights(double a, const Expr& t) {
+  const DType f = DType::f32();
+  auto far = [&](const Expr& s) {  // 1 < |s| < 2
+    return ((cst(f, a) * s - cst(f, 5 * a)) * s + cst(f, 8 * a)) * s - cst(f, 4 * a);
+  };
+  auto near = [&](const Expr& s) {  // |s| <= 1
+    return ((cst(f, a + 2) * s - cst(f, a + 3)) * s) * s + cst(f, 1.0);
+  };
+  const Expr u = cst(f, 1.0) - t;
+  return {far(t + cst(f, 1.0)), near(t), near(u), far(u + cst(f, 1.0))};
+}
+
+// Nearest: round the coordinate per nearest_mode and clamp. Linear and cubic:
+// blend the clamped neighbours (2 or 4 taps) along every resized dimension
+// (2^k or 4^k terms).
 Tensor build_resize(const Graph& g, const Node& n, const Tensor& x) {
   const auto& a = std::get<ResizeAttrs>(n.attrs);
   const auto& out_shape = g.value(n.outputs[0]).shape;
@@ -99,7 +114,8 @@ Tensor build_resize(const Graph& g, const Node& n, const Tensor& x) {
   return compute(
       out_shape,
       [&](const Vars& i) {
-        std::vector<Expr> idx(out_shape.size()), lo(out_shape.size()), hi(out_shape.size()), frac(out_shape.size());
+        std::vector<Expr> idx(out_shape.size());
+        std::vector<std::vector<Expr>> taps(out_shape.size()), weights(out_shape.size());
         std::vector<size_t> resized;
         for (size_t d = 0; d < out_shape.size(); ++d) {
           idx[d] = i[d];
@@ -116,27 +132,70 @@ Tensor build_resize(const Graph& g, const Node& n, const Tensor& x) {
             idx[d] = clamp_index(cast(kIndexType, r), x->shape[d]);
           } else {
             const Expr fl = floor(c);
-            frac[d] = c - fl;
-            lo[d] = clamp_index(cast(kIndexType, fl), x->shape[d]);
-            hi[d] = clamp_index(cast(kIndexType, fl) + make_int(1), x->shape[d]);
+            const Expr t = c - fl;
+            const Expr base = cast(kIndexType, fl);
+            if (a.mode == ResizeAttrs::Mode::kLinear) {
+              taps[d] = {clamp_index(base, x->shape[d]), clamp_index(base + make_int(1), x->shape[d])};
+              weights[d] = {cst(f, 1.0) - t, t};
+            } else {
+              weights[d] = cubic_weights(a.cubic_a, t);
+              Expr sum;
+              for (int j = 0; j < 4; ++j) {
+                const Expr raw = base + make_int(j - 1);
+                taps[d].push_back(clamp_index(raw, x->shape[d]));
+                if (a.exclude_outside)
+                  weights[d][j] = if_then_else(raw >= make_int(0) && raw < make_int(x->shape[d]), weights[d][j],
+                                               cst(f, 0.0));
+                sum = sum.defined() ? sum + weights[d][j] : weights[d][j];
+              }
+              if (a.exclude_outside)
+                for (Expr& w : weights[d]) w = w / sum;
+            }
             resized.push_back(d);
           }
         }
         if (resized.empty()) return read(x, idx);
+        // Every combination of one tap per resized dimension (mixed radix).
+        size_t combos = 1;
+        for (size_t d : resized) combos *= taps[d].size();
         Expr total;
-        for (size_t mask = 0; mask < (size_t{1} << resized.size()); ++mask) {
+        for (size_t combo = 0; combo < combos; ++combo) {
           std::vector<Expr> at = idx;
           Expr weight = cst(x->dtype, 1.0);
-          for (size_t k = 0; k < resized.size(); ++k) {
-            const size_t d = resized[k];
-            const bool upper = (mask >> k) & 1;
-            at[d] = upper ? hi[d] : lo[d];
-            weight = weight * (upper ? frac[d] : cst(f, 1.0) - frac[d]);
+          size_t rest = combo;
+          for (size_t d : resized) {
+            const size_t j = rest % taps[d].size();
+            rest /= taps[d].size();
+            at[d] = taps[d][j];
+            weight = weight * weights[d][j];
           }
           const Expr term = read(x, at) * weight;
           total = total.defined() ? total + term : term;
         }
         return total;
+      },
+      n.name, OpPattern::kInjective);
+}
+
+// Edge and reflect padding: every output element reads one input element,
+// its index clamped (edge) or mirrored (reflect) per dimension.
+Tensor build_index_pad(const Graph& g, const Node& n, const Tensor& x) {
+  const auto& a = std::get<PadAttrs>(n.attrs);
+  return compute(
+      g.value(n.outputs[0]).shape,
+      [&](const Vars& i) {
+        std::vector<Expr> idx;
+        for (size_t d = 0; d < x->shape.size(); ++d) {
+          const int64_t len = x->shape[d];
+          const Expr j = static_cast<const Expr&>(i[d]) - make_int(a.before[d]);
+          if (a.mode == PadAttrs::Mode::kEdge) {
+            idx.push_back(clamp_index(j, len));
+          } else {
+            const Expr low = if_then_else(j < make_int(0), make_int(0) - j, j);
+            idx.push_back(if_then_else(low >= make_int(len), make_int(2 * (len - 1)) - low, low));
+          }
+        }
+        return read(x, idx);
       },
       n.name, OpPattern::kInjective);
 }
@@ -355,7 +414,8 @@ Result<Tensor> build_node(const Graph& g, const Node& n, const std::vector<Tenso
     }
     case OpKind::kPad: {
       const auto& a = std::get<PadAttrs>(n.attrs);
-      r = ops::pad(in[0], a.before, a.after, a.value, n.name);
+      if (a.mode == PadAttrs::Mode::kConstant) r = ops::pad(in[0], a.before, a.after, a.value, n.name);
+      else r = build_index_pad(g, n, in[0]);
       break;
     }
     case OpKind::kSlice: r = build_slice(g, n, in[0]); break;

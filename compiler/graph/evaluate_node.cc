@@ -153,7 +153,8 @@ Result<Constant> evaluate_node(const Graph& g, const Node& n, const std::vector<
             const auto& a = std::get<SliceAttrs>(n.attrs);
             k = a.starts[d] + idx[d] * a.steps[d];
           } else {
-            k = idx[d] - std::get<PadAttrs>(n.attrs).before[d];
+            const auto& a = std::get<PadAttrs>(n.attrs);
+            k = pad_source_index(a.mode, idx[d] - a.before[d], x.shape[d]);
             inside = inside && k >= 0 && k < x.shape[d];
           }
           flat += k * in_strides[d];

@@ -267,13 +267,18 @@ struct AttrPrinter {
   }
   std::string operator()(const PadAttrs& a) const {
     std::ostringstream s;
-    s << "before=" << ints(a.before) << " after=" << ints(a.after) << " value=" << a.value;
+    s << "before=" << ints(a.before) << " after=" << ints(a.after);
+    if (a.mode == PadAttrs::Mode::kConstant) s << " value=" << a.value;
+    else s << " mode=" << (a.mode == PadAttrs::Mode::kEdge ? "edge" : "reflect");
     return s.str();
   }
   std::string operator()(const ResizeAttrs& a) const {
     std::ostringstream s;
-    s << "mode=" << (a.mode == ResizeAttrs::Mode::kLinear ? "linear" : "nearest") << " coord=" << static_cast<int>(a.coord)
-      << " round=" << static_cast<int>(a.round) << " scales=";
+    static const char* const kModes[] = {"nearest", "linear", "cubic"};
+    s << "mode=" << kModes[static_cast<int>(a.mode)] << " coord=" << static_cast<int>(a.coord)
+      << " round=" << static_cast<int>(a.round);
+    if (a.mode == ResizeAttrs::Mode::kCubic) s << " a=" << a.cubic_a << " exclude_outside=" << a.exclude_outside;
+    s << " scales=";
     for (size_t i = 0; i < a.scales.size(); ++i) s << (i ? "," : "") << a.scales[i];
     return s.str();
   }

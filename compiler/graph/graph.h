@@ -87,18 +87,37 @@ struct NormAttrs {
   int64_t axis = -1;
   double epsilon = 1e-5;
 };
-/// Constant padding: pads before and after each dimension.
+/// Padding: pads before and after each dimension, filled with `value`
+/// (kConstant), the nearest edge element (kEdge) or the mirror image without
+/// repeating the edge (kReflect; each pad < its dimension).
 struct PadAttrs {
+  enum class Mode : uint8_t { kConstant, kEdge, kReflect };
   std::vector<int64_t> before, after;
   double value = 0.0;
+  Mode mode = Mode::kConstant;
 };
+/// The input index that padded position `i` (counted from the input's first
+/// element, so negative before it) reads along a dimension of length `n`: `i`
+/// itself for kConstant (outside [0, n) means the fill value), clamped for
+/// kEdge, mirrored for kReflect.
+inline int64_t pad_source_index(PadAttrs::Mode mode, int64_t i, int64_t n) {
+  switch (mode) {
+    case PadAttrs::Mode::kConstant: return i;
+    case PadAttrs::Mode::kEdge: return i < 0 ? 0 : i >= n ? n - 1 : i;
+    case PadAttrs::Mode::kReflect: return i < 0 ? -i : i >= n ? 2 * (n - 1) - i : i;
+  }
+  return i;
+}
 /// Slice, one entry per input dimension: out[i] = in[start + i * step].
 struct SliceAttrs {
   std::vector<int64_t> starts, steps;
 };
 /// Resize: how an output coordinate maps to an input one and how it samples.
 struct ResizeAttrs {
-  enum class Mode : uint8_t { kNearest, kLinear };
+  /// kCubic: Keys' cubic convolution with coefficient `cubic_a` over 4 taps
+  /// (edge-clamped; with exclude_outside, taps outside the input get weight 0
+  /// and the rest are renormalized).
+  enum class Mode : uint8_t { kNearest, kLinear, kCubic };
   /// ONNX coordinate_transformation_mode.
   enum class Coord : uint8_t { kHalfPixel, kAsymmetric, kAlignCorners, kPytorchHalfPixel, kTfHalfPixelForNn };
   /// ONNX nearest_mode.
@@ -107,6 +126,8 @@ struct ResizeAttrs {
   Coord coord = Coord::kHalfPixel;
   Round round = Round::kPreferFloor;
   std::vector<double> scales;  ///< output / input per dimension
+  double cubic_a = -0.75;
+  bool exclude_outside = false;
 };
 /// ReduceMean/Sum/Max: non-negative, sorted axes.
 struct ReduceAttrs {

@@ -1,8 +1,9 @@
-// Operator converters (compiler/frontend/onnx_ops.cc) on small models: what
+// Operator converters (compiler/frontend/onnx_ops.cc, onnx_shape_ops.cc) on small models: what
 // the ONNX node-test conformance found, each checked against a C++ reference
 // through lower + the reference interpreter.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -128,6 +129,100 @@ TEST(OnnxOps, MaxPoolOfUint8NeverPicksThePadding) {
   auto y = run_model(m, {bytes_of<uint8_t>({3, 200, 7, 1})});
   ASSERT_TRUE(y.is_ok()) << y.status().to_string();
   EXPECT_EQ(values_of<uint8_t>(*y), (std::vector<uint8_t>{3, 200, 7, 200}));
+}
+
+// ONNX's reference cubic resize of one row (cubic_coeffs, edge padding,
+// exclude_outside renormalizing) with half_pixel coordinates.
+std::vector<float> cubic_row(const std::vector<float>& x, int64_t out_len, double a, bool exclude_outside) {
+  const auto n = static_cast<int64_t>(x.size());
+  const double scale = static_cast<double>(out_len) / static_cast<double>(n);
+  std::vector<float> out;
+  for (int64_t i = 0; i < out_len; ++i) {
+    const double c = (static_cast<double>(i) + 0.5) / scale - 0.5;
+    const double fl = std::floor(c), t = c - fl;
+    auto far = [&](double s) { return ((a * s - 5 * a) * s + 8 * a) * s - 4 * a; };
+    auto near = [&](double s) { return ((a + 2) * s - (a + 3)) * s * s + 1; };
+    double w[4] = {far(t + 1), near(t), near(1 - t), far(2 - t)};
+    double sum = 0, acc = 0;
+    for (int j = 0; j < 4; ++j) {
+      const auto k = static_cast<int64_t>(fl) + j - 1;
+      if (exclude_outside && (k < 0 || k >= n)) w[j] = 0;
+      sum += w[j];
+    }
+    for (int j = 0; j < 4; ++j) {
+      const int64_t k = std::clamp<int64_t>(static_cast<int64_t>(fl) + j - 1, 0, n - 1);
+      acc += (exclude_outside ? w[j] / sum : w[j]) * x[static_cast<size_t>(k)];
+    }
+    out.push_back(static_cast<float>(acc));
+  }
+  return out;
+}
+
+TEST(OnnxOps, CubicResizeMatchesOnnxReference) {
+  for (bool exclude_outside : {false, true}) {
+    ModelBuilder m(13);
+    m.input("x", {1, 1, 1, 5});
+    m.floats("roi", {0}, {});
+    m.floats("scales", {4}, {1, 1, 1, 1.6f});
+    auto* resize = m.node("Resize", {"x", "roi", "scales"}, {"y"});
+    attr(resize, "mode", std::string("cubic"));
+    attr(resize, "cubic_coeff_a", -0.5f);
+    attr(resize, "exclude_outside", int64_t{exclude_outside});
+    m.output("y", {1, 1, 1, 8});
+    const std::vector<float> x = {1, 4, -2, 3, 0.5f};
+    auto y = run_model(m, {to_bytes(x)});
+    ASSERT_TRUE(y.is_ok()) << y.status().to_string();
+    EXPECT_TRUE(close(to_floats(*y), cubic_row(x, 8, -0.5, exclude_outside))) << exclude_outside;
+  }
+}
+
+TEST(OnnxOps, EdgeAndReflectPadsImport) {
+  for (const std::string mode : {"edge", "reflect"}) {
+    ModelBuilder m(13);
+    m.input("x", {2, 3});
+    m.int64s("pads", {4}, {0, 2, 1, 1});
+    auto* pad = m.node("Pad", {"x", "pads"}, {"y"});
+    attr(pad, "mode", mode);
+    m.output("y", {3, 6});
+    auto y = run_model(m, {to_bytes({1, 2, 3, 4, 5, 6})});
+    ASSERT_TRUE(y.is_ok()) << y.status().to_string();
+    if (mode == "edge") EXPECT_TRUE(close(to_floats(*y), {1, 1, 1, 2, 3, 3, 4, 4, 4, 5, 6, 6, 4, 4, 4, 5, 6, 6}));
+    else EXPECT_TRUE(close(to_floats(*y), {3, 2, 1, 2, 3, 2, 6, 5, 4, 5, 6, 5, 3, 2, 1, 2, 3, 2}));
+  }
+}
+
+TEST(OnnxOps, ReflectPadAsWideAsTheInputIsAnError) {
+  ModelBuilder m(13);
+  m.input("x", {1, 3});
+  m.int64s("pads", {4}, {0, 3, 0, 0});
+  attr(m.node("Pad", {"x", "pads"}, {"y"}, "pad"), "mode", std::string("reflect"));
+  m.output("y", {1, 6});
+  auto g = import_onnx_bytes(m.bytes());
+  ASSERT_FALSE(g.is_ok());
+  EXPECT_EQ(g.status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(g.status().message().find("node 'pad' (Pad): reflect pads of dimension 1 must be smaller than its size 3"),
+            std::string::npos)
+      << g.status().message();
+}
+
+TEST(OnnxOps, DropoutInTrainingModeWithRatioZeroIsTheIdentity) {
+  ModelBuilder m(13);
+  m.input("x", {3});
+  m.floats("ratio", {}, {0.0f});
+  auto* t = m.model.mutable_graph()->add_initializer();
+  t->set_name("training");
+  t->set_data_type(onnx::TensorProto::BOOL);
+  t->add_int32_data(1);
+  m.node("Dropout", {"x", "ratio", "training"}, {"y", "mask"});
+  m.output("y", {3});
+  auto y = run_model(m, {to_bytes({1, -2, 3})});
+  ASSERT_TRUE(y.is_ok()) << y.status().to_string();
+  EXPECT_TRUE(close(to_floats(*y), {1, -2, 3}));
+
+  m.model.mutable_graph()->mutable_initializer(0)->set_raw_data(std::string("\0\0\0?", 4));  // 0.5f
+  auto g = import_onnx_bytes(m.bytes());
+  ASSERT_FALSE(g.is_ok());
+  EXPECT_NE(g.status().message().find("random dropping"), std::string::npos) << g.status().message();
 }
 
 }  // namespace

@@ -59,6 +59,30 @@ TEST(FoldConstants, SlicePadAndCastOfConstantsAreEvaluated) {
   EXPECT_EQ(folded->constant(i).to_doubles(), (std::vector<double>{9, 9, 9, 3, 2, 9, 6, 5, 9}));
 }
 
+TEST(FoldConstants, EdgeAndReflectPadsOfConstantsAgreeWithTheKernel) {
+  // x = [1 2 3]; edge pad 2|1 -> 1 1 1 2 3 3; reflect pad 2|1 -> 3 2 1 2 3 2.
+  for (PadAttrs::Mode mode : {PadAttrs::Mode::kEdge, PadAttrs::Mode::kReflect}) {
+    PadAttrs a{{0, 2}, {0, 1}, 0.0, mode};
+    const std::vector<double> want = mode == PadAttrs::Mode::kEdge ? std::vector<double>{1, 1, 1, 2, 3, 3}
+                                                                   : std::vector<double>{3, 2, 1, 2, 3, 2};
+    Graph folded_graph;
+    ValueId c = folded_graph.add_constant("c", Constant::from_floats({1, 3}, {1, 2, 3}));
+    ValueId p = folded_graph.add_op("pad", OpKind::kPad, a, {c}, {1, 6}, DType::f32());
+    folded_graph.set_outputs({p});
+    auto folded = fold_constants(folded_graph);
+    ASSERT_TRUE(folded.is_ok()) << folded.status().to_string();
+    EXPECT_EQ(folded->constant(p).to_doubles(), want);
+
+    Graph g;
+    ValueId x = g.add_input("x", {1, 3}, DType::f32());
+    ValueId y = g.add_op("pad", OpKind::kPad, a, {x}, {1, 6}, DType::f32());
+    g.set_outputs({y});
+    auto out = test::run_graph(g, {{x, test::to_bytes({1, 2, 3})}});
+    ASSERT_TRUE(out.is_ok()) << out.status().to_string();
+    EXPECT_EQ(test::to_floats(out->at(0)), std::vector<float>(want.begin(), want.end()));
+  }
+}
+
 TEST(EliminateDeadNodes, DropsUnreadNodesAndConstants) {
   Graph g;
   ValueId x = g.add_input("x", {4}, DType::f32());
