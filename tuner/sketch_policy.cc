@@ -41,14 +41,13 @@ Result<std::vector<Candidate>> SketchPolicy::random_candidates(int n, SeenSet* t
   return out;
 }
 
-std::vector<const std::vector<float>*> SketchPolicy::features_of(const std::vector<SketchProgram>& programs) {
+std::vector<const std::vector<float>*> SketchPolicy::features_of(const Population& population) {
   if (feature_cache_.size() > kMaxCachedFeatures) feature_cache_.clear();
-  std::vector<std::string> keys(programs.size());
+  const std::vector<SketchProgram>& programs = population.programs;
+  const std::vector<std::string>& keys = population.keys;
   std::vector<size_t> missing;
-  for (size_t i = 0; i < programs.size(); ++i) {
-    keys[i] = steps_to_json(programs[i].state.steps());
+  for (size_t i = 0; i < programs.size(); ++i)
     if (!feature_cache_.count(keys[i])) missing.push_back(i);
-  }
   // Extraction lowers each program: split the missing ones between threads.
   std::vector<std::vector<float>> extracted(missing.size());
   auto extract = [&](size_t begin, size_t step) {
@@ -68,16 +67,16 @@ std::vector<const std::vector<float>*> SketchPolicy::features_of(const std::vect
   return out;
 }
 
-Result<std::vector<double>> SketchPolicy::score(const std::vector<SketchProgram>& programs) {
+Result<std::vector<double>> SketchPolicy::score(const Population& population) {
   std::vector<std::vector<float>> feats;
   std::vector<size_t> valid;
-  const std::vector<const std::vector<float>*> cached = features_of(programs);
-  for (size_t i = 0; i < programs.size(); ++i) {
+  const std::vector<const std::vector<float>*> cached = features_of(population);
+  for (size_t i = 0; i < population.programs.size(); ++i) {
     if (cached[i]->empty()) continue;  // a program that does not lower scores lowest
     feats.push_back(*cached[i]);
     valid.push_back(i);
   }
-  std::vector<double> scores(programs.size(), -kInf);
+  std::vector<double> scores(population.programs.size(), -kInf);
   if (feats.empty()) return scores;
   TESSERA_ASSIGN_OR_RETURN(std::vector<double> predicted, model_->predict(feats));
   for (size_t j = 0; j < valid.size(); ++j) scores[valid[j]] = predicted[j];
@@ -102,32 +101,38 @@ std::optional<SketchProgram> SketchPolicy::crossover(const SketchProgram& a, con
   return std::move(*child);
 }
 
-Result<std::vector<SketchProgram>> SketchPolicy::evolve() {
-  std::vector<SketchProgram> population;
+Result<SketchPolicy::Population> SketchPolicy::evolve() {
+  Population population;
   // Elites: the best measured programs this session.
   std::vector<std::pair<double, std::string>> best = measured_;
   std::sort(best.begin(), best.end());
   int elites = static_cast<int>(options_.population * options_.elite_share);
   for (const auto& [cost, json] : best) {
-    if (static_cast<int>(population.size()) >= elites) break;
+    if (static_cast<int>(population.programs.size()) >= elites) break;
     auto it = proposed_.find(json);
-    if (it != proposed_.end()) population.push_back(it->second);
+    if (it != proposed_.end()) population.add(it->second, json);
   }
-  TESSERA_ASSIGN_OR_RETURN(std::vector<SketchProgram> fresh,
-                           space_.sample(options_.population - static_cast<int>(population.size()), rng_.next()));
-  for (auto& p : fresh) population.push_back(std::move(p));
+  TESSERA_ASSIGN_OR_RETURN(
+      std::vector<SketchProgram> fresh,
+      space_.sample(options_.population - static_cast<int>(population.programs.size()), rng_.next()));
+  for (auto& p : fresh) {
+    std::string key = steps_to_json(p.state.steps());
+    population.add(std::move(p), std::move(key));
+  }
 
   for (int g = 0; g < options_.generations; ++g) {
     TESSERA_ASSIGN_OR_RETURN(std::vector<double> scores, score(population));
     // Selection in proportion to the score's rank (scores may be any real).
-    std::vector<size_t> order(population.size());
+    std::vector<size_t> order(population.programs.size());
     for (size_t i = 0; i < order.size(); ++i) order[i] = i;
     std::sort(order.begin(), order.end(), [&](size_t x, size_t y) { return scores[x] > scores[y]; });
-    std::vector<SketchProgram> next;
+    Population next;
     std::unordered_set<std::string> in_next;
+    const size_t size = population.programs.size();
     // Keep the top tenth unchanged.
-    for (size_t i = 0; i < order.size() && next.size() < population.size() / 10; ++i) {
-      if (in_next.insert(steps_to_json(population[order[i]].state.steps())).second) next.push_back(population[order[i]]);
+    for (size_t i = 0; i < order.size() && next.programs.size() < size / 10; ++i) {
+      if (in_next.insert(population.keys[order[i]]).second)
+        next.add(population.programs[order[i]], population.keys[order[i]]);
     }
     auto pick_parent = [&]() -> const SketchProgram& {
       // Rank-weighted: the i-th best has weight (n - i).
@@ -135,11 +140,11 @@ Result<std::vector<SketchProgram>> SketchPolicy::evolve() {
       int64_t total = n * (n + 1) / 2, r = rng_.uniform(total);
       for (int64_t i = 0; i < n; ++i) {
         r -= n - i;
-        if (r < 0) return population[order[i]];
+        if (r < 0) return population.programs[order[i]];
       }
-      return population[order.front()];
+      return population.programs[order.front()];
     };
-    for (int attempts = 0; next.size() < population.size() && attempts < 4 * options_.population; ++attempts) {
+    for (int attempts = 0; next.programs.size() < size && attempts < 4 * options_.population; ++attempts) {
       const SketchProgram& parent = pick_parent();
       std::optional<SketchProgram> child;
       if (options_.crossover && rng_.chance(options_.crossover_prob)) {
@@ -149,7 +154,8 @@ Result<std::vector<SketchProgram>> SketchPolicy::evolve() {
         if (m.applied()) child = std::move(m.program);
       }
       if (!child) continue;
-      if (in_next.insert(steps_to_json(child->state.steps())).second) next.push_back(std::move(*child));
+      std::string key = steps_to_json(child->state.steps());
+      if (in_next.insert(key).second) next.add(std::move(*child), std::move(key));
     }
     population = std::move(next);
   }
@@ -160,9 +166,9 @@ Result<std::vector<Candidate>> SketchPolicy::propose(int n) {
   last_model_picks_ = 0;
   SeenSet taken;
   if (!model_ || !trained_) return random_candidates(n, &taken);
-  TESSERA_ASSIGN_OR_RETURN(std::vector<SketchProgram> population, evolve());
+  TESSERA_ASSIGN_OR_RETURN(Population population, evolve());
   TESSERA_ASSIGN_OR_RETURN(std::vector<double> scores, score(population));
-  std::vector<size_t> order(population.size());
+  std::vector<size_t> order(population.programs.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::sort(order.begin(), order.end(), [&](size_t x, size_t y) { return scores[x] > scores[y]; });
   int from_model = n - static_cast<int>(std::round(n * options_.eps_greedy));
@@ -170,10 +176,10 @@ Result<std::vector<Candidate>> SketchPolicy::propose(int n) {
   for (size_t i : order) {
     if (static_cast<int>(out.size()) >= from_model) break;
     if (!std::isfinite(scores[i])) continue;
-    std::string json = steps_to_json(population[i].state.steps());
+    const std::string& json = population.keys[i];
     if (seen_.contains_json(json) || !taken.insert_json(json)) continue;
-    out.push_back(to_candidate(population[i]));
-    proposed_.emplace(json, std::move(population[i]));
+    out.push_back(to_candidate(population.programs[i]));
+    proposed_.emplace(json, std::move(population.programs[i]));
   }
   last_model_picks_ = static_cast<int>(out.size());
   TESSERA_ASSIGN_OR_RETURN(std::vector<Candidate> random, random_candidates(n - static_cast<int>(out.size()), &taken));

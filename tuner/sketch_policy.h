@@ -44,11 +44,21 @@ class SketchPolicy final : public SearchPolicy {
 
  private:
   Result<std::vector<Candidate>> random_candidates(int n, SeenSet* taken);
-  Result<std::vector<double>> score(const std::vector<SketchProgram>& programs);
+  // Programs with their step lists as JSON (the key of every set and cache
+  // here), computed once per program.
+  struct Population {
+    std::vector<SketchProgram> programs;
+    std::vector<std::string> keys;
+    void add(SketchProgram p, std::string key) {
+      programs.push_back(std::move(p));
+      keys.push_back(std::move(key));
+    }
+  };
+  Result<std::vector<double>> score(const Population& population);
   // Features of each program (empty when it does not lower), from the cache
   // or extracted on options_.feature_threads threads.
-  std::vector<const std::vector<float>*> features_of(const std::vector<SketchProgram>& programs);
-  Result<std::vector<SketchProgram>> evolve();
+  std::vector<const std::vector<float>*> features_of(const Population& population);
+  Result<Population> evolve();
   std::optional<SketchProgram> crossover(const SketchProgram& a, const SketchProgram& b);
   Candidate to_candidate(const SketchProgram& p) const;
 
