@@ -194,6 +194,32 @@ Result<NDArray> GraphExecutor::get_output(const std::string& name) const {
   return it->array.copy();
 }
 
+Result<std::vector<GraphExecutor::CallProfile>> GraphExecutor::profile(int n_runs) {
+  if (n_runs < 1) return Status(ErrorCode::kInvalidArgument, "profile needs n_runs >= 1");
+  TESSERA_RETURN_IF_ERROR(run());
+  std::vector<std::vector<double>> times(calls_.size());
+  ParallelScope scope(pool_.get());
+  for (int r = 0; r < n_runs; ++r) {
+    for (size_t i = 0; i < calls_.size(); ++i) {
+      const auto start = std::chrono::steady_clock::now();
+      const int32_t status = calls_[i].fn(calls_[i].args.data());
+      const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
+      if (status != 0)
+        return Status(ErrorCode::kRuntimeError, "call " + std::to_string(i) + " ('" + calls_[i].symbol +
+                                                    "') returned status " + std::to_string(status));
+      times[i].push_back(elapsed.count());
+    }
+  }
+  std::vector<CallProfile> out;
+  for (size_t i = 0; i < calls_.size(); ++i) {
+    std::vector<double>& t = times[i];
+    std::sort(t.begin(), t.end());
+    const size_t n = t.size();
+    out.push_back({calls_[i].symbol, n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2])});
+  }
+  return out;
+}
+
 Result<TimingResult> GraphExecutor::benchmark(int n_warmup, int n_runs) {
   if (n_runs < 1 || n_warmup < 0) {
     return Status(ErrorCode::kInvalidArgument,

@@ -73,6 +73,15 @@ class GraphExecutor {
   /// clock. Errors: kInvalidArgument (n_runs < 1 or n_warmup < 0), run()'s.
   Result<TimingResult> benchmark(int n_warmup, int n_runs);
 
+  /// Median seconds of each kernel call over `n_runs` runs (after one
+  /// untimed run), in call order, with the call's symbol: where a run's time
+  /// goes. Errors: kInvalidArgument (n_runs < 1), run()'s.
+  struct CallProfile {
+    std::string symbol;
+    double median_s = 0;
+  };
+  Result<std::vector<CallProfile>> profile(int n_runs);
+
   /// Names of the graph inputs and outputs, in the package's order.
   std::vector<std::string> input_names() const;
   std::vector<std::string> output_names() const;

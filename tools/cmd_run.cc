@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <algorithm>
 #include <random>
 
 #include "runtime/graph_executor.h"
@@ -23,6 +24,7 @@ const std::vector<OptionSpec> kOptions = {
     {"bench", true, "time N runs after the warm-up and print the median latency"},
     {"warmup", true, "untimed runs before --bench (default 3)"},
     {"threads", true, "threads of the executor (default: one per CPU)"},
+    {"profile", true, "time each kernel call over N runs and list them, slowest first"},
     {"help", false, "this message"},
 };
 
@@ -91,7 +93,8 @@ int run_run(int argc, char** argv, int first) {
   auto warmup = args->get_int("warmup", 3);
   auto threads = args->get_int("threads", 0);
   auto seed = args->get_int("random-inputs", 0);
-  for (const Status* st : {&bench.status(), &warmup.status(), &threads.status(), &seed.status()})
+  auto profile_runs = args->get_int("profile", 0);
+  for (const Status* st : {&bench.status(), &warmup.status(), &threads.status(), &seed.status(), &profile_runs.status()})
     if (!st->is_ok()) return usage_error(st->message());
   if (*bench < 0 || *warmup < 0 || *threads < 0) return usage_error("--bench, --warmup and --threads must not be negative");
   std::map<std::string, std::string> files;
@@ -157,6 +160,22 @@ int run_run(int argc, char** argv, int first) {
                 static_cast<long long>(*warmup), ex.num_threads());
     std::printf("memory: intermediates %.2f MiB planned, %.2f MiB without reuse\n",
                 ex.peak_memory_bytes() / 1048576.0, ex.intermediate_bytes_total() / 1048576.0);
+  }
+  if (*profile_runs > 0) {
+    auto calls = ex.profile(static_cast<int>(*profile_runs));
+    if (!calls.is_ok()) return failure(calls.status().to_string());
+    double total = 0;
+    for (const auto& c : *calls) total += c.median_s;
+    std::vector<size_t> order(calls->size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return (*calls)[a].median_s > (*calls)[b].median_s; });
+    std::printf("%5s  %-48s %10s %7s\n", "call", "kernel", "ms", "share");
+    for (size_t i : order)
+      std::printf("%5zu  %-48.48s %10.3f %6.1f%%\n", i, (*calls)[i].symbol.c_str(), (*calls)[i].median_s * 1e3,
+                  total > 0 ? 100 * (*calls)[i].median_s / total : 0.0);
+    std::printf("%5s  %-48s %10.3f (sum of medians over %lld runs)\n", "", "all calls", total * 1e3,
+                static_cast<long long>(*profile_runs));
   }
   return 0;
 }

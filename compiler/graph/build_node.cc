@@ -20,21 +20,23 @@ std::vector<Expr> exprs(const Vars& vars) {
   return out;
 }
 
-// y[n, k, ...] = x[n, k, ...] op per-channel vectors (axis 1).
-Tensor channel_epilogue(const Tensor& x, const std::function<Expr(Expr, const Expr&)>& f, const std::string& name) {
+// y[..., k, ...] = x[..., k, ...] op per-channel vectors (channels on `axis`, 1 by default).
+Tensor channel_epilogue(const Tensor& x, const std::function<Expr(Expr, const Expr&)>& f, const std::string& name,
+                        size_t axis = 1) {
   return compute(
-      x->shape, [&](const Vars& i) { return f(read(x, exprs(i)), i[1]); }, name, OpPattern::kBroadcast);
+      x->shape, [&](const Vars& i) { return f(read(x, exprs(i)), i[axis]); }, name, OpPattern::kBroadcast);
 }
 
 Result<Tensor> build_conv(const Node& n, const std::vector<Tensor>& in) {
   const auto& a = std::get<ConvAttrs>(n.attrs);
   const ops::Padding2 pad(a.pad_top, a.pad_left, a.pad_bottom, a.pad_right);
-  TESSERA_ASSIGN_OR_RETURN(Tensor y, ops::conv2d_nchw(in[0], in[1], ops::Size2(a.stride_h, a.stride_w), pad,
-                                                      ops::Size2(a.dilation_h, a.dilation_w), a.groups, n.name));
+  auto conv = a.nhwc ? ops::conv2d_nhwc : ops::conv2d_nchw;
+  TESSERA_ASSIGN_OR_RETURN(Tensor y, conv(in[0], in[1], ops::Size2(a.stride_h, a.stride_w), pad,
+                                          ops::Size2(a.dilation_h, a.dilation_w), a.groups, n.name));
   if (in.size() < 3) return y;
   const Tensor bias = in[2];
   return channel_epilogue(
-      y, [&](Expr v, const Expr& k) { return v + read(bias, {k}); }, n.name + ".bias");
+      y, [&](Expr v, const Expr& k) { return v + read(bias, {k}); }, n.name + ".bias", a.nhwc ? 3 : 1);
 }
 
 // out[n, k, y, x] = sum over c, r, s of X[n, c, iy, ix] * W[c, k, r, s] where

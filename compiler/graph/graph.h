@@ -54,6 +54,9 @@ struct NoAttrs {};
 struct ConvAttrs {
   int64_t stride_h = 1, stride_w = 1, dilation_h = 1, dilation_w = 1, groups = 1;
   int64_t pad_top = 0, pad_left = 0, pad_bottom = 0, pad_right = 0;
+  /// Conv only: NHWC input and output, HWIO weight (R x S x C/groups x K);
+  /// set by convert_layout_nhwc, never by the importer.
+  bool nhwc = false;
 };
 /// Gemm: alpha * op(A) * op(B) + beta * C.
 struct GemmAttrs {

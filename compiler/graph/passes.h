@@ -37,6 +37,13 @@ Result<Graph> fold_batch_norm(const Graph& g);
 /// Drops nodes whose outputs reach no graph output, and constants nobody reads.
 Graph eliminate_dead_nodes(const Graph& g);
 
+/// Layout transformation for conv-heavy graphs, where it pays: when every
+/// convolution is a plain one (groups 1, constant weight), each runs in NHWC
+/// with an HWIO weight, elementwise operators follow their inputs into NHWC,
+/// and a transpose back to NCHW is made only where another operator or a
+/// graph output reads the value. Graphs with grouped or depthwise
+/// convolutions, or none, are returned unchanged.
+Result<Graph> convert_layout_nhwc(const Graph& g);
 /// The passes above in order; the graph is validated first.
 Result<Graph> optimize_graph(const Graph& g);
 

@@ -146,7 +146,7 @@ std::string template_op_for(const Graph& g, const graph::Node& anchor) {
   switch (anchor.kind) {
     case OpKind::kConv: {
       const auto& a = std::get<graph::ConvAttrs>(anchor.attrs);
-      if (a.groups == 1) return "conv2d";
+      if (a.groups == 1) return a.nhwc ? "conv2d_nhwc" : "conv2d";
       const auto& in = g.value(anchor.inputs[0]).shape;
       const auto& out = g.value(anchor.outputs[0]).shape;
       return in.size() == 4 && a.groups == in[1] && out[1] == in[1] ? "depthwise_conv2d" : "";
@@ -160,9 +160,14 @@ std::string template_op_for(const Graph& g, const graph::Node& anchor) {
   }
 }
 
-Result<ModelPlan> plan_model(const Graph& g) {
+Result<ModelPlan> plan_model(const Graph& g, const PlanOptions& options) {
   ModelPlan plan;
-  TESSERA_ASSIGN_OR_RETURN(plan.graph, graph::optimize_graph(g));
+  TESSERA_ASSIGN_OR_RETURN(graph::Graph optimized, graph::optimize_graph(g));
+  if (options.nhwc_layout) {
+    TESSERA_ASSIGN_OR_RETURN(plan.graph, graph::convert_layout_nhwc(optimized));
+  } else {
+    plan.graph = std::move(optimized);
+  }
   add_output_copies(&plan.graph);
   plan.groups = graph::fuse_ops(plan.graph);
   TESSERA_ASSIGN_OR_RETURN(graph::TaskExtraction extraction, graph::extract_tasks(plan.graph, plan.groups));

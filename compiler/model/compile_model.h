@@ -33,14 +33,21 @@ struct ModelPlan {
   std::vector<std::string> task_labels;   ///< per task: "fused_conv_add_relu [1, 64, 56, 56]"
 };
 
-/// Optimizes `g` (constant and BatchNorm folding, dead nodes), fuses it and
-/// extracts its tasks. A graph output that is a graph input, a constant or
-/// another output's value gets a copy kernel, so that every output is a
-/// buffer of its own. Errors: the passes' and build_node's (naming the node).
-Result<ModelPlan> plan_model(const graph::Graph& g);
+/// How a model is planned.
+struct PlanOptions {
+  /// Run plain convolutions in NHWC where it pays (graph::convert_layout_nhwc).
+  bool nhwc_layout = true;
+};
+
+/// Optimizes `g` (constant and BatchNorm folding, dead nodes, the layout
+/// transformation), fuses it and extracts its tasks. A graph output that is a
+/// graph input, a constant or another output's value gets a copy kernel, so
+/// that every output is a buffer of its own. Errors: the passes' and
+/// build_node's (naming the node).
+Result<ModelPlan> plan_model(const graph::Graph& g, const PlanOptions& options = {});
 
 /// The operator spec name whose knob template schedules a group anchored at
-/// `anchor` ("conv2d", "depthwise_conv2d", "dense", "matmul", "batch_matmul",
+/// `anchor` ("conv2d", "conv2d_nhwc", "depthwise_conv2d", "dense", "matmul", "batch_matmul",
 /// "max_pool2d", "avg_pool2d", "global_avg_pool2d"), or "" when none fits.
 std::string template_op_for(const graph::Graph& g, const graph::Node& anchor);
 

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "compiler/schedule/step.h"
@@ -60,8 +61,8 @@ std::vector<float> floats_of(const runtime::NDArray& a) {
 // Compiles `g`, runs it with `inputs` (by name) and returns every output by name.
 Result<std::map<std::string, std::vector<float>>> compile_and_run(
     const Graph& g, const std::map<std::string, std::vector<float>>& inputs, ScheduleSource* source = nullptr,
-    CompiledModel* compiled_out = nullptr) {
-  TESSERA_ASSIGN_OR_RETURN(ModelPlan plan, plan_model(g));
+    CompiledModel* compiled_out = nullptr, PlanOptions plan_options = {}) {
+  TESSERA_ASSIGN_OR_RETURN(ModelPlan plan, plan_model(g, plan_options));
   TESSERA_ASSIGN_OR_RETURN(CompiledModel compiled, compile_model(plan, Target::host(), {source, 0}));
   // Through the file format, as a device gets it.
   TESSERA_ASSIGN_OR_RETURN(std::string bytes, runtime::write_package_bytes(compiled.package));
@@ -85,7 +86,7 @@ TEST(CompileModel, SmallCnnMatchesTheInterpreter) {
   const Graph g = small_cnn();
   const auto x = gt::random_floats(800, 7);
   CompiledModel compiled;
-  auto got = compile_and_run(g, {{"image", x}}, nullptr, &compiled);
+  auto got = compile_and_run(g, {{"image", x}}, nullptr, &compiled, PlanOptions{.nhwc_layout = false});
   ASSERT_TRUE(got.is_ok()) << got.status().to_string();
   auto want = gt::run_graph(g, {{0, gt::to_bytes(x)}});
   ASSERT_TRUE(want.is_ok()) << want.status().to_string();
@@ -104,7 +105,7 @@ TEST(CompileModel, SmallCnnMatchesTheInterpreter) {
 
 TEST(CompileModel, TemplateOpsFollowTheAnchor) {
   const Graph g = small_cnn();
-  auto plan = plan_model(g);
+  auto plan = plan_model(g, {.nhwc_layout = false});
   ASSERT_TRUE(plan.is_ok()) << plan.status().to_string();
   ASSERT_EQ(plan->task_ops.size(), 4u);
   EXPECT_EQ(plan->task_ops[0], "conv2d");
@@ -116,7 +117,7 @@ TEST(CompileModel, TemplateOpsFollowTheAnchor) {
 
 TEST(CompileModel, ARecordIsUsedAndABrokenOneIsSkipped) {
   const Graph g = small_cnn();
-  auto plan = plan_model(g);
+  auto plan = plan_model(g, {.nhwc_layout = false});
   ASSERT_TRUE(plan.is_ok());
   const auto& conv = plan->tasks[0];
   // A real schedule: the template's fallback, as a record would hold it.
@@ -128,7 +129,7 @@ TEST(CompileModel, ARecordIsUsedAndABrokenOneIsSkipped) {
   source.add(conv.dag->workload_key(), target, ScheduleCandidate{steps_to_json(state->steps()), 2e-3});
   const auto x = gt::random_floats(800, 8);
   CompiledModel compiled;
-  auto got = compile_and_run(g, {{"image", x}}, &source, &compiled);
+  auto got = compile_and_run(g, {{"image", x}}, &source, &compiled, PlanOptions{.nhwc_layout = false});
   ASSERT_TRUE(got.is_ok()) << got.status().to_string();
   EXPECT_EQ(compiled.kernels[0].source, ScheduleChoice::Source::kRecord);
   EXPECT_EQ(compiled.report.from_records, 1);
@@ -136,6 +137,26 @@ TEST(CompileModel, ARecordIsUsedAndABrokenOneIsSkipped) {
   auto want = gt::run_graph(g, {{0, gt::to_bytes(x)}});
   ASSERT_TRUE(want.is_ok());
   EXPECT_TRUE(gt::close(got->at("logits"), gt::to_floats((*want)[0])));
+}
+
+TEST(CompileModel, ConvNetsRunInNhwcWithTwoTransposes) {
+  // The convs and their relus in NHWC; one transpose in, one back before the pool.
+  const Graph g = small_cnn();
+  auto plan = plan_model(g);
+  ASSERT_TRUE(plan.is_ok()) << plan.status().to_string();
+  int transposes = 0;
+  for (const graph::Node& n : plan->graph.nodes()) transposes += n.kind == OpKind::kTranspose;
+  EXPECT_EQ(transposes, 2) << graph::graph_to_string(plan->graph);
+  EXPECT_NE(std::find(plan->task_ops.begin(), plan->task_ops.end(), "conv2d_nhwc"), plan->task_ops.end());
+  const auto x = gt::random_floats(800, 9);
+  CompiledModel compiled;
+  auto got = compile_and_run(g, {{"image", x}}, nullptr, &compiled);
+  ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+  auto want = gt::run_graph(g, {{0, gt::to_bytes(x)}});  // the graph as imported, in NCHW
+  ASSERT_TRUE(want.is_ok()) << want.status().to_string();
+  EXPECT_TRUE(gt::close(got->at("logits"), gt::to_floats((*want)[0])));
+  for (const KernelInfo& k : compiled.kernels)
+    if (k.label.rfind("fused_conv", 0) == 0) EXPECT_EQ(k.source, ScheduleChoice::Source::kTemplateFallback) << k.label;
 }
 
 TEST(CompileModel, EveryOutputGetsItsOwnBufferAndName) {

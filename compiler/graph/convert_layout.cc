@@ -1,0 +1,183 @@
+// convert_layout_nhwc: plain convolutions in NHWC with HWIO weights, where
+// the conv templates vectorize along the output channels (NCHW vectorizes
+// along the output columns, which are 7 or 14 wide in a ResNet's late layers).
+//
+// Every value keeps its NCHW id; a value computed in NHWC gets a second id,
+// and the NCHW one is produced (by a transpose) only when a node that stays
+// in NCHW, or a graph output, reads it. Elementwise operators follow their
+// inputs into NHWC, so a residual network transposes only where a pool or
+// the head needs NCHW.
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <set>
+
+#include "compiler/graph/passes.h"
+
+namespace tessera::graph {
+
+namespace {
+
+const std::vector<int64_t> kToNhwc = {0, 2, 3, 1};  // out dim d is in dim perm[d]
+const std::vector<int64_t> kToNchw = {0, 3, 1, 2};
+
+std::vector<int64_t> permuted(const std::vector<int64_t>& shape, const std::vector<int64_t>& perm) {
+  std::vector<int64_t> out;
+  for (int64_t d : perm) out.push_back(shape[static_cast<size_t>(d)]);
+  return out;
+}
+
+// out[i] = in[i permuted]: a rank-4 constant transposed by `perm`.
+Constant permute_constant(const Constant& c, const std::vector<int64_t>& perm) {
+  Constant out;
+  out.dtype = c.dtype;
+  out.shape = permuted(c.shape, perm);
+  const size_t bytes = static_cast<size_t>(c.dtype.storage_bytes());
+  out.bytes.resize(c.bytes.size());
+  std::vector<int64_t> in_strides(4, 1);
+  for (int d = 2; d >= 0; --d) in_strides[d] = in_strides[d + 1] * c.shape[d + 1];
+  int64_t o = 0;
+  for (int64_t a = 0; a < out.shape[0]; ++a)
+    for (int64_t b = 0; b < out.shape[1]; ++b)
+      for (int64_t e = 0; e < out.shape[2]; ++e)
+        for (int64_t f = 0; f < out.shape[3]; ++f, ++o) {
+          const int64_t idx[4] = {a, b, e, f};
+          int64_t i = 0;
+          for (int d = 0; d < 4; ++d) i += idx[d] * in_strides[static_cast<size_t>(perm[d])];
+          std::memcpy(&out.bytes[static_cast<size_t>(o) * bytes], &c.bytes[static_cast<size_t>(i) * bytes], bytes);
+        }
+  return out;
+}
+
+bool follows_layout(OpKind k) {
+  switch (k) {
+    case OpKind::kAdd: case OpKind::kSub: case OpKind::kMul: case OpKind::kDiv: case OpKind::kPow:
+    case OpKind::kMax: case OpKind::kMin: case OpKind::kRelu: case OpKind::kLeakyRelu: case OpKind::kSigmoid:
+    case OpKind::kHardSigmoid: case OpKind::kHardSwish: case OpKind::kTanh: case OpKind::kClip: case OpKind::kErf:
+    case OpKind::kCast:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool plain_conv(const Graph& g, const Node& n) {
+  if (n.kind != OpKind::kConv) return false;
+  const auto& a = std::get<ConvAttrs>(n.attrs);
+  return !a.nhwc && a.groups == 1 && g.value(n.inputs[0]).shape.size() == 4 && g.is_constant(n.inputs[1]);
+}
+
+class LayoutRewriter {
+ public:
+  explicit LayoutRewriter(const Graph& g) : g_(g), out_(g) { out_.mutable_nodes().clear(); }
+
+  Result<Graph> run() {
+    for (const Node& n : g_.nodes()) {
+      if (plain_conv(g_, n)) convert_conv(n);
+      else if (!try_follow(n)) keep(n);
+    }
+    for (ValueId v : g_.outputs()) need_nchw(v);
+    TESSERA_RETURN_IF_ERROR(out_.validate());
+    return eliminate_dead_nodes(out_);
+  }
+
+ private:
+  // The NHWC id of `v`, transposing it (once) when it exists only in NCHW.
+  ValueId need_nhwc(ValueId v) {
+    auto it = nhwc_.find(v);
+    if (it != nhwc_.end()) return it->second;
+    const Value& val = g_.value(v);
+    ValueId t = out_.add_op(val.name + ".nhwc", OpKind::kTranspose, PermAttrs{kToNhwc}, {v},
+                            permuted(val.shape, kToNhwc), val.dtype);
+    nhwc_[v] = t;
+    return t;
+  }
+
+  // Makes `v`'s NCHW id computed (by a transpose of its NHWC one) when a
+  // converted node produced it.
+  void need_nchw(ValueId v) {
+    if (!pending_nchw_.count(v)) return;
+    pending_nchw_.erase(v);
+    out_.add_node(Node{g_.value(v).name + ".nchw", OpKind::kTranspose, PermAttrs{kToNchw}, {nhwc_.at(v)}, {v}});
+  }
+
+  // The conv in NHWC: input transposed (or already NHWC), weight OIHW -> HWIO.
+  void convert_conv(const Node& n) {
+    auto a = std::get<ConvAttrs>(n.attrs);
+    a.nhwc = true;
+    const ValueId w = n.inputs[1];
+    const ValueId hwio = out_.add_constant(g_.value(w).name + ".hwio", permute_constant(g_.constant(w), {2, 3, 1, 0}));
+    std::vector<ValueId> inputs = {need_nhwc(n.inputs[0]), hwio};
+    for (size_t i = 2; i < n.inputs.size(); ++i) {
+      need_nchw(n.inputs[i]);
+      inputs.push_back(n.inputs[i]);
+    }
+    produce_nhwc(n, a, inputs);
+  }
+
+  // An elementwise node with an NHWC input runs in NHWC: rank-4 inputs are
+  // taken (or made) NHWC, constants of lower rank are broadcast to rank 4 and
+  // permuted, scalars pass. Anything else (a non-constant lower-rank input)
+  // keeps the node in NCHW.
+  bool try_follow(const Node& n) {
+    if (!follows_layout(n.kind) || n.outputs.size() != 1 || g_.value(n.outputs[0]).shape.size() != 4) return false;
+    bool any_nhwc = false;
+    for (ValueId v : n.inputs) {
+      const size_t rank = g_.value(v).shape.size();
+      if (rank != 4 && rank != 0 && !g_.is_constant(v)) return false;
+      any_nhwc = any_nhwc || nhwc_.count(v);
+    }
+    if (!any_nhwc) return false;
+    std::vector<ValueId> inputs;
+    for (ValueId v : n.inputs) {
+      const Value& val = g_.value(v);
+      if (val.shape.empty() || (val.shape.size() != 4 && shape_size(val.shape) == 1)) {
+        inputs.push_back(v);  // a scalar broadcasts the same in any layout
+      } else if (g_.is_constant(v) && !nhwc_.count(v)) {
+        Constant c = g_.constant(v);
+        c.shape.insert(c.shape.begin(), 4 - c.shape.size(), 1);
+        inputs.push_back(out_.add_constant(val.name + ".nhwc", permute_constant(c, kToNhwc)));
+      } else {
+        inputs.push_back(need_nhwc(v));
+      }
+    }
+    produce_nhwc(n, n.attrs, inputs);
+    return true;
+  }
+
+  void produce_nhwc(const Node& n, Attrs attrs, std::vector<ValueId> inputs) {
+    const ValueId v = n.outputs[0];
+    const Value& val = g_.value(v);
+    const ValueId y = out_.add_op(n.name, n.kind, std::move(attrs), std::move(inputs), permuted(val.shape, kToNhwc),
+                                  val.dtype);
+    nhwc_[v] = y;
+    pending_nchw_.insert(v);
+  }
+
+  void keep(const Node& n) {
+    for (ValueId v : n.inputs) need_nchw(v);
+    out_.add_node(n);
+  }
+
+  const Graph& g_;
+  Graph out_;
+  std::map<ValueId, ValueId> nhwc_;    // NCHW id -> NHWC id
+  std::set<ValueId> pending_nchw_;     // NCHW ids not computed yet (their NHWC twin is)
+};
+
+}  // namespace
+
+Result<Graph> convert_layout_nhwc(const Graph& g) {
+  // Where it pays: graphs of plain convolutions. A grouped or depthwise conv
+  // (NCHW templates only) would need a transpose on each side.
+  int plain = 0;
+  for (const Node& n : g.nodes()) {
+    if (n.kind != OpKind::kConv) continue;
+    if (!plain_conv(g, n)) return g;
+    ++plain;
+  }
+  if (plain == 0) return g;
+  return LayoutRewriter(g).run();
+}
+
+}  // namespace tessera::graph
