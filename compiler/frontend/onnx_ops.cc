@@ -311,7 +311,7 @@ Status convert_resize(ImportContext& ctx, const Node& node) {
   static const std::map<std::string, A::Coord> kCoords = {
       {"half_pixel", A::Coord::kHalfPixel}, {"asymmetric", A::Coord::kAsymmetric},
       {"align_corners", A::Coord::kAlignCorners}, {"pytorch_half_pixel", A::Coord::kPytorchHalfPixel},
-      {"tf_half_pixel_for_nn", A::Coord::kTfHalfPixelForNn}};
+      {"tf_half_pixel_for_nn", A::Coord::kTfHalfPixelForNn}, {"tf_crop_and_resize", A::Coord::kTfCropAndResize}};
   static const std::map<std::string, A::Round> kRounds = {
       {"round_prefer_floor", A::Round::kPreferFloor}, {"round_prefer_ceil", A::Round::kPreferCeil},
       {"floor", A::Round::kFloor}, {"ceil", A::Round::kCeil}};
@@ -321,6 +321,13 @@ Status convert_resize(ImportContext& ctx, const Node& node) {
   if (!kRounds.count(round)) return invalid("nearest_mode '" + round + "' is not supported");
   a.coord = kCoords.at(coord);
   a.round = kRounds.at(round);
+  if (a.coord == A::Coord::kTfCropAndResize) {
+    const auto* roi = ctx.constant_input(node, 1);
+    if (!roi || roi->num_elements() != 2 * static_cast<int64_t>(xs.size()))
+      return invalid("tf_crop_and_resize needs a constant roi of 2 * rank values");
+    a.roi = roi->to_doubles();
+    a.extrapolation_value = attr_float(node, "extrapolation_value", 0.0f);
+  }
   // Inputs: X, roi, scales, sizes (opset 11+); scales or sizes must be a constant.
   const auto* scales = ctx.constant_input(node, 2);
   const auto* sizes = ctx.constant_input(node, 3);
@@ -418,8 +425,52 @@ Status convert_matmul(ImportContext& ctx, const Node& node) {
   return ctx.emit(node, OpKind::kMatMul, graph::NoAttrs{}, {a, b}, out, ctx.value(a).dtype);
 }
 
+// BatchNormalization with training_mode=1 (opset 14+): normalizes with the
+// batch's own mean and population variance over every axis but 1, and the
+// optional outputs 1 and 2 are the running statistics
+// input * momentum + batch * (1 - momentum).
+Status emit_batch_norm_training(ImportContext& ctx, const Node& node, std::vector<ValueId> inputs) {
+  const ValueId x = inputs[0];
+  const auto xs = ctx.value(x).shape;
+  const DType t = ctx.value(x).dtype;
+  const std::string name = node.name().empty() ? node.output(0) : node.name();
+  std::vector<int64_t> axes, kept(xs.size(), 1);
+  for (size_t d = 0; d < xs.size(); ++d)
+    if (d != 1) axes.push_back(static_cast<int64_t>(d));
+  kept[1] = xs[1];
+  const std::vector<int64_t> channels{xs[1]};
+  TESSERA_ASSIGN_OR_RETURN(ValueId mean_k, ctx.add(name + ".batch_mean", OpKind::kReduceMean,
+                                                   graph::ReduceAttrs{axes, true}, {x}, kept, t));
+  TESSERA_ASSIGN_OR_RETURN(ValueId dev, ctx.add(name + ".dev", OpKind::kSub, graph::NoAttrs{}, {x, mean_k}, xs, t));
+  TESSERA_ASSIGN_OR_RETURN(ValueId sq, ctx.add(name + ".sq", OpKind::kMul, graph::NoAttrs{}, {dev, dev}, xs, t));
+  TESSERA_ASSIGN_OR_RETURN(ValueId var, ctx.add(name + ".batch_var", OpKind::kReduceMean,
+                                                graph::ReduceAttrs{axes, false}, {sq}, channels, t));
+  TESSERA_ASSIGN_OR_RETURN(ValueId mean, ctx.add(name + ".batch_mean_c", OpKind::kReshape, graph::NoAttrs{},
+                                                 {mean_k}, channels, t));
+  const ValueId running_mean = inputs[3], running_var = inputs[4];
+  inputs[3] = mean;
+  inputs[4] = var;
+  TESSERA_RETURN_IF_ERROR(
+      ctx.emit(node, OpKind::kBatchNorm, graph::ScalarAttrs{attr_float(node, "epsilon", 1e-5f)}, inputs, xs, t));
+  const double momentum = attr_float(node, "momentum", 0.9f);
+  const ValueId keep = ctx.g.add_constant(name + ".momentum", graph::Constant::from_doubles(t, {}, {momentum}));
+  const ValueId take = ctx.g.add_constant(name + ".one_minus_momentum", graph::Constant::from_doubles(t, {}, {1 - momentum}));
+  const std::pair<ValueId, ValueId> stats[2] = {{running_mean, mean}, {running_var, var}};
+  for (int i = 0; i < 2; ++i) {
+    if (node.output_size() <= i + 1 || node.output(i + 1).empty()) continue;
+    const std::string out = node.output(i + 1);
+    TESSERA_ASSIGN_OR_RETURN(ValueId old_part, ctx.add(out + ".old", OpKind::kMul, graph::NoAttrs{},
+                                                       {stats[i].first, keep}, channels, t));
+    TESSERA_ASSIGN_OR_RETURN(ValueId new_part, ctx.add(out + ".new", OpKind::kMul, graph::NoAttrs{},
+                                                       {stats[i].second, take}, channels, t));
+    TESSERA_ASSIGN_OR_RETURN(ValueId sum, ctx.add(out, OpKind::kAdd, graph::NoAttrs{}, {old_part, new_part},
+                                                  channels, t));
+    ctx.values[out] = sum;
+  }
+  return Status::ok();
+}
+
 Status convert_batch_norm(ImportContext& ctx, const Node& node) {
-  if (attr_int(node, "training_mode", 0) != 0) return invalid("training mode is not supported");
   std::vector<ValueId> inputs;
   for (int i = 0; i < 5; ++i) {
     TESSERA_ASSIGN_OR_RETURN(ValueId v, ctx.input(node, i));
@@ -429,6 +480,7 @@ Status convert_batch_norm(ImportContext& ctx, const Node& node) {
   if (xs.size() < 2) return invalid("input must have a channel dimension");
   for (int i = 1; i < 5; ++i)
     if (ctx.value(inputs[i]).shape != std::vector<int64_t>{xs[1]}) return invalid("parameters must have shape [C]");
+  if (attr_int(node, "training_mode", 0) != 0) return emit_batch_norm_training(ctx, node, inputs);
   return ctx.emit(node, OpKind::kBatchNorm, graph::ScalarAttrs{attr_float(node, "epsilon", 1e-5f)}, inputs, xs,
                   ctx.value(inputs[0]).dtype);
 }

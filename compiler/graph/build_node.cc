@@ -71,11 +71,17 @@ Result<Tensor> build_conv_transpose(const Graph& g, const Node& n, const std::ve
       y, [&](Expr v, const Expr& k) { return v + read(bias, {k}); }, n.name + ".bias");
 }
 
-// The input coordinate (float) of output index `i` along one dimension.
-Expr resize_coord(const ResizeAttrs& a, Expr i, int64_t in_len, int64_t out_len, double scale) {
+// The input coordinate (float) of output index `i` along dimension `d`.
+Expr resize_coord(const ResizeAttrs& a, Expr i, size_t d, int64_t in_len, int64_t out_len, double scale) {
   const DType f = DType::f32();
   const Expr x = cast(f, i);
   switch (a.coord) {
+    case ResizeAttrs::Coord::kTfCropAndResize: {
+      const size_t rank = a.roi.size() / 2;
+      const double start = a.roi[d], end = a.roi[rank + d], span = static_cast<double>(in_len - 1);
+      if (out_len <= 1) return cst(f, 0.5 * (start + end) * span);
+      return cst(f, start * span) + x * cst(f, (end - start) * span / static_cast<double>(out_len - 1));
+    }
     case ResizeAttrs::Coord::kHalfPixel: return (x + cst(f, 0.5)) / cst(f, scale) - cst(f, 0.5);
     case ResizeAttrs::Coord::kAsymmetric: return x / cst(f, scale);
     case ResizeAttrs::Coord::kAlignCorners: {
@@ -119,10 +125,17 @@ Tensor build_resize(const Graph& g, const Node& n, const Tensor& x) {
         std::vector<Expr> idx(out_shape.size());
         std::vector<std::vector<Expr>> taps(out_shape.size()), weights(out_shape.size());
         std::vector<size_t> resized;
+        const bool crop = a.coord == ResizeAttrs::Coord::kTfCropAndResize;
+        Expr outside;  // crop: some coordinate falls outside the input
         for (size_t d = 0; d < out_shape.size(); ++d) {
           idx[d] = i[d];
-          if (out_shape[d] == x->shape[d] && a.scales[d] == 1.0) continue;
-          const Expr c = resize_coord(a, i[d], x->shape[d], out_shape[d], a.scales[d]);
+          const bool whole = !crop || (a.roi[d] == 0.0 && a.roi[a.roi.size() / 2 + d] == 1.0);
+          if (out_shape[d] == x->shape[d] && a.scales[d] == 1.0 && whole) continue;
+          const Expr c = resize_coord(a, i[d], d, x->shape[d], out_shape[d], a.scales[d]);
+          if (crop) {
+            const Expr out_d = c < cst(f, 0.0) || c > cst(f, static_cast<double>(x->shape[d] - 1));
+            outside = outside.defined() ? (outside || out_d) : out_d;
+          }
           if (a.mode == ResizeAttrs::Mode::kNearest) {
             Expr r;
             switch (a.round) {
@@ -156,7 +169,10 @@ Tensor build_resize(const Graph& g, const Node& n, const Tensor& x) {
             resized.push_back(d);
           }
         }
-        if (resized.empty()) return read(x, idx);
+        auto extrapolate = [&](Expr v) {
+          return outside.defined() ? if_then_else(outside, cst(x->dtype, a.extrapolation_value), v) : v;
+        };
+        if (resized.empty()) return extrapolate(read(x, idx));
         // Every combination of one tap per resized dimension (mixed radix).
         size_t combos = 1;
         for (size_t d : resized) combos *= taps[d].size();
@@ -174,7 +190,7 @@ Tensor build_resize(const Graph& g, const Node& n, const Tensor& x) {
           const Expr term = read(x, at) * weight;
           total = total.defined() ? total + term : term;
         }
-        return total;
+        return extrapolate(total);
       },
       n.name, OpPattern::kInjective);
 }

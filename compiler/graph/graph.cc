@@ -278,6 +278,11 @@ struct AttrPrinter {
     s << "mode=" << kModes[static_cast<int>(a.mode)] << " coord=" << static_cast<int>(a.coord)
       << " round=" << static_cast<int>(a.round);
     if (a.mode == ResizeAttrs::Mode::kCubic) s << " a=" << a.cubic_a << " exclude_outside=" << a.exclude_outside;
+    if (a.coord == ResizeAttrs::Coord::kTfCropAndResize) {
+      s << " roi=";
+      for (size_t i = 0; i < a.roi.size(); ++i) s << (i ? "," : "") << a.roi[i];
+      s << " extrapolation=" << a.extrapolation_value;
+    }
     s << " scales=";
     for (size_t i = 0; i < a.scales.size(); ++i) s << (i ? "," : "") << a.scales[i];
     return s.str();

@@ -122,7 +122,11 @@ struct ResizeAttrs {
   /// and the rest are renormalized).
   enum class Mode : uint8_t { kNearest, kLinear, kCubic };
   /// ONNX coordinate_transformation_mode.
-  enum class Coord : uint8_t { kHalfPixel, kAsymmetric, kAlignCorners, kPytorchHalfPixel, kTfHalfPixelForNn };
+  /// kTfCropAndResize samples the box `roi` (starts then ends, fractions of
+  /// each dimension) and yields `extrapolation_value` outside the input.
+  enum class Coord : uint8_t {
+    kHalfPixel, kAsymmetric, kAlignCorners, kPytorchHalfPixel, kTfHalfPixelForNn, kTfCropAndResize
+  };
   /// ONNX nearest_mode.
   enum class Round : uint8_t { kPreferFloor, kPreferCeil, kFloor, kCeil };
   Mode mode = Mode::kNearest;
@@ -131,6 +135,8 @@ struct ResizeAttrs {
   std::vector<double> scales;  ///< output / input per dimension
   double cubic_a = -0.75;
   bool exclude_outside = false;
+  std::vector<double> roi;  ///< kTfCropAndResize only: 2 * rank values
+  double extrapolation_value = 0.0;
 };
 /// ReduceMean/Sum/Max: non-negative, sorted axes.
 struct ReduceAttrs {

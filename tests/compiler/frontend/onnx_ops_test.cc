@@ -225,5 +225,50 @@ TEST(OnnxOps, DropoutInTrainingModeWithRatioZeroIsTheIdentity) {
   EXPECT_NE(g.status().message().find("random dropping"), std::string::npos) << g.status().message();
 }
 
+TEST(OnnxOps, BatchNormInTrainingModeUsesTheBatchStatistics) {
+  // x: N=2, C=2, 1x2; channel 0 holds 1 2 3 4 (mean 2.5, variance 1.25),
+  // channel 1 holds 0 0 2 2 (mean 1, variance 1).
+  ModelBuilder m(15);
+  m.input("x", {2, 2, 1, 2});
+  m.floats("scale", {2}, {1.0f, 2.0f});
+  m.floats("bias", {2}, {0.0f, 1.0f});
+  m.floats("mean", {2}, {10.0f, 20.0f});
+  m.floats("var", {2}, {3.0f, 5.0f});
+  auto* bn = m.node("BatchNormalization", {"x", "scale", "bias", "mean", "var"}, {"y", "running_mean", "running_var"});
+  attr(bn, "training_mode", int64_t{1});
+  attr(bn, "epsilon", 0.0f);
+  attr(bn, "momentum", 0.75f);
+  m.output("y", {2, 2, 1, 2});
+  m.output("running_mean", {2});
+  m.output("running_var", {2});
+  auto g = import_onnx_bytes(m.bytes());
+  ASSERT_TRUE(g.is_ok()) << g.status().to_string();
+  auto opt = graph::optimize_graph(*g);
+  ASSERT_TRUE(opt.is_ok()) << opt.status().to_string();
+  auto outs = graph::test::run_graph(*opt, {{opt->inputs().at(0), to_bytes({1, 2, 0, 0, 3, 4, 2, 2})}});
+  ASSERT_TRUE(outs.is_ok()) << outs.status().to_string();
+  const float s = 1 / std::sqrt(1.25f);
+  EXPECT_TRUE(close(to_floats(outs->at(0)), {-1.5f * s, -0.5f * s, -1, -1, 0.5f * s, 1.5f * s, 3, 3}));
+  EXPECT_TRUE(close(to_floats(outs->at(1)), {10 * 0.75f + 2.5f * 0.25f, 20 * 0.75f + 1 * 0.25f}));
+  EXPECT_TRUE(close(to_floats(outs->at(2)), {3 * 0.75f + 1.25f * 0.25f, 5 * 0.75f + 1 * 0.25f}));
+}
+
+TEST(OnnxOps, TfCropAndResizeSamplesTheRoiAndExtrapolatesOutside) {
+  // Last axis: roi [0.5, 1.5] of 4 values -> coordinates 1.5, 3, 4.5 (outside).
+  ModelBuilder m(13);
+  m.input("x", {1, 1, 1, 4});
+  m.floats("roi", {8}, {0, 0, 0, 0.5f, 1, 1, 1, 1.5f});
+  m.floats("scales", {0}, {});
+  m.int64s("sizes", {4}, {1, 1, 1, 3});
+  auto* resize = m.node("Resize", {"x", "roi", "scales", "sizes"}, {"y"});
+  attr(resize, "mode", std::string("linear"));
+  attr(resize, "coordinate_transformation_mode", std::string("tf_crop_and_resize"));
+  attr(resize, "extrapolation_value", -7.0f);
+  m.output("y", {1, 1, 1, 3});
+  auto y = run_model(m, {to_bytes({0, 1, 2, 3})});
+  ASSERT_TRUE(y.is_ok()) << y.status().to_string();
+  EXPECT_TRUE(close(to_floats(*y), {1.5f, 3.0f, -7.0f}));
+}
+
 }  // namespace
 }  // namespace tessera::frontend
