@@ -140,8 +140,15 @@ Result<KnobConfig> fallback_conv(const KnobSpace& space, const ComputeDAG& dag, 
       {"unroll", {unroll, cv.r <= 16 ? unroll : 0, 0}},  // all three: a 2x slower NCHW body
       {"pad", {kPadRoot}}};
   if (nhwc) {
-    ideal.push_back({"tile_q", {0, 1, unrolled}});
-    ideal.push_back({"tile_k", {0, std::max<int64_t>(1, std::min<int64_t>(cv.k, 64) / vec), vec}});
+    // Each block streams the weights of its channels (R x S x C x up to 64):
+    // when they outgrow the L2 cache (the late layers of a ResNet, 7x7 or
+    // 14x14 outputs of 256-512 channels), a block takes whole output rows so
+    // that they are streamed once per block of channels, not once per row.
+    const int64_t kb = std::min<int64_t>(cv.k, 64);
+    const bool big_weights = cv.r * cv.s * cv.c * kb * cv.stages.dtype.storage_bytes() > 256 * 1024;
+    ideal[0] = {"tile_p", {0, big_weights ? cv.p : 1}};
+    ideal.push_back({"tile_q", {0, big_weights ? std::max<int64_t>(1, cv.q / unrolled) : 1, unrolled}});
+    ideal.push_back({"tile_k", {0, std::max<int64_t>(1, kb / vec), vec}});
   } else {
     ideal.push_back({"tile_k", {0, 2, unrolled}});
     ideal.push_back({"tile_q", {0, 1, vec}});
