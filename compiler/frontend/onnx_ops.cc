@@ -350,12 +350,63 @@ Status convert_resize(ImportContext& ctx, const Node& node) {
   return ctx.emit(node, OpKind::kResize, a, {x}, shape, ctx.value(x).dtype);
 }
 
+// A 3-D pooling (rank-5 input) as two 2-D poolings: over (H, W) with the
+// depth folded into the channels, then over D with H and W folded into one
+// axis. Max and average are separable over a box window, and so is the
+// padding: the valid part of a box is the product of its per-axis parts, so
+// even average pooling without count_include_pad divides correctly.
+Status convert_pool_3d(ImportContext& ctx, const Node& node, Status (*convert_2d)(ImportContext&, const Node&)) {
+  TESSERA_ASSIGN_OR_RETURN(ValueId x, ctx.input(node, 0));
+  const auto xs = ctx.value(x).shape;
+  const DType t = ctx.value(x).dtype;
+  const std::string name = node.name().empty() ? node.output(0) : node.name();
+  const auto ks = attr_ints(node, "kernel_shape"), strides = attr_ints(node, "strides", {1, 1, 1});
+  const auto dil = attr_ints(node, "dilations", {1, 1, 1}), pads = attr_ints(node, "pads", {0, 0, 0, 0, 0, 0});
+  if (ks.size() != 3 || strides.size() != 3 || dil.size() != 3 || pads.size() != 6)
+    return invalid("kernel_shape, strides and dilations need 3 values and pads 6 for a 3-D window");
+  // One 2-D pass: `node` with the given window, reading `in` (bound to a new name).
+  auto pass = [&](const std::string& tag, ValueId in, std::vector<int64_t> k, std::vector<int64_t> st,
+                  std::vector<int64_t> di, std::vector<int64_t> pd) -> Result<ValueId> {
+    Node sub = node;
+    sub.clear_attribute();
+    for (const auto& attr : node.attribute())
+      if (attr.name() != "kernel_shape" && attr.name() != "strides" && attr.name() != "dilations" &&
+          attr.name() != "pads")
+        *sub.add_attribute() = attr;
+    const std::pair<const char*, std::vector<int64_t>*> window[] = {
+        {"kernel_shape", &k}, {"strides", &st}, {"dilations", &di}, {"pads", &pd}};
+    for (const auto& [attr_name, values] : window) {
+      auto* a = sub.add_attribute();
+      a->set_name(attr_name);
+      a->set_type(onnx::AttributeProto::INTS);
+      for (int64_t v : *values) a->add_ints(v);
+    }
+    const std::string in_name = name + "." + tag + "_in", out_name = name + "." + tag + "_out";
+    ctx.values[in_name] = in;
+    sub.set_input(0, in_name);
+    sub.set_output(0, out_name);
+    TESSERA_RETURN_IF_ERROR(convert_2d(ctx, sub));
+    return ctx.values.at(out_name);
+  };
+  TESSERA_ASSIGN_OR_RETURN(ValueId hw_in, ctx.add(name + ".fold_depth", OpKind::kReshape, graph::NoAttrs{}, {x},
+                                                  {xs[0], xs[1] * xs[2], xs[3], xs[4]}, t));
+  TESSERA_ASSIGN_OR_RETURN(ValueId hw, pass("hw", hw_in, {ks[1], ks[2]}, {strides[1], strides[2]}, {dil[1], dil[2]},
+                                            {pads[1], pads[2], pads[4], pads[5]}));
+  const auto hs = ctx.value(hw).shape;  // [N, C * D, OH, OW]
+  TESSERA_ASSIGN_OR_RETURN(ValueId d_in, ctx.add(name + ".fold_hw", OpKind::kReshape, graph::NoAttrs{}, {hw},
+                                                 {xs[0], xs[1], xs[2], hs[2] * hs[3]}, t));
+  TESSERA_ASSIGN_OR_RETURN(ValueId d, pass("d", d_in, {ks[0], 1}, {strides[0], 1}, {dil[0], 1}, {pads[0], 0, pads[3], 0}));
+  const int64_t od = ctx.value(d).shape[2];
+  return ctx.emit(node, OpKind::kReshape, graph::NoAttrs{}, {d}, {xs[0], xs[1], od, hs[2], hs[3]}, t);
+}
+
 Status convert_pool(ImportContext& ctx, const Node& node) {
   TESSERA_ASSIGN_OR_RETURN(ValueId x, ctx.input(node, 0));
   const auto xs = ctx.value(x).shape;
   if (node.output_size() > 1 && !node.output(1).empty()) return invalid("the Indices output is not supported");
   if (xs.size() == 3) return convert_1d_as_2d(ctx, node, convert_pool);
-  if (xs.size() != 4) return invalid("only 1-D and 2-D pooling (rank-3/4 input) is supported");
+  if (xs.size() == 5) return convert_pool_3d(ctx, node, convert_pool);
+  if (xs.size() != 4) return invalid("only 1-D, 2-D and 3-D pooling (rank-3/4/5 input) is supported");
   const bool is_max = node.op_type() == "MaxPool";
   const DType t = ctx.value(x).dtype;
   if (t.is_bool() || (!is_max && !t.is_float()))

@@ -270,5 +270,40 @@ TEST(OnnxOps, TfCropAndResizeSamplesTheRoiAndExtrapolatesOutside) {
   EXPECT_TRUE(close(to_floats(*y), {1.5f, 3.0f, -7.0f}));
 }
 
+TEST(OnnxOps, AveragePool3dWithPaddingRunsAsTwo2dPools) {
+  // 3x4x5 input, kernel 2x2x3, strides 2x1x2, pads (d 1|0, h 0|1, w 1|1),
+  // padding not counted: every window divides by its own valid count.
+  const int64_t D = 3, H = 4, W = 5, kd = 2, kh = 2, kw = 3, sd = 2, sh = 1, sw = 2;
+  const int64_t pd = 1, ph = 0, pw = 1, od = (D + 1 - kd) / sd + 1, oh = (H + 1 - kh) / sh + 1, ow = (W + 2 - kw) / sw + 1;
+  ModelBuilder m(13);
+  m.input("x", {1, 2, D, H, W});
+  auto* pool = m.node("AveragePool", {"x"}, {"y"});
+  attr(pool, "kernel_shape", std::vector<int64_t>{kd, kh, kw});
+  attr(pool, "strides", std::vector<int64_t>{sd, sh, sw});
+  attr(pool, "pads", std::vector<int64_t>{pd, ph, pw, 0, 1, 1});
+  m.output("y", {1, 2, od, oh, ow});
+  const auto x = random_floats(static_cast<size_t>(2 * D * H * W), 11);
+  auto y = run_model(m, {to_bytes(x)});
+  ASSERT_TRUE(y.is_ok()) << y.status().to_string();
+  std::vector<float> want;
+  for (int64_t c = 0; c < 2; ++c)
+    for (int64_t a = 0; a < od; ++a)
+      for (int64_t b = 0; b < oh; ++b)
+        for (int64_t e = 0; e < ow; ++e) {
+          double sum = 0;
+          int count = 0;
+          for (int64_t i = 0; i < kd; ++i)
+            for (int64_t j = 0; j < kh; ++j)
+              for (int64_t k = 0; k < kw; ++k) {
+                const int64_t z = a * sd + i - pd, r = b * sh + j - ph, q = e * sw + k - pw;
+                if (z < 0 || z >= D || r < 0 || r >= H || q < 0 || q >= W) continue;
+                sum += x[static_cast<size_t>(((c * D + z) * H + r) * W + q)];
+                ++count;
+              }
+          want.push_back(static_cast<float>(sum / count));
+        }
+  EXPECT_TRUE(close(to_floats(*y), want));
+}
+
 }  // namespace
 }  // namespace tessera::frontend
