@@ -99,7 +99,8 @@ XGBModel::XGBModel(XGBModel&& other) noexcept
       data_(std::move(other.data_)),
       labels_(std::move(other.labels_)),
       groups_(std::move(other.groups_)),
-      fully_trained_on_(other.fully_trained_on_),
+      own_samples_(other.own_samples_),
+      own_at_full_(other.own_at_full_),
       boosted_rounds_(other.boosted_rounds_) {}
 
 XGBModel& XGBModel::operator=(XGBModel&& other) noexcept {
@@ -111,7 +112,8 @@ XGBModel& XGBModel::operator=(XGBModel&& other) noexcept {
     data_ = std::move(other.data_);
     labels_ = std::move(other.labels_);
     groups_ = std::move(other.groups_);
-    fully_trained_on_ = other.fully_trained_on_;
+    own_samples_ = other.own_samples_;
+    own_at_full_ = other.own_at_full_;
     boosted_rounds_ = other.boosted_rounds_;
   }
   return *this;
@@ -148,11 +150,17 @@ Status XGBModel::update_with_groups(const std::vector<std::vector<float>>& featu
   const size_t before = labels_.size();
   TESSERA_RETURN_IF_ERROR(add(features, throughputs, &groups, name() + " update"));
   if (labels_.size() == before) return Status::ok();
-  const bool full = !booster_ || options_.incremental_rounds <= 0 ||
-                    static_cast<double>(labels_.size()) >=
-                        static_cast<double>(fully_trained_on_) * (1.0 + options_.retrain_growth);
+  // Pre-training records do not count towards the doubling: after a warm
+  // start the first update retrains on records and samples together, and
+  // the next ones when the run's own samples have doubled.
+  const size_t own = own_samples_ + (pretraining_ ? 0 : labels_.size() - before);
+  const bool full = pretraining_ || !booster_ || options_.incremental_rounds <= 0 || own_at_full_ == 0 ||
+                    static_cast<double>(own) >= static_cast<double>(own_at_full_) * (1.0 + options_.retrain_growth);
   Status st = train(full ? 0 : options_.incremental_rounds);
-  if (!st.is_ok()) {
+  if (st.is_ok()) {
+    own_samples_ = own;
+    if (full && !pretraining_) own_at_full_ = own;
+  } else {
     // Leave the training set as it was, so that a failed update changes nothing.
     labels_.resize(before);
     groups_.resize(before);
@@ -173,12 +181,21 @@ Status XGBModel::pretrain(const std::vector<TrainingRecord>& records) {
     groups.push_back(r.group);
   }
   const size_t before = labels_.size();
-  TESSERA_RETURN_IF_ERROR(update_with_groups(features, throughputs, groups).with_context("pretrain"));
+  pretraining_ = true;
+  Status st = update_with_groups(features, throughputs, groups).with_context("pretrain");
+  pretraining_ = false;
+  TESSERA_RETURN_IF_ERROR(st);
+  // With the records kept, the next update retrains on them and its samples.
+  own_at_full_ = 0;
   if (!options_.keep_pretrain_data) {
-    // The trees stay; the records leave the training set of later updates.
+    // The trees stay; the records leave the training set of later updates,
+    // which continue boosting them until the run's own samples number half
+    // the records, and then retrain on the run's samples alone.
     data_.erase(data_.begin() + static_cast<std::ptrdiff_t>(before * num_features_), data_.end());
     labels_.resize(before);
     groups_.resize(before);
+    own_at_full_ = std::max<size_t>(1, records.size() / 2);
+    own_samples_ = 0;
   }
   return Status::ok();
 }
@@ -229,7 +246,6 @@ Status XGBModel::train(int continue_rounds) {
   }
   free_booster();
   booster_ = booster.release();
-  fully_trained_on_ = n;
   boosted_rounds_ = options_.num_rounds;
   return Status::ok();
 }
@@ -289,7 +305,7 @@ Status XGBModel::load(const std::string& path) {
   }
   free_booster();
   booster_ = booster.release();
-  fully_trained_on_ = 0;  // the next update retrains from scratch, replacing the loaded trees
+  own_at_full_ = 0;  // the next update retrains from scratch, replacing the loaded trees
   boosted_rounds_ = 0;
   num_features_ = nf;
   return Status::ok();

@@ -48,8 +48,8 @@ struct XGBOptions {
   /// Between full retrainings, update() continues boosting: it adds this
   /// many trees fitted to all samples (the residuals of the current model)
   /// instead of retraining from scratch. A full retraining happens when the
-  /// samples have grown by `retrain_growth` (1.0: doubled) since the last
-  /// one. 0: every update retrains from scratch (AutoTVM's way; a tuning
+  /// samples given by update() have grown by `retrain_growth` (1.0:
+  /// doubled) since the last one, and at the first update after pretrain(). 0: every update retrains from scratch (AutoTVM's way; a tuning
   /// run's retrainings then cost O(n^2) rounds x rows).
   int incremental_rounds = 10;
   double retrain_growth = 1.0;
@@ -130,7 +130,9 @@ class XGBModel final : public CostModel {
   std::vector<float> data_;  // row-major, num_samples x num_features_
   std::vector<float> labels_;
   std::vector<int64_t> groups_;
-  size_t fully_trained_on_ = 0;  // samples at the last training from scratch
+  size_t own_samples_ = 0;   // samples given by update() (not pretrain)
+  size_t own_at_full_ = 0;   // own_samples_ at the last training from scratch; 0: retrain at the next update
+  bool pretraining_ = false;
   int boosted_rounds_ = 0;       // rounds in the current booster
 };
 
