@@ -409,8 +409,9 @@ Result<Tensor> build_node(const Graph& g, const Node& n, const std::vector<Tenso
       const auto& a = std::get<PoolAttrs>(n.attrs);
       const ops::Padding2 pad(a.pad_top, a.pad_left, a.pad_bottom, a.pad_right);
       r = n.kind == OpKind::kMaxPool
-              ? ops::max_pool2d(in[0], ops::Size2(a.kernel_h, a.kernel_w), ops::Size2(a.stride_h, a.stride_w), pad,
-                                ops::Size2(a.dilation_h, a.dilation_w), n.name)
+              ? (a.nhwc ? ops::max_pool2d_nhwc : ops::max_pool2d)(in[0], ops::Size2(a.kernel_h, a.kernel_w),
+                                                                  ops::Size2(a.stride_h, a.stride_w), pad,
+                                                                  ops::Size2(a.dilation_h, a.dilation_w), n.name)
               : ops::avg_pool2d(in[0], ops::Size2(a.kernel_h, a.kernel_w), ops::Size2(a.stride_h, a.stride_w), pad,
                                 a.count_include_pad, n.name);
       break;

@@ -5,8 +5,8 @@
 // Every value keeps its NCHW id; a value computed in NHWC gets a second id,
 // and the NCHW one is produced (by a transpose) only when a node that stays
 // in NCHW, or a graph output, reads it. Elementwise operators follow their
-// inputs into NHWC, so a residual network transposes only where a pool or
-// the head needs NCHW.
+// inputs into NHWC, and so does max pooling: a residual network transposes
+// its input and, before the head, its last feature map.
 #include <algorithm>
 #include <cstring>
 #include <map>
@@ -74,7 +74,7 @@ class LayoutRewriter {
   Result<Graph> run() {
     for (const Node& n : g_.nodes()) {
       if (plain_conv(g_, n)) convert_conv(n);
-      else if (!try_follow(n)) keep(n);
+      else if (!try_follow(n) && !try_max_pool(n)) keep(n);
     }
     for (ValueId v : g_.outputs()) need_nchw(v);
     TESSERA_RETURN_IF_ERROR(out_.validate());
@@ -142,6 +142,17 @@ class LayoutRewriter {
       }
     }
     produce_nhwc(n, n.attrs, inputs);
+    return true;
+  }
+
+  // Max pooling of an NHWC value pools in NHWC (no transpose around the
+  // pool after a ResNet's first conv).
+  bool try_max_pool(const Node& n) {
+    if (n.kind != OpKind::kMaxPool || !nhwc_.count(n.inputs[0]) || g_.value(n.inputs[0]).shape.size() != 4)
+      return false;
+    auto a = std::get<PoolAttrs>(n.attrs);
+    a.nhwc = true;
+    produce_nhwc(n, a, {nhwc_.at(n.inputs[0])});
     return true;
   }
 

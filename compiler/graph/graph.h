@@ -68,6 +68,8 @@ struct PoolAttrs {
   int64_t kernel_h = 1, kernel_w = 1, stride_h = 1, stride_w = 1, dilation_h = 1, dilation_w = 1;
   int64_t pad_top = 0, pad_left = 0, pad_bottom = 0, pad_right = 0;
   bool count_include_pad = false;
+  /// MaxPool only: NHWC input and output; set by convert_layout_nhwc.
+  bool nhwc = false;
 };
 /// One scalar parameter: LeakyRelu's alpha, BatchNorm's epsilon.
 struct ScalarAttrs {

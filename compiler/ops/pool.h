@@ -16,6 +16,9 @@ namespace tessera::ops {
 /// wins). Each padding must be smaller than the window on its axis.
 Result<Tensor> max_pool2d(const Tensor& x, Size2 kernel, Size2 stride = 1, Padding2 padding = 0,
                           Size2 dilation = 1, const std::string& name = "max_pool2d");
+/// max_pool2d over NHWC: X N x H x W x C, output N x OH x OW x C.
+Result<Tensor> max_pool2d_nhwc(const Tensor& x, Size2 kernel, Size2 stride = 1, Padding2 padding = 0,
+                               Size2 dilation = 1, const std::string& name = "max_pool2d_nhwc");
 
 /// out[n, c, p, q] = mean over the kernel window. With count_include_pad the
 /// divisor is the window size; otherwise it counts only the input elements

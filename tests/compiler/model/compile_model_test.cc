@@ -159,6 +159,36 @@ TEST(CompileModel, ConvNetsRunInNhwcWithTwoTransposes) {
     if (k.label.rfind("fused_conv", 0) == 0) EXPECT_EQ(k.source, ScheduleChoice::Source::kTemplateFallback) << k.label;
 }
 
+TEST(CompileModel, MaxPoolBetweenConvsStaysInNhwc) {
+  // conv -> relu -> max pool (padded, strided) -> conv: transposes only at the ends.
+  Graph g;
+  ValueId x = g.add_input("x", {1, 4, 9, 9}, DType::f32());
+  ValueId w0 = g.add_constant("w0", graph::Constant::from_floats({8, 4, 3, 3}, gt::random_floats(288, 1)));
+  ConvAttrs a;
+  a.pad_top = a.pad_left = a.pad_bottom = a.pad_right = 1;
+  ValueId y = g.add_op("conv0", OpKind::kConv, a, {x, w0}, {1, 8, 9, 9}, DType::f32());
+  ValueId r = g.add_op("relu", OpKind::kRelu, graph::NoAttrs{}, {y}, {1, 8, 9, 9}, DType::f32());
+  graph::PoolAttrs pa;
+  pa.kernel_h = pa.kernel_w = 3;
+  pa.stride_h = pa.stride_w = 2;
+  pa.pad_top = pa.pad_left = pa.pad_bottom = pa.pad_right = 1;
+  ValueId p = g.add_op("pool", OpKind::kMaxPool, pa, {r}, {1, 8, 5, 5}, DType::f32());
+  ValueId w1 = g.add_constant("w1", graph::Constant::from_floats({6, 8, 1, 1}, gt::random_floats(48, 2)));
+  ValueId o = g.add_op("conv1", OpKind::kConv, ConvAttrs{}, {p, w1}, {1, 6, 5, 5}, DType::f32());
+  g.set_outputs({o});
+  auto plan = plan_model(g);
+  ASSERT_TRUE(plan.is_ok()) << plan.status().to_string();
+  int transposes = 0;
+  for (const graph::Node& n : plan->graph.nodes()) transposes += n.kind == OpKind::kTranspose;
+  EXPECT_EQ(transposes, 2) << graph::graph_to_string(plan->graph);
+  const auto in = gt::random_floats(324, 3);
+  auto got = compile_and_run(g, {{"x", in}});
+  ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+  auto want = gt::run_graph(g, {{0, gt::to_bytes(in)}});
+  ASSERT_TRUE(want.is_ok()) << want.status().to_string();
+  EXPECT_TRUE(gt::close(got->begin()->second, gt::to_floats((*want)[0])));
+}
+
 TEST(CompileModel, EveryOutputGetsItsOwnBufferAndName) {
   // Outputs: the input itself, a constant, the relu twice under two names.
   Graph g;
