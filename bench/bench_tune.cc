@@ -21,6 +21,8 @@
 #include "runtime/module.h"
 #include "runtime/ndarray.h"
 #include "runtime/thread_pool.h"
+#include "compiler/space/templates.h"
+#include "tuner/knob_policy.h"
 #include "tuner/sketch_policy.h"
 #include "tuner/tuner.h"
 
@@ -43,6 +45,9 @@ struct TuneConfig {
   tuner::EvolutionOptions evolution{};
   // Pre-training records for the cost model (a warm start); empty: cold.
   std::vector<costmodel::TrainingRecord> pretrain;
+  // The operator's knob template space (XGBoost + simulated annealing, or
+  // random when not guided) instead of the sketch space.
+  bool knob = false;
 };
 
 // Tunes `op` with TVM's measurement settings (repeat 1, min_repeat_ms 100).
@@ -50,7 +55,6 @@ Result<TuneRun> tune(const ops::OpInstance& op, const TuneConfig& config) {
   Target target = Target::host();
   TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<rpc::LocalRunner> runner,
                            rpc::LocalRunner::start({.num_workers = 1, .threads_per_worker = kThreads}));
-  TESSERA_ASSIGN_OR_RETURN(SketchSpace space, SketchSpace::make(op.dag, target));
   std::unique_ptr<costmodel::CostModel> model;
   if (config.guided) {
     auto xgb = std::make_unique<costmodel::XGBModel>(costmodel::XGBOptions{.seed = config.seed});
@@ -58,8 +62,18 @@ Result<TuneRun> tune(const ops::OpInstance& op, const TuneConfig& config) {
     model = std::move(xgb);
   }
   std::vector<std::unique_ptr<tuner::SearchPolicy>> policies;
-  policies.push_back(std::make_unique<tuner::SketchPolicy>(std::move(space), std::move(model), config.evolution,
-                                                           config.seed));
+  if (config.knob) {
+    const KnobTemplate* tmpl = find_template(op.op);
+    if (!tmpl) return Status(ErrorCode::kInvalidArgument, "no knob template for " + op.op);
+    TESSERA_ASSIGN_OR_RETURN(KnobSpace knobs, tmpl->define(*op.dag, target));
+    policies.push_back(std::make_unique<tuner::KnobPolicy>(
+        *tmpl, op.dag, target, std::move(knobs), config.guided ? tuner::KnobStrategy::kXgb : tuner::KnobStrategy::kRandom,
+        std::move(model), config.seed));
+  } else {
+    TESSERA_ASSIGN_OR_RETURN(SketchSpace space, SketchSpace::make(op.dag, target));
+    policies.push_back(std::make_unique<tuner::SketchPolicy>(std::move(space), std::move(model), config.evolution,
+                                                             config.seed));
+  }
   tuner::Task task{op.spec, op.dag, target, "local", 1};
   tuner::BuilderPool builder(target);
   tuner::Measurer measurer(builder, *runner, {.timing = {.number = 1, .repeat = 1, .min_repeat_ms = 100}});
@@ -79,9 +93,12 @@ Result<TuneRun> tune(const ops::OpInstance& op, const TuneConfig& config) {
   return run;
 }
 
-Result<TuneRun> tune(const ops::OpInstance& op, int64_t trials, bool guided, uint64_t seed) {
-  return tune(op, TuneConfig{.trials = trials, .guided = guided, .seed = seed});
+Result<TuneRun> tune(const ops::OpInstance& op, int64_t trials, bool guided, uint64_t seed, bool knob = false) {
+  return tune(op, TuneConfig{.trials = trials, .guided = guided, .seed = seed, .knob = knob});
 }
+
+// "sketch" or "knob", for the benchmark's label.
+const char* space_label(bool knob) { return knob ? "knob space (xgb)" : "sketch space (evolutionary)"; }
 
 // The best record among the first `n` of the history.
 const records::Record* best_of_first(const std::vector<records::Record>& history, size_t n) {
@@ -143,10 +160,13 @@ void report_checkpoints(benchmark::State& state, const ops::OpInstance& op, cons
   state.counters["trials"] = n;
 }
 
+// Arguments: trials, space (0 sketch, 1 knob).
 void BM_Tune_Matmul1024(benchmark::State& state) {
   auto op = ops::parse_op_spec("matmul:M=1024,N=1024,K=1024").value();
+  const bool knob = state.range(1) != 0;
+  state.SetLabel(space_label(knob));
   for (auto _ : state) {
-    auto run = tune(op, state.range(0), /*guided=*/true, 1);
+    auto run = tune(op, state.range(0), /*guided=*/true, 1, knob);
     if (!run.is_ok()) return state.SkipWithError(run.status().to_string().c_str());
     auto args = make_args(op);
     runtime::NDArray ref = runtime::NDArray::create({1024, 1024}, DType::f32()).value();
@@ -161,23 +181,38 @@ void BM_Tune_Matmul1024(benchmark::State& state) {
     state.SetIterationTime(run->wall_s);
   }
 }
-BENCHMARK(BM_Tune_Matmul1024)->Arg(200)->UseManualTime()->Iterations(1)->Unit(benchmark::kSecond);
+BENCHMARK(BM_Tune_Matmul1024)
+    ->ArgNames({"trials", "knob"})
+    ->Args({200, 0})
+    ->Args({1000, 0})
+    ->Args({64, 1})
+    ->Args({1000, 1})
+    ->UseManualTime()
+    ->Iterations(1)
+    ->Unit(benchmark::kSecond);
 
+// Arguments: trials per layer, space (0 sketch, 1 knob), layers (the first n
+// of the four). Tessera's convs are NHWC (the layout the model compiler
+// gives conv-heavy graphs); oneDNN picks its own blocked format, reorders
+// excluded.
 void BM_Tune_ResNetConvs(benchmark::State& state) {
   struct Layer { int64_t c, h, w, k, r, s, stride, pad; };
-  const Layer layers[] = {{64, 56, 56, 64, 3, 3, 1, 1}, {128, 28, 28, 128, 3, 3, 1, 1},
-                          {256, 14, 14, 256, 3, 3, 1, 1}, {64, 56, 56, 256, 1, 1, 1, 0}};
+  const Layer all_layers[] = {{64, 56, 56, 64, 3, 3, 1, 1}, {128, 28, 28, 128, 3, 3, 1, 1},
+                              {256, 14, 14, 256, 3, 3, 1, 1}, {64, 56, 56, 256, 1, 1, 1, 0}};
+  const bool knob = state.range(1) != 0;
+  const std::vector<Layer> layers(all_layers, all_layers + std::clamp<int64_t>(state.range(2), 1, 4));
+  state.SetLabel(space_label(knob));
   bench::set_dnnl_threads(kThreads);
-  double log_sum = 0, log_sum_64 = 0, wall = 0;
-  int n = 0, n64 = 0;
+  double log_sum = 0, log_sum_64 = 0, log_sum_200 = 0, wall = 0;
+  int n = 0, n64 = 0, n200 = 0;
   for (auto _ : state) {
     for (const Layer& l : layers) {
-      std::string spec = "conv2d:N=1,C=" + std::to_string(l.c) + ",H=" + std::to_string(l.h) + ",W=" +
+      std::string spec = "conv2d_nhwc:N=1,C=" + std::to_string(l.c) + ",H=" + std::to_string(l.h) + ",W=" +
                          std::to_string(l.w) + ",K=" + std::to_string(l.k) + ",R=" + std::to_string(l.r) +
                          ",S=" + std::to_string(l.s) + ",stride=" + std::to_string(l.stride) +
                          ",pad=" + std::to_string(l.pad);
       auto op = ops::parse_op_spec(spec).value();
-      auto run = tune(op, state.range(0), true, 1);
+      auto run = tune(op, state.range(0), true, 1, knob);
       if (!run.is_ok()) return state.SkipWithError(run.status().to_string().c_str());
       wall += run->wall_s;
       auto args = make_args(op);
@@ -186,12 +221,14 @@ void BM_Tune_ResNetConvs(benchmark::State& state) {
       double peer = bench::median_seconds([&] { dnnl.run(); });
       const records::Record* best = best_of_first(run->history, run->history.size());
       const records::Record* best64 = best_of_first(run->history, 64);
+      const records::Record* best200 = best_of_first(run->history, 200);
       if (best) {
         auto t = time_steps(op, best->steps_json, args);
         if (t.is_ok()) {
           log_sum += std::log(peer / *t);
           ++n;
           state.counters["layer" + std::to_string(n) + "_vs_peer"] = peer / *t;
+          state.counters["layer" + std::to_string(n) + "_gflops"] = op.flops / *t / 1e9;
         }
       }
       if (best64 && run->history.size() > 64) {
@@ -201,13 +238,30 @@ void BM_Tune_ResNetConvs(benchmark::State& state) {
           ++n64;
         }
       }
+      if (best200 && run->history.size() > 200) {
+        auto t = time_steps(op, best200->steps_json, args);
+        if (t.is_ok()) {
+          log_sum_200 += std::log(peer / *t);
+          ++n200;
+        }
+      }
     }
     state.SetIterationTime(wall);
   }
   if (n) state.counters["vs_peer"] = std::exp(log_sum / n);
   if (n64) state.counters["vs_peer_64"] = std::exp(log_sum_64 / n64);
+  if (n200) state.counters["vs_peer_200"] = std::exp(log_sum_200 / n200);
+  state.counters["fma_peak_gflops"] = bench::measure_fma_peak_gflops(kThreads);
 }
-BENCHMARK(BM_Tune_ResNetConvs)->Arg(64)->UseManualTime()->Iterations(1)->Unit(benchmark::kSecond);
+BENCHMARK(BM_Tune_ResNetConvs)
+    ->ArgNames({"trials", "knob", "layers"})
+    ->Args({64, 0, 4})
+    ->Args({1000, 0, 4})
+    ->Args({64, 1, 1})
+    ->Args({1000, 1, 4})
+    ->UseManualTime()
+    ->Iterations(1)
+    ->Unit(benchmark::kSecond);
 
 // Trials until a run's history holds a kernel within 90% of `best_cost`'s
 // throughput; the budget + 1 when it never does.
