@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The main job: a model from ONNX to a tuned library. Generate a ResNet-18,
+# The main job: first two operators tuned briefly against their vendor
+# libraries, then a model from ONNX to a tuned library: generate a ResNet-18,
 # compile it untuned, tune its kernels on local workers (records in
 # tessera.db), compile it with the best records, and compare the latency of
 # both with ONNX Runtime's on the same input, all with 2 threads.
@@ -20,6 +21,12 @@ latency() {  # the median of `tessera run --bench` in ms
   sed -n 's/^latency: median \([0-9.]*\) ms.*/\1/p'
 }
 
+echo "== 0. Operators: matmul 1024^3 and a ResNet conv (56x56x64, 3x3), 64 trials each in the knob space,"
+echo "      the best kernel re-timed against OpenBLAS / oneDNN in the same run (vs_peer > 1: Tessera is faster)"
+"$build/bin/bench_tune" --benchmark_counters_tabular=true \
+  --benchmark_filter='BM_Tune_Matmul1024/trials:64/knob:1|BM_Tune_ResNetConvs/trials:64/knob:1/layers:1'
+
+echo
 echo "== 1. A ResNet-18 with random weights (python3-onnx), input 'input' [1, 3, 224, 224]"
 /usr/bin/python3 "$root/scripts/models/resnet18.py" -o "$work/resnet18.onnx" --seed 0
 /usr/bin/python3 -c "import numpy as np; np.save('$work/input.npy', np.random.default_rng(1).uniform(-1, 1, (1, 3, 224, 224)).astype(np.float32))"
