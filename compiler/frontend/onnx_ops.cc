@@ -403,7 +403,8 @@ Status convert_pool_3d(ImportContext& ctx, const Node& node, Status (*convert_2d
 Status convert_pool(ImportContext& ctx, const Node& node) {
   TESSERA_ASSIGN_OR_RETURN(ValueId x, ctx.input(node, 0));
   const auto xs = ctx.value(x).shape;
-  if (node.output_size() > 1 && !node.output(1).empty()) return invalid("the Indices output is not supported");
+  const bool want_indices = node.output_size() > 1 && !node.output(1).empty();
+  if (want_indices && xs.size() != 4) return invalid("the Indices output is supported for 2-D pooling only");
   if (xs.size() == 3) return convert_1d_as_2d(ctx, node, convert_pool);
   if (xs.size() == 5) return convert_pool_3d(ctx, node, convert_pool);
   if (xs.size() != 4) return invalid("only 1-D, 2-D and 3-D pooling (rank-3/4/5 input) is supported");
@@ -435,8 +436,16 @@ Status convert_pool(ImportContext& ctx, const Node& node) {
       out[i] += 1;
     }
   }
-  return ctx.emit(node, is_max ? OpKind::kMaxPool : OpKind::kAvgPool, a, {x}, {xs[0], xs[1], out[0], out[1]},
-                  ctx.value(x).dtype);
+  const std::vector<int64_t> shape{xs[0], xs[1], out[0], out[1]};
+  TESSERA_RETURN_IF_ERROR(ctx.emit(node, is_max ? OpKind::kMaxPool : OpKind::kAvgPool, a, {x}, shape, t));
+  if (!want_indices) return Status::ok();
+  // The Indices output: a node of its own that finds each window's maximum again.
+  graph::PoolAttrs ia = a;
+  ia.indices = true;
+  ia.column_major = attr_int(node, "storage_order", 0) != 0;
+  TESSERA_ASSIGN_OR_RETURN(ValueId indices, ctx.add(node.output(1), OpKind::kMaxPool, ia, {x}, shape, DType::i64()));
+  ctx.values[node.output(1)] = indices;
+  return Status::ok();
 }
 
 Status convert_gemm(ImportContext& ctx, const Node& node) {

@@ -218,6 +218,52 @@ Tensor build_index_pad(const Graph& g, const Node& n, const Tensor& x) {
       n.name, OpPattern::kInjective);
 }
 
+// MaxPool's Indices (PoolAttrs::indices): the window maximum, then the
+// first window position (ry * kernel_w + rx) holding it among the positions
+// inside X, then that position's flat index into X. A window always holds a
+// position inside X (padding is smaller than the window).
+Result<Tensor> build_max_pool_indices(const Graph& g, const Node& n, const Tensor& x) {
+  const auto& a = std::get<PoolAttrs>(n.attrs);
+  TESSERA_ASSIGN_OR_RETURN(
+      Tensor m, ops::max_pool2d(x, ops::Size2(a.kernel_h, a.kernel_w), ops::Size2(a.stride_h, a.stride_w),
+                                ops::Padding2(a.pad_top, a.pad_left, a.pad_bottom, a.pad_right),
+                                ops::Size2(a.dilation_h, a.dilation_w), n.name + ".max"));
+  const auto& out = g.value(n.outputs[0]).shape;
+  const int64_t channels = x->shape[1], height = x->shape[2], width = x->shape[3];
+  auto row = [&](const Expr& p, const Expr& k) {
+    return p * make_int(a.stride_h) + k * make_int(a.dilation_h) - make_int(a.pad_top);
+  };
+  auto col = [&](const Expr& q, const Expr& k) {
+    return q * make_int(a.stride_w) + k * make_int(a.dilation_w) - make_int(a.pad_left);
+  };
+  const int64_t window = a.kernel_h * a.kernel_w;
+  IterVar ry = reduce_axis(a.kernel_h, "ky"), rx = reduce_axis(a.kernel_w, "kx");
+  const Tensor first = compute(
+      out,
+      [&](const Vars& i) {
+        const Expr h = row(i[2], ry->var), w = col(i[3], rx->var);
+        const Expr inside = h >= make_int(0) && h < make_int(height) && w >= make_int(0) && w < make_int(width);
+        const Expr at = read(x, {i[0], i[1], clamp_index(h, height), clamp_index(w, width)});
+        const Expr hit = inside && at == read(m, {i[0], i[1], i[2], i[3]});
+        // max of (window size - position) rather than min of position: the
+        // int64 identity of a min reduction (reduce_identity) is not INT64_MAX
+        // but 2^63 converted from double, which wraps to INT64_MIN.
+        return max_reduce(if_then_else(hit, make_int(window) - (ry->var * make_int(a.kernel_w) + rx->var),
+                                       make_int(0)),
+                          {ry, rx});
+      },
+      n.name + ".first", OpPattern::kReduction);
+  return compute(
+      out,
+      [&](const Vars& i) {
+        const Expr k = make_int(window) - read(first, {i[0], i[1], i[2], i[3]});
+        const Expr h = row(i[2], k / make_int(a.kernel_w)), w = col(i[3], k % make_int(a.kernel_w));
+        const Expr plane = (static_cast<const Expr&>(i[0]) * make_int(channels) + i[1]) * make_int(height * width);
+        return a.column_major ? plane + w * make_int(height) + h : plane + h * make_int(width) + w;
+      },
+      n.name, OpPattern::kInjective);
+}
+
 Tensor transpose2d(const Tensor& x, const std::string& name) {
   return compute(
       {x->shape[1], x->shape[0]}, [&](const Vars& i) { return read(x, {i[1], i[0]}); }, name,
@@ -408,6 +454,10 @@ Result<Tensor> build_node(const Graph& g, const Node& n, const std::vector<Tenso
     case OpKind::kMaxPool: case OpKind::kAvgPool: {
       const auto& a = std::get<PoolAttrs>(n.attrs);
       const ops::Padding2 pad(a.pad_top, a.pad_left, a.pad_bottom, a.pad_right);
+      if (n.kind == OpKind::kMaxPool && a.indices) {
+        r = build_max_pool_indices(g, n, in[0]);
+        break;
+      }
       r = n.kind == OpKind::kMaxPool
               ? (a.nhwc ? ops::max_pool2d_nhwc : ops::max_pool2d)(in[0], ops::Size2(a.kernel_h, a.kernel_w),
                                                                   ops::Size2(a.stride_h, a.stride_w), pad,

@@ -148,7 +148,8 @@ class LayoutRewriter {
   // Max pooling of an NHWC value pools in NHWC (no transpose around the
   // pool after a ResNet's first conv).
   bool try_max_pool(const Node& n) {
-    if (n.kind != OpKind::kMaxPool || !nhwc_.count(n.inputs[0]) || g_.value(n.inputs[0]).shape.size() != 4)
+    if (n.kind != OpKind::kMaxPool || !nhwc_.count(n.inputs[0]) || g_.value(n.inputs[0]).shape.size() != 4 ||
+        std::get<PoolAttrs>(n.attrs).indices)
       return false;
     auto a = std::get<PoolAttrs>(n.attrs);
     a.nhwc = true;

@@ -242,7 +242,7 @@ struct AttrPrinter {
     s << "kernel=" << a.kernel_h << "x" << a.kernel_w << " stride=" << a.stride_h << "x" << a.stride_w
       << " pad=" << a.pad_top << "," << a.pad_left << "," << a.pad_bottom << "," << a.pad_right
       << " dilation=" << a.dilation_h << "x" << a.dilation_w << " count_include_pad=" << a.count_include_pad
-      << (a.nhwc ? " layout=nhwc" : "");
+      << (a.nhwc ? " layout=nhwc" : "") << (a.indices ? a.column_major ? " indices=column_major" : " indices" : "");
     return s.str();
   }
   std::string operator()(const ScalarAttrs& a) const {

@@ -70,6 +70,12 @@ struct PoolAttrs {
   bool count_include_pad = false;
   /// MaxPool only: NHWC input and output; set by convert_layout_nhwc.
   bool nhwc = false;
+  /// MaxPool only: the output is ONNX's Indices, not the values: the int64
+  /// flat index into X (n, c, h, w row-major; with column_major, ONNX's
+  /// storage_order 1, n, c, w, h) of each window's first maximum in
+  /// row-major window order. Padding never counts.
+  bool indices = false;
+  bool column_major = false;
 };
 /// One scalar parameter: LeakyRelu's alpha, BatchNorm's epsilon.
 struct ScalarAttrs {

@@ -305,5 +305,30 @@ TEST(OnnxOps, AveragePool3dWithPaddingRunsAsTwo2dPools) {
   EXPECT_TRUE(close(to_floats(*y), want));
 }
 
+TEST(OnnxOps, MaxPoolIndicesAreTheFirstMaximumOfEachWindow) {
+  // 1x1x3x4, kernel 2x2, stride 1x2, pads top 1: windows over rows -1..0,
+  // 0..1, 1..2 and columns 0..1, 2..3. Ties pick the first in window order.
+  const std::vector<float> x = {1, 5, 2, 2,   //
+                                7, 0, 3, 9,   //
+                                7, 7, 4, 9};
+  for (int64_t order : {0, 1}) {
+    ModelBuilder m(12);
+    m.input("x", {1, 1, 3, 4});
+    auto* pool = m.node("MaxPool", {"x"}, {"y", "i"});
+    attr(pool, "kernel_shape", std::vector<int64_t>{2, 2});
+    attr(pool, "strides", std::vector<int64_t>{1, 2});
+    attr(pool, "pads", std::vector<int64_t>{1, 0, 0, 0});
+    attr(pool, "storage_order", order);
+    m.output("i", {1, 1, 3, 2}, onnx::TensorProto::INT64);
+    auto i = run_model(m, {to_bytes(x)});
+    ASSERT_TRUE(i.is_ok()) << i.status().to_string();
+    // (row, col) of each window's first maximum.
+    const int64_t at[6][2] = {{0, 1}, {0, 2}, {1, 0}, {1, 3}, {1, 0}, {1, 3}};
+    std::vector<int64_t> want;
+    for (const auto& rc : at) want.push_back(order == 0 ? rc[0] * 4 + rc[1] : rc[1] * 3 + rc[0]);
+    EXPECT_EQ(values_of<int64_t>(*i), want) << "storage_order " << order;
+  }
+}
+
 }  // namespace
 }  // namespace tessera::frontend
