@@ -427,6 +427,9 @@ void BM_Tune_Crossover(benchmark::State& state) {
       g_on += op.flops / with->summary.best_cost_s / 1e9;
       g_off += op.flops / without->summary.best_cost_s / 1e9;
       wall += with->wall_s + without->wall_s;
+      std::fprintf(stderr, "crossover seed %d: trials to 90%% with %.0f without %.0f, best GFLOP/s %.1f / %.1f\n", seed,
+                   trials_to_90pct(with->history, best), trials_to_90pct(without->history, best),
+                   op.flops / with->summary.best_cost_s / 1e9, op.flops / without->summary.best_cost_s / 1e9);
     }
     state.counters["trials_to_90pct_crossover"] = t_on / seeds;
     state.counters["trials_to_90pct_no_crossover"] = t_off / seeds;
@@ -456,42 +459,58 @@ std::vector<costmodel::TrainingRecord> training_records(const ops::OpInstance& o
 }
 
 // Cold start vs a cost model pre-trained on another workload's records
-// (matmul 512^3, tuned first) when tuning matmul 1024x1024x512; both runs
-// use the same seed. Counters: trials to 90% of the best either run found,
-// and each run's best GFLOP/s.
+// (matmul 512^3, tuned first) when tuning matmul 1024x1024x512; cold and warm
+// runs use the same seeds 1..range(1). Counters, means over the seeds:
+// trials to 90% of the best either run of a seed found, best GFLOP/s, and
+// the first batch's mean GFLOP/s.
 void BM_Tune_Pretrain(benchmark::State& state) {
   auto source = ops::parse_op_spec("matmul:M=512,N=512,K=512").value();
   auto target = ops::parse_op_spec("matmul:M=1024,N=1024,K=512").value();
+  const int seeds = static_cast<int>(state.range(1));
+  // Mean GFLOP/s of the first batch: what the warm start changes most.
+  auto first_batch = [&](const std::vector<records::Record>& h) {
+    double sum = 0;
+    int n = 0;
+    for (size_t i = 0; i < h.size() && i < 16; ++i, ++n)
+      if (h[i].ok()) sum += target.flops / h[i].mean_cost() / 1e9;
+    return n ? sum / n : 0.0;
+  };
   for (auto _ : state) {
     auto src = tune(source, TuneConfig{.trials = state.range(0), .seed = 5});
     if (!src.is_ok()) return state.SkipWithError(src.status().to_string().c_str());
     // Group 1: the target's own samples are group 0 (update()), ranked apart.
-    TuneConfig cold{.trials = state.range(0), .seed = 1};
-    TuneConfig warm = cold;
-    warm.pretrain = training_records(source, src->history, 1);
-    auto c = tune(target, cold);
-    auto w = tune(target, warm);
-    if (!c.is_ok() || !w.is_ok()) return state.SkipWithError("tuning failed");
-    const double best = best_cost_of({&c->history, &w->history});
-    state.counters["trials_to_90pct_cold"] = trials_to_90pct(c->history, best);
-    state.counters["trials_to_90pct_pretrained"] = trials_to_90pct(w->history, best);
-    state.counters["best_gflops_cold"] = target.flops / c->summary.best_cost_s / 1e9;
-    state.counters["best_gflops_pretrained"] = target.flops / w->summary.best_cost_s / 1e9;
-    // Mean GFLOP/s of the first batch: what the warm start changes most.
-    auto first_batch = [&](const std::vector<records::Record>& h) {
-      double sum = 0;
-      int n = 0;
-      for (size_t i = 0; i < h.size() && i < 16; ++i, ++n)
-        if (h[i].ok()) sum += target.flops / h[i].mean_cost() / 1e9;
-      return n ? sum / n : 0.0;
-    };
-    state.counters["first_batch_gflops_cold"] = first_batch(c->history);
-    state.counters["first_batch_gflops_pretrained"] = first_batch(w->history);
-    state.counters["pretrain_records"] = static_cast<double>(warm.pretrain.size());
-    state.SetIterationTime(src->wall_s + c->wall_s + w->wall_s);
+    const std::vector<costmodel::TrainingRecord> records = training_records(source, src->history, 1);
+    double t_cold = 0, t_warm = 0, g_cold = 0, g_warm = 0, f_cold = 0, f_warm = 0, wall = src->wall_s;
+    for (int seed = 1; seed <= seeds; ++seed) {
+      TuneConfig cold{.trials = state.range(0), .seed = static_cast<uint64_t>(seed)};
+      TuneConfig warm = cold;
+      warm.pretrain = records;
+      auto c = tune(target, cold);
+      auto w = tune(target, warm);
+      if (!c.is_ok() || !w.is_ok()) return state.SkipWithError("tuning failed");
+      const double best = best_cost_of({&c->history, &w->history});
+      t_cold += trials_to_90pct(c->history, best);
+      t_warm += trials_to_90pct(w->history, best);
+      g_cold += target.flops / c->summary.best_cost_s / 1e9;
+      g_warm += target.flops / w->summary.best_cost_s / 1e9;
+      f_cold += first_batch(c->history);
+      f_warm += first_batch(w->history);
+      wall += c->wall_s + w->wall_s;
+      std::fprintf(stderr, "pretrain seed %d: trials to 90%% cold %.0f warm %.0f, best GFLOP/s %.1f / %.1f\n", seed,
+                   trials_to_90pct(c->history, best), trials_to_90pct(w->history, best),
+                   target.flops / c->summary.best_cost_s / 1e9, target.flops / w->summary.best_cost_s / 1e9);
+    }
+    state.counters["trials_to_90pct_cold"] = t_cold / seeds;
+    state.counters["trials_to_90pct_pretrained"] = t_warm / seeds;
+    state.counters["best_gflops_cold"] = g_cold / seeds;
+    state.counters["best_gflops_pretrained"] = g_warm / seeds;
+    state.counters["first_batch_gflops_cold"] = f_cold / seeds;
+    state.counters["first_batch_gflops_pretrained"] = f_warm / seeds;
+    state.counters["pretrain_records"] = static_cast<double>(records.size());
+    state.SetIterationTime(wall);
   }
 }
-BENCHMARK(BM_Tune_Pretrain)->Arg(128)->UseManualTime()->Iterations(1)->Unit(benchmark::kSecond);
+BENCHMARK(BM_Tune_Pretrain)->Args({128, 2})->UseManualTime()->Iterations(1)->Unit(benchmark::kSecond);
 
 }  // namespace
 }  // namespace tessera
