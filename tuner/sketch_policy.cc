@@ -56,7 +56,9 @@ std::vector<const std::vector<float>*> SketchPolicy::features_of(const Populatio
       if (f.is_ok()) extracted[j] = std::move(*f);  // a program that does not lower stays empty
     }
   };
-  const size_t threads = std::clamp<size_t>(options_.feature_threads, 1, std::max<size_t>(1, missing.size() / 8));
+  // Threads only pay for themselves with a few programs each.
+  const size_t threads = std::min(static_cast<size_t>(std::max(1, options_.feature_threads)),
+                                  std::max<size_t>(1, missing.size() / 8));
   std::vector<std::thread> helpers;
   for (size_t t = 1; t < threads; ++t) helpers.emplace_back(extract, t, threads);
   extract(0, threads);
