@@ -81,7 +81,16 @@ Result<TuneRun> tune(const ops::OpInstance& op, const TuneConfig& config) {
   tuner::Measurer measurer(builder, *runner, {.timing = {.number = 1, .repeat = 1, .min_repeat_ms = 100}});
   // The records go to a private database so the history can be read back.
   std::string db = "/tmp/tessera-bench-tune-" + std::to_string(::getpid()) + ".db";
-  std::remove(db.c_str());
+  // Removes the database and its WAL files at the end, after the store has
+  // closed (it is declared later, so it is destroyed first).
+  struct RemoveFiles {
+    std::string path;
+    void operator()() const {
+      for (const char* suffix : {"", "-wal", "-shm"}) std::remove((path + suffix).c_str());
+    }
+    ~RemoveFiles() { (*this)(); }
+  } cleanup{db};
+  cleanup();
   TESSERA_ASSIGN_OR_RETURN(records::Store store, records::Store::open(db));
   tuner::Tuner tuner({task}, std::move(policies), measurer, &store,
                      {.trials = config.trials, .batch_size = 16, .seed = config.seed, .measure_default = false});
@@ -91,7 +100,6 @@ Result<TuneRun> tune(const ops::OpInstance& op, const TuneConfig& config) {
   run.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   run.summary = summaries[0];
   TESSERA_ASSIGN_OR_RETURN(run.history, store.records_of(task.workload_key(), target.to_string()));
-  std::remove(db.c_str());
   return run;
 }
 
