@@ -458,11 +458,20 @@ Status Annotator::simple(int p) {
   const auto& iters = state_.stage(x).iters;
   const bool has_reduce = !state_.stage(x).reduce_axes.empty();
   if (!pieces.empty() && has_reduce) {
-    // Spatial loops, the reduction, then the vector loop innermost.
+    // Spatial loops, the reduction, then the vector loop innermost. Partial
+    // sums of an rfactor computed at the final sum's loop (a matrix-vector
+    // product) also take the outer piece of their vector axis inside the
+    // reduction: the input is then read in order (k = ko * F + f), not in
+    // F / lanes strided passes; a root one keeps it outside, in the
+    // parallel loop.
+    const bool inner_outer = attached && plan.stage.kind == SketchStageRef::Kind::kRfactor;
     std::vector<Var> spatial, red;
-    for (const Iter& it : iters)
-      if (!it.var.same_as(pieces[1])) (it.kind == IterKind::kReduce ? red : spatial).push_back(it.var);
+    for (const Iter& it : iters) {
+      if (it.var.same_as(pieces[1]) || (inner_outer && it.var.same_as(pieces[0]))) continue;
+      (it.kind == IterKind::kReduce ? red : spatial).push_back(it.var);
+    }
     spatial.insert(spatial.end(), red.begin(), red.end());
+    if (inner_outer) spatial.push_back(pieces[0]);
     spatial.push_back(pieces[1]);
     TESSERA_RETURN_IF_ERROR(reorder(x, spatial));
   }
