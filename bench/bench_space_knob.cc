@@ -1,6 +1,7 @@
 // Quality of the knob space before any cost model: the best of N random
 // configurations of the matmul template, built and measured on this machine,
-// against OpenBLAS in the same run.
+// against OpenBLAS in the same run; the matmul and ResNet conv fallbacks
+// against OpenBLAS and oneDNN.
 //
 //   build/bin/bench_space_knob                          # N = 100
 //   build/bin/bench_space_knob --samples=1000           # N = 1000
@@ -53,9 +54,9 @@ struct Candidate {
 
 Result<Candidate> build(const KnobTemplate& t, const ops::OpInstance& inst, const KnobConfig& c, const Target& target) {
   TESSERA_ASSIGN_OR_RETURN(State state, apply_template(t, inst.dag, c, target));
-  TESSERA_ASSIGN_OR_RETURN(BuiltLibrary lib, build_kernel(state, target, "matmul"));
+  TESSERA_ASSIGN_OR_RETURN(BuiltLibrary lib, build_kernel(state, target, "kernel"));
   TESSERA_ASSIGN_OR_RETURN(runtime::Module mod, runtime::Module::load_from_bytes(lib.bytes, "/tmp"));
-  TESSERA_ASSIGN_OR_RETURN(TesseraKernelFn fn, mod.get_kernel("matmul"));
+  TESSERA_ASSIGN_OR_RETURN(TesseraKernelFn fn, mod.get_kernel("kernel"));
   return Candidate{std::move(mod), fn};
 }
 
@@ -155,6 +156,56 @@ void BM_Space_KnobFallbackMatmul1024(benchmark::State& state) {
   state.SetLabel(fallback.to_string());
 }
 
+// The conv2d_nhwc fallback (what an untuned model runs) on the ResNet-50
+// layers of BM_Tune_ResNetConvs, each against oneDNN in the same run;
+// vs_peer is the geometric mean over the layers.
+void BM_Space_KnobFallbackResNetConvs(benchmark::State& state) {
+  struct Layer { int64_t c, h, w, k, r, s, stride, pad; };
+  const Layer layers[] = {{64, 56, 56, 64, 3, 3, 1, 1}, {128, 28, 28, 128, 3, 3, 1, 1},
+                          {256, 14, 14, 256, 3, 3, 1, 1}, {64, 56, 56, 256, 1, 1, 1, 0}};
+  const Target target = Target::host();
+  const KnobTemplate& tmpl = *find_template("conv2d_nhwc");
+  runtime::ThreadPool pool(kThreads);
+  runtime::ParallelScope scope(&pool);
+  bench::set_dnnl_threads(kThreads);
+  double log_sum = 0, total = 0;
+  int n = 0;
+  for (auto _ : state) {
+    for (const Layer& l : layers) {
+      const std::string spec = "conv2d_nhwc:N=1,C=" + std::to_string(l.c) + ",H=" + std::to_string(l.h) +
+                               ",W=" + std::to_string(l.w) + ",K=" + std::to_string(l.k) + ",R=" +
+                               std::to_string(l.r) + ",S=" + std::to_string(l.s) + ",stride=" +
+                               std::to_string(l.stride) + ",pad=" + std::to_string(l.pad);
+      ops::OpInstance inst = ops::parse_op_spec(spec).value();
+      KnobSpace space = tmpl.define(*inst.dag, target).value();
+      KnobConfig fallback = tmpl.fallback(space, *inst.dag, target).value();
+      auto cand = build(tmpl, inst, fallback, target);
+      if (!cand.is_ok()) return state.SkipWithError(cand.status().to_string().c_str());
+      std::vector<runtime::NDArray> arrays;
+      std::vector<void*> args;
+      uint64_t seed = 1;
+      for (const Tensor& t : inst.dag->args()) {
+        arrays.push_back(runtime::NDArray::create(t->shape, t->dtype).value());
+        arrays.back().fill_random(seed++);
+        args.push_back(arrays.back().raw_data());
+      }
+      const double ours = bench::median_seconds([&] { cand->fn(args.data()); });
+      bench::DnnlConv dnnl(l.c, l.h, l.w, l.k, l.r, l.s, l.stride, l.pad);
+      dnnl.prepare(arrays[0].data<float>(), arrays[1].data<float>());
+      const double peer = bench::median_seconds([&] { dnnl.run(); });
+      ++n;
+      log_sum += std::log(peer / ours);
+      total += ours;
+      state.counters["layer" + std::to_string(n) + "_vs_peer"] = peer / ours;
+      state.counters["layer" + std::to_string(n) + "_gflops"] = inst.flops / ours / 1e9;
+      std::fprintf(stderr, "%s: %s\n", spec.c_str(), fallback.to_string().c_str());
+    }
+    state.SetIterationTime(total);
+  }
+  state.counters["vs_peer"] = std::exp(log_sum / n);
+  state.counters["fma_peak_gflops"] = bench::measure_fma_peak_gflops(kThreads);
+}
+
 }  // namespace
 }  // namespace tessera
 
@@ -173,6 +224,10 @@ int main(int argc, char** argv) {
       ->Iterations(1)
       ->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("BM_Space_KnobFallbackMatmul1024", tessera::BM_Space_KnobFallbackMatmul1024)
+      ->UseManualTime()
+      ->Iterations(1)
+      ->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("BM_Space_KnobFallbackResNetConvs", tessera::BM_Space_KnobFallbackResNetConvs)
       ->UseManualTime()
       ->Iterations(1)
       ->Unit(benchmark::kMillisecond);

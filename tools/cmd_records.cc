@@ -512,7 +512,7 @@ const std::vector<Subcommand>& subcommands() {
        {kDbOption, kWorkloadOption, kTargetOption, kHelpOption}, run_stats},
       {"export", "write records as JSON Lines", "tessera records export [--out FILE] [--workload K]",
        {kDbOption, kWorkloadOption, kTargetOption, {"ok", false, "only successful measurements"},
-        {"out", true, "the file to write (default: stdout)"}, kHelpOption},
+        {"out", true, "the file to write (default: stdout)", 'o'}, kHelpOption},
        run_export},
       {"import", "read JSON Lines files, skipping records already present",
        "tessera records import FILE... (- reads stdin)", {kDbOption, kHelpOption}, run_import},

@@ -16,6 +16,7 @@
 #include "tools/args.h"
 #include "tools/commands.h"
 #include "tools/model_input.h"
+#include "compiler/space/generic_schedule.h"
 #include "compiler/space/templates.h"
 #include "tuner/knob_policy.h"
 #include "tuner/sketch_policy.h"
@@ -156,8 +157,9 @@ int run_tune(int argc, char** argv, int first) {
   for (size_t i = 0; i < tasks.size(); ++i) {
     tasks[i].target = target;
     tasks[i].device_key = args->get("key", "local");
-    // The template's fallback is what compile time uses without records: it
-    // is measured first, so that tuning never leaves a kernel slower than that.
+    // The fallback (the template's, else the generic schedule) is what
+    // compile time uses without records: it is measured first, so that
+    // tuning never leaves a kernel slower than that.
     if (const KnobTemplate* t = find_template(op_names[i])) {
       auto knobs = t->define(*tasks[i].dag, target);
       auto config = knobs.is_ok() ? t->fallback(*knobs, *tasks[i].dag, target) : Result<KnobConfig>(knobs.status());
@@ -166,6 +168,9 @@ int run_tune(int argc, char** argv, int first) {
         tasks[i].baseline = fallback->steps();
         if (space != "sketch") tasks[i].baseline_knob_config = config->to_json();
       }
+    }
+    if (tasks[i].baseline.empty()) {
+      if (auto generic = generic_schedule(tasks[i].dag, target); generic.is_ok()) tasks[i].baseline = generic->steps();
     }
   }
 

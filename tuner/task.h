@@ -19,7 +19,8 @@ struct Task {
   std::string device_key;                  ///< the workers that measure it (farm key)
   double weight = 1;                       ///< how often it runs in the model
   /// A known good schedule measured before the search (the knob template's
-  /// fallback, what compile time uses without records): its record competes
+  /// fallback or the generic schedule, what compile time uses without
+  /// records): its record competes
   /// with the search's, so the best record is never worse than it. Empty: none.
   std::vector<Step> baseline;
   /// The baseline's knob configuration (JSON) when the task is tuned in its

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "compiler/lower/lower.h"
+#include "compiler/space/generic_schedule.h"
 #include "compiler/space/templates.h"
 
 namespace tessera {
@@ -87,6 +88,7 @@ const char* schedule_source_name(ScheduleChoice::Source source) {
     case ScheduleChoice::Source::kRecord: return "record";
     case ScheduleChoice::Source::kCompatibleRecord: return "compatible-record";
     case ScheduleChoice::Source::kTemplateFallback: return "template-fallback";
+    case ScheduleChoice::Source::kGenericFallback: return "generic-fallback";
     case ScheduleChoice::Source::kDefault: return "default";
   }
   return "unknown";
@@ -125,11 +127,23 @@ Result<ScheduleChoice> choose_schedule(std::shared_ptr<const ComputeDAG> dag, co
     warnings.push_back("the " + std::string(t->family) + " template's fallback failed (" +
                        state.status().to_string() + ")");
   }
+  const std::string why_generic =
+      find_template(op_name) ? "the generic schedule" : "no template for '" + op_name + "': the generic schedule";
+  Result<State> generic = generic_schedule(dag, target);
+  if (generic.is_ok()) {
+    auto func = lower(*generic);
+    if (func.is_ok()) {
+      ScheduleChoice choice(std::move(generic).value());
+      choice.source = ScheduleChoice::Source::kGenericFallback;
+      choice.explanation = no_record + "; " + why_generic;
+      return finish(std::move(choice));
+    }
+    generic = func.status();
+  }
+  warnings.push_back("the generic schedule failed (" + generic.status().to_string() + ")");
   ScheduleChoice choice{State(dag)};
   choice.source = ScheduleChoice::Source::kDefault;
-  choice.explanation = no_record + "; " +
-                       (find_template(op_name) ? "the default schedule"
-                                               : "no template for '" + op_name + "': the default schedule");
+  choice.explanation = no_record + "; the default schedule (unscheduled loops)";
   return finish(std::move(choice));
 }
 

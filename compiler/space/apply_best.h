@@ -6,8 +6,9 @@
 //
 // In order: the source's candidates (records on this target, else on a
 // compatible one), the first whose step list parses, replays on the DAG and
-// lowers; else the operator's knob-template fallback; else the DAG's default
-// schedule. A candidate that fails is named in a warning and skipped, never a
+// lowers; else the operator's knob-template fallback; else the generic
+// schedule (inlined producers, parallel outer loops, vectorized inner axis);
+// else the DAG's unscheduled loops. A candidate that fails is named in a warning and skipped, never a
 // failed build: records outlive the compiler that measured them. The choice
 // depends only on the DAG, the target and the source's answer.
 #pragma once
@@ -33,7 +34,8 @@ struct ScheduleChoice {
     kRecord,            ///< a record measured on this very target
     kCompatibleRecord,  ///< a record of a compatible target (a warning says so)
     kTemplateFallback,  ///< no usable record: the knob template's fallback configuration
-    kDefault,           ///< no usable record and no template: the unscheduled loops
+    kGenericFallback,   ///< no usable record and no template: the generic schedule (generic_schedule.h)
+    kDefault,           ///< not even the generic schedule lowered: the unscheduled loops
   };
 
   /// A choice of `state` from kDefault, to be filled in.
@@ -48,7 +50,7 @@ struct ScheduleChoice {
   int candidates_skipped = 0;                ///< of those, how many failed to parse, replay or lower
 };
 
-/// "record", "compatible-record", "template-fallback" or "default".
+/// "record", "compatible-record", "template-fallback", "generic-fallback" or "default".
 const char* schedule_source_name(ScheduleChoice::Source source);
 
 /// Picks the schedule of `dag` (an instance of operator `op_name`, a spec name

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "compiler/ops/op_spec.h"
+#include "compiler/space/generic_schedule.h"
 #include "compiler/space/templates.h"
 
 namespace tessera {
@@ -134,15 +135,19 @@ TEST(ChooseSchedule, NoSourceMeansTheTemplateFallback) {
   EXPECT_NE(c.explanation.find("no schedule source"), std::string::npos) << c.explanation;
 }
 
-TEST(ChooseSchedule, NoRecordAndNoTemplateMeansTheDefaultSchedule) {
+TEST(ChooseSchedule, NoRecordAndNoTemplateMeansTheGenericSchedule) {
   ops::OpInstance inst = op("softmax:M=8,N=32");
   ASSERT_EQ(find_template(inst.op), nullptr);
   FixedScheduleSource empty;
   auto c = choose_schedule(inst.dag, inst.op, target(), &empty);
   ASSERT_TRUE(c.is_ok()) << c.status().to_string();
-  EXPECT_EQ(c->source, ScheduleChoice::Source::kDefault);
-  EXPECT_TRUE(c->state.steps().empty());
-  EXPECT_NE(c->explanation.find("no template for 'softmax'"), std::string::npos) << c->explanation;
+  EXPECT_EQ(c->source, ScheduleChoice::Source::kGenericFallback);
+  auto expected = generic_schedule(inst.dag, target());
+  ASSERT_TRUE(expected.is_ok());
+  EXPECT_EQ(steps_to_json(c->state.steps()), steps_to_json(expected->steps()));
+  EXPECT_FALSE(c->state.steps().empty());
+  EXPECT_NE(c->explanation.find("no template for 'softmax': the generic schedule"), std::string::npos)
+      << c->explanation;
 }
 
 TEST(ChooseSchedule, CompatibleTargetRecordIsUsedWithAWarning) {
@@ -216,7 +221,7 @@ TEST(CompileReport, ListsEachWorkloadWithoutARecordOnce) {
   EXPECT_EQ(report.from_records, 1);
   ASSERT_EQ(report.without_record.size(), 2u);
   EXPECT_NE(report.without_record[0].find("softmax (workload " + softmax.dag->workload_key().substr(0, 8) +
-                                          "): default"),
+                                          "): generic-fallback"),
             std::string::npos)
       << report.without_record[0];
   EXPECT_NE(report.without_record[1].find("dense"), std::string::npos);
