@@ -21,6 +21,7 @@
 #include <string>
 
 #include "bench/peers.h"
+#include "bench/workloads.h"
 #include "compiler/codegen/build.h"
 #include "compiler/ops/op_spec.h"
 #include "compiler/space/templates.h"
@@ -160,9 +161,6 @@ void BM_Space_KnobFallbackMatmul1024(benchmark::State& state) {
 // layers of BM_Tune_ResNetConvs, each against oneDNN in the same run;
 // vs_peer is the geometric mean over the layers.
 void BM_Space_KnobFallbackResNetConvs(benchmark::State& state) {
-  struct Layer { int64_t c, h, w, k, r, s, stride, pad; };
-  const Layer layers[] = {{64, 56, 56, 64, 3, 3, 1, 1}, {128, 28, 28, 128, 3, 3, 1, 1},
-                          {256, 14, 14, 256, 3, 3, 1, 1}, {64, 56, 56, 256, 1, 1, 1, 0}};
   const Target target = Target::host();
   const KnobTemplate& tmpl = *find_template("conv2d_nhwc");
   runtime::ThreadPool pool(kThreads);
@@ -171,11 +169,8 @@ void BM_Space_KnobFallbackResNetConvs(benchmark::State& state) {
   double log_sum = 0, total = 0;
   int n = 0;
   for (auto _ : state) {
-    for (const Layer& l : layers) {
-      const std::string spec = "conv2d_nhwc:N=1,C=" + std::to_string(l.c) + ",H=" + std::to_string(l.h) +
-                               ",W=" + std::to_string(l.w) + ",K=" + std::to_string(l.k) + ",R=" +
-                               std::to_string(l.r) + ",S=" + std::to_string(l.s) + ",stride=" +
-                               std::to_string(l.stride) + ",pad=" + std::to_string(l.pad);
+    for (const bench::ConvLayer& l : bench::resnet50_conv_layers()) {
+      const std::string spec = bench::conv2d_nhwc_spec(l);
       ops::OpInstance inst = ops::parse_op_spec(spec).value();
       KnobSpace space = tmpl.define(*inst.dag, target).value();
       KnobConfig fallback = tmpl.fallback(space, *inst.dag, target).value();
