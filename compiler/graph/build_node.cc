@@ -1,5 +1,7 @@
 #include "compiler/graph/build_node.h"
 
+#include <optional>
+
 #include "compiler/ir/op.h"
 #include "compiler/ops/ops.h"
 
@@ -39,32 +41,80 @@ Result<Tensor> build_conv(const Node& n, const std::vector<Tensor>& in) {
       y, [&](Expr v, const Expr& k) { return v + read(bias, {k}); }, n.name + ".bias", a.nhwc ? 3 : 1);
 }
 
+// The strided ConvTranspose by phases: output row y = oy * sh + py only
+// receives window rows r = (py + pad_top) % sh + r' * sh, from input row
+// iy = oy + (py + pad_top) / sh - r' (likewise for columns). Each phase
+// (py, px) is a dense convolution over R/sh x S/sw taps, instead of R x S taps
+// of which all but one in sh * sw are masked. Applies when the window and the
+// output divide by the stride and dilation is 1; the phases are computed as
+// [N, sh, sw, K, OY/sh, OX/sw] (the last axis contiguous in the input too) and
+// interleaved by an injective stage that inlines into the epilogue.
+std::optional<Tensor> conv_transpose_by_phases(const ConvAttrs& a, const Tensor& x, const Tensor& w,
+                                                const std::vector<int64_t>& out_shape, const std::string& name) {
+  const int64_t sh = a.stride_h, sw = a.stride_w, r_taps = w->shape[2], s_taps = w->shape[3];
+  if ((sh == 1 && sw == 1) || a.dilation_h != 1 || a.dilation_w != 1 || r_taps % sh || s_taps % sw ||
+      out_shape[2] % sh || out_shape[3] % sw)
+    return std::nullopt;
+  const int64_t cg = x->shape[1] / a.groups, kg = w->shape[1];
+  IterVar c = reduce_axis(cg, "c"), r = reduce_axis(r_taps / sh, "r"), s = reduce_axis(s_taps / sw, "s");
+  const DType t = x->dtype;
+  auto i64 = [](int64_t v) { return make_int(v); };
+  Tensor phases = compute(
+      {out_shape[0], sh, sw, out_shape[1], out_shape[2] / sh, out_shape[3] / sw},
+      [&](const Vars& i) {
+        const Expr py = static_cast<const Expr&>(i[1]) + i64(a.pad_top);
+        const Expr px = static_cast<const Expr&>(i[2]) + i64(a.pad_left);
+        const Expr k = i[3];
+        const Expr ch = k / i64(kg) * i64(cg) + c->var;
+        const Expr iy = static_cast<const Expr&>(i[4]) + py / i64(sh) - r->var;
+        const Expr ix = static_cast<const Expr&>(i[5]) + px / i64(sw) - s->var;
+        const Expr valid = iy >= i64(0) && iy < i64(x->shape[2]) && ix >= i64(0) && ix < i64(x->shape[3]);
+        const Expr prod = read(x, {i[0], ch, iy, ix}) *
+                          read(w, {ch, k % i64(kg), py % i64(sh) + r->var * i64(sh), px % i64(sw) + s->var * i64(sw)});
+        return sum(if_then_else(valid, prod, cst(t, 0.0)), {c, r, s});
+      },
+      name + ".phases", OpPattern::kComplex);
+  return compute(
+      out_shape,
+      [&](const Vars& i) {
+        const Expr y = i[2], xo = i[3];
+        return read(phases, {i[0], y % i64(sh), xo % i64(sw), i[1], y / i64(sh), xo / i64(sw)});
+      },
+      name, OpPattern::kInjective);
+}
+
 // out[n, k, y, x] = sum over c, r, s of X[n, c, iy, ix] * W[c, k, r, s] where
 // y + pad_top - r * dilation_h = iy * stride_h (and likewise for x): each
-// input pixel scatters a weighted window; written as a gather with a guard.
+// input pixel scatters a weighted window; written as a gather with a guard
+// (by phases when the stride allows, above).
 Result<Tensor> build_conv_transpose(const Graph& g, const Node& n, const std::vector<Tensor>& in) {
   const auto& a = std::get<ConvAttrs>(n.attrs);
   const Tensor x = in[0], w = in[1];
   const auto& out_shape = g.value(n.outputs[0]).shape;
   const int64_t cg = x->shape[1] / a.groups, kg = w->shape[1];
-  IterVar c = reduce_axis(cg, "c"), r = reduce_axis(w->shape[2], "r"), s = reduce_axis(w->shape[3], "s");
   const DType t = x->dtype;
-  Tensor y = compute(
-      out_shape,
-      [&](const Vars& i) {
-        const Expr group = static_cast<const Expr&>(i[1]) / make_int(kg);
-        const Expr ch = group * make_int(cg) + c->var;
-        const Expr ty = static_cast<const Expr&>(i[2]) + make_int(a.pad_top) - r->var * make_int(a.dilation_h);
-        const Expr tx = static_cast<const Expr&>(i[3]) + make_int(a.pad_left) - s->var * make_int(a.dilation_w);
-        const Expr iy = ty / make_int(a.stride_h), ix = tx / make_int(a.stride_w);
-        const Expr valid = ty >= make_int(0) && tx >= make_int(0) && ty % make_int(a.stride_h) == make_int(0) &&
-                           tx % make_int(a.stride_w) == make_int(0) && iy < make_int(x->shape[2]) &&
-                           ix < make_int(x->shape[3]);
-        const Expr prod = read(x, {i[0], ch, iy, ix}) *
-                          read(w, {ch, static_cast<const Expr&>(i[1]) % make_int(kg), r->var, s->var});
-        return sum(if_then_else(valid, prod, cst(t, 0.0)), {c, r, s});
-      },
-      n.name, OpPattern::kComplex);
+  Tensor y;
+  if (auto phased = conv_transpose_by_phases(a, x, w, out_shape, n.name)) {
+    y = *phased;
+  } else {
+    IterVar c = reduce_axis(cg, "c"), r = reduce_axis(w->shape[2], "r"), s = reduce_axis(w->shape[3], "s");
+    y = compute(
+        out_shape,
+        [&](const Vars& i) {
+          const Expr group = static_cast<const Expr&>(i[1]) / make_int(kg);
+          const Expr ch = group * make_int(cg) + c->var;
+          const Expr ty = static_cast<const Expr&>(i[2]) + make_int(a.pad_top) - r->var * make_int(a.dilation_h);
+          const Expr tx = static_cast<const Expr&>(i[3]) + make_int(a.pad_left) - s->var * make_int(a.dilation_w);
+          const Expr iy = ty / make_int(a.stride_h), ix = tx / make_int(a.stride_w);
+          const Expr valid = ty >= make_int(0) && tx >= make_int(0) && ty % make_int(a.stride_h) == make_int(0) &&
+                             tx % make_int(a.stride_w) == make_int(0) && iy < make_int(x->shape[2]) &&
+                             ix < make_int(x->shape[3]);
+          const Expr prod = read(x, {i[0], ch, iy, ix}) *
+                            read(w, {ch, static_cast<const Expr&>(i[1]) % make_int(kg), r->var, s->var});
+          return sum(if_then_else(valid, prod, cst(t, 0.0)), {c, r, s});
+        },
+        n.name, OpPattern::kComplex);
+  }
   if (in.size() < 3) return y;
   const Tensor bias = in[2];
   return channel_epilogue(
