@@ -4,7 +4,6 @@
 #include <string>
 #include <vector>
 
-#include "compiler/lower/schedule_ops.h"
 #include "compiler/space/template_util.h"
 
 namespace tessera {
@@ -24,15 +23,11 @@ bool inlinable(const ComputeDAG& dag, const Tensor& t) {
          op->pattern == OpPattern::kInjective;
 }
 
-// The vectorized width of an axis of `extent`: the whole axis when it fits
-// four registers, else the widest divisor made of whole registers, else a
-// power-of-two part of one register; 1 when nothing fits (too short to pay).
+// The vectorized width of an axis of `extent` (as the templates choose it),
+// or 1 for an axis shorter than a few lanes, where a vector does not pay.
 int64_t vector_width(int64_t extent, int64_t lanes) {
-  const int64_t max_lanes = std::min<int64_t>(kMaxVectorLanes, 4 * lanes);
-  if (extent <= max_lanes) return extent >= std::min<int64_t>(lanes, 4) ? extent : 1;
-  for (int64_t d = max_lanes; d > 1; --d)
-    if (extent % d == 0 && (d % lanes == 0 || (d < lanes && (d & (d - 1)) == 0))) return d;
-  return 1;
+  if (extent < std::min<int64_t>(lanes, 4)) return 1;
+  return template_detail::divisor_vector_width(extent, lanes);
 }
 
 // A root stage: [outer spatial loops, fused and parallel] [reduction loops]

@@ -165,14 +165,19 @@ Status Sched::cache_read(const std::string& stage, const std::vector<std::string
   return state_->cache_read(s, r);
 }
 
-Status Sched::vectorize_by_divisor(const std::string& stage, const Var& loop, int64_t extent, int64_t lanes) {
+int64_t divisor_vector_width(int64_t extent, int64_t lanes) {
   // The whole loop when it fits four registers; else the widest divisor
   // made of whole registers or a power-of-two part of one (odd widths such
   // as 14 or 29 become several partial registers).
   const int64_t max_lanes = std::min<int64_t>(kMaxVectorLanes, 4 * lanes);
-  int64_t v = extent <= max_lanes ? extent : 1;
-  for (int64_t d = max_lanes; v == 1 && d > 1; --d)
-    if (extent % d == 0 && (d % lanes == 0 || (d < lanes && (d & (d - 1)) == 0))) v = d;
+  if (extent <= max_lanes) return extent;
+  for (int64_t d = max_lanes; d > 1; --d)
+    if (extent % d == 0 && (d % lanes == 0 || (d < lanes && (d & (d - 1)) == 0))) return d;
+  return 1;
+}
+
+Status Sched::vectorize_by_divisor(const std::string& stage, const Var& loop, int64_t extent, int64_t lanes) {
+  const int64_t v = divisor_vector_width(extent, lanes);
   if (v < 2) return Status::ok();
   if (v == extent) return annotate(stage, loop, IterAnnotation::kVectorize);
   TESSERA_ASSIGN_OR_RETURN(std::vector<Var> parts, split(stage, loop, {v}));

@@ -97,6 +97,11 @@ Status place_pad(Sched& s, const OpStages& stages, const KnobConfig& config, con
 Result<KnobConfig> nearest_config(const KnobSpace& space,
                                   const std::vector<std::pair<std::string, std::vector<int64_t>>>& ideal);
 
+/// The vector width `Sched::vectorize_by_divisor` gives a loop of `extent`:
+/// the whole loop when it fits four registers, else its widest divisor made
+/// of whole registers or a power-of-two part of one; 1 when none divides it.
+int64_t divisor_vector_width(int64_t extent, int64_t lanes);
+
 /// Filter of a split whose innermost size is one vectorized loop: at most
 /// four vectors and the lowering's lane limit; whole vectors when `extent` is
 /// a multiple of `lanes`, else a power of two up to one vector, or the whole
