@@ -1,6 +1,7 @@
 #include "compiler/space/apply_best.h"
 
 #include <cstdio>
+#include <optional>
 #include <utility>
 
 #include "compiler/lower/lower.h"
@@ -112,35 +113,33 @@ Result<ScheduleChoice> choose_schedule(std::shared_ptr<const ComputeDAG> dag, co
   const std::string no_record = !source  ? "no schedule source"
                                 : seen == 0 ? "no record for this workload on this or a compatible target"
                                             : "none of the " + std::to_string(seen) + " candidate schedules could be used";
-  if (const KnobTemplate* t = find_template(op_name)) {
-    auto state = apply_fallback(*t, dag, target);
+  // A fallback is taken when it exists and lowers; else a warning says why not.
+  auto fallback = [&](Result<State> state, ScheduleChoice::Source kind, const std::string& what,
+                      const std::string& why) -> std::optional<ScheduleChoice> {
     if (state.is_ok()) {
       auto func = lower(*state);
       if (func.is_ok()) {
         ScheduleChoice choice(std::move(state).value());
-        choice.source = ScheduleChoice::Source::kTemplateFallback;
-        choice.explanation = no_record + "; the " + std::string(t->family) + " template's fallback configuration";
-        return finish(std::move(choice));
+        choice.source = kind;
+        choice.explanation = no_record + "; " + why;
+        return choice;
       }
       state = func.status();
     }
-    warnings.push_back("the " + std::string(t->family) + " template's fallback failed (" +
-                       state.status().to_string() + ")");
+    warnings.push_back(what + " failed (" + state.status().to_string() + ")");
+    return std::nullopt;
+  };
+  const KnobTemplate* t = find_template(op_name);
+  if (t) {
+    const std::string what = "the " + std::string(t->family) + " template's fallback";
+    if (auto c = fallback(apply_fallback(*t, dag, target), ScheduleChoice::Source::kTemplateFallback, what,
+                          what + " configuration"))
+      return finish(std::move(*c));
   }
-  const std::string why_generic =
-      find_template(op_name) ? "the generic schedule" : "no template for '" + op_name + "': the generic schedule";
-  Result<State> generic = generic_schedule(dag, target);
-  if (generic.is_ok()) {
-    auto func = lower(*generic);
-    if (func.is_ok()) {
-      ScheduleChoice choice(std::move(generic).value());
-      choice.source = ScheduleChoice::Source::kGenericFallback;
-      choice.explanation = no_record + "; " + why_generic;
-      return finish(std::move(choice));
-    }
-    generic = func.status();
-  }
-  warnings.push_back("the generic schedule failed (" + generic.status().to_string() + ")");
+  if (auto c = fallback(generic_schedule(dag, target), ScheduleChoice::Source::kGenericFallback,
+                        "the generic schedule",
+                        t ? "the generic schedule" : "no template for '" + op_name + "': the generic schedule"))
+    return finish(std::move(*c));
   ScheduleChoice choice{State(dag)};
   choice.source = ScheduleChoice::Source::kDefault;
   choice.explanation = no_record + "; the default schedule (unscheduled loops)";
