@@ -176,14 +176,9 @@ void BM_Space_KnobFallbackResNetConvs(benchmark::State& state) {
       KnobConfig fallback = tmpl.fallback(space, *inst.dag, target).value();
       auto cand = build(tmpl, inst, fallback, target);
       if (!cand.is_ok()) return state.SkipWithError(cand.status().to_string().c_str());
-      std::vector<runtime::NDArray> arrays;
+      std::vector<runtime::NDArray> arrays = bench::make_args(inst);
       std::vector<void*> args;
-      uint64_t seed = 1;
-      for (const Tensor& t : inst.dag->args()) {
-        arrays.push_back(runtime::NDArray::create(t->shape, t->dtype).value());
-        arrays.back().fill_random(seed++);
-        args.push_back(arrays.back().raw_data());
-      }
+      for (runtime::NDArray& a : arrays) args.push_back(a.raw_data());
       const double ours = bench::median_seconds([&] { cand->fn(args.data()); });
       bench::DnnlConv dnnl(l.c, l.h, l.w, l.k, l.r, l.s, l.stride, l.pad);
       dnnl.prepare(arrays[0].data<float>(), arrays[1].data<float>());

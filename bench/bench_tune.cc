@@ -138,16 +138,6 @@ Result<double> time_steps(const ops::OpInstance& op, const std::string& steps_js
   return bench::median_seconds([&] { fn(ptrs.data()); });
 }
 
-std::vector<runtime::NDArray> make_args(const ops::OpInstance& op) {
-  std::vector<runtime::NDArray> args;
-  uint64_t seed = 1;
-  for (const Tensor& t : op.dag->args()) {
-    args.push_back(runtime::NDArray::create(t->shape, t->dtype).value());
-    args.back().fill_random(seed++);
-  }
-  return args;
-}
-
 void report_checkpoints(benchmark::State& state, const ops::OpInstance& op, const TuneRun& run, double peer_s,
                         std::vector<runtime::NDArray>& args, double* final_ratio) {
   for (size_t checkpoint : {size_t{64}, size_t{200}, run.history.size()}) {
@@ -179,7 +169,7 @@ void BM_Tune_Matmul1024(benchmark::State& state) {
   for (auto _ : state) {
     auto run = tune(op, state.range(0), /*guided=*/true, 1, knob);
     if (!run.is_ok()) return state.SkipWithError(run.status().to_string().c_str());
-    auto args = make_args(op);
+    auto args = bench::make_args(op);
     runtime::NDArray ref = runtime::NDArray::create({1024, 1024}, DType::f32()).value();
     double peer = bench::median_seconds([&] {
       bench::openblas_sgemm(1024, 1024, 1024, args[0].data<float>(), args[1].data<float>(), ref.data<float>(), kThreads);
@@ -220,7 +210,7 @@ void BM_Tune_ResNetConvs(benchmark::State& state) {
       auto run = tune(op, state.range(0), true, 1, knob);
       if (!run.is_ok()) return state.SkipWithError(run.status().to_string().c_str());
       wall += run->wall_s;
-      auto args = make_args(op);
+      auto args = bench::make_args(op);
       bench::DnnlConv dnnl(l.c, l.h, l.w, l.k, l.r, l.s, l.stride, l.pad);
       dnnl.prepare(args[0].data<float>(), args[1].data<float>());
       double peer = bench::median_seconds([&] { dnnl.run(); });
@@ -393,7 +383,7 @@ void BM_Tune_Dense1x1000x2048(benchmark::State& state) {
       if (!k.is_ok()) return state.SkipWithError(k.status().to_string().c_str());
       kernels.push_back(std::move(*k));
     }
-    auto args = make_args(op);  // X, W, Y
+    auto args = bench::make_args(op);  // X, W, Y
     std::vector<void*> ptrs;
     for (auto& a : args) ptrs.push_back(a.raw_data());
     std::vector<float> ref(kN);

@@ -1,11 +1,27 @@
-// The workloads the issues name, shared by the benchmarks that measure them.
+// The workloads the issues name and their random arguments, shared by the
+// benchmarks that measure them.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "compiler/ops/op_spec.h"
+#include "runtime/ndarray.h"
+
 namespace tessera::bench {
+
+/// Every argument of `op` (inputs and outputs, in the kernel's order) as an
+/// array of random values, seeded 1, 2, ... by position.
+inline std::vector<runtime::NDArray> make_args(const ops::OpInstance& op) {
+  std::vector<runtime::NDArray> args;
+  uint64_t seed = 1;
+  for (const Tensor& t : op.dag->args()) {
+    args.push_back(runtime::NDArray::create(t->shape, t->dtype).value());
+    args.back().fill_random(seed++);
+  }
+  return args;
+}
 
 /// One 2-D convolution layer: C input channels of H x W, K outputs, an
 /// R x S window, batch 1.
