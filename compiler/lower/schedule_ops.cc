@@ -340,6 +340,20 @@ Status Lowerer::infer_region(int p) {
 
 Expr Lowerer::flat_index(int s, const std::vector<Expr>& global) {
   const auto& info = info_[s];
+  if (const std::optional<PackedLayout>& layout = stages_[s].layout) {
+    // [d_axis / f, the other dims, d_axis % f] (layout.h); placeholders have
+    // region_min 0 and their full shape as region_extent.
+    const auto axis = static_cast<size_t>(layout->axis);
+    const int64_t f = layout->factor;
+    Expr rest = make_int(0);
+    int64_t stride = 1;
+    for (size_t d = global.size(); d-- > 0;) {
+      if (d == axis) continue;
+      rest = rest + global[d] * stride;
+      stride *= info.region_extent[d];
+    }
+    return ((global[axis] / f) * stride + rest) * f + global[axis] % f;
+  }
   Expr index = make_int(0);
   int64_t stride = 1;
   for (int d = static_cast<int>(global.size()) - 1; d >= 0; --d) {

@@ -9,6 +9,7 @@
 #include <map>
 #include <set>
 #include <thread>
+#include <tuple>
 
 #include "compiler/codegen/link.h"
 #include "compiler/codegen/llvm_codegen.h"
@@ -51,9 +52,15 @@ std::string kernel_symbol(int task, const std::string& group_name) {
 }
 
 // Builds the values table and the calls of `plan` (kernel `symbols` per task).
+//
+// A kernel that stores an argument packed (compiler/schedule/layout.h) reads
+// a copy of the constant packed that way, made once per layout.
 class PackageLayout {
  public:
-  PackageLayout(const ModelPlan& plan, runtime::PackageContents* out) : plan_(plan), g_(plan.graph), out_(out) {}
+  using ArgLayouts = std::vector<std::pair<int, PackedLayout>>;
+
+  PackageLayout(const ModelPlan& plan, const std::vector<ArgLayouts>& task_layouts, runtime::PackageContents* out)
+      : plan_(plan), g_(plan.graph), task_layouts_(task_layouts), out_(out) {}
 
   Status run(const std::vector<std::string>& symbols) {
     std::map<ValueId, size_t> output_index;
@@ -67,10 +74,18 @@ class PackageLayout {
     for (size_t i = 0; i < plan_.groups.size(); ++i) {
       const graph::FusedGroup& group = plan_.groups[i];
       runtime::KernelCall call;
-      call.symbol = symbols[static_cast<size_t>(plan_.task_of_group[i])];
-      for (ValueId v : group.inputs) {
+      const auto task = static_cast<size_t>(plan_.task_of_group[i]);
+      call.symbol = symbols[task];
+      for (size_t j = 0; j < group.inputs.size(); ++j) {
+        const ValueId v = group.inputs[j];
+        const PackedLayout* layout = layout_of(task_layouts_[task], static_cast<int>(j));
         auto it = ids_.find(v);
-        if (it != ids_.end()) {
+        if (layout) {
+          if (!g_.is_constant(v))
+            return Status(ErrorCode::kInternal, "group " + group.name + " packs " + g_.value(v).name +
+                                                    ", which is not a constant");
+          call.args.push_back(add_packed(v, *layout));
+        } else if (it != ids_.end()) {
           call.args.push_back(it->second);
         } else if (g_.is_constant(v)) {
           call.args.push_back(add(v, runtime::ValueKind::kConstant, g_.value(v).name));
@@ -101,6 +116,32 @@ class PackageLayout {
   }
 
  private:
+  static const PackedLayout* layout_of(const ArgLayouts& layouts, int arg) {
+    for (const auto& [a, layout] : layouts)
+      if (a == arg) return &layout;
+    return nullptr;
+  }
+
+  // Constant `v` stored in `layout`, once per (value, layout).
+  int32_t add_packed(ValueId v, const PackedLayout& layout) {
+    const auto key = std::make_tuple(v, layout.axis, layout.factor);
+    auto it = packed_ids_.find(key);
+    if (it != packed_ids_.end()) return it->second;
+    const graph::Value& value = g_.value(v);
+    const graph::Constant& c = g_.constant(v);
+    runtime::PackageValue pv;
+    pv.name = value.name + ".packed" + std::to_string(layout.axis) + "x" + std::to_string(layout.factor);
+    pv.kind = runtime::ValueKind::kConstant;
+    pv.dtype = value.dtype;
+    pv.shape = packed_shape(value.shape, layout);
+    pv.data.resize(c.bytes.size());
+    pack_elements(c.bytes.data(), pv.data.data(), value.shape, value.dtype.storage_bytes(), layout);
+    const auto id = static_cast<int32_t>(out_->values.size());
+    out_->values.push_back(std::move(pv));
+    packed_ids_[key] = id;
+    return id;
+  }
+
   int32_t add(ValueId v, runtime::ValueKind kind, const std::string& name) {
     const graph::Value& value = g_.value(v);
     runtime::PackageValue pv;
@@ -120,8 +161,10 @@ class PackageLayout {
 
   const ModelPlan& plan_;
   const Graph& g_;
+  const std::vector<ArgLayouts>& task_layouts_;
   runtime::PackageContents* out_;
   std::map<ValueId, int32_t> ids_;
+  std::map<std::tuple<ValueId, int, int64_t>, int32_t> packed_ids_;
 };
 
 // Runs fn(i) for i in [0, n) on `jobs` threads; the first error (lowest i) wins.
@@ -193,6 +236,7 @@ Result<CompiledModel> compile_model(const ModelPlan& plan, const Target& target,
   const int n = static_cast<int>(plan.tasks.size());
   std::vector<PrimFunc> funcs;
   std::vector<std::string> symbols;
+  std::vector<PackageLayout::ArgLayouts> task_layouts;
   auto t0 = std::chrono::steady_clock::now();
   for (int t = 0; t < n; ++t) {
     const graph::GraphTask& task = plan.tasks[static_cast<size_t>(t)];
@@ -201,7 +245,22 @@ Result<CompiledModel> compile_model(const ModelPlan& plan, const Target& target,
     if (!choice.is_ok()) return choice.status().with_context(label);
     model.report.add(label, task.dag->workload_key(), *choice);
     symbols.push_back(kernel_symbol(t, task.name));
-    auto func = lower(choice->state, symbols.back());
+    // A packed argument must be a constant in every call of the kernel (the
+    // package stores it packed); otherwise the kernel reads it as it is.
+    State& state = choice->state;
+    for (const auto& [arg, layout] : packed_arguments(state)) {
+      bool constant = true;
+      for (size_t i = 0; i < plan.groups.size(); ++i)
+        if (plan.task_of_group[i] == t)
+          constant = constant && plan.graph.is_constant(plan.groups[i].inputs[static_cast<size_t>(arg)]);
+      if (constant) continue;
+      auto plain = without_packed_layouts(state);
+      if (!plain.is_ok()) return plain.status().with_context(label);
+      state = std::move(plain).value();
+      break;
+    }
+    task_layouts.push_back(packed_arguments(state));
+    auto func = lower(state, symbols.back());
     if (!func.is_ok()) return func.status().with_context("lowering " + label);
     funcs.push_back(std::move(func).value());
     model.kernels.push_back(KernelInfo{symbols.back(), label, task.weight, task.flops, choice->source,
@@ -227,7 +286,7 @@ Result<CompiledModel> compile_model(const ModelPlan& plan, const Target& target,
   model.link_seconds = seconds_since(t2);
 
   model.package.target = target.to_string();
-  TESSERA_RETURN_IF_ERROR(PackageLayout(plan, &model.package).run(symbols));
+  TESSERA_RETURN_IF_ERROR(PackageLayout(plan, task_layouts, &model.package).run(symbols));
   TESSERA_RETURN_IF_ERROR(runtime::validate_package(model.package));
   return model;
 }

@@ -199,6 +199,7 @@ Status State::apply(const Step& step) {
     case StepKind::kCacheWrite: st = apply_cache_write(step); break;
     case StepKind::kRfactor: st = apply_rfactor(step); break;
     case StepKind::kPragma: st = apply_pragma(step); break;
+    case StepKind::kPackLayout: st = apply_pack_layout(step); break;
   }
   if (st.is_ok()) steps_.push_back(canonical_step(step));
   return st;
@@ -522,6 +523,22 @@ Status State::apply_pragma(const Step& s) {
   return Status::ok();
 }
 
+Status State::apply_pack_layout(const Step& s) {
+  TESSERA_RETURN_IF_ERROR(check_stage(s, s.stage, /*allow_placeholder=*/true));
+  Stage& st = stages_[s.stage];
+  if (!st.is_placeholder()) return step_error(s, "stage " + st.name() + " is computed; only inputs are packed");
+  const std::vector<int64_t>& shape = st.tensor->shape;
+  if (s.axis < 0 || s.axis >= static_cast<int>(shape.size()))
+    return step_error(s, "input " + st.name() + " has no dimension " + std::to_string(s.axis));
+  const int64_t extent = shape[static_cast<size_t>(s.axis)];
+  if (s.value < 2 || extent % s.value != 0)
+    return step_error(s, "factor " + std::to_string(s.value) + " must be at least 2 and divide dimension " +
+                             std::to_string(s.axis) + " of " + st.name() + " (" + std::to_string(extent) + ")");
+  if (st.layout) return step_error(s, "input " + st.name() + " is packed already");
+  st.layout = PackedLayout{s.axis, s.value};
+  return Status::ok();
+}
+
 // ---------------------------------------------------------------------------
 // Conveniences
 
@@ -613,6 +630,15 @@ Status State::pragma_auto_unroll(int stage, int iter, int64_t max_step) {
   return apply(s);
 }
 
+Status State::pack_layout(int stage, int axis, int64_t factor) {
+  Step s;
+  s.kind = StepKind::kPackLayout;
+  s.stage = stage;
+  s.axis = axis;
+  s.value = factor;
+  return apply(s);
+}
+
 Status State::tile(int stage, std::vector<int> iters, std::vector<std::vector<int64_t>> factors) {
   if (iters.size() != factors.size())
     return Status(ErrorCode::kInvalidSchedule, "tile: one factor list per loop");
@@ -667,7 +693,13 @@ std::string State::to_string() const {
     const Stage& st = stages_[i];
     out += "stage " + std::to_string(i) + " " + st.name();
     if (st.is_placeholder()) {
-      out += ": input\n";
+      out += ": input";
+      if (st.layout) {
+        out += ", stored as [";
+        for (int64_t d : packed_shape(st.tensor->shape, *st.layout)) out += (out.back() == '[' ? "" : ", ") + std::to_string(d);
+        out += "]";
+      }
+      out += "\n";
       continue;
     }
     switch (st.location) {

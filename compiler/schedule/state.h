@@ -5,10 +5,12 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
 
+#include "compiler/schedule/layout.h"
 #include "compiler/schedule/step.h"
 #include "compiler/te/compute_dag.h"
 
@@ -51,6 +53,7 @@ struct Stage {
   Var attach_var;                     // ... and its loop
   MemoryScope scope = MemoryScope::kGlobal;  // cache stages: kLocal
   std::vector<std::pair<Var, int64_t>> pragmas;  // loop -> auto-unroll max step
+  std::optional<PackedLayout> layout;  // placeholder arguments: stored packed (layout.h)
 
   bool is_placeholder() const { return !body.defined(); }
   const std::string& name() const { return tensor->name; }
@@ -96,6 +99,8 @@ class State {
   Status cache_write(int stage);
   Status rfactor(int stage, int reduce_axis, int64_t factor);
   Status pragma_auto_unroll(int stage, int iter, int64_t max_step);
+  /// Stores placeholder argument `stage` packed on `axis` by `factor` (layout.h).
+  Status pack_layout(int stage, int axis, int64_t factor);
 
   /// split, then reorder so the loops of `iters` come out tiled: for 2-D
   /// tiling `tile(s, {i, j}, {{ti}, {tj}})` gives i.0 j.0 i.1 j.1.
@@ -121,6 +126,7 @@ class State {
   Status apply_cache_write(const Step& s);
   Status apply_rfactor(const Step& s);
   Status apply_pragma(const Step& s);
+  Status apply_pack_layout(const Step& s);
   void reindex_after_insert(int position);
 
   Status check_stage(const Step& s, int stage, bool allow_placeholder = false) const;

@@ -16,7 +16,7 @@ constexpr struct {
     {StepKind::kComputeAt, "compute_at"},  {StepKind::kComputeInline, "compute_inline"},
     {StepKind::kComputeRoot, "compute_root"}, {StepKind::kCacheRead, "cache_read"},
     {StepKind::kCacheWrite, "cache_write"}, {StepKind::kRfactor, "rfactor"},
-    {StepKind::kPragma, "pragma"},
+    {StepKind::kPragma, "pragma"},         {StepKind::kPackLayout, "pack_layout"},
 };
 
 constexpr const char* kAnnotationNames[] = {"none", "parallel", "vectorize", "unroll"};
@@ -61,7 +61,7 @@ std::string Step::to_string() const {
       s += ", target=" + std::to_string(target_stage) + ", iter=" + std::to_string(target_iter);
       break;
     case StepKind::kCacheRead: s += ", readers=" + list_text(iters); break;
-    case StepKind::kRfactor:
+    case StepKind::kRfactor: case StepKind::kPackLayout:
       s += ", axis=" + std::to_string(axis) + ", factor=" + std::to_string(value);
       break;
     case StepKind::kPragma:
@@ -92,7 +92,7 @@ Step canonical_step(const Step& in) {
       out.target_stage = in.target_stage;
       out.target_iter = in.target_iter;
       break;
-    case StepKind::kRfactor:
+    case StepKind::kRfactor: case StepKind::kPackLayout:
       out.axis = in.axis;
       out.value = in.value;
       break;
@@ -128,7 +128,7 @@ std::string steps_to_json(const std::vector<Step>& steps) {
         j["iter"] = st.target_iter;
         break;
       case StepKind::kCacheRead: j["readers"] = st.iters; break;
-      case StepKind::kRfactor:
+      case StepKind::kRfactor: case StepKind::kPackLayout:
         j["axis"] = st.axis;
         j["factor"] = st.value;
         break;
@@ -201,7 +201,9 @@ Result<std::vector<Step>> steps_from_json(const std::string& text) {
       }
       case StepKind::kComputeAt: ok = get_int("target", &st.target_stage) && get_int("iter", &st.target_iter); break;
       case StepKind::kCacheRead: ok = get_list("readers", &st.iters); break;
-      case StepKind::kRfactor: ok = get_int("axis", &st.axis) && get_int("factor", &st.value); break;
+      case StepKind::kRfactor: case StepKind::kPackLayout:
+        ok = get_int("axis", &st.axis) && get_int("factor", &st.value);
+        break;
       case StepKind::kPragma: ok = get_int("iter", &st.iter) && get_int("auto_unroll_max_step", &st.value); break;
       case StepKind::kComputeInline: case StepKind::kComputeRoot: case StepKind::kCacheWrite: break;
     }

@@ -25,6 +25,7 @@ enum class StepKind : uint8_t {
   kCacheWrite,     ///< stage (before any loop transform)
   kRfactor,        ///< stage, reduce axis, factor (before any loop transform)
   kPragma,         ///< stage, iter, auto-unroll max step
+  kPackLayout,     ///< stage (a placeholder argument), axis, factor: its storage order (layout.h)
 };
 const char* step_kind_name(StepKind kind);
 
@@ -43,8 +44,8 @@ struct Step {
   IterAnnotation annotation = IterAnnotation::kNone;
   int target_stage = 0;           // compute_at
   int target_iter = 0;            // compute_at
-  int64_t value = 0;              // rfactor: factor; pragma: max step
-  int axis = 0;                   // rfactor: which reduce axis
+  int64_t value = 0;              // rfactor, pack_layout: factor; pragma: max step
+  int axis = 0;                   // rfactor: which reduce axis; pack_layout: which dimension
 
   bool operator==(const Step& o) const;
   /// "split(stage=1, iter=0, factors=[32, 4])"

@@ -165,6 +165,11 @@ Status Sched::cache_read(const std::string& stage, const std::vector<std::string
   return state_->cache_read(s, r);
 }
 
+Status Sched::pack_layout(const std::string& stage, int axis, int64_t factor) {
+  TESSERA_ASSIGN_OR_RETURN(int s, stage_index(stage));
+  return state_->pack_layout(s, axis, factor);
+}
+
 int64_t divisor_vector_width(int64_t extent, int64_t lanes) {
   // The whole loop when it fits four registers; else the widest divisor
   // made of whole registers or a power-of-two part of one (odd widths such

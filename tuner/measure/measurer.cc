@@ -15,11 +15,25 @@ Measurer::Measurer(const BuilderPool& builder, rpc::Runner& runner, MeasureOptio
     : builder_(builder), runner_(runner), options_(std::move(options)) {}
 
 // The default schedule's output for the inputs the workers will generate.
-Result<std::optional<rpc::ReferenceCheck>> Measurer::reference_for(const Task& task) {
+// Workers fill every argument with the same random bytes whatever its
+// layout; a candidate storing an argument packed (compiler/schedule/layout.h)
+// reads those bytes in packed order, so the reference reads them unpacked.
+Result<std::optional<rpc::ReferenceCheck>> Measurer::reference_for(const Task& task, const std::vector<Step>& steps) {
   if (!options_.check_correctness) return std::optional<rpc::ReferenceCheck>();
-  if (reference_key_ == task.workload_key()) return reference_;
   Target host = Target::host();
   if (host.triple != task.target.triple) return std::optional<rpc::ReferenceCheck>();
+  auto state = replay(task.dag, steps);
+  if (!state.is_ok()) return std::optional<rpc::ReferenceCheck>();  // it will not build either
+  const std::vector<std::pair<int, PackedLayout>> layouts = packed_arguments(*state);
+  std::string signature;
+  for (const auto& [arg, layout] : layouts)
+    signature += std::to_string(arg) + ":" + std::to_string(layout.axis) + "x" + std::to_string(layout.factor) + ";";
+  if (reference_key_ != task.workload_key()) {
+    references_.clear();
+    reference_key_ = task.workload_key();
+  }
+  if (auto it = references_.find(signature); it != references_.end()) return std::optional(it->second);
+
   TESSERA_ASSIGN_OR_RETURN(BuiltLibrary lib, build_kernel(State(task.dag), host, "reference"));
   TESSERA_ASSIGN_OR_RETURN(runtime::Module mod, runtime::Module::load_from_bytes(lib.bytes, "/tmp"));
   TESSERA_ASSIGN_OR_RETURN(TesseraKernelFn fn, mod.get_kernel("reference"));
@@ -30,6 +44,12 @@ Result<std::optional<rpc::ReferenceCheck>> Measurer::reference_for(const Task& t
     TESSERA_ASSIGN_OR_RETURN(runtime::NDArray a, runtime::NDArray::create(spec.shape, spec.dtype));
     a.fill_random(seed++);
     arrays.push_back(std::move(a));
+  }
+  for (const auto& [arg, layout] : layouts) {
+    runtime::NDArray& a = arrays[static_cast<size_t>(arg)];
+    TESSERA_ASSIGN_OR_RETURN(runtime::NDArray logical, runtime::NDArray::create(a.shape(), a.dtype()));
+    unpack_elements(a.raw_data(), logical.raw_data(), a.shape(), a.dtype().storage_bytes(), layout);
+    a = std::move(logical);
   }
   for (auto& a : arrays) args.push_back(a.raw_data());
   runtime::ThreadPool pool(task.target.num_cores);
@@ -42,9 +62,8 @@ Result<std::optional<rpc::ReferenceCheck>> Measurer::reference_for(const Task& t
   rpc::ReferenceCheck check;
   check.expected_output.assign(static_cast<const char*>(out.raw_data()), out.nbytes());
   check.tolerance = options_.tolerance;
-  reference_key_ = task.workload_key();
-  reference_ = check;
-  return reference_;
+  references_[signature] = check;
+  return std::optional(check);
 }
 
 Result<std::vector<records::Record>> Measurer::measure(const Task& task, const std::vector<Candidate>& candidates,
@@ -56,7 +75,6 @@ Result<std::vector<records::Record>> Measurer::measure(const Task& task, const s
   std::vector<BuildResult> built = builder_.build(inputs);
   last_build_seconds_ = std::chrono::duration<double>(Clock::now() - build_start).count();
   last_run_seconds_ = 0;
-  TESSERA_ASSIGN_OR_RETURN(std::optional<rpc::ReferenceCheck> reference, reference_for(task));
 
   std::vector<rpc::MeasureInput> jobs;
   std::vector<size_t> job_of;
@@ -73,7 +91,7 @@ Result<std::vector<records::Record>> Measurer::measure(const Task& task, const s
       in.timeout_ms = std::max(options_.timeout_ms, 120000);
     }
     in.input_seed = 1;
-    in.reference = reference;
+    TESSERA_ASSIGN_OR_RETURN(in.reference, reference_for(task, candidates[i].steps));
     jobs.push_back(std::move(in));
     job_of.push_back(i);
   }

@@ -3,6 +3,7 @@
 // is data).
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -50,13 +51,14 @@ class Measurer {
   double last_run_seconds() const { return last_run_seconds_; }
 
  private:
-  Result<std::optional<rpc::ReferenceCheck>> reference_for(const Task& task);
+  /// The expected output for a candidate whose steps store `layouts` packed.
+  Result<std::optional<rpc::ReferenceCheck>> reference_for(const Task& task, const std::vector<Step>& steps);
 
   const BuilderPool& builder_;
   rpc::Runner& runner_;
   MeasureOptions options_;
-  std::string reference_key_;
-  std::optional<rpc::ReferenceCheck> reference_;
+  std::string reference_key_;                                  // the task the references are for
+  std::map<std::string, rpc::ReferenceCheck> references_;      // by the candidates' packed layouts
   double last_build_seconds_ = 0, last_run_seconds_ = 0;
 };
 

@@ -132,7 +132,7 @@ class RandomScheduler {
   // does not use stay default, as step.h asks.
   Step garbage_step(const State& s) {
     Step step;
-    step.kind = static_cast<StepKind>(pick(static_cast<int>(StepKind::kPragma) + 1));
+    step.kind = static_cast<StepKind>(pick(static_cast<int>(StepKind::kPackLayout) + 1));
     const int n = static_cast<int>(s.stages().size());
     auto small = [&](int hi) { return pick(hi + 3) - 1; };  // -1 .. hi + 1
     step.stage = small(n);
@@ -153,7 +153,7 @@ class RandomScheduler {
         step.target_stage = small(n);
         step.target_iter = small(6);
         break;
-      case StepKind::kRfactor:
+      case StepKind::kRfactor: case StepKind::kPackLayout:
         step.axis = small(3);
         step.value = small(8);
         break;

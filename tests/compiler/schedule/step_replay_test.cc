@@ -39,13 +39,14 @@ State every_step_kind_schedule() {
   EXPECT_TRUE(s.compute_root(at("W.local")).is_ok());
   EXPECT_TRUE(s.unroll(at(conv), 3).is_ok());
   EXPECT_TRUE(s.pragma_auto_unroll(at(conv), 1, 64).is_ok());
+  EXPECT_TRUE(s.pack_layout(at("W"), 0, 4).is_ok());  // OIHW as [K/4][C][R][S][4]
   return s;
 }
 
 TEST(StepReplay, JsonRoundTripKeepsEveryStepKind) {
   State s = every_step_kind_schedule();
-  ASSERT_EQ(s.steps().size(), 15u);
-  std::vector<bool> seen(static_cast<int>(StepKind::kPragma) + 1, false);
+  ASSERT_EQ(s.steps().size(), 16u);
+  std::vector<bool> seen(static_cast<int>(StepKind::kPackLayout) + 1, false);
   for (const Step& step : s.steps()) seen[static_cast<int>(step.kind)] = true;
   for (size_t k = 0; k < seen.size(); ++k) EXPECT_TRUE(seen[k]) << step_kind_name(static_cast<StepKind>(k));
   const std::string json = steps_to_json(s.steps());

@@ -34,6 +34,17 @@ struct Buffers {
     for (auto& a : arrays) pointers.push_back(a.raw_data());
   }
   const runtime::NDArray& output() const { return arrays.back(); }
+
+  // Stores the inputs `state` packs in its layouts (compiler/schedule/layout.h).
+  void pack_for(const State& state) {
+    for (const auto& [arg, layout] : packed_arguments(state)) {
+      runtime::NDArray& a = arrays[static_cast<size_t>(arg)];
+      runtime::NDArray packed = runtime::NDArray::create(a.shape(), a.dtype()).value();
+      pack_elements(a.raw_data(), packed.raw_data(), a.shape(), a.dtype().storage_bytes(), layout);
+      a = std::move(packed);
+      pointers[static_cast<size_t>(arg)] = a.raw_data();
+    }
+  }
 };
 
 // The output of the unscheduled DAG under the reference interpreter.
@@ -56,6 +67,7 @@ void expect_matches(const ops::OpInstance& inst, const State& state, const runti
   auto fn = mod->get_kernel("k");
   ASSERT_TRUE(fn.is_ok()) << fn.status().to_string();
   Buffers b(*inst.dag);
+  b.pack_for(state);
   {
     runtime::ParallelScope scope(pool);
     ASSERT_EQ((*fn)(b.pointers.data()), 0) << what;
@@ -79,7 +91,9 @@ const TemplateCase kCases[] = {
     {"conv2d",
      {"conv2d:N=1,C=6,H=11,W=13,K=10,R=3,S=3,pad=1", "conv2d:N=2,C=4,H=9,W=10,K=6,R=3,S=2,stride=2",
       "conv2d:N=1,C=4,H=7,W=9,K=6,R=3,S=3,pad=1,groups=2"}},
-    {"conv2d_nhwc", {"conv2d_nhwc:N=1,C=5,H=10,W=9,K=20,R=3,S=3,pad=1", "conv2d_nhwc:N=1,C=3,H=8,W=7,K=7,R=1,S=1"}},
+    {"conv2d_nhwc",
+     {"conv2d_nhwc:N=1,C=5,H=10,W=9,K=20,R=3,S=3,pad=1", "conv2d_nhwc:N=1,C=3,H=8,W=7,K=7,R=1,S=1",
+      "conv2d_nhwc:N=1,C=6,H=6,W=5,K=96,R=3,S=3,pad=1"}},
     {"depthwise_conv2d",
      {"depthwise_conv2d:N=1,C=6,H=12,W=11,R=3,S=3,pad=1",
       "depthwise_conv2d:N=1,C=3,H=9,W=13,R=5,S=3,multiplier=2,stride=2,pad=2"}},
@@ -107,6 +121,27 @@ TEST(KnobTemplatesBuilt, FiftyRandomConfigsPerTemplateMatchTheInterpreter) {
         expect_matches(inst, *state, expected, &pool, std::string(spec) + " " + c.to_string());
         if (HasFatalFailure()) return;
       }
+    }
+  }
+}
+
+// The NHWC conv stores its weights packed by the micro-kernel's vector width,
+// [K/kv][R][S][C][kv], unless that is HWIO itself (kv = K).
+TEST(KnobTemplatesBuilt, NhwcConvPacksItsWeightsByTheVectorWidth) {
+  const KnobTemplate* tmpl = find_template("conv2d_nhwc");
+  for (const char* spec : {"conv2d_nhwc:N=1,C=64,H=7,W=7,K=256,R=3,S=3,pad=1", "conv2d_nhwc:N=1,C=8,H=7,W=7,K=16,R=3,S=3"}) {
+    ops::OpInstance inst = ops::parse_op_spec(spec).value();
+    KnobSpace space = tmpl->define(*inst.dag, Target::host()).value();
+    KnobConfig c = tmpl->fallback(space, *inst.dag, Target::host()).value();
+    State state = apply_template(*tmpl, inst.dag, c, Target::host()).value();
+    const int64_t kv = c.get("tile_k")[2], k = inst.dag->args()[1]->shape[3];
+    const auto packed = packed_arguments(state);
+    if (kv == k) {
+      EXPECT_TRUE(packed.empty()) << spec;
+    } else {
+      ASSERT_EQ(packed.size(), 1u) << spec;
+      EXPECT_EQ(packed[0].first, 1) << spec;  // W
+      EXPECT_EQ(packed[0].second, (PackedLayout{3, kv})) << spec;
     }
   }
 }

@@ -55,5 +55,24 @@ TEST_F(MeasurerTest, EveryCandidateBecomesARecordGoodOrBad) {
   EXPECT_TRUE((*records)[2].ok()) << (*records)[2].error_message;  // the default schedule
 }
 
+// Workers fill a packed argument with the same random bytes as a plain one;
+// the reference check reads them unpacked in each candidate's layout. Two
+// layouts of B and the plain one in one batch all pass only if each gets a
+// reference of its own (the bytes mean a different B in each).
+TEST_F(MeasurerTest, PackedArgumentsAreCheckedAgainstTheirOwnReference) {
+  Task task = matmul_task(64);
+  State packed(task.dag);
+  ASSERT_TRUE(packed.tile(2, {0, 1}, {{8}, {16}}).is_ok());
+  ASSERT_TRUE(packed.vectorize(2, 3).is_ok());
+  ASSERT_TRUE(packed.pack_layout(1, 1, 16).is_ok());  // B as [64/16][64][16]
+  State packed_by_8 = without_packed_layouts(packed).value();
+  ASSERT_TRUE(packed_by_8.pack_layout(1, 1, 8).is_ok());
+  BuilderPool builder(task.target, {.n_parallel = 2});
+  Measurer measurer(builder, *runner_, {.timing = {.number = 1, .repeat = 1}, .check_correctness = true});
+  auto records = measurer.measure(task, {{packed.steps()}, {packed_by_8.steps()}, {{}}});
+  ASSERT_TRUE(records.is_ok()) << records.status().to_string();
+  for (const auto& r : *records) EXPECT_TRUE(r.ok()) << r.error_kind << ": " << r.error_message;
+}
+
 }  // namespace
 }  // namespace tessera::tuner

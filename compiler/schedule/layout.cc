@@ -1,0 +1,69 @@
+#include "compiler/schedule/layout.h"
+
+#include <cstring>
+
+#include "compiler/schedule/state.h"
+
+namespace tessera {
+namespace {
+
+// Logical element (o, a, i) -- o over the dims before the axis, a along it,
+// i over the dims after -- against its packed position; `to_packed` copies
+// one way or the other.
+void copy_packed(const void* src, void* dst, const std::vector<int64_t>& shape, int64_t element_bytes,
+                 const PackedLayout& layout, bool to_packed) {
+  int64_t outer = 1, inner = 1;
+  for (int d = 0; d < layout.axis; ++d) outer *= shape[static_cast<size_t>(d)];
+  for (size_t d = static_cast<size_t>(layout.axis) + 1; d < shape.size(); ++d) inner *= shape[d];
+  const int64_t extent = shape[static_cast<size_t>(layout.axis)], f = layout.factor;
+  const auto* in = static_cast<const uint8_t*>(src);
+  auto* out = static_cast<uint8_t*>(dst);
+  const auto bytes = static_cast<size_t>(element_bytes);
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t a = 0; a < extent; ++a)
+      for (int64_t i = 0; i < inner; ++i) {
+        const int64_t logical = (o * extent + a) * inner + i;
+        const int64_t packed = (((a / f) * outer + o) * inner + i) * f + a % f;
+        const int64_t from = to_packed ? logical : packed, to = to_packed ? packed : logical;
+        std::memcpy(out + static_cast<size_t>(to) * bytes, in + static_cast<size_t>(from) * bytes, bytes);
+      }
+}
+
+}  // namespace
+
+std::vector<int64_t> packed_shape(const std::vector<int64_t>& shape, const PackedLayout& layout) {
+  std::vector<int64_t> out = {shape[static_cast<size_t>(layout.axis)] / layout.factor};
+  for (size_t d = 0; d < shape.size(); ++d)
+    if (static_cast<int>(d) != layout.axis) out.push_back(shape[d]);
+  out.push_back(layout.factor);
+  return out;
+}
+
+void pack_elements(const void* src, void* dst, const std::vector<int64_t>& shape, int64_t element_bytes,
+                   const PackedLayout& layout) {
+  copy_packed(src, dst, shape, element_bytes, layout, true);
+}
+
+void unpack_elements(const void* src, void* dst, const std::vector<int64_t>& shape, int64_t element_bytes,
+                     const PackedLayout& layout) {
+  copy_packed(src, dst, shape, element_bytes, layout, false);
+}
+
+std::vector<std::pair<int, PackedLayout>> packed_arguments(const State& state) {
+  std::vector<std::pair<int, PackedLayout>> out;
+  const std::vector<Tensor>& args = state.dag().args();
+  for (size_t i = 0; i < args.size(); ++i) {
+    const int s = state.stage_index(args[i]);
+    if (s >= 0 && state.stage(s).layout) out.emplace_back(static_cast<int>(i), *state.stage(s).layout);
+  }
+  return out;
+}
+
+Result<State> without_packed_layouts(const State& state) {
+  std::vector<Step> steps;
+  for (const Step& step : state.steps())
+    if (step.kind != StepKind::kPackLayout) steps.push_back(step);
+  return replay(state.dag_ptr(), steps);
+}
+
+}  // namespace tessera
