@@ -33,6 +33,27 @@ TEST(TaskScheduler, TheTaskWithTheLargerExpectedGainGetsMoreTrials) {
   EXPECT_GT(trials[0], 2 * trials[1]) << trials[0] << " vs " << trials[1];
 }
 
+// A task that has reached its floor gets fewer rounds as its returns
+// diminish, though it runs twice per inference; the task still improving,
+// or slower than its group's best throughput by more than beta, gets them.
+TEST(TaskScheduler, ATaskAtItsFloorYieldsRoundsToTheOthers) {
+  TaskScheduler s({{2, 2e8, 0}, {1, 2e8, 0}, {1, 2e8, 0}}, SchedulerKind::kGradient, 11, /*epsilon=*/0);
+  int64_t trials[3] = {0, 0, 0};
+  auto cost = [&](int t) {
+    if (t == 0) return 0.6;                                           // at its floor
+    if (t == 1) return simulated_cost(1.0, 0.5, trials[1]);           // improving
+    return simulated_cost(3.0, 0.5, trials[2]);                       // 5x slower at first
+  };
+  for (int round = 0; round < 60; ++round) {
+    int t = s.next();
+    trials[t] += 16;
+    s.update(t, trials[t], cost(t));
+  }
+  EXPECT_LE(trials[0], trials[1] + trials[2]) << trials[0] << " " << trials[1] << " " << trials[2];
+  EXPECT_GE(trials[1], 10 * 16) << trials[0] << " " << trials[1] << " " << trials[2];
+  EXPECT_GE(trials[2], 10 * 16) << trials[0] << " " << trials[1] << " " << trials[2];
+}
+
 TEST(TaskScheduler, RoundRobinAlternates) {
   TaskScheduler s({{10, 1e9}, {1, 1e9}}, SchedulerKind::kRoundRobin, 1);
   int64_t trials[2] = {0, 0};
