@@ -51,8 +51,10 @@ const std::vector<OptionSpec> kOptions = {
     {"time-budget", true, "stop after this many seconds"},
     {"early-stopping", true, "stop a task after N trials without improvement"},
     {"scheduler", true, "gradient (default) or round-robin, for several tasks"},
-    {"repeat", true, "timing repeats per candidate (default 3)"},
-    {"min-repeat-ms", true, "shortest timed repeat in ms (default 50)"},
+    {"cache", true, "warm: each repeat times calls back to back (default with --op); cold: each repeat times one "
+                     "call after the caches are swept, as a kernel of a model finds them (default with a model)"},
+    {"repeat", true, "timing repeats per candidate (default 3 warm, 8 cold)"},
+    {"min-repeat-ms", true, "shortest timed repeat in ms, warm (default 50)"},
     {"check", false, "compare every candidate's output with the default schedule's"},
     {"help", false, "this message"},
 };
@@ -97,7 +99,11 @@ int run_tune(int argc, char** argv, int first) {
   auto batch = args->get_int("batch", 16);
   auto seed = args->get_int("seed", 0);
   auto workers = args->get_int("workers", 1);
-  auto repeat = args->get_int("repeat", 3);
+  const std::string cache = args->get("cache", has_model ? "cold" : "warm");
+  if (cache != "warm" && cache != "cold") return usage_error("--cache must be warm or cold, not '" + cache + "'");
+  const bool cold = cache == "cold";
+  if (cold && args->has("min-repeat-ms")) return usage_error("--min-repeat-ms is for --cache warm (cold times single calls)");
+  auto repeat = args->get_int("repeat", cold ? 8 : 3);
   auto min_repeat_ms = args->get_double("min-repeat-ms", 50);
   auto time_budget = args->get_double("time-budget", 0);
   auto early = args->get_int("early-stopping", 0);
@@ -156,6 +162,7 @@ int run_tune(int argc, char** argv, int first) {
   }
   for (size_t i = 0; i < tasks.size(); ++i) {
     tasks[i].target = target;
+    tasks[i].group = op_names[i];
     tasks[i].device_key = args->get("key", "local");
     // The fallback (the template's, else the generic schedule) is what
     // compile time uses without records: it is measured first, so that
@@ -319,7 +326,8 @@ int run_tune(int argc, char** argv, int first) {
   tuner::BuilderPool builder(target);
   tuner::MeasureOptions mo;
   mo.timing.repeat = static_cast<int>(*repeat);
-  mo.timing.min_repeat_ms = *min_repeat_ms;
+  mo.timing.min_repeat_ms = cold ? 0 : *min_repeat_ms;
+  mo.timing.flush_cache = cold;  // with number 1: every timed call starts cold
   mo.check_correctness = args->has("check");
   mo.session_id = *session_id;
   tuner::Measurer measurer(builder, *runner, mo);

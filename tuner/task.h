@@ -18,6 +18,11 @@ struct Task {
   Target target;
   std::string device_key;                  ///< the workers that measure it (farm key)
   double weight = 1;                       ///< how often it runs in the model
+  /// The operator kind ("conv2d_nhwc", "matmul"): the task scheduler bounds a
+  /// task's expected gain by the best throughput of its group. Empty: a
+  /// group of its own (a transpose's or a pool's throughput says nothing of
+  /// a conv's).
+  std::string group;
   /// A known good schedule measured before the search (the knob template's
   /// fallback or the generic schedule, what compile time uses without
   /// records): its record competes

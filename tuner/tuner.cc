@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <map>
 #include <cstdio>
 #include <limits>
 
@@ -184,8 +185,12 @@ Result<std::vector<TaskSummary>> Tuner::run(Progress* progress, const std::atomi
   if (options_.measure_default) TESSERA_RETURN_IF_ERROR(measure_defaults());
   TESSERA_RETURN_IF_ERROR(measure_baselines());
   std::vector<TaskWeight> weights;
-  for (size_t i = 0; i < tasks_.size(); ++i)
-    weights.push_back({tasks_[i].weight, tasks_[i].dag->flop_count(), 0});
+  std::map<std::string, int> groups;
+  for (size_t i = 0; i < tasks_.size(); ++i) {
+    const std::string& g = tasks_[i].group;
+    const int group = g.empty() ? -1 - static_cast<int>(i) : groups.emplace(g, static_cast<int>(groups.size())).first->second;
+    weights.push_back({tasks_[i].weight, tasks_[i].dag->flop_count(), group});
+  }
   TaskScheduler scheduler(weights, options_.scheduler, options_.seed);
   auto start = Clock::now();
   auto spent = [&] {

@@ -149,10 +149,21 @@ TEST_F(ModelCommands, DynamicInputNeedsAShapeBinding) {
   EXPECT_NE(bad.text.find("--input-shape 'x:1,a'"), std::string::npos) << bad.text;
 }
 
+TEST_F(ModelCommands, TuneRejectsAnUnknownCacheModeAndWarmOnlyOptionsWhenCold) {
+  const std::string model = (kConv / "model.onnx").string();
+  Output bad = tessera("tune " + model + " --trials 4 --cache lukewarm --db " + path("c.db"));
+  EXPECT_EQ(bad.code, 2) << bad.text;
+  EXPECT_NE(bad.text.find("--cache must be warm or cold, not 'lukewarm'"), std::string::npos) << bad.text;
+  Output mixed = tessera("tune " + model + " --trials 4 --cache cold --min-repeat-ms 5 --db " + path("c.db"));
+  EXPECT_EQ(mixed.code, 2) << mixed.text;
+  EXPECT_NE(mixed.text.find("--min-repeat-ms is for --cache warm"), std::string::npos) << mixed.text;
+  EXPECT_FALSE(std::filesystem::exists(path("c.db")));  // refused before anything is written
+}
+
 TEST_F(ModelCommands, TuneTheModelThenCompileUsesItsRecords) {
   const std::string db = path("t.db");
-  Output t = tessera("tune " + (kConv / "model.onnx").string() + " --trials 8 --batch 4 --db " + db +
-                     " --min-repeat-ms 1 --repeat 1");
+  // A model is timed cold by default: single calls, caches swept before each.
+  Output t = tessera("tune " + (kConv / "model.onnx").string() + " --trials 8 --batch 4 --db " + db + " --repeat 1");
   ASSERT_EQ(t.code, 0) << t.text;
   Output c = tessera("compile " + (kConv / "model.onnx").string() + " --db " + db + " -o " + path("t.tsr"));
   ASSERT_EQ(c.code, 0) << c.text;

@@ -54,6 +54,22 @@ TEST(TaskScheduler, ATaskAtItsFloorYieldsRoundsToTheOthers) {
   EXPECT_GE(trials[2], 10 * 16) << trials[0] << " " << trials[1] << " " << trials[2];
 }
 
+// A memory-bound pool will never reach a conv's throughput: in a group of
+// its own it is not expected to, and does not take the rounds from the conv.
+TEST(TaskScheduler, ATaskOfAnotherKindIsNotHeldToTheGroupsThroughput) {
+  for (int pool_group : {0, 1}) {
+    TaskScheduler s({{1, 2e8, 0}, {1, 2e6, pool_group}}, SchedulerKind::kGradient, 5, /*epsilon=*/0);
+    int64_t trials[2] = {0, 0};
+    for (int round = 0; round < 30; ++round) {
+      int t = s.next();
+      trials[t] += 16;
+      s.update(t, trials[t], t == 0 ? simulated_cost(1.0, 0.5, trials[0]) : 0.08);
+    }
+    if (pool_group == 0) EXPECT_GT(trials[1], trials[0]) << "one group: the pool looks 40x too slow";
+    else EXPECT_GT(trials[0], 3 * trials[1]) << trials[0] << " vs " << trials[1];
+  }
+}
+
 TEST(TaskScheduler, RoundRobinAlternates) {
   TaskScheduler s({{10, 1e9}, {1, 1e9}}, SchedulerKind::kRoundRobin, 1);
   int64_t trials[2] = {0, 0};
