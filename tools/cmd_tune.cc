@@ -51,8 +51,8 @@ const std::vector<OptionSpec> kOptions = {
     {"time-budget", true, "stop after this many seconds"},
     {"early-stopping", true, "stop a task after N trials without improvement"},
     {"scheduler", true, "gradient (default) or round-robin, for several tasks"},
-    {"cache", true, "warm: each repeat times calls back to back (default with --op); cold: each repeat times one "
-                     "call after the caches are swept, as a kernel of a model finds them (default with a model)"},
+    {"cache", true, "warm (default): each repeat times calls back to back; cold: each repeat times one call "
+                     "after the caches are swept, as a kernel of a model finds them"},
     {"repeat", true, "timing repeats per candidate (default 3 warm, 8 cold)"},
     {"min-repeat-ms", true, "shortest timed repeat in ms, warm (default 50)"},
     {"check", false, "compare every candidate's output with the default schedule's"},
@@ -99,7 +99,9 @@ int run_tune(int argc, char** argv, int first) {
   auto batch = args->get_int("batch", 16);
   auto seed = args->get_int("seed", 0);
   auto workers = args->get_int("workers", 1);
-  const std::string cache = args->get("cache", has_model ? "cold" : "warm");
+  // Warm by default: tuning a ResNet-18 cold gave no faster model (13.97 ms
+  // against 13.8-13.9 warm after 1,000 trials) at twice the system time.
+  const std::string cache = args->get("cache", "warm");
   if (cache != "warm" && cache != "cold") return usage_error("--cache must be warm or cold, not '" + cache + "'");
   const bool cold = cache == "cold";
   if (cold && args->has("min-repeat-ms")) return usage_error("--min-repeat-ms is for --cache warm (cold times single calls)");

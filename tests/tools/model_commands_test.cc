@@ -162,8 +162,9 @@ TEST_F(ModelCommands, TuneRejectsAnUnknownCacheModeAndWarmOnlyOptionsWhenCold) {
 
 TEST_F(ModelCommands, TuneTheModelThenCompileUsesItsRecords) {
   const std::string db = path("t.db");
-  // A model is timed cold by default: single calls, caches swept before each.
-  Output t = tessera("tune " + (kConv / "model.onnx").string() + " --trials 8 --batch 4 --db " + db + " --repeat 1");
+  // Timed cold: single calls, the caches swept before each.
+  Output t = tessera("tune " + (kConv / "model.onnx").string() + " --trials 8 --batch 4 --db " + db +
+                     " --cache cold --repeat 1");
   ASSERT_EQ(t.code, 0) << t.text;
   Output c = tessera("compile " + (kConv / "model.onnx").string() + " --db " + db + " -o " + path("t.tsr"));
   ASSERT_EQ(c.code, 0) << c.text;
