@@ -51,7 +51,8 @@ class Measurer {
   double last_run_seconds() const { return last_run_seconds_; }
 
  private:
-  /// The expected output for a candidate whose steps store `layouts` packed.
+  /// The expected output for a candidate with these steps: the workers' random
+  /// bytes read unpacked for each argument its steps pack (one per layout set).
   Result<std::optional<rpc::ReferenceCheck>> reference_for(const Task& task, const std::vector<Step>& steps);
 
   const BuilderPool& builder_;
