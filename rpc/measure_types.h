@@ -35,6 +35,10 @@ const char* measure_error_kind_name(MeasureErrorKind kind);
 struct ArgSpec {
   std::vector<int64_t> shape;
   DType dtype = DType::f32();
+  /// An input that every timed call reads from beyond the private caches (a
+  /// model's weights): the worker cycles through copies of it
+  /// (runtime::ColdArguments). Not for the output.
+  bool cold = false;
 };
 
 /// Optional correctness check of a candidate: after one call with arguments

@@ -13,6 +13,7 @@
 #include <cstring>
 
 #include "rpc/wire.h"
+#include "runtime/cold_arguments.h"
 #include "runtime/module.h"
 #include "runtime/ndarray.h"
 #include "runtime/thread_pool.h"
@@ -126,13 +127,18 @@ pb::Result measure_in_process(const pb::Job& job, const SandboxOptions& options)
     std::string diff = compare_output(arrays.back(), job.reference().expected_output(), job.reference().tolerance());
     if (!diff.empty()) return fail(pb::WRONG_ANSWER, diff);
   }
+  std::vector<int> cold;
+  for (int i = 0; i < job.args_size(); ++i)
+    if (job.args(i).cold()) cold.push_back(i);
+  auto arg_sets = runtime::ColdArguments::make(arrays, cold);
+  if (!arg_sets.is_ok()) return fail(pb::RUNTIME_ERROR, "cold arguments: " + arg_sets.status().message());
   runtime::TimingOptions timing;
   timing.number = job.timing().number();
   timing.repeat = job.timing().repeat();
   timing.min_repeat_ms = job.timing().min_repeat_ms();
   timing.cooldown_ms = job.timing().cooldown_ms();
   timing.flush_cache = job.timing().flush_cache();
-  auto timed = runtime::time_kernel(*kernel, args.data(), timing, &pool);
+  auto timed = runtime::time_kernel(*kernel, arg_sets->sets(), timing, &pool);
   if (!timed.is_ok()) return fail(pb::RUNTIME_ERROR, timed.status().message());
   pb::Result result = fail(pb::OK, "");
   for (double c : timed->costs_s) result.add_costs_s(c);

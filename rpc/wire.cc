@@ -228,6 +228,7 @@ Status validate_job(const pb::Job& job, const WireLimits& limits) {
     last_bytes = arg_nbytes(shape, dtype);
     if (last_bytes < 0 || last_bytes > limits.max_arg_bytes) return bad("argument too large or negative extent");
   }
+  if (job.args(job.args_size() - 1).cold()) return bad("the output (the last argument) cannot be cold");
   const auto& t = job.timing();
   if (t.number() < 1 || t.number() > limits.max_number) return bad("timing.number out of range");
   if (t.repeat() < 1 || t.repeat() > limits.max_repeat) return bad("timing.repeat out of range");
@@ -280,6 +281,7 @@ pb::Job to_wire_job(const MeasureInput& input) {
     auto* spec = job.add_args();
     for (int64_t d : arg.shape) spec->add_shape(d);
     spec->set_dtype(arg.dtype.to_string());
+    spec->set_cold(arg.cold);
   }
   auto* timing = job.mutable_timing();
   timing->set_number(input.timing.number);

@@ -71,11 +71,29 @@ class CacheFlusher {
   std::atomic<int64_t> sink_{0};
 };
 
+// The argument lists, taken in turn, one per call.
+class ArgCycle {
+ public:
+  explicit ArgCycle(void** args) : single_(args) {}
+  explicit ArgCycle(const std::vector<std::vector<void*>>* sets) : sets_(sets) {}
+  void** next() {
+    if (sets_ == nullptr) return single_;
+    void** args = const_cast<void**>((*sets_)[next_].data());
+    next_ = next_ + 1 == sets_->size() ? 0 : next_ + 1;
+    return args;
+  }
+
+ private:
+  void** single_ = nullptr;
+  const std::vector<std::vector<void*>>* sets_ = nullptr;
+  size_t next_ = 0;
+};
+
 // Seconds for `number` back-to-back calls, or the kernel's error.
-Result<double> run_calls(TesseraKernelFn kernel, void** args, int64_t number, int repeat_index) {
+Result<double> run_calls(TesseraKernelFn kernel, ArgCycle& args, int64_t number, int repeat_index) {
   const Clock::time_point start = Clock::now();
   for (int64_t i = 0; i < number; ++i) {
-    const int32_t status = kernel(args);
+    const int32_t status = kernel(args.next());
     if (status != 0) return kernel_failed(status, "in repeat " + std::to_string(repeat_index));
   }
   return std::chrono::duration<double>(Clock::now() - start).count();
@@ -132,26 +150,12 @@ int64_t parse_cache_size(const std::string& text) {
   return value;
 }
 
-}  // namespace
-
-int64_t last_level_cache_bytes(int64_t fallback) {
-  int64_t largest = 0;
-  for (int index = 0; index < 16; ++index) {
-    const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index);
-    std::ifstream type_file(dir + "/type"), size_file(dir + "/size");
-    std::string type, size;
-    if (!(type_file >> type) || !(size_file >> size)) continue;
-    if (type == "Instruction") continue;
-    largest = std::max(largest, parse_cache_size(size));
-  }
-  return largest > 0 ? largest : fallback;
-}
-
-Result<TimingResult> time_kernel(TesseraKernelFn kernel, void** args, const TimingOptions& options,
-                                 ThreadPool* pool) {
+// The warm-up call, then the repeats (time_kernel's contract).
+Result<TimingResult> time_calls(TesseraKernelFn kernel, ArgCycle& args, const TimingOptions& options,
+                                ThreadPool* pool) {
   TESSERA_RETURN_IF_ERROR(check_options(kernel, options));
   ParallelScope scope(pool);
-  if (const int32_t status = kernel(args); status != 0) {
+  if (const int32_t status = kernel(args.next()); status != 0) {
     return kernel_failed(status, "on the warm-up call");
   }
   std::optional<CacheFlusher> flusher;
@@ -178,6 +182,34 @@ Result<TimingResult> time_kernel(TesseraKernelFn kernel, void** args, const Timi
     }
   }
   return summarize(std::move(costs));
+}
+
+}  // namespace
+
+int64_t last_level_cache_bytes(int64_t fallback) {
+  int64_t largest = 0;
+  for (int index = 0; index < 16; ++index) {
+    const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index);
+    std::ifstream type_file(dir + "/type"), size_file(dir + "/size");
+    std::string type, size;
+    if (!(type_file >> type) || !(size_file >> size)) continue;
+    if (type == "Instruction") continue;
+    largest = std::max(largest, parse_cache_size(size));
+  }
+  return largest > 0 ? largest : fallback;
+}
+
+Result<TimingResult> time_kernel(TesseraKernelFn kernel, void** args, const TimingOptions& options,
+                                 ThreadPool* pool) {
+  ArgCycle cycle(args);
+  return time_calls(kernel, cycle, options, pool);
+}
+
+Result<TimingResult> time_kernel(TesseraKernelFn kernel, const std::vector<std::vector<void*>>& arg_sets,
+                                 const TimingOptions& options, ThreadPool* pool) {
+  if (arg_sets.empty()) return Status(ErrorCode::kInvalidArgument, "time_kernel: no argument lists");
+  ArgCycle cycle(&arg_sets);
+  return time_calls(kernel, cycle, options, pool);
 }
 
 }  // namespace tessera::runtime

@@ -42,6 +42,12 @@ struct TimingResult {
 Result<TimingResult> time_kernel(TesseraKernelFn kernel, void** args, const TimingOptions& options,
                                  ThreadPool* pool);
 
+/// The same, where call i (the warm-up included) gets `arg_sets[i % size]`:
+/// argument lists that differ in which copy of some inputs they point to
+/// (ColdArguments). kInvalidArgument also when `arg_sets` is empty.
+Result<TimingResult> time_kernel(TesseraKernelFn kernel, const std::vector<std::vector<void*>>& arg_sets,
+                                 const TimingOptions& options, ThreadPool* pool);
+
 /// Bytes of the largest data or unified cache this machine reports (sysfs),
 /// or `fallback` when it reports none.
 int64_t last_level_cache_bytes(int64_t fallback = 32 << 20);

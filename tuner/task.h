@@ -31,6 +31,10 @@ struct Task {
   /// The baseline's knob configuration (JSON) when the task is tuned in its
   /// template's knob space, so the knob policy learns from it; else empty.
   std::string baseline_knob_config;
+  /// Inputs that are constants of the model (its weights) in every call,
+  /// ascending: with MeasureOptions::cold_constants they are timed cold, as
+  /// the model reads them.
+  std::vector<int> constant_args;
 
   const std::string& workload_key() const { return dag->workload_key(); }
   /// The kernel's arguments as the runner describes them.

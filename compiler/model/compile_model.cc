@@ -228,6 +228,17 @@ Result<ModelPlan> plan_model(const Graph& g, const PlanOptions& options) {
     plan.task_ops[t] = template_op_for(plan.graph, anchor);
     plan.task_labels[t] = group.name + " " + graph::shape_string(plan.graph.value(group.output).shape);
   }
+  plan.task_constant_args.resize(plan.tasks.size());
+  for (size_t t = 0; t < plan.tasks.size(); ++t) {
+    const size_t inputs = plan.tasks[t].dag->args().size() - 1;
+    for (size_t arg = 0; arg < inputs; ++arg) {
+      bool constant = true;
+      for (size_t i = 0; i < plan.groups.size(); ++i)
+        if (static_cast<size_t>(plan.task_of_group[i]) == t)
+          constant = constant && plan.graph.is_constant(plan.groups[i].inputs[arg]);
+      if (constant) plan.task_constant_args[t].push_back(static_cast<int>(arg));
+    }
+  }
   return plan;
 }
 
@@ -248,12 +259,9 @@ Result<CompiledModel> compile_model(const ModelPlan& plan, const Target& target,
     // A packed argument must be a constant in every call of the kernel (the
     // package stores it packed); otherwise the kernel reads it as it is.
     State& state = choice->state;
+    const std::vector<int>& constants = plan.task_constant_args[static_cast<size_t>(t)];
     for (const auto& [arg, layout] : packed_arguments(state)) {
-      bool constant = true;
-      for (size_t i = 0; i < plan.groups.size(); ++i)
-        if (plan.task_of_group[i] == t)
-          constant = constant && plan.graph.is_constant(plan.groups[i].inputs[static_cast<size_t>(arg)]);
-      if (constant) continue;
+      if (std::find(constants.begin(), constants.end(), arg) != constants.end()) continue;
       auto plain = without_packed_layouts(state);
       if (!plain.is_ok()) return plain.status().with_context(label);
       state = std::move(plain).value();

@@ -31,6 +31,9 @@ struct ModelPlan {
   std::vector<int> task_of_group;         ///< groups[i] calls tasks[task_of_group[i]]
   std::vector<std::string> task_ops;      ///< per task: the operator spec name of its anchor ("conv2d"), "" for none
   std::vector<std::string> task_labels;   ///< per task: "fused_conv_add_relu [1, 64, 56, 56]"
+  /// Per task: its kernel's arguments that are constants (weights) in every
+  /// call, ascending. They may be stored packed, and are timed cold.
+  std::vector<std::vector<int>> task_constant_args;
 };
 
 /// How a model is planned.

@@ -42,6 +42,7 @@ TEST(Wire, EveryBadFieldIsRefused) {
       {"timeout", [](pb::Job& j) { j.set_timeout_ms(0); }},
       {"reference size", [](pb::Job& j) { j.mutable_reference()->set_expected_output("abc"); }},
       {"tolerance", [](pb::Job& j) { j.mutable_reference()->set_tolerance(-1); }},
+      {"cold output", [](pb::Job& j) { j.mutable_args(j.args_size() - 1)->set_cold(true); }},
   };
   for (auto& [name, mutate] : cases) {
     pb::Job job = valid_job();
@@ -79,6 +80,21 @@ TEST(Sandbox, InProcessMeasurementChecksTheReference) {
   r = measure_in_process(to_wire_job(in), options);
   EXPECT_EQ(r.error(), pb::WRONG_ANSWER);
   EXPECT_NE(r.message().find("differ from the reference"), std::string::npos) << r.message();
+}
+
+TEST(Sandbox, AColdInputIsCheckedAndTimedLikeAnyOther) {
+  // The worker times the kernel on copies of the cold input; the reference
+  // check still sees the input the seed made.
+  MeasureInput in = kernel_input("add_one");
+  in.args[0].cold = true;
+  in.reference = add_one_reference();
+  pb::Job job = to_wire_job(in);
+  job.set_session_id("s");
+  ASSERT_TRUE(job.args(0).cold());
+  EXPECT_FALSE(job.args(1).cold());
+  pb::Result r = measure_in_process(job, SandboxOptions());
+  EXPECT_EQ(r.error(), pb::OK) << r.message();
+  EXPECT_EQ(r.costs_s_size(), 2);
 }
 
 }  // namespace

@@ -153,10 +153,10 @@ TEST_F(ModelCommands, TuneRejectsAnUnknownCacheModeAndWarmOnlyOptionsWhenCold) {
   const std::string model = (kConv / "model.onnx").string();
   Output bad = tessera("tune " + model + " --trials 4 --cache lukewarm --db " + path("c.db"));
   EXPECT_EQ(bad.code, 2) << bad.text;
-  EXPECT_NE(bad.text.find("--cache must be warm or cold, not 'lukewarm'"), std::string::npos) << bad.text;
+  EXPECT_NE(bad.text.find("--cache must be model, warm or cold, not 'lukewarm'"), std::string::npos) << bad.text;
   Output mixed = tessera("tune " + model + " --trials 4 --cache cold --min-repeat-ms 5 --db " + path("c.db"));
   EXPECT_EQ(mixed.code, 2) << mixed.text;
-  EXPECT_NE(mixed.text.find("--min-repeat-ms is for --cache warm"), std::string::npos) << mixed.text;
+  EXPECT_NE(mixed.text.find("--min-repeat-ms is for --cache model or warm"), std::string::npos) << mixed.text;
   EXPECT_FALSE(std::filesystem::exists(path("c.db")));  // refused before anything is written
 }
 

@@ -84,6 +84,9 @@ Result<std::vector<records::Record>> Measurer::measure(const Task& task, const s
     in.library = std::move(built[i].library);
     in.symbol = built[i].symbol;
     in.args = task.arg_specs();
+    if (options_.cold_constants)
+      for (int arg : task.constant_args)
+        if (arg >= 0 && static_cast<size_t>(arg) + 1 < in.args.size()) in.args[static_cast<size_t>(arg)].cold = true;
     in.timing = options_.timing;
     in.timeout_ms = options_.timeout_ms;
     if (override.single_call) {

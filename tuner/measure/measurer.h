@@ -30,6 +30,9 @@ struct MeasureOptions {
   bool check_correctness = false;
   double tolerance = 1e-3;
   int64_t session_id = 0;
+  /// Time each task's constant_args cold (rpc::ArgSpec::cold): every call
+  /// reads them from beyond the private caches, as in the model.
+  bool cold_constants = false;
 };
 
 /// Per-call changes to the measure options.

@@ -115,6 +115,30 @@ TEST(CompileModel, TemplateOpsFollowTheAnchor) {
   EXPECT_EQ(plan->task_labels[0], "fused_conv_relu [1, 8, 10, 10]");
 }
 
+TEST(CompileModel, ConstantArgumentsAreConstantInEveryCall) {
+  // small_cnn: both convs read constant weights and biases, as does the dense.
+  auto plan = plan_model(small_cnn(), {.nhwc_layout = false});
+  ASSERT_TRUE(plan.is_ok()) << plan.status().to_string();
+  ASSERT_EQ(plan->task_constant_args.size(), 4u);
+  EXPECT_EQ(plan->task_constant_args[0], (std::vector<int>{1, 2}));
+  EXPECT_EQ(plan->task_constant_args[1], (std::vector<int>{}));
+  EXPECT_EQ(plan->task_constant_args[3], (std::vector<int>{1, 2}));
+
+  // One matmul kernel called twice: with a constant B, then with an input.
+  Graph g;
+  ValueId x = g.add_input("x", {4, 8}, DType::f32());
+  ValueId y = g.add_input("y", {8, 8}, DType::f32());
+  ValueId w = g.add_constant("w", graph::Constant::from_floats({8, 8}, gt::random_floats(64, 3)));
+  ValueId a = g.add_op("a", OpKind::kMatMul, graph::NoAttrs{}, {x, w}, {4, 8}, DType::f32());
+  ValueId b = g.add_op("b", OpKind::kMatMul, graph::NoAttrs{}, {a, y}, {4, 8}, DType::f32());
+  g.set_outputs({b}, {"out"});
+  auto shared = plan_model(g, {.nhwc_layout = false});
+  ASSERT_TRUE(shared.is_ok()) << shared.status().to_string();
+  ASSERT_EQ(shared->tasks.size(), 1u);
+  EXPECT_EQ(shared->tasks[0].weight, 2);
+  EXPECT_EQ(shared->task_constant_args[0], (std::vector<int>{}));
+}
+
 TEST(CompileModel, ARecordIsUsedAndABrokenOneIsSkipped) {
   const Graph g = small_cnn();
   auto plan = plan_model(g, {.nhwc_layout = false});
