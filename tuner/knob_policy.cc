@@ -120,6 +120,13 @@ std::optional<Candidate> KnobPolicy::take(uint64_t index) {
   return c;
 }
 
+std::optional<Candidate> KnobPolicy::adopt(const Candidate& other) {
+  if (other.knob_config_json.empty()) return std::nullopt;
+  auto config = KnobConfig::from_json(other.knob_config_json, space_);
+  if (!config.is_ok()) return std::nullopt;  // another space
+  return take(config->index());
+}
+
 void KnobPolicy::take_random(int n, std::vector<Candidate>* out) {
   const size_t want = out->size() + static_cast<size_t>(std::max(n, 0));
   // Draws repeat often once most of a small space is visited; then scan.

@@ -96,6 +96,9 @@ class KnobPolicy final : public SearchPolicy {
   /// from them. Records whose knob configuration does not parse against the
   /// space (another template, another version) only mark their steps seen.
   Status observe(const std::vector<Candidate>& candidates, const std::vector<records::Record>& records) override;
+  /// `other`'s knob configuration, when it parses in this space and was
+  /// never visited here, applied to this task's DAG.
+  std::optional<Candidate> adopt(const Candidate& other) override;
 
   KnobStrategy strategy() const { return strategy_; }
   const KnobSpace& space() const { return space_; }

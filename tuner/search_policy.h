@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cmath>
+#include <optional>
 #include <string>
 #include <unordered_set>
 #include <vector>
@@ -24,6 +25,10 @@ class SearchPolicy {
   /// The records of a measured batch (or of an earlier run, when resuming),
   /// in the order of `candidates`.
   virtual Status observe(const std::vector<Candidate>& candidates, const std::vector<records::Record>& records) = 0;
+  /// This task's version of another task's schedule, when the two share a
+  /// search space (the same knob space: one template, the same shapes) and it
+  /// was never proposed here; nothing otherwise (the default).
+  virtual std::optional<Candidate> adopt(const Candidate& /*other*/) { return std::nullopt; }
 };
 
 /// Step lists already measured (as canonical JSON), so nothing is measured twice.

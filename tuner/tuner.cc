@@ -131,20 +131,45 @@ TaskProgress Tuner::progress_of(int i) const {
   return p;
 }
 
-Status Tuner::round(int i) {
-  const Task& task = tasks_[i];
-  TaskSummary& s = summaries_[i];
+int64_t Tuner::trials_spent() const {
+  int64_t n = 0;
+  for (const auto& s : summaries_) n += s.trials;
+  return n;
+}
+
+Result<std::optional<Candidate>> Tuner::round(int i) {
   auto start = Clock::now();
-  int64_t spent = 0;
-  for (const auto& t : summaries_) spent += t.trials;
-  int n = static_cast<int>(std::min<int64_t>(options_.batch_size, options_.trials - spent));
+  int n = static_cast<int>(std::min<int64_t>(options_.batch_size, options_.trials - trials_spent()));
   TESSERA_ASSIGN_OR_RETURN(std::vector<Candidate> candidates, policies_[i]->propose(n));
   const double propose_s = since(start);
-  s.search_seconds += propose_s;
+  summaries_[i].search_seconds += propose_s;
   if (candidates.empty()) {
     exhausted_[i] = true;
-    return Status::ok();
+    return std::optional<Candidate>();
   }
+  return measure_batch(i, std::move(candidates), start, propose_s);
+}
+
+Result<std::vector<int>> Tuner::share_best(int i, const Candidate& best) {
+  std::vector<int> measured;
+  if (tasks_[i].group.empty()) return measured;
+  for (size_t u = 0; u < tasks_.size(); ++u) {
+    if (static_cast<int>(u) == i || exhausted_[u] || tasks_[u].group != tasks_[i].group) continue;
+    std::optional<Candidate> adopted = policies_[u]->adopt(best);
+    if (!adopted) continue;
+    if (trials_spent() >= options_.trials) break;
+    TESSERA_RETURN_IF_ERROR(
+        measure_batch(static_cast<int>(u), {std::move(*adopted)}, Clock::now(), 0).status().with_context(
+            "tuning " + tasks_[u].name));
+    measured.push_back(static_cast<int>(u));
+  }
+  return measured;
+}
+
+Result<std::optional<Candidate>> Tuner::measure_batch(int i, std::vector<Candidate> candidates,
+                                                      Clock::time_point start, double propose_s) {
+  const Task& task = tasks_[i];
+  TaskSummary& s = summaries_[i];
   TESSERA_ASSIGN_OR_RETURN(std::vector<records::Record> records, measurer_.measure(task, candidates));
   s.build_seconds += measurer_.last_build_seconds();
   s.measure_seconds += measurer_.last_run_seconds();
@@ -160,6 +185,7 @@ Status Tuner::round(int i) {
     s.overhead_per_trial_s.push_back((propose_s + store_s + learn_s) / static_cast<double>(records.size()));
 
   double batch_best = kInf;
+  std::optional<Candidate> improved;
   for (size_t j = 0; j < records.size(); ++j) {
     ++s.trials;
     ++since_improvement_[i];
@@ -173,12 +199,13 @@ Status Tuner::round(int i) {
       s.best_cost_s = c;
       s.best_steps = candidates[j].steps;
       since_improvement_[i] = 0;
+      improved = candidates[j];
     }
   }
   last_batch_gflops_[i] = gflops(s.flops, batch_best);
   s.seconds += since(start);
   if (options_.early_stopping > 0 && since_improvement_[i] >= options_.early_stopping) exhausted_[i] = true;
-  return Status::ok();
+  return improved;
 }
 
 Result<std::vector<TaskSummary>> Tuner::run(Progress* progress, const std::atomic<bool>* stop) {
@@ -193,15 +220,10 @@ Result<std::vector<TaskSummary>> Tuner::run(Progress* progress, const std::atomi
   }
   TaskScheduler scheduler(weights, options_.scheduler, options_.seed);
   auto start = Clock::now();
-  auto spent = [&] {
-    int64_t n = 0;
-    for (const auto& s : summaries_) n += s.trials;
-    return n;
-  };
   std::vector<TaskProgress> shown;
   for (size_t i = 0; i < tasks_.size(); ++i) shown.push_back(progress_of(static_cast<int>(i)));
   if (progress) progress->update(shown, -1);
-  while (spent() < options_.trials) {
+  while (trials_spent() < options_.trials) {
     if (stop && stop->load()) break;
     if (options_.time_budget_s > 0 && since(start) >= options_.time_budget_s) break;
     bool all_done = true;
@@ -210,8 +232,15 @@ Result<std::vector<TaskSummary>> Tuner::run(Progress* progress, const std::atomi
     int i = scheduler.next();
     for (int tries = 0; exhausted_[i] && tries < static_cast<int>(tasks_.size()); ++tries)
       i = (i + 1) % static_cast<int>(tasks_.size());
-    TESSERA_RETURN_IF_ERROR(round(i).with_context("tuning " + tasks_[i].name));
+    auto improved = round(i);
+    if (!improved.is_ok()) return improved.status().with_context("tuning " + tasks_[i].name);
     scheduler.update(i, summaries_[i].trials, summaries_[i].best_cost_s);
+    // A new best is tried at once by the tasks that share its search space
+    // (ResNet's conv, conv + relu and conv + add + relu of one shape).
+    if (*improved) {
+      TESSERA_ASSIGN_OR_RETURN(std::vector<int> siblings, share_best(i, **improved));
+      for (int u : siblings) scheduler.update(u, summaries_[u].trials, summaries_[u].best_cost_s);
+    }
     for (size_t j = 0; j < tasks_.size(); ++j) shown[j] = progress_of(static_cast<int>(j));
     if (progress) progress->update(shown, i);
   }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -61,8 +62,16 @@ class Tuner {
   Status measure_defaults();
   // Measures each task's baseline schedule once per database (Task::baseline).
   Status measure_baselines();
-  Status round(int task);
+  // One round of the task's policy; the candidate that improved its best, if any.
+  Result<std::optional<Candidate>> round(int task);
+  // Measures, stores and learns from a batch of the task's candidates.
+  Result<std::optional<Candidate>> measure_batch(int task, std::vector<Candidate> candidates,
+                                                 std::chrono::steady_clock::time_point start, double propose_s);
+  // Offers a task's new best to the other tasks of its group whose policies
+  // adopt it, and measures it for each; returns the tasks measured.
+  Result<std::vector<int>> share_best(int task, const Candidate& best);
   TaskProgress progress_of(int task) const;
+  int64_t trials_spent() const;  // over all tasks
 
   std::vector<Task> tasks_;
   std::vector<std::unique_ptr<SearchPolicy>> policies_;

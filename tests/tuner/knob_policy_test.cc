@@ -300,6 +300,27 @@ double mean_trials_to_top_percent(KnobStrategy strategy) {
   return mean;
 }
 
+TEST(KnobPolicy, AdoptsAConfigurationOfTheSameSpaceOnce) {
+  const Fixture f = matmul("matmul:M=64,N=64,K=64");
+  auto a = make_policy(f, KnobStrategy::kRandom, 1);
+  auto b = make_policy(f, KnobStrategy::kRandom, 2);
+  const Candidate best = a->propose(1).value().at(0);
+  std::optional<Candidate> adopted = b->adopt(best);
+  ASSERT_TRUE(adopted.has_value());
+  EXPECT_EQ(adopted->knob_config_json, best.knob_config_json);
+  EXPECT_EQ(steps_to_json(adopted->steps), steps_to_json(best.steps));
+  EXPECT_EQ(adopted->space, records::SpaceKind::kKnob);
+  EXPECT_FALSE(b->adopt(best).has_value()) << "visited now";
+  for (const Candidate& c : b->propose(64).value()) EXPECT_NE(c.knob_config_json, best.knob_config_json);
+
+  // Another shape is another space; a sketch candidate has no configuration.
+  const Fixture other = matmul("matmul:M=32,N=64,K=64");
+  EXPECT_FALSE(make_policy(other, KnobStrategy::kRandom, 3)->adopt(best).has_value());
+  Candidate sketch = best;
+  sketch.knob_config_json.clear();
+  EXPECT_FALSE(make_policy(f, KnobStrategy::kRandom, 4)->adopt(sketch).has_value());
+}
+
 TEST(KnobPolicy, XgbReachesTheTopOnePercentInNoMoreTrialsThanRandom) {
   const double xgb = mean_trials_to_top_percent(KnobStrategy::kXgb);
   const double random = mean_trials_to_top_percent(KnobStrategy::kRandom);

@@ -13,6 +13,10 @@
 #include "compiler/ops/op_spec.h"
 #include "costmodel/features.h"
 #include "costmodel/xgb_model.h"
+#include "compiler/ir/op.h"
+#include "compiler/ops/linalg.h"
+#include "compiler/space/templates.h"
+#include "tuner/knob_policy.h"
 #include "records/store.h"
 #include "tuner/sketch_policy.h"
 
@@ -112,7 +116,71 @@ TEST(Tuner, MedianOverheadIsTheMiddleRound) {
   EXPECT_DOUBLE_EQ(median_overhead_per_trial_s(s), 0.003);
 }
 
-// Runs `tessera tune` in a child process; returns its pid.
+// matmul 128^3, alone or with a relu: one knob space, two workloads.
+Task matmul_task(bool relu, const std::string& group) {
+  Tensor a = placeholder({128, 128}, DType::f32(), "A");
+  Tensor b = placeholder({128, 128}, DType::f32(), "B");
+  const Tensor product = ops::matmul(a, b).value();
+  Tensor c = product;
+  if (relu)
+    c = compute({128, 128}, [&](const Vars& i) { return max(read(product, {i[0], i[1]}), make_float(0)); }, "relu",
+                OpPattern::kElementwise);
+  Task t;
+  t.name = relu ? "matmul_relu" : "matmul";
+  t.dag = std::make_shared<const ComputeDAG>(ComputeDAG::make({a, b, c}).value());
+  t.target = Target::host();
+  t.device_key = "local";
+  t.group = group;
+  return t;
+}
+
+// The knob configurations measured for `task` (from the store).
+std::set<std::string> measured_configs(records::Store& store, const Task& task) {
+  std::set<std::string> configs;
+  const std::vector<records::Record> records = store.records_of(task.workload_key(), task.target.to_string()).value();
+  for (const auto& r : records)
+    if (!r.knob_config_json.empty()) configs.insert(r.knob_config_json);
+  return configs;
+}
+
+// Tunes the two matmul tasks with random search (different seeds) and
+// returns how many configurations both measured.
+size_t configs_in_common(const std::string& group_a, const std::string& group_b) {
+  auto runner = rpc::LocalRunner::start({.num_workers = 1, .threads_per_worker = 1});
+  EXPECT_TRUE(runner.is_ok()) << runner.status().to_string();
+  std::vector<Task> tasks = {matmul_task(false, group_a), matmul_task(true, group_b)};
+  const KnobTemplate* tmpl = find_template("matmul");
+  std::vector<std::unique_ptr<SearchPolicy>> policies;
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    KnobSpace space = tmpl->define(*tasks[i].dag, tasks[i].target).value();
+    policies.push_back(std::make_unique<KnobPolicy>(*tmpl, tasks[i].dag, tasks[i].target, std::move(space),
+                                                    KnobStrategy::kRandom, nullptr, 100 + i));
+  }
+  const std::string db = "/tmp/tessera-share-test-" + std::to_string(getpid()) + group_a + group_b + ".db";
+  std::remove(db.c_str());
+  auto store = records::Store::open(db);
+  EXPECT_TRUE(store.is_ok()) << store.status().to_string();
+  BuilderPool builder(Target::host(), {.n_parallel = 2});
+  Measurer measurer(builder, **runner, {.timing = {.number = 1, .repeat = 1}});
+  Tuner tuner(tasks, std::move(policies), measurer, &*store,
+              {.trials = 24, .batch_size = 4, .scheduler = SchedulerKind::kRoundRobin, .measure_default = false});
+  auto summaries = tuner.run(nullptr, nullptr);
+  EXPECT_TRUE(summaries.is_ok()) << summaries.status().to_string();
+  const std::set<std::string> a = measured_configs(*store, tasks[0]), b = measured_configs(*store, tasks[1]);
+  size_t common = 0;
+  for (const std::string& c : a) common += b.count(c);
+
+  std::remove(db.c_str());
+  return common;
+}
+
+TEST(Tuner, ANewBestIsTriedByTheTasksOfItsGroup) {
+  // Random draws from a space of thousands rarely meet; shared bests do.
+  EXPECT_GE(configs_in_common("matmul", "matmul"), 1u);
+  EXPECT_EQ(configs_in_common("matmul", ""), 0u);
+}
+
+// Runs `tessera tune` in a child process; returns its pid.// Runs `tessera tune` in a child process; returns its pid.
 pid_t start_tune(const std::string& db, int trials) {
   pid_t pid = fork();
   if (pid == 0) {
