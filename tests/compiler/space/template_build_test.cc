@@ -146,6 +146,26 @@ TEST(KnobTemplatesBuilt, NhwcConvPacksItsWeightsByTheVectorWidth) {
   }
 }
 
+// Dense reads W[n, k]: stored [N/nr][K][nr] so its columns are contiguous.
+// Matmul's B[k, n] already is.
+TEST(KnobTemplatesBuilt, DensePacksItsWeightsByTheMicroKernelWidth) {
+  for (const char* spec : {"dense:M=1,N=1024,K=64,bias=1", "matmul:M=64,N=1024,K=64"}) {
+    ops::OpInstance inst = ops::parse_op_spec(spec).value();
+    const KnobTemplate* tmpl = find_template(inst.op);
+    KnobSpace space = tmpl->define(*inst.dag, Target::host()).value();
+    KnobConfig c = tmpl->fallback(space, *inst.dag, Target::host()).value();
+    State state = apply_template(*tmpl, inst.dag, c, Target::host()).value();
+    const auto packed = packed_arguments(state);
+    if (inst.op == "matmul") {
+      EXPECT_TRUE(packed.empty()) << spec;
+      continue;
+    }
+    ASSERT_EQ(packed.size(), 1u) << spec;
+    EXPECT_EQ(packed[0].first, 1) << spec;  // W
+    EXPECT_EQ(packed[0].second, (PackedLayout{0, c.get("tile_n")[2]})) << spec;
+  }
+}
+
 // A fused subgraph as graph fusion makes it: conv2d, then a broadcast bias
 // and a ReLU, which the template inlines into the block write-back.
 TEST(KnobTemplatesBuilt, ConvWithBiasAndReluTailMatchesTheInterpreter) {
