@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <fstream>
+#include <limits>
 #include <optional>
 #include <string>
 #include <thread>
@@ -186,17 +187,34 @@ Result<TimingResult> time_calls(TesseraKernelFn kernel, ArgCycle& args, const Ti
 
 }  // namespace
 
-int64_t last_level_cache_bytes(int64_t fallback) {
+namespace {
+
+// The largest data or unified cache of cpu0 at `max_level` or below, 0 when
+// sysfs reports none.
+int64_t largest_cache_bytes(int max_level) {
   int64_t largest = 0;
   for (int index = 0; index < 16; ++index) {
     const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index);
-    std::ifstream type_file(dir + "/type"), size_file(dir + "/size");
+    std::ifstream type_file(dir + "/type"), size_file(dir + "/size"), level_file(dir + "/level");
     std::string type, size;
-    if (!(type_file >> type) || !(size_file >> size)) continue;
-    if (type == "Instruction") continue;
+    int level = 0;
+    if (!(type_file >> type) || !(size_file >> size) || !(level_file >> level)) continue;
+    if (type == "Instruction" || level > max_level) continue;
     largest = std::max(largest, parse_cache_size(size));
   }
-  return largest > 0 ? largest : fallback;
+  return largest;
+}
+
+}  // namespace
+
+int64_t last_level_cache_bytes(int64_t fallback) {
+  const int64_t bytes = largest_cache_bytes(std::numeric_limits<int>::max());
+  return bytes > 0 ? bytes : fallback;
+}
+
+int64_t private_cache_bytes(int64_t fallback) {
+  const int64_t bytes = largest_cache_bytes(2);
+  return bytes > 0 ? bytes : fallback;
 }
 
 Result<TimingResult> time_kernel(TesseraKernelFn kernel, void** args, const TimingOptions& options,

@@ -52,4 +52,8 @@ Result<TimingResult> time_kernel(TesseraKernelFn kernel, const std::vector<std::
 /// or `fallback` when it reports none.
 int64_t last_level_cache_bytes(int64_t fallback = 32 << 20);
 
+/// Bytes of the largest data or unified cache of level 1 or 2 (a core's own,
+/// on the machines we know), or `fallback` when sysfs reports none.
+int64_t private_cache_bytes(int64_t fallback = 1 << 20);
+
 }  // namespace tessera::runtime

@@ -228,6 +228,11 @@ Result<ModelPlan> plan_model(const Graph& g, const PlanOptions& options) {
     plan.task_ops[t] = template_op_for(plan.graph, anchor);
     plan.task_labels[t] = group.name + " " + graph::shape_string(plan.graph.value(group.output).shape);
   }
+  std::set<graph::ValueId> read;
+  for (const graph::FusedGroup& group : plan.groups)
+    for (graph::ValueId v : group.inputs)
+      if (plan.graph.is_constant(v) && read.insert(v).second)
+        plan.constant_bytes += static_cast<int64_t>(plan.graph.constant(v).bytes.size());
   plan.task_constant_args.resize(plan.tasks.size());
   for (size_t t = 0; t < plan.tasks.size(); ++t) {
     const size_t inputs = plan.tasks[t].dag->args().size() - 1;

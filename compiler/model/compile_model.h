@@ -34,6 +34,8 @@ struct ModelPlan {
   /// Per task: its kernel's arguments that are constants (weights) in every
   /// call, ascending. They may be stored packed, and are timed cold.
   std::vector<std::vector<int>> task_constant_args;
+  /// Bytes of the constants the kernels read (each counted once).
+  int64_t constant_bytes = 0;
 };
 
 /// How a model is planned.

@@ -174,5 +174,10 @@ TEST(TimeEvaluator, LastLevelCacheSizeIsPositive) {
   EXPECT_EQ(last_level_cache_bytes(123) > 0, true);
 }
 
+TEST(TimeEvaluator, APrivateCacheIsNoLargerThanTheLastLevel) {
+  EXPECT_GT(private_cache_bytes(), 0);
+  EXPECT_LE(private_cache_bytes(), last_level_cache_bytes());
+}
+
 }  // namespace
 }  // namespace tessera::runtime

@@ -180,6 +180,12 @@ TEST_F(ModelCommands, TheTemplateFallbackIsMeasuredOnceAndCompetes) {
   const std::string tune = "tune --op matmul:M=64,N=64,K=64 --trials 4 --batch 4 --repeat 1 --min-repeat-ms 1 --db " + db;
   for (int run = 0; run < 2; ++run) ASSERT_EQ(tessera(tune).code, 0);
   EXPECT_EQ(manual_records(db), 1) << tessera("records list --db " + db).text;
+  // The timing mode is on record even when the default was used.
+  Output exported = tessera("records export --db " + db + " -o " + path("f.jsonl"));
+  ASSERT_EQ(exported.code, 0) << exported.text;
+  std::ifstream in(path("f.jsonl"));
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find(" --cache model\""), std::string::npos) << text.substr(0, 600);
 }
 
 TEST_F(ModelCommands, TheGenericScheduleIsTheBaselineOfAKernelWithoutATemplate) {

@@ -123,6 +123,7 @@ TEST(CompileModel, ConstantArgumentsAreConstantInEveryCall) {
   EXPECT_EQ(plan->task_constant_args[0], (std::vector<int>{1, 2}));
   EXPECT_EQ(plan->task_constant_args[1], (std::vector<int>{}));
   EXPECT_EQ(plan->task_constant_args[3], (std::vector<int>{1, 2}));
+  EXPECT_EQ(plan->constant_bytes, 4 * (2 * (576 + 8) + 40 + 5));  // every weight and bias once
 
   // One matmul kernel called twice: with a constant B, then with an input.
   Graph g;
