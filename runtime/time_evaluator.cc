@@ -185,10 +185,6 @@ Result<TimingResult> time_calls(TesseraKernelFn kernel, ArgCycle& args, const Ti
   return summarize(std::move(costs));
 }
 
-}  // namespace
-
-namespace {
-
 // The largest data or unified cache of cpu0 at `max_level` or below, 0 when
 // sysfs reports none.
 int64_t largest_cache_bytes(int max_level) {

@@ -311,7 +311,8 @@ TEST(KnobPolicy, AdoptsAConfigurationOfTheSameSpaceOnce) {
   EXPECT_EQ(steps_to_json(adopted->steps), steps_to_json(best.steps));
   EXPECT_EQ(adopted->space, records::SpaceKind::kKnob);
   EXPECT_FALSE(b->adopt(best).has_value()) << "visited now";
-  for (const Candidate& c : b->propose(64).value()) EXPECT_NE(c.knob_config_json, best.knob_config_json);
+  const std::vector<Candidate> later = b->propose(64).value();
+  for (const Candidate& c : later) EXPECT_NE(c.knob_config_json, best.knob_config_json);
 
   // Another shape is another space; a sketch candidate has no configuration.
   const Fixture other = matmul("matmul:M=32,N=64,K=64");
