@@ -127,9 +127,11 @@ TEST(SketchRules, MatrixVectorDenseAlsoGetsAnRfactorAlongTheReduction) {
   EXPECT_TRUE(sk.plans[1].movable);        // the partial sums
   EXPECT_EQ(sk.plans[1].vector_axis, 0);
   // matmul's B[k, j] is contiguous along the vector axis; a short reduction is not worth it.
-  for (const char* spec : {"matmul:M=1,N=1000,K=2048", "dense:M=1,N=1000,K=16"})
-    for (const Sketch& s : space_of(spec).sketches())
+  for (const char* spec : {"matmul:M=1,N=1000,K=2048", "dense:M=1,N=1000,K=16"}) {
+    const SketchSpace space = space_of(spec);  // alive while its sketches are read
+    for (const Sketch& s : space.sketches())
       EXPECT_FALSE(has_structure(s, SketchStructureStep::Kind::kRfactor)) << spec;
+  }
 }
 
 TEST(SketchRules, SoftmaxReductionsMayMoveAndTheOutputStaysAtTheRoot) {
