@@ -299,6 +299,7 @@ Status Lowerer::infer_region(int p) {
     }
   }
   std::vector<Expr> lo(ndim), hi(ndim);
+  std::vector<std::vector<Expr>> los(ndim), his(ndim);
   bool exact = true;
   for (int x : info_[p].consumers) {
     VarMap values;
@@ -313,8 +314,20 @@ Status Lowerer::infer_region(int p) {
           exact = false;
           continue;
         }
-        lo[d] = lo[d].defined() ? min(lo[d], iv.lo) : iv.lo;
-        hi[d] = hi[d].defined() ? max(hi[d], iv.hi) : iv.hi;
+        // Reads of one element repeat (an unrolled Winograd output transform
+        // reads each tile 36 times): a bound seen already adds nothing, and a
+        // min of equal terms would hide a constant extent from simplify.
+        auto seen = [](const std::vector<Expr>& v, const Expr& e) {
+          return std::any_of(v.begin(), v.end(), [&](const Expr& x) { return structural_equal(x, e); });
+        };
+        if (!seen(los[d], iv.lo)) {
+          los[d].push_back(iv.lo);
+          lo[d] = lo[d].defined() ? min(lo[d], iv.lo) : iv.lo;
+        }
+        if (!seen(his[d], iv.hi)) {
+          his[d].push_back(iv.hi);
+          hi[d] = hi[d].defined() ? max(hi[d], iv.hi) : iv.hi;
+        }
       }
     }
   }

@@ -119,6 +119,17 @@ std::vector<OpEntry> op_table() {
                                                      q.at("groups"), nhwc ? "conv2d_nhwc" : "conv2d"));
                    }});
   }
+  ops.push_back({{"conv2d_winograd_nhwc",
+                  "3x3 stride-1 convolution by Winograd F(2x2, 3x3), X: N x H x W x C, U: 4 x 4 x C x K "
+                  "(the transformed weights)",
+                  {size("N", "batch"), size("C", "input channels"), size("H", "input height"),
+                   size("W", "input width"), size("K", "output channels"),
+                   size_or("pad", 0, 0, "zero padding of all four sides")}},
+                 [](const Params& q) {
+                   Tensor x = input({q.at("N"), q.at("H"), q.at("W"), q.at("C")}, "X");
+                   Tensor u = input({4, 4, q.at("C"), q.at("K")}, "U");
+                   return with_output({x, u}, conv2d_winograd_nhwc(x, u, q.at("pad")));
+                 }});
   ops.push_back({{"depthwise_conv2d", "depthwise convolution, X: N x C x H x W, W: C x multiplier x R x S",
                   conv_params(true)},
                  [](const Params& q) {

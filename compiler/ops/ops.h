@@ -7,3 +7,4 @@
 #include "compiler/ops/op_spec.h"
 #include "compiler/ops/pool.h"
 #include "compiler/ops/reduction.h"
+#include "compiler/ops/winograd.h"

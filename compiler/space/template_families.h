@@ -22,6 +22,12 @@ Result<KnobSpace> define_conv_nhwc(const ComputeDAG& dag, const Target& target);
 Status apply_conv_nhwc(const KnobConfig& config, const Target& target, State* state);
 Result<KnobConfig> fallback_conv_nhwc(const KnobSpace& space, const ComputeDAG& dag, const Target& target);
 
+/// conv2d by Winograd F(2x2, 3x3), NHWC: input transform, batched gemm,
+/// output transform with the tail (template_winograd.cc).
+Result<KnobSpace> define_winograd(const ComputeDAG& dag, const Target& target);
+Status apply_winograd(const KnobConfig& config, const Target& target, State* state);
+Result<KnobConfig> fallback_winograd(const KnobSpace& space, const ComputeDAG& dag, const Target& target);
+
 /// depthwise conv2d NCHW: output width vectorized, window unrolled (template_window.cc).
 Result<KnobSpace> define_depthwise(const ComputeDAG& dag, const Target& target);
 Status apply_depthwise(const KnobConfig& config, const Target& target, State* state);

@@ -264,5 +264,39 @@ TEST(Workspace, AllocationsAreAlignedAndWritable) {
 
 TEST(Workspace, NegativeSizeGivesNull) { EXPECT_EQ(tessera_workspace_alloc(-1), nullptr); }
 
+// A kernel called in a loop gets its scratch back without new pages: a freed
+// block is handed out again to a request of the same size on that thread.
+TEST(Workspace, AFreedBlockIsReusedBySameSizedRequests) {
+  const int64_t n = int64_t{8} << 20;
+  void* first = tessera_workspace_alloc(n);
+  ASSERT_NE(first, nullptr);
+  tessera_workspace_free(first);
+  void* again = tessera_workspace_alloc(n);
+  EXPECT_EQ(again, first);
+  void* other = tessera_workspace_alloc(n);  // the cached block is taken: a new one
+  EXPECT_NE(other, again);
+  tessera_workspace_free(other);
+  tessera_workspace_free(again);
+  // A much smaller request does not take a big block.
+  void* small = tessera_workspace_alloc(4096);
+  EXPECT_NE(small, first);
+  EXPECT_NE(small, other);
+  tessera_workspace_free(small);
+}
+
+// Blocks may be freed on another thread than the one that allocated them.
+TEST(Workspace, FreeingOnAnotherThreadIsSafe) {
+  std::vector<void*> blocks;
+  for (int i = 0; i < 100; ++i) blocks.push_back(tessera_workspace_alloc(1 << 16));
+  std::thread t([&] {
+    for (void* p : blocks) tessera_workspace_free(p);
+  });
+  t.join();
+  void* p = tessera_workspace_alloc(1 << 16);
+  ASSERT_NE(p, nullptr);
+  static_cast<uint8_t*>(p)[0] = 1;
+  tessera_workspace_free(p);
+}
+
 }  // namespace
 }  // namespace tessera::runtime

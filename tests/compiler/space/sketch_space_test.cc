@@ -239,7 +239,9 @@ TEST(Annotation, TileFactorsCoverTheExtentWithDivisors) {
         int64_t product = 1;
         for (int64_t x : f) product *= x;
         ASSERT_EQ(product, extent) << extent;
-        if (vec) ASSERT_LE(f.back(), kMaxVectorLanes);
+        if (vec) {
+          ASSERT_LE(f.back(), kMaxVectorLanes);
+        }
       }
 }
 
@@ -277,7 +279,9 @@ TEST(Annotation, ParallelLoopsHaveEnoughTasksAndVectorLoopsFitTheTarget) {
     const State bounded = infer_bounds(p.state).value();
     for (const Stage& st : bounded.stages())
       for (const Iter& it : st.iters)
-        if (it.annotation == IterAnnotation::kVectorize) EXPECT_TRUE(vector_friendly(it.extent, lanes));
+        if (it.annotation == IterAnnotation::kVectorize) {
+          EXPECT_TRUE(vector_friendly(it.extent, lanes));
+        }
   }
 }
 
