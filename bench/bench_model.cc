@@ -37,6 +37,7 @@
 
 #include "bench/ort_peer.h"
 #include "compiler/frontend/onnx_import.h"
+#include "compiler/model/choose_winograd.h"
 #include "compiler/model/compile_model.h"
 #include "records/schedule_source.h"
 #include "records/store.h"
@@ -154,7 +155,6 @@ Result<model::CompiledModel> compile(const std::string& model_path, const ModelC
   frontend::ImportOptions io;
   io.input_shapes[mc.input_name] = mc.input_shape;
   TESSERA_ASSIGN_OR_RETURN(graph::Graph g, frontend::import_onnx_file(model_path, io));
-  TESSERA_ASSIGN_OR_RETURN(model::ModelPlan plan, model::plan_model(g));
   std::optional<records::Store> store;
   std::optional<records::RecordsScheduleSource> source;
   if (!db.empty()) {
@@ -166,6 +166,7 @@ Result<model::CompiledModel> compile(const std::string& model_path, const ModelC
   }
   model::CompileOptions co;
   co.source = source ? &*source : nullptr;
+  TESSERA_ASSIGN_OR_RETURN(model::ModelPlan plan, model::plan_model_from_records(g, Target::host(), co.source));
   return model::compile_model(plan, Target::host(), co);
 }
 

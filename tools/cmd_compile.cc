@@ -2,9 +2,11 @@
 // (a fallback where there is none, reported), into one package file.
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 
+#include "compiler/model/choose_winograd.h"
 #include "compiler/model/compile_model.h"
 #include "records/schedule_source.h"
 #include "records/store.h"
@@ -74,8 +76,6 @@ int run_compile(int argc, char** argv, int first) {
   auto start = std::chrono::steady_clock::now();
   auto graph = import_model(model_path, args->get_all("input-shape"));
   if (!graph.is_ok()) return failure(graph.status().to_string());
-  auto plan = model::plan_model(*graph);
-  if (!plan.is_ok()) return failure(model_path + ": " + plan.status().to_string());
 
   // The records, read-only: compiling never changes the database. A missing
   // database is not an error: the model compiles from fallbacks, as reported.
@@ -94,6 +94,16 @@ int run_compile(int argc, char** argv, int first) {
     store.emplace(std::move(opened).value());
     source.emplace(*store);
   }
+
+  // Each convolution that can run by Winograd does when its records say it
+  // is faster (compiler/model/choose_winograd.h).
+  std::vector<model::WinogradChoice> choices;
+  auto plan = model::plan_model_from_records(*graph, target, source ? &*source : nullptr, &choices);
+  if (!plan.is_ok()) return failure(model_path + ": " + plan.status().to_string());
+  const auto winograd_count = std::count_if(choices.begin(), choices.end(), [](const auto& c) { return c.winograd; });
+  if (winograd_count > 0)
+    std::printf("convolutions by Winograd where their records are faster (%ld of %zu):\n%s",
+                static_cast<long>(winograd_count), choices.size(), model::format_winograd_choices(choices).c_str());
 
   model::CompileOptions co;
   co.source = source ? &*source : nullptr;

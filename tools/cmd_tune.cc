@@ -3,10 +3,13 @@
 // measurement in the records database.
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <ctime>
+#include <set>
 
+#include "compiler/model/choose_winograd.h"
 #include "compiler/model/compile_model.h"
 #include "compiler/ops/op_spec.h"
 #include "costmodel/xgb_model.h"
@@ -155,20 +158,26 @@ int run_tune(int argc, char** argv, int first) {
       std::fprintf(stderr, "tessera tune: %s\n", graph.status().to_string().c_str());
       return 1;
     }
-    auto plan = model::plan_model(*graph);
-    if (!plan.is_ok()) {
-      std::fprintf(stderr, "tessera tune: %s: %s\n", args->positional()[0].c_str(), plan.status().to_string().c_str());
+    // Both kernels of a convolution that can run by Winograd: compile time
+    // runs the faster (compiler/model/choose_winograd.h).
+    auto plans = model::tuning_plans(*graph);
+    if (!plans.is_ok()) {
+      std::fprintf(stderr, "tessera tune: %s: %s\n", args->positional()[0].c_str(), plans.status().to_string().c_str());
       return 1;
     }
-    model_constant_bytes = plan->constant_bytes;
-    for (size_t i = 0; i < plan->tasks.size(); ++i) {
-      tuner::Task task;
-      task.name = plan->task_labels[i];
-      task.dag = plan->tasks[i].dag;
-      task.weight = plan->tasks[i].weight;
-      task.constant_args = plan->task_constant_args[i];
-      tasks.push_back(std::move(task));
-      op_names.push_back(plan->task_ops[i]);
+    std::set<std::string> keys;
+    for (const model::ModelPlan& plan : *plans) {
+      model_constant_bytes = std::max(model_constant_bytes, plan.constant_bytes);
+      for (size_t i = 0; i < plan.tasks.size(); ++i) {
+        if (!keys.insert(plan.tasks[i].dag->workload_key()).second) continue;
+        tuner::Task task;
+        task.name = plan.task_labels[i];
+        task.dag = plan.tasks[i].dag;
+        task.weight = plan.tasks[i].weight;
+        task.constant_args = plan.task_constant_args[i];
+        tasks.push_back(std::move(task));
+        op_names.push_back(plan.task_ops[i]);
+      }
     }
   }
   for (size_t i = 0; i < tasks.size(); ++i) {

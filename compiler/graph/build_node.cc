@@ -32,9 +32,14 @@ Tensor channel_epilogue(const Tensor& x, const std::function<Expr(Expr, const Ex
 Result<Tensor> build_conv(const Node& n, const std::vector<Tensor>& in) {
   const auto& a = std::get<ConvAttrs>(n.attrs);
   const ops::Padding2 pad(a.pad_top, a.pad_left, a.pad_bottom, a.pad_right);
-  auto conv = a.nhwc ? ops::conv2d_nhwc : ops::conv2d_nchw;
-  TESSERA_ASSIGN_OR_RETURN(Tensor y, conv(in[0], in[1], ops::Size2(a.stride_h, a.stride_w), pad,
-                                          ops::Size2(a.dilation_h, a.dilation_w), a.groups, n.name));
+  Tensor y;
+  if (a.winograd) {
+    TESSERA_ASSIGN_OR_RETURN(y, ops::conv2d_winograd_nhwc(in[0], in[1], pad, n.name));
+  } else {
+    auto conv = a.nhwc ? ops::conv2d_nhwc : ops::conv2d_nchw;
+    TESSERA_ASSIGN_OR_RETURN(y, conv(in[0], in[1], ops::Size2(a.stride_h, a.stride_w), pad,
+                                     ops::Size2(a.dilation_h, a.dilation_w), a.groups, n.name));
+  }
   if (in.size() < 3) return y;
   const Tensor bias = in[2];
   return channel_epilogue(

@@ -229,7 +229,7 @@ struct AttrPrinter {
     std::ostringstream s;
     s << "stride=" << a.stride_h << "x" << a.stride_w << " pad=" << a.pad_top << "," << a.pad_left << ","
       << a.pad_bottom << "," << a.pad_right << " dilation=" << a.dilation_h << "x" << a.dilation_w
-      << " groups=" << a.groups << (a.nhwc ? " layout=nhwc" : "");
+      << " groups=" << a.groups << (a.nhwc ? " layout=nhwc" : "") << (a.winograd ? " winograd" : "");
     return s.str();
   }
   std::string operator()(const GemmAttrs& a) const {

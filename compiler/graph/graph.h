@@ -57,6 +57,9 @@ struct ConvAttrs {
   /// Conv only: NHWC input and output, HWIO weight (R x S x C/groups x K);
   /// set by convert_layout_nhwc, never by the importer.
   bool nhwc = false;
+  /// NHWC conv only: computed by Winograd F(2x2, 3x3), the weight given
+  /// transformed (4 x 4 x C x K, ops/winograd.h); set by convert_winograd.
+  bool winograd = false;
 };
 /// Gemm: alpha * op(A) * op(B) + beta * C.
 struct GemmAttrs {

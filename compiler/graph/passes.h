@@ -5,6 +5,7 @@
 // followed by fuse_ops (fuse_ops.h) and extract_tasks (extract_tasks.h).
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -44,6 +45,17 @@ Graph eliminate_dead_nodes(const Graph& g);
 /// graph output reads the value. Graphs with grouped or depthwise
 /// convolutions, or none, are returned unchanged.
 Result<Graph> convert_layout_nhwc(const Graph& g);
+/// Whether conv `n` can run by Winograd F(2x2, 3x3): NHWC, a 3x3 window,
+/// stride 1, undilated, one group, a constant float32 weight, and an even
+/// output height and width (whole 2x2 tiles).
+bool winograd_eligible(const Graph& g, const Node& n);
+
+/// Runs the eligible convolutions that `use` selects by Winograd: each gets
+/// ConvAttrs::winograd and, for its weight, a new constant holding U = G g G^T
+/// (4 x 4 x C x K). Which ones pay is a measurement (compiler/model's
+/// choose_winograd reads the records); the rest are unchanged.
+Result<Graph> convert_winograd(const Graph& g, const std::function<bool(const Node&)>& use);
+
 /// The passes above in order; the graph is validated first.
 Result<Graph> optimize_graph(const Graph& g);
 

@@ -189,7 +189,7 @@ std::string template_op_for(const Graph& g, const graph::Node& anchor) {
   switch (anchor.kind) {
     case OpKind::kConv: {
       const auto& a = std::get<graph::ConvAttrs>(anchor.attrs);
-      if (a.groups == 1) return a.nhwc ? "conv2d_nhwc" : "conv2d";
+      if (a.groups == 1) return a.winograd ? "conv2d_winograd_nhwc" : a.nhwc ? "conv2d_nhwc" : "conv2d";
       const auto& in = g.value(anchor.inputs[0]).shape;
       const auto& out = g.value(anchor.outputs[0]).shape;
       return in.size() == 4 && a.groups == in[1] && out[1] == in[1] ? "depthwise_conv2d" : "";
@@ -211,6 +211,12 @@ Result<ModelPlan> plan_model(const Graph& g, const PlanOptions& options) {
   } else {
     plan.graph = std::move(optimized);
   }
+  if (options.winograd != PlanOptions::Winograd::kNone) {
+    auto use = [&](const graph::Node& n) {
+      return options.winograd == PlanOptions::Winograd::kAll || options.winograd_convs.count(n.name) > 0;
+    };
+    TESSERA_ASSIGN_OR_RETURN(plan.graph, graph::convert_winograd(plan.graph, use));
+  }
   add_output_copies(&plan.graph);
   plan.groups = graph::fuse_ops(plan.graph);
   TESSERA_ASSIGN_OR_RETURN(graph::TaskExtraction extraction, graph::extract_tasks(plan.graph, plan.groups));
@@ -226,7 +232,8 @@ Result<ModelPlan> plan_model(const Graph& g, const PlanOptions& options) {
     const graph::FusedGroup& group = plan.groups[i];
     const graph::Node& anchor = plan.graph.nodes()[static_cast<size_t>(group.nodes.front())];
     plan.task_ops[t] = template_op_for(plan.graph, anchor);
-    plan.task_labels[t] = group.name + " " + graph::shape_string(plan.graph.value(group.output).shape);
+    plan.task_labels[t] = group.name + " " + graph::shape_string(plan.graph.value(group.output).shape) +
+                          (plan.task_ops[t] == "conv2d_winograd_nhwc" ? " winograd" : "");
   }
   std::set<graph::ValueId> read;
   for (const graph::FusedGroup& group : plan.groups)

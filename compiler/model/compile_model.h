@@ -10,6 +10,7 @@
 // exactly the DAGs of plan.tasks, so their records apply here by workload key.
 #pragma once
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,12 @@ struct ModelPlan {
 struct PlanOptions {
   /// Run plain convolutions in NHWC where it pays (graph::convert_layout_nhwc).
   bool nhwc_layout = true;
+  /// Which convolutions that can (graph::winograd_eligible) run by Winograd:
+  /// none, all, or those named in winograd_convs (choose_winograd.h picks
+  /// them from the records).
+  enum class Winograd : uint8_t { kNone, kAll, kListed };
+  Winograd winograd = Winograd::kNone;
+  std::set<std::string> winograd_convs;
 };
 
 /// Optimizes `g` (constant and BatchNorm folding, dead nodes, the layout
@@ -52,7 +59,7 @@ struct PlanOptions {
 Result<ModelPlan> plan_model(const graph::Graph& g, const PlanOptions& options = {});
 
 /// The operator spec name whose knob template schedules a group anchored at
-/// `anchor` ("conv2d", "conv2d_nhwc", "depthwise_conv2d", "dense", "matmul", "batch_matmul",
+/// `anchor` ("conv2d", "conv2d_nhwc", "conv2d_winograd_nhwc", "depthwise_conv2d", "dense", "matmul", "batch_matmul",
 /// "max_pool2d", "avg_pool2d", "global_avg_pool2d"), or "" when none fits.
 std::string template_op_for(const graph::Graph& g, const graph::Node& anchor);
 

@@ -1,5 +1,6 @@
 // Real models end to end against ONNX Runtime: import → plan → compile (no
-// records: every kernel from its fallback) → graph executor, on the same
+// records: every kernel from its fallback; the ResNet also with its convs by
+// Winograd) → graph executor, on the same
 // input as ORT, outputs within a stated tolerance. The ResNet-18 is generated
 // here (python3-onnx), the PP-OCR models come from npm (install-deps.sh).
 #include <gtest/gtest.h>
@@ -41,12 +42,13 @@ class MatchOrt : public ::testing::Test {
 
   // Compiles `model` with `shapes`, runs it and ORT on one random input named
   // `input`, and compares every output.
-  void check(const std::string& model, const std::string& input, const std::vector<int64_t>& shape) {
+  void check(const std::string& model, const std::string& input, const std::vector<int64_t>& shape,
+             const model::PlanOptions& plan_options = {}) {
     frontend::ImportOptions options;
     options.input_shapes[input] = shape;
     auto graph = frontend::import_onnx_file(model, options);
     ASSERT_TRUE(graph.is_ok()) << graph.status().to_string();
-    auto plan = model::plan_model(*graph);
+    auto plan = model::plan_model(*graph, plan_options);
     ASSERT_TRUE(plan.is_ok()) << plan.status().to_string();
     auto compiled = model::compile_model(*plan, Target::host());
     ASSERT_TRUE(compiled.is_ok()) << compiled.status().to_string();
@@ -92,6 +94,17 @@ TEST_F(MatchOrt, ResNet18) {
   Status st = bench::write_resnet18(model, 3);
   if (!st.is_ok()) GTEST_SKIP() << st.to_string();
   check(model, "input", {1, 3, 224, 224});
+}
+
+// Every 3x3 stride-1 conv of its first three stages by Winograd (ten of
+// them; the 7x7 stage has odd tiles), within the same tolerance.
+TEST_F(MatchOrt, ResNet18ByWinograd) {
+  const std::string model = dir_ + "/resnet18.onnx";
+  Status st = bench::write_resnet18(model, 3);
+  if (!st.is_ok()) GTEST_SKIP() << st.to_string();
+  model::PlanOptions all;
+  all.winograd = model::PlanOptions::Winograd::kAll;
+  check(model, "input", {1, 3, 224, 224}, all);
 }
 
 TEST_F(MatchOrt, PPOCRDirectionClassifier) {

@@ -156,5 +156,48 @@ TEST(OptimizeGraph, RunsThePassesInOrder) {
   EXPECT_EQ(out->constants().size(), 2u);  // folded weight and bias only
 }
 
+// An NHWC conv of `window` x `window` with `stride`, on an h x h input
+// padded by 1, as convert_layout_nhwc leaves it.
+Graph nhwc_conv(int64_t window, int64_t stride, int64_t h) {
+  Graph g;
+  ValueId x = g.add_input("x", {1, h, h, 4}, DType::f32());
+  ValueId w = g.add_constant("w", Constant::from_floats({window, window, 4, 6},
+                                                        test::random_floats(window * window * 24, 1)));
+  ConvAttrs a;
+  a.nhwc = true;
+  a.stride_h = a.stride_w = stride;
+  a.pad_top = a.pad_left = a.pad_bottom = a.pad_right = 1;
+  const int64_t out = (h + 2 - window) / stride + 1;
+  ValueId y = g.add_op("conv", OpKind::kConv, a, {x, w}, {1, out, out, 6}, DType::f32());
+  g.set_outputs({y});
+  return g;
+}
+
+TEST(ConvertWinograd, OnlyStrideOne3x3ConvsWithWholeTilesAreEligible) {
+  EXPECT_TRUE(winograd_eligible(nhwc_conv(3, 1, 8), nhwc_conv(3, 1, 8).nodes()[0]));
+  for (const Graph& g : {nhwc_conv(3, 2, 8), nhwc_conv(1, 1, 8), nhwc_conv(3, 1, 7)})
+    EXPECT_FALSE(winograd_eligible(g, g.nodes()[0])) << graph_to_string(g);
+}
+
+TEST(ConvertWinograd, TransformsTheWeightAndKeepsTheResult) {
+  const Graph g = nhwc_conv(3, 1, 8);
+  auto none = convert_winograd(g, [](const Node&) { return false; });
+  ASSERT_TRUE(none.is_ok());
+  EXPECT_FALSE(std::get<ConvAttrs>(none->nodes()[0].attrs).winograd);
+  auto all = convert_winograd(g, [](const Node&) { return true; });
+  ASSERT_TRUE(all.is_ok()) << all.status().to_string();
+  const Node& conv = all->nodes()[0];
+  EXPECT_TRUE(std::get<ConvAttrs>(conv.attrs).winograd);
+  ASSERT_TRUE(all->is_constant(conv.inputs[1]));
+  EXPECT_EQ(all->value(conv.inputs[1]).shape, (std::vector<int64_t>{4, 4, 4, 6}));
+  EXPECT_EQ(all->constants().size(), 1u);  // the HWIO weight is gone
+  const auto x = test::random_floats(256, 2);
+  auto want = test::run_graph(g, {{g.inputs()[0], test::to_bytes(x)}});
+  auto got = test::run_graph(*all, {{all->inputs()[0], test::to_bytes(x)}});
+  ASSERT_TRUE(want.is_ok()) << want.status().to_string();
+  ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+  EXPECT_TRUE(test::close(test::to_floats((*got)[0]), test::to_floats((*want)[0]), 1e-4, 1e-5));
+}
+
 }  // namespace
 }  // namespace tessera::graph

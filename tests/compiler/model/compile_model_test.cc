@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "compiler/model/choose_winograd.h"
 #include "compiler/schedule/step.h"
 #include "compiler/space/templates.h"
 #include "runtime/graph_executor.h"
@@ -231,6 +232,69 @@ TEST(CompileModel, EveryOutputGetsItsOwnBufferAndName) {
   const std::vector<float> relu = {0, 3, 2, 6, 0, 6};
   EXPECT_EQ(got->at("r1"), relu);
   EXPECT_EQ(got->at("r2"), relu);
+}
+
+// small_cnn's two 3x3 convs (10x10 outputs) can run by Winograd; run that
+// way, with their weights transformed at compile time, the model computes
+// what the imported graph computes.
+TEST(CompileModel, ConvsByWinogradMatchTheReference) {
+  const Graph g = small_cnn();
+  PlanOptions all;
+  all.winograd = PlanOptions::Winograd::kAll;
+  auto plan = plan_model(g, all);
+  ASSERT_TRUE(plan.is_ok()) << plan.status().to_string();
+  EXPECT_NE(std::find(plan->task_ops.begin(), plan->task_ops.end(), "conv2d_winograd_nhwc"), plan->task_ops.end());
+  EXPECT_EQ(plan->task_labels[1], "fused_conv_relu [1, 10, 10, 8] winograd");
+  const auto x = gt::random_floats(800, 11);
+  auto got = compile_and_run(g, {{"image", x}}, nullptr, nullptr, all);
+  ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+  auto want = gt::run_graph(g, {{0, gt::to_bytes(x)}});
+  ASSERT_TRUE(want.is_ok()) << want.status().to_string();
+  EXPECT_TRUE(gt::close(got->at("logits"), gt::to_floats((*want)[0])));
+}
+
+// Tuning covers both kernels of each such conv; compile time runs the one
+// whose best record is faster, and the direct one without records.
+TEST(ChooseWinograd, FollowsTheFasterRecord) {
+  const Graph g = small_cnn();
+  auto plans = tuning_plans(g);
+  ASSERT_TRUE(plans.is_ok()) << plans.status().to_string();
+  ASSERT_EQ(plans->size(), 2u);
+  auto conv_key = [](const ModelPlan& p) {
+    for (size_t t = 0; t < p.tasks.size(); ++t)
+      if (p.task_ops[t].rfind("conv2d", 0) == 0) return p.tasks[t].dag->workload_key();
+    return std::string();
+  };
+  const std::string direct = conv_key((*plans)[0]), winograd = conv_key((*plans)[1]);
+  ASSERT_FALSE(direct.empty());
+  ASSERT_FALSE(winograd.empty());
+  ASSERT_NE(direct, winograd);
+
+  auto chosen = [&](ScheduleSource* source) {
+    auto c = choose_winograd(g, Target::host(), source);
+    EXPECT_TRUE(c.is_ok()) << c.status().to_string();
+    EXPECT_EQ(c->size(), 2u);  // conv0 and conv1, one task
+    return c.is_ok() && !c->empty() && c->front().winograd;
+  };
+  EXPECT_FALSE(chosen(nullptr));
+  const std::string target = Target::host().to_string();
+  FixedScheduleSource faster;
+  faster.add(direct, target, ScheduleCandidate{"[]", 2e-3});
+  faster.add(winograd, target, ScheduleCandidate{"[]", 1e-3});
+  EXPECT_TRUE(chosen(&faster));
+  FixedScheduleSource slower;
+  slower.add(direct, target, ScheduleCandidate{"[]", 1e-3});
+  slower.add(winograd, target, ScheduleCandidate{"[]", 2e-3});
+  EXPECT_FALSE(chosen(&slower));
+  FixedScheduleSource only_winograd;
+  only_winograd.add(winograd, target, ScheduleCandidate{"[]", 5e-3});
+  EXPECT_TRUE(chosen(&only_winograd));
+
+  auto c = choose_winograd(g, Target::host(), &faster).value();
+  const PlanOptions options = with_winograd({}, c);
+  EXPECT_EQ(options.winograd_convs, (std::set<std::string>{"conv0", "conv1"}));
+  EXPECT_NE(format_winograd_choices(c).find("winograd 1.000 ms, direct 2.000 ms"), std::string::npos)
+      << format_winograd_choices(c);
 }
 
 TEST(CompileModel, CrossCompilesForAarch64) {

@@ -1,0 +1,109 @@
+#include "compiler/model/choose_winograd.h"
+
+#include <cstdio>
+#include <map>
+
+#include "compiler/graph/passes.h"
+
+namespace tessera::model {
+
+namespace {
+
+struct ConvTask {
+  std::string key, label;
+};
+
+// conv node name -> the task of the group it anchors, for every conv anchor
+// that `keep` accepts.
+std::map<std::string, ConvTask> conv_tasks(const ModelPlan& plan, const std::function<bool(const graph::Node&)>& keep) {
+  std::map<std::string, ConvTask> out;
+  for (size_t i = 0; i < plan.groups.size(); ++i) {
+    const graph::Node& anchor = plan.graph.nodes()[static_cast<size_t>(plan.groups[i].nodes.front())];
+    if (anchor.kind != graph::OpKind::kConv || !keep(anchor)) continue;
+    const auto t = static_cast<size_t>(plan.task_of_group[i]);
+    out[anchor.name] = ConvTask{plan.tasks[t].dag->workload_key(), plan.task_labels[t]};
+  }
+  return out;
+}
+
+// The best record's cost of `key` on `target`; 0 when there is none.
+Result<double> best_cost(ScheduleSource* source, const std::string& key, const Target& target) {
+  TESSERA_ASSIGN_OR_RETURN(std::vector<ScheduleCandidate> found, source->candidates(key, target.to_string()));
+  return found.empty() ? 0.0 : found.front().cost_s;
+}
+
+bool is_winograd(const graph::Node& n) { return std::get<graph::ConvAttrs>(n.attrs).winograd; }
+
+}  // namespace
+
+Result<std::vector<ModelPlan>> tuning_plans(const graph::Graph& g, const PlanOptions& options) {
+  PlanOptions direct = options, all = options;
+  direct.winograd = PlanOptions::Winograd::kNone;
+  all.winograd = PlanOptions::Winograd::kAll;
+  std::vector<ModelPlan> plans;
+  TESSERA_ASSIGN_OR_RETURN(ModelPlan first, plan_model(g, direct));
+  plans.push_back(std::move(first));
+  TESSERA_ASSIGN_OR_RETURN(ModelPlan second, plan_model(g, all));
+  if (!conv_tasks(second, is_winograd).empty()) plans.push_back(std::move(second));
+  return plans;
+}
+
+Result<std::vector<WinogradChoice>> choose_winograd(const graph::Graph& g, const Target& target,
+                                                    ScheduleSource* source, const PlanOptions& options) {
+  TESSERA_ASSIGN_OR_RETURN(std::vector<ModelPlan> plans, tuning_plans(g, options));
+  std::vector<WinogradChoice> choices;
+  if (plans.size() < 2) return choices;
+  const std::map<std::string, ConvTask> winograd = conv_tasks(plans[1], is_winograd);
+  const std::map<std::string, ConvTask> direct =
+      conv_tasks(plans[0], [&](const graph::Node& n) { return winograd.count(n.name) > 0; });
+  for (const auto& [conv, task] : winograd) {
+    WinogradChoice c;
+    c.conv = conv;
+    auto d = direct.find(conv);
+    c.label = d != direct.end() ? d->second.label : task.label;
+    if (source) {
+      TESSERA_ASSIGN_OR_RETURN(c.winograd_s, best_cost(source, task.key, target));
+      if (d != direct.end()) {
+        TESSERA_ASSIGN_OR_RETURN(c.direct_s, best_cost(source, d->second.key, target));
+      }
+    }
+    c.winograd = c.winograd_s > 0 && (c.direct_s == 0 || c.winograd_s < c.direct_s);
+    choices.push_back(std::move(c));
+  }
+  return choices;
+}
+
+PlanOptions with_winograd(PlanOptions options, const std::vector<WinogradChoice>& choices) {
+  options.winograd = PlanOptions::Winograd::kListed;
+  options.winograd_convs.clear();
+  for (const WinogradChoice& c : choices)
+    if (c.winograd) options.winograd_convs.insert(c.conv);
+  return options;
+}
+
+Result<ModelPlan> plan_model_from_records(const graph::Graph& g, const Target& target, ScheduleSource* source,
+                                          std::vector<WinogradChoice>* choices, const PlanOptions& options) {
+  TESSERA_ASSIGN_OR_RETURN(std::vector<WinogradChoice> chosen, choose_winograd(g, target, source, options));
+  TESSERA_ASSIGN_OR_RETURN(ModelPlan plan, plan_model(g, with_winograd(options, chosen)));
+  if (choices) *choices = std::move(chosen);
+  return plan;
+}
+
+std::string format_winograd_choices(const std::vector<WinogradChoice>& choices) {
+  auto ms = [](double s) {
+    char b[32];
+    if (s > 0) std::snprintf(b, sizeof b, "%.3f ms", s * 1e3);
+    else std::snprintf(b, sizeof b, "no record");
+    return std::string(b);
+  };
+  std::string out;
+  for (const WinogradChoice& c : choices) {
+    char line[512];
+    std::snprintf(line, sizeof line, "  %-28s %-8s (winograd %s, direct %s)\n", c.conv.substr(0, 28).c_str(),
+                  c.winograd ? "winograd" : "direct", ms(c.winograd_s).c_str(), ms(c.direct_s).c_str());
+    out += line;
+  }
+  return out;
+}
+
+}  // namespace tessera::model
