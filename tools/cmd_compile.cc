@@ -102,7 +102,7 @@ int run_compile(int argc, char** argv, int first) {
   if (!plan.is_ok()) return failure(model_path + ": " + plan.status().to_string());
   const auto winograd_count = std::count_if(choices.begin(), choices.end(), [](const auto& c) { return c.winograd; });
   if (winograd_count > 0)
-    std::printf("convolutions by Winograd where their records are faster (%ld of %zu):\n%s",
+    std::printf("convolutions by Winograd (%ld of %zu; by the faster record, without records by channel count):\n%s",
                 static_cast<long>(winograd_count), choices.size(), model::format_winograd_choices(choices).c_str());
 
   model::CompileOptions co;

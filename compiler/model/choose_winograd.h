@@ -5,7 +5,8 @@
 // a ResNet's 7x7x512 layers read 16 MB of transformed weights where the
 // direct conv reads 9 MB. So tuning measures both kernels of every
 // convolution that can run either way (tuning_plans), and compile time runs
-// each by whichever has the faster best record (choose_winograd).
+// each by whichever has the faster best record (choose_winograd); untuned,
+// by a rule screened on the fallbacks.
 //
 //   auto plans = tuning_plans(g).value();          // tune the tasks of every plan
 //   ModelPlan plan = plan_model_from_records(g, target, &records).value();
@@ -36,8 +37,10 @@ struct WinogradChoice {
 
 /// Decides each convolution that can run by Winograd: it does when its
 /// Winograd kernel has a record on `target` (or a compatible one) and none
-/// of its direct kernel is faster. Without a source, or without records,
-/// every convolution stays direct. Errors: the planning's and the source's.
+/// of its direct kernel is faster. When neither kernel has a record (or
+/// there is no source), by the fallbacks' measured rule: Winograd when it
+/// has at least 16 input and 16 output channels. Errors: the planning's and
+/// the source's.
 Result<std::vector<WinogradChoice>> choose_winograd(const graph::Graph& g, const Target& target,
                                                     ScheduleSource* source, const PlanOptions& options = {});
 

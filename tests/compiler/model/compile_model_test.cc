@@ -254,7 +254,7 @@ TEST(CompileModel, ConvsByWinogradMatchTheReference) {
 }
 
 // Tuning covers both kernels of each such conv; compile time runs the one
-// whose best record is faster, and the direct one without records.
+// whose best record is faster; without records, a rule on the channels.
 TEST(ChooseWinograd, FollowsTheFasterRecord) {
   const Graph g = small_cnn();
   auto plans = tuning_plans(g);
@@ -276,7 +276,7 @@ TEST(ChooseWinograd, FollowsTheFasterRecord) {
     EXPECT_EQ(c->size(), 2u);  // conv0 and conv1, one task
     return c.is_ok() && !c->empty() && c->front().winograd;
   };
-  EXPECT_FALSE(chosen(nullptr));
+  EXPECT_FALSE(chosen(nullptr));  // no records: by the rule, and 8 channels in and out are too few
   const std::string target = Target::host().to_string();
   FixedScheduleSource faster;
   faster.add(direct, target, ScheduleCandidate{"[]", 2e-3});
@@ -289,6 +289,18 @@ TEST(ChooseWinograd, FollowsTheFasterRecord) {
   FixedScheduleSource only_winograd;
   only_winograd.add(winograd, target, ScheduleCandidate{"[]", 5e-3});
   EXPECT_TRUE(chosen(&only_winograd));
+
+  // With 16 channels in and out, the rule picks Winograd.
+  Graph wide;
+  ValueId x = wide.add_input("x", {1, 16, 8, 8}, DType::f32());
+  ValueId w = wide.add_constant("w", graph::Constant::from_floats({16, 16, 3, 3}, gt::random_floats(2304, 4)));
+  ConvAttrs a;
+  a.pad_top = a.pad_left = a.pad_bottom = a.pad_right = 1;
+  wide.set_outputs({wide.add_op("conv", OpKind::kConv, a, {x, w}, {1, 16, 8, 8}, DType::f32())});
+  auto rule = choose_winograd(wide, Target::host(), nullptr);
+  ASSERT_TRUE(rule.is_ok()) << rule.status().to_string();
+  ASSERT_EQ(rule->size(), 1u);
+  EXPECT_TRUE(rule->front().winograd);
 
   auto c = choose_winograd(g, Target::host(), &faster).value();
   const PlanOptions options = with_winograd({}, c);
