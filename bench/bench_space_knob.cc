@@ -1,7 +1,7 @@
 // Quality of the knob space before any cost model: the best of N random
 // configurations of the matmul template, built and measured on this machine,
 // against OpenBLAS in the same run; the matmul and ResNet conv fallbacks
-// against OpenBLAS and oneDNN.
+// (direct and Winograd) against OpenBLAS and oneDNN.
 //
 //   build/bin/bench_space_knob                          # N = 100
 //   build/bin/bench_space_knob --samples=1000           # N = 1000
@@ -196,6 +196,58 @@ void BM_Space_KnobFallbackResNetConvs(benchmark::State& state) {
   state.counters["fma_peak_gflops"] = bench::measure_fma_peak_gflops(kThreads);
 }
 
+// The Winograd fallback (what an untuned model runs for these layers) on the
+// 3x3 layers of BM_Tune_ResNetConvs, each against oneDNN and against the
+// direct conv2d_nhwc fallback in the same run; vs_peer (oneDNN time /
+// Winograd time) and vs_direct are geometric means over the layers.
+void BM_Space_KnobFallbackWinogradConvs(benchmark::State& state) {
+  const Target target = Target::host();
+  const KnobTemplate& winograd = *find_template("conv2d_winograd_nhwc");
+  const KnobTemplate& direct = *find_template("conv2d_nhwc");
+  runtime::ThreadPool pool(kThreads);
+  runtime::ParallelScope scope(&pool);
+  bench::set_dnnl_threads(kThreads);
+  double log_peer = 0, log_direct = 0, total = 0;
+  int n = 0;
+  auto fallback_seconds = [&](const KnobTemplate& t, const std::string& spec) -> Result<double> {
+    TESSERA_ASSIGN_OR_RETURN(ops::OpInstance inst, ops::parse_op_spec(spec));
+    TESSERA_ASSIGN_OR_RETURN(KnobSpace space, t.define(*inst.dag, target));
+    TESSERA_ASSIGN_OR_RETURN(KnobConfig config, t.fallback(space, *inst.dag, target));
+    TESSERA_ASSIGN_OR_RETURN(Candidate cand, build(t, inst, config, target));
+    std::vector<runtime::NDArray> arrays = bench::make_args(inst);
+    std::vector<void*> args;
+    for (runtime::NDArray& a : arrays) args.push_back(a.raw_data());
+    std::fprintf(stderr, "%s: %s\n", spec.c_str(), config.to_string().c_str());
+    return bench::median_seconds([&] { cand.fn(args.data()); });
+  };
+  for (auto _ : state) {
+    for (const bench::ConvLayer& l : bench::resnet50_conv_layers()) {
+      if (l.r != 3) continue;
+      const std::string spec = "conv2d_winograd_nhwc:N=1,C=" + std::to_string(l.c) + ",H=" + std::to_string(l.h) +
+                               ",W=" + std::to_string(l.w) + ",K=" + std::to_string(l.k) + ",pad=" + std::to_string(l.pad);
+      auto ours = fallback_seconds(winograd, spec);
+      auto plain = fallback_seconds(direct, bench::conv2d_nhwc_spec(l));
+      if (!ours.is_ok()) return state.SkipWithError(ours.status().to_string().c_str());
+      if (!plain.is_ok()) return state.SkipWithError(plain.status().to_string().c_str());
+      std::vector<float> x(static_cast<size_t>(l.c * l.h * l.w), 0.5f), w(static_cast<size_t>(l.k * l.c * 9), 0.25f);
+      bench::DnnlConv dnnl(l.c, l.h, l.w, l.k, l.r, l.s, l.stride, l.pad);
+      dnnl.prepare(x.data(), w.data());
+      const double peer = bench::median_seconds([&] { dnnl.run(); });
+      ++n;
+      log_peer += std::log(peer / *ours);
+      log_direct += std::log(*plain / *ours);
+      total += *ours;
+      const std::string layer = "layer" + std::to_string(n);
+      state.counters[layer + "_ms"] = *ours * 1e3;
+      state.counters[layer + "_direct_ms"] = *plain * 1e3;
+      state.counters[layer + "_onednn_ms"] = peer * 1e3;
+    }
+    state.SetIterationTime(total);
+  }
+  state.counters["vs_peer"] = std::exp(log_peer / n);
+  state.counters["vs_direct"] = std::exp(log_direct / n);
+}
+
 }  // namespace
 }  // namespace tessera
 
@@ -218,6 +270,10 @@ int main(int argc, char** argv) {
       ->Iterations(1)
       ->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("BM_Space_KnobFallbackResNetConvs", tessera::BM_Space_KnobFallbackResNetConvs)
+      ->UseManualTime()
+      ->Iterations(1)
+      ->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("BM_Space_KnobFallbackWinogradConvs", tessera::BM_Space_KnobFallbackWinogradConvs)
       ->UseManualTime()
       ->Iterations(1)
       ->Unit(benchmark::kMillisecond);

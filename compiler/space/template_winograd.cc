@@ -1,27 +1,34 @@
 // The Winograd convolution template (conv2d_winograd_nhwc, ops/winograd.h).
 //
 // The output is cut into blocks of tiles (part of a row of tiles, or whole
-// rows) that run in parallel; each block computes, in turn,
+// rows). The "stages" knob chooses between two shapes:
 //
+// fused (big images, few channels): blocks run in parallel, each computing
 //  input transform  V[e, v, t, c] of tr tiles: the 4 x 4 transform unrolled
 //                   (its +-1 coefficients fold away), channels vectorized;
 //  gemm             M[e, v, t, k] of its tiles, tr tiles at a time: V of
 //                   those tiles first, then per (e, v) a tr x kv register
 //                   micro-kernel (tiles unrolled, output channels
-//                   vectorized) under the input channel loop; U stored
-//                   packed by kv like the direct NHWC conv's weights;
+//                   vectorized) under the input channel loop;
 //  output transform Y[n, y, x, k] of its tiles with the tail (bias,
 //                   residual, ReLU) inlined: each tile's 2 x 2 outputs
-//                   unrolled (so y % 2 and x % 2 fold), channels vectorized.
+//                   unrolled (so y % 2 and x % 2 fold), channels vectorized;
+// so V and M stay in the core's caches (at the root they are megabytes
+// each, 3.2 MB apiece for a 56 x 56 x 64 layer, and the transforms become
+// memory bound);
 //
-// so V and M stay in the core's caches: at the root they are megabytes each
-// (a 56 x 56 x 64 layer: 3.2 MB apiece), and the transforms became memory
-// bound.
+// staged (small images, many channels): V at the root, tiles in parallel;
+// M at the root in parallel blocks of (e, v, tiles, kv channels), the same
+// micro-kernel accumulating in a local buffer; the output transform by rows
+// of tiles. Each U[e, v] slice is then read once per block of tiles, not
+// once per block of the output (a 14 x 14 x 256 layer's U is 4 MiB).
+//
+// Either way U is stored packed by kv like the direct NHWC conv's weights.
 //
 // Knobs: block (tiles per block), rows (of the micro-kernel: the largest
 // divisor of the block up to it), tile_k [Ko, kv], tile_c [Co, cb], order
-// (of k.0 rc.0), pad (inlined into the input transform or computed at
-// the root).
+// (of k.0 t.0 rc.0; fused puts t.0 first, staged has one k.0), stages, pad
+// (inlined into the input transform or computed at the root).
 #include <algorithm>
 
 #include "compiler/space/template_families.h"
@@ -46,7 +53,9 @@ struct Winograd {
   DType dtype = DType::f32();
 };
 
-Status error(const std::string& why) { return Status(ErrorCode::kInvalidArgument, std::string("template ") + kName + ": " + why); }
+Status error(const std::string& why) {
+  return Status(ErrorCode::kInvalidArgument, std::string("template ") + kName + ": " + why);
+}
 
 // The one reader of `t` among `dag`'s computes, or null.
 const Tensor* only_reader(const ComputeDAG& dag, const Tensor& t) {
