@@ -27,8 +27,10 @@ class TaskScheduler {
  public:
   TaskScheduler(std::vector<TaskWeight> tasks, SchedulerKind kind, uint64_t seed, double epsilon = 0.05);
 
-  /// The task to tune next.
+  /// The task to tune next; -1 when every task is retired.
   int next();
+  /// The task gets no more rounds (its space is exhausted, or it stopped early).
+  void retire(int task);
   /// After a round of task `task`: its total trials so far and its best cost
   /// in seconds (infinity while nothing succeeded).
   void update(int task, int64_t trials, double best_cost_s);
@@ -37,6 +39,8 @@ class TaskScheduler {
   /// more trials lower the latency); exposed for tests and progress output.
   double gradient(int task) const;
   int64_t trials(int task) const { return history_[task].empty() ? 0 : history_[task].back().first; }
+  /// Whether the task has had its warm-up round.
+  bool warmed_up(int task) const { return !history_[task].empty(); }
 
  private:
   std::vector<TaskWeight> tasks_;
@@ -45,6 +49,7 @@ class TaskScheduler {
   double epsilon_;
   int round_robin_ = 0;
   std::vector<std::vector<std::pair<int64_t, double>>> history_;  // (trials, best cost) per round
+  std::vector<bool> retired_;
 };
 
 }  // namespace tessera::tuner

@@ -137,9 +137,15 @@ int64_t Tuner::trials_spent() const {
   return n;
 }
 
-Result<std::optional<Candidate>> Tuner::round(int i) {
+int warm_up_batch(int64_t trials, size_t tasks, int batch_size) {
+  if (tasks == 0) return batch_size;
+  const int64_t half_share = trials / (2 * static_cast<int64_t>(tasks));
+  return static_cast<int>(std::clamp<int64_t>(half_share, std::min(4, batch_size), batch_size));
+}
+
+Result<std::optional<Candidate>> Tuner::round(int i, int batch) {
   auto start = Clock::now();
-  int n = static_cast<int>(std::min<int64_t>(options_.batch_size, options_.trials - trials_spent()));
+  int n = static_cast<int>(std::min<int64_t>(batch, options_.trials - trials_spent()));
   TESSERA_ASSIGN_OR_RETURN(std::vector<Candidate> candidates, policies_[i]->propose(n));
   const double propose_s = since(start);
   summaries_[i].search_seconds += propose_s;
@@ -219,6 +225,7 @@ Result<std::vector<TaskSummary>> Tuner::run(Progress* progress, const std::atomi
     weights.push_back({tasks_[i].weight, tasks_[i].dag->flop_count(), group});
   }
   TaskScheduler scheduler(weights, options_.scheduler, options_.seed);
+  const int warm_up = warm_up_batch(options_.trials, tasks_.size(), options_.batch_size);
   auto start = Clock::now();
   std::vector<TaskProgress> shown;
   for (size_t i = 0; i < tasks_.size(); ++i) shown.push_back(progress_of(static_cast<int>(i)));
@@ -229,10 +236,16 @@ Result<std::vector<TaskSummary>> Tuner::run(Progress* progress, const std::atomi
     bool all_done = true;
     for (bool e : exhausted_) all_done = all_done && e;
     if (all_done) break;
-    int i = scheduler.next();
-    for (int tries = 0; exhausted_[i] && tries < static_cast<int>(tasks_.size()); ++tries)
-      i = (i + 1) % static_cast<int>(tasks_.size());
-    auto improved = round(i);
+    // An exhausted task (its space measured through, or stopped early) gets
+    // no more rounds; left to the scheduler, its gradient kept choosing it
+    // and the rounds fell to whichever task came next in order (PP-OCR's
+    // detector: a 0.34 ms conv after a global pool took 346 of 1,000
+    // trials).
+    for (size_t j = 0; j < tasks_.size(); ++j)
+      if (exhausted_[j]) scheduler.retire(static_cast<int>(j));
+    const int i = scheduler.next();
+    if (i < 0) break;
+    auto improved = round(i, scheduler.warmed_up(i) ? options_.batch_size : warm_up);
     if (!improved.is_ok()) return improved.status().with_context("tuning " + tasks_[i].name);
     scheduler.update(i, summaries_[i].trials, summaries_[i].best_cost_s);
     // A new best is tried at once by the tasks that share its search space
