@@ -58,7 +58,7 @@ double TaskScheduler::gradient(int i) const {
   bool stalled = false;
   if (h.size() > static_cast<size_t>(kWindow) + 1) {
     const auto& old = h[h.size() - 1 - kWindow];
-    stalled = !std::isfinite(old.second) ? false : best > old.second * (1 - kKeptPromise);
+    stalled = std::isfinite(old.second) && best > old.second * (1 - kKeptPromise);
   }
   double next = best - best / std::max(t, 1.0);
   if (best_rate > 0 && tasks_[i].flops > 0 && !stalled) next = std::min(next, kBeta * tasks_[i].flops / best_rate);

@@ -233,9 +233,6 @@ Result<std::vector<TaskSummary>> Tuner::run(Progress* progress, const std::atomi
   while (trials_spent() < options_.trials) {
     if (stop && stop->load()) break;
     if (options_.time_budget_s > 0 && since(start) >= options_.time_budget_s) break;
-    bool all_done = true;
-    for (bool e : exhausted_) all_done = all_done && e;
-    if (all_done) break;
     // An exhausted task (its space measured through, or stopped early) gets
     // no more rounds; left to the scheduler, its gradient kept choosing it
     // and the rounds fell to whichever task came next in order (PP-OCR's
@@ -244,7 +241,7 @@ Result<std::vector<TaskSummary>> Tuner::run(Progress* progress, const std::atomi
     for (size_t j = 0; j < tasks_.size(); ++j)
       if (exhausted_[j]) scheduler.retire(static_cast<int>(j));
     const int i = scheduler.next();
-    if (i < 0) break;
+    if (i < 0) break;  // every space exhausted
     auto improved = round(i, scheduler.warmed_up(i) ? options_.batch_size : warm_up);
     if (!improved.is_ok()) return improved.status().with_context("tuning " + tasks_[i].name);
     scheduler.update(i, summaries_[i].trials, summaries_[i].best_cost_s);

@@ -298,8 +298,16 @@ Status Lowerer::infer_region(int p) {
       if (!outside.count(var)) relax[var] = {make_int(0), make_int(extent - 1)};
     }
   }
-  std::vector<Expr> lo(ndim), hi(ndim);
+  // Per dimension, the distinct lower and upper bounds of the reads. Reads of
+  // one element repeat (an unrolled Winograd output transform reads each
+  // tile 36 times), and a min of equal terms would hide a constant extent
+  // from simplify.
   std::vector<std::vector<Expr>> los(ndim), his(ndim);
+  auto add_bound = [](std::vector<Expr>* bounds, const Expr& e) {
+    for (const Expr& b : *bounds)
+      if (structural_equal(b, e)) return;
+    bounds->push_back(e);
+  };
   bool exact = true;
   for (int x : info_[p].consumers) {
     VarMap values;
@@ -314,20 +322,8 @@ Status Lowerer::infer_region(int p) {
           exact = false;
           continue;
         }
-        // Reads of one element repeat (an unrolled Winograd output transform
-        // reads each tile 36 times): a bound seen already adds nothing, and a
-        // min of equal terms would hide a constant extent from simplify.
-        auto seen = [](const std::vector<Expr>& v, const Expr& e) {
-          return std::any_of(v.begin(), v.end(), [&](const Expr& x) { return structural_equal(x, e); });
-        };
-        if (!seen(los[d], iv.lo)) {
-          los[d].push_back(iv.lo);
-          lo[d] = lo[d].defined() ? min(lo[d], iv.lo) : iv.lo;
-        }
-        if (!seen(his[d], iv.hi)) {
-          his[d].push_back(iv.hi);
-          hi[d] = hi[d].defined() ? max(hi[d], iv.hi) : iv.hi;
-        }
+        add_bound(&los[d], iv.lo);
+        add_bound(&his[d], iv.hi);
       }
     }
   }
@@ -335,9 +331,12 @@ Status Lowerer::infer_region(int p) {
   info.region_min.assign(ndim, make_int(0));
   info.region_extent = ps.tensor->shape;
   for (int d = 0; d < ndim; ++d) {
-    if (!exact || !lo[d].defined()) continue;  // whole dimension
-    Expr min_expr = simplify(lo[d], outer_bounds_);
-    Expr extent_expr = simplify(hi[d] - lo[d] + 1, outer_bounds_);
+    if (!exact || los[d].empty()) continue;  // whole dimension
+    Expr lo = los[d].front(), hi = his[d].front();
+    for (size_t b = 1; b < los[d].size(); ++b) lo = min(lo, los[d][b]);
+    for (size_t b = 1; b < his[d].size(); ++b) hi = max(hi, his[d][b]);
+    Expr min_expr = simplify(lo, outer_bounds_);
+    Expr extent_expr = simplify(hi - lo + 1, outer_bounds_);
     int64_t extent;
     if (!is_const_int(extent_expr, &extent)) {
       Interval b = bounds_of(extent_expr, outer_bounds_);
