@@ -11,6 +11,7 @@
 #include "compiler/codegen/build.h"
 #include "compiler/codegen/interpreter.h"
 #include "compiler/lower/lower.h"
+#include "compiler/lower/schedule_ops.h"
 #include "compiler/ops/ops.h"
 #include "runtime/module.h"
 #include "runtime/ndarray.h"
@@ -147,6 +148,25 @@ TEST(KnobTemplatesBuilt, NhwcConvPacksItsWeightsByTheVectorWidth) {
       EXPECT_EQ(packed[0].second, (PackedLayout{3, kv})) << spec;
     }
   }
+}
+
+// Fused, each block of the Winograd output computes M for its own tiles
+// only: bound inference sizes M by the block even though the unrolled output
+// transform reads every tile 36 times (a min/max of repeated bounds once
+// hid the constant extent, and every block computed every tile).
+TEST(KnobTemplatesBuilt, WinogradBlocksComputeOnlyTheirTiles) {
+  const KnobTemplate* tmpl = find_template("conv2d_winograd_nhwc");
+  ops::OpInstance inst = ops::parse_op_spec("conv2d_winograd_nhwc:N=1,C=64,H=56,W=56,K=64,pad=1").value();
+  KnobSpace space = tmpl->define(*inst.dag, Target::host()).value();
+  KnobConfig c = tmpl->fallback(space, *inst.dag, Target::host()).value();
+  ASSERT_EQ(c.get_int("stages"), 0) << c.to_string();  // fused
+  State bounded = infer_bounds(apply_template(*tmpl, inst.dag, c, Target::host()).value()).value();
+  const int m = bounded.stage_index("conv2d_winograd_nhwc.gemm");
+  ASSERT_GE(m, 0);
+  int64_t elements = 1;  // of M computed per block: 4 x 4 x its tiles x 64 channels
+  for (const Iter& it : bounded.stage(m).iters)
+    if (it.kind == IterKind::kSpatial) elements *= it.extent;
+  EXPECT_EQ(elements, 16 * c.get_int("block") * 64) << c.to_string();
 }
 
 // Dense reads W[n, k]: stored [N/nr][K][nr] so its columns are contiguous.
