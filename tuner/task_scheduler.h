@@ -20,9 +20,10 @@ struct TaskWeight {
 /// Picks the next task to give a round of trials. The objective is the
 /// weighted end-to-end latency sum(w_i * best_i); a task's priority is its
 /// estimated gradient: a blend of its recent improvement rate and an
-/// optimistic bound from its FLOPs at the best throughput any task reached.
-/// Every task first gets one warm-up round; with probability epsilon a random
-/// task is chosen.
+/// optimistic bound from its FLOPs at the best throughput its group reached
+/// (held only while the task keeps improving). Every task first gets one
+/// warm-up round; with probability epsilon a random task is chosen; retired
+/// tasks are never chosen.
 class TaskScheduler {
  public:
   TaskScheduler(std::vector<TaskWeight> tasks, SchedulerKind kind, uint64_t seed, double epsilon = 0.05);

@@ -193,6 +193,19 @@ Status schedule_input(Sched& s, const Winograd& w, int64_t lanes) {
   return s.annotate(w.input, c[1], IterAnnotation::kVectorize);
 }
 
+// V of the block's tr-tile chunk at `at` (fused), or of every tile at the
+// root with tiles in parallel (staged).
+Status place_input(Sched& s, const Winograd& w, const KnobConfig& cfg, const Var* at, int64_t lanes) {
+  if (at) TESSERA_RETURN_IF_ERROR(s.compute_at(w.input, w.gemm, *at));
+  TESSERA_RETURN_IF_ERROR(schedule_input(s, w, lanes));
+  if (!at) TESSERA_RETURN_IF_ERROR(s.annotate(w.input, s.loops(w.input).front(), IterAnnotation::kParallel));
+  if (w.pad.empty()) return Status::ok();
+  if (cfg.get_int("pad") == kPadInline) return s.compute_inline(w.pad);
+  OpStages pad_only;
+  pad_only.pad = w.pad;
+  return place_pad(s, pad_only, cfg, w.input, Var(), lanes);
+}
+
 }  // namespace
 
 Result<KnobSpace> define_winograd(const ComputeDAG& dag, const Target& target) {
@@ -209,23 +222,6 @@ Result<KnobSpace> define_winograd(const ComputeDAG& dag, const Target& target) {
   if (!w.pad.empty()) TESSERA_RETURN_IF_ERROR(space.define_knob("pad", {kPadInline, kPadRoot}));
   return space;
 }
-
-namespace {
-
-// V of the block's tr-tile chunk at `at` (fused), or of every tile at the
-// root with tiles in parallel (staged).
-Status place_input(Sched& s, const Winograd& w, const KnobConfig& cfg, const Var* at, int64_t lanes) {
-  if (at) TESSERA_RETURN_IF_ERROR(s.compute_at(w.input, w.gemm, *at));
-  TESSERA_RETURN_IF_ERROR(schedule_input(s, w, lanes));
-  if (!at) TESSERA_RETURN_IF_ERROR(s.annotate(w.input, s.loops(w.input).front(), IterAnnotation::kParallel));
-  if (w.pad.empty()) return Status::ok();
-  if (cfg.get_int("pad") == kPadInline) return s.compute_inline(w.pad);
-  OpStages pad_only;
-  pad_only.pad = w.pad;
-  return place_pad(s, pad_only, cfg, w.input, Var(), lanes);
-}
-
-}  // namespace
 
 Status apply_winograd(const KnobConfig& cfg, const Target& target, State* state) {
   TESSERA_ASSIGN_OR_RETURN(Winograd w, analyze(state->dag()));
@@ -277,7 +273,7 @@ Result<KnobConfig> fallback_winograd(const KnobSpace& space, const ComputeDAG& d
   // AVX-512), blocks of about 16 tiles, the input channels whole up to 256,
   // the pad at the root. Fused, every block reads all of U: past 1 MiB of it
   // (a ResNet's 14x14x256 layer: 4 MiB) the stages run at the root instead
-  // (screened on the ResNet-18 layers: 1.01 ms fused, 0.39 staged).
+  // (screened on the ResNet-18 layers: 1.01 ms fused, 0.35 staged).
   const std::vector<int64_t> vec_sizes = innermost_sizes(*space.find("tile_k"));
   const int64_t vec = preferred_vector_width(vec_sizes, lanes);
   const int64_t regs_per_row = (vec + lanes - 1) / lanes;
