@@ -131,7 +131,6 @@ int run_tune(int argc, char** argv, int first) {
     }
     model = std::move(*kernels);
   }
-  const std::string db_path = config->db_path;
   auto job = tuner::TuneJob::open(std::move(*config), std::move(model), stdout);
   if (!job.is_ok()) {
     std::fprintf(stderr, "tessera tune: %s\n", job.status().message().c_str());
@@ -146,7 +145,8 @@ int run_tune(int argc, char** argv, int first) {
     std::fprintf(stderr, "tessera tune: %s\n", summary.status().message().c_str());
     return 1;
   }
-  if (summary->stopped) std::printf("stopped by Ctrl-C; every measurement so far is in %s\n", db_path.c_str());
+  if (summary->stopped) std::printf("stopped by Ctrl-C; every measurement so far is in %s\n",
+                                     (*job)->config().db_path.c_str());
   std::printf("\n%s", tuner::format_summary(summary->tasks).c_str());
   return 0;
 }
