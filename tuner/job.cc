@@ -113,7 +113,8 @@ Status parse_budget(const OptionReader& o, TuneConfig* c) {
     return usage("--cache must be model, warm or cold, not '" + cache + "'");
   c->cache = cache == "model" ? CacheMode::kModel : cache == "warm" ? CacheMode::kWarm : CacheMode::kCold;
   const bool cold = c->cache == CacheMode::kCold;
-  if (cold && o.has("min-repeat-ms")) return usage("--min-repeat-ms is for --cache model or warm (cold times single calls)");
+  if (cold && o.has("min-repeat-ms"))
+    return usage("--min-repeat-ms is for --cache model or warm (cold times single calls)");
   auto repeat = o.get_int("repeat", cold ? 8 : 3);
   auto min_repeat_ms = o.get_double("min-repeat-ms", 50);
   auto time_budget = o.get_double("time-budget", 0);

@@ -61,7 +61,8 @@ struct TuneConfig {
   int batch = 16;                            ///< candidates per round
   uint64_t seed = 0;                         ///< task i searches with seed + i
   int workers = 1;                           ///< local workers (without a tracker)
-  int threads = 1;                           ///< threads per measurement on the local workers
+  /// Threads per measurement on the local workers (parse_tune_config's default: the target's cores).
+  int threads = 1;
   CacheMode cache = CacheMode::kModel;
   int number = 1;                            ///< calls per timed repeat (grown up to min_repeat_ms)
   int repeat = 3;                            ///< timed repeats per candidate
