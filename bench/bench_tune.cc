@@ -16,16 +16,11 @@
 #include "bench/workloads.h"
 #include "compiler/codegen/build.h"
 #include "compiler/ops/op_spec.h"
-#include "compiler/space/sketch_space.h"
 #include "costmodel/features.h"
-#include "costmodel/xgb_model.h"
 #include "runtime/module.h"
 #include "runtime/ndarray.h"
 #include "runtime/thread_pool.h"
-#include "compiler/space/templates.h"
-#include "tuner/knob_policy.h"
-#include "tuner/sketch_policy.h"
-#include "tuner/tuner.h"
+#include "tuner/job.h"
 
 namespace tessera {
 namespace {
@@ -52,55 +47,47 @@ struct TuneConfig {
   bool knob = false;
 };
 
-// Tunes `op` with TVM's measurement settings (repeat 1, min_repeat_ms 100).
+// Tunes `op` with TVM's measurement settings (repeat 1, min_repeat_ms 100)
+// as a tuning job on one local worker.
 Result<TuneRun> tune(const ops::OpInstance& op, const TuneConfig& config) {
-  Target target = Target::host();
-  TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<rpc::LocalRunner> runner,
-                           rpc::LocalRunner::start({.num_workers = 1, .threads_per_worker = kThreads}));
-  std::unique_ptr<costmodel::CostModel> model;
-  if (config.guided) {
-    auto xgb = std::make_unique<costmodel::XGBModel>(
-        costmodel::XGBOptions{.seed = config.seed, .keep_pretrain_data = config.keep_pretrain_data});
-    if (!config.pretrain.empty()) TESSERA_RETURN_IF_ERROR(xgb->pretrain(config.pretrain));
-    model = std::move(xgb);
-  }
-  std::vector<std::unique_ptr<tuner::SearchPolicy>> policies;
-  if (config.knob) {
-    const KnobTemplate* tmpl = find_template(op.op);
-    if (!tmpl) return Status(ErrorCode::kInvalidArgument, "no knob template for " + op.op);
-    TESSERA_ASSIGN_OR_RETURN(KnobSpace knobs, tmpl->define(*op.dag, target));
-    policies.push_back(std::make_unique<tuner::KnobPolicy>(
-        *tmpl, op.dag, target, std::move(knobs), config.guided ? tuner::KnobStrategy::kXgb : tuner::KnobStrategy::kRandom,
-        std::move(model), config.seed));
-  } else {
-    TESSERA_ASSIGN_OR_RETURN(SketchSpace space, SketchSpace::make(op.dag, target));
-    policies.push_back(std::make_unique<tuner::SketchPolicy>(std::move(space), std::move(model), config.evolution,
-                                                             config.seed));
-  }
-  tuner::Task task{op.spec, op.dag, target, "local", 1};
-  tuner::BuilderPool builder(target);
-  tuner::Measurer measurer(builder, *runner, {.timing = {.number = 1, .repeat = 1, .min_repeat_ms = 100}});
+  tuner::TuneConfig job_config;
+  job_config.ops = {op};
+  job_config.space = config.knob ? tuner::SpaceChoice::kKnob : tuner::SpaceChoice::kSketch;
+  job_config.knob_strategy = config.guided ? tuner::KnobStrategy::kXgb : tuner::KnobStrategy::kRandom;
+  job_config.sketch_guided = config.guided;
+  job_config.trials = config.trials;
+  job_config.seed = config.seed;
+  job_config.threads = kThreads;
+  job_config.number = 1;
+  job_config.repeat = 1;
+  job_config.min_repeat_ms = 100;
+  job_config.measure_default = false;
+  job_config.measure_baselines = false;
+  job_config.evolution = config.evolution;
+  job_config.keep_pretrain_data = config.keep_pretrain_data;
+  job_config.pretrain = config.pretrain;
+  job_config.command_line = "bench_tune";
   // The records go to a private database so the history can be read back.
-  std::string db = "/tmp/tessera-bench-tune-" + std::to_string(::getpid()) + ".db";
-  // Removes the database and its WAL files at the end, after the store has
-  // closed (it is declared later, so it is destroyed first).
+  job_config.db_path = "/tmp/tessera-bench-tune-" + std::to_string(::getpid()) + ".db";
+  // Removes the database and its WAL files at the end, after the job (and
+  // its store) has closed (it is declared later, so it is destroyed first).
   struct RemoveFiles {
     std::string path;
     void operator()() const {
       for (const char* suffix : {"", "-wal", "-shm"}) std::remove((path + suffix).c_str());
     }
     ~RemoveFiles() { (*this)(); }
-  } cleanup{db};
+  } cleanup{job_config.db_path};
   cleanup();
-  TESSERA_ASSIGN_OR_RETURN(records::Store store, records::Store::open(db));
-  tuner::Tuner tuner({task}, std::move(policies), measurer, &store,
-                     {.trials = config.trials, .batch_size = 16, .seed = config.seed, .measure_default = false});
+  auto job = tuner::TuneJob::open(std::move(job_config), {}, nullptr);
+  if (!job.is_ok()) return Status(job.status().code(), job.status().message());
   auto start = std::chrono::steady_clock::now();
-  TESSERA_ASSIGN_OR_RETURN(std::vector<tuner::TaskSummary> summaries, tuner.run(nullptr, nullptr));
+  TESSERA_ASSIGN_OR_RETURN(tuner::JobSummary summary, (*job)->run(nullptr, nullptr));
   TuneRun run;
   run.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  run.summary = summaries[0];
-  TESSERA_ASSIGN_OR_RETURN(run.history, store.records_of(task.workload_key(), target.to_string()));
+  run.summary = summary.tasks[0];
+  const tuner::Task& task = (*job)->tasks()[0];
+  TESSERA_ASSIGN_OR_RETURN(run.history, (*job)->store().records_of(task.workload_key(), task.target.to_string()));
   return run;
 }
 

@@ -1,0 +1,458 @@
+#include "tuner/job.h"
+
+#include <unistd.h>
+
+#include <climits>
+#include <cstdlib>
+
+#include "compiler/space/generic_schedule.h"
+#include "compiler/space/sketch_space.h"
+#include "compiler/space/templates.h"
+#include "costmodel/xgb_model.h"
+#include "rpc/keys.h"
+#include "rpc/wire.h"
+#include "runtime/time_evaluator.h"
+#include "tuner/measure/measurer.h"
+
+namespace tessera::tuner {
+namespace {
+
+Status usage(const std::string& message) { return Status(ErrorCode::kInvalidArgument, message); }
+
+// A user-facing line for a failure of `cause`, with its code ("what: code: message").
+Status failure(const Status& cause, const std::string& what = "") {
+  return Status(cause.code(), what.empty() ? cause.to_string() : what + ": " + cause.to_string());
+}
+
+// Reads OptionValues as the command line's parser does: the last value of
+// an option counts, numbers must parse whole.
+class OptionReader {
+ public:
+  explicit OptionReader(const OptionValues& values) : values_(values) {}
+
+  bool has(const std::string& name) const { return values_.count(name) > 0 && !values_.at(name).empty(); }
+  std::string get(const std::string& name, const std::string& fallback = "") const {
+    return has(name) ? values_.at(name).back() : fallback;
+  }
+  std::vector<std::string> all(const std::string& name) const {
+    return values_.count(name) ? values_.at(name) : std::vector<std::string>{};
+  }
+  Result<long long> get_int(const std::string& name, long long fallback) const {
+    if (!has(name)) return fallback;
+    const std::string text = get(name);
+    char* end = nullptr;
+    const long long v = std::strtoll(text.c_str(), &end, 10);
+    if (text.empty() || *end != '\0') return usage("option --" + name + " expects an integer, got '" + text + "'");
+    return v;
+  }
+  Result<double> get_double(const std::string& name, double fallback) const {
+    if (!has(name)) return fallback;
+    const std::string text = get(name);
+    char* end = nullptr;
+    const double v = std::strtod(text.c_str(), &end);
+    if (text.empty() || *end != '\0') return usage("option --" + name + " expects a number, got '" + text + "'");
+    return v;
+  }
+
+ private:
+  const OptionValues& values_;
+};
+
+// --space and --strategy.
+Status parse_search(const OptionReader& o, bool with_model, TuneConfig* c) {
+  // A model's kernels default to `auto`: each conv, dense or pool in its
+  // template's knob space (every point a sensible schedule, so a small
+  // budget pays), every other kernel in the sketch space.
+  const std::string space = o.get("space", with_model ? "auto" : "sketch");
+  if (space == "sketch") {
+    c->space = SpaceChoice::kSketch;
+  } else if (space == "knob") {
+    c->space = SpaceChoice::kKnob;
+  } else if (space == "auto") {
+    c->space = SpaceChoice::kAuto;
+  } else {
+    return usage("unknown --space '" + space + "' (sketch, knob, auto)");
+  }
+  if (c->space == SpaceChoice::kAuto && o.has("strategy"))
+    return usage("--space auto picks xgb for knob spaces and evolutionary for sketch spaces; give --space "
+                 "knob or sketch to choose a strategy");
+  const std::string strategy = o.get("strategy", space == "sketch" ? "evolutionary" : "xgb");
+  if (c->space == SpaceChoice::kSketch) {
+    if (strategy != "evolutionary" && strategy != "random")
+      return usage("--space sketch takes --strategy evolutionary or random, not '" + strategy + "'");
+    c->sketch_guided = strategy == "evolutionary";
+  } else if (c->space == SpaceChoice::kKnob) {
+    Result<KnobStrategy> knob = parse_knob_strategy(strategy);
+    if (!knob.is_ok()) return usage("--space knob takes --strategy xgb, random, grid or ga, not '" + strategy + "'");
+    c->knob_strategy = *knob;
+  }
+  return Status::ok();
+}
+
+// `value` as an int for option `name`, which must be positive.
+Status positive_int(long long value, const char* name, int* out) {
+  if (value <= 0) return usage(std::string("--") + name + " must be positive");
+  if (value > INT_MAX) return usage(std::string("--") + name + " must be at most " + std::to_string(INT_MAX));
+  *out = static_cast<int>(value);
+  return Status::ok();
+}
+
+// The budget, the timing and the scheduler.
+Status parse_budget(const OptionReader& o, TuneConfig* c) {
+  auto trials = o.get_int("trials", 64);
+  auto batch = o.get_int("batch", 16);
+  auto seed = o.get_int("seed", 0);
+  auto workers = o.get_int("workers", 1);
+  // Model by default: timed warm, the layers whose weights outgrow the L2
+  // cache looked up to 40% faster than they run in their model, and the
+  // search preferred the schedules that suffer most from streaming weights.
+  // Cold (everything swept, one call per repeat) made no faster ResNet-18
+  // than warm (13.97 ms against 13.8-13.9 after 1,000 trials).
+  const std::string cache = o.get("cache", "model");
+  if (cache != "model" && cache != "warm" && cache != "cold")
+    return usage("--cache must be model, warm or cold, not '" + cache + "'");
+  c->cache = cache == "model" ? CacheMode::kModel : cache == "warm" ? CacheMode::kWarm : CacheMode::kCold;
+  const bool cold = c->cache == CacheMode::kCold;
+  if (cold && o.has("min-repeat-ms"))
+    return usage("--min-repeat-ms is for --cache model or warm (cold times single calls)");
+  auto repeat = o.get_int("repeat", cold ? 8 : 3);
+  auto min_repeat_ms = o.get_double("min-repeat-ms", 50);
+  auto time_budget = o.get_double("time-budget", 0);
+  auto early = o.get_int("early-stopping", 0);
+  for (const Status* st : {&trials.status(), &batch.status(), &seed.status(), &workers.status(), &repeat.status(),
+                           &min_repeat_ms.status(), &time_budget.status(), &early.status()})
+    if (!st->is_ok()) return *st;
+  if (*trials <= 0) return usage("--trials must be positive");
+  TESSERA_RETURN_IF_ERROR(positive_int(*batch, "batch", &c->batch));
+  TESSERA_RETURN_IF_ERROR(positive_int(*workers, "workers", &c->workers));
+  TESSERA_RETURN_IF_ERROR(positive_int(*repeat, "repeat", &c->repeat));
+  if (*time_budget < 0) return usage("--time-budget must not be negative");
+  if (*min_repeat_ms < 0) return usage("--min-repeat-ms must not be negative");
+  if (*early < 0) return usage("--early-stopping must not be negative");
+  const std::string scheduler = o.get("scheduler", "gradient");
+  if (scheduler != "gradient" && scheduler != "round-robin")
+    return usage("unknown --scheduler '" + scheduler + "' (gradient, round-robin)");
+  c->trials = *trials;
+  c->seed = static_cast<uint64_t>(*seed);
+  c->min_repeat_ms = *min_repeat_ms;
+  c->time_budget_s = *time_budget;
+  c->early_stopping = *early;
+  c->scheduler = scheduler == "gradient" ? SchedulerKind::kGradient : SchedulerKind::kRoundRobin;
+  return Status::ok();
+}
+
+// The target, the threads per measurement and the operators.
+Status parse_target_and_ops(const OptionReader& o, TuneConfig* c) {
+  if (o.has("target")) {
+    Result<Target> target = Target::parse(o.get("target"));
+    if (!target.is_ok()) return usage(target.status().message());
+    c->target = *target;
+  }
+  auto threads = o.get_int("threads", c->target.num_cores);
+  if (!threads.is_ok() || *threads <= 0 || *threads > INT_MAX) return usage("--threads must be a positive integer");
+  c->threads = static_cast<int>(*threads);
+  for (const std::string& spec : o.all("op")) {
+    Result<ops::OpInstance> op = ops::parse_op_spec(spec);
+    if (!op.is_ok()) return usage(op.status().message());
+    if (c->space == SpaceChoice::kKnob && !find_template(op->op))
+      return usage("no knob template for '" + op->op + "'; use --space sketch");
+    c->ops.push_back(std::move(*op));
+  }
+  return Status::ok();
+}
+
+// --tracker and its credentials; without it, local workers.
+Status parse_runner(const OptionReader& o, TuneConfig* c) {
+  c->device_key = o.get("key", "local");
+  if (!o.has("tracker")) return Status::ok();
+  rpc::RpcRunnerOptions ro;
+  ro.tracker = o.get("tracker");
+  ro.device_key = o.get("key", "");
+  if (ro.device_key.empty()) return usage("--tracker needs --key, the device key of the workers");
+  ro.security.insecure = o.has("insecure");
+  if (!ro.security.insecure) {
+    if (!o.has("keyfile") || !o.has("tracker-key"))
+      return usage("--tracker needs --keyfile and --tracker-key (CURVE), or --insecure on ipc/loopback");
+    auto keys = rpc::load_keypair(o.get("keyfile"));
+    auto server = rpc::load_public_key(o.get("tracker-key"));
+    if (!keys.is_ok() || !server.is_ok()) return usage((!keys.is_ok() ? keys.status() : server.status()).to_string());
+    ro.security.own = *keys;
+    ro.security.server_public_z85 = *server;
+  } else if (Status st = rpc::check_insecure_endpoint(ro.tracker); !st.is_ok()) {
+    return usage(st.message());
+  }
+  c->tracker = std::move(ro);
+  return Status::ok();
+}
+
+// A task before its space is chosen: where it came from and its template's operator.
+struct PlannedTask {
+  Task task;
+  std::string op;           // the knob template's operator, "" for none
+  bool from_model = false;  // a model's kernel (skipped when no space expresses it)
+};
+
+// The fallback (the template's, else the generic schedule) is what compile
+// time uses without records: it is measured first, so that tuning never
+// leaves a kernel slower than that.
+void set_baseline(const TuneConfig& c, PlannedTask* p) {
+  Task& task = p->task;
+  if (const KnobTemplate* t = find_template(p->op)) {
+    auto knobs = t->define(*task.dag, c.target);
+    auto config = knobs.is_ok() ? t->fallback(*knobs, *task.dag, c.target) : Result<KnobConfig>(knobs.status());
+    auto fallback = config.is_ok() ? apply_template(*t, task.dag, *config, c.target) : Result<State>(config.status());
+    if (fallback.is_ok()) {
+      task.baseline = fallback->steps();
+      if (c.space != SpaceChoice::kSketch) task.baseline_knob_config = config->to_json();
+    }
+  }
+  if (task.baseline.empty()) {
+    if (auto generic = generic_schedule(task.dag, c.target); generic.is_ok()) task.baseline = generic->steps();
+  }
+}
+
+// The operators given, then every distinct kernel of the model (exactly the
+// DAGs `tessera compile` will look up), with their baselines.
+std::vector<PlannedTask> plan_tasks(const TuneConfig& c, const ModelKernels& model) {
+  std::vector<PlannedTask> planned;
+  for (const ops::OpInstance& op : c.ops) {
+    PlannedTask p;
+    p.task.name = op.spec;
+    p.task.dag = op.dag;
+    p.op = op.op;
+    planned.push_back(std::move(p));
+  }
+  for (const ModelKernel& k : model.kernels) {
+    PlannedTask p;
+    p.task.name = k.label;
+    p.task.dag = k.dag;
+    p.task.weight = k.weight;
+    p.task.constant_args = k.constant_args;
+    p.op = k.op;
+    p.from_model = true;
+    planned.push_back(std::move(p));
+  }
+  for (PlannedTask& p : planned) {
+    p.task.target = c.target;
+    p.task.group = p.op;
+    p.task.device_key = c.device_key;
+    if (c.measure_baselines) set_baseline(c, &p);
+  }
+  return planned;
+}
+
+Result<std::unique_ptr<costmodel::CostModel>> new_cost_model(const TuneConfig& c) {
+  costmodel::XGBOptions xo;
+  xo.seed = c.seed;
+  xo.keep_pretrain_data = c.keep_pretrain_data;
+  auto model = std::make_unique<costmodel::XGBModel>(xo);
+  if (!c.pretrain.empty()) TESSERA_RETURN_IF_ERROR(model->pretrain(c.pretrain));
+  return std::unique_ptr<costmodel::CostModel>(std::move(model));
+}
+
+// A task's policy, or why no space expresses it (`skip`: a model's kernel
+// left to its fallback, not an error).
+struct PolicyChoice {
+  std::unique_ptr<SearchPolicy> policy;
+  std::string skip;
+};
+
+Result<PolicyChoice> knob_policy_for(const TuneConfig& c, const PlannedTask& p, const KnobTemplate* tmpl,
+                                     KnobStrategy strategy, uint64_t seed) {
+  if (!tmpl && p.from_model) return PolicyChoice{nullptr, "no knob template (the sketch space tunes it)"};
+  if (!tmpl) return usage("no knob template for '" + p.op + "'; use --space sketch");
+  Result<KnobSpace> knobs = tmpl->define(*p.task.dag, c.target);
+  if (!knobs.is_ok() && p.from_model) return PolicyChoice{nullptr, knobs.status().message()};
+  if (!knobs.is_ok()) return failure(knobs.status(), p.task.name);
+  std::unique_ptr<costmodel::CostModel> model;
+  if (strategy == KnobStrategy::kXgb) {
+    TESSERA_ASSIGN_OR_RETURN(model, new_cost_model(c));
+  }
+  return PolicyChoice{std::make_unique<KnobPolicy>(*tmpl, p.task.dag, c.target, std::move(*knobs), strategy,
+                                                   std::move(model), seed),
+                      ""};
+}
+
+Result<PolicyChoice> sketch_policy_for(const TuneConfig& c, const PlannedTask& p, bool guided, uint64_t seed) {
+  Result<SketchSpace> sketch = SketchSpace::make(p.task.dag, c.target);
+  if (!sketch.is_ok() && p.from_model) return PolicyChoice{nullptr, sketch.status().message()};
+  if (!sketch.is_ok()) return failure(sketch.status(), p.task.name);
+  std::unique_ptr<costmodel::CostModel> model;
+  if (guided) {
+    TESSERA_ASSIGN_OR_RETURN(model, new_cost_model(c));
+  }
+  return PolicyChoice{std::make_unique<SketchPolicy>(std::move(*sketch), std::move(model), c.evolution, seed), ""};
+}
+
+// The tunable tasks with their policies; the others are reported to `log`.
+struct Tunable {
+  std::vector<Task> tasks;
+  std::vector<std::unique_ptr<SearchPolicy>> policies;
+};
+
+Result<Tunable> make_policies(const TuneConfig& c, std::vector<PlannedTask> planned, FILE* log) {
+  Tunable out;
+  for (size_t i = 0; i < planned.size(); ++i) {
+    PlannedTask& p = planned[i];
+    const uint64_t seed = c.seed + i;
+    const KnobTemplate* tmpl = find_template(p.op);
+    const bool knob = c.space == SpaceChoice::kKnob ||
+                      (c.space == SpaceChoice::kAuto && tmpl && tmpl->define(*p.task.dag, c.target).is_ok());
+    Result<PolicyChoice> choice =
+        knob ? knob_policy_for(c, p, tmpl, c.space == SpaceChoice::kAuto ? KnobStrategy::kXgb : c.knob_strategy, seed)
+             : sketch_policy_for(c, p, c.space == SpaceChoice::kAuto || c.sketch_guided, seed);
+    if (!choice.is_ok()) return choice.status();
+    if (!choice->policy) {
+      if (log) std::fprintf(log, "not tuned: %s: %s\n", p.task.name.c_str(), choice->skip.c_str());
+      continue;
+    }
+    if (!knob) p.task.baseline_knob_config.clear();
+    out.tasks.push_back(std::move(p.task));
+    out.policies.push_back(std::move(choice->policy));
+  }
+  if (out.tasks.empty()) return usage("nothing to tune");
+  return out;
+}
+
+// Local workers over ipc (the same code path as a farm), or the farm's tracker.
+Result<std::unique_ptr<rpc::Runner>> start_runner(const TuneConfig& c) {
+  if (c.tracker) {
+    auto runner = rpc::RpcRunner::connect(*c.tracker);
+    if (!runner.is_ok()) return failure(runner.status());
+    return std::unique_ptr<rpc::Runner>(std::move(*runner));
+  }
+  rpc::LocalRunnerOptions lo;
+  lo.num_workers = c.workers;
+  lo.threads_per_worker = c.threads;
+  auto runner = rpc::LocalRunner::start(lo);
+  if (!runner.is_ok()) return failure(runner.status(), "cannot start local workers");
+  return std::unique_ptr<rpc::Runner>(std::move(*runner));
+}
+
+// Begins the session (its provenance) and registers the tasks' workloads.
+Result<int64_t> begin_session(records::Store& store, const TuneConfig& c, const std::vector<Task>& tasks) {
+  char host[256] = "";
+  gethostname(host, sizeof host - 1);
+  records::SessionInfo session;
+  session.command_line = c.command_line;
+  session.host = host;
+  session.tool_version = "0.1.0";
+  session.llvm_version = "19";
+  session.seed = static_cast<int64_t>(c.seed);
+  auto id = store.begin_session(session);
+  if (!id.is_ok()) return failure(id.status());
+  for (const Task& task : tasks) {
+    records::WorkloadInfo w;
+    w.key = task.workload_key();
+    w.dag_text = task.dag->canonical_text();
+    w.op_name = task.name.substr(0, task.name.find_first_of(": "));
+    w.shapes = task.name;
+    w.flop_count = task.dag->flop_count();
+    if (Status st = store.add_workload(w); !st.is_ok()) return failure(st);
+  }
+  return *id;
+}
+
+MeasureOptions measure_options(const TuneConfig& c, int64_t model_constant_bytes, int64_t session_id, FILE* log) {
+  const bool cold = c.cache == CacheMode::kCold;
+  MeasureOptions mo;
+  mo.timing.number = c.number;
+  mo.timing.repeat = c.repeat;
+  mo.timing.min_repeat_ms = cold ? 0 : c.min_repeat_ms;
+  mo.timing.flush_cache = cold;  // with number 1: every timed call starts cold
+  // A model whose weights fit in a core's own caches keeps them there from
+  // one run to the next (the PP-OCR classifier's 0.55 MB): timed cold, its
+  // kernels would be tuned for a memory system they never meet.
+  const int64_t private_cache = runtime::private_cache_bytes();
+  mo.cold_constants = c.cache == CacheMode::kModel && model_constant_bytes > private_cache;
+  if (log && c.cache == CacheMode::kModel && model_constant_bytes > 0)
+    std::fprintf(log, "weights timed %s: the model's %.1f MB of constants %s the %.1f MB of a core's own caches\n",
+                 mo.cold_constants ? "cold" : "warm", static_cast<double>(model_constant_bytes) / 1e6,
+                 mo.cold_constants ? "outgrow" : "fit in", static_cast<double>(private_cache) / 1e6);
+  mo.check_correctness = c.check;
+  mo.session_id = session_id;
+  return mo;
+}
+
+}  // namespace
+
+Result<TuneConfig> parse_tune_config(const OptionValues& options, bool with_model) {
+  const OptionReader o(options);
+  TuneConfig c;
+  TESSERA_RETURN_IF_ERROR(parse_search(o, with_model, &c));
+  TESSERA_RETURN_IF_ERROR(parse_budget(o, &c));
+  TESSERA_RETURN_IF_ERROR(parse_target_and_ops(o, &c));
+  TESSERA_RETURN_IF_ERROR(parse_runner(o, &c));
+  c.db_path = o.get("db", "tessera.db");
+  c.check = o.has("check");
+  return c;
+}
+
+std::string describe_search(const TuneConfig& c) {
+  switch (c.space) {
+    case SpaceChoice::kAuto:
+      return "knob spaces (xgb) where a template fits, sketch spaces (evolutionary) elsewhere";
+    case SpaceChoice::kKnob:
+      return std::string("knob space, ") + knob_strategy_name(c.knob_strategy) + " search";
+    case SpaceChoice::kSketch:
+      break;
+  }
+  return std::string("sketch space, ") + (c.sketch_guided ? "evolutionary" : "random") + " search";
+}
+
+TuneJob::TuneJob(TuneConfig config, FILE* log) : config_(std::move(config)), log_(log) {}
+
+TuneJob::~TuneJob() {
+  if (session_open_) (void)store_->end_session(session_id_);
+}
+
+Result<std::unique_ptr<TuneJob>> TuneJob::open(TuneConfig config, ModelKernels model, FILE* log) {
+  std::unique_ptr<TuneJob> job(new TuneJob(std::move(config), log));
+  const TuneConfig& c = job->config_;
+  std::vector<PlannedTask> planned = plan_tasks(c, model);
+  auto store = records::Store::open(c.db_path);
+  if (!store.is_ok()) return failure(store.status(), "cannot open the records database " + c.db_path);
+  job->store_ = std::make_unique<records::Store>(std::move(*store));
+  TESSERA_ASSIGN_OR_RETURN(Tunable tunable, make_policies(c, std::move(planned), log));
+  job->tasks_ = tunable.tasks;
+  TESSERA_ASSIGN_OR_RETURN(job->runner_, start_runner(c));
+  TESSERA_ASSIGN_OR_RETURN(job->session_id_, begin_session(*job->store_, c, job->tasks_));
+  job->session_open_ = true;
+  job->builder_ = std::make_unique<BuilderPool>(c.target);
+  job->measurer_ = std::make_unique<Measurer>(
+      *job->builder_, *job->runner_, measure_options(c, model.constant_bytes, job->session_id_, log));
+  TuneOptions to;
+  to.trials = c.trials;
+  to.batch_size = c.batch;
+  to.time_budget_s = c.time_budget_s;
+  to.early_stopping = c.early_stopping;
+  to.seed = c.seed;
+  to.scheduler = c.scheduler;
+  to.measure_default = c.measure_default;
+  job->tuner_ = std::make_unique<Tuner>(std::move(tunable.tasks), std::move(tunable.policies), *job->measurer_,
+                                        job->store_.get(), to);
+  return job;
+}
+
+Result<JobSummary> TuneJob::run(Progress* progress, const std::atomic<bool>* stop) {
+  JobSummary summary;
+  auto resumed = tuner_->resume();
+  if (!resumed.is_ok()) return failure(resumed.status());
+  summary.resumed = *resumed;
+  if (log_) {
+    std::fprintf(log_, "tuning %zu task(s) on %s, %lld trials, %s; %lld earlier records%s\n", tasks_.size(),
+                 config_.target.triple.c_str(), static_cast<long long>(config_.trials),
+                 describe_search(config_).c_str(), static_cast<long long>(*resumed),
+                 *resumed ? " (not measured again)" : "");
+    std::fflush(log_);
+  }
+  auto tasks = tuner_->run(progress, stop);
+  (void)store_->end_session(session_id_);
+  session_open_ = false;
+  if (!tasks.is_ok()) return failure(tasks.status());
+  summary.tasks = std::move(*tasks);
+  summary.stopped = stop && stop->load();
+  return summary;
+}
+
+}  // namespace tessera::tuner
