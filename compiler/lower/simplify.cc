@@ -1,7 +1,6 @@
 #include "compiler/lower/simplify.h"
 
 #include <algorithm>
-#include <cmath>
 #include <optional>
 
 #include "compiler/arith/int_div.h"
@@ -43,7 +42,8 @@ uint32_t operand_classes(DType t) {
          (is_index_like(t) ? bit(Operands::kIndex) : 0);
 }
 
-// A set of operator kinds.
+// A set of operator kinds, one bit a kind.
+static_assert(static_cast<unsigned>(ExprKind::kReduce) < 32, "kinds fit a uint32_t mask");
 template <typename... Kinds>
 constexpr uint32_t of(Kinds... k) {
   return ((1u << static_cast<unsigned>(k)) | ...);
