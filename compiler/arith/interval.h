@@ -13,8 +13,10 @@ namespace tessera::arith {
 
 /// A closed integer interval [lo, hi]; the limits of int64 stand for "unbounded".
 struct Interval {
+  /// The ends that stand for -inf and +inf.
   static constexpr int64_t kNegInf = std::numeric_limits<int64_t>::min();
   static constexpr int64_t kPosInf = std::numeric_limits<int64_t>::max();
+  /// lo <= hi; everything by default.
   int64_t lo = kNegInf, hi = kPosInf;
 
   /// [v, v].
@@ -51,8 +53,9 @@ Interval mul(Interval a, Interval b);
 Interval floordiv(Interval a, int64_t c);
 /// {floormod(x, c) : x in a}, c > 0: exact when a stays within one period, else [0, c - 1].
 Interval floormod(Interval a, int64_t c);
-/// {min(x, y)}, {max(x, y)}.
+/// {min(x, y) : x in a, y in b}.
 Interval min(Interval a, Interval b);
+/// {max(x, y) : x in a, y in b}.
 Interval max(Interval a, Interval b);
 /// The smallest interval holding both.
 Interval hull(Interval a, Interval b);

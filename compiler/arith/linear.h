@@ -38,7 +38,9 @@ Num visit_affine(const Expr& e, Num scale, OnAtom&& on_atom) {
 /// sum(coef * atom) + constant. Atoms are distinct up to structural equality
 /// and kept in order of first appearance; a coefficient may cancel to zero.
 struct LinearForm {
+  /// (atom, coefficient) pairs.
   std::vector<std::pair<Expr, int64_t>> terms;
+  /// The constant term.
   int64_t constant = 0;
 
   /// Adds coef * atom, merging with a structurally equal atom already present.

@@ -12,6 +12,7 @@ namespace tessera::arith {
 
 /// A closed interval [lo, hi] with expression ends.
 struct SymInterval {
+  /// The ends, as built (not simplified).
   Expr lo, hi;
 };
 

@@ -179,7 +179,7 @@ Expr fold_floats(const Match& m) {
   return make_float(Simplifier::round_to(r, m.t), m.t);
 }
 
-// x && c, x || c (c on the side `c`): the constant decides or drops out.
+// c && x, c || x for a constant c: c decides the result, or drops out.
 Expr logic_constant(const Match& m, const Expr& c, const Expr& x) {
   int64_t v;
   if (!is_const_int(c, &v)) return Expr();
@@ -213,7 +213,7 @@ std::optional<DivSplit> split_by_divisor(const Match& m) {
     else d.r.add_term(atom, coef);
   }
   d.q.constant = arith::floordiv(lin.constant, d.c);
-  d.r.constant = lin.constant - d.q.constant * d.c;
+  d.r.constant = arith::floormod(lin.constant, d.c);
   d.rest = arith::to_expr(d.r, m.t);
   Interval ir = bounds_of(d.rest, m.s.bounds());
   if (ir.bounded() && arith::floordiv(ir.lo, d.c) == arith::floordiv(ir.hi, d.c))
