@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "compiler/arith/linear.h"
 #include "costmodel/features.h"
 
 namespace tessera::costmodel {
@@ -11,16 +12,22 @@ namespace {
 // Accumulates scale * d(index)/d(var) into coefs. Loop nests are shallow
 // (rarely more than a dozen loops), so a linear search of the variables beats
 // a hash map here.
-class LinearForm {
+class IndexRates {
  public:
-  LinearForm(const std::vector<const VarNode*>& vars, int lane_slot, std::vector<double>* coefs)
+  IndexRates(const std::vector<const VarNode*>& vars, int lane_slot, std::vector<double>* coefs)
       : vars_(vars), lane_slot_(lane_slot), coefs_(*coefs) {}
 
   bool exact() const { return exact_; }
 
+  // The affine skeleton (+, -, * by a constant) is arith's; the atoms it
+  // leaves are approximated here.
   void add(const Expr& e, double scale) {
+    arith::visit_affine(e, scale, [this](const Expr& atom, double s) { add_atom(atom, s); });
+  }
+
+ private:
+  void add_atom(const Expr& e, double scale) {
     switch (e.kind()) {
-      case ExprKind::kIntImm:
       case ExprKind::kFloatImm:
         return;
       case ExprKind::kVar: {
@@ -33,18 +40,9 @@ class LinearForm {
         }
         return;  // a variable bound outside the nest is a constant here
       }
-      case ExprKind::kAdd:
-      case ExprKind::kSub: {
-        const auto* b = static_cast<const BinaryNode*>(e.get());
-        add(b->a, scale);
-        add(b->b, e.kind() == ExprKind::kAdd ? scale : -scale);
-        return;
-      }
       case ExprKind::kMul: {
+        // A product of two variables: approximated by their sum.
         const auto* b = static_cast<const BinaryNode*>(e.get());
-        int64_t c = 0;
-        if (is_const_int(b->b, &c)) return add(b->a, scale * static_cast<double>(c));
-        if (is_const_int(b->a, &c)) return add(b->b, scale * static_cast<double>(c));
         exact_ = false;
         add(b->a, scale);
         add(b->b, scale);
@@ -92,7 +90,6 @@ class LinearForm {
     }
   }
 
- private:
   const std::vector<const VarNode*>& vars_;
   int lane_slot_;
   std::vector<double>& coefs_;
@@ -104,7 +101,7 @@ class LinearForm {
 bool linear_coefficients(const Expr& index, const std::vector<const VarNode*>& vars, int lane_slot,
                          std::vector<double>* coefs) {
   coefs->assign(vars.size() + (lane_slot >= 0 ? 1 : 0), 0.0);
-  LinearForm form(vars, lane_slot, coefs);
+  IndexRates form(vars, lane_slot, coefs);
   form.add(index, 1.0);
   return form.exact();
 }

@@ -5,6 +5,7 @@
 #include <limits>
 #include <string>
 
+#include "compiler/arith/int_div.h"
 #include "compiler/ir/printer.h"
 
 namespace tessera {
@@ -197,13 +198,6 @@ void write_element(DType t, uint8_t* p, Lane v) {
 }
 
 // --- lane-wise operations ----------------------------------------------------
-
-int64_t floor_div(int64_t a, int64_t b) {
-  if (b == -1) return static_cast<int64_t>(0 - static_cast<uint64_t>(a));  // no INT64_MIN / -1 trap
-  int64_t q = a / b;
-  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
-  return q;
-}
 
 Lane cast_lane(DType from, DType to, Lane v) {
   Lane out;
@@ -488,8 +482,7 @@ Lane Interpreter::binary_lane(ExprKind kind, DType t, Lane a, Lane b) {
         break;
       }
       if (t.is_uint()) z = static_cast<int64_t>(kind == ExprKind::kDiv ? ux / uy : ux % uy);
-      else if (kind == ExprKind::kDiv) z = floor_div(a.i, b.i);
-      else z = static_cast<int64_t>(ux - static_cast<uint64_t>(floor_div(a.i, b.i)) * uy);
+      else z = kind == ExprKind::kDiv ? arith::floordiv(a.i, b.i) : arith::floormod(a.i, b.i);
       break;
     case ExprKind::kMin: case ExprKind::kMax: {
       bool unordered;

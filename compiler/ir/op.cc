@@ -3,6 +3,8 @@
 #include <cassert>
 #include <cmath>
 
+#include "compiler/arith/int_div.h"
+
 namespace tessera {
 namespace {
 
@@ -46,12 +48,6 @@ void reconcile(Expr& a, Expr& b) {
   assert(false && "operands of different types");
 }
 
-int64_t floor_div(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
-  return q;
-}
-
 }  // namespace
 
 bool fold_int_binary(ExprKind kind, int64_t a, int64_t b, int64_t* out) {
@@ -61,11 +57,11 @@ bool fold_int_binary(ExprKind kind, int64_t a, int64_t b, int64_t* out) {
     case ExprKind::kMul: *out = a * b; return true;
     case ExprKind::kDiv:
       if (b == 0) return false;
-      *out = floor_div(a, b);
+      *out = arith::floordiv(a, b);
       return true;
     case ExprKind::kMod:
       if (b == 0) return false;
-      *out = a - floor_div(a, b) * b;
+      *out = arith::floormod(a, b);
       return true;
     case ExprKind::kMin: *out = a < b ? a : b; return true;
     case ExprKind::kMax: *out = a > b ? a : b; return true;

@@ -1,8 +1,11 @@
 #include "compiler/lower/simplify.h"
 
 #include <algorithm>
-#include <cmath>
+#include <optional>
 
+#include "compiler/arith/int_div.h"
+#include "compiler/arith/linear.h"
+#include "compiler/arith/prove.h"
 #include "compiler/ir/functor.h"
 #include "compiler/ir/op.h"
 #include "compiler/ir/util.h"
@@ -10,171 +13,73 @@
 namespace tessera {
 namespace {
 
-constexpr int64_t kNegInf = Interval::kNegInf;
-constexpr int64_t kPosInf = Interval::kPosInf;
-
-int64_t sat_add(int64_t a, int64_t b) {
-  if (a == kNegInf || b == kNegInf) return (a == kPosInf || b == kPosInf) ? kPosInf : kNegInf;
-  if (a == kPosInf || b == kPosInf) return kPosInf;
-  int64_t r;
-  if (__builtin_add_overflow(a, b, &r)) return a > 0 ? kPosInf : kNegInf;
-  return r;
-}
-
-int64_t sat_neg(int64_t a) {
-  if (a == kNegInf) return kPosInf;
-  if (a == kPosInf) return kNegInf;
-  return -a;
-}
-
-int64_t sat_mul(int64_t a, int64_t c) {
-  if (c == 0 || a == 0) return 0;
-  bool neg = (a < 0) != (c < 0);
-  if (a == kNegInf || a == kPosInf || c == kNegInf || c == kPosInf) return neg ? kNegInf : kPosInf;
-  int64_t r;
-  if (__builtin_mul_overflow(a, c, &r)) return neg ? kNegInf : kPosInf;
-  return r;
-}
-
-int64_t floor_div(int64_t a, int64_t b) {
-  if (a == kNegInf || a == kPosInf) return (a == kPosInf) == (b > 0) ? kPosInf : kNegInf;
-  int64_t q = a / b;
-  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
-  return q;
-}
-
-Interval scale(Interval x, int64_t c) {
-  int64_t a = sat_mul(x.lo, c), b = sat_mul(x.hi, c);
-  return c >= 0 ? Interval{a, b} : Interval{b, a};
-}
+using arith::LinearForm;
+using K = ExprKind;
 
 bool is_index_like(DType t) { return t.is_integral() && t.is_scalar() && !t.is_bool(); }
 
 // ---------------------------------------------------------------------------
-// Linear forms: sum(coef * atom) + constant, for integer index arithmetic.
+// Rules for binary operators. A rule sees the already simplified operands and
+// returns the rewritten expression, or nothing when it does not apply; the
+// first rule that applies wins, and without one the node is rebuilt.
 
-struct Linear {
-  std::vector<std::pair<Expr, int64_t>> terms;
-  int64_t constant = 0;
-
-  void add_term(const Expr& atom, int64_t coef) {
-    if (coef == 0) return;
-    for (auto& t : terms) {
-      if (t.first.same_as(atom) || structural_equal(t.first, atom)) {
-        t.second += coef;
-        return;
-      }
-    }
-    terms.emplace_back(atom, coef);
-  }
-  void add(const Linear& o, int64_t scale_by) {
-    for (const auto& t : o.terms) add_term(t.first, t.second * scale_by);
-    constant += o.constant * scale_by;
-  }
+// The operand types a rule applies to (the type of the left operand).
+enum class Operands : uint8_t {
+  kScalar,       // any scalar
+  kFloat,        // float scalars
+  kIndex,        // integer scalars other than bool: index arithmetic
+  kVector,       // any vector
+  kIndexVector,  // integer vectors: ramps and broadcasts of indices
 };
 
-Linear to_linear(const Expr& e) {
-  Linear lin;
-  int64_t c;
-  if (is_const_int(e, &c)) {
-    lin.constant = c;
-    return lin;
+uint32_t operand_classes(DType t) {
+  auto bit = [](Operands o) { return 1u << static_cast<unsigned>(o); };
+  if (t.is_vector()) {
+    const DType e = t.element_of();
+    return bit(Operands::kVector) | (is_index_like(e) ? bit(Operands::kIndexVector) : 0);
   }
-  if (e.kind() == ExprKind::kAdd || e.kind() == ExprKind::kSub) {
-    const auto* b = static_cast<const BinaryNode*>(e.get());
-    lin = to_linear(b->a);
-    lin.add(to_linear(b->b), e.kind() == ExprKind::kAdd ? 1 : -1);
-    return lin;
-  }
-  if (e.kind() == ExprKind::kMul) {
-    const auto* b = static_cast<const BinaryNode*>(e.get());
-    if (is_const_int(b->b, &c)) {
-      lin.add(to_linear(b->a), c);
-      return lin;
-    }
-    if (is_const_int(b->a, &c)) {
-      lin.add(to_linear(b->b), c);
-      return lin;
-    }
-  }
-  lin.add_term(e, 1);
-  return lin;
+  return bit(Operands::kScalar) | (t.is_float() ? bit(Operands::kFloat) : 0) |
+         (is_index_like(t) ? bit(Operands::kIndex) : 0);
 }
 
-Expr from_linear(const Linear& lin, DType t) {
-  Expr pos, neg;
-  for (const auto& [atom, coef] : lin.terms) {
-    if (coef == 0) continue;
-    int64_t mag = coef > 0 ? coef : -coef;
-    Expr term = mag == 1 ? atom : make_binary(ExprKind::kMul, atom, make_int(mag, t));
-    Expr& side = coef > 0 ? pos : neg;
-    side = side.defined() ? make_binary(ExprKind::kAdd, side, term) : term;
-  }
-  Expr result = pos;
-  if (neg.defined()) result = result.defined() ? make_binary(ExprKind::kSub, result, neg)
-                                               : make_binary(ExprKind::kSub, make_int(0, t), neg);
-  if (!result.defined()) return make_int(lin.constant, t);
-  if (lin.constant > 0) result = make_binary(ExprKind::kAdd, result, make_int(lin.constant, t));
-  if (lin.constant < 0) result = make_binary(ExprKind::kSub, result, make_int(-lin.constant, t));
-  return result;
+// A set of operator kinds, one bit a kind.
+static_assert(static_cast<unsigned>(ExprKind::kReduce) < 32, "kinds fit a uint32_t mask");
+template <typename... Kinds>
+constexpr uint32_t of(Kinds... k) {
+  return ((1u << static_cast<unsigned>(k)) | ...);
 }
+constexpr uint32_t kAnyKind = ~0u;
+constexpr uint32_t kComparisons = of(K::kEQ, K::kNE, K::kLT, K::kLE, K::kGT, K::kGE);
 
-// ---------------------------------------------------------------------------
+class Simplifier;
+
+// What a rule sees: the operator, its simplified operands, and the simplifier
+// (for the variable bounds and to simplify what the rule builds).
+struct Match {
+  Simplifier& s;
+  ExprKind k;
+  const Expr& a;
+  const Expr& b;
+  DType t;
+};
+
+struct Rule {
+  Operands operands;
+  uint32_t kinds;
+  Expr (*rewrite)(const Match&);
+};
 
 class Simplifier final : public IRMutator {
  public:
   explicit Simplifier(BoundMap bounds) : bounds_(std::move(bounds)) {}
 
   using IRMutator::mutate;
+  const BoundMap& bounds() const { return bounds_; }
 
  protected:
   using IRMutator::visit;
 
-  Expr visit(const BinaryNode* op, const Expr& self) override {
-    Expr a = mutate(op->a), b = mutate(op->b);
-    DType t = a.dtype();
-    ExprKind k = op->kind;
-    int64_t x, y, r;
-    double fx, fy;
-    // Both integer constants: fold.
-    if (t.is_scalar() && is_const_int(a, &x) && is_const_int(b, &y) && fold_int_binary(k, x, y, &r))
-      return make_int(r, is_comparison(k) ? DType::boolean() : t);
-    if (t.is_float() && t.is_scalar() && is_const_float(a, &fx) && is_const_float(b, &fy)) {
-      if (auto folded = fold_float(k, fx, fy, t); folded.defined()) return folded;
-    }
-    if (t.is_vector()) return vector_binary(k, a, b, op, self);
-    if (k == ExprKind::kAnd || k == ExprKind::kOr) return logic(k, a, b);
-    if (is_index_like(t)) {
-      switch (k) {
-        case ExprKind::kAdd: case ExprKind::kSub: case ExprKind::kMul: {
-          Expr e = make_binary(k, a, b);
-          return from_linear(to_linear(e), t);
-        }
-        case ExprKind::kDiv: case ExprKind::kMod:
-          if (is_const_int(b, &y) && y > 0) return div_mod(k, a, y, t);
-          break;
-        case ExprKind::kMin: case ExprKind::kMax: {
-          Interval ia = bounds_of(a, bounds_), ib = bounds_of(b, bounds_);
-          bool a_le_b = ia.hi <= ib.lo, b_le_a = ib.hi <= ia.lo;
-          if (k == ExprKind::kMin && a_le_b) return a;
-          if (k == ExprKind::kMin && b_le_a) return b;
-          if (k == ExprKind::kMax && a_le_b) return b;
-          if (k == ExprKind::kMax && b_le_a) return a;
-          break;
-        }
-        default:
-          if (is_comparison(k)) return compare(k, a, b);
-          break;
-      }
-    } else if (t.is_float()) {
-      if (k == ExprKind::kMul && (is_const_float(b, &fy) && fy == 1.0)) return a;
-      if (k == ExprKind::kMul && (is_const_float(a, &fx) && fx == 1.0)) return b;
-      if ((k == ExprKind::kAdd || k == ExprKind::kSub) && is_const_float(b, &fy) && fy == 0.0) return a;
-      if (k == ExprKind::kAdd && is_const_float(a, &fx) && fx == 0.0) return b;
-    }
-    if (a.same_as(op->a) && b.same_as(op->b)) return self;
-    return make_binary(k, a, b);
-  }
+  Expr visit(const BinaryNode* op, const Expr& self) override;
 
   Expr visit(const NotNode* op, const Expr& self) override {
     Expr a = mutate(op->a);
@@ -212,7 +117,9 @@ class Simplifier final : public IRMutator {
     if (is_const_int(extent, &ext) && ext == 1 && op->loop_kind != LoopKind::kParallel)
       return mutate(substitute(op->body, op->var, min));
     Interval im = bounds_of(min, bounds_), ie = bounds_of(extent, bounds_);
-    Interval range{im.lo, ie.hi == kPosInf ? kPosInf : sat_add(sat_add(im.hi, ie.hi), -1)};
+    Interval range{im.lo, ie.hi == Interval::kPosInf
+                              ? Interval::kPosInf
+                              : arith::sat_add(arith::sat_add(im.hi, ie.hi), -1)};
     auto saved = bounds_.find(op->var.node());
     bounds_[op->var.node()] = range;
     Stmt body = mutate(op->body);
@@ -234,175 +141,224 @@ class Simplifier final : public IRMutator {
     return make_if(c, t, e);
   }
 
- private:
+ public:
   static double round_to(double v, DType t) {
     return t.bits == 32 ? static_cast<double>(static_cast<float>(v)) : v;
   }
 
-  Expr fold_float(ExprKind k, double a, double b, DType t) {
-    double r;
-    switch (k) {
-      case ExprKind::kAdd: r = a + b; break;
-      case ExprKind::kSub: r = a - b; break;
-      case ExprKind::kMul: r = a * b; break;
-      case ExprKind::kDiv: r = a / b; break;
-      case ExprKind::kMin: r = std::min(a, b); break;
-      case ExprKind::kMax: r = std::max(a, b); break;
-      case ExprKind::kLT: return make_bool(a < b);
-      case ExprKind::kLE: return make_bool(a <= b);
-      case ExprKind::kGT: return make_bool(a > b);
-      case ExprKind::kGE: return make_bool(a >= b);
-      case ExprKind::kEQ: return make_bool(a == b);
-      case ExprKind::kNE: return make_bool(a != b);
-      default: return Expr();
-    }
-    return make_float(round_to(r, t), t);
-  }
-
-  Expr logic(ExprKind k, const Expr& a, const Expr& b) {
-    int64_t v;
-    bool is_and = k == ExprKind::kAnd;
-    if (is_const_int(a, &v)) return (v != 0) == is_and ? b : make_bool(!is_and);
-    if (is_const_int(b, &v)) return (v != 0) == is_and ? a : make_bool(!is_and);
-    return make_binary(k, a, b);
-  }
-
-  // a / c and a % c for a constant c > 0: split a = c*q + r and decide r by bounds.
-  Expr div_mod(ExprKind k, const Expr& a, int64_t c, DType t) {
-    if (c == 1) return k == ExprKind::kDiv ? a : make_int(0, t);
-    Linear lin = to_linear(a), q, r;
-    for (const auto& [atom, coef] : lin.terms) {
-      if (coef % c == 0) q.add_term(atom, coef / c);
-      else r.add_term(atom, coef);
-    }
-    q.constant = floor_div(lin.constant, c);
-    r.constant = lin.constant - q.constant * c;
-    Expr rest = from_linear(r, t);
-    Interval ir = bounds_of(rest, bounds_);
-    bool decided = ir.bounded() && floor_div(ir.lo, c) == floor_div(ir.hi, c);
-    if (k == ExprKind::kDiv) {
-      if (decided) {
-        q.constant += floor_div(ir.lo, c);
-        return from_linear(q, t);
-      }
-      if (r.terms.empty()) return from_linear(q, t);
-      q.add_term(make_binary(ExprKind::kDiv, rest, make_int(c, t)), 1);
-      return from_linear(q, t);
-    }
-    if (decided) {
-      r.constant -= floor_div(ir.lo, c) * c;
-      return from_linear(r, t);
-    }
-    return make_binary(ExprKind::kMod, rest, make_int(c, t));
-  }
-
-  Expr compare(ExprKind k, const Expr& a, const Expr& b) {
-    DType t = a.dtype();
-    Expr diff = from_linear(to_linear(make_binary(ExprKind::kSub, a, b)), t);
-    Interval d = bounds_of(diff, bounds_);
-    auto decide = [&](bool always, bool never) -> Expr {
-      if (always) return make_bool(true);
-      if (never) return make_bool(false);
-      return Expr();
-    };
-    Expr decided;
-    switch (k) {
-      case ExprKind::kLT: decided = decide(d.hi < 0, d.lo >= 0); break;
-      case ExprKind::kLE: decided = decide(d.hi <= 0, d.lo > 0); break;
-      case ExprKind::kGT: decided = decide(d.lo > 0, d.hi <= 0); break;
-      case ExprKind::kGE: decided = decide(d.lo >= 0, d.hi < 0); break;
-      case ExprKind::kEQ: decided = decide(d.is_point() && d.lo == 0, d.lo > 0 || d.hi < 0); break;
-      case ExprKind::kNE: decided = decide(d.lo > 0 || d.hi < 0, d.is_point() && d.lo == 0); break;
-      default: break;
-    }
-    return decided.defined() ? decided : make_binary(k, a, b);
-  }
-
-  // Ramp and broadcast arithmetic keeps vector index expressions affine.
-  Expr vector_binary(ExprKind k, const Expr& a, const Expr& b, const BinaryNode* op, const Expr& self) {
-    const auto* ra = a.as<RampNode>();
-    const auto* rb = b.as<RampNode>();
-    const auto* ba = a.as<BroadcastNode>();
-    const auto* bb = b.as<BroadcastNode>();
-    int lanes = a.dtype().lanes;
-    auto s = [this](Expr e) { return mutate(e); };
-    if (ba && bb) return make_broadcast(s(binary(k, ba->value, bb->value)), lanes);
-    if (is_index_like(a.dtype().element_of())) {
-      if (k == ExprKind::kAdd || k == ExprKind::kSub) {
-        if (ra && bb) return make_ramp(s(binary(k, ra->base, bb->value)), ra->stride, lanes);
-        if (ba && rb && k == ExprKind::kAdd) return make_ramp(s(ba->value + rb->base), rb->stride, lanes);
-        if (ra && rb) return make_ramp(s(binary(k, ra->base, rb->base)), s(binary(k, ra->stride, rb->stride)), lanes);
-      }
-      if (k == ExprKind::kMul) {
-        if (ra && bb) return make_ramp(s(ra->base * bb->value), s(ra->stride * bb->value), lanes);
-        if (ba && rb) return make_ramp(s(ba->value * rb->base), s(ba->value * rb->stride), lanes);
-      }
-    }
-    if (a.same_as(op->a) && b.same_as(op->b)) return self;
-    return make_binary(k, a, b);
-  }
-
+ private:
   BoundMap bounds_;
 };
 
-}  // namespace
+// --- rewrites too long for one line of the table ----------------------------
 
-Interval bounds_of(const Expr& e, const BoundMap& bounds) {
-  int64_t c;
-  if (is_const_int(e, &c)) return Interval::point(c);
-  if (!is_index_like(e.dtype())) {
-    if (e.dtype().is_bool()) return {0, 1};
-    return {};
-  }
-  switch (e.kind()) {
-    case ExprKind::kVar: {
-      auto it = bounds.find(e.as<VarNode>());
-      return it == bounds.end() ? Interval{} : it->second;
-    }
-    case ExprKind::kAdd: case ExprKind::kSub: case ExprKind::kMul: case ExprKind::kDiv:
-    case ExprKind::kMod: case ExprKind::kMin: case ExprKind::kMax: {
-      const auto* n = static_cast<const BinaryNode*>(e.get());
-      Interval a = bounds_of(n->a, bounds), b = bounds_of(n->b, bounds);
-      switch (e.kind()) {
-        case ExprKind::kAdd: return {sat_add(a.lo, b.lo), sat_add(a.hi, b.hi)};
-        case ExprKind::kSub: return {sat_add(a.lo, sat_neg(b.hi)), sat_add(a.hi, sat_neg(b.lo))};
-        case ExprKind::kMul: {
-          if (b.is_point()) return scale(a, b.lo);
-          if (a.is_point()) return scale(b, a.lo);
-          if (!a.bounded() || !b.bounded()) return {};
-          int64_t p[4] = {sat_mul(a.lo, b.lo), sat_mul(a.lo, b.hi), sat_mul(a.hi, b.lo), sat_mul(a.hi, b.hi)};
-          return {*std::min_element(p, p + 4), *std::max_element(p, p + 4)};
-        }
-        case ExprKind::kDiv:
-          if (b.is_point() && b.lo > 0) return {floor_div(a.lo, b.lo), floor_div(a.hi, b.lo)};
-          return {};
-        case ExprKind::kMod:
-          if (b.is_point() && b.lo > 0) {
-            if (a.bounded() && floor_div(a.lo, b.lo) == floor_div(a.hi, b.lo))
-              return {a.lo - floor_div(a.lo, b.lo) * b.lo, a.hi - floor_div(a.lo, b.lo) * b.lo};
-            return {0, b.lo - 1};
-          }
-          return {};
-        case ExprKind::kMin: return {std::min(a.lo, b.lo), std::min(a.hi, b.hi)};
-        case ExprKind::kMax: return {std::max(a.lo, b.lo), std::max(a.hi, b.hi)};
-        default: return {};
-      }
-    }
-    case ExprKind::kSelect: {
-      const auto* n = e.as<SelectNode>();
-      Interval a = bounds_of(n->true_value, bounds), b = bounds_of(n->false_value, bounds);
-      return {std::min(a.lo, b.lo), std::max(a.hi, b.hi)};
-    }
-    case ExprKind::kCast: {
-      const auto* n = e.as<CastNode>();
-      if (n->value.dtype().is_integral() && n->value.dtype().bits <= e.dtype().bits)
-        return bounds_of(n->value, bounds);
-      return {};
-    }
-    default:
-      return {};
-  }
+Expr fold_ints(const Match& m) {
+  int64_t x, y, r;
+  if (!is_const_int(m.a, &x) || !is_const_int(m.b, &y) || !fold_int_binary(m.k, x, y, &r)) return Expr();
+  return make_int(r, is_comparison(m.k) ? DType::boolean() : m.t);
 }
+
+Expr fold_floats(const Match& m) {
+  double a, b, r;
+  if (!is_const_float(m.a, &a) || !is_const_float(m.b, &b)) return Expr();
+  switch (m.k) {
+    case K::kAdd: r = a + b; break;
+    case K::kSub: r = a - b; break;
+    case K::kMul: r = a * b; break;
+    case K::kDiv: r = a / b; break;
+    case K::kMin: r = std::min(a, b); break;
+    case K::kMax: r = std::max(a, b); break;
+    case K::kLT: return make_bool(a < b);
+    case K::kLE: return make_bool(a <= b);
+    case K::kGT: return make_bool(a > b);
+    case K::kGE: return make_bool(a >= b);
+    case K::kEQ: return make_bool(a == b);
+    case K::kNE: return make_bool(a != b);
+    default: return Expr();
+  }
+  return make_float(Simplifier::round_to(r, m.t), m.t);
+}
+
+// c && x, c || x for a constant c: c decides the result, or drops out.
+Expr logic_constant(const Match& m, const Expr& c, const Expr& x) {
+  int64_t v;
+  if (!is_const_int(c, &v)) return Expr();
+  const bool is_and = m.k == K::kAnd;
+  return (v != 0) == is_and ? x : make_bool(!is_and);
+}
+
+// The divisor when it is a constant > 0 (div and mod rules apply only then).
+int64_t positive_divisor(const Match& m) {
+  int64_t c;
+  return is_const_int(m.b, &c) && c > 0 ? c : 0;
+}
+
+// a / c and a % c for a constant c > 1: a = c*q + r with the multiples of c
+// in q and the rest (its constant in [0, c)) in r; when the bounds of r keep
+// floor(r / c) constant, that constant is `whole`.
+struct DivSplit {
+  int64_t c = 0;
+  LinearForm q, r;
+  Expr rest;  // r as an expression
+  std::optional<int64_t> whole;
+};
+
+std::optional<DivSplit> split_by_divisor(const Match& m) {
+  DivSplit d;
+  d.c = positive_divisor(m);
+  if (d.c <= 1) return std::nullopt;
+  LinearForm lin = arith::linear_form(m.a);
+  for (const auto& [atom, coef] : lin.terms) {
+    if (coef % d.c == 0) d.q.add_term(atom, coef / d.c);
+    else d.r.add_term(atom, coef);
+  }
+  d.q.constant = arith::floordiv(lin.constant, d.c);
+  d.r.constant = arith::floormod(lin.constant, d.c);
+  d.rest = arith::to_expr(d.r, m.t);
+  Interval ir = bounds_of(d.rest, m.s.bounds());
+  if (ir.bounded() && arith::floordiv(ir.lo, d.c) == arith::floordiv(ir.hi, d.c))
+    d.whole = arith::floordiv(ir.lo, d.c);
+  return d;
+}
+
+// (c*q + r) / c -> q + r / c, and r / c a constant when the bounds of r fix it.
+Expr div_split(const Match& m) {
+  std::optional<DivSplit> d = split_by_divisor(m);
+  if (!d) return Expr();
+  if (d->whole) d->q.constant += *d->whole;
+  else if (!d->r.terms.empty()) d->q.add_term(make_binary(K::kDiv, d->rest, make_int(d->c, m.t)), 1);
+  return arith::to_expr(d->q, m.t);
+}
+
+// (c*q + r) % c -> r % c, and r - c*k when the bounds put r in [c*k, c*k + c).
+Expr mod_split(const Match& m) {
+  std::optional<DivSplit> d = split_by_divisor(m);
+  if (!d) return Expr();
+  if (!d->whole) return make_binary(K::kMod, d->rest, make_int(d->c, m.t));
+  d->r.constant -= *d->whole * d->c;
+  return arith::to_expr(d->r, m.t);
+}
+
+// min(a, b) / max(a, b) -> the operand the bounds prove smaller / larger.
+Expr min_max_by_bounds(const Match& m) {
+  Interval ia = bounds_of(m.a, m.s.bounds()), ib = bounds_of(m.b, m.s.bounds());
+  const bool is_min = m.k == K::kMin;
+  if (arith::always_le(ia, ib)) return is_min ? m.a : m.b;
+  if (arith::always_le(ib, ia)) return is_min ? m.b : m.a;
+  return Expr();
+}
+
+Expr compare_by_bounds(const Match& m) {
+  std::optional<bool> decided = arith::prove(m.k, m.a, m.b, m.s.bounds());
+  return decided ? make_bool(*decided) : Expr();
+}
+
+const RampNode* ramp(const Expr& e) { return e.as<RampNode>(); }
+const BroadcastNode* bcast(const Expr& e) { return e.as<BroadcastNode>(); }
+int lanes(const Match& m) { return m.t.lanes; }
+Expr simp(const Match& m, const Expr& e) { return m.s.mutate(e); }
+
+Expr bcast_op_bcast(const Match& m) {
+  const BroadcastNode *x = bcast(m.a), *y = bcast(m.b);
+  return x && y ? make_broadcast(simp(m, binary(m.k, x->value, y->value)), lanes(m)) : Expr();
+}
+
+Expr ramp_op_bcast(const Match& m) {
+  const RampNode* r = ramp(m.a);
+  const BroadcastNode* x = bcast(m.b);
+  return r && x ? make_ramp(simp(m, binary(m.k, r->base, x->value)), r->stride, lanes(m)) : Expr();
+}
+
+Expr bcast_add_ramp(const Match& m) {
+  const BroadcastNode* x = bcast(m.a);
+  const RampNode* r = ramp(m.b);
+  return x && r ? make_ramp(simp(m, x->value + r->base), r->stride, lanes(m)) : Expr();
+}
+
+Expr ramp_op_ramp(const Match& m) {
+  const RampNode *r = ramp(m.a), *q = ramp(m.b);
+  if (!r || !q) return Expr();
+  return make_ramp(simp(m, binary(m.k, r->base, q->base)), simp(m, binary(m.k, r->stride, q->stride)),
+                   lanes(m));
+}
+
+Expr ramp_mul_bcast(const Match& m) {
+  const RampNode* r = ramp(m.a);
+  const BroadcastNode* x = bcast(m.b);
+  if (!r || !x) return Expr();
+  return make_ramp(simp(m, r->base * x->value), simp(m, r->stride * x->value), lanes(m));
+}
+
+Expr bcast_mul_ramp(const Match& m) {
+  const BroadcastNode* x = bcast(m.a);
+  const RampNode* r = ramp(m.b);
+  if (!x || !r) return Expr();
+  return make_ramp(simp(m, x->value * r->base), simp(m, x->value * r->stride), lanes(m));
+}
+
+bool is_float(const Expr& e, double v) {
+  double x;
+  return is_const_float(e, &x) && x == v;
+}
+
+using M = const Match&;
+using enum Operands;
+using enum ExprKind;
+
+// clang-format off
+const Rule kRules[] = {
+  // Constant folding.
+  {kScalar, kAnyKind, fold_ints},                     // c1 op c2 -> c (integer / and % floor)
+  {kFloat, kAnyKind, fold_floats},                    // c1 op c2 -> c (rounded to the type)
+
+  // Vectors: broadcasts fold lane-wise, index ramps stay affine.
+  {kVector, kAnyKind, bcast_op_bcast},                // bc(x) op bc(y) -> bc(x op y)
+  {kIndexVector, of(kAdd, kSub), ramp_op_bcast},      // ramp(b, s) ± bc(x) -> ramp(b ± x, s)
+  {kIndexVector, of(kAdd), bcast_add_ramp},           // bc(x) + ramp(b, s) -> ramp(x + b, s)
+  {kIndexVector, of(kAdd, kSub), ramp_op_ramp},       // ramp(b, s) ± ramp(c, t) -> ramp(b ± c, s ± t)
+  {kIndexVector, of(kMul), ramp_mul_bcast},           // ramp(b, s) * bc(x) -> ramp(b * x, s * x)
+  {kIndexVector, of(kMul), bcast_mul_ramp},           // bc(x) * ramp(b, s) -> ramp(x * b, x * s)
+
+  // Logic with a constant side.
+  {kScalar, of(kAnd, kOr), [](M m) { return logic_constant(m, m.a, m.b); }},  // c && x, c || x -> x or c
+  {kScalar, of(kAnd, kOr), [](M m) { return logic_constant(m, m.b, m.a); }},  // x && c, x || c -> x or c
+
+  // Linear index arithmetic: sum of coef * atom + constant, like terms merged.
+  {kIndex, of(kAdd, kSub, kMul), [](M m) { return arith::canonical(make_binary(m.k, m.a, m.b)); }},
+
+  // Division and modulo by a constant c > 0 (floor semantics).
+  {kIndex, of(kDiv), [](M m) { return positive_divisor(m) == 1 ? m.a : Expr(); }},              // x / 1 -> x
+  {kIndex, of(kMod), [](M m) { return positive_divisor(m) == 1 ? make_int(0, m.t) : Expr(); }},  // x % 1 -> 0
+  {kIndex, of(kDiv), div_split},                      // (c*q + r) / c -> q + r / c, r / c folded by bounds
+  {kIndex, of(kMod), mod_split},                      // (c*q + r) % c -> r % c, folded by bounds
+
+  // Min, max and comparisons decided by the bounds of the variables.
+  {kIndex, of(kMin, kMax), min_max_by_bounds},        // min(a, b) -> a when a <= b over the bounds
+  {kIndex, kComparisons, compare_by_bounds},          // a < b -> true when the range of a - b is < 0
+
+  // Float identities.
+  {kFloat, of(kMul), [](M m) { return is_float(m.b, 1.0) ? m.a : Expr(); }},        // x * 1 -> x
+  {kFloat, of(kMul), [](M m) { return is_float(m.a, 1.0) ? m.b : Expr(); }},        // 1 * x -> x
+  {kFloat, of(kAdd, kSub), [](M m) { return is_float(m.b, 0.0) ? m.a : Expr(); }},  // x ± 0 -> x
+  {kFloat, of(kAdd), [](M m) { return is_float(m.a, 0.0) ? m.b : Expr(); }},        // 0 + x -> x
+};
+// clang-format on
+
+Expr Simplifier::visit(const BinaryNode* op, const Expr& self) {
+  Expr a = mutate(op->a), b = mutate(op->b);
+  const DType t = a.dtype();
+  const uint32_t classes = operand_classes(t);
+  const uint32_t kind_bit = 1u << static_cast<unsigned>(op->kind);
+  const Match m{*this, op->kind, a, b, t};
+  for (const Rule& rule : kRules) {
+    if (!(rule.kinds & kind_bit) || !(classes & (1u << static_cast<unsigned>(rule.operands)))) continue;
+    if (Expr out = rule.rewrite(m); out.defined()) return out;
+  }
+  if (a.same_as(op->a) && b.same_as(op->b)) return self;
+  return make_binary(op->kind, a, b);
+}
+
+}  // namespace
 
 Expr simplify(const Expr& e, const BoundMap& bounds) {
   Simplifier s(bounds);

@@ -1,0 +1,29 @@
+// Integer floor division and modulo: the one definition every part of the
+// compiler uses (constant folding, the simplifier, the interpreter).
+//
+// Header-only and free of dependencies, so that compiler/ir's constant
+// folding can use it without linking this library.
+#pragma once
+
+#include <cstdint>
+
+namespace tessera::arith {
+
+/// floor(a / b): the quotient rounded toward negative infinity. b != 0.
+/// INT64_MIN / -1 wraps to INT64_MIN (two's complement) instead of trapping.
+constexpr int64_t floordiv(int64_t a, int64_t b) {
+  if (b == -1) return static_cast<int64_t>(0 - static_cast<uint64_t>(a));
+  int64_t q = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+  return q;
+}
+
+/// a - b * floordiv(a, b): zero or of the sign of b, |result| < |b|. b != 0.
+constexpr int64_t floormod(int64_t a, int64_t b) {
+  if (b == -1) return 0;
+  int64_t r = a % b;
+  if (r != 0 && ((r < 0) != (b < 0))) r += b;
+  return r;
+}
+
+}  // namespace tessera::arith
