@@ -41,11 +41,7 @@ TEST(BuilderPool, BuildsLoadableLibrariesInInputOrder) {
 
 TEST(BuilderPool, StepsThatDoNotReplayAreInvalidSchedules) {
   auto dag = matmul_dag(16, 16, 16);
-  Step bad;
-  bad.kind = StepKind::kSplit;
-  bad.stage = 2;
-  bad.iter = 7;  // no such loop
-  bad.factors = {4};
+  Step bad = SplitStep{.stage = 2, .iter = 7, .factors = {4}, .nparts = 0};  // no loop 7
   auto results = BuilderPool(Target::host(), {.n_parallel = 1}).build({{dag, {bad}}});
   EXPECT_EQ(results[0].error, BuildError::kInvalidSchedule);
   EXPECT_NE(results[0].message.find("split"), std::string::npos) << results[0].message;

@@ -35,10 +35,7 @@ TEST_F(MeasurerTest, EveryCandidateBecomesARecordGoodOrBad) {
   State tiled(task.dag);
   ASSERT_TRUE(tiled.tile(2, {0, 1}, {{8}, {16}}).is_ok());
   ASSERT_TRUE(tiled.vectorize(2, 3).is_ok());
-  Step bad;
-  bad.kind = StepKind::kFuse;
-  bad.stage = 2;
-  bad.iters = {0, 2};  // not adjacent
+  Step bad = FuseStep{.stage = 2, .iters = {0, 2}};  // not adjacent
   BuilderPool builder(task.target, {.n_parallel = 2});
   Measurer measurer(builder, *runner_, {.timing = {.number = 1, .repeat = 2}, .check_correctness = true});
   auto records = measurer.measure(task, {{tiled.steps()}, {{bad}}, {{}}});
