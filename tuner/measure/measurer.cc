@@ -34,7 +34,7 @@ Result<std::optional<rpc::ReferenceCheck>> Measurer::reference_for(const Task& t
   }
   if (auto it = references_.find(signature); it != references_.end()) return std::optional(it->second);
 
-  TESSERA_ASSIGN_OR_RETURN(BuiltLibrary lib, build_kernel(State(task.dag), host, "reference"));
+  TESSERA_ASSIGN_OR_RETURN(BuiltLibrary lib, tessera::build(State(task.dag), host, "reference"));
   TESSERA_ASSIGN_OR_RETURN(runtime::Module mod, runtime::Module::load_from_bytes(lib.bytes, "/tmp"));
   TESSERA_ASSIGN_OR_RETURN(TesseraKernelFn fn, mod.get_kernel("reference"));
   std::vector<runtime::NDArray> arrays;
