@@ -90,7 +90,7 @@ void BM_Core_HandMatmul1024(benchmark::State& state) {
   const int64_t n = 1024;
   Target target = Target::host();
   State s = hand_matmul(matmul_dag(n, n, n), target);
-  auto lib = build_kernel(s, target, "matmul");
+  auto lib = build(s, target, "matmul");
   if (!lib.is_ok()) return state.SkipWithError(lib.status().to_string().c_str());
   auto mod = runtime::Module::load_from_bytes(lib->bytes, "/tmp");
   auto fn = mod->get_kernel("matmul").value();
@@ -155,7 +155,7 @@ void BM_Core_HandConv2dResNet(benchmark::State& state) {
   if (!y.is_ok()) return state.SkipWithError(y.status().to_string().c_str());
   auto dag = std::make_shared<const ComputeDAG>(ComputeDAG::make({x, wt, *y}).value());
   State s = hand_conv(dag, (*y)->name);
-  auto lib = build_kernel(s, Target::host(), "conv");
+  auto lib = build(s, Target::host(), "conv");
   if (!lib.is_ok()) return state.SkipWithError(lib.status().to_string().c_str());
   auto mod = runtime::Module::load_from_bytes(lib->bytes, "/tmp");
   auto fn = mod->get_kernel("conv").value();
@@ -193,7 +193,7 @@ void BM_Core_BuildMatmul1024(benchmark::State& state) {
   for (auto _ : state) {
     auto start = std::chrono::steady_clock::now();
     auto replayed = replay(dag, steps);
-    auto lib = build_kernel(*replayed, target, "matmul");
+    auto lib = build(*replayed, target, "matmul");
     double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (!lib.is_ok()) return state.SkipWithError(lib.status().to_string().c_str());
     times.push_back(t);

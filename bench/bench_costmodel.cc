@@ -106,7 +106,7 @@ Measured measure_workload(const std::string& name, std::shared_ptr<const Compute
   for (const State& s : lowerable_schedules(dag, kSchedulesPerWorkload, seed)) {
     m.features.push_back(costmodel::extract_features(s).value());
     double cost = 0;
-    auto lib = build_kernel(s, target, "kernel");
+    auto lib = build(s, target, "kernel");
     if (lib.is_ok()) {
       auto mod = runtime::Module::load_from_bytes(lib->bytes, "/tmp");
       if (mod.is_ok()) {

@@ -55,7 +55,7 @@ struct Candidate {
 
 Result<Candidate> build(const KnobTemplate& t, const ops::OpInstance& inst, const KnobConfig& c, const Target& target) {
   TESSERA_ASSIGN_OR_RETURN(State state, apply_template(t, inst.dag, c, target));
-  TESSERA_ASSIGN_OR_RETURN(BuiltLibrary lib, build_kernel(state, target, "kernel"));
+  TESSERA_ASSIGN_OR_RETURN(BuiltLibrary lib, tessera::build(state, target, "kernel"));
   TESSERA_ASSIGN_OR_RETURN(runtime::Module mod, runtime::Module::load_from_bytes(lib.bytes, "/tmp"));
   TESSERA_ASSIGN_OR_RETURN(TesseraKernelFn fn, mod.get_kernel("kernel"));
   return Candidate{std::move(mod), fn};

@@ -103,7 +103,7 @@ void BM_Space_BestOf1000Matmul1024(benchmark::State& state) {
     for (int i = 0; i < count; ++i) {
       const SketchProgram& p = (*programs)[i];
       auto t0 = std::chrono::steady_clock::now();
-      auto lib = build_kernel(p.state, target, "matmul");
+      auto lib = build(p.state, target, "matmul");
       auto t1 = std::chrono::steady_clock::now();
       build_s += std::chrono::duration<double>(t1 - t0).count();
       if (!lib.is_ok()) {
@@ -135,7 +135,7 @@ void BM_Space_BestOf1000Matmul1024(benchmark::State& state) {
     // The best program (rebuilt from its steps) and OpenBLAS measured in
     // alternation, so that both see the same load on a shared machine.
     auto best_state = replay(space->dag_ptr(), steps_from_json(best_steps).value()).value();
-    auto lib = build_kernel(best_state, target, "matmul").value();
+    auto lib = build(best_state, target, "matmul").value();
     auto mod = runtime::Module::load_from_bytes(lib.bytes, "/tmp").value();
     auto fn = mod.get_kernel("matmul").value();
     best_nest = best_state.to_string();

@@ -12,6 +12,9 @@ namespace tessera::tuner {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
+// Bound on the candidates kept with their loop nests between a search and
+// the proposals taken from it (a search lowers at most sa_max_lowerings).
+constexpr size_t kMaxLoweredCandidates = 2048;
 
 constexpr struct {
   KnobStrategy strategy;
@@ -101,22 +104,27 @@ std::optional<Candidate> KnobPolicy::take(uint64_t index) {
   // The cost model learns from the features of what it measures; a program
   // that does not lower is as invalid as one the template rejects.
   if (strategy_ == KnobStrategy::kXgb && !features_of(index)) return std::nullopt;
-  auto config = space_.config(index);
-  if (!config.is_ok()) return std::nullopt;  // unreachable: index < size()
-  State state(dag_);
-  if (!tmpl_.apply(*config, target_, &state).is_ok()) {
-    invalid_.insert(index);
-    return std::nullopt;
+  // The candidate whose features were extracted carries its state and loop
+  // nest on; otherwise the configuration is applied now.
+  std::optional<Candidate> c;
+  if (auto made = lowered_.find(index); made != lowered_.end()) {
+    c = std::move(made->second);
+    lowered_.erase(made);
+  } else {
+    auto config = space_.config(index);
+    if (!config.is_ok()) return std::nullopt;  // unreachable: index < size()
+    State state(dag_);
+    if (!tmpl_.apply(*config, target_, &state).is_ok()) {
+      invalid_.insert(index);
+      return std::nullopt;
+    }
+    c = Candidate::from_state(std::move(state), records::SpaceKind::kKnob, config->to_json());
   }
-  if (!seen_.insert_json(steps_to_json(state.steps()))) {
+  if (!seen_.insert(c->steps())) {
     ++duplicates_;
     return std::nullopt;
   }
   if (strategy_ == KnobStrategy::kXgb) known_features_.insert(feature_hash(*features_of(index)));
-  Candidate c;
-  c.steps = state.steps();
-  c.knob_config_json = config->to_json();
-  c.space = records::SpaceKind::kKnob;
   return c;
 }
 
@@ -233,8 +241,15 @@ const std::optional<std::vector<float>>& KnobPolicy::features_of(uint64_t index)
     State state(dag_);
     if (config.is_ok() && tmpl_.apply(*config, target_, &state).is_ok()) {
       ++feature_extractions_;
-      auto extracted = costmodel::extract_features(state);
-      if (extracted.is_ok()) f = std::move(*extracted);
+      Candidate c = Candidate::from_state(std::move(state), records::SpaceKind::kKnob, config->to_json());
+      auto nest = c.loop_nest(dag_);
+      auto extracted = nest.is_ok() ? costmodel::extract_features(*nest) : Result<std::vector<float>>(nest.status());
+      if (extracted.is_ok()) {
+        f = std::move(*extracted);
+        // Kept for take(): the top of a search is proposed right after it.
+        if (lowered_.size() >= kMaxLoweredCandidates) lowered_.clear();
+        lowered_.emplace(index, std::move(c));
+      }
     }
     if (!f) invalid_.insert(index);
   }
@@ -404,8 +419,7 @@ Status KnobPolicy::observe(const std::vector<Candidate>& candidates, const std::
   for (size_t i = 0; i < candidates.size() && i < records.size(); ++i) {
     const Candidate& c = candidates[i];
     const records::Record& r = records[i];
-    seen_.insert_json(steps_to_json(c.steps));
-    if (!r.steps_json.empty()) seen_.insert_json(r.steps_json);
+    seen_.insert(c.steps());
     const std::string& json = c.knob_config_json.empty() ? r.knob_config_json : c.knob_config_json;
     auto config = json.empty() ? Result<KnobConfig>(Status(ErrorCode::kInvalidArgument, "no knob configuration"))
                                : KnobConfig::from_json(json, space_);

@@ -164,6 +164,9 @@ class KnobPolicy final : public SearchPolicy {
   std::vector<uint64_t> ga_generation_;        // the last generation bred (parents of the next)
 
   std::unordered_map<uint64_t, std::optional<std::vector<float>>> features_;
+  // Candidates whose features were extracted, with their state and loop
+  // nest, until take() proposes them; bounded (cleared when full).
+  std::unordered_map<uint64_t, Candidate> lowered_;
   std::vector<uint64_t> sa_points_;            // where the chains stopped last time
   std::unordered_set<uint64_t> known_features_;  // hashes of the features of proposed and measured configurations
   std::vector<uint64_t> untrained_;            // measured before any success: trained once one arrives

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "records/record.h"
+#include "tuner/candidate.h"
 #include "tuner/measure/measurer.h"
 
 namespace tessera::tuner {
@@ -31,18 +32,17 @@ class SearchPolicy {
   virtual std::optional<Candidate> adopt(const Candidate& /*other*/) { return std::nullopt; }
 };
 
-/// Step lists already measured (as canonical JSON), so nothing is measured twice.
+/// Step lists already measured (or taken), compared by structure, so nothing
+/// is measured twice.
 class SeenSet {
  public:
-  bool contains(const std::vector<Step>& steps) const { return seen_.count(steps_to_json(steps)) > 0; }
-  bool contains_json(const std::string& json) const { return seen_.count(json) > 0; }
+  bool contains(const std::vector<Step>& steps) const { return seen_.count(steps) > 0; }
   /// True when newly inserted.
-  bool insert(const std::vector<Step>& steps) { return seen_.insert(steps_to_json(steps)).second; }
-  bool insert_json(const std::string& json) { return seen_.insert(json).second; }
+  bool insert(const std::vector<Step>& steps) { return seen_.insert(steps).second; }
   size_t size() const { return seen_.size(); }
 
  private:
-  std::unordered_set<std::string> seen_;
+  std::unordered_set<std::vector<Step>, StepListHash> seen_;
 };
 
 /// Normalized throughput of a record for the cost model: best cost of the

@@ -12,6 +12,9 @@ namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 // Bound on the feature cache (entries of ~170 floats: ~35 MB).
 constexpr size_t kMaxCachedFeatures = 50000;
+// Bound on the cache of candidates with their states and loop nests: a few
+// proposals' populations.
+constexpr size_t kMaxCachedCandidates = 2048;
 }  // namespace
 
 SketchPolicy::SketchPolicy(SketchSpace space, std::unique_ptr<costmodel::CostModel> model, EvolutionOptions options,
@@ -21,11 +24,13 @@ SketchPolicy::SketchPolicy(SketchSpace space, std::unique_ptr<costmodel::CostMod
   trained_ = model_ && model_->ready();
 }
 
-Candidate SketchPolicy::to_candidate(const SketchProgram& p) const {
-  Candidate c;
-  c.steps = p.state.steps();
-  c.space = records::SpaceKind::kSketch;
-  return c;
+void SketchPolicy::add(Population* population, SketchProgram p) {
+  if (candidates_.size() > kMaxCachedCandidates) candidates_.clear();
+  auto it = candidates_.find(p.state.steps());
+  if (it == candidates_.end())
+    it = candidates_.emplace(p.state.steps(), Candidate::from_state(p.state, records::SpaceKind::kSketch)).first;
+  population->candidates.push_back(it->second);
+  population->programs.push_back(std::move(p));
 }
 
 Result<std::vector<Candidate>> SketchPolicy::random_candidates(int n, SeenSet* taken) {
@@ -33,27 +38,35 @@ Result<std::vector<Candidate>> SketchPolicy::random_candidates(int n, SeenSet* t
   // A space can be small; give up after many draws that repeat.
   for (int attempts = 0; static_cast<int>(out.size()) < n && attempts < 20 * n + 100; ++attempts) {
     TESSERA_ASSIGN_OR_RETURN(SketchProgram p, space_.sample(rng_));
-    std::string json = steps_to_json(p.state.steps());
-    if (seen_.contains_json(json) || !taken->insert_json(json)) continue;
-    out.push_back(to_candidate(p));
-    proposed_.emplace(json, std::move(p));
+    const std::vector<Step>& steps = p.state.steps();
+    if (seen_.contains(steps) || !taken->insert(steps)) continue;
+    auto cached = candidates_.find(steps);
+    if (cached != candidates_.end()) {
+      out.push_back(std::move(cached->second));
+      candidates_.erase(cached);
+    } else {
+      out.push_back(Candidate::from_state(p.state, records::SpaceKind::kSketch));
+    }
+    proposed_.emplace(out.back().steps(), std::move(p));
   }
   return out;
 }
 
 std::vector<const std::vector<float>*> SketchPolicy::features_of(const Population& population) {
   if (feature_cache_.size() > kMaxCachedFeatures) feature_cache_.clear();
-  const std::vector<SketchProgram>& programs = population.programs;
-  const std::vector<std::string>& keys = population.keys;
+  const std::vector<Candidate>& candidates = population.candidates;
   std::vector<size_t> missing;
-  for (size_t i = 0; i < programs.size(); ++i)
-    if (!feature_cache_.count(keys[i])) missing.push_back(i);
-  // Extraction lowers each program: split the missing ones between threads.
+  for (size_t i = 0; i < candidates.size(); ++i)
+    if (!feature_cache_.count(candidates[i].steps())) missing.push_back(i);
+  // Extraction lowers each program (its candidate keeps the loop nest for
+  // the build): split the missing ones between threads.
   std::vector<std::vector<float>> extracted(missing.size());
   auto extract = [&](size_t begin, size_t step) {
     for (size_t j = begin; j < missing.size(); j += step) {
-      auto f = costmodel::extract_features(programs[missing[j]].state);
-      if (f.is_ok()) extracted[j] = std::move(*f);  // a program that does not lower stays empty
+      auto nest = candidates[missing[j]].loop_nest(space_.dag_ptr());
+      if (!nest.is_ok()) continue;  // a program that does not lower stays empty
+      auto f = costmodel::extract_features(*nest);
+      if (f.is_ok()) extracted[j] = std::move(*f);
     }
   };
   // Threads only pay for themselves with a few programs each.
@@ -63,9 +76,10 @@ std::vector<const std::vector<float>*> SketchPolicy::features_of(const Populatio
   for (size_t t = 1; t < threads; ++t) helpers.emplace_back(extract, t, threads);
   extract(0, threads);
   for (auto& h : helpers) h.join();
-  for (size_t j = 0; j < missing.size(); ++j) feature_cache_.emplace(keys[missing[j]], std::move(extracted[j]));
-  std::vector<const std::vector<float>*> out(programs.size());
-  for (size_t i = 0; i < programs.size(); ++i) out[i] = &feature_cache_.at(keys[i]);
+  for (size_t j = 0; j < missing.size(); ++j)
+    feature_cache_.emplace(candidates[missing[j]].steps(), std::move(extracted[j]));
+  std::vector<const std::vector<float>*> out(candidates.size());
+  for (size_t i = 0; i < candidates.size(); ++i) out[i] = &feature_cache_.at(candidates[i].steps());
   return out;
 }
 
@@ -106,21 +120,21 @@ std::optional<SketchProgram> SketchPolicy::crossover(const SketchProgram& a, con
 Result<SketchPolicy::Population> SketchPolicy::evolve() {
   Population population;
   // Elites: the best measured programs this session.
-  std::vector<std::pair<double, std::string>> best = measured_;
-  std::sort(best.begin(), best.end());
+  std::vector<const Measured*> best;
+  for (const Measured& m : measured_) best.push_back(&m);
+  std::sort(best.begin(), best.end(), [](const Measured* a, const Measured* b) {
+    return a->cost != b->cost ? a->cost < b->cost : a->json < b->json;
+  });
   int elites = static_cast<int>(options_.population * options_.elite_share);
-  for (const auto& [cost, json] : best) {
+  for (const Measured* m : best) {
     if (static_cast<int>(population.programs.size()) >= elites) break;
-    auto it = proposed_.find(json);
-    if (it != proposed_.end()) population.add(it->second, json);
+    auto it = proposed_.find(m->steps);
+    if (it != proposed_.end()) add(&population, it->second);
   }
   TESSERA_ASSIGN_OR_RETURN(
       std::vector<SketchProgram> fresh,
       space_.sample(options_.population - static_cast<int>(population.programs.size()), rng_.next()));
-  for (auto& p : fresh) {
-    std::string key = steps_to_json(p.state.steps());
-    population.add(std::move(p), std::move(key));
-  }
+  for (auto& p : fresh) add(&population, std::move(p));
 
   for (int g = 0; g < options_.generations; ++g) {
     TESSERA_ASSIGN_OR_RETURN(std::vector<double> scores, score(population));
@@ -129,12 +143,14 @@ Result<SketchPolicy::Population> SketchPolicy::evolve() {
     for (size_t i = 0; i < order.size(); ++i) order[i] = i;
     std::sort(order.begin(), order.end(), [&](size_t x, size_t y) { return scores[x] > scores[y]; });
     Population next;
-    std::unordered_set<std::string> in_next;
+    SeenSet in_next;
     const size_t size = population.programs.size();
     // Keep the top tenth unchanged.
     for (size_t i = 0; i < order.size() && next.programs.size() < size / 10; ++i) {
-      if (in_next.insert(population.keys[order[i]]).second)
-        next.add(population.programs[order[i]], population.keys[order[i]]);
+      if (in_next.insert(population.candidates[order[i]].steps())) {
+        next.programs.push_back(population.programs[order[i]]);
+        next.candidates.push_back(population.candidates[order[i]]);
+      }
     }
     auto pick_parent = [&]() -> const SketchProgram& {
       // Rank-weighted: the i-th best has weight (n - i).
@@ -156,8 +172,7 @@ Result<SketchPolicy::Population> SketchPolicy::evolve() {
         if (m.applied()) child = std::move(m.program);
       }
       if (!child) continue;
-      std::string key = steps_to_json(child->state.steps());
-      if (in_next.insert(key).second) next.add(std::move(*child), std::move(key));
+      if (in_next.insert(child->state.steps())) add(&next, std::move(*child));
     }
     population = std::move(next);
   }
@@ -178,10 +193,11 @@ Result<std::vector<Candidate>> SketchPolicy::propose(int n) {
   for (size_t i : order) {
     if (static_cast<int>(out.size()) >= from_model) break;
     if (!std::isfinite(scores[i])) continue;
-    const std::string& json = population.keys[i];
-    if (seen_.contains_json(json) || !taken.insert_json(json)) continue;
-    out.push_back(to_candidate(population.programs[i]));
-    proposed_.emplace(json, std::move(population.programs[i]));
+    const Candidate& c = population.candidates[i];
+    if (seen_.contains(c.steps()) || !taken.insert(c.steps())) continue;
+    out.push_back(c);
+    candidates_.erase(c.steps());  // it travels with the batch now
+    proposed_.emplace(c.steps(), std::move(population.programs[i]));
   }
   last_model_picks_ = static_cast<int>(out.size());
   TESSERA_ASSIGN_OR_RETURN(std::vector<Candidate> random, random_candidates(n - static_cast<int>(out.size()), &taken));
@@ -196,17 +212,21 @@ Status SketchPolicy::observe(const std::vector<Candidate>& candidates, const std
   std::vector<std::vector<float>> features;
   std::vector<double> costs;
   for (size_t i = 0; i < candidates.size() && i < records.size(); ++i) {
+    const Candidate& c = candidates[i];
     const records::Record& r = records[i];
-    if (!seen_.insert_json(r.steps_json)) continue;
-    if (r.ok()) measured_.emplace_back(r.mean_cost(), r.steps_json);
+    if (!seen_.insert(c.steps())) continue;
+    if (r.ok()) measured_.push_back({r.mean_cost(), r.steps_json, c.steps()});
     if (!model_) continue;
     std::vector<float> f;
-    if (auto cached = feature_cache_.find(r.steps_json); cached != feature_cache_.end()) {
+    if (auto cached = feature_cache_.find(c.steps()); cached != feature_cache_.end()) {
       f = cached->second;  // proposed by this policy and scored: the same program
     } else {
-      auto state = replay(space_.dag_ptr(), candidates[i].steps);
-      if (!state.is_ok()) continue;  // from another compiler version: nothing to learn
-      auto extracted = costmodel::extract_features(*state);
+      // Its own loop nest when it carries one (built from it), else made now
+      // (a record of an earlier run; one of another compiler version may not
+      // replay: nothing to learn).
+      auto nest = c.loop_nest(space_.dag_ptr());
+      if (!nest.is_ok()) continue;
+      auto extracted = costmodel::extract_features(*nest);
       if (!extracted.is_ok()) continue;
       f = std::move(*extracted);
     }

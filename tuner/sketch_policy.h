@@ -4,7 +4,6 @@
 // epsilon-greedy share of random candidates).
 #pragma once
 
-#include <map>
 #include <optional>
 #include <unordered_map>
 #include <unordered_set>
@@ -44,39 +43,48 @@ class SketchPolicy final : public SearchPolicy {
 
  private:
   Result<std::vector<Candidate>> random_candidates(int n, SeenSet* taken);
-  // Programs with their step lists as JSON (the key of every set and cache
-  // here), computed once per program.
+  // Programs with their candidates (the key of every set and cache here,
+  // and the carrier of each program's state and loop nest).
   struct Population {
     std::vector<SketchProgram> programs;
-    std::vector<std::string> keys;
-    void add(SketchProgram p, std::string key) {
-      programs.push_back(std::move(p));
-      keys.push_back(std::move(key));
-    }
+    std::vector<Candidate> candidates;
   };
+  // Adds `p` with its candidate: the one made for the same step list
+  // recently (so its loop nest is not made again), or a new one.
+  void add(Population* population, SketchProgram p);
   Result<std::vector<double>> score(const Population& population);
   // Features of each program (empty when it does not lower), from the cache
-  // or extracted on options_.feature_threads threads.
+  // or extracted from its candidate's loop nest on options_.feature_threads threads.
   std::vector<const std::vector<float>*> features_of(const Population& population);
   Result<Population> evolve();
   std::optional<SketchProgram> crossover(const SketchProgram& a, const SketchProgram& b);
-  Candidate to_candidate(const SketchProgram& p) const;
 
   SketchSpace space_;
   std::unique_ptr<costmodel::CostModel> model_;
   EvolutionOptions options_;
   SpaceRng rng_;
   SeenSet seen_;
-  // Proposed programs by step-list JSON, so the measured ones can seed the population.
-  std::map<std::string, SketchProgram> proposed_;
-  // Features by step-list JSON: survivors, elites and measured candidates are
+  using StepMap = std::unordered_map<std::vector<Step>, SketchProgram, StepListHash>;
+  // Proposed programs by step list, so the measured ones can seed the population.
+  StepMap proposed_;
+  // Candidates of recent programs by step list: a program met again (a
+  // survivor, a repeated child) keeps its state and loop nest. Cleared when
+  // it grows past kMaxCachedCandidates; a proposed candidate leaves it.
+  std::unordered_map<std::vector<Step>, Candidate, StepListHash> candidates_;
+  // Features by step list: survivors, elites and measured candidates are
   // scored again and again. Cleared when it grows past kMaxCachedFeatures.
-  std::unordered_map<std::string, std::vector<float>> feature_cache_;
+  std::unordered_map<std::vector<Step>, std::vector<float>, StepListHash> feature_cache_;
   // Samples waiting for the first success (the labels' reference).
   std::vector<std::vector<float>> pending_features_;
   std::vector<double> pending_costs_;
   double reference_cost_ = 0;
-  std::vector<std::pair<double, std::string>> measured_;  // (cost, steps json) of successes
+  // Successes: mean cost, the record's step JSON (it orders equal costs), steps.
+  struct Measured {
+    double cost;
+    std::string json;
+    std::vector<Step> steps;
+  };
+  std::vector<Measured> measured_;
   bool trained_ = false;
   int last_model_picks_ = 0;
 };

@@ -46,13 +46,10 @@ Result<int64_t> Tuner::resume() {
     for (auto& r : old) {
       auto steps = steps_from_json(r.steps_json);
       if (!steps.is_ok()) continue;  // written by a different compiler: skip, keep the record
-      Candidate c;
-      c.steps = std::move(*steps);
-      c.space = r.space;
-      c.knob_config_json = r.knob_config_json;
+      Candidate c(std::move(*steps), r.space, r.knob_config_json);
       if (r.ok() && r.mean_cost() < summaries_[i].best_cost_s) {
         summaries_[i].best_cost_s = r.mean_cost();
-        summaries_[i].best_steps = c.steps;
+        summaries_[i].best_steps = c.steps();
       }
       candidates.push_back(std::move(c));
       usable.push_back(std::move(r));
@@ -100,13 +97,13 @@ Status Tuner::measure_baselines() {
       for (const auto& r : old) found = found || r.steps_json == steps;
     }
     if (found) continue;
-    Candidate c{tasks_[i].baseline, tasks_[i].baseline_knob_config, records::SpaceKind::kManual};
+    Candidate c(tasks_[i].baseline, records::SpaceKind::kManual, tasks_[i].baseline_knob_config);
     TESSERA_ASSIGN_OR_RETURN(std::vector<records::Record> r, measurer_.measure(tasks_[i], {c}));
     if (store_) TESSERA_RETURN_IF_ERROR(store_->append(r));
     TESSERA_RETURN_IF_ERROR(policies_[i]->observe({c}, r));
     if (!r.empty() && r[0].ok() && r[0].mean_cost() < summaries_[i].best_cost_s) {
       summaries_[i].best_cost_s = r[0].mean_cost();
-      summaries_[i].best_steps = c.steps;
+      summaries_[i].best_steps = c.steps();
     }
   }
   return Status::ok();
@@ -203,7 +200,7 @@ Result<std::optional<Candidate>> Tuner::measure_batch(int i, std::vector<Candida
     batch_best = std::min(batch_best, c);
     if (c < s.best_cost_s) {
       s.best_cost_s = c;
-      s.best_steps = candidates[j].steps;
+      s.best_steps = candidates[j].steps();
       since_improvement_[i] = 0;
       improved = candidates[j];
     }

@@ -1,7 +1,11 @@
-// From a schedule to a loadable library: lower, generate code, link.
+// The one build sequence, from lowered loop IR (or from a schedule, lowered
+// first) to a loadable shared library: generate an object per function,
+// then link them. The tuner's builder, the model compiler and the
+// benchmarks all build through here.
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "compiler/codegen/target.h"
 #include "compiler/ir/stmt.h"
@@ -9,18 +13,26 @@
 
 namespace tessera {
 
-/// A built kernel library.
+/// A built library of kernels.
 struct BuiltLibrary {
-  std::string bytes;   ///< the shared library
-  std::string symbol;  ///< the kernel's entry point
+  std::string bytes;   ///< the shared library; empty when built from no functions
+  std::string symbol;  ///< the first function's name (the kernel's entry point when there is one)
   double lower_seconds = 0, codegen_seconds = 0, link_seconds = 0;
 };
 
-/// Lowers `state`, compiles it for `target` and links a shared library that
-/// exports `name`.
-Result<BuiltLibrary> build_kernel(const State& state, const Target& target, const std::string& name = "kernel");
+/// How build() compiles.
+struct BuildOptions {
+  /// Functions compiled at once (one object each); <= 0: the machine's cores.
+  int jobs = 1;
+};
 
-/// Compiles and links already-lowered functions into one library.
-Result<std::string> build_library(const std::vector<PrimFunc>& funcs, const Target& target);
+/// Compiles already-lowered functions (the output of lower()) for `target`,
+/// one object per function on `options.jobs` threads, and links them into
+/// one shared library exporting each function by its name. A code
+/// generation error names the function ("compiling NAME: ...").
+Result<BuiltLibrary> build(const std::vector<PrimFunc>& funcs, const Target& target, BuildOptions options = {});
+
+/// Lowers `state` to a function named `name`, then build()s it alone.
+Result<BuiltLibrary> build(const State& state, const Target& target, const std::string& name = "kernel");
 
 }  // namespace tessera

@@ -1,18 +1,14 @@
 #include "compiler/model/compile_model.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cctype>
 #include <chrono>
 #include <cstdio>
-#include <functional>
 #include <map>
 #include <set>
-#include <thread>
 #include <tuple>
 
-#include "compiler/codegen/link.h"
-#include "compiler/codegen/llvm_codegen.h"
+#include "compiler/codegen/build.h"
 #include "compiler/graph/passes.h"
 #include "compiler/lower/lower.h"
 
@@ -167,22 +163,6 @@ class PackageLayout {
   std::map<std::tuple<ValueId, int, int64_t>, int32_t> packed_ids_;
 };
 
-// Runs fn(i) for i in [0, n) on `jobs` threads; the first error (lowest i) wins.
-Status parallel_for(int n, int jobs, const std::function<Status(int)>& fn) {
-  std::vector<Status> status(static_cast<size_t>(n));
-  std::atomic<int> next{0};
-  auto work = [&] {
-    for (int i = next++; i < n; i = next++) status[static_cast<size_t>(i)] = fn(i);
-  };
-  std::vector<std::thread> threads;
-  for (int t = 1; t < std::min(jobs, n); ++t) threads.emplace_back(work);
-  work();
-  for (auto& t : threads) t.join();
-  for (const Status& s : status)
-    if (!s.is_ok()) return s;
-  return Status::ok();
-}
-
 }  // namespace
 
 std::string template_op_for(const Graph& g, const graph::Node& anchor) {
@@ -289,21 +269,10 @@ Result<CompiledModel> compile_model(const ModelPlan& plan, const Target& target,
   model.schedule_seconds = seconds_since(t0);
 
   // One object per kernel, generated in parallel, then one link.
-  auto t1 = std::chrono::steady_clock::now();
-  std::vector<std::string> objects(static_cast<size_t>(n));
-  const int jobs = options.jobs > 0 ? options.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  TESSERA_RETURN_IF_ERROR(parallel_for(n, jobs, [&](int t) -> Status {
-    auto object = emit_object({funcs[static_cast<size_t>(t)]}, target);
-    if (!object.is_ok()) return object.status().with_context("compiling " + plan.task_labels[static_cast<size_t>(t)]);
-    objects[static_cast<size_t>(t)] = std::move(object).value();
-    return Status::ok();
-  }));
-  model.codegen_seconds = seconds_since(t1);
-  auto t2 = std::chrono::steady_clock::now();
-  if (n > 0) {
-    TESSERA_ASSIGN_OR_RETURN(model.package.library, link_shared_library(objects, target));
-  }
-  model.link_seconds = seconds_since(t2);
+  TESSERA_ASSIGN_OR_RETURN(BuiltLibrary lib, build(funcs, target, {.jobs = options.jobs}));
+  model.package.library = std::move(lib.bytes);
+  model.codegen_seconds = lib.codegen_seconds;
+  model.link_seconds = lib.link_seconds;
 
   model.package.target = target.to_string();
   TESSERA_RETURN_IF_ERROR(PackageLayout(plan, task_layouts, &model.package).run(symbols));

@@ -62,7 +62,7 @@ std::vector<std::pair<int, PackedLayout>> packed_arguments(const State& state) {
 Result<State> without_packed_layouts(const State& state) {
   std::vector<Step> steps;
   for (const Step& step : state.steps())
-    if (step.kind != StepKind::kPackLayout) steps.push_back(step);
+    if (step.kind() != StepKind::kPackLayout) steps.push_back(step);
   return replay(state.dag_ptr(), steps);
 }
 

@@ -186,41 +186,43 @@ bool State::is_untransformed(int stage) const {
 }
 
 Status State::apply(const Step& step) {
-  Status st;
-  switch (step.kind) {
-    case StepKind::kSplit: st = apply_split(step); break;
-    case StepKind::kFuse: st = apply_fuse(step); break;
-    case StepKind::kReorder: st = apply_reorder(step); break;
-    case StepKind::kAnnotate: st = apply_annotate(step); break;
-    case StepKind::kComputeAt: st = apply_compute_at(step); break;
-    case StepKind::kComputeInline: st = apply_compute_inline(step); break;
-    case StepKind::kComputeRoot: st = apply_compute_root(step); break;
-    case StepKind::kCacheRead: st = apply_cache_read(step); break;
-    case StepKind::kCacheWrite: st = apply_cache_write(step); break;
-    case StepKind::kRfactor: st = apply_rfactor(step); break;
-    case StepKind::kPragma: st = apply_pragma(step); break;
-    case StepKind::kPackLayout: st = apply_pack_layout(step); break;
-  }
+  Status st = std::visit(
+      [&](const auto& s) -> Status {
+        using T = std::decay_t<decltype(s)>;
+        if constexpr (std::is_same_v<T, SplitStep>) return apply_split(step, s);
+        else if constexpr (std::is_same_v<T, FuseStep>) return apply_fuse(step, s);
+        else if constexpr (std::is_same_v<T, ReorderStep>) return apply_reorder(step, s);
+        else if constexpr (std::is_same_v<T, AnnotateStep>) return apply_annotate(step, s);
+        else if constexpr (std::is_same_v<T, ComputeAtStep>) return apply_compute_at(step, s);
+        else if constexpr (std::is_same_v<T, ComputeInlineStep>) return apply_compute_inline(step, s);
+        else if constexpr (std::is_same_v<T, ComputeRootStep>) return apply_compute_root(step, s);
+        else if constexpr (std::is_same_v<T, CacheReadStep>) return apply_cache_read(step, s);
+        else if constexpr (std::is_same_v<T, CacheWriteStep>) return apply_cache_write(step, s);
+        else if constexpr (std::is_same_v<T, RfactorStep>) return apply_rfactor(step, s);
+        else if constexpr (std::is_same_v<T, PragmaStep>) return apply_pragma(step, s);
+        else return apply_pack_layout(step, s);
+      },
+      step.variant());
   if (st.is_ok()) steps_.push_back(canonical_step(step));
   return st;
 }
 
-Status State::apply_split(const Step& s) {
-  TESSERA_RETURN_IF_ERROR(check_stage(s, s.stage));
-  TESSERA_RETURN_IF_ERROR(check_iter(s, s.stage, s.iter));
+Status State::apply_split(const Step& step, const SplitStep& s) {
+  TESSERA_RETURN_IF_ERROR(check_stage(step, s.stage));
+  TESSERA_RETURN_IF_ERROR(check_iter(step, s.stage, s.iter));
   Stage& st = stages_[s.stage];
   const Iter parent = st.iters[s.iter];
   if (has_attached(s.stage, parent.var))
-    return step_error(s, "loop " + parent.var.name() + " has stages computed at it");
+    return step_error(step, "loop " + parent.var.name() + " has stages computed at it");
   std::vector<int64_t> factors = s.factors;
   if (s.nparts != 0) {
-    if (s.nparts < 0) return step_error(s, "nparts must be positive");
-    if (!factors.empty()) return step_error(s, "give factors or nparts, not both");
+    if (s.nparts < 0) return step_error(step, "nparts must be positive");
+    if (!factors.empty()) return step_error(step, "give factors or nparts, not both");
     factors = {(parent.extent + s.nparts - 1) / s.nparts};
   }
-  if (factors.empty()) return step_error(s, "no factors");
+  if (factors.empty()) return step_error(step, "no factors");
   for (int64_t f : factors)
-    if (f <= 0) return step_error(s, "factor " + std::to_string(f) + " must be positive");
+    if (f <= 0) return step_error(step, "factor " + std::to_string(f) + " must be positive");
 
   // A chain of binary splits: parent -> (p.0, rest) -> (p.1, rest') -> ... -> p.n.
   std::vector<Iter> produced;
@@ -244,16 +246,16 @@ Status State::apply_split(const Step& s) {
   return Status::ok();
 }
 
-Status State::apply_fuse(const Step& s) {
-  TESSERA_RETURN_IF_ERROR(check_stage(s, s.stage));
+Status State::apply_fuse(const Step& step, const FuseStep& s) {
+  TESSERA_RETURN_IF_ERROR(check_stage(step, s.stage));
   Stage& st = stages_[s.stage];
-  if (s.iters.size() < 2) return step_error(s, "fuse needs at least two loops");
+  if (s.iters.size() < 2) return step_error(step, "fuse needs at least two loops");
   for (size_t i = 0; i < s.iters.size(); ++i) {
-    TESSERA_RETURN_IF_ERROR(check_iter(s, s.stage, s.iters[i]));
-    if (i > 0 && s.iters[i] != s.iters[i - 1] + 1) return step_error(s, "loops to fuse must be consecutive");
+    TESSERA_RETURN_IF_ERROR(check_iter(step, s.stage, s.iters[i]));
+    if (i > 0 && s.iters[i] != s.iters[i - 1] + 1) return step_error(step, "loops to fuse must be consecutive");
     const Iter& it = st.iters[s.iters[i]];
-    if (it.kind != st.iters[s.iters[0]].kind) return step_error(s, "cannot fuse spatial and reduce loops");
-    if (has_attached(s.stage, it.var)) return step_error(s, "loop " + it.var.name() + " has stages computed at it");
+    if (it.kind != st.iters[s.iters[0]].kind) return step_error(step, "cannot fuse spatial and reduce loops");
+    if (has_attached(s.stage, it.var)) return step_error(step, "loop " + it.var.name() + " has stages computed at it");
   }
   Iter fused = st.iters[s.iters[0]];
   fused.annotation = IterAnnotation::kNone;
@@ -269,43 +271,43 @@ Status State::apply_fuse(const Step& s) {
   return Status::ok();
 }
 
-Status State::apply_reorder(const Step& s) {
-  TESSERA_RETURN_IF_ERROR(check_stage(s, s.stage));
+Status State::apply_reorder(const Step& step, const ReorderStep& s) {
+  TESSERA_RETURN_IF_ERROR(check_stage(step, s.stage));
   Stage& st = stages_[s.stage];
   size_t n = st.iters.size();
-  if (s.iters.size() != n)
-    return step_error(s, "order lists " + std::to_string(s.iters.size()) + " loops but stage " + st.name() +
+  if (s.order.size() != n)
+    return step_error(step, "order lists " + std::to_string(s.order.size()) + " loops but stage " + st.name() +
                              " has " + std::to_string(n) + "; a reorder may not drop or add loops");
   std::vector<bool> seen(n, false);
-  for (int i : s.iters) {
-    if (i < 0 || i >= static_cast<int>(n)) return step_error(s, "no loop " + std::to_string(i));
-    if (seen[i]) return step_error(s, "loop " + std::to_string(i) + " appears twice");
+  for (int i : s.order) {
+    if (i < 0 || i >= static_cast<int>(n)) return step_error(step, "no loop " + std::to_string(i));
+    if (seen[i]) return step_error(step, "loop " + std::to_string(i) + " appears twice");
     seen[i] = true;
   }
   std::vector<Iter> reordered;
-  for (int i : s.iters) reordered.push_back(st.iters[i]);
+  for (int i : s.order) reordered.push_back(st.iters[i]);
   st.iters = std::move(reordered);
   return Status::ok();
 }
 
-Status State::apply_annotate(const Step& s) {
-  TESSERA_RETURN_IF_ERROR(check_stage(s, s.stage));
-  TESSERA_RETURN_IF_ERROR(check_iter(s, s.stage, s.iter));
+Status State::apply_annotate(const Step& step, const AnnotateStep& s) {
+  TESSERA_RETURN_IF_ERROR(check_stage(step, s.stage));
+  TESSERA_RETURN_IF_ERROR(check_iter(step, s.stage, s.iter));
   Iter& it = stages_[s.stage].iters[s.iter];
   switch (s.annotation) {
     case IterAnnotation::kParallel:
-      if (it.kind == IterKind::kReduce) return step_error(s, "a reduce loop cannot run in parallel");
+      if (it.kind == IterKind::kReduce) return step_error(step, "a reduce loop cannot run in parallel");
       break;
     case IterAnnotation::kVectorize:
       // An attached stage's extents are known after bound inference; lowering
       // checks those.
       if (it.extent > kMaxVectorLanes && stages_[s.stage].location != ComputeLocation::kAt)
-        return step_error(s, "vectorized extent " + std::to_string(it.extent) + " exceeds " +
+        return step_error(step, "vectorized extent " + std::to_string(it.extent) + " exceeds " +
                                  std::to_string(kMaxVectorLanes) + " lanes");
       break;
     case IterAnnotation::kUnroll:
       if (it.extent > kMaxUnrollExtent)
-        return step_error(s, "unrolled extent " + std::to_string(it.extent) + " exceeds " +
+        return step_error(step, "unrolled extent " + std::to_string(it.extent) + " exceeds " +
                                  std::to_string(kMaxUnrollExtent));
       break;
     case IterAnnotation::kNone: break;
@@ -314,13 +316,13 @@ Status State::apply_annotate(const Step& s) {
   return Status::ok();
 }
 
-Status State::apply_compute_at(const Step& s) {
-  TESSERA_RETURN_IF_ERROR(check_stage(s, s.stage));
-  TESSERA_RETURN_IF_ERROR(check_stage(s, s.target_stage));
-  TESSERA_RETURN_IF_ERROR(check_iter(s, s.target_stage, s.target_iter));
-  if (s.stage == s.target_stage) return step_error(s, "a stage cannot be computed at itself");
+Status State::apply_compute_at(const Step& step, const ComputeAtStep& s) {
+  TESSERA_RETURN_IF_ERROR(check_stage(step, s.stage));
+  TESSERA_RETURN_IF_ERROR(check_stage(step, s.target_stage));
+  TESSERA_RETURN_IF_ERROR(check_iter(step, s.target_stage, s.target_iter));
+  if (s.stage == s.target_stage) return step_error(step, "a stage cannot be computed at itself");
   const Stage& st = stages_[s.stage];
-  if (dag_->is_output(st.tensor)) return step_error(s, "output " + st.name() + " must stay at the root");
+  if (dag_->is_output(st.tensor)) return step_error(step, "output " + st.name() + " must stay at the root");
   // The target must read the stage, directly or through inlined stages.
   std::vector<int> frontier = consumers_of(*this, s.stage);
   bool reads = false;
@@ -334,7 +336,7 @@ Status State::apply_compute_at(const Step& s) {
       for (int cc : consumers_of(*this, c)) frontier.push_back(cc);
   }
   if (!reads)
-    return step_error(s, "stage " + stages_[s.target_stage].name() + " does not read " + st.name() +
+    return step_error(step, "stage " + stages_[s.target_stage].name() + " does not read " + st.name() +
                              ", so its loops do not enclose " + st.name() + "'s uses");
   // Every other reader must already run inside the chosen loop, or the
   // stage's region would not cover its reads.
@@ -354,7 +356,7 @@ Status State::apply_compute_at(const Step& s) {
   for (int reader : readers) {
     if (reader == s.target_stage) continue;
     if (!runs_inside(reader, s.target_stage, s.target_iter))
-      return step_error(s, "stage " + stages_[reader].name() + " also reads " + st.name() + " outside loop " +
+      return step_error(step, "stage " + stages_[reader].name() + " also reads " + st.name() + " outside loop " +
                                stages_[s.target_stage].iters[s.target_iter].var.name() + " of " +
                                stages_[s.target_stage].name());
   }
@@ -365,20 +367,20 @@ Status State::apply_compute_at(const Step& s) {
   return Status::ok();
 }
 
-Status State::apply_compute_inline(const Step& s) {
-  TESSERA_RETURN_IF_ERROR(check_stage(s, s.stage));
+Status State::apply_compute_inline(const Step& step, const ComputeInlineStep& s) {
+  TESSERA_RETURN_IF_ERROR(check_stage(step, s.stage));
   const Stage& st = stages_[s.stage];
-  if (!st.reduce_axes.empty()) return step_error(s, "a reduction cannot be inlined");
-  if (dag_->is_output(st.tensor)) return step_error(s, "output " + st.name() + " cannot be inlined");
+  if (!st.reduce_axes.empty()) return step_error(step, "a reduction cannot be inlined");
+  if (dag_->is_output(st.tensor)) return step_error(step, "output " + st.name() + " cannot be inlined");
   for (const Stage& other : stages_)
     if (other.location == ComputeLocation::kAt && other.attach_stage == s.stage)
-      return step_error(s, "stages are computed at " + st.name() + "'s loops");
+      return step_error(step, "stages are computed at " + st.name() + "'s loops");
   stages_[s.stage].location = ComputeLocation::kInline;
   return Status::ok();
 }
 
-Status State::apply_compute_root(const Step& s) {
-  TESSERA_RETURN_IF_ERROR(check_stage(s, s.stage));
+Status State::apply_compute_root(const Step& step, const ComputeRootStep& s) {
+  TESSERA_RETURN_IF_ERROR(check_stage(step, s.stage));
   Stage& st = stages_[s.stage];
   st.location = ComputeLocation::kRoot;
   st.attach_stage = -1;
@@ -391,14 +393,14 @@ void State::reindex_after_insert(int position) {
     if (st.attach_stage >= position) ++st.attach_stage;
 }
 
-Status State::apply_cache_read(const Step& s) {
-  TESSERA_RETURN_IF_ERROR(check_stage(s, s.stage, /*allow_placeholder=*/true));
-  if (s.iters.empty()) return step_error(s, "no reader stages");
+Status State::apply_cache_read(const Step& step, const CacheReadStep& s) {
+  TESSERA_RETURN_IF_ERROR(check_stage(step, s.stage, /*allow_placeholder=*/true));
+  if (s.readers.empty()) return step_error(step, "no reader stages");
   const Tensor source = stages_[s.stage].tensor;
-  for (int r : s.iters) {
-    if (r < 0 || r >= static_cast<int>(stages_.size())) return step_error(s, "no stage " + std::to_string(r));
+  for (int r : s.readers) {
+    if (r < 0 || r >= static_cast<int>(stages_.size())) return step_error(step, "no stage " + std::to_string(r));
     if (!body_reads(stages_[r], source))
-      return step_error(s, "stage " + stages_[r].name() + " does not read " + source->name);
+      return step_error(step, "stage " + stages_[r].name() + " does not read " + source->name);
   }
   Stage cache;
   VarMap unused;
@@ -415,7 +417,7 @@ Status State::apply_cache_read(const Step& s) {
   cache.iters = iters_of(axes, {});
   cache.scope = MemoryScope::kLocal;
   TensorReplacer replace(source.get(), cache.tensor);
-  for (int r : s.iters) stages_[r].body = replace(stages_[r].body);
+  for (int r : s.readers) stages_[r].body = replace(stages_[r].body);
   int position = s.stage + 1;
   reindex_after_insert(position);
   // A source computed at a reader's loop keeps its place; the copy is made
@@ -431,10 +433,10 @@ Status State::apply_cache_read(const Step& s) {
   return Status::ok();
 }
 
-Status State::apply_cache_write(const Step& s) {
-  TESSERA_RETURN_IF_ERROR(check_stage(s, s.stage));
+Status State::apply_cache_write(const Step& step, const CacheWriteStep& s) {
+  TESSERA_RETURN_IF_ERROR(check_stage(step, s.stage));
   if (!is_untransformed(s.stage))
-    return step_error(s, "cache_write must come before any loop transform of " + stages_[s.stage].name());
+    return step_error(step, "cache_write must come before any loop transform of " + stages_[s.stage].name());
   Stage& st = stages_[s.stage];
   Stage local;
   local.axes = st.axes;
@@ -459,18 +461,18 @@ Status State::apply_cache_write(const Step& s) {
   return Status::ok();
 }
 
-Status State::apply_rfactor(const Step& s) {
-  TESSERA_RETURN_IF_ERROR(check_stage(s, s.stage));
+Status State::apply_rfactor(const Step& step, const RfactorStep& s) {
+  TESSERA_RETURN_IF_ERROR(check_stage(step, s.stage));
   Stage& st = stages_[s.stage];
   const auto* reduce = st.body.as<ReduceNode>();
-  if (!reduce) return step_error(s, "stage " + st.name() + " is not a reduction");
+  if (!reduce) return step_error(step, "stage " + st.name() + " is not a reduction");
   if (s.axis < 0 || s.axis >= static_cast<int>(st.reduce_axes.size()))
-    return step_error(s, "stage " + st.name() + " has no reduce axis " + std::to_string(s.axis));
-  if (s.value <= 0) return step_error(s, "factor must be positive");
+    return step_error(step, "stage " + st.name() + " has no reduce axis " + std::to_string(s.axis));
+  if (s.factor <= 0) return step_error(step, "factor must be positive");
   if (!is_untransformed(s.stage))
-    return step_error(s, "rfactor must come before any loop transform of " + st.name());
+    return step_error(step, "rfactor must come before any loop transform of " + st.name());
   const IterVar k = st.reduce_axes[s.axis];
-  const int64_t f = s.value, outer_extent = (k->extent + f - 1) / f;
+  const int64_t f = s.factor, outer_extent = (k->extent + f - 1) / f;
   // rf[kf, axes...] = reduce over (ko, other reduce axes) of source[k <- ko*f + kf].
   IterVar kf = make_iter_var(k->var.name() + ".f", f, IterKind::kSpatial);
   IterVar ko = make_iter_var(k->var.name() + ".o", outer_extent, IterKind::kReduce);
@@ -507,35 +509,35 @@ Status State::apply_rfactor(const Step& s) {
   return Status::ok();
 }
 
-Status State::apply_pragma(const Step& s) {
-  TESSERA_RETURN_IF_ERROR(check_stage(s, s.stage));
-  TESSERA_RETURN_IF_ERROR(check_iter(s, s.stage, s.iter));
-  if (s.value < 0) return step_error(s, "auto_unroll_max_step must be >= 0");
+Status State::apply_pragma(const Step& step, const PragmaStep& s) {
+  TESSERA_RETURN_IF_ERROR(check_stage(step, s.stage));
+  TESSERA_RETURN_IF_ERROR(check_iter(step, s.stage, s.iter));
+  if (s.auto_unroll_max_step < 0) return step_error(step, "auto_unroll_max_step must be >= 0");
   Stage& st = stages_[s.stage];
   const Var& v = st.iters[s.iter].var;
   for (auto& p : st.pragmas) {
     if (p.first.same_as(v)) {
-      p.second = s.value;
+      p.second = s.auto_unroll_max_step;
       return Status::ok();
     }
   }
-  st.pragmas.emplace_back(v, s.value);
+  st.pragmas.emplace_back(v, s.auto_unroll_max_step);
   return Status::ok();
 }
 
-Status State::apply_pack_layout(const Step& s) {
-  TESSERA_RETURN_IF_ERROR(check_stage(s, s.stage, /*allow_placeholder=*/true));
+Status State::apply_pack_layout(const Step& step, const PackLayoutStep& s) {
+  TESSERA_RETURN_IF_ERROR(check_stage(step, s.stage, /*allow_placeholder=*/true));
   Stage& st = stages_[s.stage];
-  if (!st.is_placeholder()) return step_error(s, "stage " + st.name() + " is computed; only inputs are packed");
+  if (!st.is_placeholder()) return step_error(step, "stage " + st.name() + " is computed; only inputs are packed");
   const std::vector<int64_t>& shape = st.tensor->shape;
   if (s.axis < 0 || s.axis >= static_cast<int>(shape.size()))
-    return step_error(s, "input " + st.name() + " has no dimension " + std::to_string(s.axis));
+    return step_error(step, "input " + st.name() + " has no dimension " + std::to_string(s.axis));
   const int64_t extent = shape[static_cast<size_t>(s.axis)];
-  if (s.value < 2 || extent % s.value != 0)
-    return step_error(s, "factor " + std::to_string(s.value) + " must be at least 2 and divide dimension " +
+  if (s.factor < 2 || extent % s.factor != 0)
+    return step_error(step, "factor " + std::to_string(s.factor) + " must be at least 2 and divide dimension " +
                              std::to_string(s.axis) + " of " + st.name() + " (" + std::to_string(extent) + ")");
-  if (st.layout) return step_error(s, "input " + st.name() + " is packed already");
-  st.layout = PackedLayout{s.axis, s.value};
+  if (st.layout) return step_error(step, "input " + st.name() + " is packed already");
+  st.layout = PackedLayout{s.axis, s.factor};
   return Status::ok();
 }
 
@@ -543,101 +545,33 @@ Status State::apply_pack_layout(const Step& s) {
 // Conveniences
 
 Status State::split(int stage, int iter, std::vector<int64_t> factors) {
-  Step s;
-  s.kind = StepKind::kSplit;
-  s.stage = stage;
-  s.iter = iter;
-  s.factors = std::move(factors);
-  return apply(s);
+  return apply(SplitStep{.stage = stage, .iter = iter, .factors = std::move(factors)});
 }
 Status State::split_nparts(int stage, int iter, int64_t nparts) {
-  Step s;
-  s.kind = StepKind::kSplit;
-  s.stage = stage;
-  s.iter = iter;
-  s.nparts = nparts;
-  return apply(s);
+  return apply(SplitStep{.stage = stage, .iter = iter, .factors = {}, .nparts = nparts});
 }
-Status State::fuse(int stage, std::vector<int> iters) {
-  Step s;
-  s.kind = StepKind::kFuse;
-  s.stage = stage;
-  s.iters = std::move(iters);
-  return apply(s);
-}
-Status State::reorder(int stage, std::vector<int> order) {
-  Step s;
-  s.kind = StepKind::kReorder;
-  s.stage = stage;
-  s.iters = std::move(order);
-  return apply(s);
-}
+Status State::fuse(int stage, std::vector<int> iters) { return apply(FuseStep{stage, std::move(iters)}); }
+Status State::reorder(int stage, std::vector<int> order) { return apply(ReorderStep{stage, std::move(order)}); }
 Status State::annotate(int stage, int iter, IterAnnotation annotation) {
-  Step s;
-  s.kind = StepKind::kAnnotate;
-  s.stage = stage;
-  s.iter = iter;
-  s.annotation = annotation;
-  return apply(s);
+  return apply(AnnotateStep{stage, iter, annotation});
 }
 Status State::compute_at(int stage, int target_stage, int target_iter) {
-  Step s;
-  s.kind = StepKind::kComputeAt;
-  s.stage = stage;
-  s.target_stage = target_stage;
-  s.target_iter = target_iter;
-  return apply(s);
+  return apply(ComputeAtStep{stage, target_stage, target_iter});
 }
-Status State::compute_inline(int stage) {
-  Step s;
-  s.kind = StepKind::kComputeInline;
-  s.stage = stage;
-  return apply(s);
-}
-Status State::compute_root(int stage) {
-  Step s;
-  s.kind = StepKind::kComputeRoot;
-  s.stage = stage;
-  return apply(s);
-}
+Status State::compute_inline(int stage) { return apply(ComputeInlineStep{stage}); }
+Status State::compute_root(int stage) { return apply(ComputeRootStep{stage}); }
 Status State::cache_read(int stage, std::vector<int> readers) {
-  Step s;
-  s.kind = StepKind::kCacheRead;
-  s.stage = stage;
-  s.iters = std::move(readers);
-  return apply(s);
+  return apply(CacheReadStep{stage, std::move(readers)});
 }
-Status State::cache_write(int stage) {
-  Step s;
-  s.kind = StepKind::kCacheWrite;
-  s.stage = stage;
-  return apply(s);
-}
+Status State::cache_write(int stage) { return apply(CacheWriteStep{stage}); }
 Status State::rfactor(int stage, int reduce_axis, int64_t factor) {
-  Step s;
-  s.kind = StepKind::kRfactor;
-  s.stage = stage;
-  s.axis = reduce_axis;
-  s.value = factor;
-  return apply(s);
+  return apply(RfactorStep{stage, reduce_axis, factor});
 }
 Status State::pragma_auto_unroll(int stage, int iter, int64_t max_step) {
-  Step s;
-  s.kind = StepKind::kPragma;
-  s.stage = stage;
-  s.iter = iter;
-  s.value = max_step;
-  return apply(s);
+  return apply(PragmaStep{stage, iter, max_step});
 }
 
-Status State::pack_layout(int stage, int axis, int64_t factor) {
-  Step s;
-  s.kind = StepKind::kPackLayout;
-  s.stage = stage;
-  s.axis = axis;
-  s.value = factor;
-  return apply(s);
-}
+Status State::pack_layout(int stage, int axis, int64_t factor) { return apply(PackLayoutStep{stage, axis, factor}); }
 
 Status State::tile(int stage, std::vector<int> iters, std::vector<std::vector<int64_t>> factors) {
   if (iters.size() != factors.size())

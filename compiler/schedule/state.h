@@ -115,18 +115,18 @@ class State {
   std::string to_string() const;
 
  private:
-  Status apply_split(const Step& s);
-  Status apply_fuse(const Step& s);
-  Status apply_reorder(const Step& s);
-  Status apply_annotate(const Step& s);
-  Status apply_compute_at(const Step& s);
-  Status apply_compute_inline(const Step& s);
-  Status apply_compute_root(const Step& s);
-  Status apply_cache_read(const Step& s);
-  Status apply_cache_write(const Step& s);
-  Status apply_rfactor(const Step& s);
-  Status apply_pragma(const Step& s);
-  Status apply_pack_layout(const Step& s);
+  Status apply_split(const Step& step, const SplitStep& s);
+  Status apply_fuse(const Step& step, const FuseStep& s);
+  Status apply_reorder(const Step& step, const ReorderStep& s);
+  Status apply_annotate(const Step& step, const AnnotateStep& s);
+  Status apply_compute_at(const Step& step, const ComputeAtStep& s);
+  Status apply_compute_inline(const Step& step, const ComputeInlineStep& s);
+  Status apply_compute_root(const Step& step, const ComputeRootStep& s);
+  Status apply_cache_read(const Step& step, const CacheReadStep& s);
+  Status apply_cache_write(const Step& step, const CacheWriteStep& s);
+  Status apply_rfactor(const Step& step, const RfactorStep& s);
+  Status apply_pragma(const Step& step, const PragmaStep& s);
+  Status apply_pack_layout(const Step& step, const PackLayoutStep& s);
   void reindex_after_insert(int position);
 
   Status check_stage(const Step& s, int stage, bool allow_placeholder = false) const;

@@ -3,58 +3,168 @@
 // A schedule is an ordered list of steps; replaying it on a fresh State of
 // the same ComputeDAG reproduces the same kernel exactly. Steps address
 // stages and loops by index in the state they apply to.
+//
+// A Step is one of the per-kind structs below (a std::variant); each struct
+// holds exactly the arguments of its primitive. Equality and hashing are
+// structural, so a step list is its own identity (JSON is for storage).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
+#include <type_traits>
+#include <variant>
 #include <vector>
 
 #include "runtime/status.h"
 
 namespace tessera {
 
+/// The kinds of step, in the order of Step's alternatives.
 enum class StepKind : uint8_t {
-  kSplit,          ///< stage, iter, factors (inner extents) or nparts
-  kFuse,           ///< stage, iters (consecutive, outer to inner)
-  kReorder,        ///< stage, order (a permutation of all loops)
-  kAnnotate,       ///< stage, iter, annotation
-  kComputeAt,      ///< stage, target stage, target iter
-  kComputeInline,  ///< stage
-  kComputeRoot,    ///< stage
-  kCacheRead,      ///< stage (the tensor read), readers
-  kCacheWrite,     ///< stage (before any loop transform)
-  kRfactor,        ///< stage, reduce axis, factor (before any loop transform)
-  kPragma,         ///< stage, iter, auto-unroll max step
-  kPackLayout,     ///< stage (a placeholder argument), axis, factor: its storage order (layout.h)
+  kSplit,
+  kFuse,
+  kReorder,
+  kAnnotate,
+  kComputeAt,
+  kComputeInline,
+  kComputeRoot,
+  kCacheRead,
+  kCacheWrite,
+  kRfactor,
+  kPragma,
+  kPackLayout,
 };
+/// "split", "compute_at", ...: the spelling of the JSON "kind" field.
 const char* step_kind_name(StepKind kind);
 
 /// How a loop runs once lowered.
 enum class IterAnnotation : uint8_t { kNone, kParallel, kVectorize, kUnroll };
 const char* annotation_name(IterAnnotation a);
 
-/// One primitive with its arguments; fields a kind does not use stay default.
-struct Step {
-  StepKind kind = StepKind::kSplit;
+/// Splits loop `iter` into loops of the given inner extents (outer to inner),
+/// or, when `nparts` is nonzero, into `nparts` outer iterations (then
+/// `factors` is empty in a recorded step).
+struct SplitStep {
   int stage = 0;
   int iter = 0;
-  std::vector<int64_t> factors;   // split: inner extents, outer to inner
-  int64_t nparts = 0;             // split: the outer extent instead of factors
-  std::vector<int> iters;         // fuse: loops; reorder: the new order; cache_read: reader stages
+  std::vector<int64_t> factors;
+  int64_t nparts = 0;
+  bool operator==(const SplitStep&) const = default;
+};
+/// Fuses consecutive loops `iters` (outer to inner) into one.
+struct FuseStep {
+  int stage = 0;
+  std::vector<int> iters;
+  bool operator==(const FuseStep&) const = default;
+};
+/// Reorders the stage's loops: `order` is a permutation of all of them.
+struct ReorderStep {
+  int stage = 0;
+  std::vector<int> order;
+  bool operator==(const ReorderStep&) const = default;
+};
+/// Marks loop `iter` parallel, vectorized or unrolled.
+struct AnnotateStep {
+  int stage = 0;
+  int iter = 0;
   IterAnnotation annotation = IterAnnotation::kNone;
-  int target_stage = 0;           // compute_at
-  int target_iter = 0;            // compute_at
-  int64_t value = 0;              // rfactor, pack_layout: factor; pragma: max step
-  int axis = 0;                   // rfactor: which reduce axis; pack_layout: which dimension
-
-  bool operator==(const Step& o) const;
-  /// "split(stage=1, iter=0, factors=[32, 4])"
-  std::string to_string() const;
+  bool operator==(const AnnotateStep&) const = default;
+};
+/// Computes `stage` inside loop `target_iter` of stage `target_stage`.
+struct ComputeAtStep {
+  int stage = 0;
+  int target_stage = 0;
+  int target_iter = 0;
+  bool operator==(const ComputeAtStep&) const = default;
+};
+/// Inlines `stage` into its consumers.
+struct ComputeInlineStep {
+  int stage = 0;
+  bool operator==(const ComputeInlineStep&) const = default;
+};
+/// Computes `stage` at the root again.
+struct ComputeRootStep {
+  int stage = 0;
+  bool operator==(const ComputeRootStep&) const = default;
+};
+/// Reads tensor `stage` through a local copy in stages `readers`.
+struct CacheReadStep {
+  int stage = 0;
+  std::vector<int> readers;
+  bool operator==(const CacheReadStep&) const = default;
+};
+/// Computes `stage` into a local buffer (before any loop transform).
+struct CacheWriteStep {
+  int stage = 0;
+  bool operator==(const CacheWriteStep&) const = default;
+};
+/// Factors reduce axis `axis` of `stage` by `factor` (before any loop transform).
+struct RfactorStep {
+  int stage = 0;
+  int axis = 0;
+  int64_t factor = 0;
+  bool operator==(const RfactorStep&) const = default;
+};
+/// Auto-unroll hint on loop `iter`: unroll the loops inside up to this many steps.
+struct PragmaStep {
+  int stage = 0;
+  int iter = 0;
+  int64_t auto_unroll_max_step = 0;
+  bool operator==(const PragmaStep&) const = default;
+};
+/// Stores placeholder argument `stage` packed on `axis` by `factor` (layout.h).
+struct PackLayoutStep {
+  int stage = 0;
+  int axis = 0;
+  int64_t factor = 0;
+  bool operator==(const PackLayoutStep&) const = default;
 };
 
-/// `step` with the fields its kind does not use reset to their defaults, so
-/// that equal steps compare equal and survive a JSON round trip.
+/// One primitive with its arguments: one of the structs above. The order of
+/// the alternatives is StepKind's.
+class Step {
+ public:
+  using Variant = std::variant<SplitStep, FuseStep, ReorderStep, AnnotateStep, ComputeAtStep, ComputeInlineStep,
+                               ComputeRootStep, CacheReadStep, CacheWriteStep, RfactorStep, PragmaStep,
+                               PackLayoutStep>;
+
+  /// A step of the kind of `s` (implicit: `Step step = SplitStep{...}`).
+  template <typename KindStep, typename = std::enable_if_t<std::is_constructible_v<Variant, KindStep&&>>>
+  Step(KindStep&& s) : v_(std::forward<KindStep>(s)) {}  // NOLINT(google-explicit-constructor)
+
+  StepKind kind() const { return static_cast<StepKind>(v_.index()); }
+  /// The stage the step applies to (every kind has one).
+  int stage() const;
+  /// The kind's struct, or null when the step is of another kind.
+  template <typename KindStep>
+  const KindStep* as() const { return std::get_if<KindStep>(&v_); }
+  const Variant& variant() const { return v_; }
+
+  bool operator==(const Step& o) const { return v_ == o.v_; }
+  /// "split(stage=1, iter=0, factors=[32, 4])"
+  std::string to_string() const;
+
+ private:
+  Variant v_;
+};
+
+static_assert(std::variant_size_v<Step::Variant> == static_cast<size_t>(StepKind::kPackLayout) + 1,
+              "one alternative per StepKind");
+
+/// `step` in the form it is recorded: a split with `nparts` keeps no factors,
+/// so that equal steps compare equal and survive a JSON round trip.
 Step canonical_step(const Step& step);
+
+/// Structural hash of a step (equal steps hash equally).
+uint64_t hash_step(const Step& step);
+/// Structural hash of a step list, in order.
+uint64_t hash_steps(const std::vector<Step>& steps);
+
+/// Hasher for step lists as keys of unordered containers.
+struct StepListHash {
+  size_t operator()(const std::vector<Step>& steps) const { return static_cast<size_t>(hash_steps(steps)); }
+};
 
 /// JSON text of a step list: `[{"kind":"split","stage":1,...}, ...]`.
 std::string steps_to_json(const std::vector<Step>& steps);

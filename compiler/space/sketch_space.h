@@ -8,7 +8,7 @@
 //   SpaceRng rng(42);
 //   auto programs = space.sample(1000, /*seed=*/42).value();   // random programs
 //   auto child = space.mutate(programs[0], rng);               // evolution
-//   if (child.applied()) build_kernel(child.program->state, target);
+//   if (child.applied()) build(child.program->state, target);
 //
 // A SketchSpace is immutable after make(); its methods are const and safe to
 // call from several threads, each with its own SpaceRng.

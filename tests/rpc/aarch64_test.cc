@@ -53,7 +53,7 @@ TEST(Aarch64Qemu, CrossBuiltKernelMeasuresCorrectlyOnTheEmulatedWorker) {
   auto target = Target::parse("llvm -mtriple=aarch64-linux-gnu -mattr=+neon");
   ASSERT_TRUE(target.is_ok()) << target.status().to_string();
   State state(matmul_dag());
-  auto lib = build_kernel(state, *target, "mm_neon");
+  auto lib = build(state, *target, "mm_neon");
   ASSERT_TRUE(lib.is_ok()) << lib.status().to_string();
   ASSERT_EQ(lib->bytes.substr(1, 3), "ELF");
   EXPECT_EQ(static_cast<unsigned char>(lib->bytes[18]), 183);  // e_machine EM_AARCH64

@@ -61,7 +61,7 @@ std::vector<records::Record> fabricate(const KnobSpace& space, const std::vector
   for (const Candidate& c : batch) {
     records::Record r;
     r.space = records::SpaceKind::kKnob;
-    r.steps_json = steps_to_json(c.steps);
+    r.steps_json = steps_to_json(c.steps());
     r.knob_config_json = c.knob_config_json;
     r.costs = {1.0 / synthetic_throughput(KnobConfig::from_json(c.knob_config_json, space).value())};
     out.push_back(std::move(r));
@@ -116,10 +116,10 @@ TEST_P(EveryStrategy, ProposesValidReplayableUnseenCandidatesAcrossCalls) {
       auto config = KnobConfig::from_json(c.knob_config_json, f.space);
       ASSERT_TRUE(config.is_ok()) << config.status().to_string();
       EXPECT_TRUE(configs_seen.insert(config->index()).second) << config->to_string();
-      EXPECT_TRUE(steps_seen.insert(steps_to_json(c.steps)).second);
+      EXPECT_TRUE(steps_seen.insert(steps_to_json(c.steps())).second);
       auto applied = apply_template(*f.tmpl, f.inst.dag, *config, avx512());
       ASSERT_TRUE(applied.is_ok());
-      auto replayed = replay(f.inst.dag, c.steps);
+      auto replayed = replay(f.inst.dag, c.steps());
       ASSERT_TRUE(replayed.is_ok()) << replayed.status().to_string();
       EXPECT_EQ(replayed->to_string(), applied->to_string());
     }
@@ -308,7 +308,7 @@ TEST(KnobPolicy, AdoptsAConfigurationOfTheSameSpaceOnce) {
   std::optional<Candidate> adopted = b->adopt(best);
   ASSERT_TRUE(adopted.has_value());
   EXPECT_EQ(adopted->knob_config_json, best.knob_config_json);
-  EXPECT_EQ(steps_to_json(adopted->steps), steps_to_json(best.steps));
+  EXPECT_EQ(steps_to_json(adopted->steps()), steps_to_json(best.steps()));
   EXPECT_EQ(adopted->space, records::SpaceKind::kKnob);
   EXPECT_FALSE(b->adopt(best).has_value()) << "visited now";
   const std::vector<Candidate> later = b->propose(64).value();

@@ -38,7 +38,7 @@ std::vector<records::Record> synthetic_records(const std::vector<Candidate>& bat
   std::vector<records::Record> out;
   for (const Candidate& c : batch) {
     records::Record r;
-    r.steps_json = steps_to_json(c.steps);
+    r.steps_json = steps_to_json(c.steps());
     r.costs = {1e-3 * static_cast<double>(std::hash<std::string>()(r.steps_json) % 1000 + 1)};
     out.push_back(r);
   }
@@ -51,7 +51,7 @@ std::vector<std::string> run_rounds(const ops::OpInstance& op, uint64_t seed, in
   for (int r = 0; r < rounds; ++r) {
     auto batch = policy->propose(8);
     EXPECT_TRUE(batch.is_ok()) << batch.status().to_string();
-    for (const auto& c : *batch) proposed.push_back(steps_to_json(c.steps));
+    for (const auto& c : *batch) proposed.push_back(steps_to_json(c.steps()));
     EXPECT_TRUE(policy->observe(*batch, synthetic_records(*batch)).is_ok());
   }
   return proposed;
@@ -80,8 +80,8 @@ TEST(SketchPolicy, ResumedRecordsAreNotProposedAgain) {
   ASSERT_TRUE(second->observe(batch, synthetic_records(batch)).is_ok());
   auto next = second->propose(16).value();
   std::set<std::string> old;
-  for (const auto& c : batch) old.insert(steps_to_json(c.steps));
-  for (const auto& c : next) EXPECT_FALSE(old.count(steps_to_json(c.steps))) << steps_to_json(c.steps);
+  for (const auto& c : batch) old.insert(steps_to_json(c.steps()));
+  for (const auto& c : next) EXPECT_FALSE(old.count(steps_to_json(c.steps()))) << steps_to_json(c.steps());
 }
 
 TEST(SketchPolicy, APretrainedModelRanksTheFirstBatch) {
@@ -93,7 +93,7 @@ TEST(SketchPolicy, APretrainedModelRanksTheFirstBatch) {
   auto space = SketchSpace::make(op.dag, Target::host()).value();
   std::vector<costmodel::TrainingRecord> records;
   for (size_t i = 0; i < batch.size(); ++i) {
-    auto f = costmodel::extract_features(replay(op.dag, batch[i].steps).value());
+    auto f = costmodel::extract_features(replay(op.dag, batch[i].steps()).value());
     ASSERT_TRUE(f.is_ok());
     records.push_back({*f, normalized_throughput(measured[i], 1e-3), 1});
   }

@@ -4,9 +4,7 @@
 #include <chrono>
 #include <thread>
 
-#include "compiler/codegen/link.h"
-#include "compiler/codegen/llvm_codegen.h"
-#include "compiler/lower/lower.h"
+#include "compiler/codegen/build.h"
 
 namespace tessera::tuner {
 
@@ -42,15 +40,13 @@ BuildResult BuilderPool::build_one(const BuildInput& input) const {
     }
     return r;
   };
-  auto state = replay(input.dag, input.steps);
+  auto state = input.candidate.state(input.dag);
   if (!state.is_ok()) return finish(BuildError::kInvalidSchedule, state.status());
-  auto func = lower(*state, options_.symbol);
+  auto func = input.candidate.kernel(input.dag, options_.symbol);
   if (!func.is_ok()) return finish(BuildError::kLoweringError, func.status());
-  auto object = emit_object({*func}, target_);
-  if (!object.is_ok()) return finish(BuildError::kCodegenError, object.status());
-  auto library = link_shared_library({*object}, target_);
+  auto library = tessera::build(std::vector<PrimFunc>{std::move(*func)}, target_);
   if (!library.is_ok()) return finish(BuildError::kCodegenError, library.status());
-  r.library = std::move(*library);
+  r.library = std::move(library->bytes);
   return finish(BuildError::kOk, Status::ok());
 }
 

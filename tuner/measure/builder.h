@@ -7,14 +7,15 @@
 #include <vector>
 
 #include "compiler/codegen/target.h"
-#include "compiler/schedule/state.h"
+#include "tuner/candidate.h"
 
 namespace tessera::tuner {
 
-/// One candidate: the steps to replay on `dag`.
+/// One candidate for `dag`: its state and loop nest are made from its steps
+/// unless it carries them already.
 struct BuildInput {
   std::shared_ptr<const ComputeDAG> dag;
-  std::vector<Step> steps;
+  Candidate candidate;
 };
 
 /// Why a build produced no library.
@@ -32,7 +33,7 @@ struct BuildResult {
   std::string message;   ///< what failed, for the record
   std::string library;   ///< the shared library's bytes when error == kOk
   std::string symbol;    ///< its kernel entry point
-  double seconds = 0;    ///< wall time of replay + lower + codegen + link
+  double seconds = 0;    ///< wall time of what the build did: (replay, lower,) unroll, codegen, link
 };
 
 struct BuilderOptions {

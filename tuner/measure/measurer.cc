@@ -18,13 +18,13 @@ Measurer::Measurer(const BuilderPool& builder, rpc::Runner& runner, MeasureOptio
 // Workers fill every argument with the same random bytes whatever its
 // layout; a candidate storing an argument packed (compiler/schedule/layout.h)
 // reads those bytes in packed order, so the reference reads them unpacked.
-Result<std::optional<rpc::ReferenceCheck>> Measurer::reference_for(const Task& task, const std::vector<Step>& steps) {
+Result<std::optional<rpc::ReferenceCheck>> Measurer::reference_for(const Task& task, const Candidate& candidate) {
   if (!options_.check_correctness) return std::optional<rpc::ReferenceCheck>();
   Target host = Target::host();
   if (host.triple != task.target.triple) return std::optional<rpc::ReferenceCheck>();
-  auto state = replay(task.dag, steps);
+  auto state = candidate.state(task.dag);
   if (!state.is_ok()) return std::optional<rpc::ReferenceCheck>();  // it will not build either
-  const std::vector<std::pair<int, PackedLayout>> layouts = packed_arguments(*state);
+  const std::vector<std::pair<int, PackedLayout>> layouts = packed_arguments(**state);
   std::string signature;
   for (const auto& [arg, layout] : layouts)
     signature += std::to_string(arg) + ":" + std::to_string(layout.axis) + "x" + std::to_string(layout.factor) + ";";
@@ -34,7 +34,7 @@ Result<std::optional<rpc::ReferenceCheck>> Measurer::reference_for(const Task& t
   }
   if (auto it = references_.find(signature); it != references_.end()) return std::optional(it->second);
 
-  TESSERA_ASSIGN_OR_RETURN(BuiltLibrary lib, build_kernel(State(task.dag), host, "reference"));
+  TESSERA_ASSIGN_OR_RETURN(BuiltLibrary lib, tessera::build(State(task.dag), host, "reference"));
   TESSERA_ASSIGN_OR_RETURN(runtime::Module mod, runtime::Module::load_from_bytes(lib.bytes, "/tmp"));
   TESSERA_ASSIGN_OR_RETURN(TesseraKernelFn fn, mod.get_kernel("reference"));
   std::vector<runtime::NDArray> arrays;
@@ -70,7 +70,7 @@ Result<std::vector<records::Record>> Measurer::measure(const Task& task, const s
                                                        MeasureOverride override) {
   using Clock = std::chrono::steady_clock;
   std::vector<BuildInput> inputs;
-  for (const Candidate& c : candidates) inputs.push_back({task.dag, c.steps});
+  for (const Candidate& c : candidates) inputs.push_back({task.dag, c});
   auto build_start = Clock::now();
   std::vector<BuildResult> built = builder_.build(inputs);
   last_build_seconds_ = std::chrono::duration<double>(Clock::now() - build_start).count();
@@ -94,7 +94,7 @@ Result<std::vector<records::Record>> Measurer::measure(const Task& task, const s
       in.timeout_ms = std::max(options_.timeout_ms, 120000);
     }
     in.input_seed = 1;
-    TESSERA_ASSIGN_OR_RETURN(in.reference, reference_for(task, candidates[i].steps));
+    TESSERA_ASSIGN_OR_RETURN(in.reference, reference_for(task, candidates[i]));
     jobs.push_back(std::move(in));
     job_of.push_back(i);
   }
@@ -115,7 +115,7 @@ Result<std::vector<records::Record>> Measurer::measure(const Task& task, const s
     r.target = task.target.to_string();
     r.device_key = task.device_key;
     r.space = candidates[i].space;
-    r.steps_json = steps_to_json(candidates[i].steps);
+    r.steps_json = steps_to_json(candidates[i].steps());
     r.knob_config_json = candidates[i].knob_config_json;
     r.build_seconds = built[i].seconds;
     r.session_id = options_.session_id;

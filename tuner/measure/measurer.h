@@ -15,13 +15,6 @@
 
 namespace tessera::tuner {
 
-/// One schedule to measure.
-struct Candidate {
-  std::vector<Step> steps;
-  std::string knob_config_json;  ///< for knob spaces; empty otherwise
-  records::SpaceKind space = records::SpaceKind::kSketch;
-};
-
 struct MeasureOptions {
   runtime::TimingOptions timing{.number = 1, .repeat = 3, .min_repeat_ms = 50};
   int timeout_ms = 10000;
@@ -44,8 +37,9 @@ class Measurer {
  public:
   Measurer(const BuilderPool& builder, rpc::Runner& runner, MeasureOptions options = {});
 
-  /// Builds every candidate, measures those that built, and returns one record
-  /// per candidate in order. The Status is for the runner failing as a whole.
+  /// Builds every candidate (from the state and loop nest it carries, when it
+  /// does), measures those that built, and returns one record per candidate
+  /// in order. The Status is for the runner failing as a whole.
   Result<std::vector<records::Record>> measure(const Task& task, const std::vector<Candidate>& candidates,
                                                MeasureOverride override = {});
 
@@ -54,9 +48,9 @@ class Measurer {
   double last_run_seconds() const { return last_run_seconds_; }
 
  private:
-  /// The expected output for a candidate with these steps: the workers' random
-  /// bytes read unpacked for each argument its steps pack (one per layout set).
-  Result<std::optional<rpc::ReferenceCheck>> reference_for(const Task& task, const std::vector<Step>& steps);
+  /// The expected output for a candidate: the workers' random bytes read
+  /// unpacked for each argument its steps pack (one per layout set).
+  Result<std::optional<rpc::ReferenceCheck>> reference_for(const Task& task, const Candidate& candidate);
 
   const BuilderPool& builder_;
   rpc::Runner& runner_;

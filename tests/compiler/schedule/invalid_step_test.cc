@@ -26,7 +26,7 @@ class InvalidStep : public ::testing::Test {
     Status st = state_->apply(step);
     ASSERT_FALSE(st.is_ok()) << step.to_string();
     EXPECT_EQ(st.code(), ErrorCode::kInvalidSchedule) << st.to_string();
-    EXPECT_NE(st.message().find(step_kind_name(step.kind)), std::string::npos) << st.message();
+    EXPECT_NE(st.message().find(step_kind_name(step.kind())), std::string::npos) << st.message();
     EXPECT_NE(st.message().find(why), std::string::npos) << st.message() << " (should mention '" << why << "')";
     EXPECT_EQ(state_->to_string(), before);
     EXPECT_EQ(state_->steps().size(), steps);
@@ -37,43 +37,43 @@ class InvalidStep : public ::testing::Test {
 };
 
 TEST_F(InvalidStep, SplitFactorZero) {
-  Step s{.kind = StepKind::kSplit, .stage = conv_, .iter = 1, .factors = {4, 0}};
+  Step s = SplitStep{.stage = conv_, .iter = 1, .factors = {4, 0}, .nparts = 0};
   expect_rejected(s, "factor 0");
 }
 
 TEST_F(InvalidStep, SplitOfAnUnknownLoop) {
-  Step s{.kind = StepKind::kSplit, .stage = conv_, .iter = 42, .factors = {2}};
+  Step s = SplitStep{.stage = conv_, .iter = 42, .factors = {2}, .nparts = 0};
   expect_rejected(s, "no loop 42");
 }
 
 TEST_F(InvalidStep, SplitOfAnUnknownStage) {
-  Step s{.kind = StepKind::kSplit, .stage = 99, .iter = 0, .factors = {2}};
+  Step s = SplitStep{.stage = 99, .iter = 0, .factors = {2}, .nparts = 0};
   expect_rejected(s, "no stage 99");
 }
 
 TEST_F(InvalidStep, ReorderDroppingALoop) {
   // conv2d has 7 loops (n k i j rc ry rx); the order lists 6.
-  Step s{.kind = StepKind::kReorder, .stage = conv_, .iters = {0, 1, 2, 3, 4, 5}};
+  Step s = ReorderStep{.stage = conv_, .order = {0, 1, 2, 3, 4, 5}};
   expect_rejected(s, "may not drop");
 }
 
 TEST_F(InvalidStep, ReorderRepeatingALoop) {
-  Step s{.kind = StepKind::kReorder, .stage = conv_, .iters = {0, 1, 2, 3, 4, 5, 5}};
+  Step s = ReorderStep{.stage = conv_, .order = {0, 1, 2, 3, 4, 5, 5}};
   expect_rejected(s, "twice");
 }
 
 TEST_F(InvalidStep, FuseOfLoopsThatAreNotAdjacent) {
-  Step s{.kind = StepKind::kFuse, .stage = conv_, .iters = {0, 2}};
+  Step s = FuseStep{.stage = conv_, .iters = {0, 2}};
   expect_rejected(s, "consecutive");
 }
 
 TEST_F(InvalidStep, FuseOfSpatialAndReduceLoops) {
-  Step s{.kind = StepKind::kFuse, .stage = conv_, .iters = {3, 4}};
+  Step s = FuseStep{.stage = conv_, .iters = {3, 4}};
   expect_rejected(s, "spatial and reduce");
 }
 
 TEST_F(InvalidStep, ComputeAtItself) {
-  Step s{.kind = StepKind::kComputeAt, .stage = pad_, .target_stage = pad_, .target_iter = 0};
+  Step s = ComputeAtStep{.stage = pad_, .target_stage = pad_, .target_iter = 0};
   expect_rejected(s, "itself");
 }
 
@@ -83,25 +83,25 @@ TEST_F(InvalidStep, ComputeAtIntoAStageThatDoesNotReadIt) {
   state_ = std::make_unique<State>(inst->dag);
   // X.local feeds dense.matmul; the epilogue stage dense never reads it.
   ASSERT_TRUE(state_->cache_read(state_->stage_index("X"), {state_->stage_index("dense.matmul")}).is_ok());
-  Step s{.kind = StepKind::kComputeAt, .stage = state_->stage_index("X.local"),
-         .target_stage = state_->stage_index("dense"), .target_iter = 0};
+  Step s = ComputeAtStep{.stage = state_->stage_index("X.local"),
+                        .target_stage = state_->stage_index("dense"), .target_iter = 0};
   expect_rejected(s, "does not read");
 }
 
 TEST_F(InvalidStep, ComputeAtOfTheOutput) {
-  Step s{.kind = StepKind::kComputeAt, .stage = conv_, .target_stage = pad_, .target_iter = 0};
+  Step s = ComputeAtStep{.stage = conv_, .target_stage = pad_, .target_iter = 0};
   expect_rejected(s, "output");
 }
 
 TEST_F(InvalidStep, VectorizeBeyondSixtyFourLanes) {
   ASSERT_TRUE(state_->fuse(conv_, {2, 3}).is_ok());  // i@j: 49 lanes
   ASSERT_TRUE(state_->fuse(conv_, {1, 2}).is_ok());  // k@i@j: 196 lanes
-  Step s{.kind = StepKind::kAnnotate, .stage = conv_, .iter = 1, .annotation = IterAnnotation::kVectorize};
+  Step s = AnnotateStep{.stage = conv_, .iter = 1, .annotation = IterAnnotation::kVectorize};
   expect_rejected(s, "exceeds 64");
 }
 
 TEST_F(InvalidStep, ParallelReduceLoop) {
-  Step s{.kind = StepKind::kAnnotate, .stage = conv_, .iter = 4, .annotation = IterAnnotation::kParallel};
+  Step s = AnnotateStep{.stage = conv_, .iter = 4, .annotation = IterAnnotation::kParallel};
   expect_rejected(s, "reduce loop");
 }
 
@@ -109,24 +109,24 @@ TEST_F(InvalidStep, InlineOfAReduction) {
   auto inst = ops::parse_op_spec("softmax:M=2,N=3");
   ASSERT_TRUE(inst.is_ok());
   state_ = std::make_unique<State>(inst->dag);
-  Step s{.kind = StepKind::kComputeInline, .stage = state_->stage_index("softmax.max")};
+  Step s = ComputeInlineStep{.stage = state_->stage_index("softmax.max")};
   expect_rejected(s, "reduction cannot be inlined");
 }
 
 TEST_F(InvalidStep, CacheWriteAfterALoopTransform) {
   ASSERT_TRUE(state_->split(conv_, 0, {1}).is_ok());
-  Step s{.kind = StepKind::kCacheWrite, .stage = conv_};
+  Step s = CacheWriteStep{.stage = conv_};
   expect_rejected(s, "before any loop transform");
 }
 
 TEST_F(InvalidStep, RfactorWithFactorZero) {
-  Step s{.kind = StepKind::kRfactor, .stage = conv_, .value = 0, .axis = 0};
+  Step s = RfactorStep{.stage = conv_, .axis = 0, .factor = 0};
   expect_rejected(s, "positive");
 }
 
 TEST_F(InvalidStep, SplitOfALoopWithAStageAttached) {
   ASSERT_TRUE(state_->compute_at(pad_, conv_, 2).is_ok());
-  Step s{.kind = StepKind::kSplit, .stage = conv_, .iter = 2, .factors = {2}};
+  Step s = SplitStep{.stage = conv_, .iter = 2, .factors = {2}, .nparts = 0};
   expect_rejected(s, "computed at it");
 }
 

@@ -98,15 +98,11 @@ class RandomScheduler {
       int i = s.stage_index(name);
       if (i < 0 || s.stage(i).location == ComputeLocation::kInline) continue;
       const bool reduction = !s.stage(i).reduce_axes.empty();
-      Step step;
-      step.stage = i;
       if (coin(reduction ? 0.4 : 0.1)) {
-        step.kind = StepKind::kCacheWrite;
-        attempt(s, step);
+        attempt(s, CacheWriteStep{i});
       } else if (reduction && coin(0.15)) {
-        step.kind = StepKind::kRfactor;
-        step.axis = pick(static_cast<int>(s.stage(i).reduce_axes.size()));
-        step.value = random_factor(s.stage(i).reduce_axes[step.axis]->extent);
+        RfactorStep step{.stage = i, .axis = pick(static_cast<int>(s.stage(i).reduce_axes.size())), .factor = 0};
+        step.factor = random_factor(s.stage(i).reduce_axes[step.axis]->extent);
         attempt(s, step);
       }
       i = s.stage_index(name);
@@ -117,54 +113,57 @@ class RandomScheduler {
           if (std::find(readers.begin(), readers.end(), i) != readers.end()) inputs.push_back(p);
         }
         if (!inputs.empty()) {
-          Step cr;
-          cr.kind = StepKind::kCacheRead;
-          cr.stage = inputs[pick(static_cast<int>(inputs.size()))];
-          cr.iters = {i};
-          attempt(s, cr);
+          attempt(s, CacheReadStep{inputs[pick(static_cast<int>(inputs.size()))], {i}});
         }
       }
     }
   }
 
   // A step with arbitrary small arguments, mostly invalid: exercises the
-  // rule that a rejected step leaves the state unchanged. Fields the kind
-  // does not use stay default, as step.h asks.
+  // rule that a rejected step leaves the state unchanged.
   Step garbage_step(const State& s) {
-    Step step;
-    step.kind = static_cast<StepKind>(pick(static_cast<int>(StepKind::kPackLayout) + 1));
+    const auto kind = static_cast<StepKind>(pick(static_cast<int>(StepKind::kPackLayout) + 1));
     const int n = static_cast<int>(s.stages().size());
     auto small = [&](int hi) { return pick(hi + 3) - 1; };  // -1 .. hi + 1
-    step.stage = small(n);
-    switch (step.kind) {
-      case StepKind::kSplit:
-        step.iter = small(6);
+    const int stage = small(n);
+    auto some_loops = [&] {
+      std::vector<int> iters;
+      for (int i = 0, count = pick(4); i < count; ++i) iters.push_back(small(6));
+      return iters;
+    };
+    switch (kind) {
+      case StepKind::kSplit: {
+        SplitStep step{.stage = stage, .iter = small(6), .factors = {}, .nparts = 0};
         if (coin(0.5)) step.factors = {static_cast<int64_t>(small(4)), static_cast<int64_t>(small(4))};
         else step.nparts = small(4);
-        break;
-      case StepKind::kFuse: case StepKind::kReorder: case StepKind::kCacheRead:
-        for (int i = 0, count = pick(4); i < count; ++i) step.iters.push_back(small(6));
-        break;
-      case StepKind::kAnnotate:
-        step.iter = small(6);
-        step.annotation = static_cast<IterAnnotation>(pick(4));
-        break;
-      case StepKind::kComputeAt:
-        step.target_stage = small(n);
-        step.target_iter = small(6);
-        break;
-      case StepKind::kRfactor: case StepKind::kPackLayout:
-        step.axis = small(3);
-        step.value = small(8);
-        break;
-      case StepKind::kPragma:
-        step.iter = small(6);
-        step.value = small(8);
-        break;
-      case StepKind::kComputeInline: case StepKind::kComputeRoot: case StepKind::kCacheWrite:
-        break;
+        return step;
+      }
+      case StepKind::kFuse: return FuseStep{stage, some_loops()};
+      case StepKind::kReorder: return ReorderStep{stage, some_loops()};
+      case StepKind::kCacheRead: return CacheReadStep{stage, some_loops()};
+      case StepKind::kAnnotate: {
+        const int iter = small(6);
+        return AnnotateStep{stage, iter, static_cast<IterAnnotation>(pick(4))};
+      }
+      case StepKind::kComputeAt: {
+        const int target = small(n);
+        return ComputeAtStep{stage, target, small(6)};
+      }
+      case StepKind::kRfactor: case StepKind::kPackLayout: {
+        const int axis = small(3);
+        const int64_t factor = small(8);
+        if (kind == StepKind::kRfactor) return RfactorStep{stage, axis, factor};
+        return PackLayoutStep{stage, axis, factor};
+      }
+      case StepKind::kPragma: {
+        const int iter = small(6);
+        return PragmaStep{stage, iter, small(8)};
+      }
+      case StepKind::kComputeInline: return ComputeInlineStep{stage};
+      case StepKind::kComputeRoot: return ComputeRootStep{stage};
+      case StepKind::kCacheWrite: break;
     }
-    return step;
+    return CacheWriteStep{stage};
   }
 
   // Stages whose loops enclose the uses of stage p: its readers, looking
@@ -192,42 +191,41 @@ class RandomScheduler {
     const int stage = stages[pick(static_cast<int>(stages.size()))];
     const Stage& st = s.stage(stage);
     const int loops = static_cast<int>(st.iters.size());
-    Step step;
-    step.stage = stage;
     const int kind = pick(100);
     if (coin(0.05)) {
       attempt(s, garbage_step(s));
       return;
     }
     if (kind < 30) {  // split, one to three levels
-      step.kind = StepKind::kSplit;
-      step.iter = pick(loops);
+      SplitStep step{.stage = stage, .iter = pick(loops), .factors = {}, .nparts = 0};
       const int levels = 1 + pick(3);
       const int64_t extent = st.iters[step.iter].extent;
       if (levels == 1 && coin(0.2)) step.nparts = random_factor(extent);
       else step.factors = random_factors(extent, levels);
+      attempt(s, step);
     } else if (kind < 42) {  // reorder
-      step.kind = StepKind::kReorder;
-      for (int i = 0; i < loops; ++i) step.iters.push_back(i);
-      std::shuffle(step.iters.begin(), step.iters.end(), rng_);
+      ReorderStep step{stage, {}};
+      for (int i = 0; i < loops; ++i) step.order.push_back(i);
+      std::shuffle(step.order.begin(), step.order.end(), rng_);
+      attempt(s, step);
     } else if (kind < 52) {  // fuse adjacent loops
       if (loops < 2) return;
-      step.kind = StepKind::kFuse;
+      FuseStep step{stage, {}};
       const int first = pick(loops - 1), count = std::min(loops - first, 2 + pick(2));
       for (int i = 0; i < count; ++i) step.iters.push_back(first + i);
+      attempt(s, step);
     } else if (kind < 60) {  // inline an injective stage
-      step.kind = StepKind::kComputeInline;
+      attempt(s, ComputeInlineStep{stage});
     } else if (kind < 76) {  // compute a producer at a loop of its consumer
       std::vector<int> targets = attach_targets(s, stage);
       if (targets.empty()) return;
-      step.kind = StepKind::kComputeAt;
-      step.target_stage = targets[pick(static_cast<int>(targets.size()))];
+      ComputeAtStep step{.stage = stage, .target_stage = targets[pick(static_cast<int>(targets.size()))], .target_iter = 0};
       step.target_iter = pick(static_cast<int>(s.stage(step.target_stage).iters.size()));
+      attempt(s, step);
     } else if (kind < 79) {
-      step.kind = StepKind::kComputeRoot;
+      attempt(s, ComputeRootStep{stage});
     } else if (kind < 94) {  // annotate
-      step.kind = StepKind::kAnnotate;
-      step.iter = pick(loops);
+      AnnotateStep step{.stage = stage, .iter = pick(loops), .annotation = IterAnnotation::kNone};
       const Iter& it = st.iters[step.iter];
       const int a = pick(3);
       if (a == 0) {
@@ -237,13 +235,12 @@ class RandomScheduler {
         if (it.extent > 64) return;
         step.annotation = a == 1 ? IterAnnotation::kVectorize : IterAnnotation::kUnroll;
       }
+      attempt(s, step);
     } else {  // auto-unroll pragma
       static const int64_t kMaxSteps[] = {0, 16, 64, 512};
-      step.kind = StepKind::kPragma;
-      step.iter = pick(loops);
-      step.value = kMaxSteps[pick(4)];
+      const int iter = pick(loops);
+      attempt(s, PragmaStep{stage, iter, kMaxSteps[pick(4)]});
     }
-    attempt(s, step);
   }
 
   std::mt19937 rng_;

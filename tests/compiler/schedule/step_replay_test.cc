@@ -47,7 +47,7 @@ TEST(StepReplay, JsonRoundTripKeepsEveryStepKind) {
   State s = every_step_kind_schedule();
   ASSERT_EQ(s.steps().size(), 16u);
   std::vector<bool> seen(static_cast<int>(StepKind::kPackLayout) + 1, false);
-  for (const Step& step : s.steps()) seen[static_cast<int>(step.kind)] = true;
+  for (const Step& step : s.steps()) seen[static_cast<int>(step.kind())] = true;
   for (size_t k = 0; k < seen.size(); ++k) EXPECT_TRUE(seen[k]) << step_kind_name(static_cast<StepKind>(k));
   const std::string json = steps_to_json(s.steps());
   auto parsed = steps_from_json(json);

@@ -61,7 +61,7 @@ runtime::NDArray reference(const ops::OpInstance& inst) {
 // Builds `state`, runs it on two threads and compares with `expected`.
 void expect_matches(const ops::OpInstance& inst, const State& state, const runtime::NDArray& expected,
                     runtime::ThreadPool* pool, const std::string& what) {
-  auto lib = build_kernel(state, Target::host(), "k");
+  auto lib = build(state, Target::host(), "k");
   ASSERT_TRUE(lib.is_ok()) << what << ": " << lib.status().to_string();
   auto mod = runtime::Module::load_from_bytes(lib->bytes, "/tmp");
   ASSERT_TRUE(mod.is_ok()) << mod.status().to_string();
@@ -216,7 +216,7 @@ TEST(KnobTemplatesBuilt, ConvWithBiasAndReluTailMatchesTheInterpreter) {
 }
 
 double seconds_per_run(const State& state, runtime::ThreadPool* pool, const ComputeDAG& dag) {
-  auto lib = build_kernel(state, Target::host(), "k");
+  auto lib = build(state, Target::host(), "k");
   EXPECT_TRUE(lib.is_ok()) << lib.status().to_string();
   auto mod = runtime::Module::load_from_bytes(lib->bytes, "/tmp");
   auto fn = mod->get_kernel("k").value();

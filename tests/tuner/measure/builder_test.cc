@@ -28,7 +28,7 @@ TEST(BuilderPool, BuildsLoadableLibrariesInInputOrder) {
   auto dag = matmul_dag(64, 64, 32);
   BuilderPool pool(Target::host(), {.n_parallel = 2});
   std::vector<BuildInput> inputs;
-  for (int64_t t : {4, 8, 16, 32}) inputs.push_back({dag, tiled_steps(dag, t, 16)});
+  for (int64_t t : {4, 8, 16, 32}) inputs.push_back({dag, Candidate(tiled_steps(dag, t, 16))});
   auto results = pool.build(inputs);
   ASSERT_EQ(results.size(), 4u);
   for (const auto& r : results) {
@@ -41,12 +41,8 @@ TEST(BuilderPool, BuildsLoadableLibrariesInInputOrder) {
 
 TEST(BuilderPool, StepsThatDoNotReplayAreInvalidSchedules) {
   auto dag = matmul_dag(16, 16, 16);
-  Step bad;
-  bad.kind = StepKind::kSplit;
-  bad.stage = 2;
-  bad.iter = 7;  // no such loop
-  bad.factors = {4};
-  auto results = BuilderPool(Target::host(), {.n_parallel = 1}).build({{dag, {bad}}});
+  Step bad = SplitStep{.stage = 2, .iter = 7, .factors = {4}, .nparts = 0};  // no loop 7
+  auto results = BuilderPool(Target::host(), {.n_parallel = 1}).build({{dag, Candidate({bad})}});
   EXPECT_EQ(results[0].error, BuildError::kInvalidSchedule);
   EXPECT_NE(results[0].message.find("split"), std::string::npos) << results[0].message;
   EXPECT_TRUE(results[0].library.empty());
@@ -58,13 +54,13 @@ TEST(BuilderPool, LoweringFailuresAreClassified) {
   ASSERT_TRUE(s.cache_write(2).is_ok());
   ASSERT_TRUE(s.compute_at(2, 3, 0).is_ok());
   ASSERT_TRUE(s.vectorize(2, 1).is_ok());  // 128 lanes once bounds are known
-  auto results = BuilderPool(Target::host(), {.n_parallel = 1}).build({{dag, s.steps()}});
+  auto results = BuilderPool(Target::host(), {.n_parallel = 1}).build({{dag, Candidate(s.steps())}});
   EXPECT_EQ(results[0].error, BuildError::kLoweringError) << results[0].message;
 }
 
 TEST(BuilderPool, OverlongBuildsAreTimeouts) {
   auto dag = matmul_dag(16, 16, 16);
-  auto results = BuilderPool(Target::host(), {.n_parallel = 1, .timeout_s = 0}).build({{dag, {}}});
+  auto results = BuilderPool(Target::host(), {.n_parallel = 1, .timeout_s = 0}).build({{dag, Candidate()}});
   EXPECT_EQ(results[0].error, BuildError::kTimeout);
   EXPECT_TRUE(results[0].library.empty());
 }
@@ -73,7 +69,7 @@ TEST(BuilderPool, CrossBuildsForAarch64WithoutACrossCompiler) {
   auto dag = matmul_dag(16, 16, 16);
   auto target = Target::parse("llvm -mtriple=aarch64-linux-gnu -mattr=+neon");
   ASSERT_TRUE(target.is_ok());
-  auto results = BuilderPool(*target, {.n_parallel = 1}).build({{dag, tiled_steps(dag, 4, 4)}});
+  auto results = BuilderPool(*target, {.n_parallel = 1}).build({{dag, Candidate(tiled_steps(dag, 4, 4))}});
   ASSERT_EQ(results[0].error, BuildError::kOk) << results[0].message;
   EXPECT_EQ(results[0].library.substr(1, 3), "ELF");
   EXPECT_EQ(static_cast<unsigned char>(results[0].library[18]), 183);  // e_machine = EM_AARCH64

@@ -35,13 +35,10 @@ TEST_F(MeasurerTest, EveryCandidateBecomesARecordGoodOrBad) {
   State tiled(task.dag);
   ASSERT_TRUE(tiled.tile(2, {0, 1}, {{8}, {16}}).is_ok());
   ASSERT_TRUE(tiled.vectorize(2, 3).is_ok());
-  Step bad;
-  bad.kind = StepKind::kFuse;
-  bad.stage = 2;
-  bad.iters = {0, 2};  // not adjacent
+  Step bad = FuseStep{.stage = 2, .iters = {0, 2}};  // not adjacent
   BuilderPool builder(task.target, {.n_parallel = 2});
   Measurer measurer(builder, *runner_, {.timing = {.number = 1, .repeat = 2}, .check_correctness = true});
-  auto records = measurer.measure(task, {{tiled.steps()}, {{bad}}, {{}}});
+  auto records = measurer.measure(task, {Candidate(tiled.steps()), Candidate({bad}), Candidate()});
   ASSERT_TRUE(records.is_ok()) << records.status().to_string();
   ASSERT_EQ(records->size(), 3u);
   const auto& good = (*records)[0];
@@ -69,7 +66,7 @@ TEST_F(MeasurerTest, PackedArgumentsAreCheckedAgainstTheirOwnReference) {
   ASSERT_TRUE(packed_by_8.pack_layout(1, 1, 8).is_ok());
   BuilderPool builder(task.target, {.n_parallel = 2});
   Measurer measurer(builder, *runner_, {.timing = {.number = 1, .repeat = 1}, .check_correctness = true});
-  auto records = measurer.measure(task, {{packed.steps()}, {packed_by_8.steps()}, {{}}});
+  auto records = measurer.measure(task, {Candidate(packed.steps()), Candidate(packed_by_8.steps()), Candidate()});
   ASSERT_TRUE(records.is_ok()) << records.status().to_string();
   for (const auto& r : *records) EXPECT_TRUE(r.ok()) << r.error_kind << ": " << r.error_message;
 }
