@@ -35,19 +35,20 @@ Stmt make_loop(const LoweringPlan& plan, int s, int i, Stmt body) {
 Stmt build_stage(const LoweringPlan& plan, int s) {
   const Stage& st = plan.stage(s);
   const PlannedStage& info = plan.stages[s];
+  const StageGuards& guards = plan.guards[s];
   std::vector<Expr> global;
-  for (const IterVar& a : st.axes) global.push_back(info.root_values.at(a->var.node()));
+  for (const IterVar& a : st.axes) global.push_back(guards.root_values.at(a->var.node()));
   Expr index = flat_index(plan, s, global);
 
   Stmt update, init;
   const auto* reduce = info.body.as<ReduceNode>();
   if (reduce) {
-    Expr source = substitute(reduce->source, info.root_values);
+    Expr source = substitute(reduce->source, guards.root_values);
     Expr acc = make_load(info.buffer, index);
     update = make_store(info.buffer, reduce_combine(reduce->op, acc, source), index);
     init = make_store(info.buffer, reduce_identity(reduce->op, info.buffer->dtype), index);
   } else {
-    update = make_store(info.buffer, substitute(info.body, info.root_values), index);
+    update = make_store(info.buffer, substitute(info.body, guards.root_values), index);
   }
 
   const int n = static_cast<int>(st.iters.size());
@@ -57,7 +58,7 @@ Stmt build_stage(const LoweringPlan& plan, int s) {
       first_reduce = i;
       break;
     }
-  Stmt body = wrap_guards(update, info.guards_at[n]);
+  Stmt body = wrap_guards(update, guards.guards_at[n]);
   for (int i = n - 1; i >= 0; --i) {
     // `body` runs inside loop i; stages attached at loop i come first.
     for (auto a = info.attached.rbegin(); a != info.attached.rend(); ++a) {
@@ -69,12 +70,12 @@ Stmt build_stage(const LoweringPlan& plan, int s) {
     if (reduce && i == first_reduce) {
       // The accumulator is reset before the first reduce loop, over the
       // spatial loops nested below it.
-      Stmt init_nest = wrap_guards(init, info.init_guards);
+      Stmt init_nest = wrap_guards(init, guards.init_guards);
       for (int j = n - 1; j > i; --j)
         if (st.iters[j].kind == IterKind::kSpatial) init_nest = make_loop(plan, s, j, init_nest);
       body = make_seq({init_nest, body});
     }
-    body = wrap_guards(body, info.guards_at[i]);
+    body = wrap_guards(body, guards.guards_at[i]);
   }
   if (reduce && first_reduce == n) body = make_seq({init, body});  // no reduce loop left
   return body;

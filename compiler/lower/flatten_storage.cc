@@ -6,12 +6,30 @@
 namespace tessera {
 namespace {
 
+// Reads occur only in stored values: build_loop_nests writes indices, guards
+// and loop bounds from loop variables alone. Walking only the values keeps
+// this pass as cheap as flattening was inside the loop-nest builder (the
+// indices are most of the unsimplified IR); the verifier, run after this pass
+// in tests, reports a read left anywhere else.
 class ReadFlattener final : public IRMutator {
  public:
   explicit ReadFlattener(const LoweringPlan& plan) : plan_(plan) {}
 
  protected:
   using IRMutator::visit;
+  Stmt visit(const StoreNode* op, const Stmt& self) override {
+    Expr value = mutate(op->value);
+    return value.same_as(op->value) ? self : make_store(op->buffer, value, op->index);
+  }
+  Stmt visit(const ForNode* op, const Stmt& self) override {
+    Stmt body = mutate(op->body);
+    return body.same_as(op->body) ? self : make_for(op->var, op->min, op->extent, op->loop_kind, body);
+  }
+  Stmt visit(const IfThenElseNode* op, const Stmt& self) override {
+    Stmt then_case = mutate(op->then_case), else_case = mutate(op->else_case);
+    if (then_case.same_as(op->then_case) && else_case.same_as(op->else_case)) return self;
+    return make_if(op->cond, then_case, else_case);
+  }
   Expr visit(const TensorReadNode* op, const Expr& self) override {
     Expr e = IRMutator::visit(op, self);
     const auto* r = e.as<TensorReadNode>();

@@ -11,9 +11,10 @@ namespace tessera {
 /// the packed order of a placeholder stored with a layout (layout.h).
 Expr flat_index(const LoweringPlan& plan, int s, const std::vector<Expr>& global);
 
-/// `body` with every TensorRead of a planned stage replaced by a Load of that
-/// stage's buffer at flat_index. `plan` must have buffers (allocate_buffers);
-/// after this pass the IR has no TensorRead left.
+/// `body` (as build_loop_nests makes it: reads only in stored values) with
+/// every TensorRead of a planned stage replaced by a Load of that stage's
+/// buffer at flat_index. `plan` must have buffers (allocate_buffers); after
+/// this pass the IR has no TensorRead left.
 Stmt flatten_storage(const Stmt& body, const LoweringPlan& plan);
 
 }  // namespace tessera

@@ -69,13 +69,14 @@ std::string LoweringPlan::to_string() const {
     }
     if (p.buffer.defined())
       out += std::string(", buffer ") + p.buffer->name + (p.buffer->scope == MemoryScope::kGlobal ? " (param)" : "");
-    size_t guards = p.init_guards.size();
-    for (const auto& at : p.guards_at) guards += at.size();
-    if (guards > 0) {
-      out += ", guards";
-      for (size_t d = 0; d < p.guards_at.size(); ++d)
-        for (const Expr& g : p.guards_at[d]) out += " " + printer.print(g) + "@" + std::to_string(d);
-      for (const Expr& g : p.init_guards) out += " " + printer.print(g) + "@init";
+    if (s < guards.size()) {
+      const StageGuards& g = guards[s];
+      size_t count = g.init_guards.size();
+      for (const auto& at : g.guards_at) count += at.size();
+      if (count > 0) out += ", guards";
+      for (size_t d = 0; d < g.guards_at.size(); ++d)
+        for (const Expr& e : g.guards_at[d]) out += " " + printer.print(e) + "@" + std::to_string(d);
+      for (const Expr& e : g.init_guards) out += " " + printer.print(e) + "@init";
     }
     out += "\n";
   }

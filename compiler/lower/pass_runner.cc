@@ -1,5 +1,7 @@
 #include "compiler/lower/pass_runner.h"
 
+#include <algorithm>
+
 #include "compiler/ir/printer.h"
 
 namespace tessera {
@@ -8,17 +10,14 @@ Result<PrimFunc> run_passes(std::span<const LoweringPass> passes, const State& s
                             const LowerOptions& options) {
   size_t last = passes.size();
   if (!options.stop_after.empty()) {
-    bool found = false;
-    std::string names;
-    for (size_t i = 0; i < passes.size(); ++i) {
-      if (options.stop_after == passes[i].name) {
-        last = i + 1;
-        found = true;
-      }
-      names += (i ? ", " : "") + std::string(passes[i].name);
-    }
-    if (!found)
+    auto named = std::find_if(passes.begin(), passes.end(),
+                              [&](const LoweringPass& p) { return options.stop_after == p.name; });
+    if (named == passes.end()) {
+      std::string names;
+      for (const LoweringPass& p : passes) names += (names.empty() ? "" : ", ") + std::string(p.name);
       return Status(ErrorCode::kInvalidArgument, "no lowering pass '" + options.stop_after + "' (passes: " + names + ")");
+    }
+    last = static_cast<size_t>(named - passes.begin()) + 1;
   }
   LoweringUnit unit;
   unit.state = &state;

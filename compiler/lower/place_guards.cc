@@ -5,9 +5,9 @@ namespace {
 
 void place_stage_guards(LoweringPlan& plan, int s) {
   const Stage& st = plan.stage(s);
-  PlannedStage& sp = plan.stages[s];
+  StageGuards& out = plan.guards[s];
   std::vector<Expr> guards;
-  sp.root_values = root_values(plan, s, &guards);
+  out.root_values = root_values(plan, s, &guards);
   const int n = static_cast<int>(st.iters.size());
   // The innermost loop a guard depends on (-1: none).
   auto depth_of = [&](const Expr& g) {
@@ -22,21 +22,21 @@ void place_stage_guards(LoweringPlan& plan, int s) {
       first_reduce = i;
       break;
     }
-  sp.guards_at.assign(n + 1, {});
-  sp.init_guards.clear();
+  out.guards_at.assign(n + 1, {});
   for (const Expr& g : guards) {
     const int depth = depth_of(g);
-    sp.guards_at[depth + 1].push_back(g);
+    out.guards_at[depth + 1].push_back(g);
     bool uses_reduce = false;
     for (const Iter& it : st.iters)
       if (it.kind == IterKind::kReduce && uses_var(g, it.var.node())) uses_reduce = true;
-    if (!uses_reduce && depth >= first_reduce) sp.init_guards.push_back(g);
+    if (!uses_reduce && depth >= first_reduce) out.init_guards.push_back(g);
   }
 }
 
 }  // namespace
 
 Result<LoweringPlan> place_guards(LoweringPlan plan) {
+  plan.guards.assign(plan.stages.size(), StageGuards());
   for (int s = 0; s < static_cast<int>(plan.stages.size()); ++s)
     if (plan.is_computed(s)) place_stage_guards(plan, s);
   return plan;
