@@ -3,9 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "compiler/lower/schedule_ops.h"
-#include "compiler/lower/simplify.h"
-#include "compiler/lower/vectorize_loops.h"
+#include "compiler/lower/lower.h"
 #include "costmodel/extractor.h"
 
 namespace tessera::costmodel {
@@ -420,9 +418,7 @@ Result<std::vector<float>> extract_features(const PrimFunc& func) {
 }
 
 Result<PrimFunc> lower_for_features(const State& state) {
-  TESSERA_ASSIGN_OR_RETURN(PrimFunc func, schedule_to_loops(state, "candidate"));
-  func.body = vectorize_loops(simplify(func.body));
-  return func;
+  return lower(state, "candidate", LowerOptions{.stop_after = "vectorize_loops"});
 }
 
 Result<std::vector<float>> extract_features(const State& state) {

@@ -64,8 +64,8 @@ int feature_index(std::string_view name);
 /// kInvalidArgument when the function has no body.
 Result<std::vector<float>> extract_features(const PrimFunc& func);
 
-/// The lowering pipeline up to, not including, unrolling:
-/// schedule_to_loops -> simplify -> vectorize_loops. Unrolled loops stay
+/// The lowering pipeline up to, not including, unrolling: lower() stopped
+/// after vectorize_loops. Unrolled loops stay
 /// loops (kUnrolled) and auto-unroll hints stay Attr nodes, so the features
 /// see them, and extraction is cheaper than on fully unrolled code.
 Result<PrimFunc> lower_for_features(const State& state);

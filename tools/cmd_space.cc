@@ -1,6 +1,8 @@
 // `tessera space`: what the search spaces hold for an operator on a target —
 // the knobs and size of its template, or the sketches of the template-free
-// space — with a few random samples as step lists and as lowered loop IR.
+// space — with a few random samples as step lists and as lowered loop IR
+// (or the IR after one lowering pass, --dump-after PASS).
+#include <algorithm>
 #include <cstdio>
 
 #include "compiler/ir/printer.h"
@@ -22,18 +24,40 @@ const std::vector<OptionSpec> kOptions = {
     {"samples", true, "random programs to show (default 2)"},
     {"seed", true, "seed of the samples (default 0)"},
     {"no-ir", false, "show step lists only, not the lowered loop IR"},
+    {"dump-after", true, "show the IR (or plan) after this lowering pass instead of the lowered IR"},
     {"help", false, "this message"},
 };
 
-void show_program(const State& state, bool with_ir) {
+// Prints the steps of `state` and, with `with_ir`, its lowered IR, or what
+// lowering pass `dump_after` (when not empty) produced.
+void show_program(const State& state, bool with_ir, const std::string& dump_after) {
   for (const Step& s : state.steps()) std::printf("    %s\n", s.to_string().c_str());
   if (!with_ir) return;
-  auto func = lower(state, "kernel");
+  std::vector<PassDump> trace;
+  auto func = lower(state, "kernel", LowerOptions{.stop_after = dump_after, .trace = &trace});
   if (!func.is_ok()) {
     std::printf("  (does not lower: %s)\n", func.status().to_string().c_str());
     return;
   }
-  std::printf("  lowered:\n%s", to_string(*func).c_str());
+  if (dump_after.empty()) {
+    std::printf("  lowered:\n%s", to_string(*func).c_str());
+  } else {
+    std::printf("  after %s:\n%s", dump_after.c_str(), trace.back().text.c_str());
+  }
+}
+
+std::string pass_list() {
+  std::string list;
+  for (const std::string& p : lowering_pass_names()) list += (list.empty() ? "" : ", ") + p;
+  return list;
+}
+
+// True when `name` is a lowering pass; otherwise says which ones there are.
+bool check_pass_name(const std::string& name) {
+  const std::vector<std::string> passes = lowering_pass_names();
+  if (std::find(passes.begin(), passes.end(), name) != passes.end()) return true;
+  std::fprintf(stderr, "tessera space: unknown --dump-after pass '%s' (passes: %s)\n", name.c_str(), pass_list().c_str());
+  return false;
 }
 
 }  // namespace
@@ -46,8 +70,9 @@ int run_space(int argc, char** argv, int first) {
   }
   if (args->has("help") || !args->has("op")) {
     std::fprintf(args->has("help") ? stdout : stderr,
-                 "usage: tessera space --op SPEC [--space sketch|knob] [--target T] [--samples N]\n\n%s\noperators:\n",
-                 format_options(kOptions).c_str());
+                 "usage: tessera space --op SPEC [--space sketch|knob] [--target T] [--samples N] [--dump-after PASS]\n\n%s\n"
+                 "lowering passes: %s\noperators:\n",
+                 format_options(kOptions).c_str(), pass_list().c_str());
     for (const auto& op : ops::list_ops()) std::fprintf(args->has("help") ? stdout : stderr, "  %s\n", op.name.c_str());
     return args->has("help") ? 0 : 2;
   }
@@ -77,6 +102,8 @@ int run_space(int argc, char** argv, int first) {
     target = *t;
   }
   const bool with_ir = !args->has("no-ir");
+  const std::string dump_after = args->get("dump-after", "");
+  if (!dump_after.empty() && !check_pass_name(dump_after)) return 2;
   std::printf("%s on %s\nworkload %s, %.3g FLOP\n\n", op->spec.c_str(), target.to_string().c_str(),
               op->dag->workload_key().c_str(), op->flops);
 
@@ -103,7 +130,7 @@ int run_space(int argc, char** argv, int first) {
         std::printf("  (template rejected it: %s)\n", state.status().message().c_str());
         continue;
       }
-      show_program(*state, with_ir);
+      show_program(*state, with_ir, dump_after);
     }
     return 0;
   }
@@ -123,7 +150,7 @@ int run_space(int argc, char** argv, int first) {
     const SketchProgram& p = (*programs)[i];
     std::printf("sample %zu (sketch %d): %s\n", i, p.sketch,
                 p.decisions.to_string(sketches->sketches()[p.sketch]).c_str());
-    show_program(p.state, with_ir);
+    show_program(p.state, with_ir, dump_after);
   }
   return 0;
 }

@@ -2,14 +2,24 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
-#include "compiler/ir/stmt.h"
-#include "compiler/schedule/state.h"
+#include "compiler/lower/pass_runner.h"
 
 namespace tessera {
 
-/// Lowers `state` to a PrimFunc named `name`:
-///   schedule_to_loops -> simplify -> vectorize_loops (simplifies each vector body) -> unroll_loops
-Result<PrimFunc> lower(const State& state, const std::string& name = "kernel");
+/// Lowers `state` to a PrimFunc named `name` by the passes, in order:
+///   inline_stages -> infer_bounds -> allocate_buffers -> place_guards   (schedule level)
+///   -> build_loop_nests -> flatten_storage -> simplify -> vectorize_loops -> unroll_loops   (loop IR)
+/// `options` verify between passes, trace them, or stop after one.
+Result<PrimFunc> lower(const State& state, const std::string& name = "kernel", const LowerOptions& options = {});
+
+/// The kernel of `state` with flat loads and stores, loops still annotated
+/// (parallel, vectorized, unrolled): lower() stopped after flatten_storage,
+/// by when every lowering error a schedule can cause has happened.
+Result<PrimFunc> schedule_to_loops(const State& state, const std::string& name);
+
+/// The names of lower()'s passes, in order.
+std::vector<std::string> lowering_pass_names();
 
 }  // namespace tessera

@@ -1,5 +1,4 @@
 #include "compiler/lower/lower.h"
-#include "compiler/lower/schedule_ops.h"
 
 #include <gtest/gtest.h>
 
@@ -48,44 +47,6 @@ TEST(Lower, TiledVectorizedMatmulWithCacheWrite) {
   std::string text = to_string(*f);
   EXPECT_NE(text.find("ramp("), std::string::npos) << text;
   std::cout << s.to_string() << text;
-}
-
-}  // namespace
-}  // namespace tessera
-
-namespace tessera {
-namespace {
-
-TEST(InferBounds, AttachedStageCoversOnlyItsRegion) {
-  auto dag = matmul_dag(64, 64, 64);
-  State s(dag);
-  int C = s.stage_index("C");
-  ASSERT_TRUE(s.cache_write(C).is_ok());
-  int CL = s.stage_index("C.local");
-  C = s.stage_index("C");
-  ASSERT_TRUE(s.tile(C, {0, 1}, {{8}, {16}}).is_ok());
-  ASSERT_TRUE(s.compute_at(CL, C, 1).is_ok());
-  auto inferred = infer_bounds(s);
-  ASSERT_TRUE(inferred.is_ok()) << inferred.status().to_string();
-  const Stage& local = inferred->stage(CL);
-  EXPECT_EQ(local.iters[0].extent, 8);
-  EXPECT_EQ(local.iters[1].extent, 16);
-  EXPECT_EQ(local.iters[2].extent, 64);  // the reduction is not cut
-}
-
-TEST(InferBounds, OversizedVectorizeOfAttachedStageIsALoweringError) {
-  auto dag = matmul_dag(64, 128, 8);
-  State s(dag);
-  int C = s.stage_index("C");
-  ASSERT_TRUE(s.cache_write(C).is_ok());
-  int CL = s.stage_index("C.local");
-  C = s.stage_index("C");
-  ASSERT_TRUE(s.compute_at(CL, C, 0).is_ok());  // region 1 x 128
-  ASSERT_TRUE(s.vectorize(CL, 1).is_ok());      // 128 lanes: only lowering knows
-  auto f = lower(s, "mm");
-  ASSERT_FALSE(f.is_ok());
-  EXPECT_EQ(f.status().code(), ErrorCode::kLoweringError);
-  EXPECT_NE(f.status().message().find("128 lanes"), std::string::npos) << f.status().message();
 }
 
 }  // namespace

@@ -66,7 +66,7 @@ class ScheduleChecker {
   // that are not independent) and compares with the default schedule; checks
   // that its steps survive JSON and replay to the same kernel.
   std::optional<Failure> check(const State& state) const {
-    auto f = lower(state, "kernel");
+    auto f = lower(state, "kernel", LowerOptions{.verify = true});  // the IR verifier between passes
     if (!f.is_ok()) return Failure{"lowering", f.status().to_string()};
     auto got = test::run(state, inputs_, InterpretOptions{.reverse_parallel_loops = true});
     if (!got.is_ok()) return Failure{"runtime", got.status().to_string()};

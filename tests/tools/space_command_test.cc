@@ -1,0 +1,53 @@
+// `tessera space --dump-after PASS`: the IR (or plan) after one lowering pass.
+#include <sys/wait.h>
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <string>
+
+namespace {
+
+struct Output {
+  int code = -1;
+  std::string text;
+};
+
+Output tessera(const std::string& args) {
+  Output out;
+  FILE* p = popen((std::string(TESSERA_BINARY) + " " + args + " 2>&1").c_str(), "r");
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.text.append(buf, n);
+  const int status = pclose(p);
+  out.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return out;
+}
+
+const char* const kOp = "--op matmul:M=6,N=4,K=3 --samples 1";
+
+TEST(SpaceCommand, DumpAfterAnIrPassPrintsThatKernel) {
+  Output out = tessera(std::string("space ") + kOp + " --dump-after build_loop_nests");
+  ASSERT_EQ(out.code, 0) << out.text;
+  EXPECT_NE(out.text.find("after build_loop_nests:\nfunc kernel("), std::string::npos) << out.text;
+  EXPECT_NE(out.text.find("A["), std::string::npos) << out.text;  // reads are still tensor reads
+}
+
+TEST(SpaceCommand, DumpAfterAScheduleLevelPassPrintsThePlan) {
+  Output out = tessera(std::string("space ") + kOp + " --dump-after infer_bounds");
+  ASSERT_EQ(out.code, 0) << out.text;
+  EXPECT_NE(out.text.find("after infer_bounds:\nstage A: placeholder, region [0 +6, 0 +3]"), std::string::npos)
+      << out.text;
+}
+
+TEST(SpaceCommand, UnknownPassIsAUsageErrorListingThePasses) {
+  Output out = tessera(std::string("space ") + kOp + " --dump-after vectorise");
+  EXPECT_EQ(out.code, 2) << out.text;
+  EXPECT_NE(out.text.find("unknown --dump-after pass 'vectorise'"), std::string::npos) << out.text;
+  EXPECT_NE(out.text.find("inline_stages, infer_bounds, allocate_buffers, place_guards, build_loop_nests, "
+                          "flatten_storage, simplify, vectorize_loops, unroll_loops"),
+            std::string::npos)
+      << out.text;
+}
+
+}  // namespace
