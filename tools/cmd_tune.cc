@@ -40,6 +40,14 @@ void exit_now(int) {
   ::_exit(kInterrupted);
 }
 
+// SIGTERM: the workers would die with us anyway (PR_SET_PDEATHSIG); this
+// also removes their private directory, then dies of the signal as before.
+void on_sigterm(int sig) {
+  rpc::stop_local_workers_from_signal();
+  ::signal(sig, SIG_DFL);
+  ::raise(sig);
+}
+
 void on_sigint(int) {
   const int n = g_interrupts.fetch_add(1) + 1;
   if (n == 1) {
@@ -63,6 +71,8 @@ void install_interrupt_handlers() {
   ::sigaction(SIGINT, &action, nullptr);
   action.sa_handler = exit_now;
   ::sigaction(SIGALRM, &action, nullptr);
+  action.sa_handler = on_sigterm;
+  ::sigaction(SIGTERM, &action, nullptr);
 }
 
 // What an interrupted run has stored, for the user who pressed Ctrl-C.

@@ -227,9 +227,18 @@ TEST(Interrupt, WorkersDieWithATerminatedTuner) {
   const pid_t tuner = terminal.pid();
   ASSERT_TRUE(wait_until([&] { return processes_with(tuner) == 1; }, 60000, &terminal))
       << terminal.output();
+  // The worker's --temp-dir is the runner's private directory.
+  const std::vector<pid_t> worker = workers_of(tuner);
+  ASSERT_EQ(worker.size(), 1u);
+  std::string cmdline = read_file("/proc/" + std::to_string(worker[0]) + "/cmdline");
+  const size_t flag = cmdline.find(std::string("--temp-dir") + '\0');
+  ASSERT_NE(flag, std::string::npos);
+  const std::string private_dir = cmdline.c_str() + flag + std::strlen("--temp-dir") + 1;
+  ASSERT_EQ(::access(private_dir.c_str(), F_OK), 0) << private_dir;
   ::kill(tuner, SIGTERM);
   EXPECT_EQ(terminal.wait_exit(10000), 128 + SIGTERM) << terminal.output();
   EXPECT_TRUE(wait_until([&] { return processes_with(tuner) == 0; }, 5000));
+  EXPECT_TRUE(wait_until([&] { return ::access(private_dir.c_str(), F_OK) != 0; }, 5000)) << private_dir;
 }
 
 // Runs a shell command; its exit code, stdout+stderr in `out`, the seconds it took in `seconds`.
