@@ -418,13 +418,20 @@ TuneJob::~TuneJob() {
 Result<std::unique_ptr<TuneJob>> TuneJob::open(TuneConfig config, ModelKernels model, FILE* log) {
   std::unique_ptr<TuneJob> job(new TuneJob(std::move(config), log));
   const TuneConfig& c = job->config_;
+  // A farm is asked first: a typo in --tracker or --key is known in seconds,
+  // before a model's spaces are made and before the database is touched.
+  if (c.tracker) {
+    TESSERA_ASSIGN_OR_RETURN(job->runner_, start_runner(c));
+  }
   std::vector<PlannedTask> planned = plan_tasks(c, model);
   auto store = records::Store::open(c.db_path);
   if (!store.is_ok()) return failure(store.status(), "cannot open the records database " + c.db_path);
   job->store_ = std::make_unique<records::Store>(std::move(*store));
   TESSERA_ASSIGN_OR_RETURN(Tunable tunable, make_policies(c, std::move(planned), log));
   job->tasks_ = tunable.tasks;
-  TESSERA_ASSIGN_OR_RETURN(job->runner_, start_runner(c));
+  if (!job->runner_) {
+    TESSERA_ASSIGN_OR_RETURN(job->runner_, start_runner(c));
+  }
   TESSERA_ASSIGN_OR_RETURN(job->session_id_, begin_session(*job->store_, c, job->tasks_));
   job->session_open_ = true;
   job->builder_ = std::make_unique<BuilderPool>(c.target);
