@@ -150,9 +150,9 @@ Counts count_records(const std::string& db) {
 
 // A tune of one matmul whose batches take a while (each candidate is timed
 // for >= 3 × 50 ms), on one local worker.
-std::vector<std::string> tune_argv(const std::string& db, int trials) {
+std::vector<std::string> tune_argv(const std::string& db, int trials, int batch = 4) {
   return {bin_dir() + "/tessera", "tune", "--op", "matmul:M=128,N=128,K=128", "--trials", std::to_string(trials),
-          "--batch", "4", "--workers", "1", "--threads", "1", "--db", db};
+          "--batch", std::to_string(batch), "--workers", "1", "--threads", "1", "--db", db};
 }
 
 constexpr int kBudget = 24;
@@ -202,12 +202,17 @@ TEST(Interrupt, CtrlCAtATerminalFinishesTheBatchAndAResumeMeasuresTheRest) {
 TEST(Interrupt, SecondCtrlCStopsAtOnceAndStoresNothingOfTheBatch) {
   TempDir dir;
   const std::string db = dir.path() + "/t.db";
-  Terminal terminal(tune_argv(db, kBudget));
+  // Batches of 8 (>= 8 × 150 ms of timing): both presses land in the second.
+  Terminal terminal(tune_argv(db, kBudget, 8));
   ASSERT_TRUE(wait_until([&] { return count_records(db).ok_trials > 0; }, 240000, &terminal)) << terminal.output();
   ASSERT_TRUE(wait_until([&] { return !workers_of(terminal.pid(), true).empty(); }, 60000, &terminal));
   const pid_t tuner = terminal.pid();
   terminal.press_ctrl_c();
-  terminal.drain(100);
+  // The second press once the first was handled, as a person reads the
+  // message: two SIGINTs pending at once are delivered as one.
+  ASSERT_TRUE(wait_until([&] { return terminal.output().find("stopping after this batch") != std::string::npos; },
+                         10000, &terminal))
+      << terminal.output();
   terminal.press_ctrl_c();
   const auto pressed = Clock::now();
   ASSERT_EQ(terminal.wait_exit(20000), 130) << terminal.output();
@@ -218,7 +223,7 @@ TEST(Interrupt, SecondCtrlCStopsAtOnceAndStoresNothingOfTheBatch) {
   Counts c = count_records(db);
   EXPECT_EQ(c.infrastructure(), 0) << terminal.output();
   EXPECT_EQ(c.kinds.size(), 1u) << "only ok records: " << terminal.output();
-  EXPECT_EQ(c.ok_trials % 4, 0) << "whole batches only";
+  EXPECT_EQ(c.ok_trials, 8) << "the first batch only: " << terminal.output();
 }
 
 TEST(Interrupt, WorkersDieWithATerminatedTuner) {
@@ -263,7 +268,7 @@ TEST(FailFast, UnreachableTrackerStopsBeforeMeasuring) {
   EXPECT_EQ(run(tune, &out, &seconds), 1) << out;
   EXPECT_LT(seconds, 10) << out;
   EXPECT_NE(out.find("no answer from a tracker at ipc://" + dir.path() + "/nobody"), std::string::npos) << out;
-  EXPECT_EQ(count_records(dir.path() + "/t.db").kinds.size(), 0u) << out;
+  EXPECT_NE(::access((dir.path() + "/t.db").c_str(), F_OK), 0) << "no database made: " << out;
 }
 
 TEST(FailFast, UnknownKeyStopsWithTheFarmsKeys) {
@@ -280,7 +285,7 @@ TEST(FailFast, UnknownKeyStopsWithTheFarmsKeys) {
   EXPECT_LT(seconds, 10) << out;
   EXPECT_NE(out.find("no worker of key 'x86-typo'"), std::string::npos) << out;
   EXPECT_NE(out.find("the farm's keys: x86-test (1 worker)"), std::string::npos) << out;
-  EXPECT_EQ(count_records(dir.path() + "/t.db").kinds.size(), 0u) << out;
+  EXPECT_NE(::access((dir.path() + "/t.db").c_str(), F_OK), 0) << "no database made: " << out;
 }
 
 TEST(FailFast, EveryTrialFailingIsAnErrorThatSaysWhy) {
