@@ -206,7 +206,7 @@ int run_tune(int argc, char** argv, int first) {
   if (summary->stopped) print_stored(*summary, db);
   std::printf("\n%s", tuner::format_summary(summary->tasks).c_str());
   if (summary->all_failed) {
-    std::fprintf(stderr, "tessera tune: every measurement of this run failed; the first errors:\n");
+    std::fprintf(stderr, "tessera tune: every trial of this run failed; the first errors:\n");
     for (const std::string& e : summary->errors) std::fprintf(stderr, "  %s\n", e.c_str());
     return 1;
   }

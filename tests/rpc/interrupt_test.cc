@@ -296,7 +296,7 @@ TEST(FailFast, EveryTrialFailingIsAnErrorThatSaysWhy) {
                            "--threads 1 --timeout 0.001 --db " + dir.path() + "/t.db";
   std::string out;
   EXPECT_EQ(run(tune, &out), 1) << out;
-  EXPECT_NE(out.find("every measurement of this run failed"), std::string::npos) << out;
+  EXPECT_NE(out.find("every trial of this run failed"), std::string::npos) << out;
   EXPECT_NE(out.find("  timeout"), std::string::npos) << out;
 }
 
