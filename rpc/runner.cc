@@ -38,15 +38,32 @@ CleanupSlot g_cleanup[kSlots];
 struct sigaction g_previous_sigint;
 std::atomic<bool> g_sigint_installed{false};
 
-void on_sigint(int sig) {
+void stop_all_slots() {
   for (auto& slot : g_cleanup) {
     if (!slot.ready.load()) continue;
     for (int i = 0; i < slot.npids.load(); ++i) ::kill(slot.pids[i], SIGTERM);
     ::unlink(slot.socket_path);
     ::rmdir(slot.dir);
   }
+}
+
+void on_sigint(int sig) {
+  stop_all_slots();
   ::sigaction(SIGINT, &g_previous_sigint, nullptr);
   ::raise(sig);
+}
+
+// Installs on_sigint unless the program handles SIGINT itself (then it is
+// the program's to stop the workers: stop_local_workers_from_signal).
+void install_sigint_cleanup() {
+  if (g_sigint_installed.exchange(true)) return;
+  struct sigaction current {};
+  ::sigaction(SIGINT, nullptr, &current);
+  if (current.sa_handler != SIG_DFL) return;
+  struct sigaction action {};
+  action.sa_handler = on_sigint;
+  sigemptyset(&action.sa_mask);
+  ::sigaction(SIGINT, &action, &g_previous_sigint);
 }
 
 int claim_cleanup_slot(const std::string& dir, const std::string& socket_path) {
@@ -57,12 +74,7 @@ int claim_cleanup_slot(const std::string& dir, const std::string& socket_path) {
     std::snprintf(g_cleanup[i].socket_path, sizeof g_cleanup[i].socket_path, "%s", socket_path.c_str());
     g_cleanup[i].npids = 0;
     g_cleanup[i].ready = true;
-    if (!g_sigint_installed.exchange(true)) {
-      struct sigaction action {};
-      action.sa_handler = on_sigint;
-      sigemptyset(&action.sa_mask);
-      ::sigaction(SIGINT, &action, &g_previous_sigint);
-    }
+    install_sigint_cleanup();
     return i;
   }
   return -1;  // more live LocalRunners than slots: they still stop on destruction
@@ -85,7 +97,11 @@ Result<pid_t> spawn_worker(const std::string& binary, const std::vector<std::str
   const pid_t pid = ::fork();
   if (pid < 0) return Status(ErrorCode::kIOError, std::string("cannot fork a worker: ") + std::strerror(errno));
   if (pid == 0) {
-    // Only async-signal-safe calls until exec. The worker dies with us.
+    // Only async-signal-safe calls until exec. A session of its own: the
+    // terminal's Ctrl-C and hangup are the tuner's to handle, not the
+    // worker's (killed mid-batch, the rest of the batch failed no-worker).
+    // It still dies with us.
+    ::setsid();
     ::prctl(PR_SET_PDEATHSIG, SIGTERM);
     if (::getppid() != parent) ::_exit(127);
     ::execv(binary.c_str(), argv.data());
@@ -95,6 +111,8 @@ Result<pid_t> spawn_worker(const std::string& binary, const std::vector<std::str
 }
 
 }  // namespace
+
+void stop_local_workers_from_signal() { stop_all_slots(); }
 
 std::string executable_dir() {
   char buf[4096];
@@ -124,6 +142,7 @@ Result<std::vector<MeasureResult>> RpcRunner::run(const std::vector<MeasureInput
 
 Result<std::vector<MeasureResult>> RpcRunner::run(
     const std::vector<MeasureInput>& inputs, const std::function<void(size_t, const MeasureResult&)>& on_result) {
+  if (cancelled()) return Status(ErrorCode::kUnavailable, "cancelled before the batch was submitted");
   std::vector<MeasureResult> results(inputs.size());
   std::map<uint64_t, size_t> index;                 // job id -> input
   std::map<uint64_t, Clock::time_point> deadlines;  // job id -> give up after
@@ -135,6 +154,13 @@ Result<std::vector<MeasureResult>> RpcRunner::run(
   }
   bool any_result = false;
   while (!index.empty()) {
+    if (cancelled()) {
+      std::vector<uint64_t> ids;
+      for (const auto& [id, i] : index) ids.push_back(id);
+      client_->cancel(ids);
+      return Status(ErrorCode::kUnavailable,
+                    "cancelled with " + std::to_string(ids.size()) + " measurement(s) of the batch in flight");
+    }
     for (auto& [id, result] : client_->poll(100)) {
       auto it = index.find(id);
       if (it == index.end()) continue;
@@ -166,6 +192,20 @@ Result<std::vector<MeasureResult>> RpcRunner::run(
     client_->cancel(expired);
   }
   return results;
+}
+
+Status RpcRunner::check_workers(int timeout_ms) const {
+  auto status = query_farm_status(options_.tracker, options_.security, timeout_ms);
+  if (!status.is_ok()) return Status(ErrorCode::kUnavailable, status.status().message());
+  std::string keys;
+  for (const auto& k : status->keys()) {
+    if (k.key() == options_.device_key && k.workers() > 0) return Status::ok();
+    keys += (keys.empty() ? "" : ", ") + k.key() + " (" + std::to_string(k.workers()) + " worker" +
+            (k.workers() == 1 ? "" : "s") + ")";
+  }
+  return Status(ErrorCode::kUnavailable, "no worker of key '" + options_.device_key + "' at the tracker " +
+                                             options_.tracker + "; " +
+                                             (keys.empty() ? "the farm has no workers" : "the farm's keys: " + keys));
 }
 
 // ---------------------------------------------------------------- LocalRunner
@@ -245,6 +285,7 @@ Result<std::unique_ptr<LocalRunner>> LocalRunner::start(LocalRunnerOptions optio
 }
 
 Result<std::vector<MeasureResult>> LocalRunner::run(const std::vector<MeasureInput>& inputs) {
+  rpc_->set_cancel(cancel_);
   return rpc_->run(inputs);
 }
 

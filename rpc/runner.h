@@ -27,6 +27,17 @@ class Runner {
   /// result with its error kind, not an error. The Status is for the runner
   /// itself failing (e.g. the tracker refused our key).
   virtual Result<std::vector<MeasureResult>> run(const std::vector<MeasureInput>& inputs) = 0;
+
+  /// While `*cancel` is true (checked every 100 ms and before submitting),
+  /// run() cancels the jobs it has in flight and returns kUnavailable
+  /// ("cancelled") instead of results, so nothing of the batch is stored.
+  /// The flag may be set by a signal handler; it must outlive the runs. Null: never.
+  void set_cancel(const std::atomic<bool>* cancel) { cancel_ = cancel; }
+
+ protected:
+  /// True once the caller has asked to cancel (see set_cancel).
+  bool cancelled() const { return cancel_ != nullptr && cancel_->load(); }
+  const std::atomic<bool>* cancel_ = nullptr;  ///< see set_cancel
 };
 
 /// Where a farm's tracker is and which workers to use.
@@ -53,6 +64,10 @@ class RpcRunner final : public Runner {
   /// result arrives (completion order), before returning them all.
   Result<std::vector<MeasureResult>> run(const std::vector<MeasureInput>& inputs,
                                          const std::function<void(size_t, const MeasureResult&)>& on_result);
+  /// Asks the tracker, as `tessera farm status` does, whether it answers and
+  /// has a worker of this runner's device key. Errors: kUnavailable whose
+  /// message gives the reason and the farm's keys with their workers.
+  Status check_workers(int timeout_ms = 3000) const;
   /// This runner's session (fair share is per session).
   const std::string& session_id() const { return client_->session_id(); }
 
@@ -81,9 +96,14 @@ struct LocalRunnerOptions {
 
 /// Starts a tracker (a thread of this process) and N worker processes over
 /// ipc:// sockets in a private directory (mkdtemp, mode 0700; plaintext is
-/// safe there because only this user can enter it). Everything stops on
-/// destruction, and on SIGINT (the handler stops the workers, removes the
-/// directory and re-raises).
+/// safe there because only this user can enter it). Each worker runs in a
+/// session of its own, so a terminal's Ctrl-C (SIGINT to the foreground
+/// process group) reaches this process only; a worker still dies with this
+/// process (PR_SET_PDEATHSIG), whatever kills it. Everything stops on
+/// destruction. A program that leaves SIGINT at its default disposition gets
+/// a handler that stops the workers, removes the directory and re-raises; a
+/// program with its own SIGINT handler (installed before the first start())
+/// keeps it, and calls stop_local_workers_from_signal() when it gives up.
 class LocalRunner final : public Runner {
  public:
   /// Starts everything and waits until every worker has registered. Errors:
@@ -114,6 +134,11 @@ class LocalRunner final : public Runner {
   int cleanup_slot_ = -1;
   std::unique_ptr<RpcRunner> rpc_;
 };
+
+/// Async-signal-safe: sends SIGTERM to the workers of every live LocalRunner
+/// and removes their sockets and directories, for a signal handler that is
+/// about to _exit(). The runners' destructors do this on an orderly exit.
+void stop_local_workers_from_signal();
 
 /// The directory of the running executable (/proc/self/exe), for finding
 /// tessera-worker beside it.

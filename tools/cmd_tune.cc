@@ -4,16 +4,18 @@
 //
 // This file reads the command line and prints; the job itself (tasks,
 // spaces, runner, session) is tuner/job.h's.
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
-#include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <set>
 
 #include "compiler/model/choose_winograd.h"
 #include "compiler/model/compile_model.h"
+#include "rpc/runner.h"
 #include "tools/args.h"
 #include "tools/commands.h"
 #include "tools/model_input.h"
@@ -22,10 +24,62 @@
 namespace tessera::cli {
 namespace {
 
-std::atomic<bool> g_stop{false};  // set by SIGINT; read by the tuning loop between batches
+// Set by SIGINT, read by the job: the first Ctrl-C stops after the current
+// batch (stored), the second cancels the batch in flight (nothing of it
+// stored), a third or 5 s after the second exits at once.
+std::atomic<bool> g_stop{false};
+std::atomic<bool> g_cancel{false};
+std::atomic<int> g_interrupts{0};
+constexpr int kInterrupted = 130;  // 128 + SIGINT, as a shell reports a Ctrl-C
+
+void say(const char* text) { (void)!::write(STDERR_FILENO, text, std::strlen(text)); }
+
+void exit_now(int) {
+  say("\ntessera tune: stopped at once; the batch in flight is not stored\n");
+  rpc::stop_local_workers_from_signal();
+  ::_exit(kInterrupted);
+}
+
+// SIGTERM: the workers would die with us anyway (PR_SET_PDEATHSIG); this
+// also removes their private directory, then dies of the signal as before.
+void on_sigterm(int sig) {
+  rpc::stop_local_workers_from_signal();
+  ::signal(sig, SIG_DFL);
+  ::raise(sig);
+}
 
 void on_sigint(int) {
-  if (g_stop.exchange(true)) _exit(130);  // a second Ctrl-C does not wait
+  const int n = g_interrupts.fetch_add(1) + 1;
+  if (n == 1) {
+    g_stop = true;
+    say("\ntessera tune: stopping after this batch (Ctrl-C again: stop now, dropping the batch)\n");
+  } else if (n == 2) {
+    g_cancel = true;
+    ::alarm(5);  // exit_now if the job has not wound up by then
+  } else {
+    exit_now(SIGINT);
+  }
+}
+
+// Installed before the job starts its local workers, so that they leave
+// SIGINT to us (rpc/runner.h): the workers live on until the job ends.
+void install_interrupt_handlers() {
+  struct sigaction action {};
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = SA_RESTART;
+  action.sa_handler = on_sigint;
+  ::sigaction(SIGINT, &action, nullptr);
+  action.sa_handler = exit_now;
+  ::sigaction(SIGALRM, &action, nullptr);
+  action.sa_handler = on_sigterm;
+  ::sigaction(SIGTERM, &action, nullptr);
+}
+
+// What an interrupted run has stored, for the user who pressed Ctrl-C.
+void print_stored(const tuner::JobSummary& summary, const std::string& db) {
+  std::printf("\nstopped by Ctrl-C%s: this run stored %lld record(s), %lld measured ok, in %s\n",
+              summary.cancelled ? " at once (the batch in flight was dropped)" : " after the batch",
+              static_cast<long long>(summary.stored), static_cast<long long>(summary.stored_ok), db.c_str());
 }
 
 const std::vector<OptionSpec> kOptions = {
@@ -53,6 +107,7 @@ const std::vector<OptionSpec> kOptions = {
                      "cached; cold: each repeat times one call after the caches are swept"},
     {"repeat", true, "timing repeats per candidate (default 8 cold, else 3)"},
     {"min-repeat-ms", true, "shortest timed repeat in ms, model and warm (default 50)"},
+    {"timeout", true, "longest one measurement may run, in seconds (default 10)"},
     {"check", false, "compare every candidate's output with the default schedule's"},
     {"help", false, "this message"},
 };
@@ -131,24 +186,31 @@ int run_tune(int argc, char** argv, int first) {
     }
     model = std::move(*kernels);
   }
+  install_interrupt_handlers();
   auto job = tuner::TuneJob::open(std::move(*config), std::move(model), stdout);
   if (!job.is_ok()) {
     std::fprintf(stderr, "tessera tune: %s\n", job.status().message().c_str());
-    return 1;
+    return g_stop ? kInterrupted : 1;
   }
-  // Installed after the runner's own handler: the first Ctrl-C lets the
-  // current batch finish and be stored; a second one exits at once.
-  std::signal(SIGINT, on_sigint);
   tuner::Progress progress(stdout, isatty(STDOUT_FILENO));
-  auto summary = (*job)->run(&progress, &g_stop);
+  auto summary = (*job)->run(&progress, &g_stop, &g_cancel);
   if (!summary.is_ok()) {
     std::fprintf(stderr, "tessera tune: %s\n", summary.status().message().c_str());
     return 1;
   }
-  if (summary->stopped) std::printf("stopped by Ctrl-C; every measurement so far is in %s\n",
-                                     (*job)->config().db_path.c_str());
+  const std::string& db = (*job)->config().db_path;
+  if (summary->cancelled) {
+    print_stored(*summary, db);
+    return kInterrupted;
+  }
+  if (summary->stopped) print_stored(*summary, db);
   std::printf("\n%s", tuner::format_summary(summary->tasks).c_str());
-  return 0;
+  if (summary->all_failed) {
+    std::fprintf(stderr, "tessera tune: every trial of this run failed; the first errors:\n");
+    for (const std::string& e : summary->errors) std::fprintf(stderr, "  %s\n", e.c_str());
+    return 1;
+  }
+  return summary->stopped ? kInterrupted : 0;
 }
 
 }  // namespace tessera::cli

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstdlib>
 
@@ -118,9 +119,10 @@ Status parse_budget(const OptionReader& o, TuneConfig* c) {
   auto repeat = o.get_int("repeat", cold ? 8 : 3);
   auto min_repeat_ms = o.get_double("min-repeat-ms", 50);
   auto time_budget = o.get_double("time-budget", 0);
+  auto timeout = o.get_double("timeout", c->timeout_ms / 1000.0);
   auto early = o.get_int("early-stopping", 0);
   for (const Status* st : {&trials.status(), &batch.status(), &seed.status(), &workers.status(), &repeat.status(),
-                           &min_repeat_ms.status(), &time_budget.status(), &early.status()})
+                           &min_repeat_ms.status(), &time_budget.status(), &early.status(), &timeout.status()})
     if (!st->is_ok()) return *st;
   if (*trials <= 0) return usage("--trials must be positive");
   TESSERA_RETURN_IF_ERROR(positive_int(*batch, "batch", &c->batch));
@@ -129,6 +131,9 @@ Status parse_budget(const OptionReader& o, TuneConfig* c) {
   if (*time_budget < 0) return usage("--time-budget must not be negative");
   if (*min_repeat_ms < 0) return usage("--min-repeat-ms must not be negative");
   if (*early < 0) return usage("--early-stopping must not be negative");
+  // A measurement's limit: a worker kills a kernel that runs past it.
+  if (!(*timeout >= 0.001 && *timeout <= 3600)) return usage("--timeout must be 0.001-3600 seconds");
+  c->timeout_ms = static_cast<int>(*timeout * 1000 + 0.5);
   const std::string scheduler = o.get("scheduler", "gradient");
   if (scheduler != "gradient" && scheduler != "round-robin")
     return usage("unknown --scheduler '" + scheduler + "' (gradient, round-robin)");
@@ -319,6 +324,9 @@ Result<std::unique_ptr<rpc::Runner>> start_runner(const TuneConfig& c) {
   if (c.tracker) {
     auto runner = rpc::RpcRunner::connect(*c.tracker);
     if (!runner.is_ok()) return failure(runner.status());
+    // Before anything is measured: a tracker that does not answer, or no
+    // worker of the key, would otherwise burn the budget as failed records.
+    if (Status st = (*runner)->check_workers(); !st.is_ok()) return failure(st, "cannot measure on the farm");
     return std::unique_ptr<rpc::Runner>(std::move(*runner));
   }
   rpc::LocalRunnerOptions lo;
@@ -370,6 +378,7 @@ MeasureOptions measure_options(const TuneConfig& c, int64_t model_constant_bytes
                  mo.cold_constants ? "cold" : "warm", static_cast<double>(model_constant_bytes) / 1e6,
                  mo.cold_constants ? "outgrow" : "fit in", static_cast<double>(private_cache) / 1e6);
   mo.check_correctness = c.check;
+  mo.timeout_ms = c.timeout_ms;
   mo.session_id = session_id;
   return mo;
 }
@@ -409,13 +418,20 @@ TuneJob::~TuneJob() {
 Result<std::unique_ptr<TuneJob>> TuneJob::open(TuneConfig config, ModelKernels model, FILE* log) {
   std::unique_ptr<TuneJob> job(new TuneJob(std::move(config), log));
   const TuneConfig& c = job->config_;
+  // A farm is asked first: a typo in --tracker or --key is known in seconds,
+  // before a model's spaces are made and before the database is touched.
+  if (c.tracker) {
+    TESSERA_ASSIGN_OR_RETURN(job->runner_, start_runner(c));
+  }
   std::vector<PlannedTask> planned = plan_tasks(c, model);
   auto store = records::Store::open(c.db_path);
   if (!store.is_ok()) return failure(store.status(), "cannot open the records database " + c.db_path);
   job->store_ = std::make_unique<records::Store>(std::move(*store));
   TESSERA_ASSIGN_OR_RETURN(Tunable tunable, make_policies(c, std::move(planned), log));
   job->tasks_ = tunable.tasks;
-  TESSERA_ASSIGN_OR_RETURN(job->runner_, start_runner(c));
+  if (!job->runner_) {
+    TESSERA_ASSIGN_OR_RETURN(job->runner_, start_runner(c));
+  }
   TESSERA_ASSIGN_OR_RETURN(job->session_id_, begin_session(*job->store_, c, job->tasks_));
   job->session_open_ = true;
   job->builder_ = std::make_unique<BuilderPool>(c.target);
@@ -434,7 +450,7 @@ Result<std::unique_ptr<TuneJob>> TuneJob::open(TuneConfig config, ModelKernels m
   return job;
 }
 
-Result<JobSummary> TuneJob::run(Progress* progress, const std::atomic<bool>* stop) {
+Result<JobSummary> TuneJob::run(Progress* progress, const std::atomic<bool>* stop, const std::atomic<bool>* cancel) {
   JobSummary summary;
   auto resumed = tuner_->resume();
   if (!resumed.is_ok()) return failure(resumed.status());
@@ -446,13 +462,46 @@ Result<JobSummary> TuneJob::run(Progress* progress, const std::atomic<bool>* sto
                  *resumed ? " (not measured again)" : "");
     std::fflush(log_);
   }
+  runner_->set_cancel(cancel);
   auto tasks = tuner_->run(progress, stop);
+  runner_->set_cancel(nullptr);
   (void)store_->end_session(session_id_);
   session_open_ = false;
-  if (!tasks.is_ok()) return failure(tasks.status());
-  summary.tasks = std::move(*tasks);
+  if (!tasks.is_ok() && !(cancel && cancel->load())) return failure(tasks.status());
+  if (tasks.is_ok()) summary.tasks = std::move(*tasks);
+  summary.cancelled = !tasks.is_ok();
   summary.stopped = stop && stop->load();
+  TESSERA_RETURN_IF_ERROR(summarize_records(&summary));
   return summary;
+}
+
+Status TuneJob::summarize_records(JobSummary* summary) {
+  std::vector<records::Record> failed;
+  for (const Task& task : tasks_) {
+    auto records = store_->records_of(task.workload_key(), task.target.to_string());
+    if (!records.is_ok()) return failure(records.status());
+    for (records::Record& r : *records) {
+      if (r.session_id != session_id_) continue;
+      ++summary->stored;
+      if (r.ok()) ++summary->stored_ok;
+      else failed.push_back(std::move(r));
+    }
+  }
+  int64_t trials = 0, errors = 0;
+  for (const TaskSummary& t : summary->tasks) {
+    trials += t.trials;
+    errors += t.errors;
+  }
+  summary->all_failed = trials > 0 ? errors == trials : summary->stored > 0 && summary->stored_ok == 0;
+  for (const records::Record& r : failed) {
+    if (summary->errors.size() >= 3) break;
+    // The message's first line, cut: a compiler's diagnostics can run long.
+    std::string line = r.error_kind + (r.error_message.empty() ? "" : ": " + r.error_message);
+    line = line.substr(0, std::min<size_t>(line.find('\n'), 240));
+    if (std::find(summary->errors.begin(), summary->errors.end(), line) == summary->errors.end())
+      summary->errors.push_back(line);
+  }
+  return Status::ok();
 }
 
 }  // namespace tessera::tuner

@@ -67,6 +67,7 @@ struct TuneConfig {
   int number = 1;                            ///< calls per timed repeat (grown up to min_repeat_ms)
   int repeat = 3;                            ///< timed repeats per candidate
   double min_repeat_ms = 50;                 ///< shortest timed repeat (ignored with kCold)
+  int timeout_ms = 10000;                    ///< longest one measurement may run (--timeout, in seconds)
   double time_budget_s = 0;                  ///< 0: none
   int64_t early_stopping = 0;                ///< 0: never
   SchedulerKind scheduler = SchedulerKind::kGradient;
@@ -115,9 +116,17 @@ struct ModelKernels {
 
 /// How a job ended.
 struct JobSummary {
-  std::vector<TaskSummary> tasks;  ///< per tuned task, in order
+  std::vector<TaskSummary> tasks;  ///< per tuned task, in order (empty when cancelled)
   int64_t resumed = 0;             ///< records of earlier runs found in the store (not measured again)
   bool stopped = false;            ///< the stop flag was set when the run ended
+  bool cancelled = false;          ///< the cancel flag dropped the batch in flight (nothing of it stored)
+  int64_t stored = 0;              ///< records this run stored (its session's)
+  int64_t stored_ok = 0;           ///< of them, successful measurements
+  /// Every trial of the run failed (or, with no trial run, every record it
+  /// stored): the run learned nothing, and the caller should say why.
+  bool all_failed = false;
+  /// The first distinct errors of the run's records ("timeout: ..."), at most three.
+  std::vector<std::string> errors;
 };
 
 /// A tuning job, ready to measure: its tasks and policies are made, the
@@ -139,9 +148,13 @@ class TuneJob {
 
   /// Resumes from the store, then tunes until the budget is spent, `*stop`
   /// becomes true (checked between batches; every measured batch is stored),
-  /// or every space is exhausted. Ends the session. `progress` and `stop`
-  /// may be null. Errors as open()'s.
-  Result<JobSummary> run(Progress* progress, const std::atomic<bool>* stop);
+  /// or every space is exhausted. `*cancel` true stops at once: the runner
+  /// cancels the batch in flight and nothing of it is stored (the summary
+  /// says cancelled; its tasks are empty). Ends the session. `progress`,
+  /// `stop` and `cancel` may be null; the flags may be set by a signal
+  /// handler. Errors as open()'s.
+  Result<JobSummary> run(Progress* progress, const std::atomic<bool>* stop,
+                         const std::atomic<bool>* cancel = nullptr);
 
   /// The tasks being tuned (those a space could express).
   const std::vector<Task>& tasks() const { return tasks_; }
@@ -151,6 +164,8 @@ class TuneJob {
 
  private:
   TuneJob(TuneConfig config, FILE* log);
+  /// Fills summary's stored counts, all_failed and errors from this session's records.
+  Status summarize_records(JobSummary* summary);
 
   TuneConfig config_;
   FILE* log_;
