@@ -1,0 +1,249 @@
+// Converters of operators that make constants from static shapes
+// (ConstantOfShape, Size, EyeLike, Range) and of data movement (Expand, Tile,
+// GatherElements, Trilu, DepthToSpace, SpaceToDepth, OneHot, CastLike).
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "compiler/frontend/onnx_context.h"
+
+namespace tessera::frontend::detail {
+
+using graph::OpKind;
+using graph::ValueId;
+using Node = onnx::NodeProto;
+
+namespace {
+
+Status invalid(const std::string& why) { return Status(ErrorCode::kInvalidArgument, why); }
+
+Status bind_constant(ImportContext& ctx, const Node& node, graph::Constant c) {
+  ctx.values[node.output(0)] = ctx.g.add_constant(node.output(0), std::move(c));
+  return Status::ok();
+}
+
+// The data of constant input i, or an error naming it.
+Result<std::vector<double>> constant_values(const ImportContext& ctx, const Node& node, int i, const char* what) {
+  const auto* c = ctx.constant_input(node, i);
+  if (!c) return invalid(std::string(what) + " (input " + std::to_string(i) + ") is not a constant");
+  return c->to_doubles();
+}
+
+Status convert_constant_of_shape(ImportContext& ctx, const Node& node) {
+  TESSERA_ASSIGN_OR_RETURN(auto dims, constant_values(ctx, node, 0, "shape"));
+  std::vector<int64_t> shape;
+  for (double d : dims) {
+    if (d < 0) return invalid("negative dimension in shape");
+    shape.push_back(static_cast<int64_t>(d));
+  }
+  graph::Constant fill = graph::Constant::from_floats({}, {0.0f});
+  if (const auto* a = find_attr(node, "value")) {
+    TESSERA_ASSIGN_OR_RETURN(fill, constant_of_tensor(a->t()));
+    if (fill.num_elements() != 1) return invalid("value must hold one element");
+  }
+  if (graph::shape_size(shape) > (int64_t{1} << 28)) return invalid("the constant is too large to fold");
+  return bind_constant(ctx, node,
+                       graph::Constant::from_doubles(fill.dtype, shape,
+                                                     std::vector<double>(graph::shape_size(shape), fill.at(0))));
+}
+
+Status convert_size(ImportContext& ctx, const Node& node) {
+  TESSERA_ASSIGN_OR_RETURN(ValueId x, ctx.input(node, 0));
+  return bind_constant(ctx, node, graph::Constant::from_int64s({}, {graph::shape_size(ctx.value(x).shape)}));
+}
+
+Status convert_eye_like(ImportContext& ctx, const Node& node) {
+  TESSERA_ASSIGN_OR_RETURN(ValueId x, ctx.input(node, 0));
+  const auto xs = ctx.value(x).shape;
+  if (xs.size() != 2) return invalid("input must be 2-D");
+  DType t = ctx.value(x).dtype;
+  if (find_attr(node, "dtype")) {
+    TESSERA_ASSIGN_OR_RETURN(t, dtype_of_onnx(static_cast<int32_t>(attr_int(node, "dtype", 1))));
+  }
+  const int64_t k = attr_int(node, "k", 0);
+  std::vector<double> v(graph::shape_size(xs), 0.0);
+  for (int64_t i = 0; i < xs[0]; ++i)
+    if (i + k >= 0 && i + k < xs[1]) v[i * xs[1] + i + k] = 1.0;
+  return bind_constant(ctx, node, graph::Constant::from_doubles(t, xs, v));
+}
+
+Status convert_range(ImportContext& ctx, const Node& node) {
+  double v[3];
+  for (int i = 0; i < 3; ++i) {
+    TESSERA_ASSIGN_OR_RETURN(auto c, constant_values(ctx, node, i, i == 0 ? "start" : i == 1 ? "limit" : "delta"));
+    if (c.size() != 1) return invalid("start, limit and delta must be scalars");
+    v[i] = c[0];
+  }
+  if (v[2] == 0) return invalid("delta must not be 0");
+  const auto n = static_cast<int64_t>(std::max(0.0, std::ceil((v[1] - v[0]) / v[2])));
+  if (n > (int64_t{1} << 28)) return invalid("the range is too long to fold");
+  std::vector<double> out(n);
+  for (int64_t i = 0; i < n; ++i) out[i] = v[0] + static_cast<double>(i) * v[2];
+  return bind_constant(ctx, node, graph::Constant::from_doubles(ctx.constant_input(node, 0)->dtype, {n}, out));
+}
+
+Status convert_expand(ImportContext& ctx, const Node& node) {
+  TESSERA_ASSIGN_OR_RETURN(ValueId x, ctx.input(node, 0));
+  TESSERA_ASSIGN_OR_RETURN(auto dims, constant_values(ctx, node, 1, "shape"));
+  std::vector<int64_t> shape;
+  for (double d : dims) shape.push_back(static_cast<int64_t>(d));
+  TESSERA_ASSIGN_OR_RETURN(auto out, ops::broadcast_shape(ctx.value(x).shape, shape));
+  return ctx.emit(node, OpKind::kExpand, graph::NoAttrs{}, {x}, out, ctx.value(x).dtype);
+}
+
+Status convert_tile(ImportContext& ctx, const Node& node) {
+  TESSERA_ASSIGN_OR_RETURN(ValueId x, ctx.input(node, 0));
+  TESSERA_ASSIGN_OR_RETURN(auto repeats, constant_values(ctx, node, 1, "repeats"));
+  auto shape = ctx.value(x).shape;
+  if (repeats.size() != shape.size()) return invalid("repeats needs one value per input dimension");
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (repeats[d] < 0) return invalid("repeats must not be negative");
+    shape[d] *= static_cast<int64_t>(repeats[d]);
+  }
+  return ctx.emit(node, OpKind::kTile, graph::NoAttrs{}, {x}, shape, ctx.value(x).dtype);
+}
+
+Status convert_gather_elements(ImportContext& ctx, const Node& node) {
+  TESSERA_ASSIGN_OR_RETURN(ValueId data, ctx.input(node, 0));
+  TESSERA_ASSIGN_OR_RETURN(ValueId indices, ctx.input(node, 1));
+  const auto ds = ctx.value(data).shape, is = ctx.value(indices).shape;
+  if (ds.size() != is.size() || ds.empty()) return invalid("data and indices must have one rank, at least 1");
+  TESSERA_ASSIGN_OR_RETURN(int64_t axis, norm_axis(attr_int(node, "axis", 0), ds.size(), "axis"));
+  for (size_t d = 0; d < ds.size(); ++d)
+    if (static_cast<int64_t>(d) != axis && is[d] > ds[d])
+      return invalid("indices " + graph::shape_string(is) + " exceed data " + graph::shape_string(ds) + " off the axis");
+  if (ctx.value(indices).dtype.is_float()) return invalid("indices must be integers");
+  if (const auto* c = ctx.constant_input(node, 1))
+    for (double j : c->to_doubles())
+      if (j < -ds[axis] || j >= ds[axis]) return invalid("index " + std::to_string(static_cast<int64_t>(j)) + " is out of range");
+  return ctx.emit(node, OpKind::kGatherElements, graph::AxisAttrs{axis}, {data, indices}, is, ctx.value(data).dtype);
+}
+
+// Trilu: x where the constant mask of the kept triangle is true, else 0.
+Status convert_trilu(ImportContext& ctx, const Node& node) {
+  TESSERA_ASSIGN_OR_RETURN(ValueId x, ctx.input(node, 0));
+  const auto xs = ctx.value(x).shape;
+  const DType t = ctx.value(x).dtype;
+  if (xs.size() < 2) return invalid("input must have rank 2 or more");
+  int64_t k = 0;
+  if (ImportContext::has_input(node, 1)) {
+    TESSERA_ASSIGN_OR_RETURN(auto kv, constant_values(ctx, node, 1, "k"));
+    if (kv.size() != 1) return invalid("k must be a scalar");
+    k = static_cast<int64_t>(kv[0]);
+  }
+  const bool upper = attr_int(node, "upper", 1) != 0;
+  const int64_t rows = xs[xs.size() - 2], cols = xs.back();
+  std::vector<double> mask(static_cast<size_t>(rows * cols));
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j) mask[i * cols + j] = upper ? j - i >= k : j - i <= k;
+  const std::string name = base_name(node);
+  const ValueId m = ctx.g.add_constant(name + ".mask", graph::Constant::from_doubles(DType::boolean(), {rows, cols}, mask));
+  const ValueId zero = scalar_constant(ctx, name + ".zero", t, 0.0);
+  return ctx.emit(node, OpKind::kWhere, graph::NoAttrs{}, {m, x, zero}, xs, t);
+}
+
+// DepthToSpace and SpaceToDepth as reshape, transpose, reshape.
+Status convert_depth_space(ImportContext& ctx, const Node& node) {
+  TESSERA_ASSIGN_OR_RETURN(ValueId x, ctx.input(node, 0));
+  const auto xs = ctx.value(x).shape;
+  const DType t = ctx.value(x).dtype;
+  if (xs.size() != 4) return invalid("input must be N x C x H x W");
+  const int64_t b = attr_int(node, "blocksize", 0);
+  if (b <= 0) return invalid("blocksize must be positive");
+  const int64_t n = xs[0], c = xs[1], h = xs[2], w = xs[3];
+  std::vector<int64_t> split, perm, out;
+  if (node.op_type() == "DepthToSpace") {
+    if (c % (b * b)) return invalid("channels " + std::to_string(c) + " do not divide by blocksize^2");
+    const std::string mode = attr_string(node, "mode", "DCR");
+    if (mode == "DCR") split = {n, b, b, c / (b * b), h, w}, perm = {0, 3, 4, 1, 5, 2};
+    else if (mode == "CRD") split = {n, c / (b * b), b, b, h, w}, perm = {0, 1, 4, 2, 5, 3};
+    else return invalid("mode '" + mode + "' is not one of DCR, CRD");
+    out = {n, c / (b * b), h * b, w * b};
+  } else {
+    if (h % b || w % b) return invalid("height and width must divide by blocksize");
+    split = {n, c, h / b, b, w / b, b}, perm = {0, 3, 5, 1, 2, 4};
+    out = {n, c * b * b, h / b, w / b};
+  }
+  const std::string name = base_name(node);
+  TESSERA_ASSIGN_OR_RETURN(ValueId r, ctx.add(name + ".split", OpKind::kReshape, graph::NoAttrs{}, {x}, split, t));
+  std::vector<int64_t> moved(6);
+  for (size_t d = 0; d < 6; ++d) moved[d] = split[perm[d]];
+  TESSERA_ASSIGN_OR_RETURN(ValueId p, ctx.add(name + ".move", OpKind::kTranspose, graph::PermAttrs{perm}, {r}, moved, t));
+  return ctx.emit(node, OpKind::kReshape, graph::NoAttrs{}, {p}, out, t);
+}
+
+// OneHot: values[1] where the (wrapped) index equals the position along the
+// new axis, values[0] elsewhere.
+Status convert_one_hot(ImportContext& ctx, const Node& node) {
+  TESSERA_ASSIGN_OR_RETURN(ValueId indices, ctx.input(node, 0));
+  TESSERA_ASSIGN_OR_RETURN(auto dv, constant_values(ctx, node, 1, "depth"));
+  TESSERA_ASSIGN_OR_RETURN(ValueId values, ctx.input(node, 2));
+  if (dv.size() != 1 || dv[0] < 1) return invalid("depth must be a positive scalar");
+  if (ctx.value(values).shape != std::vector<int64_t>{2}) return invalid("values must have shape [2]");
+  const auto depth = static_cast<int64_t>(dv[0]);
+  const auto is = ctx.value(indices).shape;
+  const DType t = ctx.value(values).dtype;
+  TESSERA_ASSIGN_OR_RETURN(int64_t axis, norm_axis(attr_int(node, "axis", -1), is.size() + 1, "axis"));
+  const std::string name = base_name(node);
+  ValueId idx = indices;
+  if (ctx.value(indices).dtype != DType::i64()) {
+    TESSERA_ASSIGN_OR_RETURN(idx, ctx.add(name + ".idx", OpKind::kCast, graph::CastAttrs{DType::i64()}, {indices}, is,
+                                          DType::i64()));
+  }
+  // Negative indices count from the end (depth is added once); anything
+  // else outside [0, depth) matches no position, so its row is all off.
+  const ValueId d = scalar_constant(ctx, name + ".depth", DType::i64(), static_cast<double>(depth));
+  const ValueId zero = scalar_constant(ctx, name + ".zero", DType::i64(), 0.0);
+  TESSERA_ASSIGN_OR_RETURN(ValueId neg, ctx.add(name + ".neg", OpKind::kBinary, graph::BinaryAttrs{ops::BinaryFn::kLess},
+                                                {idx, zero}, is, DType::boolean()));
+  TESSERA_ASSIGN_OR_RETURN(ValueId wrapped, ctx.add(name + ".wrapped", OpKind::kAdd, graph::NoAttrs{}, {idx, d}, is, DType::i64()));
+  TESSERA_ASSIGN_OR_RETURN(ValueId fixed, ctx.add(name + ".fixed", OpKind::kWhere, graph::NoAttrs{}, {neg, wrapped, idx}, is, DType::i64()));
+  auto lifted = is;
+  lifted.insert(lifted.begin() + axis, 1);
+  TESSERA_ASSIGN_OR_RETURN(ValueId col, ctx.add(name + ".lifted", OpKind::kReshape, graph::NoAttrs{}, {fixed}, lifted, DType::i64()));
+  std::vector<int64_t> pos_shape(lifted.size(), 1), pos(depth);
+  pos_shape[axis] = depth;
+  for (int64_t i = 0; i < depth; ++i) pos[i] = i;
+  const ValueId positions = ctx.g.add_constant(name + ".positions", graph::Constant::from_int64s(pos_shape, pos));
+  auto out = lifted;
+  out[axis] = depth;
+  TESSERA_ASSIGN_OR_RETURN(ValueId hit, ctx.add(name + ".hit", OpKind::kBinary, graph::BinaryAttrs{ops::BinaryFn::kEqual},
+                                                {col, positions}, out, DType::boolean()));
+  ValueId sides[2];
+  for (int64_t i = 0; i < 2; ++i) {
+    TESSERA_ASSIGN_OR_RETURN(ValueId s, ctx.add(name + (i ? ".on1" : ".off1"), OpKind::kSlice,
+                                                 graph::SliceAttrs{{i}, {1}}, {values}, {1}, t));
+    TESSERA_ASSIGN_OR_RETURN(sides[i], ctx.add(name + (i ? ".on" : ".off"), OpKind::kReshape, graph::NoAttrs{}, {s}, {}, t));
+  }
+  return ctx.emit(node, OpKind::kWhere, graph::NoAttrs{}, {hit, sides[1], sides[0]}, out, t);
+}
+
+Status convert_cast_like(ImportContext& ctx, const Node& node) {
+  TESSERA_ASSIGN_OR_RETURN(ValueId x, ctx.input(node, 0));
+  TESSERA_ASSIGN_OR_RETURN(ValueId like, ctx.input(node, 1));
+  const DType to = ctx.value(like).dtype;
+  if (to == ctx.value(x).dtype) {
+    ctx.alias(node, x);
+    return Status::ok();
+  }
+  return ctx.emit(node, OpKind::kCast, graph::CastAttrs{to}, {x}, ctx.value(x).shape, to);
+}
+
+}  // namespace
+
+void add_data_converters(std::map<std::string, Converter>& table) {
+  table["ConstantOfShape"] = convert_constant_of_shape;
+  table["Size"] = convert_size;
+  table["EyeLike"] = convert_eye_like;
+  table["Range"] = convert_range;
+  table["Expand"] = convert_expand;
+  table["Tile"] = convert_tile;
+  table["GatherElements"] = convert_gather_elements;
+  table["Trilu"] = convert_trilu;
+  table["DepthToSpace"] = convert_depth_space;
+  table["SpaceToDepth"] = convert_depth_space;
+  table["OneHot"] = convert_one_hot;
+  table["CastLike"] = convert_cast_like;
+}
+
+}  // namespace tessera::frontend::detail
