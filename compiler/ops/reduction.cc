@@ -84,7 +84,17 @@ Result<Tensor> reduce_max(const Tensor& x, const std::vector<int>& axes, bool ke
 }
 
 Result<Tensor> reduce_min(const Tensor& x, const std::vector<int>& axes, bool keepdims, const std::string& name) {
-  return reduce_with("reduce_min", x, axes, keepdims, &tessera::min_reduce, name);
+  if (!x.defined() || x->dtype != DType::i64()) return reduce_with("reduce_min", x, axes, keepdims, &tessera::min_reduce, name);
+  // The int64 identity of a min reduction is 2^63 converted from double,
+  // which wraps to INT64_MIN; min(x) = ~max(~x) (~x = -1 - x, exact for
+  // every int64) avoids it.
+  const Tensor flipped = compute(
+      x->shape, [&](const Vars& i) { return make_int(-1) - read(x, detail::as_exprs(i)); }, name + ".not",
+      OpPattern::kElementwise);
+  TESSERA_ASSIGN_OR_RETURN(Tensor m, reduce_with("reduce_min", flipped, axes, keepdims, &tessera::max_reduce, name + ".max"));
+  return compute(
+      m->shape, [&](const Vars& i) { return make_int(-1) - read(m, detail::as_exprs(i)); }, name,
+      OpPattern::kElementwise);
 }
 
 Result<Tensor> reduce_prod(const Tensor& x, const std::vector<int>& axes, bool keepdims, const std::string& name) {

@@ -25,7 +25,8 @@ Result<Tensor> reduce_mean(const Tensor& x, const std::vector<int>& axes, bool k
 Result<Tensor> reduce_max(const Tensor& x, const std::vector<int>& axes, bool keepdims = false,
                           const std::string& name = "reduce_max");
 
-/// Minimum over `axes`.
+/// Minimum over `axes` (int64 as ~max(~x), since the int64 min identity
+/// does not survive its trip through double).
 Result<Tensor> reduce_min(const Tensor& x, const std::vector<int>& axes, bool keepdims = false,
                           const std::string& name = "reduce_min");
 /// Product over `axes`.
