@@ -229,6 +229,140 @@ Status convert_cast_like(ImportContext& ctx, const Node& node) {
   return ctx.emit(node, OpKind::kCast, graph::CastAttrs{to}, {x}, ctx.value(x).shape, to);
 }
 
+Status convert_gather_nd(ImportContext& ctx, const Node& node) {
+  TESSERA_ASSIGN_OR_RETURN(ValueId data, ctx.input(node, 0));
+  TESSERA_ASSIGN_OR_RETURN(ValueId indices, ctx.input(node, 1));
+  const auto ds = ctx.value(data).shape, is = ctx.value(indices).shape;
+  const int64_t b = attr_int(node, "batch_dims", 0);
+  if (ds.empty() || is.empty()) return invalid("data and indices must have rank 1 or more");
+  if (ctx.value(indices).dtype.is_float()) return invalid("indices must be integers");
+  const int64_t k = is.back();
+  if (b < 0 || b >= static_cast<int64_t>(std::min(ds.size(), is.size())))
+    return invalid("batch_dims must be in [0, min(rank(data), rank(indices)))");
+  if (k < 1 || b + k > static_cast<int64_t>(ds.size())) return invalid("indices.shape[-1] must be in [1, rank(data) - batch_dims]");
+  for (int64_t d = 0; d < b; ++d)
+    if (ds[d] != is[d]) return invalid("the batch dimensions of data and indices differ");
+  std::vector<int64_t> out(is.begin(), is.end() - 1);
+  out.insert(out.end(), ds.begin() + b + k, ds.end());
+  return ctx.emit(node, OpKind::kGatherND, graph::ScatterAttrs{b}, {data, indices}, out, ctx.value(data).dtype);
+}
+
+Result<graph::ScatterAttrs::Reduction> scatter_reduction(const Node& node) {
+  const std::string r = attr_string(node, "reduction", "none");
+  if (r == "none") return graph::ScatterAttrs::Reduction::kNone;
+  if (r == "add") return graph::ScatterAttrs::Reduction::kAdd;
+  if (r == "mul") return graph::ScatterAttrs::Reduction::kMul;
+  return invalid("reduction '" + r + "' is not one of none, add, mul");
+}
+
+// ScatterElements (and the deprecated Scatter, the same operator), ScatterND.
+Status convert_scatter(ImportContext& ctx, const Node& node) {
+  ValueId in[3];
+  for (int i = 0; i < 3; ++i) {
+    TESSERA_ASSIGN_OR_RETURN(in[i], ctx.input(node, i));
+  }
+  const auto ds = ctx.value(in[0]).shape, is = ctx.value(in[1]).shape, us = ctx.value(in[2]).shape;
+  if (ctx.value(in[1]).dtype.is_float()) return invalid("indices must be integers");
+  if (ctx.value(in[2]).dtype != ctx.value(in[0]).dtype) return invalid("updates and data types differ");
+  graph::ScatterAttrs a;
+  TESSERA_ASSIGN_OR_RETURN(a.reduction, scatter_reduction(node));
+  const bool nd = node.op_type() == "ScatterND";
+  if (nd) {
+    if (is.empty() || is.back() < 1 || is.back() > static_cast<int64_t>(ds.size()))
+      return invalid("indices.shape[-1] must be in [1, rank(data)]");
+    std::vector<int64_t> want(is.begin(), is.end() - 1);
+    want.insert(want.end(), ds.begin() + is.back(), ds.end());
+    if (us != want) return invalid("updates must have shape " + graph::shape_string(want));
+  } else {
+    if (ds.empty() || is.size() != ds.size() || us != is) return invalid("indices and updates must have data's rank and one shape");
+    TESSERA_ASSIGN_OR_RETURN(a.axis, norm_axis(attr_int(node, "axis", 0), ds.size(), "axis"));
+    for (size_t d = 0; d < ds.size(); ++d)
+      if (is[d] > ds[d] && static_cast<int64_t>(d) != a.axis) return invalid("indices exceed data off the axis");
+  }
+  for (int64_t d : is)
+    if (d == 0) return invalid("empty indices are not supported");
+  return ctx.emit(node, nd ? OpKind::kScatterND : OpKind::kScatterElements, a, {in[0], in[1], in[2]}, ds,
+                  ctx.value(in[0]).dtype);
+}
+
+// Einsum: parses the equation (an ellipsis stands for the leading
+// dimensions, as letters of its own; an implicit output is the letters seen
+// once, sorted) into one contraction node.
+Status convert_einsum(ImportContext& ctx, const Node& node) {
+  std::string eq;
+  for (char c : attr_string(node, "equation", ""))
+    if (c != ' ') eq += c;
+  const size_t arrow = eq.find("->");
+  std::vector<std::string> terms;
+  const std::string lhs = eq.substr(0, arrow);
+  for (size_t start = 0;;) {
+    const size_t comma = lhs.find(',', start);
+    terms.push_back(lhs.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  if (static_cast<int>(terms.size()) != node.input_size()) return invalid("the equation does not name every input");
+  graph::EinsumAttrs a;
+  a.extents.assign(52 + 8, 0);  // 52 letters, then up to 8 ellipsis dimensions
+  auto letter = [](char c) { return c >= 'a' && c <= 'z' ? c - 'a' : c >= 'A' && c <= 'Z' ? c - 'A' + 26 : -1; };
+  auto parse = [&](const std::string& term, size_t rank, std::vector<int>* out) -> Status {
+    const size_t dots = term.find("...");
+    const size_t named = term.size() - (dots == std::string::npos ? 0 : 3);
+    if (dots != std::string::npos && named > rank) return invalid("term '" + term + "' has more subscripts than dimensions");
+    const size_t ellipsis = dots == std::string::npos ? 0 : rank - named;
+    if (ellipsis > 8) return invalid("an ellipsis of more than 8 dimensions");
+    for (size_t i = 0; i < term.size(); ++i) {
+      if (i == dots) {
+        for (size_t e = 0; e < ellipsis; ++e) out->push_back(static_cast<int>(52 + 8 - ellipsis + e));
+        i += 2;
+        continue;
+      }
+      const int l = letter(term[i]);
+      if (l < 0) return invalid(std::string("'") + term[i] + "' is not a subscript letter");
+      out->push_back(l);
+    }
+    return Status::ok();
+  };
+  std::vector<ValueId> inputs;
+  std::vector<int> seen(a.extents.size(), 0);
+  for (size_t t = 0; t < terms.size(); ++t) {
+    TESSERA_ASSIGN_OR_RETURN(ValueId v, ctx.input(node, static_cast<int>(t)));
+    inputs.push_back(v);
+    const auto shape = ctx.value(v).shape;
+    a.inputs.emplace_back();
+    TESSERA_RETURN_IF_ERROR(parse(terms[t], shape.size(), &a.inputs.back()));
+    if (a.inputs.back().size() != shape.size())
+      return invalid("term '" + terms[t] + "' does not match input shape " + graph::shape_string(shape));
+    if (ctx.value(v).dtype != ctx.value(inputs[0]).dtype) return invalid("operand types differ");
+    for (size_t d = 0; d < shape.size(); ++d) {
+      int64_t& e = a.extents[a.inputs.back()[d]];
+      if (e != 0 && e != shape[d]) return invalid("subscript extents differ (broadcasting is not supported)");
+      if (shape[d] == 0) return invalid("empty dimensions are not supported");
+      e = shape[d];
+      ++seen[a.inputs.back()[d]];
+    }
+  }
+  if (arrow != std::string::npos) {
+    const std::string rhs = eq.substr(arrow + 2);
+    const bool dots = rhs.find("...") != std::string::npos;
+    size_t ellipsis = 0;  // the output's ellipsis spans the widest input's
+    for (size_t l = 52; l < a.extents.size(); ++l) ellipsis += a.extents[l] != 0;
+    TESSERA_RETURN_IF_ERROR(parse(rhs, dots ? rhs.size() - 3 + ellipsis : rhs.size(), &a.output));
+  } else {
+    for (size_t l = 52; l < a.extents.size(); ++l)
+      if (a.extents[l]) a.output.push_back(static_cast<int>(l));
+    for (int l = 0; l < 52; ++l)
+      if (seen[l] == 1) a.output.push_back(l);
+  }
+  std::vector<int64_t> out;
+  for (int l : a.output) {
+    if (a.extents[l] == 0) return invalid("an output subscript names no input dimension");
+    if (std::count(a.output.begin(), a.output.end(), l) > 1) return invalid("an output subscript repeats");
+    out.push_back(a.extents[l]);
+  }
+  return ctx.emit(node, OpKind::kEinsum, a, inputs, out, ctx.value(inputs[0]).dtype);
+}
+
 }  // namespace
 
 void add_data_converters(std::map<std::string, Converter>& table) {
@@ -244,6 +378,11 @@ void add_data_converters(std::map<std::string, Converter>& table) {
   table["SpaceToDepth"] = convert_depth_space;
   table["OneHot"] = convert_one_hot;
   table["CastLike"] = convert_cast_like;
+  table["GatherND"] = convert_gather_nd;
+  table["ScatterElements"] = convert_scatter;
+  table["Scatter"] = convert_scatter;
+  table["ScatterND"] = convert_scatter;
+  table["Einsum"] = convert_einsum;
 }
 
 }  // namespace tessera::frontend::detail

@@ -400,6 +400,23 @@ Status convert_lp_norm(ImportContext& ctx, const Node& node) {
   return Status::ok();
 }
 
+// MeanVarianceNormalization: (x - mean) / sqrt(var) over `axes`, with
+// ONNX's epsilon of 1e-9 under the root.
+Status convert_mvn(ImportContext& ctx, const Node& node) {
+  TESSERA_ASSIGN_OR_RETURN(ValueId x, ctx.input(node, 0));
+  const auto xs = ctx.value(x).shape;
+  if (!ctx.value(x).dtype.is_float()) return invalid("input must be floating point");
+  auto axes = attr_ints(node, "axes", {0, 2, 3});
+  for (int64_t& a : axes) {
+    TESSERA_ASSIGN_OR_RETURN(a, norm_axis(a, xs.size(), "axis"));
+  }
+  std::sort(axes.begin(), axes.end());
+  if (std::adjacent_find(axes.begin(), axes.end()) != axes.end()) return invalid("an axis is listed twice");
+  TESSERA_ASSIGN_OR_RETURN(ValueId y, add_standardize(ctx, base_name(node), x, axes, 1e-9));
+  ctx.alias(node, y);
+  return Status::ok();
+}
+
 // GlobalMaxPool: the maximum over every spatial axis, kept as 1.
 Status convert_global_max_pool(ImportContext& ctx, const Node& node) {
   TESSERA_ASSIGN_OR_RETURN(ValueId x, ctx.input(node, 0));
@@ -539,6 +556,7 @@ void add_math_converters(std::map<std::string, Converter>& table) {
   table["InstanceNormalization"] = convert_instance_norm;
   table["LpNormalization"] = convert_lp_norm;
   table["GlobalMaxPool"] = convert_global_max_pool;
+  table["MeanVarianceNormalization"] = convert_mvn;
   table["NegativeLogLikelihoodLoss"] = convert_nll_loss;
   table["SoftmaxCrossEntropyLoss"] = convert_softmax_cross_entropy;
 }

@@ -594,6 +594,9 @@ Result<Tensor> build_node(const Graph& g, const Node& n, const std::vector<Tenso
     }
     case OpKind::kGatherElements: r = build_gather_elements(g, n, in[0], in[1]); break;
     case OpKind::kExpand: case OpKind::kTile: r = build_broadcast_read(g, n, in[0]); break;
+    case OpKind::kGatherND: case OpKind::kScatterElements: case OpKind::kScatterND: case OpKind::kEinsum:
+      r = build_index_node(g, n, in);
+      break;
     case OpKind::kLayerNorm: {
       const auto& a = std::get<NormAttrs>(n.attrs);
       r = ops::layer_norm(in[0], in[1], in[2], static_cast<int>(a.axis), a.epsilon, n.name);

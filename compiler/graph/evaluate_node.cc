@@ -86,7 +86,8 @@ bool is_foldable(OpKind kind) {
     case OpKind::kGlobalAvgPool: case OpKind::kSoftmax: case OpKind::kReduceMean: case OpKind::kBatchNorm:
     case OpKind::kReduceSum: case OpKind::kReduceMax: case OpKind::kLayerNorm: case OpKind::kResize:
     case OpKind::kReduceMin: case OpKind::kReduceProd: case OpKind::kArgMax: case OpKind::kArgMin:
-    case OpKind::kCumSum:
+    case OpKind::kCumSum: case OpKind::kGatherND: case OpKind::kScatterElements: case OpKind::kScatterND:
+    case OpKind::kEinsum:
       return false;
     default:
       return true;

@@ -38,7 +38,8 @@ namespace tessera::graph {
   X(kLayerNorm, "layer_norm") X(kPad, "pad") X(kSlice, "slice") X(kResize, "resize") X(kShape, "shape") X(kGather, "gather") X(kCast, "cast") \
   X(kUnary, "unary") X(kBinary, "binary") X(kWhere, "where") X(kReduceMin, "reduce_min")                  \
   X(kReduceProd, "reduce_prod") X(kArgMax, "arg_max") X(kArgMin, "arg_min") X(kCumSum, "cumsum")         \
-  X(kGatherElements, "gather_elements") X(kExpand, "expand") X(kTile, "tile")
+  X(kGatherElements, "gather_elements") X(kExpand, "expand") X(kTile, "tile") X(kGatherND, "gather_nd")   \
+  X(kScatterElements, "scatter_elements") X(kScatterND, "scatter_nd") X(kEinsum, "einsum")
 
 /// The operator a node applies. Reshape also stands for Flatten, Squeeze and
 /// Unsqueeze: its output value's shape says everything.
@@ -179,11 +180,27 @@ struct ArgAttrs {
   bool select_last = false;
   bool exclusive = false, reverse = false;
 };
+/// ScatterElements (along `axis`) and ScatterND (axis unused): how an
+/// update combines with the value it lands on. GatherND: `axis` is
+/// batch_dims.
+struct ScatterAttrs {
+  enum class Reduction : uint8_t { kNone, kAdd, kMul };
+  int64_t axis = 0;
+  Reduction reduction = Reduction::kNone;
+};
+/// Einsum: each operand's and the output's subscripts as letter numbers
+/// (0..51); letters absent from the output are summed over. `extents` gives
+/// each letter's extent.
+struct EinsumAttrs {
+  std::vector<std::vector<int>> inputs;
+  std::vector<int> output;
+  std::vector<int64_t> extents;
+};
 /// A node's attributes; which alternative goes with which kind is fixed by the
 /// importer and checked where they are read.
 using Attrs = std::variant<NoAttrs, ConvAttrs, GemmAttrs, PoolAttrs, ScalarAttrs, AffineAttrs, AxisAttrs, PermAttrs,
                            ReduceAttrs, CastAttrs, NormAttrs, PadAttrs, SliceAttrs, ResizeAttrs, UnaryAttrs,
-                           BinaryAttrs, ArgAttrs>;
+                           BinaryAttrs, ArgAttrs, ScatterAttrs, EinsumAttrs>;
 
 /// Index of a value in its graph.
 using ValueId = int32_t;

@@ -158,6 +158,79 @@ TEST(OnnxDataOps, CastLikeTakesTheSecondInputsType) {
   EXPECT_EQ(values_of<int32_t>(*y), (std::vector<int32_t>{1, -2, 3}));
 }
 
+TEST(OnnxDataOps, GatherNDWithABatchDimension) {
+  ModelBuilder m(13);
+  m.input("data", {2, 3, 2});
+  m.input("idx", {2, 1, 1}, onnx::TensorProto::INT64);
+  attr(m.node("GatherND", {"data", "idx"}, {"y"}), "batch_dims", int64_t{1});
+  m.output("y", {2, 1, 2});
+  auto y = run_model(m, {to_bytes(iota(12)), bytes_of<int64_t>({2, -3})});
+  ASSERT_TRUE(y.is_ok()) << y.status().to_string();
+  // Batch 0 row 2: {4, 5}; batch 1 row -3 = 0: {6, 7}.
+  EXPECT_EQ(to_floats(*y), (std::vector<float>{4, 5, 6, 7}));
+}
+
+TEST(OnnxDataOps, ScatterElementsLastWriteWinsAndAddAccumulates) {
+  ModelBuilder m(16);
+  m.input("data", {2, 3});
+  m.input("idx", {2, 2}, onnx::TensorProto::INT64);
+  m.input("upd", {2, 2});
+  attr(m.node("ScatterElements", {"data", "idx", "upd"}, {"none"}), "axis", int64_t{1});
+  auto* add = m.node("ScatterElements", {"data", "idx", "upd"}, {"add"});
+  attr(add, "axis", int64_t{1});
+  attr(add, "reduction", std::string("add"));
+  m.output("none", {2, 3});
+  m.output("add", {2, 3});
+  auto outs = test::run_model_outputs(
+      m, {to_bytes({0, 0, 0, 1, 1, 1}), bytes_of<int64_t>({2, -1, 0, 1}), to_bytes({5, 6, 7, 8})});
+  ASSERT_TRUE(outs.is_ok()) << outs.status().to_string();
+  // Row 0: both updates land on column 2, the later (6) wins; row 1: 7 at 0, 8 at 1.
+  EXPECT_EQ(to_floats(outs->at(0)), (std::vector<float>{0, 0, 6, 7, 8, 1}));
+  EXPECT_EQ(to_floats(outs->at(1)), (std::vector<float>{0, 0, 11, 8, 9, 1}));
+}
+
+TEST(OnnxDataOps, ScatterNDReplacesRowsAndMultiplies) {
+  ModelBuilder m(16);
+  m.input("data", {3, 2});
+  m.input("idx", {2, 1}, onnx::TensorProto::INT64);
+  m.input("upd", {2, 2});
+  m.node("ScatterND", {"data", "idx", "upd"}, {"none"});
+  attr(m.node("ScatterND", {"data", "idx", "upd"}, {"mul"}), "reduction", std::string("mul"));
+  m.output("none", {3, 2});
+  m.output("mul", {3, 2});
+  auto outs = test::run_model_outputs(m, {to_bytes({1, 2, 3, 4, 5, 6}), bytes_of<int64_t>({2, 0}), to_bytes({10, 20, 30, 40})});
+  ASSERT_TRUE(outs.is_ok()) << outs.status().to_string();
+  EXPECT_EQ(to_floats(outs->at(0)), (std::vector<float>{30, 40, 3, 4, 10, 20}));
+  EXPECT_EQ(to_floats(outs->at(1)), (std::vector<float>{30, 80, 3, 4, 50, 120}));
+}
+
+TEST(OnnxDataOps, EinsumContractionsDiagonalsAndImplicitOutputs) {
+  ModelBuilder m(13);
+  m.input("a", {2, 3, 5});
+  m.input("b", {2, 5, 3});
+  m.input("c", {2, 3, 3});
+  attr(m.node("Einsum", {"a", "b"}, {"bmm"}), "equation", std::string("bij, bjk -> bik"));
+  attr(m.node("Einsum", {"c"}, {"diag"}), "equation", std::string("...ii->...i"));
+  attr(m.node("Einsum", {"a"}, {"t"}), "equation", std::string("bij"));  // implicit: bij (sorted, seen once)
+  m.output("bmm", {2, 3, 3});
+  m.output("diag", {2, 3});
+  m.output("t", {2, 3, 5});
+  const auto a = graph::test::random_floats(30, 1), b = graph::test::random_floats(30, 2), c = iota(18);
+  auto outs = test::run_model_outputs(m, {to_bytes(a), to_bytes(b), to_bytes(c)});
+  ASSERT_TRUE(outs.is_ok()) << outs.status().to_string();
+  std::vector<float> bmm;
+  for (int n = 0; n < 2; ++n)
+    for (int i = 0; i < 3; ++i)
+      for (int k = 0; k < 3; ++k) {
+        float acc = 0;
+        for (int j = 0; j < 5; ++j) acc += a[n * 15 + i * 5 + j] * b[n * 15 + j * 3 + k];
+        bmm.push_back(acc);
+      }
+  EXPECT_TRUE(graph::test::close(to_floats(outs->at(0)), bmm));
+  EXPECT_EQ(to_floats(outs->at(1)), (std::vector<float>{0, 4, 8, 9, 13, 17}));
+  EXPECT_EQ(to_floats(outs->at(2)), a);
+}
+
 TEST(OnnxDataOps, ShapeInputsFedAtRunTimeAreClearErrors) {
   ModelBuilder m(17);
   m.input("x", {3, 1});

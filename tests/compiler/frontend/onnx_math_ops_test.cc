@@ -422,6 +422,18 @@ TEST(OnnxMathOps, SoftmaxCrossEntropyLossAndItsLogProbabilities) {
   EXPECT_TRUE(close(to_floats(outs->at(0)), {-lp[0] - lp[5]}));
 }
 
+TEST(OnnxMathOps, MeanVarianceNormalizationOverItsDefaultAxes) {
+  ModelBuilder m(13);
+  m.input("x", {2, 1, 1, 2});
+  m.node("MeanVarianceNormalization", {"x"}, {"y"});
+  m.output("y", {2, 1, 1, 2});
+  auto y = run_model(m, {to_bytes({1, 3, 5, 7})});
+  ASSERT_TRUE(y.is_ok()) << y.status().to_string();
+  // Axes 0, 2, 3: mean 4, variance 5 over all four.
+  const float s = std::sqrt(5.0f);
+  EXPECT_TRUE(close(to_floats(*y), {-3 / s, -1 / s, 1 / s, 3 / s}));
+}
+
 TEST(OnnxMathOps, ConstantInputsFold) {
   ModelBuilder m(17);
   m.input("x", {3});
