@@ -417,6 +417,54 @@ Status convert_mvn(ImportContext& ctx, const Node& node) {
   return Status::ok();
 }
 
+// LRN: x / (bias + alpha / size * sum of x^2 over a window of `size`
+// channels)^beta, the window from c - floor((size - 1) / 2) to
+// c + ceil((size - 1) / 2): the squares padded along the channels and
+// `size` shifted slices added up.
+Status convert_lrn(ImportContext& ctx, const Node& node) {
+  TESSERA_ASSIGN_OR_RETURN(ValueId x, ctx.input(node, 0));
+  const auto xs = ctx.value(x).shape;
+  const DType t = ctx.value(x).dtype;
+  if (xs.size() < 3) return invalid("input must be N x C x D1 x ...");
+  if (!t.is_float()) return invalid("input must be floating point");
+  const int64_t size = attr_int(node, "size", 0);
+  if (size < 1) return invalid("size must be positive");
+  const double alpha = attr_float(node, "alpha", 1e-4f), beta = attr_float(node, "beta", 0.75f);
+  const double bias = attr_float(node, "bias", 1.0f);
+  const std::string name = base_name(node);
+  TESSERA_ASSIGN_OR_RETURN(ValueId sq, add_binary(ctx, name + ".sq", OpKind::kMul, graph::NoAttrs{}, x, x));
+  graph::PadAttrs pad;
+  pad.before.assign(xs.size(), 0);
+  pad.after.assign(xs.size(), 0);
+  pad.before[1] = (size - 1) / 2;
+  pad.after[1] = size - 1 - pad.before[1];
+  auto padded_shape = xs;
+  padded_shape[1] += size - 1;
+  TESSERA_ASSIGN_OR_RETURN(ValueId padded, ctx.add(name + ".pad", OpKind::kPad, pad, {sq}, padded_shape, t));
+  ValueId total = -1;
+  for (int64_t i = 0; i < size; ++i) {
+    graph::SliceAttrs s;
+    s.starts.assign(xs.size(), 0);
+    s.steps.assign(xs.size(), 1);
+    s.starts[1] = i;
+    TESSERA_ASSIGN_OR_RETURN(ValueId shifted, ctx.add(name + ".shift" + std::to_string(i), OpKind::kSlice, s, {padded}, xs, t));
+    if (total < 0) {
+      total = shifted;
+    } else {
+      TESSERA_ASSIGN_OR_RETURN(total, add_binary(ctx, name + ".sum" + std::to_string(i), OpKind::kAdd, graph::NoAttrs{}, total, shifted));
+    }
+  }
+  TESSERA_ASSIGN_OR_RETURN(ValueId scaled, add_binary(ctx, name + ".scaled", OpKind::kMul, graph::NoAttrs{}, total,
+                                                      scalar_constant(ctx, name + ".alpha", t, alpha / static_cast<double>(size))));
+  TESSERA_ASSIGN_OR_RETURN(ValueId based, add_binary(ctx, name + ".biased", OpKind::kAdd, graph::NoAttrs{}, scaled,
+                                                     scalar_constant(ctx, name + ".bias", t, bias)));
+  TESSERA_ASSIGN_OR_RETURN(ValueId denom, add_binary(ctx, name + ".denom", OpKind::kPow, graph::NoAttrs{}, based,
+                                                     scalar_constant(ctx, name + ".beta", t, beta)));
+  TESSERA_ASSIGN_OR_RETURN(ValueId y, add_binary(ctx, node.output(0), OpKind::kDiv, graph::NoAttrs{}, x, denom));
+  ctx.alias(node, y);
+  return Status::ok();
+}
+
 // GlobalMaxPool: the maximum over every spatial axis, kept as 1.
 Status convert_global_max_pool(ImportContext& ctx, const Node& node) {
   TESSERA_ASSIGN_OR_RETURN(ValueId x, ctx.input(node, 0));
@@ -557,6 +605,7 @@ void add_math_converters(std::map<std::string, Converter>& table) {
   table["LpNormalization"] = convert_lp_norm;
   table["GlobalMaxPool"] = convert_global_max_pool;
   table["MeanVarianceNormalization"] = convert_mvn;
+  table["LRN"] = convert_lrn;
   table["NegativeLogLikelihoodLoss"] = convert_nll_loss;
   table["SoftmaxCrossEntropyLoss"] = convert_softmax_cross_entropy;
 }

@@ -434,6 +434,29 @@ TEST(OnnxMathOps, MeanVarianceNormalizationOverItsDefaultAxes) {
   EXPECT_TRUE(close(to_floats(*y), {-3 / s, -1 / s, 1 / s, 3 / s}));
 }
 
+TEST(OnnxMathOps, LrnOverAnEvenWindowOfChannels) {
+  ModelBuilder m(13);
+  m.input("x", {1, 5, 1, 2});
+  auto* n = m.node("LRN", {"x"}, {"y"});
+  attr(n, "size", int64_t{2});
+  attr(n, "alpha", 0.5f);
+  attr(n, "beta", 0.75f);
+  attr(n, "bias", 2.0f);
+  m.output("y", {1, 5, 1, 2});
+  const std::vector<float> x = random_floats(10, 5);
+  auto y = run_model(m, {to_bytes(x)});
+  ASSERT_TRUE(y.is_ok()) << y.status().to_string();
+  // size 2: the window of channel c is {c, c + 1} (floor(1/2) = 0 before, 1 after).
+  std::vector<float> want;
+  for (int c = 0; c < 5; ++c)
+    for (int w = 0; w < 2; ++w) {
+      double sq = 0;
+      for (int j = c; j <= std::min(c + 1, 4); ++j) sq += x[j * 2 + w] * x[j * 2 + w];
+      want.push_back(static_cast<float>(x[c * 2 + w] / std::pow(2.0 + 0.5 / 2 * sq, 0.75)));
+    }
+  EXPECT_TRUE(close(to_floats(*y), want));
+}
+
 TEST(OnnxMathOps, ConstantInputsFold) {
   ModelBuilder m(17);
   m.input("x", {3});
