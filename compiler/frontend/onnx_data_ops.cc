@@ -363,6 +363,184 @@ Status convert_einsum(ImportContext& ctx, const Node& node) {
   return ctx.emit(node, OpKind::kEinsum, a, inputs, out, ctx.value(inputs[0]).dtype);
 }
 
+// Positions 0..n-1 along dimension `axis` of a rank-`rank` int64 constant
+// (every other dimension 1).
+ValueId positions(ImportContext& ctx, const std::string& name, size_t rank, size_t axis, int64_t n) {
+  std::vector<int64_t> shape(rank, 1), v(static_cast<size_t>(n));
+  shape[axis] = n;
+  for (int64_t i = 0; i < n; ++i) v[i] = i;
+  return ctx.g.add_constant(name, graph::Constant::from_int64s(shape, v));
+}
+
+// TopK along the last axis of x (the caller transposes): the rank of each
+// element (how many come before it: greater, or equal at a lower index; the
+// reverse for the smallest) from a pairwise comparison, then for each
+// output slot r the index whose rank is r, then the values gathered.
+Result<std::pair<ValueId, ValueId>> emit_top_k_last(ImportContext& ctx, const std::string& name, ValueId x, int64_t k,
+                                                    bool largest) {
+  const auto xs = ctx.value(x).shape;
+  const DType t = ctx.value(x).dtype, i64 = DType::i64();
+  const size_t r = xs.size();
+  const int64_t n = xs.back();
+  auto row = xs, col = xs;  // x as [.., n, 1] (element i) and [.., 1, n] (element j)
+  row.push_back(1);
+  col.insert(col.end() - 1, 1);
+  TESSERA_ASSIGN_OR_RETURN(ValueId xi, ctx.add(name + ".xi", OpKind::kReshape, graph::NoAttrs{}, {x}, row, t));
+  TESSERA_ASSIGN_OR_RETURN(ValueId xj, ctx.add(name + ".xj", OpKind::kReshape, graph::NoAttrs{}, {x}, col, t));
+  auto pair = xs;
+  pair.push_back(n);
+  auto cmp = [&](const char* what, ops::BinaryFn fn, ValueId a, ValueId b, const std::vector<int64_t>& shape) {
+    return ctx.add(name + what, OpKind::kBinary, graph::BinaryAttrs{fn}, {a, b}, shape, DType::boolean());
+  };
+  TESSERA_ASSIGN_OR_RETURN(ValueId better, cmp(".better", largest ? ops::BinaryFn::kGreater : ops::BinaryFn::kLess, xj, xi, pair));
+  TESSERA_ASSIGN_OR_RETURN(ValueId same, cmp(".same", ops::BinaryFn::kEqual, xj, xi, pair));
+  const ValueId pi = positions(ctx, name + ".i", r + 1, r - 1, n), pj = positions(ctx, name + ".j", r + 1, r, n);
+  std::vector<int64_t> square(r + 1, 1);
+  square[r - 1] = square[r] = n;
+  TESSERA_ASSIGN_OR_RETURN(ValueId earlier, cmp(".earlier", ops::BinaryFn::kLess, pj, pi, square));
+  TESSERA_ASSIGN_OR_RETURN(ValueId tie, cmp(".tie", ops::BinaryFn::kAnd, same, earlier, pair));
+  TESSERA_ASSIGN_OR_RETURN(ValueId before, cmp(".before", ops::BinaryFn::kOr, better, tie, pair));
+  TESSERA_ASSIGN_OR_RETURN(ValueId ones, ctx.add(name + ".count", OpKind::kCast, graph::CastAttrs{i64}, {before}, pair, i64));
+  TESSERA_ASSIGN_OR_RETURN(ValueId rank, ctx.add(name + ".rank", OpKind::kReduceSum,
+                                                 graph::ReduceAttrs{{static_cast<int64_t>(r)}, false}, {ones}, xs, i64));
+  // slot[.., s, i] = rank[.., i] == s; index[.., s] = sum over i of i * slot.
+  TESSERA_ASSIGN_OR_RETURN(ValueId rank_row, ctx.add(name + ".rank_row", OpKind::kReshape, graph::NoAttrs{}, {rank}, col, i64));
+  auto slots = xs;
+  slots.back() = k;
+  slots.push_back(n);
+  TESSERA_ASSIGN_OR_RETURN(ValueId hit, cmp(".slot", ops::BinaryFn::kEqual, rank_row, positions(ctx, name + ".s", r + 1, r - 1, k), slots));
+  TESSERA_ASSIGN_OR_RETURN(ValueId picked, ctx.add(name + ".picked", OpKind::kWhere, graph::NoAttrs{},
+                                                   {hit, pj, scalar_constant(ctx, name + ".none", i64, 0.0)}, slots, i64));
+  auto out = xs;
+  out.back() = k;
+  TESSERA_ASSIGN_OR_RETURN(ValueId indices, ctx.add(name + ".indices", OpKind::kReduceSum,
+                                                    graph::ReduceAttrs{{static_cast<int64_t>(r)}, false}, {picked}, out, i64));
+  TESSERA_ASSIGN_OR_RETURN(ValueId values, ctx.add(name + ".values", OpKind::kGatherElements,
+                                                   graph::AxisAttrs{static_cast<int64_t>(r - 1)}, {x, indices}, out, t));
+  return std::make_pair(values, indices);
+}
+
+Status convert_top_k(ImportContext& ctx, const Node& node) {
+  TESSERA_ASSIGN_OR_RETURN(ValueId x, ctx.input(node, 0));
+  TESSERA_ASSIGN_OR_RETURN(auto kv, constant_values(ctx, node, 1, "K"));
+  const auto xs = ctx.value(x).shape;
+  if (xs.empty()) return invalid("input must have rank 1 or more");
+  if (kv.size() != 1) return invalid("K must hold one value");
+  TESSERA_ASSIGN_OR_RETURN(int64_t axis, norm_axis(attr_int(node, "axis", -1), xs.size(), "axis"));
+  const auto k = static_cast<int64_t>(kv[0]);
+  if (k < 1 || k > xs[axis]) return invalid("K must be in [1, " + std::to_string(xs[axis]) + "]");
+  if (ctx.value(x).dtype.is_bool()) return invalid("TopK of bool is not supported");
+  const std::string name = base_name(node);
+  // Move the axis last, and back afterwards.
+  std::vector<int64_t> perm;
+  for (size_t d = 0; d < xs.size(); ++d)
+    if (static_cast<int64_t>(d) != axis) perm.push_back(static_cast<int64_t>(d));
+  perm.push_back(axis);
+  const bool moved = axis + 1 != static_cast<int64_t>(xs.size());
+  ValueId last = x;
+  std::vector<int64_t> moved_shape;
+  for (int64_t d : perm) moved_shape.push_back(xs[d]);
+  if (moved) {
+    TESSERA_ASSIGN_OR_RETURN(last, ctx.add(name + ".to_last", OpKind::kTranspose, graph::PermAttrs{perm}, {x},
+                                           moved_shape, ctx.value(x).dtype));
+  }
+  TESSERA_ASSIGN_OR_RETURN(auto vi, emit_top_k_last(ctx, name, last, k, attr_int(node, "largest", 1) != 0));
+  ValueId outs[2] = {vi.first, vi.second};
+  for (int o = 0; o < 2 && o < node.output_size(); ++o) {
+    if (node.output(o).empty()) continue;
+    ValueId v = outs[o];
+    if (moved) {
+      std::vector<int64_t> back(perm.size()), shape = xs;
+      for (size_t d = 0; d < perm.size(); ++d) back[perm[d]] = static_cast<int64_t>(d);
+      shape[axis] = k;
+      TESSERA_ASSIGN_OR_RETURN(v, ctx.add(node.output(o), OpKind::kTranspose, graph::PermAttrs{back}, {v}, shape,
+                                          ctx.value(v).dtype));
+    }
+    ctx.values[node.output(o)] = v;
+  }
+  return Status::ok();
+}
+
+// ReverseSequence: along time_axis, the first sequence_lens[b] elements of
+// each batch entry b reversed, the rest kept: GatherElements with the index
+// t < len ? len - 1 - t : t.
+Status convert_reverse_sequence(ImportContext& ctx, const Node& node) {
+  TESSERA_ASSIGN_OR_RETURN(ValueId x, ctx.input(node, 0));
+  TESSERA_ASSIGN_OR_RETURN(ValueId lens, ctx.input(node, 1));
+  const auto xs = ctx.value(x).shape;
+  const int64_t batch_axis = attr_int(node, "batch_axis", 1), time_axis = attr_int(node, "time_axis", 0);
+  if (xs.size() < 2) return invalid("input must have rank 2 or more");
+  if (!((batch_axis == 0 && time_axis == 1) || (batch_axis == 1 && time_axis == 0)))
+    return invalid("batch_axis and time_axis must be 0 and 1 in some order");
+  if (ctx.value(lens).shape != std::vector<int64_t>{xs[batch_axis]}) return invalid("sequence_lens must have shape [batch]");
+  const DType i64 = DType::i64();
+  if (ctx.value(lens).dtype != i64) return invalid("sequence_lens must be int64");
+  const std::string name = base_name(node);
+  std::vector<int64_t> lens_shape(xs.size(), 1);
+  lens_shape[batch_axis] = xs[batch_axis];
+  TESSERA_ASSIGN_OR_RETURN(ValueId len, ctx.add(name + ".len", OpKind::kReshape, graph::NoAttrs{}, {lens}, lens_shape, i64));
+  const ValueId t = positions(ctx, name + ".t", xs.size(), static_cast<size_t>(time_axis), xs[time_axis]);
+  std::vector<int64_t> grid(xs.size(), 1);
+  grid[0] = xs[0], grid[1] = xs[1];
+  TESSERA_ASSIGN_OR_RETURN(ValueId inside, ctx.add(name + ".inside", OpKind::kBinary, graph::BinaryAttrs{ops::BinaryFn::kLess},
+                                                   {t, len}, grid, DType::boolean()));
+  TESSERA_ASSIGN_OR_RETURN(ValueId last, ctx.add(name + ".last", OpKind::kSub, graph::NoAttrs{},
+                                                 {len, scalar_constant(ctx, name + ".one", i64, 1.0)}, lens_shape, i64));
+  TESSERA_ASSIGN_OR_RETURN(ValueId mirrored, ctx.add(name + ".mirrored", OpKind::kSub, graph::NoAttrs{}, {last, t}, grid, i64));
+  TESSERA_ASSIGN_OR_RETURN(ValueId at, ctx.add(name + ".at", OpKind::kWhere, graph::NoAttrs{}, {inside, mirrored, t}, grid, i64));
+  TESSERA_ASSIGN_OR_RETURN(ValueId full, ctx.add(name + ".at_full", OpKind::kExpand, graph::NoAttrs{}, {at}, xs, i64));
+  return ctx.emit(node, OpKind::kGatherElements, graph::AxisAttrs{time_axis}, {x, full}, xs, ctx.value(x).dtype);
+}
+
+// Compress with a constant condition: a Gather of the kept positions (the
+// output's shape depends on the condition, so it must be static).
+Status convert_compress(ImportContext& ctx, const Node& node) {
+  TESSERA_ASSIGN_OR_RETURN(ValueId x, ctx.input(node, 0));
+  TESSERA_ASSIGN_OR_RETURN(auto cond, constant_values(ctx, node, 1, "condition"));
+  auto xs = ctx.value(x).shape;
+  const std::string name = base_name(node);
+  const auto* axis_attr = find_attr(node, "axis");
+  int64_t axis = 0;
+  ValueId data = x;
+  if (axis_attr) {
+    TESSERA_ASSIGN_OR_RETURN(axis, norm_axis(axis_attr->i(), xs.size(), "axis"));
+  } else {  // without an axis, the flattened input
+    const int64_t total = graph::shape_size(xs);
+    TESSERA_ASSIGN_OR_RETURN(data, ctx.add(name + ".flat", OpKind::kReshape, graph::NoAttrs{}, {x}, {total}, ctx.value(x).dtype));
+    xs = {total};
+  }
+  if (static_cast<int64_t>(cond.size()) > xs[axis]) return invalid("condition is longer than the axis");
+  std::vector<int64_t> kept;
+  for (size_t i = 0; i < cond.size(); ++i)
+    if (cond[i] != 0) kept.push_back(static_cast<int64_t>(i));
+  if (kept.empty()) return invalid("the condition keeps nothing: empty tensors are not supported");
+  const ValueId idx = ctx.g.add_constant(name + ".kept", graph::Constant::from_int64s({static_cast<int64_t>(kept.size())}, kept));
+  xs[axis] = static_cast<int64_t>(kept.size());
+  return ctx.emit(node, OpKind::kGather, graph::AxisAttrs{axis}, {data, idx}, xs, ctx.value(x).dtype);
+}
+
+// NonZero of a constant: the positions of the non-zero elements, one row
+// per dimension (the output's shape depends on the data, so it must fold).
+Status convert_non_zero(ImportContext& ctx, const Node& node) {
+  TESSERA_ASSIGN_OR_RETURN(auto v, constant_values(ctx, node, 0, "X (its shape decides the output's)"));
+  TESSERA_ASSIGN_OR_RETURN(ValueId x, ctx.input(node, 0));
+  const auto xs = ctx.value(x).shape;
+  std::vector<std::vector<int64_t>> rows(xs.size());
+  for (int64_t i = 0; i < static_cast<int64_t>(v.size()); ++i) {
+    if (v[i] == 0) continue;
+    int64_t rest = i;
+    for (size_t d = xs.size(); d-- > 0;) {
+      rows[d].push_back(rest % xs[d]);
+      rest /= xs[d];
+    }
+  }
+  const auto count = static_cast<int64_t>(rows.empty() ? 0 : rows[0].size());
+  if (count == 0) return invalid("no element is non-zero: empty tensors are not supported");
+  std::vector<int64_t> flat;
+  for (const auto& r : rows) flat.insert(flat.end(), r.begin(), r.end());
+  return bind_constant(ctx, node, graph::Constant::from_int64s({static_cast<int64_t>(xs.size()), count}, flat));
+}
+
 }  // namespace
 
 void add_data_converters(std::map<std::string, Converter>& table) {
@@ -383,6 +561,10 @@ void add_data_converters(std::map<std::string, Converter>& table) {
   table["Scatter"] = convert_scatter;
   table["ScatterND"] = convert_scatter;
   table["Einsum"] = convert_einsum;
+  table["TopK"] = convert_top_k;
+  table["ReverseSequence"] = convert_reverse_sequence;
+  table["Compress"] = convert_compress;
+  table["NonZero"] = convert_non_zero;
 }
 
 }  // namespace tessera::frontend::detail

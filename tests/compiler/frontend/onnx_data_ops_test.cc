@@ -231,6 +231,61 @@ TEST(OnnxDataOps, EinsumContractionsDiagonalsAndImplicitOutputs) {
   EXPECT_EQ(to_floats(outs->at(2)), a);
 }
 
+TEST(OnnxDataOps, TopKSortsTiesByIndexAlongAnyAxis) {
+  ModelBuilder m(13);
+  m.input("x", {4, 3});
+  m.int64s("k", {1}, {2});
+  attr(m.node("TopK", {"x", "k"}, {"v", "i"}), "axis", int64_t{0});
+  auto* small = m.node("TopK", {"x", "k"}, {"sv", "si"});
+  attr(small, "largest", int64_t{0});
+  m.output("v", {2, 3});
+  m.output("i", {2, 3}, onnx::TensorProto::INT64);
+  m.output("sv", {4, 2});
+  m.output("si", {4, 2}, onnx::TensorProto::INT64);
+  // Columns: {5, 1, 5, 0}, {2, 2, 9, 2}, {-1, 7, 3, 7}.
+  auto outs = test::run_model_outputs(m, {to_bytes({5, 2, -1, 1, 2, 7, 5, 9, 3, 0, 2, 7})});
+  ASSERT_TRUE(outs.is_ok()) << outs.status().to_string();
+  EXPECT_EQ(to_floats(outs->at(0)), (std::vector<float>{5, 9, 7, 5, 2, 7}));
+  EXPECT_EQ(values_of<int64_t>(outs->at(1)), (std::vector<int64_t>{0, 2, 1, 2, 0, 3}));
+  EXPECT_EQ(to_floats(outs->at(2)), (std::vector<float>{-1, 2, 1, 2, 3, 5, 0, 2}));
+  EXPECT_EQ(values_of<int64_t>(outs->at(3)), (std::vector<int64_t>{2, 1, 0, 1, 2, 0, 0, 1}));
+}
+
+TEST(OnnxDataOps, ReverseSequenceReversesEachPrefix) {
+  ModelBuilder m(13);
+  m.input("x", {2, 4});
+  m.input("lens", {2}, onnx::TensorProto::INT64);
+  auto* n = m.node("ReverseSequence", {"x", "lens"}, {"y"});
+  attr(n, "batch_axis", int64_t{0});
+  attr(n, "time_axis", int64_t{1});
+  m.output("y", {2, 4});
+  auto y = run_model(m, {to_bytes(iota(8)), bytes_of<int64_t>({3, 1})});
+  ASSERT_TRUE(y.is_ok()) << y.status().to_string();
+  EXPECT_EQ(to_floats(*y), (std::vector<float>{2, 1, 0, 3, 4, 5, 6, 7}));
+}
+
+TEST(OnnxDataOps, CompressAndNonZeroOfConstants) {
+  ModelBuilder m(13);
+  m.input("x", {2, 3});
+  auto* cond = m.model.mutable_graph()->add_initializer();
+  cond->set_name("cond");
+  cond->set_data_type(onnx::TensorProto::BOOL);
+  cond->add_dims(3);
+  for (int v : {1, 0, 1}) cond->add_int32_data(v);
+  attr(m.node("Compress", {"x", "cond"}, {"cols"}), "axis", int64_t{1});
+  m.node("Compress", {"x", "cond"}, {"flat"});
+  m.floats("c", {2, 2}, {0, 3, 4, 0});
+  m.node("NonZero", {"c"}, {"nz"});
+  m.output("cols", {2, 2});
+  m.output("flat", {2});
+  m.output("nz", {2, 2}, onnx::TensorProto::INT64);
+  auto outs = test::run_model_outputs(m, {to_bytes(iota(6))});
+  ASSERT_TRUE(outs.is_ok()) << outs.status().to_string();
+  EXPECT_EQ(to_floats(outs->at(0)), (std::vector<float>{0, 2, 3, 5}));
+  EXPECT_EQ(to_floats(outs->at(1)), (std::vector<float>{0, 2}));
+  EXPECT_EQ(values_of<int64_t>(outs->at(2)), (std::vector<int64_t>{0, 1, 1, 0}));
+}
+
 TEST(OnnxDataOps, ShapeInputsFedAtRunTimeAreClearErrors) {
   ModelBuilder m(17);
   m.input("x", {3, 1});
