@@ -541,6 +541,26 @@ Status convert_non_zero(ImportContext& ctx, const Node& node) {
   return bind_constant(ctx, node, graph::Constant::from_int64s({static_cast<int64_t>(xs.size()), count}, flat));
 }
 
+Status convert_grid_sample(ImportContext& ctx, const Node& node) {
+  TESSERA_ASSIGN_OR_RETURN(ValueId x, ctx.input(node, 0));
+  TESSERA_ASSIGN_OR_RETURN(ValueId grid, ctx.input(node, 1));
+  const auto xs = ctx.value(x).shape, gs = ctx.value(grid).shape;
+  if (xs.size() != 4 || gs.size() != 4 || gs[0] != xs[0] || gs[3] != 2)
+    return invalid("X must be N x C x H x W and Grid N x H_out x W_out x 2");
+  if (!ctx.value(x).dtype.is_float() || ctx.value(grid).dtype != ctx.value(x).dtype)
+    return invalid("X and Grid must be of one floating-point type");
+  graph::GridSampleAttrs a;
+  const std::string mode = attr_string(node, "mode", "bilinear"), padding = attr_string(node, "padding_mode", "zeros");
+  if (mode == "nearest") a.mode = graph::GridSampleAttrs::Mode::kNearest;
+  else if (mode == "bicubic") a.mode = graph::GridSampleAttrs::Mode::kBicubic;
+  else if (mode != "bilinear") return invalid("mode '" + mode + "' is not one of bilinear, nearest, bicubic");
+  if (padding == "border") a.padding = graph::GridSampleAttrs::Padding::kBorder;
+  else if (padding == "reflection") a.padding = graph::GridSampleAttrs::Padding::kReflection;
+  else if (padding != "zeros") return invalid("padding_mode '" + padding + "' is not one of zeros, border, reflection");
+  a.align_corners = attr_int(node, "align_corners", 0) != 0;
+  return ctx.emit(node, OpKind::kGridSample, a, {x, grid}, {xs[0], xs[1], gs[1], gs[2]}, ctx.value(x).dtype);
+}
+
 }  // namespace
 
 void add_data_converters(std::map<std::string, Converter>& table) {
@@ -565,6 +585,7 @@ void add_data_converters(std::map<std::string, Converter>& table) {
   table["ReverseSequence"] = convert_reverse_sequence;
   table["Compress"] = convert_compress;
   table["NonZero"] = convert_non_zero;
+  table["GridSample"] = convert_grid_sample;
 }
 
 }  // namespace tessera::frontend::detail

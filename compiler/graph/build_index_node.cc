@@ -187,6 +187,86 @@ Tensor build_einsum(const Graph& g, const Node& n, const std::vector<Tensor>& in
       n.name, node_pattern(g, n));
 }
 
+// Weights of the 4 cubic taps at floor(c) - 1 .. floor(c) + 2 for t = c -
+// floor(c): Keys' kernel with coefficient `a` (as Resize's cubic mode).
+std::vector<Expr> cubic_weights(double a, const Expr& t) {
+  const DType f = t.dtype();
+  auto far = [&](const Expr& s) { return ((cst(f, a) * s - cst(f, 5 * a)) * s + cst(f, 8 * a)) * s - cst(f, 4 * a); };
+  auto near = [&](const Expr& s) { return ((cst(f, a + 2) * s - cst(f, a + 3)) * s) * s + cst(f, 1.0); };
+  const Expr u = cst(f, 1.0) - t;
+  return {far(t + cst(f, 1.0)), near(t), near(u), far(u + cst(f, 1.0))};
+}
+
+// PyTorch's reflect_coordinates: x mirrored into [twice_low / 2, twice_high / 2].
+Expr reflect(const Expr& x, double twice_low, double twice_high) {
+  const DType f = x.dtype();
+  if (twice_low == twice_high) return cst(f, 0.0);
+  const double low = twice_low / 2, span = (twice_high - twice_low) / 2;
+  const Expr in = abs(x - cst(f, low));
+  const Expr flips = floor(in / cst(f, span));
+  const Expr extra = in - flips * cst(f, span);
+  const Expr even = flips - floor(flips / cst(f, 2.0)) * cst(f, 2.0) == cst(f, 0.0);
+  return if_then_else(even, extra + cst(f, low), cst(f, span) - extra + cst(f, low));
+}
+
+// A coordinate after the padding mode (border: clamped; reflection:
+// mirrored, then clamped), along a dimension of `size`.
+Expr pad_coordinate(const GridSampleAttrs& a, Expr x, int64_t size) {
+  const DType f = x.dtype();
+  if (a.padding == GridSampleAttrs::Padding::kZeros) return x;
+  if (a.padding == GridSampleAttrs::Padding::kReflection)
+    x = a.align_corners ? reflect(x, 0.0, 2.0 * static_cast<double>(size - 1))
+                        : reflect(x, -1.0, 2.0 * static_cast<double>(size) - 1);
+  return min(max(x, cst(f, 0.0)), cst(f, static_cast<double>(size - 1)));
+}
+
+Tensor build_grid_sample(const Graph& g, const Node& n, const Tensor& x, const Tensor& grid) {
+  const auto& a = std::get<GridSampleAttrs>(n.attrs);
+  const int64_t height = x->shape[2], width = x->shape[3];
+  const DType f = x->dtype;
+  return compute(
+      g.value(n.outputs[0]).shape,
+      [&](const Vars& i) {
+        auto source = [&](int c, int64_t size) {  // grid coordinate c in input pixels
+          const Expr v = read(grid, {i[0], i[2], i[3], make_int(c)});
+          const double s = static_cast<double>(size);
+          return a.align_corners ? (v + cst(f, 1.0)) / cst(f, 2.0) * cst(f, s - 1)
+                                 : ((v + cst(f, 1.0)) * cst(f, s) - cst(f, 1.0)) / cst(f, 2.0);
+        };
+        // The pixel at integer coordinates (xi, yi), 0 outside the input.
+        auto pixel = [&](const Expr& xi, const Expr& yi) {
+          const Expr inside = xi >= make_int(0) && xi < make_int(width) && yi >= make_int(0) && yi < make_int(height);
+          const Expr cx = min(max(xi, make_int(0)), make_int(width - 1));
+          const Expr cy = min(max(yi, make_int(0)), make_int(height - 1));
+          return if_then_else(inside, read(x, {i[0], i[1], cy, cx}), cst(f, 0.0));
+        };
+        const Expr sx = source(0, width), sy = source(1, height);
+        if (a.mode == GridSampleAttrs::Mode::kBicubic) {
+          // Taps at floor - 1 .. floor + 2, each tap coordinate padded.
+          const Expr fx = floor(sx), fy = floor(sy);
+          const std::vector<Expr> wx = cubic_weights(-0.75, sx - fx), wy = cubic_weights(-0.75, sy - fy);
+          Expr total;
+          for (int r = 0; r < 4; ++r)
+            for (int c = 0; c < 4; ++c) {
+              const Expr tx = cast(kIndexType, pad_coordinate(a, fx + cst(f, c - 1.0), width));
+              const Expr ty = cast(kIndexType, pad_coordinate(a, fy + cst(f, r - 1.0), height));
+              const Expr term = pixel(tx, ty) * wx[c] * wy[r];
+              total = total.defined() ? total + term : term;
+            }
+          return total;
+        }
+        const Expr px = pad_coordinate(a, sx, width), py = pad_coordinate(a, sy, height);
+        if (a.mode == GridSampleAttrs::Mode::kNearest)
+          return pixel(cast(kIndexType, round(px)), cast(kIndexType, round(py)));
+        const Expr fx = floor(px), fy = floor(py);
+        const Expr tx = px - fx, ty = py - fy, x0 = cast(kIndexType, fx), y0 = cast(kIndexType, fy);
+        const Expr one = cst(f, 1.0), x1 = x0 + make_int(1), y1 = y0 + make_int(1);
+        return pixel(x0, y0) * (one - tx) * (one - ty) + pixel(x1, y0) * tx * (one - ty) +
+               pixel(x0, y1) * (one - tx) * ty + pixel(x1, y1) * tx * ty;
+      },
+      n.name, OpPattern::kInjective);
+}
+
 }  // namespace
 
 Result<Tensor> build_index_node(const Graph& g, const Node& n, const std::vector<Tensor>& in) {
@@ -195,6 +275,7 @@ Result<Tensor> build_index_node(const Graph& g, const Node& n, const std::vector
     case OpKind::kScatterElements: return build_scatter_elements(n, in[0], in[1], in[2]);
     case OpKind::kScatterND: return build_scatter_nd(n, in[0], in[1], in[2]);
     case OpKind::kEinsum: return build_einsum(g, n, in);
+    case OpKind::kGridSample: return build_grid_sample(g, n, in[0], in[1]);
     default:
       return Status(ErrorCode::kInvalidArgument,
                     std::string("node ") + n.name + " (" + op_kind_name(n.kind) + "): not an indexing kind");

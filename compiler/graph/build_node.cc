@@ -595,6 +595,7 @@ Result<Tensor> build_node(const Graph& g, const Node& n, const std::vector<Tenso
     case OpKind::kGatherElements: r = build_gather_elements(g, n, in[0], in[1]); break;
     case OpKind::kExpand: case OpKind::kTile: r = build_broadcast_read(g, n, in[0]); break;
     case OpKind::kGatherND: case OpKind::kScatterElements: case OpKind::kScatterND: case OpKind::kEinsum:
+    case OpKind::kGridSample:
       r = build_index_node(g, n, in);
       break;
     case OpKind::kLayerNorm: {

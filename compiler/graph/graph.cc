@@ -207,7 +207,7 @@ OpPattern node_pattern(const Graph& g, const Node& n) {
     }
     case OpKind::kReshape: case OpKind::kTranspose: case OpKind::kConcat: case OpKind::kGather:
     case OpKind::kPad: case OpKind::kSlice: case OpKind::kResize: case OpKind::kGatherElements:
-    case OpKind::kExpand: case OpKind::kTile: case OpKind::kGatherND:
+    case OpKind::kExpand: case OpKind::kTile: case OpKind::kGatherND: case OpKind::kGridSample:
     case OpKind::kShape:
       return OpPattern::kInjective;
     case OpKind::kBatchNorm:
@@ -308,6 +308,12 @@ struct AttrPrinter {
     return s.str();
   }
   std::string operator()(const BinaryAttrs& a) const { return std::string("fn=") + ops::binary_fn_name(a.fn); }
+  std::string operator()(const GridSampleAttrs& a) const {
+    static const char* const kModes[] = {"bilinear", "nearest", "bicubic"};
+    static const char* const kPaddings[] = {"zeros", "border", "reflection"};
+    return std::string("mode=") + kModes[static_cast<int>(a.mode)] + " padding=" +
+           kPaddings[static_cast<int>(a.padding)] + " align_corners=" + (a.align_corners ? "1" : "0");
+  }
   std::string operator()(const ScatterAttrs& a) const {
     static const char* const kReductions[] = {"none", "add", "mul"};
     return "axis=" + std::to_string(a.axis) + " reduction=" + kReductions[static_cast<int>(a.reduction)];

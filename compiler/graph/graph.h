@@ -39,7 +39,8 @@ namespace tessera::graph {
   X(kUnary, "unary") X(kBinary, "binary") X(kWhere, "where") X(kReduceMin, "reduce_min")                  \
   X(kReduceProd, "reduce_prod") X(kArgMax, "arg_max") X(kArgMin, "arg_min") X(kCumSum, "cumsum")         \
   X(kGatherElements, "gather_elements") X(kExpand, "expand") X(kTile, "tile") X(kGatherND, "gather_nd")   \
-  X(kScatterElements, "scatter_elements") X(kScatterND, "scatter_nd") X(kEinsum, "einsum")
+  X(kScatterElements, "scatter_elements") X(kScatterND, "scatter_nd") X(kEinsum, "einsum") \
+  X(kGridSample, "grid_sample")
 
 /// The operator a node applies. Reshape also stands for Flatten, Squeeze and
 /// Unsqueeze: its output value's shape says everything.
@@ -196,11 +197,22 @@ struct EinsumAttrs {
   std::vector<int> output;
   std::vector<int64_t> extents;
 };
+/// GridSample (NCHW input, grid N x Ho x Wo x 2 of (x, y) in [-1, 1]), with
+/// PyTorch's grid_sample semantics: how a tap samples, how coordinates
+/// outside the input map, and whether -1 and 1 are the corner pixels'
+/// centres (else their outer edges).
+struct GridSampleAttrs {
+  enum class Mode : uint8_t { kBilinear, kNearest, kBicubic };
+  enum class Padding : uint8_t { kZeros, kBorder, kReflection };
+  Mode mode = Mode::kBilinear;
+  Padding padding = Padding::kZeros;
+  bool align_corners = false;
+};
 /// A node's attributes; which alternative goes with which kind is fixed by the
 /// importer and checked where they are read.
 using Attrs = std::variant<NoAttrs, ConvAttrs, GemmAttrs, PoolAttrs, ScalarAttrs, AffineAttrs, AxisAttrs, PermAttrs,
                            ReduceAttrs, CastAttrs, NormAttrs, PadAttrs, SliceAttrs, ResizeAttrs, UnaryAttrs,
-                           BinaryAttrs, ArgAttrs, ScatterAttrs, EinsumAttrs>;
+                           BinaryAttrs, ArgAttrs, ScatterAttrs, EinsumAttrs, GridSampleAttrs>;
 
 /// Index of a value in its graph.
 using ValueId = int32_t;

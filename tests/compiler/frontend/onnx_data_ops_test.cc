@@ -286,6 +286,23 @@ TEST(OnnxDataOps, CompressAndNonZeroOfConstants) {
   EXPECT_EQ(values_of<int64_t>(outs->at(2)), (std::vector<int64_t>{0, 1, 1, 0}));
 }
 
+TEST(OnnxDataOps, GridSampleBilinearWithZerosAndBorderPadding) {
+  ModelBuilder m(16);
+  m.input("x", {1, 1, 2, 2});
+  m.input("grid", {1, 1, 2, 2});
+  m.node("GridSample", {"x", "grid"}, {"zeros"});
+  attr(m.node("GridSample", {"x", "grid"}, {"border"}), "padding_mode", std::string("border"));
+  m.output("zeros", {1, 1, 1, 2});
+  m.output("border", {1, 1, 1, 2});
+  auto outs = test::run_model_outputs(m, {to_bytes({1, 2, 3, 4}), to_bytes({0, 0, -1, -1})});
+  ASSERT_TRUE(outs.is_ok()) << outs.status().to_string();
+  // (0, 0) is the centre: the mean 2.5. (-1, -1) is the outer corner, pixel
+  // (-0.5, -0.5): a quarter of pixel (0, 0) with zeros outside; pixel (0, 0)
+  // itself when clamped to the border.
+  EXPECT_TRUE(graph::test::close(to_floats(outs->at(0)), {2.5f, 0.25f}));
+  EXPECT_TRUE(graph::test::close(to_floats(outs->at(1)), {2.5f, 1.0f}));
+}
+
 TEST(OnnxDataOps, ShapeInputsFedAtRunTimeAreClearErrors) {
   ModelBuilder m(17);
   m.input("x", {3, 1});
