@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "compiler/model/choose_winograd.h"
+#include "compiler/frontend/onnx_import.h"
 #include "compiler/model/compile_model.h"
 #include "records/schedule_source.h"
 #include "records/store.h"
@@ -25,6 +26,8 @@ const std::vector<OptionSpec> kOptions = {
     {"no-records", false, "ignore the records: every kernel from its fallback (the untuned model)"},
     {"input-shape", true, "bind a dynamic input, name:d0,d1,... (repeatable)"},
     {"jobs", true, "code generation threads (default: one per CPU)"},
+    {"list-ops", false, "print the ONNX operators the importer accepts, one a line, and exit"},
+    {"markdown", false, "with --list-ops: print them as docs/operators.md"},
     {"help", false, "this message"},
 };
 
@@ -55,9 +58,17 @@ std::string default_output(const std::string& model) {
 int run_compile(int argc, char** argv, int first) {
   auto args = Args::parse(argc, argv, first, kOptions);
   if (!args.is_ok()) return usage_error(args.status().message());
+  if (args->has("list-ops")) {
+    if (args->has("markdown")) std::fputs(frontend::supported_onnx_ops_markdown().c_str(), stdout);
+    else
+      for (const std::string& op : frontend::supported_onnx_ops()) std::printf("%s\n", op.c_str());
+    return 0;
+  }
+  if (args->has("markdown")) return usage_error("--markdown goes with --list-ops");
   if (args->has("help") || args->positional().size() != 1) {
     std::fprintf(args->has("help") ? stdout : stderr,
-                 "usage: tessera compile MODEL.onnx [-o MODEL.tsr] [--target T] [--db FILE] [--input-shape N:D,...]\n\n%s",
+                 "usage: tessera compile MODEL.onnx [-o MODEL.tsr] [--target T] [--db FILE] [--input-shape N:D,...]\n"
+                 "       tessera compile --list-ops [--markdown]\n\n%s",
                  format_options(kOptions).c_str());
     return args->has("help") ? 0 : 2;
   }

@@ -244,6 +244,17 @@ double call_lane(CallOp op, double x, double y) {
     case CallOp::kRound: return std::nearbyint(x);
     case CallOp::kPow: return std::pow(x, y);
     case CallOp::kSigmoid: return 1.0 / (1.0 + std::exp(-x));
+    case CallOp::kSin: return std::sin(x);
+    case CallOp::kCos: return std::cos(x);
+    case CallOp::kTan: return std::tan(x);
+    case CallOp::kAsin: return std::asin(x);
+    case CallOp::kAcos: return std::acos(x);
+    case CallOp::kAtan: return std::atan(x);
+    case CallOp::kSinh: return std::sinh(x);
+    case CallOp::kCosh: return std::cosh(x);
+    case CallOp::kAsinh: return std::asinh(x);
+    case CallOp::kAcosh: return std::acosh(x);
+    case CallOp::kAtanh: return std::atanh(x);
   }
   return 0;
 }

@@ -374,6 +374,19 @@ llvm::Value* CodeGen::emit_call(const CallNode* op) {
     case CallOp::kRound: r = b_.CreateUnaryIntrinsic(llvm::Intrinsic::roundeven, x); break;
     case CallOp::kTanh: r = per_lane(x, ct, "tanh"); break;
     case CallOp::kErf: r = per_lane(x, ct, "erf"); break;
+    // The kernel's libm calls resolve against the loading process's libm,
+    // as tanhf and erff do (on aarch64 boards too: the runtime links libm).
+    case CallOp::kSin: r = b_.CreateUnaryIntrinsic(llvm::Intrinsic::sin, x); break;
+    case CallOp::kCos: r = b_.CreateUnaryIntrinsic(llvm::Intrinsic::cos, x); break;
+    case CallOp::kTan: r = per_lane(x, ct, "tan"); break;
+    case CallOp::kAsin: r = per_lane(x, ct, "asin"); break;
+    case CallOp::kAcos: r = per_lane(x, ct, "acos"); break;
+    case CallOp::kAtan: r = per_lane(x, ct, "atan"); break;
+    case CallOp::kSinh: r = per_lane(x, ct, "sinh"); break;
+    case CallOp::kCosh: r = per_lane(x, ct, "cosh"); break;
+    case CallOp::kAsinh: r = per_lane(x, ct, "asinh"); break;
+    case CallOp::kAcosh: r = per_lane(x, ct, "acosh"); break;
+    case CallOp::kAtanh: r = per_lane(x, ct, "atanh"); break;
     case CallOp::kPow: {
       llvm::Value* y = emit(op->args[1]);
       if (widen) y = b_.CreateFPExt(y, type_of(ct));

@@ -74,6 +74,21 @@ Status convert_gather(ImportContext& ctx, const onnx::NodeProto& node);
 Status convert_cast(ImportContext& ctx, const onnx::NodeProto& node);
 Status convert_identity(ImportContext& ctx, const onnx::NodeProto& node);  ///< also Dropout
 
+/// A converter: validates `node` and emits its graph nodes into `ctx`.
+using Converter = Status (*)(ImportContext& ctx, const onnx::NodeProto& node);
+/// Adds the converters of elementwise math, activations, comparison and
+/// logic, reductions and normalisations (onnx_math_ops.cc).
+void add_math_converters(std::map<std::string, Converter>& table);
+/// Adds the converters of constant-producing and data-movement operators
+/// (onnx_data_ops.cc).
+void add_data_converters(std::map<std::string, Converter>& table);
+
+/// The name a converter gives the extra nodes of `node`: its name, or its
+/// first output's when it has none.
+std::string base_name(const onnx::NodeProto& node);
+/// A scalar (0-d) constant of `dtype` named `name`.
+graph::ValueId scalar_constant(ImportContext& ctx, const std::string& name, DType dtype, double value);
+
 /// Converts one node; the error says why (the driver adds name and type).
 Status convert_node(ImportContext& ctx, const onnx::NodeProto& node);
 /// Whether convert_node knows `op_type`.

@@ -47,4 +47,8 @@ Result<graph::Graph> import_onnx_file(const std::string& path, const ImportOptio
 /// The operator types (default domain) the importer accepts, sorted.
 std::vector<std::string> supported_onnx_ops();
 
+/// docs/operators.md: the operators of supported_onnx_ops() as a Markdown
+/// page (the build checks the committed file against it).
+std::string supported_onnx_ops_markdown();
+
 }  // namespace tessera::frontend

@@ -557,33 +557,6 @@ Status convert_softmax(ImportContext& ctx, const Node& node) {
   return emit_like(ctx, node, OpKind::kSoftmax, graph::AxisAttrs{axis}, x);
 }
 
-Status convert_reduce(ImportContext& ctx, const Node& node) {
-  TESSERA_ASSIGN_OR_RETURN(ValueId x, ctx.input(node, 0));
-  const auto xs = ctx.value(x).shape;
-  bool given = false;
-  TESSERA_ASSIGN_OR_RETURN(auto axes, ints_from(ctx, node, "axes", 1, &given));
-  if (!given || axes.empty()) {
-    if (attr_int(node, "noop_with_empty_axes", 0)) return emit_like(ctx, node, OpKind::kReshape, graph::NoAttrs{}, x);
-    axes.clear();
-    for (size_t d = 0; d < xs.size(); ++d) axes.push_back(static_cast<int64_t>(d));
-  }
-  for (int64_t& a : axes) {
-    TESSERA_ASSIGN_OR_RETURN(a, norm_axis(a, xs.size(), "axis"));
-  }
-  std::sort(axes.begin(), axes.end());
-  const bool keep = attr_int(node, "keepdims", 1) != 0;
-  std::vector<int64_t> shape;
-  for (size_t d = 0; d < xs.size(); ++d) {
-    const bool reduced = std::find(axes.begin(), axes.end(), static_cast<int64_t>(d)) != axes.end();
-    if (!reduced) shape.push_back(xs[d]);
-    else if (keep) shape.push_back(1);
-  }
-  const OpKind kind = node.op_type() == "ReduceMean" ? OpKind::kReduceMean
-                      : node.op_type() == "ReduceSum" ? OpKind::kReduceSum
-                                                      : OpKind::kReduceMax;
-  return ctx.emit(node, kind, graph::ReduceAttrs{axes, keep}, {x}, shape, ctx.value(x).dtype);
-}
-
 Status convert_layer_norm(ImportContext& ctx, const Node& node) {
   TESSERA_ASSIGN_OR_RETURN(ValueId x, ctx.input(node, 0));
   TESSERA_ASSIGN_OR_RETURN(ValueId scale, ctx.input(node, 1));
@@ -634,10 +607,8 @@ Status convert_global_pool(ImportContext& ctx, const Node& node) {
   return ctx.emit(node, OpKind::kGlobalAvgPool, graph::NoAttrs{}, {x}, {xs[0], xs[1], 1, 1}, ctx.value(x).dtype);
 }
 
-using Converter = Status (*)(ImportContext&, const Node&);
-
-const std::map<std::string, Converter>& converters() {
-  static const std::map<std::string, Converter> kTable = {
+std::map<std::string, Converter> make_converters() {
+  std::map<std::string, Converter> table = {
       {"Add", convert_binary}, {"Sub", convert_binary}, {"Mul", convert_binary}, {"Div", convert_binary},
       {"Pow", convert_binary}, {"Relu", convert_unary}, {"LeakyRelu", convert_unary}, {"Sigmoid", convert_unary},
       {"HardSigmoid", convert_unary}, {"HardSwish", convert_unary}, {"Tanh", convert_unary}, {"Erf", convert_unary},
@@ -645,17 +616,29 @@ const std::map<std::string, Converter>& converters() {
       {"BatchNormalization", convert_batch_norm}, {"MaxPool", convert_pool}, {"AveragePool", convert_pool},
       {"GlobalAveragePool", convert_global_pool}, {"Flatten", convert_reshape}, {"Reshape", convert_reshape},
       {"Squeeze", convert_reshape}, {"Unsqueeze", convert_reshape}, {"Transpose", convert_transpose},
-      {"Concat", convert_concat}, {"Softmax", convert_softmax}, {"ReduceMean", convert_reduce},
-      {"ReduceSum", convert_reduce}, {"ReduceMax", convert_reduce}, {"LayerNormalization", convert_layer_norm},
+      {"Concat", convert_concat}, {"Softmax", convert_softmax}, {"LayerNormalization", convert_layer_norm},
       {"Slice", convert_slice}, {"Split", convert_split}, {"Pad", convert_pad},
       {"Constant", convert_constant}, {"Shape", convert_shape}, {"Gather", convert_gather}, {"Cast", convert_cast},
       {"Identity", convert_identity}, {"Dropout", convert_identity}, {"Max", convert_max_min},
       {"Min", convert_max_min},
   };
+  add_math_converters(table);
+  add_data_converters(table);
+  return table;
+}
+
+const std::map<std::string, Converter>& converters() {
+  static const std::map<std::string, Converter> kTable = make_converters();
   return kTable;
 }
 
 }  // namespace
+
+std::string base_name(const Node& node) { return node.name().empty() ? node.output(0) : node.name(); }
+
+ValueId scalar_constant(ImportContext& ctx, const std::string& name, DType dtype, double value) {
+  return ctx.g.add_constant(name, graph::Constant::from_doubles(dtype, {}, {value}));
+}
 
 Status convert_node(ImportContext& ctx, const Node& node) {
   if (node.output_size() < 1) return invalid("the node has no output");

@@ -463,6 +463,53 @@ Tensor build_slice(const Graph& g, const Node& n, const Tensor& x) {
       n.name, OpPattern::kInjective);
 }
 
+// Expand: NumPy broadcast of x to the output shape. Tile: x repeated, each
+// output index read modulo x's extent.
+Tensor build_broadcast_read(const Graph& g, const Node& n, const Tensor& x) {
+  const auto& shape = g.value(n.outputs[0]).shape;
+  const bool tile = n.kind == OpKind::kTile;
+  return compute(
+      shape,
+      [&](const Vars& i) {
+        const size_t offset = shape.size() - x->shape.size();
+        std::vector<Expr> idx;
+        for (size_t d = 0; d < x->shape.size(); ++d) {
+          const Expr v = i[offset + d];
+          idx.push_back(tile ? (x->shape[d] == shape[d] ? v : v % make_int(x->shape[d]))
+                             : (x->shape[d] == 1 ? make_int(0) : v));
+        }
+        return read(x, idx);
+      },
+      n.name, OpPattern::kInjective);
+}
+
+// out[i] = data[i with the axis coordinate replaced by indices[i]] (negative
+// indices count from the end).
+Tensor build_gather_elements(const Graph& g, const Node& n, const Tensor& data, const Tensor& indices) {
+  const auto axis = static_cast<size_t>(std::get<AxisAttrs>(n.attrs).axis);
+  return compute(
+      g.value(n.outputs[0]).shape,
+      [&](const Vars& i) {
+        std::vector<Expr> at = exprs(i);
+        Expr j = cast(kIndexType, read(indices, at));
+        at[axis] = if_then_else(j < make_int(0), j + make_int(data->shape[axis]), j);
+        return read(data, at);
+      },
+      n.name, OpPattern::kInjective);
+}
+
+Result<Tensor> build_reduce(const Node& n, const Tensor& x) {
+  const auto& a = std::get<ReduceAttrs>(n.attrs);
+  const std::vector<int> axes(a.axes.begin(), a.axes.end());
+  switch (n.kind) {
+    case OpKind::kReduceMean: return ops::reduce_mean(x, axes, a.keepdims, n.name);
+    case OpKind::kReduceSum: return ops::reduce_sum(x, axes, a.keepdims, n.name);
+    case OpKind::kReduceMax: return ops::reduce_max(x, axes, a.keepdims, n.name);
+    case OpKind::kReduceMin: return ops::reduce_min(x, axes, a.keepdims, n.name);
+    default: return ops::reduce_prod(x, axes, a.keepdims, n.name);
+  }
+}
+
 Tensor unary(const Node& n, const Tensor& x, const std::function<Expr(Expr)>& f) {
   return compute(
       x->shape, [&](const Vars& i) { return f(read(x, exprs(i))); }, n.name, OpPattern::kElementwise);
@@ -523,14 +570,34 @@ Result<Tensor> build_node(const Graph& g, const Node& n, const std::vector<Tenso
     }
     case OpKind::kGlobalAvgPool: r = ops::global_avg_pool2d(in[0], n.name); break;
     case OpKind::kSoftmax: r = ops::softmax(in[0], static_cast<int>(std::get<AxisAttrs>(n.attrs).axis), n.name); break;
-    case OpKind::kReduceMean: case OpKind::kReduceSum: case OpKind::kReduceMax: {
-      const auto& a = std::get<ReduceAttrs>(n.attrs);
-      const std::vector<int> axes(a.axes.begin(), a.axes.end());
-      r = n.kind == OpKind::kReduceMean  ? ops::reduce_mean(in[0], axes, a.keepdims, n.name)
-          : n.kind == OpKind::kReduceSum ? ops::reduce_sum(in[0], axes, a.keepdims, n.name)
-                                         : ops::reduce_max(in[0], axes, a.keepdims, n.name);
+    case OpKind::kReduceMean: case OpKind::kReduceSum: case OpKind::kReduceMax: case OpKind::kReduceMin:
+    case OpKind::kReduceProd:
+      r = build_reduce(n, in[0]);
+      break;
+    case OpKind::kUnary: {
+      const auto& a = std::get<UnaryAttrs>(n.attrs);
+      r = ops::unary(a.fn, in[0], a.params, n.name);
       break;
     }
+    case OpKind::kBinary: r = ops::binary(std::get<BinaryAttrs>(n.attrs).fn, in[0], in[1], n.name); break;
+    case OpKind::kWhere: r = ops::where(in[0], in[1], in[2], n.name); break;
+    case OpKind::kArgMax: case OpKind::kArgMin: {
+      const auto& a = std::get<ArgAttrs>(n.attrs);
+      r = ops::arg_reduce(in[0], static_cast<int>(a.axis), a.keepdims, n.kind == OpKind::kArgMax, a.select_last,
+                          n.name);
+      break;
+    }
+    case OpKind::kCumSum: {
+      const auto& a = std::get<ArgAttrs>(n.attrs);
+      r = ops::cumsum(in[0], static_cast<int>(a.axis), a.exclusive, a.reverse, n.name);
+      break;
+    }
+    case OpKind::kGatherElements: r = build_gather_elements(g, n, in[0], in[1]); break;
+    case OpKind::kExpand: case OpKind::kTile: r = build_broadcast_read(g, n, in[0]); break;
+    case OpKind::kGatherND: case OpKind::kScatterElements: case OpKind::kScatterND: case OpKind::kEinsum:
+    case OpKind::kGridSample:
+      r = build_index_node(g, n, in);
+      break;
     case OpKind::kLayerNorm: {
       const auto& a = std::get<NormAttrs>(n.attrs);
       r = ops::layer_norm(in[0], in[1], in[2], static_cast<int>(a.axis), a.epsilon, n.name);

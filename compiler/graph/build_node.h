@@ -16,4 +16,8 @@ namespace tessera::graph {
 /// operator that has no kernel (Shape) is kInvalidArgument naming the node.
 Result<Tensor> build_node(const Graph& g, const Node& n, const std::vector<Tensor>& inputs);
 
+/// build_node for the indexing and contraction kinds (kGatherND,
+/// kScatterElements, kScatterND, kEinsum; build_index_node.cc).
+Result<Tensor> build_index_node(const Graph& g, const Node& n, const std::vector<Tensor>& inputs);
+
 }  // namespace tessera::graph

@@ -8,6 +8,8 @@
 
 namespace tessera::graph {
 
+using ops::BinaryFn;
+
 namespace {
 
 Status cannot(const Node& n, const std::string& why) {
@@ -68,6 +70,10 @@ Result<double> apply_unary(const Node& n, double x) {
       return std::max(0.0, std::min(1.0, a.alpha * x + a.beta));
     }
     case OpKind::kCast: return x;
+    case OpKind::kUnary: {
+      const auto& a = std::get<UnaryAttrs>(n.attrs);
+      return ops::unary_reference(a.fn, x, a.params);
+    }
     default: return cannot(n, "not an elementwise operator");
   }
 }
@@ -79,6 +85,9 @@ bool is_foldable(OpKind kind) {
     case OpKind::kConv: case OpKind::kConvTranspose: case OpKind::kGemm: case OpKind::kMatMul: case OpKind::kMaxPool: case OpKind::kAvgPool:
     case OpKind::kGlobalAvgPool: case OpKind::kSoftmax: case OpKind::kReduceMean: case OpKind::kBatchNorm:
     case OpKind::kReduceSum: case OpKind::kReduceMax: case OpKind::kLayerNorm: case OpKind::kResize:
+    case OpKind::kReduceMin: case OpKind::kReduceProd: case OpKind::kArgMax: case OpKind::kArgMin:
+    case OpKind::kCumSum: case OpKind::kGatherND: case OpKind::kScatterElements: case OpKind::kScatterND:
+    case OpKind::kEinsum: case OpKind::kGridSample:
       return false;
     default:
       return true;
@@ -106,6 +115,51 @@ Result<Constant> evaluate_node(const Graph& g, const Node& n, const std::vector<
         const auto idx = unravel(i, out.shape);
         result[i] = apply_binary(n.kind, a.at(broadcast_offset(idx, a.shape)), b.at(broadcast_offset(idx, b.shape)),
                                  out.dtype.is_integral());
+      }
+      break;
+    }
+    case OpKind::kBinary: {
+      const BinaryFn fn = std::get<BinaryAttrs>(n.attrs).fn;
+      const Constant& a = *inputs.at(0);
+      const Constant& b = *inputs.at(1);
+      for (int64_t i = 0; i < total; ++i) {
+        const auto idx = unravel(i, out.shape);
+        result[i] = ops::binary_reference(fn, a.at(broadcast_offset(idx, a.shape)), b.at(broadcast_offset(idx, b.shape)),
+                                          a.dtype);
+      }
+      break;
+    }
+    case OpKind::kWhere: case OpKind::kExpand: {
+      for (int64_t i = 0; i < total; ++i) {
+        const auto idx = unravel(i, out.shape);
+        auto at = [&](size_t k) { return inputs.at(k)->at(broadcast_offset(idx, inputs.at(k)->shape)); };
+        result[i] = n.kind == OpKind::kExpand ? at(0) : at(0) != 0.0 ? at(1) : at(2);
+      }
+      break;
+    }
+    case OpKind::kTile: {
+      const Constant& x = *inputs.at(0);
+      for (int64_t i = 0; i < total; ++i) {
+        const auto idx = unravel(i, out.shape);
+        int64_t flat = 0;
+        for (size_t d = 0; d < idx.size(); ++d) flat = flat * x.shape[d] + idx[d] % x.shape[d];
+        result[i] = x.at(flat);
+      }
+      break;
+    }
+    case OpKind::kGatherElements: {
+      const auto axis = static_cast<size_t>(std::get<AxisAttrs>(n.attrs).axis);
+      const Constant& data = *inputs.at(0);
+      const Constant& indices = *inputs.at(1);
+      for (int64_t i = 0; i < total; ++i) {
+        auto idx = unravel(i, out.shape);
+        auto j = static_cast<int64_t>(indices.at(i));
+        if (j < 0) j += data.shape[axis];
+        if (j < 0 || j >= data.shape[axis]) return cannot(n, "index " + std::to_string(j) + " is out of range");
+        idx[axis] = j;
+        int64_t flat = 0;
+        for (size_t d = 0; d < idx.size(); ++d) flat = flat * data.shape[d] + idx[d];
+        result[i] = data.at(flat);
       }
       break;
     }

@@ -193,15 +193,27 @@ OpPattern node_pattern(const Graph& g, const Node& n) {
       return OpPattern::kComplex;
     case OpKind::kMaxPool: case OpKind::kAvgPool: case OpKind::kGlobalAvgPool: case OpKind::kSoftmax:
     case OpKind::kReduceMean: case OpKind::kReduceSum: case OpKind::kReduceMax: case OpKind::kLayerNorm:
+    case OpKind::kReduceMin: case OpKind::kReduceProd: case OpKind::kArgMax: case OpKind::kArgMin:
+    case OpKind::kCumSum: case OpKind::kScatterElements: case OpKind::kScatterND:
       return OpPattern::kReduction;
+    case OpKind::kEinsum: {
+      // A contraction is compute like a matmul; without summed letters it
+      // only moves or multiplies data.
+      const auto& a = std::get<EinsumAttrs>(n.attrs);
+      size_t letters = 0;
+      for (int64_t e : a.extents) letters += e > 0;
+      if (letters > a.output.size()) return OpPattern::kComplex;
+      return n.inputs.size() == 1 ? OpPattern::kInjective : OpPattern::kBroadcast;
+    }
     case OpKind::kReshape: case OpKind::kTranspose: case OpKind::kConcat: case OpKind::kGather:
-    case OpKind::kPad: case OpKind::kSlice: case OpKind::kResize:
+    case OpKind::kPad: case OpKind::kSlice: case OpKind::kResize: case OpKind::kGatherElements:
+    case OpKind::kExpand: case OpKind::kTile: case OpKind::kGatherND: case OpKind::kGridSample:
     case OpKind::kShape:
       return OpPattern::kInjective;
     case OpKind::kBatchNorm:
       return OpPattern::kBroadcast;
     case OpKind::kAdd: case OpKind::kSub: case OpKind::kMul: case OpKind::kDiv: case OpKind::kPow:
-    case OpKind::kMax: case OpKind::kMin: {
+    case OpKind::kMax: case OpKind::kMin: case OpKind::kBinary: case OpKind::kWhere: {
       const auto& out = g.value(n.outputs[0]).shape;
       for (ValueId v : n.inputs)
         if (g.value(v).shape != out) return OpPattern::kBroadcast;
@@ -289,6 +301,37 @@ struct AttrPrinter {
     return s.str();
   }
   std::string operator()(const SliceAttrs& a) const { return "starts=" + ints(a.starts) + " steps=" + ints(a.steps); }
+  std::string operator()(const UnaryAttrs& a) const {
+    std::ostringstream s;
+    s << "fn=" << ops::unary_fn_name(a.fn);
+    if (a.params.alpha != 0.0 || a.params.beta != 0.0) s << " alpha=" << a.params.alpha << " beta=" << a.params.beta;
+    return s.str();
+  }
+  std::string operator()(const BinaryAttrs& a) const { return std::string("fn=") + ops::binary_fn_name(a.fn); }
+  std::string operator()(const GridSampleAttrs& a) const {
+    static const char* const kModes[] = {"bilinear", "nearest", "bicubic"};
+    static const char* const kPaddings[] = {"zeros", "border", "reflection"};
+    return std::string("mode=") + kModes[static_cast<int>(a.mode)] + " padding=" +
+           kPaddings[static_cast<int>(a.padding)] + " align_corners=" + (a.align_corners ? "1" : "0");
+  }
+  std::string operator()(const ScatterAttrs& a) const {
+    static const char* const kReductions[] = {"none", "add", "mul"};
+    return "axis=" + std::to_string(a.axis) + " reduction=" + kReductions[static_cast<int>(a.reduction)];
+  }
+  std::string operator()(const EinsumAttrs& a) const {
+    auto letters = [](const std::vector<int>& v) {
+      std::string s;
+      for (int l : v) s += static_cast<char>(l < 26 ? 'a' + l : 'A' + l - 26);
+      return s;
+    };
+    std::string s = "equation=";
+    for (size_t i = 0; i < a.inputs.size(); ++i) s += (i ? "," : "") + letters(a.inputs[i]);
+    return s + "->" + letters(a.output);
+  }
+  std::string operator()(const ArgAttrs& a) const {
+    return "axis=" + std::to_string(a.axis) + " keepdims=" + (a.keepdims ? "1" : "0") +
+           (a.select_last ? " select_last" : "") + (a.exclusive ? " exclusive" : "") + (a.reverse ? " reverse" : "");
+  }
 };
 
 std::string value_ref(const Graph& g, ValueId id) {

@@ -19,6 +19,7 @@
 #include <variant>
 #include <vector>
 
+#include "compiler/ops/elementwise.h"
 #include "compiler/te/tensor.h"
 #include "runtime/dtype.h"
 #include "runtime/status.h"
@@ -34,7 +35,12 @@ namespace tessera::graph {
   X(kMaxPool, "max_pool") X(kAvgPool, "avg_pool") X(kGlobalAvgPool, "global_avg_pool")             \
   X(kReshape, "reshape") X(kTranspose, "transpose") X(kConcat, "concat") X(kSoftmax, "softmax")    \
   X(kReduceMean, "reduce_mean") X(kReduceSum, "reduce_sum") X(kReduceMax, "reduce_max")                  \
-  X(kLayerNorm, "layer_norm") X(kPad, "pad") X(kSlice, "slice") X(kResize, "resize") X(kShape, "shape") X(kGather, "gather") X(kCast, "cast")
+  X(kLayerNorm, "layer_norm") X(kPad, "pad") X(kSlice, "slice") X(kResize, "resize") X(kShape, "shape") X(kGather, "gather") X(kCast, "cast") \
+  X(kUnary, "unary") X(kBinary, "binary") X(kWhere, "where") X(kReduceMin, "reduce_min")                  \
+  X(kReduceProd, "reduce_prod") X(kArgMax, "arg_max") X(kArgMin, "arg_min") X(kCumSum, "cumsum")         \
+  X(kGatherElements, "gather_elements") X(kExpand, "expand") X(kTile, "tile") X(kGatherND, "gather_nd")   \
+  X(kScatterElements, "scatter_elements") X(kScatterND, "scatter_nd") X(kEinsum, "einsum") \
+  X(kGridSample, "grid_sample")
 
 /// The operator a node applies. Reshape also stands for Flatten, Squeeze and
 /// Unsqueeze: its output value's shape says everything.
@@ -158,10 +164,55 @@ struct ReduceAttrs {
 struct CastAttrs {
   DType to;
 };
+/// kUnary: one function of ops' TESSERA_UNARY_FNS with its parameters.
+struct UnaryAttrs {
+  ops::UnaryFn fn = ops::UnaryFn::kNeg;
+  ops::UnaryParams params;
+};
+/// kBinary: one function of ops' TESSERA_BINARY_FNS (broadcasting operands).
+struct BinaryAttrs {
+  ops::BinaryFn fn = ops::BinaryFn::kEqual;
+};
+/// ArgMax/ArgMin over one (non-negative) axis; CumSum along it with
+/// `exclusive` and `reverse` (keepdims and select_last unused).
+struct ArgAttrs {
+  int64_t axis = 0;
+  bool keepdims = true;
+  bool select_last = false;
+  bool exclusive = false, reverse = false;
+};
+/// ScatterElements (along `axis`) and ScatterND (axis unused): how an
+/// update combines with the value it lands on. GatherND: `axis` is
+/// batch_dims.
+struct ScatterAttrs {
+  enum class Reduction : uint8_t { kNone, kAdd, kMul };
+  int64_t axis = 0;
+  Reduction reduction = Reduction::kNone;
+};
+/// Einsum: each operand's and the output's subscripts as letter numbers
+/// (0..51); letters absent from the output are summed over. `extents` gives
+/// each letter's extent.
+struct EinsumAttrs {
+  std::vector<std::vector<int>> inputs;
+  std::vector<int> output;
+  std::vector<int64_t> extents;
+};
+/// GridSample (NCHW input, grid N x Ho x Wo x 2 of (x, y) in [-1, 1]), with
+/// PyTorch's grid_sample semantics: how a tap samples, how coordinates
+/// outside the input map, and whether -1 and 1 are the corner pixels'
+/// centres (else their outer edges).
+struct GridSampleAttrs {
+  enum class Mode : uint8_t { kBilinear, kNearest, kBicubic };
+  enum class Padding : uint8_t { kZeros, kBorder, kReflection };
+  Mode mode = Mode::kBilinear;
+  Padding padding = Padding::kZeros;
+  bool align_corners = false;
+};
 /// A node's attributes; which alternative goes with which kind is fixed by the
 /// importer and checked where they are read.
 using Attrs = std::variant<NoAttrs, ConvAttrs, GemmAttrs, PoolAttrs, ScalarAttrs, AffineAttrs, AxisAttrs, PermAttrs,
-                           ReduceAttrs, CastAttrs, NormAttrs, PadAttrs, SliceAttrs, ResizeAttrs>;
+                           ReduceAttrs, CastAttrs, NormAttrs, PadAttrs, SliceAttrs, ResizeAttrs, UnaryAttrs,
+                           BinaryAttrs, ArgAttrs, ScatterAttrs, EinsumAttrs, GridSampleAttrs>;
 
 /// Index of a value in its graph.
 using ValueId = int32_t;

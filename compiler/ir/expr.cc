@@ -74,17 +74,10 @@ Expr make_cast(DType t, Expr value) {
 
 const char* call_op_name(CallOp op) {
   switch (op) {
-    case CallOp::kExp: return "exp";
-    case CallOp::kLog: return "log";
-    case CallOp::kSqrt: return "sqrt";
-    case CallOp::kTanh: return "tanh";
-    case CallOp::kErf: return "erf";
-    case CallOp::kAbs: return "abs";
-    case CallOp::kFloor: return "floor";
-    case CallOp::kCeil: return "ceil";
-    case CallOp::kRound: return "round";
-    case CallOp::kPow: return "pow";
-    case CallOp::kSigmoid: return "sigmoid";
+#define TESSERA_CALL_OP_NAME(e, s) \
+  case CallOp::e: return s;
+    TESSERA_CALL_OPS(TESSERA_CALL_OP_NAME)
+#undef TESSERA_CALL_OP_NAME
   }
   return "?";
 }

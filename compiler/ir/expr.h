@@ -165,8 +165,22 @@ struct CastNode final : ExprNode {
 };
 Expr make_cast(DType t, Expr value);
 
-/// Pure math intrinsics on floats (kAbs also on integers).
-enum class CallOp : uint8_t { kExp, kLog, kSqrt, kTanh, kErf, kAbs, kFloor, kCeil, kRound, kPow, kSigmoid };
+/// Pure math intrinsics, listed once: X(enum name, printed name). All take
+/// and return floats (kAbs also integers); kPow takes two arguments, the rest
+/// one. kRound rounds half to even; the trigonometric and hyperbolic functions
+/// and their inverses are libm's (NaN outside their domain).
+#define TESSERA_CALL_OPS(X)                                                                        \
+  X(kExp, "exp") X(kLog, "log") X(kSqrt, "sqrt") X(kTanh, "tanh") X(kErf, "erf") X(kAbs, "abs")   \
+  X(kFloor, "floor") X(kCeil, "ceil") X(kRound, "round") X(kPow, "pow") X(kSigmoid, "sigmoid")     \
+  X(kSin, "sin") X(kCos, "cos") X(kTan, "tan") X(kAsin, "asin") X(kAcos, "acos") X(kAtan, "atan") \
+  X(kSinh, "sinh") X(kCosh, "cosh") X(kAsinh, "asinh") X(kAcosh, "acosh") X(kAtanh, "atanh")
+
+enum class CallOp : uint8_t {
+#define TESSERA_CALL_OP_ENUM(e, s) e,
+  TESSERA_CALL_OPS(TESSERA_CALL_OP_ENUM)
+#undef TESSERA_CALL_OP_ENUM
+};
+/// The printed name of a call, e.g. "exp".
 const char* call_op_name(CallOp op);
 
 struct CallNode final : ExprNode {

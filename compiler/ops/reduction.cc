@@ -83,6 +83,77 @@ Result<Tensor> reduce_max(const Tensor& x, const std::vector<int>& axes, bool ke
   return reduce_with("reduce_max", x, axes, keepdims, &tessera::max_reduce, name);
 }
 
+Result<Tensor> reduce_min(const Tensor& x, const std::vector<int>& axes, bool keepdims, const std::string& name) {
+  if (!x.defined() || x->dtype != DType::i64()) return reduce_with("reduce_min", x, axes, keepdims, &tessera::min_reduce, name);
+  // The int64 identity of a min reduction is 2^63 converted from double,
+  // which wraps to INT64_MIN; min(x) = ~max(~x) (~x = -1 - x, exact for
+  // every int64) avoids it.
+  const Tensor flipped = compute(
+      x->shape, [&](const Vars& i) { return make_int(-1) - read(x, detail::as_exprs(i)); }, name + ".not",
+      OpPattern::kElementwise);
+  TESSERA_ASSIGN_OR_RETURN(Tensor m, reduce_with("reduce_min", flipped, axes, keepdims, &tessera::max_reduce, name + ".max"));
+  return compute(
+      m->shape, [&](const Vars& i) { return make_int(-1) - read(m, detail::as_exprs(i)); }, name,
+      OpPattern::kElementwise);
+}
+
+Result<Tensor> reduce_prod(const Tensor& x, const std::vector<int>& axes, bool keepdims, const std::string& name) {
+  return reduce_with(
+      "reduce_prod", x, axes, keepdims,
+      [](Expr source, std::vector<IterVar> r) { return make_reduce(ReduceOp::kProd, std::move(source), std::move(r)); },
+      name);
+}
+
+Result<Tensor> arg_reduce(const Tensor& x, int axis, bool keepdims, bool is_max, bool select_last,
+                          const std::string& name) {
+  const std::string op = is_max ? "argmax" : "argmin";
+  TESSERA_RETURN_IF_ERROR(check_rank(op, "X", x, x.defined() ? x->ndim() : 0));
+  TESSERA_ASSIGN_OR_RETURN(const int a, detail::normalize_axis(op, axis, x->ndim()));
+  TESSERA_ASSIGN_OR_RETURN(Tensor extreme, (is_max ? reduce_max : reduce_min)(x, {a}, true, name + ".extreme"));
+  const int64_t n = x->shape[a];
+  // The first position p scores n - p, the last p + 1: the maximum score
+  // over the positions holding the extreme names the wanted one (indices
+  // stay positive, so the int64 max identity never shows).
+  TESSERA_ASSIGN_OR_RETURN(ReducePlan plan, plan_reduce(op, x, {a}, true));
+  const Tensor pos = compute(
+      plan.out_shape,
+      [&](const Vars& i) {
+        std::vector<Expr> at = input_indices(plan, true, i);
+        const Expr k = plan.axes[0]->var;
+        const Expr score = select_last ? k + make_int(1) : make_int(n) - k;
+        return max_reduce(select(read(x, at) == read(extreme, detail::as_exprs(i)), score, make_int(0)), plan.axes);
+      },
+      name + ".pos", OpPattern::kReduction);
+  std::vector<int64_t> out_shape = plan.out_shape;
+  if (!keepdims) out_shape.erase(out_shape.begin() + a);
+  return compute(
+      out_shape,
+      [&](const Vars& i) {
+        std::vector<Expr> at = detail::as_exprs(i);
+        if (!keepdims) at.insert(at.begin() + a, make_int(0));
+        const Expr v = read(pos, at);
+        return select_last ? v - make_int(1) : make_int(n) - v;
+      },
+      name, OpPattern::kElementwise);
+}
+
+Result<Tensor> cumsum(const Tensor& x, int axis, bool exclusive, bool reverse, const std::string& name) {
+  TESSERA_RETURN_IF_ERROR(check_rank("cumsum", "X", x, x.defined() ? x->ndim() : 0));
+  TESSERA_ASSIGN_OR_RETURN(const int a, detail::normalize_axis("cumsum", axis, x->ndim()));
+  IterVar k = reduce_axis(x->shape[a], "k");
+  return compute(
+      x->shape,
+      [&](const Vars& i) {
+        std::vector<Expr> at = detail::as_exprs(i);
+        const Expr here = at[a];
+        at[a] = k->var;
+        const Expr take = reverse ? (exclusive ? k->var > here : k->var >= here)
+                                  : (exclusive ? k->var < here : k->var <= here);
+        return sum(select(take, read(x, at), constant(x->dtype, 0.0)), {k});
+      },
+      name, OpPattern::kReduction);
+}
+
 Result<Tensor> reduce_mean(const Tensor& x, const std::vector<int>& axes, bool keepdims, const std::string& name) {
   TESSERA_RETURN_IF_ERROR(check_float("reduce_mean", "X", x));
   TESSERA_ASSIGN_OR_RETURN(ReducePlan plan, plan_reduce("reduce_mean", x, axes, keepdims));

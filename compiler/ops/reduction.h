@@ -25,6 +25,26 @@ Result<Tensor> reduce_mean(const Tensor& x, const std::vector<int>& axes, bool k
 Result<Tensor> reduce_max(const Tensor& x, const std::vector<int>& axes, bool keepdims = false,
                           const std::string& name = "reduce_max");
 
+/// Minimum over `axes` (int64 as ~max(~x), since the int64 min identity
+/// does not survive its trip through double).
+Result<Tensor> reduce_min(const Tensor& x, const std::vector<int>& axes, bool keepdims = false,
+                          const std::string& name = "reduce_min");
+/// Product over `axes`.
+Result<Tensor> reduce_prod(const Tensor& x, const std::vector<int>& axes, bool keepdims = false,
+                           const std::string& name = "reduce_prod");
+
+/// The int64 index along `axis` of the maximum (or, with !is_max, the
+/// minimum) of x: the first one, or the last with select_last. Stages:
+/// `name`.extreme (the max or min, axis kept), `name`.pos (a reduction that
+/// finds the position) and the output `name`.
+Result<Tensor> arg_reduce(const Tensor& x, int axis, bool keepdims, bool is_max, bool select_last,
+                          const std::string& name = "arg_reduce");
+
+/// Running sum along `axis`: out[.., i, ..] = sum of x[.., k, ..] over
+/// k <= i (k < i when exclusive; k >= i, k > i when reverse). One
+/// reduction stage over the whole axis, masked.
+Result<Tensor> cumsum(const Tensor& x, int axis, bool exclusive, bool reverse, const std::string& name = "cumsum");
+
 /// exp(x - max) / sum(exp(x - max)) along `axis`, in three stages:
 /// `name`.max, `name`.expsum (both keep the axis with extent 1) and the
 /// normalize stage `name`. Subtracting the max keeps exp from overflowing.

@@ -2,7 +2,8 @@
 // (data/node/*/) through import -> plan -> native compile -> graph executor
 // (2 threads), outputs compared with the expected .pb files.
 //
-//   onnx_node_conformance [--dir DIR] [--jobs N] [--min-pass-rate R] [--verbose] [name-substring...]
+//   onnx_node_conformance [--dir DIR] [--jobs N] [--min-pass-rate R] [--min-passed N] [--verbose]
+//                         [name-substring...]
 //
 // Each test runs in a forked child (at most --jobs at once), so a crash or a
 // hang is one failed test, not a lost run. Classes:
@@ -18,7 +19,8 @@
 // Parameter inputs (shapes, axes, pads, scales, ...) are bound as constants
 // (is_parameter_input); data inputs are fed at run time.
 // The last line reads `N passed, M failed, K unsupported`; the exit status is
-// 0 when passed / (passed + failed) >= --min-pass-rate, 77 (skipped) when the
+// 0 when passed / (passed + failed) >= --min-pass-rate and passed >=
+// --min-passed (so that CI notices when a count falls), 77 (skipped) when the
 // test data is not installed.
 #include <poll.h>
 #include <signal.h>
@@ -169,6 +171,7 @@ int main(int argc, char** argv) {
   fs::path root = frontend::test::kNodeTestDir;
   int jobs = 2;
   double min_rate = 0.95;
+  int min_passed = 0;
   double timeout_s = 120;
   bool verbose = false;
   std::vector<std::string> filters;
@@ -177,6 +180,7 @@ int main(int argc, char** argv) {
     if (a == "--dir" && i + 1 < argc) root = argv[++i];
     else if (a == "--jobs" && i + 1 < argc) jobs = std::max(1, std::atoi(argv[++i]));
     else if (a == "--min-pass-rate" && i + 1 < argc) min_rate = std::atof(argv[++i]);
+    else if (a == "--min-passed" && i + 1 < argc) min_passed = std::atoi(argv[++i]);
     else if (a == "--timeout" && i + 1 < argc) timeout_s = std::atof(argv[++i]);
     else if (a == "--verbose") verbose = true;
     else filters.push_back(a);
@@ -234,6 +238,7 @@ int main(int argc, char** argv) {
   std::printf("unsupported: %d for operators, %d for value types\n", unsupported - unsupported_types,
               unsupported_types);
   std::printf("pass rate %.1f%% of the supported tests (threshold %.1f%%), %.0f s\n", 100 * rate, 100 * min_rate, secs);
+  if (passed < min_passed) std::printf("passed %d tests, fewer than the %d required\n", passed, min_passed);
   std::printf("%d passed, %d failed, %d unsupported\n", passed, failed, unsupported);
-  return rate >= min_rate ? 0 : 1;
+  return rate >= min_rate && passed >= min_passed ? 0 : 1;
 }

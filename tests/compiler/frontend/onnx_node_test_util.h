@@ -52,7 +52,9 @@ inline bool is_parameter_input(const std::string& op, int index) {
       {"ReduceMax", {1}},    {"ReduceMin", {1}},   {"ReduceProd", {1}},   {"ReduceL1", {1}},
       {"ReduceL2", {1}},     {"ReduceLogSum", {1}}, {"ReduceLogSumExp", {1}}, {"ReduceSumSquare", {1}},
       {"ConstantOfShape", {0}}, {"TopK", {1}},     {"Dropout", {1, 2}},   {"OneHot", {1}},
-      {"Range", {0, 1, 2}},  {"CumSum", {1}}};
+      {"Range", {0, 1, 2}},  {"CumSum", {1}},      {"Trilu", {1}},
+      // The output's shape depends on these values: Tessera needs them static.
+      {"Compress", {1}},     {"NonZero", {0}}};
   auto it = kParams.find(op);
   return it != kParams.end() && it->second.count(index) != 0;
 }
