@@ -1,7 +1,8 @@
 #include "compiler/ir/op.h"
 
-#include <cassert>
 #include <cmath>
+
+#include "base/check.h"
 
 namespace tessera {
 namespace {
@@ -43,7 +44,8 @@ void reconcile(Expr& a, Expr& b) {
     else if (b.dtype().is_scalar()) b = make_broadcast(b, a.dtype().lanes);
     return;
   }
-  assert(false && "operands of different types");
+  TESSERA_CHECK(false) << "operands of different types: " << a.dtype().to_string() << " and "
+                      << b.dtype().to_string();
 }
 
 int64_t floor_div(int64_t a, int64_t b) {
