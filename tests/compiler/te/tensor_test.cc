@@ -64,9 +64,9 @@ TEST(Reduce, SumOverAReduceAxisIsAReduction) {
 TEST(Reduce, MaxAndMinReduceOverTheirAxes) {
   Tensor a = placeholder({8}, DType::f32(), "A");
   IterVar k = reduce_axis(8, "k");
-  const auto* mx = max_reduce(read(a, {k->var}), {k}).as<ReduceNode>();
-  ASSERT_NE(mx, nullptr);
-  EXPECT_EQ(mx->op, ReduceOp::kMax);
+  Expr mx = max_reduce(read(a, {k->var}), {k});
+  ASSERT_NE(mx.as<ReduceNode>(), nullptr);
+  EXPECT_EQ(mx.as<ReduceNode>()->op, ReduceOp::kMax);
   EXPECT_EQ(min_reduce(read(a, {k->var}), {k}).as<ReduceNode>()->op, ReduceOp::kMin);
 }
 
