@@ -196,5 +196,14 @@ TEST(IrMatchers, FailureShowsBothSidesAndADiff) {
   EXPECT_NE(std::string(bad.message()).find("does not parse: parse-error: 1:26:"), std::string::npos) << bad.message();
 }
 
+TEST(IrMatchers, FunctionsCompareByParameterPosition) {
+  Buffer x = make_buffer("x", DType::f32(), {4}), y = make_buffer("y", DType::f32(), {4});
+  Var i("i");
+  PrimFunc f{"scale", {x, y}, make_for(i, 0, 4, LoopKind::kVectorized, make_store(y, make_load(x, i) * 2.0f, i))};
+  EXPECT_IR_EQ(f, "func g(A: float32[4], B: float32[4]) { vectorized k in [0, 4) { B[k] = A[k] * 2.0f } }");
+  EXPECT_FALSE(testing::ir_equal("f", "text", f, "func g(A: float32[4], B: float32[4]) { vectorized k in [0, 4) { A[k] = B[k] * 2.0f } }"));
+  EXPECT_FALSE(testing::ir_equal("f", "text", f, "func g(A: float32[8], B: float32[4]) { vectorized k in [0, 4) { B[k] = A[k] * 2.0f } }"));
+}
+
 }  // namespace
 }  // namespace tessera
