@@ -75,6 +75,14 @@ class CodeGen {
   llvm::Value* clamp_index(const Buffer& buf, llvm::Value* index);
   llvm::Value* splat(llvm::Value* v, int lanes) { return b_.CreateVectorSplat(lanes, v); }
   void return_if_error(llvm::Value* status);
+  /// The value of a loop variable, or (with an error recorded) poison.
+  llvm::Value* var_value(const VarNode* var);
+  /// The base pointer of a parameter or allocated buffer, or (with an error
+  /// recorded) a null pointer.
+  llvm::Value* buffer_base(const BufferNode* buf);
+  /// Records the first node that cannot be emitted; emission goes on with a
+  /// placeholder and add_function returns the error.
+  llvm::Value* unsupported(const std::string& why, llvm::Type* type);
 
   llvm::LLVMContext& ctx_;
   llvm::Module& mod_;
@@ -88,7 +96,26 @@ class CodeGen {
   std::unordered_map<const BufferNode*, llvm::Value*> buffers_;
   int parallel_depth_ = 0;
   int select_depth_ = 0;  // > 0 while emitting the branches of a Select
+  Status error_;          // the first node that could not be emitted
 };
+
+llvm::Value* CodeGen::unsupported(const std::string& why, llvm::Type* type) {
+  if (error_.is_ok()) error_ = codegen_error(why);
+  return llvm::PoisonValue::get(type);
+}
+
+llvm::Value* CodeGen::var_value(const VarNode* var) {
+  auto it = vars_.find(var);
+  if (it != vars_.end()) return it->second;
+  return unsupported("variable " + var->name + " is not bound by an enclosing loop", type_of(var->dtype));
+}
+
+llvm::Value* CodeGen::buffer_base(const BufferNode* buf) {
+  auto it = buffers_.find(buf);
+  if (it != buffers_.end()) return it->second;
+  unsupported("buffer " + buf->name + " is neither a parameter nor allocated", b_.getPtrTy());
+  return llvm::ConstantPointerNull::get(b_.getPtrTy());
+}
 
 llvm::Type* CodeGen::type_of(DType t) {
   llvm::Type* scalar = nullptr;
@@ -157,6 +184,7 @@ Status CodeGen::add_function(const PrimFunc& f) {
   b_.CreateRet(b_.CreateCall(impl, args));
   buffers_.clear();
   vars_.clear();
+  if (!error_.is_ok()) return error_.with_context("cannot emit function " + f.name);
   std::string err;
   llvm::raw_string_ostream os(err);
   if (llvm::verifyFunction(*impl, &os) || llvm::verifyFunction(*api, &os))
@@ -165,7 +193,7 @@ Status CodeGen::add_function(const PrimFunc& f) {
 }
 
 llvm::Value* CodeGen::element_ptr(const Buffer& buf, llvm::Value* index) {
-  return b_.CreateInBoundsGEP(storage_type(buf->dtype), buffers_.at(buf.get()), index);
+  return b_.CreateInBoundsGEP(storage_type(buf->dtype), buffer_base(buf.get()), index);
 }
 
 llvm::Value* CodeGen::clamp_index(const Buffer& buf, llvm::Value* index) {
@@ -196,7 +224,7 @@ llvm::Value* CodeGen::emit_load(const LoadNode* op) {
     llvm::Value* mask = b_.CreateAnd(
         b_.CreateICmpSGE(lanes, llvm::Constant::getNullValue(ity)),
         b_.CreateICmpSLT(lanes, splat(b_.getInt64(op->buffer->num_elements()), t.lanes)));
-    llvm::Value* ptr = b_.CreateGEP(elem, buffers_.at(op->buffer.get()), base);  // may point outside
+    llvm::Value* ptr = b_.CreateGEP(elem, buffer_base(op->buffer.get()), base);  // may point outside
     return finish(b_.CreateMaskedLoad(vec, ptr, align, mask,
                                       llvm::Constant::getNullValue(vec)));
   }
@@ -234,7 +262,7 @@ llvm::Value* CodeGen::emit(const Expr& e) {
       return llvm::ConstantInt::get(type_of(n->dtype), n->value, /*signed=*/true);
     }
     case ExprKind::kFloatImm: return llvm::ConstantFP::get(type_of(e.dtype()), e.as<FloatImmNode>()->value);
-    case ExprKind::kVar: return vars_.at(e.as<VarNode>());
+    case ExprKind::kVar: return var_value(e.as<VarNode>());
     case ExprKind::kAdd: case ExprKind::kSub: case ExprKind::kMul: case ExprKind::kDiv:
     case ExprKind::kMod: case ExprKind::kMin: case ExprKind::kMax: case ExprKind::kEQ:
     case ExprKind::kNE: case ExprKind::kLT: case ExprKind::kLE: case ExprKind::kGT:
@@ -270,10 +298,16 @@ llvm::Value* CodeGen::emit(const Expr& e) {
       const auto* n = e.as<BroadcastNode>();
       return splat(emit(n->value), n->lanes);
     }
-    case ExprKind::kTensorRead: case ExprKind::kReduce:
-      break;  // removed by lowering
+    case ExprKind::kTensorRead:
+      return unsupported("a TensorRead of " + e.as<TensorReadNode>()->tensor->name +
+                             " is left in the loop IR (lowering replaces tensor reads by loads)",
+                         type_of(e.dtype()));
+    case ExprKind::kReduce:
+      return unsupported(std::string("a Reduce (") + reduce_op_name(e.as<ReduceNode>()->op) +
+                             ") is left in the loop IR (lowering replaces reductions by loops)",
+                         type_of(e.dtype()));
   }
-  return llvm::PoisonValue::get(type_of(e.dtype()));
+  return unsupported(std::string("no code for a ") + expr_kind_name(e.kind()) + " expression", type_of(e.dtype()));
 }
 
 llvm::Value* CodeGen::emit_binary(const BinaryNode* op) {
@@ -330,7 +364,9 @@ llvm::Value* CodeGen::emit_binary(const BinaryNode* op) {
     case ExprKind::kGE: return is_signed ? b_.CreateICmpSGE(a, b) : b_.CreateICmpUGE(a, b);
     case ExprKind::kAnd: return b_.CreateAnd(a, b);
     case ExprKind::kOr: return b_.CreateOr(a, b);
-    default: return nullptr;
+    default:
+      return unsupported(std::string("no code for ") + expr_kind_name(op->kind) + " of " + t.to_string(),
+                         type_of(op->dtype));
   }
 }
 
@@ -519,9 +555,10 @@ void CodeGen::emit_parallel(const ForNode* op) {
     llvm::IRBuilder<> entry(entry_, entry_->begin());
     closure = entry.CreateAlloca(closure_ty);
   }
-  for (size_t i = 0; i < free.size(); ++i) b_.CreateStore(vars_.at(free[i].node()), b_.CreateStructGEP(closure_ty, closure, i));
+  for (size_t i = 0; i < free.size(); ++i)
+    b_.CreateStore(var_value(free[i].node()), b_.CreateStructGEP(closure_ty, closure, i));
   for (size_t i = 0; i < captured.size(); ++i)
-    b_.CreateStore(buffers_.at(captured[i].get()), b_.CreateStructGEP(closure_ty, closure, free.size() + i));
+    b_.CreateStore(buffer_base(captured[i].get()), b_.CreateStructGEP(closure_ty, closure, free.size() + i));
 
   std::string name = base_name_ + ".parallel" + std::to_string(outlined_++);
   auto* task_ty = llvm::FunctionType::get(i32, {i32, i32, ptr}, false);

@@ -1,8 +1,9 @@
 #include "compiler/ir/expr.h"
 
-#include <cassert>
 #include <cmath>
 #include <limits>
+
+#include "base/check.h"
 
 namespace tessera {
 
@@ -24,14 +25,14 @@ Expr::Expr(double value) : Expr(make_float(value)) {}
 Var::Var(std::string name, DType t) : Expr(Ref<const ExprNode>(new VarNode(t, std::move(name)))) {}
 
 Expr make_int(int64_t value, DType t) {
-  assert(t.is_integral() && t.is_scalar());
+  TESSERA_CHECK(t.is_integral() && t.is_scalar()) << "integer constant of type " << t.to_string();
   return Expr(Ref<const ExprNode>(new IntImmNode(t, value)));
 }
 
 Expr make_bool(bool value) { return make_int(value ? 1 : 0, DType::boolean()); }
 
 Expr make_float(double value, DType t) {
-  assert(t.is_float() && t.is_scalar());
+  TESSERA_CHECK(t.is_float() && t.is_scalar()) << "float constant of type " << t.to_string();
   return Expr(Ref<const ExprNode>(new FloatImmNode(t, value)));
 }
 
@@ -45,29 +46,38 @@ bool is_binary(ExprKind kind) { return kind >= ExprKind::kAdd && kind <= ExprKin
 bool is_comparison(ExprKind kind) { return kind >= ExprKind::kEQ && kind <= ExprKind::kGE; }
 
 Expr make_binary(ExprKind kind, Expr a, Expr b) {
-  assert(is_binary(kind) && a.defined() && b.defined());
-  assert(a.dtype() == b.dtype() && "binary operands must have one type");
+  TESSERA_CHECK(is_binary(kind)) << expr_kind_name(kind) << " is not a binary operator";
+  TESSERA_CHECK(a.defined() && b.defined()) << expr_kind_name(kind) << " of an undefined operand";
+  TESSERA_CHECK(a.dtype() == b.dtype())
+      << expr_kind_name(kind) << " operands must have one type, not " << a.dtype().to_string() << " and "
+      << b.dtype().to_string();
   DType t = a.dtype();
   if (is_comparison(kind)) t = DType::boolean(t.lanes);
-  if (kind == ExprKind::kAnd || kind == ExprKind::kOr) assert(t.is_bool());
+  if (kind == ExprKind::kAnd || kind == ExprKind::kOr)
+    TESSERA_CHECK(t.is_bool()) << expr_kind_name(kind) << " of " << t.to_string() << " operands";
   return Expr(Ref<const ExprNode>(new BinaryNode(kind, t, std::move(a), std::move(b))));
 }
 
 Expr make_not(Expr a) {
-  assert(a.dtype().is_bool());
+  TESSERA_CHECK(a.defined() && a.dtype().is_bool()) << "Not of a non-bool operand";
   DType t = a.dtype();
   return Expr(Ref<const ExprNode>(new NotNode(t, std::move(a))));
 }
 
 Expr make_select(Expr cond, Expr t, Expr f) {
-  assert(cond.dtype().is_bool() && t.dtype() == f.dtype());
-  assert(cond.dtype().lanes == 1 || cond.dtype().lanes == t.dtype().lanes);
+  TESSERA_CHECK(cond.defined() && t.defined() && f.defined()) << "Select of an undefined operand";
+  TESSERA_CHECK(cond.dtype().is_bool()) << "Select condition of type " << cond.dtype().to_string();
+  TESSERA_CHECK(t.dtype() == f.dtype())
+      << "Select branches of types " << t.dtype().to_string() << " and " << f.dtype().to_string();
+  TESSERA_CHECK(cond.dtype().lanes == 1 || cond.dtype().lanes == t.dtype().lanes)
+      << "Select of " << cond.dtype().lanes << " condition lanes and " << t.dtype().lanes << " value lanes";
   DType type = t.dtype();
   return Expr(Ref<const ExprNode>(new SelectNode(type, std::move(cond), std::move(t), std::move(f))));
 }
 
 Expr make_cast(DType t, Expr value) {
-  assert(t.lanes == value.dtype().lanes);
+  TESSERA_CHECK(value.defined() && t.lanes == value.dtype().lanes)
+      << "Cast to " << t.to_string() << " changes the lanes of its operand";
   if (value.dtype() == t) return value;
   return Expr(Ref<const ExprNode>(new CastNode(t, std::move(value))));
 }
@@ -83,11 +93,13 @@ const char* call_op_name(CallOp op) {
 }
 
 Expr make_call(CallOp op, std::vector<Expr> args) {
-  assert(!args.empty());
+  TESSERA_CHECK(!args.empty()) << call_op_name(op) << " without arguments";
   DType t = args[0].dtype();
-  for ([[maybe_unused]] const Expr& a : args) assert(a.dtype() == t);
-  assert(t.is_float() || op == CallOp::kAbs);
-  assert((op == CallOp::kPow) == (args.size() == 2));
+  for (const Expr& a : args)
+    TESSERA_CHECK(a.defined() && a.dtype() == t) << call_op_name(op) << " arguments of different types";
+  TESSERA_CHECK(t.is_float() || op == CallOp::kAbs) << call_op_name(op) << " of " << t.to_string();
+  TESSERA_CHECK((op == CallOp::kPow) == (args.size() == 2))
+      << call_op_name(op) << " with " << args.size() << " arguments";
   return Expr(Ref<const ExprNode>(new CallNode(t, op, std::move(args))));
 }
 
@@ -96,32 +108,42 @@ Buffer make_buffer(std::string name, DType dtype, std::vector<int64_t> shape, Me
 }
 
 Expr make_load(Buffer buffer, Expr index) {
-  assert(index.dtype().element_of() == kIndexType);
+  TESSERA_CHECK(buffer.defined() && index.defined()) << "Load of an undefined buffer or index";
+  TESSERA_CHECK(index.dtype().element_of() == kIndexType)
+      << "Load of " << buffer->name << " at an index of type " << index.dtype().to_string();
   DType t = buffer->dtype.with_lanes(index.dtype().lanes);
   return Expr(Ref<const ExprNode>(new LoadNode(t, std::move(buffer), std::move(index))));
 }
 
 Expr make_ramp(Expr base, Expr stride, int lanes) {
-  assert(base.dtype().is_scalar() && base.dtype() == stride.dtype() && lanes > 1);
+  TESSERA_CHECK(base.defined() && stride.defined()) << "Ramp of an undefined base or stride";
+  TESSERA_CHECK(base.dtype().is_scalar() && base.dtype() == stride.dtype() && lanes > 1)
+      << "Ramp of base " << base.dtype().to_string() << ", stride " << stride.dtype().to_string() << ", "
+      << lanes << " lanes";
   DType t = base.dtype().with_lanes(lanes);
   return Expr(Ref<const ExprNode>(new RampNode(t, std::move(base), std::move(stride), lanes)));
 }
 
 Expr make_broadcast(Expr value, int lanes) {
-  assert(value.dtype().is_scalar() && lanes > 1);
+  TESSERA_CHECK(value.defined() && value.dtype().is_scalar() && lanes > 1)
+      << "Broadcast to " << lanes << " lanes";
   DType t = value.dtype().with_lanes(lanes);
   return Expr(Ref<const ExprNode>(new BroadcastNode(t, std::move(value), lanes)));
 }
 
 Expr make_tensor_read(Tensor tensor, std::vector<Expr> indices) {
-  assert(static_cast<int>(indices.size()) == tensor->ndim());
-  for ([[maybe_unused]] const Expr& i : indices) assert(i.dtype() == kIndexType);
+  TESSERA_CHECK(tensor.defined()) << "read of an undefined tensor";
+  TESSERA_CHECK(static_cast<int>(indices.size()) == tensor->ndim())
+      << "read of " << tensor->name << " with " << indices.size() << " indices, it has " << tensor->ndim()
+      << " dimensions";
+  for (const Expr& i : indices)
+    TESSERA_CHECK(i.defined() && i.dtype() == kIndexType) << "read of " << tensor->name << " at a non-index";
   DType t = tensor->dtype;
   return Expr(Ref<const ExprNode>(new TensorReadNode(t, std::move(tensor), std::move(indices))));
 }
 
 IterVar make_iter_var(std::string name, int64_t extent, IterKind kind) {
-  assert(extent > 0);
+  TESSERA_CHECK(extent > 0) << "axis " << name << " of extent " << extent;
   return make_ref<const IterVarNode>(Var(std::move(name)), extent, kind);
 }
 
@@ -167,8 +189,10 @@ Expr reduce_combine(ReduceOp op, Expr acc, Expr value) {
 }
 
 Expr make_reduce(ReduceOp op, Expr source, std::vector<IterVar> axes) {
-  assert(!axes.empty());
-  for ([[maybe_unused]] const IterVar& a : axes) assert(a->kind == IterKind::kReduce);
+  TESSERA_CHECK(source.defined()) << reduce_op_name(op) << " of an undefined source";
+  TESSERA_CHECK(!axes.empty()) << reduce_op_name(op) << " over no axes";
+  for (const IterVar& a : axes)
+    TESSERA_CHECK(a->kind == IterKind::kReduce) << reduce_op_name(op) << " over spatial axis " << a->var.name();
   DType t = source.dtype();
   return Expr(Ref<const ExprNode>(new ReduceNode(t, op, std::move(source), std::move(axes))));
 }

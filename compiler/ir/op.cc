@@ -1,8 +1,8 @@
 #include "compiler/ir/op.h"
 
-#include <cassert>
 #include <cmath>
 
+#include "base/check.h"
 #include "compiler/arith/int_div.h"
 
 namespace tessera {
@@ -45,7 +45,8 @@ void reconcile(Expr& a, Expr& b) {
     else if (b.dtype().is_scalar()) b = make_broadcast(b, a.dtype().lanes);
     return;
   }
-  assert(false && "operands of different types");
+  TESSERA_CHECK(false) << "operands of different types: " << a.dtype().to_string() << " and "
+                      << b.dtype().to_string();
 }
 
 }  // namespace

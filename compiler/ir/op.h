@@ -2,7 +2,7 @@
 //
 // Operands of different types are reconciled only in the two safe cases: a
 // constant takes the other operand's type, and a scalar is broadcast to the
-// other operand's lanes. Anything else is a programming error (asserted).
+// other operand's lanes. Anything else is a programming error (TESSERA_CHECK).
 // Constant operands fold.
 #pragma once
 

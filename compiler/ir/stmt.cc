@@ -1,12 +1,14 @@
 #include "compiler/ir/stmt.h"
 
-#include <cassert>
+#include "base/check.h"
 
 namespace tessera {
 
 Stmt make_store(Buffer buffer, Expr value, Expr index) {
-  assert(buffer.defined() && value.defined() && index.defined());
-  assert(value.dtype() == buffer->dtype.with_lanes(index.dtype().lanes));
+  TESSERA_CHECK(buffer.defined() && value.defined() && index.defined()) << "Store with an undefined part";
+  TESSERA_CHECK(value.dtype() == buffer->dtype.with_lanes(index.dtype().lanes))
+      << "Store of " << value.dtype().to_string() << " to " << buffer->name << " of "
+      << buffer->dtype.to_string() << " at " << index.dtype().lanes << " lanes";
   return Stmt(Ref<const StmtNode>(new StoreNode(std::move(buffer), std::move(value), std::move(index))));
 }
 
@@ -21,7 +23,11 @@ const char* loop_kind_name(LoopKind kind) {
 }
 
 Stmt make_for(Var var, Expr min, Expr extent, LoopKind kind, Stmt body) {
-  assert(var.defined() && min.dtype() == kIndexType && extent.dtype() == kIndexType && body.defined());
+  TESSERA_CHECK(var.defined() && min.defined() && extent.defined() && body.defined())
+      << "For with an undefined part";
+  TESSERA_CHECK(min.dtype() == kIndexType && extent.dtype() == kIndexType)
+      << "For " << var.name() << " over [" << min.dtype().to_string() << ", +" << extent.dtype().to_string()
+      << "), not index type";
   return Stmt(Ref<const StmtNode>(
       new ForNode(std::move(var), std::move(min), std::move(extent), kind, std::move(body))));
 }
@@ -41,12 +47,14 @@ Stmt make_seq(std::vector<Stmt> stmts) {
 }
 
 Stmt make_if(Expr cond, Stmt then_case, Stmt else_case) {
-  assert(cond.dtype() == DType::boolean() && then_case.defined());
+  TESSERA_CHECK(cond.defined() && then_case.defined()) << "IfThenElse with an undefined part";
+  TESSERA_CHECK(cond.dtype() == DType::boolean()) << "IfThenElse condition of type " << cond.dtype().to_string();
   return Stmt(Ref<const StmtNode>(new IfThenElseNode(std::move(cond), std::move(then_case), std::move(else_case))));
 }
 
 Stmt make_allocate(Buffer buffer, Stmt body) {
-  assert(buffer->scope != MemoryScope::kGlobal);
+  TESSERA_CHECK(buffer.defined()) << "Allocate of an undefined buffer";
+  TESSERA_CHECK(buffer->scope != MemoryScope::kGlobal) << "Allocate of global buffer " << buffer->name;
   return Stmt(Ref<const StmtNode>(new AllocateNode(std::move(buffer), std::move(body))));
 }
 

@@ -6,6 +6,7 @@
 #include <unordered_set>
 
 #include "compiler/ir/stmt.h"
+#include "compiler/ir/structural.h"  // structural_equal, which used to live here
 
 namespace tessera {
 
@@ -29,8 +30,5 @@ bool uses_any_var(const Expr& e, const std::function<bool(const VarNode*)>& pred
 std::vector<Var> free_vars(const Stmt& s);
 /// Buffers loaded or stored in the tree, in order of first appearance.
 std::vector<Buffer> buffers_used(const Stmt& s);
-
-/// Structural equality: same kinds, types, constants and variables.
-bool structural_equal(const Expr& a, const Expr& b);
 
 }  // namespace tessera

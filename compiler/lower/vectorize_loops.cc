@@ -79,7 +79,12 @@ class BodyVectorizer final : public IRMutator {
     return IRMutator::visit(op, self);
   }
   Stmt visit(const IfThenElseNode* op, const Stmt& self) override {
-    if (uses_var(op->cond, var_.node())) failed = true;
+    // A condition that varies across lanes cannot be a branch; give up
+    // before building an IfThenElse on a vector condition.
+    if (uses_var(op->cond, var_.node())) {
+      failed = true;
+      return self;
+    }
     return IRMutator::visit(op, self);
   }
   Stmt visit(const AllocateNode* op, const Stmt& self) override {

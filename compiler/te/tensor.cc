@@ -1,6 +1,5 @@
 #include "compiler/te/tensor.h"
 
-#include <cassert>
 #include <unordered_set>
 
 #include "compiler/ir/functor.h"
