@@ -15,6 +15,7 @@
 #include "bench/peers.h"
 #include "bench/workloads.h"
 #include "compiler/codegen/build.h"
+#include "compiler/codegen/llvm_target.h"
 #include "compiler/ops/op_spec.h"
 #include "compiler/space/sketch_space.h"
 #include "costmodel/features.h"
@@ -54,7 +55,7 @@ struct TuneConfig {
 
 // Tunes `op` with TVM's measurement settings (repeat 1, min_repeat_ms 100).
 Result<TuneRun> tune(const ops::OpInstance& op, const TuneConfig& config) {
-  Target target = Target::host();
+  Target target = host_target();
   TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<rpc::LocalRunner> runner,
                            rpc::LocalRunner::start({.num_workers = 1, .threads_per_worker = kThreads}));
   std::unique_ptr<costmodel::CostModel> model;
@@ -128,7 +129,7 @@ struct Kernel {
 Result<double> time_steps(const ops::OpInstance& op, const std::string& steps_json, std::vector<runtime::NDArray>& args) {
   TESSERA_ASSIGN_OR_RETURN(std::vector<Step> steps, steps_from_json(steps_json));
   TESSERA_ASSIGN_OR_RETURN(State state, replay(op.dag, steps));
-  TESSERA_ASSIGN_OR_RETURN(BuiltLibrary lib, build_kernel(state, Target::host(), "kernel"));
+  TESSERA_ASSIGN_OR_RETURN(BuiltLibrary lib, build_kernel(state, host_target(), "kernel"));
   TESSERA_ASSIGN_OR_RETURN(runtime::Module mod, runtime::Module::load_from_bytes(lib.bytes, "/tmp"));
   TESSERA_ASSIGN_OR_RETURN(TesseraKernelFn fn, mod.get_kernel("kernel"));
   std::vector<void*> ptrs;
@@ -351,7 +352,7 @@ struct BuiltKernel {
 Result<BuiltKernel> build_steps(const ops::OpInstance& op, const std::string& steps_json) {
   TESSERA_ASSIGN_OR_RETURN(std::vector<Step> steps, steps_from_json(steps_json));
   TESSERA_ASSIGN_OR_RETURN(State st, replay(op.dag, steps));
-  TESSERA_ASSIGN_OR_RETURN(BuiltLibrary lib, build_kernel(st, Target::host(), "kernel"));
+  TESSERA_ASSIGN_OR_RETURN(BuiltLibrary lib, build_kernel(st, host_target(), "kernel"));
   TESSERA_ASSIGN_OR_RETURN(runtime::Module mod, runtime::Module::load_from_bytes(lib.bytes, "/tmp"));
   TESSERA_ASSIGN_OR_RETURN(TesseraKernelFn fn, mod.get_kernel("kernel"));
   return BuiltKernel{std::move(mod), fn};

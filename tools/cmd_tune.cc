@@ -9,6 +9,7 @@
 #include <ctime>
 #include <set>
 
+#include "compiler/codegen/llvm_target.h"
 #include "compiler/model/choose_winograd.h"
 #include "compiler/model/compile_model.h"
 #include "compiler/ops/op_spec.h"
@@ -129,9 +130,9 @@ int run_tune(int argc, char** argv, int first) {
   std::string scheduler = args->get("scheduler", "gradient");
   if (scheduler != "gradient" && scheduler != "round-robin")
     return usage_error("unknown --scheduler '" + scheduler + "' (gradient, round-robin)");
-  Target target = Target::host();
+  Target target = host_target();
   if (args->has("target")) {
-    auto t = Target::parse(args->get("target"));
+    auto t = parse_target(args->get("target"));
     if (!t.is_ok()) return usage_error(t.status().message());
     target = *t;
   }

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "compiler/codegen/llvm_codegen.h"
+#include "compiler/codegen/llvm_target.h"
 #include "compiler/ir/op.h"
 #include "compiler/lower/lower.h"
 #include "runtime/module.h"
@@ -24,7 +25,7 @@ std::shared_ptr<const ComputeDAG> matmul_dag(int64_t m, int64_t n, int64_t k) {
 
 // Runs a built matmul and compares it with plain loops.
 void check_matmul(const State& s, int64_t m, int64_t n, int64_t k) {
-  auto lib = build_kernel(s, Target::host(), "mm");
+  auto lib = build_kernel(s, host_target(), "mm");
   ASSERT_TRUE(lib.is_ok()) << lib.status().to_string();
   auto mod = runtime::Module::load_from_bytes(lib->bytes, "/tmp");
   ASSERT_TRUE(mod.is_ok()) << mod.status().to_string();
