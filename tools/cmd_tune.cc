@@ -9,6 +9,7 @@
 #include <ctime>
 #include <set>
 
+#include "base/version.h"
 #include "compiler/codegen/llvm_target.h"
 #include "compiler/model/choose_winograd.h"
 #include "compiler/model/compile_model.h"
@@ -326,8 +327,8 @@ int run_tune(int argc, char** argv, int first) {
   records::SessionInfo session;
   session.command_line = command_line;
   session.host = host;
-  session.tool_version = "0.1.0";
-  session.llvm_version = "19";
+  session.tool_version = kToolVersion;
+  session.llvm_version = kLlvmVersion;
   session.seed = *seed;
   auto session_id = store->begin_session(session);
   if (!session_id.is_ok()) {
