@@ -77,17 +77,17 @@ class CheckDeps(unittest.TestCase):
         self.assertEqual(self.run_check(), (0, ''))
 
     def test_a_forwarding_header_counts_as_its_target(self):
-        # runtime/status.h left behind by a move forwards to base/: including it
-        # from the IR is an edge to base.
-        self.write('runtime/status.h', '// moved: a forwarding header\n#pragma once\n#include "base/status.h"\n')
-        self.write('compiler/ir/op.cc', '#include "runtime/status.h"\n')
+        # runtime/moved.h, left behind by a move, forwards to base/: including
+        # it from the IR is an edge to base.
+        self.write('runtime/moved.h', '// moved: a forwarding header\n#pragma once\n#include "base/status.h"\n')
+        self.write('compiler/ir/op.cc', '#include "runtime/moved.h"\n')
         self.assertEqual(self.run_check(), (0, ''))
         # A header that does not say so, or has anything else in it, is the folder's own.
-        self.write('runtime/status.h', '#pragma once\n#include "base/status.h"\n')
+        self.write('runtime/moved.h', '#pragma once\n#include "base/status.h"\n')
         code, err = self.run_check()
         self.assertEqual(code, 1)
-        self.assertIn('forbidden edge compiler/ir -> runtime', err)
-        self.write('runtime/status.h', '// a forwarding header\n#pragma once\n#include "base/status.h"\nint x;\n')
+        self.assertIn('compiler/ir/op.cc:1: includes "runtime/moved.h": forbidden edge compiler/ir -> runtime', err)
+        self.write('runtime/moved.h', '// a forwarding header\n#pragma once\n#include "base/status.h"\nint x;\n')
         code, err = self.run_check()
         self.assertEqual(code, 1)
         self.assertIn('forbidden edge compiler/ir -> runtime', err)
