@@ -7,6 +7,7 @@
 
 #include <chrono>
 
+#include "compiler/codegen/llvm_target.h"
 #include "compiler/ops/op_spec.h"
 #include "compiler/space/sketch_space.h"
 #include "tuner/measure/builder.h"
@@ -16,7 +17,7 @@ namespace {
 
 void BM_Build_Candidates(benchmark::State& state) {
   auto op = ops::parse_op_spec("matmul:M=1024,N=1024,K=1024").value();
-  Target target = Target::host();
+  Target target = host_target();
   auto space = SketchSpace::make(op.dag, target);
   if (!space.is_ok()) return state.SkipWithError(space.status().to_string().c_str());
   auto programs = space->sample(32, /*seed=*/7);

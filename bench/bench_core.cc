@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "compiler/codegen/llvm_target.h"
 #include "bench/peers.h"
 #include "compiler/codegen/build.h"
 #include "compiler/ir/op.h"
@@ -88,7 +89,7 @@ struct MatmulData {
 
 void BM_Core_HandMatmul1024(benchmark::State& state) {
   const int64_t n = 1024;
-  Target target = Target::host();
+  Target target = host_target();
   State s = hand_matmul(matmul_dag(n, n, n), target);
   auto lib = build(s, target, "matmul");
   if (!lib.is_ok()) return state.SkipWithError(lib.status().to_string().c_str());
@@ -155,7 +156,7 @@ void BM_Core_HandConv2dResNet(benchmark::State& state) {
   if (!y.is_ok()) return state.SkipWithError(y.status().to_string().c_str());
   auto dag = std::make_shared<const ComputeDAG>(ComputeDAG::make({x, wt, *y}).value());
   State s = hand_conv(dag, (*y)->name);
-  auto lib = build(s, Target::host(), "conv");
+  auto lib = build(s, host_target(), "conv");
   if (!lib.is_ok()) return state.SkipWithError(lib.status().to_string().c_str());
   auto mod = runtime::Module::load_from_bytes(lib->bytes, "/tmp");
   auto fn = mod->get_kernel("conv").value();
@@ -185,7 +186,7 @@ void BM_Core_HandConv2dResNet(benchmark::State& state) {
 BENCHMARK(BM_Core_HandConv2dResNet)->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
 
 void BM_Core_BuildMatmul1024(benchmark::State& state) {
-  Target target = Target::host();
+  Target target = host_target();
   auto dag = matmul_dag(1024, 1024, 1024);
   State s = hand_matmul(dag, target);
   std::vector<Step> steps = s.steps();

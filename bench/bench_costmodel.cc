@@ -18,6 +18,7 @@
 #include <ctime>
 
 #include "compiler/codegen/build.h"
+#include "compiler/codegen/llvm_target.h"
 #include "costmodel/features.h"
 #include "costmodel/metrics.h"
 #include "costmodel/xgb_model.h"
@@ -99,7 +100,7 @@ Measured measure_workload(const std::string& name, std::shared_ptr<const Compute
     arrays.back().fill_random(arrays.size());
   }
   for (auto& a : arrays) args.push_back(a.raw_data());
-  const Target target = Target::host();
+  const Target target = host_target();
   runtime::TimingOptions timing;
   timing.repeat = 5;
   timing.min_repeat_ms = 2;

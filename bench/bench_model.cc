@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "bench/ort_peer.h"
+#include "compiler/codegen/llvm_target.h"
 #include "compiler/frontend/onnx_import.h"
 #include "compiler/model/choose_winograd.h"
 #include "compiler/model/compile_model.h"
@@ -166,8 +167,8 @@ Result<model::CompiledModel> compile(const std::string& model_path, const ModelC
   }
   model::CompileOptions co;
   co.source = source ? &*source : nullptr;
-  TESSERA_ASSIGN_OR_RETURN(model::ModelPlan plan, model::plan_model_from_records(g, Target::host(), co.source));
-  return model::compile_model(plan, Target::host(), co);
+  TESSERA_ASSIGN_OR_RETURN(model::ModelPlan plan, model::plan_model_from_records(g, host_target(), co.source));
+  return model::compile_model(plan, host_target(), co);
 }
 
 // Largest |tessera - ort| over every output, and whether all are within

@@ -23,6 +23,7 @@
 #include "bench/peers.h"
 #include "bench/workloads.h"
 #include "compiler/codegen/build.h"
+#include "compiler/codegen/llvm_target.h"
 #include "compiler/ops/op_spec.h"
 #include "compiler/space/templates.h"
 #include "runtime/module.h"
@@ -69,7 +70,7 @@ double once(TesseraKernelFn fn, void** args) {
 
 void BM_Space_BestOfKnobMatmul1024(benchmark::State& state) {
   const int samples = static_cast<int>(state.range(0));
-  const Target target = Target::host();
+  const Target target = host_target();
   ops::OpInstance inst = ops::parse_op_spec("matmul:M=1024,N=1024,K=1024").value();
   const KnobTemplate& tmpl = *find_template("matmul");
   KnobSpace space = tmpl.define(*inst.dag, target).value();
@@ -132,7 +133,7 @@ void BM_Space_BestOfKnobMatmul1024(benchmark::State& state) {
 
 // The fallback configuration (what compile time uses without records).
 void BM_Space_KnobFallbackMatmul1024(benchmark::State& state) {
-  const Target target = Target::host();
+  const Target target = host_target();
   ops::OpInstance inst = ops::parse_op_spec("matmul:M=1024,N=1024,K=1024").value();
   const KnobTemplate& tmpl = *find_template("matmul");
   KnobSpace space = tmpl.define(*inst.dag, target).value();
@@ -161,7 +162,7 @@ void BM_Space_KnobFallbackMatmul1024(benchmark::State& state) {
 // layers of BM_Tune_ResNetConvs, each against oneDNN in the same run;
 // vs_peer is the geometric mean over the layers.
 void BM_Space_KnobFallbackResNetConvs(benchmark::State& state) {
-  const Target target = Target::host();
+  const Target target = host_target();
   const KnobTemplate& tmpl = *find_template("conv2d_nhwc");
   runtime::ThreadPool pool(kThreads);
   runtime::ParallelScope scope(&pool);
@@ -201,7 +202,7 @@ void BM_Space_KnobFallbackResNetConvs(benchmark::State& state) {
 // direct conv2d_nhwc fallback in the same run; vs_peer (oneDNN time /
 // Winograd time) and vs_direct are geometric means over the layers.
 void BM_Space_KnobFallbackWinogradConvs(benchmark::State& state) {
-  const Target target = Target::host();
+  const Target target = host_target();
   const KnobTemplate& winograd = *find_template("conv2d_winograd_nhwc");
   const KnobTemplate& direct = *find_template("conv2d_nhwc");
   runtime::ThreadPool pool(kThreads);

@@ -15,6 +15,7 @@
 
 #include "bench/peers.h"
 #include "compiler/codegen/build.h"
+#include "compiler/codegen/llvm_target.h"
 #include "compiler/lower/lower.h"
 #include "compiler/ops/ops.h"
 #include "compiler/space/sketch_space.h"
@@ -33,7 +34,7 @@ std::shared_ptr<const ComputeDAG> dag_of(const std::string& spec) { return ops::
 // replays the steps on a fresh state) + lower, as the evolutionary search
 // needs them.
 void sample_and_lower(benchmark::State& state, const std::string& spec) {
-  auto space = SketchSpace::make(dag_of(spec), Target::host());
+  auto space = SketchSpace::make(dag_of(spec), host_target());
   if (!space.is_ok()) return state.SkipWithError(space.status().to_string().c_str());
   SpaceRng rng(1);
   int64_t programs = 0, unrolled = 0;
@@ -82,7 +83,7 @@ BENCHMARK(BM_Space_SampleSketchConvResNet)->MinTime(2.0)->Unit(benchmark::kMicro
 void BM_Space_BestOf1000Matmul1024(benchmark::State& state) {
   const int64_t n = 1024;
   const int count = static_cast<int>(state.range(0));
-  Target target = Target::host();
+  Target target = host_target();
   auto space = SketchSpace::make(dag_of("matmul:M=1024,N=1024,K=1024"), target);
   if (!space.is_ok()) return state.SkipWithError(space.status().to_string().c_str());
   auto a = runtime::NDArray::create({n, n}, DType::f32()).value();

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <limits>
 
+#include "compiler/codegen/llvm_target.h"
 #include "bench/peers.h"
 #include "bench/workloads.h"
 #include "compiler/codegen/build.h"
@@ -115,7 +116,7 @@ struct Kernel {
 Result<double> time_steps(const ops::OpInstance& op, const std::string& steps_json, std::vector<runtime::NDArray>& args) {
   TESSERA_ASSIGN_OR_RETURN(std::vector<Step> steps, steps_from_json(steps_json));
   TESSERA_ASSIGN_OR_RETURN(State state, replay(op.dag, steps));
-  TESSERA_ASSIGN_OR_RETURN(BuiltLibrary lib, build(state, Target::host(), "kernel"));
+  TESSERA_ASSIGN_OR_RETURN(BuiltLibrary lib, build(state, host_target(), "kernel"));
   TESSERA_ASSIGN_OR_RETURN(runtime::Module mod, runtime::Module::load_from_bytes(lib.bytes, "/tmp"));
   TESSERA_ASSIGN_OR_RETURN(TesseraKernelFn fn, mod.get_kernel("kernel"));
   std::vector<void*> ptrs;
@@ -338,7 +339,7 @@ struct BuiltKernel {
 Result<BuiltKernel> build_steps(const ops::OpInstance& op, const std::string& steps_json) {
   TESSERA_ASSIGN_OR_RETURN(std::vector<Step> steps, steps_from_json(steps_json));
   TESSERA_ASSIGN_OR_RETURN(State st, replay(op.dag, steps));
-  TESSERA_ASSIGN_OR_RETURN(BuiltLibrary lib, build(st, Target::host(), "kernel"));
+  TESSERA_ASSIGN_OR_RETURN(BuiltLibrary lib, build(st, host_target(), "kernel"));
   TESSERA_ASSIGN_OR_RETURN(runtime::Module mod, runtime::Module::load_from_bytes(lib.bytes, "/tmp"));
   TESSERA_ASSIGN_OR_RETURN(TesseraKernelFn fn, mod.get_kernel("kernel"));
   return BuiltKernel{std::move(mod), fn};

@@ -3,63 +3,12 @@
 #include <algorithm>
 #include <iterator>
 #include <map>
-#include <sstream>
 
 namespace tessera::records {
 namespace {
 
-// x86 CPU names (LLVM's spelling) by the widest vector register their feature
-// set enables. A name missing here leaves the width unknown unless -mattr
-// says +avx512f: a guess could pair schedules tuned for different registers.
-constexpr std::string_view kX86Cpus512[] = {
-    "skylake-avx512", "cascadelake",   "cooperlake",   "cannonlake",     "icelake-client",
-    "icelake-server", "tigerlake",     "rocketlake",   "sapphirerapids", "emeraldrapids",
-    "graniterapids",  "graniterapids-d", "diamondrapids", "knl",          "knm",
-    "znver4",         "znver5",        "x86-64-v4",    "skx"};
-constexpr std::string_view kX86Cpus256[] = {
-    "sandybridge", "corei7-avx",  "ivybridge",    "core-avx-i",  "haswell",
-    "core-avx2",   "broadwell",   "skylake",      "alderlake",   "raptorlake",
-    "meteorlake",  "arrowlake",   "arrowlake-s",  "lunarlake",   "pantherlake",
-    "gracemont",   "sierraforest", "grandridge",  "clearwaterforest", "znver1",
-    "znver2",      "znver3",      "x86-64-v3",    "btver2"};
-constexpr std::string_view kX86Cpus128[] = {
-    "generic",   "x86-64",   "x86-64-v2", "nehalem",  "corei7",   "westmere", "core2",
-    "penryn",    "atom",     "bonnell",   "silvermont", "slm",    "goldmont", "goldmont-plus",
-    "tremont",   "btver1",   "k8",        "amdfam10", "opteron"};
-
-template <size_t N>
-bool listed(const std::string_view (&names)[N], std::string_view cpu) {
-  return std::find(std::begin(names), std::end(names), cpu) != std::end(names);
-}
-
-bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
-
-std::optional<int> x86_vector_bits(const std::string& cpu, const std::vector<std::string>& features) {
-  std::optional<int> bits;
-  if (listed(kX86Cpus512, cpu)) bits = 512;
-  else if (listed(kX86Cpus256, cpu) || starts_with(cpu, "bdver")) bits = 256;  // bdver1-4: AVX
-  else if (listed(kX86Cpus128, cpu)) bits = 128;
-  // Features apply after the CPU's, in order, as LLVM applies them.
-  for (const std::string& f : features) {
-    if (f == "+avx512f") bits = 512;
-    else if ((f == "+avx" || f == "+avx2") && bits) bits = std::max(*bits, 256);
-    else if (f == "-avx512f" && bits) bits = std::min(*bits, 256);
-    else if (f == "-avx") bits = 128;
-  }
-  return bits;
-}
-
-std::vector<std::string> split_commas(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  std::string item;
-  while (std::getline(ss, item, ','))
-    if (!item.empty()) out.push_back(item);
-  return out;
-}
-
 // What sets `other` apart from `asked`, for the candidate's `why`.
-std::string difference(const TargetTraits& asked, const TargetTraits& other) {
+std::string difference(const Target& asked, const Target& other) {
   if (asked.cpu != other.cpu) return "CPU " + other.cpu + ", not " + asked.cpu;
   if (asked.features != other.features) return "other -mattr features";
   if (asked.num_cores != other.num_cores)
@@ -86,30 +35,6 @@ ScheduleCandidate to_candidate(const Record& r, TargetMatch match, std::string w
 }
 
 }  // namespace
-
-TargetTraits parse_target_traits(std::string_view target) {
-  TargetTraits t;
-  t.cpu = "generic";
-  std::istringstream words{std::string(target)};
-  std::string word;
-  while (words >> word) {
-    const size_t eq = word.find('=');
-    if (eq == std::string::npos) continue;
-    const std::string key = word.substr(0, eq), value = word.substr(eq + 1);
-    if (key == "-mtriple") t.triple = value;
-    else if (key == "-mcpu") t.cpu = value;
-    else if (key == "-mattr") t.features = split_commas(value);
-    else if (key == "-num-cores") t.num_cores = std::atoi(value.c_str());
-  }
-  if (starts_with(t.triple, "x86_64")) t.vector_bits = x86_vector_bits(t.cpu, t.features);
-  else if (starts_with(t.triple, "aarch64") || starts_with(t.triple, "arm64")) t.vector_bits = 128;
-  return t;
-}
-
-bool compatible_targets(const TargetTraits& a, const TargetTraits& b) {
-  return !a.triple.empty() && a.triple == b.triple && a.vector_bits && b.vector_bits &&
-         *a.vector_bits == *b.vector_bits;
-}
 
 Result<std::vector<ScheduleCandidate>> RecordsScheduleSource::candidates(const std::string& workload_key,
                                                                          const std::string& target) {
@@ -142,7 +67,8 @@ Result<std::vector<ScheduleCandidate>> RecordsScheduleSource::compatible_candida
     ++counts[r.target];
     return Status::ok();
   }));
-  const TargetTraits asked = parse_target_traits(target);
+  const Result<Target> asked = Target::parse(target);
+  if (!asked.is_ok()) return std::vector<ScheduleCandidate>{};  // compatible with nothing
   struct Ranked {
     Record record;
     size_t rank;
@@ -151,12 +77,12 @@ Result<std::vector<ScheduleCandidate>> RecordsScheduleSource::compatible_candida
   };
   std::vector<Ranked> pool;
   for (const auto& [other, count] : counts) {
-    const TargetTraits traits = parse_target_traits(other);
-    if (other == target || !compatible_targets(asked, traits)) continue;
+    const Result<Target> measured_on = Target::parse(other);
+    if (other == target || !measured_on.is_ok() || !asked->shares_schedules_with(*measured_on)) continue;
     TESSERA_ASSIGN_OR_RETURN(std::vector<Record> best, store_.best_k(workload_key, other, k_));
-    const std::string why_there = "on a compatible target (same " + traits.triple + " triple and " +
-                                  std::to_string(*traits.vector_bits) + "-bit vectors; " +
-                                  difference(asked, traits) + "): '" + other + "'";
+    const std::string why_there = "on a compatible target (same " + measured_on->triple + " triple and " +
+                                  std::to_string(measured_on->vector_bits) + "-bit vectors; " +
+                                  difference(*asked, *measured_on) + "): '" + other + "'";
     for (size_t i = 0; i < best.size(); ++i)
       pool.push_back({std::move(best[i]), i, count, rank_text(i, count) + " " + why_there});
   }

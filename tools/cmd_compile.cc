@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdio>
 
+#include "compiler/codegen/llvm_target.h"
 #include "compiler/model/choose_winograd.h"
 #include "compiler/frontend/onnx_import.h"
 #include "compiler/model/compile_model.h"
@@ -74,9 +75,9 @@ int run_compile(int argc, char** argv, int first) {
   }
   const std::string model_path = args->positional()[0];
   if (!is_onnx_path(model_path)) return usage_error(model_path + ": expected an .onnx model");
-  Target target = Target::host();
+  Target target = host_target();
   if (args->has("target")) {
-    auto t = Target::parse(args->get("target"));
+    auto t = parse_target(args->get("target"));
     if (!t.is_ok()) return usage_error(t.status().message());
     target = *t;
   }

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/codegen/llvm_target.h"
 #include "compiler/codegen/target.h"
 #include "compiler/ops/op_spec.h"
 #include "compiler/space/apply_best.h"
@@ -448,9 +449,9 @@ int run_why(const Args& args) {
     return fail(Status(ErrorCode::kInvalidArgument, "why needs --op SPEC (e.g. matmul:M=512,N=512,K=512)"));
   auto op = ops::parse_op_spec(args.get("op"));
   if (!op) return fail(Status(ErrorCode::kInvalidArgument, op.status().message()));
-  Target target = Target::host();
+  Target target = host_target();
   if (args.has("target")) {
-    auto parsed = Target::parse(args.get("target"));
+    auto parsed = parse_target(args.get("target"));
     if (!parsed) return fail(Status(ErrorCode::kInvalidArgument, parsed.status().message()));
     target = *parsed;
   }

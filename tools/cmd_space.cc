@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "compiler/codegen/llvm_target.h"
 #include "compiler/ir/printer.h"
 #include "compiler/lower/lower.h"
 #include "compiler/ops/op_spec.h"
@@ -92,9 +93,9 @@ int run_space(int argc, char** argv, int first) {
     std::fprintf(stderr, "tessera space: %s\n", op.status().message().c_str());
     return 2;
   }
-  Target target = Target::host();
+  Target target = host_target();
   if (args->has("target")) {
-    auto t = Target::parse(args->get("target"));
+    auto t = parse_target(args->get("target"));
     if (!t.is_ok()) {
       std::fprintf(stderr, "tessera space: %s\n", t.status().message().c_str());
       return 2;

@@ -6,6 +6,8 @@
 #include <climits>
 #include <cstdlib>
 
+#include "base/version.h"
+#include "compiler/codegen/llvm_target.h"
 #include "compiler/space/generic_schedule.h"
 #include "compiler/space/sketch_space.h"
 #include "compiler/space/templates.h"
@@ -149,7 +151,7 @@ Status parse_budget(const OptionReader& o, TuneConfig* c) {
 // The target, the threads per measurement and the operators.
 Status parse_target_and_ops(const OptionReader& o, TuneConfig* c) {
   if (o.has("target")) {
-    Result<Target> target = Target::parse(o.get("target"));
+    Result<Target> target = parse_target(o.get("target"));
     if (!target.is_ok()) return usage(target.status().message());
     c->target = *target;
   }
@@ -344,8 +346,8 @@ Result<int64_t> begin_session(records::Store& store, const TuneConfig& c, const 
   records::SessionInfo session;
   session.command_line = c.command_line;
   session.host = host;
-  session.tool_version = "0.1.0";
-  session.llvm_version = "19";
+  session.tool_version = kToolVersion;
+  session.llvm_version = kLlvmVersion;
   session.seed = static_cast<int64_t>(c.seed);
   auto id = store.begin_session(session);
   if (!id.is_ok()) return failure(id.status());

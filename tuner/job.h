@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/codegen/llvm_target.h"
 #include "compiler/codegen/target.h"
 #include "compiler/ops/op_spec.h"
 #include "costmodel/cost_model.h"
@@ -56,7 +57,7 @@ struct TuneConfig {
   SpaceChoice space = SpaceChoice::kSketch;
   KnobStrategy knob_strategy = KnobStrategy::kXgb;  ///< with kKnob (kAuto: always xgb)
   bool sketch_guided = true;                 ///< with kSketch: evolutionary (true) or random (kAuto: evolutionary)
-  Target target = Target::host();
+  Target target = host_target();
   int64_t trials = 64;                       ///< measurements in this run over all tasks
   int batch = 16;                            ///< candidates per round
   uint64_t seed = 0;                         ///< task i searches with seed + i

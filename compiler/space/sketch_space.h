@@ -4,7 +4,7 @@
 // mutates complete programs (mutation.h). Every program is a replayable step
 // list: `program.state.steps()`.
 //
-//   auto space = SketchSpace::make(dag, Target::host()).value();
+//   auto space = SketchSpace::make(dag, host_target()).value();
 //   SpaceRng rng(42);
 //   auto programs = space.sample(1000, /*seed=*/42).value();   // random programs
 //   auto child = space.mutate(programs[0], rng);               // evolution

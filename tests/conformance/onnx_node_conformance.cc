@@ -35,6 +35,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/codegen/llvm_target.h"
 #include "compiler/codegen/target.h"
 #include "compiler/model/compile_model.h"
 #include "runtime/graph_executor.h"
@@ -77,7 +78,7 @@ Outcome run_test(const fs::path& dir) {
   if (!plan.is_ok()) return failed("plan", plan.status());
   model::CompileOptions co;
   co.jobs = 1;  // the runner already runs tests side by side
-  auto compiled = model::compile_model(*plan, Target::host(), co);
+  auto compiled = model::compile_model(*plan, host_target(), co);
   if (!compiled.is_ok()) return failed("compile", compiled.status());
   runtime::ExecutorOptions eo;
   eo.num_threads = 2;

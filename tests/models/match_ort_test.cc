@@ -13,6 +13,7 @@
 #include <string>
 
 #include "bench/ort_peer.h"
+#include "compiler/codegen/llvm_target.h"
 #include "compiler/frontend/onnx_import.h"
 #include "compiler/model/compile_model.h"
 #include "runtime/graph_executor.h"
@@ -50,7 +51,7 @@ class MatchOrt : public ::testing::Test {
     ASSERT_TRUE(graph.is_ok()) << graph.status().to_string();
     auto plan = model::plan_model(*graph, plan_options);
     ASSERT_TRUE(plan.is_ok()) << plan.status().to_string();
-    auto compiled = model::compile_model(*plan, Target::host());
+    auto compiled = model::compile_model(*plan, host_target());
     ASSERT_TRUE(compiled.is_ok()) << compiled.status().to_string();
     runtime::ExecutorOptions eo;
     eo.num_threads = 2;

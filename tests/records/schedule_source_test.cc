@@ -1,6 +1,6 @@
 // RecordsScheduleSource: the best records of the exact target, else of a
 // compatible one (same triple and vector width), never of an incompatible
-// one; and the light reading of target strings it relies on.
+// one. (Target strings are read by base/target.h: tests/base/target_test.cc.)
 #include "records/schedule_source.h"
 
 #include "test_util.h"
@@ -17,51 +17,6 @@ const std::string kSapphire = "llvm -mtriple=x86_64-linux-gnu -mcpu=sapphirerapi
 const std::string kCascade = "llvm -mtriple=x86_64-linux-gnu -mcpu=cascadelake -num-cores=2";
 const std::string kHaswell = "llvm -mtriple=x86_64-linux-gnu -mcpu=haswell -num-cores=2";
 const std::string kNeon = "llvm -mtriple=aarch64-linux-gnu -mattr=+neon -num-cores=4";
-
-std::optional<int> bits(const std::string& target) { return parse_target_traits(target).vector_bits; }
-
-TEST(TargetTraits, ReadsTripleCpuFeaturesAndCores) {
-  TargetTraits t =
-      parse_target_traits("llvm -mtriple=x86_64-linux-gnu -mcpu=haswell -mattr=+fma,-avx512f -num-cores=8");
-  EXPECT_EQ(t.triple, "x86_64-linux-gnu");
-  EXPECT_EQ(t.cpu, "haswell");
-  EXPECT_EQ(t.features, (std::vector<std::string>{"+fma", "-avx512f"}));
-  EXPECT_EQ(t.num_cores, 8);
-  EXPECT_EQ(parse_target_traits("llvm -mtriple=x86_64-linux-gnu").cpu, "generic");
-}
-
-TEST(TargetTraits, VectorWidthFromCpuAndFeatures) {
-  EXPECT_EQ(bits(kIcelake), 512);
-  EXPECT_EQ(bits(kHaswell), 256);
-  EXPECT_EQ(bits("llvm -mtriple=x86_64-linux-gnu"), 128);                           // x86-64 baseline: SSE2
-  EXPECT_EQ(bits("llvm -mtriple=x86_64-linux-gnu -mattr=+avx2"), 256);
-  EXPECT_EQ(bits("llvm -mtriple=x86_64-linux-gnu -mcpu=rocketlake -mattr=+avx512f"), 512);
-  EXPECT_EQ(bits("llvm -mtriple=x86_64-linux-gnu -mcpu=icelake-server -mattr=-avx512f"), 256);
-  EXPECT_EQ(bits("llvm -mtriple=x86_64-linux-gnu -mcpu=haswell -mattr=-avx"), 128);
-  EXPECT_EQ(bits("llvm -mtriple=x86_64-linux-gnu -mcpu=futurelake -mattr=+avx512f"), 512);
-  EXPECT_EQ(bits(kNeon), 128);
-  EXPECT_EQ(bits("llvm -mtriple=aarch64-linux-gnu -mcpu=neoverse-v1"), 128);
-}
-
-TEST(TargetTraits, UnknownWidthIsNeverCompatible) {
-  EXPECT_EQ(bits("llvm -mtriple=x86_64-linux-gnu -mcpu=futurelake"), std::nullopt);
-  EXPECT_EQ(bits("llvm -mtriple=riscv64-linux-gnu"), std::nullopt);
-  EXPECT_EQ(bits("llvm -mcpu=icelake-server"), std::nullopt);  // no triple: the build host's
-  const auto future = parse_target_traits("llvm -mtriple=x86_64-linux-gnu -mcpu=futurelake");
-  EXPECT_FALSE(compatible_targets(future, future));
-  const auto no_triple = parse_target_traits("llvm -mcpu=icelake-server");
-  EXPECT_FALSE(compatible_targets(no_triple, no_triple));
-}
-
-TEST(TargetTraits, CompatibleMeansSameTripleAndVectorWidth) {
-  auto t = [](const std::string& s) { return parse_target_traits(s); };
-  EXPECT_TRUE(compatible_targets(t(kIcelake), t(kSapphire)));
-  EXPECT_TRUE(compatible_targets(t(kIcelake), t(kIcelake + " -num-cores=64")));
-  EXPECT_FALSE(compatible_targets(t(kIcelake), t(kHaswell)));
-  EXPECT_FALSE(compatible_targets(t(kIcelake), t(kNeon)));
-  EXPECT_FALSE(compatible_targets(t("llvm -mtriple=x86_64-linux-gnu -mcpu=haswell"),
-                                  t("llvm -mtriple=x86_64-apple-darwin -mcpu=haswell")));
-}
 
 // A store in a temp directory with records appended through Store::append.
 struct Db {
@@ -130,7 +85,7 @@ TEST(RecordsScheduleSource, IncompatibleTargetsAreNotUsed) {
   Db db;
   db.add(key_of(1), kHaswell, 0.001);  // other vector width
   db.add(key_of(1), kNeon, 0.001);     // other triple
-  db.add(key_of(1), "llvm -mtriple=x86_64-linux-gnu -mcpu=futurelake", 0.001);  // width unknown
+  db.add(key_of(1), "llvm -mtriple=x86_64-linux-gnu -mcpu=futurelake", 0.001);  // unknown CPU: does not parse
   RecordsScheduleSource source(db.store);
   ASSERT_OK_AND_ASSIGN(auto c, source.candidates(key_of(1), kIcelake));
   EXPECT_TRUE(c.empty());

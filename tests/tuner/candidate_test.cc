@@ -1,6 +1,7 @@
 // One candidate identity: a candidate is its step list, and on the candidate
 // path (policy proposes -> features -> build -> record -> observe) its steps
 // are replayed once and lowered once, counted on the candidate itself.
+#include "compiler/codegen/llvm_target.h"
 #include "tuner/candidate.h"
 
 #include <gtest/gtest.h>
@@ -24,7 +25,7 @@ Task task_of(const ops::OpInstance& op) {
   Task t;
   t.name = op.spec;
   t.dag = op.dag;
-  t.target = Target::host();
+  t.target = host_target();
   t.device_key = "local";
   return t;
 }
@@ -132,7 +133,7 @@ class CandidatePath : public ::testing::Test {
 
 TEST_F(CandidatePath, SketchSearchReplaysAndLowersEachStepListOnce) {
   auto op = ops::parse_op_spec(kSpec).value();
-  auto space = SketchSpace::make(op.dag, Target::host());
+  auto space = SketchSpace::make(op.dag, host_target());
   ASSERT_TRUE(space.is_ok()) << space.status().to_string();
   // A model that is always ready: every proposal is an evolutionary search
   // that lowers its population for features.
@@ -146,7 +147,7 @@ TEST_F(CandidatePath, KnobXgbSearchReplaysAndLowersEachStepListOnce) {
   auto op = ops::parse_op_spec(kSpec).value();
   const KnobTemplate* tmpl = find_template(op.op);
   ASSERT_NE(tmpl, nullptr);
-  const Target target = Target::host();
+  const Target target = host_target();
   KnobPolicy policy(*tmpl, op.dag, target, tmpl->define(*op.dag, target).value(), KnobStrategy::kXgb, nullptr, 1,
                     {.sa_chains = 16, .sa_max_iters = 20});
   run(policy, task_of(op), /*rounds=*/3, /*batch_size=*/6);
@@ -157,14 +158,14 @@ TEST_F(CandidatePath, ResumedRecordsAreReplayedAndLoweredOnce) {
   // As Tuner::resume gives them: steps parsed from stored records, observed
   // by a guided policy (features) after being built and measured.
   auto op = ops::parse_op_spec(kSpec).value();
-  auto space = SketchSpace::make(op.dag, Target::host());
+  auto space = SketchSpace::make(op.dag, host_target());
   ASSERT_TRUE(space.is_ok());
   SpaceRng rng(3);
   std::vector<Candidate> stored;
   for (int i = 0; i < 4; ++i)
     stored.emplace_back(steps_from_json(steps_to_json(space->sample(rng).value().state.steps())).value());
   SketchPolicy policy(std::move(*space), std::make_unique<costmodel::RandomModel>(1), EvolutionOptions{}, 1);
-  BuilderPool builder(Target::host(), {.n_parallel = 2});
+  BuilderPool builder(host_target(), {.n_parallel = 2});
   Measurer measurer(builder, *runner_, {.timing = {.number = 1, .repeat = 1}});
   auto records = measurer.measure(task_of(op), stored);
   ASSERT_TRUE(records.is_ok()) << records.status().to_string();

@@ -13,6 +13,7 @@
 #include <limits>
 #include <set>
 
+#include "compiler/codegen/llvm_target.h"
 #include "compiler/ops/op_spec.h"
 #include "tuner/measure/measurer.h"
 
@@ -348,7 +349,7 @@ TEST(KnobPolicyBench, DISABLED_Matmul512TrialsTo90PercentXgbVsRandom) {
   Task task;
   task.name = inst.spec;
   task.dag = inst.dag;
-  task.target = Target::host();
+  task.target = host_target();
   task.device_key = "local";
   const KnobTemplate* tmpl = find_template(inst.op);
   KnobSpace space = tmpl->define(*inst.dag, task.target).value();

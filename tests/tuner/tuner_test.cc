@@ -10,6 +10,7 @@
 #include <set>
 #include <thread>
 
+#include "compiler/codegen/llvm_target.h"
 #include "compiler/ops/op_spec.h"
 #include "costmodel/features.h"
 #include "costmodel/xgb_model.h"
@@ -24,7 +25,7 @@ namespace tessera::tuner {
 namespace {
 
 std::unique_ptr<SketchPolicy> policy_for(const ops::OpInstance& op, uint64_t seed, bool guided) {
-  auto space = SketchSpace::make(op.dag, Target::host());
+  auto space = SketchSpace::make(op.dag, host_target());
   EXPECT_TRUE(space.is_ok());
   std::unique_ptr<costmodel::CostModel> model;
   if (guided) model = std::make_unique<costmodel::XGBModel>(costmodel::XGBOptions{.seed = seed});
@@ -90,7 +91,7 @@ TEST(SketchPolicy, APretrainedModelRanksTheFirstBatch) {
   auto source = policy_for(op, 4, false);
   auto batch = source->propose(16).value();
   auto measured = synthetic_records(batch);
-  auto space = SketchSpace::make(op.dag, Target::host()).value();
+  auto space = SketchSpace::make(op.dag, host_target()).value();
   std::vector<costmodel::TrainingRecord> records;
   for (size_t i = 0; i < batch.size(); ++i) {
     auto f = costmodel::extract_features(replay(op.dag, batch[i].steps()).value());
@@ -128,7 +129,7 @@ Task matmul_task(bool relu, const std::string& group) {
   Task t;
   t.name = relu ? "matmul_relu" : "matmul";
   t.dag = std::make_shared<const ComputeDAG>(ComputeDAG::make({a, b, c}).value());
-  t.target = Target::host();
+  t.target = host_target();
   t.device_key = "local";
   t.group = group;
   return t;
@@ -160,7 +161,7 @@ size_t configs_in_common(const std::string& group_a, const std::string& group_b)
   std::remove(db.c_str());
   auto store = records::Store::open(db);
   EXPECT_TRUE(store.is_ok()) << store.status().to_string();
-  BuilderPool builder(Target::host(), {.n_parallel = 2});
+  BuilderPool builder(host_target(), {.n_parallel = 2});
   Measurer measurer(builder, **runner, {.timing = {.number = 1, .repeat = 1}});
   Tuner tuner(tasks, std::move(policies), measurer, &*store,
               {.trials = 24, .batch_size = 4, .scheduler = SchedulerKind::kRoundRobin, .measure_default = false});

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "compiler/codegen/build.h"
+#include "compiler/codegen/llvm_target.h"
 #include "runtime/module.h"
 #include "runtime/ndarray.h"
 #include "runtime/thread_pool.h"
@@ -20,7 +21,7 @@ Measurer::Measurer(const BuilderPool& builder, rpc::Runner& runner, MeasureOptio
 // reads those bytes in packed order, so the reference reads them unpacked.
 Result<std::optional<rpc::ReferenceCheck>> Measurer::reference_for(const Task& task, const Candidate& candidate) {
   if (!options_.check_correctness) return std::optional<rpc::ReferenceCheck>();
-  Target host = Target::host();
+  Target host = host_target();
   if (host.triple != task.target.triple) return std::optional<rpc::ReferenceCheck>();
   auto state = candidate.state(task.dag);
   if (!state.is_ok()) return std::optional<rpc::ReferenceCheck>();  // it will not build either

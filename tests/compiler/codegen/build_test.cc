@@ -1,3 +1,4 @@
+#include "compiler/codegen/llvm_target.h"
 #include "compiler/codegen/build.h"
 
 #include <gtest/gtest.h>
@@ -24,7 +25,7 @@ std::shared_ptr<const ComputeDAG> matmul_dag(int64_t m, int64_t n, int64_t k) {
 
 // Runs a built matmul and compares it with plain loops.
 void check_matmul(const State& s, int64_t m, int64_t n, int64_t k) {
-  auto lib = build(s, Target::host(), "mm");
+  auto lib = build(s, host_target(), "mm");
   ASSERT_TRUE(lib.is_ok()) << lib.status().to_string();
   auto mod = runtime::Module::load_from_bytes(lib->bytes, "/tmp");
   ASSERT_TRUE(mod.is_ok()) << mod.status().to_string();

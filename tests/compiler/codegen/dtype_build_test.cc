@@ -6,6 +6,7 @@
 #include <cstring>
 #include <random>
 
+#include "compiler/codegen/llvm_target.h"
 #include "compiler/codegen/build.h"
 #include "compiler/codegen/interpreter.h"
 #include "compiler/ir/op.h"
@@ -64,7 +65,7 @@ TEST_P(StorageTypes, ElementwiseKernelsMatchTheInterpreterBitForBit) {
     auto func = lower(s, "kernel");
     ASSERT_TRUE(func.is_ok()) << func.status().to_string();
     ASSERT_TRUE(interpret(*func, {in_a.data(), in_b.data(), want.data()}).is_ok());
-    auto lib = build(s, Target::host(), "kernel");
+    auto lib = build(s, host_target(), "kernel");
     ASSERT_TRUE(lib.is_ok()) << lib.status().to_string();
     auto mod = runtime::Module::load_from_bytes(lib->bytes, "/tmp");
     ASSERT_TRUE(mod.is_ok());

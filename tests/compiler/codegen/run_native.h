@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/codegen/llvm_target.h"
 #include "compiler/codegen/build.h"
 #include "runtime/module.h"
 #include "runtime/thread_pool.h"
@@ -17,7 +18,7 @@ namespace tessera::test {
 /// `pool`; the output starts as NaN so an element never written shows up.
 inline Result<std::vector<float>> run_native(const State& state, const std::vector<std::vector<float>>& inputs,
                                              runtime::ThreadPool& pool) {
-  TESSERA_ASSIGN_OR_RETURN(BuiltLibrary lib, build(state, Target::host(), "kernel"));
+  TESSERA_ASSIGN_OR_RETURN(BuiltLibrary lib, build(state, host_target(), "kernel"));
   TESSERA_ASSIGN_OR_RETURN(runtime::Module mod, runtime::Module::load_from_bytes(lib.bytes, "/tmp"));
   TESSERA_ASSIGN_OR_RETURN(TesseraKernelFn fn, mod.get_kernel("kernel"));
   std::vector<std::vector<float>> buffers;

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "compiler/codegen/llvm_target.h"
 #include "compiler/model/choose_winograd.h"
 #include "compiler/schedule/step.h"
 #include "compiler/space/templates.h"
@@ -64,7 +65,7 @@ Result<std::map<std::string, std::vector<float>>> compile_and_run(
     const Graph& g, const std::map<std::string, std::vector<float>>& inputs, ScheduleSource* source = nullptr,
     CompiledModel* compiled_out = nullptr, PlanOptions plan_options = {}) {
   TESSERA_ASSIGN_OR_RETURN(ModelPlan plan, plan_model(g, plan_options));
-  TESSERA_ASSIGN_OR_RETURN(CompiledModel compiled, compile_model(plan, Target::host(), {source, 0}));
+  TESSERA_ASSIGN_OR_RETURN(CompiledModel compiled, compile_model(plan, host_target(), {source, 0}));
   // Through the file format, as a device gets it.
   TESSERA_ASSIGN_OR_RETURN(std::string bytes, runtime::write_package_bytes(compiled.package));
   TESSERA_ASSIGN_OR_RETURN(runtime::PackageContents read, runtime::read_package_bytes(bytes));
@@ -147,10 +148,10 @@ TEST(CompileModel, ARecordIsUsedAndABrokenOneIsSkipped) {
   ASSERT_TRUE(plan.is_ok());
   const auto& conv = plan->tasks[0];
   // A real schedule: the template's fallback, as a record would hold it.
-  auto state = apply_fallback(*find_template("conv2d"), conv.dag, Target::host());
+  auto state = apply_fallback(*find_template("conv2d"), conv.dag, host_target());
   ASSERT_TRUE(state.is_ok()) << state.status().to_string();
   FixedScheduleSource source;
-  const std::string target = Target::host().to_string();
+  const std::string target = host_target().to_string();
   source.add(conv.dag->workload_key(), target, ScheduleCandidate{"[{\"kind\": \"nonsense\"}]", 1e-3});
   source.add(conv.dag->workload_key(), target, ScheduleCandidate{steps_to_json(state->steps()), 2e-3});
   const auto x = gt::random_floats(800, 8);
@@ -271,13 +272,13 @@ TEST(ChooseWinograd, FollowsTheFasterRecord) {
   ASSERT_NE(direct, winograd);
 
   auto chosen = [&](ScheduleSource* source) {
-    auto c = choose_winograd(g, Target::host(), source);
+    auto c = choose_winograd(g, host_target(), source);
     EXPECT_TRUE(c.is_ok()) << c.status().to_string();
     EXPECT_EQ(c->size(), 2u);  // conv0 and conv1, one task
     return c.is_ok() && !c->empty() && c->front().winograd;
   };
   EXPECT_FALSE(chosen(nullptr));  // no records: by the rule, and 8 channels in and out are too few
-  const std::string target = Target::host().to_string();
+  const std::string target = host_target().to_string();
   FixedScheduleSource faster;
   faster.add(direct, target, ScheduleCandidate{"[]", 2e-3});
   faster.add(winograd, target, ScheduleCandidate{"[]", 1e-3});
@@ -297,12 +298,12 @@ TEST(ChooseWinograd, FollowsTheFasterRecord) {
   ConvAttrs a;
   a.pad_top = a.pad_left = a.pad_bottom = a.pad_right = 1;
   wide.set_outputs({wide.add_op("conv", OpKind::kConv, a, {x, w}, {1, 16, 8, 8}, DType::f32())});
-  auto rule = choose_winograd(wide, Target::host(), nullptr);
+  auto rule = choose_winograd(wide, host_target(), nullptr);
   ASSERT_TRUE(rule.is_ok()) << rule.status().to_string();
   ASSERT_EQ(rule->size(), 1u);
   EXPECT_TRUE(rule->front().winograd);
 
-  auto c = choose_winograd(g, Target::host(), &faster).value();
+  auto c = choose_winograd(g, host_target(), &faster).value();
   const PlanOptions options = with_winograd({}, c);
   EXPECT_EQ(options.winograd_convs, (std::set<std::string>{"conv0", "conv1"}));
   EXPECT_NE(format_winograd_choices(c).find("winograd 1.000 ms, direct 2.000 ms"), std::string::npos)

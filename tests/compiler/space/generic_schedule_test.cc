@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "compiler/codegen/llvm_target.h"
 #include "compiler/lower/lower.h"
 #include "compiler/ops/op_spec.h"
 #include "compiler/ops/ops.h"
@@ -77,7 +78,7 @@ class GenericSchedule : public ::testing::TestWithParam<Case> {};
 
 TEST_P(GenericSchedule, ReplaysLowersAndMatchesTheReference) {
   auto dag = dag_of(GetParam());
-  auto state = generic_schedule(dag, Target::host());
+  auto state = generic_schedule(dag, host_target());
   ASSERT_TRUE(state.is_ok()) << state.status().to_string();
   auto replayed = replay(dag, state->steps());
   ASSERT_TRUE(replayed.is_ok()) << replayed.status().to_string();
@@ -105,26 +106,26 @@ bool has_annotation(const State& s, IterAnnotation a) {
 
 TEST(GenericScheduleShape, LargeWorkRunsInParallelAndVectorizes) {
   auto dag = ops::parse_op_spec("relu:M=300,N=512").value().dag;
-  State s = generic_schedule(dag, Target::host()).value();
+  State s = generic_schedule(dag, host_target()).value();
   EXPECT_TRUE(has_annotation(s, IterAnnotation::kParallel)) << s.to_string();
   EXPECT_TRUE(has_annotation(s, IterAnnotation::kVectorize)) << s.to_string();
 }
 
 TEST(GenericScheduleShape, SmallWorkStaysOnOneThread) {
   auto dag = ops::parse_op_spec("relu:M=7,N=45").value().dag;
-  State s = generic_schedule(dag, Target::host()).value();
+  State s = generic_schedule(dag, host_target()).value();
   EXPECT_FALSE(has_annotation(s, IterAnnotation::kParallel)) << s.to_string();
 }
 
 TEST(GenericScheduleShape, ElementwiseProducersAreInlined) {
-  State s = generic_schedule(gated_hardswish_dag(), Target::host()).value();
+  State s = generic_schedule(gated_hardswish_dag(), host_target()).value();
   const Stage& gated = s.stage(s.stage_index("gated"));
   EXPECT_EQ(gated.location, ComputeLocation::kInline);
 }
 
 TEST(GenericScheduleShape, ReductionAccumulatesWholeVectors) {
   // NHWC max pooling: the channels are the vector, inside the window loops.
-  State s = generic_schedule(max_pool_nhwc_dag(), Target::host()).value();
+  State s = generic_schedule(max_pool_nhwc_dag(), host_target()).value();
   const Stage& pool = s.stage(static_cast<int>(s.stages().size()) - 1);
   ASSERT_FALSE(pool.iters.empty());
   EXPECT_EQ(pool.iters.back().annotation, IterAnnotation::kVectorize) << s.to_string();
@@ -135,13 +136,13 @@ TEST(GenericScheduleShape, AnAxisWithoutAVectorDivisorStaysScalar) {
   // 517 = 11 x 47: no whole registers and no power of two divide it, and a
   // guarded vector loop would run as scalars anyway.
   auto dag = ops::parse_op_spec("relu:M=300,N=517").value().dag;
-  State s = generic_schedule(dag, Target::host()).value();
+  State s = generic_schedule(dag, host_target()).value();
   EXPECT_FALSE(has_annotation(s, IterAnnotation::kVectorize)) << s.to_string();
   EXPECT_TRUE(has_annotation(s, IterAnnotation::kParallel)) << s.to_string();
 }
 
 TEST(GenericScheduleShape, NoDagIsAnError) {
-  auto s = generic_schedule(nullptr, Target::host());
+  auto s = generic_schedule(nullptr, host_target());
   ASSERT_FALSE(s.is_ok());
   EXPECT_EQ(s.status().code(), ErrorCode::kInvalidArgument);
 }

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "compiler/codegen/llvm_target.h"
 #include "compiler/ops/ops.h"
 #include "compiler/space/sketch_space.h"
 
@@ -13,7 +14,7 @@ namespace {
 
 std::shared_ptr<const ComputeDAG> dag_of(const std::string& spec) { return ops::parse_op_spec(spec).value().dag; }
 
-SketchSpace space_of(const std::string& spec) { return SketchSpace::make(dag_of(spec), Target::host()).value(); }
+SketchSpace space_of(const std::string& spec) { return SketchSpace::make(dag_of(spec), host_target()).value(); }
 
 // The first sampled program (seeded) for which `kind` has candidates.
 SketchProgram program_with(const SketchSpace& space, MutationKind kind, uint64_t seed = 3) {

@@ -7,6 +7,7 @@
 #include <map>
 
 #include "compiler/codegen/build.h"
+#include "compiler/codegen/llvm_target.h"
 #include "compiler/ops/ops.h"
 #include "compiler/space/sketch_space.h"
 #include "runtime/module.h"
@@ -111,7 +112,7 @@ class SketchSamples : public ::testing::TestWithParam<Case> {};
 TEST_P(SketchSamples, ThousandSamplesReplayAndLowerAndFiftyBuiltMatchTheReference) {
   const Case& c = GetParam();
   auto dag = dag_of(c);
-  auto space = SketchSpace::make(dag, Target::host());
+  auto space = SketchSpace::make(dag, host_target());
   ASSERT_TRUE(space.is_ok()) << space.status().to_string();
   // As SketchSpace::sample draws, but without its retry, so that no
   // annotation failure hides.
@@ -154,7 +155,7 @@ TEST_P(SketchSamples, ThousandSamplesReplayAndLowerAndFiftyBuiltMatchTheReferenc
 TEST_P(SketchSamples, MutationsApplyNinetyNinePercentAndStayValid) {
   const Case& c = GetParam();
   auto dag = dag_of(c);
-  SketchSpace space = SketchSpace::make(dag, Target::host()).value();
+  SketchSpace space = SketchSpace::make(dag, host_target()).value();
   const auto inputs = test::random_inputs(*dag, 5, c.lo, c.hi);
   auto want = test::run(State(dag), inputs);
   ASSERT_TRUE(want.is_ok()) << want.status().to_string();

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "compiler/codegen/llvm_target.h"
 #include "compiler/lower/lower.h"
 #include "compiler/lower/schedule_ops.h"
 #include "compiler/ops/ops.h"
@@ -14,7 +15,7 @@ namespace {
 
 std::shared_ptr<const ComputeDAG> dag_of(const std::string& spec) { return ops::parse_op_spec(spec).value().dag; }
 
-SketchSpace space_of(const std::string& spec, const Target& target = Target::host()) {
+SketchSpace space_of(const std::string& spec, const Target& target = host_target()) {
   return SketchSpace::make(dag_of(spec), target).value();
 }
 
@@ -95,7 +96,7 @@ TEST(SketchRules, ConvBiasReluInlinesPadAndBiasAndFusesIntoRelu) {
   Tensor b = placeholder({8, 1, 1}, DType::f32(), "bias");
   Tensor out = ops::relu(ops::add(ops::conv2d_nchw(x, w, 1, 1).value(), b).value()).value();
   auto dag = std::make_shared<const ComputeDAG>(ComputeDAG::make({x, w, b, out}).value());
-  SketchSpace space = SketchSpace::make(dag, Target::host()).value();
+  SketchSpace space = SketchSpace::make(dag, host_target()).value();
   const Sketch& sk = space.sketches()[0];
   int inlined = 0;
   for (const auto& s : sk.structure) inlined += s.kind == SketchStructureStep::Kind::kInline;
@@ -150,7 +151,7 @@ TEST(SketchRules, RepeatedStageNamesStillSchedule) {
   Tensor m1 = ops::matmul(a, b, "t").value();
   Tensor m2 = ops::matmul(m1, b, "t").value();
   auto dag = std::make_shared<const ComputeDAG>(ComputeDAG::make({a, b, m2}).value());
-  SketchSpace space = SketchSpace::make(dag, Target::host()).value();
+  SketchSpace space = SketchSpace::make(dag, host_target()).value();
   EXPECT_EQ(space.sketches().size(), 16u);
   auto programs = space.sample(100, 1);
   ASSERT_TRUE(programs.is_ok()) << programs.status().to_string();
@@ -207,11 +208,11 @@ TEST(SketchSpace, MalformedProgramJsonIsAParseError) {
 TEST(SketchSpace, BadArgumentsAreInvalidArgument) {
   SketchOptions bad;
   bad.max_sketches = 0;
-  EXPECT_EQ(SketchSpace::make(dag_of("relu:M=4,N=4"), Target::host(), bad).status().code(),
+  EXPECT_EQ(SketchSpace::make(dag_of("relu:M=4,N=4"), host_target(), bad).status().code(),
             ErrorCode::kInvalidArgument);
   bad = SketchOptions();
   bad.vector_bias = 2;
-  EXPECT_EQ(SketchSpace::make(dag_of("relu:M=4,N=4"), Target::host(), bad).status().code(),
+  EXPECT_EQ(SketchSpace::make(dag_of("relu:M=4,N=4"), host_target(), bad).status().code(),
             ErrorCode::kInvalidArgument);
   SketchSpace space = space_of("relu:M=4,N=4");
   SpaceRng rng(1);

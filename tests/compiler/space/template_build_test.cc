@@ -1,6 +1,7 @@
 // Knob templates end to end: random configurations built for this machine
 // compute what the reference interpreter computes, and the fallback schedule
 // is far faster than the unscheduled kernel.
+#include "compiler/codegen/llvm_target.h"
 #include "compiler/space/templates.h"
 
 #include <gtest/gtest.h>
@@ -61,7 +62,7 @@ runtime::NDArray reference(const ops::OpInstance& inst) {
 // Builds `state`, runs it on two threads and compares with `expected`.
 void expect_matches(const ops::OpInstance& inst, const State& state, const runtime::NDArray& expected,
                     runtime::ThreadPool* pool, const std::string& what) {
-  auto lib = build(state, Target::host(), "k");
+  auto lib = build(state, host_target(), "k");
   ASSERT_TRUE(lib.is_ok()) << what << ": " << lib.status().to_string();
   auto mod = runtime::Module::load_from_bytes(lib->bytes, "/tmp");
   ASSERT_TRUE(mod.is_ok()) << mod.status().to_string();
@@ -116,11 +117,11 @@ TEST(KnobTemplatesBuilt, FiftyRandomConfigsPerTemplateMatchTheInterpreter) {
     for (const char* spec : tc.specs) {
       ops::OpInstance inst = ops::parse_op_spec(spec).value();
       const runtime::NDArray expected = reference(inst);
-      KnobSpace space = tmpl->define(*inst.dag, Target::host()).value();
+      KnobSpace space = tmpl->define(*inst.dag, host_target()).value();
       for (int i = 0; i < per_spec; ++i) {
-        KnobConfig c = i == 0 ? tmpl->fallback(space, *inst.dag, Target::host()).value()
+        KnobConfig c = i == 0 ? tmpl->fallback(space, *inst.dag, host_target()).value()
                               : space.config(rng() % space.size()).value();
-        auto state = apply_template(*tmpl, inst.dag, c, Target::host());
+        auto state = apply_template(*tmpl, inst.dag, c, host_target());
         ASSERT_TRUE(state.is_ok()) << state.status().to_string();
         expect_matches(inst, *state, expected, &pool, std::string(spec) + " " + c.to_string());
         if (HasFatalFailure()) return;
@@ -135,9 +136,9 @@ TEST(KnobTemplatesBuilt, NhwcConvPacksItsWeightsByTheVectorWidth) {
   const KnobTemplate* tmpl = find_template("conv2d_nhwc");
   for (const char* spec : {"conv2d_nhwc:N=1,C=64,H=7,W=7,K=256,R=3,S=3,pad=1", "conv2d_nhwc:N=1,C=8,H=7,W=7,K=16,R=3,S=3"}) {
     ops::OpInstance inst = ops::parse_op_spec(spec).value();
-    KnobSpace space = tmpl->define(*inst.dag, Target::host()).value();
-    KnobConfig c = tmpl->fallback(space, *inst.dag, Target::host()).value();
-    State state = apply_template(*tmpl, inst.dag, c, Target::host()).value();
+    KnobSpace space = tmpl->define(*inst.dag, host_target()).value();
+    KnobConfig c = tmpl->fallback(space, *inst.dag, host_target()).value();
+    State state = apply_template(*tmpl, inst.dag, c, host_target()).value();
     const int64_t kv = c.get("tile_k")[2], k = inst.dag->args()[1]->shape[3];
     const auto packed = packed_arguments(state);
     if (kv == k) {
@@ -157,10 +158,10 @@ TEST(KnobTemplatesBuilt, NhwcConvPacksItsWeightsByTheVectorWidth) {
 TEST(KnobTemplatesBuilt, WinogradBlocksComputeOnlyTheirTiles) {
   const KnobTemplate* tmpl = find_template("conv2d_winograd_nhwc");
   ops::OpInstance inst = ops::parse_op_spec("conv2d_winograd_nhwc:N=1,C=64,H=56,W=56,K=64,pad=1").value();
-  KnobSpace space = tmpl->define(*inst.dag, Target::host()).value();
-  KnobConfig c = tmpl->fallback(space, *inst.dag, Target::host()).value();
+  KnobSpace space = tmpl->define(*inst.dag, host_target()).value();
+  KnobConfig c = tmpl->fallback(space, *inst.dag, host_target()).value();
   ASSERT_EQ(c.get_int("stages"), 0) << c.to_string();  // fused
-  State bounded = infer_bounds(apply_template(*tmpl, inst.dag, c, Target::host()).value()).value();
+  State bounded = infer_bounds(apply_template(*tmpl, inst.dag, c, host_target()).value()).value();
   const int m = bounded.stage_index("conv2d_winograd_nhwc.gemm");
   ASSERT_GE(m, 0);
   int64_t elements = 1;  // of M computed per block: 4 x 4 x its tiles x 64 channels
@@ -175,9 +176,9 @@ TEST(KnobTemplatesBuilt, DensePacksItsWeightsByTheMicroKernelWidth) {
   for (const char* spec : {"dense:M=1,N=1024,K=64,bias=1", "matmul:M=64,N=1024,K=64"}) {
     ops::OpInstance inst = ops::parse_op_spec(spec).value();
     const KnobTemplate* tmpl = find_template(inst.op);
-    KnobSpace space = tmpl->define(*inst.dag, Target::host()).value();
-    KnobConfig c = tmpl->fallback(space, *inst.dag, Target::host()).value();
-    State state = apply_template(*tmpl, inst.dag, c, Target::host()).value();
+    KnobSpace space = tmpl->define(*inst.dag, host_target()).value();
+    KnobConfig c = tmpl->fallback(space, *inst.dag, host_target()).value();
+    State state = apply_template(*tmpl, inst.dag, c, host_target()).value();
     const auto packed = packed_arguments(state);
     if (inst.op == "matmul") {
       EXPECT_TRUE(packed.empty()) << spec;
@@ -200,14 +201,14 @@ TEST(KnobTemplatesBuilt, ConvWithBiasAndReluTailMatchesTheInterpreter) {
   inst.op = "conv2d";
   inst.dag = std::make_shared<const ComputeDAG>(ComputeDAG::make({x, w, bias, out}).value());
   const KnobTemplate* tmpl = find_template("conv2d");
-  KnobSpace space = tmpl->define(*inst.dag, Target::host()).value();
+  KnobSpace space = tmpl->define(*inst.dag, host_target()).value();
   const runtime::NDArray expected = reference(inst);
   runtime::ThreadPool pool(2);
   std::mt19937_64 rng(99);
   for (int i = 0; i < 300; ++i) {
-    KnobConfig c = i == 0 ? tmpl->fallback(space, *inst.dag, Target::host()).value()
+    KnobConfig c = i == 0 ? tmpl->fallback(space, *inst.dag, host_target()).value()
                           : space.config(rng() % space.size()).value();
-    auto state = apply_template(*tmpl, inst.dag, c, Target::host());
+    auto state = apply_template(*tmpl, inst.dag, c, host_target());
     ASSERT_TRUE(state.is_ok()) << state.status().to_string();
     ASSERT_TRUE(lower(*state).is_ok()) << c.to_string();
     if (i % 30 == 0) expect_matches(inst, *state, expected, &pool, "conv+bias+relu " + c.to_string());
@@ -216,7 +217,7 @@ TEST(KnobTemplatesBuilt, ConvWithBiasAndReluTailMatchesTheInterpreter) {
 }
 
 double seconds_per_run(const State& state, runtime::ThreadPool* pool, const ComputeDAG& dag) {
-  auto lib = build(state, Target::host(), "k");
+  auto lib = build(state, host_target(), "k");
   EXPECT_TRUE(lib.is_ok()) << lib.status().to_string();
   auto mod = runtime::Module::load_from_bytes(lib->bytes, "/tmp");
   auto fn = mod->get_kernel("k").value();
@@ -232,7 +233,7 @@ double seconds_per_run(const State& state, runtime::ThreadPool* pool, const Comp
 TEST(KnobTemplatesBuilt, MatmulFallbackIsAtLeastThreeTimesFasterThanTheDefault) {
   ops::OpInstance inst = ops::parse_op_spec("matmul:M=512,N=512,K=512").value();
   const KnobTemplate* tmpl = find_template("matmul");
-  auto fallback = apply_fallback(*tmpl, inst.dag, Target::host());
+  auto fallback = apply_fallback(*tmpl, inst.dag, host_target());
   ASSERT_TRUE(fallback.is_ok()) << fallback.status().to_string();
   runtime::ThreadPool pool(2);
   const double fast = seconds_per_run(*fallback, &pool, *inst.dag);

@@ -10,6 +10,7 @@
 #include <set>
 
 #include "compiler/codegen/llvm_codegen.h"
+#include "compiler/codegen/llvm_target.h"
 #include "compiler/lower/lower.h"
 #include "compiler/ops/op_spec.h"
 
@@ -81,7 +82,7 @@ TEST(KnobTemplates, ThousandRandomConfigsPerTemplateReplayAndLowerOnTheHost) {
   uint64_t seed = 1;
   for (const char* spec : kSpecs) {
     const int n = specs_of[parse(spec).op];
-    check_random_configs(spec, Target::host(), (1000 + n - 1) / n, seed++);
+    check_random_configs(spec, host_target(), (1000 + n - 1) / n, seed++);
   }
 }
 
@@ -139,7 +140,7 @@ TEST(KnobTemplates, IndexAndJsonRoundTripForEveryTemplate) {
   std::mt19937_64 rng(5);
   for (const char* spec : kSpecs) {
     ops::OpInstance inst = parse(spec);
-    KnobSpace space = find_template(inst.op)->define(*inst.dag, Target::host()).value();
+    KnobSpace space = find_template(inst.op)->define(*inst.dag, host_target()).value();
     for (int i = 0; i < 200; ++i) {
       const uint64_t index = rng() % space.size();
       KnobConfig c = space.config(index).value();
@@ -157,11 +158,11 @@ TEST(KnobTemplates, SameDagAndTargetGiveTheSameSpaceAndSteps) {
   ops::OpInstance a = parse("conv2d:N=1,C=6,H=11,W=13,K=10,R=3,S=3,pad=1");
   ops::OpInstance b = parse("conv2d:N=1,C=6,H=11,W=13,K=10,R=3,S=3,pad=1");
   const KnobTemplate* t = find_template("conv2d");
-  KnobSpace sa = t->define(*a.dag, Target::host()).value(), sb = t->define(*b.dag, Target::host()).value();
+  KnobSpace sa = t->define(*a.dag, host_target()).value(), sb = t->define(*b.dag, host_target()).value();
   ASSERT_EQ(sa.to_string(), sb.to_string());
   KnobConfig c = sa.config(sa.size() / 3).value();
-  EXPECT_EQ(steps_to_json(apply_template(*t, a.dag, c, Target::host())->steps()),
-            steps_to_json(apply_template(*t, b.dag, c, Target::host())->steps()));
+  EXPECT_EQ(steps_to_json(apply_template(*t, a.dag, c, host_target())->steps()),
+            steps_to_json(apply_template(*t, b.dag, c, host_target())->steps()));
 }
 
 TEST(KnobTemplates, EveryOperatorSpecNameHasItsTemplate) {
@@ -175,19 +176,19 @@ TEST(KnobTemplates, EveryOperatorSpecNameHasItsTemplate) {
 TEST(KnobTemplates, AConfigOfAnotherSpaceIsRefused) {
   ops::OpInstance small = parse("matmul:M=8,N=8,K=8"), large = parse("matmul:M=64,N=64,K=64");
   const KnobTemplate* t = find_template("matmul");
-  KnobSpace space = t->define(*large.dag, Target::host()).value();
+  KnobSpace space = t->define(*large.dag, host_target()).value();
   KnobConfig c = space.config(space.size() - 1).value();
-  auto state = apply_template(*t, small.dag, c, Target::host());
+  auto state = apply_template(*t, small.dag, c, host_target());
   EXPECT_EQ(state.status().code(), ErrorCode::kInvalidArgument);
 }
 
 TEST(KnobTemplates, TheWrongOperatorIsAClearError) {
   ops::OpInstance conv = parse("conv2d:N=1,C=4,H=8,W=8,K=4,R=3,S=3");
-  auto space = find_template("matmul")->define(*conv.dag, Target::host());
+  auto space = find_template("matmul")->define(*conv.dag, host_target());
   EXPECT_EQ(space.status().code(), ErrorCode::kInvalidArgument);
   EXPECT_NE(space.status().message().find("template gemm"), std::string::npos) << space.status().to_string();
   ops::OpInstance softmax = parse("softmax:M=4,N=8");
-  EXPECT_EQ(find_template("max_pool2d")->define(*softmax.dag, Target::host()).status().code(),
+  EXPECT_EQ(find_template("max_pool2d")->define(*softmax.dag, host_target()).status().code(),
             ErrorCode::kInvalidArgument);
 }
 

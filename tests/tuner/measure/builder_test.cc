@@ -1,3 +1,4 @@
+#include "compiler/codegen/llvm_target.h"
 #include "tuner/measure/builder.h"
 
 #include <gtest/gtest.h>
@@ -26,7 +27,7 @@ std::vector<Step> tiled_steps(const std::shared_ptr<const ComputeDAG>& dag, int6
 
 TEST(BuilderPool, BuildsLoadableLibrariesInInputOrder) {
   auto dag = matmul_dag(64, 64, 32);
-  BuilderPool pool(Target::host(), {.n_parallel = 2});
+  BuilderPool pool(host_target(), {.n_parallel = 2});
   std::vector<BuildInput> inputs;
   for (int64_t t : {4, 8, 16, 32}) inputs.push_back({dag, Candidate(tiled_steps(dag, t, 16))});
   auto results = pool.build(inputs);
@@ -42,7 +43,7 @@ TEST(BuilderPool, BuildsLoadableLibrariesInInputOrder) {
 TEST(BuilderPool, StepsThatDoNotReplayAreInvalidSchedules) {
   auto dag = matmul_dag(16, 16, 16);
   Step bad = SplitStep{.stage = 2, .iter = 7, .factors = {4}, .nparts = 0};  // no loop 7
-  auto results = BuilderPool(Target::host(), {.n_parallel = 1}).build({{dag, Candidate({bad})}});
+  auto results = BuilderPool(host_target(), {.n_parallel = 1}).build({{dag, Candidate({bad})}});
   EXPECT_EQ(results[0].error, BuildError::kInvalidSchedule);
   EXPECT_NE(results[0].message.find("split"), std::string::npos) << results[0].message;
   EXPECT_TRUE(results[0].library.empty());
@@ -54,13 +55,13 @@ TEST(BuilderPool, LoweringFailuresAreClassified) {
   ASSERT_TRUE(s.cache_write(2).is_ok());
   ASSERT_TRUE(s.compute_at(2, 3, 0).is_ok());
   ASSERT_TRUE(s.vectorize(2, 1).is_ok());  // 128 lanes once bounds are known
-  auto results = BuilderPool(Target::host(), {.n_parallel = 1}).build({{dag, Candidate(s.steps())}});
+  auto results = BuilderPool(host_target(), {.n_parallel = 1}).build({{dag, Candidate(s.steps())}});
   EXPECT_EQ(results[0].error, BuildError::kLoweringError) << results[0].message;
 }
 
 TEST(BuilderPool, OverlongBuildsAreTimeouts) {
   auto dag = matmul_dag(16, 16, 16);
-  auto results = BuilderPool(Target::host(), {.n_parallel = 1, .timeout_s = 0}).build({{dag, Candidate()}});
+  auto results = BuilderPool(host_target(), {.n_parallel = 1, .timeout_s = 0}).build({{dag, Candidate()}});
   EXPECT_EQ(results[0].error, BuildError::kTimeout);
   EXPECT_TRUE(results[0].library.empty());
 }

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "compiler/codegen/llvm_target.h"
 #include "compiler/ir/op.h"
 
 namespace tessera::tuner {
@@ -15,7 +16,7 @@ Task matmul_task(int64_t n) {
   Task t;
   t.name = "matmul";
   t.dag = std::make_shared<const ComputeDAG>(ComputeDAG::make({a, b, c}).value());
-  t.target = Target::host();
+  t.target = host_target();
   t.device_key = "local";
   return t;
 }

@@ -1,0 +1,55 @@
+// The versions a tuning session records come from the build (base/version.h:
+// CMake's project version, `git describe`, LLVM's version), not from literals.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+
+#include "base/version.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using tessera::kGitDescribe;
+using tessera::kLlvmVersion;
+using tessera::kProjectVersion;
+using tessera::kToolVersion;
+
+int run(const std::string& args, std::string* text) {
+  FILE* p = popen((std::string(TESSERA_BINARY) + " " + args + " 2>&1").c_str(), "r");
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) text->append(buf, n);
+  const int status = pclose(p);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+TEST(SessionVersions, ComeFromTheBuild) {
+  EXPECT_EQ(std::string(kProjectVersion), TESSERA_PROJECT_VERSION);
+  EXPECT_EQ(std::string(kLlvmVersion).substr(0, 3), "19.");  // find_package(LLVM 19.1)
+  EXPECT_NE(std::string(kGitDescribe), "");
+}
+
+TEST(SessionVersions, TuneRecordsThemInTheSession) {
+  const fs::path dir = fs::temp_directory_path() / ("tessera_session_version_" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string db = (dir / "v.db").string(), out = (dir / "v.jsonl").string();
+  std::string text;
+  ASSERT_EQ(run("tune --op matmul:M=16,N=16,K=16 --trials 2 --batch 2 --repeat 1 --min-repeat-ms 1 --db " + db,
+                &text), 0) << text;
+  ASSERT_EQ(run("records export --db " + db + " -o " + out, &text), 0) << text;
+  std::ifstream in(out);
+  const std::string jsonl((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(jsonl.find("\"tool_version\":\"" + std::string(kToolVersion) + "\""), std::string::npos) << jsonl;
+  EXPECT_NE(jsonl.find("\"llvm_version\":\"" + std::string(kLlvmVersion) + "\""), std::string::npos) << jsonl;
+  fs::remove_all(dir);
+}
+
+}  // namespace
