@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/status.h"
+#include "base/status.h"
 
 namespace tessera::costmodel {
 

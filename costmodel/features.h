@@ -22,7 +22,7 @@
 
 #include "compiler/ir/stmt.h"
 #include "compiler/schedule/state.h"
-#include "runtime/status.h"
+#include "base/status.h"
 
 namespace tessera::costmodel {
 

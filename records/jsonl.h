@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "records/store.h"
-#include "runtime/status.h"
+#include "base/status.h"
 
 namespace tessera::records {
 

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "records/sqlite.h"
-#include "runtime/status.h"
+#include "base/status.h"
 
 namespace tessera::records {
 

@@ -14,7 +14,7 @@
 #include <string>
 #include <string_view>
 
-#include "runtime/status.h"
+#include "base/status.h"
 
 namespace tessera::records::sql {
 

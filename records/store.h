@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "records/record.h"
-#include "runtime/status.h"
+#include "base/status.h"
 
 namespace tessera::records {
 

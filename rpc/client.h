@@ -15,7 +15,7 @@
 
 #include "rpc/measure_types.h"
 #include "rpc/wire.h"
-#include "runtime/status.h"
+#include "base/status.h"
 
 namespace tessera::rpc {
 

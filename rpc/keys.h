@@ -11,7 +11,7 @@
 #include <thread>
 
 #include "rpc/wire.h"
-#include "runtime/status.h"
+#include "base/status.h"
 
 namespace tessera::rpc {
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/dtype.h"
+#include "base/dtype.h"
 #include "runtime/time_evaluator.h"
 
 namespace tessera::rpc {

@@ -15,7 +15,7 @@
 
 #include "rpc/client.h"
 #include "rpc/measure_types.h"
-#include "runtime/status.h"
+#include "base/status.h"
 
 namespace tessera::rpc {
 

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "rpc/tessera.pb.h"
-#include "runtime/status.h"
+#include "base/status.h"
 
 namespace tessera::rpc {
 

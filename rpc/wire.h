@@ -12,7 +12,7 @@
 
 #include "rpc/measure_types.h"
 #include "rpc/tessera.pb.h"
-#include "runtime/status.h"
+#include "base/status.h"
 
 namespace tessera::rpc {
 

@@ -10,7 +10,7 @@
 
 #include "rpc/sandbox.h"
 #include "rpc/wire.h"
-#include "runtime/status.h"
+#include "base/status.h"
 
 namespace tessera::rpc {
 

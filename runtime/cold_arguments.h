@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "runtime/ndarray.h"
-#include "runtime/status.h"
+#include "base/status.h"
 
 namespace tessera::runtime {
 

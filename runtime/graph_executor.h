@@ -16,7 +16,7 @@
 #include "runtime/module.h"
 #include "runtime/ndarray.h"
 #include "runtime/package.h"
-#include "runtime/status.h"
+#include "base/status.h"
 #include "runtime/thread_pool.h"
 #include "runtime/time_evaluator.h"
 

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "runtime/package.h"
-#include "runtime/status.h"
+#include "base/status.h"
 
 namespace tessera::runtime {
 

@@ -6,7 +6,7 @@
 #include <string_view>
 
 #include "runtime/c_abi.h"
-#include "runtime/status.h"
+#include "base/status.h"
 
 namespace tessera::runtime {
 

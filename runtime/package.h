@@ -9,8 +9,8 @@
 #include <string_view>
 #include <vector>
 
-#include "runtime/dtype.h"
-#include "runtime/status.h"
+#include "base/dtype.h"
+#include "base/status.h"
 
 namespace tessera::runtime {
 

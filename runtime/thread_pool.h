@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "runtime/c_abi.h"
-#include "runtime/status.h"
+#include "base/status.h"
 
 namespace tessera::runtime {
 

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "runtime/c_abi.h"
-#include "runtime/status.h"
+#include "base/status.h"
 #include "runtime/thread_pool.h"
 
 namespace tessera::runtime {

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "compiler/codegen/llvm_target.h"
-#include "compiler/codegen/target.h"
+#include "base/target.h"
 #include "compiler/ops/op_spec.h"
 #include "compiler/space/apply_best.h"
 #include "records/jsonl.h"

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "runtime/ndarray.h"
-#include "runtime/status.h"
+#include "base/status.h"
 
 namespace tessera::cli {
 

@@ -23,13 +23,13 @@
 #include <vector>
 
 #include "compiler/codegen/llvm_target.h"
-#include "compiler/codegen/target.h"
+#include "base/target.h"
 #include "compiler/ops/op_spec.h"
 #include "costmodel/cost_model.h"
 #include "costmodel/xgb_model.h"
 #include "records/store.h"
 #include "rpc/runner.h"
-#include "runtime/status.h"
+#include "base/status.h"
 #include "tuner/knob_policy.h"
 #include "tuner/sketch_policy.h"
 #include "tuner/tuner.h"

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "compiler/codegen/target.h"
+#include "base/target.h"
 #include "compiler/schedule/step.h"
 #include "compiler/te/compute_dag.h"
 #include "rpc/measure_types.h"

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "compiler/codegen/target.h"
+#include "base/target.h"
 #include "compiler/ir/stmt.h"
 #include "compiler/schedule/state.h"
 

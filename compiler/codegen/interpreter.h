@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "compiler/ir/stmt.h"
-#include "runtime/status.h"
+#include "base/status.h"
 
 namespace tessera {
 

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "compiler/codegen/target.h"
+#include "base/target.h"
 
 namespace tessera {
 

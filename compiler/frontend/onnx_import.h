@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "compiler/graph/graph.h"
-#include "runtime/status.h"
+#include "base/status.h"
 
 namespace tessera::frontend {
 

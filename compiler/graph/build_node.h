@@ -7,7 +7,7 @@
 
 #include "compiler/graph/graph.h"
 #include "compiler/te/tensor.h"
-#include "runtime/status.h"
+#include "base/status.h"
 
 namespace tessera::graph {
 

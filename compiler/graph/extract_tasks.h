@@ -8,7 +8,7 @@
 
 #include "compiler/graph/fuse_ops.h"
 #include "compiler/te/compute_dag.h"
-#include "runtime/status.h"
+#include "base/status.h"
 
 namespace tessera::graph {
 

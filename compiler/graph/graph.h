@@ -21,8 +21,8 @@
 
 #include "compiler/ops/elementwise.h"
 #include "compiler/te/tensor.h"
-#include "runtime/dtype.h"
-#include "runtime/status.h"
+#include "base/dtype.h"
+#include "base/status.h"
 
 namespace tessera::graph {
 

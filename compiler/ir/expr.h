@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "compiler/ir/object.h"
-#include "runtime/dtype.h"
+#include "base/dtype.h"
 
 namespace tessera {
 

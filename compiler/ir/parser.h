@@ -21,7 +21,7 @@
 
 #include "compiler/ir/printer.h"
 #include "compiler/ir/stmt.h"
-#include "runtime/status.h"
+#include "base/status.h"
 
 namespace tessera {
 

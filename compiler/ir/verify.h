@@ -4,7 +4,7 @@
 #pragma once
 
 #include "compiler/ir/stmt.h"
-#include "runtime/status.h"
+#include "base/status.h"
 
 namespace tessera {
 

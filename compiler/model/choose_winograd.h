@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "compiler/codegen/target.h"
+#include "base/target.h"
 #include "compiler/model/compile_model.h"
 #include "compiler/schedule/schedule_source.h"
 

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "compiler/codegen/target.h"
+#include "base/target.h"
 #include "compiler/graph/extract_tasks.h"
 #include "compiler/graph/fuse_ops.h"
 #include "compiler/schedule/schedule_source.h"

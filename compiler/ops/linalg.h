@@ -9,7 +9,7 @@
 #include <string>
 
 #include "compiler/te/tensor.h"
-#include "runtime/status.h"
+#include "base/status.h"
 
 namespace tessera::ops {
 

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "compiler/te/compute_dag.h"
-#include "runtime/status.h"
+#include "base/status.h"
 
 namespace tessera::ops {
 

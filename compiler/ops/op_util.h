@@ -6,7 +6,7 @@
 
 #include "compiler/ops/window.h"
 #include "compiler/te/tensor.h"
-#include "runtime/status.h"
+#include "base/status.h"
 
 namespace tessera::ops::detail {
 

@@ -23,7 +23,7 @@
 #include <utility>
 #include <vector>
 
-#include "runtime/status.h"
+#include "base/status.h"
 
 namespace tessera {
 

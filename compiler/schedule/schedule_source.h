@@ -18,7 +18,7 @@
 #include <utility>
 #include <vector>
 
-#include "runtime/status.h"
+#include "base/status.h"
 
 namespace tessera {
 

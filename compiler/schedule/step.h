@@ -16,7 +16,7 @@
 #include <variant>
 #include <vector>
 
-#include "runtime/status.h"
+#include "base/status.h"
 
 namespace tessera {
 

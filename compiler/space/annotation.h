@@ -22,7 +22,7 @@
 #include <memory>
 #include <vector>
 
-#include "compiler/codegen/target.h"
+#include "base/target.h"
 #include "compiler/space/sketch.h"
 #include "compiler/space/space_rng.h"
 

@@ -21,7 +21,7 @@
 #include <utility>
 #include <vector>
 
-#include "compiler/codegen/target.h"
+#include "base/target.h"
 #include "compiler/schedule/schedule_source.h"
 #include "compiler/schedule/state.h"
 

@@ -12,7 +12,7 @@
 
 #include <memory>
 
-#include "compiler/codegen/target.h"
+#include "base/target.h"
 #include "compiler/schedule/state.h"
 
 namespace tessera {

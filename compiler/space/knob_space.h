@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "compiler/schedule/step.h"
-#include "runtime/status.h"
+#include "base/status.h"
 
 namespace tessera {
 

@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "compiler/codegen/target.h"
+#include "base/target.h"
 #include "compiler/schedule/state.h"
 
 namespace tessera {

@@ -35,7 +35,7 @@
 
 #include <vector>
 
-#include "compiler/codegen/target.h"
+#include "base/target.h"
 #include "compiler/space/sketch.h"
 
 namespace tessera {

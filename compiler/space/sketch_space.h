@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "compiler/codegen/target.h"
+#include "base/target.h"
 #include "compiler/space/mutation.h"
 #include "compiler/space/sketch.h"
 #include "compiler/space/space_rng.h"

@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "compiler/codegen/target.h"
+#include "base/target.h"
 #include "compiler/schedule/state.h"
 #include "compiler/space/knob_space.h"
 

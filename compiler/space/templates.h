@@ -23,7 +23,7 @@
 #include <span>
 #include <string_view>
 
-#include "compiler/codegen/target.h"
+#include "base/target.h"
 #include "compiler/schedule/state.h"
 #include "compiler/space/knob_space.h"
 

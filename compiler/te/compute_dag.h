@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "compiler/te/tensor.h"
-#include "runtime/status.h"
+#include "base/status.h"
 
 namespace tessera {
 

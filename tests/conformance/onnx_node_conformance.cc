@@ -36,7 +36,7 @@
 #include <vector>
 
 #include "compiler/codegen/llvm_target.h"
-#include "compiler/codegen/target.h"
+#include "base/target.h"
 #include "compiler/model/compile_model.h"
 #include "runtime/graph_executor.h"
 #include "tests/compiler/frontend/onnx_node_test_util.h"

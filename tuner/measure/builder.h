@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "compiler/codegen/target.h"
+#include "base/target.h"
 #include "tuner/candidate.h"
 
 namespace tessera::tuner {
