@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "compiler/arith/int_div.h"
+#include "base/int_div.h"
 
 namespace tessera::arith {
 namespace {
@@ -39,7 +39,7 @@ int64_t sat_mul(int64_t a, int64_t b) {
 
 int64_t sat_floordiv(int64_t a, int64_t c) {
   if (a == kNegInf || a == kPosInf) return a;
-  return arith::floordiv(a, c);
+  return tessera::floordiv(a, c);
 }
 
 Interval add(Interval a, Interval b) { return {sat_add(a.lo, b.lo), sat_add(a.hi, b.hi)}; }
@@ -65,8 +65,8 @@ Interval floordiv(Interval a, int64_t c) { return {sat_floordiv(a.lo, c), sat_fl
 
 Interval floormod(Interval a, int64_t c) {
   if (a.bounded()) {
-    const int64_t q = arith::floordiv(a.lo, c);
-    if (q == arith::floordiv(a.hi, c)) return {a.lo - q * c, a.hi - q * c};
+    const int64_t q = tessera::floordiv(a.lo, c);
+    if (q == tessera::floordiv(a.hi, c)) return {a.lo - q * c, a.hi - q * c};
   }
   return {0, c - 1};
 }

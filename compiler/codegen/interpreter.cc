@@ -5,7 +5,7 @@
 #include <limits>
 #include <string>
 
-#include "compiler/arith/int_div.h"
+#include "base/int_div.h"
 #include "compiler/ir/printer.h"
 
 namespace tessera {
@@ -493,7 +493,7 @@ Lane Interpreter::binary_lane(ExprKind kind, DType t, Lane a, Lane b) {
         break;
       }
       if (t.is_uint()) z = static_cast<int64_t>(kind == ExprKind::kDiv ? ux / uy : ux % uy);
-      else z = kind == ExprKind::kDiv ? arith::floordiv(a.i, b.i) : arith::floormod(a.i, b.i);
+      else z = kind == ExprKind::kDiv ? floordiv(a.i, b.i) : floormod(a.i, b.i);
       break;
     case ExprKind::kMin: case ExprKind::kMax: {
       bool unordered;

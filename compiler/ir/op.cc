@@ -3,7 +3,7 @@
 #include <cmath>
 
 #include "base/check.h"
-#include "compiler/arith/int_div.h"
+#include "base/int_div.h"
 
 namespace tessera {
 namespace {
@@ -58,11 +58,11 @@ bool fold_int_binary(ExprKind kind, int64_t a, int64_t b, int64_t* out) {
     case ExprKind::kMul: *out = a * b; return true;
     case ExprKind::kDiv:
       if (b == 0) return false;
-      *out = arith::floordiv(a, b);
+      *out = floordiv(a, b);
       return true;
     case ExprKind::kMod:
       if (b == 0) return false;
-      *out = arith::floormod(a, b);
+      *out = floormod(a, b);
       return true;
     case ExprKind::kMin: *out = a < b ? a : b; return true;
     case ExprKind::kMax: *out = a > b ? a : b; return true;

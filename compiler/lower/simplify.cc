@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <optional>
 
-#include "compiler/arith/int_div.h"
+#include "base/int_div.h"
 #include "compiler/arith/linear.h"
 #include "compiler/arith/prove.h"
 #include "compiler/ir/functor.h"
@@ -212,12 +212,12 @@ std::optional<DivSplit> split_by_divisor(const Match& m) {
     if (coef % d.c == 0) d.q.add_term(atom, coef / d.c);
     else d.r.add_term(atom, coef);
   }
-  d.q.constant = arith::floordiv(lin.constant, d.c);
-  d.r.constant = arith::floormod(lin.constant, d.c);
+  d.q.constant = floordiv(lin.constant, d.c);
+  d.r.constant = floormod(lin.constant, d.c);
   d.rest = arith::to_expr(d.r, m.t);
   Interval ir = bounds_of(d.rest, m.s.bounds());
-  if (ir.bounded() && arith::floordiv(ir.lo, d.c) == arith::floordiv(ir.hi, d.c))
-    d.whole = arith::floordiv(ir.lo, d.c);
+  if (ir.bounded() && floordiv(ir.lo, d.c) == floordiv(ir.hi, d.c))
+    d.whole = floordiv(ir.lo, d.c);
   return d;
 }
 

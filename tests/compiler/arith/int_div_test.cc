@@ -1,4 +1,4 @@
-#include "compiler/arith/int_div.h"
+#include "base/int_div.h"
 
 #include <gtest/gtest.h>
 
@@ -7,7 +7,7 @@
 
 #include "compiler/ir/op.h"
 
-namespace tessera::arith {
+namespace tessera {
 namespace {
 
 TEST(FloorDiv, RoundsTowardNegativeInfinity) {
@@ -55,4 +55,4 @@ TEST(FloorDiv, ConstantFoldingOfTheIrUsesIt) {
 }
 
 }  // namespace
-}  // namespace tessera::arith
+}  // namespace tessera

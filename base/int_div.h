@@ -1,13 +1,13 @@
 // Integer floor division and modulo: the one definition every part of the
 // compiler uses (constant folding, the simplifier, the interpreter).
 //
-// Header-only and free of dependencies, so that compiler/ir's constant
-// folding can use it without linking this library.
+// Header-only and free of dependencies: it lives in base/ so that
+// compiler/ir (constant folding) and compiler/arith share it.
 #pragma once
 
 #include <cstdint>
 
-namespace tessera::arith {
+namespace tessera {
 
 /// floor(a / b): the quotient rounded toward negative infinity. b != 0.
 /// INT64_MIN / -1 wraps to INT64_MIN (two's complement) instead of trapping.
@@ -26,4 +26,4 @@ constexpr int64_t floormod(int64_t a, int64_t b) {
   return r;
 }
 
-}  // namespace tessera::arith
+}  // namespace tessera
