@@ -9,7 +9,7 @@
 
 #include "compiler/codegen/llvm_target.h"
 #include "compiler/ops/op_spec.h"
-#include "compiler/space/sketch_space.h"
+#include "compiler/space/sketch/sketch_space.h"
 #include "tuner/measure/builder.h"
 
 namespace tessera {

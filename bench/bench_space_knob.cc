@@ -25,7 +25,7 @@
 #include "compiler/codegen/build.h"
 #include "compiler/codegen/llvm_target.h"
 #include "compiler/ops/op_spec.h"
-#include "compiler/space/templates.h"
+#include "compiler/space/knob/templates.h"
 #include "runtime/module.h"
 #include "runtime/ndarray.h"
 #include "runtime/thread_pool.h"

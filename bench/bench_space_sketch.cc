@@ -18,7 +18,7 @@
 #include "compiler/codegen/llvm_target.h"
 #include "compiler/lower/lower.h"
 #include "compiler/ops/ops.h"
-#include "compiler/space/sketch_space.h"
+#include "compiler/space/sketch/sketch_space.h"
 #include "runtime/module.h"
 #include "runtime/ndarray.h"
 #include "runtime/thread_pool.h"

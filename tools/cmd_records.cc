@@ -20,7 +20,7 @@
 #include "compiler/codegen/llvm_target.h"
 #include "base/target.h"
 #include "compiler/ops/op_spec.h"
-#include "compiler/space/apply_best.h"
+#include "compiler/space/choose/apply_best.h"
 #include "records/jsonl.h"
 #include "records/schedule_source.h"
 #include "records/store.h"

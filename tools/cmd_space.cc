@@ -9,9 +9,9 @@
 #include "compiler/ir/printer.h"
 #include "compiler/lower/lower.h"
 #include "compiler/ops/op_spec.h"
-#include "compiler/space/knob_space.h"
-#include "compiler/space/sketch_space.h"
-#include "compiler/space/templates.h"
+#include "compiler/space/knob/knob_space.h"
+#include "compiler/space/sketch/sketch_space.h"
+#include "compiler/space/knob/templates.h"
 #include "tools/args.h"
 #include "tools/commands.h"
 

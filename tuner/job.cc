@@ -8,9 +8,9 @@
 
 #include "base/version.h"
 #include "compiler/codegen/llvm_target.h"
-#include "compiler/space/generic_schedule.h"
-#include "compiler/space/sketch_space.h"
-#include "compiler/space/templates.h"
+#include "compiler/space/choose/generic_schedule.h"
+#include "compiler/space/sketch/sketch_space.h"
+#include "compiler/space/knob/templates.h"
 #include "costmodel/xgb_model.h"
 #include "rpc/keys.h"
 #include "rpc/wire.h"

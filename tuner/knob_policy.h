@@ -30,7 +30,7 @@
 #include <vector>
 
 #include "compiler/space/space_rng.h"
-#include "compiler/space/templates.h"
+#include "compiler/space/knob/templates.h"
 #include "costmodel/cost_model.h"
 #include "tuner/search_policy.h"
 

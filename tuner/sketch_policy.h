@@ -9,7 +9,7 @@
 #include <unordered_set>
 #include <memory>
 
-#include "compiler/space/sketch_space.h"
+#include "compiler/space/sketch/sketch_space.h"
 #include "costmodel/cost_model.h"
 #include "tuner/search_policy.h"
 

@@ -18,7 +18,7 @@
 #include "compiler/graph/extract_tasks.h"
 #include "compiler/graph/fuse_ops.h"
 #include "compiler/schedule/schedule_source.h"
-#include "compiler/space/apply_best.h"
+#include "compiler/space/choose/apply_best.h"
 #include "runtime/package.h"
 
 namespace tessera::model {

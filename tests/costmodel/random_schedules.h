@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "compiler/lower/schedule_ops.h"
+#include "compiler/lower/infer_bounds.h"
 #include "compiler/ops/conv.h"
 #include "compiler/ops/linalg.h"
 #include "compiler/schedule/state.h"

@@ -9,7 +9,7 @@
 #include "compiler/ir/printer.h"
 #include "compiler/lower/lower.h"
 #include "compiler/ops/op_spec.h"
-#include "compiler/space/templates.h"
+#include "compiler/space/knob/templates.h"
 #include "costmodel/cost_model.h"
 #include "rpc/runner.h"
 #include "tuner/knob_policy.h"

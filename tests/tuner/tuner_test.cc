@@ -16,7 +16,7 @@
 #include "costmodel/xgb_model.h"
 #include "compiler/ir/op.h"
 #include "compiler/ops/linalg.h"
-#include "compiler/space/templates.h"
+#include "compiler/space/knob/templates.h"
 #include "tuner/knob_policy.h"
 #include "records/store.h"
 #include "tuner/sketch_policy.h"

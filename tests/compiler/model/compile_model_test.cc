@@ -11,7 +11,7 @@
 #include "compiler/codegen/llvm_target.h"
 #include "compiler/model/choose_winograd.h"
 #include "compiler/schedule/step.h"
-#include "compiler/space/templates.h"
+#include "compiler/space/knob/templates.h"
 #include "runtime/graph_executor.h"
 #include "tests/compiler/graph/graph_test_util.h"
 

@@ -1,0 +1,190 @@
+// The direct conv2d templates, NCHW and NHWC.
+//
+// Both have the gemm template's shape: output blocks run in parallel, each
+// block's sums accumulate in a local buffer computed at the block, and the
+// innermost loops form a register micro-kernel over two output axes while the
+// reduction (input channels, window rows, window columns) runs around it.
+//
+//  NCHW  out[n, k, p, q]: kr output channels (unrolled) x qv output columns
+//        (vectorized: the input rows are contiguous along q when stride is 1,
+//        the weights are broadcast).
+//  NHWC  out[n, p, q, k]: qr output columns (unrolled) x kv output channels
+//        (vectorized: the weights are contiguous along k, the input is
+//        broadcast) -- a gemm with R*S*C as its reduction.
+//
+// The pad stage is inlined (reads guarded by selects), computed at the root,
+// or computed per block of input channels (the "pad" knob).
+//
+// NHWC stores the weights packed by the vector width of the micro-kernel
+// (layout.h), so each block of output channels reads them sequentially.
+//
+// Knobs: tile_k, tile_p, tile_q, tile_c (input channels [Co, cb]), order (of
+// the block loops rc.0, p and the two micro-kernel outer loops), unroll (the
+// unrolled micro-kernel axis, window rows, window columns), pad.
+#include <algorithm>
+
+#include "compiler/space/knob/template_families.h"
+#include "compiler/space/knob/template_util.h"
+
+namespace tessera::template_detail {
+namespace {
+
+struct Conv {
+  OpStages stages;
+  int64_t k = 0, p = 0, q = 0, c = 0, r = 0, s = 0;  // output channels, rows, columns; reduction
+};
+
+Result<Conv> analyze(const ComputeDAG& dag, bool nhwc) {
+  Conv cv;
+  const std::string name = nhwc ? "conv2d_nhwc" : "conv2d_nchw";
+  TESSERA_ASSIGN_OR_RETURN(cv.stages, find_op_stages(dag, OpPattern::kComplex, name));
+  const OpStages& st = cv.stages;
+  if (st.shape.size() != 4 || st.reduce.size() != 3 || st.inputs.size() != 2)
+    return Status(ErrorCode::kInvalidArgument, "template " + name + ": " + st.main +
+                                                   " is not a 2-D convolution (rank 4, three reduce axes)");
+  if (nhwc) {
+    cv.p = st.shape[1], cv.q = st.shape[2], cv.k = st.shape[3];
+    cv.r = st.reduce[0], cv.s = st.reduce[1], cv.c = st.reduce[2];
+  } else {
+    cv.k = st.shape[1], cv.p = st.shape[2], cv.q = st.shape[3];
+    cv.c = st.reduce[0], cv.r = st.reduce[1], cv.s = st.reduce[2];
+  }
+  return cv;
+}
+
+// The product accumulates in the returned stage; the output copies it out
+// (with the elementwise tail inlined into the copy).
+Result<std::string> accumulator(Sched& s, const OpStages& st) {
+  for (const std::string& tail : st.inlined) TESSERA_RETURN_IF_ERROR(s.compute_inline(tail));
+  if (st.main != st.output) return st.main;
+  TESSERA_RETURN_IF_ERROR(s.cache_write(st.main));
+  return st.main + ".local";
+}
+
+Result<KnobSpace> define_conv(const ComputeDAG& dag, const Target& target, bool nhwc) {
+  TESSERA_ASSIGN_OR_RETURN(Conv cv, analyze(dag, nhwc));
+  const int64_t lanes = target.vector_lanes(cv.stages.dtype);
+  KnobSpace space;
+  // The vectorized axis: q for NCHW, k for NHWC; the other is unrolled.
+  const int64_t vec_extent = nhwc ? cv.k : cv.q, unrolled_extent = nhwc ? cv.q : cv.k;
+  TESSERA_RETURN_IF_ERROR(space.define_split(nhwc ? "tile_q" : "tile_k", unrolled_extent, SplitPolicy::factors(), 3,
+                                             unrolled_split_filter()));
+  TESSERA_RETURN_IF_ERROR(space.define_split(nhwc ? "tile_k" : "tile_q", vec_extent, SplitPolicy::factors(), 3,
+                                             vector_split_filter(vec_extent, lanes)));
+  TESSERA_RETURN_IF_ERROR(space.define_split("tile_p", cv.p, SplitPolicy::factors(), 2));
+  TESSERA_RETURN_IF_ERROR(space.define_split("tile_c", cv.c, SplitPolicy::factors(), 2));
+  TESSERA_RETURN_IF_ERROR(space.define_reorder_all("order", 4));
+  TESSERA_RETURN_IF_ERROR(space.define_annotate(
+      "unroll", {{IterAnnotation::kUnroll, IterAnnotation::kNone}, unroll_choices(cv.r), unroll_choices(cv.s)}));
+  TESSERA_RETURN_IF_ERROR(define_pad_knob(&space, cv.stages));
+  return space;
+}
+
+Status apply_conv(const KnobConfig& cfg, const Target& target, State* state, bool nhwc) {
+  TESSERA_ASSIGN_OR_RETURN(Conv cv, analyze(state->dag(), nhwc));
+  const int64_t lanes = target.vector_lanes(cv.stages.dtype);
+  const std::vector<int64_t>& tk = cfg.get("tile_k");
+  const std::vector<int64_t>& tq = cfg.get("tile_q");
+  const int64_t pb = cfg.get("tile_p")[1], cb = cfg.get("tile_c")[1];
+  const std::vector<int64_t>& unroll = cfg.get("unroll");
+  Sched s(state);
+  TESSERA_ASSIGN_OR_RETURN(std::string local, accumulator(s, cv.stages));
+  const std::string& out = cv.stages.output;
+  const int64_t kb = tk[1] * tk[2], qb = tq[1] * tq[2];
+  std::vector<int64_t> block = nhwc ? std::vector<int64_t>{1, pb, qb, kb} : std::vector<int64_t>{1, kb, pb, qb};
+  TESSERA_ASSIGN_OR_RETURN(Var tile, tile_output_blocks(s, out, block, lanes));
+  TESSERA_RETURN_IF_ERROR(s.compute_at(local, out, tile));
+
+  // NCHW local: n k p q rc ry rx -> n <order of rc.0 p k.0 q.0> rc.1 ry rx k.1 q.1
+  // NHWC local: n p q k ry rx rc -> n <order of rc.0 p q.0 k.0> ry rx rc.1 q.1 k.1
+  const std::vector<Var> loops = s.loops(local);
+  const Var& n = loops[0];
+  const Var& p = loops[nhwc ? 1 : 2];
+  const Var& ry = loops[nhwc ? 4 : 5];
+  const Var& rx = loops[nhwc ? 5 : 6];
+  TESSERA_ASSIGN_OR_RETURN(std::vector<Var> k, s.split(local, loops[nhwc ? 3 : 1], {tk[2]}));
+  TESSERA_ASSIGN_OR_RETURN(std::vector<Var> q, s.split(local, loops[nhwc ? 2 : 3], {tq[2]}));
+  TESSERA_ASSIGN_OR_RETURN(std::vector<Var> rc, s.split(local, loops[nhwc ? 6 : 4], {cb}));
+  const Var& unrolled = nhwc ? q[1] : k[1];
+  const Var& vectorized = nhwc ? k[1] : q[1];
+  const Var outer[] = {rc[0], p, nhwc ? q[0] : k[0], nhwc ? k[0] : q[0]};
+  std::vector<Var> order = {n};
+  for (int64_t o : cfg.get("order")) order.push_back(outer[o]);
+  if (nhwc) order.insert(order.end(), {ry, rx, rc[1], unrolled, vectorized});
+  else order.insert(order.end(), {rc[1], ry, rx, unrolled, vectorized});
+  TESSERA_RETURN_IF_ERROR(s.reorder(local, order));
+  TESSERA_RETURN_IF_ERROR(s.annotate(local, unrolled, static_cast<IterAnnotation>(unroll[0])));
+  TESSERA_RETURN_IF_ERROR(s.annotate(local, ry, static_cast<IterAnnotation>(unroll[1])));
+  TESSERA_RETURN_IF_ERROR(s.annotate(local, rx, static_cast<IterAnnotation>(unroll[2])));
+  TESSERA_RETURN_IF_ERROR(s.annotate(local, vectorized, IterAnnotation::kVectorize));
+  TESSERA_RETURN_IF_ERROR(place_pad(s, cv.stages, cfg, local, rc[0], lanes));
+  if (!nhwc) return Status::ok();
+  // The weights in the micro-kernel's order, [K/kv][R][S][C][kv]: each
+  // block of output channels streams its weights once, sequentially, where
+  // HWIO gives kv values every C x K elements (the late ResNet layers read
+  // 9 MB of weights that way, 1.4x slower cold). Same layout when kv = K.
+  const int64_t kv = tk[2];
+  const std::string& weights = cv.stages.inputs[1];
+  if (weights != cv.stages.pad && kv > 1 && kv < cv.k && cv.k % kv == 0)
+    TESSERA_RETURN_IF_ERROR(s.pack_layout(weights, 3, kv));
+  return Status::ok();
+}
+
+Result<KnobConfig> fallback_conv(const KnobSpace& space, const ComputeDAG& dag, const Target& target, bool nhwc) {
+  TESSERA_ASSIGN_OR_RETURN(Conv cv, analyze(dag, nhwc));
+  const int64_t lanes = target.vector_lanes(cv.stages.dtype);
+  // The gemm fallback's micro-kernel: about two vectors wide, as many
+  // unrolled rows as keep the accumulators in half the registers (8 x 2 on
+  // AVX-512). Blocks are small (one vector of columns, two rows, two
+  // micro-kernels of channels for NCHW; one micro-kernel of up to 64 channels
+  // for NHWC), input channels in blocks of up to 64, window rows unrolled but
+  // not columns, the pad computed once at the root. Screened on the ResNet
+  // 56x56x64 layer.
+  const std::vector<int64_t> vec_sizes = innermost_sizes(*space.find(nhwc ? "tile_k" : "tile_q"));
+  const std::vector<int64_t> unrolled_sizes = innermost_sizes(*space.find(nhwc ? "tile_q" : "tile_k"));
+  const int64_t vec = preferred_vector_width(vec_sizes, lanes);
+  const int64_t regs_per_row = (vec + lanes - 1) / lanes;
+  const int64_t unrolled = largest_at_most(unrolled_sizes, std::max<int64_t>(1, vector_registers(target) / 2 / regs_per_row));
+  const int64_t unroll = static_cast<int64_t>(IterAnnotation::kUnroll);
+  std::vector<std::pair<std::string, std::vector<int64_t>>> ideal = {
+      {"tile_p", {0, nhwc ? 1 : 2}},
+      {"tile_c", {0, std::min<int64_t>(cv.c, 64)}},
+      {"order", {0, 1, 2, 3}},
+      {"unroll", {unroll, cv.r <= 16 ? unroll : 0, 0}},  // all three: a 2x slower NCHW body
+      {"pad", {kPadRoot}}};
+  if (nhwc) {
+    // Each block streams the weights of its channels (R x S x C x up to 64):
+    // when they outgrow the L2 cache (the late layers of a ResNet, 7x7 or
+    // 14x14 outputs of 256-512 channels), a block takes whole output rows so
+    // that they are streamed once per block of channels, not once per row.
+    const int64_t kb = std::min<int64_t>(cv.k, 64);
+    const bool big_weights = cv.r * cv.s * cv.c * kb * cv.stages.dtype.storage_bytes() > 256 * 1024;
+    ideal[0] = {"tile_p", {0, big_weights ? cv.p : 1}};
+    ideal.push_back({"tile_q", {0, big_weights ? std::max<int64_t>(1, cv.q / unrolled) : 1, unrolled}});
+    ideal.push_back({"tile_k", {0, std::max<int64_t>(1, kb / vec), vec}});
+  } else {
+    ideal.push_back({"tile_k", {0, 2, unrolled}});
+    ideal.push_back({"tile_q", {0, 1, vec}});
+  }
+  return nearest_config(space, ideal);
+}
+
+}  // namespace
+
+Result<KnobSpace> define_conv_nchw(const ComputeDAG& dag, const Target& target) { return define_conv(dag, target, false); }
+Status apply_conv_nchw(const KnobConfig& config, const Target& target, State* state) {
+  return apply_conv(config, target, state, false);
+}
+Result<KnobConfig> fallback_conv_nchw(const KnobSpace& space, const ComputeDAG& dag, const Target& target) {
+  return fallback_conv(space, dag, target, false);
+}
+
+Result<KnobSpace> define_conv_nhwc(const ComputeDAG& dag, const Target& target) { return define_conv(dag, target, true); }
+Status apply_conv_nhwc(const KnobConfig& config, const Target& target, State* state) {
+  return apply_conv(config, target, state, true);
+}
+Result<KnobConfig> fallback_conv_nhwc(const KnobSpace& space, const ComputeDAG& dag, const Target& target) {
+  return fallback_conv(space, dag, target, true);
+}
+
+}  // namespace tessera::template_detail

@@ -1,0 +1,157 @@
+// The gemm template: matmul, dense (with its bias/ReLU tail) and
+// batch_matmul.
+//
+// The shape follows the hand-written matmul of bench/bench_core.cc. The
+// output is cut into mb x nb blocks that run in parallel; each block's
+// product accumulates in a local buffer computed at the block, whose loops
+// are blocked by kb along k and end in an mr x nr micro-kernel (mr rows
+// unrolled, nr columns vectorized) that keeps its accumulators in
+// registers while k.1 runs. Optionally a kb x nr panel of B is copied to a
+// contiguous buffer and reused by every row of the block. The output's own
+// loops copy the block out, applying the elementwise tail on the way.
+//
+// Knobs: tile_m [Mo, mb/mr, mr], tile_n [No, nb/nr, nr], tile_k [Ko, kb >= 16],
+// order (of k.0 i.0 j.0), unroll_rows (i.1), cache_b.
+#include <algorithm>
+
+#include "compiler/ir/functor.h"
+#include "compiler/space/knob/template_families.h"
+#include "compiler/space/knob/template_util.h"
+
+namespace tessera::template_detail {
+namespace {
+
+struct Gemm {
+  OpStages stages;
+  int batch_dims = 0;  // leading spatial axes before i, j
+  int64_t m = 0, n = 0, k = 0;
+  std::string b;       // the operand read along j: B of matmul, W of dense
+  bool b_is_nk = false;  // read b[j, k] (dense's W), not b[k, j]
+};
+
+// Whether `main` reads the rank-2 tensor `b` with the reduce axis last.
+class ReadsAlongK : public IRVisitor {
+ public:
+  ReadsAlongK(std::string b, Var k) : b_(std::move(b)), k_(std::move(k)) {}
+  bool found = false;
+
+ protected:
+  void visit(const TensorReadNode* op) override {
+    if (op->tensor->name == b_ && op->indices.size() == 2 && op->indices[1].same_as(k_)) found = true;
+    IRVisitor::visit(op);
+  }
+
+ private:
+  std::string b_;
+  Var k_;
+};
+
+Result<Gemm> analyze(const ComputeDAG& dag) {
+  Gemm g;
+  TESSERA_ASSIGN_OR_RETURN(g.stages, find_op_stages(dag, OpPattern::kComplex, "gemm"));
+  const OpStages& st = g.stages;
+  if (st.shape.size() < 2 || st.reduce.size() != 1 || st.inputs.size() != 2 || !st.pad.empty())
+    return Status(ErrorCode::kInvalidArgument,
+                  "template gemm: " + st.main + " is not a matrix product (one reduce axis, two inputs, rank >= 2)");
+  g.batch_dims = static_cast<int>(st.shape.size()) - 2;
+  g.m = st.shape[g.batch_dims];
+  g.n = st.shape[g.batch_dims + 1];
+  g.k = st.reduce[0];
+  g.b = st.inputs[1];  // the ops library reads A (or X) first, then B (or W)
+  for (const Tensor& t : dag.tensors()) {
+    const ComputeOpNode* op = t->name == st.main ? compute_op(t) : nullptr;
+    if (!op) continue;
+    ReadsAlongK reads(g.b, op->reduce_axes[0]->var);
+    reads(op->body);
+    g.b_is_nk = reads.found;
+  }
+  return g;
+}
+
+}  // namespace
+
+Result<KnobSpace> define_gemm(const ComputeDAG& dag, const Target& target) {
+  TESSERA_ASSIGN_OR_RETURN(Gemm g, analyze(dag));
+  const int64_t lanes = target.vector_lanes(g.stages.dtype);
+  KnobSpace space;
+  TESSERA_RETURN_IF_ERROR(space.define_split("tile_m", g.m, SplitPolicy::factors(), 3, unrolled_split_filter()));
+  TESSERA_RETURN_IF_ERROR(space.define_split("tile_n", g.n, SplitPolicy::factors(), 3, vector_split_filter(g.n, lanes)));
+  // A k block shorter than 16 reloads the accumulators for too little work.
+  const int64_t min_kb = std::min<int64_t>(g.k, 16);
+  TESSERA_RETURN_IF_ERROR(space.define_split("tile_k", g.k, SplitPolicy::factors(), 2,
+                                             [=](const std::vector<int64_t>& s) { return s[1] >= min_kb; }));
+  TESSERA_RETURN_IF_ERROR(space.define_reorder_all("order", 3));
+  TESSERA_RETURN_IF_ERROR(space.define_annotate("unroll_rows", {{IterAnnotation::kUnroll, IterAnnotation::kNone}}));
+  TESSERA_RETURN_IF_ERROR(space.define_knob("cache_b", {1, 0}));
+  return space;
+}
+
+Status apply_gemm(const KnobConfig& cfg, const Target& target, State* state) {
+  TESSERA_ASSIGN_OR_RETURN(Gemm g, analyze(state->dag()));
+  const int64_t lanes = target.vector_lanes(g.stages.dtype);
+  const std::vector<int64_t>& tm = cfg.get("tile_m");
+  const std::vector<int64_t>& tn = cfg.get("tile_n");
+  const int64_t mr = tm[2], nr = tn[2], kb = cfg.get("tile_k")[1];
+  Sched s(state);
+
+  // The product accumulates in `local`; `out` writes blocks of it out.
+  std::string local = g.stages.main;
+  const std::string& out = g.stages.output;
+  if (local == out) {
+    TESSERA_RETURN_IF_ERROR(s.cache_write(local));
+    local += ".local";
+  }
+  for (const std::string& tail : g.stages.inlined) TESSERA_RETURN_IF_ERROR(s.compute_inline(tail));
+  std::vector<int64_t> block(g.batch_dims, 1);
+  block.push_back(tm[1] * mr);
+  block.push_back(tn[1] * nr);
+  TESSERA_ASSIGN_OR_RETURN(Var tile, tile_output_blocks(s, out, block, lanes));
+  TESSERA_RETURN_IF_ERROR(s.compute_at(local, out, tile));
+
+  // local: batch.. i j k -> batch.. <order of k.0 i.0 j.0> k.1 i.1 j.1
+  std::vector<Var> loops = s.loops(local);
+  TESSERA_ASSIGN_OR_RETURN(std::vector<Var> i, s.split(local, loops[g.batch_dims], {mr}));
+  TESSERA_ASSIGN_OR_RETURN(std::vector<Var> j, s.split(local, loops[g.batch_dims + 1], {nr}));
+  TESSERA_ASSIGN_OR_RETURN(std::vector<Var> k, s.split(local, loops[g.batch_dims + 2], {kb}));
+  const Var outer[] = {k[0], i[0], j[0]};
+  std::vector<Var> order(loops.begin(), loops.begin() + g.batch_dims);
+  for (int64_t o : cfg.get("order")) order.push_back(outer[o]);
+  order.insert(order.end(), {k[1], i[1], j[1]});
+  TESSERA_RETURN_IF_ERROR(s.reorder(local, order));
+  TESSERA_RETURN_IF_ERROR(s.annotate(local, i[1], static_cast<IterAnnotation>(cfg.get("unroll_rows")[0])));
+  TESSERA_RETURN_IF_ERROR(s.annotate(local, j[1], IterAnnotation::kVectorize));
+
+  if (cfg.get_int("cache_b")) {
+    // The panel is copied where both k.0 and j.0 enclose it: kb x nr.
+    TESSERA_RETURN_IF_ERROR(s.cache_read(g.b, {local}));
+    const std::string panel = g.b + ".local";
+    auto pos = [&](const Var& v) { return std::find_if(order.begin(), order.end(), [&](const Var& o) { return o.same_as(v); }); };
+    const Var& at = pos(k[0]) > pos(j[0]) ? k[0] : j[0];
+    TESSERA_RETURN_IF_ERROR(s.compute_at(panel, local, at));
+    const Var last = s.loops(panel).back();
+    TESSERA_ASSIGN_OR_RETURN(int64_t extent, s.inferred_extent(panel, last));
+    TESSERA_RETURN_IF_ERROR(s.vectorize_by_divisor(panel, last, extent, lanes));
+  }
+  // Dense reads W[n, k]: the micro-kernel's nr columns are K floats apart.
+  // Stored [N/nr][K][nr] (layout.h), each block of columns streams its
+  // weights sequentially (a batch-1 classifier's 512 x 1000 FC: 4-lane
+  // gathers before).
+  if (g.b_is_nk && nr > 1 && nr < g.n && g.n % nr == 0) TESSERA_RETURN_IF_ERROR(s.pack_layout(g.b, 0, nr));
+  return Status::ok();
+}
+
+Result<KnobConfig> fallback_gemm(const KnobSpace& space, const ComputeDAG& dag, const Target& target) {
+  TESSERA_ASSIGN_OR_RETURN(Gemm g, analyze(dag));
+  const int64_t lanes = target.vector_lanes(g.stages.dtype);
+  // bench_core's hand schedule: an 8 x 2-vector micro-kernel (4 rows with
+  // 16 registers), 64 x 256 blocks, k blocked by 256, B panels packed.
+  const int64_t mr = vector_registers(target) >= 32 ? 8 : 4, nr = 2 * lanes, mb = 64, nb = 256, kb = 256;
+  return nearest_config(space, {{"tile_m", {0, mb / mr, mr}},
+                                {"tile_n", {0, std::max<int64_t>(1, nb / nr), nr}},
+                                {"tile_k", {0, kb}},
+                                {"order", {0, 2, 1}},
+                                {"unroll_rows", {static_cast<int64_t>(IterAnnotation::kUnroll)}},
+                                {"cache_b", {1}}});
+}
+
+}  // namespace tessera::template_detail

@@ -1,0 +1,130 @@
+// Shared machinery of the knob templates (internal to compiler/space):
+// finding an operator's stages in its DAG, scheduling by stage name and loop
+// variable instead of by index, the common "tile the output, compute the
+// product at the tile" shape, and fallback configurations chosen as the
+// candidates nearest a hand-picked ideal.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "base/target.h"
+#include "compiler/schedule/state.h"
+#include "compiler/space/knob/knob_space.h"
+
+namespace tessera::template_detail {
+
+/// The stages of one operator as the ops library builds it: the main
+/// computation, its optional "pad" producer, and the elementwise tail
+/// (bias, ReLU, the average's division) that ends in the DAG's output.
+struct OpStages {
+  std::string main;                  ///< the reduction (kComplex or kReduction) stage
+  std::string pad;                   ///< the compute producer main reads (kInjective), or ""
+  std::string output;                ///< the DAG's output: main itself or the tail's last stage
+  std::vector<std::string> inlined;  ///< tail stages between main and output
+  std::vector<std::string> inputs;   ///< main's input tensors in order of first read
+  std::vector<int64_t> shape;        ///< main's (and the output's) shape
+  std::vector<int64_t> reduce;       ///< main's reduce extents, in order
+  DType dtype = DType::f32();        ///< main's element type (sets the vector lanes)
+};
+
+/// Finds the stages of `dag` for template `name`: exactly one compute with
+/// `pattern`, at most one compute producer of it (a pad), a tail of
+/// non-reductions of main's shape ending in the only output. Anything else
+/// is kInvalidArgument naming the template.
+Result<OpStages> find_op_stages(const ComputeDAG& dag, OpPattern pattern, const std::string& name);
+
+/// Vector registers of `target` (AVX-512 and AArch64: 32, others: 16).
+int vector_registers(const Target& target);
+
+/// Schedules one State by stage names and loop variables. Stage indices
+/// move when cache stages are inserted and loop positions move with every
+/// split; names and Vars do not.
+class Sched {
+ public:
+  explicit Sched(State* state) : state_(state) {}
+  State& state() { return *state_; }
+
+  /// The current leaf loops of `stage`, outermost first.
+  std::vector<Var> loops(const std::string& stage) const;
+  /// Loops `loop` produced, outer to inner ([outer, f1, ...] of the knob).
+  Result<std::vector<Var>> split(const std::string& stage, const Var& loop, std::vector<int64_t> factors);
+  /// The fused loop of consecutive `loops`.
+  Result<Var> fuse(const std::string& stage, const std::vector<Var>& loops);
+  /// Reorders to `order`, which lists every loop of the stage.
+  Status reorder(const std::string& stage, const std::vector<Var>& order);
+  Status annotate(const std::string& stage, const Var& loop, IterAnnotation a);
+  Status compute_at(const std::string& stage, const std::string& target, const Var& loop);
+  Status compute_inline(const std::string& stage);
+  Status cache_write(const std::string& stage);  ///< adds stage + ".local"
+  Status cache_read(const std::string& stage, const std::vector<std::string>& readers);  ///< adds stage + ".local"
+  /// Stores input `stage` packed on `axis` by `factor` (compiler/schedule/layout.h).
+  Status pack_layout(const std::string& stage, int axis, int64_t factor);
+  /// Vectorizes `loop` of `extent` (known to the caller): the whole loop
+  /// when it fits four vectors, else the inner part of a split by the widest
+  /// divisor of whole vectors (or a power-of-two part of one).
+  Status vectorize_by_divisor(const std::string& stage, const Var& loop, int64_t extent, int64_t lanes);
+  /// Extent of `loop` once bound inference has run (attached stages cover
+  /// only their region).
+  Result<int64_t> inferred_extent(const std::string& stage, const Var& loop) const;
+
+ private:
+  Result<int> stage_index(const std::string& name) const;
+  Result<int> loop_index(int stage, const Var& loop) const;
+
+  State* state_;
+};
+
+/// Tiles `stage` (an output of main's shape) into blocks of `block` (one size
+/// per axis), runs the fused block loops in parallel and vectorizes the
+/// innermost axis of the block. Returns the fused block loop, where the
+/// computation of the block is attached.
+Result<Var> tile_output_blocks(Sched& s, const std::string& stage, const std::vector<int64_t>& block,
+                               int64_t lanes);
+
+/// Where a pad stage is computed (the "pad" knob's values).
+enum PadLocation : int64_t { kPadInline = 0, kPadRoot = 1, kPadAt = 2 };
+/// Defines the "pad" knob when the operator has a pad stage.
+Status define_pad_knob(KnobSpace* space, const OpStages& stages);
+/// Places the pad stage per the "pad" knob: inlined into its reader, at the
+/// root (parallel rows, vectorized innermost axis), or at `at_stage`'s `at_loop`.
+Status place_pad(Sched& s, const OpStages& stages, const KnobConfig& config, const std::string& at_stage,
+                 const Var& at_loop, int64_t lanes);
+
+/// The configuration whose knobs are nearest `ideal` (knob name -> value).
+/// Split knobs compare inner sizes by log distance (innermost weighted most;
+/// a 0 in the ideal means "any"); other knobs take the equal candidate, else
+/// their first. Knobs absent from `ideal` take their first candidate.
+Result<KnobConfig> nearest_config(const KnobSpace& space,
+                                  const std::vector<std::pair<std::string, std::vector<int64_t>>>& ideal);
+
+/// The vector width `Sched::vectorize_by_divisor` gives a loop of `extent`:
+/// the whole loop when it fits four registers, else its widest divisor made
+/// of whole registers or a power-of-two part of one; 1 when none divides it.
+int64_t divisor_vector_width(int64_t extent, int64_t lanes);
+
+/// Filter of a split whose innermost size is one vectorized loop: at most
+/// four vectors and the lowering's lane limit; whole vectors when `extent` is
+/// a multiple of `lanes`, else a power of two up to one vector, or the whole
+/// extent.
+SplitFilter vector_split_filter(int64_t extent, int64_t lanes);
+/// Filter of a split whose innermost size is an unrolled loop (at most `max`).
+SplitFilter unrolled_split_filter(int64_t max = 16);
+
+/// The distinct innermost sizes of split knob `knob`, ascending.
+std::vector<int64_t> innermost_sizes(const Knob& knob);
+/// The largest of ascending `sizes` not above `limit` (the smallest if none is).
+int64_t largest_at_most(const std::vector<int64_t>& sizes, int64_t limit);
+/// The one of ascending `sizes` nearest `want` by ratio (the smaller on a tie).
+int64_t nearest_size(const std::vector<int64_t>& sizes, int64_t want);
+/// The vector width a fallback uses among a vectorized split's innermost
+/// `sizes`: whole registers, nearest two of them; else the widest power of
+/// two (a 56-wide row runs faster as 8-wide pieces than as 3.5 registers).
+int64_t preferred_vector_width(const std::vector<int64_t>& sizes, int64_t lanes);
+
+/// Annotation choices for a loop that may be unrolled: {none, unroll} when
+/// `extent` is small enough to copy out, else {none}.
+std::vector<IterAnnotation> unroll_choices(int64_t extent, int64_t max_extent = 16);
+
+}  // namespace tessera::template_detail

@@ -1,0 +1,53 @@
+#include "compiler/space/knob/templates.h"
+
+#include "compiler/space/knob/template_families.h"
+
+namespace tessera {
+namespace {
+
+using namespace template_detail;
+
+// One row per operator spec name; rows of one family share its functions.
+constexpr KnobTemplate kTemplates[] = {
+    {"matmul", "gemm", define_gemm, apply_gemm, fallback_gemm},
+    {"dense", "gemm", define_gemm, apply_gemm, fallback_gemm},
+    {"batch_matmul", "gemm", define_gemm, apply_gemm, fallback_gemm},
+    {"conv2d", "conv2d_nchw", define_conv_nchw, apply_conv_nchw, fallback_conv_nchw},
+    {"conv2d_nhwc", "conv2d_nhwc", define_conv_nhwc, apply_conv_nhwc, fallback_conv_nhwc},
+    {"conv2d_winograd_nhwc", "conv2d_winograd_nhwc", define_winograd, apply_winograd, fallback_winograd},
+    {"depthwise_conv2d", "depthwise_conv2d_nchw", define_depthwise, apply_depthwise, fallback_depthwise},
+    {"max_pool2d", "pool2d", define_pool, apply_pool, fallback_pool},
+    {"avg_pool2d", "pool2d", define_pool, apply_pool, fallback_pool},
+    {"global_avg_pool2d", "pool2d", define_pool, apply_pool, fallback_pool},
+};
+
+}  // namespace
+
+std::span<const KnobTemplate> knob_templates() { return kTemplates; }
+
+const KnobTemplate* find_template(std::string_view op) {
+  for (const KnobTemplate& t : kTemplates)
+    if (t.op == op) return &t;
+  return nullptr;
+}
+
+Result<State> apply_template(const KnobTemplate& t, std::shared_ptr<const ComputeDAG> dag, const KnobConfig& config,
+                             const Target& target) {
+  const std::string where = "template " + std::string(t.family) + " (" + std::string(t.op) + ")";
+  TESSERA_ASSIGN_OR_RETURN(KnobSpace space, t.define(*dag, target));
+  if (!space.contains(config))
+    return Status(ErrorCode::kInvalidArgument,
+                  where + ": configuration " + config.to_string() + " is not a point of this DAG's space");
+  State state(std::move(dag));
+  Status st = t.apply(config, target, &state);
+  if (!st.is_ok()) return st.with_context(where + " with " + config.to_string());
+  return state;
+}
+
+Result<State> apply_fallback(const KnobTemplate& t, std::shared_ptr<const ComputeDAG> dag, const Target& target) {
+  TESSERA_ASSIGN_OR_RETURN(KnobSpace space, t.define(*dag, target));
+  TESSERA_ASSIGN_OR_RETURN(KnobConfig config, t.fallback(space, *dag, target));
+  return apply_template(t, std::move(dag), config, target);
+}
+
+}  // namespace tessera

@@ -1,0 +1,196 @@
+// Every knob template over its whole space: random configurations apply,
+// replay from their step list alone, and lower; spaces follow the target;
+// configurations round-trip through their index and JSON.
+#include "compiler/space/knob/templates.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <random>
+#include <set>
+
+#include "compiler/codegen/llvm_codegen.h"
+#include "compiler/codegen/llvm_target.h"
+#include "compiler/lower/lower.h"
+#include "compiler/ops/op_spec.h"
+
+namespace tessera {
+namespace {
+
+// Small shapes with sizes that divide nothing (primes, odd windows, strides,
+// padding), one or more per template.
+const char* const kSpecs[] = {
+    "matmul:M=37,N=45,K=29",
+    "dense:M=9,N=35,K=20",
+    "dense:M=13,N=40,K=27,bias=1,relu=1",
+    "batch_matmul:B=3,M=10,N=33,K=17",
+    "conv2d:N=1,C=6,H=11,W=13,K=10,R=3,S=3,pad=1",
+    "conv2d:N=2,C=4,H=9,W=10,K=6,R=3,S=2,stride=2",
+    "conv2d:N=1,C=4,H=7,W=9,K=6,R=3,S=3,pad=1,groups=2",
+    "conv2d_nhwc:N=1,C=5,H=10,W=9,K=20,R=3,S=3,pad=1",
+    "conv2d_winograd_nhwc:N=1,C=5,H=10,W=12,K=20,pad=1",
+    "conv2d_winograd_nhwc:N=2,C=3,H=7,W=9,K=7",
+    "depthwise_conv2d:N=1,C=6,H=12,W=11,R=3,S=3,pad=1",
+    "depthwise_conv2d:N=1,C=3,H=9,W=13,R=5,S=3,multiplier=2,stride=2,pad=2",
+    "max_pool2d:N=1,C=5,H=13,W=12,R=3,S=3,stride=2,pad=1",
+    "avg_pool2d:N=2,C=3,H=10,W=11,R=3,S=3,pad=1",
+    "global_avg_pool2d:N=2,C=7,H=5,W=6",
+};
+
+ops::OpInstance parse(const std::string& spec) {
+  auto inst = ops::parse_op_spec(spec);
+  EXPECT_TRUE(inst.is_ok()) << inst.status().to_string();
+  return std::move(inst).value();
+}
+
+Target target(const std::string& text) {
+  auto t = Target::parse(text);
+  EXPECT_TRUE(t.is_ok()) << t.status().to_string();
+  return *t;
+}
+
+// Applies `n` random configurations (and the fallback) of `spec`'s template
+// for `t`: each must apply, replay from steps() alone to the same loops, and
+// lower.
+void check_random_configs(const std::string& spec, const Target& t, int n, uint64_t seed) {
+  ops::OpInstance inst = parse(spec);
+  const KnobTemplate* tmpl = find_template(inst.op);
+  ASSERT_NE(tmpl, nullptr) << spec;
+  auto space = tmpl->define(*inst.dag, t);
+  ASSERT_TRUE(space.is_ok()) << spec << ": " << space.status().to_string();
+  ASSERT_GT(space->size(), 1u) << spec;
+  std::mt19937_64 rng(seed);
+  auto fallback = tmpl->fallback(*space, *inst.dag, t);
+  ASSERT_TRUE(fallback.is_ok()) << spec << ": " << fallback.status().to_string();
+  for (int i = 0; i <= n; ++i) {
+    KnobConfig c = i == 0 ? *fallback : space->config(rng() % space->size()).value();
+    auto state = apply_template(*tmpl, inst.dag, c, t);
+    ASSERT_TRUE(state.is_ok()) << spec << " " << c.to_string() << ": " << state.status().to_string();
+    auto replayed = replay(inst.dag, state->steps());
+    ASSERT_TRUE(replayed.is_ok()) << spec << " " << c.to_string() << ": " << replayed.status().to_string();
+    ASSERT_EQ(replayed->to_string(), state->to_string());
+    auto func = lower(*replayed);
+    ASSERT_TRUE(func.is_ok()) << spec << " " << c.to_string() << ": " << func.status().to_string() << "\n"
+                              << steps_to_json(state->steps());
+  }
+}
+
+TEST(KnobTemplates, ThousandRandomConfigsPerTemplateReplayAndLowerOnTheHost) {
+  // 1,000 per template, shared among the template's specs.
+  std::map<std::string, int> specs_of;
+  for (const char* spec : kSpecs) ++specs_of[parse(spec).op];
+  uint64_t seed = 1;
+  for (const char* spec : kSpecs) {
+    const int n = specs_of[parse(spec).op];
+    check_random_configs(spec, host_target(), (1000 + n - 1) / n, seed++);
+  }
+}
+
+TEST(KnobTemplates, RandomConfigsLowerForAvx2AndNeon) {
+  const Target avx2 = target("llvm -mtriple=x86_64-linux-gnu -mcpu=haswell -num-cores=4");
+  const Target neon = target("llvm -mtriple=aarch64-linux-gnu -mattr=+neon -num-cores=4");
+  uint64_t seed = 100;
+  for (const char* spec : kSpecs) {
+    check_random_configs(spec, avx2, 100, seed++);
+    check_random_configs(spec, neon, 100, seed++);
+  }
+}
+
+TEST(KnobTemplates, SpacesFollowTheVectorWidth) {
+  ops::OpInstance inst = parse("matmul:M=256,N=256,K=256");
+  const KnobTemplate* tmpl = find_template("matmul");
+  auto inner_columns = [&](const Target& t) {
+    std::set<int64_t> nr;
+    KnobSpace space = tmpl->define(*inst.dag, t).value();
+    for (const auto& c : space.find("tile_n")->candidates) nr.insert(c.back());
+    return nr;
+  };
+  EXPECT_EQ(inner_columns(target("llvm -mtriple=x86_64-linux-gnu -mcpu=skylake-avx512")), (std::set<int64_t>{16, 32, 64}));
+  EXPECT_EQ(inner_columns(target("llvm -mtriple=x86_64-linux-gnu -mcpu=haswell")), (std::set<int64_t>{8, 16, 32}));
+  EXPECT_EQ(inner_columns(target("llvm -mtriple=aarch64-linux-gnu -mattr=+neon")), (std::set<int64_t>{4, 8, 16}));
+}
+
+TEST(KnobTemplates, FallbackFollowsTheTarget) {
+  ops::OpInstance inst = parse("matmul:M=512,N=512,K=512");
+  const KnobTemplate* tmpl = find_template("matmul");
+  auto fallback = [&](const Target& t) { return tmpl->fallback(*tmpl->define(*inst.dag, t), *inst.dag, t).value(); };
+  KnobConfig avx512 = fallback(target("llvm -mtriple=x86_64-linux-gnu -mcpu=skylake-avx512"));
+  EXPECT_EQ(avx512.get("tile_m"), (std::vector<int64_t>{8, 8, 8}));
+  EXPECT_EQ(avx512.get("tile_n"), (std::vector<int64_t>{2, 8, 32}));
+  EXPECT_EQ(avx512.get("tile_k"), (std::vector<int64_t>{2, 256}));
+  KnobConfig avx2 = fallback(target("llvm -mtriple=x86_64-linux-gnu -mcpu=haswell"));
+  EXPECT_EQ(avx2.get("tile_m"), (std::vector<int64_t>{8, 16, 4}));
+  EXPECT_EQ(avx2.get("tile_n"), (std::vector<int64_t>{2, 16, 16}));
+}
+
+TEST(KnobTemplates, FallbackCompilesForAarch64) {
+  const Target neon = target("llvm -mtriple=aarch64-linux-gnu -mattr=+neon");
+  for (const char* spec : {"matmul:M=64,N=64,K=64", "conv2d:N=1,C=8,H=14,W=14,K=16,R=3,S=3,pad=1"}) {
+    ops::OpInstance inst = parse(spec);
+    auto state = apply_fallback(*find_template(inst.op), inst.dag, neon);
+    ASSERT_TRUE(state.is_ok()) << state.status().to_string();
+    auto func = lower(*state, "k");
+    ASSERT_TRUE(func.is_ok()) << func.status().to_string();
+    auto obj = emit_object({*func}, neon);
+    ASSERT_TRUE(obj.is_ok()) << obj.status().to_string();
+  }
+}
+
+TEST(KnobTemplates, IndexAndJsonRoundTripForEveryTemplate) {
+  std::mt19937_64 rng(5);
+  for (const char* spec : kSpecs) {
+    ops::OpInstance inst = parse(spec);
+    KnobSpace space = find_template(inst.op)->define(*inst.dag, host_target()).value();
+    for (int i = 0; i < 200; ++i) {
+      const uint64_t index = rng() % space.size();
+      KnobConfig c = space.config(index).value();
+      std::vector<std::pair<std::string, std::vector<int64_t>>> values;
+      for (const KnobValue& v : c.values()) values.emplace_back(v.name, v.value);
+      EXPECT_EQ(space.config_of(values)->index(), index) << spec;
+      auto back = KnobConfig::from_json(c.to_json(), space);
+      ASSERT_TRUE(back.is_ok()) << spec << ": " << back.status().to_string();
+      EXPECT_EQ(*back, c) << spec;
+    }
+  }
+}
+
+TEST(KnobTemplates, SameDagAndTargetGiveTheSameSpaceAndSteps) {
+  ops::OpInstance a = parse("conv2d:N=1,C=6,H=11,W=13,K=10,R=3,S=3,pad=1");
+  ops::OpInstance b = parse("conv2d:N=1,C=6,H=11,W=13,K=10,R=3,S=3,pad=1");
+  const KnobTemplate* t = find_template("conv2d");
+  KnobSpace sa = t->define(*a.dag, host_target()).value(), sb = t->define(*b.dag, host_target()).value();
+  ASSERT_EQ(sa.to_string(), sb.to_string());
+  KnobConfig c = sa.config(sa.size() / 3).value();
+  EXPECT_EQ(steps_to_json(apply_template(*t, a.dag, c, host_target())->steps()),
+            steps_to_json(apply_template(*t, b.dag, c, host_target())->steps()));
+}
+
+TEST(KnobTemplates, EveryOperatorSpecNameHasItsTemplate) {
+  for (const char* op : {"matmul", "dense", "batch_matmul", "conv2d", "conv2d_nhwc", "conv2d_winograd_nhwc",
+                         "depthwise_conv2d", "max_pool2d", "avg_pool2d", "global_avg_pool2d"})
+    EXPECT_NE(find_template(op), nullptr) << op;
+  EXPECT_EQ(find_template("softmax"), nullptr);
+  EXPECT_EQ(knob_templates().size(), 10u);
+}
+
+TEST(KnobTemplates, AConfigOfAnotherSpaceIsRefused) {
+  ops::OpInstance small = parse("matmul:M=8,N=8,K=8"), large = parse("matmul:M=64,N=64,K=64");
+  const KnobTemplate* t = find_template("matmul");
+  KnobSpace space = t->define(*large.dag, host_target()).value();
+  KnobConfig c = space.config(space.size() - 1).value();
+  auto state = apply_template(*t, small.dag, c, host_target());
+  EXPECT_EQ(state.status().code(), ErrorCode::kInvalidArgument);
+}
+
+TEST(KnobTemplates, TheWrongOperatorIsAClearError) {
+  ops::OpInstance conv = parse("conv2d:N=1,C=4,H=8,W=8,K=4,R=3,S=3");
+  auto space = find_template("matmul")->define(*conv.dag, host_target());
+  EXPECT_EQ(space.status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(space.status().message().find("template gemm"), std::string::npos) << space.status().to_string();
+  ops::OpInstance softmax = parse("softmax:M=4,N=8");
+  EXPECT_EQ(find_template("max_pool2d")->define(*softmax.dag, host_target()).status().code(),
+            ErrorCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace tessera
