@@ -72,6 +72,23 @@ class FreeVarCollector final : public IRVisitor {
   std::unordered_set<const void*> bound_, seen_;
 };
 
+// Collects every read of one tensor.
+class ReadCollector final : public IRVisitor {
+ public:
+  explicit ReadCollector(const TensorNode* t) : t_(t) {}
+  std::vector<std::vector<Expr>> reads;
+
+ protected:
+  using IRVisitor::visit;
+  void visit(const TensorReadNode* op) override {
+    if (op->tensor.get() == t_) reads.push_back(op->indices);
+    IRVisitor::visit(op);
+  }
+
+ private:
+  const TensorNode* t_;
+};
+
 }  // namespace
 
 Expr substitute(const Expr& e, const VarMap& vmap) {
@@ -115,6 +132,12 @@ std::vector<Buffer> buffers_used(const Stmt& s) {
   FreeVarCollector c;
   c(s);
   return c.buffers;
+}
+
+std::vector<std::vector<Expr>> reads_of(const Expr& e, const TensorNode* tensor) {
+  ReadCollector rc(tensor);
+  rc(e);
+  return std::move(rc.reads);
 }
 
 }  // namespace tessera

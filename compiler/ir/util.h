@@ -30,5 +30,7 @@ bool uses_any_var(const Expr& e, const std::function<bool(const VarNode*)>& pred
 std::vector<Var> free_vars(const Stmt& s);
 /// Buffers loaded or stored in the tree, in order of first appearance.
 std::vector<Buffer> buffers_used(const Stmt& s);
+/// The index lists of every read of `tensor` in `e`, in visiting order.
+std::vector<std::vector<Expr>> reads_of(const Expr& e, const TensorNode* tensor);
 
 }  // namespace tessera

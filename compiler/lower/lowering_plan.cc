@@ -7,23 +7,6 @@
 namespace tessera {
 namespace {
 
-// Collects every read of one tensor.
-class ReadCollector final : public IRVisitor {
- public:
-  explicit ReadCollector(const TensorNode* t) : t_(t) {}
-  std::vector<std::vector<Expr>> reads;
-
- protected:
-  using IRVisitor::visit;
-  void visit(const TensorReadNode* op) override {
-    if (op->tensor.get() == t_) reads.push_back(op->indices);
-    IRVisitor::visit(op);
-  }
-
- private:
-  const TensorNode* t_;
-};
-
 const char* location_name(ComputeLocation location) {
   switch (location) {
     case ComputeLocation::kRoot: return "root";
@@ -81,12 +64,6 @@ std::string LoweringPlan::to_string() const {
     out += "\n";
   }
   return out;
-}
-
-std::vector<std::vector<Expr>> reads_of(const Expr& e, const TensorNode* tensor) {
-  ReadCollector rc(tensor);
-  rc(e);
-  return std::move(rc.reads);
 }
 
 VarMap root_values(const LoweringPlan& plan, int s, std::vector<Expr>* guards) {

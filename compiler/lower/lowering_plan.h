@@ -57,9 +57,6 @@ struct LoweringPlan {
   std::string to_string() const;
 };
 
-/// The index lists of every read of `tensor` in `e`.
-std::vector<std::vector<Expr>> reads_of(const Expr& e, const TensorNode* tensor);
-
 /// The values of stage s's root axes in terms of its leaf loop variables:
 /// spatial axes map to global coordinates (region min + local), reduce axes
 /// to their local value. `guards` (when not null) receives the conditions

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "compiler/ir/functor.h"
+#include "compiler/ir/util.h"
 
 namespace tessera {
 namespace {
@@ -57,24 +58,9 @@ std::vector<int> packable_inputs(const ComputeDAG& dag, int t) {
   if (last < 0) return out;
   for (const Tensor& in : input_tensors(dag.tensors()[t])) {
     if (!is_placeholder(in)) continue;
-    class Reads final : public IRVisitor {
-     public:
-      explicit Reads(const TensorNode* t) : t_(t) {}
-      std::vector<std::vector<Expr>> reads;
-
-     protected:
-      using IRVisitor::visit;
-      void visit(const TensorReadNode* op) override {
-        if (op->tensor.get() == t_) reads.push_back(op->indices);
-        IRVisitor::visit(op);
-      }
-
-     private:
-      const TensorNode* t_;
-    } reads(in.get());
-    reads(op->body);
-    if (reads.reads.size() != 1 || reads.reads[0].empty()) continue;
-    const auto& idx = reads.reads[0];
+    const std::vector<std::vector<Expr>> reads = reads_of(op->body, in.get());
+    if (reads.size() != 1 || reads[0].empty()) continue;
+    const auto& idx = reads[0];
     bool plain = true, along_reduce = false;
     for (const Expr& e : idx) {
       const auto* v = e.as<VarNode>();
