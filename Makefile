@@ -3,7 +3,7 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps configure build demo test bench clean worker-aarch64
+.PHONY: all deps configure build demo test test-sanitize bench clean worker-aarch64
 
 all: build
 
@@ -21,6 +21,28 @@ demo: build
 
 test: build
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS) $(CTEST_FLAGS)
+
+# The unit tests again in a Debug build with AddressSanitizer and
+# UndefinedBehaviorSanitizer (TESSERA_SANITIZE): memory errors, undefined
+# behaviour and broken IR invariants fail the run. The heavy suites stay in the
+# Release run of `make test` only: the property suites (thousands of random
+# schedules), the tuning strategies and XGBoost training over many trials,
+# whole-model compiles, the kill -9 and concurrency stress tests, qemu, and a
+# timing test. Instrumented they take over 10 s each, 60% of the time in all.
+SANITIZE_BUILD ?= build-sanitize
+SANITIZE_TARGETS ?= test_runtime test_records test_costmodel test_tools test_tuner test_compiler tessera-worker
+SANITIZE_PROPERTY_SUITES = SketchSamples|RandomSchedules|RandomBuilds|KnobTemplates
+SANITIZE_TUNING_SUITES = KnobPolicy|SketchPolicy|XGBModel|Tune\.
+SANITIZE_END_TO_END = CompileModel|GenericSchedule|OpSpec\.EveryListedOperator|PythonGeneratedModel|Aarch64Package
+SANITIZE_STRESS_AND_TIMING = StoreConcurrency|Interpreter\.LoweredMatmul64RunsWellUnderASecond
+SANITIZE_EXCLUDE ?= $(SANITIZE_PROPERTY_SUITES)|$(SANITIZE_TUNING_SUITES)|$(SANITIZE_END_TO_END)|$(SANITIZE_STRESS_AND_TIMING)
+test-sanitize: deps
+	@cmake -S . -B $(SANITIZE_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug \
+	  -DTESSERA_SANITIZE=address,undefined >/dev/null
+	@cmake --build $(SANITIZE_BUILD) -j $(JOBS) --target $(SANITIZE_TARGETS)
+	@cd $(SANITIZE_BUILD) && ASAN_OPTIONS=detect_leaks=1 \
+	  UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	  ctest -L unit -E '$(SANITIZE_EXCLUDE)' --output-on-failure -j $(JOBS) $(CTEST_FLAGS)
 
 bench: build
 	@bash scripts/bench.sh $(BUILD)
