@@ -52,6 +52,17 @@ TEST(OnnxDataOps, ConstantOfShapeSizeRangeAndEyeLikeAreConstants) {
   EXPECT_EQ(to_floats(outs->at(3)), (std::vector<float>{0, 1, 0, 0, 0, 1}));
 }
 
+TEST(OnnxDataOps, ConstantOfShapeWithAZeroDimensionIsRefused) {
+  ModelBuilder m(17);
+  m.int64s("shape", {2}, {0, 3});
+  m.node("ConstantOfShape", {"shape"}, {"y"});
+  m.output("y", {0, 3});
+  auto outs = test::run_model_outputs(m, {});
+  ASSERT_FALSE(outs.is_ok());
+  EXPECT_NE(outs.status().message().find("empty tensors are not supported"), std::string::npos)
+      << outs.status().to_string();
+}
+
 TEST(OnnxDataOps, ExpandBroadcastsBothWaysAndTileRepeats) {
   ModelBuilder m(17);
   m.input("x", {3, 1});
