@@ -91,6 +91,7 @@ class Extractor {
   void visit(const Stmt& s);
   void visit_store(const StoreNode* op);
   void count(const Expr& e, Row& row, double weight);
+  void count_addsub(const BinaryNode* b, bool is_add, Row& row, double weight, double n);
   void loop_features(Row& row) const;
   void access_features(const StoreNode* op, Row& row, int lanes, double outer, double flops_per_exec);
   void analyse_access(int a, int lanes, double outer, int& vector_accesses, int& strided);
