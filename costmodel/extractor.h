@@ -69,6 +69,13 @@ struct AccessStats {
   double stride = 0, stride_moving = 0;
 };
 
+/// The accesses of one store that touch one buffer, summed.
+struct BufferGroup {
+  const BufferNode* buffer;
+  int reads = 0, writes = 0, rep = -1;  // rep: the access with the most bytes
+  double bytes = 0, lines = 0, unique_bytes = 0, unique_lines = 0;
+};
+
 /// Walks a lowered function, builds one Row per store, and folds the rows.
 class Extractor {
  public:
@@ -84,9 +91,18 @@ class Extractor {
   void visit(const Stmt& s);
   void visit_store(const StoreNode* op);
   void count(const Expr& e, Row& row, double weight);
+  void count_addsub(const BinaryNode* b, bool is_add, Row& row, double weight, double n);
   void loop_features(Row& row) const;
   void access_features(const StoreNode* op, Row& row, int lanes, double outer, double flops_per_exec);
+  void analyse_access(int a, int lanes, double outer, int& vector_accesses, int& strided);
+  void intensity_features(double* r, double outer, double flops_per_exec) const;
+  int group_buffers(double* r, BufferGroup* groups) const;
+  void buffer_features(Row& row);
+  double reuse_loop_features(int l, double* b);
+  void accumulation_distance(double* r) const;
   void cache_misses(Row& row);
+
+  static constexpr int kMaxGroups = 16;  // buffers told apart per store
 
   std::vector<LoopInfo> loops_;
   std::vector<const VarNode*> vars_;

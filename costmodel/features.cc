@@ -77,6 +77,21 @@ int64_t const_extent(const Expr& e) {
 }
 
 
+// The counter of a binary op other than + and -: by kind, and by the
+// result's type (`is_float`) or, for comparisons, the operands' type.
+int binary_slot(ExprKind kind, bool is_float, bool operands_float) {
+  switch (kind) {
+    case ExprKind::kMul: return is_float ? kS_float_mul : kS_int_mul;
+    case ExprKind::kDiv:
+    case ExprKind::kMod: return is_float ? kS_float_divmod : kS_int_divmod;
+    case ExprKind::kMin:
+    case ExprKind::kMax: return is_float ? kS_float_minmax : kS_int_minmax;
+    case ExprKind::kAnd:
+    case ExprKind::kOr: return kS_bool_op;
+    default: return operands_float ? kS_float_cmp : kS_int_cmp;
+  }
+}
+
 }  // namespace
 
 void Extractor::visit(const Stmt& s) {
@@ -150,25 +165,8 @@ void Extractor::count(const Expr& e, Row& row, double weight) {
     case ExprKind::kVar:
       return;
     case ExprKind::kAdd:
-    case ExprKind::kSub: {
-      const auto* b = static_cast<const BinaryNode*>(e.get());
-      if (is_float && e.kind() == ExprKind::kAdd) {
-        // a*b + c is one fused multiply-add on every target we build for.
-        const Expr* mul = b->a.kind() == ExprKind::kMul ? &b->a : b->b.kind() == ExprKind::kMul ? &b->b : nullptr;
-        if (mul) {
-          r[kS_float_mad] += n;
-          const auto* m = static_cast<const BinaryNode*>(mul->get());
-          count(m->a, row, weight);
-          count(m->b, row, weight);
-          count(mul == &b->a ? b->b : b->a, row, weight);
-          return;
-        }
-      }
-      r[is_float ? kS_float_addsub : kS_int_addsub] += n;
-      count(b->a, row, weight);
-      count(b->b, row, weight);
-      return;
-    }
+    case ExprKind::kSub:
+      return count_addsub(static_cast<const BinaryNode*>(e.get()), e.kind() == ExprKind::kAdd, row, weight, n);
     case ExprKind::kMul:
     case ExprKind::kDiv:
     case ExprKind::kMod:
@@ -185,18 +183,7 @@ void Extractor::count(const Expr& e, Row& row, double weight) {
       const auto* b = static_cast<const BinaryNode*>(e.get());
       // Comparisons have bool type: classify by the operands' type.
       const bool operands_float = b->a.dtype().is_float();
-      int slot;
-      switch (e.kind()) {
-        case ExprKind::kMul: slot = is_float ? kS_float_mul : kS_int_mul; break;
-        case ExprKind::kDiv:
-        case ExprKind::kMod: slot = is_float ? kS_float_divmod : kS_int_divmod; break;
-        case ExprKind::kMin:
-        case ExprKind::kMax: slot = is_float ? kS_float_minmax : kS_int_minmax; break;
-        case ExprKind::kAnd:
-        case ExprKind::kOr: slot = kS_bool_op; break;
-        default: slot = operands_float ? kS_float_cmp : kS_int_cmp; break;
-      }
-      r[slot] += n;
+      r[binary_slot(e.kind(), is_float, operands_float)] += n;
       count(b->a, row, weight);
       count(b->b, row, weight);
       return;
@@ -237,6 +224,27 @@ void Extractor::count(const Expr& e, Row& row, double weight) {
     case ExprKind::kReduce:
       return;  // not in lowered code
   }
+}
+
+// a + b or a - b executed `n` times in all (weight times lanes).
+void Extractor::count_addsub(const BinaryNode* b, bool is_add, Row& row, double weight, double n) {
+  double* r = row.store;
+  const bool is_float = b->dtype.is_float();
+  if (is_float && is_add) {
+    // a*b + c is one fused multiply-add on every target we build for.
+    const Expr* mul = b->a.kind() == ExprKind::kMul ? &b->a : b->b.kind() == ExprKind::kMul ? &b->b : nullptr;
+    if (mul) {
+      r[kS_float_mad] += n;
+      const auto* m = static_cast<const BinaryNode*>(mul->get());
+      count(m->a, row, weight);
+      count(m->b, row, weight);
+      count(mul == &b->a ? b->b : b->a, row, weight);
+      return;
+    }
+  }
+  r[is_float ? kS_float_addsub : kS_int_addsub] += n;
+  count(b->a, row, weight);
+  count(b->b, row, weight);
 }
 
 void Extractor::loop_features(Row& row) const {

@@ -9,7 +9,6 @@ namespace tessera::costmodel::detail {
 void Extractor::access_features(const StoreNode* op, Row& row, int lanes, double outer, double flops_per_exec) {
   double* r = row.store;
   const int depth = static_cast<int>(loops_.size());
-  const int lane_slot = lanes > 1 ? depth : -1;
   extents_.resize(depth + (lanes > 1 ? 1 : 0));
   for (int i = 0; i < depth; ++i) extents_[i] = loops_[i].extent;
   if (lanes > 1) extents_[depth] = lanes;
@@ -18,53 +17,72 @@ void Extractor::access_features(const StoreNode* op, Row& row, int lanes, double
   stats_.assign(n, AccessStats{});
   int vector_accesses = 0, strided = 0;
   if (access_coefs_.size() < size_t(n)) access_coefs_.resize(n);
-  for (int a = 0; a < n; ++a) {
-    const Access& acc = accesses_[a];
-    AccessStats& st = stats_[a];
-    std::vector<double>& coefs = access_coefs_[a];
-    linear_coefficients(acc.index, vars_, lane_slot, &coefs);
-    const int elem_bytes = acc.buffer->dtype.storage_bytes();
-    const double cap = double(acc.buffer->num_elements());
-    // A scalar load inside a vector store runs once per vector, not per lane.
-    const bool vector_access = lanes > 1 && acc.index.dtype().lanes > 1;
-    const double count = outer * (vector_access ? lanes : 1);
-    st.bytes = count * elem_bytes;
+  for (int a = 0; a < n; ++a) analyse_access(a, lanes, outer, vector_accesses, strided);
 
-    loop_set_.clear();
-    for (int i = 0; i < depth; ++i) loop_set_.push_back(i);
-    if (vector_access) loop_set_.push_back(depth);
-    st.whole = footprint(coefs, extents_, loop_set_, elem_bytes, cap);
-    if (vector_access) {
-      ++vector_accesses;
-      if (coefs[depth] != 0 && coefs[depth] != 1) ++strided;
-    }
-    if (!loop_set_.empty()) {
-      const int inner = loop_set_.back();
-      st.stride = coefs[inner];
-      const Footprint one = footprint(coefs, extents_, {inner}, elem_bytes, cap);
-      st.lines = count / double(std::max<int64_t>(1, extents_[inner])) * one.lines;
-    } else {
-      st.lines = 1;
-    }
-    for (int i = static_cast<int>(loop_set_.size()); i-- > 0;) {
-      const int l = loop_set_[i];
-      if (extents_[l] <= 1) continue;
-      if (coefs[l] == 0) {
-        if (st.reuse_loop < 0) st.reuse_loop = l;
-      } else if (st.stride_moving == 0) {
-        st.stride_moving = coefs[l];
-      }
-    }
-    // Footprints inside the innermost 1, 2, 3 real loops (lanes always inside).
-    for (int k = 0; k < 3; ++k) {
-      loop_set_.clear();
-      for (int i = std::max(0, depth - 1 - k); i < depth; ++i) loop_set_.push_back(i);
-      if (vector_access) loop_set_.push_back(depth);
-      st.level[k] = footprint(coefs, extents_, loop_set_, elem_bytes, cap);
+  intensity_features(r, outer, flops_per_exec);
+  const AccessStats& out = stats_[n - 1];
+  r[kS_out_region_1] = out.level[0].elements;
+  r[kS_out_region_2] = out.level[1].elements;
+  r[kS_out_region_all] = out.whole.elements;
+  r[kS_num_accesses] = n;
+  r[kS_vec_strided] = vector_accesses > 0 ? double(strided) / vector_accesses : 0;
+  cache_misses(row);
+  buffer_features(row);
+  accumulation_distance(r);
+}
+
+void Extractor::analyse_access(int a, int lanes, double outer, int& vector_accesses, int& strided) {
+  const int depth = static_cast<int>(loops_.size());
+  const int lane_slot = lanes > 1 ? depth : -1;
+  const Access& acc = accesses_[a];
+  AccessStats& st = stats_[a];
+  std::vector<double>& coefs = access_coefs_[a];
+  linear_coefficients(acc.index, vars_, lane_slot, &coefs);
+  const int elem_bytes = acc.buffer->dtype.storage_bytes();
+  const double cap = double(acc.buffer->num_elements());
+  // A scalar load inside a vector store runs once per vector, not per lane.
+  const bool vector_access = lanes > 1 && acc.index.dtype().lanes > 1;
+  const double count = outer * (vector_access ? lanes : 1);
+  st.bytes = count * elem_bytes;
+
+  loop_set_.clear();
+  for (int i = 0; i < depth; ++i) loop_set_.push_back(i);
+  if (vector_access) loop_set_.push_back(depth);
+  st.whole = footprint(coefs, extents_, loop_set_, elem_bytes, cap);
+  if (vector_access) {
+    ++vector_accesses;
+    if (coefs[depth] != 0 && coefs[depth] != 1) ++strided;
+  }
+  if (!loop_set_.empty()) {
+    const int inner = loop_set_.back();
+    st.stride = coefs[inner];
+    const Footprint one = footprint(coefs, extents_, {inner}, elem_bytes, cap);
+    st.lines = count / double(std::max<int64_t>(1, extents_[inner])) * one.lines;
+  } else {
+    st.lines = 1;
+  }
+  for (int i = static_cast<int>(loop_set_.size()); i-- > 0;) {
+    const int l = loop_set_[i];
+    if (extents_[l] <= 1) continue;
+    if (coefs[l] == 0) {
+      if (st.reuse_loop < 0) st.reuse_loop = l;
+    } else if (st.stride_moving == 0) {
+      st.stride_moving = coefs[l];
     }
   }
+  // Footprints inside the innermost 1, 2, 3 real loops (lanes always inside).
+  for (int k = 0; k < 3; ++k) {
+    loop_set_.clear();
+    for (int i = std::max(0, depth - 1 - k); i < depth; ++i) loop_set_.push_back(i);
+    if (vector_access) loop_set_.push_back(depth);
+    st.level[k] = footprint(coefs, extents_, loop_set_, elem_bytes, cap);
+  }
+}
 
-  // Arithmetic intensity at each level: flops inside it / unique bytes inside it.
+// Arithmetic intensity at each level: flops inside it / unique bytes inside it.
+void Extractor::intensity_features(double* r, double outer, double flops_per_exec) const {
+  const int depth = static_cast<int>(loops_.size());
+  const int n = static_cast<int>(accesses_.size());
   double inner_prod = 1;
   for (int k = 0; k < 4; ++k) {
     const bool whole = k == 3;
@@ -77,24 +95,13 @@ void Extractor::access_features(const StoreNode* op, Row& row, int lanes, double
     const double flops = flops_per_exec * (whole ? outer : inner_prod);
     r[kS_ai_1 + k] = bytes > 0 ? flops / bytes : 0;
   }
-  const AccessStats& out = stats_[n - 1];
-  r[kS_out_region_1] = out.level[0].elements;
-  r[kS_out_region_2] = out.level[1].elements;
-  r[kS_out_region_all] = out.whole.elements;
-  r[kS_num_accesses] = n;
-  r[kS_vec_strided] = vector_accesses > 0 ? double(strided) / vector_accesses : 0;
-  cache_misses(row);
+}
 
-  // Group the accesses by buffer; reuse distance in bytes counts every
-  // access's footprint inside the reuse loop.
-  struct Group {
-    const BufferNode* buffer;
-    int reads = 0, writes = 0, rep = -1;
-    double bytes = 0, lines = 0, unique_bytes = 0, unique_lines = 0;
-  };
-  Group groups[16];
+// Groups the accesses by buffer (at most 16 buffers; later ones are left
+// out of the groups but still count in the totals).
+int Extractor::group_buffers(double* r, BufferGroup* groups) const {
+  const int n = static_cast<int>(accesses_.size());
   int num_groups = 0;
-  double min_reuse_bytes = 0;
   for (int a = 0; a < n; ++a) {
     const AccessStats& st = stats_[a];
     r[kS_total_bytes] += st.bytes;
@@ -102,10 +109,10 @@ void Extractor::access_features(const StoreNode* op, Row& row, int lanes, double
     int g = 0;
     while (g < num_groups && groups[g].buffer != accesses_[a].buffer) ++g;
     if (g == num_groups) {
-      if (num_groups == 16) continue;
-      groups[num_groups++] = Group{accesses_[a].buffer};
+      if (num_groups == kMaxGroups) continue;
+      groups[num_groups++] = BufferGroup{accesses_[a].buffer};
     }
-    Group& gr = groups[g];
+    BufferGroup& gr = groups[g];
     (accesses_[a].is_write ? gr.writes : gr.reads) += 1;
     gr.bytes += st.bytes;
     gr.lines += st.lines;
@@ -114,12 +121,23 @@ void Extractor::access_features(const StoreNode* op, Row& row, int lanes, double
     gr.unique_lines = std::max(gr.unique_lines, st.whole.lines);
     if (gr.rep < 0 || st.bytes > stats_[gr.rep].bytes) gr.rep = a;
   }
+  return num_groups;
+}
+
+// The buffer slots, largest traffic first. Reuse distance in bytes counts
+// every access's footprint inside the reuse loop.
+void Extractor::buffer_features(Row& row) {
+  double* r = row.store;
+  BufferGroup groups[kMaxGroups];
+  const int num_groups = group_buffers(r, groups);
   r[kS_num_buffers] = num_groups;
   for (int g = 0; g < num_groups; ++g) r[kS_total_unique_lines] += groups[g].unique_lines;
-  std::stable_sort(groups, groups + num_groups, [](const Group& x, const Group& y) { return x.bytes > y.bytes; });
+  std::stable_sort(groups, groups + num_groups,
+                   [](const BufferGroup& x, const BufferGroup& y) { return x.bytes > y.bytes; });
 
+  double min_reuse_bytes = 0;
   for (int g = 0; g < std::min(num_groups, kMaxBuffers); ++g) {
-    const Group& gr = groups[g];
+    const BufferGroup& gr = groups[g];
     const AccessStats& st = stats_[gr.rep];
     double* b = row.buffers[g];
     b[kB_is_read] = gr.writes == 0;
@@ -133,22 +151,7 @@ void Extractor::access_features(const StoreNode* op, Row& row, int lanes, double
     b[kB_stride] = st.stride;
     b[kB_stride_moving] = st.stride_moving;
     if (st.reuse_loop >= 0) {
-      const int l = st.reuse_loop;
-      double dis_iter = 1;
-      for (int i = l + 1; i < static_cast<int>(extents_.size()); ++i) dis_iter *= double(extents_[i]);
-      loop_set_.clear();
-      for (int i = l + 1; i < static_cast<int>(extents_.size()); ++i) loop_set_.push_back(i);
-      double dis_bytes = 0;
-      for (int a = 0; a < n; ++a) {
-        const BufferNode* buf = accesses_[a].buffer;
-        dis_bytes += footprint(access_coefs_[a], extents_, loop_set_, buf->dtype.storage_bytes(),
-                               double(buf->num_elements())).elements *
-                     buf->dtype.storage_bytes();
-      }
-      b[kB_reuse_loop] = 1;
-      b[kB_reuse_dis_iter] = dis_iter;
-      b[kB_reuse_dis_bytes] = dis_bytes;
-      b[kB_reuse_ct] = double(extents_[l]);
+      const double dis_bytes = reuse_loop_features(st.reuse_loop, b);
       min_reuse_bytes = min_reuse_bytes == 0 ? dis_bytes : std::min(min_reuse_bytes, dis_bytes);
     } else if (gr.reads + gr.writes > 1) {
       b[kB_reuse_serial] = 1;
@@ -159,10 +162,36 @@ void Extractor::access_features(const StoreNode* op, Row& row, int lanes, double
     b[kB_bytes_d_reuse_ct] = gr.bytes / std::max(1.0, b[kB_reuse_ct]);
   }
   r[kS_min_reuse_bytes] = min_reuse_bytes;
+}
 
-  // An update reads the element it writes: the iterations between two
-  // updates of one element bound the independent work in flight (a vector
-  // op counts once; its lanes are not iterations).
+// Fills a buffer slot's reuse features for reuse carried by loop `l`;
+// returns the reuse distance in bytes.
+double Extractor::reuse_loop_features(int l, double* b) {
+  const int n = static_cast<int>(accesses_.size());
+  double dis_iter = 1;
+  for (int i = l + 1; i < static_cast<int>(extents_.size()); ++i) dis_iter *= double(extents_[i]);
+  loop_set_.clear();
+  for (int i = l + 1; i < static_cast<int>(extents_.size()); ++i) loop_set_.push_back(i);
+  double dis_bytes = 0;
+  for (int a = 0; a < n; ++a) {
+    const BufferNode* buf = accesses_[a].buffer;
+    dis_bytes += footprint(access_coefs_[a], extents_, loop_set_, buf->dtype.storage_bytes(),
+                           double(buf->num_elements())).elements *
+                 buf->dtype.storage_bytes();
+  }
+  b[kB_reuse_loop] = 1;
+  b[kB_reuse_dis_iter] = dis_iter;
+  b[kB_reuse_dis_bytes] = dis_bytes;
+  b[kB_reuse_ct] = double(extents_[l]);
+  return dis_bytes;
+}
+
+// An update reads the element it writes: the iterations between two
+// updates of one element bound the independent work in flight (a vector
+// op counts once; its lanes are not iterations).
+void Extractor::accumulation_distance(double* r) const {
+  const int depth = static_cast<int>(loops_.size());
+  const int n = static_cast<int>(accesses_.size());
   const AccessStats& write = stats_[n - 1];
   bool reads_itself = false;
   for (int a = 0; a + 1 < n && !reads_itself; ++a)

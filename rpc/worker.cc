@@ -36,6 +36,227 @@ bool same(const pb::JobRef& a, const pb::JobRef& b) {
   return a.job_id() == b.job_id() && a.session_id() == b.session_id();
 }
 
+// Counters the worker keeps, shared with the loops below.
+struct Counters {
+  std::atomic<uint64_t>& jobs_done;
+  std::atomic<uint64_t>& malformed;
+  std::atomic<uint64_t>& registrations;
+};
+
+Status check_options(const WorkerOptions& o) {
+  if (!is_valid_name(o.device_key))
+    return Status(ErrorCode::kInvalidArgument, "bad device key '" + o.device_key + "' (1-128 of [A-Za-z0-9._:@+-])");
+  if (!is_valid_name(o.worker_id))
+    return Status(ErrorCode::kInvalidArgument, "bad worker id '" + o.worker_id + "'");
+  if (o.max_jobs < 1 || o.max_jobs > 256)
+    return Status(ErrorCode::kInvalidArgument, "--max-jobs must be 1-256");
+  if (o.security.insecure) TESSERA_RETURN_IF_ERROR(check_insecure_endpoint(o.tracker));
+  return Status::ok();
+}
+
+// A DEALER socket to the tracker under `routing` ("w:" main, "h:" heartbeats).
+Result<Socket> connect_dealer(Context& ctx, const WorkerOptions& o, const std::string& routing) {
+  TESSERA_ASSIGN_OR_RETURN(Socket s, Socket::create(ctx.get(), ZMQ_DEALER, o.limits.max_frame_bytes()));
+  TESSERA_RETURN_IF_ERROR(s.set(ZMQ_ROUTING_ID, routing.data(), routing.size(), "ZMQ_ROUTING_ID"));
+  TESSERA_RETURN_IF_ERROR(apply_client_security(s, o.security));
+  TESSERA_RETURN_IF_ERROR(s.connect(o.tracker));
+  return s;
+}
+
+// One heartbeat: the jobs held, and those finished within three beats (so a
+// result lost on the way is noticed by the tracker).
+void send_heartbeat(Socket& beat_socket, const WorkerOptions& o, const std::string& incarnation, JobBook& book,
+                    uint64_t malformed) {
+  pb::Envelope env;
+  auto* hb = env.mutable_heartbeat();
+  hb->set_worker_id(o.worker_id);
+  hb->set_incarnation(incarnation);
+  hb->set_malformed_frames(malformed);
+  {
+    std::lock_guard<std::mutex> lock(book.mutex);
+    const auto horizon = Clock::now() - std::chrono::milliseconds(3 * o.heartbeat_ms);
+    while (!book.recent.empty() && book.recent.front().first < horizon) book.recent.pop_front();
+    hb->set_running_jobs(static_cast<uint32_t>(book.held.size()));
+    for (const auto& r : book.held) *hb->add_jobs() = r;
+    for (const auto& r : book.recent) *hb->add_jobs() = r.second;
+  }
+  (void)send_envelope(beat_socket, env);
+}
+
+// Heartbeats come from their own thread and socket so that a long
+// measurement, or a busy main loop, never looks like a dead worker. An ack
+// saying the tracker does not know this worker asks for a new registration.
+void heartbeat_loop(Socket& beat_socket, const WorkerOptions& o, const std::string& incarnation, JobBook& book,
+                    std::atomic<bool>& need_register, const std::atomic<bool>& beat_stop,
+                    const std::atomic<bool>& stop, std::atomic<uint64_t>& malformed) {
+  auto next = Clock::now();
+  while (!beat_stop && !stop) {
+    if (Clock::now() >= next) {
+      send_heartbeat(beat_socket, o, incarnation, book, malformed.load());
+      next = Clock::now() + std::chrono::milliseconds(o.heartbeat_ms);
+    }
+    zmq_pollitem_t item = {beat_socket.get(), 0, ZMQ_POLLIN, 0};
+    if (zmq_poll(&item, 1, 50) > 0) {
+      while (auto msg = recv_message(beat_socket)) {
+        pb::Envelope env;
+        if (msg->frames.size() == 1 && parse_envelope(msg->frames[0], &env) && env.has_heartbeat_ack()) {
+          if (!env.heartbeat_ack().known()) need_register = true;
+        } else {
+          malformed.fetch_add(1);
+        }
+      }
+    }
+  }
+}
+
+// The main thread's loop: registers, takes jobs from the tracker, starts
+// them up to max_jobs at a time, and sends each result when its child ends.
+class JobLoop {
+ public:
+  JobLoop(const WorkerOptions& o, const std::string& incarnation, Socket& socket, JobBook& book, Counters counters)
+      : o_(o), incarnation_(incarnation), socket_(socket), book_(book), counters_(counters) {}
+
+  void run(const std::atomic<bool>& stop, std::atomic<bool>& need_register) {
+    while (!stop) {
+      if (need_register.exchange(false)) send_registration();
+      start_pending();
+      std::vector<zmq_pollitem_t> items = poll_items();
+      if (zmq_poll(items.data(), static_cast<int>(items.size()), poll_timeout_ms()) < 0 && zmq_errno() != EINTR)
+        break;
+      if (items[0].revents & ZMQ_POLLIN) read_messages();
+      reap_finished(items);
+    }
+  }
+
+  /// Kills what still runs.
+  ~JobLoop() { running_.clear(); }
+
+ private:
+  void send_registration() {
+    pb::Envelope env;
+    auto* reg = env.mutable_register_();
+    reg->set_worker_id(o_.worker_id);
+    reg->set_device_key(o_.device_key);
+    reg->set_target(o_.target);
+    for (const auto& c : o_.capabilities) reg->add_capabilities(c);
+    reg->set_max_jobs(static_cast<uint32_t>(o_.max_jobs));
+    reg->set_incarnation(incarnation_);
+    (void)send_envelope(socket_, env);
+    counters_.registrations.fetch_add(1);
+  }
+
+  void send_result(const pb::Result& r) {
+    pb::Envelope env;
+    *env.mutable_result() = r;
+    (void)send_envelope(socket_, env);  // a lost result is requeued by the tracker
+    std::lock_guard<std::mutex> lock(book_.mutex);
+    pb::JobRef ref;
+    ref.set_session_id(r.session_id());
+    ref.set_job_id(r.job_id());
+    for (auto it = book_.held.begin(); it != book_.held.end(); ++it)
+      if (same(*it, ref)) {
+        book_.held.erase(it);
+        break;
+      }
+    book_.recent.emplace_back(Clock::now(), ref);
+  }
+
+  void start_pending() {
+    while (!pending_.empty() && static_cast<int>(running_.size()) < o_.max_jobs) {
+      pb::Job job = std::move(pending_.front());
+      pending_.pop_front();
+      auto m = Measurement::start(job, o_.sandbox);
+      if (!m.is_ok()) {
+        send_result(error_result(job, pb::RUNTIME_ERROR, m.status().message(), o_.worker_id));
+        continue;
+      }
+      running_.push_back(std::move(m).value());
+    }
+  }
+
+  // The tracker's socket first, then one child pipe per running job.
+  std::vector<zmq_pollitem_t> poll_items() {
+    std::vector<zmq_pollitem_t> items;
+    items.push_back({socket_.get(), 0, ZMQ_POLLIN, 0});
+    for (auto& m : running_) items.push_back({nullptr, m.fd(), ZMQ_POLLIN, 0});
+    return items;
+  }
+
+  // At most 100 ms, and no later than the first deadline.
+  long poll_timeout_ms() const {
+    long timeout_ms = 100;
+    const auto now = Clock::now();
+    for (const auto& m : running_) {
+      const long left = std::chrono::duration_cast<std::chrono::milliseconds>(m.deadline() - now).count() + 1;
+      timeout_ms = std::max(0L, std::min(timeout_ms, left));
+    }
+    return timeout_ms;
+  }
+
+  void read_messages() {
+    while (auto msg = recv_message(socket_)) {
+      pb::Envelope env;
+      if (msg->frames.size() != 1 || msg->truncated || !parse_envelope(msg->frames[0], &env)) {
+        counters_.malformed.fetch_add(1);
+        continue;
+      }
+      if (env.has_dispatch()) {
+        accept_job(std::move(*env.mutable_dispatch()));
+      } else if (!env.has_register_ack()) {
+        counters_.malformed.fetch_add(1);
+      }
+    }
+  }
+
+  // Queues a dispatched job, or answers at once with a protocol error.
+  void accept_job(pb::Job job) {
+    Status valid = validate_job(job, o_.limits);
+    if (!valid.is_ok()) {
+      counters_.malformed.fetch_add(1);
+      if (is_valid_name(job.session_id()))
+        send_result(error_result(job, pb::PROTOCOL_ERROR, valid.message(), o_.worker_id));
+      return;
+    }
+    if (pending_.size() >= kMaxPendingJobs) {  // a tracker never sends this many; refuse, stay bounded
+      send_result(error_result(job, pb::PROTOCOL_ERROR, "the worker's queue is full", o_.worker_id));
+      return;
+    }
+    {
+      std::lock_guard<std::mutex> lock(book_.mutex);
+      book_.held.push_back(ref_of(job));
+    }
+    pending_.push_back(std::move(job));
+  }
+
+  // Sends the result of every job whose child finished or ran out of time.
+  void reap_finished(const std::vector<zmq_pollitem_t>& items) {
+    size_t index = 1;
+    const auto after = Clock::now();
+    for (auto it = running_.begin(); it != running_.end(); ++index) {
+      bool done = (items[index].revents & (ZMQ_POLLIN | ZMQ_POLLERR)) && it->on_readable();
+      if (!done && after >= it->deadline()) {
+        it->kill_for_timeout();  // finish() reaps it
+        done = true;
+      }
+      if (done) {
+        send_result(it->finish());
+        counters_.jobs_done.fetch_add(1);
+        it = running_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+
+  const WorkerOptions& o_;
+  const std::string& incarnation_;
+  Socket& socket_;
+  JobBook& book_;
+  Counters counters_;
+  std::deque<pb::Job> pending_;
+  std::list<Measurement> running_;
+};
+
 }  // namespace
 
 Worker::Worker(WorkerOptions options) : options_(std::move(options)) {
@@ -51,169 +272,26 @@ WorkerStats Worker::stats() const {
 }
 
 Status Worker::run(const std::atomic<bool>& stop) {
-  if (!is_valid_name(options_.device_key))
-    return Status(ErrorCode::kInvalidArgument, "bad device key '" + options_.device_key + "' (1-128 of [A-Za-z0-9._:@+-])");
-  if (!is_valid_name(options_.worker_id))
-    return Status(ErrorCode::kInvalidArgument, "bad worker id '" + options_.worker_id + "'");
-  if (options_.max_jobs < 1 || options_.max_jobs > 256)
-    return Status(ErrorCode::kInvalidArgument, "--max-jobs must be 1-256");
-  if (options_.security.insecure) TESSERA_RETURN_IF_ERROR(check_insecure_endpoint(options_.tracker));
+  TESSERA_RETURN_IF_ERROR(check_options(options_));
   options_.sandbox.worker_id = options_.worker_id;
   const std::string incarnation = random_hex(8);
 
   Context ctx;
-  auto make_socket = [&](const std::string& routing) -> Result<Socket> {
-    TESSERA_ASSIGN_OR_RETURN(Socket s, Socket::create(ctx.get(), ZMQ_DEALER, options_.limits.max_frame_bytes()));
-    TESSERA_RETURN_IF_ERROR(s.set(ZMQ_ROUTING_ID, routing.data(), routing.size(), "ZMQ_ROUTING_ID"));
-    TESSERA_RETURN_IF_ERROR(apply_client_security(s, options_.security));
-    TESSERA_RETURN_IF_ERROR(s.connect(options_.tracker));
-    return s;
-  };
-  TESSERA_ASSIGN_OR_RETURN(Socket main_socket, make_socket("w:" + options_.worker_id));
-  TESSERA_ASSIGN_OR_RETURN(Socket beat_socket, make_socket("h:" + options_.worker_id));
+  TESSERA_ASSIGN_OR_RETURN(Socket main_socket, connect_dealer(ctx, options_, "w:" + options_.worker_id));
+  TESSERA_ASSIGN_OR_RETURN(Socket beat_socket, connect_dealer(ctx, options_, "h:" + options_.worker_id));
 
   JobBook book;
   std::atomic<bool> need_register{true};
   std::atomic<bool> beat_stop{false};
-  // Heartbeats come from their own thread and socket so that a long
-  // measurement, or a busy main loop, never looks like a dead worker.
   std::thread beater([&] {
-    auto next = Clock::now();
-    while (!beat_stop && !stop) {
-      if (Clock::now() >= next) {
-        pb::Envelope env;
-        auto* hb = env.mutable_heartbeat();
-        hb->set_worker_id(options_.worker_id);
-        hb->set_incarnation(incarnation);
-        hb->set_malformed_frames(malformed_.load());
-        {
-          std::lock_guard<std::mutex> lock(book.mutex);
-          const auto horizon = Clock::now() - std::chrono::milliseconds(3 * options_.heartbeat_ms);
-          while (!book.recent.empty() && book.recent.front().first < horizon) book.recent.pop_front();
-          hb->set_running_jobs(static_cast<uint32_t>(book.held.size()));
-          for (const auto& r : book.held) *hb->add_jobs() = r;
-          for (const auto& r : book.recent) *hb->add_jobs() = r.second;
-        }
-        (void)send_envelope(beat_socket, env);
-        next = Clock::now() + std::chrono::milliseconds(options_.heartbeat_ms);
-      }
-      zmq_pollitem_t item = {beat_socket.get(), 0, ZMQ_POLLIN, 0};
-      if (zmq_poll(&item, 1, 50) > 0) {
-        while (auto msg = recv_message(beat_socket)) {
-          pb::Envelope env;
-          if (msg->frames.size() == 1 && parse_envelope(msg->frames[0], &env) && env.has_heartbeat_ack()) {
-            if (!env.heartbeat_ack().known()) need_register = true;
-          } else {
-            malformed_.fetch_add(1);
-          }
-        }
-      }
-    }
+    heartbeat_loop(beat_socket, options_, incarnation, book, need_register, beat_stop, stop, malformed_);
   });
-
-  std::deque<pb::Job> pending;
-  std::list<Measurement> running;
-  auto send_result = [&](const pb::Result& r) {
-    pb::Envelope env;
-    *env.mutable_result() = r;
-    (void)send_envelope(main_socket, env);  // a lost result is requeued by the tracker
-    std::lock_guard<std::mutex> lock(book.mutex);
-    pb::JobRef ref;
-    ref.set_session_id(r.session_id());
-    ref.set_job_id(r.job_id());
-    for (auto it = book.held.begin(); it != book.held.end(); ++it)
-      if (same(*it, ref)) {
-        book.held.erase(it);
-        break;
-      }
-    book.recent.emplace_back(Clock::now(), ref);
-  };
-
-  while (!stop) {
-    if (need_register.exchange(false)) {
-      pb::Envelope env;
-      auto* reg = env.mutable_register_();
-      reg->set_worker_id(options_.worker_id);
-      reg->set_device_key(options_.device_key);
-      reg->set_target(options_.target);
-      for (const auto& c : options_.capabilities) reg->add_capabilities(c);
-      reg->set_max_jobs(static_cast<uint32_t>(options_.max_jobs));
-      reg->set_incarnation(incarnation);
-      (void)send_envelope(main_socket, env);
-      registrations_.fetch_add(1);
-    }
-    while (!pending.empty() && static_cast<int>(running.size()) < options_.max_jobs) {
-      pb::Job job = std::move(pending.front());
-      pending.pop_front();
-      auto m = Measurement::start(job, options_.sandbox);
-      if (!m.is_ok()) {
-        send_result(error_result(job, pb::RUNTIME_ERROR, m.status().message(), options_.worker_id));
-        continue;
-      }
-      running.push_back(std::move(m).value());
-    }
-
-    std::vector<zmq_pollitem_t> items;
-    items.push_back({main_socket.get(), 0, ZMQ_POLLIN, 0});
-    long timeout_ms = 100;
-    const auto now = Clock::now();
-    for (auto& m : running) {
-      items.push_back({nullptr, m.fd(), ZMQ_POLLIN, 0});
-      const long left = std::chrono::duration_cast<std::chrono::milliseconds>(m.deadline() - now).count() + 1;
-      timeout_ms = std::max(0L, std::min(timeout_ms, left));
-    }
-    if (zmq_poll(items.data(), static_cast<int>(items.size()), timeout_ms) < 0 && zmq_errno() != EINTR) break;
-
-    if (items[0].revents & ZMQ_POLLIN) {
-      while (auto msg = recv_message(main_socket)) {
-        pb::Envelope env;
-        if (msg->frames.size() != 1 || msg->truncated || !parse_envelope(msg->frames[0], &env)) {
-          malformed_.fetch_add(1);
-          continue;
-        }
-        if (env.has_dispatch()) {
-          Status valid = validate_job(env.dispatch(), options_.limits);
-          if (!valid.is_ok()) {
-            malformed_.fetch_add(1);
-            if (is_valid_name(env.dispatch().session_id()))
-              send_result(error_result(env.dispatch(), pb::PROTOCOL_ERROR, valid.message(), options_.worker_id));
-            continue;
-          }
-          if (pending.size() >= kMaxPendingJobs) {  // a tracker never sends this many; refuse, stay bounded
-            send_result(error_result(env.dispatch(), pb::PROTOCOL_ERROR, "the worker's queue is full",
-                                     options_.worker_id));
-            continue;
-          }
-          {
-            std::lock_guard<std::mutex> lock(book.mutex);
-            book.held.push_back(ref_of(env.dispatch()));
-          }
-          pending.push_back(std::move(*env.mutable_dispatch()));
-        } else if (!env.has_register_ack()) {
-          malformed_.fetch_add(1);
-        }
-      }
-    }
-    size_t index = 1;
-    const auto after = Clock::now();
-    for (auto it = running.begin(); it != running.end(); ++index) {
-      bool done = (items[index].revents & (ZMQ_POLLIN | ZMQ_POLLERR)) && it->on_readable();
-      if (!done && after >= it->deadline()) {
-        it->kill_for_timeout();  // finish() reaps it
-        done = true;
-      }
-      if (done) {
-        send_result(it->finish());
-        jobs_done_.fetch_add(1);
-        it = running.erase(it);
-      } else {
-        ++it;
-      }
-    }
-  }
-  beat_stop = true;
-  beater.join();
-  running.clear();  // kills what still runs
+  {
+    JobLoop loop(options_, incarnation, main_socket, book, Counters{jobs_done_, malformed_, registrations_});
+    loop.run(stop, need_register);
+    beat_stop = true;
+    beater.join();
+  }  // the loop's destructor kills what still runs
   return Status::ok();
 }
 

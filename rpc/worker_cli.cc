@@ -55,10 +55,16 @@ bool parse_int_list(const std::string& text, std::vector<int>* out) {
   return !out->empty();
 }
 
-}  // namespace
+// The command line as given: option name -> values, in order (flags have an
+// empty value; for a repeated option the last one counts, except --capability).
+using OptionMap = std::multimap<std::string, std::string>;
 
-int worker_main(int argc, char** argv, int first) {
-  std::multimap<std::string, std::string> opts;
+// Exit code of a usage error.
+constexpr int kUsageError = 2;
+
+// Reads argv[first..] as --name, --name=value or --name value; false (with
+// a message on stderr) for anything else.
+bool parse_args(int argc, char** argv, int first, OptionMap* opts) {
   const std::set<std::string> flags = {"insecure", "log", "help"};
   const std::set<std::string> valued = {"tracker", "key", "target", "id", "max-jobs", "threads", "pin-cpus",
                                         "capability", "temp-dir", "heartbeat-ms", "max-library-mb", "keyfile",
@@ -67,7 +73,7 @@ int worker_main(int argc, char** argv, int first) {
     std::string word = argv[i];
     if (word.rfind("--", 0) != 0) {
       std::fprintf(stderr, "tessera worker: unexpected argument '%s'\n\n%s", word.c_str(), kUsage);
-      return 2;
+      return false;
     }
     std::string name = word.substr(2), value;
     if (auto eq = name.find('='); eq != std::string::npos) {
@@ -76,85 +82,95 @@ int worker_main(int argc, char** argv, int first) {
     } else if (valued.count(name)) {
       if (i + 1 >= argc) {
         std::fprintf(stderr, "tessera worker: --%s needs a value\n", name.c_str());
-        return 2;
+        return false;
       }
       value = argv[++i];
     }
     if (!flags.count(name) && !valued.count(name)) {
       std::fprintf(stderr, "tessera worker: unknown option --%s\n\n%s", name.c_str(), kUsage);
-      return 2;
-    }
-    opts.emplace(name, value);
-  }
-  auto get = [&](const std::string& name, const std::string& fallback = "") {
-    auto range = opts.equal_range(name);
-    return range.first == range.second ? fallback : std::prev(range.second)->second;
-  };
-  auto get_int = [&](const std::string& name, long fallback, long lo, long hi, long* out) {
-    std::string text = get(name);
-    if (text.empty()) {
-      *out = fallback;
-      return true;
-    }
-    char* end = nullptr;
-    *out = std::strtol(text.c_str(), &end, 10);
-    if (*end || *out < lo || *out > hi) {
-      std::fprintf(stderr, "tessera worker: --%s must be an integer in [%ld, %ld]\n", name.c_str(), lo, hi);
       return false;
     }
+    opts->emplace(name, value);
+  }
+  return true;
+}
+
+std::string get(const OptionMap& opts, const std::string& name, const std::string& fallback = "") {
+  auto range = opts.equal_range(name);
+  return range.first == range.second ? fallback : std::prev(range.second)->second;
+}
+
+// An integer option in [lo, hi], `fallback` when absent; false (with a
+// message) when out of range or not a number.
+bool get_int(const OptionMap& opts, const std::string& name, long fallback, long lo, long hi, long* out) {
+  std::string text = get(opts, name);
+  if (text.empty()) {
+    *out = fallback;
     return true;
-  };
-  if (opts.count("help")) {
-    std::fputs(kUsage, stdout);
-    return 0;
   }
-  WorkerOptions o;
-  o.tracker = get("tracker");
-  o.device_key = get("key");
-  if (o.tracker.empty() || o.device_key.empty()) {
-    std::fprintf(stderr, "tessera worker: --tracker and --key are required\n\n%s", kUsage);
-    return 2;
+  char* end = nullptr;
+  *out = std::strtol(text.c_str(), &end, 10);
+  if (*end || *out < lo || *out > hi) {
+    std::fprintf(stderr, "tessera worker: --%s must be an integer in [%ld, %ld]\n", name.c_str(), lo, hi);
+    return false;
   }
-  o.target = get("target", "host");
-  o.worker_id = get("id");
+  return true;
+}
+
+// The numeric options, the temp dir, CPU pinning and capabilities.
+bool fill_run_options(const OptionMap& opts, WorkerOptions& o) {
   long max_jobs, threads, heartbeat, library_mb;
-  if (!get_int("max-jobs", 1, 1, 256, &max_jobs) || !get_int("threads", 0, 0, 4096, &threads) ||
-      !get_int("heartbeat-ms", 1000, 50, 60000, &heartbeat) || !get_int("max-library-mb", 256, 1, 4096, &library_mb))
-    return 2;
+  if (!get_int(opts, "max-jobs", 1, 1, 256, &max_jobs) || !get_int(opts, "threads", 0, 0, 4096, &threads) ||
+      !get_int(opts, "heartbeat-ms", 1000, 50, 60000, &heartbeat) ||
+      !get_int(opts, "max-library-mb", 256, 1, 4096, &library_mb))
+    return false;
   o.max_jobs = static_cast<int>(max_jobs);
   o.sandbox.threads = static_cast<int>(threads);
   o.heartbeat_ms = static_cast<int>(heartbeat);
   o.limits.max_library_bytes = library_mb << 20;
-  o.sandbox.temp_dir = get("temp-dir", "/tmp");
-  if (opts.count("pin-cpus") && !parse_int_list(get("pin-cpus"), &o.sandbox.pin_cpus)) {
+  o.sandbox.temp_dir = get(opts, "temp-dir", "/tmp");
+  if (opts.count("pin-cpus") && !parse_int_list(get(opts, "pin-cpus"), &o.sandbox.pin_cpus)) {
     std::fprintf(stderr, "tessera worker: --pin-cpus takes a list like 0,1,2\n");
-    return 2;
+    return false;
   }
   if (!o.sandbox.pin_cpus.empty()) o.capabilities.push_back("pinned");
   for (auto [it, end] = opts.equal_range("capability"); it != end; ++it) o.capabilities.push_back(it->second);
+  return true;
+}
+
+// CURVE keys, or plaintext with --insecure. Returns 0, or the exit code: a
+// usage error, or 1 for keys that cannot be loaded.
+int fill_security(const OptionMap& opts, WorkerOptions& o) {
   o.security.insecure = opts.count("insecure") > 0;
-  if (!o.security.insecure) {
-    if (get("keyfile").empty() || get("tracker-key").empty()) {
-      std::fprintf(stderr, "tessera worker: give --keyfile and --tracker-key (CURVE), or --insecure on ipc/loopback\n");
-      return 2;
-    }
-    auto keys = load_keypair(get("keyfile"));
-    auto server = load_public_key(get("tracker-key"));
-    if (!keys.is_ok() || !server.is_ok()) {
-      std::fprintf(stderr, "tessera worker: %s\n",
-                   (!keys.is_ok() ? keys.status() : server.status()).to_string().c_str());
-      return 1;
-    }
-    o.security.own = *keys;
-    o.security.server_public_z85 = *server;
+  if (o.security.insecure) return 0;
+  if (get(opts, "keyfile").empty() || get(opts, "tracker-key").empty()) {
+    std::fprintf(stderr, "tessera worker: give --keyfile and --tracker-key (CURVE), or --insecure on ipc/loopback\n");
+    return kUsageError;
   }
+  auto keys = load_keypair(get(opts, "keyfile"));
+  auto server = load_public_key(get(opts, "tracker-key"));
+  if (!keys.is_ok() || !server.is_ok()) {
+    std::fprintf(stderr, "tessera worker: %s\n", (!keys.is_ok() ? keys.status() : server.status()).to_string().c_str());
+    return 1;
+  }
+  o.security.own = *keys;
+  o.security.server_public_z85 = *server;
+  return 0;
+}
+
+void install_stop_handlers() {
   struct sigaction action {};
   action.sa_handler = on_stop_signal;
   sigemptyset(&action.sa_mask);
   ::sigaction(SIGINT, &action, nullptr);
   ::sigaction(SIGTERM, &action, nullptr);
+}
+
+// Runs the worker until signalled; with `log`, a line at start and stop.
+int serve(const WorkerOptions& o, bool log) {
+  install_stop_handlers();
   Worker worker(o);
-  if (opts.count("log"))
+  if (log)
     std::fprintf(stderr, "tessera worker %s: key %s, tracker %s\n", worker.options().worker_id.c_str(),
                  o.device_key.c_str(), o.tracker.c_str());
   Status status = worker.run(g_worker_stop);
@@ -162,12 +178,35 @@ int worker_main(int argc, char** argv, int first) {
     std::fprintf(stderr, "tessera worker: %s\n", status.to_string().c_str());
     return 1;
   }
-  if (opts.count("log")) {
+  if (log) {
     WorkerStats s = worker.stats();
     std::fprintf(stderr, "tessera worker: stopped after %llu job(s), %llu malformed frame(s)\n",
                  static_cast<unsigned long long>(s.jobs_done), static_cast<unsigned long long>(s.malformed_frames));
   }
   return 0;
+}
+
+}  // namespace
+
+int worker_main(int argc, char** argv, int first) {
+  OptionMap opts;
+  if (!parse_args(argc, argv, first, &opts)) return kUsageError;
+  if (opts.count("help")) {
+    std::fputs(kUsage, stdout);
+    return 0;
+  }
+  WorkerOptions o;
+  o.tracker = get(opts, "tracker");
+  o.device_key = get(opts, "key");
+  if (o.tracker.empty() || o.device_key.empty()) {
+    std::fprintf(stderr, "tessera worker: --tracker and --key are required\n\n%s", kUsage);
+    return kUsageError;
+  }
+  o.target = get(opts, "target", "host");
+  o.worker_id = get(opts, "id");
+  if (!fill_run_options(opts, o)) return kUsageError;
+  if (int code = fill_security(opts, o); code != 0) return code;
+  return serve(o, opts.count("log") > 0);
 }
 
 }  // namespace tessera::rpc

@@ -510,6 +510,19 @@ Result<Tensor> build_reduce(const Node& n, const Tensor& x) {
   }
 }
 
+// MaxPool (NCHW or NHWC, or with its argmax indices) and AvgPool.
+Result<Tensor> build_pool(const Graph& g, const Node& n, const Tensor& x) {
+  const auto& a = std::get<PoolAttrs>(n.attrs);
+  const ops::Padding2 pad(a.pad_top, a.pad_left, a.pad_bottom, a.pad_right);
+  if (n.kind == OpKind::kMaxPool && a.indices) return build_max_pool_indices(g, n, x);
+  return n.kind == OpKind::kMaxPool
+             ? (a.nhwc ? ops::max_pool2d_nhwc : ops::max_pool2d)(x, ops::Size2(a.kernel_h, a.kernel_w),
+                                                                 ops::Size2(a.stride_h, a.stride_w), pad,
+                                                                 ops::Size2(a.dilation_h, a.dilation_w), n.name)
+             : ops::avg_pool2d(x, ops::Size2(a.kernel_h, a.kernel_w), ops::Size2(a.stride_h, a.stride_w), pad,
+                               a.count_include_pad, n.name);
+}
+
 Tensor unary(const Node& n, const Tensor& x, const std::function<Expr(Expr)>& f) {
   return compute(
       x->shape, [&](const Vars& i) { return f(read(x, exprs(i))); }, n.name, OpPattern::kElementwise);
@@ -553,21 +566,7 @@ Result<Tensor> build_node(const Graph& g, const Node& n, const std::vector<Tenso
     case OpKind::kErf: r = unary(n, in[0], [](Expr x) { return erf(x); }); break;
     case OpKind::kCast: r = unary(n, in[0], [&](Expr x) { return cast(t, x); }); break;
     case OpKind::kBatchNorm: r = build_batch_norm(n, in); break;
-    case OpKind::kMaxPool: case OpKind::kAvgPool: {
-      const auto& a = std::get<PoolAttrs>(n.attrs);
-      const ops::Padding2 pad(a.pad_top, a.pad_left, a.pad_bottom, a.pad_right);
-      if (n.kind == OpKind::kMaxPool && a.indices) {
-        r = build_max_pool_indices(g, n, in[0]);
-        break;
-      }
-      r = n.kind == OpKind::kMaxPool
-              ? (a.nhwc ? ops::max_pool2d_nhwc : ops::max_pool2d)(in[0], ops::Size2(a.kernel_h, a.kernel_w),
-                                                                  ops::Size2(a.stride_h, a.stride_w), pad,
-                                                                  ops::Size2(a.dilation_h, a.dilation_w), n.name)
-              : ops::avg_pool2d(in[0], ops::Size2(a.kernel_h, a.kernel_w), ops::Size2(a.stride_h, a.stride_w), pad,
-                                a.count_include_pad, n.name);
-      break;
-    }
+    case OpKind::kMaxPool: case OpKind::kAvgPool: r = build_pool(g, n, in[0]); break;
     case OpKind::kGlobalAvgPool: r = ops::global_avg_pool2d(in[0], n.name); break;
     case OpKind::kSoftmax: r = ops::softmax(in[0], static_cast<int>(std::get<AxisAttrs>(n.attrs).axis), n.name); break;
     case OpKind::kReduceMean: case OpKind::kReduceSum: case OpKind::kReduceMax: case OpKind::kReduceMin:
