@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/compiler/ir_matchers.h"
+
 #include "compiler/ir/printer.h"
 #include "compiler/ir/verify.h"
 #include "compiler/lower/build_loop_nests.h"
@@ -15,7 +17,7 @@ TEST(FlattenStorage, ReadsOfARegionAreOffsetByItsMin) {
   const LoweringPlan plan = test::full_plan(s);
   PrimFunc f = build_loop_nests(plan, "k");
   f.body = flatten_storage(f.body, plan);
-  EXPECT_EQ(to_string(f),
+  EXPECT_IR_EQ(f,
             "func k(A: float32[8], C: float32[8]) {\n"
             "  for i.0 in [0, 2) {\n"
             "    alloc B: float32[4] local\n"
@@ -40,7 +42,7 @@ TEST(FlattenStorage, MultiDimensionalReadsAreRowMajor) {
   Var i("i"), k("k");
   Expr read = make_tensor_read(plan.stage(0).tensor, {i, k});  // A[i, k] of A[2, 3]
   Stmt before = make_store(plan.params[2], read, 0);
-  EXPECT_EQ(to_string(flatten_storage(before, plan)), "C[0] = A[((0 + (k*1)) + (i*3))]\n");
+  EXPECT_IR_EQ(flatten_storage(before, plan), "C[0] = A[((0 + (k*1)) + (i*3))]\n");
 }
 
 TEST(FlattenStorage, PackedArgumentIsReadInItsPackedOrder) {
@@ -50,7 +52,7 @@ TEST(FlattenStorage, PackedArgumentIsReadInItsPackedOrder) {
   ASSERT_TRUE(s.pack_layout(s.stage_index("B"), 1, 4).is_ok());
   const LoweringPlan plan = test::full_plan(s);
   Var k("k"), j("j");
-  EXPECT_EQ(to_string(flat_index(plan, s.stage_index("B"), {k, j})), "(((((j/4)*3) + (0 + (k*1)))*4) + (j % 4))");
+  EXPECT_IR_EQ(flat_index(plan, s.stage_index("B"), {k, j}), "(((((j/4)*3) + (0 + (k*1)))*4) + (j % 4))");
 }
 
 }  // namespace

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/compiler/ir_matchers.h"
+
 #include "compiler/ir/op.h"
 #include "compiler/ir/printer.h"
 
@@ -119,14 +121,14 @@ TEST_F(Simplify, NotSelectAndCastOfConstants) {
 TEST_F(Simplify, LoopsOfExtentZeroAndOneAndDecidedBranches) {
   Buffer a = make_buffer("A", DType::i64(), {16});
   Var k("k");
-  EXPECT_EQ(to_string(simplify(make_for(k, make_int(0), make_int(0), LoopKind::kSerial, make_store(a, k, k)))),
+  EXPECT_IR_EQ(simplify(make_for(k, make_int(0), make_int(0), LoopKind::kSerial, make_store(a, k, k))),
             to_string(make_seq({})));
-  EXPECT_EQ(to_string(simplify(make_for(k, make_int(2), make_int(1), LoopKind::kSerial, make_store(a, k, k)))),
+  EXPECT_IR_EQ(simplify(make_for(k, make_int(2), make_int(1), LoopKind::kSerial, make_store(a, k, k))),
             to_string(make_store(a, make_int(2), make_int(2))));
   // Inside the loop k is in [0, 16): the guard k < 16 is always taken.
   Stmt guarded = make_for(k, make_int(0), make_int(16), LoopKind::kSerial,
                           make_if(node(ExprKind::kLT, k, make_int(16)), make_store(a, k, k)));
-  EXPECT_EQ(to_string(simplify(guarded)),
+  EXPECT_IR_EQ(simplify(guarded),
             to_string(make_for(k, make_int(0), make_int(16), LoopKind::kSerial, make_store(a, k, k))));
   EXPECT_TRUE(can_prove(node(ExprKind::kLT, i, make_int(16)), loops));
   EXPECT_FALSE(can_prove(node(ExprKind::kLT, i, make_int(15)), loops));

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/compiler/ir_matchers.h"
+
 #include "compiler/ir/op.h"
 #include "compiler/ir/printer.h"
 
@@ -23,15 +25,15 @@ class UnrollLoops : public ::testing::Test {
 
 TEST_F(UnrollLoops, UnrolledLoopBecomesStraightLineCode) {
   Stmt before = make_for(i, 0, 3, LoopKind::kUnrolled, make_store(c, make_load(a, i + 1), i));
-  EXPECT_EQ(to_string(unroll_loops(before)), "C[0] = A[1]\nC[1] = A[2]\nC[2] = A[3]\n");
+  EXPECT_IR_EQ(unroll_loops(before), "C[0] = A[1]\nC[1] = A[2]\nC[2] = A[3]\n");
 }
 
 TEST_F(UnrollLoops, AutoUnrollTakesTheWholeNestWhenItFits) {
-  EXPECT_EQ(to_string(unroll_loops(nest_under(4))), "C[0] = 1.0f\nC[1] = 1.0f\nC[2] = 1.0f\nC[3] = 1.0f\n");
+  EXPECT_IR_EQ(unroll_loops(nest_under(4)), "C[0] = 1.0f\nC[1] = 1.0f\nC[2] = 1.0f\nC[3] = 1.0f\n");
 }
 
 TEST_F(UnrollLoops, AutoUnrollTakesOnlyTheInnerLoopWhenTheNestIsTooLong) {
-  EXPECT_EQ(to_string(unroll_loops(nest_under(3))),
+  EXPECT_IR_EQ(unroll_loops(nest_under(3)),
             "for i in [0, 2) {\n  C[((i*2) + 0)] = 1.0f\n  C[((i*2) + 1)] = 1.0f\n}\n");
 }
 

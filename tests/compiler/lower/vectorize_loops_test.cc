@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/compiler/ir_matchers.h"
+
 #include "compiler/ir/op.h"
 #include "compiler/ir/printer.h"
 
@@ -17,12 +19,12 @@ class VectorizeLoops : public ::testing::Test {
 
 TEST_F(VectorizeLoops, LoopBecomesOneIterationOverRamps) {
   Stmt before = make_for(i, 0, 4, LoopKind::kVectorized, make_store(c, make_load(a, i) * 2.0f, i));
-  EXPECT_EQ(to_string(vectorize_loops(before)), "C[ramp(0, 1, 4)] = (A[ramp(0, 1, 4)]*x4(2.0f))\n");
+  EXPECT_IR_EQ(vectorize_loops(before), "C[ramp(0, 1, 4)] = (A[ramp(0, 1, 4)]*x4(2.0f))\n");
 }
 
 TEST_F(VectorizeLoops, StoreToOneAddressStaysASerialLoop) {
   Stmt before = make_for(i, 0, 4, LoopKind::kVectorized, make_store(c, make_load(a, i), 0));
-  EXPECT_EQ(to_string(vectorize_loops(before)), "for i in [0, 4) {\n  C[0] = A[i]\n}\n");
+  EXPECT_IR_EQ(vectorize_loops(before), "for i in [0, 4) {\n  C[0] = A[i]\n}\n");
 }
 
 TEST_F(VectorizeLoops, SerialLoopsAreLeftAlone) {
