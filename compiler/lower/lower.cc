@@ -72,4 +72,10 @@ Result<PrimFunc> schedule_to_loops(const State& state, const std::string& name) 
   return lower(state, name, LowerOptions{.stop_after = "flatten_storage"});
 }
 
+// build_loop_nests and every pass after it take any plan place_guards leaves
+// (they return no Status); a pass that can fail must come before it.
+Status check_lowers(const State& state) {
+  return lower(state, "check", LowerOptions{.stop_after = "place_guards"}).status();
+}
+
 }  // namespace tessera

@@ -19,6 +19,12 @@ Result<PrimFunc> lower(const State& state, const std::string& name = "kernel", c
 /// by when every lowering error a schedule can cause has happened.
 Result<PrimFunc> schedule_to_loops(const State& state, const std::string& name);
 
+/// Whether `state` lowers, without building its IR: the schedule-level passes
+/// (up to place_guards) are the only ones that can reject a schedule, so this
+/// returns exactly the error lower() would, at a fraction of its cost. The
+/// search spaces check each mutant this way.
+Status check_lowers(const State& state);
+
 /// The names of lower()'s passes, in order.
 std::vector<std::string> lowering_pass_names();
 

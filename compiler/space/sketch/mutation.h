@@ -11,8 +11,8 @@
 //
 // A mutation changes one decision of the program, re-emits the step list
 // from the sketch (annotation draws any decision the change made stale),
-// replays it on a fresh state and builds its loop nest (schedule_to_loops,
-// the one lowering pass that can reject a program). It returns the new
+// replays it on a fresh state and checks that it lowers (check_lowers: the
+// schedule-level passes, the only ones that can reject a program). It returns the new
 // program only when both succeed and the step list differs; otherwise it
 // tries another change, and after a few reports "not applicable" — never an
 // invalid program. It works on decisions rather than on raw steps because a tile

@@ -49,5 +49,25 @@ TEST(Lower, TiledVectorizedMatmulWithCacheWrite) {
   std::cout << s.to_string() << text;
 }
 
+TEST(Lower, CheckLowersAgreesWithLower) {
+  State fine(matmul_dag(16, 16, 8));
+  EXPECT_TRUE(check_lowers(fine).is_ok());
+  EXPECT_TRUE(lower(fine).is_ok());
+
+  State bad(matmul_dag(64, 128, 8));
+  int c = bad.stage_index("C");
+  ASSERT_TRUE(bad.cache_write(c).is_ok());
+  const int local = bad.stage_index("C.local");
+  c = bad.stage_index("C");
+  ASSERT_TRUE(bad.compute_at(local, c, 0).is_ok());  // region 1 x 128
+  ASSERT_TRUE(bad.vectorize(local, 1).is_ok());       // 128 lanes: only lowering knows
+  const Status checked = check_lowers(bad);
+  const auto lowered = lower(bad);
+  ASSERT_FALSE(checked.is_ok());
+  ASSERT_FALSE(lowered.is_ok());
+  EXPECT_EQ(checked.code(), lowered.status().code());
+  EXPECT_EQ(checked.message(), lowered.status().message());
+}
+
 }  // namespace
 }  // namespace tessera
