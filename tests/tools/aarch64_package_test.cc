@@ -14,26 +14,14 @@
 #include <string>
 
 #include "runtime/ndarray.h"
+#include "tests/tools/command.h"
 
 namespace {
 
 namespace fs = std::filesystem;
+using tessera::test::Output;
+using tessera::test::shell;
 
-struct Output {
-  int code = -1;
-  std::string text;
-};
-
-Output shell(const std::string& command) {
-  Output out;
-  FILE* p = popen((command + " 2>&1").c_str(), "r");
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.text.append(buf, n);
-  const int status = pclose(p);
-  out.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return out;
-}
 
 tessera::runtime::NDArray random_input(const std::vector<int64_t>& shape, uint32_t seed) {
   auto a = tessera::runtime::NDArray::create(shape, tessera::DType::f32()).value();

@@ -14,27 +14,15 @@
 #include <string>
 
 #include "runtime/ndarray.h"
+#include "tests/tools/command.h"
 
 namespace {
 
 namespace fs = std::filesystem;
+using tessera::test::Output;
+using tessera::test::tessera;
 const fs::path kNodeDir = "/usr/share/libonnx-testdata/data/node";
 
-struct Output {
-  int code = -1;
-  std::string text;
-};
-
-Output tessera(const std::string& args) {
-  Output out;
-  FILE* p = popen((std::string(TESSERA_BINARY) + " " + args + " 2>&1").c_str(), "r");
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.text.append(buf, n);
-  const int status = pclose(p);
-  out.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return out;
-}
 
 class ModelCommands : public ::testing::Test {
  protected:

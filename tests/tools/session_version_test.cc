@@ -1,6 +1,5 @@
 // The versions a tuning session records come from the build (base/version.h:
 // CMake's project version, `git describe`, LLVM's version), not from literals.
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -12,6 +11,7 @@
 #include <string>
 
 #include "base/version.h"
+#include "tests/tools/command.h"
 
 namespace {
 
@@ -21,14 +21,6 @@ using tessera::kLlvmVersion;
 using tessera::kProjectVersion;
 using tessera::kToolVersion;
 
-int run(const std::string& args, std::string* text) {
-  FILE* p = popen((std::string(TESSERA_BINARY) + " " + args + " 2>&1").c_str(), "r");
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) text->append(buf, n);
-  const int status = pclose(p);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
 
 TEST(SessionVersions, ComeFromTheBuild) {
   EXPECT_EQ(std::string(kProjectVersion), TESSERA_PROJECT_VERSION);
@@ -41,10 +33,11 @@ TEST(SessionVersions, TuneRecordsThemInTheSession) {
   fs::remove_all(dir);
   fs::create_directories(dir);
   const std::string db = (dir / "v.db").string(), out = (dir / "v.jsonl").string();
-  std::string text;
-  ASSERT_EQ(run("tune --op matmul:M=16,N=16,K=16 --trials 2 --batch 2 --repeat 1 --min-repeat-ms 1 --db " + db,
-                &text), 0) << text;
-  ASSERT_EQ(run("records export --db " + db + " -o " + out, &text), 0) << text;
+  tessera::test::Output tuned =
+      tessera::test::tessera("tune --op matmul:M=16,N=16,K=16 --trials 2 --batch 2 --repeat 1 --min-repeat-ms 1 --db " + db);
+  ASSERT_EQ(tuned.code, 0) << tuned.text;
+  tessera::test::Output exported = tessera::test::tessera("records export --db " + db + " -o " + out);
+  ASSERT_EQ(exported.code, 0) << exported.text;
   std::ifstream in(out);
   const std::string jsonl((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   EXPECT_NE(jsonl.find("\"tool_version\":\"" + std::string(kToolVersion) + "\""), std::string::npos) << jsonl;

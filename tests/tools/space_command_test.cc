@@ -1,28 +1,16 @@
 // `tessera space --dump-after PASS`: the IR (or plan) after one lowering pass.
-#include <sys/wait.h>
-
 #include <gtest/gtest.h>
+
+#include "tests/tools/command.h"
 
 #include <cstdio>
 #include <string>
 
 namespace {
 
-struct Output {
-  int code = -1;
-  std::string text;
-};
+using tessera::test::Output;
+using tessera::test::tessera;
 
-Output tessera(const std::string& args) {
-  Output out;
-  FILE* p = popen((std::string(TESSERA_BINARY) + " " + args + " 2>&1").c_str(), "r");
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.text.append(buf, n);
-  const int status = pclose(p);
-  out.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return out;
-}
 
 const char* const kOp = "--op matmul:M=6,N=4,K=3 --samples 1";
 
