@@ -426,7 +426,7 @@ Result<std::vector<float>> extract_features(const PrimFunc& func) {
 }
 
 Result<PrimFunc> lower_for_features(const State& state) {
-  return lower(state, "candidate", LowerOptions{.stop_after = "vectorize_loops"});
+  return lower(state, "candidate", LowerOptions{.stop_after = "vectorize_loops", .skip = {"partition_loops"}});
 }
 
 Result<std::vector<float>> extract_features(const State& state) {

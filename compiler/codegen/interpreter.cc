@@ -536,11 +536,12 @@ Value Interpreter::eval_select(const SelectNode* op, Mask mask) {
 
 Value Interpreter::eval_load(const LoadNode* op, Mask mask) {
   Value index = eval(op->index, mask), v(op->dtype);
+  Value pred = op->predicate.defined() ? eval(op->predicate, mask) : Value();
   const Binding* b = find_buffer(op->buffer.get());
   if (b == nullptr) return v;
   const DType elem = op->buffer->dtype;
   for (int l = 0; l < v.lanes(); ++l) {
-    if (!mask.active(l)) continue;
+    if (!mask.active(l) || (op->predicate.defined() && pred.at(l).i == 0)) continue;
     const int64_t i = index.at(l).i;
     if (!check_index(*b, i, "load")) return v;
     v[l] = read_element(elem, b->data + i * b->bytes);
@@ -576,12 +577,19 @@ void Interpreter::exec(const Stmt& s) {
 }
 
 void Interpreter::exec_store(const StoreNode* op) {
-  Value value = eval(op->value), index = eval(op->index);
+  Value pred = op->predicate.defined() ? eval(op->predicate) : Value();
+  std::vector<uint8_t> active(static_cast<size_t>(op->index.dtype().lanes), 1);
+  if (op->predicate.defined())
+    for (int l = 0; l < pred.lanes(); ++l) active[static_cast<size_t>(l)] = pred.at(l).i != 0;
+  // Inactive lanes are not evaluated: their loads may lie outside a buffer.
+  const Mask mask{active.data(), static_cast<int>(active.size())};
+  Value value = eval(op->value, mask), index = eval(op->index, mask);
   if (failed()) return;
   const Binding* b = find_buffer(op->buffer.get());
   if (b == nullptr) return;
   const DType elem = op->buffer->dtype;
   for (int l = 0; l < index.lanes(); ++l) {
+    if (!active[static_cast<size_t>(l)]) continue;
     const int64_t i = index.at(l).i;
     if (!check_index(*b, i, "store")) return;
     write_element(elem, b->data + i * b->bytes, value.at(l));

@@ -66,6 +66,8 @@ class CodeGen {
   llvm::Value* per_lane(llvm::Value* v, DType t, const char* fn_name);
   void emit(const Stmt& s);
   void emit_store(const StoreNode* op);
+  llvm::Value* emit_masked_load(const LoadNode* op);
+  void emit_masked_store(const StoreNode* op, llvm::Value* value);
   void emit_for(const ForNode* op);
   void emit_serial_loop(const Var& var, llvm::Value* begin, llvm::Value* end, const Stmt& body);
   void emit_parallel(const ForNode* op);
@@ -205,6 +207,70 @@ llvm::Value* CodeGen::clamp_index(const Buffer& buf, llvm::Value* index) {
                                   zero);
 }
 
+// A predicated load or store touches only the lanes its predicate holds:
+// LLVM's masked load/store when contiguous (a scalar one is a one-lane
+// vector); otherwise lane by lane, loads from an index clamped into the
+// buffer and selected, stores under a branch each. (LLVM 19's masked
+// gather on AVX-512 emitted a vgatherqps whose registers overlap: #UD.)
+llvm::Value* CodeGen::emit_masked_load(const LoadNode* op) {
+  DType t = op->dtype;
+  llvm::Type* vec = llvm::FixedVectorType::get(storage_type(t), t.lanes);
+  llvm::Align align(t.storage_bytes());
+  llvm::Value* mask = emit(op->predicate);
+  if (t.lanes == 1) mask = b_.CreateVectorSplat(1, mask);
+  if (select_depth_ > 0) {  // in a Select's branch: and only the lanes inside the buffer
+    llvm::Value* lanes = emit(op->index);
+    if (t.lanes == 1) lanes = b_.CreateVectorSplat(1, lanes);
+    llvm::Type* ity = lanes->getType();
+    mask = b_.CreateAnd(mask, b_.CreateAnd(b_.CreateICmpSGE(lanes, llvm::Constant::getNullValue(ity)),
+                                           b_.CreateICmpSLT(lanes, splat(b_.getInt64(op->buffer->num_elements()),
+                                                                         t.lanes))));
+  }
+  llvm::Value* zero = llvm::Constant::getNullValue(vec);
+  llvm::Value* out;
+  if (const auto* ramp = op->index.as<RampNode>(); t.lanes == 1 || (ramp && is_const_value(ramp->stride, 1))) {
+    llvm::Value* base = emit(ramp ? ramp->base : op->index);
+    llvm::Value* ptr = b_.CreateGEP(storage_type(t), buffer_base(op->buffer.get()), base);  // may point outside
+    out = b_.CreateMaskedLoad(vec, ptr, align, mask, zero);
+  } else {
+    ++select_depth_;  // clamp_index keeps every lane inside the buffer
+    llvm::Value* index = clamp_index(op->buffer, emit(op->index));
+    --select_depth_;
+    out = zero;
+    for (int i = 0; i < t.lanes; ++i) {
+      llvm::Value* lane = b_.CreateAlignedLoad(storage_type(t), element_ptr(op->buffer, b_.CreateExtractElement(index, i)), align);
+      out = b_.CreateInsertElement(out, b_.CreateSelect(b_.CreateExtractElement(mask, i), lane, llvm::Constant::getNullValue(storage_type(t))), i);
+    }
+  }
+  if (t.lanes == 1) out = b_.CreateExtractElement(out, uint64_t{0});
+  return t.is_bool() ? b_.CreateICmpNE(out, llvm::Constant::getNullValue(out->getType())) : out;
+}
+
+void CodeGen::emit_masked_store(const StoreNode* op, llvm::Value* value) {
+  DType t = op->value.dtype();
+  llvm::Align align(t.storage_bytes());
+  llvm::Value* mask = emit(op->predicate);
+  if (t.lanes == 1) {
+    mask = b_.CreateVectorSplat(1, mask);
+    value = b_.CreateVectorSplat(1, value);
+  }
+  if (const auto* ramp = op->index.as<RampNode>(); t.lanes == 1 || (ramp && is_const_value(ramp->stride, 1))) {
+    llvm::Value* base = emit(ramp ? ramp->base : op->index);
+    b_.CreateMaskedStore(value, b_.CreateGEP(storage_type(t), buffer_base(op->buffer.get()), base), align, mask);
+    return;
+  }
+  llvm::Value* index = emit(op->index);
+  for (int i = 0; i < t.lanes; ++i) {
+    auto* store = llvm::BasicBlock::Create(ctx_, "lane.store", fn_);
+    auto* next = llvm::BasicBlock::Create(ctx_, "lane.next", fn_);
+    b_.CreateCondBr(b_.CreateExtractElement(mask, i), store, next);
+    b_.SetInsertPoint(store);
+    b_.CreateAlignedStore(b_.CreateExtractElement(value, i), element_ptr(op->buffer, b_.CreateExtractElement(index, i)), align);
+    b_.CreateBr(next);
+    b_.SetInsertPoint(next);
+  }
+}
+
 llvm::Value* CodeGen::emit_load(const LoadNode* op) {
   DType t = op->dtype;
   llvm::Type* elem = storage_type(t);
@@ -212,6 +278,7 @@ llvm::Value* CodeGen::emit_load(const LoadNode* op) {
   auto finish = [&](llvm::Value* v) -> llvm::Value* {
     return t.is_bool() ? b_.CreateICmpNE(v, llvm::Constant::getNullValue(v->getType())) : v;
   };
+  if (op->predicate.defined()) return emit_masked_load(op);
   if (t.lanes == 1)
     return finish(b_.CreateAlignedLoad(elem, element_ptr(op->buffer, clamp_index(op->buffer, emit(op->index))), align));
   if (const auto* ramp = op->index.as<RampNode>(); ramp && is_const_value(ramp->stride, 1)) {
@@ -241,6 +308,7 @@ void CodeGen::emit_store(const StoreNode* op) {
   DType t = op->value.dtype();
   llvm::Value* value = emit(op->value);
   if (t.is_bool()) value = b_.CreateZExt(value, type_of(DType::u8(t.lanes)));
+  if (op->predicate.defined()) return emit_masked_store(op, value);
   llvm::Align align(t.storage_bytes());
   if (t.lanes == 1) {
     b_.CreateAlignedStore(value, element_ptr(op->buffer, emit(op->index)), align);

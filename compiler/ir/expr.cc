@@ -107,12 +107,14 @@ Buffer make_buffer(std::string name, DType dtype, std::vector<int64_t> shape, Me
   return make_ref<const BufferNode>(std::move(name), dtype, std::move(shape), scope);
 }
 
-Expr make_load(Buffer buffer, Expr index) {
+Expr make_load(Buffer buffer, Expr index, Expr predicate) {
   TESSERA_CHECK(buffer.defined() && index.defined()) << "Load of an undefined buffer or index";
   TESSERA_CHECK(index.dtype().element_of() == kIndexType)
       << "Load of " << buffer->name << " at an index of type " << index.dtype().to_string();
+  TESSERA_CHECK(!predicate.defined() || predicate.dtype() == DType::boolean(index.dtype().lanes))
+      << "Load of " << buffer->name << " with a predicate of type " << predicate.dtype().to_string();
   DType t = buffer->dtype.with_lanes(index.dtype().lanes);
-  return Expr(Ref<const ExprNode>(new LoadNode(t, std::move(buffer), std::move(index))));
+  return Expr(Ref<const ExprNode>(new LoadNode(t, std::move(buffer), std::move(index), std::move(predicate))));
 }
 
 Expr make_ramp(Expr base, Expr stride, int lanes) {

@@ -218,13 +218,17 @@ Buffer make_buffer(std::string name, DType dtype, std::vector<int64_t> shape,
                    MemoryScope scope = MemoryScope::kGlobal);
 
 /// buffer[index]: a vector load when index is a vector.
+/// buffer[index], or, with a predicate (bool, as many lanes as the index),
+/// only the lanes where it holds: the others read nothing and are zero.
 struct LoadNode final : ExprNode {
   static constexpr ExprKind kKind = ExprKind::kLoad;
-  LoadNode(DType t, Buffer b, Expr i) : ExprNode(kKind, t), buffer(std::move(b)), index(std::move(i)) {}
+  LoadNode(DType t, Buffer b, Expr i, Expr p = Expr())
+      : ExprNode(kKind, t), buffer(std::move(b)), index(std::move(i)), predicate(std::move(p)) {}
   const Buffer buffer;
   const Expr index;
+  const Expr predicate;  ///< undefined: every lane
 };
-Expr make_load(Buffer buffer, Expr index);
+Expr make_load(Buffer buffer, Expr index, Expr predicate = Expr());
 
 struct RampNode final : ExprNode {
   static constexpr ExprKind kKind = ExprKind::kRamp;

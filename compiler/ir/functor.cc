@@ -46,12 +46,19 @@ void IRVisitor::visit(const SelectNode* op) {
 }
 void IRVisitor::visit(const CastNode* op) { visit_expr(op->value); }
 void IRVisitor::visit(const CallNode* op) { for (const Expr& a : op->args) visit_expr(a); }
-void IRVisitor::visit(const LoadNode* op) { visit_expr(op->index); }
+void IRVisitor::visit(const LoadNode* op) {
+  visit_expr(op->index);
+  if (op->predicate.defined()) visit_expr(op->predicate);
+}
 void IRVisitor::visit(const RampNode* op) { visit_expr(op->base); visit_expr(op->stride); }
 void IRVisitor::visit(const BroadcastNode* op) { visit_expr(op->value); }
 void IRVisitor::visit(const TensorReadNode* op) { for (const Expr& i : op->indices) visit_expr(i); }
 void IRVisitor::visit(const ReduceNode* op) { visit_expr(op->source); }
-void IRVisitor::visit(const StoreNode* op) { visit_expr(op->value); visit_expr(op->index); }
+void IRVisitor::visit(const StoreNode* op) {
+  visit_expr(op->value);
+  visit_expr(op->index);
+  if (op->predicate.defined()) visit_expr(op->predicate);
+}
 void IRVisitor::visit(const ForNode* op) {
   visit_expr(op->min); visit_expr(op->extent); visit_stmt(op->body);
 }
@@ -130,7 +137,8 @@ Expr IRMutator::visit(const CallNode* op, const Expr& self) {
 }
 Expr IRMutator::visit(const LoadNode* op, const Expr& self) {
   Expr i = mutate(op->index);
-  return i.same_as(op->index) ? self : make_load(op->buffer, i);
+  Expr p = op->predicate.defined() ? mutate(op->predicate) : op->predicate;
+  return i.same_as(op->index) && p.same_as(op->predicate) ? self : make_load(op->buffer, i, p);
 }
 Expr IRMutator::visit(const RampNode* op, const Expr& self) {
   Expr b = mutate(op->base), s = mutate(op->stride);
@@ -157,8 +165,9 @@ Expr IRMutator::visit(const ReduceNode* op, const Expr& self) {
 
 Stmt IRMutator::visit(const StoreNode* op, const Stmt& self) {
   Expr v = mutate(op->value), i = mutate(op->index);
-  if (v.same_as(op->value) && i.same_as(op->index)) return self;
-  return make_store(op->buffer, v, i);
+  Expr p = op->predicate.defined() ? mutate(op->predicate) : op->predicate;
+  if (v.same_as(op->value) && i.same_as(op->index) && p.same_as(op->predicate)) return self;
+  return make_store(op->buffer, v, i, p);
 }
 Stmt IRMutator::visit(const ForNode* op, const Stmt& self) {
   Expr m = mutate(op->min), e = mutate(op->extent);

@@ -234,6 +234,7 @@ class IRParser {
   Result<Expr> cast_or_typed_literal(const Token& name, DType t);
   Result<Expr> intrinsic(const Token& name, CallOp op);
   Result<Expr> memory(const Token& name);
+  Result<Expr> predicate(const Token& name, const Expr& index);
   Result<std::vector<Expr>> args();
   Result<Expr> make_checked_binary(const Token& at, ExprKind kind, const char* symbol, Expr a, Expr b);
   Result<Expr> variable(const Token& name);
@@ -452,12 +453,29 @@ const Buffer* IRParser::find_buffer(const std::string& name) const {
   return found != ctx_.buffers.end() ? &found->second : nullptr;
 }
 
+// " if P" inside an access's brackets: P is bool with the index's lanes.
+Result<Expr> IRParser::predicate(const Token& name, const Expr& index) {
+  next();  // "if"
+  const Token at = peek();
+  TESSERA_ASSIGN_OR_RETURN(Expr p, expr());
+  if (p.dtype() != DType::boolean(index.dtype().lanes))
+    return error(at, "predicate of " + name.text + " of type " + type_name(p) + ", not " +
+                         DType::boolean(index.dtype().lanes).to_string());
+  return p;
+}
+
 Result<Expr> IRParser::memory(const Token& name) {
   TESSERA_RETURN_IF_ERROR(expect("["));
   std::vector<Expr> indices;
+  Expr pred;
   for (;;) {
     TESSERA_ASSIGN_OR_RETURN(Expr i, expr());
     indices.push_back(std::move(i));
+    if (is_word("if")) {
+      TESSERA_ASSIGN_OR_RETURN(pred, predicate(name, indices.back()));
+      TESSERA_RETURN_IF_ERROR(expect("]"));
+      break;
+    }
     if (accept("]")) break;
     TESSERA_RETURN_IF_ERROR(expect(","));
   }
@@ -465,8 +483,9 @@ Result<Expr> IRParser::memory(const Token& name) {
     if (indices.size() != 1) return error(name, "buffer " + name.text + " takes one flat index");
     if (indices[0].dtype().element_of() != kIndexType)
       return error(name, "index of " + name.text + " of type " + type_name(indices[0]) + ", not int64");
-    return make_load(*b, indices[0]);
+    return make_load(*b, indices[0], pred);
   }
+  if (pred.defined()) return error(name, "tensor " + name.text + " is read whole; only buffer accesses take a predicate");
   auto t = ctx_.tensors.find(name.text);
   if (t == ctx_.tensors.end()) return error(name, "unknown buffer '" + name.text + "'");
   if (static_cast<int>(indices.size()) != t->second->ndim())
@@ -594,6 +613,10 @@ Result<Stmt> IRParser::store_stmt() {
   if (!b) return error(name, "unknown buffer '" + name.text + "'");
   TESSERA_RETURN_IF_ERROR(expect("["));
   TESSERA_ASSIGN_OR_RETURN(Expr index, expr());
+  Expr pred;
+  if (is_word("if")) {
+    TESSERA_ASSIGN_OR_RETURN(pred, predicate(name, index));
+  }
   TESSERA_RETURN_IF_ERROR(expect("]"));
   const Token at = peek();
   TESSERA_RETURN_IF_ERROR(expect("="));
@@ -603,7 +626,7 @@ Result<Stmt> IRParser::store_stmt() {
   const DType want = (*b)->dtype.with_lanes(index.dtype().lanes);
   if (value.dtype() != want)
     return error(at, "store of " + type_name(value) + " to " + name.text + ", which takes " + want.to_string());
-  return make_store(*b, value, index);
+  return make_store(*b, value, index, pred);
 }
 
 Result<DType> IRParser::dtype() {

@@ -204,6 +204,12 @@ void IRPrinter::binary(const Expr& e, std::string& out) {
   out += ")";
 }
 
+void IRPrinter::predicate(const Expr& p, std::string& out) {
+  if (!p.defined()) return;
+  out += " if ";
+  expr(p, out);
+}
+
 // Loads and tensor reads: a name and its indices.
 void IRPrinter::memory(const Expr& e, std::string& out) {
   if (const auto* n = e.as<LoadNode>()) {
@@ -211,6 +217,7 @@ void IRPrinter::memory(const Expr& e, std::string& out) {
     auto it = bound_.find(b);
     out += (it != bound_.end() ? it->second.back() : name_of(b)) + "[";
     expr(n->index, out);
+    predicate(n->predicate, out);
     out += "]";
     return;
   }
@@ -341,6 +348,7 @@ void IRPrinter::stmt(const Stmt& s, int indent, std::string& out, bool braced_sc
       auto it = bound_.find(b);
       out += pad + (it != bound_.end() ? it->second.back() : name_of(b)) + "[";
       expr(n->index, out);
+      predicate(n->predicate, out);
       out += "] = ";
       expr(n->value, out);
       out += "\n";

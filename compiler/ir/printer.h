@@ -56,6 +56,8 @@ class IRPrinter {
   void expr(const Expr& e, std::string& out);
   void binary(const Expr& e, std::string& out);
   void memory(const Expr& e, std::string& out);
+  /// " if P" after a predicated access's index; nothing without one.
+  void predicate(const Expr& p, std::string& out);
   void stmt(const Stmt& s, int indent, std::string& out, bool braced_scope);
   void name_free_objects(const Stmt& s);
   std::string global_name(const void* node, const std::string& name, char prefix, int& counter);

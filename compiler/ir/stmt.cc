@@ -4,12 +4,15 @@
 
 namespace tessera {
 
-Stmt make_store(Buffer buffer, Expr value, Expr index) {
+Stmt make_store(Buffer buffer, Expr value, Expr index, Expr predicate) {
   TESSERA_CHECK(buffer.defined() && value.defined() && index.defined()) << "Store with an undefined part";
   TESSERA_CHECK(value.dtype() == buffer->dtype.with_lanes(index.dtype().lanes))
       << "Store of " << value.dtype().to_string() << " to " << buffer->name << " of "
       << buffer->dtype.to_string() << " at " << index.dtype().lanes << " lanes";
-  return Stmt(Ref<const StmtNode>(new StoreNode(std::move(buffer), std::move(value), std::move(index))));
+  TESSERA_CHECK(!predicate.defined() || predicate.dtype() == DType::boolean(index.dtype().lanes))
+      << "Store to " << buffer->name << " with a predicate of type " << predicate.dtype().to_string();
+  return Stmt(Ref<const StmtNode>(
+      new StoreNode(std::move(buffer), std::move(value), std::move(index), std::move(predicate))));
 }
 
 const char* loop_kind_name(LoopKind kind) {

@@ -39,13 +39,17 @@ class Stmt : public Ref<const StmtNode> {
 };
 
 /// buffer[index] = value; a vector store when index is a vector.
+/// buffer[index] = value, or, with a predicate (bool, as many lanes as the
+/// index), only the lanes where it holds.
 struct StoreNode final : StmtNode {
   static constexpr StmtKind kKind = StmtKind::kStore;
-  StoreNode(Buffer b, Expr v, Expr i) : StmtNode(kKind), buffer(std::move(b)), value(std::move(v)), index(std::move(i)) {}
+  StoreNode(Buffer b, Expr v, Expr i, Expr p = Expr())
+      : StmtNode(kKind), buffer(std::move(b)), value(std::move(v)), index(std::move(i)), predicate(std::move(p)) {}
   const Buffer buffer;
   const Expr value, index;
+  const Expr predicate;  ///< undefined: every lane
 };
-Stmt make_store(Buffer buffer, Expr value, Expr index);
+Stmt make_store(Buffer buffer, Expr value, Expr index, Expr predicate = Expr());
 
 /// How a loop runs. A kParallel loop's iterations must be independent; a
 /// kVectorized or kUnrolled loop must have a constant extent.

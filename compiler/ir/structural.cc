@@ -63,7 +63,8 @@ bool Equal::leaf_or_memory(const Expr& a, const Expr& b) {
     case ExprKind::kVar: return same_object(a.get(), b.get());
     case ExprKind::kLoad: {
       const auto *x = a.as<LoadNode>(), *y = b.as<LoadNode>();
-      return same_object(x->buffer.get(), y->buffer.get()) && expr(x->index, y->index);
+      return same_object(x->buffer.get(), y->buffer.get()) && expr(x->index, y->index) &&
+             expr(x->predicate, y->predicate);
     }
     case ExprKind::kTensorRead: {
       const auto *x = a.as<TensorReadNode>(), *y = b.as<TensorReadNode>();
@@ -119,7 +120,8 @@ bool Equal::stmt(const Stmt& a, const Stmt& b) {
   switch (a.kind()) {
     case StmtKind::kStore: {
       const auto *x = a.as<StoreNode>(), *y = b.as<StoreNode>();
-      return same_object(x->buffer.get(), y->buffer.get()) && expr(x->index, y->index) && expr(x->value, y->value);
+      return same_object(x->buffer.get(), y->buffer.get()) && expr(x->index, y->index) && expr(x->value, y->value) &&
+             expr(x->predicate, y->predicate);
     }
     case StmtKind::kFor: {
       const auto *x = a.as<ForNode>(), *y = b.as<ForNode>();
@@ -220,7 +222,7 @@ size_t Hash::expr(const Expr& e) {
     case ExprKind::kCall: return exprs(combine(h, static_cast<size_t>(e.as<CallNode>()->op)), e.as<CallNode>()->args);
     case ExprKind::kLoad: {
       const auto* n = e.as<LoadNode>();
-      return combine(combine(h, object(n->buffer.get())), expr(n->index));
+      return combine(combine(combine(h, object(n->buffer.get())), expr(n->index)), expr(n->predicate));
     }
     case ExprKind::kRamp: {
       const auto* n = e.as<RampNode>();
@@ -247,7 +249,8 @@ size_t Hash::stmt(const Stmt& s) {
   switch (s.kind()) {
     case StmtKind::kStore: {
       const auto* n = s.as<StoreNode>();
-      return combine(combine(combine(h, object(n->buffer.get())), expr(n->index)), expr(n->value));
+      return combine(combine(combine(combine(h, object(n->buffer.get())), expr(n->index)), expr(n->value)),
+                     expr(n->predicate));
     }
     case StmtKind::kFor: {
       const auto* n = s.as<ForNode>();

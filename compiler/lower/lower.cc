@@ -5,6 +5,7 @@
 #include "compiler/lower/flatten_storage.h"
 #include "compiler/lower/infer_bounds.h"
 #include "compiler/lower/inline_stages.h"
+#include "compiler/lower/partition_loops.h"
 #include "compiler/lower/place_guards.h"
 #include "compiler/lower/simplify.h"
 #include "compiler/lower/unroll_loops.h"
@@ -42,6 +43,11 @@ const LoweringPass kPasses[] = {
     {"simplify", IrStage::kFlat,
      [](LoweringUnit& u) {
        u.func.body = simplify(u.func.body);
+       return Status::ok();
+     }},
+    {"partition_loops", IrStage::kFlat,
+     [](LoweringUnit& u) {
+       u.func.body = partition_loops(u.func.body);
        return Status::ok();
      }},
     {"vectorize_loops", IrStage::kFlat,

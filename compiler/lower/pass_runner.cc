@@ -25,6 +25,7 @@ Result<PrimFunc> run_passes(std::span<const LoweringPass> passes, const State& s
   unit.func.name = name;
   for (size_t i = 0; i < last; ++i) {
     const LoweringPass& pass = passes[i];
+    if (std::find(options.skip.begin(), options.skip.end(), pass.name) != options.skip.end()) continue;
     TESSERA_RETURN_IF_ERROR(pass.run(unit));
     if (options.verify && pass.ir_after) {
       Status st = verify(unit.func, VerifyOptions{.stage = *pass.ir_after});

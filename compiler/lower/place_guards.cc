@@ -1,5 +1,9 @@
 #include "compiler/lower/place_guards.h"
 
+#include <algorithm>
+
+#include "compiler/ir/structural.h"
+
 namespace tessera {
 namespace {
 
@@ -23,7 +27,12 @@ void place_stage_guards(LoweringPlan& plan, int s) {
       break;
     }
   out.guards_at.assign(n + 1, {});
-  for (const Expr& g : guards) {
+  // Split and region guards can coincide; each is placed once.
+  std::vector<Expr> distinct;
+  for (const Expr& g : guards)
+    if (std::none_of(distinct.begin(), distinct.end(), [&](const Expr& d) { return structural_equal(d, g); }))
+      distinct.push_back(g);
+  for (const Expr& g : distinct) {
     const int depth = depth_of(g);
     out.guards_at[depth + 1].push_back(g);
     bool uses_reduce = false;

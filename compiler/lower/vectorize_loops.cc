@@ -1,5 +1,6 @@
 #include "compiler/lower/vectorize_loops.h"
 
+#include "compiler/arith/linear.h"
 #include "compiler/ir/functor.h"
 #include "compiler/ir/op.h"
 #include "compiler/ir/util.h"
@@ -9,7 +10,10 @@ namespace tessera {
 namespace {
 
 // Rewrites the body of one vectorized loop with var -> ramp(min, 1, lanes).
-// Sets `failed` when the body cannot be vectorized.
+// A guard whose condition varies across lanes becomes a mask: the loads and
+// stores it encloses are predicated on it (a loop tail runs as one masked
+// vector, not as scalar code). Sets `failed` when the body cannot be
+// vectorized.
 class BodyVectorizer final : public IRMutator {
  public:
   BodyVectorizer(const Var& var, Expr ramp, int lanes) : var_(var), ramp_(std::move(ramp)), lanes_(lanes) {}
@@ -64,28 +68,62 @@ class BodyVectorizer final : public IRMutator {
     if (uses_var(self, var_.node())) failed = true;
     return self;
   }
+  Expr visit(const LoadNode* op, const Expr& self) override {
+    Expr index = mutate(op->index);
+    Expr pred = op->predicate.defined() ? mutate(op->predicate) : op->predicate;
+    if (index.dtype().lanes == 1) {
+      // One element for all lanes. Under a mask whose guard may decide
+      // whether its index is valid, it is read when any lane is live.
+      if (mask_.defined() && reads_mask_vars(op->index)) {
+        Expr any = any_lane_live();
+        if (!any.defined()) {
+          failed = true;
+          return self;
+        }
+        pred = pred.defined() ? make_binary(ExprKind::kAnd, pred, any) : any;
+      }
+      return index.same_as(op->index) && pred.same_as(op->predicate) ? self : make_load(op->buffer, index, pred);
+    }
+    if (index.dtype().lanes != lanes_) {  // an inner vector: under a mask, lanes do not line up
+      if (mask_.defined()) failed = true;
+      return index.same_as(op->index) && pred.same_as(op->predicate) ? self : make_load(op->buffer, index, pred);
+    }
+    return make_load(op->buffer, index, masked(pred));
+  }
   Stmt visit(const StoreNode* op, const Stmt& self) override {
     Expr value = mutate(op->value), index = mutate(op->index);
-    if (value.same_as(op->value) && index.same_as(op->index)) return self;
-    // Every lane must write its own element.
-    if (index.dtype().lanes == 1) {
+    Expr pred = op->predicate.defined() ? mutate(op->predicate) : op->predicate;
+    const bool unchanged = value.same_as(op->value) && index.same_as(op->index) && pred.same_as(op->predicate);
+    if (unchanged && !mask_.defined()) return self;
+    // Every lane must write its own element, under the mask if there is one.
+    if (index.dtype().lanes != lanes_) {
       failed = true;
       return self;
     }
-    return make_store(op->buffer, widen(value), index);
+    return make_store(op->buffer, widen(value), index, masked(pred));
   }
   Stmt visit(const ForNode* op, const Stmt& self) override {
-    if (uses_var(op->min, var_.node()) || uses_var(op->extent, var_.node())) failed = true;
+    if (uses_var(op->min, var_.node()) || uses_var(op->extent, var_.node())) {
+      failed = true;
+      return self;
+    }
     return IRMutator::visit(op, self);
   }
   Stmt visit(const IfThenElseNode* op, const Stmt& self) override {
-    // A condition that varies across lanes cannot be a branch; give up
-    // before building an IfThenElse on a vector condition.
-    if (uses_var(op->cond, var_.node())) {
+    if (!uses_var(op->cond, var_.node())) return IRMutator::visit(op, self);
+    // A condition that varies across lanes cannot be a branch: without an
+    // else, it masks the lanes of what it guards.
+    if (op->else_case.defined()) {
       failed = true;
       return self;
     }
-    return IRMutator::visit(op, self);
+    const Expr outer_mask = mask_;
+    mask_ = masked(widen(mutate(op->cond)));
+    mask_conds_.push_back(op->cond);
+    Stmt body = mutate(op->then_case);
+    mask_ = outer_mask;
+    mask_conds_.pop_back();
+    return body;
   }
   Stmt visit(const AllocateNode* op, const Stmt& self) override {
     failed = true;
@@ -93,9 +131,41 @@ class BodyVectorizer final : public IRMutator {
   }
 
  private:
+  // `pred` (widened to the lanes) and the current mask; undefined if neither.
+  Expr masked(const Expr& pred) const {
+    if (!pred.defined()) return mask_;
+    Expr p = widen(pred);
+    return mask_.defined() ? make_binary(ExprKind::kAnd, mask_, p) : p;
+  }
+  // A scalar condition true when some lane of the mask is live, or undefined
+  // when that is not known exactly: one guard, a comparison linear in the
+  // loop variable, so its live lanes are a range and the range is nonempty
+  // when the first or the last lane is live.
+  Expr any_lane_live() const {
+    if (mask_conds_.size() != 1) return Expr();
+    const Expr& c = mask_conds_[0];
+    const ExprKind k = c.kind();
+    if (k != ExprKind::kLT && k != ExprKind::kLE && k != ExprKind::kGT && k != ExprKind::kGE) return Expr();
+    const auto* cmp = static_cast<const BinaryNode*>(c.get());
+    for (const Expr& side : {cmp->a, cmp->b})
+      for (const auto& [atom, coef] : arith::linear_form(side).terms)
+        if (atom.kind() != ExprKind::kVar && uses_var(atom, var_.node())) return Expr();
+    const Expr first = ramp_.as<RampNode>()->base;
+    return make_binary(ExprKind::kOr, substitute(c, var_, first), substitute(c, var_, first + make_int(lanes_ - 1)));
+  }
+  bool reads_mask_vars(const Expr& e) const {
+    return uses_any_var(e, [&](const VarNode* v) {
+      for (const Expr& c : mask_conds_)
+        if (uses_var(c, v)) return true;
+      return false;
+    });
+  }
+
   Var var_;
   Expr ramp_;
   int lanes_;
+  Expr mask_;                             // lanes live under the enclosing lane-varying guards
+  std::vector<Expr> mask_conds_;  // the conditions of those guards
 };
 
 class LoopVectorizer final : public IRMutator {

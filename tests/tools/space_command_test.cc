@@ -35,7 +35,7 @@ TEST(SpaceCommand, UnknownPassIsAUsageErrorListingThePasses) {
   EXPECT_EQ(out.code, 2) << out.text;
   EXPECT_NE(out.text.find("unknown --dump-after pass 'vectorise'"), std::string::npos) << out.text;
   EXPECT_NE(out.text.find("inline_stages, infer_bounds, allocate_buffers, place_guards, build_loop_nests, "
-                          "flatten_storage, simplify, vectorize_loops, unroll_loops"),
+                          "flatten_storage, simplify, partition_loops, vectorize_loops, unroll_loops"),
             std::string::npos)
       << out.text;
 }
