@@ -129,12 +129,19 @@ pb::Result measure_in_process(const pb::Job& job, const SandboxOptions& options)
   pool_options.pin_threads = !options.pin_cpus.empty();
   pool_options.cpus = options.pin_cpus;
   runtime::ThreadPool pool(options.threads, pool_options);
+  double check_seconds = 0;
   if (job.has_reference()) {
     runtime::ParallelScope scope(&pool);
+    const auto check_start = Clock::now();
     const int32_t status = (*kernel)(args.data());
     if (status != 0) return fail(pb::RUNTIME_ERROR, "kernel returned status " + std::to_string(status));
     std::string diff = compare_output(arrays.back(), job.reference());
-    if (!diff.empty()) return fail(pb::WRONG_ANSWER, diff);
+    check_seconds = std::chrono::duration<double>(Clock::now() - check_start).count();
+    if (!diff.empty()) {
+      pb::Result wrong = fail(pb::WRONG_ANSWER, diff);
+      wrong.set_check_seconds(check_seconds);
+      return wrong;
+    }
   }
   std::vector<int> cold;
   for (int i = 0; i < job.args_size(); ++i)
@@ -150,6 +157,7 @@ pb::Result measure_in_process(const pb::Job& job, const SandboxOptions& options)
   auto timed = runtime::time_kernel(*kernel, arg_sets->sets(), timing, &pool);
   if (!timed.is_ok()) return fail(pb::RUNTIME_ERROR, timed.status().message());
   pb::Result result = fail(pb::OK, "");
+  result.set_check_seconds(check_seconds);
   for (double c : timed->costs_s) result.add_costs_s(c);
   return result;
 }

@@ -265,6 +265,8 @@ Status validate_result(const pb::Result& result) {
   if (!is_valid_name(result.session_id())) return Status(ErrorCode::kInvalidArgument, "result: bad session id");
   if (!pb::ErrorKind_IsValid(result.error())) return Status(ErrorCode::kInvalidArgument, "result: bad error kind");
   if (result.costs_s_size() > 100000) return Status(ErrorCode::kInvalidArgument, "result: too many costs");
+  if (!std::isfinite(result.check_seconds()) || result.check_seconds() < 0)
+    return Status(ErrorCode::kInvalidArgument, "result: bad check time");
   for (double c : result.costs_s())
     if (!std::isfinite(c) || c < 0) return Status(ErrorCode::kInvalidArgument, "result: bad cost");
   if (result.message().size() > 65536 || !is_printable(result.worker_id(), 128))
@@ -318,6 +320,7 @@ MeasureResult from_wire_result(const pb::Result& result) {
   out.message = result.message();
   out.worker_id = result.worker_id();
   out.run_seconds = result.run_seconds();
+  out.check_seconds = result.check_seconds();
   return out;
 }
 

@@ -131,6 +131,8 @@ TEST(Sandbox, SampledCheckComparesExactlyTheGivenPoints) {
   *job.mutable_reference() = sampled_reference({0, 1, 128, 255});
   pb::Result r = measure_in_process(job, SandboxOptions());
   EXPECT_EQ(r.error(), pb::OK) << r.message();
+  EXPECT_GT(r.check_seconds(), 0);  // the check's kernel call and comparison, reported apart
+  EXPECT_EQ(from_wire_result(r).check_seconds, r.check_seconds());
   // Values of another seed at the same points: every one of them is wrong.
   *job.mutable_reference() = sampled_reference({0, 1, 128, 255}, 43);
   r = measure_in_process(job, SandboxOptions());
