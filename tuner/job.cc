@@ -395,7 +395,9 @@ Result<TuneConfig> parse_tune_config(const OptionValues& options, bool with_mode
   TESSERA_RETURN_IF_ERROR(parse_target_and_ops(o, &c));
   TESSERA_RETURN_IF_ERROR(parse_runner(o, &c));
   c.db_path = o.get("db", "tessera.db");
-  c.check = o.has("check");
+  if (o.has("check") && o.has("no-check"))
+    return Status(ErrorCode::kInvalidArgument, "--check and --no-check contradict each other (checking is the default)");
+  c.check = !o.has("no-check");
   return c;
 }
 

@@ -45,6 +45,9 @@ struct TaskSummary {
   double search_seconds = 0;       ///< of which proposing candidates (search + cost model)
   double build_seconds = 0;        ///< of which building (wall)
   double measure_seconds = 0;      ///< of which measuring, queueing included (wall)
+  /// Checking candidates' outputs: references evaluated here, plus the
+  /// workers' check runs (those are also within measure_seconds).
+  double check_seconds = 0;
   double store_seconds = 0;        ///< of which writing records
   /// Per round: the tuner's own time (search, cost model, records store; not
   /// building or measuring) divided by the round's trials, in seconds.
