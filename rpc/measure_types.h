@@ -72,7 +72,7 @@ struct MeasureResult {
   std::string message;          ///< empty when kOk
   std::string worker_id;        ///< who measured it (empty when nobody did)
   double run_seconds = 0;       ///< wall time of the isolated run on the worker
-  double check_seconds = 0;     ///< of which the reference check took: its kernel call and the comparison
+  double check_seconds = 0;     ///< of which the reference check's comparison took (its call is the warm-up)
 
   bool ok() const { return error == MeasureErrorKind::kOk; }
   /// Mean of costs_s, or +inf when there are none.

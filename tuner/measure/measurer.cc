@@ -36,26 +36,28 @@ std::optional<rpc::ReferenceCheck> Measurer::reference_for(const Task& task, con
   std::string signature;
   for (const auto& [arg, layout] : layouts)
     signature += std::to_string(arg) + ":" + std::to_string(layout.axis) + "x" + std::to_string(layout.factor) + ";";
-  if (reference_key_ != task.workload_key()) {
-    references_.clear();
-    reference_key_ = task.workload_key();
-    unchecked_reason_.clear();
-    check_points_ = check_points(task.dag->args().back()->shape, points_seed(reference_key_));
-  }
-  if (!unchecked_reason_.empty()) return std::nullopt;
-  if (auto it = references_.find(signature); it != references_.end()) return it->second;
+  auto [entry, added] = references_.try_emplace(task.workload_key());
+  TaskReferences& refs = entry->second;
+  if (added) refs.points = check_points(task.dag->args().back()->shape, points_seed(task.workload_key()));
+  if (!refs.unchecked_reason.empty()) return std::nullopt;
+  if (auto it = refs.by_layout.find(signature); it != refs.by_layout.end()) return it->second;
   const auto start = std::chrono::steady_clock::now();
-  auto check = evaluate_reference(*task.dag, layouts, kInputSeed, check_points_,
+  auto check = evaluate_reference(*task.dag, layouts, kInputSeed, refs.points,
                                   check_tolerance(*task.dag, options_.tolerance));
   last_check_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!check.is_ok()) {
     // Not a fact about any candidate: the task is measured unchecked, and its
     // records say so.
-    unchecked_reason_ = check.status().to_string();
+    refs.unchecked_reason = check.status().to_string();
     return std::nullopt;
   }
-  references_[signature] = *check;
+  refs.by_layout[signature] = *check;
   return std::move(check).value();
+}
+
+std::string Measurer::unchecked_reason(const std::string& workload_key) const {
+  auto it = references_.find(workload_key);
+  return it == references_.end() ? "" : it->second.unchecked_reason;
 }
 
 Result<std::vector<records::Record>> Measurer::measure(const Task& task, const std::vector<Candidate>& candidates,

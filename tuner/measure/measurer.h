@@ -51,11 +51,12 @@ class Measurer {
   double last_build_seconds() const { return last_build_seconds_; }
   double last_run_seconds() const { return last_run_seconds_; }
   /// Time of the last measure() call spent checking: evaluating references
-  /// here (once per task and packed layout) plus the workers' check runs.
+  /// here (once per task and packed layout) plus the workers' comparisons
+  /// (the checked call is the timing's warm-up call, which is made anyway).
   double last_check_seconds() const { return last_check_seconds_; }
-  /// Why the current task's candidates are measured without a check (the
-  /// evaluator does not model its types), or empty.
-  const std::string& unchecked_reason() const { return unchecked_reason_; }
+  /// Why the candidates of the task of `workload_key` are measured without a
+  /// check (the evaluator does not model its types), or empty.
+  std::string unchecked_reason(const std::string& workload_key) const;
 
  private:
   /// The expected values for a candidate at the task's check points: the
@@ -66,10 +67,13 @@ class Measurer {
   const BuilderPool& builder_;
   rpc::Runner& runner_;
   MeasureOptions options_;
-  std::string reference_key_;                                  // the task the references are for
-  std::vector<int64_t> check_points_;                          // of that task's output
-  std::string unchecked_reason_;                               // of that task, when it cannot be checked
-  std::map<std::string, rpc::ReferenceCheck> references_;      // by the candidates' packed layouts
+  /// One task's references, evaluated once each (tasks take turns in a job).
+  struct TaskReferences {
+    std::vector<int64_t> points;                           ///< of the task's output
+    std::string unchecked_reason;                          ///< when it cannot be checked
+    std::map<std::string, rpc::ReferenceCheck> by_layout;  ///< by the candidates' packed layouts
+  };
+  std::map<std::string, TaskReferences> references_;       // by workload key
   double last_build_seconds_ = 0, last_run_seconds_ = 0, last_check_seconds_ = 0;
 };
 

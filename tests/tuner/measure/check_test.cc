@@ -94,6 +94,27 @@ TEST_F(CheckTest, TheSameKernelsWithoutTheBugPassTheCheck) {
   }
 }
 
+// The evaluator models float32/64 and integers: a float16 task is measured,
+// said to be unchecked, never wrongly failed.
+TEST_F(CheckTest, ATaskTheEvaluatorDoesNotModelIsMeasuredUnchecked) {
+  Tensor a = placeholder({64}, DType::f16(), "A");
+  Tensor b = compute({64}, [&](const Vars& i) { return read(a, {i[0]}) * make_const(DType::f16(), 2); }, "B");
+  Task task;
+  task.name = "scale_f16";
+  task.dag = std::make_shared<const ComputeDAG>(ComputeDAG::make({a, b}).value());
+  task.target = host_target();
+  task.device_key = "local";
+  BuilderPool builder(task.target, {.n_parallel = 1});
+  Measurer measurer(builder, *runner_, {.timing = {.number = 1, .repeat = 1}});
+  auto records = measurer.measure(task, {Candidate()});
+  ASSERT_TRUE(records.is_ok()) << records.status().to_string();
+  ASSERT_EQ(records->size(), 1u);
+  EXPECT_TRUE((*records)[0].ok()) << (*records)[0].error_message;
+  EXPECT_FALSE((*records)[0].checked);
+  EXPECT_NE(measurer.unchecked_reason(task.workload_key()).find("float16"), std::string::npos)
+      << measurer.unchecked_reason(task.workload_key());
+}
+
 // --no-check: the wrong kernel is timed like any other, and its record says
 // it was not checked.
 TEST_F(CheckTest, WithoutTheCheckAWrongKernelIsTimedAndMarkedUnchecked) {
@@ -122,6 +143,8 @@ TEST(TuneCommand, ChecksByDefaultAndNoCheckOptsOut) {
   ASSERT_EQ(on.code, 0) << on.text;
   test::Output off = test::tessera(tune + (dir / "off.db").string() + " --no-check");
   ASSERT_EQ(off.code, 0) << off.text;
+  EXPECT_NE(on.text.find(", outputs checked;"), std::string::npos) << on.text;
+  EXPECT_NE(off.text.find(", outputs not checked (--no-check);"), std::string::npos) << off.text;
   const auto [on_yes, on_no] = checked_column(test::tessera("records list --db " + (dir / "on.db").string()).text);
   EXPECT_GE(on_yes, 4);
   EXPECT_EQ(on_no, 0);
