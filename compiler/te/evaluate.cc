@@ -124,7 +124,7 @@ struct TensorEvaluator::Impl {
   Val binary(const Expr& e);
   Val reduce(const ReduceNode* r);
   Val tensor_read(const TensorReadNode* r);
-  Val element(int t, const std::vector<int64_t>& at, int64_t flat);
+  Val element(int t, const int64_t* at, int64_t flat);
 };
 
 Val TensorEvaluator::Impl::binary(const Expr& e) {
@@ -221,7 +221,7 @@ Val TensorEvaluator::Impl::reduce(const ReduceNode* r) {
   return is_float ? Val{round_float(t, acc.f), 0} : Val{0, wrap_int(t, acc.i)};
 }
 
-Val TensorEvaluator::Impl::element(int t, const std::vector<int64_t>& at, int64_t flat) {
+Val TensorEvaluator::Impl::element(int t, const int64_t* at, int64_t flat) {
   const Tensor& tensor = tensors[static_cast<size_t>(t)];
   if (data[static_cast<size_t>(t)]) return read_element(tensor->dtype, data[static_cast<size_t>(t)], flat);
   const ComputeOpNode* op = compute_op(tensor);
@@ -250,7 +250,10 @@ Val TensorEvaluator::Impl::tensor_read(const TensorReadNode* r) {
     return Val{};
   }
   const std::vector<int64_t>& shape = r->tensor->shape;
-  std::vector<int64_t> at(shape.size());
+  // Reads are the evaluator's inner loop: no allocation for the usual ranks.
+  int64_t small[8];
+  std::vector<int64_t> large(shape.size() > 8 ? shape.size() : 0);
+  int64_t* at = shape.size() > 8 ? large.data() : small;
   int64_t flat = 0;
   for (size_t d = 0; d < shape.size(); ++d) {
     at[d] = eval(r->indices[d]).i;
@@ -353,7 +356,7 @@ Result<std::vector<double>> TensorEvaluator::evaluate(int arg, const std::vector
       at[d] = rest % t->shape[d];
       rest /= t->shape[d];
     }
-    const Val v = m.element(position, at, flat);
+    const Val v = m.element(position, at.data(), flat);
     if (!m.error.is_ok()) {
       Status st = m.error;
       m.error = Status::ok();
