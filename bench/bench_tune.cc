@@ -167,6 +167,10 @@ void BM_Tune_Matmul1024(benchmark::State& state) {
     state.counters["vs_peer"] = ratio;
     state.counters["peer_gflops"] = op.flops / peer / 1e9;
     state.counters["fma_peak_gflops"] = bench::measure_fma_peak_gflops(kThreads);
+    // Checking each candidate's output, per trial: the reference (evaluated
+    // once for the task) amortised, plus the worker's comparison (the
+    // checked call is the timing's warm-up call, made anyway).
+    state.counters["check_ms"] = run->summary.check_seconds / std::max<double>(1, run->summary.trials) * 1e3;
     state.SetIterationTime(run->wall_s);
   }
 }

@@ -63,6 +63,7 @@ OrderedJson record_line(const Record& r) {
   j["run_seconds"] = r.run_seconds;
   j["timestamp"] = r.timestamp;
   j["session"] = r.session_id == 0 ? OrderedJson(nullptr) : OrderedJson(r.session_id);
+  j["checked"] = r.checked;
   return j;
 }
 
@@ -102,6 +103,15 @@ Status get_integer(const Json& j, const std::string& name, bool required, int64_
   if (it == j.end() || it->is_null()) return required ? field_error(name, "is missing") : Status::ok();
   if (!it->is_number_integer()) return field_error(name, "must be an integer");
   out = it->get<int64_t>();
+  return Status::ok();
+}
+
+// An optional boolean: absent or null leaves `out` as it is.
+Status get_bool(const Json& j, const std::string& name, bool& out) {
+  auto it = j.find(name);
+  if (it == j.end() || it->is_null()) return Status::ok();
+  if (!it->is_boolean()) return field_error(name, "must be true or false");
+  out = it->get<bool>();
   return Status::ok();
 }
 
@@ -160,6 +170,8 @@ Result<Record> parse_record(const Json& j, const std::map<int64_t, int64_t>& ses
   TESSERA_RETURN_IF_ERROR(get_number(j, "run_seconds", false, r.run_seconds));
   TESSERA_RETURN_IF_ERROR(get_number(j, "timestamp", true, r.timestamp));
   if (r.timestamp <= 0) return field_error("timestamp", "must be a positive Unix time");
+  // Exports from before checks were kept have no "checked": not checked.
+  TESSERA_RETURN_IF_ERROR(get_bool(j, "checked", r.checked));
   int64_t session = 0;
   TESSERA_RETURN_IF_ERROR(get_integer(j, "session", false, session));
   if (session != 0) {

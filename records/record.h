@@ -67,6 +67,10 @@ struct Record {
   double run_seconds = 0;
   double timestamp = 0;             ///< Unix seconds; 0 means "now" at append
   int64_t session_id = 0;           ///< 0 when the record belongs to no session
+  /// True when the kernel's output was compared with a reference before it
+  /// was timed (a wrong one is error_kind "wrong-answer"); false for records
+  /// measured without a check and for records from before checks were kept.
+  bool checked = false;
 
   /// True when the measurement succeeded.
   bool ok() const { return error_kind == kErrorOk; }

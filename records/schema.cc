@@ -83,11 +83,18 @@ Status migrate_to_2(sql::Connection& conn) {
   return Status::ok();
 }
 
+// Version 3: whether the kernel's output was checked against a reference
+// before it was timed. Rows of earlier versions were not (as far as anyone
+// can tell now): they get 0.
+Status migrate_to_3(sql::Connection& conn) {
+  return conn.exec("ALTER TABLE records ADD COLUMN checked INTEGER NOT NULL DEFAULT 0 CHECK (checked IN (0, 1))");
+}
+
 using Migration = Status (*)(sql::Connection&);
 
 // kMigrations[v] takes a database from version v to v + 1. Append only: a
 // released migration never changes, since databases in the field ran it.
-constexpr Migration kMigrations[] = {migrate_to_1, migrate_to_2};
+constexpr Migration kMigrations[] = {migrate_to_1, migrate_to_2, migrate_to_3};
 static_assert(std::size(kMigrations) == kSchemaVersion);
 
 Result<int64_t> read_version(sql::Connection& conn) { return conn.query_int("PRAGMA user_version"); }

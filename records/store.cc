@@ -18,23 +18,23 @@ namespace {
 
 constexpr const char* kRecordColumns =
     "id, workload, target, device_key, space, steps, knob_config, costs, error_kind, "
-    "error_message, build_seconds, run_seconds, timestamp, session_id";
+    "error_message, build_seconds, run_seconds, timestamp, session_id, checked";
 
 constexpr const char* kInsertRecord =
     "INSERT INTO records (workload, target, device_key, space, steps, knob_config, costs, "
     "mean_cost, error_kind, error_message, build_seconds, run_seconds, timestamp, session_id, "
-    "steps_hash) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)";
+    "steps_hash, checked) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)";
 
 // The literal error_kind = 'ok' (not a parameter) lets SQLite use the partial
 // index records_best; its rows are already in (mean_cost, id) order.
 constexpr const char* kBestK =
     "SELECT id, workload, target, device_key, space, steps, knob_config, costs, error_kind, "
-    "error_message, build_seconds, run_seconds, timestamp, session_id FROM records "
+    "error_message, build_seconds, run_seconds, timestamp, session_id, checked FROM records "
     "WHERE workload = ?1 AND target = ?2 AND error_kind = 'ok' ORDER BY mean_cost, id LIMIT ?3";
 
 constexpr const char* kRecordsOf =
     "SELECT id, workload, target, device_key, space, steps, knob_config, costs, error_kind, "
-    "error_message, build_seconds, run_seconds, timestamp, session_id FROM records "
+    "error_message, build_seconds, run_seconds, timestamp, session_id, checked FROM records "
     "WHERE workload = ?1 AND target = ?2 ORDER BY timestamp, id";
 
 constexpr const char* kMeasured =
@@ -75,6 +75,7 @@ Result<Record> read_record(const sql::Statement& row) {
   r.run_seconds = row.column_double(11);
   r.timestamp = row.column_double(12);
   r.session_id = row.column_is_null(13) ? 0 : row.column_int(13);
+  r.checked = row.column_int(14) != 0;
   return r;
 }
 
@@ -152,6 +153,7 @@ Status insert_record(sql::Connection& conn, const Record& r, const std::string& 
     st->bind(14, r.session_id);
   }
   st->bind(15, steps_hash(r.steps_json));
+  st->bind(16, static_cast<int64_t>(r.checked ? 1 : 0));
   return st->run();
 }
 

@@ -43,10 +43,14 @@ struct ArgSpec {
 
 /// Optional correctness check of a candidate: after one call with arguments
 /// filled by NDArray::fill_random(input_seed + i), the last argument must equal
-/// `expected_output` (floats within tolerance * (1 + |want|), integers exactly).
+/// `expected_output` (floats within tolerance * (1 + |want|), integers exactly),
+/// either as a whole or at the sampled `points` only.
 struct ReferenceCheck {
-  std::string expected_output;  ///< the raw bytes of the last argument
+  /// The raw bytes of the last argument; with `points`, one element per point, in order.
+  std::string expected_output;
   double tolerance = 1e-4;
+  /// Row-major flat element indices of the last argument to compare; empty: every element.
+  std::vector<int64_t> points;
 };
 
 /// What to measure: a built library and how to call and time its kernel.
@@ -68,6 +72,7 @@ struct MeasureResult {
   std::string message;          ///< empty when kOk
   std::string worker_id;        ///< who measured it (empty when nobody did)
   double run_seconds = 0;       ///< wall time of the isolated run on the worker
+  double check_seconds = 0;     ///< of which the reference check's comparison took (its call is the warm-up)
 
   bool ok() const { return error == MeasureErrorKind::kOk; }
   /// Mean of costs_s, or +inf when there are none.

@@ -219,7 +219,7 @@ Status validate_job(const pb::Job& job, const WireLimits& limits) {
                std::to_string(limits.max_library_bytes));
   if (job.args_size() < 1 || job.args_size() > limits.max_args)
     return bad("needs 1-" + std::to_string(limits.max_args) + " arguments");
-  int64_t last_bytes = 0;
+  int64_t last_bytes = 0, last_elements = 0;
   for (const auto& arg : job.args()) {
     DType dtype;
     if (!DType::parse(arg.dtype(), &dtype)) return bad("unknown dtype '" + arg.dtype().substr(0, 32) + "'");
@@ -227,6 +227,7 @@ Status validate_job(const pb::Job& job, const WireLimits& limits) {
     std::vector<int64_t> shape(arg.shape().begin(), arg.shape().end());
     last_bytes = arg_nbytes(shape, dtype);
     if (last_bytes < 0 || last_bytes > limits.max_arg_bytes) return bad("argument too large or negative extent");
+    last_elements = last_bytes / dtype.storage_bytes();
   }
   if (job.args(job.args_size() - 1).cold()) return bad("the output (the last argument) cannot be cold");
   const auto& t = job.timing();
@@ -241,9 +242,20 @@ Status validate_job(const pb::Job& job, const WireLimits& limits) {
     const auto& ref = job.reference();
     if (static_cast<int64_t>(ref.expected_output().size()) > limits.max_reference_bytes)
       return bad("reference output too large");
-    if (static_cast<int64_t>(ref.expected_output().size()) != last_bytes)
-      return bad("reference output has " + std::to_string(ref.expected_output().size()) +
-                 " bytes, the last argument " + std::to_string(last_bytes));
+    if (ref.points_size() > limits.max_reference_points)
+      return bad("reference check of more than " + std::to_string(limits.max_reference_points) + " points");
+    for (uint64_t p : ref.points())
+      if (p >= static_cast<uint64_t>(last_elements))
+        return bad("reference point " + std::to_string(p) + " is outside the last argument's " +
+                   std::to_string(last_elements) + " elements");
+    // Sampled: one element per point; whole: the argument's bytes.
+    const int64_t want_bytes = ref.points_size() == 0
+                                   ? last_bytes
+                                   : static_cast<int64_t>(ref.points_size()) * (last_elements ? last_bytes / last_elements : 0);
+    if (static_cast<int64_t>(ref.expected_output().size()) != want_bytes)
+      return bad("reference output has " + std::to_string(ref.expected_output().size()) + " bytes, expected " +
+                 std::to_string(want_bytes) +
+                 (ref.points_size() == 0 ? " (the last argument)" : " (one element per point)"));
     if (!std::isfinite(ref.tolerance()) || ref.tolerance() < 0) return bad("bad reference tolerance");
   }
   return Status::ok();
@@ -253,6 +265,8 @@ Status validate_result(const pb::Result& result) {
   if (!is_valid_name(result.session_id())) return Status(ErrorCode::kInvalidArgument, "result: bad session id");
   if (!pb::ErrorKind_IsValid(result.error())) return Status(ErrorCode::kInvalidArgument, "result: bad error kind");
   if (result.costs_s_size() > 100000) return Status(ErrorCode::kInvalidArgument, "result: too many costs");
+  if (!std::isfinite(result.check_seconds()) || result.check_seconds() < 0)
+    return Status(ErrorCode::kInvalidArgument, "result: bad check time");
   for (double c : result.costs_s())
     if (!std::isfinite(c) || c < 0) return Status(ErrorCode::kInvalidArgument, "result: bad cost");
   if (result.message().size() > 65536 || !is_printable(result.worker_id(), 128))
@@ -294,6 +308,7 @@ pb::Job to_wire_job(const MeasureInput& input) {
   if (input.reference) {
     job.mutable_reference()->set_expected_output(input.reference->expected_output);
     job.mutable_reference()->set_tolerance(input.reference->tolerance);
+    for (int64_t p : input.reference->points) job.mutable_reference()->add_points(static_cast<uint64_t>(p));
   }
   return job;
 }
@@ -305,6 +320,7 @@ MeasureResult from_wire_result(const pb::Result& result) {
   out.message = result.message();
   out.worker_id = result.worker_id();
   out.run_seconds = result.run_seconds();
+  out.check_seconds = result.check_seconds();
   return out;
 }
 

@@ -24,6 +24,7 @@ inline constexpr uint32_t kProtocolVersion = 1;
 struct WireLimits {
   int64_t max_library_bytes = 256LL << 20;    ///< a kernel library
   int64_t max_reference_bytes = 256LL << 20;  ///< expected output of a reference check
+  int max_reference_points = 1 << 20;         ///< sampled points of a reference check
   int64_t max_arg_bytes = 1LL << 30;          ///< one argument buffer on the worker
   int max_args = 64;
   int max_rank = 8;

@@ -156,9 +156,8 @@ Result<TimingResult> time_calls(TesseraKernelFn kernel, ArgCycle& args, const Ti
                                 ThreadPool* pool) {
   TESSERA_RETURN_IF_ERROR(check_options(kernel, options));
   ParallelScope scope(pool);
-  if (const int32_t status = kernel(args.next()); status != 0) {
-    return kernel_failed(status, "on the warm-up call");
-  }
+  if (options.warm_up)
+    if (const int32_t status = kernel(args.next()); status != 0) return kernel_failed(status, "on the warm-up call");
   std::optional<CacheFlusher> flusher;
   if (options.flush_cache) {
     TESSERA_ASSIGN_OR_RETURN(NDArray buffer, CacheFlusher::make_buffer());

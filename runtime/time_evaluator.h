@@ -25,6 +25,10 @@ struct TimingOptions {
   /// the last-level cache (at most 256 MiB), on every thread of the pool, so
   /// that the kernel starts with cold caches.
   bool flush_cache = false;
+  /// Make the untimed warm-up call first. False when the caller has just
+  /// called the kernel on the same arguments and pool (a correctness check),
+  /// which warmed up the same.
+  bool warm_up = true;
 };
 
 /// The measurements, in seconds per call.

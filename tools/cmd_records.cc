@@ -290,14 +290,14 @@ int run_list(const Args& args) {
   auto infos = workload_infos(*store);
   if (!infos) return fail(infos.status());
   Table table({{"ID", true}, {"TIME"}, {"WORKLOAD"}, {"OP"}, {"TARGET", false, true, compact_target}, {"SPACE"},
-               {"MEAN COST", true}, {"GFLOP/S", true}, {"RESULT"}});
+               {"MEAN COST", true}, {"GFLOP/S", true}, {"CHECKED"}, {"RESULT"}});
   Status st = store->for_each(filter, [&](const Record& r) {
     auto w = infos->find(r.workload_key);
     double flops = w == infos->end() ? 0 : w->second.flop_count;
     table.add({std::to_string(r.id), format_time(r.timestamp), short_key(r.workload_key),
                w == infos->end() ? "" : w->second.op_name, r.target, records::space_kind_name(r.space),
                format_seconds(r.mean_cost()), r.ok() ? format_gflops(flops, r.mean_cost()) : "-",
-               r.error_kind});
+               r.checked ? "yes" : "no", r.error_kind});
     return Status::ok();
   });
   if (!st) return fail(st);

@@ -108,7 +108,10 @@ const std::vector<OptionSpec> kOptions = {
     {"repeat", true, "timing repeats per candidate (default 8 cold, else 3)"},
     {"min-repeat-ms", true, "shortest timed repeat in ms, model and warm (default 50)"},
     {"timeout", true, "longest one measurement may run, in seconds (default 10)"},
-    {"check", false, "compare every candidate's output with the default schedule's"},
+    {"no-check", false, "time candidates without first checking their output (checked by default: each is "
+                        "compared at sampled points with values evaluated from the computation's definition, "
+                        "and a wrong one is stored as wrong-answer, never used)"},
+    {"check", false, "the default (kept for old scripts)"},
     {"help", false, "this message"},
 };
 

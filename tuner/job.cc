@@ -395,7 +395,9 @@ Result<TuneConfig> parse_tune_config(const OptionValues& options, bool with_mode
   TESSERA_RETURN_IF_ERROR(parse_target_and_ops(o, &c));
   TESSERA_RETURN_IF_ERROR(parse_runner(o, &c));
   c.db_path = o.get("db", "tessera.db");
-  c.check = o.has("check");
+  if (o.has("check") && o.has("no-check"))
+    return Status(ErrorCode::kInvalidArgument, "--check and --no-check contradict each other (checking is the default)");
+  c.check = !o.has("no-check");
   return c;
 }
 
@@ -458,10 +460,11 @@ Result<JobSummary> TuneJob::run(Progress* progress, const std::atomic<bool>* sto
   if (!resumed.is_ok()) return failure(resumed.status());
   summary.resumed = *resumed;
   if (log_) {
-    std::fprintf(log_, "tuning %zu task(s) on %s, %lld trials, %s; %lld earlier records%s\n", tasks_.size(),
+    std::fprintf(log_, "tuning %zu task(s) on %s, %lld trials, %s, %s; %lld earlier records%s\n", tasks_.size(),
                  config_.target.triple.c_str(), static_cast<long long>(config_.trials),
-                 describe_search(config_).c_str(), static_cast<long long>(*resumed),
-                 *resumed ? " (not measured again)" : "");
+                 describe_search(config_).c_str(),
+                 config_.check ? "outputs checked" : "outputs not checked (--no-check)",
+                 static_cast<long long>(*resumed), *resumed ? " (not measured again)" : "");
     std::fflush(log_);
   }
   runner_->set_cancel(cancel);

@@ -72,7 +72,9 @@ struct TuneConfig {
   double time_budget_s = 0;                  ///< 0: none
   int64_t early_stopping = 0;                ///< 0: never
   SchedulerKind scheduler = SchedulerKind::kGradient;
-  bool check = false;                        ///< compare every candidate's output with the default schedule's
+  /// Check every candidate's output against the computation's definition
+  /// before timing it (MeasureOptions::check_correctness); --no-check: off.
+  bool check = true;
   std::string db_path = "tessera.db";        ///< the records store
   std::string device_key = "local";          ///< the tasks' device key (the farm's with a tracker)
   std::optional<rpc::RpcRunnerOptions> tracker;  ///< measure on a farm; empty: start local workers

@@ -176,6 +176,7 @@ Result<std::optional<Candidate>> Tuner::measure_batch(int i, std::vector<Candida
   TESSERA_ASSIGN_OR_RETURN(std::vector<records::Record> records, measurer_.measure(task, candidates));
   s.build_seconds += measurer_.last_build_seconds();
   s.measure_seconds += measurer_.last_run_seconds();
+  s.check_seconds += measurer_.last_check_seconds();
   auto store_start = Clock::now();
   if (store_) TESSERA_RETURN_IF_ERROR(store_->append(records));
   const double store_s = since(store_start);

@@ -45,6 +45,10 @@ struct TaskSummary {
   double search_seconds = 0;       ///< of which proposing candidates (search + cost model)
   double build_seconds = 0;        ///< of which building (wall)
   double measure_seconds = 0;      ///< of which measuring, queueing included (wall)
+  /// Checking candidates' outputs: references evaluated here, plus the
+  /// workers' comparisons (those are also within measure_seconds; the
+  /// checked call is the timing's warm-up call, made anyway).
+  double check_seconds = 0;
   double store_seconds = 0;        ///< of which writing records
   /// Per round: the tuner's own time (search, cost model, records store; not
   /// building or measuring) divided by the round's trials, in seconds.

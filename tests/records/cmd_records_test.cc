@@ -38,10 +38,32 @@ std::string make_db(const TempDir& dir) {
   auto store = Store::open(path);
   EXPECT_TRUE(store);
   EXPECT_TRUE(store->add_workload({key_of(1), "", "matmul", "1024^3", 2.0 * 1024 * 1024 * 1024}));
-  EXPECT_TRUE(store->append({ok_record(key_of(1), kTarget, 0.004, 1), ok_record(key_of(1), kTarget, 0.002, 2),
+  Record checked = ok_record(key_of(1), kTarget, 0.002, 2);
+  checked.checked = true;
+  EXPECT_TRUE(store->append({ok_record(key_of(1), kTarget, 0.004, 1), checked,
                              ok_record(key_of(1), kTarget, 0.003, 3),
                              error_record(key_of(1), kTarget, "crash", 4)}));
   return path;
+}
+
+// The line of `output` that holds `needle`, or "".
+std::string line_with(const std::string& output, const std::string& needle) {
+  size_t at = output.find(needle);
+  if (at == std::string::npos) return "";
+  size_t begin = output.rfind('\n', at), end = output.find('\n', at);
+  begin = begin == std::string::npos ? 0 : begin + 1;
+  return output.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
+}
+
+TEST(RecordsCli, ListShowsWhetherEachRecordWasChecked) {
+  TempDir dir;
+  const std::string db = make_db(dir);
+  CliRun run = tessera_records("list --db " + db);
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_NE(line_with(run.output, "ID").find("CHECKED"), std::string::npos) << run.output;
+  EXPECT_NE(line_with(run.output, "2.000 ms").find(" yes "), std::string::npos) << run.output;
+  EXPECT_EQ(line_with(run.output, "2.000 ms").find(" no "), std::string::npos) << run.output;
+  EXPECT_NE(line_with(run.output, "4.000 ms").find(" no "), std::string::npos) << run.output;
 }
 
 TEST(RecordsCli, BestShowsCostsWithGflops) {

@@ -37,6 +37,7 @@ void fill(Store& store) {
   knob.session_id = s1;
   knob.costs = {1.0 / 3.0, 0.1 + 0.2, 2e-7};
   knob.timestamp = 1'700'000'123.456789;
+  knob.checked = true;
   Record manual = ok_record(key_of(1), kOtherTarget, 0.25, 2);
   manual.space = SpaceKind::kManual;
   manual.device_key = "";
@@ -162,7 +163,35 @@ TEST(Jsonl, ExportUsesTheDocumentedFieldNamesInOrder) {
   EXPECT_EQ(fields["record"],
             (Names{"type", "workload_key", "target", "device_key", "space", "steps", "knob_config",
                    "costs", "mean_cost", "error_kind", "error_message", "build_seconds",
-                   "run_seconds", "timestamp", "session"}));
+                   "run_seconds", "timestamp", "session", "checked"}));
+}
+
+// Exports from before checks were recorded have no "checked": not checked.
+TEST(Jsonl, CheckedIsImportedAndDefaultsToFalse) {
+  TempDir dir;
+  ASSERT_OK_AND_ASSIGN(Store a, Store::open(dir.file("a.db")));
+  fill(a);
+  std::istringstream lines(export_text(a));
+  std::string text, line;
+  int records = 0;
+  while (std::getline(lines, line)) {
+    auto j = nlohmann::ordered_json::parse(line);
+    if (j["type"] == "record") {
+      if (records == 0) EXPECT_TRUE(j["checked"].get<bool>()) << line;  // the knob record
+      if (records == 1) j.erase("checked");
+      if (records == 2) j["checked"] = "yes";
+      ++records;
+    }
+    text += j.dump() + "\n";
+  }
+  ASSERT_OK_AND_ASSIGN(Store b, Store::open(dir.file("b.db")));
+  ImportReport report = import_text(b, text);
+  ASSERT_EQ(report.errors.size(), 1u);
+  EXPECT_NE(report.errors[0].message.find("checked"), std::string::npos) << report.errors[0].message;
+  EXPECT_EQ(report.records_added, 3);
+  int checked = 0;
+  for (const Record& r : b.list({}).value()) checked += r.checked;
+  EXPECT_EQ(checked, 1);
 }
 
 TEST(Jsonl, FilteredExportCarriesOnlyMatchingRecordsAndTheirSessions) {

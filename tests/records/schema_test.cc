@@ -77,6 +77,37 @@ TEST(StoreOpen, Version1DatabaseIsMigratedAndKeepsItsRecords) {
   EXPECT_TRUE(store.measured(key, testing::kTarget, R"([{"kind":"split","stage":"C"}])").value());
 }
 
+// Version 2 had no `checked`: its records survive the migration as they
+// were, marked not checked, and new ones keep what the tuner says.
+TEST(StoreOpen, Version2DatabaseIsMigratedAndItsRecordsAreNotChecked) {
+  TempDir dir;
+  const std::string path = dir.file("v2.db");
+  const std::string key = testing::key_of(7);
+  {
+    ASSERT_OK_AND_ASSIGN(auto conn, raw(path));
+    ASSERT_OK(migrate(conn, 2));
+    ASSERT_OK(conn.exec(
+        "INSERT INTO records (workload, target, space, steps, costs, mean_cost, error_kind, "
+        "build_seconds, run_seconds, timestamp, steps_hash) VALUES ('" + key + "', '" + testing::kTarget +
+        "', 'sketch', '[]', '[0.002]', 0.002, 'ok', 1, 1, 1700000000, 0), ('" + key + "', '" +
+        testing::kTarget + "', 'sketch', '[{\"kind\":\"x\"}]', '[]', NULL, 'wrong-answer', 1, 1, 1700000001, 0)"));
+  }
+  ASSERT_EQ(user_version(path), 2);
+  ASSERT_OK_AND_ASSIGN(Store store, Store::open(path));
+  EXPECT_EQ(user_version(path), kSchemaVersion);
+  ASSERT_OK_AND_ASSIGN(auto old_rows, store.list({}));
+  ASSERT_EQ(old_rows.size(), 2u);
+  EXPECT_EQ(old_rows[0].costs, std::vector<double>{0.002});
+  EXPECT_EQ(old_rows[1].error_kind, "wrong-answer");
+  for (const Record& r : old_rows) EXPECT_FALSE(r.checked) << r.id;
+  Record fresh = ok_record(key, testing::kTarget, 0.001, 3);
+  fresh.checked = true;
+  ASSERT_OK(store.append({fresh}));
+  ASSERT_OK_AND_ASSIGN(auto best, store.best_k(key, testing::kTarget, 1));
+  ASSERT_EQ(best.size(), 1u);
+  EXPECT_TRUE(best[0].checked);
+}
+
 TEST(StoreOpen, ReadOnlyOpenOfAnOlderSchemaIsRefusedAndLeftUntouched) {
   TempDir dir;
   const std::string path = dir.file("v1.db");

@@ -23,6 +23,21 @@ pb::Job valid_job() {
   return job;
 }
 
+// add_one's expected values at `points` only, on the wire.
+pb::ReferenceCheck sampled_reference(const std::vector<int64_t>& points, uint64_t seed = 42) {
+  const ReferenceCheck whole = add_one_reference(seed);
+  pb::ReferenceCheck ref;
+  std::string values;
+  for (int64_t p : points) {
+    ref.add_points(static_cast<uint64_t>(p));
+    if (p >= 0 && p < 256) values.append(whole.expected_output.substr(static_cast<size_t>(p) * 4, 4));
+    else values.append(4, '\0');
+  }
+  ref.set_expected_output(values);
+  ref.set_tolerance(whole.tolerance);
+  return ref;
+}
+
 TEST(Wire, ValidJobPasses) { EXPECT_TRUE(validate_job(valid_job(), WireLimits()).is_ok()); }
 
 TEST(Wire, EveryBadFieldIsRefused) {
@@ -43,6 +58,11 @@ TEST(Wire, EveryBadFieldIsRefused) {
       {"reference size", [](pb::Job& j) { j.mutable_reference()->set_expected_output("abc"); }},
       {"tolerance", [](pb::Job& j) { j.mutable_reference()->set_tolerance(-1); }},
       {"cold output", [](pb::Job& j) { j.mutable_args(j.args_size() - 1)->set_cold(true); }},
+      {"point outside", [](pb::Job& j) { *j.mutable_reference() = sampled_reference({0, 256}); }},
+      {"points size", [](pb::Job& j) {
+         *j.mutable_reference() = sampled_reference({0, 7});
+         j.mutable_reference()->add_points(9);  // three points, two values
+       }},
   };
   for (auto& [name, mutate] : cases) {
     pb::Job job = valid_job();
@@ -80,6 +100,54 @@ TEST(Sandbox, InProcessMeasurementChecksTheReference) {
   r = measure_in_process(to_wire_job(in), options);
   EXPECT_EQ(r.error(), pb::WRONG_ANSWER);
   EXPECT_NE(r.message().find("differ from the reference"), std::string::npos) << r.message();
+}
+
+TEST(Wire, SampledReferenceTravelsAsPointsAndOneValueEach) {
+  MeasureInput in = kernel_input("add_one");
+  in.reference = add_one_reference();
+  in.reference->points = {0, 17, 255};
+  std::string values;
+  for (int64_t p : in.reference->points) values += in.reference->expected_output.substr(static_cast<size_t>(p) * 4, 4);
+  in.reference->expected_output = values;
+  pb::Job job = to_wire_job(in);
+  job.set_job_id(1);
+  job.set_session_id("s-1");
+  job.set_device_key("x86");
+  ASSERT_EQ(job.reference().points_size(), 3);
+  EXPECT_EQ(job.reference().points(2), 255u);
+  EXPECT_EQ(job.reference().expected_output().size(), 12u);
+  EXPECT_TRUE(validate_job(job, WireLimits()).is_ok()) << validate_job(job, WireLimits()).to_string();
+  WireLimits few;
+  few.max_reference_points = 2;
+  EXPECT_NE(validate_job(job, few).message().find("more than 2 points"), std::string::npos);
+}
+
+// A frame from before sampled checks (no points) still compares the whole
+// output; one with points compares exactly those, wherever the bug is.
+TEST(Sandbox, SampledCheckComparesExactlyTheGivenPoints) {
+  MeasureInput in = kernel_input("add_one");
+  pb::Job job = to_wire_job(in);
+  job.set_session_id("s");
+  *job.mutable_reference() = sampled_reference({0, 1, 128, 255});
+  pb::Result r = measure_in_process(job, SandboxOptions());
+  EXPECT_EQ(r.error(), pb::OK) << r.message();
+  EXPECT_GT(r.check_seconds(), 0);  // the check's kernel call and comparison, reported apart
+  EXPECT_EQ(from_wire_result(r).check_seconds, r.check_seconds());
+  // Values of another seed at the same points: every one of them is wrong.
+  *job.mutable_reference() = sampled_reference({0, 1, 128, 255}, 43);
+  r = measure_in_process(job, SandboxOptions());
+  EXPECT_EQ(r.error(), pb::WRONG_ANSWER);
+  EXPECT_NE(r.message().find("4 of 4 sampled output elements differ"), std::string::npos) << r.message();
+  // One wrong value, at the last point: reported there.
+  pb::ReferenceCheck one_wrong = sampled_reference({0, 1, 128, 255});
+  std::string values = one_wrong.expected_output();
+  values.replace(12, 4, sampled_reference({255}, 43).expected_output());
+  one_wrong.set_expected_output(values);
+  *job.mutable_reference() = one_wrong;
+  r = measure_in_process(job, SandboxOptions());
+  EXPECT_EQ(r.error(), pb::WRONG_ANSWER);
+  EXPECT_NE(r.message().find("1 of 4 sampled output elements differ from the reference (first at 255"),
+            std::string::npos) << r.message();
 }
 
 TEST(Sandbox, AColdInputIsCheckedAndTimedLikeAnyOther) {

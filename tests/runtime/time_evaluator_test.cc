@@ -47,6 +47,18 @@ TEST(TimeEvaluator, OneWarmUpThenNumberCallsPerRepeat) {
   EXPECT_EQ(result->costs_s.size(), 5u);
 }
 
+// A caller that has just called the kernel (a correctness check) skips it.
+TEST(TimeEvaluator, NoWarmUpWhenTheCallerHasWarmedUp) {
+  Counter counter;
+  TimingOptions options;
+  options.number = 4;
+  options.repeat = 5;
+  options.warm_up = false;
+  auto result = time_kernel(&counting_kernel, counter.args, options, nullptr);
+  ASSERT_TRUE(result.is_ok()) << result.status().to_string();
+  EXPECT_EQ(counter.calls, 4 * 5);
+}
+
 TEST(TimeEvaluator, StatisticsSummarizeTheCosts) {
   Counter counter;
   counter.busy_us = 200;

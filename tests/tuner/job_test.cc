@@ -49,6 +49,14 @@ TEST(ParseTuneConfig, TheLastValueOfAnOptionCounts) {
   EXPECT_TRUE(c.check);
 }
 
+TEST(ParseTuneConfig, CheckingIsOnByDefaultAndNoCheckTurnsItOff) {
+  EXPECT_TRUE(parse_tune_config(with_op({}), false).value().check);
+  EXPECT_TRUE(TuneConfig{}.check);
+  EXPECT_FALSE(parse_tune_config(with_op({{"no-check", {""}}}), false).value().check);
+  EXPECT_EQ(config_error(with_op({{"check", {""}}, {"no-check", {""}}})),
+            "--check and --no-check contradict each other (checking is the default)");
+}
+
 TEST(ParseTuneConfig, TheStrategyIsParsedForItsSpace) {
   TuneConfig ga = parse_tune_config(with_op({{"space", {"knob"}}, {"strategy", {"ga"}}}), false).value();
   EXPECT_EQ(ga.knob_strategy, KnobStrategy::kGa);

@@ -44,6 +44,10 @@ BuildResult BuilderPool::build_one(const BuildInput& input) const {
   if (!state.is_ok()) return finish(BuildError::kInvalidSchedule, state.status());
   auto func = input.candidate.kernel(input.dag, options_.symbol);
   if (!func.is_ok()) return finish(BuildError::kLoweringError, func.status());
+  if (options_.rewrite_kernel) {
+    func = options_.rewrite_kernel(std::move(*func));
+    if (!func.is_ok()) return finish(BuildError::kLoweringError, func.status());
+  }
   auto library = tessera::build(std::vector<PrimFunc>{std::move(*func)}, target_);
   if (!library.is_ok()) return finish(BuildError::kCodegenError, library.status());
   r.library = std::move(library->bytes);

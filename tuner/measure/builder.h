@@ -2,6 +2,7 @@
 // at once, and classifies what went wrong when one cannot be built.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -40,6 +41,10 @@ struct BuilderOptions {
   int n_parallel = 0;         ///< builds at once; <= 0: the machine's cores
   double timeout_s = 15;      ///< a longer build is reported as kTimeout
   std::string symbol = "kernel";
+  /// For tests only: rewrites each lowered kernel before code generation, to
+  /// plant a bug that the measurer's correctness check must catch. Empty in
+  /// every real build; an error from it is a kLoweringError.
+  std::function<Result<PrimFunc>(PrimFunc)> rewrite_kernel;
 };
 
 /// Builds candidates for one target on a set of threads. Builds are

@@ -4,67 +4,60 @@
 #include <chrono>
 #include <cstring>
 
-#include "compiler/codegen/build.h"
-#include "compiler/codegen/llvm_target.h"
-#include "runtime/module.h"
-#include "runtime/ndarray.h"
-#include "runtime/thread_pool.h"
+#include "tuner/measure/reference.h"
 
 namespace tessera::tuner {
 
 Measurer::Measurer(const BuilderPool& builder, rpc::Runner& runner, MeasureOptions options)
     : builder_(builder), runner_(runner), options_(std::move(options)) {}
 
-// The default schedule's output for the inputs the workers will generate.
-// Workers fill every argument with the same random bytes whatever its
-// layout; a candidate storing an argument packed (compiler/schedule/layout.h)
-// reads those bytes in packed order, so the reference reads them unpacked.
-Result<std::optional<rpc::ReferenceCheck>> Measurer::reference_for(const Task& task, const Candidate& candidate) {
-  if (!options_.check_correctness) return std::optional<rpc::ReferenceCheck>();
-  Target host = host_target();
-  if (host.triple != task.target.triple) return std::optional<rpc::ReferenceCheck>();
+namespace {
+
+// The seed of the workers' inputs: argument i is filled by fill_random(kInputSeed + i).
+constexpr uint64_t kInputSeed = 1;
+
+// A stable seed for a task's check points (FNV-1a of its key): the same
+// points in every run, so that a check is reproducible.
+uint64_t points_seed(const std::string& key) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : key) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+}  // namespace
+
+// The reference is evaluated from the DAG, not built: it holds for every
+// target (remote boards too) and shares nothing with the candidate's lowering.
+std::optional<rpc::ReferenceCheck> Measurer::reference_for(const Task& task, const Candidate& candidate) {
+  if (!options_.check_correctness) return std::nullopt;
   auto state = candidate.state(task.dag);
-  if (!state.is_ok()) return std::optional<rpc::ReferenceCheck>();  // it will not build either
+  if (!state.is_ok()) return std::nullopt;  // it will not build either
   const std::vector<std::pair<int, PackedLayout>> layouts = packed_arguments(**state);
   std::string signature;
   for (const auto& [arg, layout] : layouts)
     signature += std::to_string(arg) + ":" + std::to_string(layout.axis) + "x" + std::to_string(layout.factor) + ";";
-  if (reference_key_ != task.workload_key()) {
-    references_.clear();
-    reference_key_ = task.workload_key();
+  auto [entry, added] = references_.try_emplace(task.workload_key());
+  TaskReferences& refs = entry->second;
+  if (added) refs.points = check_points(task.dag->args().back()->shape, points_seed(task.workload_key()));
+  if (!refs.unchecked_reason.empty()) return std::nullopt;
+  if (auto it = refs.by_layout.find(signature); it != refs.by_layout.end()) return it->second;
+  const auto start = std::chrono::steady_clock::now();
+  auto check = evaluate_reference(*task.dag, layouts, kInputSeed, refs.points,
+                                  check_tolerance(*task.dag, options_.tolerance));
+  last_check_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (!check.is_ok()) {
+    // Not a fact about any candidate: the task is measured unchecked, and its
+    // records say so.
+    refs.unchecked_reason = check.status().to_string();
+    return std::nullopt;
   }
-  if (auto it = references_.find(signature); it != references_.end()) return std::optional(it->second);
+  refs.by_layout[signature] = *check;
+  return std::move(check).value();
+}
 
-  TESSERA_ASSIGN_OR_RETURN(BuiltLibrary lib, tessera::build(State(task.dag), host, "reference"));
-  TESSERA_ASSIGN_OR_RETURN(runtime::Module mod, runtime::Module::load_from_bytes(lib.bytes, "/tmp"));
-  TESSERA_ASSIGN_OR_RETURN(TesseraKernelFn fn, mod.get_kernel("reference"));
-  std::vector<runtime::NDArray> arrays;
-  std::vector<void*> args;
-  uint64_t seed = 1;
-  for (const auto& spec : task.arg_specs()) {
-    TESSERA_ASSIGN_OR_RETURN(runtime::NDArray a, runtime::NDArray::create(spec.shape, spec.dtype));
-    a.fill_random(seed++);
-    arrays.push_back(std::move(a));
-  }
-  for (const auto& [arg, layout] : layouts) {
-    runtime::NDArray& a = arrays[static_cast<size_t>(arg)];
-    TESSERA_ASSIGN_OR_RETURN(runtime::NDArray logical, runtime::NDArray::create(a.shape(), a.dtype()));
-    unpack_elements(a.raw_data(), logical.raw_data(), a.shape(), a.dtype().storage_bytes(), layout);
-    a = std::move(logical);
-  }
-  for (auto& a : arrays) args.push_back(a.raw_data());
-  runtime::ThreadPool pool(task.target.num_cores);
-  {
-    runtime::ParallelScope scope(&pool);
-    int32_t status = fn(args.data());
-    if (status != 0) return Status(ErrorCode::kRuntimeError, "the reference kernel returned " + std::to_string(status));
-  }
-  const runtime::NDArray& out = arrays.back();
-  rpc::ReferenceCheck check;
-  check.expected_output.assign(static_cast<const char*>(out.raw_data()), out.nbytes());
-  check.tolerance = options_.tolerance;
-  references_[signature] = check;
-  return std::optional(check);
+std::string Measurer::unchecked_reason(const std::string& workload_key) const {
+  auto it = references_.find(workload_key);
+  return it == references_.end() ? "" : it->second.unchecked_reason;
 }
 
 Result<std::vector<records::Record>> Measurer::measure(const Task& task, const std::vector<Candidate>& candidates,
@@ -76,6 +69,7 @@ Result<std::vector<records::Record>> Measurer::measure(const Task& task, const s
   std::vector<BuildResult> built = builder_.build(inputs);
   last_build_seconds_ = std::chrono::duration<double>(Clock::now() - build_start).count();
   last_run_seconds_ = 0;
+  last_check_seconds_ = 0;
 
   std::vector<rpc::MeasureInput> jobs;
   std::vector<size_t> job_of;
@@ -94,8 +88,8 @@ Result<std::vector<records::Record>> Measurer::measure(const Task& task, const s
       in.timing = runtime::TimingOptions{.number = 1, .repeat = 1, .min_repeat_ms = 0};
       in.timeout_ms = std::max(options_.timeout_ms, 120000);
     }
-    in.input_seed = 1;
-    TESSERA_ASSIGN_OR_RETURN(in.reference, reference_for(task, candidates[i]));
+    in.input_seed = kInputSeed;
+    in.reference = reference_for(task, candidates[i]);
     jobs.push_back(std::move(in));
     job_of.push_back(i);
   }
@@ -128,6 +122,10 @@ Result<std::vector<records::Record>> Measurer::measure(const Task& task, const s
   for (size_t j = 0; j < results.size(); ++j) {
     records::Record& r = out[job_of[j]];
     r.run_seconds = results[j].run_seconds;
+    last_check_seconds_ += results[j].check_seconds;
+    // Checked: the output was compared, and matched or not.
+    r.checked = jobs[j].reference.has_value() &&
+                (results[j].ok() || results[j].error == rpc::MeasureErrorKind::kWrongAnswer);
     if (results[j].ok()) {
       r.costs = results[j].costs_s;
     } else {
