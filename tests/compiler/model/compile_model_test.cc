@@ -417,6 +417,28 @@ TEST(CompileModel, ADepthwiseConvHasTheKeyOfItsOperatorSpec) {
   EXPECT_TRUE(gt::close(got->at("out"), gt::to_floats((*want)[0])));
 }
 
+// With the bias and ReLU a model fuses into it (the PP-OCR classifier's
+// depthwise kernels), the spec names them: bias=1, relu=1.
+TEST(CompileModel, ADepthwiseConvWithBiasAndReluHasTheKeyOfItsOperatorSpec) {
+  Graph g;
+  ValueId x = g.add_input("x", {1, 8, 12, 96}, DType::f32());
+  ValueId w = g.add_constant("w", graph::Constant::from_floats({8, 1, 3, 3}, gt::random_floats(72, 13)));
+  ValueId b = g.add_constant("b", graph::Constant::from_floats({8}, gt::random_floats(8, 14)));
+  ConvAttrs a;
+  a.groups = 8;
+  a.pad_top = a.pad_left = a.pad_bottom = a.pad_right = 1;
+  ValueId y = g.add_op("dw", OpKind::kConv, a, {x, w, b}, {1, 8, 12, 96}, DType::f32());
+  ValueId r = g.add_op("relu", OpKind::kRelu, graph::NoAttrs{}, {y}, {1, 8, 12, 96}, DType::f32());
+  g.set_outputs({r}, {"out"});
+  auto plan = plan_model(g);
+  ASSERT_TRUE(plan.is_ok()) << plan.status().to_string();
+  ASSERT_EQ(plan->tasks.size(), 1u);
+  const std::string spec = "depthwise_conv2d:N=1,C=8,H=12,W=96,R=3,S=3,pad=1";
+  EXPECT_EQ(plan->tasks[0].dag->workload_key(), ops::parse_op_spec(spec + ",bias=1,relu=1")->dag->workload_key());
+  EXPECT_NE(plan->tasks[0].dag->workload_key(), ops::parse_op_spec(spec + ",bias=1")->dag->workload_key());
+  EXPECT_NE(plan->tasks[0].dag->workload_key(), ops::parse_op_spec(spec)->dag->workload_key());
+}
+
 TEST(CompileModel, CrossCompilesForAarch64) {
   auto plan = plan_model(small_cnn());
   ASSERT_TRUE(plan.is_ok());
