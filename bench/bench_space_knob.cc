@@ -277,19 +277,32 @@ void BM_Space_KnobFallbackDepthwise(benchmark::State& state) {
   auto generic_mod = runtime::Module::load_from_bytes(generic_lib->bytes, "/tmp");
   if (!generic_mod.is_ok()) return state.SkipWithError(generic_mod.status().to_string().c_str());
   TesseraKernelFn generic_fn = generic_mod->get_kernel("kernel").value();
-  double ours = 0, peer = 0, generic = 0;
+  // The same layer in NHWC (a grouped conv2d_nhwc, vectorized along the
+  // channels), as a model would run it in that layout.
+  const KnobTemplate& nhwc_tmpl = *find_template("conv2d_nhwc");
+  ops::OpInstance nhwc = ops::parse_op_spec("conv2d_nhwc:N=1,C=144,H=56,W=56,K=144,R=3,S=3,pad=1,groups=144,stride=" +
+                                            std::to_string(stride)).value();
+  KnobSpace nhwc_space = nhwc_tmpl.define(*nhwc.dag, target).value();
+  auto nhwc_cand = build(nhwc_tmpl, nhwc, nhwc_tmpl.fallback(nhwc_space, *nhwc.dag, target).value(), target);
+  if (!nhwc_cand.is_ok()) return state.SkipWithError(nhwc_cand.status().to_string().c_str());
+  std::vector<runtime::NDArray> nhwc_arrays = bench::make_args(nhwc);
+  std::vector<void*> nhwc_args;
+  for (runtime::NDArray& a : nhwc_arrays) nhwc_args.push_back(a.raw_data());
+  double ours = 0, peer = 0, generic = 0, nhwc_ours = 0;
   for (auto _ : state) {
-    ours = bench::median_seconds([&] { cand->fn(args.data()); });
-    generic = bench::median_seconds([&] { generic_fn(args.data()); });
     bench::DnnlConv dnnl(144, 56, 56, 144, 3, 3, stride, 1, /*groups=*/144);
     dnnl.prepare(arrays[0].data<float>(), arrays[1].data<float>());
     peer = bench::median_seconds([&] { dnnl.run(); });
+    ours = bench::median_seconds([&] { cand->fn(args.data()); });
+    generic = bench::median_seconds([&] { generic_fn(args.data()); });
+    nhwc_ours = bench::median_seconds([&] { nhwc_cand->fn(nhwc_args.data()); });
     state.SetIterationTime(ours);
   }
   state.counters["us"] = ours * 1e6;
   state.counters["onednn_us"] = peer * 1e6;
   state.counters["vs_peer"] = peer / ours;
   state.counters["generic_vs_peer"] = peer / generic;
+  state.counters["nhwc_vs_peer"] = peer / nhwc_ours;
   state.counters["gbytes_per_s"] = static_cast<double>(arrays[0].numel() + arrays.back().numel()) * 4 / ours / 1e9;
   state.SetLabel(fallback.to_string());
 }
