@@ -146,6 +146,31 @@ TEST(DepthwiseTemplates, ModelFormsFitTheDepthwiseTemplateNotTheGeneric) {
   }
 }
 
+TEST(DepthwiseTemplates, RandomConfigsOfEveryCaseLowerForAvx2AndNeon) {
+  const Target targets[] = {Target::parse("llvm -mtriple=x86_64-linux-gnu -mcpu=haswell").value(),
+                            Target::parse("llvm -mtriple=aarch64-linux-gnu -mattr=+neon").value()};
+  std::mt19937_64 rng(61);
+  for (const Target& target : targets)
+    for (ConvKind kind : {ConvKind::kDepthwise, ConvKind::kDepthwiseMultiplier2, ConvKind::kGrouped})
+      for (bool nhwc : {false, true})
+        for (const char* epilogue : {"relu6", "hardswish", "residual", "squeeze_excite"}) {
+          if (kind == ConvKind::kDepthwise && nhwc) continue;
+          const Case c{kind, nhwc, 2, epilogue};
+          const ops::OpInstance inst = make_case(c);
+          const KnobTemplate* tmpl = find_template(inst.op);
+          auto space = tmpl->define(*inst.dag, target);
+          ASSERT_TRUE(space.is_ok()) << describe(c) << ": " << space.status().to_string();
+          for (int i = 0; i < 10; ++i) {
+            KnobConfig config = i == 0 ? tmpl->fallback(*space, *inst.dag, target).value()
+                                       : space->config(rng() % space->size()).value();
+            auto state = apply_template(*tmpl, inst.dag, config, target);
+            ASSERT_TRUE(state.is_ok()) << describe(c) << ": " << state.status().to_string();
+            auto func = lower(*state);
+            ASSERT_TRUE(func.is_ok()) << describe(c) << " " << config.to_string() << ": " << func.status().to_string();
+          }
+        }
+}
+
 TEST(DepthwiseTemplates, ABroadcastTailThatReadsTheConvItselfIsRefused) {
   // out = map * conv + conv: the broadcast stage reads the conv besides its
   // last elementwise stage, which the template computes only per block.
