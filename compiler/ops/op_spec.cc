@@ -45,8 +45,10 @@ std::vector<OpParam> conv_params(bool depthwise) {
   p.push_back(size_or("dilation", 1, 1, "dilation of both spatial axes"));
   if (!depthwise) p.push_back(size_or("groups", 1, 1, "groups; must divide C and K"));
   if (depthwise) {
-    // The epilogue a model fuses into the conv, so that `--op` names the
-    // same workload (compiler/graph/build_node.cc builds it this way).
+    // The column stride and the epilogue of a model's depthwise conv (e.g.
+    // PP-OCR's stride 2 x 1 with its folded bias and ReLU), so that `--op`
+    // names the same workload (compiler/graph/build_node.cc builds it so).
+    p.push_back(size_or("stride_w", 0, 0, "stride of the columns when it differs (0: stride)"));
     p.push_back(flag("bias", "1: add a bias of C*multiplier per output channel"));
     p.push_back(flag("relu", "1: apply ReLU (after the bias)"));
   }
@@ -142,8 +144,9 @@ std::vector<OpEntry> op_table() {
                  [](const Params& q) -> Result<std::vector<Tensor>> {
                    Tensor x = input({q.at("N"), q.at("C"), q.at("H"), q.at("W")}, "X");
                    Tensor w = input({q.at("C"), q.at("multiplier"), q.at("R"), q.at("S")}, "W");
-                   TESSERA_ASSIGN_OR_RETURN(Tensor y, depthwise_conv2d_nchw(x, w, q.at("stride"), q.at("pad"),
-                                                                             q.at("dilation")));
+                   const Size2 stride(q.at("stride"), q.at("stride_w") ? q.at("stride_w") : q.at("stride"));
+                   TESSERA_ASSIGN_OR_RETURN(Tensor y,
+                                            depthwise_conv2d_nchw(x, w, stride, q.at("pad"), q.at("dilation")));
                    std::vector<Tensor> args = {x, w};
                    if (q.at("bias")) {
                      Tensor b = input({q.at("C") * q.at("multiplier")}, "bias");

@@ -439,6 +439,25 @@ TEST(CompileModel, ADepthwiseConvWithBiasAndReluHasTheKeyOfItsOperatorSpec) {
   EXPECT_NE(plan->tasks[0].dag->workload_key(), ops::parse_op_spec(spec)->dag->workload_key());
 }
 
+// PP-OCR's classifier halves only the rows: stride 2 x 1, named stride_w=1.
+TEST(CompileModel, ADepthwiseConvOfRowStrideTwoHasTheKeyOfItsOperatorSpec) {
+  Graph g;
+  ValueId x = g.add_input("x", {1, 8, 24, 96}, DType::f32());
+  ValueId w = g.add_constant("w", graph::Constant::from_floats({8, 1, 3, 3}, gt::random_floats(72, 15)));
+  ConvAttrs a;
+  a.groups = 8;
+  a.stride_h = 2;
+  a.pad_top = a.pad_left = a.pad_bottom = a.pad_right = 1;
+  ValueId y = g.add_op("dw", OpKind::kConv, a, {x, w}, {1, 8, 12, 96}, DType::f32());
+  g.set_outputs({y}, {"out"});
+  auto plan = plan_model(g);
+  ASSERT_TRUE(plan.is_ok()) << plan.status().to_string();
+  const std::string spec = "depthwise_conv2d:N=1,C=8,H=24,W=96,R=3,S=3,pad=1,stride=2";
+  EXPECT_EQ(plan->tasks[0].dag->workload_key(), ops::parse_op_spec(spec + ",stride_w=1")->dag->workload_key());
+  EXPECT_NE(plan->tasks[0].dag->workload_key(), ops::parse_op_spec(spec)->dag->workload_key());
+  EXPECT_EQ(ops::parse_op_spec(spec + ",stride_w=2")->dag->workload_key(), ops::parse_op_spec(spec)->dag->workload_key());
+}
+
 TEST(CompileModel, CrossCompilesForAarch64) {
   auto plan = plan_model(small_cnn());
   ASSERT_TRUE(plan.is_ok());

@@ -45,7 +45,7 @@ const TemplateCase kCases[] = {
     {"depthwise_conv2d",
      {"depthwise_conv2d:N=1,C=6,H=12,W=11,R=3,S=3,pad=1",
       "depthwise_conv2d:N=1,C=3,H=9,W=13,R=5,S=3,multiplier=2,stride=2,pad=2",
-      "depthwise_conv2d:N=1,C=5,H=10,W=9,R=3,S=3,stride=2,pad=1,bias=1,relu=1"}},
+      "depthwise_conv2d:N=1,C=5,H=10,W=9,R=3,S=3,stride=2,stride_w=1,pad=1,bias=1,relu=1"}},
     {"max_pool2d", {"max_pool2d:N=1,C=5,H=13,W=12,R=3,S=3,stride=2,pad=1"}},
     {"avg_pool2d", {"avg_pool2d:N=2,C=3,H=10,W=11,R=3,S=3,pad=1", "avg_pool2d:N=1,C=2,H=9,W=9,R=2,S=2,stride=2,count_include_pad=1"}},
     {"global_avg_pool2d", {"global_avg_pool2d:N=2,C=7,H=5,W=6"}},
