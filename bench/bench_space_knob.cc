@@ -25,6 +25,7 @@
 #include "compiler/codegen/build.h"
 #include "compiler/codegen/llvm_target.h"
 #include "compiler/ops/op_spec.h"
+#include "compiler/space/choose/generic_schedule.h"
 #include "compiler/space/knob/templates.h"
 #include "runtime/module.h"
 #include "runtime/ndarray.h"
@@ -249,6 +250,63 @@ void BM_Space_KnobFallbackWinogradConvs(benchmark::State& state) {
   state.counters["vs_direct"] = std::exp(log_direct / n);
 }
 
+// The depthwise fallback (what an untuned model runs) on MobileNetV2's 144
+// channels of 56 x 56, 3 x 3, pad 1, stride 1 (Arg 1) and 2 (Arg 2), against
+// oneDNN's depthwise conv in the same run, and the generic schedule a model
+// ran before its depthwise convs fitted the template (generic_vs_peer).
+void BM_Space_KnobFallbackDepthwise(benchmark::State& state) {
+  const Target target = host_target();
+  const KnobTemplate& tmpl = *find_template("depthwise_conv2d");
+  const int64_t stride = state.range(0);
+  runtime::ThreadPool pool(kThreads);
+  runtime::ParallelScope scope(&pool);
+  bench::set_dnnl_threads(kThreads);
+  const std::string spec = "depthwise_conv2d:N=1,C=144,H=56,W=56,R=3,S=3,pad=1,stride=" + std::to_string(stride);
+  ops::OpInstance inst = ops::parse_op_spec(spec).value();
+  KnobSpace space = tmpl.define(*inst.dag, target).value();
+  KnobConfig fallback = tmpl.fallback(space, *inst.dag, target).value();
+  auto cand = build(tmpl, inst, fallback, target);
+  if (!cand.is_ok()) return state.SkipWithError(cand.status().to_string().c_str());
+  std::vector<runtime::NDArray> arrays = bench::make_args(inst);
+  std::vector<void*> args;
+  for (runtime::NDArray& a : arrays) args.push_back(a.raw_data());
+  auto generic_state = generic_schedule(inst.dag, target);
+  if (!generic_state.is_ok()) return state.SkipWithError(generic_state.status().to_string().c_str());
+  auto generic_lib = tessera::build(*generic_state, target, "kernel");
+  if (!generic_lib.is_ok()) return state.SkipWithError(generic_lib.status().to_string().c_str());
+  auto generic_mod = runtime::Module::load_from_bytes(generic_lib->bytes, "/tmp");
+  if (!generic_mod.is_ok()) return state.SkipWithError(generic_mod.status().to_string().c_str());
+  TesseraKernelFn generic_fn = generic_mod->get_kernel("kernel").value();
+  // The same layer in NHWC (a grouped conv2d_nhwc, vectorized along the
+  // channels), as a model would run it in that layout.
+  const KnobTemplate& nhwc_tmpl = *find_template("conv2d_nhwc");
+  ops::OpInstance nhwc = ops::parse_op_spec("conv2d_nhwc:N=1,C=144,H=56,W=56,K=144,R=3,S=3,pad=1,groups=144,stride=" +
+                                            std::to_string(stride)).value();
+  KnobSpace nhwc_space = nhwc_tmpl.define(*nhwc.dag, target).value();
+  auto nhwc_cand = build(nhwc_tmpl, nhwc, nhwc_tmpl.fallback(nhwc_space, *nhwc.dag, target).value(), target);
+  if (!nhwc_cand.is_ok()) return state.SkipWithError(nhwc_cand.status().to_string().c_str());
+  std::vector<runtime::NDArray> nhwc_arrays = bench::make_args(nhwc);
+  std::vector<void*> nhwc_args;
+  for (runtime::NDArray& a : nhwc_arrays) nhwc_args.push_back(a.raw_data());
+  double ours = 0, peer = 0, generic = 0, nhwc_ours = 0;
+  for (auto _ : state) {
+    bench::DnnlConv dnnl(144, 56, 56, 144, 3, 3, stride, 1, /*groups=*/144);
+    dnnl.prepare(arrays[0].data<float>(), arrays[1].data<float>());
+    peer = bench::median_seconds([&] { dnnl.run(); });
+    ours = bench::median_seconds([&] { cand->fn(args.data()); });
+    generic = bench::median_seconds([&] { generic_fn(args.data()); });
+    nhwc_ours = bench::median_seconds([&] { nhwc_cand->fn(nhwc_args.data()); });
+    state.SetIterationTime(ours);
+  }
+  state.counters["us"] = ours * 1e6;
+  state.counters["onednn_us"] = peer * 1e6;
+  state.counters["vs_peer"] = peer / ours;
+  state.counters["generic_vs_peer"] = peer / generic;
+  state.counters["nhwc_vs_peer"] = peer / nhwc_ours;
+  state.counters["gbytes_per_s"] = static_cast<double>(arrays[0].numel() + arrays.back().numel()) * 4 / ours / 1e9;
+  state.SetLabel(fallback.to_string());
+}
+
 }  // namespace
 }  // namespace tessera
 
@@ -278,6 +336,12 @@ int main(int argc, char** argv) {
       ->UseManualTime()
       ->Iterations(1)
       ->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("BM_Space_KnobFallbackDepthwise", tessera::BM_Space_KnobFallbackDepthwise)
+      ->Arg(1)
+      ->Arg(2)
+      ->UseManualTime()
+      ->Iterations(1)
+      ->Unit(benchmark::kMicrosecond);
   benchmark::Initialize(&rest_argc, rest.data());
   if (benchmark::ReportUnrecognizedArguments(rest_argc, rest.data())) return 1;
   benchmark::RunSpecifiedBenchmarks();

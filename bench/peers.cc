@@ -86,19 +86,23 @@ struct DnnlConv::Impl {
   dnnl::memory user_src, user_wei, user_dst, src, wei, dst;
 };
 
-DnnlConv::DnnlConv(int64_t c, int64_t h, int64_t w, int64_t k, int64_t r, int64_t s, int64_t stride, int64_t pad)
+DnnlConv::DnnlConv(int64_t c, int64_t h, int64_t w, int64_t k, int64_t r, int64_t s, int64_t stride, int64_t pad,
+                   int64_t groups)
     : impl_(new Impl) {
   using dt = dnnl::memory::data_type;
   using tag = dnnl::memory::format_tag;
   const int64_t oh = (h + 2 * pad - r) / stride + 1, ow = (w + 2 * pad - s) / stride + 1;
-  dnnl::memory::desc src_any({1, c, h, w}, dt::f32, tag::any), wei_any({k, c, r, s}, dt::f32, tag::any),
+  // Grouped weights are G x K/G x C/G x R x S (goihw), the same bytes as OIHW.
+  const dnnl::memory::dims wei_dims = groups == 1 ? dnnl::memory::dims{k, c, r, s}
+                                                  : dnnl::memory::dims{groups, k / groups, c / groups, r, s};
+  dnnl::memory::desc src_any({1, c, h, w}, dt::f32, tag::any), wei_any(wei_dims, dt::f32, tag::any),
       dst_any({1, k, oh, ow}, dt::f32, tag::any);
   dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
                                        src_any, wei_any, dst_any, {stride, stride}, {pad, pad}, {pad, pad});
   impl_->pd = dnnl::convolution_forward::primitive_desc(desc, impl_->engine);
   impl_->conv = dnnl::convolution_forward(impl_->pd);
   impl_->user_src = dnnl::memory({{1, c, h, w}, dt::f32, tag::nchw}, impl_->engine);
-  impl_->user_wei = dnnl::memory({{k, c, r, s}, dt::f32, tag::oihw}, impl_->engine);
+  impl_->user_wei = dnnl::memory({wei_dims, dt::f32, groups == 1 ? tag::oihw : tag::goihw}, impl_->engine);
   impl_->user_dst = dnnl::memory({{1, k, oh, ow}, dt::f32, tag::nchw}, impl_->engine);
   impl_->src = dnnl::memory(impl_->pd.src_desc(), impl_->engine);
   impl_->wei = dnnl::memory(impl_->pd.weights_desc(), impl_->engine);

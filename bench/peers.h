@@ -34,10 +34,13 @@ class Im2colConv {
 };
 
 /// oneDNN's convolution (NCHW in and out, its own blocked formats inside,
-/// reorders done once at construction and not timed). Batch 1.
+/// reorders done once at construction and not timed). Batch 1. With
+/// `groups` > 1 a grouped conv (groups = c = k: depthwise), weights
+/// K x C/groups x R x S as ONNX gives them.
 class DnnlConv {
  public:
-  DnnlConv(int64_t c, int64_t h, int64_t w, int64_t k, int64_t r, int64_t s, int64_t stride, int64_t pad);
+  DnnlConv(int64_t c, int64_t h, int64_t w, int64_t k, int64_t r, int64_t s, int64_t stride, int64_t pad,
+           int64_t groups = 1);
   ~DnnlConv();
   /// Reorders `input` and `weights` into oneDNN's formats (untimed).
   void prepare(const float* input, const float* weights);

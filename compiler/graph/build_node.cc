@@ -29,12 +29,26 @@ Tensor channel_epilogue(const Tensor& x, const std::function<Expr(Expr, const Ex
       x->shape, [&](const Vars& i) { return f(read(x, exprs(i)), i[axis]); }, name, OpPattern::kBroadcast);
 }
 
+// A grouped NCHW conv with one input channel per group and one output channel
+// per group (multiplier 1): its OIHW weights C x 1 x R x S are the depthwise
+// operator's C x M x R x S. A multiplier above 1 keeps the grouped form, as
+// its weights are shaped K x 1 x R x S (the depthwise templates take both).
+bool is_depthwise_nchw(const ConvAttrs& a, const Tensor& x, const Tensor& w) {
+  return !a.nhwc && a.groups > 1 && x->ndim() == 4 && w->ndim() == 4 && a.groups == x->shape[1] &&
+         w->shape[0] == x->shape[1] && w->shape[1] == 1;
+}
+
 Result<Tensor> build_conv(const Node& n, const std::vector<Tensor>& in) {
   const auto& a = std::get<ConvAttrs>(n.attrs);
   const ops::Padding2 pad(a.pad_top, a.pad_left, a.pad_bottom, a.pad_right);
   Tensor y;
   if (a.winograd) {
     TESSERA_ASSIGN_OR_RETURN(y, ops::conv2d_winograd_nhwc(in[0], in[1], pad, n.name));
+  } else if (is_depthwise_nchw(a, in[0], in[1])) {
+    // The operator library's depthwise form: the DAG (and so the workload
+    // key) of `tessera tune --op depthwise_conv2d:...` for the same layer.
+    TESSERA_ASSIGN_OR_RETURN(y, ops::depthwise_conv2d_nchw(in[0], in[1], ops::Size2(a.stride_h, a.stride_w), pad,
+                                                           ops::Size2(a.dilation_h, a.dilation_w), n.name));
   } else {
     auto conv = a.nhwc ? ops::conv2d_nhwc : ops::conv2d_nchw;
     TESSERA_ASSIGN_OR_RETURN(y, conv(in[0], in[1], ops::Size2(a.stride_h, a.stride_w), pad,

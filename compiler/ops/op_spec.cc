@@ -4,6 +4,7 @@
 #include <functional>
 #include <map>
 
+#include "compiler/ir/op.h"
 #include "compiler/ops/ops.h"
 
 namespace tessera::ops {
@@ -43,6 +44,14 @@ std::vector<OpParam> conv_params(bool depthwise) {
   p.push_back(size_or("pad", 0, 0, "zero padding of all four sides"));
   p.push_back(size_or("dilation", 1, 1, "dilation of both spatial axes"));
   if (!depthwise) p.push_back(size_or("groups", 1, 1, "groups; must divide C and K"));
+  if (depthwise) {
+    // The column stride and the epilogue of a model's depthwise conv (e.g.
+    // PP-OCR's stride 2 x 1 with its folded bias and ReLU), so that `--op`
+    // names the same workload (compiler/graph/build_node.cc builds it so).
+    p.push_back(size_or("stride_w", 0, 0, "stride of the columns when it differs (0: stride)"));
+    p.push_back(flag("bias", "1: add a bias of C*multiplier per output channel"));
+    p.push_back(flag("relu", "1: apply ReLU (after the bias)"));
+  }
   return p;
 }
 
@@ -132,11 +141,27 @@ std::vector<OpEntry> op_table() {
                  }});
   ops.push_back({{"depthwise_conv2d", "depthwise convolution, X: N x C x H x W, W: C x multiplier x R x S",
                   conv_params(true)},
-                 [](const Params& q) {
+                 [](const Params& q) -> Result<std::vector<Tensor>> {
                    Tensor x = input({q.at("N"), q.at("C"), q.at("H"), q.at("W")}, "X");
                    Tensor w = input({q.at("C"), q.at("multiplier"), q.at("R"), q.at("S")}, "W");
-                   return with_output({x, w}, depthwise_conv2d_nchw(x, w, q.at("stride"), q.at("pad"),
-                                                                    q.at("dilation")));
+                   const Size2 stride(q.at("stride"), q.at("stride_w") ? q.at("stride_w") : q.at("stride"));
+                   TESSERA_ASSIGN_OR_RETURN(Tensor y,
+                                            depthwise_conv2d_nchw(x, w, stride, q.at("pad"), q.at("dilation")));
+                   std::vector<Tensor> args = {x, w};
+                   if (q.at("bias")) {
+                     Tensor b = input({q.at("C") * q.at("multiplier")}, "bias");
+                     args.push_back(b);
+                     const Tensor conv = y;
+                     y = compute(
+                         conv->shape,
+                         [&](const Vars& i) -> Expr {
+                           std::vector<Expr> idx;
+                           for (const Var& v : i) idx.push_back(static_cast<const Expr&>(v));
+                           return read(conv, idx) + read(b, {i[1]});
+                         },
+                         "depthwise_conv2d.bias", OpPattern::kBroadcast);
+                   }
+                   return with_output(args, q.at("relu") ? relu(y) : Result<Tensor>(y));
                  }});
   for (bool avg : {false, true}) {
     ops.push_back({{avg ? "avg_pool2d" : "max_pool2d",

@@ -13,7 +13,13 @@
 //        broadcast) -- a gemm with R*S*C as its reduction.
 //
 // The pad stage is inlined (reads guarded by selects), computed at the root,
-// or computed per block of input channels (the "pad" knob).
+// or computed per block of input channels (the "pad" knob). The elementwise
+// tail (bias, activations, a residual add) is inlined into the output; a tail
+// that broadcasts the result over a larger tensor (a squeeze-excite block's
+// x * hardsigmoid(conv(...))) runs after it as an elementwise loop.
+//
+// Grouped convolutions (and depthwise ones in NHWC) fit as they are: each
+// output channel's reduction reads the input channels of its group.
 //
 // NHWC stores the weights packed by the vector width of the micro-kernel
 // (layout.h), so each block of output channels reads them sequentially.
@@ -37,7 +43,7 @@ struct Conv {
 Result<Conv> analyze(const ComputeDAG& dag, bool nhwc) {
   Conv cv;
   const std::string name = nhwc ? "conv2d_nhwc" : "conv2d_nchw";
-  TESSERA_ASSIGN_OR_RETURN(cv.stages, find_op_stages(dag, OpPattern::kComplex, name));
+  TESSERA_ASSIGN_OR_RETURN(cv.stages, find_op_stages(dag, OpPattern::kComplex, name, /*allow_broadcast=*/true));
   const OpStages& st = cv.stages;
   if (st.shape.size() != 4 || st.reduce.size() != 3 || st.inputs.size() != 2)
     return Status(ErrorCode::kInvalidArgument, "template " + name + ": " + st.main +
@@ -118,6 +124,7 @@ Status apply_conv(const KnobConfig& cfg, const Target& target, State* state, boo
   TESSERA_RETURN_IF_ERROR(s.annotate(local, rx, static_cast<IterAnnotation>(unroll[2])));
   TESSERA_RETURN_IF_ERROR(s.annotate(local, vectorized, IterAnnotation::kVectorize));
   TESSERA_RETURN_IF_ERROR(place_pad(s, cv.stages, cfg, local, rc[0], lanes));
+  TESSERA_RETURN_IF_ERROR(schedule_broadcast(s, cv.stages, lanes));
   if (!nhwc) return Status::ok();
   // The weights in the micro-kernel's order, [K/kv][R][S][C][kv]: each
   // block of output channels streams its weights once, sequentially, where

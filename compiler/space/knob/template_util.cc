@@ -12,9 +12,18 @@ Status template_error(const std::string& name, const std::string& why) {
   return Status(ErrorCode::kInvalidArgument, "template " + name + ": " + why);
 }
 
+// `from` broadcasts to `to` (same rank, each extent equal or 1) and differs.
+bool broadcasts_to(const std::vector<int64_t>& from, const std::vector<int64_t>& to) {
+  if (from.size() != to.size() || from == to) return false;
+  for (size_t d = 0; d < from.size(); ++d)
+    if (from[d] != to[d] && from[d] != 1) return false;
+  return true;
+}
+
 }  // namespace
 
-Result<OpStages> find_op_stages(const ComputeDAG& dag, OpPattern pattern, const std::string& name) {
+Result<OpStages> find_op_stages(const ComputeDAG& dag, OpPattern pattern, const std::string& name,
+                                bool allow_broadcast) {
   const std::vector<Tensor>& tensors = dag.tensors();
   std::set<std::string> names;
   int main = -1;
@@ -47,26 +56,52 @@ Result<OpStages> find_op_stages(const ComputeDAG& dag, OpPattern pattern, const 
       if (compute_op(t)) return template_error(name, "pad stage " + in->name + " reads computed tensor " + t->name);
     st.pad = in->name;
   }
+  std::vector<Tensor> tail;  // stages of main's shape, then of the broadcast shape
+  size_t of_main_shape = 0;
   for (size_t i = 0; i < tensors.size(); ++i) {
     const Tensor& t = tensors[i];
     const ComputeOpNode* op = compute_op(t);
     if (!op || static_cast<int>(i) == main || t->name == st.pad) continue;
     if (static_cast<int>(i) < main) return template_error(name, "unexpected stage " + t->name + " before " + st.main);
-    if (!op->reduce_axes.empty() || t->shape != st.shape)
+    const bool same_shape = t->shape == st.shape;
+    const bool broadcast = allow_broadcast && broadcasts_to(st.shape, t->shape) &&
+                           (of_main_shape == tail.size() || t->shape == tail.back()->shape);
+    if (!op->reduce_axes.empty() || !(same_shape || broadcast))
       return template_error(name, "stage " + t->name + " after " + st.main +
                                       " must be elementwise over its shape to be fused");
-    if (dag.is_output(t)) {
-      if (!st.output.empty()) return template_error(name, "the DAG has more than one output");
-      st.output = t->name;
-    } else {
-      st.inlined.push_back(t->name);
+    if (same_shape && of_main_shape != tail.size())
+      return template_error(name, "stage " + t->name + " of " + st.main + "'s shape follows a broadcast stage");
+    if (dag.is_output(t) && !st.output.empty()) return template_error(name, "the DAG has more than one output");
+    if (dag.is_output(t)) st.output = t->name;
+    tail.push_back(t);
+    if (same_shape) ++of_main_shape;
+  }
+  if (of_main_shape == tail.size()) {
+    for (const Tensor& t : tail)
+      if (t->name != st.output) st.inlined.push_back(t->name);
+    if (st.output.empty()) {
+      if (!dag.is_output(m)) return template_error(name, "no output follows " + st.main);
+      if (!st.inlined.empty()) return template_error(name, "stages after the output " + st.main);
+      st.output = st.main;
     }
+    return st;
   }
-  if (st.output.empty()) {
-    if (!dag.is_output(m)) return template_error(name, "no output follows " + st.main);
-    if (!st.inlined.empty()) return template_error(name, "stages after the output " + st.main);
-    st.output = st.main;
-  }
+  // A broadcast tail: the last stage of main's shape (or main) is the
+  // template's output, stored whole; the broadcast stages read it and end in
+  // the DAG's output, scheduled on their own.
+  if (st.output.empty() || st.output != tail.back()->name)
+    return template_error(name, "the broadcast stages after " + st.main + " do not end in the DAG's output");
+  st.broadcast = st.output;
+  st.output = of_main_shape > 0 ? tail[of_main_shape - 1]->name : st.main;
+  for (const Tensor& t : tail)
+    if (t->name != st.output && t->name != st.broadcast) st.inlined.push_back(t->name);
+  // The template computes main and the inlined stages only where its output
+  // needs them: the broadcast stages may read that output, not those.
+  for (size_t i = of_main_shape; i < tail.size(); ++i)
+    for (const Tensor& in : input_tensors(tail[i]))
+      if (compute_op(in) && in->shape == st.shape && in->name != st.output)
+        return template_error(name, "broadcast stage " + tail[i]->name + " reads " + in->name + " besides " +
+                                        st.output + ", the last stage of " + st.main + "'s shape");
   return st;
 }
 
@@ -218,6 +253,16 @@ Result<Var> tile_output_blocks(Sched& s, const std::string& stage, const std::ve
   TESSERA_RETURN_IF_ERROR(s.annotate(stage, fused, IterAnnotation::kParallel));
   TESSERA_RETURN_IF_ERROR(s.vectorize_by_divisor(stage, inner.back(), block.back(), lanes));
   return fused;
+}
+
+Status schedule_broadcast(Sched& s, const OpStages& stages, int64_t lanes) {
+  if (stages.broadcast.empty()) return Status::ok();
+  const std::vector<Var> loops = s.loops(stages.broadcast);
+  const int64_t last = s.state().stage(s.state().stage_index(stages.broadcast)).iters.back().extent;
+  TESSERA_RETURN_IF_ERROR(s.vectorize_by_divisor(stages.broadcast, loops.back(), last, lanes));
+  if (loops.size() < 2) return Status::ok();
+  TESSERA_ASSIGN_OR_RETURN(Var rows, s.fuse(stages.broadcast, std::vector<Var>(loops.begin(), loops.end() - 1)));
+  return s.annotate(stages.broadcast, rows, IterAnnotation::kParallel);
 }
 
 Status define_pad_knob(KnobSpace* space, const OpStages& stages) {

@@ -22,7 +22,12 @@ struct OpStages {
   std::string main;                  ///< the reduction (kComplex or kReduction) stage
   std::string pad;                   ///< the compute producer main reads (kInjective), or ""
   std::string output;                ///< the DAG's output: main itself or the tail's last stage
-  std::vector<std::string> inlined;  ///< tail stages between main and output
+  std::vector<std::string> inlined;  ///< tail stages inlined into output (or into broadcast)
+  /// The DAG's output when the tail ends in stages of a larger shape that
+  /// main's broadcasts to (x * hardsigmoid(conv(...)) of a squeeze-excite
+  /// block), else "". `output` is then the last stage of main's shape,
+  /// stored whole; schedule_broadcast schedules this stage after it.
+  std::string broadcast;
   std::vector<std::string> inputs;   ///< main's input tensors in order of first read
   std::vector<int64_t> shape;        ///< main's (and the output's) shape
   std::vector<int64_t> reduce;       ///< main's reduce extents, in order
@@ -31,9 +36,12 @@ struct OpStages {
 
 /// Finds the stages of `dag` for template `name`: exactly one compute with
 /// `pattern`, at most one compute producer of it (a pad), a tail of
-/// non-reductions of main's shape ending in the only output. Anything else
-/// is kInvalidArgument naming the template.
-Result<OpStages> find_op_stages(const ComputeDAG& dag, OpPattern pattern, const std::string& name);
+/// non-reductions of main's shape ending in the only output -- or, with
+/// `allow_broadcast`, continuing in stages of one larger shape that main's
+/// broadcasts to (OpStages::broadcast). Anything else is kInvalidArgument
+/// naming the template.
+Result<OpStages> find_op_stages(const ComputeDAG& dag, OpPattern pattern, const std::string& name,
+                                bool allow_broadcast = false);
 
 /// Vector registers of `target` (AVX-512 and AArch64: 32, others: 16).
 int vector_registers(const Target& target);
@@ -82,6 +90,11 @@ class Sched {
 /// computation of the block is attached.
 Result<Var> tile_output_blocks(Sched& s, const std::string& stage, const std::vector<int64_t>& block,
                                int64_t lanes);
+
+/// Schedules the broadcast tail of `stages` (if any): its inlined stages are
+/// already inlined; the output runs its outer axes fused in parallel and its
+/// innermost axis vectorized, like an elementwise kernel.
+Status schedule_broadcast(Sched& s, const OpStages& stages, int64_t lanes);
 
 /// Where a pad stage is computed (the "pad" knob's values).
 enum PadLocation : int64_t { kPadInline = 0, kPadRoot = 1, kPadAt = 2 };

@@ -1,6 +1,11 @@
 // Templates of the window operators without channel reduction: depthwise
 // conv2d (NCHW) and pooling (max, average, global average).
 //
+// The depthwise conv takes the operator library's form and a model's grouped
+// conv with one input channel per group (a channel multiplier above 1), with
+// the elementwise tail a model fuses into it (bias, ReLU / Clip,
+// HardSigmoid, HardSwish, a residual add) inlined into the output stage.
+//
 // Both slide a small window over rows and columns, so they vectorize along
 // the output columns (contiguous in NCHW) and unroll the window loops; they
 // are memory-bound, so the knobs are mostly about parallel granularity and
@@ -27,22 +32,30 @@ namespace {
 struct Window {
   OpStages stages;
   int64_t c = 0, p = 0, q = 0, r = 0, s = 0;
+  bool unit_channel = false;  // a grouped conv's reduction over one input channel precedes ry, rx
 };
 
-Result<Window> analyze(const ComputeDAG& dag, OpPattern pattern, const std::string& name) {
+Result<Window> analyze(const ComputeDAG& dag, OpPattern pattern, const std::string& name, bool allow_broadcast) {
   Window w;
-  TESSERA_ASSIGN_OR_RETURN(w.stages, find_op_stages(dag, pattern, name));
+  TESSERA_ASSIGN_OR_RETURN(w.stages, find_op_stages(dag, pattern, name, allow_broadcast));
   const OpStages& st = w.stages;
-  if (st.shape.size() != 4 || st.reduce.size() != 2)
+  // A model's depthwise conv with a channel multiplier above 1 is a grouped
+  // conv2d (compiler/graph/build_node.cc): reduce axes rc (extent 1), ry, rx.
+  w.unit_channel = pattern == OpPattern::kComplex && st.reduce.size() == 3 && st.reduce[0] == 1;
+  if (st.shape.size() != 4 || st.reduce.size() != (w.unit_channel ? 3u : 2u))
     return Status(ErrorCode::kInvalidArgument,
-                  "template " + name + ": " + st.main + " is not a 2-D window over NCHW (rank 4, two reduce axes)");
+                  "template " + name + ": " + st.main +
+                      " is not a 2-D window over NCHW (rank 4; reduce axes ry, rx, or rc of one channel, ry, rx)");
+  const size_t r0 = w.unit_channel ? 1 : 0;
   w.c = st.shape[1], w.p = st.shape[2], w.q = st.shape[3];
-  w.r = st.reduce[0], w.s = st.reduce[1];
+  w.r = st.reduce[r0], w.s = st.reduce[r0 + 1];
   return w;
 }
 
-Result<Window> depthwise(const ComputeDAG& dag) { return analyze(dag, OpPattern::kComplex, "depthwise_conv2d_nchw"); }
-Result<Window> pool(const ComputeDAG& dag) { return analyze(dag, OpPattern::kReduction, "pool2d"); }
+Result<Window> depthwise(const ComputeDAG& dag) {
+  return analyze(dag, OpPattern::kComplex, "depthwise_conv2d_nchw", /*allow_broadcast=*/true);
+}
+Result<Window> pool(const ComputeDAG& dag) { return analyze(dag, OpPattern::kReduction, "pool2d", false); }
 
 Status define_window_unroll(KnobSpace* space, const Window& w) {
   return space->define_annotate("unroll", {unroll_choices(w.r), unroll_choices(w.s)});
@@ -88,17 +101,20 @@ Status apply_depthwise(const KnobConfig& cfg, const Target& target, State* state
   TESSERA_ASSIGN_OR_RETURN(Var tile, tile_output_blocks(s, out, block, lanes));
   TESSERA_RETURN_IF_ERROR(s.compute_at(local, out, tile));
 
-  // local: n c p q ry rx -> n c p <order of q.0 ry rx> q.1
+  // local: n c p q [rc] ry rx -> n c p [rc] <order of q.0 ry rx> q.1
   const std::vector<Var> loops = s.loops(local);
+  const size_t ry = w.unit_channel ? 5 : 4;
   TESSERA_ASSIGN_OR_RETURN(std::vector<Var> q, s.split(local, loops[3], {tq[2]}));
-  const Var inner[] = {q[0], loops[4], loops[5]};
+  const Var inner[] = {q[0], loops[ry], loops[ry + 1]};
   std::vector<Var> order = {loops[0], loops[1], loops[2]};
+  if (w.unit_channel) order.push_back(loops[4]);
   for (int64_t o : cfg.get("order")) order.push_back(inner[o]);
   order.push_back(q[1]);
   TESSERA_RETURN_IF_ERROR(s.reorder(local, order));
-  TESSERA_RETURN_IF_ERROR(annotate_window(s, local, cfg, loops[4], loops[5]));
+  TESSERA_RETURN_IF_ERROR(annotate_window(s, local, cfg, loops[ry], loops[ry + 1]));
   TESSERA_RETURN_IF_ERROR(s.annotate(local, q[1], IterAnnotation::kVectorize));
-  return place_pad(s, w.stages, cfg, local, loops[1], lanes);
+  TESSERA_RETURN_IF_ERROR(place_pad(s, w.stages, cfg, local, loops[1], lanes));
+  return schedule_broadcast(s, w.stages, lanes);
 }
 
 Result<KnobConfig> fallback_depthwise(const KnobSpace& space, const ComputeDAG& dag, const Target& target) {

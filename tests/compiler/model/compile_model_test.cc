@@ -10,6 +10,7 @@
 
 #include "compiler/codegen/llvm_target.h"
 #include "compiler/model/choose_winograd.h"
+#include "compiler/ops/op_spec.h"
 #include "compiler/schedule/step.h"
 #include "compiler/space/knob/templates.h"
 #include "runtime/graph_executor.h"
@@ -308,6 +309,153 @@ TEST(ChooseWinograd, FollowsTheFasterRecord) {
   EXPECT_EQ(options.winograd_convs, (std::set<std::string>{"conv0", "conv1"}));
   EXPECT_NE(format_winograd_choices(c).find("winograd 1.000 ms, direct 2.000 ms"), std::string::npos)
       << format_winograd_choices(c);
+}
+
+// A MobileNet-like block: depthwise 3x3 (+ bias, ReLU6), depthwise of
+// multiplier 2 at stride 2 (+ bias, HardSwish), a grouped 1x1 conv with a
+// residual add, and a squeeze-excite (pool, 1x1 conv, HardSigmoid, scale).
+Graph depthwise_block() {
+  Graph g;
+  auto weights = [&](const std::string& name, std::vector<int64_t> shape, uint64_t seed) {
+    int64_t n = 1;
+    for (int64_t d : shape) n *= d;
+    return g.add_constant(name, graph::Constant::from_floats(shape, gt::random_floats(static_cast<size_t>(n), seed)));
+  };
+  const DType f = DType::f32();
+  ValueId x = g.add_input("image", {1, 8, 12, 12}, f);
+  ConvAttrs dw;
+  dw.groups = 8;
+  dw.pad_top = dw.pad_left = dw.pad_bottom = dw.pad_right = 1;
+  ValueId y = g.add_op("dw", OpKind::kConv, dw, {x, weights("dw.w", {8, 1, 3, 3}, 1), weights("dw.b", {8}, 2)},
+                       {1, 8, 12, 12}, f);
+  y = g.add_op("relu6", OpKind::kClip, graph::AffineAttrs{0.0, 6.0}, {y}, {1, 8, 12, 12}, f);
+  ConvAttrs dw2 = dw;
+  dw2.stride_h = dw2.stride_w = 2;
+  y = g.add_op("dw2", OpKind::kConv, dw2, {y, weights("dw2.w", {16, 1, 3, 3}, 3), weights("dw2.b", {16}, 4)},
+               {1, 16, 6, 6}, f);
+  y = g.add_op("hswish", OpKind::kHardSwish, graph::NoAttrs{}, {y}, {1, 16, 6, 6}, f);
+  ConvAttrs grouped;
+  grouped.groups = 4;
+  ValueId z = g.add_op("pw", OpKind::kConv, grouped, {y, weights("pw.w", {16, 4, 1, 1}, 5), weights("pw.b", {16}, 6)},
+                       {1, 16, 6, 6}, f);
+  z = g.add_op("residual", OpKind::kAdd, graph::NoAttrs{}, {z, y}, {1, 16, 6, 6}, f);
+  ValueId s = g.add_op("se.pool", OpKind::kGlobalAvgPool, graph::NoAttrs{}, {z}, {1, 16, 1, 1}, f);
+  s = g.add_op("se.conv", OpKind::kConv, ConvAttrs{}, {s, weights("se.w", {16, 16, 1, 1}, 7), weights("se.b", {16}, 8)},
+               {1, 16, 1, 1}, f);
+  s = g.add_op("se.hsig", OpKind::kHardSigmoid, graph::AffineAttrs{0.2, 0.5}, {s}, {1, 16, 1, 1}, f);
+  ValueId o = g.add_op("se.scale", OpKind::kMul, graph::NoAttrs{}, {z, s}, {1, 16, 6, 6}, f);
+  g.set_outputs({o}, {"out"});
+  return g;
+}
+
+TEST(CompileModel, DepthwiseAndGroupedConvsRunOnTheirTemplates) {
+  const Graph g = depthwise_block();
+  for (bool nhwc : {false, true}) {
+    const auto x = gt::random_floats(8 * 12 * 12, 9);
+    CompiledModel compiled;
+    auto got = compile_and_run(g, {{"image", x}}, nullptr, &compiled, PlanOptions{.nhwc_layout = nhwc});
+    ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+    auto want = gt::run_graph(g, {{0, gt::to_bytes(x)}});
+    ASSERT_TRUE(want.is_ok()) << want.status().to_string();
+    EXPECT_TRUE(gt::close(got->at("out"), gt::to_floats((*want)[0])));
+    EXPECT_TRUE(compiled.report.warnings.empty()) << format_compile_summary(compiled);
+    int convs = 0;
+    for (const KernelInfo& k : compiled.kernels) {
+      if (k.label.rfind("fused_conv", 0) != 0) continue;
+      ++convs;
+      EXPECT_EQ(k.source, ScheduleChoice::Source::kTemplateFallback) << k.label << ": " << k.explanation;
+    }
+    EXPECT_EQ(convs, 4) << format_compile_summary(compiled);
+  }
+}
+
+TEST(CompileModel, DepthwiseOpsFollowTheLayoutAndGroups) {
+  auto plan = plan_model(depthwise_block(), {.nhwc_layout = false});
+  ASSERT_TRUE(plan.is_ok()) << plan.status().to_string();
+  std::vector<std::string> conv_ops;
+  for (size_t t = 0; t < plan->tasks.size(); ++t)
+    if (plan->task_labels[t].rfind("fused_conv", 0) == 0) conv_ops.push_back(plan->task_ops[t]);
+  EXPECT_EQ(conv_ops, (std::vector<std::string>{"depthwise_conv2d", "depthwise_conv2d", "conv2d", "conv2d"}));
+}
+
+// A model's depthwise conv and `--op depthwise_conv2d:...` of the same layer
+// are one workload: one key, and a record stored for the operator schedules
+// the model's kernel.
+TEST(CompileModel, ADepthwiseConvHasTheKeyOfItsOperatorSpec) {
+  Graph g;
+  ValueId x = g.add_input("x", {1, 24, 14, 14}, DType::f32());
+  ValueId w = g.add_constant("w", graph::Constant::from_floats({24, 1, 3, 3}, gt::random_floats(216, 11)));
+  ConvAttrs a;
+  a.groups = 24;
+  a.stride_h = a.stride_w = 2;
+  a.pad_top = a.pad_left = a.pad_bottom = a.pad_right = 1;
+  ValueId y = g.add_op("layer3.dw", OpKind::kConv, a, {x, w}, {1, 24, 7, 7}, DType::f32());
+  g.set_outputs({y}, {"out"});
+  auto plan = plan_model(g);
+  ASSERT_TRUE(plan.is_ok()) << plan.status().to_string();
+  ASSERT_EQ(plan->tasks.size(), 1u);
+  auto op = ops::parse_op_spec("depthwise_conv2d:N=1,C=24,H=14,W=14,R=3,S=3,stride=2,pad=1");
+  ASSERT_TRUE(op.is_ok()) << op.status().to_string();
+  EXPECT_EQ(plan->tasks[0].dag->workload_key(), op->dag->workload_key());
+  EXPECT_NE(plan->tasks[0].dag->workload_key(),
+            ops::parse_op_spec("depthwise_conv2d:N=1,C=24,H=14,W=14,R=3,S=3,stride=1,pad=1")->dag->workload_key());
+
+  // The record, built on the operator's DAG, as `tessera tune --op` stores it.
+  auto state = apply_fallback(*find_template("depthwise_conv2d"), op->dag, host_target());
+  ASSERT_TRUE(state.is_ok()) << state.status().to_string();
+  FixedScheduleSource source;
+  source.add(op->dag->workload_key(), host_target().to_string(),
+             ScheduleCandidate{steps_to_json(state->steps()), 1e-3});
+  const auto input = gt::random_floats(24 * 14 * 14, 12);
+  CompiledModel compiled;
+  auto got = compile_and_run(g, {{"x", input}}, &source, &compiled);
+  ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+  EXPECT_EQ(compiled.kernels[0].source, ScheduleChoice::Source::kRecord) << compiled.kernels[0].explanation;
+  EXPECT_EQ(compiled.report.from_records, 1);
+  auto want = gt::run_graph(g, {{0, gt::to_bytes(input)}});
+  ASSERT_TRUE(want.is_ok());
+  EXPECT_TRUE(gt::close(got->at("out"), gt::to_floats((*want)[0])));
+}
+
+// With the bias and ReLU a model fuses into it (the PP-OCR classifier's
+// depthwise kernels), the spec names them: bias=1, relu=1.
+TEST(CompileModel, ADepthwiseConvWithBiasAndReluHasTheKeyOfItsOperatorSpec) {
+  Graph g;
+  ValueId x = g.add_input("x", {1, 8, 12, 96}, DType::f32());
+  ValueId w = g.add_constant("w", graph::Constant::from_floats({8, 1, 3, 3}, gt::random_floats(72, 13)));
+  ValueId b = g.add_constant("b", graph::Constant::from_floats({8}, gt::random_floats(8, 14)));
+  ConvAttrs a;
+  a.groups = 8;
+  a.pad_top = a.pad_left = a.pad_bottom = a.pad_right = 1;
+  ValueId y = g.add_op("dw", OpKind::kConv, a, {x, w, b}, {1, 8, 12, 96}, DType::f32());
+  ValueId r = g.add_op("relu", OpKind::kRelu, graph::NoAttrs{}, {y}, {1, 8, 12, 96}, DType::f32());
+  g.set_outputs({r}, {"out"});
+  auto plan = plan_model(g);
+  ASSERT_TRUE(plan.is_ok()) << plan.status().to_string();
+  ASSERT_EQ(plan->tasks.size(), 1u);
+  const std::string spec = "depthwise_conv2d:N=1,C=8,H=12,W=96,R=3,S=3,pad=1";
+  EXPECT_EQ(plan->tasks[0].dag->workload_key(), ops::parse_op_spec(spec + ",bias=1,relu=1")->dag->workload_key());
+  EXPECT_NE(plan->tasks[0].dag->workload_key(), ops::parse_op_spec(spec + ",bias=1")->dag->workload_key());
+  EXPECT_NE(plan->tasks[0].dag->workload_key(), ops::parse_op_spec(spec)->dag->workload_key());
+}
+
+// PP-OCR's classifier halves only the rows: stride 2 x 1, named stride_w=1.
+TEST(CompileModel, ADepthwiseConvOfRowStrideTwoHasTheKeyOfItsOperatorSpec) {
+  Graph g;
+  ValueId x = g.add_input("x", {1, 8, 24, 96}, DType::f32());
+  ValueId w = g.add_constant("w", graph::Constant::from_floats({8, 1, 3, 3}, gt::random_floats(72, 15)));
+  ConvAttrs a;
+  a.groups = 8;
+  a.stride_h = 2;
+  a.pad_top = a.pad_left = a.pad_bottom = a.pad_right = 1;
+  ValueId y = g.add_op("dw", OpKind::kConv, a, {x, w}, {1, 8, 12, 96}, DType::f32());
+  g.set_outputs({y}, {"out"});
+  auto plan = plan_model(g);
+  ASSERT_TRUE(plan.is_ok()) << plan.status().to_string();
+  const std::string spec = "depthwise_conv2d:N=1,C=8,H=24,W=96,R=3,S=3,pad=1,stride=2";
+  EXPECT_EQ(plan->tasks[0].dag->workload_key(), ops::parse_op_spec(spec + ",stride_w=1")->dag->workload_key());
+  EXPECT_NE(plan->tasks[0].dag->workload_key(), ops::parse_op_spec(spec)->dag->workload_key());
+  EXPECT_EQ(ops::parse_op_spec(spec + ",stride_w=2")->dag->workload_key(), ops::parse_op_spec(spec)->dag->workload_key());
 }
 
 TEST(CompileModel, CrossCompilesForAarch64) {

@@ -18,67 +18,10 @@
 #include "runtime/ndarray.h"
 #include "runtime/thread_pool.h"
 #include "runtime/time_evaluator.h"
+#include "tests/compiler/space/knob/template_check.h"
 
 namespace tessera {
 namespace {
-
-// The kernel's arguments (inputs filled at random, outputs zeroed).
-struct Buffers {
-  std::vector<runtime::NDArray> arrays;
-  std::vector<void*> pointers;
-
-  explicit Buffers(const ComputeDAG& dag) {
-    uint64_t seed = 1;
-    for (const Tensor& t : dag.args()) {
-      arrays.push_back(runtime::NDArray::create(t->shape, t->dtype).value());
-      if (!dag.is_output(t)) arrays.back().fill_random(seed++);
-    }
-    for (auto& a : arrays) pointers.push_back(a.raw_data());
-  }
-  const runtime::NDArray& output() const { return arrays.back(); }
-
-  // Stores the inputs `state` packs in its layouts (compiler/schedule/layout.h).
-  void pack_for(const State& state) {
-    for (const auto& [arg, layout] : packed_arguments(state)) {
-      runtime::NDArray& a = arrays[static_cast<size_t>(arg)];
-      runtime::NDArray packed = runtime::NDArray::create(a.shape(), a.dtype()).value();
-      pack_elements(a.raw_data(), packed.raw_data(), a.shape(), a.dtype().storage_bytes(), layout);
-      a = std::move(packed);
-      pointers[static_cast<size_t>(arg)] = a.raw_data();
-    }
-  }
-};
-
-// The output of the unscheduled DAG under the reference interpreter.
-runtime::NDArray reference(const ops::OpInstance& inst) {
-  Buffers b(*inst.dag);
-  auto func = lower(State(inst.dag));
-  EXPECT_TRUE(func.is_ok()) << func.status().to_string();
-  Status st = interpret(*func, b.pointers);
-  EXPECT_TRUE(st.is_ok()) << st.to_string();
-  return b.output().copy().value();
-}
-
-// Builds `state`, runs it on two threads and compares with `expected`.
-void expect_matches(const ops::OpInstance& inst, const State& state, const runtime::NDArray& expected,
-                    runtime::ThreadPool* pool, const std::string& what) {
-  auto lib = build(state, host_target(), "k");
-  ASSERT_TRUE(lib.is_ok()) << what << ": " << lib.status().to_string();
-  auto mod = runtime::Module::load_from_bytes(lib->bytes, "/tmp");
-  ASSERT_TRUE(mod.is_ok()) << mod.status().to_string();
-  auto fn = mod->get_kernel("k");
-  ASSERT_TRUE(fn.is_ok()) << fn.status().to_string();
-  Buffers b(*inst.dag);
-  b.pack_for(state);
-  {
-    runtime::ParallelScope scope(pool);
-    ASSERT_EQ((*fn)(b.pointers.data()), 0) << what;
-  }
-  const float* got = b.output().data<float>();
-  const float* want = expected.data<float>();
-  for (int64_t i = 0; i < expected.numel(); ++i)
-    ASSERT_NEAR(got[i], want[i], 1e-4 * (1 + std::fabs(want[i]))) << what << " at element " << i;
-}
 
 // Operator specs per template with sizes that divide nothing; the 50 built
 // configurations of a template are spread over its specs.
@@ -101,7 +44,8 @@ const TemplateCase kCases[] = {
       "conv2d_winograd_nhwc:N=1,C=6,H=6,W=6,K=48,pad=1"}},
     {"depthwise_conv2d",
      {"depthwise_conv2d:N=1,C=6,H=12,W=11,R=3,S=3,pad=1",
-      "depthwise_conv2d:N=1,C=3,H=9,W=13,R=5,S=3,multiplier=2,stride=2,pad=2"}},
+      "depthwise_conv2d:N=1,C=3,H=9,W=13,R=5,S=3,multiplier=2,stride=2,pad=2",
+      "depthwise_conv2d:N=1,C=5,H=10,W=9,R=3,S=3,stride=2,stride_w=1,pad=1,bias=1,relu=1"}},
     {"max_pool2d", {"max_pool2d:N=1,C=5,H=13,W=12,R=3,S=3,stride=2,pad=1"}},
     {"avg_pool2d", {"avg_pool2d:N=2,C=3,H=10,W=11,R=3,S=3,pad=1", "avg_pool2d:N=1,C=2,H=9,W=9,R=2,S=2,stride=2,count_include_pad=1"}},
     {"global_avg_pool2d", {"global_avg_pool2d:N=2,C=7,H=5,W=6"}},

@@ -48,6 +48,20 @@ std::shared_ptr<const ComputeDAG> dense_bias_gelu_dag() {
   return std::make_shared<const ComputeDAG>(ComputeDAG::make({x, w, b, beta, out}).value());
 }
 
+// A squeeze-excite scale as a model fuses it: a 1 x 1 conv of the pooled
+// channels, HardSigmoid, and the product with the feature map it scales
+// (the conv's 1 x 1 result broadcast over 6 x 7).
+std::shared_ptr<const ComputeDAG> squeeze_excite_dag() {
+  Tensor pooled = placeholder({1, 4, 1, 1}, DType::f32(), "pooled");
+  Tensor w = placeholder({8, 4, 1, 1}, DType::f32(), "W");
+  Tensor b = placeholder({1, 8, 1, 1}, DType::f32(), "bias");
+  Tensor map = placeholder({1, 8, 6, 7}, DType::f32(), "map");
+  Tensor conv = ops::conv2d_nchw(pooled, w).value();
+  Tensor scale = ops::clip(ops::add(conv, b, "bias_add").value(), 0.0, 1.0).value();
+  Tensor out = ops::mul(map, scale, "scaled").value();
+  return std::make_shared<const ComputeDAG>(ComputeDAG::make({pooled, w, b, map, out}).value());
+}
+
 struct Case {
   std::string name;  // test name suffix
   std::string spec;  // an operator spec, or "" for a fused subgraph
@@ -69,6 +83,9 @@ std::vector<Case> cases() {
       {"conv2d_stride", "conv2d:N=2,C=3,H=9,W=9,K=8,R=3,S=3,stride=2,pad=1"},
       {"conv2d_nhwc", "conv2d_nhwc:N=1,C=4,H=7,W=7,K=16,R=3,S=3,pad=1"},
       {"depthwise", "depthwise_conv2d:N=1,C=4,H=9,W=9,R=3,S=3,pad=1"},
+      {"depthwise_bias_relu", "depthwise_conv2d:N=1,C=6,H=9,W=10,R=3,S=3,stride=2,pad=1,bias=1,relu=1"},
+      {"depthwise_multiplier_grouped", "conv2d:N=1,C=4,H=9,W=9,K=8,R=3,S=3,pad=1,groups=4"},
+      {"grouped_nhwc", "conv2d_nhwc:N=1,C=6,H=7,W=7,K=6,R=3,S=3,stride=2,pad=1,groups=3"},
       {"max_pool", "max_pool2d:N=1,C=6,H=11,W=11,R=3,S=3,stride=2,pad=1"},
       {"avg_pool", "avg_pool2d:N=1,C=6,H=10,W=10,R=3,S=3,pad=1"},
       {"global_avg_pool", "global_avg_pool2d:N=1,C=2,H=12,W=12"},
@@ -96,6 +113,7 @@ std::vector<Case> cases() {
       {"power", "power:M=7,N=45", 0.5f, 1.5f},
       {"conv_bias_relu", ""},
       {"dense_bias_gelu", ""},
+      {"squeeze_excite", ""},
   };
   return c;
 }
@@ -103,6 +121,7 @@ std::vector<Case> cases() {
 std::shared_ptr<const ComputeDAG> dag_of(const Case& c) {
   if (c.name == "conv_bias_relu") return conv_bias_relu_dag();
   if (c.name == "dense_bias_gelu") return dense_bias_gelu_dag();
+  if (c.name == "squeeze_excite") return squeeze_excite_dag();
   return ops::parse_op_spec(c.spec).value().dag;
 }
 
