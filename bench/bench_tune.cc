@@ -4,19 +4,23 @@
 //
 //   build/bin/bench_tune --benchmark_filter=BM_Tune_Matmul1024   (argument = trials)
 //   build/bin/bench_tune --benchmark_filter=BM_Tuner_Overhead    (matmul 512^3, 128 trials)
+//   build/bin/bench_tune --benchmark_filter='BM_Tune_OddShapes'   (five shapes x two spaces, 200 trials)
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cmath>
+#include <functional>
 #include <limits>
+#include <memory>
 
 #include "compiler/codegen/llvm_target.h"
 #include "bench/peers.h"
 #include "bench/workloads.h"
 #include "compiler/codegen/build.h"
 #include "compiler/ops/op_spec.h"
+#include "compiler/space/choose/apply_best.h"
 #include "costmodel/features.h"
 #include "runtime/module.h"
 #include "runtime/ndarray.h"
@@ -419,6 +423,116 @@ void BM_Tune_Dense1x1000x2048(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_Tune_Dense1x1000x2048)->Arg(128)->UseManualTime()->Iterations(1)->Unit(benchmark::kSecond);
+
+// ---------------------------------------------------------------------------
+// Shapes that do not divide into friendly tiles: primes, an odd class count,
+// a GEMV, depthwise convs. Each is tuned, then its best kernel and its
+// untuned fallback (what compile time uses without records) are timed here
+// against the peer, alternately, in the same run.
+
+struct OddShape {
+  const char* spec;
+  const char* peer;  // what the peer is, for the label
+};
+
+const OddShape kOddShapes[] = {
+    {"matmul:M=997,N=1009,K=499", "cblas_sgemm"},
+    {"dense:M=40,N=6625,K=120,bias=1", "cblas_sgemm + bias"},
+    {"dense:M=1,N=1000,K=2048", "cblas_sgemv"},
+    {"depthwise_conv2d:N=1,C=144,H=56,W=56,R=3,S=3,stride=1,pad=1", "oneDNN"},
+    {"depthwise_conv2d:N=1,C=144,H=56,W=56,R=3,S=3,stride=2,pad=1", "oneDNN"},
+};
+
+// The peer of shape `index` on `args` (the operator's arguments, output last).
+std::function<void()> odd_shape_peer(int index, std::vector<runtime::NDArray>& args,
+                                     std::unique_ptr<bench::DnnlConv>& dnnl) {
+  float* out = args.back().data<float>();
+  switch (index) {
+    case 0: return [&args, out] { bench::openblas_sgemm(997, 1009, 499, args[0].data<float>(), args[1].data<float>(), out, kThreads); };
+    case 1:
+      return [&args, out] {
+        bench::openblas_dense(40, 6625, 120, args[0].data<float>(), args[1].data<float>(), args[2].data<float>(), out, kThreads);
+      };
+    case 2: return [&args, out] { bench::openblas_sgemv(1000, 2048, args[1].data<float>(), args[0].data<float>(), out, kThreads); };
+    default: {
+      const int64_t stride = index == 3 ? 1 : 2;
+      dnnl = std::make_unique<bench::DnnlConv>(144, 56, 56, 144, 3, 3, stride, 1, 144);
+      dnnl->prepare(args[0].data<float>(), args[1].data<float>());
+      return [&dnnl] { dnnl->run(); };
+    }
+  }
+}
+
+// Peer time / kernel time, the median of 7 rounds timed back to back.
+double ratio_to_peer(const std::function<void()>& kernel, const std::function<void()>& peer) {
+  std::vector<double> ratios;
+  for (int r = 0; r < 7; ++r) ratios.push_back(bench::median_seconds(peer, 3, 20) / bench::median_seconds(kernel, 3, 20));
+  std::sort(ratios.begin(), ratios.end());
+  return ratios[ratios.size() / 2];
+}
+
+std::vector<double> odd_shape_ratios;  // vs_peer of every shape run in this process
+
+// Arguments: shape (index into kOddShapes), trials, space (0 sketch, 1 knob).
+void BM_Tune_OddShapes(benchmark::State& state) {
+  const int index = static_cast<int>(state.range(0));
+  const bool knob = state.range(2) != 0;
+  const OddShape& shape = kOddShapes[index];
+  auto op = ops::parse_op_spec(shape.spec).value();
+  state.SetLabel(std::string(shape.spec) + " vs " + shape.peer + ", " + space_label(knob));
+  bench::set_dnnl_threads(kThreads);
+  for (auto _ : state) {
+    auto run = tune(op, state.range(1), true, 1, knob);
+    if (!run.is_ok()) return state.SkipWithError(run.status().to_string().c_str());
+    const records::Record* best = best_of_first(run->history, run->history.size());
+    if (!best) return state.SkipWithError("no kernel was measured");
+    auto tuned = build_steps(op, best->steps_json);
+    if (!tuned.is_ok()) return state.SkipWithError(tuned.status().to_string().c_str());
+    auto choice = choose_schedule(op.dag, op.op, host_target(), nullptr);
+    if (!choice.is_ok()) return state.SkipWithError(choice.status().to_string().c_str());
+    auto lib = build(choice->state, host_target(), "kernel");
+    if (!lib.is_ok()) return state.SkipWithError(lib.status().to_string().c_str());
+    auto fallback_mod = runtime::Module::load_from_bytes(lib->bytes, "/tmp");
+    if (!fallback_mod.is_ok()) return state.SkipWithError(fallback_mod.status().to_string().c_str());
+    TesseraKernelFn fallback = fallback_mod->get_kernel("kernel").value();
+
+    auto args = bench::make_args(op);
+    std::vector<void*> ptrs;
+    for (auto& a : args) ptrs.push_back(a.raw_data());
+    std::unique_ptr<bench::DnnlConv> dnnl;
+    auto peer = odd_shape_peer(index, args, dnnl);
+    runtime::ThreadPool pool(kThreads);
+    runtime::ParallelScope scope(&pool);
+    const double vs_peer = ratio_to_peer([&] { tuned->fn(ptrs.data()); }, peer);
+    odd_shape_ratios.push_back(vs_peer);
+    state.counters["vs_peer"] = vs_peer;
+    state.counters["fallback_vs_peer"] = ratio_to_peer([&] { fallback(ptrs.data()); }, peer);
+    state.counters["gflops"] = op.flops / bench::median_seconds([&] { tuned->fn(ptrs.data()); }) / 1e9;
+    state.counters["check_ms"] = run->summary.check_seconds / std::max<double>(1, run->summary.trials) * 1e3;
+    state.counters["s_per_trial"] = run->wall_s / std::max<double>(1, run->summary.trials);
+    std::fprintf(stderr, "%s best steps: %s\n", shape.spec, best->steps_json.c_str());
+    state.SetIterationTime(run->wall_s);
+  }
+}
+BENCHMARK(BM_Tune_OddShapes)
+    ->ArgNames({"shape", "trials", "knob"})
+    ->ArgsProduct({{0, 1, 2, 3, 4}, {200}, {0, 1}})
+    ->UseManualTime()
+    ->Iterations(1)
+    ->Unit(benchmark::kSecond);
+
+// The geometric mean of the vs_peer of every BM_Tune_OddShapes run before it
+// in this process (run it in the same --benchmark_filter).
+void BM_Tune_OddShapesGeomean(benchmark::State& state) {
+  if (odd_shape_ratios.empty()) return state.SkipWithError("no BM_Tune_OddShapes ran before it");
+  for (auto _ : state) {
+    double log_sum = 0;
+    for (double r : odd_shape_ratios) log_sum += std::log(r);
+    state.counters["vs_peer"] = std::exp(log_sum / static_cast<double>(odd_shape_ratios.size()));
+    state.counters["shapes"] = static_cast<double>(odd_shape_ratios.size());
+  }
+}
+BENCHMARK(BM_Tune_OddShapesGeomean)->Iterations(1);
 
 // Evolution with and without crossover on the same space and seeds (matmul
 // 512^3): trials to 90% of the best kernel either run of a seed found, and

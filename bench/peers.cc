@@ -51,6 +51,13 @@ void openblas_sgemv(int64_t n, int64_t k, const float* w, const float* x, float*
   cblas_sgemv(CblasRowMajor, CblasNoTrans, n, k, 1.0f, w, k, x, 1, 0.0f, y, 1);
 }
 
+void openblas_dense(int64_t m, int64_t n, int64_t k, const float* x, const float* w, const float* bias, float* y,
+                    int threads) {
+  openblas_set_num_threads(threads);
+  for (int64_t i = 0; i < m; ++i) std::copy(bias, bias + n, y + i * n);
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, k, 1.0f, x, k, w, k, 1.0f, y, n);
+}
+
 Im2colConv::Im2colConv(int64_t c, int64_t h, int64_t w, int64_t k, int64_t r, int64_t s, int64_t stride, int64_t pad)
     : c_(c), h_(h), w_(w), k_(k), r_(r), s_(s), stride_(stride), pad_(pad) {
   oh_ = (h + 2 * pad - r) / stride + 1;

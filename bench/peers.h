@@ -18,6 +18,11 @@ void openblas_sgemm(int64_t m, int64_t n, int64_t k, const float* a, const float
 /// OpenBLAS sgemv y = W x (W row-major N x K).
 void openblas_sgemv(int64_t n, int64_t k, const float* w, const float* x, float* y, int threads);
 
+/// Y = X W^T + bias (X: m x k, W: n x k, bias: n): a dense layer, the bias
+/// copied into Y first and sgemm accumulating onto it.
+void openblas_dense(int64_t m, int64_t n, int64_t k, const float* x, const float* w, const float* bias, float* y,
+                    int threads);
+
 /// Conv2d NCHW through im2col + OpenBLAS sgemm (the classic baseline).
 /// Input C x H x W, weights K x C x R x S, output K x OH x OW; batch 1.
 class Im2colConv {

@@ -55,6 +55,16 @@ TEST(Aarch64Qemu, CrossBuiltKernelMeasuresCorrectlyOnTheEmulatedWorker) {
   State state(matmul_dag());
   auto lib = build(state, *target, "mm_neon");
   ASSERT_TRUE(lib.is_ok()) << lib.status().to_string();
+  // Tiles that do not divide: rows by 7 (a remainder of 3), columns by 8
+  // vectorized (20 = 2 x 8 + a masked tail of 4 lanes on NEON).
+  State tiled(matmul_dag());
+  const int c = tiled.stage_index("C");
+  ASSERT_TRUE(tiled.split(c, 0, {7}).is_ok());
+  ASSERT_TRUE(tiled.split(c, 2, {8}).is_ok());
+  ASSERT_TRUE(tiled.reorder(c, {0, 2, 4, 1, 3}).is_ok());
+  ASSERT_TRUE(tiled.vectorize(c, 4).is_ok());
+  auto tiled_lib = build(tiled, *target, "mm_neon_tail");
+  ASSERT_TRUE(tiled_lib.is_ok()) << tiled_lib.status().to_string();
   ASSERT_EQ(lib->bytes.substr(1, 3), "ELF");
   EXPECT_EQ(static_cast<unsigned char>(lib->bytes[18]), 183);  // e_machine EM_AARCH64
 
@@ -87,12 +97,16 @@ TEST(Aarch64Qemu, CrossBuiltKernelMeasuresCorrectlyOnTheEmulatedWorker) {
   good.reference = ReferenceCheck{matmul_reference(5), 1e-4};
   MeasureInput wrong = good;
   wrong.reference = ReferenceCheck{matmul_reference(6), 1e-4};
-  auto results = (*runner)->run({good, wrong});
+  MeasureInput tail = good;
+  tail.library = tiled_lib->bytes;
+  tail.symbol = tiled_lib->symbol;
+  auto results = (*runner)->run({good, wrong, tail});
   ASSERT_TRUE(results.is_ok()) << results.status().to_string();
   EXPECT_TRUE((*results)[0].ok()) << measure_error_kind_name((*results)[0].error) << ": " << (*results)[0].message;
   EXPECT_EQ((*results)[0].worker_id, "qemu-board");
   EXPECT_FALSE((*results)[0].costs_s.empty());
   EXPECT_EQ((*results)[1].error, MeasureErrorKind::kWrongAnswer) << (*results)[1].message;
+  EXPECT_TRUE((*results)[2].ok()) << measure_error_kind_name((*results)[2].error) << ": " << (*results)[2].message;
   auto st = query_farm_status(tracker.endpoint(), plaintext());
   ASSERT_TRUE(st.is_ok());
   ASSERT_EQ(st->keys_size(), 1);

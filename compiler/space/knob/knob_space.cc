@@ -52,26 +52,20 @@ class SplitEnumerator {
  public:
   SplitEnumerator(int64_t extent, SplitPolicy policy, int num_outputs, const SplitFilter& filter)
       : extent_(extent), policy_(policy), n_(num_outputs), filter_(filter) {
-    if (policy.kind == SplitPolicy::Kind::kFactors) {
-      for (int64_t d : divisors(extent))
-        if (policy.max_factor <= 0 || d <= policy.max_factor) options_.push_back(d);
-    } else {
-      int64_t bound = 1;
-      while (bound < extent) bound *= 2;
-      for (int64_t f = 1; f <= bound && (policy.max_factor <= 0 || f <= policy.max_factor); f *= 2)
-        options_.push_back(f);
-    }
+    std::set<int64_t> options;
+    if (policy.kind != SplitPolicy::Kind::kPowerOfTwo)
+      for (int64_t d : divisors(extent)) options.insert(d);
+    if (policy.kind != SplitPolicy::Kind::kFactors)
+      for (int64_t f = 1; f <= pow2_ceil(extent); f *= 2) options.insert(f);
+    for (int64_t f : options)
+      if (policy.max_factor <= 0 || f <= policy.max_factor) options_.push_back(f);
   }
 
   // False when more than KnobSpace::kMaxCandidates candidates were found.
   bool run(std::vector<std::vector<int64_t>>* out) {
     out_ = out;
     sizes_.assign(n_, 0);
-    int64_t start = extent_;
-    if (policy_.kind == SplitPolicy::Kind::kPowerOfTwo) {
-      start = 1;
-      while (start < extent_) start *= 2;
-    }
+    const int64_t start = policy_.kind == SplitPolicy::Kind::kFactors ? extent_ : pow2_ceil(extent_);
     // Count first (memoized, cheap) so that an absurd split fails at once
     // instead of after enumerating millions of candidates.
     if (count(1, start) > KnobSpace::kMaxCandidates * (filter_ ? 4 : 1)) return false;
@@ -116,6 +110,11 @@ class SplitEnumerator {
     return p;
   }
   static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+  static int64_t pow2_ceil(int64_t n) {
+    int64_t p = 1;
+    while (p < n) p *= 2;
+    return p;
+  }
 
   int64_t extent_;
   SplitPolicy policy_;

@@ -33,6 +33,10 @@ struct SplitPolicy {
     kFactors,     ///< every f divides the extent and outer * f1 * ... = extent (no guards)
     kPowerOfTwo,  ///< every f is a power of two, f1 * ... <= the extent rounded up to a
                   ///< power of two, outer = ceil(extent / (f1 * ...)) (guards when it does not divide)
+    kTiles,       ///< every f divides the extent or is a power of two, f1 * ... <= the extent
+                  ///< rounded up to a power of two, outer = ceil(extent / (f1 * ...)): the exact
+                  ///< factorizations and the tile sizes that suit a target whatever the extent
+                  ///< (a prime extent gets an 8 x 32 micro-kernel and a remainder)
   };
   Kind kind = Kind::kFactors;
   int64_t max_factor = 0;  ///< > 0: every inner size f1..f(n-1) is at most this
@@ -41,6 +45,8 @@ struct SplitPolicy {
   static SplitPolicy factors(int64_t max_factor = 0) { return {Kind::kFactors, max_factor}; }
   /// Powers of two, optionally at most `max_factor`.
   static SplitPolicy power_of_two(int64_t max_factor = 0) { return {Kind::kPowerOfTwo, max_factor}; }
+  /// Divisors and powers of two, optionally at most `max_factor`.
+  static SplitPolicy tiles(int64_t max_factor = 0) { return {Kind::kTiles, max_factor}; }
 };
 
 /// What a knob's values mean (for printing and JSON; the values are integers).

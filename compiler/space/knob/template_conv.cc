@@ -73,12 +73,12 @@ Result<KnobSpace> define_conv(const ComputeDAG& dag, const Target& target, bool 
   KnobSpace space;
   // The vectorized axis: q for NCHW, k for NHWC; the other is unrolled.
   const int64_t vec_extent = nhwc ? cv.k : cv.q, unrolled_extent = nhwc ? cv.q : cv.k;
-  TESSERA_RETURN_IF_ERROR(space.define_split(nhwc ? "tile_q" : "tile_k", unrolled_extent, SplitPolicy::factors(), 3,
+  TESSERA_RETURN_IF_ERROR(space.define_split(nhwc ? "tile_q" : "tile_k", unrolled_extent, SplitPolicy::tiles(), 3,
                                              unrolled_split_filter()));
-  TESSERA_RETURN_IF_ERROR(space.define_split(nhwc ? "tile_k" : "tile_q", vec_extent, SplitPolicy::factors(), 3,
+  TESSERA_RETURN_IF_ERROR(space.define_split(nhwc ? "tile_k" : "tile_q", vec_extent, SplitPolicy::tiles(), 3,
                                              vector_split_filter(vec_extent, lanes)));
-  TESSERA_RETURN_IF_ERROR(space.define_split("tile_p", cv.p, SplitPolicy::factors(), 2));
-  TESSERA_RETURN_IF_ERROR(space.define_split("tile_c", cv.c, SplitPolicy::factors(), 2));
+  TESSERA_RETURN_IF_ERROR(space.define_split("tile_p", cv.p, SplitPolicy::tiles(), 2));
+  TESSERA_RETURN_IF_ERROR(space.define_split("tile_c", cv.c, SplitPolicy::tiles(), 2));
   TESSERA_RETURN_IF_ERROR(space.define_reorder_all("order", 4));
   TESSERA_RETURN_IF_ERROR(space.define_annotate(
       "unroll", {{IterAnnotation::kUnroll, IterAnnotation::kNone}, unroll_choices(cv.r), unroll_choices(cv.s)}));

@@ -74,11 +74,11 @@ Result<KnobSpace> define_gemm(const ComputeDAG& dag, const Target& target) {
   TESSERA_ASSIGN_OR_RETURN(Gemm g, analyze(dag));
   const int64_t lanes = target.vector_lanes(g.stages.dtype);
   KnobSpace space;
-  TESSERA_RETURN_IF_ERROR(space.define_split("tile_m", g.m, SplitPolicy::factors(), 3, unrolled_split_filter()));
-  TESSERA_RETURN_IF_ERROR(space.define_split("tile_n", g.n, SplitPolicy::factors(), 3, vector_split_filter(g.n, lanes)));
+  TESSERA_RETURN_IF_ERROR(space.define_split("tile_m", g.m, SplitPolicy::tiles(), 3, unrolled_split_filter()));
+  TESSERA_RETURN_IF_ERROR(space.define_split("tile_n", g.n, SplitPolicy::tiles(), 3, vector_split_filter(g.n, lanes)));
   // A k block shorter than 16 reloads the accumulators for too little work.
   const int64_t min_kb = std::min<int64_t>(g.k, 16);
-  TESSERA_RETURN_IF_ERROR(space.define_split("tile_k", g.k, SplitPolicy::factors(), 2,
+  TESSERA_RETURN_IF_ERROR(space.define_split("tile_k", g.k, SplitPolicy::tiles(), 2,
                                              [=](const std::vector<int64_t>& s) { return s[1] >= min_kb; }));
   TESSERA_RETURN_IF_ERROR(space.define_reorder_all("order", 3));
   TESSERA_RETURN_IF_ERROR(space.define_annotate("unroll_rows", {{IterAnnotation::kUnroll, IterAnnotation::kNone}}));

@@ -326,8 +326,9 @@ SplitFilter vector_split_filter(int64_t extent, int64_t lanes) {
     if (v > max_lanes) return false;
     if (aligned) return v % lanes == 0;
     // Odd widths (7, 14, 28 of 56) become several partial registers per
-    // row; keep whole registers' fractions, or the whole extent at once.
-    return (v <= lanes && (v & (v - 1)) == 0) || v == extent;
+    // row; keep whole registers (the remainder is a masked vector), their
+    // fractions, or the whole extent at once.
+    return v % lanes == 0 || (v <= lanes && (v & (v - 1)) == 0) || v == extent;
   };
 }
 

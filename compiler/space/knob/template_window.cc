@@ -76,9 +76,9 @@ Result<KnobSpace> define_depthwise(const ComputeDAG& dag, const Target& target) 
   TESSERA_ASSIGN_OR_RETURN(Window w, depthwise(dag));
   const int64_t lanes = target.vector_lanes(w.stages.dtype);
   KnobSpace space;
-  TESSERA_RETURN_IF_ERROR(space.define_split("tile_c", w.c, SplitPolicy::factors(), 2));
-  TESSERA_RETURN_IF_ERROR(space.define_split("tile_p", w.p, SplitPolicy::factors(), 2));
-  TESSERA_RETURN_IF_ERROR(space.define_split("tile_q", w.q, SplitPolicy::factors(), 3, vector_split_filter(w.q, lanes)));
+  TESSERA_RETURN_IF_ERROR(space.define_split("tile_c", w.c, SplitPolicy::tiles(), 2));
+  TESSERA_RETURN_IF_ERROR(space.define_split("tile_p", w.p, SplitPolicy::tiles(), 2));
+  TESSERA_RETURN_IF_ERROR(space.define_split("tile_q", w.q, SplitPolicy::tiles(), 3, vector_split_filter(w.q, lanes)));
   TESSERA_RETURN_IF_ERROR(space.define_reorder("order", {{0, 1, 2}, {1, 2, 0}}));
   TESSERA_RETURN_IF_ERROR(define_window_unroll(&space, w));
   TESSERA_RETURN_IF_ERROR(define_pad_knob(&space, w.stages));
@@ -139,8 +139,8 @@ Result<KnobSpace> define_pool(const ComputeDAG& dag, const Target& target) {
   TESSERA_ASSIGN_OR_RETURN(Window w, pool(dag));
   const int64_t lanes = target.vector_lanes(w.stages.dtype);
   KnobSpace space;
-  TESSERA_RETURN_IF_ERROR(space.define_split("tile_p", w.p, SplitPolicy::factors(), 2));
-  TESSERA_RETURN_IF_ERROR(space.define_split("tile_q", w.q, SplitPolicy::factors(), 2, vector_split_filter(w.q, lanes)));
+  TESSERA_RETURN_IF_ERROR(space.define_split("tile_p", w.p, SplitPolicy::tiles(), 2));
+  TESSERA_RETURN_IF_ERROR(space.define_split("tile_q", w.q, SplitPolicy::tiles(), 2, vector_split_filter(w.q, lanes)));
   TESSERA_RETURN_IF_ERROR(define_window_unroll(&space, w));
   TESSERA_RETURN_IF_ERROR(define_pad_knob(&space, w.stages));
   return space;

@@ -215,8 +215,8 @@ Result<KnobSpace> define_winograd(const ComputeDAG& dag, const Target& target) {
   const std::vector<int64_t> blocks = block_choices(w);
   TESSERA_RETURN_IF_ERROR(space.define_knob("block", blocks));
   TESSERA_RETURN_IF_ERROR(space.define_knob("rows", row_choices(blocks)));
-  TESSERA_RETURN_IF_ERROR(space.define_split("tile_k", w.k, SplitPolicy::factors(), 2, vector_split_filter(w.k, lanes)));
-  TESSERA_RETURN_IF_ERROR(space.define_split("tile_c", w.c, SplitPolicy::factors(), 2));
+  TESSERA_RETURN_IF_ERROR(space.define_split("tile_k", w.k, SplitPolicy::tiles(), 2, vector_split_filter(w.k, lanes)));
+  TESSERA_RETURN_IF_ERROR(space.define_split("tile_c", w.c, SplitPolicy::tiles(), 2));
   TESSERA_RETURN_IF_ERROR(space.define_reorder_all("order", 3));
   TESSERA_RETURN_IF_ERROR(space.define_knob("stages", {kFused, kStaged}));
   if (!w.pad.empty()) TESSERA_RETURN_IF_ERROR(space.define_knob("pad", {kPadInline, kPadRoot}));

@@ -32,6 +32,39 @@ void distribute(int64_t n, int levels, std::vector<int64_t>& f, SpaceRng& rng) {
   for (int64_t p : prime_factors(n)) f[rng.uniform(levels)] *= p;
 }
 
+// Tile sizes that need not divide the extent: each inner level a size that
+// suits the target (a lane multiple for the vector level, a power of two
+// otherwise), the outer level ceil(extent / inner). The last tile of each
+// level is a remainder: a guard-free middle and a tail (partition_loops),
+// a masked vector at the innermost (vectorize_loops).
+std::vector<int64_t> nondividing_factors(int64_t extent, int levels, bool vector_inner, int lanes, SpaceRng& rng) {
+  std::vector<int64_t> f(levels, 1);
+  int64_t inner = 1;
+  for (int l = levels - 1; l >= 1; --l) {
+    std::vector<int64_t> sizes;
+    if (l == levels - 1 && vector_inner && extent >= lanes)
+      for (int64_t m = lanes; m <= std::min<int64_t>(kMaxVectorLanes, 4 * lanes) && m <= extent; m += lanes)
+        sizes.push_back(m);
+    else
+      for (int64_t p = 1; p <= 64 && p * inner <= extent; p *= 2) sizes.push_back(p);
+    f[l] = sizes.empty() ? 1 : rng.pick(sizes);
+    inner *= f[l];
+  }
+  f[0] = (extent + inner - 1) / inner;
+  return f;
+}
+
+// True when `extent` factors into tiles that suit the target: a lane
+// multiple divides it (vector levels), or it has no prime factor above 16.
+bool friendly_extent(int64_t extent, bool vector_inner, int lanes) {
+  if (vector_inner) {
+    for (int64_t m = lanes; m <= kMaxVectorLanes && m <= extent; m += lanes)
+      if (extent % m == 0) return true;
+    return extent < lanes && lanes % extent == 0;
+  }
+  return prime_factors(extent).back() <= 16;
+}
+
 }  // namespace
 
 std::vector<int64_t> sample_tile_factors(int64_t extent, const TileVar& var, int lanes, const SketchOptions& options,
@@ -39,6 +72,10 @@ std::vector<int64_t> sample_tile_factors(int64_t extent, const TileVar& var, int
   const int levels = std::max(1, var.levels);
   std::vector<int64_t> f(levels, 1);
   if (extent <= 1) return f;
+  const bool vector_inner = var.vector_inner && levels >= 2;
+  const double nondividing = friendly_extent(extent, vector_inner, lanes) ? options.nondividing_chance
+                                                                          : options.unfriendly_nondividing_chance;
+  if (levels >= 2 && rng.chance(nondividing)) return nondividing_factors(extent, levels, vector_inner, lanes, rng);
   if (!var.vector_inner || levels < 2) {
     distribute(extent, levels, f, rng);
     return f;
@@ -53,15 +90,6 @@ std::vector<int64_t> sample_tile_factors(int64_t extent, const TileVar& var, int
     if (!candidates.empty()) {
       inner = rng.pick(candidates);
       rest = extent / inner;
-    } else if (extent > lanes && rng.chance(options.nondividing_chance)) {
-      // No lane multiple divides: a guarded tile keeps full vectors inside.
-      std::vector<int64_t> guarded;
-      for (int64_t m = lanes; m <= std::min<int64_t>(extent, kMaxVectorLanes); m += lanes)
-        if (extent % m != 0) guarded.push_back(m);
-      if (!guarded.empty()) {
-        inner = rng.pick(guarded);
-        rest = (extent + inner - 1) / inner;
-      }
     }
   }
   if (inner > 0) {

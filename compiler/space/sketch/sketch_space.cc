@@ -17,6 +17,8 @@ Status check_options(const SketchOptions& o) {
   if (o.max_sketches < 1) return bad("max_sketches must be at least 1");
   if (o.vector_bias < 0 || o.vector_bias > 1) return bad("vector_bias must be in [0, 1]");
   if (o.nondividing_chance < 0 || o.nondividing_chance > 1) return bad("nondividing_chance must be in [0, 1]");
+  if (o.unfriendly_nondividing_chance < 0 || o.unfriendly_nondividing_chance > 1)
+    return bad("unfriendly_nondividing_chance must be in [0, 1]");
   for (int64_t u : o.unroll_steps)
     if (u < 0) return bad("unroll steps must not be negative");
   return Status::ok();

@@ -172,6 +172,28 @@ TEST_F(Parser, TypeErrorsAreErrorsNotAborts) {
   EXPECT_EQ(parse_expr("1 2").status().message(), "1:3: expected the end but found '2'");
 }
 
+TEST_F(Parser, PredicatedAccessesRoundTrip) {
+  Expr lanes = make_ramp(n, 1, 8);
+  Expr live = make_binary(ExprKind::kLT, lanes, make_broadcast(make_int(61), 8));
+  Stmt want = make_store(b, make_load(a, lanes, live), lanes, live);
+  const std::string text = to_string(want);
+  EXPECT_EQ(text, "B[ramp(n, 1, 8) if (ramp(n, 1, 8) < x8(61))] = A[ramp(n, 1, 8) if (ramp(n, 1, 8) < x8(61))]\n");
+  Result<Stmt> got = parse_stmt(text, ctx);
+  ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+  EXPECT_TRUE(structural_equal(*got, want)) << to_string(*got);
+  // A scalar access takes a scalar predicate.
+  Stmt scalar = make_store(b, make_load(a, n, n < 3), n, n < 3);
+  EXPECT_TRUE(structural_equal(parse_stmt(to_string(scalar), ctx).value(), scalar));
+}
+
+TEST_F(Parser, PredicateMustMatchTheIndexLanes) {
+  Status st = error_of("B[ramp(n, 1, 8) if (n < 3)] = x8(1.0f)");
+  EXPECT_EQ(st.code(), ErrorCode::kParseError) << st.to_string();
+  EXPECT_NE(st.message().find("predicate of B of type bool, not boolx8"), std::string::npos) << st.to_string();
+  st = error_of("B[n if n] = 1.0f");
+  EXPECT_NE(st.message().find("predicate of B of type int64, not bool"), std::string::npos) << st.to_string();
+}
+
 TEST_F(Parser, TensorReadsResolveThroughTheContext) {
   Tensor t = make_ref<const TensorNode>("T", std::vector<int64_t>{4, 4}, DType::f32(), Ref<const Object>());
   ctx.add(t);

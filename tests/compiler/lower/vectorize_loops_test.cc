@@ -32,5 +32,37 @@ TEST_F(VectorizeLoops, SerialLoopsAreLeftAlone) {
   EXPECT_TRUE(vectorize_loops(before).same_as(before));
 }
 
+TEST_F(VectorizeLoops, GuardVaryingAcrossLanesMasksTheAccessesItEncloses) {
+  // A remainder of 5 in an 8-lane loop: one masked vector, not a scalar loop.
+  Buffer a8 = make_buffer("A", DType::f32(), {5}), c8 = make_buffer("C", DType::f32(), {5});
+  Var j{"j"};
+  Stmt before = make_for(j, 0, 8, LoopKind::kVectorized, make_if(j < 5, make_store(c8, make_load(a8, j) * 2.0f, j)));
+  EXPECT_IR_EQ(vectorize_loops(before),
+               "C[ramp(0, 1, 8) if (ramp(0, 1, 8) < x8(5))] = "
+               "(A[ramp(0, 1, 8) if (ramp(0, 1, 8) < x8(5))]*x8(2.0f))\n");
+}
+
+TEST_F(VectorizeLoops, ScalarLoadUnderAMaskIsReadWhenAnyLaneIsLive) {
+  // A[o] is valid exactly when the guard holds for some lane.
+  Buffer a4 = make_buffer("A", DType::f32(), {2}), c13 = make_buffer("C", DType::f32(), {13});
+  Var o{"o"}, j{"j"};
+  Stmt before = make_for(o, 0, 2, LoopKind::kSerial,
+                         make_for(j, 0, 8, LoopKind::kVectorized,
+                                  make_if(o * 8 + j < 13, make_store(c13, make_load(a4, o), o * 8 + j))));
+  EXPECT_IR_EQ(vectorize_loops(before),
+               "for o in [0, 2) {\n"
+               "  C[ramp((o*8), 1, 8) if (ramp((o*8), 1, 8) < x8(13))] = "
+               "x8(A[o if (((o*8) < 13) || (((o*8) + 7) < 13))])\n"
+               "}\n");
+}
+
+TEST_F(VectorizeLoops, LaneVaryingGuardWithAnElseStaysASerialLoop) {
+  Stmt before = make_for(i, 0, 4, LoopKind::kVectorized,
+                         make_if(i < 3, make_store(c, make_load(a, i), i), make_store(c, make_float(0.0f), i)));
+  Stmt after = vectorize_loops(before);
+  ASSERT_TRUE(after.as<ForNode>() != nullptr);
+  EXPECT_EQ(after.as<ForNode>()->loop_kind, LoopKind::kSerial);
+}
+
 }  // namespace
 }  // namespace tessera

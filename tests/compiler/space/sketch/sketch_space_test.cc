@@ -231,6 +231,7 @@ TEST(SketchSpace, PrintsItsSketches) {
 TEST(Annotation, TileFactorsCoverTheExtentWithDivisors) {
   SketchOptions options;
   options.nondividing_chance = 0;
+  options.unfriendly_nondividing_chance = 0;
   SpaceRng rng(3);
   for (int64_t extent = 1; extent <= 300; ++extent)
     for (int levels : {2, 4})
@@ -254,18 +255,46 @@ TEST(Annotation, VectorLevelsFavourLaneMultiples) {
   EXPECT_GT(multiples, 750);
 }
 
-TEST(Annotation, NonDividingVectorTilesAreRareAndCoverTheExtent) {
+TEST(Annotation, NonDividingTilesHaveTargetSizesAndCoverTheExtent) {
   SketchOptions options;
-  options.vector_bias = 1;
   options.nondividing_chance = 1;
+  options.unfriendly_nondividing_chance = 1;
   SpaceRng rng(3);
-  // 70 has no divisor that is a multiple of 16: a guarded tile of 16..64.
-  auto f = sample_tile_factors(70, TileVar{"x", 4, true}, 16, options, rng);
-  int64_t product = 1;
-  for (int64_t x : f) product *= x;
-  EXPECT_EQ(f.back() % 16, 0);
-  EXPECT_GE(product, 70);
-  EXPECT_LT(product - f.back(), 70);
+  for (int64_t extent : {70, 997, 1009, 6625, 56, 5})
+    for (bool vec : {false, true})
+      for (int draw = 0; draw < 50; ++draw) {
+        auto f = sample_tile_factors(extent, TileVar{"x", 4, vec}, 16, options, rng);
+        int64_t inner = 1;
+        for (size_t l = 1; l < f.size(); ++l) {
+          inner *= f[l];
+          const bool lane_multiple = vec && l + 1 == f.size() && extent >= 16;
+          if (lane_multiple) {
+            EXPECT_EQ(f[l] % 16, 0) << extent;
+          } else {
+            EXPECT_EQ(f[l] & (f[l] - 1), 0) << extent << ": " << f[l] << " is not a power of two";
+          }
+        }
+        // The outer level covers the extent, without a wholly empty tile.
+        EXPECT_EQ(f[0], (extent + inner - 1) / inner) << extent;
+        EXPECT_LE(inner, std::max<int64_t>(extent, 64)) << extent;
+      }
+}
+
+TEST(Annotation, ExtentsWithoutTargetSizedDivisorsMostlyGetNonDividingTiles) {
+  SketchOptions options;  // the defaults
+  SpaceRng rng(5);
+  auto nondividing = [&](int64_t extent) {
+    int n = 0;
+    for (int i = 0; i < 1000; ++i) {
+      auto f = sample_tile_factors(extent, TileVar{"x", 4, true}, 16, options, rng);
+      int64_t product = 1;
+      for (int64_t x : f) product *= x;
+      n += product != extent;
+    }
+    return n;
+  };
+  EXPECT_GT(nondividing(1009), 700);  // prime: [1009, 1, 1, 1] or remainders
+  EXPECT_LT(nondividing(1024), 300);  // exact factorizations stay the common case
 }
 
 TEST(Annotation, ParallelLoopsHaveEnoughTasksAndVectorLoopsFitTheTarget) {

@@ -1,0 +1,83 @@
+#include "compiler/lower/partition_loops.h"
+
+#include <gtest/gtest.h>
+
+#include "tests/compiler/ir_matchers.h"
+
+#include "compiler/ir/op.h"
+#include "compiler/ir/printer.h"
+
+namespace tessera {
+namespace {
+
+class PartitionLoops : public ::testing::Test {
+ protected:
+  Buffer c = make_buffer("C", DType::f32(), {64});
+  Var i{"i"}, j{"j"}, o{"o"};
+  Stmt store(const Expr& index) { return make_store(c, make_float(1.0f), index); }
+};
+
+TEST_F(PartitionLoops, NonDividingTileRunsAGuardFreeMiddleAndAGuardedTail) {
+  // 61 = 7 full tiles of 8 and a remainder of 5.
+  Stmt before = make_for(i, 0, 8, LoopKind::kSerial,
+                         make_for(j, 0, 8, LoopKind::kSerial, make_if(i * 8 + j < 61, store(i * 8 + j))));
+  EXPECT_IR_EQ(partition_loops(before),
+               "for i in [0, 7) {\n"
+               "  for j in [0, 8) {\n"
+               "    C[((i*8) + j)] = 1.0f\n"
+               "  }\n"
+               "}\n"
+               "for j in [0, 5) {\n"
+               "  C[(j + 56)] = 1.0f\n"
+               "}\n");
+}
+
+TEST_F(PartitionLoops, SplitPointIsAnExpressionOfEnclosingLoops) {
+  // The tile's position depends on `o`, bound outside: the middle ends where
+  // o*64 + i*8 + 7 reaches 997, computed at run time.
+  Stmt inner = make_for(j, 0, 8, LoopKind::kSerial, make_if(o * 64 + i * 8 + j < 997, store(j)));
+  Stmt before = make_for(o, 0, 16, LoopKind::kParallel, make_for(i, 0, 8, LoopKind::kSerial, inner));
+  Stmt after = partition_loops(before);
+  const std::string text = to_string(after);
+  EXPECT_NE(text.find("for i in [0, "), std::string::npos) << text;
+  EXPECT_NE(text.find("for i.tail in ["), std::string::npos) << text;
+  // The middle holds no guard: the first `if` comes after the tail begins.
+  EXPECT_GT(text.find("if ("), text.find("i.tail")) << text;
+}
+
+TEST_F(PartitionLoops, LowerBoundGuardsMakeAHead) {
+  Stmt before = make_for(i, 0, 8, LoopKind::kSerial, make_if(i - 2 >= 0, store(i)));
+  EXPECT_IR_EQ(partition_loops(before), "for i in [2, +6) {\n  C[i] = 1.0f\n}\n");
+}
+
+TEST_F(PartitionLoops, GuardsNonLinearInTheLoopAreLeftAlone) {
+  Stmt before = make_for(i, 0, 8, LoopKind::kSerial, make_if(i % 3 < 1, store(i)));
+  EXPECT_TRUE(structural_equal(partition_loops(before), before)) << to_string(partition_loops(before));
+}
+
+TEST_F(PartitionLoops, LoopsInsideVectorizedLoopsAreLeftToMasks) {
+  // Partitioning j would give it bounds that vary across i's lanes.
+  Stmt before = make_for(i, 0, 8, LoopKind::kVectorized,
+                         make_for(j, 0, 8, LoopKind::kSerial, make_if(i + j < 9, store(i + j))));
+  EXPECT_TRUE(structural_equal(partition_loops(before), before)) << to_string(partition_loops(before));
+}
+
+TEST_F(PartitionLoops, AGuardThroughAnInnerLoopOfUnknownExtentIsPartitionedThere) {
+  // j's extent depends on o, so i cannot be split for every j; j can.
+  Stmt before = make_for(i, 0, 8, LoopKind::kSerial,
+                         make_for(j, 0, o, LoopKind::kSerial, make_if(i * 8 + j < 61, store(i + j))));
+  EXPECT_IR_EQ(partition_loops(before),
+               "for i in [0, 8) {\n"
+               "  for j in [0, min(((0 - (i*8)) + 61), o)) {\n"
+               "    C[(i + j)] = 1.0f\n"
+               "  }\n"
+               "  for j.tail in [min(((0 - (i*8)) + 61), o), +(o - min(((0 - (i*8)) + 61), o))) {\n"
+               "    if (((i*8) + j.tail) < 61) {\n"
+               "      C[(i + j.tail)] = 1.0f\n"
+               "    }\n"
+               "  }\n"
+               "}\n");
+}
+
+}  // namespace
+}  // namespace tessera
