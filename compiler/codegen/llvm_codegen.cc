@@ -67,6 +67,7 @@ class CodeGen {
   void emit(const Stmt& s);
   void emit_store(const StoreNode* op);
   llvm::Value* emit_masked_load(const LoadNode* op);
+  llvm::Value* emit_strided_load(const LoadNode* op, llvm::Value* mask);
   void emit_masked_store(const StoreNode* op, llvm::Value* value);
   void emit_for(const ForNode* op);
   void emit_serial_loop(const Var& var, llvm::Value* begin, llvm::Value* end, const Stmt& body);
@@ -232,6 +233,8 @@ llvm::Value* CodeGen::emit_masked_load(const LoadNode* op) {
     llvm::Value* base = emit(ramp ? ramp->base : op->index);
     llvm::Value* ptr = b_.CreateGEP(storage_type(t), buffer_base(op->buffer.get()), base);  // may point outside
     out = b_.CreateMaskedLoad(vec, ptr, align, mask, zero);
+  } else if (llvm::Value* strided = emit_strided_load(op, mask)) {
+    out = strided;
   } else {
     ++select_depth_;  // clamp_index keeps every lane inside the buffer
     llvm::Value* index = clamp_index(op->buffer, emit(op->index));
@@ -271,6 +274,38 @@ void CodeGen::emit_masked_store(const StoreNode* op, llvm::Value* value) {
   }
 }
 
+// A ramp of a small constant stride (a stride-2 window, every other
+// column): one contiguous load of the span it covers, ending at its last
+// element (a vector of odd length, which LLVM splits without reading past
+// it), then a shuffle picking every stride-th lane. With a mask (i1 per
+// lane) the span is loaded masked, each lane's element live when the lane
+// is and the elements between lanes off. Null when not such a load, or,
+// unmasked, inside a Select's branch (whose lanes may lie outside the buffer).
+llvm::Value* CodeGen::emit_strided_load(const LoadNode* op, llvm::Value* mask) {
+  const auto* ramp = op->index.as<RampNode>();
+  int64_t stride = 0;
+  if (!ramp || !is_const_int(ramp->stride, &stride) || stride < 2 || stride > 4) return nullptr;
+  if (!mask && select_depth_ > 0) return nullptr;
+  const DType t = op->dtype;
+  const int span = static_cast<int>((t.lanes - 1) * stride + 1);
+  llvm::Type* elem = storage_type(t);
+  llvm::Type* wide_type = llvm::FixedVectorType::get(elem, span);
+  llvm::Value* ptr = b_.CreateGEP(elem, buffer_base(op->buffer.get()), emit(ramp->base));  // masked: may point outside
+  const llvm::Align align(t.storage_bytes());
+  llvm::Value* wide;
+  if (mask) {
+    llvm::SmallVector<int, 256> spread;  // element j: lane j / stride, or the all-false operand between lanes
+    for (int j = 0; j < span; ++j) spread.push_back(j % stride == 0 ? static_cast<int>(j / stride) : t.lanes);
+    llvm::Value* wide_mask = b_.CreateShuffleVector(mask, llvm::Constant::getNullValue(mask->getType()), spread);
+    wide = b_.CreateMaskedLoad(wide_type, ptr, align, wide_mask, llvm::Constant::getNullValue(wide_type));
+  } else {
+    wide = b_.CreateAlignedLoad(wide_type, ptr, align);
+  }
+  llvm::SmallVector<int, 64> lanes;
+  for (int i = 0; i < t.lanes; ++i) lanes.push_back(static_cast<int>(i * stride));
+  return b_.CreateShuffleVector(wide, lanes);
+}
+
 llvm::Value* CodeGen::emit_load(const LoadNode* op) {
   DType t = op->dtype;
   llvm::Type* elem = storage_type(t);
@@ -295,6 +330,7 @@ llvm::Value* CodeGen::emit_load(const LoadNode* op) {
     return finish(b_.CreateMaskedLoad(vec, ptr, align, mask,
                                       llvm::Constant::getNullValue(vec)));
   }
+  if (llvm::Value* v = emit_strided_load(op, nullptr)) return finish(v);
   llvm::Value* index = clamp_index(op->buffer, emit(op->index));
   llvm::Value* out = llvm::PoisonValue::get(llvm::FixedVectorType::get(elem, t.lanes));
   for (int i = 0; i < t.lanes; ++i) {

@@ -145,13 +145,25 @@ Result<KnobConfig> fallback_gemm(const KnobSpace& space, const ComputeDAG& dag, 
   const int64_t lanes = target.vector_lanes(g.stages.dtype);
   // bench_core's hand schedule: an 8 x 2-vector micro-kernel (4 rows with
   // 16 registers), 64 x 256 blocks, k blocked by 256, B panels packed.
-  const int64_t mr = vector_registers(target) >= 32 ? 8 : 4, nr = 2 * lanes, mb = 64, nb = 256, kb = 256;
+  const int64_t mr = vector_registers(target) >= 32 ? 8 : 4, mb = 64, nb = 256, kb = 256;
+  // Weights read W[n, k] are packed in blocks of nr columns (apply_gemm),
+  // which needs nr to divide N: the widest such block up to two vectors,
+  // else two vectors with a masked tail and unpacked weights.
+  int64_t nr = 2 * lanes;
+  if (g.b_is_nk && g.n % nr != 0)
+    for (int64_t w = 2 * lanes; w >= 4; w = w > lanes ? w - lanes : w / 2)
+      if (g.n % w == 0) {
+        nr = w;
+        break;
+      }
   return nearest_config(space, {{"tile_m", {0, mb / mr, mr}},
                                 {"tile_n", {0, std::max<int64_t>(1, nb / nr), nr}},
                                 {"tile_k", {0, kb}},
                                 {"order", {0, 2, 1}},
                                 {"unroll_rows", {static_cast<int64_t>(IterAnnotation::kUnroll)}},
-                                {"cache_b", {1}}});
+                                // Packed weights already stream; a panel of them
+                                // would be read across its rows.
+                                {"cache_b", {g.b_is_nk && g.n % nr == 0 && nr < g.n ? 0 : 1}}});
 }
 
 }  // namespace tessera::template_detail
