@@ -50,6 +50,9 @@ struct TuneConfig {
   // The operator's knob template space (XGBoost + simulated annealing, or
   // random when not guided) instead of the sketch space.
   bool knob = false;
+  // Measure the task's fallback first, as `tessera tune` does (the search
+  // then starts from it); off: the search alone.
+  bool baselines = false;
 };
 
 // Tunes `op` with TVM's measurement settings (repeat 1, min_repeat_ms 100)
@@ -67,7 +70,7 @@ Result<TuneRun> tune(const ops::OpInstance& op, const TuneConfig& config) {
   job_config.repeat = 1;
   job_config.min_repeat_ms = 100;
   job_config.measure_default = false;
-  job_config.measure_baselines = false;
+  job_config.measure_baselines = config.baselines;
   job_config.evolution = config.evolution;
   job_config.keep_pretrain_data = config.keep_pretrain_data;
   job_config.pretrain = config.pretrain;
@@ -426,7 +429,8 @@ BENCHMARK(BM_Tune_Dense1x1000x2048)->Arg(128)->UseManualTime()->Iterations(1)->U
 
 // ---------------------------------------------------------------------------
 // Shapes that do not divide into friendly tiles: primes, an odd class count,
-// a GEMV, depthwise convs. Each is tuned, then its best kernel and its
+// a GEMV, depthwise convs. Each is tuned as `tessera tune` does (the
+// fallback measured first, then the search), then its best kernel and its
 // untuned fallback (what compile time uses without records) are timed here
 // against the peer, alternately, in the same run.
 
@@ -471,6 +475,22 @@ double ratio_to_peer(const std::function<void()>& kernel, const std::function<vo
   return ratios[ratios.size() / 2];
 }
 
+// Runs `kernel` and the peer on the same arguments and compares the outputs;
+// an error message when the kernel fails or differs.
+std::string check_against_peer(TesseraKernelFn kernel, std::vector<void*>& ptrs, const std::function<void()>& peer,
+                               runtime::NDArray& out, std::unique_ptr<bench::DnnlConv>& dnnl) {
+  if (const int32_t status = kernel(ptrs.data()); status != 0) return "kernel returned status " + std::to_string(status);
+  std::vector<float> ours(out.data<float>(), out.data<float>() + out.numel());
+  peer();
+  if (dnnl) dnnl->output(out.data<float>());
+  double worst = 0;
+  for (size_t i = 0; i < ours.size(); ++i) {
+    const double want = out.data<float>()[i];
+    worst = std::max(worst, std::fabs(ours[i] - want) / (1.0 + std::fabs(want)));
+  }
+  return worst > 1e-3 ? "output differs from the peer's (relative error " + std::to_string(worst) + ")" : "";
+}
+
 std::vector<double> odd_shape_ratios;  // vs_peer of every shape run in this process
 
 // Arguments: shape (index into kOddShapes), trials, space (0 sketch, 1 knob).
@@ -482,7 +502,7 @@ void BM_Tune_OddShapes(benchmark::State& state) {
   state.SetLabel(std::string(shape.spec) + " vs " + shape.peer + ", " + space_label(knob));
   bench::set_dnnl_threads(kThreads);
   for (auto _ : state) {
-    auto run = tune(op, state.range(1), true, 1, knob);
+    auto run = tune(op, TuneConfig{.trials = state.range(1), .seed = 1, .knob = knob, .baselines = true});
     if (!run.is_ok()) return state.SkipWithError(run.status().to_string().c_str());
     const records::Record* best = best_of_first(run->history, run->history.size());
     if (!best) return state.SkipWithError("no kernel was measured");
@@ -503,6 +523,10 @@ void BM_Tune_OddShapes(benchmark::State& state) {
     auto peer = odd_shape_peer(index, args, dnnl);
     runtime::ThreadPool pool(kThreads);
     runtime::ParallelScope scope(&pool);
+    for (TesseraKernelFn fn : {tuned->fn, fallback}) {
+      const std::string wrong = check_against_peer(fn, ptrs, peer, args.back(), dnnl);
+      if (!wrong.empty()) return state.SkipWithError(((fn == fallback ? "fallback: " : "tuned: ") + wrong).c_str());
+    }
     const double vs_peer = ratio_to_peer([&] { tuned->fn(ptrs.data()); }, peer);
     odd_shape_ratios.push_back(vs_peer);
     state.counters["vs_peer"] = vs_peer;

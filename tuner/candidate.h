@@ -50,12 +50,12 @@ class Candidate {
   /// shared; the replay's error (kInvalidSchedule) when they do not apply.
   /// A DAG other than the one of the state already made gets its own replay.
   Result<std::shared_ptr<const State>> state(const std::shared_ptr<const ComputeDAG>& dag) const;
-  /// state(dag) lowered up to, not including, unrolling (the cost model's
-  /// costmodel::lower_for_features): made on the first call, then shared;
-  /// the lowering's error when it does not lower.
+  /// state(dag) lowered for the cost model's features (costmodel::
+  /// lower_for_features: no loop partitioning, no unrolling): made on the
+  /// first call, then shared; the lowering's error when it does not lower.
   Result<PrimFunc> loop_nest(const std::shared_ptr<const ComputeDAG>& dag) const;
-  /// The function ready for code generation, named `name`: the loop nest
-  /// with its unrolled loops unrolled (what lower(state, name) returns).
+  /// The function ready for code generation, named `name`: lower(state, name),
+  /// every pass (remainders partitioned, loops unrolled).
   Result<PrimFunc> kernel(const std::shared_ptr<const ComputeDAG>& dag, const std::string& name) const;
 
   /// How the state and loop nest were made so far (shared by copies).

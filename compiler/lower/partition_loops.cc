@@ -135,11 +135,19 @@ class Partitioner final : public IRMutator {
     const Expr mid_begin = lower.defined() ? simplify(min(max(lower, begin), end)) : begin;
     const Expr mid_end = upper.defined() ? simplify(min(max(upper, mid_begin), end)) : end;
     std::vector<Stmt> parts;
-    // Head and tail are copies of the loop with their own variables; their
-    // inner loops are partitioned in turn, the loop itself is not again.
+    // Head and tail are copies of the loop with their own variables. Loops
+    // inside a remainder are partitioned once more (the tail of an outer k
+    // block is half the work of a 499-deep product), not deeper: every level
+    // multiplies the copies of an unrolled micro-kernel (builds of seconds).
     auto copy = [&](const char* suffix, const Expr& from, const Expr& to) {
       Var v(op->var.name() + suffix, op->var.dtype());
-      parts.push_back(make_for(v, from, simplify(to - from), op->loop_kind, mutate(substitute(op->body, op->var, v))));
+      Stmt body = substitute(op->body, op->var, v);
+      if (remainder_depth_ < kMaxRemainderDepth) {
+        ++remainder_depth_;
+        body = mutate(body);
+        --remainder_depth_;
+      }
+      parts.push_back(make_for(v, from, simplify(to - from), op->loop_kind, body));
     };
     if (lower.defined()) copy(".head", begin, mid_begin);
     parts.push_back(make_for(op->var, mid_begin, simplify(mid_end - mid_begin), op->loop_kind,
@@ -149,7 +157,9 @@ class Partitioner final : public IRMutator {
   }
 
  private:
+  static constexpr int kMaxRemainderDepth = 1;
   int vector_depth_ = 0;
+  int remainder_depth_ = 0;  // remainders (heads, tails) enclosing the loop being visited
 };
 
 }  // namespace

@@ -10,9 +10,10 @@
 // variables), and splits the loop into a head, a middle where those guards
 // are dropped, and a tail (Halide's loop partitioning). The bounds are
 // expressions, so a tile whose position depends on a fused parallel loop is
-// partitioned at run time. Head and tail keep their guards; a vectorized loop
-// inside them turns its guard into a lane mask (vectorize_loops). Vectorized
-// and unrolled loops are not partitioned themselves.
+// partitioned at run time. Head and tail keep their guards and are not
+// partitioned further (the copies would multiply); a vectorized loop inside
+// them turns its guard into a lane mask (vectorize_loops). Vectorized and
+// unrolled loops are not partitioned themselves.
 #pragma once
 
 #include "compiler/ir/stmt.h"

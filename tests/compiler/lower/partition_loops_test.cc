@@ -18,7 +18,8 @@ class PartitionLoops : public ::testing::Test {
 };
 
 TEST_F(PartitionLoops, NonDividingTileRunsAGuardFreeMiddleAndAGuardedTail) {
-  // 61 = 7 full tiles of 8 and a remainder of 5.
+  // 61 = 7 full tiles of 8 and a remainder of 5, whose own loop is
+  // partitioned once more (its guard-free part is all it has).
   Stmt before = make_for(i, 0, 8, LoopKind::kSerial,
                          make_for(j, 0, 8, LoopKind::kSerial, make_if(i * 8 + j < 61, store(i * 8 + j))));
   EXPECT_IR_EQ(partition_loops(before),
@@ -33,16 +34,31 @@ TEST_F(PartitionLoops, NonDividingTileRunsAGuardFreeMiddleAndAGuardedTail) {
 }
 
 TEST_F(PartitionLoops, SplitPointIsAnExpressionOfEnclosingLoops) {
-  // The tile's position depends on `o`, bound outside: the middle ends where
-  // o*64 + i*8 + 7 reaches 997, computed at run time.
+  // The tile's position depends on `o`, bound outside (a fused parallel
+  // loop, say): the middle ends where o*64 + i*8 + 7 reaches 997, computed
+  // at run time.
   Stmt inner = make_for(j, 0, 8, LoopKind::kSerial, make_if(o * 64 + i * 8 + j < 997, store(j)));
-  Stmt before = make_for(o, 0, 16, LoopKind::kParallel, make_for(i, 0, 8, LoopKind::kSerial, inner));
+  Stmt before = make_for(i, 0, 8, LoopKind::kSerial, inner);
   Stmt after = partition_loops(before);
   const std::string text = to_string(after);
   EXPECT_NE(text.find("for i in [0, "), std::string::npos) << text;
   EXPECT_NE(text.find("for i.tail in ["), std::string::npos) << text;
   // The middle holds no guard: the first `if` comes after the tail begins.
   EXPECT_GT(text.find("if ("), text.find("i.tail")) << text;
+}
+
+TEST_F(PartitionLoops, RemaindersArePartitionedOnceNotAgain) {
+  // Three nested tiled loops: the tail of i is partitioned at j (loops of
+  // one iteration fold away), the tail of that at k is left guarded, so the
+  // copies stay few.
+  Var k{"k"};
+  Stmt body = make_if(i * 4 + j * 2 + k < 7, store(i * 4 + j * 2 + k));
+  Stmt before = make_for(i, 0, 2, LoopKind::kSerial,
+                         make_for(j, 0, 2, LoopKind::kSerial, make_for(k, 0, 2, LoopKind::kSerial, body)));
+  const std::string text = to_string(partition_loops(before));
+  EXPECT_EQ(text.find("k.tail"), std::string::npos) << text;
+  EXPECT_NE(text.find("(k + 6) < 7"), std::string::npos) << text;
+  EXPECT_NE(text.find("if ("), std::string::npos) << text;
 }
 
 TEST_F(PartitionLoops, LowerBoundGuardsMakeAHead) {
