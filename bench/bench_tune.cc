@@ -20,6 +20,7 @@
 #include "bench/workloads.h"
 #include "compiler/codegen/build.h"
 #include "compiler/ops/op_spec.h"
+#include "compiler/schedule/layout.h"
 #include "compiler/space/choose/apply_best.h"
 #include "costmodel/features.h"
 #include "runtime/module.h"
@@ -477,7 +478,7 @@ double ratio_to_peer(const std::function<void()>& kernel, const std::function<vo
 
 // Runs `kernel` and the peer on the same arguments and compares the outputs;
 // an error message when the kernel fails or differs.
-std::string check_against_peer(TesseraKernelFn kernel, std::vector<void*>& ptrs, const std::function<void()>& peer,
+std::string check_against_peer(TesseraKernelFn kernel, std::vector<void*> ptrs, const std::function<void()>& peer,
                                runtime::NDArray& out, std::unique_ptr<bench::DnnlConv>& dnnl) {
   if (const int32_t status = kernel(ptrs.data()); status != 0) return "kernel returned status " + std::to_string(status);
   std::vector<float> ours(out.data<float>(), out.data<float>() + out.numel());
@@ -489,6 +490,21 @@ std::string check_against_peer(TesseraKernelFn kernel, std::vector<void*>& ptrs,
     worst = std::max(worst, std::fabs(ours[i] - want) / (1.0 + std::fabs(want)));
   }
   return worst > 1e-3 ? "output differs from the peer's (relative error " + std::to_string(worst) + ")" : "";
+}
+
+// A kernel's argument pointers: `args`, except the ones its schedule packs
+// (pack_layout), which point to packed copies kept in `packed`.
+std::vector<void*> kernel_args(const State& state, std::vector<runtime::NDArray>& args,
+                               std::vector<runtime::NDArray>& packed) {
+  std::vector<void*> ptrs;
+  for (auto& a : args) ptrs.push_back(a.raw_data());
+  for (const auto& [index, layout] : packed_arguments(state)) {
+    runtime::NDArray& a = args[static_cast<size_t>(index)];
+    packed.push_back(runtime::NDArray::create(packed_shape(a.shape(), layout), a.dtype()).value());
+    pack_elements(a.raw_data(), packed.back().raw_data(), a.shape(), a.dtype().storage_bytes(), layout);
+    ptrs[static_cast<size_t>(index)] = packed.back().raw_data();
+  }
+  return ptrs;
 }
 
 std::vector<double> odd_shape_ratios;  // vs_peer of every shape run in this process
@@ -517,20 +533,25 @@ void BM_Tune_OddShapes(benchmark::State& state) {
     TesseraKernelFn fallback = fallback_mod->get_kernel("kernel").value();
 
     auto args = bench::make_args(op);
-    std::vector<void*> ptrs;
-    for (auto& a : args) ptrs.push_back(a.raw_data());
+    std::vector<runtime::NDArray> packed;
+    packed.reserve(2 * args.size());  // ptrs point into it
+    auto tuned_state = replay(op.dag, steps_from_json(best->steps_json).value());
+    if (!tuned_state.is_ok()) return state.SkipWithError(tuned_state.status().to_string().c_str());
+    std::vector<void*> ptrs = kernel_args(*tuned_state, args, packed);
+    std::vector<void*> fallback_ptrs = kernel_args(choice->state, args, packed);
     std::unique_ptr<bench::DnnlConv> dnnl;
     auto peer = odd_shape_peer(index, args, dnnl);
     runtime::ThreadPool pool(kThreads);
     runtime::ParallelScope scope(&pool);
-    for (TesseraKernelFn fn : {tuned->fn, fallback}) {
-      const std::string wrong = check_against_peer(fn, ptrs, peer, args.back(), dnnl);
-      if (!wrong.empty()) return state.SkipWithError(((fn == fallback ? "fallback: " : "tuned: ") + wrong).c_str());
+    for (bool is_fallback : {false, true}) {
+      const std::string wrong = check_against_peer(is_fallback ? fallback : tuned->fn, is_fallback ? fallback_ptrs : ptrs,
+                                                   peer, args.back(), dnnl);
+      if (!wrong.empty()) return state.SkipWithError(((is_fallback ? "fallback: " : "tuned: ") + wrong).c_str());
     }
     const double vs_peer = ratio_to_peer([&] { tuned->fn(ptrs.data()); }, peer);
     odd_shape_ratios.push_back(vs_peer);
     state.counters["vs_peer"] = vs_peer;
-    state.counters["fallback_vs_peer"] = ratio_to_peer([&] { fallback(ptrs.data()); }, peer);
+    state.counters["fallback_vs_peer"] = ratio_to_peer([&] { fallback(fallback_ptrs.data()); }, peer);
     state.counters["gflops"] = op.flops / bench::median_seconds([&] { tuned->fn(ptrs.data()); }) / 1e9;
     state.counters["check_ms"] = run->summary.check_seconds / std::max<double>(1, run->summary.trials) * 1e3;
     state.counters["s_per_trial"] = run->wall_s / std::max<double>(1, run->summary.trials);

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "base/int_div.h"
+#include "compiler/ir/scalar_semantics.h"
 #include "compiler/ir/printer.h"
 
 namespace tessera {
@@ -117,13 +118,6 @@ double round_float(DType t, double v) {
   return v;
 }
 
-int64_t wrap_int(DType t, int64_t v) {
-  if (t.is_bool()) return v != 0;
-  if (t.bits >= 64) return v;
-  if (t.is_uint()) return static_cast<int64_t>(static_cast<uint64_t>(v) & ((uint64_t{1} << t.bits) - 1));
-  const int shift = 64 - t.bits;
-  return static_cast<int64_t>(static_cast<uint64_t>(v) << shift) >> shift;
-}
 
 bool is_supported(DType t) {
   const DType e = t.element_of();
@@ -231,33 +225,6 @@ Lane cast_lane(DType from, DType to, Lane v) {
   return out;
 }
 
-double call_lane(CallOp op, double x, double y) {
-  switch (op) {
-    case CallOp::kExp: return std::exp(x);
-    case CallOp::kLog: return std::log(x);
-    case CallOp::kSqrt: return std::sqrt(x);
-    case CallOp::kTanh: return std::tanh(x);
-    case CallOp::kErf: return std::erf(x);
-    case CallOp::kAbs: return std::fabs(x);
-    case CallOp::kFloor: return std::floor(x);
-    case CallOp::kCeil: return std::ceil(x);
-    case CallOp::kRound: return std::nearbyint(x);
-    case CallOp::kPow: return std::pow(x, y);
-    case CallOp::kSigmoid: return 1.0 / (1.0 + std::exp(-x));
-    case CallOp::kSin: return std::sin(x);
-    case CallOp::kCos: return std::cos(x);
-    case CallOp::kTan: return std::tan(x);
-    case CallOp::kAsin: return std::asin(x);
-    case CallOp::kAcos: return std::acos(x);
-    case CallOp::kAtan: return std::atan(x);
-    case CallOp::kSinh: return std::sinh(x);
-    case CallOp::kCosh: return std::cosh(x);
-    case CallOp::kAsinh: return std::asinh(x);
-    case CallOp::kAcosh: return std::acosh(x);
-    case CallOp::kAtanh: return std::atanh(x);
-  }
-  return 0;
-}
 
 // Compares a and b of operand type t: -1, 0, 1 (floats: NaN compares unordered,
 // reported through `unordered`).
@@ -417,7 +384,7 @@ Value Interpreter::eval_node(const Expr& e, Mask mask) {
           continue;
         }
         double y = args.size() > 1 ? args[1].at(l).f : 0.0;
-        v[l].f = round_float(t, call_lane(op->op, args[0].at(l).f, y));
+        v[l].f = round_float(t, call_value(op->op, args[0].at(l).f, y));
       }
       return v;
     }

@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "base/int_div.h"
+#include "compiler/ir/scalar_semantics.h"
 
 namespace tessera {
 namespace {
@@ -29,13 +30,6 @@ bool is_modelled(DType t) {
 
 double round_float(DType t, double v) { return t.bits == 32 ? static_cast<double>(static_cast<float>(v)) : v; }
 
-int64_t wrap_int(DType t, int64_t v) {
-  if (t.is_bool()) return v != 0;
-  if (t.bits >= 64) return v;
-  if (t.is_uint()) return static_cast<int64_t>(static_cast<uint64_t>(v) & ((uint64_t{1} << t.bits) - 1));
-  const int shift = 64 - t.bits;
-  return static_cast<int64_t>(static_cast<uint64_t>(v) << shift) >> shift;
-}
 
 // Truncation toward zero, saturating at the type's range; NaN gives 0.
 int64_t float_to_int(DType t, double v) {
@@ -70,33 +64,6 @@ Val read_element(DType t, const void* base, int64_t i) {
   return v;
 }
 
-double call_float(CallOp op, double x, double y) {
-  switch (op) {
-    case CallOp::kExp: return std::exp(x);
-    case CallOp::kLog: return std::log(x);
-    case CallOp::kSqrt: return std::sqrt(x);
-    case CallOp::kTanh: return std::tanh(x);
-    case CallOp::kErf: return std::erf(x);
-    case CallOp::kAbs: return std::fabs(x);
-    case CallOp::kFloor: return std::floor(x);
-    case CallOp::kCeil: return std::ceil(x);
-    case CallOp::kRound: return std::nearbyint(x);  // half to even in the default rounding mode
-    case CallOp::kPow: return std::pow(x, y);
-    case CallOp::kSigmoid: return 1.0 / (1.0 + std::exp(-x));
-    case CallOp::kSin: return std::sin(x);
-    case CallOp::kCos: return std::cos(x);
-    case CallOp::kTan: return std::tan(x);
-    case CallOp::kAsin: return std::asin(x);
-    case CallOp::kAcos: return std::acos(x);
-    case CallOp::kAtan: return std::atan(x);
-    case CallOp::kSinh: return std::sinh(x);
-    case CallOp::kCosh: return std::cosh(x);
-    case CallOp::kAsinh: return std::asinh(x);
-    case CallOp::kAcosh: return std::acosh(x);
-    case CallOp::kAtanh: return std::atanh(x);
-  }
-  return std::nan("");
-}
 
 }  // namespace
 
@@ -296,7 +263,7 @@ Val TensorEvaluator::Impl::eval(const Expr& e) {
         return Val{0, wrap_int(e.dtype(), x < 0 ? -x : x)};
       }
       const double x = eval(c->args[0]).f, y = c->args.size() > 1 ? eval(c->args[1]).f : 0.0;
-      return Val{round_float(e.dtype(), call_float(c->op, x, y)), 0};
+      return Val{round_float(e.dtype(), call_value(c->op, x, y)), 0};
     }
     case ExprKind::kTensorRead: return tensor_read(e.as<TensorReadNode>());
     case ExprKind::kReduce: return reduce(e.as<ReduceNode>());

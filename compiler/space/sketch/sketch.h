@@ -34,7 +34,7 @@ struct SketchOptions {
   int max_sketches = 16;              ///< sketches per DAG at most (rule alternatives beyond it are dropped)
   std::vector<int64_t> unroll_steps;  ///< auto-unroll max steps to draw from; empty: the target's set
   double vector_bias = 0.8;           ///< chance that a vectorized tile level is drawn among lane multiples
-  double nondividing_chance = 0.2;    ///< chance of tile sizes that need not divide a friendly extent
+  double nondividing_chance = 0.05;   ///< chance of tile sizes that need not divide a friendly extent
   double unfriendly_nondividing_chance = 0.8;  ///< ... and an extent without such divisors (primes, 1009)
   int64_t rfactor_min_reduce = 64;    ///< rfactor needs at least this many reduced elements per output ...
   int rfactor_max_spatial_per_core = 2;  ///< ... and at most this many outputs per core

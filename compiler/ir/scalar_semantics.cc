@@ -1,0 +1,43 @@
+#include "compiler/ir/scalar_semantics.h"
+
+#include <cmath>
+
+namespace tessera {
+
+double call_value(CallOp op, double x, double y) {
+  switch (op) {
+    case CallOp::kExp: return std::exp(x);
+    case CallOp::kLog: return std::log(x);
+    case CallOp::kSqrt: return std::sqrt(x);
+    case CallOp::kTanh: return std::tanh(x);
+    case CallOp::kErf: return std::erf(x);
+    case CallOp::kAbs: return std::fabs(x);
+    case CallOp::kFloor: return std::floor(x);
+    case CallOp::kCeil: return std::ceil(x);
+    case CallOp::kRound: return std::nearbyint(x);  // half to even in the default rounding mode
+    case CallOp::kPow: return std::pow(x, y);
+    case CallOp::kSigmoid: return 1.0 / (1.0 + std::exp(-x));
+    case CallOp::kSin: return std::sin(x);
+    case CallOp::kCos: return std::cos(x);
+    case CallOp::kTan: return std::tan(x);
+    case CallOp::kAsin: return std::asin(x);
+    case CallOp::kAcos: return std::acos(x);
+    case CallOp::kAtan: return std::atan(x);
+    case CallOp::kSinh: return std::sinh(x);
+    case CallOp::kCosh: return std::cosh(x);
+    case CallOp::kAsinh: return std::asinh(x);
+    case CallOp::kAcosh: return std::acosh(x);
+    case CallOp::kAtanh: return std::atanh(x);
+  }
+  return std::nan("");
+}
+
+int64_t wrap_int(DType t, int64_t v) {
+  if (t.is_bool()) return v != 0;
+  if (t.bits >= 64) return v;
+  if (t.is_uint()) return static_cast<int64_t>(static_cast<uint64_t>(v) & ((uint64_t{1} << t.bits) - 1));
+  const int shift = 64 - t.bits;
+  return static_cast<int64_t>(static_cast<uint64_t>(v) << shift) >> shift;
+}
+
+}  // namespace tessera

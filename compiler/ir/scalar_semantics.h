@@ -1,0 +1,22 @@
+// What one scalar operation of the IR computes, in the wide types the
+// reference interpreter (compiler/codegen/interpreter.h) and the expression
+// evaluator (compiler/te/evaluate.h) compute in: the one definition both
+// references share, so that they cannot disagree on exp or on wrapping.
+#pragma once
+
+#include <cstdint>
+
+#include "base/dtype.h"
+#include "compiler/ir/expr.h"
+
+namespace tessera {
+
+/// The value of call `op` on doubles (`y`: pow's exponent; ignored by the
+/// others), before rounding to the call's type.
+double call_value(CallOp op, double x, double y);
+
+/// `v` wrapped to the integer type `t` (bool: 0 or 1; narrow types wrap as
+/// two's complement, unsigned ones are kept non-negative).
+int64_t wrap_int(DType t, int64_t v);
+
+}  // namespace tessera
