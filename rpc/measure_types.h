@@ -50,7 +50,7 @@ struct ReferenceCheck {
   std::string expected_output;
   double tolerance = 1e-4;
   /// Row-major flat element indices of the last argument to compare; empty: every element.
-  std::vector<int64_t> points;
+  std::vector<int64_t> points = {};
 };
 
 /// What to measure: a built library and how to call and time its kernel.

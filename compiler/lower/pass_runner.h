@@ -42,10 +42,10 @@ struct LowerOptions {
   bool verify = false;
   /// Stop after the pass of this name (empty: run them all). The result is
   /// the kernel as that pass left it (no body before build_loop_nests).
-  std::string stop_after;
+  std::string stop_after = {};
   /// Passes not to run (names). The cost model skips partition_loops: its
   /// features describe the schedule's loops, not their remainders.
-  std::vector<std::string> skip;
+  std::vector<std::string> skip = {};
   /// When set, receives one dump per pass run, in order.
   std::vector<PassDump>* trace = nullptr;
 };

@@ -177,7 +177,9 @@ TEST(Jsonl, CheckedIsImportedAndDefaultsToFalse) {
   while (std::getline(lines, line)) {
     auto j = nlohmann::ordered_json::parse(line);
     if (j["type"] == "record") {
-      if (records == 0) EXPECT_TRUE(j["checked"].get<bool>()) << line;  // the knob record
+      if (records == 0) {
+        EXPECT_TRUE(j["checked"].get<bool>()) << line;  // the knob record
+      }
       if (records == 1) j.erase("checked");
       if (records == 2) j["checked"] = "yes";
       ++records;
@@ -189,8 +191,9 @@ TEST(Jsonl, CheckedIsImportedAndDefaultsToFalse) {
   ASSERT_EQ(report.errors.size(), 1u);
   EXPECT_NE(report.errors[0].message.find("checked"), std::string::npos) << report.errors[0].message;
   EXPECT_EQ(report.records_added, 3);
+  ASSERT_OK_AND_ASSIGN(std::vector<Record> imported, b.list({}));
   int checked = 0;
-  for (const Record& r : b.list({}).value()) checked += r.checked;
+  for (const Record& r : imported) checked += r.checked;
   EXPECT_EQ(checked, 1);
 }
 

@@ -44,7 +44,7 @@ struct BuilderOptions {
   /// For tests only: rewrites each lowered kernel before code generation, to
   /// plant a bug that the measurer's correctness check must catch. Empty in
   /// every real build; an error from it is a kLoweringError.
-  std::function<Result<PrimFunc>(PrimFunc)> rewrite_kernel;
+  std::function<Result<PrimFunc>(PrimFunc)> rewrite_kernel = {};
 };
 
 /// Builds candidates for one target on a set of threads. Builds are
