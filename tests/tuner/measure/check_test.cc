@@ -13,6 +13,7 @@
 #include "records/store.h"
 #include "tests/tools/command.h"
 #include "tuner/measure/measurer.h"
+#include "tests/tuner/measure/matmul_task.h"
 
 namespace tessera::tuner {
 namespace {
@@ -30,18 +31,7 @@ Result<PrimFunc> off_by_one_at_the_end(PrimFunc f) {
   return f;
 }
 
-Task matmul_task(int64_t m, int64_t n, int64_t k) {
-  Tensor a = placeholder({m, k}, DType::f32(), "A");
-  Tensor b = placeholder({k, n}, DType::f32(), "B");
-  IterVar r = reduce_axis(k, "k");
-  Tensor c = compute({m, n}, [&](const Vars& i) { return sum(read(a, {i[0], r->var}) * read(b, {r->var, i[1]}), {r}); }, "C");
-  Task t;
-  t.name = "matmul";
-  t.dag = std::make_shared<const ComputeDAG>(ComputeDAG::make({a, b, c}).value());
-  t.target = host_target();
-  t.device_key = "local";
-  return t;
-}
+using test::matmul_task;
 
 // A tiled, vectorized schedule whose tiles do not divide 97 x 101.
 Candidate tiled(const Task& task) {

@@ -4,22 +4,12 @@
 
 #include "compiler/codegen/llvm_target.h"
 #include "compiler/ir/op.h"
+#include "tests/tuner/measure/matmul_task.h"
 
 namespace tessera::tuner {
 namespace {
 
-Task matmul_task(int64_t n) {
-  Tensor a = placeholder({n, n}, DType::f32(), "A");
-  Tensor b = placeholder({n, n}, DType::f32(), "B");
-  IterVar r = reduce_axis(n, "k");
-  Tensor c = compute({n, n}, [&](const Vars& i) { return sum(read(a, {i[0], r->var}) * read(b, {r->var, i[1]}), {r}); }, "C");
-  Task t;
-  t.name = "matmul";
-  t.dag = std::make_shared<const ComputeDAG>(ComputeDAG::make({a, b, c}).value());
-  t.target = host_target();
-  t.device_key = "local";
-  return t;
-}
+Task matmul_task(int64_t n) { return test::matmul_task(n, n, n); }
 
 class MeasurerTest : public ::testing::Test {
  protected:
