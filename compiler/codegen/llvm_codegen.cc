@@ -28,11 +28,11 @@
 #include "compiler/codegen/llvm_init.h"
 #include "compiler/ir/functor.h"
 #include "compiler/ir/util.h"
+#include "compiler/codegen/llvm_emitter.h"
 
 namespace tessera {
+namespace codegen_detail {
 namespace {
-
-Status codegen_error(const std::string& why) { return Status(ErrorCode::kCodegenError, why); }
 
 // Buffers allocated inside a statement (not captured by an outlined body).
 class AllocatedBuffers final : public IRVisitor {
@@ -47,60 +47,7 @@ class AllocatedBuffers final : public IRVisitor {
   }
 };
 
-class CodeGen {
- public:
-  CodeGen(llvm::LLVMContext& ctx, llvm::Module& mod, const Target& target)
-      : ctx_(ctx), mod_(mod), b_(ctx), target_(target) {}
-
-  Status add_function(const PrimFunc& f);
-
- private:
-  llvm::Type* type_of(DType t);
-  llvm::Type* storage_type(DType t);
-  void set_attributes(llvm::Function* fn, bool inline_always);
-  llvm::Value* emit(const Expr& e);
-  llvm::Value* emit_binary(const BinaryNode* op);
-  llvm::Value* emit_cast(DType to, llvm::Value* v, DType from);
-  llvm::Value* emit_call(const CallNode* op);
-  llvm::Value* emit_load(const LoadNode* op);
-  llvm::Value* per_lane(llvm::Value* v, DType t, const char* fn_name);
-  void emit(const Stmt& s);
-  void emit_store(const StoreNode* op);
-  llvm::Value* emit_masked_load(const LoadNode* op);
-  llvm::Value* emit_strided_load(const LoadNode* op, llvm::Value* mask);
-  void emit_masked_store(const StoreNode* op, llvm::Value* value);
-  void emit_for(const ForNode* op);
-  void emit_serial_loop(const Var& var, llvm::Value* begin, llvm::Value* end, const Stmt& body);
-  void emit_parallel(const ForNode* op);
-  void emit_allocate(const AllocateNode* op);
-  llvm::Value* element_ptr(const Buffer& buf, llvm::Value* index);
-  /// Inside a Select's branches, an index clamped into the buffer.
-  llvm::Value* clamp_index(const Buffer& buf, llvm::Value* index);
-  llvm::Value* splat(llvm::Value* v, int lanes) { return b_.CreateVectorSplat(lanes, v); }
-  void return_if_error(llvm::Value* status);
-  /// The value of a loop variable, or (with an error recorded) poison.
-  llvm::Value* var_value(const VarNode* var);
-  /// The base pointer of a parameter or allocated buffer, or (with an error
-  /// recorded) a null pointer.
-  llvm::Value* buffer_base(const BufferNode* buf);
-  /// Records the first node that cannot be emitted; emission goes on with a
-  /// placeholder and add_function returns the error.
-  llvm::Value* unsupported(const std::string& why, llvm::Type* type);
-
-  llvm::LLVMContext& ctx_;
-  llvm::Module& mod_;
-  llvm::IRBuilder<> b_;
-  const Target& target_;
-  llvm::Function* fn_ = nullptr;
-  llvm::BasicBlock* entry_ = nullptr;
-  std::string base_name_;
-  int outlined_ = 0;
-  std::unordered_map<const VarNode*, llvm::Value*> vars_;
-  std::unordered_map<const BufferNode*, llvm::Value*> buffers_;
-  int parallel_depth_ = 0;
-  int select_depth_ = 0;  // > 0 while emitting the branches of a Select
-  Status error_;          // the first node that could not be emitted
-};
+}  // namespace
 
 llvm::Value* CodeGen::unsupported(const std::string& why, llvm::Type* type) {
   if (error_.is_ok()) error_ = codegen_error(why);
@@ -193,170 +140,6 @@ Status CodeGen::add_function(const PrimFunc& f) {
   if (llvm::verifyFunction(*impl, &os) || llvm::verifyFunction(*api, &os))
     return codegen_error("LLVM rejected the generated function " + f.name + ": " + os.str());
   return Status::ok();
-}
-
-llvm::Value* CodeGen::element_ptr(const Buffer& buf, llvm::Value* index) {
-  return b_.CreateInBoundsGEP(storage_type(buf->dtype), buffer_base(buf.get()), index);
-}
-
-llvm::Value* CodeGen::clamp_index(const Buffer& buf, llvm::Value* index) {
-  if (select_depth_ == 0) return index;
-  llvm::Type* ty = index->getType();
-  llvm::Value* zero = llvm::Constant::getNullValue(ty);
-  llvm::Value* last = llvm::ConstantInt::get(ty, buf->num_elements() - 1);
-  return b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, index, last),
-                                  zero);
-}
-
-// A predicated load or store touches only the lanes its predicate holds:
-// LLVM's masked load/store when contiguous (a scalar one is a one-lane
-// vector); otherwise lane by lane, loads from an index clamped into the
-// buffer and selected, stores under a branch each. (LLVM 19's masked
-// gather on AVX-512 emitted a vgatherqps whose registers overlap: #UD.)
-llvm::Value* CodeGen::emit_masked_load(const LoadNode* op) {
-  DType t = op->dtype;
-  llvm::Type* vec = llvm::FixedVectorType::get(storage_type(t), t.lanes);
-  llvm::Align align(t.storage_bytes());
-  llvm::Value* mask = emit(op->predicate);
-  if (t.lanes == 1) mask = b_.CreateVectorSplat(1, mask);
-  if (select_depth_ > 0) {  // in a Select's branch: and only the lanes inside the buffer
-    llvm::Value* lanes = emit(op->index);
-    if (t.lanes == 1) lanes = b_.CreateVectorSplat(1, lanes);
-    llvm::Type* ity = lanes->getType();
-    mask = b_.CreateAnd(mask, b_.CreateAnd(b_.CreateICmpSGE(lanes, llvm::Constant::getNullValue(ity)),
-                                           b_.CreateICmpSLT(lanes, splat(b_.getInt64(op->buffer->num_elements()),
-                                                                         t.lanes))));
-  }
-  llvm::Value* zero = llvm::Constant::getNullValue(vec);
-  llvm::Value* out;
-  if (const auto* ramp = op->index.as<RampNode>(); t.lanes == 1 || (ramp && is_const_value(ramp->stride, 1))) {
-    llvm::Value* base = emit(ramp ? ramp->base : op->index);
-    llvm::Value* ptr = b_.CreateGEP(storage_type(t), buffer_base(op->buffer.get()), base);  // may point outside
-    out = b_.CreateMaskedLoad(vec, ptr, align, mask, zero);
-  } else if (llvm::Value* strided = emit_strided_load(op, mask)) {
-    out = strided;
-  } else {
-    ++select_depth_;  // clamp_index keeps every lane inside the buffer
-    llvm::Value* index = clamp_index(op->buffer, emit(op->index));
-    --select_depth_;
-    out = zero;
-    for (int i = 0; i < t.lanes; ++i) {
-      llvm::Value* lane = b_.CreateAlignedLoad(storage_type(t), element_ptr(op->buffer, b_.CreateExtractElement(index, i)), align);
-      out = b_.CreateInsertElement(out, b_.CreateSelect(b_.CreateExtractElement(mask, i), lane, llvm::Constant::getNullValue(storage_type(t))), i);
-    }
-  }
-  if (t.lanes == 1) out = b_.CreateExtractElement(out, uint64_t{0});
-  return t.is_bool() ? b_.CreateICmpNE(out, llvm::Constant::getNullValue(out->getType())) : out;
-}
-
-void CodeGen::emit_masked_store(const StoreNode* op, llvm::Value* value) {
-  DType t = op->value.dtype();
-  llvm::Align align(t.storage_bytes());
-  llvm::Value* mask = emit(op->predicate);
-  if (t.lanes == 1) {
-    mask = b_.CreateVectorSplat(1, mask);
-    value = b_.CreateVectorSplat(1, value);
-  }
-  if (const auto* ramp = op->index.as<RampNode>(); t.lanes == 1 || (ramp && is_const_value(ramp->stride, 1))) {
-    llvm::Value* base = emit(ramp ? ramp->base : op->index);
-    b_.CreateMaskedStore(value, b_.CreateGEP(storage_type(t), buffer_base(op->buffer.get()), base), align, mask);
-    return;
-  }
-  llvm::Value* index = emit(op->index);
-  for (int i = 0; i < t.lanes; ++i) {
-    auto* store = llvm::BasicBlock::Create(ctx_, "lane.store", fn_);
-    auto* next = llvm::BasicBlock::Create(ctx_, "lane.next", fn_);
-    b_.CreateCondBr(b_.CreateExtractElement(mask, i), store, next);
-    b_.SetInsertPoint(store);
-    b_.CreateAlignedStore(b_.CreateExtractElement(value, i), element_ptr(op->buffer, b_.CreateExtractElement(index, i)), align);
-    b_.CreateBr(next);
-    b_.SetInsertPoint(next);
-  }
-}
-
-// A ramp of a small constant stride (a stride-2 window, every other
-// column): one contiguous load of the span it covers, ending at its last
-// element (a vector of odd length, which LLVM splits without reading past
-// it), then a shuffle picking every stride-th lane. With a mask (i1 per
-// lane) the span is loaded masked, each lane's element live when the lane
-// is and the elements between lanes off. Null when not such a load, or,
-// unmasked, inside a Select's branch (whose lanes may lie outside the buffer).
-llvm::Value* CodeGen::emit_strided_load(const LoadNode* op, llvm::Value* mask) {
-  const auto* ramp = op->index.as<RampNode>();
-  int64_t stride = 0;
-  if (!ramp || !is_const_int(ramp->stride, &stride) || stride < 2 || stride > 4) return nullptr;
-  if (!mask && select_depth_ > 0) return nullptr;
-  const DType t = op->dtype;
-  const int span = static_cast<int>((t.lanes - 1) * stride + 1);
-  llvm::Type* elem = storage_type(t);
-  llvm::Type* wide_type = llvm::FixedVectorType::get(elem, span);
-  llvm::Value* ptr = b_.CreateGEP(elem, buffer_base(op->buffer.get()), emit(ramp->base));  // masked: may point outside
-  const llvm::Align align(t.storage_bytes());
-  llvm::Value* wide;
-  if (mask) {
-    llvm::SmallVector<int, 256> spread;  // element j: lane j / stride, or the all-false operand between lanes
-    for (int j = 0; j < span; ++j) spread.push_back(j % stride == 0 ? static_cast<int>(j / stride) : t.lanes);
-    llvm::Value* wide_mask = b_.CreateShuffleVector(mask, llvm::Constant::getNullValue(mask->getType()), spread);
-    wide = b_.CreateMaskedLoad(wide_type, ptr, align, wide_mask, llvm::Constant::getNullValue(wide_type));
-  } else {
-    wide = b_.CreateAlignedLoad(wide_type, ptr, align);
-  }
-  llvm::SmallVector<int, 64> lanes;
-  for (int i = 0; i < t.lanes; ++i) lanes.push_back(static_cast<int>(i * stride));
-  return b_.CreateShuffleVector(wide, lanes);
-}
-
-llvm::Value* CodeGen::emit_load(const LoadNode* op) {
-  DType t = op->dtype;
-  llvm::Type* elem = storage_type(t);
-  llvm::Align align(t.storage_bytes());
-  auto finish = [&](llvm::Value* v) -> llvm::Value* {
-    return t.is_bool() ? b_.CreateICmpNE(v, llvm::Constant::getNullValue(v->getType())) : v;
-  };
-  if (op->predicate.defined()) return emit_masked_load(op);
-  if (t.lanes == 1)
-    return finish(b_.CreateAlignedLoad(elem, element_ptr(op->buffer, clamp_index(op->buffer, emit(op->index))), align));
-  if (const auto* ramp = op->index.as<RampNode>(); ramp && is_const_value(ramp->stride, 1)) {
-    llvm::Type* vec = llvm::FixedVectorType::get(elem, t.lanes);
-    llvm::Value* base = emit(ramp->base);
-    if (select_depth_ == 0) return finish(b_.CreateAlignedLoad(vec, element_ptr(op->buffer, base), align));
-    // In a Select's branch: load only the lanes inside the buffer.
-    llvm::Value* lanes = emit(op->index);
-    llvm::Type* ity = lanes->getType();
-    llvm::Value* mask = b_.CreateAnd(
-        b_.CreateICmpSGE(lanes, llvm::Constant::getNullValue(ity)),
-        b_.CreateICmpSLT(lanes, splat(b_.getInt64(op->buffer->num_elements()), t.lanes)));
-    llvm::Value* ptr = b_.CreateGEP(elem, buffer_base(op->buffer.get()), base);  // may point outside
-    return finish(b_.CreateMaskedLoad(vec, ptr, align, mask,
-                                      llvm::Constant::getNullValue(vec)));
-  }
-  if (llvm::Value* v = emit_strided_load(op, nullptr)) return finish(v);
-  llvm::Value* index = clamp_index(op->buffer, emit(op->index));
-  llvm::Value* out = llvm::PoisonValue::get(llvm::FixedVectorType::get(elem, t.lanes));
-  for (int i = 0; i < t.lanes; ++i) {
-    llvm::Value* lane = b_.CreateAlignedLoad(elem, element_ptr(op->buffer, b_.CreateExtractElement(index, i)), align);
-    out = b_.CreateInsertElement(out, lane, i);
-  }
-  return finish(out);
-}
-
-void CodeGen::emit_store(const StoreNode* op) {
-  DType t = op->value.dtype();
-  llvm::Value* value = emit(op->value);
-  if (t.is_bool()) value = b_.CreateZExt(value, type_of(DType::u8(t.lanes)));
-  if (op->predicate.defined()) return emit_masked_store(op, value);
-  llvm::Align align(t.storage_bytes());
-  if (t.lanes == 1) {
-    b_.CreateAlignedStore(value, element_ptr(op->buffer, emit(op->index)), align);
-    return;
-  }
-  if (const auto* ramp = op->index.as<RampNode>(); ramp && is_const_value(ramp->stride, 1)) {
-    b_.CreateAlignedStore(value, element_ptr(op->buffer, emit(ramp->base)), align);
-    return;
-  }
-  llvm::Value* index = emit(op->index);
-  for (int i = 0; i < t.lanes; ++i)
-    b_.CreateAlignedStore(b_.CreateExtractElement(value, i), element_ptr(op->buffer, b_.CreateExtractElement(index, i)), align);
 }
 
 llvm::Value* CodeGen::emit(const Expr& e) {
@@ -724,6 +507,13 @@ void CodeGen::emit_parallel(const ForNode* op) {
 }
 
 // ---------------------------------------------------------------------------
+
+}  // namespace codegen_detail
+
+namespace {
+
+using codegen_detail::CodeGen;
+using codegen_detail::codegen_error;
 
 struct Compiled {
   std::unique_ptr<llvm::LLVMContext> ctx;

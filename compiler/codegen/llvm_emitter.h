@@ -1,0 +1,76 @@
+// The LLVM IR emitter of compiler/codegen (llvm_codegen.cc): one CodeGen a
+// module, shared by the files that implement its parts (llvm_memory.cc: loads
+// and stores). Internal to tessera_codegen.
+#pragma once
+
+#include <string>
+#include <unordered_map>
+
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Module.h>
+
+#include "base/status.h"
+#include "base/target.h"
+#include "compiler/ir/stmt.h"
+
+namespace tessera::codegen_detail {
+
+/// A kCodegenError with `why`.
+inline Status codegen_error(const std::string& why) { return Status(ErrorCode::kCodegenError, why); }
+
+class CodeGen {
+ public:
+  CodeGen(llvm::LLVMContext& ctx, llvm::Module& mod, const Target& target)
+      : ctx_(ctx), mod_(mod), b_(ctx), target_(target) {}
+
+  Status add_function(const PrimFunc& f);
+
+ private:
+  llvm::Type* type_of(DType t);
+  llvm::Type* storage_type(DType t);
+  void set_attributes(llvm::Function* fn, bool inline_always);
+  llvm::Value* emit(const Expr& e);
+  llvm::Value* emit_binary(const BinaryNode* op);
+  llvm::Value* emit_cast(DType to, llvm::Value* v, DType from);
+  llvm::Value* emit_call(const CallNode* op);
+  llvm::Value* emit_load(const LoadNode* op);
+  llvm::Value* per_lane(llvm::Value* v, DType t, const char* fn_name);
+  void emit(const Stmt& s);
+  void emit_store(const StoreNode* op);
+  llvm::Value* emit_masked_load(const LoadNode* op);
+  llvm::Value* emit_strided_load(const LoadNode* op, llvm::Value* mask);
+  void emit_masked_store(const StoreNode* op, llvm::Value* value);
+  void emit_for(const ForNode* op);
+  void emit_serial_loop(const Var& var, llvm::Value* begin, llvm::Value* end, const Stmt& body);
+  void emit_parallel(const ForNode* op);
+  void emit_allocate(const AllocateNode* op);
+  llvm::Value* element_ptr(const Buffer& buf, llvm::Value* index);
+  /// Inside a Select's branches, an index clamped into the buffer.
+  llvm::Value* clamp_index(const Buffer& buf, llvm::Value* index);
+  llvm::Value* splat(llvm::Value* v, int lanes) { return b_.CreateVectorSplat(lanes, v); }
+  void return_if_error(llvm::Value* status);
+  /// The value of a loop variable, or (with an error recorded) poison.
+  llvm::Value* var_value(const VarNode* var);
+  /// The base pointer of a parameter or allocated buffer, or (with an error
+  /// recorded) a null pointer.
+  llvm::Value* buffer_base(const BufferNode* buf);
+  /// Records the first node that cannot be emitted; emission goes on with a
+  /// placeholder and add_function returns the error.
+  llvm::Value* unsupported(const std::string& why, llvm::Type* type);
+
+  llvm::LLVMContext& ctx_;
+  llvm::Module& mod_;
+  llvm::IRBuilder<> b_;
+  const Target& target_;
+  llvm::Function* fn_ = nullptr;
+  llvm::BasicBlock* entry_ = nullptr;
+  std::string base_name_;
+  int outlined_ = 0;
+  std::unordered_map<const VarNode*, llvm::Value*> vars_;
+  std::unordered_map<const BufferNode*, llvm::Value*> buffers_;
+  int parallel_depth_ = 0;
+  int select_depth_ = 0;  // > 0 while emitting the branches of a Select
+  Status error_;          // the first node that could not be emitted
+};
+
+}  // namespace tessera::codegen_detail
