@@ -120,12 +120,15 @@ int64_t divisor_vector_width(int64_t extent, int64_t lanes);
 /// Filter of a split whose innermost size is one vectorized loop: at most
 /// four vectors and the lowering's lane limit; whole vectors when `extent` is
 /// a multiple of `lanes`, else a power of two up to one vector, or the whole
-/// extent.
+/// extent, and also whole vectors (a masked remainder) when neither half a
+/// vector nor a vector divides it and it is longer than four vectors.
 SplitFilter vector_split_filter(int64_t extent, int64_t lanes);
 /// Filter of a split whose innermost size is an unrolled loop (at most `max`).
 SplitFilter unrolled_split_filter(int64_t max = 16);
 
-/// The distinct innermost sizes of split knob `knob`, ascending.
+/// The distinct innermost sizes of split knob `knob`, ascending, for the
+/// fallbacks to choose from: every divisor of the extent, and the sizes that
+/// do not divide it where no divisor comes within half of them.
 std::vector<int64_t> innermost_sizes(const Knob& knob);
 /// The largest of ascending `sizes` not above `limit` (the smallest if none is).
 int64_t largest_at_most(const std::vector<int64_t>& sizes, int64_t limit);
