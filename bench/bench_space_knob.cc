@@ -63,6 +63,24 @@ Result<Candidate> build(const KnobTemplate& t, const ops::OpInstance& inst, cons
   return Candidate{std::move(mod), fn};
 }
 
+// The template's fallback configuration for `inst` (what an untuned model
+// runs), built, with random arguments.
+struct FallbackKernel {
+  KnobConfig config;
+  Candidate cand;
+  std::vector<runtime::NDArray> arrays;
+  std::vector<void*> args;  // into `arrays`
+};
+
+Result<FallbackKernel> fallback_kernel(const KnobTemplate& t, const ops::OpInstance& inst, const Target& target) {
+  TESSERA_ASSIGN_OR_RETURN(KnobSpace space, t.define(*inst.dag, target));
+  TESSERA_ASSIGN_OR_RETURN(KnobConfig config, t.fallback(space, *inst.dag, target));
+  TESSERA_ASSIGN_OR_RETURN(Candidate cand, build(t, inst, config, target));
+  FallbackKernel k{std::move(config), std::move(cand), bench::make_args(inst), {}};
+  for (runtime::NDArray& a : k.arrays) k.args.push_back(a.raw_data());
+  return k;
+}
+
 double once(TesseraKernelFn fn, void** args) {
   auto start = std::chrono::steady_clock::now();
   fn(args);
@@ -174,23 +192,18 @@ void BM_Space_KnobFallbackResNetConvs(benchmark::State& state) {
     for (const bench::ConvLayer& l : bench::resnet50_conv_layers()) {
       const std::string spec = bench::conv2d_nhwc_spec(l);
       ops::OpInstance inst = ops::parse_op_spec(spec).value();
-      KnobSpace space = tmpl.define(*inst.dag, target).value();
-      KnobConfig fallback = tmpl.fallback(space, *inst.dag, target).value();
-      auto cand = build(tmpl, inst, fallback, target);
-      if (!cand.is_ok()) return state.SkipWithError(cand.status().to_string().c_str());
-      std::vector<runtime::NDArray> arrays = bench::make_args(inst);
-      std::vector<void*> args;
-      for (runtime::NDArray& a : arrays) args.push_back(a.raw_data());
-      const double ours = bench::median_seconds([&] { cand->fn(args.data()); });
+      auto k = fallback_kernel(tmpl, inst, target);
+      if (!k.is_ok()) return state.SkipWithError(k.status().to_string().c_str());
+      const double ours = bench::median_seconds([&] { k->cand.fn(k->args.data()); });
       bench::DnnlConv dnnl(l.c, l.h, l.w, l.k, l.r, l.s, l.stride, l.pad);
-      dnnl.prepare(arrays[0].data<float>(), arrays[1].data<float>());
+      dnnl.prepare(k->arrays[0].data<float>(), k->arrays[1].data<float>());
       const double peer = bench::median_seconds([&] { dnnl.run(); });
       ++n;
       log_sum += std::log(peer / ours);
       total += ours;
       state.counters["layer" + std::to_string(n) + "_vs_peer"] = peer / ours;
       state.counters["layer" + std::to_string(n) + "_gflops"] = inst.flops / ours / 1e9;
-      std::fprintf(stderr, "%s: %s\n", spec.c_str(), fallback.to_string().c_str());
+      std::fprintf(stderr, "%s: %s\n", spec.c_str(), k->config.to_string().c_str());
     }
     state.SetIterationTime(total);
   }
@@ -213,14 +226,9 @@ void BM_Space_KnobFallbackWinogradConvs(benchmark::State& state) {
   int n = 0;
   auto fallback_seconds = [&](const KnobTemplate& t, const std::string& spec) -> Result<double> {
     TESSERA_ASSIGN_OR_RETURN(ops::OpInstance inst, ops::parse_op_spec(spec));
-    TESSERA_ASSIGN_OR_RETURN(KnobSpace space, t.define(*inst.dag, target));
-    TESSERA_ASSIGN_OR_RETURN(KnobConfig config, t.fallback(space, *inst.dag, target));
-    TESSERA_ASSIGN_OR_RETURN(Candidate cand, build(t, inst, config, target));
-    std::vector<runtime::NDArray> arrays = bench::make_args(inst);
-    std::vector<void*> args;
-    for (runtime::NDArray& a : arrays) args.push_back(a.raw_data());
-    std::fprintf(stderr, "%s: %s\n", spec.c_str(), config.to_string().c_str());
-    return bench::median_seconds([&] { cand.fn(args.data()); });
+    TESSERA_ASSIGN_OR_RETURN(FallbackKernel k, fallback_kernel(t, inst, target));
+    std::fprintf(stderr, "%s: %s\n", spec.c_str(), k.config.to_string().c_str());
+    return bench::median_seconds([&] { k.cand.fn(k.args.data()); });
   };
   for (auto _ : state) {
     for (const bench::ConvLayer& l : bench::resnet50_conv_layers()) {
@@ -263,13 +271,8 @@ void BM_Space_KnobFallbackDepthwise(benchmark::State& state) {
   bench::set_dnnl_threads(kThreads);
   const std::string spec = "depthwise_conv2d:N=1,C=144,H=56,W=56,R=3,S=3,pad=1,stride=" + std::to_string(stride);
   ops::OpInstance inst = ops::parse_op_spec(spec).value();
-  KnobSpace space = tmpl.define(*inst.dag, target).value();
-  KnobConfig fallback = tmpl.fallback(space, *inst.dag, target).value();
-  auto cand = build(tmpl, inst, fallback, target);
-  if (!cand.is_ok()) return state.SkipWithError(cand.status().to_string().c_str());
-  std::vector<runtime::NDArray> arrays = bench::make_args(inst);
-  std::vector<void*> args;
-  for (runtime::NDArray& a : arrays) args.push_back(a.raw_data());
+  auto dw = fallback_kernel(tmpl, inst, target);
+  if (!dw.is_ok()) return state.SkipWithError(dw.status().to_string().c_str());
   auto generic_state = generic_schedule(inst.dag, target);
   if (!generic_state.is_ok()) return state.SkipWithError(generic_state.status().to_string().c_str());
   auto generic_lib = tessera::build(*generic_state, target, "kernel");
@@ -282,20 +285,16 @@ void BM_Space_KnobFallbackDepthwise(benchmark::State& state) {
   const KnobTemplate& nhwc_tmpl = *find_template("conv2d_nhwc");
   ops::OpInstance nhwc = ops::parse_op_spec("conv2d_nhwc:N=1,C=144,H=56,W=56,K=144,R=3,S=3,pad=1,groups=144,stride=" +
                                             std::to_string(stride)).value();
-  KnobSpace nhwc_space = nhwc_tmpl.define(*nhwc.dag, target).value();
-  auto nhwc_cand = build(nhwc_tmpl, nhwc, nhwc_tmpl.fallback(nhwc_space, *nhwc.dag, target).value(), target);
-  if (!nhwc_cand.is_ok()) return state.SkipWithError(nhwc_cand.status().to_string().c_str());
-  std::vector<runtime::NDArray> nhwc_arrays = bench::make_args(nhwc);
-  std::vector<void*> nhwc_args;
-  for (runtime::NDArray& a : nhwc_arrays) nhwc_args.push_back(a.raw_data());
+  auto nhwc_k = fallback_kernel(nhwc_tmpl, nhwc, target);
+  if (!nhwc_k.is_ok()) return state.SkipWithError(nhwc_k.status().to_string().c_str());
   double ours = 0, peer = 0, generic = 0, nhwc_ours = 0;
   for (auto _ : state) {
     bench::DnnlConv dnnl(144, 56, 56, 144, 3, 3, stride, 1, /*groups=*/144);
-    dnnl.prepare(arrays[0].data<float>(), arrays[1].data<float>());
+    dnnl.prepare(dw->arrays[0].data<float>(), dw->arrays[1].data<float>());
     peer = bench::median_seconds([&] { dnnl.run(); });
-    ours = bench::median_seconds([&] { cand->fn(args.data()); });
-    generic = bench::median_seconds([&] { generic_fn(args.data()); });
-    nhwc_ours = bench::median_seconds([&] { nhwc_cand->fn(nhwc_args.data()); });
+    ours = bench::median_seconds([&] { dw->cand.fn(dw->args.data()); });
+    generic = bench::median_seconds([&] { generic_fn(dw->args.data()); });
+    nhwc_ours = bench::median_seconds([&] { nhwc_k->cand.fn(nhwc_k->args.data()); });
     state.SetIterationTime(ours);
   }
   state.counters["us"] = ours * 1e6;
@@ -303,8 +302,8 @@ void BM_Space_KnobFallbackDepthwise(benchmark::State& state) {
   state.counters["vs_peer"] = peer / ours;
   state.counters["generic_vs_peer"] = peer / generic;
   state.counters["nhwc_vs_peer"] = peer / nhwc_ours;
-  state.counters["gbytes_per_s"] = static_cast<double>(arrays[0].numel() + arrays.back().numel()) * 4 / ours / 1e9;
-  state.SetLabel(fallback.to_string());
+  state.counters["gbytes_per_s"] = static_cast<double>(dw->arrays[0].numel() + dw->arrays.back().numel()) * 4 / ours / 1e9;
+  state.SetLabel(dw->config.to_string());
 }
 
 }  // namespace
