@@ -118,7 +118,6 @@ double round_float(DType t, double v) {
   return v;
 }
 
-
 bool is_supported(DType t) {
   const DType e = t.element_of();
   if (e.is_bool()) return true;
@@ -224,7 +223,6 @@ Lane cast_lane(DType from, DType to, Lane v) {
   out.i = wrap_int(to, out.i);
   return out;
 }
-
 
 // Compares a and b of operand type t: -1, 0, 1 (floats: NaN compares unordered,
 // reported through `unordered`).

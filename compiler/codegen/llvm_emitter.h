@@ -47,6 +47,8 @@ class CodeGen {
   llvm::Value* element_ptr(const Buffer& buf, llvm::Value* index);
   /// Inside a Select's branches, an index clamped into the buffer.
   llvm::Value* clamp_index(const Buffer& buf, llvm::Value* index);
+  // i1 per lane: the element index `lanes` (n of them) lies inside `buf`.
+  llvm::Value* lanes_in_buffer(const Buffer& buf, llvm::Value* lanes, int n);
   llvm::Value* splat(llvm::Value* v, int lanes) { return b_.CreateVectorSplat(lanes, v); }
   void return_if_error(llvm::Value* status);
   /// The value of a loop variable, or (with an error recorded) poison.

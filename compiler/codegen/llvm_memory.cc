@@ -19,6 +19,11 @@ llvm::Value* CodeGen::clamp_index(const Buffer& buf, llvm::Value* index) {
                                   zero);
 }
 
+llvm::Value* CodeGen::lanes_in_buffer(const Buffer& buf, llvm::Value* lanes, int n) {
+  return b_.CreateAnd(b_.CreateICmpSGE(lanes, llvm::Constant::getNullValue(lanes->getType())),
+                      b_.CreateICmpSLT(lanes, splat(b_.getInt64(buf->num_elements()), n)));
+}
+
 // A predicated load or store touches only the lanes its predicate holds:
 // LLVM's masked load/store when contiguous (a scalar one is a one-lane
 // vector); otherwise lane by lane, loads from an index clamped into the
@@ -33,10 +38,7 @@ llvm::Value* CodeGen::emit_masked_load(const LoadNode* op) {
   if (select_depth_ > 0) {  // in a Select's branch: and only the lanes inside the buffer
     llvm::Value* lanes = emit(op->index);
     if (t.lanes == 1) lanes = b_.CreateVectorSplat(1, lanes);
-    llvm::Type* ity = lanes->getType();
-    mask = b_.CreateAnd(mask, b_.CreateAnd(b_.CreateICmpSGE(lanes, llvm::Constant::getNullValue(ity)),
-                                           b_.CreateICmpSLT(lanes, splat(b_.getInt64(op->buffer->num_elements()),
-                                                                         t.lanes))));
+    mask = b_.CreateAnd(mask, lanes_in_buffer(op->buffer, lanes, t.lanes));
   }
   llvm::Value* zero = llvm::Constant::getNullValue(vec);
   llvm::Value* out;
@@ -132,11 +134,7 @@ llvm::Value* CodeGen::emit_load(const LoadNode* op) {
     llvm::Value* base = emit(ramp->base);
     if (select_depth_ == 0) return finish(b_.CreateAlignedLoad(vec, element_ptr(op->buffer, base), align));
     // In a Select's branch: load only the lanes inside the buffer.
-    llvm::Value* lanes = emit(op->index);
-    llvm::Type* ity = lanes->getType();
-    llvm::Value* mask = b_.CreateAnd(
-        b_.CreateICmpSGE(lanes, llvm::Constant::getNullValue(ity)),
-        b_.CreateICmpSLT(lanes, splat(b_.getInt64(op->buffer->num_elements()), t.lanes)));
+    llvm::Value* mask = lanes_in_buffer(op->buffer, emit(op->index), t.lanes);
     llvm::Value* ptr = b_.CreateGEP(elem, buffer_base(op->buffer.get()), base);  // may point outside
     return finish(b_.CreateMaskedLoad(vec, ptr, align, mask,
                                       llvm::Constant::getNullValue(vec)));
