@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "base/target.h"
+#include "compiler/schedule/layout.h"
 #include "compiler/schedule/step.h"
 #include "compiler/te/compute_dag.h"
 #include "rpc/measure_types.h"
@@ -37,8 +38,9 @@ struct Task {
   std::vector<int> constant_args;
 
   const std::string& workload_key() const { return dag->workload_key(); }
-  /// The kernel's arguments as the runner describes them.
-  std::vector<rpc::ArgSpec> arg_specs() const;
+  /// The kernel's arguments as the runner describes them; the `packed` ones
+  /// (argument index, layout) with their stored shapes.
+  std::vector<rpc::ArgSpec> arg_specs(const std::vector<std::pair<int, PackedLayout>>& packed = {}) const;
 };
 
 }  // namespace tessera::tuner

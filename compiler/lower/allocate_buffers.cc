@@ -6,7 +6,10 @@ Result<LoweringPlan> allocate_buffers(LoweringPlan plan) {
   for (const Tensor& arg : plan.state->dag().args()) {
     const int s = plan.stage_of_tensor(arg.get());
     if (s < 0) return Status(ErrorCode::kLoweringError, "kernel argument " + arg->name + " has no stage");
-    plan.stages[s].buffer = make_buffer(arg->name, arg->dtype, arg->shape, MemoryScope::kGlobal);
+    // A packed argument is stored in its layout's shape (padded blocks too).
+    const std::optional<PackedLayout>& layout = plan.stage(s).layout;
+    plan.stages[s].buffer =
+        make_buffer(arg->name, arg->dtype, layout ? packed_shape(arg->shape, *layout) : arg->shape, MemoryScope::kGlobal);
     plan.params.push_back(plan.stages[s].buffer);
   }
   for (int s = 0; s < static_cast<int>(plan.stages.size()); ++s) {

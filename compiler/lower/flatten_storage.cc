@@ -1,10 +1,26 @@
 #include "compiler/lower/flatten_storage.h"
 
+#include <unordered_set>
+
+#include "compiler/arith/interval.h"
 #include "compiler/ir/functor.h"
 #include "compiler/ir/op.h"
+#include "compiler/ir/util.h"
 
 namespace tessera {
 namespace {
+
+// The elements stage s's buffer holds along dimension d: the tensor's extent,
+// or the whole blocks of a packed (padded) axis.
+int64_t stored_extent(const LoweringPlan& plan, int s, size_t d) {
+  const Stage& st = plan.stage(s);
+  const int64_t extent = st.tensor->shape[d];
+  if (st.layout && static_cast<size_t>(st.layout->axis) == d) {
+    const int64_t f = st.layout->factor;
+    return (extent + f - 1) / f * f;
+  }
+  return extent;
+}
 
 // Reads occur only in stored values: build_loop_nests writes indices, guards
 // and loop bounds from loop variables alone. Walking only the values keeps
@@ -13,16 +29,28 @@ namespace {
 // in tests, reports a read left anywhere else.
 class ReadFlattener final : public IRMutator {
  public:
-  explicit ReadFlattener(const LoweringPlan& plan) : plan_(plan) {}
+  explicit ReadFlattener(const LoweringPlan& plan) : plan_(plan) {
+    for (size_t s = 0; s < plan.stages.size(); ++s)
+      if (plan.stage(static_cast<int>(s)).pad_tile && plan.stages[s].buffer.defined())
+        padded_buffers_.insert(plan.stages[s].buffer.get());
+  }
 
  protected:
   using IRMutator::visit;
   Stmt visit(const StoreNode* op, const Stmt& self) override {
+    in_padded_tile_ = padded_buffers_.count(op->buffer.get()) > 0;
     Expr value = mutate(op->value);
+    in_padded_tile_ = false;
     return value.same_as(op->value) ? self : make_store(op->buffer, value, op->index);
   }
   Stmt visit(const ForNode* op, const Stmt& self) override {
+    int64_t min = 0, extent = 0;
+    if (is_const_int(op->min, &min) && is_const_int(op->extent, &extent) && extent > 0)
+      loops_[op->var.node()] = {min, min + extent - 1};
+    if (op->loop_kind == LoopKind::kVectorized) vector_loops_.insert(op->var.node());
     Stmt body = mutate(op->body);
+    loops_.erase(op->var.node());
+    vector_loops_.erase(op->var.node());
     return body.same_as(op->body) ? self : make_for(op->var, op->min, op->extent, op->loop_kind, body);
   }
   Stmt visit(const IfThenElseNode* op, const Stmt& self) override {
@@ -34,11 +62,38 @@ class ReadFlattener final : public IRMutator {
     Expr e = IRMutator::visit(op, self);
     const auto* r = e.as<TensorReadNode>();
     const int s = plan_.stage_of_tensor(r->tensor.get());
-    return make_load(plan_.stages[s].buffer, flat_index(plan_, s, r->indices));
+    if (!in_padded_tile_ || plan_.stage(s).location == ComputeLocation::kAt)
+      return make_load(plan_.stages[s].buffer, flat_index(plan_, s, r->indices));
+    // A padded tile reads a whole tensor past its edge (PadTileStep): those
+    // values reach only points that are never stored, so an index is clamped
+    // to the edge, or masked where it varies along a vectorized loop (a
+    // clamped vector would not be contiguous).
+    std::vector<Expr> indices = r->indices;
+    Expr predicate;
+    for (size_t d = 0; d < indices.size(); ++d) {
+      const int64_t hi = stored_extent(plan_, s, d) - 1;
+      const arith::Interval range = arith::bounds_of(indices[d], loops_);
+      const bool below = range.lo < 0, above = range.hi > hi;
+      if (!below && !above) continue;
+      const bool vector = uses_any_var(indices[d], [&](const VarNode* v) { return vector_loops_.count(v) > 0; });
+      if (vector) {
+        const Expr& x = indices[d];
+        Expr in = below && above ? (x >= make_int(0) && x <= make_int(hi)) : below ? x >= make_int(0) : x <= make_int(hi);
+        predicate = predicate.defined() ? (predicate && in) : in;
+        continue;
+      }
+      if (above) indices[d] = min(indices[d], make_int(hi));
+      if (below) indices[d] = max(indices[d], make_int(0));
+    }
+    return make_load(plan_.stages[s].buffer, flat_index(plan_, s, indices), predicate);
   }
 
  private:
   const LoweringPlan& plan_;
+  std::unordered_set<const BufferNode*> padded_buffers_;  // stages computing whole tiles
+  arith::BoundMap loops_;                                 // enclosing loops with constant bounds
+  std::unordered_set<const VarNode*> vector_loops_;
+  bool in_padded_tile_ = false;
 };
 
 }  // namespace

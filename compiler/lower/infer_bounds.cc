@@ -99,6 +99,8 @@ void infer_region(LoweringPlan& plan, int p, const BoundMap& outer_bounds) {
     bounds->push_back(e);
   };
   bool exact = true;
+  bool padded = ps.pad_tile;
+  for (int x : plan.stages[p].consumers) padded |= plan.stage(x).pad_tile;
   for (int x : plan.stages[p].consumers) {
     VarMap values = root_values(plan, x, nullptr);
     for (const auto& indices : reads_of(plan.stages[x].body, ps.tensor.get())) {
@@ -129,7 +131,10 @@ void infer_region(LoweringPlan& plan, int p, const BoundMap& outer_bounds) {
       if (b.hi == Interval::kPosInf) continue;
       extent = b.hi;
     }
-    if (extent >= ps.tensor->shape[d] || extent <= 0) continue;
+    // A tile as long as the tensor is the whole dimension, unless the stage
+    // or a reader computes whole tiles: their reads past the edge must stay
+    // inside the buffer.
+    if (extent <= 0 || extent == ps.tensor->shape[d] || (extent > ps.tensor->shape[d] && !padded)) continue;
     info.region_min[d] = min_expr;
     info.region_extent[d] = extent;
   }

@@ -36,7 +36,7 @@ std::string LoweringPlan::to_string() const {
     const PlannedStage& p = stages[s];
     out += "stage " + st.name() + ": " + (st.is_placeholder() ? "placeholder" : location_name(st.location));
     if (st.location == ComputeLocation::kAt)
-      out += " " + stage(st.attach_stage).name() + "." + st.attach_var.name();
+      out += " " + stage(st.attach_stage).name() + "." + st.attach_var.name() + (st.pad_tile ? " padded" : "");
     if (!p.region_min.empty()) {
       out += ", region [";
       for (size_t d = 0; d < p.region_min.size(); ++d)
@@ -91,8 +91,9 @@ VarMap root_values(const LoweringPlan& plan, int s, std::vector<Expr>* guards) {
     const VarNode* axis = st.axes[d]->var.node();
     Expr global = sp.region_min[d] + v.at(axis);
     values[axis] = global;
-    // A region may hang over the tensor's edge; points outside are skipped.
-    if (guards && st.location == ComputeLocation::kAt) {
+    // A region may hang over the tensor's edge; points outside are skipped,
+    // unless the stage computes its whole tile (PadTileStep).
+    if (guards && st.location == ComputeLocation::kAt && !st.pad_tile) {
       guards->push_back(global < st.tensor->shape[d]);
       guards->push_back(global >= 0);
     }

@@ -19,6 +19,11 @@ void copy_packed(const void* src, void* dst, const std::vector<int64_t>& shape, 
   const auto* in = static_cast<const uint8_t*>(src);
   auto* out = static_cast<uint8_t*>(dst);
   const auto bytes = static_cast<size_t>(element_bytes);
+  // A factor that does not divide the axis pads its last block with zeros.
+  if (to_packed && extent % f != 0) {
+    int64_t total = (extent + f - 1) / f * f * outer * inner;
+    std::memset(out, 0, static_cast<size_t>(total) * bytes);
+  }
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t a = 0; a < extent; ++a)
       for (int64_t i = 0; i < inner; ++i) {
@@ -32,7 +37,7 @@ void copy_packed(const void* src, void* dst, const std::vector<int64_t>& shape, 
 }  // namespace
 
 std::vector<int64_t> packed_shape(const std::vector<int64_t>& shape, const PackedLayout& layout) {
-  std::vector<int64_t> out = {shape[static_cast<size_t>(layout.axis)] / layout.factor};
+  std::vector<int64_t> out = {(shape[static_cast<size_t>(layout.axis)] + layout.factor - 1) / layout.factor};
   for (size_t d = 0; d < shape.size(); ++d)
     if (static_cast<int>(d) != layout.axis) out.push_back(shape[d]);
   out.push_back(layout.factor);

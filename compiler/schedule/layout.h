@@ -12,6 +12,10 @@
 // [K/kv][R][S][C][kv]: each block of output channels streams its weights
 // contiguously instead of kv values every C x K elements.
 //
+// A factor that does not divide d_axis pads the last block with zeros: the
+// storage is [ceil(d_axis / factor), ..., factor], and a padded tile
+// (PadTileStep) reads the padding without a guard or a mask.
+//
 // Only the storage changes: the tensor keeps its logical shape in the DAG,
 // the lowering flattens reads in the packed order, and whoever supplies the
 // data (the model compiler for constants, a reference check, a test) packs
@@ -38,12 +42,13 @@ struct PackedLayout {
   bool operator==(const PackedLayout& o) const { return axis == o.axis && factor == o.factor; }
 };
 
-/// The storage shape of `shape` packed by `layout`.
+/// The storage shape of `shape` packed by `layout` (the axis's blocks rounded up).
 std::vector<int64_t> packed_shape(const std::vector<int64_t>& shape, const PackedLayout& layout);
 
 /// Copies `src` (C order over `shape`, `element_bytes` an element) into `dst`
 /// in `layout`'s order; unpack_elements is the inverse. The buffers must not
-/// overlap.
+/// overlap; `dst` of pack_elements holds packed_shape's elements, its padding
+/// zeroed.
 void pack_elements(const void* src, void* dst, const std::vector<int64_t>& shape, int64_t element_bytes,
                    const PackedLayout& layout);
 void unpack_elements(const void* src, void* dst, const std::vector<int64_t>& shape, int64_t element_bytes,

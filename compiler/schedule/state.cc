@@ -200,7 +200,8 @@ Status State::apply(const Step& step) {
         else if constexpr (std::is_same_v<T, CacheWriteStep>) return apply_cache_write(step, s);
         else if constexpr (std::is_same_v<T, RfactorStep>) return apply_rfactor(step, s);
         else if constexpr (std::is_same_v<T, PragmaStep>) return apply_pragma(step, s);
-        else return apply_pack_layout(step, s);
+        else if constexpr (std::is_same_v<T, PackLayoutStep>) return apply_pack_layout(step, s);
+        else return apply_pad_tile(step, s);
       },
       step.variant());
   if (st.is_ok()) steps_.push_back(canonical_step(step));
@@ -376,15 +377,24 @@ Status State::apply_compute_inline(const Step& step, const ComputeInlineStep& s)
     if (other.location == ComputeLocation::kAt && other.attach_stage == s.stage)
       return step_error(step, "stages are computed at " + st.name() + "'s loops");
   stages_[s.stage].location = ComputeLocation::kInline;
+  stages_[s.stage].pad_tile = false;
   return Status::ok();
 }
 
 Status State::apply_compute_root(const Step& step, const ComputeRootStep& s) {
   TESSERA_RETURN_IF_ERROR(check_stage(step, s.stage));
+  // At the root the stage would read a producer computed inside another
+  // stage's loop outside that loop (a cache_read copy of an attached stage).
+  for (const Stage& p : stages_)
+    if (p.location == ComputeLocation::kAt && p.attach_stage != s.stage && body_reads(stages_[s.stage], p.tensor))
+      return step_error(step, "stage " + stages_[s.stage].name() + " reads " + p.name() + ", which is computed at " +
+                               stages_[p.attach_stage].name() + "." + p.attach_var.name() + "; move " + p.name() +
+                               " first");
   Stage& st = stages_[s.stage];
   st.location = ComputeLocation::kRoot;
   st.attach_stage = -1;
   st.attach_var = Var();
+  st.pad_tile = false;  // a root stage covers its tensor exactly
   return Status::ok();
 }
 
@@ -533,11 +543,22 @@ Status State::apply_pack_layout(const Step& step, const PackLayoutStep& s) {
   if (s.axis < 0 || s.axis >= static_cast<int>(shape.size()))
     return step_error(step, "input " + st.name() + " has no dimension " + std::to_string(s.axis));
   const int64_t extent = shape[static_cast<size_t>(s.axis)];
-  if (s.factor < 2 || extent % s.factor != 0)
-    return step_error(step, "factor " + std::to_string(s.factor) + " must be at least 2 and divide dimension " +
+  // A factor that does not divide pads the last block (layout.h); at most
+  // half of the stored dimension may be padding.
+  if (s.factor < 2 || s.factor > 2 * extent)
+    return step_error(step, "factor " + std::to_string(s.factor) + " must be at least 2 and at most twice dimension " +
                              std::to_string(s.axis) + " of " + st.name() + " (" + std::to_string(extent) + ")");
   if (st.layout) return step_error(step, "input " + st.name() + " is packed already");
   st.layout = PackedLayout{s.axis, s.factor};
+  return Status::ok();
+}
+
+Status State::apply_pad_tile(const Step& step, const PadTileStep& s) {
+  TESSERA_RETURN_IF_ERROR(check_stage(step, s.stage));
+  Stage& st = stages_[s.stage];
+  if (st.location != ComputeLocation::kAt)
+    return step_error(step, "stage " + st.name() + " is not computed at another stage's loop; only a tile is padded");
+  st.pad_tile = true;
   return Status::ok();
 }
 
@@ -572,6 +593,7 @@ Status State::pragma_auto_unroll(int stage, int iter, int64_t max_step) {
 }
 
 Status State::pack_layout(int stage, int axis, int64_t factor) { return apply(PackLayoutStep{stage, axis, factor}); }
+Status State::pad_tile(int stage) { return apply(PadTileStep{stage}); }
 
 Status State::tile(int stage, std::vector<int> iters, std::vector<std::vector<int64_t>> factors) {
   if (iters.size() != factors.size())
@@ -640,7 +662,7 @@ std::string State::to_string() const {
       case ComputeLocation::kRoot: out += " (root)"; break;
       case ComputeLocation::kInline: out += " (inlined)"; break;
       case ComputeLocation::kAt:
-        out += " (at " + stages_[st.attach_stage].name() + "." + st.attach_var.name() + ")";
+        out += " (at " + stages_[st.attach_stage].name() + "." + st.attach_var.name() + (st.pad_tile ? ", padded" : "") + ")";
         break;
     }
     out += ":";

@@ -54,6 +54,7 @@ struct Stage {
   MemoryScope scope = MemoryScope::kGlobal;  // cache stages: kLocal
   std::vector<std::pair<Var, int64_t>> pragmas;  // loop -> auto-unroll max step
   std::optional<PackedLayout> layout;  // placeholder arguments: stored packed (layout.h)
+  bool pad_tile = false;               // kAt: computes its whole tile (PadTileStep)
 
   bool is_placeholder() const { return !body.defined(); }
   const std::string& name() const { return tensor->name; }
@@ -101,6 +102,9 @@ class State {
   Status pragma_auto_unroll(int stage, int iter, int64_t max_step);
   /// Stores placeholder argument `stage` packed on `axis` by `factor` (layout.h).
   Status pack_layout(int stage, int axis, int64_t factor);
+  /// Computes `stage` (computed at another stage's loop) over its whole tile
+  /// at the tensor's edge, only the final store guarded (PadTileStep).
+  Status pad_tile(int stage);
 
   /// split, then reorder so the loops of `iters` come out tiled: for 2-D
   /// tiling `tile(s, {i, j}, {{ti}, {tj}})` gives i.0 j.0 i.1 j.1.
@@ -127,6 +131,7 @@ class State {
   Status apply_rfactor(const Step& step, const RfactorStep& s);
   Status apply_pragma(const Step& step, const PragmaStep& s);
   Status apply_pack_layout(const Step& step, const PackLayoutStep& s);
+  Status apply_pad_tile(const Step& step, const PadTileStep& s);
   void reindex_after_insert(int position);
 
   Status check_stage(const Step& s, int stage, bool allow_placeholder = false) const;

@@ -14,7 +14,7 @@ using json = nlohmann::json;
 // The JSON "kind" spelling of each alternative, in StepKind order.
 constexpr const char* kStepNames[] = {
     "split",        "fuse",       "reorder",    "annotate", "compute_at", "compute_inline",
-    "compute_root", "cache_read", "cache_write", "rfactor", "pragma",     "pack_layout",
+    "compute_root", "cache_read", "cache_write", "rfactor", "pragma",     "pack_layout", "pad_tile",
 };
 static_assert(std::size(kStepNames) == std::variant_size_v<Step::Variant>);
 
@@ -84,6 +84,7 @@ json arguments(const Step& step) {
                  [&](const ComputeInlineStep&) {},
                  [&](const ComputeRootStep&) {},
                  [&](const CacheWriteStep&) {},
+                 [&](const PadTileStep&) {},
              },
              step.variant());
   return j;
@@ -163,6 +164,7 @@ class StepReader {
         break;
       }
       case StepKind::kCacheWrite: return CacheWriteStep{stage};
+      case StepKind::kPadTile: return PadTileStep{stage};
       case StepKind::kRfactor: {
         RfactorStep s;
         s.stage = stage;
@@ -231,6 +233,7 @@ std::string Step::to_string() const {
                  [&](const ComputeInlineStep&) {},
                  [&](const ComputeRootStep&) {},
                  [&](const CacheWriteStep&) {},
+                 [&](const PadTileStep&) {},
              },
              v_);
   return s + ")";
@@ -278,6 +281,7 @@ uint64_t hash_step(const Step& step) {
                  [&](const ComputeInlineStep&) {},
                  [&](const ComputeRootStep&) {},
                  [&](const CacheWriteStep&) {},
+                 [&](const PadTileStep&) {},
              },
              step.variant());
   return h.h;

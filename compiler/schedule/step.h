@@ -34,6 +34,7 @@ enum class StepKind : uint8_t {
   kRfactor,
   kPragma,
   kPackLayout,
+  kPadTile,
 };
 /// "split", "compute_at", ...: the spelling of the JSON "kind" field.
 const char* step_kind_name(StepKind kind);
@@ -120,6 +121,16 @@ struct PackLayoutStep {
   int64_t factor = 0;
   bool operator==(const PackLayoutStep&) const = default;
 };
+/// Computes `stage`, which is computed at a loop of another stage, over its
+/// whole tile where the tile hangs over the tensor's edge: its buffer is
+/// padded to the tile and only the final store is guarded (Halide's "round
+/// up" tail). Its reads of whole tensors past their edge are clamped, or
+/// masked along a vectorized loop; the values it computes there are never
+/// stored.
+struct PadTileStep {
+  int stage = 0;
+  bool operator==(const PadTileStep&) const = default;
+};
 
 /// One primitive with its arguments: one of the structs above. The order of
 /// the alternatives is StepKind's.
@@ -127,7 +138,7 @@ class Step {
  public:
   using Variant = std::variant<SplitStep, FuseStep, ReorderStep, AnnotateStep, ComputeAtStep, ComputeInlineStep,
                                ComputeRootStep, CacheReadStep, CacheWriteStep, RfactorStep, PragmaStep,
-                               PackLayoutStep>;
+                               PackLayoutStep, PadTileStep>;
 
   /// A step of the kind of `s` (implicit: `Step step = SplitStep{...}`).
   template <typename KindStep, typename = std::enable_if_t<std::is_constructible_v<Variant, KindStep&&>>>
@@ -149,7 +160,7 @@ class Step {
   Variant v_;
 };
 
-static_assert(std::variant_size_v<Step::Variant> == static_cast<size_t>(StepKind::kPackLayout) + 1,
+static_assert(std::variant_size_v<Step::Variant> == static_cast<size_t>(StepKind::kPadTile) + 1,
               "one alternative per StepKind");
 
 /// `step` in the form it is recorded: a split with `nparts` keeps no factors,

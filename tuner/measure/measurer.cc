@@ -78,7 +78,9 @@ Result<std::vector<records::Record>> Measurer::measure(const Task& task, const s
     rpc::MeasureInput in;
     in.library = std::move(built[i].library);
     in.symbol = built[i].symbol;
-    in.args = task.arg_specs();
+    // Packed arguments are stored in their layout's (possibly padded) shape.
+    auto state = candidates[i].state(task.dag);
+    in.args = task.arg_specs(state.is_ok() ? packed_arguments(**state) : std::vector<std::pair<int, PackedLayout>>{});
     if (options_.cold_constants)
       for (int arg : task.constant_args)
         if (arg >= 0 && static_cast<size_t>(arg) + 1 < in.args.size()) in.args[static_cast<size_t>(arg)].cold = true;

@@ -94,13 +94,17 @@ Result<rpc::ReferenceCheck> evaluate_reference(const ComputeDAG& dag,
   arrays.reserve(args.size());
   for (size_t i = 0; i < args.size(); ++i) {
     if (!is_placeholder(args[i])) continue;
-    TESSERA_ASSIGN_OR_RETURN(runtime::NDArray a, runtime::NDArray::create(args[i]->shape, args[i]->dtype));
+    const PackedLayout* layout = nullptr;
+    for (const auto& [arg, l] : packed)
+      if (static_cast<size_t>(arg) == i) layout = &l;
+    const std::vector<int64_t>& shape = args[i]->shape;
+    TESSERA_ASSIGN_OR_RETURN(runtime::NDArray a,
+                             runtime::NDArray::create(layout ? packed_shape(shape, *layout) : shape, args[i]->dtype));
     a.fill_random(input_seed + i);
-    // A packed argument: the worker's bytes, read in the packed order.
-    for (const auto& [arg, layout] : packed) {
-      if (static_cast<size_t>(arg) != i) continue;
-      TESSERA_ASSIGN_OR_RETURN(runtime::NDArray logical, runtime::NDArray::create(a.shape(), a.dtype()));
-      unpack_elements(a.raw_data(), logical.raw_data(), a.shape(), a.dtype().storage_bytes(), layout);
+    if (layout) {
+      // A packed argument: the worker's bytes, read in the packed order.
+      TESSERA_ASSIGN_OR_RETURN(runtime::NDArray logical, runtime::NDArray::create(shape, a.dtype()));
+      unpack_elements(a.raw_data(), logical.raw_data(), shape, a.dtype().storage_bytes(), *layout);
       a = std::move(logical);
     }
     arrays.push_back(std::move(a));

@@ -10,8 +10,14 @@
 // contiguous buffer and reused by every row of the block. The output's own
 // loops copy the block out, applying the elementwise tail on the way.
 //
+// Where a block hangs over the output's edge, the `tail` knob either guards
+// the block's points (a guarded remainder, partitioned off by the lowering)
+// or pads the block (PadTileStep): the micro-kernel computes whole mr x nr
+// tiles everywhere, the weights are packed with a zero-padded last block,
+// and only the copy out is guarded.
+//
 // Knobs: tile_m [Mo, mb/mr, mr], tile_n [No, nb/nr, nr], tile_k [Ko, kb >= 16],
-// order (of k.0 i.0 j.0), unroll_rows (i.1), cache_b.
+// order (of k.0 i.0 j.0), unroll_rows (i.1), cache_b, tail (0 guard, 1 pad).
 #include <algorithm>
 
 #include "compiler/ir/functor.h"
@@ -20,6 +26,9 @@
 
 namespace tessera::template_detail {
 namespace {
+
+// The `tail` knob's values.
+constexpr int64_t kTailGuard = 0, kTailPad = 1;
 
 struct Gemm {
   OpStages stages;
@@ -83,6 +92,7 @@ Result<KnobSpace> define_gemm(const ComputeDAG& dag, const Target& target) {
   TESSERA_RETURN_IF_ERROR(space.define_reorder_all("order", 3));
   TESSERA_RETURN_IF_ERROR(space.define_annotate("unroll_rows", {{IterAnnotation::kUnroll, IterAnnotation::kNone}}));
   TESSERA_RETURN_IF_ERROR(space.define_knob("cache_b", {1, 0}));
+  TESSERA_RETURN_IF_ERROR(space.define_knob("tail", {kTailGuard, kTailPad}));
   return space;
 }
 
@@ -107,6 +117,8 @@ Status apply_gemm(const KnobConfig& cfg, const Target& target, State* state) {
   block.push_back(tn[1] * nr);
   TESSERA_ASSIGN_OR_RETURN(Var tile, tile_output_blocks(s, out, block, lanes));
   TESSERA_RETURN_IF_ERROR(s.compute_at(local, out, tile));
+  const bool pad = cfg.get_int("tail") == kTailPad;
+  if (pad) TESSERA_RETURN_IF_ERROR(s.pad_tile(local));
 
   // local: batch.. i j k -> batch.. <order of k.0 i.0 j.0> k.1 i.1 j.1
   std::vector<Var> loops = s.loops(local);
@@ -128,6 +140,7 @@ Status apply_gemm(const KnobConfig& cfg, const Target& target, State* state) {
     auto pos = [&](const Var& v) { return std::find_if(order.begin(), order.end(), [&](const Var& o) { return o.same_as(v); }); };
     const Var& at = pos(k[0]) > pos(j[0]) ? k[0] : j[0];
     TESSERA_RETURN_IF_ERROR(s.compute_at(panel, local, at));
+    if (pad) TESSERA_RETURN_IF_ERROR(s.pad_tile(panel));
     const Var last = s.loops(panel).back();
     TESSERA_ASSIGN_OR_RETURN(int64_t extent, s.inferred_extent(panel, last));
     TESSERA_RETURN_IF_ERROR(s.vectorize_by_divisor(panel, last, extent, lanes));
@@ -135,8 +148,8 @@ Status apply_gemm(const KnobConfig& cfg, const Target& target, State* state) {
   // Dense reads W[n, k]: the micro-kernel's nr columns are K floats apart.
   // Stored [N/nr][K][nr] (layout.h), each block of columns streams its
   // weights sequentially (a batch-1 classifier's 512 x 1000 FC: 4-lane
-  // gathers before).
-  if (g.b_is_nk && nr > 1 && nr < g.n && g.n % nr == 0) TESSERA_RETURN_IF_ERROR(s.pack_layout(g.b, 0, nr));
+  // gathers before). A padded block reads the zeros of a padded last block.
+  if (g.b_is_nk && nr > 1 && nr < g.n && (g.n % nr == 0 || pad)) TESSERA_RETURN_IF_ERROR(s.pack_layout(g.b, 0, nr));
   return Status::ok();
 }
 
@@ -146,16 +159,12 @@ Result<KnobConfig> fallback_gemm(const KnobSpace& space, const ComputeDAG& dag, 
   // bench_core's hand schedule: an 8 x 2-vector micro-kernel (4 rows with
   // 16 registers), 64 x 256 blocks, k blocked by 256, B panels packed.
   const int64_t mr = vector_registers(target) >= 32 ? 8 : 4, mb = 64, nb = 256, kb = 256;
-  // Weights read W[n, k] are packed in blocks of nr columns (apply_gemm),
-  // which needs nr to divide N: the widest such block up to two vectors,
-  // else two vectors with a masked tail and unpacked weights.
-  int64_t nr = 2 * lanes;
-  if (g.b_is_nk && g.n % nr != 0)
-    for (int64_t w = 2 * lanes; w >= 4; w = w > lanes ? w - lanes : w / 2)
-      if (g.n % w == 0) {
-        nr = w;
-        break;
-      }
+  // Weights read W[n, k] are packed in blocks of nr columns (apply_gemm):
+  // two vectors, the last block padded with zeros and the blocks of the
+  // output padded with it when nr does not divide N (a classifier's 6625
+  // classes), so that every block runs the whole micro-kernel.
+  const int64_t nr = 2 * lanes;
+  const bool pad = g.b_is_nk && g.n % nr != 0 && nr < g.n;
   return nearest_config(space, {{"tile_m", {0, mb / mr, mr}},
                                 {"tile_n", {0, std::max<int64_t>(1, nb / nr), nr}},
                                 {"tile_k", {0, kb}},
@@ -163,7 +172,8 @@ Result<KnobConfig> fallback_gemm(const KnobSpace& space, const ComputeDAG& dag, 
                                 {"unroll_rows", {static_cast<int64_t>(IterAnnotation::kUnroll)}},
                                 // Packed weights already stream; a panel of them
                                 // would be read across its rows.
-                                {"cache_b", {g.b_is_nk && g.n % nr == 0 && nr < g.n ? 0 : 1}}});
+                                {"cache_b", {g.b_is_nk && nr < g.n ? 0 : 1}},
+                                {"tail", {pad ? kTailPad : kTailGuard}}});
 }
 
 }  // namespace tessera::template_detail

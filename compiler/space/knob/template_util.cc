@@ -205,6 +205,11 @@ Status Sched::pack_layout(const std::string& stage, int axis, int64_t factor) {
   return state_->pack_layout(s, axis, factor);
 }
 
+Status Sched::pad_tile(const std::string& stage) {
+  TESSERA_ASSIGN_OR_RETURN(int s, stage_index(stage));
+  return state_->pad_tile(s);
+}
+
 int64_t divisor_vector_width(int64_t extent, int64_t lanes) {
   // The whole loop when it fits four registers; else the widest divisor
   // made of whole registers or a power-of-two part of one (odd widths such

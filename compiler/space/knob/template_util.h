@@ -69,6 +69,8 @@ class Sched {
   Status cache_read(const std::string& stage, const std::vector<std::string>& readers);  ///< adds stage + ".local"
   /// Stores input `stage` packed on `axis` by `factor` (compiler/schedule/layout.h).
   Status pack_layout(const std::string& stage, int axis, int64_t factor);
+  /// Computes `stage` (computed at a tile) over its whole tile (PadTileStep).
+  Status pad_tile(const std::string& stage);
   /// Vectorizes `loop` of `extent` (known to the caller): the whole loop
   /// when it fits four vectors, else the inner part of a split by the widest
   /// divisor of whole vectors (or a power-of-two part of one).

@@ -25,6 +25,10 @@ bool vector_friendly(int64_t extent, int lanes) {
 
 namespace {
 
+// The chance that a producer whose tiles hang over the edge computes them
+// whole (PadTileStep) rather than guarding their points.
+constexpr double kPadTileChance = 0.5;
+
 // Each prime factor of n goes to a uniformly chosen level in [0, levels):
 // every ordered factorization is reachable, and moving one prime between
 // levels (the tile mutation) stays inside the same distribution.
@@ -345,6 +349,7 @@ Status Annotator::fused(int p) {
   const int lanes = lanes_of(x);
   const std::vector<IterVar> y_axes = state_.stage(y).axes;
   std::vector<Var> front, s0, s1, inner, pc;
+  bool overhangs = false;  // a tile of the producer hangs over the tensor's edge
   for (size_t a = 0; a < y_axes.size(); ++a) {
     const int var = producer.tiles[a];
     if (var < 0) {
@@ -352,6 +357,7 @@ Status Annotator::fused(int p) {
       continue;
     }
     std::vector<int64_t> f = tile(var, y_axes[a]->extent, lanes);
+    overhangs |= f[0] * f[1] * f[2] * f[3] != y_axes[a]->extent;
     TESSERA_RETURN_IF_ERROR(split(y, y_axes[a]->var, {f[1], f[2] * f[3]}, &pc));
     s0.push_back(pc[0]);
     s1.push_back(pc[1]);
@@ -366,6 +372,9 @@ Status Annotator::fused(int p) {
   const int at = std::max(0, state_.stage(y).iter_index(attach));
   TESSERA_RETURN_IF_ERROR(state_.compute_at(x, y, at));
   TESSERA_ASSIGN_OR_RETURN(x, stage(producer.stage));
+  // Where tiles hang over the edge: guarded points, or whole padded tiles.
+  if (d_.pad[p] < 0) d_.pad[p] = overhangs && rng_.chance(kPadTileChance) ? 1 : 0;
+  if (d_.pad[p] > 0) TESSERA_RETURN_IF_ERROR(state_.pad_tile(x));
 
   const std::vector<IterVar> axes = state_.stage(x).axes, reduce = state_.stage(x).reduce_axes;
   std::vector<Var> x_front, r0, s2, r1, s3;

@@ -84,9 +84,37 @@ bool mutate_tile(const Sketch& sk, SketchDecisions& d, SpaceRng& rng) {
   return true;
 }
 
+// Plans whose producer's tiles hang over the tensor's edge: their choice
+// between guarded and padded tiles (SketchDecisions::pad) matters.
+std::vector<int> pad_candidates(const Sketch& sk, const SketchDecisions& d) {
+  std::vector<int> out;
+  for (size_t p = 0; p < d.pad.size() && p < sk.plans.size(); ++p) {
+    if (d.pad[p] < 0 || sk.plans[p].rule != StageRule::kFusedConsumer) continue;
+    for (int var : sk.plans[static_cast<size_t>(sk.plans[p].partner)].tiles) {
+      if (var < 0 || d.tiles[var].empty()) continue;
+      int64_t product = 1;
+      for (int64_t f : d.tiles[var]) product *= f;
+      if (product != d.tile_extents[var]) {
+        out.push_back(static_cast<int>(p));
+        break;
+      }
+    }
+  }
+  return out;
+}
+
 bool change(const SketchSpace& space, const Sketch& sk, MutationKind kind, SketchDecisions& d, SpaceRng& rng) {
   switch (kind) {
-    case MutationKind::kTileSize: return mutate_tile(sk, d, rng);
+    case MutationKind::kTileSize: {
+      // Now and then the tail strategy of overhanging tiles instead of a size.
+      const std::vector<int> padded = pad_candidates(sk, d);
+      if (!padded.empty() && rng.chance(0.2)) {
+        const int p = rng.pick(padded);
+        d.pad[p] = 1 - d.pad[p];
+        return true;
+      }
+      return mutate_tile(sk, d, rng);
+    }
     case MutationKind::kParallel: {
       const auto plans = parallel_candidates(d);
       if (plans.empty()) return false;

@@ -95,6 +95,7 @@ SketchDecisions SketchDecisions::unset(const Sketch& sketch) {
   d.unroll.assign(sketch.plans.size(), -1);
   d.location.assign(sketch.plans.size(), -1);
   d.location_options.assign(sketch.plans.size(), 0);
+  d.pad.assign(sketch.plans.size(), -1);
   return d;
 }
 
@@ -120,6 +121,10 @@ std::string SketchDecisions::to_string(const Sketch& sketch) const {
       out += "location plan " + std::to_string(p) + "=" + std::to_string(location[p]) + "/" +
              std::to_string(location_options[p]);
     }
+    if (p < pad.size() && pad[p] > 0) {
+      sep();
+      out += "padded tiles plan " + std::to_string(p);
+    }
   }
   return out;
 }
@@ -131,6 +136,7 @@ std::string SketchDecisions::to_json() const {
   j["parallel"] = parallel;
   j["unroll"] = unroll;
   j["location"] = location;
+  j["pad"] = pad;
   return j.dump();
 }
 
@@ -149,12 +155,15 @@ Result<SketchDecisions> SketchDecisions::from_json(const std::string& text) {
     d.parallel = j["parallel"].get<std::vector<int>>();
     d.unroll = j["unroll"].get<std::vector<int64_t>>();
     d.location = j["location"].get<std::vector<int>>();
+    if (j.contains("pad")) d.pad = j["pad"].get<std::vector<int>>();
+    else d.pad.assign(d.parallel.size(), 0);
   } catch (const nlohmann::json::exception& e) {
     return bad(std::string("a field has the wrong type (") + e.what() + ")");
   }
   if (d.tile_extents.size() != d.tiles.size()) return bad("tiles and tile_extents differ in length");
-  if (d.unroll.size() != d.parallel.size() || d.location.size() != d.parallel.size())
-    return bad("parallel, unroll and location differ in length");
+  if (d.unroll.size() != d.parallel.size() || d.location.size() != d.parallel.size() ||
+      d.pad.size() != d.parallel.size())
+    return bad("parallel, unroll, location and pad differ in length");
   d.parallel_options.assign(d.parallel.size(), 0);
   d.location_options.assign(d.parallel.size(), 0);
   return d;

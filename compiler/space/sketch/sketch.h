@@ -122,12 +122,16 @@ struct SketchDecisions {
   std::vector<int64_t> unroll;              ///< per plan: auto_unroll_max_step (0: no pragma)
   std::vector<int> location;                ///< per plan: 0 root, i > 0 the i-th candidate loop
   std::vector<int> location_options;        ///< per plan: number of candidate loops
+  /// Per plan: 1 when its producer computes whole tiles where they hang over
+  /// the tensor's edge (PadTileStep), 0 when it guards them, -1 unset.
+  std::vector<int> pad;
   /// Unset decisions sized for `sketch`.
   static SketchDecisions unset(const Sketch& sketch);
   /// "tiles C.i=[4, 8, 2, 16] ...; parallel C=2; unroll C.local=64; location ..."
   std::string to_string(const Sketch& sketch) const;
   /// The choices as JSON (the option counts are derived, so not stored):
-  /// {"tiles":[[..],..],"tile_extents":[..],"parallel":[..],"unroll":[..],"location":[..]}.
+  /// {"tiles":[[..],..],"tile_extents":[..],"parallel":[..],"unroll":[..],"location":[..],"pad":[..]}
+  /// ("pad" absent: all 0, as programs were before padded tiles).
   /// A record keeps it beside the steps so that a loaded program can mutate.
   std::string to_json() const;
   /// Parses to_json's text; kParseError naming the field when malformed.

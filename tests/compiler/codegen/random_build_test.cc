@@ -4,6 +4,8 @@
 // interpreter against the default schedule and naive C++ loops).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <limits>
 
 #include "compiler/ir/functor.h"
@@ -87,7 +89,7 @@ class TailCounter final : public IRVisitor {
 };
 
 TEST(RandomBuildsCoverage, SchedulesExerciseRemaindersAndMaskedVectorTails) {
-  int masked = 0, partitioned = 0;
+  int masked = 0, partitioned = 0, padded = 0;
   for (const char* spec : kSpecs) {
     auto inst = ops::parse_op_spec(spec).value();
     for (int trial = 0; trial < kBuildsPerOperator; ++trial) {
@@ -99,10 +101,12 @@ TEST(RandomBuildsCoverage, SchedulesExerciseRemaindersAndMaskedVectorTails) {
       count(func->body);
       masked += count.predicated > 0;
       partitioned += count.partitioned > 0;
+      padded += std::any_of(state.stages().begin(), state.stages().end(), [](const Stage& st) { return st.pad_tile; });
     }
   }
   EXPECT_GE(masked, 20) << "kernels with a masked vector tail";
   EXPECT_GE(partitioned, 100) << "kernels with a partitioned loop";
+  EXPECT_GE(padded, 20) << "kernels with a padded tile (PadTileStep)";
 }
 
 INSTANTIATE_TEST_SUITE_P(Ops, RandomBuilds, ::testing::ValuesIn(kSpecs), [](const auto& info) {

@@ -14,7 +14,8 @@
 
 namespace tessera::test {
 
-/// Runs `state`'s kernel on `inputs` (the placeholder args in order) on
+/// Runs `state`'s kernel on `inputs` (the placeholder args in order, in
+/// their logical layout: packed here where the schedule packs them) on
 /// `pool`; the output starts as NaN so an element never written shows up.
 inline Result<std::vector<float>> run_native(const State& state, const std::vector<std::vector<float>>& inputs,
                                              runtime::ThreadPool& pool) {
@@ -29,6 +30,12 @@ inline Result<std::vector<float>> run_native(const State& state, const std::vect
     if (is_placeholder(t)) {
       if (next >= inputs.size()) return Status(ErrorCode::kInvalidArgument, "too few inputs");
       buffers.push_back(inputs[next++]);
+      // An input the schedule stores packed (layout.h) is packed here.
+      if (const std::optional<PackedLayout>& layout = state.stage(state.stage_index(t)).layout) {
+        std::vector<float> packed(num_elements(packed_shape(t->shape, *layout)));
+        pack_elements(buffers.back().data(), packed.data(), t->shape, sizeof(float), *layout);
+        buffers.back() = std::move(packed);
+      }
     } else {
       output = buffers.size();
       buffers.emplace_back(num_elements(t->shape), std::numeric_limits<float>::quiet_NaN());

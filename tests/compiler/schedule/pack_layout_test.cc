@@ -20,6 +20,19 @@ TEST(PackLayout, PackedShapeMovesTheBlocksOutermostAndTheFactorInnermost) {
   EXPECT_EQ(packed_shape({3, 3, 64, 512}, {3, 32}), (std::vector<int64_t>{16, 3, 3, 64, 32}));
   EXPECT_EQ(packed_shape({8, 5}, {0, 4}), (std::vector<int64_t>{2, 5, 4}));
   EXPECT_EQ(packed_shape({6}, {0, 3}), (std::vector<int64_t>{2, 3}));
+  // A factor that does not divide rounds the blocks up.
+  EXPECT_EQ(packed_shape({8, 5}, {1, 4}), (std::vector<int64_t>{2, 8, 4}));
+}
+
+TEST(PackLayout, ANonDividingFactorPadsTheLastBlockWithZeros) {
+  // A 2 x 3 matrix packed on its columns by 2: [2][2][2], column 3 zero.
+  const std::vector<int32_t> m = {1, 2, 3,  //
+                                  4, 5, 6};
+  std::vector<int32_t> packed(8, -1), back(6);
+  pack_elements(m.data(), packed.data(), {2, 3}, 4, {1, 2});
+  EXPECT_EQ(packed, (std::vector<int32_t>{1, 2, 4, 5, 3, 0, 6, 0}));
+  unpack_elements(packed.data(), back.data(), {2, 3}, 4, {1, 2});
+  EXPECT_EQ(back, m);
 }
 
 TEST(PackLayout, PackOrdersElementsAsThePackedShapeAndUnpackInvertsIt) {
@@ -76,8 +89,8 @@ TEST_F(PackLayoutStep, RejectsComputedStagesBadAxesFactorsAndRepacking) {
   expect_rejected(state_->stage_index("conv2d_nhwc"), 3, 4, "only inputs are packed");
   expect_rejected(w_, 4, 4, "has no dimension 4");
   expect_rejected(w_, -1, 4, "has no dimension -1");
-  expect_rejected(w_, 3, 3, "must be at least 2 and divide");
-  expect_rejected(w_, 3, 1, "must be at least 2 and divide");
+  expect_rejected(w_, 3, 17, "must be at least 2 and at most twice");
+  expect_rejected(w_, 3, 1, "must be at least 2 and at most twice");
   expect_rejected(99, 3, 4, "no stage 99");
   ASSERT_TRUE(state_->pack_layout(w_, 3, 4).is_ok());
   EXPECT_NE(state_->to_string().find("W: input, stored as [2, 3, 3, 4, 4]"), std::string::npos) << state_->to_string();
@@ -117,11 +130,12 @@ TEST_F(PackLayoutStep, LoweredReadsOfPackedDataMatchThePlainKernel) {
   const std::vector<int64_t>& shape = dag_->args()[1]->shape;  // 3 x 3 x 4 x 8
   for (int axis = 0; axis < 4; ++axis) {
     for (int64_t factor = 2; factor <= shape[static_cast<size_t>(axis)]; ++factor) {
-      if (shape[static_cast<size_t>(axis)] % factor) continue;
+      // Dividing or not (the last block padded).
       State s(dag_);
       ASSERT_TRUE(s.pack_layout(w_, axis, factor).is_ok());
       std::vector<runtime::NDArray> arrays;
       for (const auto& a : plain) arrays.push_back(a.copy().value());
+      arrays[1] = runtime::NDArray::create(packed_shape(shape, {axis, factor}), dag_->args()[1]->dtype).value();
       pack_elements(plain[1].raw_data(), arrays[1].raw_data(), shape, 4, {axis, factor});
       run(s, arrays);
       const float* got = arrays.back().data<float>();

@@ -122,7 +122,7 @@ class RandomScheduler {
   // A step with arbitrary small arguments, mostly invalid: exercises the
   // rule that a rejected step leaves the state unchanged.
   Step garbage_step(const State& s) {
-    const auto kind = static_cast<StepKind>(pick(static_cast<int>(StepKind::kPackLayout) + 1));
+    const auto kind = static_cast<StepKind>(pick(static_cast<int>(StepKind::kPadTile) + 1));
     const int n = static_cast<int>(s.stages().size());
     auto small = [&](int hi) { return pick(hi + 3) - 1; };  // -1 .. hi + 1
     const int stage = small(n);
@@ -161,6 +161,7 @@ class RandomScheduler {
       }
       case StepKind::kComputeInline: return ComputeInlineStep{stage};
       case StepKind::kComputeRoot: return ComputeRootStep{stage};
+      case StepKind::kPadTile: return PadTileStep{stage};
       case StepKind::kCacheWrite: break;
     }
     return CacheWriteStep{stage};
@@ -222,6 +223,8 @@ class RandomScheduler {
       ComputeAtStep step{.stage = stage, .target_stage = targets[pick(static_cast<int>(targets.size()))], .target_iter = 0};
       step.target_iter = pick(static_cast<int>(s.stage(step.target_stage).iters.size()));
       attempt(s, step);
+      // A tile computed whole at the tensor's edge, its reads clamped or masked.
+      if (s.stage(stage).location == ComputeLocation::kAt && coin(0.3)) attempt(s, PadTileStep{stage});
     } else if (kind < 79) {
       attempt(s, ComputeRootStep{stage});
     } else if (kind < 94) {  // annotate

@@ -40,6 +40,7 @@ const std::vector<Stored>& stored_steps() {
       {R"({"auto_unroll_max_step":64,"iter":1,"kind":"pragma","stage":3})",
        PragmaStep{.stage = 3, .iter = 1, .auto_unroll_max_step = 64}},
       {R"({"axis":0,"factor":4,"kind":"pack_layout","stage":1})", PackLayoutStep{.stage = 1, .axis = 0, .factor = 4}},
+      {R"({"kind":"pad_tile","stage":2})", PadTileStep{.stage = 2}},
   };
   return kStored;
 }

@@ -40,7 +40,7 @@ struct Buffers {
   void pack_for(const State& state) {
     for (const auto& [arg, layout] : packed_arguments(state)) {
       runtime::NDArray& a = arrays[static_cast<size_t>(arg)];
-      runtime::NDArray packed = runtime::NDArray::create(a.shape(), a.dtype()).value();
+      runtime::NDArray packed = runtime::NDArray::create(packed_shape(a.shape(), layout), a.dtype()).value();
       pack_elements(a.raw_data(), packed.raw_data(), a.shape(), a.dtype().storage_bytes(), layout);
       a = std::move(packed);
       pointers[static_cast<size_t>(arg)] = a.raw_data();
