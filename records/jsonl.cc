@@ -64,6 +64,7 @@ OrderedJson record_line(const Record& r) {
   j["timestamp"] = r.timestamp;
   j["session"] = r.session_id == 0 ? OrderedJson(nullptr) : OrderedJson(r.session_id);
   j["checked"] = r.checked;
+  j["infrastructure"] = r.infrastructure;
   return j;
 }
 
@@ -172,6 +173,13 @@ Result<Record> parse_record(const Json& j, const std::map<int64_t, int64_t>& ses
   if (r.timestamp <= 0) return field_error("timestamp", "must be a positive Unix time");
   // Exports from before checks were kept have no "checked": not checked.
   TESSERA_RETURN_IF_ERROR(get_bool(j, "checked", r.checked));
+  // Exports from before infrastructure errors were a class of their own are
+  // classified as the schema migration classifies old rows.
+  if (j.contains("infrastructure") && !j["infrastructure"].is_null()) {
+    TESSERA_RETURN_IF_ERROR(get_bool(j, "infrastructure", r.infrastructure));
+  } else {
+    r.infrastructure = is_infrastructure_error(r.error_kind, r.error_message);
+  }
   int64_t session = 0;
   TESSERA_RETURN_IF_ERROR(get_integer(j, "session", false, session));
   if (session != 0) {

@@ -90,11 +90,25 @@ Status migrate_to_3(sql::Connection& conn) {
   return conn.exec("ALTER TABLE records ADD COLUMN checked INTEGER NOT NULL DEFAULT 0 CHECK (checked IN (0, 1))");
 }
 
+// Version 4: infrastructure errors (no worker, no result by the deadline,
+// protocol errors) as a class of their own: never counted as measured, so a
+// resumed run measures them again. Earlier rows are classified by their kind;
+// a "timeout" whose message says no result came from the farm was the
+// runner's deadline, not a kernel that hung.
+Status migrate_to_4(sql::Connection& conn) {
+  return conn.exec(R"sql(
+    ALTER TABLE records ADD COLUMN infrastructure INTEGER NOT NULL DEFAULT 0 CHECK (infrastructure IN (0, 1));
+    UPDATE records SET infrastructure = 1
+      WHERE error_kind IN ('no-worker', 'protocol-error', 'no-result')
+         OR (error_kind = 'timeout' AND error_message LIKE 'no result from the farm%');
+  )sql");
+}
+
 using Migration = Status (*)(sql::Connection&);
 
 // kMigrations[v] takes a database from version v to v + 1. Append only: a
 // released migration never changes, since databases in the field ran it.
-constexpr Migration kMigrations[] = {migrate_to_1, migrate_to_2, migrate_to_3};
+constexpr Migration kMigrations[] = {migrate_to_1, migrate_to_2, migrate_to_3, migrate_to_4};
 static_assert(std::size(kMigrations) == kSchemaVersion);
 
 Result<int64_t> read_version(sql::Connection& conn) { return conn.query_int("PRAGMA user_version"); }

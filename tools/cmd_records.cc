@@ -356,21 +356,23 @@ int run_stats(const Args& args) {
   auto stats = store->stats();
   if (!stats) return fail(stats.status());
   Table table({{"WORKLOAD"}, {"OP"}, {"TARGET", false, true, compact_target}, {"RECORDS", true}, {"OK", true},
-               {"BEST", true}, {"GFLOP/S", true}, {"LAST"}});
-  int64_t records = 0, ok = 0;
+               {"INFRA", true}, {"BEST", true}, {"GFLOP/S", true}, {"LAST"}});
+  int64_t records = 0, ok = 0, infra = 0;
   for (const auto& s : *stats) {
     if (!task->first.empty() && s.workload_key != task->first) continue;
     if (!task->second.empty() && s.target != task->second) continue;
     double best = s.best_cost.value_or(INFINITY);
     table.add({short_key(s.workload_key), s.op_name, s.target, std::to_string(s.count),
-               std::to_string(s.ok_count), format_seconds(best), format_gflops(s.flop_count, best),
-               format_time(s.last_timestamp)});
+               std::to_string(s.ok_count), std::to_string(s.infrastructure_count), format_seconds(best),
+               format_gflops(s.flop_count, best), format_time(s.last_timestamp)});
     records += s.count;
     ok += s.ok_count;
+    infra += s.infrastructure_count;
   }
   table.print(terminal_width());
-  std::printf("%lld records, %lld ok, %lld failed\n", static_cast<long long>(records),
-              static_cast<long long>(ok), static_cast<long long>(records - ok));
+  std::printf("%lld records, %lld ok, %lld failed, %lld infrastructure errors (not measurements)\n",
+              static_cast<long long>(records), static_cast<long long>(ok),
+              static_cast<long long>(records - ok - infra), static_cast<long long>(infra));
   return 0;
 }
 
@@ -428,6 +430,7 @@ int run_prune(const Args& args) {
     if (!age) return fail(age.status());
     options.drop_errors_older_than_seconds = *age;
   }
+  options.drop_infrastructure = args.has("infrastructure");
   if (options.keep_k < 1) return fail(Status(ErrorCode::kInvalidArgument, "--keep must be at least 1"));
   records::OpenOptions open;
   open.create = false;
@@ -439,6 +442,8 @@ int run_prune(const Args& args) {
               "%lld old error records\n",
               static_cast<long long>(report->dropped_ok), static_cast<long long>(options.keep_k),
               static_cast<long long>(report->dropped_errors));
+  if (options.drop_infrastructure)
+    std::printf("dropped %lld infrastructure errors\n", static_cast<long long>(report->dropped_infrastructure));
   return 0;
 }
 
@@ -518,9 +523,10 @@ const std::vector<Subcommand>& subcommands() {
       {"import", "read JSON Lines files, skipping records already present",
        "tessera records import FILE... (- reads stdin)", {kDbOption, kHelpOption}, run_import},
       {"prune", "keep the best k per workload and target; drop old errors",
-       "tessera records prune [--keep K] [--errors-older-than 30d]",
+       "tessera records prune [--keep K] [--errors-older-than 30d] [--infrastructure]",
        {kDbOption, {"keep", true, "ok records to keep per workload and target (default 10)"},
         {"errors-older-than", true, "drop error records older than this (3600, 90m, 12h, 7d)"},
+        {"infrastructure", false, "drop every infrastructure error (no worker, no result, protocol)"},
         kHelpOption},
        run_prune},
       {"why", "which schedule compile time would pick for an operator, and why",

@@ -123,8 +123,10 @@ Status parse_budget(const OptionReader& o, TuneConfig* c) {
   auto time_budget = o.get_double("time-budget", 0);
   auto timeout = o.get_double("timeout", c->timeout_ms / 1000.0);
   auto early = o.get_int("early-stopping", 0);
+  auto worker_wait = o.get_double("worker-wait", c->worker_wait_s);
   for (const Status* st : {&trials.status(), &batch.status(), &seed.status(), &workers.status(), &repeat.status(),
-                           &min_repeat_ms.status(), &time_budget.status(), &early.status(), &timeout.status()})
+                           &min_repeat_ms.status(), &time_budget.status(), &early.status(), &timeout.status(),
+                           &worker_wait.status()})
     if (!st->is_ok()) return *st;
   if (*trials <= 0) return usage("--trials must be positive");
   TESSERA_RETURN_IF_ERROR(positive_int(*batch, "batch", &c->batch));
@@ -136,6 +138,8 @@ Status parse_budget(const OptionReader& o, TuneConfig* c) {
   // A measurement's limit: a worker kills a kernel that runs past it.
   if (!(*timeout >= 0.001 && *timeout <= 3600)) return usage("--timeout must be 0.001-3600 seconds");
   c->timeout_ms = static_cast<int>(*timeout * 1000 + 0.5);
+  if (!(*worker_wait >= 0 && *worker_wait <= 86400)) return usage("--worker-wait must be 0-86400 seconds");
+  c->worker_wait_s = *worker_wait;
   const std::string scheduler = o.get("scheduler", "gradient");
   if (scheduler != "gradient" && scheduler != "round-robin")
     return usage("unknown --scheduler '" + scheduler + "' (gradient, round-robin)");
@@ -449,6 +453,13 @@ Result<std::unique_ptr<TuneJob>> TuneJob::open(TuneConfig config, ModelKernels m
   to.seed = c.seed;
   to.scheduler = c.scheduler;
   to.measure_default = c.measure_default;
+  to.worker_wait_s = c.worker_wait_s;
+  if (log) {
+    to.on_wait = [log](const std::string& line) {
+      std::fprintf(log, "%s\n", line.c_str());
+      std::fflush(log);
+    };
+  }
   job->tuner_ = std::make_unique<Tuner>(std::move(tunable.tasks), std::move(tunable.policies), *job->measurer_,
                                         job->store_.get(), to);
   return job;
@@ -459,12 +470,15 @@ Result<JobSummary> TuneJob::run(Progress* progress, const std::atomic<bool>* sto
   auto resumed = tuner_->resume();
   if (!resumed.is_ok()) return failure(resumed.status());
   summary.resumed = *resumed;
+  summary.retried = tuner_->pending_retries();
   if (log_) {
-    std::fprintf(log_, "tuning %zu task(s) on %s, %lld trials, %s, %s; %lld earlier records%s\n", tasks_.size(),
+    const std::string retried =
+        summary.retried ? ", " + std::to_string(summary.retried) + " lost to the infrastructure (measured again)" : "";
+    std::fprintf(log_, "tuning %zu task(s) on %s, %lld trials, %s, %s; %lld earlier records%s%s\n", tasks_.size(),
                  config_.target.triple.c_str(), static_cast<long long>(config_.trials),
                  describe_search(config_).c_str(),
                  config_.check ? "outputs checked" : "outputs not checked (--no-check)",
-                 static_cast<long long>(*resumed), *resumed ? " (not measured again)" : "");
+                 static_cast<long long>(*resumed), *resumed ? " (not measured again)" : "", retried.c_str());
     std::fflush(log_);
   }
   runner_->set_cancel(cancel);
@@ -489,6 +503,7 @@ Status TuneJob::summarize_records(JobSummary* summary) {
       if (r.session_id != session_id_) continue;
       ++summary->stored;
       if (r.ok()) ++summary->stored_ok;
+      if (r.infrastructure) ++summary->stored_infrastructure;
       else failed.push_back(std::move(r));
     }
   }

@@ -163,7 +163,43 @@ TEST(Jsonl, ExportUsesTheDocumentedFieldNamesInOrder) {
   EXPECT_EQ(fields["record"],
             (Names{"type", "workload_key", "target", "device_key", "space", "steps", "knob_config",
                    "costs", "mean_cost", "error_kind", "error_message", "build_seconds",
-                   "run_seconds", "timestamp", "session", "checked"}));
+                   "run_seconds", "timestamp", "session", "checked", "infrastructure"}));
+}
+
+// Infrastructure errors round-trip; exports from before the flag existed are
+// classified by their kind and message, as the schema migration does.
+TEST(Jsonl, InfrastructureIsImportedAndOldLinesAreClassifiedByKind) {
+  TempDir dir;
+  ASSERT_OK_AND_ASSIGN(Store a, Store::open(dir.file("a.db")));
+  Record lost = testing::error_record(testing::key_of(3), testing::kTarget, "no-worker", 1);
+  lost.infrastructure = true;
+  Record deadline = testing::error_record(testing::key_of(3), testing::kTarget, "timeout", 2);
+  deadline.error_message = "no result from the farm within the job's deadline (queue wait included)";
+  Record hung = testing::error_record(testing::key_of(3), testing::kTarget, "timeout", 3);
+  ASSERT_OK(a.append({lost, deadline, hung}));
+  std::string text = export_text(a);
+  ASSERT_OK_AND_ASSIGN(Store b, Store::open(dir.file("b.db")));
+  EXPECT_TRUE(import_text(b, text).errors.empty());
+  ASSERT_OK_AND_ASSIGN(std::vector<Record> round_trip, b.list({}));
+  ASSERT_EQ(round_trip.size(), 3u);
+  EXPECT_TRUE(round_trip[0].infrastructure);
+  EXPECT_FALSE(round_trip[1].infrastructure);  // exported as stored: false
+  EXPECT_FALSE(round_trip[2].infrastructure);
+
+  std::istringstream lines(text);
+  std::string old_text, line;
+  while (std::getline(lines, line)) {
+    auto j = nlohmann::ordered_json::parse(line);
+    j.erase("infrastructure");
+    old_text += j.dump() + "\n";
+  }
+  ASSERT_OK_AND_ASSIGN(Store c, Store::open(dir.file("c.db")));
+  EXPECT_TRUE(import_text(c, old_text).errors.empty());
+  ASSERT_OK_AND_ASSIGN(std::vector<Record> old, c.list({}));
+  ASSERT_EQ(old.size(), 3u);
+  EXPECT_TRUE(old[0].infrastructure);   // no-worker
+  EXPECT_TRUE(old[1].infrastructure);   // the runner's deadline, as it used to be reported
+  EXPECT_FALSE(old[2].infrastructure);  // a kernel that hung is a fact about its schedule
 }
 
 // Exports from before checks were recorded have no "checked": not checked.

@@ -108,6 +108,42 @@ TEST(StoreOpen, Version2DatabaseIsMigratedAndItsRecordsAreNotChecked) {
   EXPECT_TRUE(best[0].checked);
 }
 
+// Version 3 had no `infrastructure`: its no-worker and protocol-error rows,
+// and the timeouts that were the runner's deadline, become infrastructure
+// errors (measured again on resume); a kernel that hung stays a fact.
+TEST(StoreOpen, Version3DatabaseIsMigratedAndItsInfrastructureErrorsAreClassified) {
+  TempDir dir;
+  const std::string path = dir.file("v3.db");
+  const std::string key = testing::key_of(7);
+  {
+    ASSERT_OK_AND_ASSIGN(auto conn, raw(path));
+    ASSERT_OK(migrate(conn, 3));
+    std::string values;
+    const char* rows[][2] = {{"ok", ""},
+                             {"no-worker", "no worker serves device key x"},
+                             {"protocol-error", "the queue is full"},
+                             {"timeout", "no result from the farm within the deadline (queue wait included)"},
+                             {"timeout", "killed after 10000 ms"},
+                             {"crash", "SIGSEGV"}};
+    for (int i = 0; i < 6; ++i)
+      values += std::string(i ? ", " : "") + "('" + key + "', '" + testing::kTarget + "', 'sketch', '[" +
+                std::to_string(i) + "]', '" + (i == 0 ? "[0.002]" : "[]") + "', " + (i == 0 ? "0.002" : "NULL") +
+                ", '" + rows[i][0] + "', '" + rows[i][1] + "', 1, 1, " + std::to_string(1700000000 + i) + ", 0)";
+    ASSERT_OK(conn.exec("INSERT INTO records (workload, target, space, steps, costs, mean_cost, error_kind, "
+                        "error_message, build_seconds, run_seconds, timestamp, steps_hash) VALUES " + values));
+  }
+  ASSERT_EQ(user_version(path), 3);
+  ASSERT_OK_AND_ASSIGN(Store store, Store::open(path));
+  EXPECT_EQ(user_version(path), kSchemaVersion);
+  ASSERT_OK_AND_ASSIGN(auto rows, store.list({}));
+  ASSERT_EQ(rows.size(), 6u);
+  const std::vector<bool> want = {false, true, true, true, false, false};
+  for (size_t i = 0; i < rows.size(); ++i) EXPECT_EQ(rows[i].infrastructure, want[i]) << rows[i].error_kind;
+  ASSERT_OK_AND_ASSIGN(auto stats, store.stats());
+  ASSERT_EQ(stats.size(), 1u);
+  EXPECT_EQ(stats[0].infrastructure_count, 3);
+}
+
 TEST(StoreOpen, ReadOnlyOpenOfAnOlderSchemaIsRefusedAndLeftUntouched) {
   TempDir dir;
   const std::string path = dir.file("v1.db");
