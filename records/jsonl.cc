@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "compiler/te/workload_key.h"
+
 namespace tessera::records {
 
 namespace {
@@ -220,6 +222,7 @@ class Importer {
     if (type == "record") {
       auto r = parse_record(j, sessions_);
       if (!r) return skip(number, r.status().message());
+      if (auto it = rekeyed_.find(r->workload_key); it != rekeyed_.end()) r->workload_key = it->second;
       batch_.push_back(std::move(r).value());
       if (static_cast<int64_t>(batch_.size()) >= options_.batch_size) return flush(number);
       return Status::ok();
@@ -227,6 +230,13 @@ class Importer {
     if (type == "workload") {
       auto w = parse_workload(j);
       if (!w) return skip(number, w.status().message());
+      // A file exported before keys were XXH3-128 (schema version 5): its
+      // key and the records after it under that key get the new key, as the
+      // schema migration rewrites a database.
+      if (!w->dag_text.empty() && w->key == legacy_workload_key_of(w->dag_text)) {
+        rekeyed_[w->key] = workload_key_of(w->dag_text);
+        w->key = rekeyed_[w->key];
+      }
       Status st = store_.add_workload(*w);
       if (st.code() == ErrorCode::kInvalidArgument) return skip(number, st.message());
       TESSERA_RETURN_IF_ERROR(st);
@@ -268,6 +278,7 @@ class Importer {
   ImportOptions options_;
   std::vector<Record> batch_;
   std::map<int64_t, int64_t> sessions_;  // session id in the file -> id in the store
+  std::map<std::string, std::string> rekeyed_;  // a legacy workload key in the file -> its key now
   ImportReport report_;
 };
 

@@ -31,7 +31,7 @@ struct WorkloadInfo {
   std::string key;         ///< 32 lowercase hex characters, from the compiler
   std::string dag_text;    ///< canonical ComputeDAG text
   std::string op_name;     ///< e.g. "matmul"
-  std::string shapes;      ///< e.g. "1024x1024x1024 f32"
+  std::string shapes;      ///< e.g. "1024x1024 1024x1024 -> 1024x1024 float32" (arguments: inputs -> outputs)
   double flop_count = 0;   ///< floating-point operations per run; 0 when unknown
 
   bool operator==(const WorkloadInfo&) const = default;
@@ -91,6 +91,7 @@ struct WorkloadStats {
   std::string workload_key;
   std::string target;
   std::string op_name;       ///< from the workloads table; empty when not registered
+  std::string shapes;        ///< from the workloads table; empty when not registered
   double flop_count = 0;     ///< 0 when unknown
   int64_t count = 0;         ///< records, good and bad
   int64_t ok_count = 0;

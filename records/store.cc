@@ -315,7 +315,7 @@ Result<std::vector<WorkloadStats>> Store::stats() {
         impl_->conn.cached(
             "SELECT r.workload, r.target, coalesce(w.op_name, ''), coalesce(w.flop_count, 0), "
             "count(*), sum(r.error_kind = 'ok'), min(iif(r.error_kind = 'ok', r.mean_cost, NULL)), "
-            "max(r.timestamp), sum(r.infrastructure) FROM records r LEFT JOIN workloads w ON w.key = r.workload "
+            "max(r.timestamp), sum(r.infrastructure), coalesce(w.shapes, '') FROM records r LEFT JOIN workloads w ON w.key = r.workload "
             "GROUP BY r.workload, r.target ORDER BY r.workload, r.target"));
     for (;;) {
       TESSERA_ASSIGN_OR_RETURN(bool row, st->step());
@@ -330,6 +330,7 @@ Result<std::vector<WorkloadStats>> Store::stats() {
       if (!st->column_is_null(6)) s.best_cost = st->column_double(6);
       s.last_timestamp = st->column_double(7);
       s.infrastructure_count = st->column_int(8);
+      s.shapes = st->column_text(9);
       out.push_back(std::move(s));
     }
   }));

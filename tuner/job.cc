@@ -343,6 +343,21 @@ Result<std::unique_ptr<rpc::Runner>> start_runner(const TuneConfig& c) {
   return std::unique_ptr<rpc::Runner>(std::move(*runner));
 }
 
+// "64x16 16x32 -> 64x32 float32": the kernel's argument shapes, the inputs
+// then the outputs, and the outputs' type (what a records table shows).
+std::string shapes_of(const ComputeDAG& dag) {
+  std::string in, out, dtype;
+  for (const Tensor& t : dag.args()) {
+    std::string shape;
+    for (size_t i = 0; i < t->shape.size(); ++i) shape += (i ? "x" : "") + std::to_string(t->shape[i]);
+    if (t->shape.empty()) shape = "scalar";
+    std::string& side = dag.is_output(t) ? out : in;
+    side += (side.empty() ? "" : " ") + shape;
+    if (dag.is_output(t)) dtype = t->dtype.to_string();
+  }
+  return in + " -> " + out + " " + dtype;
+}
+
 // Begins the session (its provenance) and registers the tasks' workloads.
 Result<int64_t> begin_session(records::Store& store, const TuneConfig& c, const std::vector<Task>& tasks) {
   char host[256] = "";
@@ -360,7 +375,7 @@ Result<int64_t> begin_session(records::Store& store, const TuneConfig& c, const 
     w.key = task.workload_key();
     w.dag_text = task.dag->canonical_text();
     w.op_name = task.name.substr(0, task.name.find_first_of(": "));
-    w.shapes = task.name;
+    w.shapes = shapes_of(*task.dag);
     w.flop_count = task.dag->flop_count();
     if (Status st = store.add_workload(w); !st.is_ok()) return failure(st);
   }

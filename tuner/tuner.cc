@@ -19,6 +19,11 @@ double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::
 
 double gflops(double flops, double cost) { return cost > 0 && std::isfinite(cost) ? flops / cost / 1e9 : 0; }
 
+// Sleeps a second, or less when `stop` is set meanwhile.
+void pause_a_second(const std::atomic<bool>* stop) {
+  for (int t = 0; t < 10 && !(stop && stop->load()); ++t) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+}
+
 // Whether a fact (a record that is not an infrastructure error) is stored for the steps.
 Result<bool> has_fact(records::Store* store, const Task& task, const std::string& steps) {
   if (!store) return false;
@@ -104,7 +109,7 @@ Status Tuner::wait_for_workers(const std::atomic<bool>* stop) {
     Result<int> workers = runner.count_workers();
     if (workers.is_ok()) max_workers_ = std::max(max_workers_, *workers);
     const bool present = workers.is_ok() && *workers > 0;
-    // A runner that cannot count: retry after a pause, within the same limit.
+    // A runner that cannot count retries after a pause, within the same limit.
     const bool unknown = !workers.is_ok() && workers.status().code() == ErrorCode::kNotFound;
     if (since(*failing_since_) >= options_.worker_wait_s) {
       char limit[32];
@@ -117,18 +122,22 @@ Status Tuner::wait_for_workers(const std::atomic<bool>* stop) {
                                                 " s: " + workers.status().message();
       return Status(ErrorCode::kUnavailable, why + "; stopped, everything measured is stored (run again to resume)");
     }
+    if (unknown) {  // a runner that cannot count: try again after a pause
+      pause_a_second(stop);
+      return Status::ok();
+    }
     if (present) {
       if (announced && options_.on_wait)
         options_.on_wait("a worker of key '" + key + "' is back (" + std::to_string(*workers) + " of " +
                          std::to_string(max_workers_) + "); going on");
       return Status::ok();
     }
-    if (!announced && options_.on_wait && !unknown)
+    if (!announced && options_.on_wait)
       options_.on_wait(workers.is_ok() ? "waiting for a worker of key " + key + ": 0 of " +
                                              std::to_string(max_workers_) + " left"
                                        : "waiting for the tracker: " + workers.status().message());
     announced = true;
-    for (int t = 0; t < 10 && !(stop && stop->load()); ++t) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    pause_a_second(stop);
   }
 }
 

@@ -1,5 +1,6 @@
 // JSON Lines export and import: round trips, de-duplication, malformed lines,
 // stable field names, filtered exports and database errors during an import.
+#include "compiler/te/workload_key.h"
 #include "records/jsonl.h"
 
 #include <nlohmann/json.hpp>
@@ -164,6 +165,27 @@ TEST(Jsonl, ExportUsesTheDocumentedFieldNamesInOrder) {
             (Names{"type", "workload_key", "target", "device_key", "space", "steps", "knob_config",
                    "costs", "mean_cost", "error_kind", "error_message", "build_seconds",
                    "run_seconds", "timestamp", "session", "checked", "infrastructure"}));
+}
+
+// A file exported by a build before XXH3 keys: its workload and the records
+// under its key are imported under the XXH3-128 key.
+TEST(Jsonl, AnOldFilesWorkloadKeysAreRewritten) {
+  TempDir dir;
+  const std::string text = "t0 = placeholder[4] float32\nt1 = compute[4] float32 injective (v0 ) t0[v0]\nargs: t0 t1";
+  const std::string old_key = legacy_workload_key_of(text), new_key = workload_key_of(text);
+  nlohmann::json w = {{"type", "workload"}, {"key", old_key}, {"op_name", "copy"}, {"shapes", "4"},
+                      {"flop_count", 0}, {"dag_text", text}};
+  Record r = ok_record(old_key, testing::kTarget, 0.001, 1);
+  ASSERT_OK_AND_ASSIGN(Store a, Store::open(dir.file("a.db")));
+  ASSERT_OK(a.append({r}));
+  std::string file = w.dump() + "\n" + export_text(a);
+  ASSERT_OK_AND_ASSIGN(Store b, Store::open(dir.file("b.db")));
+  ImportReport report = import_text(b, file);
+  EXPECT_TRUE(report.errors.empty());
+  EXPECT_TRUE(b.workload(new_key).value().has_value());
+  EXPECT_FALSE(b.workload(old_key).value().has_value());
+  EXPECT_EQ(b.best_k(new_key, testing::kTarget, 5).value().size(), 1u);
+  EXPECT_TRUE(b.best_k(old_key, testing::kTarget, 5).value().empty());
 }
 
 // Infrastructure errors round-trip; exports from before the flag existed are
