@@ -506,6 +506,12 @@ Result<JobSummary> TuneJob::run(Progress* progress, const std::atomic<bool>* sto
   summary.cancelled = !tasks.is_ok();
   summary.stopped = stop && stop->load();
   TESSERA_RETURN_IF_ERROR(summarize_records(&summary));
+  if (log_ && summary.stored_infrastructure > 0) {
+    std::fprintf(log_, "%lld infrastructure error(s) stored (no worker, no result, protocol): not trials, "
+                       "their candidates are measured again (in this run, or by the next)\n",
+                 static_cast<long long>(summary.stored_infrastructure));
+    std::fflush(log_);
+  }
   return summary;
 }
 

@@ -147,6 +147,8 @@ TEST(WorkerLoss, TheTunerWaitsForAWorkerAndFinishesItsBudgetWithMeasurementsOnly
   const std::string out = read_file(log);
   EXPECT_EQ(code, 0) << out;
   EXPECT_NE(out.find("is back"), std::string::npos) << out;
+  if (count(all_records(db)).infrastructure > 0)
+    EXPECT_NE(out.find("infrastructure error(s) stored"), std::string::npos) << out;
   const std::vector<records::Record> records = all_records(db);
   // The budget counts measurements: infrastructure errors are not trials.
   EXPECT_EQ(count(records).measured, kTrials);
