@@ -108,6 +108,7 @@ const std::vector<OptionSpec> kOptions = {
     {"repeat", true, "timing repeats per candidate (default 8 cold, else 3)"},
     {"min-repeat-ms", true, "shortest timed repeat in ms, model and warm (default 50)"},
     {"timeout", true, "longest one measurement may run, in seconds (default 10)"},
+    {"worker-wait", true, "when every worker of the key is lost mid-run, wait this many seconds for one (default 300)"},
     {"no-check", false, "time candidates without first checking their output (checked by default: each is "
                         "compared at sampled points with values evaluated from the computation's definition, "
                         "and a wrong one is stored as wrong-answer, never used)"},
