@@ -22,7 +22,7 @@ std::atomic<bool> g_worker_stop{false};
 void on_stop_signal(int) { g_worker_stop = true; }
 
 constexpr const char* kUsage =
-    "usage: tessera worker --tracker ENDPOINT --key DEVICE_KEY [options]\n"
+    "usage: tessera worker --tracker ENDPOINT --key KEY [options]\n"
     "\n"
     "Registers with a tracker and measures the kernels it is sent, each in an\n"
     "isolated child process (a crash, hang or wrong answer is reported, never fatal).\n"
@@ -36,10 +36,10 @@ constexpr const char* kUsage =
     "  --pin-cpus LIST         pin measurements to CPUs, e.g. 2,3\n"
     "  --capability WORD       reported to the farm (repeatable)\n"
     "  --temp-dir DIR          where received libraries are written for dlopen (default /tmp)\n"
-    "  --heartbeat-ms N        heartbeat interval (default 1000)\n"
-    "  --max-library-mb N      largest library accepted (default 256)\n"
-    "  --keyfile FILE          this worker's CURVE keypair (NAME.key)\n"
-    "  --tracker-key FILE|KEY  the tracker's public key (NAME.pub or the Z85 text)\n"
+    "  --heartbeat-ms MS       heartbeat interval (default 1000)\n"
+    "  --max-library-mb MB     largest library accepted (default 256)\n"
+    "  --keyfile NAME.key      this worker's CURVE keypair\n"
+    "  --tracker-key NAME.pub  the tracker's public key (NAME.pub or the Z85 text)\n"
     "  --insecure              plaintext; only for ipc:// and loopback trackers\n"
     "  --log                   a line on stderr when the worker starts and stops\n";
 
@@ -71,6 +71,7 @@ bool parse_args(int argc, char** argv, int first, OptionMap* opts) {
                                         "tracker-key"};
   for (int i = first; i < argc; ++i) {
     std::string word = argv[i];
+    if (word == "-h") word = "--help";  // as every tessera command
     if (word.rfind("--", 0) != 0) {
       std::fprintf(stderr, "tessera worker: unexpected argument '%s'\n\n%s", word.c_str(), kUsage);
       return false;

@@ -36,7 +36,7 @@ int run_tracker(int argc, char** argv, int first) {
     const bool help = args.is_ok() && args->has("help");
     if (!args.is_ok()) std::fprintf(stderr, "tessera tracker: %s\n\n", args.status().message().c_str());
     std::fprintf(help ? stdout : stderr,
-                 "usage: tessera tracker [--bind tcp://HOST:9190] (--keyfile K --authorized DIR | --insecure)\n\n%s",
+                 "usage: tessera tracker [--bind ENDPOINT] (--keyfile NAME.key --authorized DIR | --insecure)\n\n%s",
                  format_options(specs).c_str());
     return help ? 0 : 2;
   }
