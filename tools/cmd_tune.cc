@@ -169,8 +169,8 @@ int run_tune(int argc, char** argv, int first) {
   if (args->has("help") || (args->get_all("op").empty() && !has_model) || args->positional().size() > 1 ||
       (args->positional().size() == 1 && !has_model)) {
     std::fprintf(args->has("help") ? stdout : stderr,
-                 "usage: tessera tune --op SPEC [--op SPEC ...] [--target T] [--trials N] [--space sketch|knob]\n"
-                 "                    [--strategy S] [--db FILE] [--tracker URL --key KEY]\n"
+                 "usage: tessera tune --op SPEC [--op SPEC ...] [--target TARGET] [--trials N] [--space SPACE]\n"
+                 "                    [--strategy STRATEGY] [--db DB] [--tracker ENDPOINT --key KEY]\n"
                  "       tessera tune MODEL.onnx [--input-shape NAME:D,...] [same options]\n\n%s",
                  format_options(kOptions).c_str());
     return args->has("help") ? 0 : 2;
