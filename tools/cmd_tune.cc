@@ -5,6 +5,7 @@
 // This file reads the command line and prints; the job itself (tasks,
 // spaces, runner, session) is tuner/job.h's.
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -160,6 +161,17 @@ std::string session_command_line(int argc, char** argv, const Args& args) {
   return command_line;
 }
 
+// The terminal's rows and columns, for a progress display that fits it.
+tuner::TerminalSize terminal_size(int fd) {
+  tuner::TerminalSize size;
+  winsize ws{};
+  if (::ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_row > 0 && ws.ws_col > 0) {
+    size.rows = ws.ws_row;
+    size.columns = ws.ws_col;
+  }
+  return size;
+}
+
 }  // namespace
 
 int run_tune(int argc, char** argv, int first) {
@@ -195,7 +207,7 @@ int run_tune(int argc, char** argv, int first) {
     std::fprintf(stderr, "tessera tune: %s\n", job.status().message().c_str());
     return g_stop ? kInterrupted : 1;
   }
-  tuner::Progress progress(stdout, isatty(STDOUT_FILENO));
+  tuner::Progress progress(stdout, isatty(STDOUT_FILENO), terminal_size(STDOUT_FILENO));
   auto summary = (*job)->run(&progress, &g_stop, &g_cancel);
   if (!summary.is_ok()) {
     std::fprintf(stderr, "tessera tune: %s\n", summary.status().message().c_str());

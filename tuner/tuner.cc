@@ -26,6 +26,8 @@ Tuner::Tuner(std::vector<Task> tasks, std::vector<std::unique_ptr<SearchPolicy>>
   summaries_.resize(tasks_.size());
   for (size_t i = 0; i < tasks_.size(); ++i) {
     summaries_[i].name = tasks_[i].name;
+    summaries_[i].workload_key = tasks_[i].workload_key();
+    summaries_[i].weight = tasks_[i].weight;
     summaries_[i].best_cost_s = kInf;
     summaries_[i].flops = tasks_[i].dag->flop_count();
   }
@@ -65,6 +67,7 @@ Status Tuner::measure_defaults() {
   // it room. Its record is stored like any other.
   const std::string empty_steps = steps_to_json({});
   for (size_t i = 0; i < tasks_.size(); ++i) {
+    show_phase("untuned defaults", i);
     // Measured by an earlier run: not measured again.
     if (store_) {
       TESSERA_ASSIGN_OR_RETURN(std::vector<records::Record> old,
@@ -83,11 +86,13 @@ Status Tuner::measure_defaults() {
     if (store_) TESSERA_RETURN_IF_ERROR(store_->append(r));
     if (!r.empty() && r[0].ok()) summaries_[i].default_cost_s = r[0].mean_cost();
   }
+  show_phase("untuned defaults", tasks_.size());
   return Status::ok();
 }
 
 Status Tuner::measure_baselines() {
   for (size_t i = 0; i < tasks_.size(); ++i) {
+    show_phase("baselines", i);
     if (tasks_[i].baseline.empty()) continue;
     const std::string steps = steps_to_json(tasks_[i].baseline);
     bool found = false;  // resume() has fed a stored one to the policy and the summary
@@ -106,13 +111,26 @@ Status Tuner::measure_baselines() {
       summaries_[i].best_steps = c.steps();
     }
   }
+  show_phase("baselines", tasks_.size());
   return Status::ok();
+}
+
+void Tuner::show_phase(const char* name, size_t done) {
+  if (!progress_) return;
+  std::vector<TaskProgress> shown;
+  for (size_t i = 0; i < tasks_.size(); ++i) shown.push_back(progress_of(static_cast<int>(i)));
+  progress_->update(shown, -1);
+  progress_->phase(name, static_cast<int64_t>(done), static_cast<int64_t>(tasks_.size()));
 }
 
 TaskProgress Tuner::progress_of(int i) const {
   const TaskSummary& s = summaries_[i];
   TaskProgress p;
   p.name = s.name;
+  p.key = s.workload_key;
+  p.weight = s.weight;
+  p.best_cost_s = std::isfinite(s.best_cost_s) ? s.best_cost_s : 0;
+  p.default_cost_s = s.default_cost_s.value_or(0);
   p.trials = s.trials;
   p.budget = options_.trials;
   p.errors = s.errors;
@@ -213,6 +231,7 @@ Result<std::optional<Candidate>> Tuner::measure_batch(int i, std::vector<Candida
 }
 
 Result<std::vector<TaskSummary>> Tuner::run(Progress* progress, const std::atomic<bool>* stop) {
+  progress_ = progress;
   if (options_.measure_default) TESSERA_RETURN_IF_ERROR(measure_defaults());
   TESSERA_RETURN_IF_ERROR(measure_baselines());
   std::vector<TaskWeight> weights;
@@ -267,19 +286,32 @@ double median_overhead_per_trial_s(const TaskSummary& summary) {
 std::string format_summary(const std::vector<TaskSummary>& summaries) {
   std::string out;
   char buf[512];
-  std::snprintf(buf, sizeof buf, "%-36s %8s %10s %10s %8s %11s\n", "task", "trials", "best ms", "GFLOP/s", "errors",
-                "vs default");
-  out += buf;
+  // By share of the model's time (weight x best; the default's where nothing succeeded).
+  std::vector<TaskProgress> shares;
   for (const auto& s : summaries) {
+    TaskProgress p;
+    p.weight = s.weight;
+    p.best_cost_s = std::isfinite(s.best_cost_s) ? s.best_cost_s : 0;
+    p.default_cost_s = s.default_cost_s.value_or(0);
+    shares.push_back(p);
+  }
+  const double total = estimated_latency_s(shares);
+  std::snprintf(buf, sizeof buf, "%6s %6s %8s %10s %10s %8s %11s  %-12s  %s\n", "share", "weight", "trials", "best ms",
+                "GFLOP/s", "errors", "vs default", "workload", "task");
+  out += buf;
+  for (size_t i : by_share_of_time(shares)) {
+    const TaskSummary& s = summaries[i];
     std::string speedup = "-";
     if (s.default_cost_s && std::isfinite(s.best_cost_s)) {
       char x[32];
       std::snprintf(x, sizeof x, "%.1fx", *s.default_cost_s / s.best_cost_s);
       speedup = x;
     }
-    std::snprintf(buf, sizeof buf, "%-36.36s %8lld %10.3f %10.1f %8lld %11s\n", s.name.c_str(),
+    const double share = total > 0 ? s.weight * (shares[i].best_cost_s > 0 ? shares[i].best_cost_s : shares[i].default_cost_s) / total : 0;
+    std::snprintf(buf, sizeof buf, "%5.1f%% %6g %8lld %10.3f %10.1f %8lld %11s  %-12.12s  %s\n", share * 100, s.weight,
                   static_cast<long long>(s.trials), std::isfinite(s.best_cost_s) ? s.best_cost_s * 1e3 : 0.0,
-                  gflops(s.flops, s.best_cost_s), static_cast<long long>(s.errors), speedup.c_str());
+                  gflops(s.flops, s.best_cost_s), static_cast<long long>(s.errors), speedup.c_str(),
+                  s.workload_key.c_str(), s.name.c_str());
     out += buf;
   }
   for (const auto& s : summaries) {

@@ -36,6 +36,8 @@ int warm_up_batch(int64_t trials, size_t tasks, int batch_size);
 /// How one task ended.
 struct TaskSummary {
   std::string name;
+  std::string workload_key;
+  double weight = 1;               ///< calls per model run
   int64_t trials = 0, errors = 0;
   double best_cost_s = 0;          ///< infinity when nothing succeeded
   std::vector<Step> best_steps;
@@ -83,6 +85,8 @@ class Tuner {
   // adopt it, and measures it for each; returns the tasks measured.
   Result<std::vector<int>> share_best(int task, const Candidate& best);
   TaskProgress progress_of(int task) const;
+  // Shows a phase before the search (`done` of the tasks measured).
+  void show_phase(const char* name, size_t done);
   int64_t trials_spent() const;  // over all tasks
 
   std::vector<Task> tasks_;
@@ -94,12 +98,14 @@ class Tuner {
   std::vector<int64_t> since_improvement_;
   std::vector<double> last_batch_gflops_;
   std::vector<bool> exhausted_;
+  Progress* progress_ = nullptr;  // during run()
 };
 
 /// Median over rounds of TaskSummary::overhead_per_trial_s (0 when empty).
 double median_overhead_per_trial_s(const TaskSummary& summary);
 
-/// The summary table printed at the end of a run.
+/// The summary table printed at the end of a run: full names and workload
+/// key prefixes, the tasks by their share of the model's time.
 std::string format_summary(const std::vector<TaskSummary>& summaries);
 
 }  // namespace tessera::tuner

@@ -1,0 +1,64 @@
+// The progress display's block: it fits the terminal, the largest shares
+// first, one overall line with the run's budget and the model's estimate.
+#include "tuner/progress.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+
+namespace tessera::tuner {
+namespace {
+
+std::vector<TaskProgress> tasks(int n) {
+  std::vector<TaskProgress> out;
+  for (int i = 0; i < n; ++i) {
+    TaskProgress t;
+    t.name = "relu:M=" + std::to_string(i + 1) + ",N=8";
+    t.key = "k" + std::to_string(1000 + i);
+    t.weight = 1 + i % 3;
+    t.budget = 1000;
+    t.trials = 4;
+    t.best_cost_s = 1e-3 * (i + 1);
+    t.default_cost_s = 2e-3 * (i + 1);
+    out.push_back(t);
+  }
+  return out;
+}
+
+TEST(Progress, BlockFitsTheRowsWithTheLargestSharesFirst) {
+  FILE* sink = std::fopen("/dev/null", "w");
+  Progress progress(sink, /*interactive=*/true, TerminalSize{40, 200});
+  progress.update(tasks(63), 0);
+  const std::vector<std::string> lines = progress.lines();
+  EXPECT_EQ(lines.size(), 39u);  // one row left for the cursor
+  EXPECT_EQ(lines[0].rfind("63 tasks  252/1000 trials", 0), 0u) << lines[0];
+  EXPECT_NE(lines[0].find("2.00x faster than untuned"), std::string::npos) << lines[0];
+  EXPECT_NE(lines[1].find("relu:M=63,N=8"), std::string::npos) << lines[1];  // weight 3 x 63 ms
+  EXPECT_NE(lines.back().find("... 26 more tasks"), std::string::npos) << lines.back();
+  for (size_t i = 1; i < lines.size(); ++i) EXPECT_EQ(lines[i].find("/1000"), std::string::npos) << "the budget is the run's: " << lines[i];
+  std::fclose(sink);
+}
+
+TEST(Progress, PhaseLineWhileBaselinesAreMeasured) {
+  FILE* sink = std::fopen("/dev/null", "w");
+  Progress progress(sink, /*interactive=*/true, TerminalSize{10, 100});
+  progress.update(tasks(3), -1);
+  progress.phase("untuned defaults", 1, 3);
+  EXPECT_EQ(progress.lines()[1], "measuring untuned defaults: 1 of 3 tasks");
+  EXPECT_LE(progress.lines().size(), 9u);
+  progress.phase("untuned defaults", 3, 3);
+  EXPECT_EQ(progress.lines()[1].find("measuring"), std::string::npos);
+  std::fclose(sink);
+}
+
+TEST(Progress, LinesAreCutToTheTerminalsWidth) {
+  FILE* sink = std::fopen("/dev/null", "w");
+  Progress progress(sink, /*interactive=*/true, TerminalSize{5, 30});
+  progress.update(tasks(10), -1);
+  for (const auto& l : progress.lines()) EXPECT_LE(l.size(), 29u) << l;
+  EXPECT_EQ(progress.lines().size(), 4u);
+  std::fclose(sink);
+}
+
+}  // namespace
+}  // namespace tessera::tuner
