@@ -22,7 +22,7 @@ struct OptionSpec {
   bool takes_value = true;
   std::string help;
   char short_name = 0;  ///< a one-letter alias, `-o`, when not 0
-  std::string value_name;  ///< the value's placeholder in help, when not placeholder(name)
+  std::string value_name = "";  ///< the value's placeholder in help, when not placeholder(name)
 };
 
 /// Parsed arguments of one subcommand.
