@@ -207,7 +207,7 @@ int run_tune(int argc, char** argv, int first) {
     std::fprintf(stderr, "tessera tune: %s\n", job.status().message().c_str());
     return g_stop ? kInterrupted : 1;
   }
-  tuner::Progress progress(stdout, isatty(STDOUT_FILENO), terminal_size(STDOUT_FILENO));
+  tuner::Progress progress(stdout, isatty(STDOUT_FILENO), [] { return terminal_size(STDOUT_FILENO); });
   auto summary = (*job)->run(&progress, &g_stop, &g_cancel);
   if (!summary.is_ok()) {
     std::fprintf(stderr, "tessera tune: %s\n", summary.status().message().c_str());

@@ -62,6 +62,11 @@ std::vector<size_t> by_share_of_time(const std::vector<TaskProgress>& tasks) {
 Progress::Progress(FILE* out, bool interactive, TerminalSize size)
     : out_(out), interactive_(interactive), size_(size), start_(std::chrono::steady_clock::now()) {}
 
+Progress::Progress(FILE* out, bool interactive, std::function<TerminalSize()> size)
+    : Progress(out, interactive, size ? size() : TerminalSize{}) {
+  size_source_ = std::move(size);
+}
+
 std::string Progress::overall_line() const {
   int64_t trials = 0, budget = 0, planned = 0, done = 0;
   for (const auto& t : tasks_) {
@@ -126,6 +131,7 @@ std::vector<std::string> Progress::lines() const {
 }
 
 void Progress::redraw() {
+  if (size_source_) size_ = size_source_();
   const std::vector<std::string> block = lines();
   std::string text;
   if (lines_drawn_ > 0) text += "\r\x1b[" + std::to_string(lines_drawn_) + "A";

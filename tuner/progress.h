@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -40,6 +41,8 @@ class Progress {
  public:
   /// `interactive`: redraw a block in place (a terminal of `size`); otherwise log.
   Progress(FILE* out, bool interactive, TerminalSize size = {});
+  /// A terminal whose size may change: `size` is asked before each redraw.
+  Progress(FILE* out, bool interactive, std::function<TerminalSize()> size);
 
   /// The tasks after a round; `changed_task` is the one just measured (-1: none).
   void update(const std::vector<TaskProgress>& tasks, int changed_task);
@@ -59,6 +62,7 @@ class Progress {
   FILE* out_;
   bool interactive_;
   TerminalSize size_;
+  std::function<TerminalSize()> size_source_;  // empty: size_ is fixed
   std::chrono::steady_clock::time_point start_;
   std::vector<TaskProgress> tasks_;
   std::map<std::string, std::pair<int64_t, int64_t>> phases_;  // name -> (done, total)

@@ -60,5 +60,17 @@ TEST(Progress, LinesAreCutToTheTerminalsWidth) {
   std::fclose(sink);
 }
 
+TEST(Progress, ASizeSourceIsAskedAtEachRedraw) {
+  FILE* sink = std::fopen("/dev/null", "w");
+  TerminalSize size{40, 200};
+  Progress progress(sink, /*interactive=*/true, [&] { return size; });
+  progress.update(tasks(63), -1);
+  EXPECT_EQ(progress.lines().size(), 39u);
+  size.rows = 10;  // the terminal shrank
+  progress.update(tasks(63), -1);
+  EXPECT_EQ(progress.lines().size(), 9u);
+  std::fclose(sink);
+}
+
 }  // namespace
 }  // namespace tessera::tuner
