@@ -70,7 +70,7 @@ int main(int argc, char** argv) {
   if (argc < 2) return print_usage(stderr);
   const char* name = argv[1];
   if (!std::strcmp(name, "--version")) return print_version();
-  if (!std::strcmp(name, "help") && argc > 2) return help_of(argc, argv);
+  if (!std::strcmp(name, "help") && argc > 2 && argv[2][0] != '-') return help_of(argc, argv);
   if (!std::strcmp(name, "help") || !std::strcmp(name, "--help") || !std::strcmp(name, "-h"))
     return print_usage(stdout);
   if (const Command* c = find_command(name)) return c->run(argc, argv, 2);

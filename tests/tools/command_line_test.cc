@@ -37,7 +37,8 @@ TEST(CommandLine, EveryCommandAnswersDashHAndDashDashHelp) {
 }
 
 TEST(CommandLine, HelpCmdPrintsThatCommandsHelp) {
-  for (const std::string& command : {"tune", "records", "records prune", "worker", "space"}) {
+  EXPECT_EQ(tessera("help --help").text, tessera("help").text);
+  for (const std::string command : std::vector<std::string>{"tune", "records", "records prune", "worker", "space"}) {
     Output help = tessera("help " + command), direct = tessera(command + " --help");
     EXPECT_EQ(help.code, 0) << help.text;
     EXPECT_EQ(help.text, direct.text) << command;
