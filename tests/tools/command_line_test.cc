@@ -38,7 +38,7 @@ TEST(CommandLine, EveryCommandAnswersDashHAndDashDashHelp) {
 
 TEST(CommandLine, HelpCmdPrintsThatCommandsHelp) {
   EXPECT_EQ(tessera("help --help").text, tessera("help").text);
-  for (const std::string command : std::vector<std::string>{"tune", "records", "records prune", "worker", "space"}) {
+  for (const std::string& command : std::vector<std::string>{"tune", "records", "records prune", "worker", "space"}) {
     Output help = tessera("help " + command), direct = tessera(command + " --help");
     EXPECT_EQ(help.code, 0) << help.text;
     EXPECT_EQ(help.text, direct.text) << command;
@@ -116,7 +116,9 @@ TEST(CommandLine, SpaceHelpListsEveryOperatorWithItsParameters) {
     const std::string entry = out.text.substr(at, end == std::string::npos ? std::string::npos : end - at);
     EXPECT_NE(entry.find(op.summary), std::string::npos) << entry;
     for (const auto& p : op.params)
-      if (!p.help.empty()) EXPECT_NE(entry.find(p.name + ": " + p.help), std::string::npos) << entry;
+      if (!p.help.empty()) {
+        EXPECT_NE(entry.find(p.name + ": " + p.help), std::string::npos) << entry;
+      }
   }
 }
 
