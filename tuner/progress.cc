@@ -36,6 +36,8 @@ std::string fit(const std::string& line, int columns) {
 
 }  // namespace
 
+double time_in_model_s(const TaskProgress& t) { return t.weight * task_cost_s(t); }
+
 std::string task_line(const TaskProgress& t, double share) {
   const std::string best = t.best_cost_s > 0 && std::isfinite(t.best_cost_s)
                                ? format("%9.3f ms %8.1f GFLOP/s", t.best_cost_s * 1e3, t.best_gflops)
@@ -46,7 +48,7 @@ std::string task_line(const TaskProgress& t, double share) {
 
 double estimated_latency_s(const std::vector<TaskProgress>& tasks) {
   double total = 0;
-  for (const auto& t : tasks) total += t.weight * task_cost_s(t);
+  for (const auto& t : tasks) total += time_in_model_s(t);
   return total;
 }
 
@@ -54,7 +56,7 @@ std::vector<size_t> by_share_of_time(const std::vector<TaskProgress>& tasks) {
   std::vector<size_t> order(tasks.size());
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    return tasks[a].weight * task_cost_s(tasks[a]) > tasks[b].weight * task_cost_s(tasks[b]);
+    return time_in_model_s(tasks[a]) > time_in_model_s(tasks[b]);
   });
   return order;
 }
@@ -120,7 +122,7 @@ std::vector<std::string> Progress::lines() const {
   double rest = 0;
   for (size_t k = 0; k < order.size(); ++k) {
     const TaskProgress& t = tasks_[order[k]];
-    const double share = total > 0 ? t.weight * task_cost_s(t) / total : 0;
+    const double share = total > 0 ? time_in_model_s(t) / total : 0;
     if (k < shown) out.push_back(task_line(t, share));
     else rest += share;
   }
@@ -149,7 +151,7 @@ void Progress::update(const std::vector<TaskProgress>& tasks, int changed_task) 
     const double total = estimated_latency_s(tasks_);
     const TaskProgress& t = tasks_[changed_task];
     std::fprintf(out_, "[%s]  %s\n", overall_line().c_str(),
-                 task_line(t, total > 0 ? t.weight * task_cost_s(t) / total : 0).c_str());
+                 task_line(t, total > 0 ? time_in_model_s(t) / total : 0).c_str());
   }
   std::fflush(out_);
 }

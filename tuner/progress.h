@@ -74,8 +74,11 @@ class Progress {
 /// workload key's first characters and the full name.
 std::string task_line(const TaskProgress& task, double share);
 
-/// The model's estimated latency: the sum over tasks of weight x best (the
-/// default's time where nothing better is known; 0 when neither is).
+/// A task's part of a model run: weight x its best time (the default's time
+/// where nothing better is known; 0 when neither is).
+double time_in_model_s(const TaskProgress& task);
+
+/// The model's estimated latency: the sum of the tasks' time_in_model_s.
 double estimated_latency_s(const std::vector<TaskProgress>& tasks);
 
 /// The tasks' indices by share of the model's time (weight x best), largest first.

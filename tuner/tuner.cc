@@ -307,7 +307,7 @@ std::string format_summary(const std::vector<TaskSummary>& summaries) {
       std::snprintf(x, sizeof x, "%.1fx", *s.default_cost_s / s.best_cost_s);
       speedup = x;
     }
-    const double share = total > 0 ? s.weight * (shares[i].best_cost_s > 0 ? shares[i].best_cost_s : shares[i].default_cost_s) / total : 0;
+    const double share = total > 0 ? time_in_model_s(shares[i]) / total : 0;
     std::snprintf(buf, sizeof buf, "%5.1f%% %6g %8lld %10.3f %10.1f %8lld %11s  %-12.12s  %s\n", share * 100, s.weight,
                   static_cast<long long>(s.trials), std::isfinite(s.best_cost_s) ? s.best_cost_s * 1e3 : 0.0,
                   gflops(s.flops, s.best_cost_s), static_cast<long long>(s.errors), speedup.c_str(),
