@@ -5,9 +5,13 @@
 #include <algorithm>
 #include <cstdlib>
 #include <memory>
+#include <sstream>
 
 namespace tessera::cli {
 namespace {
+
+constexpr size_t kHelpWidth = 100;
+constexpr size_t kHelpColumn = 30;  // where descriptions start
 
 // One placeholder per option name, whatever the command: the help of every
 // command names a value the same way.
@@ -47,7 +51,7 @@ void describe(CLI::App& app, const std::vector<OptionSpec>& specs, std::map<std:
   app.set_help_flag();
   app.allow_extras();  // unknown words come back in order: positionals, or an error in our words
   auto formatter = std::make_shared<CLI::Formatter>();
-  formatter->column_width(30);
+  formatter->column_width(static_cast<int>(kHelpColumn));
   app.formatter(formatter);
   for (const OptionSpec& spec : specs) {
     const std::string names = cli11_names(spec, specs);
@@ -86,11 +90,34 @@ Status check_values(int argc, char** argv, int first, const std::vector<OptionSp
       if (s.name != name) continue;
       if (!s.takes_value && eq != std::string::npos)
         return Status(ErrorCode::kInvalidArgument, "option --" + name + " takes no value");
-      if (s.takes_value && eq == std::string::npos && i + 1 >= argc)
+      // At the end, or followed by another of the command's options.
+      const bool next_is_option =
+          i + 1 < argc && std::any_of(specs.begin(), specs.end(), [&](const OptionSpec& o) {
+            const std::string next = argv[i + 1];
+            return next == "--" + o.name || next.rfind("--" + o.name + "=", 0) == 0;
+          });
+      if (s.takes_value && eq == std::string::npos && (i + 1 >= argc || next_is_option))
         return Status(ErrorCode::kInvalidArgument, "option --" + name + " needs a value");
     }
   }
   return Status::ok();
+}
+
+
+// A long description continues on lines of its own, under its column.
+std::string wrap(const std::string& block) {
+  std::string out, line;
+  std::istringstream lines(block);
+  while (std::getline(lines, line)) {
+    while (line.size() > kHelpWidth) {
+      const size_t cut = line.rfind(' ', kHelpWidth);
+      if (cut == std::string::npos || cut <= kHelpColumn) break;
+      out += line.substr(0, cut) + "\n";
+      line = std::string(kHelpColumn, ' ') + line.substr(cut + 1);
+    }
+    out += line + "\n";
+  }
+  return out;
 }
 
 }  // namespace
@@ -175,12 +202,11 @@ std::string format_options(const std::vector<OptionSpec>& specs) {
   std::map<std::string, int> counts;
   describe(app, specs, values, counts);
   auto formatter = std::make_shared<CLI::Formatter>();
-  formatter->column_width(30);
+  formatter->column_width(static_cast<int>(kHelpColumn));
   std::string text = formatter->make_groups(&app, CLI::AppFormatMode::Normal);
   // CLI11 heads the block "\nOptions:\n"; the usage before it ends a line already.
   if (auto at = text.find("Options:"); at != std::string::npos) text.replace(0, at + 8, "options:");
-  if (!text.empty() && text.back() != '\n') text += '\n';
-  return text;
+  return wrap(text);
 }
 
 }  // namespace tessera::cli

@@ -4,6 +4,7 @@
 // and the operators `space --help` lists straight from the op spec table.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <regex>
 #include <set>
@@ -77,6 +78,21 @@ TEST(CommandLine, FlagsAndValuesAreCheckedInOneLine) {
   Output value = tessera("tune --op matmul:M=8,N=8,K=8 --trials");
   EXPECT_EQ(value.code, 2);
   EXPECT_EQ(value.text, "tessera tune: option --trials needs a value\n");
+  Output followed = tessera("tune --op --trials 3");
+  EXPECT_EQ(followed.code, 2);
+  EXPECT_EQ(followed.text, "tessera tune: option --op needs a value\n");
+}
+
+TEST(CommandLine, LongDescriptionsWrapUnderTheirColumn) {
+  const std::string text = tessera("tune --help").text;
+  size_t longest = 0;
+  for (size_t at = 0, end; at < text.size(); at = end + 1) {
+    end = text.find('\n', at);
+    if (end == std::string::npos) end = text.size();
+    longest = std::max(longest, end - at);
+  }
+  EXPECT_LE(longest, 100u) << text;
+  EXPECT_NE(text.find("\n" + std::string(30, ' ') + "afresh"), std::string::npos) << text;
 }
 
 // Every "--name PLACEHOLDER" in every help text: a name has one placeholder.
