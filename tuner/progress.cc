@@ -164,6 +164,16 @@ void Progress::phase(const std::string& name, int64_t done, int64_t total) {
   if (interactive_) redraw();
 }
 
+void Progress::note(const std::string& line) {
+  if (interactive_ && lines_drawn_ > 0) {
+    std::fprintf(out_, "\r\x1b[%zuA\x1b[J", lines_drawn_);  // up to the block's top, erased
+    lines_drawn_ = 0;
+  }
+  std::fprintf(out_, "%s\n", line.c_str());
+  if (interactive_) return redraw();
+  std::fflush(out_);
+}
+
 void Progress::finish() { std::fflush(out_); }
 
 }  // namespace tessera::tuner

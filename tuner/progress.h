@@ -49,6 +49,10 @@ class Progress {
   /// A phase before the search, e.g. "untuned defaults": `done` of `total`
   /// tasks measured. Shown until done == total; counted in the ETA.
   void phase(const std::string& name, int64_t done, int64_t total);
+  /// A line for the person watching ("waiting for a worker of key X"): on a
+  /// terminal it goes above the block, which is redrawn below it, so the
+  /// block neither overwrites it nor is pushed into the scrollback.
+  void note(const std::string& line);
   void finish();
 
   /// The lines a terminal shows now (without escape sequences), for tests.

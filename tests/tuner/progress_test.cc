@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstdlib>
 
 namespace tessera::tuner {
 namespace {
@@ -70,6 +71,24 @@ TEST(Progress, ASizeSourceIsAskedAtEachRedraw) {
   progress.update(tasks(63), -1);
   EXPECT_EQ(progress.lines().size(), 9u);
   std::fclose(sink);
+}
+
+TEST(Progress, ANoteGoesAboveTheBlock) {
+  char* text = nullptr;
+  size_t size = 0;
+  FILE* out = open_memstream(&text, &size);
+  Progress progress(out, /*interactive=*/true, TerminalSize{10, 100});
+  progress.update(tasks(3), -1);  // 4 lines: overall and 3 tasks
+  progress.note("waiting for a worker of key x86: 0 of 2 left");
+  std::fflush(out);
+  const std::string written(text, size);
+  // Up over the block, erase it, the note, then the block again below it.
+  const size_t note = written.find("\r\x1b[4A\x1b[Jwaiting for a worker of key x86: 0 of 2 left\n");
+  ASSERT_NE(note, std::string::npos) << written;
+  EXPECT_NE(written.find("3 tasks  ", note), std::string::npos);
+  EXPECT_EQ(written.find("\x1b[", note + 10), written.find("\r\x1b[2K", note) + 1) << "no cursor-up after the note";
+  std::fclose(out);
+  std::free(text);
 }
 
 }  // namespace
