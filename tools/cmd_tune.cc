@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <set>
 
@@ -207,7 +208,10 @@ int run_tune(int argc, char** argv, int first) {
     std::fprintf(stderr, "tessera tune: %s\n", job.status().message().c_str());
     return g_stop ? kInterrupted : 1;
   }
-  tuner::Progress progress(stdout, isatty(STDOUT_FILENO), [] { return terminal_size(STDOUT_FILENO); });
+  // A terminal that cannot move its cursor (TERM=dumb) gets the plain log.
+  const char* term = std::getenv("TERM");
+  const bool redraw = isatty(STDOUT_FILENO) && !(term && std::strcmp(term, "dumb") == 0);
+  tuner::Progress progress(stdout, redraw, [] { return terminal_size(STDOUT_FILENO); });
   auto summary = (*job)->run(&progress, &g_stop, &g_cancel);
   if (!summary.is_ok()) {
     std::fprintf(stderr, "tessera tune: %s\n", summary.status().message().c_str());

@@ -299,7 +299,8 @@ std::string format_summary(const std::vector<TaskSummary>& summaries) {
   std::snprintf(buf, sizeof buf, "%6s %6s %8s %10s %10s %8s %11s  %-12s  %s\n", "share", "weight", "trials", "best ms",
                 "GFLOP/s", "errors", "vs default", "workload", "task");
   out += buf;
-  for (size_t i : by_share_of_time(shares)) {
+  const std::vector<size_t> order = by_share_of_time(shares);
+  for (size_t i : order) {
     const TaskSummary& s = summaries[i];
     std::string speedup = "-";
     if (s.default_cost_s && std::isfinite(s.best_cost_s)) {
@@ -314,7 +315,8 @@ std::string format_summary(const std::vector<TaskSummary>& summaries) {
                   s.workload_key.c_str(), s.name.c_str());
     out += buf;
   }
-  for (const auto& s : summaries) {
+  for (size_t i : order) {
+    const TaskSummary& s = summaries[i];
     if (s.trials == 0) continue;
     double n = static_cast<double>(s.trials);
     std::snprintf(buf, sizeof buf, "%s: %.3f s per trial (search %.3f, build %.3f, measure %.3f, store %.3f)\n",
