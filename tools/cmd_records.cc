@@ -516,32 +516,32 @@ int run_why(const Args& args) {
 
 const std::vector<Subcommand>& subcommands() {
   static const std::vector<Subcommand> kSubcommands = {
-      {"list", "records, newest first", "tessera records list [--workload K] [--target T] [--ok]",
+      {"list", "records, newest first", "tessera records list [--db DB] [--workload KEY] [--target TARGET] [--ok]",
        {kDbOption, kWorkloadOption, kTargetOption, {"ok", false, "only successful measurements"},
         {"limit", true, "how many (default 20)"}, {"all", false, "every record"}, kHelpOption},
        run_list},
       {"best", "the fastest records of each workload and target",
-       "tessera records best [--workload K] [--target T] [--k N]",
+       "tessera records best [--db DB] [--workload KEY] [--target TARGET] [--k N]",
        {kDbOption, kWorkloadOption, kTargetOption, {"k", true, "how many per workload and target (default 5)"},
         kHelpOption},
        run_best},
-      {"stats", "counts and best cost per workload and target", "tessera records stats [--workload K]",
+      {"stats", "counts and best cost per workload and target", "tessera records stats [--db DB] [--workload KEY]",
        {kDbOption, kWorkloadOption, kTargetOption, kHelpOption}, run_stats},
-      {"export", "write records as JSON Lines", "tessera records export [--out FILE] [--workload K]",
+      {"export", "write records as JSON Lines", "tessera records export [--db DB] [--out FILE] [--workload KEY]",
        {kDbOption, kWorkloadOption, kTargetOption, {"ok", false, "only successful measurements"},
-        {"out", true, "the file to write (default: stdout)", 'o'}, kHelpOption},
+        {"out", true, "the file to write (default: stdout)", 'o', "FILE"}, kHelpOption},
        run_export},
       {"import", "read JSON Lines files, skipping records already present",
-       "tessera records import FILE... (- reads stdin)", {kDbOption, kHelpOption}, run_import},
+       "tessera records import [--db DB] FILE... (- reads stdin)", {kDbOption, kHelpOption}, run_import},
       {"prune", "keep the best k per workload and target; drop old errors",
-       "tessera records prune [--keep K] [--errors-older-than 30d] [--infrastructure]",
+       "tessera records prune [--db DB] [--keep N] [--errors-older-than AGE] [--infrastructure]",
        {kDbOption, {"keep", true, "ok records to keep per workload and target (default 10)"},
         {"errors-older-than", true, "drop error records older than this (3600, 90m, 12h, 7d)"},
         {"infrastructure", false, "drop every infrastructure error (no worker, no result, protocol)"},
         kHelpOption},
        run_prune},
       {"why", "which schedule compile time would pick for an operator, or each kernel of a model, and why",
-       "tessera records why --op SPEC | MODEL.onnx [--input-shape x:1,3,224,224] [--target T] [--db F]",
+       "tessera records why --op SPEC | MODEL.onnx [--input-shape NAME:D,...] [--target TARGET] [--db DB]",
        {kDbOption, {"op", true, "the operator, e.g. matmul:M=512,N=512,K=512"},
         {"target", true, "the full target string (default: this machine)"},
         {"k", true, "records to try per target before falling back (default 5)"},
@@ -553,7 +553,7 @@ const std::vector<Subcommand>& subcommands() {
 }
 
 int print_usage(FILE* out) {
-  std::fprintf(out, "usage: tessera records <command> [--db tessera.db] [options]\n\ncommands:\n");
+  std::fprintf(out, "usage: tessera records <command> [--db DB] [options]\n\ncommands:\n");
   for (const auto& s : subcommands()) std::fprintf(out, "  %-8s %s\n", s.name, s.summary);
   std::fprintf(out, "\n`tessera records <command> --help` describes one command.\n");
   return out == stdout ? 0 : 2;

@@ -5,11 +5,13 @@
 // This file reads the command line and prints; the job itself (tasks,
 // spaces, runner, session) is tuner/job.h's.
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <set>
 
@@ -161,6 +163,17 @@ std::string session_command_line(int argc, char** argv, const Args& args) {
   return command_line;
 }
 
+// The terminal's rows and columns, for a progress display that fits it.
+tuner::TerminalSize terminal_size(int fd) {
+  tuner::TerminalSize size;
+  winsize ws{};
+  if (::ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_row > 0 && ws.ws_col > 0) {
+    size.rows = ws.ws_row;
+    size.columns = ws.ws_col;
+  }
+  return size;
+}
+
 }  // namespace
 
 int run_tune(int argc, char** argv, int first) {
@@ -170,8 +183,8 @@ int run_tune(int argc, char** argv, int first) {
   if (args->has("help") || (args->get_all("op").empty() && !has_model) || args->positional().size() > 1 ||
       (args->positional().size() == 1 && !has_model)) {
     std::fprintf(args->has("help") ? stdout : stderr,
-                 "usage: tessera tune --op SPEC [--op SPEC ...] [--target T] [--trials N] [--space sketch|knob]\n"
-                 "                    [--strategy S] [--db FILE] [--tracker URL --key KEY]\n"
+                 "usage: tessera tune --op SPEC [--op SPEC ...] [--target TARGET] [--trials N] [--space SPACE]\n"
+                 "                    [--strategy STRATEGY] [--db DB] [--tracker ENDPOINT --key KEY]\n"
                  "       tessera tune MODEL.onnx [--input-shape NAME:D,...] [same options]\n\n%s",
                  format_options(kOptions).c_str());
     return args->has("help") ? 0 : 2;
@@ -196,7 +209,10 @@ int run_tune(int argc, char** argv, int first) {
     std::fprintf(stderr, "tessera tune: %s\n", job.status().message().c_str());
     return g_stop ? kInterrupted : 1;
   }
-  tuner::Progress progress(stdout, isatty(STDOUT_FILENO));
+  // A terminal that cannot move its cursor (TERM=dumb) gets the plain log.
+  const char* term = std::getenv("TERM");
+  const bool redraw = isatty(STDOUT_FILENO) && !(term && std::strcmp(term, "dumb") == 0);
+  tuner::Progress progress(stdout, redraw, [] { return terminal_size(STDOUT_FILENO); });
   auto summary = (*job)->run(&progress, &g_stop, &g_cancel);
   if (!summary.is_ok()) {
     std::fprintf(stderr, "tessera tune: %s\n", summary.status().message().c_str());

@@ -43,6 +43,8 @@ Tuner::Tuner(std::vector<Task> tasks, std::vector<std::unique_ptr<SearchPolicy>>
   summaries_.resize(tasks_.size());
   for (size_t i = 0; i < tasks_.size(); ++i) {
     summaries_[i].name = tasks_[i].name;
+    summaries_[i].workload_key = tasks_[i].workload_key();
+    summaries_[i].weight = tasks_[i].weight;
     summaries_[i].best_cost_s = kInf;
     summaries_[i].flops = tasks_[i].dag->flop_count();
   }
@@ -99,6 +101,13 @@ int64_t Tuner::pending_retries() const {
   return n;
 }
 
+void Tuner::announce(const std::string& line) {
+  // On a terminal the line goes above the progress block, which it would
+  // otherwise overwrite.
+  if (progress_) return progress_->note(line);
+  if (options_.on_wait) options_.on_wait(line);
+}
+
 Status Tuner::wait_for_workers(const std::atomic<bool>* stop) {
   if (!failing_since_) failing_since_ = Clock::now();
   rpc::Runner& runner = measurer_.runner();
@@ -127,13 +136,13 @@ Status Tuner::wait_for_workers(const std::atomic<bool>* stop) {
       return Status::ok();
     }
     if (present) {
-      if (announced && options_.on_wait)
-        options_.on_wait("a worker of key '" + key + "' is back (" + std::to_string(*workers) + " of " +
+      if (announced)
+        announce("a worker of key '" + key + "' is back (" + std::to_string(*workers) + " of " +
                          std::to_string(max_workers_) + "); going on");
       return Status::ok();
     }
-    if (!announced && options_.on_wait)
-      options_.on_wait(workers.is_ok() ? "waiting for a worker of key " + key + ": 0 of " +
+    if (!announced)
+      announce(workers.is_ok() ? "waiting for a worker of key " + key + ": 0 of " +
                                              std::to_string(max_workers_) + " left"
                                        : "waiting for the tracker: " + workers.status().message());
     announced = true;
@@ -162,6 +171,7 @@ Status Tuner::measure_defaults() {
   // timed like every candidate, so that "best" compares like with like.
   const std::string empty_steps = steps_to_json({});
   for (size_t i = 0; i < tasks_.size(); ++i) {
+    show_phase("untuned defaults", i);
     if (stop_ && stop_->load()) return Status::ok();
     std::vector<records::Record> r;
     if (store_) {
@@ -180,11 +190,13 @@ Status Tuner::measure_defaults() {
       }
     }
   }
+  show_phase("untuned defaults", tasks_.size());
   return Status::ok();
 }
 
 Status Tuner::measure_baselines() {
   for (size_t i = 0; i < tasks_.size(); ++i) {
+    show_phase("baselines", i);
     if (tasks_[i].baseline.empty() || (stop_ && stop_->load())) continue;
     // resume() has fed a stored one to the policy and the summary; one
     // stored as an infrastructure error is measured again.
@@ -199,13 +211,26 @@ Status Tuner::measure_baselines() {
       summaries_[i].best_steps = c.steps();
     }
   }
+  show_phase("baselines", tasks_.size());
   return Status::ok();
+}
+
+void Tuner::show_phase(const char* name, size_t done) {
+  if (!progress_) return;
+  std::vector<TaskProgress> shown;
+  for (size_t i = 0; i < tasks_.size(); ++i) shown.push_back(progress_of(static_cast<int>(i)));
+  progress_->update(shown, -1);
+  progress_->phase(name, static_cast<int64_t>(done), static_cast<int64_t>(tasks_.size()));
 }
 
 TaskProgress Tuner::progress_of(int i) const {
   const TaskSummary& s = summaries_[i];
   TaskProgress p;
   p.name = s.name;
+  p.key = s.workload_key;
+  p.weight = s.weight;
+  p.best_cost_s = std::isfinite(s.best_cost_s) ? s.best_cost_s : 0;
+  p.default_cost_s = s.default_cost_s.value_or(0);
   p.trials = s.trials;
   p.budget = options_.trials;
   p.errors = s.errors;
@@ -337,6 +362,7 @@ Result<std::optional<Candidate>> Tuner::measure_batch(int i, std::vector<Candida
 Result<std::vector<TaskSummary>> Tuner::run(Progress* progress, const std::atomic<bool>* stop) {
   stop_ = stop;
   if (Result<int> workers = measurer_.runner().count_workers(); workers.is_ok()) max_workers_ = *workers;
+  progress_ = progress;
   if (options_.measure_default) TESSERA_RETURN_IF_ERROR(measure_defaults());
   TESSERA_RETURN_IF_ERROR(measure_baselines());
   std::vector<TaskWeight> weights;
@@ -394,22 +420,37 @@ double median_overhead_per_trial_s(const TaskSummary& summary) {
 std::string format_summary(const std::vector<TaskSummary>& summaries) {
   std::string out;
   char buf[512];
-  std::snprintf(buf, sizeof buf, "%-36s %8s %10s %10s %8s %11s\n", "task", "trials", "best ms", "GFLOP/s", "errors",
-                "vs default");
-  out += buf;
+  // By share of the model's time (weight x best; the default's where nothing succeeded).
+  std::vector<TaskProgress> shares;
   for (const auto& s : summaries) {
+    TaskProgress p;
+    p.weight = s.weight;
+    p.best_cost_s = std::isfinite(s.best_cost_s) ? s.best_cost_s : 0;
+    p.default_cost_s = s.default_cost_s.value_or(0);
+    shares.push_back(p);
+  }
+  const double total = estimated_latency_s(shares);
+  std::snprintf(buf, sizeof buf, "%6s %6s %8s %10s %10s %8s %11s  %-12s  %s\n", "share", "weight", "trials", "best ms",
+                "GFLOP/s", "errors", "vs default", "workload", "task");
+  out += buf;
+  const std::vector<size_t> order = by_share_of_time(shares);
+  for (size_t i : order) {
+    const TaskSummary& s = summaries[i];
     std::string speedup = "-";
     if (s.default_cost_s && std::isfinite(s.best_cost_s)) {
       char x[32];
       std::snprintf(x, sizeof x, "%.1fx", *s.default_cost_s / s.best_cost_s);
       speedup = x;
     }
-    std::snprintf(buf, sizeof buf, "%-36.36s %8lld %10.3f %10.1f %8lld %11s\n", s.name.c_str(),
+    const double share = total > 0 ? time_in_model_s(shares[i]) / total : 0;
+    std::snprintf(buf, sizeof buf, "%5.1f%% %6g %8lld %10.3f %10.1f %8lld %11s  %-12.12s  %s\n", share * 100, s.weight,
                   static_cast<long long>(s.trials), std::isfinite(s.best_cost_s) ? s.best_cost_s * 1e3 : 0.0,
-                  gflops(s.flops, s.best_cost_s), static_cast<long long>(s.errors), speedup.c_str());
+                  gflops(s.flops, s.best_cost_s), static_cast<long long>(s.errors), speedup.c_str(),
+                  s.workload_key.c_str(), s.name.c_str());
     out += buf;
   }
-  for (const auto& s : summaries) {
+  for (size_t i : order) {
+    const TaskSummary& s = summaries[i];
     if (s.trials == 0) continue;
     double n = static_cast<double>(s.trials);
     std::snprintf(buf, sizeof buf, "%s: %.3f s per trial (search %.3f, build %.3f, measure %.3f, store %.3f)\n",

@@ -44,6 +44,8 @@ int warm_up_batch(int64_t trials, size_t tasks, int batch_size);
 /// How one task ended.
 struct TaskSummary {
   std::string name;
+  std::string workload_key;
+  double weight = 1;               ///< calls per model run
   int64_t trials = 0, errors = 0;  ///< measurements (facts about schedules), and of them failures
   /// Infrastructure failures (no worker, no result, protocol errors): stored,
   /// measured again, never counted as trials.
@@ -106,7 +108,11 @@ class Tuner {
   // (at once when one is), or stop is set; kUnavailable once the failures
   // have lasted options_.worker_wait_s.
   Status wait_for_workers(const std::atomic<bool>* stop);
+  // A message while the run is on screen (through the progress display).
+  void announce(const std::string& line);
   TaskProgress progress_of(int task) const;
+  // Shows a phase before the search (`done` of the tasks measured).
+  void show_phase(const char* name, size_t done);
   int64_t trials_spent() const;  // over all tasks
 
   const std::atomic<bool>* stop_ = nullptr;  // of the current run()
@@ -125,12 +131,14 @@ class Tuner {
   std::vector<int64_t> since_improvement_;
   std::vector<double> last_batch_gflops_;
   std::vector<bool> exhausted_;
+  Progress* progress_ = nullptr;  // during run()
 };
 
 /// Median over rounds of TaskSummary::overhead_per_trial_s (0 when empty).
 double median_overhead_per_trial_s(const TaskSummary& summary);
 
-/// The summary table printed at the end of a run.
+/// The summary table printed at the end of a run: full names and workload
+/// key prefixes, the tasks by their share of the model's time.
 std::string format_summary(const std::vector<TaskSummary>& summaries);
 
 }  // namespace tessera::tuner
