@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "compiler/te/workload_key.h"
+
 namespace tessera::records {
 
 namespace {
@@ -64,6 +66,7 @@ OrderedJson record_line(const Record& r) {
   j["timestamp"] = r.timestamp;
   j["session"] = r.session_id == 0 ? OrderedJson(nullptr) : OrderedJson(r.session_id);
   j["checked"] = r.checked;
+  j["infrastructure"] = r.infrastructure;
   return j;
 }
 
@@ -172,6 +175,13 @@ Result<Record> parse_record(const Json& j, const std::map<int64_t, int64_t>& ses
   if (r.timestamp <= 0) return field_error("timestamp", "must be a positive Unix time");
   // Exports from before checks were kept have no "checked": not checked.
   TESSERA_RETURN_IF_ERROR(get_bool(j, "checked", r.checked));
+  // Exports from before infrastructure errors were a class of their own are
+  // classified as the schema migration classifies old rows.
+  if (j.contains("infrastructure") && !j["infrastructure"].is_null()) {
+    TESSERA_RETURN_IF_ERROR(get_bool(j, "infrastructure", r.infrastructure));
+  } else {
+    r.infrastructure = is_infrastructure_error(r.error_kind, r.error_message);
+  }
   int64_t session = 0;
   TESSERA_RETURN_IF_ERROR(get_integer(j, "session", false, session));
   if (session != 0) {
@@ -212,6 +222,7 @@ class Importer {
     if (type == "record") {
       auto r = parse_record(j, sessions_);
       if (!r) return skip(number, r.status().message());
+      if (auto it = rekeyed_.find(r->workload_key); it != rekeyed_.end()) r->workload_key = it->second;
       batch_.push_back(std::move(r).value());
       if (static_cast<int64_t>(batch_.size()) >= options_.batch_size) return flush(number);
       return Status::ok();
@@ -219,6 +230,13 @@ class Importer {
     if (type == "workload") {
       auto w = parse_workload(j);
       if (!w) return skip(number, w.status().message());
+      // A file exported before keys were XXH3-128 (schema version 5): its
+      // key and the records after it under that key get the new key, as the
+      // schema migration rewrites a database.
+      if (!w->dag_text.empty() && w->key == legacy_workload_key_of(w->dag_text)) {
+        rekeyed_[w->key] = workload_key_of(w->dag_text);
+        w->key = rekeyed_[w->key];
+      }
       Status st = store_.add_workload(*w);
       if (st.code() == ErrorCode::kInvalidArgument) return skip(number, st.message());
       TESSERA_RETURN_IF_ERROR(st);
@@ -260,6 +278,7 @@ class Importer {
   ImportOptions options_;
   std::vector<Record> batch_;
   std::map<int64_t, int64_t> sessions_;  // session id in the file -> id in the store
+  std::map<std::string, std::string> rekeyed_;  // a legacy workload key in the file -> its key now
   ImportReport report_;
 };
 

@@ -30,6 +30,21 @@ double Record::mean_cost() const {
   return std::accumulate(costs.begin(), costs.end(), 0.0) / static_cast<double>(costs.size());
 }
 
+const Record* best_of(const std::vector<Record>& records) {
+  const Record* best = nullptr;
+  for (const Record& r : records) {
+    if (!r.ok()) continue;
+    const double c = r.mean_cost();
+    if (!best || c < best->mean_cost() || (c == best->mean_cost() && r.id != 0 && best->id != 0 && r.id < best->id)) best = &r;
+  }
+  return best;
+}
+
+bool is_infrastructure_error(std::string_view error_kind, std::string_view error_message) {
+  return error_kind == "no-worker" || error_kind == "protocol-error" || error_kind == "no-result" ||
+         (error_kind == "timeout" && error_message.substr(0, 23) == "no result from the farm");
+}
+
 bool is_valid_workload_key(std::string_view key) {
   if (key.size() != 32) return false;
   for (char c : key)
@@ -197,6 +212,7 @@ Result<Record> normalize_record(Record r, double now) {
   if (!is_error_kind_word(r.error_kind))
     return bad("error kind '" + r.error_kind + "' is not a lowercase kebab-case word");
   if (r.ok() && r.costs.empty()) return bad("an ok record needs at least one cost");
+  if (r.ok() && r.infrastructure) return bad("an ok record cannot be an infrastructure error");
   for (double c : r.costs)
     if (!is_finite_non_negative(c)) return bad("costs must be finite and non-negative");
   if (!is_finite_non_negative(r.build_seconds) || !is_finite_non_negative(r.run_seconds))

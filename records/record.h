@@ -31,7 +31,7 @@ struct WorkloadInfo {
   std::string key;         ///< 32 lowercase hex characters, from the compiler
   std::string dag_text;    ///< canonical ComputeDAG text
   std::string op_name;     ///< e.g. "matmul"
-  std::string shapes;      ///< e.g. "1024x1024x1024 f32"
+  std::string shapes;      ///< e.g. "1024x1024 1024x1024 -> 1024x1024 float32" (arguments: inputs -> outputs)
   double flop_count = 0;   ///< floating-point operations per run; 0 when unknown
 
   bool operator==(const WorkloadInfo&) const = default;
@@ -71,6 +71,12 @@ struct Record {
   /// was timed (a wrong one is error_kind "wrong-answer"); false for records
   /// measured without a check and for records from before checks were kept.
   bool checked = false;
+  /// True when the error is the measuring infrastructure's, not the schedule's
+  /// (no worker, tracker unreachable, job lost, deadline passed before a
+  /// worker took the job, protocol errors): such a record says nothing about
+  /// the schedule, so it never counts as measured and is measured again on
+  /// resume. Never true for an ok record.
+  bool infrastructure = false;
 
   /// True when the measurement succeeded.
   bool ok() const { return error_kind == kErrorOk; }
@@ -85,12 +91,29 @@ struct WorkloadStats {
   std::string workload_key;
   std::string target;
   std::string op_name;       ///< from the workloads table; empty when not registered
+  std::string shapes;        ///< from the workloads table; empty when not registered
   double flop_count = 0;     ///< 0 when unknown
   int64_t count = 0;         ///< records, good and bad
   int64_t ok_count = 0;
+  int64_t infrastructure_count = 0;  ///< of `count`, infrastructure errors (Record::infrastructure)
   std::optional<double> best_cost;  ///< lowest mean cost of an ok record, seconds
   double last_timestamp = 0;
 };
+
+/// "Best", one definition for the tune summary, `records best` and compile:
+/// the ok record with the lowest mean cost, whatever produced it (the untuned
+/// default "[]" and the baselines compete like every candidate); a tie goes to
+/// the earlier record (lower id, then earlier in `records`). Store::best_k
+/// orders by the same rule. Null when no record is ok.
+const Record* best_of(const std::vector<Record>& records);
+
+/// Whether an error was the infrastructure's, told from its kind and message:
+/// "no-worker", "protocol-error", "no-result" (the runner's deadline passed), and
+/// a "timeout" whose message says no result came from the farm (how the runner's
+/// deadline was reported before "no-result"). Classifies records stored before
+/// Record::infrastructure existed (old JSON Lines; the schema migration's SQL
+/// says the same).
+bool is_infrastructure_error(std::string_view error_kind, std::string_view error_message);
 
 /// True for 32 lowercase hexadecimal characters.
 bool is_valid_workload_key(std::string_view key);

@@ -3,6 +3,7 @@
 #include <tuple>
 #include <vector>
 
+#include "compiler/te/workload_key.h"
 #include "records/record.h"
 
 namespace tessera::records {
@@ -90,11 +91,59 @@ Status migrate_to_3(sql::Connection& conn) {
   return conn.exec("ALTER TABLE records ADD COLUMN checked INTEGER NOT NULL DEFAULT 0 CHECK (checked IN (0, 1))");
 }
 
+// Version 4: infrastructure errors (no worker, no result by the deadline,
+// protocol errors) as a class of their own: never counted as measured, so a
+// resumed run measures them again. Earlier rows are classified by their kind;
+// a "timeout" whose message says no result came from the farm was the
+// runner's deadline, not a kernel that hung.
+Status migrate_to_4(sql::Connection& conn) {
+  return conn.exec(R"sql(
+    ALTER TABLE records ADD COLUMN infrastructure INTEGER NOT NULL DEFAULT 0 CHECK (infrastructure IN (0, 1));
+    UPDATE records SET infrastructure = 1
+      WHERE error_kind IN ('no-worker', 'protocol-error', 'no-result')
+         OR (error_kind = 'timeout' AND error_message LIKE 'no result from the farm%');
+  )sql");
+}
+
+// Version 5: workload keys are XXH3-128 of the canonical DAG text
+// (compiler/te/workload_key.h) instead of the old FNV-1a lanes. Every
+// workload whose key is the old hash of its stored text is rewritten, with
+// its records; a workload known under both keys (imported from a newer
+// database) keeps one row. Records of unregistered workloads and keys of
+// unknown origin cannot be recomputed and stay as they are.
+Status migrate_to_5(sql::Connection& conn) {
+  std::vector<std::pair<std::string, std::string>> rekey;  // old -> new
+  {
+    TESSERA_ASSIGN_OR_RETURN(sql::Statement select, conn.prepare("SELECT key, dag_text FROM workloads"));
+    for (;;) {
+      TESSERA_ASSIGN_OR_RETURN(bool row, select.step());
+      if (!row) break;
+      const std::string key = select.column_text(0), text = select.column_text(1);
+      if (!text.empty() && key == legacy_workload_key_of(text)) rekey.emplace_back(key, workload_key_of(text));
+    }
+  }
+  TESSERA_ASSIGN_OR_RETURN(sql::Statement records, conn.prepare("UPDATE records SET workload = ?2 WHERE workload = ?1"));
+  TESSERA_ASSIGN_OR_RETURN(sql::Statement move, conn.prepare("UPDATE OR IGNORE workloads SET key = ?2 WHERE key = ?1"));
+  TESSERA_ASSIGN_OR_RETURN(sql::Statement drop, conn.prepare("DELETE FROM workloads WHERE key = ?1"));
+  for (const auto& [old_key, new_key] : rekey) {
+    for (sql::Statement* st : {&records, &move}) {
+      st->bind(1, std::string_view(old_key));
+      st->bind(2, std::string_view(new_key));
+      TESSERA_RETURN_IF_ERROR(st->run());
+      st->reset();
+    }
+    drop.bind(1, std::string_view(old_key));  // left only when the new key was there already
+    TESSERA_RETURN_IF_ERROR(drop.run());
+    drop.reset();
+  }
+  return Status::ok();
+}
+
 using Migration = Status (*)(sql::Connection&);
 
 // kMigrations[v] takes a database from version v to v + 1. Append only: a
 // released migration never changes, since databases in the field ran it.
-constexpr Migration kMigrations[] = {migrate_to_1, migrate_to_2, migrate_to_3};
+constexpr Migration kMigrations[] = {migrate_to_1, migrate_to_2, migrate_to_3, migrate_to_4, migrate_to_5};
 static_assert(std::size(kMigrations) == kSchemaVersion);
 
 Result<int64_t> read_version(sql::Connection& conn) { return conn.query_int("PRAGMA user_version"); }

@@ -18,28 +18,30 @@ namespace {
 
 constexpr const char* kRecordColumns =
     "id, workload, target, device_key, space, steps, knob_config, costs, error_kind, "
-    "error_message, build_seconds, run_seconds, timestamp, session_id, checked";
+    "error_message, build_seconds, run_seconds, timestamp, session_id, checked, infrastructure";
 
 constexpr const char* kInsertRecord =
     "INSERT INTO records (workload, target, device_key, space, steps, knob_config, costs, "
     "mean_cost, error_kind, error_message, build_seconds, run_seconds, timestamp, session_id, "
-    "steps_hash, checked) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)";
+    "steps_hash, checked, infrastructure) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, "
+    "?16, ?17)";
 
 // The literal error_kind = 'ok' (not a parameter) lets SQLite use the partial
 // index records_best; its rows are already in (mean_cost, id) order.
 constexpr const char* kBestK =
     "SELECT id, workload, target, device_key, space, steps, knob_config, costs, error_kind, "
-    "error_message, build_seconds, run_seconds, timestamp, session_id, checked FROM records "
+    "error_message, build_seconds, run_seconds, timestamp, session_id, checked, infrastructure FROM records "
     "WHERE workload = ?1 AND target = ?2 AND error_kind = 'ok' ORDER BY mean_cost, id LIMIT ?3";
 
 constexpr const char* kRecordsOf =
     "SELECT id, workload, target, device_key, space, steps, knob_config, costs, error_kind, "
-    "error_message, build_seconds, run_seconds, timestamp, session_id, checked FROM records "
+    "error_message, build_seconds, run_seconds, timestamp, session_id, checked, infrastructure FROM records "
     "WHERE workload = ?1 AND target = ?2 ORDER BY timestamp, id";
 
+// An infrastructure error is not a measurement of the steps.
 constexpr const char* kMeasured =
     "SELECT 1 FROM records WHERE workload = ?1 AND target = ?2 AND steps_hash = ?3 AND steps = ?4 "
-    "LIMIT 1";
+    "AND infrastructure = 0 LIMIT 1";
 
 constexpr const char* kDuplicate =
     "SELECT 1 FROM records WHERE workload = ?1 AND target = ?2 AND steps_hash = ?3 AND steps = ?4 "
@@ -76,6 +78,7 @@ Result<Record> read_record(const sql::Statement& row) {
   r.timestamp = row.column_double(12);
   r.session_id = row.column_is_null(13) ? 0 : row.column_int(13);
   r.checked = row.column_int(14) != 0;
+  r.infrastructure = row.column_int(15) != 0;
   return r;
 }
 
@@ -154,6 +157,7 @@ Status insert_record(sql::Connection& conn, const Record& r, const std::string& 
   }
   st->bind(15, steps_hash(r.steps_json));
   st->bind(16, static_cast<int64_t>(r.checked ? 1 : 0));
+  st->bind(17, static_cast<int64_t>(r.infrastructure ? 1 : 0));
   return st->run();
 }
 
@@ -311,7 +315,7 @@ Result<std::vector<WorkloadStats>> Store::stats() {
         impl_->conn.cached(
             "SELECT r.workload, r.target, coalesce(w.op_name, ''), coalesce(w.flop_count, 0), "
             "count(*), sum(r.error_kind = 'ok'), min(iif(r.error_kind = 'ok', r.mean_cost, NULL)), "
-            "max(r.timestamp) FROM records r LEFT JOIN workloads w ON w.key = r.workload "
+            "max(r.timestamp), sum(r.infrastructure), coalesce(w.shapes, '') FROM records r LEFT JOIN workloads w ON w.key = r.workload "
             "GROUP BY r.workload, r.target ORDER BY r.workload, r.target"));
     for (;;) {
       TESSERA_ASSIGN_OR_RETURN(bool row, st->step());
@@ -325,6 +329,8 @@ Result<std::vector<WorkloadStats>> Store::stats() {
       s.ok_count = st->column_int(5);
       if (!st->column_is_null(6)) s.best_cost = st->column_double(6);
       s.last_timestamp = st->column_double(7);
+      s.infrastructure_count = st->column_int(8);
+      s.shapes = st->column_text(9);
       out.push_back(std::move(s));
     }
   }));
@@ -339,6 +345,7 @@ std::string filter_sql(const RecordFilter& f) {
   if (!f.workload_key.empty()) where += " AND workload = ?1";
   if (!f.target.empty()) where += " AND target = ?2";
   if (f.ok_only) where += " AND error_kind = 'ok'";
+  if (f.infrastructure_only) where += " AND infrastructure = 1";
   return where;
 }
 
@@ -408,6 +415,10 @@ Result<PruneReport> Store::prune(const PruneOptions& options) {
     ok.bind(1, options.keep_k);
     TESSERA_RETURN_IF_ERROR(ok.run());
     report.dropped_ok = sqlite3_changes(impl_->conn.get());
+    if (options.drop_infrastructure) {
+      TESSERA_RETURN_IF_ERROR(impl_->conn.exec("DELETE FROM records WHERE infrastructure = 1"));
+      report.dropped_infrastructure = sqlite3_changes(impl_->conn.get());
+    }
     if (!options.drop_errors_older_than_seconds) return Status::ok();
     TESSERA_ASSIGN_OR_RETURN(
         sql::Statement errors,

@@ -32,6 +32,7 @@ struct RecordFilter {
   std::string workload_key;    ///< empty: every workload
   std::string target;          ///< empty: every target
   bool ok_only = false;        ///< only successful measurements
+  bool infrastructure_only = false;  ///< only infrastructure errors (Record::infrastructure)
   bool newest_first = false;   ///< by timestamp, newest first; otherwise in insertion order
   int64_t limit = 0;           ///< at most this many; 0: all
 };
@@ -41,6 +42,7 @@ struct RecordFilter {
 struct PruneOptions {
   int64_t keep_k = 10;                                  ///< >= 1
   std::optional<double> drop_errors_older_than_seconds; ///< empty: keep every error
+  bool drop_infrastructure = false;                     ///< drop every infrastructure error, whatever its age
   double now = 0;                                       ///< Unix seconds; 0: the current time
 };
 
@@ -48,6 +50,7 @@ struct PruneOptions {
 struct PruneReport {
   int64_t dropped_ok = 0;      ///< ok records beyond the best k
   int64_t dropped_errors = 0;  ///< error records older than the limit
+  int64_t dropped_infrastructure = 0;  ///< infrastructure errors (drop_infrastructure)
 };
 
 /// What append_unique() did with a batch.
@@ -105,7 +108,7 @@ class Store {
   Result<std::vector<Record>> records_of(const std::string& workload_key,
                                          const std::string& target);
   /// Whether the step list was already measured for (workload, target), with any
-  /// outcome. The steps may be spelled in any JSON layout.
+  /// outcome but an infrastructure error. The steps may be spelled in any JSON layout.
   Result<bool> measured(const std::string& workload_key, const std::string& target,
                         const std::string& steps_json);
   /// One row per (workload, target) that has records, ordered by workload then target.
@@ -117,8 +120,9 @@ class Store {
   /// The records that pass `filter`.
   Result<std::vector<Record>> list(const RecordFilter& filter);
 
-  /// Drops ok records beyond the best keep_k of each (workload, target) and
-  /// errors older than the limit, in one transaction.
+  /// Drops ok records beyond the best keep_k of each (workload, target),
+  /// infrastructure errors when asked, and errors older than the limit, in one
+  /// transaction.
   Result<PruneReport> prune(const PruneOptions& options);
 
  private:

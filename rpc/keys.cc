@@ -151,8 +151,8 @@ Result<std::set<std::string>> load_authorized_keys(const std::string& path) {
   return keys;
 }
 
-ZapHandler::ZapHandler(void* ctx, std::set<std::string> authorized_z85)
-    : ctx_(ctx), authorized_(std::move(authorized_z85)) {
+ZapHandler::ZapHandler(void* ctx, std::set<std::string> authorized_z85, Log* log)
+    : ctx_(ctx), authorized_(std::move(authorized_z85)), log_(log) {
   auto socket = Socket::create(ctx_, ZMQ_REP, 1 << 16);
   if (!socket.is_ok()) {
     status_ = socket.status();
@@ -177,12 +177,15 @@ void ZapHandler::loop() {
     // Frames: version, request id, domain, address, identity, mechanism, credentials...
     const auto& f = request->frames;
     bool allowed = false;
+    char z85[41] = "";
     if (f.size() >= 7 && f[0] == "1.0" && f[5] == "CURVE" && f[6].size() == 32) {
-      char z85[41];
       if (zmq_z85_encode(z85, reinterpret_cast<const uint8_t*>(f[6].data()), 32))
         allowed = authorized_.count(z85) > 0;
     }
     if (!allowed) refused_.fetch_add(1);
+    if (!allowed && log_)
+      log_->warn("refused a connection from %s: public key %s is not authorized", f.size() >= 4 ? f[3].c_str() : "?",
+                 z85[0] ? z85 : "(none)");
     const std::string id = f.size() >= 2 ? f[1] : "";
     const char* code = allowed ? "200" : "400";
     const char* text = allowed ? "OK" : "unknown CURVE public key";

@@ -10,6 +10,7 @@
 #include <string>
 #include <thread>
 
+#include "rpc/log.h"
 #include "rpc/wire.h"
 #include "base/status.h"
 
@@ -40,7 +41,8 @@ Result<std::set<std::string>> load_authorized_keys(const std::string& path);
 /// inproc://zeromq.zap.01 until destroyed. One per context (libzmq's rule).
 class ZapHandler {
  public:
-  ZapHandler(void* ctx, std::set<std::string> authorized_z85);
+  /// `log` (may be null) gets a warning per refused key.
+  ZapHandler(void* ctx, std::set<std::string> authorized_z85, Log* log = nullptr);
   ~ZapHandler();
   ZapHandler(const ZapHandler&) = delete;
   ZapHandler& operator=(const ZapHandler&) = delete;
@@ -55,6 +57,7 @@ class ZapHandler {
 
   void* ctx_;
   std::set<std::string> authorized_;
+  Log* log_;
   Socket socket_;
   Status status_;
   std::atomic<bool> stop_{false};

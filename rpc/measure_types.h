@@ -20,15 +20,21 @@ enum class MeasureErrorKind : int {
   kOk = 0,
   kRuntimeError = 1,   ///< the kernel returned a non-zero status
   kCrash = 2,          ///< the measuring process died by a signal (the message names it)
-  kTimeout = 3,        ///< ran past its timeout (killed), or no result by the runner's deadline
+  kTimeout = 3,        ///< ran past its timeout and was killed by the worker
   kWrongAnswer = 4,    ///< the output differs from the reference
   kLoadError = 5,      ///< the library did not load, or the symbol is missing
   kNoWorker = 6,       ///< no worker serves the device key
   kProtocolError = 7,  ///< the job was refused as malformed, or the farm's queue is full
+  kNoResult = 8,       ///< no result by the runner's deadline (tracker unreachable, job lost); never on the wire
 };
 
+/// True for the kinds that are the infrastructure's failure, not the
+/// schedule's: kNoWorker, kProtocolError, kNoResult. A kernel that crashed,
+/// hung (kTimeout) or computed a wrong answer is a fact about its schedule.
+bool is_infrastructure_error(MeasureErrorKind kind);
+
 /// "ok", "runtime-error", "crash", "timeout", "wrong-answer", "load-error",
-/// "no-worker", "protocol-error".
+/// "no-worker", "protocol-error", "no-result".
 const char* measure_error_kind_name(MeasureErrorKind kind);
 
 /// One kernel argument: a dense C-order buffer of `dtype` (scalar).

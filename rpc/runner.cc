@@ -182,7 +182,7 @@ Result<std::vector<MeasureResult>> RpcRunner::run(
       if (now >= when) expired.push_back(id);
     for (uint64_t id : expired) {
       MeasureResult& r = results[index[id]];
-      r.error = MeasureErrorKind::kTimeout;
+      r.error = MeasureErrorKind::kNoResult;
       r.message = "no result from the farm within the job's deadline (queue wait included); tracker " +
                   options_.tracker + ", key '" + options_.device_key + "'";
       if (on_result) on_result(index[id], r);
@@ -206,6 +206,14 @@ Status RpcRunner::check_workers(int timeout_ms) const {
   return Status(ErrorCode::kUnavailable, "no worker of key '" + options_.device_key + "' at the tracker " +
                                              options_.tracker + "; " +
                                              (keys.empty() ? "the farm has no workers" : "the farm's keys: " + keys));
+}
+
+Result<int> RpcRunner::count_workers() const {
+  auto status = query_farm_status(options_.tracker, options_.security, 3000);
+  if (!status.is_ok()) return Status(ErrorCode::kUnavailable, status.status().message());
+  for (const auto& k : status->keys())
+    if (k.key() == options_.device_key) return static_cast<int>(k.workers());
+  return 0;
 }
 
 // ---------------------------------------------------------------- LocalRunner

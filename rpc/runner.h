@@ -34,6 +34,15 @@ class Runner {
   /// The flag may be set by a signal handler; it must outlive the runs. Null: never.
   void set_cancel(const std::atomic<bool>* cancel) { cancel_ = cancel; }
 
+  /// How many workers serve this runner's device key now (asked of the
+  /// tracker, as `tessera farm status` does). kUnavailable when the tracker
+  /// does not answer; kNotFound for a runner that cannot tell.
+  virtual Result<int> count_workers() const {
+    return Status(ErrorCode::kNotFound, "this runner cannot count its workers");
+  }
+  /// The device key this runner measures on, for messages ("" when it has none).
+  virtual std::string device_key() const { return ""; }
+
  protected:
   /// True once the caller has asked to cancel (see set_cancel).
   bool cancelled() const { return cancel_ != nullptr && cancel_->load(); }
@@ -68,6 +77,9 @@ class RpcRunner final : public Runner {
   /// has a worker of this runner's device key. Errors: kUnavailable whose
   /// message gives the reason and the farm's keys with their workers.
   Status check_workers(int timeout_ms = 3000) const;
+  /// The tracker's count of workers of this runner's device key.
+  Result<int> count_workers() const override;
+  std::string device_key() const override { return options_.device_key; }
   /// This runner's session (fair share is per session).
   const std::string& session_id() const { return client_->session_id(); }
 
@@ -113,6 +125,9 @@ class LocalRunner final : public Runner {
   ~LocalRunner() override;
   /// Measures on the local workers, exactly as RpcRunner::run on a farm.
   Result<std::vector<MeasureResult>> run(const std::vector<MeasureInput>& inputs) override;
+  /// The private tracker's count of live local workers.
+  Result<int> count_workers() const override { return rpc_->count_workers(); }
+  std::string device_key() const override { return options_.device_key; }
 
   /// The tracker's endpoint (ipc://DIR/tracker).
   const std::string& endpoint() const { return endpoint_; }

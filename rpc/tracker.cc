@@ -52,7 +52,9 @@ int64_t job_bytes(const pb::Job& job) {
 
 class Tracker::Impl {
  public:
-  explicit Impl(TrackerOptions options) : options_(std::move(options)) {}
+  explicit Impl(TrackerOptions options)
+      : options_(std::move(options)),
+        log_("tracker", options_.log ? std::min(options_.log_level, LogLevel::kInfo) : options_.log_level) {}
 
   Status bind() {
     if (options_.security.insecure) {
@@ -60,7 +62,7 @@ class Tracker::Impl {
     } else {
       if (options_.authorized.empty())
         return Status(ErrorCode::kInvalidArgument, "no authorized public keys: nobody could connect (--authorized)");
-      zap_ = std::make_unique<ZapHandler>(ctx_.get(), options_.authorized);
+      zap_ = std::make_unique<ZapHandler>(ctx_.get(), options_.authorized, &log_);
       TESSERA_RETURN_IF_ERROR(zap_->status());
     }
     TESSERA_ASSIGN_OR_RETURN(socket_, Socket::create(ctx_.get(), ZMQ_ROUTER, options_.limits.max_frame_bytes()));
@@ -74,7 +76,7 @@ class Tracker::Impl {
     endpoint_ = socket_.last_endpoint();
     instance_ = random_hex(8);
     started_ = Clock::now();
-    log("tracker %s listening on %s (%s)", instance_.c_str(), endpoint_.c_str(),
+    log_.info("tracker %s listening on %s (%s)", instance_.c_str(), endpoint_.c_str(),
         options_.security.insecure ? "plaintext" : "CURVE");
     return Status::ok();
   }
@@ -101,14 +103,6 @@ class Tracker::Impl {
   }
 
  private:
-  template <typename... A>
-  void log(const char* fmt, A... args) {
-    if (!options_.log) return;
-    std::fprintf(stderr, "tracker: ");
-    std::fprintf(stderr, fmt, args...);
-    std::fprintf(stderr, "\n");
-  }
-
   void reply(const std::string& routing, const pb::Envelope& env) { (void)send_envelope(socket_, env, routing); }
 
   void handle(const Message& msg) {
@@ -281,7 +275,7 @@ class Tracker::Impl {
   void requeue(const JobKey& key, const char* why) {
     auto it = jobs_.find(key);
     if (it == jobs_.end() || it->second.state != JobState::kRunning) return;
-    log("requeue %s/%llu (%s, was on %s)", key.first.c_str(), static_cast<unsigned long long>(key.second), why,
+    log_.info("requeue %s/%llu (%s, was on %s)", key.first.c_str(), static_cast<unsigned long long>(key.second), why,
         it->second.worker.c_str());
     ++requeued_;
     enqueue(key, it->second);
@@ -303,7 +297,7 @@ class Tracker::Impl {
     w.reg = reg;
     w.routing = from;
     w.last_seen = Clock::now();
-    if (fresh) log("worker %s registered for key %s (%s)", reg.worker_id().c_str(), reg.device_key().c_str(), reg.target().c_str());
+    if (fresh) log_.info("worker %s registered for key %s (%s)", reg.worker_id().c_str(), reg.device_key().c_str(), reg.target().c_str());
     pb::Envelope env;
     env.mutable_register_ack()->set_tracker_instance(instance_);
     env.mutable_register_ack()->set_heartbeat_interval_ms(static_cast<uint32_t>(options_.heartbeat_ms));
@@ -390,7 +384,7 @@ class Tracker::Impl {
     for (const auto& id : dead) {
       auto node = workers_.extract(id);
       ++dead_workers_;
-      log("worker %s is dead (no heartbeat for %d ms); requeueing %zu job(s)", id.c_str(), options_.dead_after_ms,
+      log_.warn("worker %s is dead (no heartbeat for %d ms); requeueing %zu job(s)", id.c_str(), options_.dead_after_ms,
           node.mapped().assigned.size());
       for (const auto& key : node.mapped().assigned) requeue(key, "worker dead");
       dispatch(node.mapped().reg.device_key());
@@ -409,6 +403,9 @@ class Tracker::Impl {
           const JobKey key{session, std::get<2>(item)};
           if (now - jobs_[key].submitted >= grace) expired.push_back(key);
         }
+      if (!expired.empty())
+        log_.warn("no worker serves key %s: %zu job(s) failed after %d ms", device_key.c_str(), expired.size(),
+                  options_.no_worker_grace_ms);
       for (const auto& key : expired) {
         JobEntry& entry = jobs_[key];
         finish(key, entry, error_result(entry.job, pb::NO_WORKER,
@@ -470,6 +467,7 @@ class Tracker::Impl {
 
   TrackerOptions options_;
   Context ctx_;  // first member: destroyed last, after the sockets
+  Log log_;      // declared before zap_, whose thread writes to it
   std::unique_ptr<ZapHandler> zap_;
   Socket socket_;
   std::string endpoint_, instance_;

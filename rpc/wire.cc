@@ -43,8 +43,14 @@ const char* measure_error_kind_name(MeasureErrorKind kind) {
     case MeasureErrorKind::kLoadError: return "load-error";
     case MeasureErrorKind::kNoWorker: return "no-worker";
     case MeasureErrorKind::kProtocolError: return "protocol-error";
+    case MeasureErrorKind::kNoResult: return "no-result";
   }
   return "unknown";
+}
+
+bool is_infrastructure_error(MeasureErrorKind kind) {
+  return kind == MeasureErrorKind::kNoWorker || kind == MeasureErrorKind::kProtocolError ||
+         kind == MeasureErrorKind::kNoResult;
 }
 
 double MeasureResult::mean_cost() const {

@@ -100,7 +100,8 @@ void heartbeat_loop(Socket& beat_socket, const WorkerOptions& o, const std::stri
       while (auto msg = recv_message(beat_socket)) {
         pb::Envelope env;
         if (msg->frames.size() == 1 && parse_envelope(msg->frames[0], &env) && env.has_heartbeat_ack()) {
-          if (!env.heartbeat_ack().known()) need_register = true;
+          if (!env.heartbeat_ack().known() && !need_register.exchange(true) && o.log)
+            o.log->info("the tracker does not know this worker (restarted?): registering again");
         } else {
           malformed.fetch_add(1);
         }
@@ -213,6 +214,7 @@ class JobLoop {
     Status valid = validate_job(job, o_.limits);
     if (!valid.is_ok()) {
       counters_.malformed.fetch_add(1);
+      if (o_.log) o_.log->warn("refused a job: %s", valid.message().c_str());
       if (is_valid_name(job.session_id()))
         send_result(error_result(job, pb::PROTOCOL_ERROR, valid.message(), o_.worker_id));
       return;

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "rpc/log.h"
 #include "rpc/sandbox.h"
 #include "rpc/wire.h"
 #include "base/status.h"
@@ -26,6 +27,7 @@ struct WorkerOptions {
   SandboxOptions sandbox;
   SecurityOptions security;
   WireLimits limits;
+  Log* log = nullptr;                     ///< where the worker says what happens (not owned); null: silent
 };
 
 /// Counters a worker keeps (for tests and its log line at exit).

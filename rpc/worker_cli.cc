@@ -2,6 +2,7 @@
 // board binary (runtime + rpc only) and the full tool cannot drift apart.
 #include <signal.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -22,7 +23,7 @@ std::atomic<bool> g_worker_stop{false};
 void on_stop_signal(int) { g_worker_stop = true; }
 
 constexpr const char* kUsage =
-    "usage: tessera worker --tracker ENDPOINT --key DEVICE_KEY [options]\n"
+    "usage: tessera worker --tracker ENDPOINT --key KEY [options]\n"
     "\n"
     "Registers with a tracker and measures the kernels it is sent, each in an\n"
     "isolated child process (a crash, hang or wrong answer is reported, never fatal).\n"
@@ -36,12 +37,14 @@ constexpr const char* kUsage =
     "  --pin-cpus LIST         pin measurements to CPUs, e.g. 2,3\n"
     "  --capability WORD       reported to the farm (repeatable)\n"
     "  --temp-dir DIR          where received libraries are written for dlopen (default /tmp)\n"
-    "  --heartbeat-ms N        heartbeat interval (default 1000)\n"
-    "  --max-library-mb N      largest library accepted (default 256)\n"
-    "  --keyfile FILE          this worker's CURVE keypair (NAME.key)\n"
-    "  --tracker-key FILE|KEY  the tracker's public key (NAME.pub or the Z85 text)\n"
+    "  --heartbeat-ms MS       heartbeat interval (default 1000)\n"
+    "  --max-library-mb MB     largest library accepted (default 256)\n"
+    "  --keyfile NAME.key      this worker's CURVE keypair\n"
+    "  --tracker-key NAME.pub  the tracker's public key (NAME.pub or the Z85 text)\n"
     "  --insecure              plaintext; only for ipc:// and loopback trackers\n"
-    "  --log                   a line on stderr when the worker starts and stops\n";
+    "  --log                   a line on stderr when the worker starts and stops (--log-level info)\n"
+    "  --log-level LEVEL       debug, info, warn, error or off (the default without --log);\n"
+    "                          lines carry a timestamp and the level\n";
 
 bool parse_int_list(const std::string& text, std::vector<int>* out) {
   std::stringstream ss(text);
@@ -68,9 +71,10 @@ bool parse_args(int argc, char** argv, int first, OptionMap* opts) {
   const std::set<std::string> flags = {"insecure", "log", "help"};
   const std::set<std::string> valued = {"tracker", "key", "target", "id", "max-jobs", "threads", "pin-cpus",
                                         "capability", "temp-dir", "heartbeat-ms", "max-library-mb", "keyfile",
-                                        "tracker-key"};
+                                        "tracker-key", "log-level"};
   for (int i = first; i < argc; ++i) {
     std::string word = argv[i];
+    if (word == "-h") word = "--help";  // as every tessera command
     if (word.rfind("--", 0) != 0) {
       std::fprintf(stderr, "tessera worker: unexpected argument '%s'\n\n%s", word.c_str(), kUsage);
       return false;
@@ -166,23 +170,22 @@ void install_stop_handlers() {
   ::sigaction(SIGTERM, &action, nullptr);
 }
 
-// Runs the worker until signalled; with `log`, a line at start and stop.
-int serve(const WorkerOptions& o, bool log) {
+// Runs the worker until signalled, logging at `level`: at kInfo a line at
+// start and stop.
+int serve(WorkerOptions o, LogLevel level) {
   install_stop_handlers();
+  Log log("worker", level);
+  o.log = &log;
   Worker worker(o);
-  if (log)
-    std::fprintf(stderr, "tessera worker %s: key %s, tracker %s\n", worker.options().worker_id.c_str(),
-                 o.device_key.c_str(), o.tracker.c_str());
+  log.info("%s: key %s, tracker %s", worker.options().worker_id.c_str(), o.device_key.c_str(), o.tracker.c_str());
   Status status = worker.run(g_worker_stop);
   if (!status.is_ok()) {
     std::fprintf(stderr, "tessera worker: %s\n", status.to_string().c_str());
     return 1;
   }
-  if (log) {
-    WorkerStats s = worker.stats();
-    std::fprintf(stderr, "tessera worker: stopped after %llu job(s), %llu malformed frame(s)\n",
-                 static_cast<unsigned long long>(s.jobs_done), static_cast<unsigned long long>(s.malformed_frames));
-  }
+  WorkerStats s = worker.stats();
+  log.info("stopped after %llu job(s), %llu malformed frame(s)", static_cast<unsigned long long>(s.jobs_done),
+           static_cast<unsigned long long>(s.malformed_frames));
   return 0;
 }
 
@@ -206,7 +209,16 @@ int worker_main(int argc, char** argv, int first) {
   o.worker_id = get(opts, "id");
   if (!fill_run_options(opts, o)) return kUsageError;
   if (int code = fill_security(opts, o); code != 0) return code;
-  return serve(o, opts.count("log") > 0);
+  LogLevel level = opts.count("log") ? LogLevel::kInfo : LogLevel::kOff;
+  if (opts.count("log-level")) {
+    auto parsed = parse_log_level(get(opts, "log-level"));
+    if (!parsed.is_ok()) {
+      std::fprintf(stderr, "tessera worker: %s\n", parsed.status().message().c_str());
+      return kUsageError;
+    }
+    level = opts.count("log") ? std::min(*parsed, LogLevel::kInfo) : *parsed;
+  }
+  return serve(std::move(o), level);
 }
 
 }  // namespace tessera::rpc

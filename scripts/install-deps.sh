@@ -9,7 +9,8 @@ packages=(
   libxgboost-dev
   libzmq3-dev cppzmq-dev libsodium-dev
   libprotobuf-dev protobuf-compiler
-  libsqlite3-dev nlohmann-json3-dev
+  libsqlite3-dev nlohmann-json3-dev libxxhash-dev
+  libcli11-dev libspdlog-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libopenblas-dev
   libdnnl-dev

@@ -1,48 +1,163 @@
 #include "tools/args.h"
 
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
 #include <cstdlib>
+#include <memory>
 #include <sstream>
 
 namespace tessera::cli {
+namespace {
+
+constexpr size_t kHelpWidth = 100;
+constexpr size_t kHelpColumn = 30;  // where descriptions start
+
+// One placeholder per option name, whatever the command: the help of every
+// command names a value the same way.
+const std::map<std::string, std::string>& placeholders() {
+  static const std::map<std::string, std::string> table = {
+      {"authorized", "DIR"}, {"batch", "N"}, {"bench", "N"}, {"bind", "ENDPOINT"},
+      {"cache", "model|warm|cold"}, {"db", "DB"}, {"dead-after-ms", "MS"}, {"dump-after", "PASS"},
+      {"early-stopping", "N"}, {"errors-older-than", "AGE"}, {"heartbeat-ms", "MS"}, {"input", "NAME=FILE"},
+      {"input-shape", "NAME:D,..."}, {"jobs", "N"}, {"k", "N"}, {"keep", "N"}, {"key", "KEY"},
+      {"keyfile", "NAME.key"}, {"limit", "N"}, {"log-level", "LEVEL"}, {"max-library-mb", "MB"},
+      {"min-repeat-ms", "MS"}, {"name", "NAME"}, {"no-worker-grace-ms", "MS"}, {"op", "SPEC"},
+      {"out", "PATH"}, {"output", "MODEL.tsr"}, {"output-dir", "DIR"}, {"profile", "N"},
+      {"random-inputs", "SEED"}, {"repeat", "N"}, {"samples", "N"}, {"scheduler", "gradient|round-robin"},
+      {"seed", "SEED"}, {"space", "SPACE"}, {"strategy", "STRATEGY"}, {"target", "TARGET"},
+      {"threads", "N"}, {"time-budget", "SECONDS"}, {"timeout", "SECONDS"}, {"timeout-ms", "MS"},
+      {"tracker", "ENDPOINT"}, {"tracker-key", "NAME.pub"}, {"trials", "N"}, {"warmup", "N"},
+      {"workers", "N"}, {"workload", "KEY"},
+  };
+  return table;
+}
+
+// The names CLI11 knows an option by: "--name", "-x" for a short alias, and
+// "-h" for help (unless a command gave -h to something else).
+std::string cli11_names(const OptionSpec& spec, const std::vector<OptionSpec>& specs) {
+  std::string names = "--" + spec.name;
+  if (spec.short_name) names = "-" + std::string(1, spec.short_name) + "," + names;
+  const bool h_taken = std::any_of(specs.begin(), specs.end(), [](const OptionSpec& s) { return s.short_name == 'h'; });
+  if (spec.name == "help" && !spec.takes_value && !h_taken) names = "-h," + names;
+  return names;
+}
+
+// A CLI11 app that knows `specs`; each option's values land in `values`
+// (one entry per occurrence), each flag's count in `counts`. Help is an
+// option like the others: the command decides what it prints.
+void describe(CLI::App& app, const std::vector<OptionSpec>& specs, std::map<std::string, std::vector<std::string>>& values,
+              std::map<std::string, int>& counts) {
+  app.set_help_flag();
+  app.allow_extras();  // unknown words come back in order: positionals, or an error in our words
+  auto formatter = std::make_shared<CLI::Formatter>();
+  formatter->column_width(static_cast<int>(kHelpColumn));
+  app.formatter(formatter);
+  for (const OptionSpec& spec : specs) {
+    const std::string names = cli11_names(spec, specs);
+    if (spec.takes_value) {
+      app.add_option(names, values[spec.name], spec.help)
+          ->type_name(spec.value_name.empty() ? placeholder(spec.name) : spec.value_name)
+          ->expected(1)
+          ->allow_extra_args(false)
+          ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+    } else {
+      app.add_flag(names, counts[spec.name], spec.help);
+    }
+  }
+}
+
+bool is_option_word(const std::string& word) {
+  if (word.size() == 2) return word[0] == '-' && word[1] != '-';
+  return word.size() >= 3 && word.compare(0, 2, "--") == 0;
+}
+
+std::string accepted_list(const std::vector<OptionSpec>& specs) {
+  std::string accepted;
+  for (const auto& s : specs) accepted += (accepted.empty() ? "--" : ", --") + s.name;
+  return accepted;
+}
+
+// The one-line errors the hand-written parser gave, for what CLI11 would
+// word differently: a flag with a value, an option without one.
+Status check_values(int argc, char** argv, int first, const std::vector<OptionSpec>& specs) {
+  for (int i = first; i < argc; ++i) {
+    const std::string word = argv[i];
+    if (word.size() < 3 || word.compare(0, 2, "--") != 0) continue;
+    const size_t eq = word.find('=');
+    const std::string name = word.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
+    for (const OptionSpec& s : specs) {
+      if (s.name != name) continue;
+      if (!s.takes_value && eq != std::string::npos)
+        return Status(ErrorCode::kInvalidArgument, "option --" + name + " takes no value");
+      // At the end, or followed by another of the command's options.
+      const bool next_is_option =
+          i + 1 < argc && std::any_of(specs.begin(), specs.end(), [&](const OptionSpec& o) {
+            const std::string next = argv[i + 1];
+            return next == "--" + o.name || next.rfind("--" + o.name + "=", 0) == 0;
+          });
+      if (s.takes_value && eq == std::string::npos && (i + 1 >= argc || next_is_option))
+        return Status(ErrorCode::kInvalidArgument, "option --" + name + " needs a value");
+    }
+  }
+  return Status::ok();
+}
+
+
+// A long description continues on lines of its own, under its column.
+std::string wrap(const std::string& block) {
+  std::string out, line;
+  std::istringstream lines(block);
+  while (std::getline(lines, line)) {
+    while (line.size() > kHelpWidth) {
+      const size_t cut = line.rfind(' ', kHelpWidth);
+      if (cut == std::string::npos || cut <= kHelpColumn) break;
+      out += line.substr(0, cut) + "\n";
+      line = std::string(kHelpColumn, ' ') + line.substr(cut + 1);
+    }
+    out += line + "\n";
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string placeholder(const std::string& option_name) {
+  auto it = placeholders().find(option_name);
+  return it == placeholders().end() ? "VALUE" : it->second;
+}
 
 Result<Args> Args::parse(int argc, char** argv, int first, const std::vector<OptionSpec>& specs) {
+  TESSERA_RETURN_IF_ERROR(check_values(argc, argv, first, specs));
+  CLI::App app;
+  std::map<std::string, std::vector<std::string>> values;
+  std::map<std::string, int> counts;
+  describe(app, specs, values, counts);
+  std::vector<std::string> words(argv + first, argv + argc);
+  std::reverse(words.begin(), words.end());  // CLI11 takes them last first
+  try {
+    app.parse(words);
+  } catch (const CLI::ParseError& e) {
+    std::string message = e.what();
+    // "--op: 1 required SPEC missing": an option followed by another option.
+    if (e.get_name() == "ArgumentMismatch" && message.rfind("--", 0) == 0)
+      message = "option " + message.substr(0, message.find(':')) + " needs a value";
+    return Status(ErrorCode::kInvalidArgument, message);
+  }
   Args args;
-  for (int i = first; i < argc; ++i) {
-    std::string word = argv[i];
-    if (word.size() == 2 && word[0] == '-' && word[1] != '-') {
-      for (const auto& s : specs)
-        if (s.short_name == word[1]) word = "--" + s.name;
-      if (word.size() == 2) return Status(ErrorCode::kInvalidArgument, "unknown option " + word);
-    }
-    if (word.size() < 3 || word.compare(0, 2, "--") != 0) {
+  for (const std::string& word : app.remaining()) {
+    if (!is_option_word(word)) {
       args.positional_.push_back(word);
       continue;
     }
-    std::string name = word.substr(2), value;
-    bool inline_value = false;
-    if (auto eq = name.find('='); eq != std::string::npos) {
-      value = name.substr(eq + 1);
-      name = name.substr(0, eq);
-      inline_value = true;
-    }
-    const OptionSpec* spec = nullptr;
-    for (const auto& s : specs)
-      if (s.name == name) spec = &s;
-    if (!spec) {
-      std::string accepted;
-      for (const auto& s : specs) accepted += (accepted.empty() ? "--" : ", --") + s.name;
-      return Status(ErrorCode::kInvalidArgument,
-                    "unknown option --" + name + " (accepted: " + accepted + ")");
-    }
-    if (spec->takes_value && !inline_value) {
-      if (i + 1 >= argc)
-        return Status(ErrorCode::kInvalidArgument, "option --" + name + " needs a value");
-      value = argv[++i];
-    } else if (!spec->takes_value && inline_value) {
-      return Status(ErrorCode::kInvalidArgument, "option --" + name + " takes no value");
-    }
-    args.values_.emplace(name, value);
+    const std::string name = word.substr(0, word.find('='));
+    if (name.size() == 2) return Status(ErrorCode::kInvalidArgument, "unknown option " + name);
+    return Status(ErrorCode::kInvalidArgument, "unknown option " + name + " (accepted: " + accepted_list(specs) + ")");
   }
+  for (const auto& [name, given] : values)
+    for (const std::string& v : given) args.values_.emplace(name, v);
+  for (const auto& [name, count] : counts)
+    if (count > 0) args.values_.emplace(name, "");
   return args;
 }
 
@@ -82,13 +197,16 @@ Result<double> Args::get_double(const std::string& name, double fallback) const 
 }
 
 std::string format_options(const std::vector<OptionSpec>& specs) {
-  std::ostringstream os;
-  for (const auto& s : specs) {
-    std::string left = std::string(s.short_name ? "  -" + std::string(1, s.short_name) + ", " : "  ") + "--" +
-                       s.name + (s.takes_value ? " VALUE" : "");
-    os << left << std::string(left.size() < 26 ? 26 - left.size() : 1, ' ') << s.help << "\n";
-  }
-  return os.str();
+  CLI::App app;
+  std::map<std::string, std::vector<std::string>> values;
+  std::map<std::string, int> counts;
+  describe(app, specs, values, counts);
+  auto formatter = std::make_shared<CLI::Formatter>();
+  formatter->column_width(static_cast<int>(kHelpColumn));
+  std::string text = formatter->make_groups(&app, CLI::AppFormatMode::Normal);
+  // CLI11 heads the block "\nOptions:\n"; the usage before it ends a line already.
+  if (auto at = text.find("Options:"); at != std::string::npos) text.replace(0, at + 8, "options:");
+  return wrap(text);
 }
 
 }  // namespace tessera::cli

@@ -1,8 +1,10 @@
-// A small command-line parser shared by every `tessera` subcommand.
+// The command-line parser shared by every `tessera` subcommand, on CLI11.
 //
-// Grammar: positional words and `--name value` / `--name=value` options;
-// `--flag` alone is a boolean. Options may repeat (`--op a --op b`). An
-// option with a short_name also answers to `-x value`.
+// Each subcommand describes its options once, as a table of OptionSpec; CLI11
+// parses against it and lays out its help. Grammar: positional words and
+// `--name VALUE` / `--name=VALUE` options; `--flag` alone is a boolean.
+// Options may repeat (`--op a --op b`). An option with a short_name also
+// answers to `-x VALUE`; `help` answers to `-h` too.
 #pragma once
 
 #include <map>
@@ -20,12 +22,15 @@ struct OptionSpec {
   bool takes_value = true;
   std::string help;
   char short_name = 0;  ///< a one-letter alias, `-o`, when not 0
+  std::string value_name = "";  ///< the value's placeholder in help, when not placeholder(name)
 };
 
 /// Parsed arguments of one subcommand.
 class Args {
  public:
-  /// Parses argv[first..argc) against `specs`.
+  /// Parses argv[first..argc) against `specs`. A user error (one line: the
+  /// option and what is wrong) for an unknown option, a missing value or a
+  /// value given to a flag.
   static Result<Args> parse(int argc, char** argv, int first, const std::vector<OptionSpec>& specs);
 
   const std::vector<std::string>& positional() const { return positional_; }
@@ -43,7 +48,13 @@ class Args {
   std::multimap<std::string, std::string> values_;
 };
 
-/// "  --name VALUE   help" lines for a usage message.
+/// The placeholder of an option's value in help texts, one for each option
+/// name across all commands (`--db DB`, `--tracker HOST:PORT`, `--trials N`);
+/// "VALUE" for a name the table does not know.
+std::string placeholder(const std::string& option_name);
+
+/// The "options:" block of a usage message: one "  --name PLACEHOLDER  help"
+/// line per option, laid out by CLI11.
 std::string format_options(const std::vector<OptionSpec>& specs);
 
 }  // namespace tessera::cli

@@ -68,7 +68,7 @@ int run_compile(int argc, char** argv, int first) {
   if (args->has("markdown")) return usage_error("--markdown goes with --list-ops");
   if (args->has("help") || args->positional().size() != 1) {
     std::fprintf(args->has("help") ? stdout : stderr,
-                 "usage: tessera compile MODEL.onnx [-o MODEL.tsr] [--target T] [--db FILE] [--input-shape N:D,...]\n"
+                 "usage: tessera compile MODEL.onnx [-o MODEL.tsr] [--target TARGET] [--db DB] [--input-shape NAME:D,...]\n"
                  "       tessera compile --list-ops [--markdown]\n\n%s",
                  format_options(kOptions).c_str());
     return args->has("help") ? 0 : 2;

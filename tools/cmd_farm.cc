@@ -23,7 +23,7 @@ int run_farm(int argc, char** argv, int first) {
   if (!args.is_ok() || help || args->positional().size() != 1 || args->positional()[0] != "status") {
     if (!args.is_ok()) std::fprintf(stderr, "tessera farm: %s\n\n", args.status().message().c_str());
     std::fprintf(help ? stdout : stderr,
-                 "usage: tessera farm status --tracker ENDPOINT (--keyfile K --tracker-key P | --insecure)\n\n%s",
+                 "usage: tessera farm status --tracker ENDPOINT (--keyfile NAME.key --tracker-key NAME.pub | --insecure)\n\n%s",
                  format_options(specs).c_str());
     return help ? 0 : 2;
   }

@@ -10,7 +10,7 @@ namespace tessera::cli {
 
 int run_keys(int argc, char** argv, int first) {
   const std::vector<OptionSpec> specs = {
-      {"out", true, "directory for NAME.key (secret) and NAME.pub (public); created with mode 0700"},
+      {"out", true, "directory for NAME.key (secret) and NAME.pub (public); created with mode 0700", 0, "DIR"},
       {"name", true, "the keypair's name (default: tessera)"},
       {"help", false, "this text"},
   };

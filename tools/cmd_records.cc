@@ -26,6 +26,7 @@
 #include "records/store.h"
 #include "tools/args.h"
 #include "tools/commands.h"
+#include "tools/records_why.h"
 
 namespace tessera::cli {
 namespace {
@@ -289,13 +290,15 @@ int run_list(const Args& args) {
   filter.limit = args.has("all") ? 0 : *limit;
   auto infos = workload_infos(*store);
   if (!infos) return fail(infos.status());
-  Table table({{"ID", true}, {"TIME"}, {"WORKLOAD"}, {"OP"}, {"TARGET", false, true, compact_target}, {"SPACE"},
+  Table table({{"ID", true}, {"TIME"}, {"WORKLOAD"}, {"OP"}, {"SHAPES", false, true},
+               {"TARGET", false, true, compact_target}, {"SPACE"},
                {"MEAN COST", true}, {"GFLOP/S", true}, {"CHECKED"}, {"RESULT"}});
   Status st = store->for_each(filter, [&](const Record& r) {
     auto w = infos->find(r.workload_key);
     double flops = w == infos->end() ? 0 : w->second.flop_count;
     table.add({std::to_string(r.id), format_time(r.timestamp), short_key(r.workload_key),
-               w == infos->end() ? "" : w->second.op_name, r.target, records::space_kind_name(r.space),
+               w == infos->end() ? "" : w->second.op_name, w == infos->end() ? "" : w->second.shapes, r.target,
+               records::space_kind_name(r.space),
                format_seconds(r.mean_cost()), r.ok() ? format_gflops(flops, r.mean_cost()) : "-",
                r.checked ? "yes" : "no", r.error_kind});
     return Status::ok();
@@ -321,7 +324,8 @@ int run_best(const Args& args) {
   if (!stats) return fail(stats.status());
   auto infos = workload_infos(*store);
   if (!infos) return fail(infos.status());
-  Table table({{"WORKLOAD"}, {"OP"}, {"TARGET", false, true, compact_target}, {"RANK", true}, {"ID", true},
+  Table table({{"WORKLOAD"}, {"OP"}, {"SHAPES", false, true}, {"TARGET", false, true, compact_target},
+               {"RANK", true}, {"ID", true},
                {"MEAN COST", true}, {"GFLOP/S", true}, {"DEVICE"}, {"TIME"}});
   int shown = 0;
   for (const auto& s : *stats) {
@@ -334,7 +338,7 @@ int run_best(const Args& args) {
     if (!best) return fail(best.status());
     int rank = 0;
     for (const Record& r : *best) {
-      table.add({short_key(r.workload_key), s.op_name, r.target, std::to_string(++rank),
+      table.add({short_key(r.workload_key), s.op_name, s.shapes, r.target, std::to_string(++rank),
                  std::to_string(r.id), format_seconds(r.mean_cost()),
                  format_gflops(s.flop_count, r.mean_cost()), r.device_key, format_time(r.timestamp)});
       ++shown;
@@ -355,22 +359,24 @@ int run_stats(const Args& args) {
   if (!task) return fail(task.status());
   auto stats = store->stats();
   if (!stats) return fail(stats.status());
-  Table table({{"WORKLOAD"}, {"OP"}, {"TARGET", false, true, compact_target}, {"RECORDS", true}, {"OK", true},
-               {"BEST", true}, {"GFLOP/S", true}, {"LAST"}});
-  int64_t records = 0, ok = 0;
+  Table table({{"WORKLOAD"}, {"OP"}, {"SHAPES", false, true}, {"TARGET", false, true, compact_target},
+               {"RECORDS", true}, {"OK", true}, {"INFRA", true}, {"BEST", true}, {"GFLOP/S", true}, {"LAST"}});
+  int64_t records = 0, ok = 0, infra = 0;
   for (const auto& s : *stats) {
     if (!task->first.empty() && s.workload_key != task->first) continue;
     if (!task->second.empty() && s.target != task->second) continue;
     double best = s.best_cost.value_or(INFINITY);
-    table.add({short_key(s.workload_key), s.op_name, s.target, std::to_string(s.count),
-               std::to_string(s.ok_count), format_seconds(best), format_gflops(s.flop_count, best),
-               format_time(s.last_timestamp)});
+    table.add({short_key(s.workload_key), s.op_name, s.shapes, s.target, std::to_string(s.count),
+               std::to_string(s.ok_count), std::to_string(s.infrastructure_count), format_seconds(best),
+               format_gflops(s.flop_count, best), format_time(s.last_timestamp)});
     records += s.count;
     ok += s.ok_count;
+    infra += s.infrastructure_count;
   }
   table.print(terminal_width());
-  std::printf("%lld records, %lld ok, %lld failed\n", static_cast<long long>(records),
-              static_cast<long long>(ok), static_cast<long long>(records - ok));
+  std::printf("%lld records, %lld ok, %lld failed, %lld infrastructure errors (not measurements)\n",
+              static_cast<long long>(records), static_cast<long long>(ok),
+              static_cast<long long>(records - ok - infra), static_cast<long long>(infra));
   return 0;
 }
 
@@ -428,6 +434,7 @@ int run_prune(const Args& args) {
     if (!age) return fail(age.status());
     options.drop_errors_older_than_seconds = *age;
   }
+  options.drop_infrastructure = args.has("infrastructure");
   if (options.keep_k < 1) return fail(Status(ErrorCode::kInvalidArgument, "--keep must be at least 1"));
   records::OpenOptions open;
   open.create = false;
@@ -439,14 +446,23 @@ int run_prune(const Args& args) {
               "%lld old error records\n",
               static_cast<long long>(report->dropped_ok), static_cast<long long>(options.keep_k),
               static_cast<long long>(report->dropped_errors));
+  if (options.drop_infrastructure)
+    std::printf("dropped %lld infrastructure errors\n", static_cast<long long>(report->dropped_infrastructure));
   return 0;
 }
 
 // The schedule compile time would pick for one operator, as aligned
 // "label  value" lines: what, from where, how fast, and what was skipped.
 int run_why(const Args& args) {
+  if (args.positional().size() == 2 && !args.has("op")) {  // records why MODEL.onnx (tools/records_why.h)
+    auto k = args.get_int("k", 5);
+    if (!k) return fail(k.status());
+    return explain_model_schedules({args.positional()[1], args.get_all("input-shape"), args.get("db", kDefaultDb),
+                                    args.has("target") ? std::optional(args.get("target")) : std::nullopt, *k});
+  }
   if (!args.has("op"))
-    return fail(Status(ErrorCode::kInvalidArgument, "why needs --op SPEC (e.g. matmul:M=512,N=512,K=512)"));
+    return fail(Status(ErrorCode::kInvalidArgument,
+                       "why needs --op SPEC (e.g. matmul:M=512,N=512,K=512) or a model, MODEL.onnx"));
   auto op = ops::parse_op_spec(args.get("op"));
   if (!op) return fail(Status(ErrorCode::kInvalidArgument, op.status().message()));
   Target target = host_target();
@@ -500,42 +516,44 @@ int run_why(const Args& args) {
 
 const std::vector<Subcommand>& subcommands() {
   static const std::vector<Subcommand> kSubcommands = {
-      {"list", "records, newest first", "tessera records list [--workload K] [--target T] [--ok]",
+      {"list", "records, newest first", "tessera records list [--db DB] [--workload KEY] [--target TARGET] [--ok]",
        {kDbOption, kWorkloadOption, kTargetOption, {"ok", false, "only successful measurements"},
         {"limit", true, "how many (default 20)"}, {"all", false, "every record"}, kHelpOption},
        run_list},
       {"best", "the fastest records of each workload and target",
-       "tessera records best [--workload K] [--target T] [--k N]",
+       "tessera records best [--db DB] [--workload KEY] [--target TARGET] [--k N]",
        {kDbOption, kWorkloadOption, kTargetOption, {"k", true, "how many per workload and target (default 5)"},
         kHelpOption},
        run_best},
-      {"stats", "counts and best cost per workload and target", "tessera records stats [--workload K]",
+      {"stats", "counts and best cost per workload and target", "tessera records stats [--db DB] [--workload KEY]",
        {kDbOption, kWorkloadOption, kTargetOption, kHelpOption}, run_stats},
-      {"export", "write records as JSON Lines", "tessera records export [--out FILE] [--workload K]",
+      {"export", "write records as JSON Lines", "tessera records export [--db DB] [--out FILE] [--workload KEY]",
        {kDbOption, kWorkloadOption, kTargetOption, {"ok", false, "only successful measurements"},
-        {"out", true, "the file to write (default: stdout)", 'o'}, kHelpOption},
+        {"out", true, "the file to write (default: stdout)", 'o', "FILE"}, kHelpOption},
        run_export},
       {"import", "read JSON Lines files, skipping records already present",
-       "tessera records import FILE... (- reads stdin)", {kDbOption, kHelpOption}, run_import},
+       "tessera records import [--db DB] FILE... (- reads stdin)", {kDbOption, kHelpOption}, run_import},
       {"prune", "keep the best k per workload and target; drop old errors",
-       "tessera records prune [--keep K] [--errors-older-than 30d]",
+       "tessera records prune [--db DB] [--keep N] [--errors-older-than AGE] [--infrastructure]",
        {kDbOption, {"keep", true, "ok records to keep per workload and target (default 10)"},
         {"errors-older-than", true, "drop error records older than this (3600, 90m, 12h, 7d)"},
+        {"infrastructure", false, "drop every infrastructure error (no worker, no result, protocol)"},
         kHelpOption},
        run_prune},
-      {"why", "which schedule compile time would pick for an operator, and why",
-       "tessera records why --op SPEC [--target T] [--db F]",
+      {"why", "which schedule compile time would pick for an operator, or each kernel of a model, and why",
+       "tessera records why --op SPEC | MODEL.onnx [--input-shape NAME:D,...] [--target TARGET] [--db DB]",
        {kDbOption, {"op", true, "the operator, e.g. matmul:M=512,N=512,K=512"},
         {"target", true, "the full target string (default: this machine)"},
         {"k", true, "records to try per target before falling back (default 5)"},
-        {"steps", false, "also print the chosen step list"}, kHelpOption},
+        {"steps", false, "also print the chosen step list"},
+        {"input-shape", true, "with a model: bind a dynamic input dimension (name:d0,d1,...)"}, kHelpOption},
        run_why},
   };
   return kSubcommands;
 }
 
 int print_usage(FILE* out) {
-  std::fprintf(out, "usage: tessera records <command> [--db tessera.db] [options]\n\ncommands:\n");
+  std::fprintf(out, "usage: tessera records <command> [--db DB] [options]\n\ncommands:\n");
   for (const auto& s : subcommands()) std::fprintf(out, "  %-8s %s\n", s.name, s.summary);
   std::fprintf(out, "\n`tessera records <command> --help` describes one command.\n");
   return out == stdout ? 0 : 2;
@@ -555,7 +573,7 @@ int run_records(int argc, char** argv, int first) {
                    args.status().message().c_str(), sub.usage, format_options(sub.options).c_str());
       return 2;
     }
-    if (args->positional().size() > 1 && sub.run != run_import) {
+    if (args->positional().size() > (sub.run == run_why ? 2u : 1u) && sub.run != run_import) {
       std::fprintf(stderr, "tessera records %s: unexpected argument '%s'\nusage: %s\n", sub.name,
                    args->positional()[1].c_str(), sub.usage);
       return 2;

@@ -85,7 +85,7 @@ int run_run(int argc, char** argv, int first) {
   if (!args.is_ok()) return usage_error(args.status().message());
   if (args->has("help") || args->positional().size() != 1) {
     std::fprintf(args->has("help") ? stdout : stderr,
-                 "usage: tessera run MODEL.tsr [--input NAME=FILE ...] [--output-dir DIR] [--bench N]\n\n%s",
+                 "usage: tessera run MODEL.tsr [--input NAME=FILE ...] [--random-inputs SEED] [--output-dir DIR] [--bench N]\n\n%s",
                  format_options(kOptions).c_str());
     return args->has("help") ? 0 : 2;
   }

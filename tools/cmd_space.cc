@@ -61,6 +61,28 @@ bool check_pass_name(const std::string& name) {
   return false;
 }
 
+// The accepted operators with their parameters, from the op spec table
+// (compiler/ops/op_spec.h): what --op takes is listed where it is defined.
+std::string operator_list() {
+  std::string out;
+  for (const ops::OpInfo& op : ops::list_ops()) {
+    std::string params;
+    for (const ops::OpParam& p : op.params)
+      if (!p.help.empty()) params += (params.empty() ? "" : "; ") + p.name + ": " + p.help;
+    out += "  " + op.usage() + "\n      " + op.summary + (params.empty() ? "" : "\n      " + params) + "\n";
+  }
+  return out;
+}
+
+int print_usage(FILE* out) {
+  std::fprintf(out,
+               "usage: tessera space --op SPEC [--space sketch|knob] [--target TARGET] [--samples N] [--seed SEED]\n"
+               "                     [--no-ir] [--dump-after PASS]\n\n%s\n"
+               "lowering passes: %s\n\noperators (--op SPEC is NAME:PARAM=VALUE,...; [...] are optional, with their defaults):\n%s",
+               format_options(kOptions).c_str(), pass_list().c_str(), operator_list().c_str());
+  return out == stdout ? 0 : 2;
+}
+
 }  // namespace
 
 int run_space(int argc, char** argv, int first) {
@@ -69,14 +91,7 @@ int run_space(int argc, char** argv, int first) {
     std::fprintf(stderr, "tessera space: %s\n", args.status().message().c_str());
     return 2;
   }
-  if (args->has("help") || !args->has("op")) {
-    std::fprintf(args->has("help") ? stdout : stderr,
-                 "usage: tessera space --op SPEC [--space sketch|knob] [--target T] [--samples N] [--dump-after PASS]\n\n%s\n"
-                 "lowering passes: %s\noperators:\n",
-                 format_options(kOptions).c_str(), pass_list().c_str());
-    for (const auto& op : ops::list_ops()) std::fprintf(args->has("help") ? stdout : stderr, "  %s\n", op.name.c_str());
-    return args->has("help") ? 0 : 2;
-  }
+  if (args->has("help") || !args->has("op")) return print_usage(args->has("help") ? stdout : stderr);
   std::string space = args->get("space", "sketch");
   if (space != "sketch" && space != "knob") {
     std::fprintf(stderr, "tessera space: unknown --space '%s' (sketch, knob)\n", space.c_str());

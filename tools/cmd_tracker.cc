@@ -28,7 +28,9 @@ int run_tracker(int argc, char** argv, int first) {
       {"dead-after-ms", true, "a worker silent this long is dead (default 3000)"},
       {"no-worker-grace-ms", true, "how long a job waits for a worker of its key (default 2000)"},
       {"max-library-mb", true, "largest library accepted (default 256)"},
-      {"log", false, "one line per event on stderr"},
+      {"log", false, "one line per event on stderr (--log-level info)"},
+      {"log-level", true, "debug, info (registrations, requeues), warn (refused keys, dead workers), error or off "
+                          "(the default without --log); lines carry a timestamp and the level"},
       {"help", false, "this text"},
   };
   auto args = Args::parse(argc, argv, first, specs);
@@ -36,13 +38,21 @@ int run_tracker(int argc, char** argv, int first) {
     const bool help = args.is_ok() && args->has("help");
     if (!args.is_ok()) std::fprintf(stderr, "tessera tracker: %s\n\n", args.status().message().c_str());
     std::fprintf(help ? stdout : stderr,
-                 "usage: tessera tracker [--bind tcp://HOST:9190] (--keyfile K --authorized DIR | --insecure)\n\n%s",
+                 "usage: tessera tracker [--bind ENDPOINT] (--keyfile NAME.key --authorized DIR | --insecure)\n\n%s",
                  format_options(specs).c_str());
     return help ? 0 : 2;
   }
   rpc::TrackerOptions o;
   o.bind = args->get("bind", "tcp://127.0.0.1:9190");
   o.log = args->has("log");
+  if (args->has("log-level")) {
+    auto level = rpc::parse_log_level(args->get("log-level"));
+    if (!level.is_ok()) {
+      std::fprintf(stderr, "tessera tracker: %s\n", level.status().message().c_str());
+      return 2;
+    }
+    o.log_level = *level;
+  }
   auto hb = args->get_int("heartbeat-ms", 1000);
   auto dead = args->get_int("dead-after-ms", 3000);
   auto grace = args->get_int("no-worker-grace-ms", 2000);

@@ -5,11 +5,13 @@
 // This file reads the command line and prints; the job itself (tasks,
 // spaces, runner, session) is tuner/job.h's.
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <set>
 
@@ -108,6 +110,7 @@ const std::vector<OptionSpec> kOptions = {
     {"repeat", true, "timing repeats per candidate (default 8 cold, else 3)"},
     {"min-repeat-ms", true, "shortest timed repeat in ms, model and warm (default 50)"},
     {"timeout", true, "longest one measurement may run, in seconds (default 10)"},
+    {"worker-wait", true, "when every worker of the key is lost mid-run, wait this many seconds for one (default 300)"},
     {"no-check", false, "time candidates without first checking their output (checked by default: each is "
                         "compared at sampled points with values evaluated from the computation's definition, "
                         "and a wrong one is stored as wrong-answer, never used)"},
@@ -160,6 +163,17 @@ std::string session_command_line(int argc, char** argv, const Args& args) {
   return command_line;
 }
 
+// The terminal's rows and columns, for a progress display that fits it.
+tuner::TerminalSize terminal_size(int fd) {
+  tuner::TerminalSize size;
+  winsize ws{};
+  if (::ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_row > 0 && ws.ws_col > 0) {
+    size.rows = ws.ws_row;
+    size.columns = ws.ws_col;
+  }
+  return size;
+}
+
 }  // namespace
 
 int run_tune(int argc, char** argv, int first) {
@@ -169,8 +183,8 @@ int run_tune(int argc, char** argv, int first) {
   if (args->has("help") || (args->get_all("op").empty() && !has_model) || args->positional().size() > 1 ||
       (args->positional().size() == 1 && !has_model)) {
     std::fprintf(args->has("help") ? stdout : stderr,
-                 "usage: tessera tune --op SPEC [--op SPEC ...] [--target T] [--trials N] [--space sketch|knob]\n"
-                 "                    [--strategy S] [--db FILE] [--tracker URL --key KEY]\n"
+                 "usage: tessera tune --op SPEC [--op SPEC ...] [--target TARGET] [--trials N] [--space SPACE]\n"
+                 "                    [--strategy STRATEGY] [--db DB] [--tracker ENDPOINT --key KEY]\n"
                  "       tessera tune MODEL.onnx [--input-shape NAME:D,...] [same options]\n\n%s",
                  format_options(kOptions).c_str());
     return args->has("help") ? 0 : 2;
@@ -195,7 +209,10 @@ int run_tune(int argc, char** argv, int first) {
     std::fprintf(stderr, "tessera tune: %s\n", job.status().message().c_str());
     return g_stop ? kInterrupted : 1;
   }
-  tuner::Progress progress(stdout, isatty(STDOUT_FILENO));
+  // A terminal that cannot move its cursor (TERM=dumb) gets the plain log.
+  const char* term = std::getenv("TERM");
+  const bool redraw = isatty(STDOUT_FILENO) && !(term && std::strcmp(term, "dumb") == 0);
+  tuner::Progress progress(stdout, redraw, [] { return terminal_size(STDOUT_FILENO); });
   auto summary = (*job)->run(&progress, &g_stop, &g_cancel);
   if (!summary.is_ok()) {
     std::fprintf(stderr, "tessera tune: %s\n", summary.status().message().c_str());

@@ -1,7 +1,10 @@
 // `tessera`: one binary, one subcommand per job.
 #include <cstdio>
 #include <cstring>
+#include <string>
+#include <vector>
 
+#include "base/version.h"
 #include "tools/commands.h"
 
 namespace {
@@ -14,7 +17,7 @@ struct Command {
 
 // One line per subcommand, in the order `tessera help` lists them.
 constexpr Command kCommands[] = {
-    {"help", nullptr, "this list"},
+    {"help", nullptr, "this list; `tessera help CMD` describes one command"},
     {"space", tessera::cli::run_space, "show the search space of an operator: knobs, sketches, random samples"},
     {"tune", tessera::cli::run_tune, "search fast schedules for operators or a whole ONNX model, on local workers or a farm"},
     {"compile", tessera::cli::run_compile, "compile an ONNX model with the best records into one package file"},
@@ -27,10 +30,38 @@ constexpr Command kCommands[] = {
 };
 
 int print_usage(FILE* out) {
-  std::fprintf(out, "usage: tessera <command> [options]\n\ncommands:\n");
+  std::fprintf(out, "usage: tessera <command> [options]\n       tessera help <command>\n       tessera --version\n\ncommands:\n");
   for (const auto& c : kCommands) std::fprintf(out, "  %-10s %s\n", c.name, c.summary);
-  std::fprintf(out, "\n`tessera <command> --help` describes one command.\n");
+  std::fprintf(out, "\n`tessera <command> --help` (or -h) describes one command.\n");
   return out == stdout ? 0 : 2;
+}
+
+// What built this binary: the versions a tuning session records.
+int print_version() {
+  std::printf("tessera %s\nLLVM %s\n", tessera::kToolVersion, tessera::kLlvmVersion);
+  return 0;
+}
+
+const Command* find_command(const char* name) {
+  for (const auto& c : kCommands)
+    if (c.run && !std::strcmp(c.name, name)) return &c;
+  return nullptr;
+}
+
+int unknown_command(const char* name) {
+  std::fprintf(stderr, "tessera: unknown command '%s'\n\n", name);
+  return print_usage(stderr);
+}
+
+// `tessera help CMD [SUB]`: the command's own --help.
+int help_of(int argc, char** argv) {
+  const Command* c = find_command(argv[2]);
+  if (!c) return unknown_command(argv[2]);
+  std::vector<char*> words(argv, argv + argc);
+  std::string help = "--help";
+  words.erase(words.begin() + 1);  // "help"
+  words.push_back(help.data());
+  return c->run(static_cast<int>(words.size()), words.data(), 2);
 }
 
 }  // namespace
@@ -38,10 +69,10 @@ int print_usage(FILE* out) {
 int main(int argc, char** argv) {
   if (argc < 2) return print_usage(stderr);
   const char* name = argv[1];
+  if (!std::strcmp(name, "--version")) return print_version();
+  if (!std::strcmp(name, "help") && argc > 2 && argv[2][0] != '-') return help_of(argc, argv);
   if (!std::strcmp(name, "help") || !std::strcmp(name, "--help") || !std::strcmp(name, "-h"))
     return print_usage(stdout);
-  for (const auto& c : kCommands)
-    if (c.run && !std::strcmp(c.name, name)) return c.run(argc, argv, 2);
-  std::fprintf(stderr, "tessera: unknown command '%s'\n\n", name);
-  return print_usage(stderr);
+  if (const Command* c = find_command(name)) return c->run(argc, argv, 2);
+  return unknown_command(name);
 }

@@ -123,8 +123,10 @@ Status parse_budget(const OptionReader& o, TuneConfig* c) {
   auto time_budget = o.get_double("time-budget", 0);
   auto timeout = o.get_double("timeout", c->timeout_ms / 1000.0);
   auto early = o.get_int("early-stopping", 0);
+  auto worker_wait = o.get_double("worker-wait", c->worker_wait_s);
   for (const Status* st : {&trials.status(), &batch.status(), &seed.status(), &workers.status(), &repeat.status(),
-                           &min_repeat_ms.status(), &time_budget.status(), &early.status(), &timeout.status()})
+                           &min_repeat_ms.status(), &time_budget.status(), &early.status(), &timeout.status(),
+                           &worker_wait.status()})
     if (!st->is_ok()) return *st;
   if (*trials <= 0) return usage("--trials must be positive");
   TESSERA_RETURN_IF_ERROR(positive_int(*batch, "batch", &c->batch));
@@ -136,6 +138,8 @@ Status parse_budget(const OptionReader& o, TuneConfig* c) {
   // A measurement's limit: a worker kills a kernel that runs past it.
   if (!(*timeout >= 0.001 && *timeout <= 3600)) return usage("--timeout must be 0.001-3600 seconds");
   c->timeout_ms = static_cast<int>(*timeout * 1000 + 0.5);
+  if (!(*worker_wait >= 0 && *worker_wait <= 86400)) return usage("--worker-wait must be 0-86400 seconds");
+  c->worker_wait_s = *worker_wait;
   const std::string scheduler = o.get("scheduler", "gradient");
   if (scheduler != "gradient" && scheduler != "round-robin")
     return usage("unknown --scheduler '" + scheduler + "' (gradient, round-robin)");
@@ -339,6 +343,21 @@ Result<std::unique_ptr<rpc::Runner>> start_runner(const TuneConfig& c) {
   return std::unique_ptr<rpc::Runner>(std::move(*runner));
 }
 
+// "64x16 16x32 -> 64x32 float32": the kernel's argument shapes, the inputs
+// then the outputs, and the outputs' type (what a records table shows).
+std::string shapes_of(const ComputeDAG& dag) {
+  std::string in, out, dtype;
+  for (const Tensor& t : dag.args()) {
+    std::string shape;
+    for (size_t i = 0; i < t->shape.size(); ++i) shape += (i ? "x" : "") + std::to_string(t->shape[i]);
+    if (t->shape.empty()) shape = "scalar";
+    std::string& side = dag.is_output(t) ? out : in;
+    side += (side.empty() ? "" : " ") + shape;
+    if (dag.is_output(t)) dtype = t->dtype.to_string();
+  }
+  return in + " -> " + out + " " + dtype;
+}
+
 // Begins the session (its provenance) and registers the tasks' workloads.
 Result<int64_t> begin_session(records::Store& store, const TuneConfig& c, const std::vector<Task>& tasks) {
   char host[256] = "";
@@ -356,7 +375,7 @@ Result<int64_t> begin_session(records::Store& store, const TuneConfig& c, const 
     w.key = task.workload_key();
     w.dag_text = task.dag->canonical_text();
     w.op_name = task.name.substr(0, task.name.find_first_of(": "));
-    w.shapes = task.name;
+    w.shapes = shapes_of(*task.dag);
     w.flop_count = task.dag->flop_count();
     if (Status st = store.add_workload(w); !st.is_ok()) return failure(st);
   }
@@ -449,6 +468,13 @@ Result<std::unique_ptr<TuneJob>> TuneJob::open(TuneConfig config, ModelKernels m
   to.seed = c.seed;
   to.scheduler = c.scheduler;
   to.measure_default = c.measure_default;
+  to.worker_wait_s = c.worker_wait_s;
+  if (log) {
+    to.on_wait = [log](const std::string& line) {
+      std::fprintf(log, "%s\n", line.c_str());
+      std::fflush(log);
+    };
+  }
   job->tuner_ = std::make_unique<Tuner>(std::move(tunable.tasks), std::move(tunable.policies), *job->measurer_,
                                         job->store_.get(), to);
   return job;
@@ -459,12 +485,15 @@ Result<JobSummary> TuneJob::run(Progress* progress, const std::atomic<bool>* sto
   auto resumed = tuner_->resume();
   if (!resumed.is_ok()) return failure(resumed.status());
   summary.resumed = *resumed;
+  summary.retried = tuner_->pending_retries();
   if (log_) {
-    std::fprintf(log_, "tuning %zu task(s) on %s, %lld trials, %s, %s; %lld earlier records%s\n", tasks_.size(),
+    const std::string retried =
+        summary.retried ? ", " + std::to_string(summary.retried) + " lost to the infrastructure (measured again)" : "";
+    std::fprintf(log_, "tuning %zu task(s) on %s, %lld trials, %s, %s; %lld earlier records%s%s\n", tasks_.size(),
                  config_.target.triple.c_str(), static_cast<long long>(config_.trials),
                  describe_search(config_).c_str(),
                  config_.check ? "outputs checked" : "outputs not checked (--no-check)",
-                 static_cast<long long>(*resumed), *resumed ? " (not measured again)" : "");
+                 static_cast<long long>(*resumed), *resumed ? " (not measured again)" : "", retried.c_str());
     std::fflush(log_);
   }
   runner_->set_cancel(cancel);
@@ -477,6 +506,12 @@ Result<JobSummary> TuneJob::run(Progress* progress, const std::atomic<bool>* sto
   summary.cancelled = !tasks.is_ok();
   summary.stopped = stop && stop->load();
   TESSERA_RETURN_IF_ERROR(summarize_records(&summary));
+  if (log_ && summary.stored_infrastructure > 0) {
+    std::fprintf(log_, "%lld infrastructure error(s) stored (no worker, no result, protocol): not trials, "
+                       "their candidates are measured again (in this run, or by the next)\n",
+                 static_cast<long long>(summary.stored_infrastructure));
+    std::fflush(log_);
+  }
   return summary;
 }
 
@@ -489,6 +524,7 @@ Status TuneJob::summarize_records(JobSummary* summary) {
       if (r.session_id != session_id_) continue;
       ++summary->stored;
       if (r.ok()) ++summary->stored_ok;
+      if (r.infrastructure) ++summary->stored_infrastructure;
       else failed.push_back(std::move(r));
     }
   }

@@ -69,6 +69,9 @@ struct TuneConfig {
   int repeat = 3;                            ///< timed repeats per candidate
   double min_repeat_ms = 50;                 ///< shortest timed repeat (ignored with kCold)
   int timeout_ms = 10000;                    ///< longest one measurement may run (--timeout, in seconds)
+  /// How long to wait for a worker of the key when every one is lost mid-run
+  /// (--worker-wait, seconds); past it the run stops with the reason.
+  double worker_wait_s = 300;
   double time_budget_s = 0;                  ///< 0: none
   int64_t early_stopping = 0;                ///< 0: never
   SchedulerKind scheduler = SchedulerKind::kGradient;
@@ -121,10 +124,13 @@ struct ModelKernels {
 struct JobSummary {
   std::vector<TaskSummary> tasks;  ///< per tuned task, in order (empty when cancelled)
   int64_t resumed = 0;             ///< records of earlier runs found in the store (not measured again)
+  /// Candidates of earlier runs lost to the infrastructure, queued to be measured again.
+  int64_t retried = 0;
   bool stopped = false;            ///< the stop flag was set when the run ended
   bool cancelled = false;          ///< the cancel flag dropped the batch in flight (nothing of it stored)
   int64_t stored = 0;              ///< records this run stored (its session's)
   int64_t stored_ok = 0;           ///< of them, successful measurements
+  int64_t stored_infrastructure = 0;  ///< of them, infrastructure errors (not measurements)
   /// Every trial of the run failed (or, with no trial run, every record it
   /// stored): the run learned nothing, and the caller should say why.
   bool all_failed = false;

@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <map>
 #include <cstdio>
 #include <limits>
+#include <map>
+#include <set>
+#include <thread>
 
 namespace tessera::tuner {
 namespace {
@@ -17,6 +19,21 @@ double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::
 
 double gflops(double flops, double cost) { return cost > 0 && std::isfinite(cost) ? flops / cost / 1e9 : 0; }
 
+// Sleeps a second, or less when `stop` is set meanwhile.
+void pause_a_second(const std::atomic<bool>* stop) {
+  for (int t = 0; t < 10 && !(stop && stop->load()); ++t) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+}
+
+// Whether a fact (a record that is not an infrastructure error) is stored for the steps.
+Result<bool> has_fact(records::Store* store, const Task& task, const std::string& steps) {
+  if (!store) return false;
+  TESSERA_ASSIGN_OR_RETURN(std::vector<records::Record> old,
+                           store->records_of(task.workload_key(), task.target.to_string()));
+  for (const auto& r : old)
+    if (r.steps_json == steps && !r.infrastructure) return true;
+  return false;
+}
+
 }  // namespace
 
 Tuner::Tuner(std::vector<Task> tasks, std::vector<std::unique_ptr<SearchPolicy>> policies, Measurer& measurer,
@@ -26,10 +43,13 @@ Tuner::Tuner(std::vector<Task> tasks, std::vector<std::unique_ptr<SearchPolicy>>
   summaries_.resize(tasks_.size());
   for (size_t i = 0; i < tasks_.size(); ++i) {
     summaries_[i].name = tasks_[i].name;
+    summaries_[i].workload_key = tasks_[i].workload_key();
+    summaries_[i].weight = tasks_[i].weight;
     summaries_[i].best_cost_s = kInf;
     summaries_[i].flops = tasks_[i].dag->flop_count();
   }
   since_improvement_.assign(tasks_.size(), 0);
+  retry_.resize(tasks_.size());
   last_batch_gflops_.assign(tasks_.size(), 0);
   exhausted_.assign(tasks_.size(), false);
 }
@@ -37,22 +57,37 @@ Tuner::Tuner(std::vector<Task> tasks, std::vector<std::unique_ptr<SearchPolicy>>
 Result<int64_t> Tuner::resume() {
   if (!store_) return int64_t{0};
   int64_t found = 0;
+  const std::string empty_steps = steps_to_json({});
   for (size_t i = 0; i < tasks_.size(); ++i) {
     const Task& task = tasks_[i];
     TESSERA_ASSIGN_OR_RETURN(std::vector<records::Record> old,
                              store_->records_of(task.workload_key(), task.target.to_string()));
     std::vector<Candidate> candidates;
     std::vector<records::Record> usable;
+    std::map<std::string, const records::Record*> lost;  // steps -> an infrastructure error, none of it a fact
+    std::set<std::string> facts;
+    for (const records::Record& r : old) {
+      if (r.infrastructure) lost.emplace(r.steps_json, &r);
+      else facts.insert(r.steps_json);
+    }
     for (auto& r : old) {
+      if (r.infrastructure) continue;  // not a measurement: never seen, never learned from
       auto steps = steps_from_json(r.steps_json);
       if (!steps.is_ok()) continue;  // written by a different compiler: skip, keep the record
-      Candidate c(std::move(*steps), r.space, r.knob_config_json);
-      if (r.ok() && r.mean_cost() < summaries_[i].best_cost_s) {
-        summaries_[i].best_cost_s = r.mean_cost();
-        summaries_[i].best_steps = c.steps();
-      }
-      candidates.push_back(std::move(c));
-      usable.push_back(std::move(r));
+      candidates.emplace_back(std::move(*steps), r.space, r.knob_config_json);
+      usable.push_back(r);
+    }
+    if (const records::Record* best = records::best_of(usable)) {
+      summaries_[i].best_cost_s = best->mean_cost();
+      summaries_[i].best_steps = steps_from_json(best->steps_json).value();
+    }
+    // Measured again in this run; the default and the baseline are measured
+    // again by measure_defaults and measure_baselines.
+    const std::string baseline = task.baseline.empty() ? "" : steps_to_json(task.baseline);
+    for (const auto& [steps_json, r] : lost) {
+      if (facts.count(steps_json) || steps_json == empty_steps || steps_json == baseline) continue;
+      auto steps = steps_from_json(steps_json);
+      if (steps.is_ok()) retry_[i].emplace_back(std::move(*steps), r->space, r->knob_config_json);
     }
     found += static_cast<int64_t>(usable.size());
     if (!candidates.empty()) TESSERA_RETURN_IF_ERROR(policies_[i]->observe(candidates, usable));
@@ -60,59 +95,142 @@ Result<int64_t> Tuner::resume() {
   return found;
 }
 
+int64_t Tuner::pending_retries() const {
+  int64_t n = 0;
+  for (const auto& r : retry_) n += static_cast<int64_t>(r.size());
+  return n;
+}
+
+void Tuner::announce(const std::string& line) {
+  // On a terminal the line goes above the progress block, which it would
+  // otherwise overwrite.
+  if (progress_) return progress_->note(line);
+  if (options_.on_wait) options_.on_wait(line);
+}
+
+Status Tuner::wait_for_workers(const std::atomic<bool>* stop) {
+  if (!failing_since_) failing_since_ = Clock::now();
+  rpc::Runner& runner = measurer_.runner();
+  const std::string key = runner.device_key();
+  bool announced = false;
+  for (;;) {
+    if (stop && stop->load()) return Status::ok();
+    Result<int> workers = runner.count_workers();
+    if (workers.is_ok()) max_workers_ = std::max(max_workers_, *workers);
+    const bool present = workers.is_ok() && *workers > 0;
+    // A runner that cannot count retries after a pause, within the same limit.
+    const bool unknown = !workers.is_ok() && workers.status().code() == ErrorCode::kNotFound;
+    if (since(*failing_since_) >= options_.worker_wait_s) {
+      char limit[32];
+      std::snprintf(limit, sizeof limit, "%.0f", options_.worker_wait_s);
+      std::string why = present || unknown ? "measurements failed for the infrastructure for " + std::string(limit) +
+                                                 " s (" + last_infrastructure_error_ + ")"
+                        : workers.is_ok() ? "no worker of key '" + key + "' came back within " + limit + " s (0 of " +
+                                                std::to_string(max_workers_) + " left)"
+                                          : "the tracker did not answer for " + std::string(limit) +
+                                                " s: " + workers.status().message();
+      return Status(ErrorCode::kUnavailable, why + "; stopped, everything measured is stored (run again to resume)");
+    }
+    if (unknown) {  // a runner that cannot count: try again after a pause
+      pause_a_second(stop);
+      return Status::ok();
+    }
+    if (present) {
+      if (announced)
+        announce("a worker of key '" + key + "' is back (" + std::to_string(*workers) + " of " +
+                         std::to_string(max_workers_) + "); going on");
+      return Status::ok();
+    }
+    if (!announced)
+      announce(workers.is_ok() ? "waiting for a worker of key " + key + ": 0 of " +
+                                             std::to_string(max_workers_) + " left"
+                                       : "waiting for the tracker: " + workers.status().message());
+    announced = true;
+    pause_a_second(stop);
+  }
+}
+
+Result<std::vector<records::Record>> Tuner::measure_alone(int i, const Candidate& c, MeasureOverride override,
+                                                          const std::atomic<bool>* stop) {
+  for (;;) {
+    TESSERA_ASSIGN_OR_RETURN(std::vector<records::Record> r, measurer_.measure(tasks_[i], {c}, override));
+    if (store_) TESSERA_RETURN_IF_ERROR(store_->append(r));
+    if (r.empty() || !r[0].infrastructure) {
+      failing_since_.reset();
+      return r;
+    }
+    ++summaries_[i].infrastructure_errors;
+    last_infrastructure_error_ = r[0].error_kind + ": " + r[0].error_message;
+    TESSERA_RETURN_IF_ERROR(wait_for_workers(stop));
+    if (stop && stop->load()) return std::vector<records::Record>{};
+  }
+}
+
 Status Tuner::measure_defaults() {
-  // The untuned default is slow (scalar, one thread): time one call, and give
-  // it room. Its record is stored like any other.
+  // The untuned default is slow (scalar, one thread): it gets room, and is
+  // timed like every candidate, so that "best" compares like with like.
   const std::string empty_steps = steps_to_json({});
   for (size_t i = 0; i < tasks_.size(); ++i) {
-    // Measured by an earlier run: not measured again.
+    show_phase("untuned defaults", i);
+    if (stop_ && stop_->load()) return Status::ok();
+    std::vector<records::Record> r;
     if (store_) {
-      TESSERA_ASSIGN_OR_RETURN(std::vector<records::Record> old,
-                               store_->records_of(tasks_[i].workload_key(), tasks_[i].target.to_string()));
-      bool found = false;
-      for (const auto& r : old) {
-        if (r.ok() && r.steps_json == empty_steps) {
-          summaries_[i].default_cost_s = r.mean_cost();
-          found = true;
-        }
-      }
-      if (found) continue;
+      // Measured by an earlier run: not measured again.
+      TESSERA_ASSIGN_OR_RETURN(r, store_->records_of(tasks_[i].workload_key(), tasks_[i].target.to_string()));
+      std::erase_if(r, [&](const records::Record& x) { return x.steps_json != empty_steps || !x.ok(); });
     }
-    TESSERA_ASSIGN_OR_RETURN(std::vector<records::Record> r,
-                             measurer_.measure(tasks_[i], {Candidate{}}, MeasureOverride{.single_call = true}));
-    if (store_) TESSERA_RETURN_IF_ERROR(store_->append(r));
-    if (!r.empty() && r[0].ok()) summaries_[i].default_cost_s = r[0].mean_cost();
+    if (r.empty()) {
+      TESSERA_ASSIGN_OR_RETURN(r, measure_alone(static_cast<int>(i), Candidate{}, {.long_timeout = true}, stop_));
+    }
+    if (const records::Record* d = records::best_of(r)) {
+      summaries_[i].default_cost_s = d->mean_cost();
+      if (d->mean_cost() < summaries_[i].best_cost_s) {
+        summaries_[i].best_cost_s = d->mean_cost();
+        summaries_[i].best_steps.clear();
+      }
+    }
   }
+  show_phase("untuned defaults", tasks_.size());
   return Status::ok();
 }
 
 Status Tuner::measure_baselines() {
   for (size_t i = 0; i < tasks_.size(); ++i) {
-    if (tasks_[i].baseline.empty()) continue;
-    const std::string steps = steps_to_json(tasks_[i].baseline);
-    bool found = false;  // resume() has fed a stored one to the policy and the summary
-    if (store_) {
-      TESSERA_ASSIGN_OR_RETURN(std::vector<records::Record> old,
-                               store_->records_of(tasks_[i].workload_key(), tasks_[i].target.to_string()));
-      for (const auto& r : old) found = found || r.steps_json == steps;
-    }
+    show_phase("baselines", i);
+    if (tasks_[i].baseline.empty() || (stop_ && stop_->load())) continue;
+    // resume() has fed a stored one to the policy and the summary; one
+    // stored as an infrastructure error is measured again.
+    TESSERA_ASSIGN_OR_RETURN(bool found, has_fact(store_, tasks_[i], steps_to_json(tasks_[i].baseline)));
     if (found) continue;
     Candidate c(tasks_[i].baseline, records::SpaceKind::kManual, tasks_[i].baseline_knob_config);
-    TESSERA_ASSIGN_OR_RETURN(std::vector<records::Record> r, measurer_.measure(tasks_[i], {c}));
-    if (store_) TESSERA_RETURN_IF_ERROR(store_->append(r));
+    TESSERA_ASSIGN_OR_RETURN(std::vector<records::Record> r, measure_alone(static_cast<int>(i), c, {}, stop_));
+    if (r.empty()) continue;  // stopped
     TESSERA_RETURN_IF_ERROR(policies_[i]->observe({c}, r));
-    if (!r.empty() && r[0].ok() && r[0].mean_cost() < summaries_[i].best_cost_s) {
+    if (r[0].ok() && r[0].mean_cost() < summaries_[i].best_cost_s) {
       summaries_[i].best_cost_s = r[0].mean_cost();
       summaries_[i].best_steps = c.steps();
     }
   }
+  show_phase("baselines", tasks_.size());
   return Status::ok();
+}
+
+void Tuner::show_phase(const char* name, size_t done) {
+  if (!progress_) return;
+  std::vector<TaskProgress> shown;
+  for (size_t i = 0; i < tasks_.size(); ++i) shown.push_back(progress_of(static_cast<int>(i)));
+  progress_->update(shown, -1);
+  progress_->phase(name, static_cast<int64_t>(done), static_cast<int64_t>(tasks_.size()));
 }
 
 TaskProgress Tuner::progress_of(int i) const {
   const TaskSummary& s = summaries_[i];
   TaskProgress p;
   p.name = s.name;
+  p.key = s.workload_key;
+  p.weight = s.weight;
+  p.best_cost_s = std::isfinite(s.best_cost_s) ? s.best_cost_s : 0;
+  p.default_cost_s = s.default_cost_s.value_or(0);
   p.trials = s.trials;
   p.budget = options_.trials;
   p.errors = s.errors;
@@ -143,7 +261,20 @@ int warm_up_batch(int64_t trials, size_t tasks, int batch_size) {
 Result<std::optional<Candidate>> Tuner::round(int i, int batch) {
   auto start = Clock::now();
   int n = static_cast<int>(std::min<int64_t>(batch, options_.trials - trials_spent()));
-  TESSERA_ASSIGN_OR_RETURN(std::vector<Candidate> candidates, policies_[i]->propose(n));
+  // Candidates lost to the infrastructure first: they were never measured.
+  std::vector<Candidate> candidates;
+  SeenSet retried;
+  while (static_cast<int>(candidates.size()) < n && !retry_[i].empty()) {
+    retried.insert(retry_[i].front().steps());
+    candidates.push_back(std::move(retry_[i].front()));
+    retry_[i].erase(retry_[i].begin());
+  }
+  if (static_cast<int>(candidates.size()) < n) {
+    TESSERA_ASSIGN_OR_RETURN(std::vector<Candidate> proposed,
+                             policies_[i]->propose(n - static_cast<int>(candidates.size())));
+    for (Candidate& c : proposed)
+      if (!retried.contains(c.steps())) candidates.push_back(std::move(c));
+  }
   const double propose_s = since(start);
   summaries_[i].search_seconds += propose_s;
   if (candidates.empty()) {
@@ -173,16 +304,32 @@ Result<std::optional<Candidate>> Tuner::measure_batch(int i, std::vector<Candida
                                                       Clock::time_point start, double propose_s) {
   const Task& task = tasks_[i];
   TaskSummary& s = summaries_[i];
-  TESSERA_ASSIGN_OR_RETURN(std::vector<records::Record> records, measurer_.measure(task, candidates));
+  TESSERA_ASSIGN_OR_RETURN(std::vector<records::Record> all, measurer_.measure(task, candidates));
   s.build_seconds += measurer_.last_build_seconds();
   s.measure_seconds += measurer_.last_run_seconds();
   s.check_seconds += measurer_.last_check_seconds();
   auto store_start = Clock::now();
-  if (store_) TESSERA_RETURN_IF_ERROR(store_->append(records));
+  if (store_) TESSERA_RETURN_IF_ERROR(store_->append(all));
   const double store_s = since(store_start);
   s.store_seconds += store_s;
+  // Infrastructure failures are stored but are no measurement: the policy
+  // never sees them (nor learns from them), and they are measured again.
+  std::vector<Candidate> measured;
+  std::vector<records::Record> records;
+  for (size_t j = 0; j < all.size(); ++j) {
+    if (all[j].infrastructure) {
+      ++s.infrastructure_errors;
+      last_infrastructure_error_ = all[j].error_kind + ": " + all[j].error_message;
+      retry_[i].push_back(std::move(candidates[j]));
+    } else {
+      measured.push_back(std::move(candidates[j]));
+      records.push_back(std::move(all[j]));
+    }
+  }
+  if (records.size() < all.size()) infrastructure_failed_ = true;
+  if (!records.empty()) failing_since_.reset();  // measurements go on
   auto learn_start = Clock::now();
-  TESSERA_RETURN_IF_ERROR(policies_[i]->observe(candidates, records));
+  if (!measured.empty()) TESSERA_RETURN_IF_ERROR(policies_[i]->observe(measured, records));
   const double learn_s = since(learn_start);
   s.search_seconds += learn_s;
   if (!records.empty())
@@ -201,9 +348,9 @@ Result<std::optional<Candidate>> Tuner::measure_batch(int i, std::vector<Candida
     batch_best = std::min(batch_best, c);
     if (c < s.best_cost_s) {
       s.best_cost_s = c;
-      s.best_steps = candidates[j].steps();
+      s.best_steps = measured[j].steps();
       since_improvement_[i] = 0;
-      improved = candidates[j];
+      improved = measured[j];
     }
   }
   last_batch_gflops_[i] = gflops(s.flops, batch_best);
@@ -213,6 +360,9 @@ Result<std::optional<Candidate>> Tuner::measure_batch(int i, std::vector<Candida
 }
 
 Result<std::vector<TaskSummary>> Tuner::run(Progress* progress, const std::atomic<bool>* stop) {
+  stop_ = stop;
+  if (Result<int> workers = measurer_.runner().count_workers(); workers.is_ok()) max_workers_ = *workers;
+  progress_ = progress;
   if (options_.measure_default) TESSERA_RETURN_IF_ERROR(measure_defaults());
   TESSERA_RETURN_IF_ERROR(measure_baselines());
   std::vector<TaskWeight> weights;
@@ -240,6 +390,7 @@ Result<std::vector<TaskSummary>> Tuner::run(Progress* progress, const std::atomi
       if (exhausted_[j]) scheduler.retire(static_cast<int>(j));
     const int i = scheduler.next();
     if (i < 0) break;  // every space exhausted
+    infrastructure_failed_ = false;
     auto improved = round(i, scheduler.warmed_up(i) ? options_.batch_size : warm_up);
     if (!improved.is_ok()) return improved.status().with_context("tuning " + tasks_[i].name);
     scheduler.update(i, summaries_[i].trials, summaries_[i].best_cost_s);
@@ -249,6 +400,8 @@ Result<std::vector<TaskSummary>> Tuner::run(Progress* progress, const std::atomi
       TESSERA_ASSIGN_OR_RETURN(std::vector<int> siblings, share_best(i, **improved));
       for (int u : siblings) scheduler.update(u, summaries_[u].trials, summaries_[u].best_cost_s);
     }
+    // Lost to the infrastructure: pause until a worker is there again.
+    if (infrastructure_failed_) TESSERA_RETURN_IF_ERROR(wait_for_workers(stop));
     for (size_t j = 0; j < tasks_.size(); ++j) shown[j] = progress_of(static_cast<int>(j));
     if (progress) progress->update(shown, i);
   }
@@ -267,22 +420,37 @@ double median_overhead_per_trial_s(const TaskSummary& summary) {
 std::string format_summary(const std::vector<TaskSummary>& summaries) {
   std::string out;
   char buf[512];
-  std::snprintf(buf, sizeof buf, "%-36s %8s %10s %10s %8s %11s\n", "task", "trials", "best ms", "GFLOP/s", "errors",
-                "vs default");
-  out += buf;
+  // By share of the model's time (weight x best; the default's where nothing succeeded).
+  std::vector<TaskProgress> shares;
   for (const auto& s : summaries) {
+    TaskProgress p;
+    p.weight = s.weight;
+    p.best_cost_s = std::isfinite(s.best_cost_s) ? s.best_cost_s : 0;
+    p.default_cost_s = s.default_cost_s.value_or(0);
+    shares.push_back(p);
+  }
+  const double total = estimated_latency_s(shares);
+  std::snprintf(buf, sizeof buf, "%6s %6s %8s %10s %10s %8s %11s  %-12s  %s\n", "share", "weight", "trials", "best ms",
+                "GFLOP/s", "errors", "vs default", "workload", "task");
+  out += buf;
+  const std::vector<size_t> order = by_share_of_time(shares);
+  for (size_t i : order) {
+    const TaskSummary& s = summaries[i];
     std::string speedup = "-";
     if (s.default_cost_s && std::isfinite(s.best_cost_s)) {
       char x[32];
       std::snprintf(x, sizeof x, "%.1fx", *s.default_cost_s / s.best_cost_s);
       speedup = x;
     }
-    std::snprintf(buf, sizeof buf, "%-36.36s %8lld %10.3f %10.1f %8lld %11s\n", s.name.c_str(),
+    const double share = total > 0 ? time_in_model_s(shares[i]) / total : 0;
+    std::snprintf(buf, sizeof buf, "%5.1f%% %6g %8lld %10.3f %10.1f %8lld %11s  %-12.12s  %s\n", share * 100, s.weight,
                   static_cast<long long>(s.trials), std::isfinite(s.best_cost_s) ? s.best_cost_s * 1e3 : 0.0,
-                  gflops(s.flops, s.best_cost_s), static_cast<long long>(s.errors), speedup.c_str());
+                  gflops(s.flops, s.best_cost_s), static_cast<long long>(s.errors), speedup.c_str(),
+                  s.workload_key.c_str(), s.name.c_str());
     out += buf;
   }
-  for (const auto& s : summaries) {
+  for (size_t i : order) {
+    const TaskSummary& s = summaries[i];
     if (s.trials == 0) continue;
     double n = static_cast<double>(s.trials);
     std::snprintf(buf, sizeof buf, "%s: %.3f s per trial (search %.3f, build %.3f, measure %.3f, store %.3f)\n",

@@ -4,7 +4,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <memory>
+#include <string>
 #include <optional>
 #include <vector>
 
@@ -23,6 +25,12 @@ struct TuneOptions {
   SchedulerKind scheduler = SchedulerKind::kGradient;
   uint64_t seed = 0;
   bool measure_default = true;    ///< also measure each task's untuned default schedule
+  /// How long the run waits for a worker of its device key when a batch failed
+  /// for want of one (or for any other infrastructure reason) before it stops
+  /// with kUnavailable. Infrastructure failures never count as trials.
+  double worker_wait_s = 300;
+  /// Told, as whole lines, when the run starts and stops waiting for workers. Null: silent.
+  std::function<void(const std::string&)> on_wait;
 };
 
 /// Candidates in each task's first (warm-up) round: the batch size, unless
@@ -36,8 +44,15 @@ int warm_up_batch(int64_t trials, size_t tasks, int batch_size);
 /// How one task ended.
 struct TaskSummary {
   std::string name;
-  int64_t trials = 0, errors = 0;
-  double best_cost_s = 0;          ///< infinity when nothing succeeded
+  std::string workload_key;
+  double weight = 1;               ///< calls per model run
+  int64_t trials = 0, errors = 0;  ///< measurements (facts about schedules), and of them failures
+  /// Infrastructure failures (no worker, no result, protocol errors): stored,
+  /// measured again, never counted as trials.
+  int64_t infrastructure_errors = 0;
+  /// The best record's cost (records::best_of: the untuned default included);
+  /// infinity when nothing succeeded.
+  double best_cost_s = 0;
   std::vector<Step> best_steps;
   double flops = 0;
   std::optional<double> default_cost_s;  ///< the untuned default schedule's time
@@ -63,8 +78,11 @@ class Tuner {
 
   /// Feeds every record already stored for the tasks to their policies, so
   /// nothing is measured twice and the cost model starts warm. Returns how
-  /// many records were found.
+  /// many records were found (infrastructure errors not included: their
+  /// candidates are queued to be measured again, see pending_retries()).
   Result<int64_t> resume();
+  /// Candidates whose last measurement was an infrastructure error, waiting to be measured again.
+  int64_t pending_retries() const;
 
   /// Tunes until the budget is spent, `stop` becomes true (Ctrl-C), or every
   /// space is exhausted. Every measured batch is stored before the next one.
@@ -82,8 +100,27 @@ class Tuner {
   // Offers a task's new best to the other tasks of its group whose policies
   // adopt it, and measures it for each; returns the tasks measured.
   Result<std::vector<int>> share_best(int task, const Candidate& best);
+  // Measures a task's default or baseline alone, waiting for workers while
+  // it fails for the infrastructure; the stored record that is a fact.
+  Result<std::vector<records::Record>> measure_alone(int task, const Candidate& c, MeasureOverride override,
+                                                      const std::atomic<bool>* stop);
+  // After an infrastructure failure: returns once a worker of the key is there
+  // (at once when one is), or stop is set; kUnavailable once the failures
+  // have lasted options_.worker_wait_s.
+  Status wait_for_workers(const std::atomic<bool>* stop);
+  // A message while the run is on screen (through the progress display).
+  void announce(const std::string& line);
   TaskProgress progress_of(int task) const;
+  // Shows a phase before the search (`done` of the tasks measured).
+  void show_phase(const char* name, size_t done);
   int64_t trials_spent() const;  // over all tasks
+
+  const std::atomic<bool>* stop_ = nullptr;  // of the current run()
+  bool infrastructure_failed_ = false;       // a batch of this round had an infrastructure failure
+  std::optional<std::chrono::steady_clock::time_point> failing_since_;  // no fact since then
+  std::string last_infrastructure_error_;
+  int max_workers_ = 0;                      // the most workers of the key seen
+  std::vector<std::vector<Candidate>> retry_;  // per task: to measure again
 
   std::vector<Task> tasks_;
   std::vector<std::unique_ptr<SearchPolicy>> policies_;
@@ -94,12 +131,14 @@ class Tuner {
   std::vector<int64_t> since_improvement_;
   std::vector<double> last_batch_gflops_;
   std::vector<bool> exhausted_;
+  Progress* progress_ = nullptr;  // during run()
 };
 
 /// Median over rounds of TaskSummary::overhead_per_trial_s (0 when empty).
 double median_overhead_per_trial_s(const TaskSummary& summary);
 
-/// The summary table printed at the end of a run.
+/// The summary table printed at the end of a run: full names and workload
+/// key prefixes, the tasks by their share of the model's time.
 std::string format_summary(const std::vector<TaskSummary>& summaries);
 
 }  // namespace tessera::tuner

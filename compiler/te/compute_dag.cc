@@ -6,6 +6,7 @@
 
 #include "compiler/ir/functor.h"
 #include "compiler/ir/printer.h"
+#include "compiler/te/workload_key.h"
 
 namespace tessera {
 namespace {
@@ -38,19 +39,6 @@ class FlopCounter final : public IRVisitor {
 };
 
 }  // namespace
-
-std::string hash_hex128(const std::string& text) {
-  uint64_t h1 = 1469598103934665603ull, h2 = 1099511628211ull ^ 0x9e3779b97f4a7c15ull;
-  for (unsigned char c : text) {
-    h1 = (h1 ^ c) * 1099511628211ull;
-    h2 = (h2 ^ c) * 0x100000001b3ull + 0x2545F4914F6CDD1Dull;
-    h2 ^= h2 >> 29;
-  }
-  char buf[33];
-  std::snprintf(buf, sizeof buf, "%016llx%016llx", static_cast<unsigned long long>(h1),
-                static_cast<unsigned long long>(h2));
-  return buf;
-}
 
 Result<ComputeDAG> ComputeDAG::make(std::vector<Tensor> args) {
   ComputeDAG dag;
@@ -101,7 +89,7 @@ Result<ComputeDAG> ComputeDAG::make(std::vector<Tensor> args) {
   text += "args:";
   for (const Tensor& t : dag.args_) text += " " + printer.name_of(t.get());
   dag.canonical_ = text;
-  dag.key_ = hash_hex128(text);
+  dag.key_ = workload_key_of(text);
   return dag;
 }
 

@@ -27,7 +27,7 @@ class ComputeDAG {
 
   /// Canonical text: the same for DAGs that differ only in names.
   const std::string& canonical_text() const { return canonical_; }
-  /// 32 hex digits hashing canonical_text().
+  /// workload_key_of(canonical_text()): XXH3-128, 32 hex digits (compiler/te/workload_key.h).
   const std::string& workload_key() const { return key_; }
   /// Floating-point operations of one run (a multiply-add counts two).
   double flop_count() const { return flops_; }
@@ -40,7 +40,5 @@ class ComputeDAG {
   double flops_ = 0;
 };
 
-/// Hash of a string as 32 hex digits (two 64-bit FNV-1a lanes).
-std::string hash_hex128(const std::string& text);
 
 }  // namespace tessera

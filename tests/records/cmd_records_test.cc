@@ -87,6 +87,41 @@ TEST(RecordsCli, StatsCountsRecordsAndFailures) {
   EXPECT_NE(run.output.find("4 records, 3 ok, 1 failed"), std::string::npos) << run.output;
 }
 
+// Two workloads of one operator differ by their shapes: every table shows them.
+TEST(RecordsCli, EveryTableShowsTheWorkloadsShapes) {
+  TempDir dir;
+  const std::string db = make_db(dir);
+  for (const char* command : {"list", "best", "stats"}) {
+    CliRun run = tessera_records(std::string(command) + " --db " + db);
+    EXPECT_EQ(run.exit_code, 0) << run.output;
+    EXPECT_NE(line_with(run.output, "WORKLOAD").find("SHAPES"), std::string::npos) << command << run.output;
+    EXPECT_NE(line_with(run.output, "2.000 ms").find("1024^3"), std::string::npos) << command << run.output;
+  }
+}
+
+TEST(RecordsCli, StatsCountsInfrastructureErrorsApartAndPruneDropsThem) {
+  TempDir dir;
+  const std::string db = make_db(dir);
+  {
+    auto store = Store::open(db);
+    ASSERT_TRUE(store);
+    Record lost = error_record(key_of(1), kTarget, "no-worker", 5);
+    lost.infrastructure = true;
+    ASSERT_TRUE(store->append({lost}));
+  }
+  CliRun stats = tessera_records("stats --db " + db);
+  EXPECT_EQ(stats.exit_code, 0) << stats.output;
+  EXPECT_NE(line_with(stats.output, "WORKLOAD").find("INFRA"), std::string::npos) << stats.output;
+  EXPECT_NE(stats.output.find("5 records, 3 ok, 1 failed, 1 infrastructure errors"), std::string::npos)
+      << stats.output;
+  CliRun prune = tessera_records("prune --infrastructure --db " + db);
+  EXPECT_EQ(prune.exit_code, 0) << prune.output;
+  EXPECT_NE(prune.output.find("dropped 1 infrastructure errors"), std::string::npos) << prune.output;
+  auto store = Store::open(db);
+  ASSERT_TRUE(store);
+  EXPECT_EQ(store->count().value(), 4);  // the crash stays: a fact about its schedule
+}
+
 TEST(RecordsCli, ImportReportsMalformedLinesWithNumbersAndExitsOne) {
   TempDir dir;
   const std::string db = make_db(dir), file = dir.file("in.jsonl");

@@ -1,5 +1,6 @@
 // JSON Lines export and import: round trips, de-duplication, malformed lines,
 // stable field names, filtered exports and database errors during an import.
+#include "compiler/te/workload_key.h"
 #include "records/jsonl.h"
 
 #include <nlohmann/json.hpp>
@@ -163,7 +164,64 @@ TEST(Jsonl, ExportUsesTheDocumentedFieldNamesInOrder) {
   EXPECT_EQ(fields["record"],
             (Names{"type", "workload_key", "target", "device_key", "space", "steps", "knob_config",
                    "costs", "mean_cost", "error_kind", "error_message", "build_seconds",
-                   "run_seconds", "timestamp", "session", "checked"}));
+                   "run_seconds", "timestamp", "session", "checked", "infrastructure"}));
+}
+
+// A file exported by a build before XXH3 keys: its workload and the records
+// under its key are imported under the XXH3-128 key.
+TEST(Jsonl, AnOldFilesWorkloadKeysAreRewritten) {
+  TempDir dir;
+  const std::string text = "t0 = placeholder[4] float32\nt1 = compute[4] float32 injective (v0 ) t0[v0]\nargs: t0 t1";
+  const std::string old_key = legacy_workload_key_of(text), new_key = workload_key_of(text);
+  nlohmann::json w = {{"type", "workload"}, {"key", old_key}, {"op_name", "copy"}, {"shapes", "4"},
+                      {"flop_count", 0}, {"dag_text", text}};
+  Record r = ok_record(old_key, testing::kTarget, 0.001, 1);
+  ASSERT_OK_AND_ASSIGN(Store a, Store::open(dir.file("a.db")));
+  ASSERT_OK(a.append({r}));
+  std::string file = w.dump() + "\n" + export_text(a);
+  ASSERT_OK_AND_ASSIGN(Store b, Store::open(dir.file("b.db")));
+  ImportReport report = import_text(b, file);
+  EXPECT_TRUE(report.errors.empty());
+  EXPECT_TRUE(b.workload(new_key).value().has_value());
+  EXPECT_FALSE(b.workload(old_key).value().has_value());
+  EXPECT_EQ(b.best_k(new_key, testing::kTarget, 5).value().size(), 1u);
+  EXPECT_TRUE(b.best_k(old_key, testing::kTarget, 5).value().empty());
+}
+
+// Infrastructure errors round-trip; exports from before the flag existed are
+// classified by their kind and message, as the schema migration does.
+TEST(Jsonl, InfrastructureIsImportedAndOldLinesAreClassifiedByKind) {
+  TempDir dir;
+  ASSERT_OK_AND_ASSIGN(Store a, Store::open(dir.file("a.db")));
+  Record lost = testing::error_record(testing::key_of(3), testing::kTarget, "no-worker", 1);
+  lost.infrastructure = true;
+  Record deadline = testing::error_record(testing::key_of(3), testing::kTarget, "timeout", 2);
+  deadline.error_message = "no result from the farm within the job's deadline (queue wait included)";
+  Record hung = testing::error_record(testing::key_of(3), testing::kTarget, "timeout", 3);
+  ASSERT_OK(a.append({lost, deadline, hung}));
+  std::string text = export_text(a);
+  ASSERT_OK_AND_ASSIGN(Store b, Store::open(dir.file("b.db")));
+  EXPECT_TRUE(import_text(b, text).errors.empty());
+  ASSERT_OK_AND_ASSIGN(std::vector<Record> round_trip, b.list({}));
+  ASSERT_EQ(round_trip.size(), 3u);
+  EXPECT_TRUE(round_trip[0].infrastructure);
+  EXPECT_FALSE(round_trip[1].infrastructure);  // exported as stored: false
+  EXPECT_FALSE(round_trip[2].infrastructure);
+
+  std::istringstream lines(text);
+  std::string old_text, line;
+  while (std::getline(lines, line)) {
+    auto j = nlohmann::ordered_json::parse(line);
+    j.erase("infrastructure");
+    old_text += j.dump() + "\n";
+  }
+  ASSERT_OK_AND_ASSIGN(Store c, Store::open(dir.file("c.db")));
+  EXPECT_TRUE(import_text(c, old_text).errors.empty());
+  ASSERT_OK_AND_ASSIGN(std::vector<Record> old, c.list({}));
+  ASSERT_EQ(old.size(), 3u);
+  EXPECT_TRUE(old[0].infrastructure);   // no-worker
+  EXPECT_TRUE(old[1].infrastructure);   // the runner's deadline, as it used to be reported
+  EXPECT_FALSE(old[2].infrastructure);  // a kernel that hung is a fact about its schedule
 }
 
 // Exports from before checks were recorded have no "checked": not checked.

@@ -5,6 +5,7 @@
 
 #include <csignal>
 
+#include "compiler/te/workload_key.h"
 #include "records/schema.h"
 #include "records/sqlite.h"
 #include "records/store.h"
@@ -106,6 +107,85 @@ TEST(StoreOpen, Version2DatabaseIsMigratedAndItsRecordsAreNotChecked) {
   ASSERT_OK_AND_ASSIGN(auto best, store.best_k(key, testing::kTarget, 1));
   ASSERT_EQ(best.size(), 1u);
   EXPECT_TRUE(best[0].checked);
+}
+
+// Version 3 had no `infrastructure`: its no-worker and protocol-error rows,
+// and the timeouts that were the runner's deadline, become infrastructure
+// errors (measured again on resume); a kernel that hung stays a fact.
+TEST(StoreOpen, Version3DatabaseIsMigratedAndItsInfrastructureErrorsAreClassified) {
+  TempDir dir;
+  const std::string path = dir.file("v3.db");
+  const std::string key = testing::key_of(7);
+  {
+    ASSERT_OK_AND_ASSIGN(auto conn, raw(path));
+    ASSERT_OK(migrate(conn, 3));
+    std::string values;
+    const char* rows[][2] = {{"ok", ""},
+                             {"no-worker", "no worker serves device key x"},
+                             {"protocol-error", "the queue is full"},
+                             {"timeout", "no result from the farm within the deadline (queue wait included)"},
+                             {"timeout", "killed after 10000 ms"},
+                             {"crash", "SIGSEGV"}};
+    for (int i = 0; i < 6; ++i)
+      values += std::string(i ? ", " : "") + "('" + key + "', '" + testing::kTarget + "', 'sketch', '[" +
+                std::to_string(i) + "]', '" + (i == 0 ? "[0.002]" : "[]") + "', " + (i == 0 ? "0.002" : "NULL") +
+                ", '" + rows[i][0] + "', '" + rows[i][1] + "', 1, 1, " + std::to_string(1700000000 + i) + ", 0)";
+    ASSERT_OK(conn.exec("INSERT INTO records (workload, target, space, steps, costs, mean_cost, error_kind, "
+                        "error_message, build_seconds, run_seconds, timestamp, steps_hash) VALUES " + values));
+  }
+  ASSERT_EQ(user_version(path), 3);
+  ASSERT_OK_AND_ASSIGN(Store store, Store::open(path));
+  EXPECT_EQ(user_version(path), kSchemaVersion);
+  ASSERT_OK_AND_ASSIGN(auto rows, store.list({}));
+  ASSERT_EQ(rows.size(), 6u);
+  const std::vector<bool> want = {false, true, true, true, false, false};
+  for (size_t i = 0; i < rows.size(); ++i) EXPECT_EQ(rows[i].infrastructure, want[i]) << rows[i].error_kind;
+  ASSERT_OK_AND_ASSIGN(auto stats, store.stats());
+  ASSERT_EQ(stats.size(), 1u);
+  EXPECT_EQ(stats[0].infrastructure_count, 3);
+}
+
+// The canonical text of a matmul + relu, as compiler/te prints it.
+const char kMatmulText[] =
+    "t0 = placeholder[64,16] float32\n"
+    "t1 = placeholder[16,32] float32\n"
+    "t2 = compute[64,32] float32 reduction (v0 v1 ) sum((t0[v0, v2]*t1[v2, v1]), axes=[v2:16])\n"
+    "t3 = compute[64,32] float32 injective (v3 v4 ) max(t2[v3, v4], 0.0f)\n"
+    "args: t0 t1 t3";
+
+// A database made by the builds before XXH3 (schema version 4, keys by the
+// legacy hash): its workload and records move to the XXH3-128 key; a key
+// that is not the legacy hash of its text (unknown origin) stays.
+TEST(StoreOpen, Version4DatabaseGetsXxh3WorkloadKeysWithItsRecords) {
+  TempDir dir;
+  const std::string path = dir.file("v4.db");
+  const std::string old_key = legacy_workload_key_of(kMatmulText), new_key = workload_key_of(kMatmulText);
+  ASSERT_EQ(old_key, "2ab79eb1737b956f4ce92de4b900df2f");  // what the builds before XXH3 stored
+  const std::string other = testing::key_of(9);
+  {
+    ASSERT_OK_AND_ASSIGN(auto conn, raw(path));
+    ASSERT_OK(migrate(conn, 4));
+    ASSERT_OK(conn.exec("INSERT INTO workloads (key, dag_text, op_name, shapes, flop_count) VALUES ('" + old_key +
+                        "', '" + kMatmulText + "', 'matmul', '64x16 16x32', 65536), ('" + other +
+                        "', 'not a dag', 'x', '', 0)"));
+    std::string values;
+    for (int i = 0; i < 3; ++i)
+      values += std::string(i ? ", " : "") + "('" + (i < 2 ? old_key : other) + "', '" + testing::kTarget +
+                "', 'sketch', '[" + std::to_string(i) + "]', '[0.002]', 0.002, 'ok', 1, 1, " +
+                std::to_string(1700000000 + i) + ", 0)";
+    ASSERT_OK(conn.exec("INSERT INTO records (workload, target, space, steps, costs, mean_cost, error_kind, "
+                        "build_seconds, run_seconds, timestamp, steps_hash) VALUES " + values));
+  }
+  ASSERT_OK_AND_ASSIGN(Store store, Store::open(path));
+  EXPECT_EQ(user_version(path), kSchemaVersion);
+  ASSERT_OK_AND_ASSIGN(auto moved, store.workload(new_key));
+  ASSERT_TRUE(moved.has_value());
+  EXPECT_EQ(moved->op_name, "matmul");
+  EXPECT_FALSE(store.workload(old_key).value().has_value());
+  EXPECT_EQ(store.best_k(new_key, testing::kTarget, 5).value().size(), 2u);
+  EXPECT_TRUE(store.best_k(old_key, testing::kTarget, 5).value().empty());
+  EXPECT_TRUE(store.workload(other).value().has_value());
+  EXPECT_EQ(store.best_k(other, testing::kTarget, 5).value().size(), 1u);
 }
 
 TEST(StoreOpen, ReadOnlyOpenOfAnOlderSchemaIsRefusedAndLeftUntouched) {

@@ -154,6 +154,61 @@ TEST_F(StoreTest, MeasuredFindsAStepListInAnyLayoutAndAnyOutcome) {
             ErrorCode::kInvalidArgument);
 }
 
+// An infrastructure error says nothing about the steps: they count as not
+// measured, so a resumed run measures them.
+TEST_F(StoreTest, AnInfrastructureErrorIsNotAMeasurement) {
+  Record lost = error_record(key_of(1), kTarget, "no-worker", 4);
+  lost.infrastructure = true;
+  ASSERT_OK(store().append({lost}));
+  EXPECT_FALSE(store().measured(key_of(1), kTarget, testing::steps_of(4)).value());
+  ASSERT_OK(store().append({error_record(key_of(1), kTarget, "crash", 4)}));
+  EXPECT_TRUE(store().measured(key_of(1), kTarget, testing::steps_of(4)).value());
+  RecordFilter infra;
+  infra.infrastructure_only = true;
+  EXPECT_EQ(store().count(infra).value(), 1);
+}
+
+TEST_F(StoreTest, AnOkRecordCannotBeAnInfrastructureError) {
+  Record r = ok_record(key_of(1), kTarget, 0.001, 1);
+  r.infrastructure = true;
+  EXPECT_EQ(store().append({r}).code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(store().count().value(), 0);
+}
+
+TEST_F(StoreTest, StatsCountInfrastructureErrorsApartAndPruneDropsThem) {
+  Record lost = error_record(key_of(1), kTarget, "no-result", 3);
+  lost.infrastructure = true;
+  ASSERT_OK(store().append({ok_record(key_of(1), kTarget, 0.002, 1), error_record(key_of(1), kTarget, "crash", 2),
+                            lost}));
+  ASSERT_OK_AND_ASSIGN(auto stats, store().stats());
+  ASSERT_EQ(stats.size(), 1u);
+  EXPECT_EQ(stats[0].count, 3);
+  EXPECT_EQ(stats[0].ok_count, 1);
+  EXPECT_EQ(stats[0].infrastructure_count, 1);
+  PruneOptions keep_all;
+  ASSERT_OK_AND_ASSIGN(PruneReport none, store().prune(keep_all));
+  EXPECT_EQ(none.dropped_infrastructure, 0);
+  PruneOptions options;
+  options.drop_infrastructure = true;
+  ASSERT_OK_AND_ASSIGN(PruneReport report, store().prune(options));
+  EXPECT_EQ(report.dropped_infrastructure, 1);
+  EXPECT_EQ(report.dropped_errors, 0);
+  EXPECT_EQ(store().count().value(), 2);  // the crash is a fact: kept
+}
+
+TEST(BestOf, TheLowestMeanCostOfAnOkRecordWhateverItsSpaceTiesToTheEarlier) {
+  std::vector<Record> rs = {error_record(key_of(1), kTarget, "crash", 1), ok_record(key_of(1), kTarget, 0.003, 2),
+                            ok_record(key_of(1), kTarget, 0.001, 3), ok_record(key_of(1), kTarget, 0.001, 4)};
+  rs[2].space = SpaceKind::kManual;
+  rs[2].steps_json = "[]";  // the untuned default competes like any record
+  ASSERT_NE(records::best_of(rs), nullptr);
+  EXPECT_EQ(records::best_of(rs), &rs[2]);
+  rs[2].id = 9;
+  rs[3].id = 5;
+  EXPECT_EQ(records::best_of(rs), &rs[3]);
+  EXPECT_EQ(records::best_of({rs[0]}), nullptr);
+}
+
 TEST_F(StoreTest, StatsCountPerWorkloadAndTarget) {
   ASSERT_OK(store().add_workload({key_of(1), "C = A @ B", "matmul", "64x64x64 f32", 2.0 * 64 * 64 * 64}));
   ASSERT_OK(store().append({ok_record(key_of(1), kTarget, 0.002, 1),

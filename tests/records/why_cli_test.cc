@@ -139,3 +139,57 @@ TEST(RecordsWhy, BadOperatorOrTargetIsAUsageError) {
 
 }  // namespace
 }  // namespace tessera::records
+
+namespace tessera::records {
+namespace {
+
+const std::string kConvModel = "/usr/share/libonnx-testdata/data/node/test_basic_conv_with_padding/model.onnx";
+
+CliRun why_model(const std::string& db) {
+  return tessera_records("why " + kConvModel + " --db " + db + " --target '" + kIcelake + "'");
+}
+
+// `records why MODEL.onnx`: every kernel with its workload key, the record
+// it would use, or why it has none.
+TEST(RecordsWhy, AModelsKernelsWithTheirKeysAndWhyEachHasARecordOrNot) {
+  TempDir dir;
+  const std::string db = dir.file("tessera.db");
+  CliRun none = why_model(db);
+  ASSERT_EQ(none.exit_code, 0) << none.output;
+  const std::string key = field(none.output, "  workload");
+  ASSERT_TRUE(is_valid_workload_key(key)) << none.output;
+  EXPECT_EQ(field(none.output, "  why not"), "no records database") << none.output;
+  EXPECT_NE(none.output.find("1 kernels: 0 from records, 1 on fallbacks"), std::string::npos) << none.output;
+  {
+    auto store = Store::open(db);
+    ASSERT_OK(store);
+    ASSERT_OK(store->append({testing::error_record(key, kIcelake, "wrong-answer", 1),
+                             testing::error_record(key, testing::kOtherTarget, "crash", 2)}));
+  }
+  CliRun wrong = why_model(db);
+  EXPECT_EQ(wrong.exit_code, 0) << wrong.output;
+  EXPECT_EQ(field(wrong.output, "  why not"), "none of its 1 records on this target is ok: 1 wrong-answer")
+      << wrong.output;
+  {
+    auto store = Store::open(db);
+    ASSERT_OK(store);
+    Record ok = testing::ok_record(key, kIcelake, 0.0001, 3);
+    ok.steps_json = "[]";  // the unscheduled loops: replays on any DAG
+    ASSERT_OK(store->append({ok}));
+  }
+  CliRun used = why_model(db);
+  EXPECT_EQ(used.exit_code, 0) << used.output;
+  EXPECT_EQ(field(used.output, "  uses").rfind("record 3 (record)", 0), 0u) << used.output;
+  EXPECT_NE(used.output.find("1 kernels: 1 from records, 0 on fallbacks"), std::string::npos) << used.output;
+}
+
+TEST(RecordsWhy, AModelThatDoesNotImportIsAFailure) {
+  TempDir dir;
+  testing::write_bytes(dir.file("bad.onnx"), "not a model");
+  CliRun run = tessera_records("why " + dir.file("bad.onnx") + " --db " + dir.file("t.db"));
+  EXPECT_EQ(run.exit_code, 1) << run.output;
+  EXPECT_NE(run.output.find("bad.onnx"), std::string::npos) << run.output;
+}
+
+}  // namespace
+}  // namespace tessera::records

@@ -128,7 +128,7 @@ struct Counts {
   int ok_trials = 0;
   int infrastructure() const {
     int n = 0;
-    for (const char* k : {"no-worker", "timeout", "protocol-error"}) n += kinds.count(k) ? kinds.at(k) : 0;
+    for (const char* k : {"no-worker", "no-result", "timeout", "protocol-error"}) n += kinds.count(k) ? kinds.at(k) : 0;
     return n;
   }
 };

@@ -18,6 +18,8 @@
 #include "compiler/ops/linalg.h"
 #include "compiler/space/knob/templates.h"
 #include "tuner/knob_policy.h"
+#include "compiler/space/choose/generic_schedule.h"
+#include "records/sqlite.h"
 #include "records/store.h"
 #include "tuner/sketch_policy.h"
 
@@ -179,6 +181,89 @@ TEST(Tuner, ANewBestIsTriedByTheTasksOfItsGroup) {
   // Random draws from a space of thousands rarely meet; shared bests do.
   EXPECT_GE(configs_in_common("matmul", "matmul"), 1u);
   EXPECT_EQ(configs_in_common("matmul", ""), 0u);
+}
+
+// Tunes a matmul on one local worker (its default and generic baseline
+// first) with a fresh sketch policy: the summaries.
+Result<std::vector<TaskSummary>> tune_matmul(const Task& task, records::Store& store, int64_t trials,
+                                             int64_t* resumed = nullptr, int64_t* retries = nullptr) {
+  auto runner = rpc::LocalRunner::start({.num_workers = 1, .threads_per_worker = 1});
+  if (!runner.is_ok()) return runner.status();
+  BuilderPool builder(host_target(), {.n_parallel = 2});
+  Measurer measurer(builder, **runner, {.timing = {.number = 1, .repeat = 2, .min_repeat_ms = 1}});
+  std::vector<std::unique_ptr<SearchPolicy>> policies;
+  policies.push_back(policy_for(ops::parse_op_spec("matmul:M=128,N=128,K=128").value(), 5, /*guided=*/false));
+  Tuner tuner({task}, std::move(policies), measurer, &store, {.trials = trials, .batch_size = 4});
+  TESSERA_ASSIGN_OR_RETURN(int64_t found, tuner.resume());
+  if (resumed) *resumed = found;
+  if (retries) *retries = tuner.pending_retries();
+  return tuner.run(nullptr, nullptr);
+}
+
+// A database where the default, the baseline and three search candidates
+// were lost to the infrastructure (stored as no-worker): a rerun measures
+// each of them again, counts only measurements as trials, and never learns
+// from the lost records.
+TEST(Tuner, AResumedRunMeasuresAgainWhatTheInfrastructureLost) {
+  const std::string db = "/tmp/tessera-infra-resume-" + std::to_string(getpid()) + ".db";
+  std::remove(db.c_str());
+  Task task = matmul_task(false, "matmul");
+  task.baseline = generic_schedule(task.dag, task.target).value().steps();
+  {
+    auto store = records::Store::open(db);
+    ASSERT_TRUE(store.is_ok()) << store.status().to_string();
+    auto first = tune_matmul(task, *store, 8);
+    ASSERT_TRUE(first.is_ok()) << first.status().to_string();
+  }
+  {
+    auto conn = records::sql::Connection::open(db, SQLITE_OPEN_READWRITE, 1000, {});
+    ASSERT_TRUE(conn.is_ok());
+    ASSERT_TRUE(conn->exec("UPDATE records SET error_kind = 'no-worker', error_message = 'lost', costs = '[]', "
+                           "mean_cost = NULL, infrastructure = 1 WHERE steps = '[]' OR space = 'manual' OR id IN "
+                           "(SELECT id FROM records WHERE space = 'sketch' AND steps <> '[]' ORDER BY id LIMIT 3)")
+                    .is_ok());
+  }
+  auto store = records::Store::open(db);
+  ASSERT_TRUE(store.is_ok());
+  const int64_t before = store->count().value();
+  ASSERT_EQ(before, 10);  // the default, the baseline, 8 trials
+  int64_t resumed = 0, retries = 0;
+  auto second = tune_matmul(task, *store, 3, &resumed, &retries);
+  ASSERT_TRUE(second.is_ok()) << second.status().to_string();
+  EXPECT_EQ(resumed, 5);   // the 5 trials that are facts
+  EXPECT_EQ(retries, 3);   // the search's lost candidates; the default and the baseline are measured apart
+  EXPECT_EQ((*second)[0].trials, 3);
+  EXPECT_EQ((*second)[0].infrastructure_errors, 0);
+  EXPECT_TRUE((*second)[0].default_cost_s.has_value());
+  const std::vector<records::Record> all = store->list({}).value();
+  EXPECT_EQ(static_cast<int64_t>(all.size()), before + 5);
+  std::set<std::string> facts;
+  for (const auto& r : all)
+    if (!r.infrastructure) facts.insert(r.steps_json);
+  for (const auto& r : all)
+    if (r.infrastructure) EXPECT_TRUE(facts.count(r.steps_json)) << "not measured again: " << r.steps_json;
+  std::remove(db.c_str());
+}
+
+// The summary's best is records::best_of over everything measured: the
+// untuned default competes too, as in `records best` and compile.
+TEST(Tuner, TheSummarysBestIsTheBestRecordDefaultIncluded) {
+  const std::string db = "/tmp/tessera-best-" + std::to_string(getpid()) + ".db";
+  std::remove(db.c_str());
+  Task task = matmul_task(false, "matmul");
+  auto store = records::Store::open(db);
+  ASSERT_TRUE(store.is_ok());
+  auto summary = tune_matmul(task, *store, 4);
+  ASSERT_TRUE(summary.is_ok()) << summary.status().to_string();
+  const std::vector<records::Record> all = store->records_of(task.workload_key(), task.target.to_string()).value();
+  const records::Record* best = records::best_of(all);
+  ASSERT_NE(best, nullptr);
+  EXPECT_DOUBLE_EQ((*summary)[0].best_cost_s, best->mean_cost());
+  EXPECT_EQ(store->best_k(task.workload_key(), task.target.to_string(), 1).value()[0].id, best->id);
+  // The default is timed like every candidate: as many repeats.
+  for (const auto& r : all)
+    if (r.ok() && r.steps_json == "[]") EXPECT_EQ(r.costs.size(), 2u);  // repeat = 2 in this measurer
+  std::remove(db.c_str());
 }
 
 // Runs `tessera tune` in a child process; returns its pid.// Runs `tessera tune` in a child process; returns its pid.

@@ -86,10 +86,7 @@ Result<std::vector<records::Record>> Measurer::measure(const Task& task, const s
         if (arg >= 0 && static_cast<size_t>(arg) + 1 < in.args.size()) in.args[static_cast<size_t>(arg)].cold = true;
     in.timing = options_.timing;
     in.timeout_ms = options_.timeout_ms;
-    if (override.single_call) {
-      in.timing = runtime::TimingOptions{.number = 1, .repeat = 1, .min_repeat_ms = 0};
-      in.timeout_ms = std::max(options_.timeout_ms, 120000);
-    }
+    if (override.long_timeout) in.timeout_ms = std::max(options_.timeout_ms, 120000);
     in.input_seed = kInputSeed;
     in.reference = reference_for(task, candidates[i]);
     jobs.push_back(std::move(in));
@@ -133,6 +130,7 @@ Result<std::vector<records::Record>> Measurer::measure(const Task& task, const s
     } else {
       r.error_kind = rpc::measure_error_kind_name(results[j].error);
       r.error_message = results[j].message;
+      r.infrastructure = rpc::is_infrastructure_error(results[j].error);
     }
   }
   return out;

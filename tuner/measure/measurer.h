@@ -34,7 +34,9 @@ struct MeasureOptions {
 
 /// Per-call changes to the measure options.
 struct MeasureOverride {
-  bool single_call = false;  ///< one timed call, no minimum repeat time, a long timeout (untuned defaults)
+  /// A timeout of at least two minutes (the untuned default: scalar, one
+  /// thread). It is timed like every candidate, so that its cost compares.
+  bool long_timeout = false;
 };
 
 class Measurer {
@@ -57,6 +59,8 @@ class Measurer {
   /// Why the candidates of the task of `workload_key` are measured without a
   /// check (the evaluator does not model its types), or empty.
   std::string unchecked_reason(const std::string& workload_key) const;
+  /// The runner measurements go to (the tuner asks it for workers when one is lost).
+  rpc::Runner& runner() const { return runner_; }
 
  private:
   /// The expected values for a candidate at the task's check points: the

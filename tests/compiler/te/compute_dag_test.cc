@@ -4,6 +4,7 @@
 
 #include "compiler/ir/op.h"
 #include "compiler/te/compute_dag.h"
+#include "compiler/te/workload_key.h"
 
 namespace tessera {
 namespace {
@@ -97,15 +98,26 @@ TEST(WorkloadKey, IsPinnedForAMatmul) {
             "t2 = compute[64,32] float32 reduction (v0 v1 ) sum((t0[v0, v2]*t1[v2, v1]), axes=[v2:16])\n"
             "t3 = compute[64,32] float32 injective (v3 v4 ) max(t2[v3, v4], 0.0f)\n"
             "args: t0 t1 t3");
-  EXPECT_EQ(dag->workload_key(), "2ab79eb1737b956f4ce92de4b900df2f");
+  EXPECT_EQ(dag->workload_key(), "cf362a14eb0999ec1ffd5f19d7680486");  // XXH3-128 since records schema 5
 }
 
-TEST(HashHex128, IsThirtyTwoHexDigitsAndDeterministic) {
-  const std::string h = hash_hex128("abc");
+TEST(WorkloadKeyOf, IsXxh3Of128BitsAsThirtyTwoHexDigits) {
+  // XXH3-128 of the empty input, seed 0 (xxHash's own test vector), high half first.
+  EXPECT_EQ(workload_key_of(""), "99aa06d3014798d86001c324468d497f");
+  const std::string h = workload_key_of("abc");
   EXPECT_EQ(h.size(), 32u);
   EXPECT_EQ(h.find_first_not_of("0123456789abcdef"), std::string::npos);
-  EXPECT_EQ(h, hash_hex128("abc"));
-  EXPECT_NE(h, hash_hex128("abd"));
+  EXPECT_EQ(h, workload_key_of("abc"));
+  EXPECT_NE(h, workload_key_of("abd"));
+}
+
+// The keys of schema versions 1-4, kept for migrations: the value the
+// matmul's key was pinned to before XXH3.
+TEST(WorkloadKeyOf, TheLegacyKeyIsTheOldPinnedValue) {
+  auto dag = matmul(64, 32, 16, DType::f32(), {}, /*relu=*/true);
+  ASSERT_TRUE(dag.is_ok());
+  EXPECT_EQ(legacy_workload_key_of(dag->canonical_text()), "2ab79eb1737b956f4ce92de4b900df2f");
+  EXPECT_NE(legacy_workload_key_of(dag->canonical_text()), dag->workload_key());
 }
 
 }  // namespace

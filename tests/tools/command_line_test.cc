@@ -1,0 +1,141 @@
+// The command line as a user meets it: -h/--help on every command and
+// subcommand, `tessera help CMD`, `tessera --version` from the build, one
+// placeholder per option across all commands, one-line errors with exit 2,
+// and the operators `space --help` lists straight from the op spec table.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <regex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "base/version.h"
+#include "compiler/ops/op_spec.h"
+#include "tests/tools/command.h"
+
+namespace {
+
+using tessera::test::Output;
+using tessera::test::tessera;
+
+// Every command and subcommand a user can ask for help on.
+const std::vector<std::string> kCommands = {
+    "space", "tune", "compile", "run", "records", "records list", "records best", "records stats",
+    "records export", "records import", "records prune", "records why", "tracker", "worker", "farm",
+    "farm status", "keys", "keys generate",
+};
+
+TEST(CommandLine, EveryCommandAnswersDashHAndDashDashHelp) {
+  for (const std::string& command : kCommands) {
+    for (const char* flag : {" -h", " --help"}) {
+      Output out = tessera(command + flag);
+      EXPECT_EQ(out.code, 0) << command << flag << "\n" << out.text;
+      EXPECT_EQ(out.text.rfind("usage: tessera " + command, 0), 0u) << command << flag << "\n" << out.text;
+    }
+  }
+}
+
+TEST(CommandLine, HelpCmdPrintsThatCommandsHelp) {
+  EXPECT_EQ(tessera("help --help").text, tessera("help").text);
+  for (const std::string& command : std::vector<std::string>{"tune", "records", "records prune", "worker", "space"}) {
+    Output help = tessera("help " + command), direct = tessera(command + " --help");
+    EXPECT_EQ(help.code, 0) << help.text;
+    EXPECT_EQ(help.text, direct.text) << command;
+  }
+  EXPECT_NE(tessera("help tune").text, tessera("help").text);
+  Output unknown = tessera("help tunes");
+  EXPECT_EQ(unknown.code, 2);
+  EXPECT_EQ(unknown.text.rfind("tessera: unknown command 'tunes'", 0), 0u) << unknown.text;
+}
+
+TEST(CommandLine, VersionComesFromTheBuild) {
+  Output out = tessera("--version");
+  EXPECT_EQ(out.code, 0);
+  EXPECT_EQ(out.text, "tessera " + std::string(tessera::kToolVersion) + "\nLLVM " + tessera::kLlvmVersion + "\n");
+  EXPECT_NE(out.text.find(TESSERA_PROJECT_VERSION), std::string::npos);
+}
+
+TEST(CommandLine, UnknownOptionIsAOneLineUsageError) {
+  for (const std::string& command : kCommands) {
+    if (command == "records") continue;  // its first word names a subcommand: below
+    Output out = tessera(command + " --bogus-option 3");
+    EXPECT_EQ(out.code, 2) << command << "\n" << out.text;
+    const std::string first_line = out.text.substr(0, out.text.find('\n'));
+    EXPECT_EQ(first_line.rfind("tessera " + command.substr(0, command.find(' ')), 0), 0u) << out.text;
+    EXPECT_NE(first_line.find("unknown option --bogus-option"), std::string::npos) << command << "\n" << out.text;
+  }
+  Output records = tessera("records --bogus-option");
+  EXPECT_EQ(records.code, 2);
+  EXPECT_EQ(records.text.rfind("tessera records: unknown command '--bogus-option'\n", 0), 0u) << records.text;
+}
+
+TEST(CommandLine, FlagsAndValuesAreCheckedInOneLine) {
+  Output flag = tessera("tune --op matmul:M=8,N=8,K=8 --insecure=yes");
+  EXPECT_EQ(flag.code, 2);
+  EXPECT_EQ(flag.text, "tessera tune: option --insecure takes no value\n");
+  Output value = tessera("tune --op matmul:M=8,N=8,K=8 --trials");
+  EXPECT_EQ(value.code, 2);
+  EXPECT_EQ(value.text, "tessera tune: option --trials needs a value\n");
+  Output followed = tessera("tune --op --trials 3");
+  EXPECT_EQ(followed.code, 2);
+  EXPECT_EQ(followed.text, "tessera tune: option --op needs a value\n");
+}
+
+TEST(CommandLine, LongDescriptionsWrapUnderTheirColumn) {
+  const std::string text = tessera("tune --help").text;
+  size_t longest = 0;
+  for (size_t at = 0, end; at < text.size(); at = end + 1) {
+    end = text.find('\n', at);
+    if (end == std::string::npos) end = text.size();
+    longest = std::max(longest, end - at);
+  }
+  EXPECT_LE(longest, 100u) << text;
+  EXPECT_NE(text.find("\n" + std::string(30, ' ') + "afresh"), std::string::npos) << text;
+}
+
+// Every "--name PLACEHOLDER" in every help text: a name has one placeholder.
+TEST(CommandLine, EachOptionHasOnePlaceholderEverywhere) {
+  std::map<std::string, std::set<std::string>> seen;
+  const std::regex option("--([a-z][a-z-]*)[ =]([A-Z][A-Za-z0-9.:|,=_-]*)");
+  for (const std::string& command : kCommands) {
+    const std::string text = tessera(command + " --help").text;
+    for (std::sregex_iterator it(text.begin(), text.end(), option), end; it != end; ++it)
+      seen[(*it)[1]].insert((*it)[2]);
+  }
+  EXPECT_EQ(seen["db"], std::set<std::string>{"DB"});
+  EXPECT_EQ(seen["key"], std::set<std::string>{"KEY"});
+  EXPECT_EQ(seen["tracker"], std::set<std::string>{"ENDPOINT"});
+  // The one exception, said in both helps: keys writes into a directory,
+  // records export to a file.
+  EXPECT_EQ(seen["out"], (std::set<std::string>{"DIR", "FILE"}));
+  seen.erase("out");
+  for (const auto& [name, placeholders] : seen) {
+    std::string all;
+    for (const auto& p : placeholders) all += " " + p;
+    EXPECT_EQ(placeholders.size(), 1u) << "--" << name << " is shown as" << all;
+  }
+}
+
+TEST(CommandLine, SpaceHelpListsEveryOperatorWithItsParameters) {
+  Output out = tessera("space --help");
+  ASSERT_EQ(out.code, 0);
+  const std::vector<tessera::ops::OpInfo> ops = tessera::ops::list_ops();
+  ASSERT_GT(ops.size(), 10u);
+  for (const auto& op : ops) {
+    const size_t at = out.text.find("\n  " + op.usage() + "\n");
+    ASSERT_NE(at, std::string::npos) << op.name << "\n" << out.text;
+    size_t end = at + 1;  // the entry ends where the next line indented by two starts
+    do end = out.text.find("\n  ", end + 1);
+    while (end != std::string::npos && out.text.compare(end, 4, "\n   ") == 0);
+    const std::string entry = out.text.substr(at, end == std::string::npos ? std::string::npos : end - at);
+    EXPECT_NE(entry.find(op.summary), std::string::npos) << entry;
+    for (const auto& p : op.params)
+      if (!p.help.empty()) {
+        EXPECT_NE(entry.find(p.name + ": " + p.help), std::string::npos) << entry;
+      }
+  }
+}
+
+}  // namespace

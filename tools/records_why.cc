@@ -1,0 +1,137 @@
+#include "tools/records_why.h"
+
+#include <cstdio>
+#include <map>
+#include <set>
+
+#include "base/target.h"
+#include "compiler/codegen/llvm_target.h"
+#include "compiler/model/choose_winograd.h"
+#include "compiler/space/choose/apply_best.h"
+#include "records/schedule_source.h"
+#include "records/store.h"
+#include "tools/model_input.h"
+
+namespace tessera::cli {
+namespace {
+
+int fail(const std::string& message) {
+  std::fprintf(stderr, "tessera records why: %s\n", message.c_str());
+  return 1;
+}
+
+// One distinct kernel of the model, as the tuner and compile see it.
+struct Kernel {
+  std::string label, op;
+  std::shared_ptr<const ComputeDAG> dag;
+  int calls = 0;
+};
+
+// The kernels of every tuning plan (both ways of a Winograd-able conv), by workload key.
+Result<std::vector<Kernel>> model_kernels(const WhyModelOptions& o) {
+  auto graph = import_model(o.model_path, o.input_shapes);
+  if (!graph.is_ok()) return Status(graph.status().code(), graph.status().to_string());
+  auto plans = model::tuning_plans(*graph);
+  if (!plans.is_ok()) return Status(plans.status().code(), o.model_path + ": " + plans.status().to_string());
+  std::vector<Kernel> out;
+  std::set<std::string> keys;
+  for (const model::ModelPlan& plan : *plans)
+    for (size_t i = 0; i < plan.tasks.size(); ++i)
+      if (keys.insert(plan.tasks[i].dag->workload_key()).second)
+        out.push_back({plan.task_labels[i], plan.task_ops[i], plan.tasks[i].dag, plan.tasks[i].weight});
+  return out;
+}
+
+std::string milliseconds(double seconds) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.4g ms", seconds * 1e3);
+  return buf;
+}
+
+// Why a kernel has no record to use, from what the database holds of its workload.
+std::string why_no_record(records::Store& store, const std::vector<records::WorkloadStats>& stats,
+                          const std::string& key, const std::string& target, const ScheduleChoice& choice) {
+  const records::WorkloadStats* here = nullptr;
+  std::vector<std::string> elsewhere;
+  for (const auto& s : stats) {
+    if (s.workload_key != key) continue;
+    if (s.target == target) here = &s;
+    else elsewhere.push_back(s.target + " (" + std::to_string(s.ok_count) + " ok)");
+  }
+  if (!here && elsewhere.empty()) return "no record of this workload";
+  if (!here || here->count == 0) {
+    std::string list;
+    for (const auto& t : elsewhere) list += (list.empty() ? "" : "; ") + t;
+    return "records only on other targets, none compatible: " + list;
+  }
+  if (here->ok_count == 0) {
+    std::map<std::string, int> kinds;
+    int infrastructure = 0;
+    auto records = store.records_of(key, target);
+    if (records.is_ok())
+      for (const auto& r : *records) r.infrastructure ? ++infrastructure : ++kinds[r.error_kind];
+    std::string list;
+    for (const auto& [kind, n] : kinds) list += (list.empty() ? "" : ", ") + std::to_string(n) + " " + kind;
+    if (infrastructure)
+      list += (list.empty() ? "" : ", ") + std::to_string(infrastructure) +
+              " infrastructure errors (measured again by the next tune)";
+    return "none of its " + std::to_string(here->count) + " records on this target is ok: " + list;
+  }
+  return "its ok records did not replay or lower" +
+         (choice.warnings.empty() ? std::string() : ": " + choice.warnings.front());
+}
+
+}  // namespace
+
+int explain_model_schedules(const WhyModelOptions& o) {
+  Target target = host_target();
+  if (o.target) {
+    auto parsed = parse_target(*o.target);
+    if (!parsed.is_ok()) return fail(parsed.status().message());
+    target = *parsed;
+  }
+  auto kernels = model_kernels(o);
+  if (!kernels.is_ok()) return fail(kernels.status().message());
+  records::OpenOptions open;
+  open.read_only = true;
+  open.create = false;
+  auto store = records::Store::open(o.db, open);
+  if (!store.is_ok() && store.status().code() != ErrorCode::kNotFound) return fail(store.status().to_string());
+  std::vector<records::WorkloadStats> stats;
+  if (store.is_ok()) {
+    auto s = store->stats();
+    if (!s.is_ok()) return fail(s.status().to_string());
+    stats = std::move(*s);
+  }
+  std::optional<records::RecordsScheduleSource> source;
+  if (store.is_ok()) source.emplace(*store, o.k);
+  const std::string target_text = target.to_string();
+  std::printf("model     %s\ntarget    %s\ndatabase  %s\n", o.model_path.c_str(), target_text.c_str(),
+              store.is_ok() ? o.db.c_str() : ("none (no file " + o.db + ")").c_str());
+  int from_records = 0;
+  for (size_t i = 0; i < kernels->size(); ++i) {
+    const Kernel& k = (*kernels)[i];
+    auto choice = choose_schedule(k.dag, k.op, target, source ? &*source : nullptr);
+    if (!choice.is_ok()) return fail(k.label + ": " + choice.status().to_string());
+    const std::string& key = k.dag->workload_key();
+    std::printf("\n%zu/%zu  %s  (%s, %d call%s a run)\n", i + 1, kernels->size(), k.label.c_str(),
+                k.op.empty() ? "no template" : k.op.c_str(), k.calls, k.calls == 1 ? "" : "s");
+    std::printf("  workload  %s\n", key.c_str());
+    if (choice->record) {
+      ++from_records;
+      const ScheduleCandidate& c = *choice->record;
+      std::printf("  uses      record %lld (%s), %s\n  why       %s\n", static_cast<long long>(c.record_id),
+                  schedule_source_name(choice->source), milliseconds(c.cost_s).c_str(), c.why.c_str());
+    } else {
+      const std::string why =
+          store.is_ok() ? why_no_record(*store, stats, key, target_text, *choice) : "no records database";
+      std::printf("  uses      %s (no record)\n  why not   %s\n", schedule_source_name(choice->source),
+                  why.c_str());
+    }
+  }
+  std::printf("\n%zu kernels: %d from records, %zu on fallbacks\n", kernels->size(), from_records,
+              kernels->size() - static_cast<size_t>(from_records));
+  return 0;
+}
+
+}  // namespace tessera::cli
