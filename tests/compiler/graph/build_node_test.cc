@@ -113,5 +113,23 @@ INSTANTIATE_TEST_SUITE_P(
         ConvTransposeCase{"k3_s1_pad1", 3, 4, 4, 2, 3, 3, 1, strided(1, 1)}),
     [](const ::testing::TestParamInfo<ConvTransposeCase>& info) { return info.param.name; });
 
+// Erf in float32 is a rational approximation (vectorizable); it stays within
+// 5e-7 (four ulp of 1) of std::erf from -6 to 6, saturating to +-1 past +-4.
+TEST(BuildNode, Float32ErfMatchesStdErf) {
+  constexpr int kPoints = 1201;
+  Graph g;
+  ValueId x = g.add_input("x", {kPoints}, DType::f32());
+  ValueId y = g.add_op("erf", OpKind::kErf, NoAttrs{}, {x}, {kPoints}, DType::f32());
+  g.set_outputs({y});
+  std::vector<float> xs(kPoints);
+  for (int i = 0; i < kPoints; ++i) xs[static_cast<size_t>(i)] = -6.0f + 0.01f * static_cast<float>(i);
+  auto got = test::run_graph(g, {{x, test::to_bytes(xs)}});
+  ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+  const std::vector<float> out = test::to_floats((*got)[0]);
+  for (int i = 0; i < kPoints; ++i)
+    EXPECT_NEAR(out[static_cast<size_t>(i)], std::erf(static_cast<double>(xs[static_cast<size_t>(i)])), 5e-7)
+        << "x = " << xs[static_cast<size_t>(i)];
+}
+
 }  // namespace
 }  // namespace tessera::graph
