@@ -563,6 +563,29 @@ Result<Tensor> build_pool(const Graph& g, const Node& n, const Tensor& x) {
                                a.count_include_pad, n.name);
 }
 
+// Softmax along `axis` with exp evaluated once per element: the max, the
+// stage `name`.exp = exp(x - max), its sum, and exp / sum. ops::softmax
+// (the operator spec's DAG) evaluates exp in the sum and again in the
+// output; code generation calls expf lane by lane, so that doubled the
+// kernel's time. The rows template computes `name`.exp once per row block.
+Result<Tensor> build_softmax(const Node& n, const Tensor& x) {
+  const int axis = static_cast<int>(std::get<AxisAttrs>(n.attrs).axis);
+  if (!x->dtype.is_float()) return error(n, "softmax needs floating-point input");
+  TESSERA_ASSIGN_OR_RETURN(Tensor row_max, ops::reduce_max(x, {axis}, true, n.name + ".max"));
+  auto reduced = [axis](const Vars& i) {
+    std::vector<Expr> idx = exprs(i);
+    idx[static_cast<size_t>(axis)] = make_int(0);
+    return idx;
+  };
+  Tensor e = compute(
+      x->shape, [&](const Vars& i) { return exp(read(x, exprs(i)) - read(row_max, reduced(i))); }, n.name + ".exp",
+      OpPattern::kBroadcast);
+  TESSERA_ASSIGN_OR_RETURN(Tensor total, ops::reduce_sum(e, {axis}, true, n.name + ".sum"));
+  return compute(
+      x->shape, [&](const Vars& i) { return read(e, exprs(i)) / read(total, reduced(i)); }, n.name,
+      OpPattern::kBroadcast);
+}
+
 // erf in float32 as a rational function of x on [-4, 4] (beyond, erf is
 // +-1 to float precision): Eigen's and XLA's fast erf, within a few ulp.
 // Plain arithmetic vectorizes; a libm erff call runs lane by lane, and made
@@ -630,7 +653,7 @@ Result<Tensor> build_node(const Graph& g, const Node& n, const std::vector<Tenso
     case OpKind::kBatchNorm: r = build_batch_norm(n, in); break;
     case OpKind::kMaxPool: case OpKind::kAvgPool: r = build_pool(g, n, in[0]); break;
     case OpKind::kGlobalAvgPool: r = ops::global_avg_pool2d(in[0], n.name); break;
-    case OpKind::kSoftmax: r = ops::softmax(in[0], static_cast<int>(std::get<AxisAttrs>(n.attrs).axis), n.name); break;
+    case OpKind::kSoftmax: r = build_softmax(n, in[0]); break;
     case OpKind::kReduceMean: case OpKind::kReduceSum: case OpKind::kReduceMax: case OpKind::kReduceMin:
     case OpKind::kReduceProd:
       r = build_reduce(n, in[0]);

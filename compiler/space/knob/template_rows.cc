@@ -11,10 +11,14 @@
 // sweep before, row by row (bound inference cannot yet give a stage attached
 // beside its reader one row). The generic schedule computes every statistic
 // at the root, reading the input column-wise to vectorize across rows. The
-// write-back is vectorized along the row.
+// write-back is vectorized along the row. A stage between two statistics
+// (softmax's exp(x - max) as compiler/graph builds it, summed and divided)
+// is stored in a parallel sweep of its own, so exp runs once per element.
 //
 // Knobs: tile_rows [outer, rows per block] (of the innermost row axis),
 // tile_cols [outer, vector width].
+#include <algorithm>
+
 #include "compiler/space/knob/template_families.h"
 #include "compiler/space/knob/template_util.h"
 
@@ -25,7 +29,8 @@ struct Rows {
   std::string out;                      // the DAG's output
   std::vector<std::string> statistics;  // reductions, in DAG order
   std::vector<bool> read_by_output_only;  // per statistic
-  std::vector<std::string> inlined;     // other computed stages
+  std::vector<std::string> inlined;     // other computed stages, but:
+  std::vector<std::string> stored;      // those that read a statistic and feed another (softmax's exp)
   int row_axes = 0;                     // leading axes of `out` that index rows
   int64_t rows = 1, cols = 1;
   int64_t last_row_extent = 1;          // the innermost row axis, split by tile_rows
@@ -74,6 +79,24 @@ Result<Rows> analyze(const ComputeDAG& dag) {
     r.statistics.push_back(t->name);
   }
   if (r.statistics.empty()) return rows_error("the DAG has no per-row statistic");
+  // A stage between two statistics (exp(x - max), summed and then divided)
+  // is stored whole rather than inlined into both readers, which would
+  // evaluate it twice.
+  auto reads = [&](const std::string& reader, const std::vector<std::string>& names) {
+    for (const Tensor& t : dag.tensors()) {
+      if (t->name != reader) continue;
+      for (const Tensor& in : input_tensors(t))
+        if (std::find(names.begin(), names.end(), in->name) != names.end()) return true;
+    }
+    return false;
+  };
+  std::vector<std::string> inlined;
+  for (const std::string& stage : r.inlined) {
+    bool feeds_statistic = false;
+    for (const std::string& stat : r.statistics) feeds_statistic = feeds_statistic || reads(stat, {stage});
+    (feeds_statistic && reads(stage, r.statistics) ? r.stored : inlined).push_back(stage);
+  }
+  r.inlined = std::move(inlined);
   for (const std::string& stat : r.statistics) {
     bool only_output = true;
     for (const Tensor& t : dag.tensors()) {
@@ -100,10 +123,25 @@ Result<KnobSpace> define_rows(const ComputeDAG& dag, const Target& target) {
 }
 
 Status apply_rows(const KnobConfig& cfg, const Target& target, State* state) {
-  (void)target;
   TESSERA_ASSIGN_OR_RETURN(Rows r, analyze(state->dag()));
   Sched s(state);
   for (const std::string& stage : r.inlined) TESSERA_RETURN_IF_ERROR(s.compute_inline(stage));
+  const int64_t lanes = target.vector_lanes(r.dtype);
+  for (const std::string& stage : r.stored) {
+    // At the root: rows in parallel, each row vectorized.
+    const std::vector<Var> loops = s.loops(stage);
+    const std::vector<Var> rows(loops.begin(), loops.begin() + r.row_axes);
+    const std::vector<Var> cols(loops.begin() + r.row_axes, loops.end());
+    Var row = rows[0], col = cols[0];
+    if (rows.size() > 1) {
+      TESSERA_ASSIGN_OR_RETURN(row, s.fuse(stage, rows));
+    }
+    if (cols.size() > 1) {
+      TESSERA_ASSIGN_OR_RETURN(col, s.fuse(stage, cols));
+    }
+    TESSERA_RETURN_IF_ERROR(s.annotate(stage, row, IterAnnotation::kParallel));
+    TESSERA_RETURN_IF_ERROR(s.vectorize_by_divisor(stage, col, r.cols, lanes));
+  }
   // out: rows... r cols... -> (rows... r.0) parallel, r.1, col.0, col.1
   // vectorized. Only the innermost row axis is split, so a row's index stays
   // linear in the loops and bound inference gives each statistic one row.

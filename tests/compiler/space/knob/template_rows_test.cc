@@ -9,6 +9,7 @@
 #include "compiler/codegen/build.h"
 #include "compiler/codegen/interpreter.h"
 #include "compiler/codegen/llvm_target.h"
+#include "compiler/graph/build_node.h"
 #include "compiler/ir/printer.h"
 #include "compiler/lower/infer_bounds.h"
 #include "compiler/lower/lower.h"
@@ -61,6 +62,34 @@ TEST(RowsTemplate, RandomConfigurationsMatchTheInterpreter) {
       ASSERT_TRUE(state.is_ok()) << spec << " " << c.to_string() << ": " << state.status().to_string();
       expect_matches(inst, *state, want, &pool, std::string(spec) + " " + c.to_string());
     }
+  }
+}
+
+// A model's softmax as compiler/graph builds it (max, exp stored, sum,
+// divide): the exp stage is computed once, at the root, not inlined twice.
+TEST(RowsTemplate, GraphSoftmaxStoresItsExpOnceAndMatchesTheInterpreter) {
+  graph::Graph g;
+  graph::ValueId x = g.add_input("x", {2, 3, 37}, DType::f32());
+  graph::ValueId y = g.add_op("sm", graph::OpKind::kSoftmax, graph::AxisAttrs{2}, {x}, {2, 3, 37}, DType::f32());
+  g.set_outputs({y});
+  Tensor in = placeholder({2, 3, 37}, DType::f32(), "X");
+  Tensor out = graph::build_node(g, g.nodes()[0], {in}).value();
+  ops::OpInstance inst{"rows", "graph softmax", std::make_shared<const ComputeDAG>(ComputeDAG::make({in, out}).value())};
+  const KnobTemplate* tmpl = find_template("rows");
+  KnobSpace space = tmpl->define(*inst.dag, host_target()).value();
+  KnobConfig c = tmpl->fallback(space, *inst.dag, host_target()).value();
+  State state = apply_template(*tmpl, inst.dag, c, host_target()).value();
+  const int e = state.stage_index("sm.exp");
+  ASSERT_GE(e, 0);
+  EXPECT_EQ(state.stage(e).location, ComputeLocation::kRoot);
+  const runtime::NDArray want = reference(inst);
+  runtime::ThreadPool pool(2);
+  expect_matches(inst, state, want, &pool, "graph softmax " + c.to_string());
+  std::mt19937_64 rng(5);
+  for (int i = 0; i < 4; ++i) {
+    KnobConfig random = space.config(rng() % space.size()).value();
+    expect_matches(inst, apply_template(*tmpl, inst.dag, random, host_target()).value(), want, &pool,
+                   "graph softmax " + random.to_string());
   }
 }
 
