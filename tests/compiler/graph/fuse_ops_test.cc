@@ -119,6 +119,31 @@ TEST(FuseOps, DecomposedHardSwishFusesIntoTheConv) {
   EXPECT_TRUE(test::close(test::to_floats((*got)[0]), want));
 }
 
+// HardSigmoid times its own input, y * hardsigmoid(y), after a conv
+// (MobileNetV3's h-swish as some exporters write it): one kernel.
+TEST(FuseOps, HardSigmoidTimesItsInputFusesIntoTheConv) {
+  Graph g;
+  ValueId x = g.add_input("x", {1, 2, 3, 3}, DType::f32());
+  ValueId w = g.add_constant("w", Constant::from_floats({2, 2, 1, 1}, {4, 0, 0, -4}));
+  const std::vector<int64_t> shape = {1, 2, 3, 3};
+  ValueId y = g.add_op("conv", OpKind::kConv, ConvAttrs{}, {x, w}, shape, DType::f32());
+  ValueId h = g.add_op("hsig", OpKind::kHardSigmoid, AffineAttrs{1.0 / 6, 0.5}, {y}, shape, DType::f32());
+  ValueId m = g.add_op("mul", OpKind::kMul, NoAttrs{}, {h, y}, shape, DType::f32());
+  g.set_outputs({m});
+  const auto groups = fuse_ops(g);
+  ASSERT_EQ(groups.size(), 1u) << groups_to_string(g, groups);
+  EXPECT_EQ(groups[0].name, "fused_conv_hard_sigmoid_mul");
+  const auto xd = test::random_floats(18, 10);
+  auto got = test::run_graph(g, {{x, test::to_bytes(xd)}});
+  ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+  std::vector<float> want(18);
+  for (size_t i = 0; i < 18; ++i) {
+    const float v = (i < 9 ? 4.0f : -4.0f) * xd[i];
+    want[i] = v * std::min(1.0f, std::max(0.0f, v / 6.0f + 0.5f));
+  }
+  EXPECT_TRUE(test::close(test::to_floats((*got)[0]), want));
+}
+
 TEST(FuseOps, InjectiveAfterConvStartsAGroupButJoinsElementwiseNeighbours) {
   Graph g;
   ValueId x = g.add_input("x", {1, 2, 2, 2}, DType::f32());
