@@ -564,18 +564,13 @@ Result<Tensor> build_pool(const Graph& g, const Node& n, const Tensor& x) {
                                a.count_include_pad, n.name);
 }
 
-// Softmax along `axis` with exp evaluated once per element: the max, the
-// stage `name`.exp = exp(x - max), its sum, and exp / sum. ops::softmax
-// (the operator spec's DAG) evaluates exp in the sum and again in the
-// output; code generation calls expf lane by lane, so that doubled the
-// kernel's time. The rows template computes `name`.exp once per row block.
 // exp(x) in float32 for x <= 0 (softmax's x - max), as arithmetic that
 // vectorizes (code generation calls expf lane by lane): Cephes' expf, x =
 // n ln2 + r with |r| <= ln2 / 2, a degree-6 polynomial for exp(r) (about an
-// ulp), times 2^n built from n's binary digits by selects (no bit casts in
-// the IR). Below -87.3, exp(x) < 2^-126: the result is 0 (expf would give
-// a denormal there, and denormal probabilities made the attention's P * V
-// matmul ten times slower: masked keys are -1e4).
+// ulp), times 2^n built from n's binary digits (no bit casts in the IR).
+// Below -87.3, exp(x) < 2^-126: the result is 0 (expf would give a denormal
+// there, and denormal probabilities made the attention's P * V matmul ten
+// times slower: masked keys are -1e4).
 Expr exp_nonpositive_f32(Expr v) {
   const DType t = v.dtype();
   const Expr x = min(max(v, cst(t, -87.3)), cst(t, 0.0));
@@ -586,17 +581,25 @@ Expr exp_nonpositive_f32(Expr v) {
   Expr p = cst(t, kP[0]);
   for (size_t i = 1; i < std::size(kP); ++i) p = p * r + cst(t, kP[i]);
   Expr y = p * r * r + r + cst(t, 1.0);
-  // 2^n for n in [-126, 0]: one factor 2^-(2^b) per binary digit of -n.
-  Expr k = -n;
-  for (int b = 6; b >= 0; --b) {
-    const double bit = static_cast<double>(int64_t{1} << b);
-    const Expr has = k >= cst(t, bit);
-    y = select(has, y * cst(t, std::ldexp(1.0, -(1 << b))), y);
-    k = select(has, k - cst(t, bit), k);
+  // 2^n for n in [-126, 0]: a factor 2^-(2^b) per binary digit b of -n,
+  // each digit computed from -n itself (exact on integers below 2^24). The
+  // IR is a tree: a chain in which each step read the previous one twice
+  // would double the kernel's expression seven times.
+  const Expr k = -n;
+  for (int b = 0; b <= 6; ++b) {
+    const Expr digit =
+        floor(k * cst(t, std::ldexp(1.0, -b))) - cst(t, 2.0) * floor(k * cst(t, std::ldexp(1.0, -b - 1)));
+    y = y * select(digit > cst(t, 0.5), cst(t, std::ldexp(1.0, -(1 << b))), cst(t, 1.0));
   }
   return select(v < cst(t, -87.3), cst(t, 0.0), y);
 }
 
+// Softmax along `axis` with exp evaluated once per element: the max, the
+// stage `name`.exp = exp(x - max), its sum, and exp / sum. ops::softmax
+// (the operator spec's DAG) evaluates exp in the sum and again in the
+// output; code generation calls expf lane by lane, so that doubled the
+// kernel's time. The rows template stores `name`.exp in one sweep. In
+// float32 exp is exp_nonpositive_f32 (x - max is never positive).
 Result<Tensor> build_softmax(const Node& n, const Tensor& x) {
   const int axis = static_cast<int>(std::get<AxisAttrs>(n.attrs).axis);
   if (!x->dtype.is_float()) return error(n, "softmax needs floating-point input");
