@@ -4,6 +4,7 @@
 //
 //   build-bench/bin/bench_model --benchmark_filter='BM_Model_.*/0' --benchmark_counters_tabular=true
 //   build-bench/bin/bench_model --benchmark_filter='BM_Model_PPOCRCls/16'
+//   build-bench/bin/bench_model --benchmark_filter='BM_Model_Transformer/0'
 //   TESSERA_BENCH_DB=tuned.db build-bench/bin/bench_model --benchmark_filter='BM_Model_ResNet18/1000'
 //
 // The argument is the total trial budget of `tessera tune MODEL.onnx`: 0 is
@@ -72,8 +73,10 @@ struct BenchEnv {
 struct ModelCase {
   std::string input_name;
   std::vector<int64_t> input_shape;
-  bool generated_resnet18 = false;  ///< written by bench::write_resnet18 into the temp dir
-  std::string file;                 ///< else: a file in bench::ocr_models_dir()
+  /// Where the model comes from: generated into the temp dir by
+  /// bench::write_resnet18 or bench::write_transformer, or a file.
+  enum class Source { kFile, kResNet18, kTransformer } source = Source::kFile;
+  std::string file;  ///< kFile: a file in bench::ocr_models_dir()
 };
 
 /// A private temp dir, removed when done.
@@ -217,10 +220,14 @@ void run_model(benchmark::State& state, const ModelCase& mc, const BenchEnv& env
   TempDir tmp;
   if (tmp.path().empty()) return state.SkipWithError("cannot create a temp dir under /tmp");
   std::string model_path;
-  if (mc.generated_resnet18) {
+  if (mc.source == ModelCase::Source::kResNet18) {
     model_path = tmp.path() + "/resnet18.onnx";
     if (Status st = bench::write_resnet18(model_path, /*seed=*/7); !st.is_ok())
       return state.SkipWithError(("cannot write the ResNet-18: " + st.to_string()).c_str());
+  } else if (mc.source == ModelCase::Source::kTransformer) {
+    model_path = tmp.path() + "/transformer.onnx";
+    if (Status st = bench::write_transformer(model_path, /*seed=*/7); !st.is_ok())
+      return state.SkipWithError(("cannot write the transformer: " + st.to_string()).c_str());
   } else {
     model_path = bench::ocr_models_dir() + "/" + mc.file;
     if (!fs::exists(model_path))
@@ -318,13 +325,17 @@ int main(int argc, char** argv) {
   tessera::BenchEnv env;
   if (const char* db = std::getenv("TESSERA_BENCH_DB")) env.reuse_db = db;
   const std::vector<int64_t> args = {0, tessera::kTunedTrials};
-  tessera::register_model("BM_Model_ResNet18", ModelCase{"input", {1, 3, 224, 224}, true, ""}, env, args);
-  tessera::register_model("BM_Model_PPOCRDet", ModelCase{"x", {1, 3, 640, 640}, false, "ch_PP-OCRv4_det_infer.onnx"},
+  tessera::register_model("BM_Model_ResNet18", ModelCase{"input", {1, 3, 224, 224}, ModelCase::Source::kResNet18, ""}, env, args);
+  tessera::register_model("BM_Model_PPOCRDet", ModelCase{"x", {1, 3, 640, 640}, ModelCase::Source::kFile, "ch_PP-OCRv4_det_infer.onnx"},
                           env, args);
   // The classifier also has a 16-trial run: a quick check that tuning works end to end.
   tessera::register_model("BM_Model_PPOCRCls",
-                          ModelCase{"x", {1, 3, 48, 192}, false, "ch_ppocr_mobile_v2.0_cls_infer.onnx"}, env,
+                          ModelCase{"x", {1, 3, 48, 192}, ModelCase::Source::kFile, "ch_ppocr_mobile_v2.0_cls_infer.onnx"}, env,
                           {0, 16, tessera::kTunedTrials});
+  // scripts/models/transformer.py: 2 post-norm layers, d_model 256, 4 heads,
+  // feed-forward 1024, erf GELU, sequence 128, batch 1 (issue 17).
+  tessera::register_model("BM_Model_Transformer",
+                          ModelCase{"input", {1, 128, 256}, ModelCase::Source::kTransformer, ""}, env, args);
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();

@@ -55,4 +55,10 @@ Status ort_run_outputs(const std::string& model_path, const NpyInputs& inputs,
 /// Errors: kUnavailable (no /usr/bin/python3 with onnx), kRuntimeError.
 Status write_resnet18(const std::string& path, int seed, int batch = 1);
 
+/// Writes the transformer encoder of scripts/models/transformer.py (2 layers,
+/// d_model 256, 4 heads, feed-forward 1024, GELU, LayerNorm as primitive
+/// nodes) with seeded random weights to `path`: input `input` [1,128,256],
+/// output `output` [1,128,256]. Errors as for write_resnet18.
+Status write_transformer(const std::string& path, int seed);
+
 }  // namespace tessera::bench

@@ -1,5 +1,7 @@
 #include "compiler/graph/build_node.h"
 
+#include <cmath>
+#include <iterator>
 #include <optional>
 
 #include "compiler/ir/op.h"
@@ -358,28 +360,53 @@ Result<Tensor> build_gemm(const Node& n, const std::vector<Tensor>& in) {
   return ops::add(out, c, n.name + ".bias");
 }
 
-// Batched matmul with NumPy broadcasting of the batch dims (ranks >= 2).
+// Reads operand `t` at view index `idx`: through the view's linear map
+// (fold_matmul_views) when it has one.
+Expr read_view(const Tensor& t, const MatMulAttrs::View& view, const std::vector<Expr>& idx) {
+  if (view.map.empty()) return read(t, idx);
+  std::vector<Expr> src;
+  for (const std::vector<int64_t>& row : view.map) {
+    Expr e;
+    for (size_t d = 0; d < row.size(); ++d) {
+      if (row[d] == 0) continue;
+      Expr term = row[d] == 1 ? idx[d] : idx[d] * make_int(row[d]);
+      e = e.defined() ? e + term : term;
+    }
+    src.push_back(e.defined() ? e : make_int(0));
+  }
+  return read(t, src);
+}
+
+// Batched matmul with NumPy broadcasting of the batch dims (ranks >= 2);
+// operands may be views (MatMulAttrs), read in place.
 Result<Tensor> build_matmul(const Graph& g, const Node& n, const std::vector<Tensor>& in) {
   const Tensor a = in[0], b = in[1];
-  if (a->ndim() == 2 && b->ndim() == 2) return ops::matmul(a, b, n.name);
-  if (a->ndim() < 2 || b->ndim() < 2) return error(n, "1-D operands are not supported");
+  static const MatMulAttrs kPlain;
+  const MatMulAttrs& views = std::holds_alternative<MatMulAttrs>(n.attrs) ? std::get<MatMulAttrs>(n.attrs) : kPlain;
+  const std::vector<int64_t>& a_shape = views.a.map.empty() ? a->shape : views.a.shape;
+  const std::vector<int64_t>& b_shape = views.b.map.empty() ? b->shape : views.b.shape;
+  if (a_shape.size() == 2 && b_shape.size() == 2 && views.a.map.empty() && views.b.map.empty())
+    return ops::matmul(a, b, n.name);
+  if (a_shape.size() < 2 || b_shape.size() < 2) return error(n, "1-D operands are not supported");
   const auto& out_shape = g.value(n.outputs[0]).shape;
   const int rank = static_cast<int>(out_shape.size());
-  const int64_t k_extent = a->shape.back();
-  IterVar k = reduce_axis(k_extent, "k");
-  auto operand = [&](const Tensor& t, const Vars& i, Expr row, Expr col) {
+  IterVar k = reduce_axis(a_shape.back(), "k");
+  auto operand = [&](const Tensor& t, const MatMulAttrs::View& view, const std::vector<int64_t>& shape,
+                     const Vars& i, Expr row, Expr col) {
     std::vector<Expr> idx;
-    const int offset = rank - t->ndim();
-    for (int d = 0; d < t->ndim() - 2; ++d)
-      idx.push_back(t->shape[d] == 1 ? make_int(0) : static_cast<const Expr&>(i[offset + d]));
+    const int offset = rank - static_cast<int>(shape.size());
+    for (size_t d = 0; d + 2 < shape.size(); ++d)
+      idx.push_back(shape[d] == 1 ? make_int(0) : static_cast<const Expr&>(i[offset + static_cast<int>(d)]));
     idx.push_back(std::move(row));
     idx.push_back(std::move(col));
-    return read(t, idx);
+    return read_view(t, view, idx);
   };
   return compute(
       out_shape,
       [&](const Vars& i) {
-        return sum(operand(a, i, i[rank - 2], k->var) * operand(b, i, k->var, i[rank - 1]), {k});
+        return sum(operand(a, views.a, a_shape, i, i[rank - 2], k->var) *
+                       operand(b, views.b, b_shape, i, k->var, i[rank - 1]),
+                   {k});
       },
       n.name, OpPattern::kComplex);
 }
@@ -537,6 +564,84 @@ Result<Tensor> build_pool(const Graph& g, const Node& n, const Tensor& x) {
                                a.count_include_pad, n.name);
 }
 
+// exp(x) in float32 for x <= 0 (softmax's x - max), as arithmetic that
+// vectorizes (code generation calls expf lane by lane): Cephes' expf, x =
+// n ln2 + r with |r| <= ln2 / 2, a degree-6 polynomial for exp(r) (about an
+// ulp), times 2^n built from n's binary digits (no bit casts in the IR).
+// Below -87.3, exp(x) < 2^-126: the result is 0 (expf would give a denormal
+// there, and denormal probabilities made the attention's P * V matmul ten
+// times slower: masked keys are -1e4).
+Expr exp_nonpositive_f32(Expr v) {
+  const DType t = v.dtype();
+  const Expr x = min(max(v, cst(t, -87.3)), cst(t, 0.0));
+  const Expr n = floor(x * cst(t, 1.44269504088896341) + cst(t, 0.5));
+  const Expr r = x - n * cst(t, 0.693359375) - n * cst(t, -2.12194440e-4);
+  constexpr double kP[] = {1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3,
+                           4.1665795894e-2, 1.6666665459e-1, 5.0000001201e-1};
+  Expr p = cst(t, kP[0]);
+  for (size_t i = 1; i < std::size(kP); ++i) p = p * r + cst(t, kP[i]);
+  Expr y = p * r * r + r + cst(t, 1.0);
+  // 2^n for n in [-126, 0]: a factor 2^-(2^b) per binary digit b of -n,
+  // each digit computed from -n itself (exact on integers below 2^24). The
+  // IR is a tree: a chain in which each step read the previous one twice
+  // would double the kernel's expression seven times.
+  const Expr k = -n;
+  for (int b = 0; b <= 6; ++b) {
+    const Expr digit =
+        floor(k * cst(t, std::ldexp(1.0, -b))) - cst(t, 2.0) * floor(k * cst(t, std::ldexp(1.0, -b - 1)));
+    y = y * select(digit > cst(t, 0.5), cst(t, std::ldexp(1.0, -(1 << b))), cst(t, 1.0));
+  }
+  return select(v < cst(t, -87.3), cst(t, 0.0), y);
+}
+
+// Softmax along `axis` with exp evaluated once per element: the max, the
+// stage `name`.exp = exp(x - max), its sum, and exp / sum. ops::softmax
+// (the operator spec's DAG) evaluates exp in the sum and again in the
+// output; code generation calls expf lane by lane, so that doubled the
+// kernel's time. The rows template stores `name`.exp in one sweep. In
+// float32 exp is exp_nonpositive_f32 (x - max is never positive).
+Result<Tensor> build_softmax(const Node& n, const Tensor& x) {
+  const int axis = static_cast<int>(std::get<AxisAttrs>(n.attrs).axis);
+  if (!x->dtype.is_float()) return error(n, "softmax needs floating-point input");
+  TESSERA_ASSIGN_OR_RETURN(Tensor row_max, ops::reduce_max(x, {axis}, true, n.name + ".max"));
+  auto reduced = [axis](const Vars& i) {
+    std::vector<Expr> idx = exprs(i);
+    idx[static_cast<size_t>(axis)] = make_int(0);
+    return idx;
+  };
+  Tensor e = compute(
+      x->shape,
+      [&](const Vars& i) {
+        Expr d = read(x, exprs(i)) - read(row_max, reduced(i));
+        return x->dtype == DType::f32() ? exp_nonpositive_f32(d) : exp(d);
+      },
+      n.name + ".exp", OpPattern::kBroadcast);
+  TESSERA_ASSIGN_OR_RETURN(Tensor total, ops::reduce_sum(e, {axis}, true, n.name + ".sum"));
+  return compute(
+      x->shape, [&](const Vars& i) { return read(e, exprs(i)) / read(total, reduced(i)); }, n.name,
+      OpPattern::kBroadcast);
+}
+
+// erf in float32 as a rational function of x on [-4, 4] (beyond, erf is
+// +-1 to float precision): Eigen's and XLA's fast erf, within a few ulp.
+// Plain arithmetic vectorizes; a libm erff call runs lane by lane, and made
+// an erf-form GELU cost more than the matmul before it.
+Expr erf_f32(Expr v) {
+  const DType t = v.dtype();
+  const Expr x = min(max(v, cst(t, -4.0)), cst(t, 4.0));
+  const Expr x2 = x * x;
+  constexpr double kAlpha[] = {-2.72614225801306e-10, 2.77068142495902e-08, -2.10102402082508e-06,
+                               -5.69250639462346e-05, -7.34990630326855e-04, -2.95459980854025e-03,
+                               -1.60960333262415e-02};
+  constexpr double kBeta[] = {-1.45660718464996e-05, -2.13374055278905e-04, -1.68282697438203e-03,
+                              -7.37332916720468e-03, -1.42647390514189e-02};
+  Expr p = cst(t, kAlpha[0]);
+  for (size_t i = 1; i < std::size(kAlpha); ++i) p = p * x2 + cst(t, kAlpha[i]);
+  Expr q = cst(t, kBeta[0]);
+  for (size_t i = 1; i < std::size(kBeta); ++i) q = q * x2 + cst(t, kBeta[i]);
+  return x * p / q;
+}
+
 Tensor unary(const Node& n, const Tensor& x, const std::function<Expr(Expr)>& f) {
   return compute(
       x->shape, [&](const Vars& i) { return f(read(x, exprs(i))); }, n.name, OpPattern::kElementwise);
@@ -577,12 +682,14 @@ Result<Tensor> build_node(const Graph& g, const Node& n, const std::vector<Tenso
       });
       break;
     }
-    case OpKind::kErf: r = unary(n, in[0], [](Expr x) { return erf(x); }); break;
+    case OpKind::kErf:
+      r = unary(n, in[0], [t](Expr x) { return t == DType::f32() ? erf_f32(x) : erf(x); });
+      break;
     case OpKind::kCast: r = unary(n, in[0], [&](Expr x) { return cast(t, x); }); break;
     case OpKind::kBatchNorm: r = build_batch_norm(n, in); break;
     case OpKind::kMaxPool: case OpKind::kAvgPool: r = build_pool(g, n, in[0]); break;
     case OpKind::kGlobalAvgPool: r = ops::global_avg_pool2d(in[0], n.name); break;
-    case OpKind::kSoftmax: r = ops::softmax(in[0], static_cast<int>(std::get<AxisAttrs>(n.attrs).axis), n.name); break;
+    case OpKind::kSoftmax: r = build_softmax(n, in[0]); break;
     case OpKind::kReduceMean: case OpKind::kReduceSum: case OpKind::kReduceMax: case OpKind::kReduceMin:
     case OpKind::kReduceProd:
       r = build_reduce(n, in[0]);

@@ -31,7 +31,9 @@ Result<Graph> optimize_graph(const Graph& g) {
   TESSERA_ASSIGN_OR_RETURN(Graph folded, fold_constants(g));
   TESSERA_ASSIGN_OR_RETURN(Graph bn, fold_batch_norm(folded));
   TESSERA_ASSIGN_OR_RETURN(Graph refolded, fold_constants(bn));
-  return eliminate_dead_nodes(refolded);
+  TESSERA_ASSIGN_OR_RETURN(Graph normed, recognize_layer_norm(refolded));
+  TESSERA_ASSIGN_OR_RETURN(Graph viewed, fold_matmul_views(normed));
+  return eliminate_dead_nodes(viewed);
 }
 
 }  // namespace tessera::graph

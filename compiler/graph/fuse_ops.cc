@@ -19,12 +19,24 @@ bool may_join(OpPattern anchor, OpPattern node) {
 
 class Fuser {
  public:
-  explicit Fuser(const Graph& g) : g_(g), uses_(g.use_counts()), group_of_value_(g.values().size(), -1) {
-    for (ValueId v : g.outputs()) is_output_.push_back(v);
+  explicit Fuser(const Graph& g) : g_(g), readers_(g.values().size()), pinned_(g.values().size(), false) {
+    for (size_t i = 0; i < g.nodes().size(); ++i)
+      for (ValueId v : g.nodes()[i].inputs) readers_[static_cast<size_t>(v)].push_back(static_cast<int>(i));
+    for (ValueId v : g.outputs()) pinned_[static_cast<size_t>(v)] = true;
   }
 
+  // Greedy placement joins through a value with several readers on the bet
+  // that all of them join the same group (x in x * clip(x + 3, 0, 6) / 6).
+  // A lost bet pins the value (it must stay a group output) and placement
+  // starts over; each round pins at least one more value, so this ends.
   std::vector<FusedGroup> run() {
-    for (size_t i = 0; i < g_.nodes().size(); ++i) place(static_cast<int>(i));
+    for (;;) {
+      groups_.clear();
+      group_of_value_.assign(g_.values().size(), -1);
+      group_of_node_.assign(g_.nodes().size(), -1);
+      for (size_t i = 0; i < g_.nodes().size(); ++i) place(static_cast<int>(i));
+      if (!pin_escaping_values()) break;
+    }
     for (FusedGroup& grp : groups_) finish(grp);
     return std::move(groups_);
   }
@@ -37,8 +49,7 @@ class Fuser {
     if (n.outputs.size() == 1) {
       for (ValueId v : n.inputs) {
         const int grp = group_of_value_[static_cast<size_t>(v)];
-        if (grp < 0 || groups_[grp].output != v || uses_[static_cast<size_t>(v)] != 1) continue;
-        if (std::find(is_output_.begin(), is_output_.end(), v) != is_output_.end()) continue;
+        if (grp < 0 || groups_[grp].output != v || pinned_[static_cast<size_t>(v)]) continue;
         if (!may_join(groups_[grp].pattern, p) || !inputs_precede(n, v, grp)) continue;
         target = grp;
         break;
@@ -51,19 +62,37 @@ class Fuser {
     FusedGroup& grp = groups_[target];
     grp.nodes.push_back(index);
     grp.output = n.outputs.empty() ? -1 : n.outputs[0];
+    group_of_node_[static_cast<size_t>(index)] = target;
     for (ValueId v : n.outputs) group_of_value_[static_cast<size_t>(v)] = target;
   }
 
   // Groups run in creation order, so a node may join group `grp` only when
-  // its other inputs come from earlier groups (or no group): otherwise the
-  // group would read a value computed after it, or two groups would read
-  // each other's outputs.
+  // its other inputs come from earlier groups, no group, or `grp` itself
+  // (a value computed inside it): otherwise the group would read a value
+  // computed after it, or two groups would read each other's outputs.
   bool inputs_precede(const Node& n, ValueId joined, int grp) const {
     for (ValueId v : n.inputs) {
       if (v == joined) continue;
-      if (group_of_value_[static_cast<size_t>(v)] >= grp) return false;
+      if (group_of_value_[static_cast<size_t>(v)] > grp) return false;
     }
     return true;
+  }
+
+  // Pins every value computed inside a group, other than its output, that a
+  // node of another group reads; true when it pinned any.
+  bool pin_escaping_values() {
+    bool pinned_any = false;
+    for (size_t v = 0; v < readers_.size(); ++v) {
+      const int grp = group_of_value_[v];
+      if (grp < 0 || groups_[static_cast<size_t>(grp)].output == static_cast<ValueId>(v)) continue;
+      for (int reader : readers_[v]) {
+        if (group_of_node_[static_cast<size_t>(reader)] == grp) continue;
+        pinned_[v] = true;
+        pinned_any = true;
+        break;
+      }
+    }
+    return pinned_any;
   }
 
   // Inputs: every value a member reads that no member produces, in first-use order.
@@ -83,9 +112,10 @@ class Fuser {
   }
 
   const Graph& g_;
-  std::vector<int> uses_;
+  std::vector<std::vector<int>> readers_;  // per value: the nodes that read it
+  std::vector<bool> pinned_;               // values that must stay a group's output
   std::vector<int> group_of_value_;
-  std::vector<ValueId> is_output_;
+  std::vector<int> group_of_node_;
   std::vector<FusedGroup> groups_;
 };
 

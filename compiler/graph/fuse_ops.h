@@ -10,7 +10,8 @@
 namespace tessera::graph {
 
 /// A set of nodes computed by one kernel. The group has one output (its last
-/// node's); every other value inside it has exactly one reader, in the group.
+/// node's); every other value inside it is read only by nodes of the group
+/// (one or several: x in x * clip(x + 3, 0, 6) / 6) and is no graph output.
 struct FusedGroup {
   std::vector<int> nodes;       ///< indices into Graph::nodes(), in topological order
   int anchor = 0;               ///< the first node, whose pattern decides what may join
@@ -21,15 +22,17 @@ struct FusedGroup {
 };
 
 /// Greedy fusion in topological order. A node joins the group that produced
-/// one of its inputs when that input is the group's output, has no other
-/// reader and is not a graph output, and:
+/// one of its inputs when that input is the group's output, every reader of
+/// it ends up in that group (checked after placement; a value that escapes
+/// is pinned as a group output and placement reruns) and it is not a graph
+/// output, and:
 ///   - the group's anchor is kComplex or kReduction and the node is
 ///     kElementwise or kBroadcast (an epilogue: conv + bias + add + relu), or
 ///   - the anchor is kElementwise, kBroadcast or kInjective and the node is one
 ///     of those too (injective chains such as transpose + reshape + add).
-/// and every other input of the node comes from an earlier group (so groups
-/// form a DAG in creation order and run in that order). Every other node
-/// starts a group.
+/// and every other input of the node comes from an earlier group or from
+/// inside this one (so groups form a DAG in creation order and run in that
+/// order). Every other node starts a group.
 std::vector<FusedGroup> fuse_ops(const Graph& g);
 
 /// One line per group: "fused_conv_add_relu: conv0 add0 relu0 (in %0 %1 %2 %5) -> %9".

@@ -328,6 +328,16 @@ struct AttrPrinter {
     for (size_t i = 0; i < a.inputs.size(); ++i) s += (i ? "," : "") + letters(a.inputs[i]);
     return s + "->" + letters(a.output);
   }
+  std::string operator()(const MatMulAttrs& a) const {
+    auto view = [](const char* name, const MatMulAttrs::View& v) -> std::string {
+      if (v.map.empty()) return "";
+      std::string s = std::string(name) + "=view[" + ints(v.shape) + "] from (";
+      for (size_t j = 0; j < v.map.size(); ++j) s += (j ? ";" : "") + ints(v.map[j]);
+      return s + ")";
+    };
+    const std::string sa = view("a", a.a), sb = view("b", a.b);
+    return sa + (!sa.empty() && !sb.empty() ? " " : "") + sb;
+  }
   std::string operator()(const ArgAttrs& a) const {
     return "axis=" + std::to_string(a.axis) + " keepdims=" + (a.keepdims ? "1" : "0") +
            (a.select_last ? " select_last" : "") + (a.exclusive ? " exclusive" : "") + (a.reverse ? " reverse" : "");

@@ -208,11 +208,24 @@ struct GridSampleAttrs {
   Padding padding = Padding::kZeros;
   bool align_corners = false;
 };
+/// MatMul: an operand may be a view of another value, read through a linear
+/// index map instead of a materialised Transpose or axis-splitting Reshape
+/// (set by fold_matmul_views, never by the importer; NoAttrs reads both as
+/// they are). For operand index i of the view's `shape`, the value is read
+/// at source index j = sum over d of map[j][d] * i[d]. An empty map: the
+/// operand as it is.
+struct MatMulAttrs {
+  struct View {
+    std::vector<int64_t> shape;
+    std::vector<std::vector<int64_t>> map;  ///< source rank x view rank
+  };
+  View a, b;
+};
 /// A node's attributes; which alternative goes with which kind is fixed by the
 /// importer and checked where they are read.
 using Attrs = std::variant<NoAttrs, ConvAttrs, GemmAttrs, PoolAttrs, ScalarAttrs, AffineAttrs, AxisAttrs, PermAttrs,
                            ReduceAttrs, CastAttrs, NormAttrs, PadAttrs, SliceAttrs, ResizeAttrs, UnaryAttrs,
-                           BinaryAttrs, ArgAttrs, ScatterAttrs, EinsumAttrs, GridSampleAttrs>;
+                           BinaryAttrs, ArgAttrs, ScatterAttrs, EinsumAttrs, GridSampleAttrs, MatMulAttrs>;
 
 /// Index of a value in its graph.
 using ValueId = int32_t;

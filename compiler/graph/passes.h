@@ -1,7 +1,8 @@
 // Graph passes: each is one free function from a graph to a new graph.
 //
 // The usual order (see optimize_graph):
-//   fold_constants -> fold_batch_norm -> fold_constants -> eliminate_dead_nodes
+//   fold_constants -> fold_batch_norm -> fold_constants -> recognize_layer_norm
+//   -> fold_matmul_views -> eliminate_dead_nodes
 // followed by fuse_ops (fuse_ops.h) and extract_tasks (extract_tasks.h).
 #pragma once
 
@@ -34,6 +35,23 @@ Result<Graph> fold_constants(const Graph& g);
 /// parameters are constants: W'[k] = W[k] * s[k], b'[k] = (b[k] - mean[k]) *
 /// s[k] + beta[k] with s = gamma / sqrt(var + eps). Other BatchNorms stay.
 Result<Graph> fold_batch_norm(const Graph& g);
+
+/// LayerNorm written out as primitive nodes becomes one kLayerNorm node (one
+/// kernel: mean, variance, normalise, scale, shift):
+///   d = x - ReduceMean(x); y = d / Sqrt(ReduceMean(Pow(d, 2) or d * d) + eps)
+/// over the trailing axes [a, rank) with keepdims and a scalar constant eps,
+/// optionally followed by * gamma and then + beta, constants with one value
+/// per normalized element. Every intermediate must be read only inside the
+/// pattern; anything else is left as it is.
+Result<Graph> recognize_layer_norm(const Graph& g);
+
+/// A MatMul operand produced by a chain of Transpose nodes and Reshapes that
+/// only split axes (attention's heads and K^T), each read by that MatMul
+/// alone, is read in place: the MatMul gets MatMulAttrs with the chain's
+/// index map and reads the chain's source, and the chain's nodes (copy
+/// kernels) go. Reshapes that merge axes stay (the map would need a
+/// division).
+Result<Graph> fold_matmul_views(const Graph& g);
 
 /// Drops nodes whose outputs reach no graph output, and constants nobody reads.
 Graph eliminate_dead_nodes(const Graph& g);

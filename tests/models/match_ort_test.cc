@@ -42,9 +42,10 @@ class MatchOrt : public ::testing::Test {
   }
 
   // Compiles `model` with `shapes`, runs it and ORT on one random input named
-  // `input`, and compares every output.
+  // `input`, and compares every output: within kAbs + kRel * |ort| at every
+  // element, or, with `scale_tol` > 0, max |ours - ort| <= scale_tol * max |ort|.
   void check(const std::string& model, const std::string& input, const std::vector<int64_t>& shape,
-             const model::PlanOptions& plan_options = {}) {
+             const model::PlanOptions& plan_options = {}, double scale_tol = 0) {
     frontend::ImportOptions options;
     options.input_shapes[input] = shape;
     auto graph = frontend::import_onnx_file(model, options);
@@ -78,12 +79,19 @@ class MatchOrt : public ::testing::Test {
       auto want = runtime::load_npy(dir_ + "/ort/" + file + ".npy");
       ASSERT_TRUE(want.is_ok()) << want.status().to_string();
       ASSERT_EQ(ours->shape(), want->shape()) << name;
-      double worst = 0;
+      double worst = 0, max_err = 0, scale = 0;
       for (int64_t i = 0; i < want->numel(); ++i) {
         const double w = want->data<float>()[i], g = ours->data<float>()[i];
         worst = std::max(worst, std::fabs(g - w) - kRel * std::fabs(w));
+        max_err = std::max(max_err, std::fabs(g - w));
+        scale = std::max(scale, std::fabs(w));
       }
-      EXPECT_LE(worst, kAbs) << name << ": beyond " << kAbs << " + " << kRel << " * |ort|";
+      if (scale_tol > 0) {
+        EXPECT_LE(max_err, scale_tol * scale) << name << ": max |error| beyond " << scale_tol << " * max |ort| = "
+                                              << scale_tol * scale;
+      } else {
+        EXPECT_LE(worst, kAbs) << name << ": beyond " << kAbs << " + " << kRel << " * |ort|";
+      }
     }
   }
 
@@ -106,6 +114,16 @@ TEST_F(MatchOrt, ResNet18ByWinograd) {
   model::PlanOptions all;
   all.winograd = model::PlanOptions::Winograd::kAll;
   check(model, "input", {1, 3, 224, 224}, all);
+}
+
+// A transformer encoder as PyTorch exports one (scripts/models/transformer.py):
+// LayerNorm as primitive nodes, erf GELU, attention with a key-padding mask.
+// Issue 17's bound: max abs error <= 1e-4 of the output's scale.
+TEST_F(MatchOrt, TransformerEncoder) {
+  const std::string model = dir_ + "/transformer.onnx";
+  Status st = bench::write_transformer(model, 3);
+  if (!st.is_ok()) GTEST_SKIP() << st.to_string();
+  check(model, "input", {1, 128, 256}, {}, 1e-4);
 }
 
 TEST_F(MatchOrt, PPOCRDirectionClassifier) {

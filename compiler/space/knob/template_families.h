@@ -38,4 +38,11 @@ Result<KnobSpace> define_pool(const ComputeDAG& dag, const Target& target);
 Status apply_pool(const KnobConfig& config, const Target& target, State* state);
 Result<KnobConfig> fallback_pool(const KnobSpace& space, const ComputeDAG& dag, const Target& target);
 
+/// row-wise normalisations, softmax and layer_norm as a model fuses them:
+/// parallel blocks of rows, each row's statistics computed at the row, the
+/// row written vectorized (template_rows.cc).
+Result<KnobSpace> define_rows(const ComputeDAG& dag, const Target& target);
+Status apply_rows(const KnobConfig& config, const Target& target, State* state);
+Result<KnobConfig> fallback_rows(const KnobSpace& space, const ComputeDAG& dag, const Target& target);
+
 }  // namespace tessera::template_detail

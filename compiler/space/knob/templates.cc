@@ -19,6 +19,9 @@ constexpr KnobTemplate kTemplates[] = {
     {"max_pool2d", "pool2d", define_pool, apply_pool, fallback_pool},
     {"avg_pool2d", "pool2d", define_pool, apply_pool, fallback_pool},
     {"global_avg_pool2d", "pool2d", define_pool, apply_pool, fallback_pool},
+    // Not an operator spec: the schedule compiler/model gives a model's
+    // softmax and layer_norm kernels (with what they fused).
+    {"rows", "rows", define_rows, apply_rows, fallback_rows},
 };
 
 }  // namespace

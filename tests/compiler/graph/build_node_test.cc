@@ -113,5 +113,53 @@ INSTANTIATE_TEST_SUITE_P(
         ConvTransposeCase{"k3_s1_pad1", 3, 4, 4, 2, 3, 3, 1, strided(1, 1)}),
     [](const ::testing::TestParamInfo<ConvTransposeCase>& info) { return info.param.name; });
 
+// Erf in float32 is a rational approximation (vectorizable); it stays within
+// 5e-7 (four ulp of 1) of std::erf from -6 to 6, saturating to +-1 past +-4.
+TEST(BuildNode, Float32ErfMatchesStdErf) {
+  constexpr int kPoints = 1201;
+  Graph g;
+  ValueId x = g.add_input("x", {kPoints}, DType::f32());
+  ValueId y = g.add_op("erf", OpKind::kErf, NoAttrs{}, {x}, {kPoints}, DType::f32());
+  g.set_outputs({y});
+  std::vector<float> xs(kPoints);
+  for (int i = 0; i < kPoints; ++i) xs[static_cast<size_t>(i)] = -6.0f + 0.01f * static_cast<float>(i);
+  auto got = test::run_graph(g, {{x, test::to_bytes(xs)}});
+  ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+  const std::vector<float> out = test::to_floats((*got)[0]);
+  for (int i = 0; i < kPoints; ++i)
+    EXPECT_NEAR(out[static_cast<size_t>(i)], std::erf(static_cast<double>(xs[static_cast<size_t>(i)])), 5e-7)
+        << "x = " << xs[static_cast<size_t>(i)];
+}
+
+// Softmax in float32 evaluates exp as arithmetic (a vectorized expf): rows
+// spanning 0 to -100 match the double reference (past -87.3 exp is 0, within
+// 1e-37 of it).
+TEST(BuildNode, Float32SoftmaxMatchesDoubleReference) {
+  constexpr int64_t kRows = 4, kCols = 301;
+  Graph g;
+  ValueId x = g.add_input("x", {kRows, kCols}, DType::f32());
+  ValueId y = g.add_op("sm", OpKind::kSoftmax, AxisAttrs{1}, {x}, {kRows, kCols}, DType::f32());
+  g.set_outputs({y});
+  std::vector<float> xs(kRows * kCols);
+  const auto noise = test::random_floats(xs.size(), 41);
+  for (int64_t r = 0; r < kRows; ++r)
+    for (int64_t c = 0; c < kCols; ++c)  // row r spans a width of 3, 10, 30, 100
+      xs[r * kCols + c] = static_cast<float>(-std::pow(10.0, 0.5 * (1 + r)) * c / kCols) + 0.01f * noise[r * kCols + c];
+  auto got = test::run_graph(g, {{x, test::to_bytes(xs)}});
+  ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+  const std::vector<float> out = test::to_floats((*got)[0]);
+  for (int64_t r = 0; r < kRows; ++r) {
+    double mx = -INFINITY, sum = 0;
+    for (int64_t c = 0; c < kCols; ++c) mx = std::max(mx, static_cast<double>(xs[r * kCols + c]));
+    for (int64_t c = 0; c < kCols; ++c) sum += std::exp(xs[r * kCols + c] - mx);
+    for (int64_t c = 0; c < kCols; ++c) {
+      const double d = xs[r * kCols + c] - mx, want = std::exp(d) / sum;
+      // x - max is rounded to float (an ulp of |d| moves exp by |d| * 2^-24).
+      EXPECT_NEAR(out[r * kCols + c], want, want * (1e-6 + 1.2e-7 * std::fabs(d)) + 1e-37)
+          << "row " << r << " col " << c;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tessera::graph

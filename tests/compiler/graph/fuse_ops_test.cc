@@ -48,18 +48,100 @@ TEST(FuseOps, FusedGroupMatchesNaiveLoops) {
   EXPECT_TRUE(test::close(test::to_floats((*got)[0]), want));
 }
 
-TEST(FuseOps, AValueWithTwoReadersEndsItsGroup) {
+// SiLU, y * sigmoid(y): both readers of the conv's output join its group.
+TEST(FuseOps, AValueWhoseReadersAllJoinStaysInsideTheGroup) {
   Graph g;
   ValueId x = g.add_input("x", {1, 2, 4, 4}, DType::f32());
   ValueId w = g.add_constant("w", Constant::from_floats({2, 2, 1, 1}, {1, 0, 0, 1}));
   ValueId y = g.add_op("conv", OpKind::kConv, ConvAttrs{}, {x, w}, {1, 2, 4, 4}, DType::f32());
   ValueId a = g.add_op("sig", OpKind::kSigmoid, NoAttrs{}, {y}, {1, 2, 4, 4}, DType::f32());
-  ValueId m = g.add_op("mul", OpKind::kMul, NoAttrs{}, {y, a}, {1, 2, 4, 4}, DType::f32());  // SiLU
+  ValueId m = g.add_op("mul", OpKind::kMul, NoAttrs{}, {y, a}, {1, 2, 4, 4}, DType::f32());
   g.set_outputs({m});
   const auto groups = fuse_ops(g);
-  ASSERT_EQ(groups.size(), 2u) << groups_to_string(g, groups);
+  ASSERT_EQ(groups.size(), 1u) << groups_to_string(g, groups);
+  EXPECT_EQ(groups[0].name, "fused_conv_sigmoid_mul");
+  EXPECT_EQ(groups[0].inputs, (std::vector<ValueId>{x, w}));
+}
+
+// The conv's output is also read by a node that cannot join (a second
+// conv): it stays the conv group's output, and the epilogue is its own group.
+TEST(FuseOps, AValueReadOutsideTheGroupEndsIt) {
+  Graph g;
+  ValueId x = g.add_input("x", {1, 2, 4, 4}, DType::f32());
+  ValueId w = g.add_constant("w", Constant::from_floats({2, 2, 1, 1}, {1, 0, 0, 1}));
+  ValueId y = g.add_op("conv", OpKind::kConv, ConvAttrs{}, {x, w}, {1, 2, 4, 4}, DType::f32());
+  ValueId a = g.add_op("sig", OpKind::kSigmoid, NoAttrs{}, {y}, {1, 2, 4, 4}, DType::f32());
+  ValueId m = g.add_op("mul", OpKind::kMul, NoAttrs{}, {y, a}, {1, 2, 4, 4}, DType::f32());
+  ValueId z = g.add_op("conv2", OpKind::kConv, ConvAttrs{}, {y, w}, {1, 2, 4, 4}, DType::f32());
+  ValueId s = g.add_op("add", OpKind::kAdd, NoAttrs{}, {m, z}, {1, 2, 4, 4}, DType::f32());
+  g.set_outputs({s});
+  const auto groups = fuse_ops(g);
+  ASSERT_EQ(groups.size(), 3u) << groups_to_string(g, groups);
   EXPECT_EQ(groups[0].name, "fused_conv");
+  EXPECT_EQ(groups[0].output, y);
   EXPECT_EQ(groups[1].name, "fused_sigmoid_mul");
+  EXPECT_EQ(groups[2].name, "fused_conv_add");
+  const auto xd = test::random_floats(32, 8);
+  auto got = test::run_graph(g, {{x, test::to_bytes(xd)}});
+  ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+  std::vector<float> want(32);  // the identity conv twice: y = x
+  for (size_t i = 0; i < 32; ++i) want[i] = xd[i] / (1.0f + std::exp(-xd[i])) + xd[i];
+  EXPECT_TRUE(test::close(test::to_floats((*got)[0]), want));
+}
+
+// HardSwish as exporters write it, x * clip(x + 3, 0, 6) / 6, after a conv:
+// x has two readers in the chain, and the whole chain is the conv's epilogue.
+TEST(FuseOps, DecomposedHardSwishFusesIntoTheConv) {
+  Graph g;
+  ValueId x = g.add_input("x", {1, 2, 3, 3}, DType::f32());
+  ValueId w = g.add_constant("w", Constant::from_floats({2, 2, 1, 1}, {4, 0, 0, -4}));
+  ValueId three = g.add_constant("three", Constant::from_floats({}, {3}));
+  ValueId six = g.add_constant("six", Constant::from_floats({}, {6}));
+  const std::vector<int64_t> shape = {1, 2, 3, 3};
+  ValueId y = g.add_op("conv", OpKind::kConv, ConvAttrs{}, {x, w}, shape, DType::f32());
+  ValueId p = g.add_op("add", OpKind::kAdd, NoAttrs{}, {y, three}, shape, DType::f32());
+  ValueId c = g.add_op("clip", OpKind::kClip, AffineAttrs{0, 6}, {p}, shape, DType::f32());
+  ValueId m = g.add_op("mul", OpKind::kMul, NoAttrs{}, {y, c}, shape, DType::f32());
+  ValueId d = g.add_op("div", OpKind::kDiv, NoAttrs{}, {m, six}, shape, DType::f32());
+  g.set_outputs({d});
+  const auto groups = fuse_ops(g);
+  ASSERT_EQ(groups.size(), 1u) << groups_to_string(g, groups);
+  EXPECT_EQ(groups[0].name, "fused_conv_add_clip_mul_div");
+  EXPECT_EQ(groups[0].pattern, OpPattern::kComplex);
+  const auto xd = test::random_floats(18, 9);
+  auto got = test::run_graph(g, {{x, test::to_bytes(xd)}});
+  ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+  std::vector<float> want(18);
+  for (size_t i = 0; i < 18; ++i) {
+    const float v = (i < 9 ? 4.0f : -4.0f) * xd[i];
+    want[i] = v * std::min(6.0f, std::max(0.0f, v + 3.0f)) / 6.0f;
+  }
+  EXPECT_TRUE(test::close(test::to_floats((*got)[0]), want));
+}
+
+// HardSigmoid times its own input, y * hardsigmoid(y), after a conv
+// (MobileNetV3's h-swish as some exporters write it): one kernel.
+TEST(FuseOps, HardSigmoidTimesItsInputFusesIntoTheConv) {
+  Graph g;
+  ValueId x = g.add_input("x", {1, 2, 3, 3}, DType::f32());
+  ValueId w = g.add_constant("w", Constant::from_floats({2, 2, 1, 1}, {4, 0, 0, -4}));
+  const std::vector<int64_t> shape = {1, 2, 3, 3};
+  ValueId y = g.add_op("conv", OpKind::kConv, ConvAttrs{}, {x, w}, shape, DType::f32());
+  ValueId h = g.add_op("hsig", OpKind::kHardSigmoid, AffineAttrs{1.0 / 6, 0.5}, {y}, shape, DType::f32());
+  ValueId m = g.add_op("mul", OpKind::kMul, NoAttrs{}, {h, y}, shape, DType::f32());
+  g.set_outputs({m});
+  const auto groups = fuse_ops(g);
+  ASSERT_EQ(groups.size(), 1u) << groups_to_string(g, groups);
+  EXPECT_EQ(groups[0].name, "fused_conv_hard_sigmoid_mul");
+  const auto xd = test::random_floats(18, 10);
+  auto got = test::run_graph(g, {{x, test::to_bytes(xd)}});
+  ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+  std::vector<float> want(18);
+  for (size_t i = 0; i < 18; ++i) {
+    const float v = (i < 9 ? 4.0f : -4.0f) * xd[i];
+    want[i] = v * std::min(1.0f, std::max(0.0f, v / 6.0f + 0.5f));
+  }
+  EXPECT_TRUE(test::close(test::to_floats((*got)[0]), want));
 }
 
 TEST(FuseOps, InjectiveAfterConvStartsAGroupButJoinsElementwiseNeighbours) {

@@ -1,0 +1,196 @@
+// The row template: softmax and layer_norm (compiler/ops/reduction.h) as a
+// model fuses them, and any DAG of their shape: reduction stages over the
+// output's trailing axes (kept with extent 1: the row statistics) and one
+// output of the input's shape that combines them with the input, maybe with
+// elementwise stages before or after.
+//
+// Rows run in parallel blocks; the last statistic of a row (softmax's
+// exp-sum, layer_norm's squared deviations) is computed at the row, right
+// before the row is written, so the row is read from L1 for both. A
+// statistic that another one reads too (the max, the sum) is one parallel
+// sweep before, row by row (bound inference cannot yet give a stage attached
+// beside its reader one row). The generic schedule computes every statistic
+// at the root, reading the input column-wise to vectorize across rows. The
+// write-back is vectorized along the row. A stage between two statistics
+// (softmax's exp(x - max) as compiler/graph builds it, summed and divided)
+// is stored in a parallel sweep of its own, so exp runs once per element.
+//
+// Knobs: tile_rows [outer, rows per block] (of the innermost row axis),
+// tile_cols [outer, vector width].
+#include <algorithm>
+
+#include "compiler/space/knob/template_families.h"
+#include "compiler/space/knob/template_util.h"
+
+namespace tessera::template_detail {
+namespace {
+
+struct Rows {
+  std::string out;                      // the DAG's output
+  std::vector<std::string> statistics;  // reductions, in DAG order
+  std::vector<bool> read_by_output_only;  // per statistic
+  std::vector<std::string> inlined;     // other computed stages, but:
+  std::vector<std::string> stored;      // those that read a statistic and feed another (softmax's exp)
+  int row_axes = 0;                     // leading axes of `out` that index rows
+  int64_t rows = 1, cols = 1;
+  int64_t last_row_extent = 1;          // the innermost row axis, split by tile_rows
+  DType dtype;
+};
+
+Status rows_error(const std::string& why) { return Status(ErrorCode::kInvalidArgument, "template rows: " + why); }
+
+// The number of leading axes a statistic of `shape` keeps from `out`: after
+// them every extent is 1; -1 when it is not of that form.
+int kept_axes(const std::vector<int64_t>& shape, const std::vector<int64_t>& out) {
+  if (shape.size() != out.size()) return -1;
+  int kept = static_cast<int>(shape.size());
+  while (kept > 0 && shape[static_cast<size_t>(kept) - 1] == 1 && out[static_cast<size_t>(kept) - 1] != 1) --kept;
+  for (int d = 0; d < static_cast<int>(shape.size()); ++d)
+    if (d < kept ? shape[static_cast<size_t>(d)] != out[static_cast<size_t>(d)] : shape[static_cast<size_t>(d)] != 1)
+      return -1;
+  return kept;
+}
+
+Result<Rows> analyze(const ComputeDAG& dag) {
+  Rows r;
+  Tensor output;
+  for (const Tensor& t : dag.tensors()) {
+    if (!compute_op(t) || !dag.is_output(t)) continue;
+    if (output.defined()) return rows_error("the DAG has more than one output");
+    output = t;
+  }
+  if (!output.defined()) return rows_error("the DAG has no computed output");
+  if (!compute_op(output)->reduce_axes.empty()) return rows_error("the output " + output->name + " is a reduction");
+  r.out = output->name;
+  r.dtype = output->dtype;
+  const std::vector<int64_t>& shape = output->shape;
+  r.row_axes = -1;
+  for (const Tensor& t : dag.tensors()) {
+    const ComputeOpNode* op = compute_op(t);
+    if (!op || t->name == r.out) continue;
+    if (op->reduce_axes.empty()) {
+      r.inlined.push_back(t->name);
+      continue;
+    }
+    const int kept = kept_axes(t->shape, shape);
+    if (kept < 1 || (r.row_axes >= 0 && kept != r.row_axes))
+      return rows_error("reduction " + t->name + " is not a per-row statistic of " + r.out + "'s trailing axes");
+    r.row_axes = kept;
+    r.statistics.push_back(t->name);
+  }
+  if (r.statistics.empty()) return rows_error("the DAG has no per-row statistic");
+  // A stage between two statistics (exp(x - max), summed and then divided)
+  // is stored whole rather than inlined into both readers, which would
+  // evaluate it twice.
+  auto reads = [&](const std::string& reader, const std::vector<std::string>& names) {
+    for (const Tensor& t : dag.tensors()) {
+      if (t->name != reader) continue;
+      for (const Tensor& in : input_tensors(t))
+        if (std::find(names.begin(), names.end(), in->name) != names.end()) return true;
+    }
+    return false;
+  };
+  std::vector<std::string> inlined;
+  for (const std::string& stage : r.inlined) {
+    bool feeds_statistic = false;
+    for (const std::string& stat : r.statistics) feeds_statistic = feeds_statistic || reads(stat, {stage});
+    (feeds_statistic && reads(stage, r.statistics) ? r.stored : inlined).push_back(stage);
+  }
+  r.inlined = std::move(inlined);
+  for (const std::string& stat : r.statistics) {
+    bool only_output = true;
+    for (const Tensor& t : dag.tensors()) {
+      if (!compute_op(t) || t->name == r.out) continue;
+      for (const Tensor& in : input_tensors(t)) only_output = only_output && in->name != stat;
+    }
+    r.read_by_output_only.push_back(only_output);
+  }
+  for (size_t d = 0; d < shape.size(); ++d) (static_cast<int>(d) < r.row_axes ? r.rows : r.cols) *= shape[d];
+  r.last_row_extent = shape[static_cast<size_t>(r.row_axes) - 1];
+  return r;
+}
+
+}  // namespace
+
+Result<KnobSpace> define_rows(const ComputeDAG& dag, const Target& target) {
+  TESSERA_ASSIGN_OR_RETURN(Rows r, analyze(dag));
+  const int64_t lanes = target.vector_lanes(r.dtype);
+  KnobSpace space;
+  TESSERA_RETURN_IF_ERROR(space.define_split("tile_rows", r.last_row_extent, SplitPolicy::tiles(), 2));
+  TESSERA_RETURN_IF_ERROR(
+      space.define_split("tile_cols", r.cols, SplitPolicy::tiles(), 2, vector_split_filter(r.cols, lanes)));
+  return space;
+}
+
+Status apply_rows(const KnobConfig& cfg, const Target& target, State* state) {
+  TESSERA_ASSIGN_OR_RETURN(Rows r, analyze(state->dag()));
+  Sched s(state);
+  for (const std::string& stage : r.inlined) TESSERA_RETURN_IF_ERROR(s.compute_inline(stage));
+  const int64_t lanes = target.vector_lanes(r.dtype);
+  for (const std::string& stage : r.stored) {
+    // At the root: rows in parallel, each row vectorized.
+    const std::vector<Var> loops = s.loops(stage);
+    const std::vector<Var> rows(loops.begin(), loops.begin() + r.row_axes);
+    const std::vector<Var> cols(loops.begin() + r.row_axes, loops.end());
+    Var row = rows[0], col = cols[0];
+    if (rows.size() > 1) {
+      TESSERA_ASSIGN_OR_RETURN(row, s.fuse(stage, rows));
+    }
+    if (cols.size() > 1) {
+      TESSERA_ASSIGN_OR_RETURN(col, s.fuse(stage, cols));
+    }
+    TESSERA_RETURN_IF_ERROR(s.annotate(stage, row, IterAnnotation::kParallel));
+    TESSERA_RETURN_IF_ERROR(s.vectorize_by_divisor(stage, col, r.cols, lanes));
+  }
+  // out: rows... r cols... -> (rows... r.0) parallel, r.1, col.0, col.1
+  // vectorized. Only the innermost row axis is split, so a row's index stays
+  // linear in the loops and bound inference gives each statistic one row.
+  const std::vector<Var> loops = s.loops(r.out);
+  std::vector<Var> outer(loops.begin(), loops.begin() + r.row_axes - 1);
+  const std::vector<Var> col_loops(loops.begin() + r.row_axes, loops.end());
+  Var col = col_loops[0];
+  if (col_loops.size() > 1) {
+    TESSERA_ASSIGN_OR_RETURN(col, s.fuse(r.out, col_loops));
+  }
+  TESSERA_ASSIGN_OR_RETURN(std::vector<Var> rb, s.split(r.out, loops[r.row_axes - 1], {cfg.get("tile_rows")[1]}));
+  TESSERA_ASSIGN_OR_RETURN(std::vector<Var> cv, s.split(r.out, col, {cfg.get("tile_cols")[1]}));
+  outer.push_back(rb[0]);
+  Var blocks = outer[0];
+  if (outer.size() > 1) {
+    TESSERA_ASSIGN_OR_RETURN(blocks, s.fuse(r.out, outer));
+  }
+  TESSERA_RETURN_IF_ERROR(s.annotate(r.out, blocks, IterAnnotation::kParallel));
+  if (cfg.get("tile_cols")[1] > 1) TESSERA_RETURN_IF_ERROR(s.annotate(r.out, cv[1], IterAnnotation::kVectorize));
+  // A statistic only the output reads is computed at the row, right before
+  // the row is written. One that another statistic reads too (softmax's
+  // max, layer_norm's sum) stays at the root, rows in parallel: bound
+  // inference would give it the whole tensor at every row otherwise.
+  for (size_t i = r.statistics.size(); i-- > 0;) {
+    const std::string& stat = r.statistics[i];
+    if (r.read_by_output_only[i]) {
+      TESSERA_RETURN_IF_ERROR(s.compute_at(stat, r.out, rb[1]));
+      continue;
+    }
+    const std::vector<Var> stat_loops = s.loops(stat);
+    const std::vector<Var> rows(stat_loops.begin(), stat_loops.begin() + r.row_axes);
+    Var fused = rows[0];
+    if (rows.size() > 1) {
+      TESSERA_ASSIGN_OR_RETURN(fused, s.fuse(stat, rows));
+    }
+    TESSERA_RETURN_IF_ERROR(s.annotate(stat, fused, IterAnnotation::kParallel));
+  }
+  return Status::ok();
+}
+
+Result<KnobConfig> fallback_rows(const KnobSpace& space, const ComputeDAG& dag, const Target& target) {
+  TESSERA_ASSIGN_OR_RETURN(Rows r, analyze(dag));
+  const int64_t lanes = target.vector_lanes(r.dtype);
+  // Blocks of about 4k elements (a parallel task worth its launch, 16 KiB of
+  // float rows in L1), written a few vectors at a time.
+  const int64_t rows_per_block = std::max<int64_t>(1, 4096 / r.cols);
+  return nearest_config(
+      space, {{"tile_rows", {0, rows_per_block}},
+              {"tile_cols", {0, preferred_vector_width(innermost_sizes(*space.find("tile_cols")), lanes)}}});
+}
+
+}  // namespace tessera::template_detail

@@ -1,0 +1,102 @@
+// The rows template (softmax, layer_norm as a model fuses them): random
+// configurations built and run against the reference interpreter, and the
+// fallback computes each row's statistics at the row (one row per block
+// iteration, not the whole tensor).
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "compiler/codegen/build.h"
+#include "compiler/codegen/interpreter.h"
+#include "compiler/codegen/llvm_target.h"
+#include "compiler/graph/build_node.h"
+#include "compiler/ir/printer.h"
+#include "compiler/lower/infer_bounds.h"
+#include "compiler/lower/lower.h"
+#include "compiler/ops/ops.h"
+#include "compiler/space/knob/templates.h"
+#include "runtime/module.h"
+#include "runtime/ndarray.h"
+#include "runtime/thread_pool.h"
+#include "tests/compiler/space/knob/template_check.h"
+
+namespace tessera {
+namespace {
+
+const char* const kSpecs[] = {"softmax:M=12,N=40", "softmax:M=5,N=128", "layer_norm:M=6,N=37",
+                              "layer_norm:M=16,N=256"};
+
+TEST(RowsTemplate, FallbackComputesEachStatisticPerRow) {
+  const KnobTemplate* tmpl = find_template("rows");
+  ASSERT_NE(tmpl, nullptr);
+  for (const char* spec : kSpecs) {
+    ops::OpInstance inst = ops::parse_op_spec(spec).value();
+    KnobSpace space = tmpl->define(*inst.dag, host_target()).value();
+    KnobConfig c = tmpl->fallback(space, *inst.dag, host_target()).value();
+    State state = apply_template(*tmpl, inst.dag, c, host_target()).value();
+    State bounded = infer_bounds(state).value();
+    for (const Stage& stage : bounded.stages()) {
+      if (stage.location != ComputeLocation::kAt) continue;
+      int64_t elements = 1;
+      for (const Iter& it : stage.iters)
+        if (it.kind == IterKind::kSpatial) elements *= it.extent;
+      EXPECT_EQ(elements, 1) << spec << ": a statistic covers more than its row\n"
+                             << to_string(lower(state).value());
+    }
+  }
+}
+
+TEST(RowsTemplate, RandomConfigurationsMatchTheInterpreter) {
+  const KnobTemplate* tmpl = find_template("rows");
+  ASSERT_NE(tmpl, nullptr);
+  runtime::ThreadPool pool(2);
+  std::mt19937_64 rng(17);
+  for (const char* spec : kSpecs) {
+    ops::OpInstance inst = ops::parse_op_spec(spec).value();
+    const runtime::NDArray want = reference(inst);
+    KnobSpace space = tmpl->define(*inst.dag, host_target()).value();
+    std::vector<KnobConfig> configs = {tmpl->fallback(space, *inst.dag, host_target()).value()};
+    for (int i = 0; i < 6; ++i) configs.push_back(space.config(rng() % space.size()).value());
+    for (const KnobConfig& c : configs) {
+      auto state = apply_template(*tmpl, inst.dag, c, host_target());
+      ASSERT_TRUE(state.is_ok()) << spec << " " << c.to_string() << ": " << state.status().to_string();
+      expect_matches(inst, *state, want, &pool, std::string(spec) + " " + c.to_string());
+    }
+  }
+}
+
+// A model's softmax as compiler/graph builds it (max, exp stored, sum,
+// divide): the exp stage is computed once, at the root, not inlined twice.
+TEST(RowsTemplate, GraphSoftmaxStoresItsExpOnceAndMatchesTheInterpreter) {
+  graph::Graph g;
+  graph::ValueId x = g.add_input("x", {2, 3, 37}, DType::f32());
+  graph::ValueId y = g.add_op("sm", graph::OpKind::kSoftmax, graph::AxisAttrs{2}, {x}, {2, 3, 37}, DType::f32());
+  g.set_outputs({y});
+  Tensor in = placeholder({2, 3, 37}, DType::f32(), "X");
+  Tensor out = graph::build_node(g, g.nodes()[0], {in}).value();
+  ops::OpInstance inst{"rows", "graph softmax", std::make_shared<const ComputeDAG>(ComputeDAG::make({in, out}).value())};
+  const KnobTemplate* tmpl = find_template("rows");
+  KnobSpace space = tmpl->define(*inst.dag, host_target()).value();
+  KnobConfig c = tmpl->fallback(space, *inst.dag, host_target()).value();
+  State state = apply_template(*tmpl, inst.dag, c, host_target()).value();
+  const int e = state.stage_index("sm.exp");
+  ASSERT_GE(e, 0);
+  EXPECT_EQ(state.stage(e).location, ComputeLocation::kRoot);
+  const runtime::NDArray want = reference(inst);
+  runtime::ThreadPool pool(2);
+  expect_matches(inst, state, want, &pool, "graph softmax " + c.to_string());
+  std::mt19937_64 rng(5);
+  for (int i = 0; i < 4; ++i) {
+    KnobConfig random = space.config(rng() % space.size()).value();
+    expect_matches(inst, apply_template(*tmpl, inst.dag, random, host_target()).value(), want, &pool,
+                   "graph softmax " + random.to_string());
+  }
+}
+
+TEST(RowsTemplate, AMatmulIsNotRows) {
+  ops::OpInstance mm = ops::parse_op_spec("matmul:M=8,N=8,K=8").value();
+  EXPECT_EQ(find_template("rows")->define(*mm.dag, host_target()).status().code(), ErrorCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace tessera
