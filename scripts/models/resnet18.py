@@ -13,22 +13,12 @@ import sys
 
 import numpy as np
 import onnx
-from onnx import TensorProto, helper, numpy_helper
+from onnx import helper
 
-OPSET = 13
+import onnx_builder
 
-
-class Builder:
-    """Collects nodes and initializers; names are unique by construction."""
-
-    def __init__(self, rng):
-        self.rng = rng
-        self.nodes = []
-        self.inits = []
-
-    def const(self, name, array):
-        self.inits.append(numpy_helper.from_array(array.astype(np.float32), name))
-        return name
+class Builder(onnx_builder.Builder):
+    """The collector with this model's layers."""
 
     def conv_bn(self, x, name, cin, cout, k, stride, relu):
         """Conv (no bias) + BatchNorm [+ ReLU], as torchvision's conv + bn pairs."""
@@ -83,16 +73,7 @@ def build(seed, batch):
         "Gemm", ["flatten", b.const("fc.weight", fc_w), b.const("fc.bias", fc_b)], ["output"],
         name="fc", transB=1))
 
-    graph = helper.make_graph(
-        b.nodes, "resnet18",
-        [helper.make_tensor_value_info("input", TensorProto.FLOAT, [batch, 3, 224, 224])],
-        [helper.make_tensor_value_info("output", TensorProto.FLOAT, [batch, 1000])],
-        initializer=b.inits)
-    model = helper.make_model(graph, producer_name="tessera-resnet18",
-                              opset_imports=[helper.make_opsetid("", OPSET)])
-    model.ir_version = 7  # opset 13's IR version; older runtimes read it too
-    onnx.checker.check_model(model)
-    return model
+    return b.model("resnet18", [batch, 3, 224, 224], [batch, 1000], producer="tessera-resnet18")
 
 
 def main(argv):

@@ -23,27 +23,12 @@ import sys
 
 import numpy as np
 import onnx
-from onnx import TensorProto, helper, numpy_helper
+from onnx import helper
 
-OPSET = 13
+import onnx_builder
 
-
-class Builder:
-    """Collects nodes and initializers; names are unique by construction."""
-
-    def __init__(self, rng):
-        self.rng = rng
-        self.nodes = []
-        self.inits = []
-
-    def const(self, name, array, dtype=np.float32):
-        self.inits.append(numpy_helper.from_array(np.asarray(array).astype(dtype), name))
-        return name
-
-    def node(self, op, inputs, name, **attrs):
-        """Appends one node whose single output is named like the node."""
-        self.nodes.append(helper.make_node(op, inputs, [name], name=name, **attrs))
-        return name
+class Builder(onnx_builder.Builder):
+    """The collector with this model's layers."""
 
     def linear(self, x, name, fan_in, fan_out):
         """torch.nn.Linear on a 3-D input: MatMul with W^T as an initializer, then Add."""
@@ -114,16 +99,7 @@ def build(args):
         x = b.encoder_layer(x, f"layers.{layer}", args.batch, args.seq, args.d_model, args.heads, args.ff, mask_name)
     b.nodes.append(helper.make_node("Identity", [x], ["output"], name="output"))
     shape = [args.batch, args.seq, args.d_model]
-    graph = helper.make_graph(
-        b.nodes, "transformer_encoder",
-        [helper.make_tensor_value_info("input", TensorProto.FLOAT, shape)],
-        [helper.make_tensor_value_info("output", TensorProto.FLOAT, shape)],
-        initializer=b.inits)
-    model = helper.make_model(graph, producer_name="tessera-transformer",
-                              opset_imports=[helper.make_opsetid("", OPSET)])
-    model.ir_version = 7  # opset 13's IR version; older runtimes read it too
-    onnx.checker.check_model(model)
-    return model
+    return b.model("transformer_encoder", shape, shape, producer="tessera-transformer")
 
 
 def main(argv):
