@@ -15,10 +15,8 @@ namespace {
 int64_t stored_extent(const LoweringPlan& plan, int s, size_t d) {
   const Stage& st = plan.stage(s);
   const int64_t extent = st.tensor->shape[d];
-  if (st.layout && static_cast<size_t>(st.layout->axis) == d) {
-    const int64_t f = st.layout->factor;
-    return (extent + f - 1) / f * f;
-  }
+  if (st.layout && static_cast<size_t>(st.layout->axis) == d)
+    return packed_shape(st.tensor->shape, *st.layout).front() * st.layout->factor;
   return extent;
 }
 

@@ -99,9 +99,9 @@ void infer_region(LoweringPlan& plan, int p, const BoundMap& outer_bounds) {
     bounds->push_back(e);
   };
   bool exact = true;
-  bool padded = ps.pad_tile;
-  for (int x : plan.stages[p].consumers) padded |= plan.stage(x).pad_tile;
+  bool padded = ps.pad_tile;  // the stage or a reader computes whole tiles
   for (int x : plan.stages[p].consumers) {
+    padded |= plan.stage(x).pad_tile;
     VarMap values = root_values(plan, x, nullptr);
     for (const auto& indices : reads_of(plan.stages[x].body, ps.tensor.get())) {
       for (int d = 0; d < ndim; ++d) {

@@ -130,9 +130,7 @@ class PackageLayout {
     pv.kind = runtime::ValueKind::kConstant;
     pv.dtype = value.dtype;
     pv.shape = packed_shape(value.shape, layout);
-    int64_t elements = 1;  // more than the value's when the last block is padded
-    for (int64_t d : pv.shape) elements *= d;
-    pv.data.resize(static_cast<size_t>(elements * value.dtype.storage_bytes()));
+    pv.data.resize(static_cast<size_t>(pv.nbytes()));  // more than the value's when the last block is padded
     pack_elements(c.bytes.data(), pv.data.data(), value.shape, value.dtype.storage_bytes(), layout);
     const auto id = static_cast<int32_t>(out_->values.size());
     out_->values.push_back(std::move(pv));

@@ -29,13 +29,7 @@ inline Result<std::vector<float>> run_native(const State& state, const std::vect
   for (const Tensor& t : state.dag().args()) {
     if (is_placeholder(t)) {
       if (next >= inputs.size()) return Status(ErrorCode::kInvalidArgument, "too few inputs");
-      buffers.push_back(inputs[next++]);
-      // An input the schedule stores packed (layout.h) is packed here.
-      if (const std::optional<PackedLayout>& layout = state.stage(state.stage_index(t)).layout) {
-        std::vector<float> packed(num_elements(packed_shape(t->shape, *layout)));
-        pack_elements(buffers.back().data(), packed.data(), t->shape, sizeof(float), *layout);
-        buffers.back() = std::move(packed);
-      }
+      buffers.push_back(stored_input(state, t, inputs[next++]));
     } else {
       output = buffers.size();
       buffers.emplace_back(num_elements(t->shape), std::numeric_limits<float>::quiet_NaN());

@@ -41,6 +41,16 @@ inline std::vector<std::vector<float>> random_inputs(const ComputeDAG& dag, uint
   return inputs;
 }
 
+/// Input `t`'s data as `state` stores it: packed where the schedule packs it
+/// (compiler/schedule/layout.h), else as it is.
+inline std::vector<float> stored_input(const State& state, const Tensor& t, std::vector<float> data) {
+  const std::optional<PackedLayout>& layout = state.stage(state.stage_index(t)).layout;
+  if (!layout) return data;
+  std::vector<float> packed(num_elements(packed_shape(t->shape, *layout)));
+  pack_elements(data.data(), packed.data(), t->shape, sizeof(float), *layout);
+  return packed;
+}
+
 /// Lowers `state` and interprets it: `inputs` feed the placeholder args in
 /// order (logical layout: packed here where the schedule packs them); returns the (single) computed arg, which starts as NaN so that an
 /// element the kernel never writes shows up.
@@ -57,12 +67,7 @@ inline Result<std::vector<float>> run(const State& state, const std::vector<std:
       buffers.push_back(inputs[next_input++]);
       if (buffers.back().size() != num_elements(t->shape))
         return Status(ErrorCode::kInvalidArgument, "input " + t->name + " has the wrong size");
-      // An input the schedule stores packed (layout.h) is packed here.
-      if (const std::optional<PackedLayout>& layout = state.stage(state.stage_index(t)).layout) {
-        std::vector<float> packed(num_elements(packed_shape(t->shape, *layout)));
-        pack_elements(buffers.back().data(), packed.data(), t->shape, sizeof(float), *layout);
-        buffers.back() = std::move(packed);
-      }
+      buffers.back() = stored_input(state, t, std::move(buffers.back()));
     } else {
       output = buffers.size();
       buffers.emplace_back(num_elements(t->shape), std::numeric_limits<float>::quiet_NaN());
