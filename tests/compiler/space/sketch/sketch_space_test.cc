@@ -4,6 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
+#include <nlohmann/json.hpp>
+
 #include "compiler/codegen/llvm_target.h"
 #include "compiler/lower/infer_bounds.h"
 #include "compiler/lower/lower.h"
@@ -189,6 +193,33 @@ TEST(SketchSpace, ProgramsRoundTripThroughJson) {
     // Restored programs mutate like sampled ones.
     EXPECT_TRUE(space.mutate(*again, unused).applied());
   }
+}
+
+// Primes have no target-sized divisors, so tiles hang over the edge and some
+// programs pad them; decisions stored before padded tiles (no "pad") replay
+// to the guarded program.
+TEST(SketchSpace, PaddedTilesAreADecisionAndOldDecisionsReplayGuarded) {
+  SketchSpace space = space_of("matmul:M=37,N=41,K=29");
+  auto programs = space.sample(60, 5).value();
+  auto pads = [](const State& s) {
+    return std::count_if(s.steps().begin(), s.steps().end(),
+                         [](const Step& st) { return st.kind() == StepKind::kPadTile; });
+  };
+  int padded = 0;
+  SpaceRng unused(0);
+  for (const SketchProgram& p : programs) {
+    if (pads(p.state) == 0) continue;
+    ++padded;
+    nlohmann::json old = nlohmann::json::parse(p.decisions.to_json());
+    old.erase("pad");
+    auto decisions = SketchDecisions::from_json(old.dump());
+    ASSERT_TRUE(decisions.is_ok()) << decisions.status().to_string();
+    auto guarded = space.complete(p.sketch, *decisions, unused);
+    ASSERT_TRUE(guarded.is_ok()) << guarded.status().to_string();
+    EXPECT_EQ(pads(guarded->state), 0);
+    EXPECT_EQ(guarded->state.steps().size() + pads(p.state), p.state.steps().size());
+  }
+  EXPECT_GT(padded, 0) << "no sampled program pads its tiles";
 }
 
 TEST(SketchSpace, MalformedProgramJsonIsAParseError) {
