@@ -14,6 +14,7 @@
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Transforms/IPO/AlwaysInliner.h>
 #include <llvm/Transforms/InstCombine/InstCombine.h>
+#include <llvm/Transforms/Scalar/DeadStoreElimination.h>
 #include <llvm/Transforms/Scalar/EarlyCSE.h>
 #include <llvm/Transforms/Scalar/GVN.h>
 #include <llvm/Transforms/Scalar/LICM.h>
@@ -524,7 +525,7 @@ struct Compiled {
 // The loop IR arrives vectorized, unrolled and tiled by its schedule, so
 // LLVM's job is scalar cleanup: inline the kernel body, promote local buffers
 // and the accumulators of unrolled micro-tiles to registers (SROA, LICM with
-// promotion), and remove redundancy. A third of O3's time, the same code for
+// promotion, GVN and dead-store elimination), and remove redundancy. A third of O3's time, the same code for
 // scheduled kernels.
 llvm::ModulePassManager fast_pipeline() {
   llvm::ModulePassManager mpm;
@@ -540,6 +541,10 @@ llvm::ModulePassManager fast_pipeline() {
   fpm.addPass(llvm::createFunctionToLoopPassAdaptor(std::move(lpm), /*UseMemorySSA=*/true));
   fpm.addPass(llvm::SROAPass(llvm::SROAOptions::ModifyCFG));
   fpm.addPass(llvm::GVNPass());
+  // Accumulators of a micro-tile whose window loops are unrolled live in
+  // straight-line code, where no loop lets LICM promote them: GVN forwards
+  // each tap's reload, dead-store elimination drops each tap's store.
+  fpm.addPass(llvm::DSEPass());
   fpm.addPass(llvm::InstCombinePass());
   fpm.addPass(llvm::SimplifyCFGPass());
   mpm.addPass(llvm::createModuleToFunctionPassAdaptor(std::move(fpm)));
