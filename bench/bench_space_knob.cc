@@ -280,11 +280,12 @@ void BM_Space_KnobFallbackDepthwise(benchmark::State& state) {
   auto generic_mod = runtime::Module::load_from_bytes(generic_lib->bytes, "/tmp");
   if (!generic_mod.is_ok()) return state.SkipWithError(generic_mod.status().to_string().c_str());
   TesseraKernelFn generic_fn = generic_mod->get_kernel("kernel").value();
-  // The same layer in NHWC (a grouped conv2d_nhwc, vectorized along the
-  // channels), as a model would run it in that layout.
-  const KnobTemplate& nhwc_tmpl = *find_template("conv2d_nhwc");
-  ops::OpInstance nhwc = ops::parse_op_spec("conv2d_nhwc:N=1,C=144,H=56,W=56,K=144,R=3,S=3,pad=1,groups=144,stride=" +
-                                            std::to_string(stride)).value();
+  // The same layer in NHWC (vectorized along the channels), as a model runs
+  // it in that layout.
+  const KnobTemplate& nhwc_tmpl = *find_template("depthwise_conv2d_nhwc");
+  ops::OpInstance nhwc =
+      ops::parse_op_spec("depthwise_conv2d_nhwc:N=1,C=144,H=56,W=56,R=3,S=3,pad=1,stride=" + std::to_string(stride))
+          .value();
   auto nhwc_k = fallback_kernel(nhwc_tmpl, nhwc, target);
   if (!nhwc_k.is_ok()) return state.SkipWithError(nhwc_k.status().to_string().c_str());
   double ours = 0, peer = 0, generic = 0, nhwc_ours = 0;
@@ -303,7 +304,7 @@ void BM_Space_KnobFallbackDepthwise(benchmark::State& state) {
   state.counters["generic_vs_peer"] = peer / generic;
   state.counters["nhwc_vs_peer"] = peer / nhwc_ours;
   state.counters["gbytes_per_s"] = static_cast<double>(dw->arrays[0].numel() + dw->arrays.back().numel()) * 4 / ours / 1e9;
-  state.SetLabel(dw->config.to_string());
+  state.SetLabel(dw->config.to_string() + "; nhwc " + nhwc_k->config.to_string());
 }
 
 }  // namespace

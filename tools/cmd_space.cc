@@ -1,6 +1,7 @@
 // `tessera space`: what the search spaces hold for an operator on a target —
 // the knobs and size of its template, or the sketches of the template-free
-// space — with a few random samples as step lists and as lowered loop IR
+// space — with the template's fallback (the untuned default) and a few
+// random samples as step lists and as lowered loop IR
 // (or the IR after one lowering pass, --dump-after PASS).
 #include <algorithm>
 #include <cstdio>
@@ -136,6 +137,14 @@ int run_space(int argc, char** argv, int first) {
     }
     std::printf("template %.*s (family %.*s)\n%s\n", static_cast<int>(tmpl->op.size()), tmpl->op.data(),
                 static_cast<int>(tmpl->family.size()), tmpl->family.data(), knobs->to_string().c_str());
+    // The template's fallback first: what compile time uses without records.
+    auto fallback = tmpl->fallback(*knobs, *op->dag, target);
+    if (fallback.is_ok()) {
+      std::printf("fallback (the untuned default): %s\n", fallback->to_string().c_str());
+      auto state = apply_template(*tmpl, op->dag, *fallback, target);
+      if (state.is_ok()) show_program(*state, with_ir, dump_after);
+      else std::printf("  (template rejected it: %s)\n", state.status().message().c_str());
+    }
     SpaceRng rng(static_cast<uint64_t>(*seed));
     for (int64_t i = 0; i < *samples && knobs->size() > 0; ++i) {
       auto config = knobs->config(static_cast<uint64_t>(rng.uniform(static_cast<int64_t>(knobs->size()))));

@@ -137,4 +137,28 @@ Result<Tensor> depthwise_conv2d_nchw(const Tensor& x, const Tensor& w, Size2 str
       name, OpPattern::kComplex);
 }
 
+Result<Tensor> depthwise_conv2d_nhwc(const Tensor& x, const Tensor& w, Size2 stride, Padding2 padding,
+                                     Size2 dilation, const std::string& name) {
+  const std::string op = "depthwise_conv2d_nhwc";
+  TESSERA_RETURN_IF_ERROR(check_rank(op, "X", x, 4));
+  TESSERA_RETURN_IF_ERROR(check_rank(op, "W", w, 4));
+  const int64_t c = x->shape[3], k = w->shape[3];
+  if (w->shape[2] != 1 || k % c != 0)
+    return invalid(op, "W " + shape_str(w->shape) + " must be R x S x 1 x C*M with C = " + std::to_string(c));
+  if (x->dtype != w->dtype) return invalid(op, "X and W types differ");
+  const int64_t m = k / c;
+  TESSERA_ASSIGN_OR_RETURN(Window g, window_geometry(op, x->shape[1], x->shape[2], w->shape[0], w->shape[1],
+                                                      stride, padding, dilation));
+  TESSERA_ASSIGN_OR_RETURN(Tensor in, pad_spatial(x, 1, 2, padding, 0.0, "pad"));
+  IterVar ry = reduce_axis(w->shape[0], "ry"), rx = reduce_axis(w->shape[1], "rx");
+  return compute(
+      {x->shape[0], g.out_h, g.out_w, k},
+      [&](const Vars& i) {
+        Expr ic = m == 1 ? static_cast<const Expr&>(i[3]) : i[3] / m;
+        Expr h = i[1] * stride.h + ry->var * dilation.h, wi = i[2] * stride.w + rx->var * dilation.w;
+        return sum(read(in, {i[0], h, wi, ic}) * read(w, {ry->var, rx->var, make_int(0), i[3]}), {ry, rx});
+      },
+      name, OpPattern::kComplex);
+}
+
 }  // namespace tessera::ops

@@ -1,5 +1,5 @@
 // Padding and 2-D convolutions (NCHW with OIHW weights, NHWC with HWIO
-// weights, depthwise NCHW).
+// weights, depthwise NCHW and NHWC).
 //
 // A convolution with non-zero padding reads a separate "pad" stage (pattern
 // kInjective) that selects the padding value outside the input, so a
@@ -36,5 +36,11 @@ Result<Tensor> conv2d_nhwc(const Tensor& x, const Tensor& w, Size2 stride = 1, P
 /// reads input channel c / M.
 Result<Tensor> depthwise_conv2d_nchw(const Tensor& x, const Tensor& w, Size2 stride = 1, Padding2 padding = 0,
                                      Size2 dilation = 1, const std::string& name = "depthwise_conv2d");
+
+/// The same depthwise convolution on X: N x H x W x C with W: R x S x 1 x C*M
+/// (the HWIO weights of the grouped conv), giving N x P x Q x C*M; output
+/// channel k reads input channel k / M.
+Result<Tensor> depthwise_conv2d_nhwc(const Tensor& x, const Tensor& w, Size2 stride = 1, Padding2 padding = 0,
+                                     Size2 dilation = 1, const std::string& name = "depthwise_conv2d_nhwc");
 
 }  // namespace tessera::ops

@@ -139,30 +139,39 @@ std::vector<OpEntry> op_table() {
                    Tensor u = input({4, 4, q.at("C"), q.at("K")}, "U");
                    return with_output({x, u}, conv2d_winograd_nhwc(x, u, q.at("pad")));
                  }});
-  ops.push_back({{"depthwise_conv2d", "depthwise convolution, X: N x C x H x W, W: C x multiplier x R x S",
-                  conv_params(true)},
-                 [](const Params& q) -> Result<std::vector<Tensor>> {
-                   Tensor x = input({q.at("N"), q.at("C"), q.at("H"), q.at("W")}, "X");
-                   Tensor w = input({q.at("C"), q.at("multiplier"), q.at("R"), q.at("S")}, "W");
-                   const Size2 stride(q.at("stride"), q.at("stride_w") ? q.at("stride_w") : q.at("stride"));
-                   TESSERA_ASSIGN_OR_RETURN(Tensor y,
-                                            depthwise_conv2d_nchw(x, w, stride, q.at("pad"), q.at("dilation")));
-                   std::vector<Tensor> args = {x, w};
-                   if (q.at("bias")) {
-                     Tensor b = input({q.at("C") * q.at("multiplier")}, "bias");
-                     args.push_back(b);
-                     const Tensor conv = y;
-                     y = compute(
-                         conv->shape,
-                         [&](const Vars& i) -> Expr {
-                           std::vector<Expr> idx;
-                           for (const Var& v : i) idx.push_back(static_cast<const Expr&>(v));
-                           return read(conv, idx) + read(b, {i[1]});
-                         },
-                         "depthwise_conv2d.bias", OpPattern::kBroadcast);
-                   }
-                   return with_output(args, q.at("relu") ? relu(y) : Result<Tensor>(y));
-                 }});
+  for (bool nhwc : {false, true}) {
+    ops.push_back({{nhwc ? "depthwise_conv2d_nhwc" : "depthwise_conv2d",
+                    nhwc ? "depthwise convolution, X: N x H x W x C, W: R x S x 1 x C*multiplier (HWIO)"
+                         : "depthwise convolution, X: N x C x H x W, W: C x multiplier x R x S",
+                    conv_params(true)},
+                   [nhwc](const Params& q) -> Result<std::vector<Tensor>> {
+                     const int64_t k = q.at("C") * q.at("multiplier");
+                     Tensor x = nhwc ? input({q.at("N"), q.at("H"), q.at("W"), q.at("C")}, "X")
+                                     : input({q.at("N"), q.at("C"), q.at("H"), q.at("W")}, "X");
+                     Tensor w = nhwc ? input({q.at("R"), q.at("S"), 1, k}, "W")
+                                     : input({q.at("C"), q.at("multiplier"), q.at("R"), q.at("S")}, "W");
+                     const Size2 stride(q.at("stride"), q.at("stride_w") ? q.at("stride_w") : q.at("stride"));
+                     auto conv = nhwc ? depthwise_conv2d_nhwc : depthwise_conv2d_nchw;
+                     TESSERA_ASSIGN_OR_RETURN(Tensor y, conv(x, w, stride, q.at("pad"), q.at("dilation"),
+                                                             nhwc ? "depthwise_conv2d_nhwc" : "depthwise_conv2d"));
+                     std::vector<Tensor> args = {x, w};
+                     if (q.at("bias")) {
+                       Tensor b = input({k}, "bias");
+                       args.push_back(b);
+                       const Tensor conv_out = y;
+                       const size_t channel = nhwc ? 3 : 1;
+                       y = compute(
+                           conv_out->shape,
+                           [&](const Vars& i) -> Expr {
+                             std::vector<Expr> idx;
+                             for (const Var& v : i) idx.push_back(static_cast<const Expr&>(v));
+                             return read(conv_out, idx) + read(b, {i[channel]});
+                           },
+                           nhwc ? "depthwise_conv2d_nhwc.bias" : "depthwise_conv2d.bias", OpPattern::kBroadcast);
+                     }
+                     return with_output(args, q.at("relu") ? relu(y) : Result<Tensor>(y));
+                   }});
+  }
   for (bool avg : {false, true}) {
     ops.push_back({{avg ? "avg_pool2d" : "max_pool2d",
                     avg ? "average pooling of X: N x C x H x W over R x S windows"

@@ -33,6 +33,12 @@ Result<KnobSpace> define_depthwise(const ComputeDAG& dag, const Target& target);
 Status apply_depthwise(const KnobConfig& config, const Target& target, State* state);
 Result<KnobConfig> fallback_depthwise(const KnobSpace& space, const ComputeDAG& dag, const Target& target);
 
+/// depthwise conv2d NHWC: output channels vectorized, output columns
+/// unrolled, window around them (template_depthwise_nhwc.cc).
+Result<KnobSpace> define_depthwise_nhwc(const ComputeDAG& dag, const Target& target);
+Status apply_depthwise_nhwc(const KnobConfig& config, const Target& target, State* state);
+Result<KnobConfig> fallback_depthwise_nhwc(const KnobSpace& space, const ComputeDAG& dag, const Target& target);
+
 /// max, average and global average pooling (template_window.cc).
 Result<KnobSpace> define_pool(const ComputeDAG& dag, const Target& target);
 Status apply_pool(const KnobConfig& config, const Target& target, State* state);

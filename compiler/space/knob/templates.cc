@@ -16,6 +16,8 @@ constexpr KnobTemplate kTemplates[] = {
     {"conv2d_nhwc", "conv2d_nhwc", define_conv_nhwc, apply_conv_nhwc, fallback_conv_nhwc},
     {"conv2d_winograd_nhwc", "conv2d_winograd_nhwc", define_winograd, apply_winograd, fallback_winograd},
     {"depthwise_conv2d", "depthwise_conv2d_nchw", define_depthwise, apply_depthwise, fallback_depthwise},
+    {"depthwise_conv2d_nhwc", "depthwise_conv2d_nhwc", define_depthwise_nhwc, apply_depthwise_nhwc,
+     fallback_depthwise_nhwc},
     {"max_pool2d", "pool2d", define_pool, apply_pool, fallback_pool},
     {"avg_pool2d", "pool2d", define_pool, apply_pool, fallback_pool},
     {"global_avg_pool2d", "pool2d", define_pool, apply_pool, fallback_pool},

@@ -26,6 +26,7 @@ const char* const kSpecs[] = {
     "conv2d:N=1,C=4,H=6,W=6,K=4,R=3,S=3,pad=2,dilation=2,groups=2",
     "conv2d_nhwc:N=1,C=3,H=6,W=5,K=5,R=3,S=3,pad=1",
     "depthwise_conv2d:N=1,C=3,H=7,W=7,R=3,S=3,multiplier=2,stride=2,pad=1",
+    "depthwise_conv2d_nhwc:N=1,C=5,H=7,W=6,R=3,S=3,multiplier=2,stride=2,pad=1,bias=1,relu=1",
     "max_pool2d:N=1,C=2,H=7,W=7,R=3,S=3,stride=2,pad=1",
     "avg_pool2d:N=1,C=2,H=7,W=6,R=3,S=2,stride=2,pad=1",
     "global_avg_pool2d:N=1,C=3,H=5,W=7",

@@ -34,8 +34,8 @@ std::string describe(const Case& c) {
 
 // The template a model's compile picks for `c` (compile_model.cc, template_op_for).
 const char* template_op(const Case& c) {
-  if (c.nhwc) return "conv2d_nhwc";
-  return c.kind == ConvKind::kGrouped ? "conv2d" : "depthwise_conv2d";
+  if (c.kind == ConvKind::kGrouped) return c.nhwc ? "conv2d_nhwc" : "conv2d";
+  return c.nhwc ? "depthwise_conv2d_nhwc" : "depthwise_conv2d";
 }
 
 // Builds the conv of `c` over 12 channels of 11 x 13 (pad 1, 3x3 window) and
@@ -51,7 +51,9 @@ ops::OpInstance make_case(const Case& c) {
   Tensor w = c.nhwc ? placeholder({3, 3, C / groups, K}, f, "W") : placeholder({K, C / groups, 3, 3}, f, "W");
   std::vector<Tensor> args = {x, w};
   Tensor y;
-  if (c.nhwc) {
+  if (c.nhwc && c.kind != ConvKind::kGrouped) {
+    y = ops::depthwise_conv2d_nhwc(x, w, c.stride, 1).value();
+  } else if (c.nhwc) {
     y = ops::conv2d_nhwc(x, w, c.stride, 1, 1, groups).value();
   } else if (c.kind == ConvKind::kDepthwise) {
     y = ops::depthwise_conv2d_nchw(x, w, c.stride, 1).value();

@@ -32,6 +32,8 @@ const char* const kSpecs[] = {
     "conv2d_winograd_nhwc:N=2,C=3,H=7,W=9,K=7",
     "depthwise_conv2d:N=1,C=6,H=12,W=11,R=3,S=3,pad=1",
     "depthwise_conv2d:N=1,C=3,H=9,W=13,R=5,S=3,multiplier=2,stride=2,pad=2",
+    "depthwise_conv2d_nhwc:N=1,C=19,H=9,W=13,R=3,S=3,stride=2,pad=1",
+    "depthwise_conv2d_nhwc:N=1,C=3,H=9,W=13,R=5,S=3,multiplier=2,pad=2,bias=1",
     "max_pool2d:N=1,C=5,H=13,W=12,R=3,S=3,stride=2,pad=1",
     "avg_pool2d:N=2,C=3,H=10,W=11,R=3,S=3,pad=1",
     "global_avg_pool2d:N=2,C=7,H=5,W=6",
@@ -167,10 +169,11 @@ TEST(KnobTemplates, SameDagAndTargetGiveTheSameSpaceAndSteps) {
 
 TEST(KnobTemplates, EveryOperatorSpecNameHasItsTemplate) {
   for (const char* op : {"matmul", "dense", "batch_matmul", "conv2d", "conv2d_nhwc", "conv2d_winograd_nhwc",
-                         "depthwise_conv2d", "max_pool2d", "avg_pool2d", "global_avg_pool2d"})
+                         "depthwise_conv2d", "depthwise_conv2d_nhwc", "max_pool2d", "avg_pool2d",
+                         "global_avg_pool2d"})
     EXPECT_NE(find_template(op), nullptr) << op;
   EXPECT_EQ(find_template("softmax"), nullptr);
-  EXPECT_EQ(knob_templates().size(), 11u);  // and "rows", a model's softmax (no op spec)
+  EXPECT_EQ(knob_templates().size(), 12u);  // and "rows", a model's softmax (no op spec)
 }
 
 TEST(KnobTemplates, AConfigOfAnotherSpaceIsRefused) {

@@ -84,6 +84,7 @@ std::vector<Case> cases() {
       {"conv2d_nhwc", "conv2d_nhwc:N=1,C=4,H=7,W=7,K=16,R=3,S=3,pad=1"},
       {"depthwise", "depthwise_conv2d:N=1,C=4,H=9,W=9,R=3,S=3,pad=1"},
       {"depthwise_bias_relu", "depthwise_conv2d:N=1,C=6,H=9,W=10,R=3,S=3,stride=2,pad=1,bias=1,relu=1"},
+      {"depthwise_nhwc_bias_relu", "depthwise_conv2d_nhwc:N=1,C=6,H=9,W=10,R=3,S=3,stride=2,pad=1,bias=1,relu=1"},
       {"depthwise_multiplier_grouped", "conv2d:N=1,C=4,H=9,W=9,K=8,R=3,S=3,pad=1,groups=4"},
       {"grouped_nhwc", "conv2d_nhwc:N=1,C=6,H=7,W=7,K=6,R=3,S=3,stride=2,pad=1,groups=3"},
       {"max_pool", "max_pool2d:N=1,C=6,H=11,W=11,R=3,S=3,stride=2,pad=1"},
