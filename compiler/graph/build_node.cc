@@ -40,6 +40,13 @@ bool is_depthwise_nchw(const ConvAttrs& a, const Tensor& x, const Tensor& w) {
          w->shape[0] == x->shape[1] && w->shape[1] == 1;
 }
 
+// The same in NHWC: its HWIO weights R x S x 1 x K are the NHWC depthwise
+// operator's, for any multiplier K / C.
+bool is_depthwise_nhwc(const ConvAttrs& a, const Tensor& x, const Tensor& w) {
+  return a.nhwc && !a.winograd && a.groups > 1 && x->ndim() == 4 && w->ndim() == 4 && a.groups == x->shape[3] &&
+         w->shape[2] == 1;
+}
+
 Result<Tensor> build_conv(const Node& n, const std::vector<Tensor>& in) {
   const auto& a = std::get<ConvAttrs>(n.attrs);
   const ops::Padding2 pad(a.pad_top, a.pad_left, a.pad_bottom, a.pad_right);
@@ -50,6 +57,9 @@ Result<Tensor> build_conv(const Node& n, const std::vector<Tensor>& in) {
     // The operator library's depthwise form: the DAG (and so the workload
     // key) of `tessera tune --op depthwise_conv2d:...` for the same layer.
     TESSERA_ASSIGN_OR_RETURN(y, ops::depthwise_conv2d_nchw(in[0], in[1], ops::Size2(a.stride_h, a.stride_w), pad,
+                                                           ops::Size2(a.dilation_h, a.dilation_w), n.name));
+  } else if (is_depthwise_nhwc(a, in[0], in[1])) {
+    TESSERA_ASSIGN_OR_RETURN(y, ops::depthwise_conv2d_nhwc(in[0], in[1], ops::Size2(a.stride_h, a.stride_w), pad,
                                                            ops::Size2(a.dilation_h, a.dilation_w), n.name));
   } else {
     auto conv = a.nhwc ? ops::conv2d_nhwc : ops::conv2d_nchw;

@@ -1,12 +1,14 @@
-// convert_layout_nhwc: plain convolutions in NHWC with HWIO weights, where
-// the conv templates vectorize along the output channels (NCHW vectorizes
-// along the output columns, which are 7 or 14 wide in a ResNet's late layers).
+// convert_layout_nhwc: convolutions (plain, grouped, depthwise) in NHWC with
+// HWIO weights, where the templates vectorize along the output channels
+// (NCHW vectorizes along the output columns, which are 7 or 14 wide in a
+// ResNet's late layers, and strided in a stride-2 depthwise conv).
 //
 // Every value keeps its NCHW id; a value computed in NHWC gets a second id,
 // and the NCHW one is produced (by a transpose) only when a node that stays
 // in NCHW, or a graph output, reads it. Elementwise operators follow their
-// inputs into NHWC, and so does max pooling: a residual network transposes
-// its input and, before the head, its last feature map.
+// inputs into NHWC, and so do max pooling and global average pooling (as a
+// mean over rows and columns): a residual network transposes its input and,
+// before the head, its last feature map.
 #include <algorithm>
 #include <cstring>
 #include <map>
@@ -61,10 +63,12 @@ bool follows_layout(OpKind k) {
   }
 }
 
-bool plain_conv(const Graph& g, const Node& n) {
+// A 2-D conv with constant weights: plain, grouped or depthwise (NHWC
+// vectorizes all three along the channels).
+bool convertible_conv(const Graph& g, const Node& n) {
   if (n.kind != OpKind::kConv) return false;
   const auto& a = std::get<ConvAttrs>(n.attrs);
-  return !a.nhwc && a.groups == 1 && g.value(n.inputs[0]).shape.size() == 4 && g.is_constant(n.inputs[1]);
+  return !a.nhwc && g.value(n.inputs[0]).shape.size() == 4 && g.is_constant(n.inputs[1]);
 }
 
 class LayoutRewriter {
@@ -73,8 +77,8 @@ class LayoutRewriter {
 
   Result<Graph> run() {
     for (const Node& n : g_.nodes()) {
-      if (plain_conv(g_, n)) convert_conv(n);
-      else if (!try_follow(n) && !try_max_pool(n)) keep(n);
+      if (convertible_conv(g_, n)) convert_conv(n);
+      else if (!try_follow(n) && !try_max_pool(n) && !try_global_avg_pool(n)) keep(n);
     }
     for (ValueId v : g_.outputs()) need_nchw(v);
     TESSERA_RETURN_IF_ERROR(out_.validate());
@@ -157,6 +161,17 @@ class LayoutRewriter {
     return true;
   }
 
+  // Global average pooling of an NHWC value is a mean over its rows and
+  // columns (a squeeze-excite block's pool reads the feature map in place).
+  bool try_global_avg_pool(const Node& n) {
+    if (n.kind != OpKind::kGlobalAvgPool || !nhwc_.count(n.inputs[0]) || g_.value(n.inputs[0]).shape.size() != 4)
+      return false;
+    Node mean = n;
+    mean.kind = OpKind::kReduceMean;
+    produce_nhwc(mean, ReduceAttrs{{1, 2}, true}, {nhwc_.at(n.inputs[0])});
+    return true;
+  }
+
   void produce_nhwc(const Node& n, Attrs attrs, std::vector<ValueId> inputs) {
     const ValueId v = n.outputs[0];
     const Value& val = g_.value(v);
@@ -180,15 +195,16 @@ class LayoutRewriter {
 }  // namespace
 
 Result<Graph> convert_layout_nhwc(const Graph& g) {
-  // Where it pays: graphs of plain convolutions. A grouped or depthwise conv
-  // (NCHW templates only) would need a transpose on each side.
-  int plain = 0;
+  // Where it pays: graphs whose convolutions (plain, grouped, depthwise) all
+  // have constant weights; one that does not would need a transpose on each
+  // side.
+  int convs = 0;
   for (const Node& n : g.nodes()) {
     if (n.kind != OpKind::kConv) continue;
-    if (!plain_conv(g, n)) return g;
-    ++plain;
+    if (!convertible_conv(g, n)) return g;
+    ++convs;
   }
-  if (plain == 0) return g;
+  if (convs == 0) return g;
   return LayoutRewriter(g).run();
 }
 

@@ -170,12 +170,12 @@ std::string template_op_for(const Graph& g, const graph::Node& anchor) {
     case OpKind::kConv: {
       const auto& a = std::get<graph::ConvAttrs>(anchor.attrs);
       if (a.groups == 1) return a.winograd ? "conv2d_winograd_nhwc" : a.nhwc ? "conv2d_nhwc" : "conv2d";
-      // Depthwise NCHW (any multiplier) has its window template; other
-      // grouped convolutions, and depthwise ones in NHWC (vectorized along
-      // the channels), fit the conv templates.
+      // Depthwise convs (any multiplier) have their templates; other
+      // grouped convolutions fit the conv templates.
       const auto& in = g.value(anchor.inputs[0]).shape;
       if (in.size() != 4) return "";
       if (!a.nhwc && a.groups == in[1]) return "depthwise_conv2d";
+      if (a.nhwc && a.groups == in[3]) return "depthwise_conv2d_nhwc";
       return a.nhwc ? "conv2d_nhwc" : "conv2d";
     }
     case OpKind::kGemm: return std::get<graph::GemmAttrs>(anchor.attrs).trans_b ? "dense" : "matmul";

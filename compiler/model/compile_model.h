@@ -59,8 +59,9 @@ struct PlanOptions {
 Result<ModelPlan> plan_model(const graph::Graph& g, const PlanOptions& options = {});
 
 /// The operator spec name whose knob template schedules a group anchored at
-/// `anchor` ("conv2d", "conv2d_nhwc", "conv2d_winograd_nhwc", "depthwise_conv2d", "dense", "matmul", "batch_matmul",
-/// "max_pool2d", "avg_pool2d", "global_avg_pool2d"), or "" when none fits.
+/// `anchor` ("conv2d", "conv2d_nhwc", "conv2d_winograd_nhwc", "depthwise_conv2d",
+/// "depthwise_conv2d_nhwc", "dense", "matmul", "batch_matmul", "max_pool2d",
+/// "avg_pool2d", "global_avg_pool2d", "rows"), or "" when none fits.
 std::string template_op_for(const graph::Graph& g, const graph::Node& anchor);
 
 /// How a compilation runs.

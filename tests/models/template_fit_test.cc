@@ -29,7 +29,7 @@ void expect_every_conv_on_its_template(const std::string& file, const std::vecto
   auto plan = model::plan_model(*graph);
   ASSERT_TRUE(plan.is_ok()) << plan.status().to_string();
   int depthwise = 0;
-  for (const std::string& op : plan->task_ops) depthwise += op == "depthwise_conv2d";
+  for (const std::string& op : plan->task_ops) depthwise += op == "depthwise_conv2d" || op == "depthwise_conv2d_nhwc";
   EXPECT_GT(depthwise, 0) << "no depthwise task: the model or its import changed";
   auto compiled = model::compile_model(*plan, host_target());
   ASSERT_TRUE(compiled.is_ok()) << compiled.status().to_string();

@@ -376,6 +376,21 @@ TEST(CompileModel, DepthwiseOpsFollowTheLayoutAndGroups) {
   for (size_t t = 0; t < plan->tasks.size(); ++t)
     if (plan->task_labels[t].rfind("fused_conv", 0) == 0) conv_ops.push_back(plan->task_ops[t]);
   EXPECT_EQ(conv_ops, (std::vector<std::string>{"depthwise_conv2d", "depthwise_conv2d", "conv2d", "conv2d"}));
+
+  // In NHWC every conv converts (depthwise ones to their NHWC operator), and
+  // the squeeze-excite pool reads the NHWC feature map: no transpose but the
+  // input's and the output's.
+  auto nhwc = plan_model(depthwise_block());
+  ASSERT_TRUE(nhwc.is_ok()) << nhwc.status().to_string();
+  conv_ops.clear();
+  int transposes = 0;
+  for (size_t t = 0; t < nhwc->tasks.size(); ++t) {
+    if (nhwc->task_labels[t].rfind("fused_conv", 0) == 0) conv_ops.push_back(nhwc->task_ops[t]);
+    transposes += nhwc->task_labels[t].find("transpose") != std::string::npos;
+  }
+  EXPECT_EQ(conv_ops, (std::vector<std::string>{"depthwise_conv2d_nhwc", "depthwise_conv2d_nhwc", "conv2d_nhwc",
+                                                "conv2d_nhwc"}));
+  EXPECT_EQ(transposes, 2) << ::testing::PrintToString(nhwc->task_labels);
 }
 
 // A model's depthwise conv and `--op depthwise_conv2d:...` of the same layer
@@ -391,7 +406,7 @@ TEST(CompileModel, ADepthwiseConvHasTheKeyOfItsOperatorSpec) {
   a.pad_top = a.pad_left = a.pad_bottom = a.pad_right = 1;
   ValueId y = g.add_op("layer3.dw", OpKind::kConv, a, {x, w}, {1, 24, 7, 7}, DType::f32());
   g.set_outputs({y}, {"out"});
-  auto plan = plan_model(g);
+  auto plan = plan_model(g, {.nhwc_layout = false});
   ASSERT_TRUE(plan.is_ok()) << plan.status().to_string();
   ASSERT_EQ(plan->tasks.size(), 1u);
   auto op = ops::parse_op_spec("depthwise_conv2d:N=1,C=24,H=14,W=14,R=3,S=3,stride=2,pad=1");
@@ -408,7 +423,7 @@ TEST(CompileModel, ADepthwiseConvHasTheKeyOfItsOperatorSpec) {
              ScheduleCandidate{steps_to_json(state->steps()), 1e-3});
   const auto input = gt::random_floats(24 * 14 * 14, 12);
   CompiledModel compiled;
-  auto got = compile_and_run(g, {{"x", input}}, &source, &compiled);
+  auto got = compile_and_run(g, {{"x", input}}, &source, &compiled, PlanOptions{.nhwc_layout = false});
   ASSERT_TRUE(got.is_ok()) << got.status().to_string();
   EXPECT_EQ(compiled.kernels[0].source, ScheduleChoice::Source::kRecord) << compiled.kernels[0].explanation;
   EXPECT_EQ(compiled.report.from_records, 1);
@@ -430,7 +445,7 @@ TEST(CompileModel, ADepthwiseConvWithBiasAndReluHasTheKeyOfItsOperatorSpec) {
   ValueId y = g.add_op("dw", OpKind::kConv, a, {x, w, b}, {1, 8, 12, 96}, DType::f32());
   ValueId r = g.add_op("relu", OpKind::kRelu, graph::NoAttrs{}, {y}, {1, 8, 12, 96}, DType::f32());
   g.set_outputs({r}, {"out"});
-  auto plan = plan_model(g);
+  auto plan = plan_model(g, {.nhwc_layout = false});
   ASSERT_TRUE(plan.is_ok()) << plan.status().to_string();
   ASSERT_EQ(plan->tasks.size(), 1u);
   const std::string spec = "depthwise_conv2d:N=1,C=8,H=12,W=96,R=3,S=3,pad=1";
@@ -450,12 +465,53 @@ TEST(CompileModel, ADepthwiseConvOfRowStrideTwoHasTheKeyOfItsOperatorSpec) {
   a.pad_top = a.pad_left = a.pad_bottom = a.pad_right = 1;
   ValueId y = g.add_op("dw", OpKind::kConv, a, {x, w}, {1, 8, 12, 96}, DType::f32());
   g.set_outputs({y}, {"out"});
-  auto plan = plan_model(g);
+  auto plan = plan_model(g, {.nhwc_layout = false});
   ASSERT_TRUE(plan.is_ok()) << plan.status().to_string();
   const std::string spec = "depthwise_conv2d:N=1,C=8,H=24,W=96,R=3,S=3,pad=1,stride=2";
   EXPECT_EQ(plan->tasks[0].dag->workload_key(), ops::parse_op_spec(spec + ",stride_w=1")->dag->workload_key());
   EXPECT_NE(plan->tasks[0].dag->workload_key(), ops::parse_op_spec(spec)->dag->workload_key());
   EXPECT_EQ(ops::parse_op_spec(spec + ",stride_w=2")->dag->workload_key(), ops::parse_op_spec(spec)->dag->workload_key());
+}
+
+// In NHWC (the default layout) the same layers are `depthwise_conv2d_nhwc`
+// workloads, with the epilogue named the same way, and a record stored for
+// the operator schedules the model's kernel.
+TEST(CompileModel, ANhwcDepthwiseConvHasTheKeyOfItsOperatorSpec) {
+  Graph g;
+  ValueId x = g.add_input("x", {1, 8, 24, 96}, DType::f32());
+  ValueId w = g.add_constant("w", graph::Constant::from_floats({8, 1, 3, 3}, gt::random_floats(72, 15)));
+  ValueId b = g.add_constant("b", graph::Constant::from_floats({8}, gt::random_floats(8, 14)));
+  ConvAttrs a;
+  a.groups = 8;
+  a.stride_h = 2;
+  a.pad_top = a.pad_left = a.pad_bottom = a.pad_right = 1;
+  ValueId y = g.add_op("dw", OpKind::kConv, a, {x, w, b}, {1, 8, 12, 96}, DType::f32());
+  ValueId r = g.add_op("relu", OpKind::kRelu, graph::NoAttrs{}, {y}, {1, 8, 12, 96}, DType::f32());
+  g.set_outputs({r}, {"out"});
+  auto plan = plan_model(g);
+  ASSERT_TRUE(plan.is_ok()) << plan.status().to_string();
+  const auto conv = std::find(plan->task_ops.begin(), plan->task_ops.end(), "depthwise_conv2d_nhwc");
+  ASSERT_NE(conv, plan->task_ops.end()) << "no NHWC depthwise task";
+  const size_t t = static_cast<size_t>(conv - plan->task_ops.begin());
+  const std::string spec = "depthwise_conv2d_nhwc:N=1,C=8,H=24,W=96,R=3,S=3,pad=1,stride=2,stride_w=1";
+  auto op = ops::parse_op_spec(spec + ",bias=1,relu=1");
+  ASSERT_TRUE(op.is_ok()) << op.status().to_string();
+  EXPECT_EQ(plan->tasks[t].dag->workload_key(), op->dag->workload_key());
+  EXPECT_NE(plan->tasks[t].dag->workload_key(), ops::parse_op_spec(spec + ",bias=1")->dag->workload_key());
+
+  auto state = apply_fallback(*find_template("depthwise_conv2d_nhwc"), op->dag, host_target());
+  ASSERT_TRUE(state.is_ok()) << state.status().to_string();
+  FixedScheduleSource source;
+  source.add(op->dag->workload_key(), host_target().to_string(),
+             ScheduleCandidate{steps_to_json(state->steps()), 1e-3});
+  const auto input = gt::random_floats(8 * 24 * 96, 16);
+  CompiledModel compiled;
+  auto got = compile_and_run(g, {{"x", input}}, &source, &compiled);
+  ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+  EXPECT_EQ(compiled.kernels[t].source, ScheduleChoice::Source::kRecord) << compiled.kernels[t].explanation;
+  auto want = gt::run_graph(g, {{0, gt::to_bytes(input)}});
+  ASSERT_TRUE(want.is_ok());
+  EXPECT_TRUE(gt::close(got->at("out"), gt::to_floats((*want)[0])));
 }
 
 TEST(CompileModel, CrossCompilesForAarch64) {
