@@ -4,7 +4,7 @@
 //
 //   build/bin/bench_tune --benchmark_filter=BM_Tune_Matmul1024   (argument = trials)
 //   build/bin/bench_tune --benchmark_filter=BM_Tuner_Overhead    (matmul 512^3, 128 trials)
-//   build/bin/bench_tune --benchmark_filter='BM_Tune_OddShapes(/.*/trials:200/.*|Geomean)'   (five shapes x two spaces)
+//   build/bin/bench_tune --benchmark_filter='BM_Tune_OddShapes(/.*/trials:200/.*|Geomean)'   (seven shapes, the depthwise ones in NCHW and NHWC, x two spaces)
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -446,7 +446,32 @@ const OddShape kOddShapes[] = {
     {"dense:M=1,N=1000,K=2048", "cblas_sgemv"},
     {"depthwise_conv2d:N=1,C=144,H=56,W=56,R=3,S=3,stride=1,pad=1", "oneDNN"},
     {"depthwise_conv2d:N=1,C=144,H=56,W=56,R=3,S=3,stride=2,pad=1", "oneDNN"},
+    // The same layers in NHWC, as a model runs them (oneDNN in its own
+    // blocked layout either way, its reorders untimed).
+    {"depthwise_conv2d_nhwc:N=1,C=144,H=56,W=56,R=3,S=3,stride=1,pad=1", "oneDNN"},
+    {"depthwise_conv2d_nhwc:N=1,C=144,H=56,W=56,R=3,S=3,stride=2,pad=1", "oneDNN"},
 };
+
+bool is_nhwc_shape(int index) { return index >= 5; }
+
+// `from` (d0 x d1 x d2 x d3) transposed by `perm` (out dim i is in dim perm[i]).
+std::vector<float> transposed(const float* from, const std::vector<int64_t>& shape, const std::vector<int>& perm) {
+  std::vector<int64_t> out_shape(4), strides(4, 1);
+  for (int d = 2; d >= 0; --d) strides[d] = strides[d + 1] * shape[d + 1];
+  for (int d = 0; d < 4; ++d) out_shape[d] = shape[perm[d]];
+  std::vector<float> out;
+  out.reserve(static_cast<size_t>(out_shape[0] * out_shape[1] * out_shape[2] * out_shape[3]));
+  for (int64_t a = 0; a < out_shape[0]; ++a)
+    for (int64_t b = 0; b < out_shape[1]; ++b)
+      for (int64_t c = 0; c < out_shape[2]; ++c)
+        for (int64_t d = 0; d < out_shape[3]; ++d) {
+          const int64_t idx[4] = {a, b, c, d};
+          int64_t i = 0;
+          for (int k = 0; k < 4; ++k) i += idx[k] * strides[perm[k]];
+          out.push_back(from[i]);
+        }
+  return out;
+}
 
 // The peer of shape `index` on `args` (the operator's arguments, output last).
 std::function<void()> odd_shape_peer(int index, std::vector<runtime::NDArray>& args,
@@ -460,9 +485,16 @@ std::function<void()> odd_shape_peer(int index, std::vector<runtime::NDArray>& a
       };
     case 2: return [&args, out] { bench::openblas_sgemv(1000, 2048, args[1].data<float>(), args[0].data<float>(), out, kThreads); };
     default: {
-      const int64_t stride = index == 3 ? 1 : 2;
+      const int64_t stride = index == 3 || index == 5 ? 1 : 2;
       dnnl = std::make_unique<bench::DnnlConv>(144, 56, 56, 144, 3, 3, stride, 1, 144);
-      dnnl->prepare(args[0].data<float>(), args[1].data<float>());
+      if (is_nhwc_shape(index)) {
+        // NHWC input and R x S x 1 x K weights, given to oneDNN as NCHW / OIHW.
+        const std::vector<float> x = transposed(args[0].data<float>(), args[0].shape(), {0, 3, 1, 2});
+        const std::vector<float> w = transposed(args[1].data<float>(), args[1].shape(), {3, 2, 0, 1});
+        dnnl->prepare(x.data(), w.data());
+      } else {
+        dnnl->prepare(args[0].data<float>(), args[1].data<float>());
+      }
       return [&dnnl] { dnnl->run(); };
     }
   }
@@ -479,11 +511,19 @@ double ratio_to_peer(const std::function<void()>& kernel, const std::function<vo
 // Runs `kernel` and the peer on the same arguments and compares the outputs;
 // an error message when the kernel fails or differs.
 std::string check_against_peer(TesseraKernelFn kernel, std::vector<void*> ptrs, const std::function<void()>& peer,
-                               runtime::NDArray& out, std::unique_ptr<bench::DnnlConv>& dnnl) {
+                               runtime::NDArray& out, std::unique_ptr<bench::DnnlConv>& dnnl, bool nhwc) {
   if (const int32_t status = kernel(ptrs.data()); status != 0) return "kernel returned status " + std::to_string(status);
   std::vector<float> ours(out.data<float>(), out.data<float>() + out.numel());
   peer();
-  if (dnnl) dnnl->output(out.data<float>());
+  if (dnnl && nhwc) {
+    const std::vector<int64_t>& s = out.shape();  // N x P x Q x K
+    std::vector<float> nchw(static_cast<size_t>(out.numel()));
+    dnnl->output(nchw.data());
+    const std::vector<float> back = transposed(nchw.data(), {s[0], s[3], s[1], s[2]}, {0, 2, 3, 1});
+    std::copy(back.begin(), back.end(), out.data<float>());
+  } else if (dnnl) {
+    dnnl->output(out.data<float>());
+  }
   double worst = 0;
   for (size_t i = 0; i < ours.size(); ++i) {
     const double want = out.data<float>()[i];
@@ -545,7 +585,7 @@ void BM_Tune_OddShapes(benchmark::State& state) {
     runtime::ParallelScope scope(&pool);
     for (bool is_fallback : {false, true}) {
       const std::string wrong = check_against_peer(is_fallback ? fallback : tuned->fn, is_fallback ? fallback_ptrs : ptrs,
-                                                   peer, args.back(), dnnl);
+                                                   peer, args.back(), dnnl, is_nhwc_shape(index));
       if (!wrong.empty()) return state.SkipWithError(((is_fallback ? "fallback: " : "tuned: ") + wrong).c_str());
     }
     const double vs_peer = ratio_to_peer([&] { tuned->fn(ptrs.data()); }, peer);
@@ -561,7 +601,7 @@ void BM_Tune_OddShapes(benchmark::State& state) {
 }
 BENCHMARK(BM_Tune_OddShapes)
     ->ArgNames({"shape", "trials", "knob"})
-    ->ArgsProduct({{0, 1, 2, 3, 4}, {16, 200}, {0, 1}})
+    ->ArgsProduct({{0, 1, 2, 3, 4, 5, 6}, {16, 200}, {0, 1}})
     ->UseManualTime()
     ->Iterations(1)
     ->Unit(benchmark::kSecond);
