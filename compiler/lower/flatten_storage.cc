@@ -112,9 +112,13 @@ Expr flat_index(const LoweringPlan& plan, int s, const std::vector<Expr>& global
     }
     return ((global[axis] / f) * stride + rest) * f + global[axis] % f;
   }
+  // Row-major over the dimensions in storage order (StorageOrderStep), the
+  // tensor's own by default.
+  const std::vector<int>& order = plan.stage(s).storage_order;
   Expr index = make_int(0);
   int64_t stride = 1;
-  for (int d = static_cast<int>(global.size()) - 1; d >= 0; --d) {
+  for (int i = static_cast<int>(global.size()) - 1; i >= 0; --i) {
+    const size_t d = order.empty() ? static_cast<size_t>(i) : static_cast<size_t>(order[static_cast<size_t>(i)]);
     Expr local = is_const_value(info.region_min[d], 0) ? global[d] : global[d] - info.region_min[d];
     index = index + local * stride;
     stride *= info.region_extent[d];

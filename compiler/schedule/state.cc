@@ -201,7 +201,8 @@ Status State::apply(const Step& step) {
         else if constexpr (std::is_same_v<T, RfactorStep>) return apply_rfactor(step, s);
         else if constexpr (std::is_same_v<T, PragmaStep>) return apply_pragma(step, s);
         else if constexpr (std::is_same_v<T, PackLayoutStep>) return apply_pack_layout(step, s);
-        else return apply_pad_tile(step, s);
+        else if constexpr (std::is_same_v<T, PadTileStep>) return apply_pad_tile(step, s);
+        else return apply_storage_order(step, s);
       },
       step.variant());
   if (st.is_ok()) steps_.push_back(canonical_step(step));
@@ -378,6 +379,7 @@ Status State::apply_compute_inline(const Step& step, const ComputeInlineStep& s)
       return step_error(step, "stages are computed at " + st.name() + "'s loops");
   stages_[s.stage].location = ComputeLocation::kInline;
   stages_[s.stage].pad_tile = false;
+  stages_[s.stage].storage_order.clear();
   return Status::ok();
 }
 
@@ -395,6 +397,7 @@ Status State::apply_compute_root(const Step& step, const ComputeRootStep& s) {
   st.attach_stage = -1;
   st.attach_var = Var();
   st.pad_tile = false;  // a root stage covers its tensor exactly
+  st.storage_order.clear();
   return Status::ok();
 }
 
@@ -562,6 +565,22 @@ Status State::apply_pad_tile(const Step& step, const PadTileStep& s) {
   return Status::ok();
 }
 
+Status State::apply_storage_order(const Step& step, const StorageOrderStep& s) {
+  TESSERA_RETURN_IF_ERROR(check_stage(step, s.stage));
+  Stage& st = stages_[s.stage];
+  if (st.location != ComputeLocation::kAt)
+    return step_error(step, "stage " + st.name() + " is not computed at another stage's loop; only a local copy is reordered");
+  std::vector<int> sorted = s.order;
+  std::sort(sorted.begin(), sorted.end());
+  bool permutation = sorted.size() == st.tensor->shape.size();
+  for (size_t d = 0; permutation && d < sorted.size(); ++d) permutation = sorted[d] == static_cast<int>(d);
+  if (!permutation)
+    return step_error(step, "the order is not a permutation of the " + std::to_string(st.tensor->shape.size()) +
+                                " dimensions of " + st.name());
+  st.storage_order = s.order;
+  return Status::ok();
+}
+
 // ---------------------------------------------------------------------------
 // Conveniences
 
@@ -594,6 +613,9 @@ Status State::pragma_auto_unroll(int stage, int iter, int64_t max_step) {
 
 Status State::pack_layout(int stage, int axis, int64_t factor) { return apply(PackLayoutStep{stage, axis, factor}); }
 Status State::pad_tile(int stage) { return apply(PadTileStep{stage}); }
+Status State::storage_order(int stage, std::vector<int> order) {
+  return apply(StorageOrderStep{stage, std::move(order)});
+}
 
 Status State::tile(int stage, std::vector<int> iters, std::vector<std::vector<int64_t>> factors) {
   if (iters.size() != factors.size())

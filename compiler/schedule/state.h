@@ -55,6 +55,7 @@ struct Stage {
   std::vector<std::pair<Var, int64_t>> pragmas;  // loop -> auto-unroll max step
   std::optional<PackedLayout> layout;  // placeholder arguments: stored packed (layout.h)
   bool pad_tile = false;               // kAt: computes its whole tile (PadTileStep)
+  std::vector<int> storage_order;      // kAt: its buffer's dims, outermost first (StorageOrderStep); empty: as the tensor's
 
   bool is_placeholder() const { return !body.defined(); }
   const std::string& name() const { return tensor->name; }
@@ -105,6 +106,9 @@ class State {
   /// Computes `stage` (computed at another stage's loop) over its whole tile
   /// at the tensor's edge, only the final store guarded (PadTileStep).
   Status pad_tile(int stage);
+  /// Stores `stage` (computed at another stage's loop) with its dimensions
+  /// in `order`, outermost first (StorageOrderStep).
+  Status storage_order(int stage, std::vector<int> order);
 
   /// split, then reorder so the loops of `iters` come out tiled: for 2-D
   /// tiling `tile(s, {i, j}, {{ti}, {tj}})` gives i.0 j.0 i.1 j.1.
@@ -132,6 +136,7 @@ class State {
   Status apply_pragma(const Step& step, const PragmaStep& s);
   Status apply_pack_layout(const Step& step, const PackLayoutStep& s);
   Status apply_pad_tile(const Step& step, const PadTileStep& s);
+  Status apply_storage_order(const Step& step, const StorageOrderStep& s);
   void reindex_after_insert(int position);
 
   Status check_stage(const Step& s, int stage, bool allow_placeholder = false) const;

@@ -15,6 +15,7 @@ using json = nlohmann::json;
 constexpr const char* kStepNames[] = {
     "split",        "fuse",       "reorder",    "annotate", "compute_at", "compute_inline",
     "compute_root", "cache_read", "cache_write", "rfactor", "pragma",     "pack_layout", "pad_tile",
+    "storage_order",
 };
 static_assert(std::size(kStepNames) == std::variant_size_v<Step::Variant>);
 
@@ -85,6 +86,7 @@ json arguments(const Step& step) {
                  [&](const ComputeRootStep&) {},
                  [&](const CacheWriteStep&) {},
                  [&](const PadTileStep&) {},
+                 [&](const StorageOrderStep& s) { j["order"] = s.order; },
              },
              step.variant());
   return j;
@@ -183,6 +185,12 @@ class StepReader {
         if (get_int("axis", &s.axis) && get_int("factor", &s.factor)) return s;
         break;
       }
+      case StepKind::kStorageOrder: {
+        StorageOrderStep s;
+        s.stage = stage;
+        if (get_list("order", &s.order)) return s;
+        break;
+      }
     }
     return std::nullopt;
   }
@@ -234,6 +242,7 @@ std::string Step::to_string() const {
                  [&](const ComputeRootStep&) {},
                  [&](const CacheWriteStep&) {},
                  [&](const PadTileStep&) {},
+                 [&](const StorageOrderStep& x) { s += ", order=" + list_text(x.order); },
              },
              v_);
   return s + ")";
@@ -282,6 +291,7 @@ uint64_t hash_step(const Step& step) {
                  [&](const ComputeRootStep&) {},
                  [&](const CacheWriteStep&) {},
                  [&](const PadTileStep&) {},
+                 [&](const StorageOrderStep& x) { h.add_list(x.order); },
              },
              step.variant());
   return h.h;

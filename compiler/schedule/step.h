@@ -35,6 +35,7 @@ enum class StepKind : uint8_t {
   kPragma,
   kPackLayout,
   kPadTile,
+  kStorageOrder,
 };
 /// "split", "compute_at", ...: the spelling of the JSON "kind" field.
 const char* step_kind_name(StepKind kind);
@@ -131,6 +132,15 @@ struct PadTileStep {
   int stage = 0;
   bool operator==(const PadTileStep&) const = default;
 };
+/// Stores `stage`, a local copy computed at another stage's loop, with its
+/// dimensions in `order` (outermost first; a permutation of the tensor's
+/// dimensions): a panel read along a dimension other than the tensor's last
+/// (the columns of a transposed operand) is then contiguous along it.
+struct StorageOrderStep {
+  int stage = 0;
+  std::vector<int> order;
+  bool operator==(const StorageOrderStep&) const = default;
+};
 
 /// One primitive with its arguments: one of the structs above. The order of
 /// the alternatives is StepKind's.
@@ -138,7 +148,7 @@ class Step {
  public:
   using Variant = std::variant<SplitStep, FuseStep, ReorderStep, AnnotateStep, ComputeAtStep, ComputeInlineStep,
                                ComputeRootStep, CacheReadStep, CacheWriteStep, RfactorStep, PragmaStep,
-                               PackLayoutStep, PadTileStep>;
+                               PackLayoutStep, PadTileStep, StorageOrderStep>;
 
   /// A step of the kind of `s` (implicit: `Step step = SplitStep{...}`).
   template <typename KindStep, typename = std::enable_if_t<std::is_constructible_v<Variant, KindStep&&>>>
@@ -160,7 +170,7 @@ class Step {
   Variant v_;
 };
 
-static_assert(std::variant_size_v<Step::Variant> == static_cast<size_t>(StepKind::kPadTile) + 1,
+static_assert(std::variant_size_v<Step::Variant> == static_cast<size_t>(StepKind::kStorageOrder) + 1,
               "one alternative per StepKind");
 
 /// `step` in the form it is recorded: a split with `nparts` keeps no factors,

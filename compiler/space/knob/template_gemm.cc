@@ -21,6 +21,7 @@
 #include <algorithm>
 
 #include "compiler/ir/functor.h"
+#include "compiler/ir/util.h"
 #include "compiler/space/knob/template_families.h"
 #include "compiler/space/knob/template_util.h"
 
@@ -36,23 +37,38 @@ struct Gemm {
   int64_t m = 0, n = 0, k = 0;
   std::string b;       // the operand read along j: B of matmul, W of dense
   bool b_is_nk = false;  // read b[j, k] (dense's W), not b[k, j]
+  // The dimension of b whose index is j, and whether b's last dimension is
+  // indexed by k and not j (a transposed operand read in place, attention's
+  // K^T): its columns are then strided in memory.
+  int b_j_dim = -1;
+  bool b_k_last = false;
 };
 
-// Whether `main` reads the rank-2 tensor `b` with the reduce axis last.
+// How `main` reads `b`: whether as a rank-2 tensor with the reduce axis
+// last (dense's W), which dimension's index uses j, and whether the last
+// dimension's index uses k but not j.
 class ReadsAlongK : public IRVisitor {
  public:
-  ReadsAlongK(std::string b, Var k) : b_(std::move(b)), k_(std::move(k)) {}
+  ReadsAlongK(std::string b, Var j, Var k) : b_(std::move(b)), j_(std::move(j)), k_(std::move(k)) {}
   bool found = false;
+  int j_dim = -1;
+  bool k_last = false;
 
  protected:
   void visit(const TensorReadNode* op) override {
-    if (op->tensor->name == b_ && op->indices.size() == 2 && op->indices[1].same_as(k_)) found = true;
+    if (op->tensor->name == b_) {
+      const size_t rank = op->indices.size();
+      if (rank == 2 && op->indices[1].same_as(k_)) found = true;
+      for (size_t d = 0; d < rank; ++d)
+        if (uses_var(op->indices[d], j_.node())) j_dim = static_cast<int>(d);
+      k_last = rank >= 2 && uses_var(op->indices[rank - 1], k_.node()) && !uses_var(op->indices[rank - 1], j_.node());
+    }
     IRVisitor::visit(op);
   }
 
  private:
   std::string b_;
-  Var k_;
+  Var j_, k_;
 };
 
 Result<Gemm> analyze(const ComputeDAG& dag) {
@@ -70,11 +86,31 @@ Result<Gemm> analyze(const ComputeDAG& dag) {
   for (const Tensor& t : dag.tensors()) {
     const ComputeOpNode* op = t->name == st.main ? compute_op(t) : nullptr;
     if (!op) continue;
-    ReadsAlongK reads(g.b, op->reduce_axes[0]->var);
+    ReadsAlongK reads(g.b, op->axes[static_cast<size_t>(g.batch_dims) + 1]->var, op->reduce_axes[0]->var);
     reads(op->body);
     g.b_is_nk = reads.found;
+    g.b_j_dim = reads.j_dim;
+    g.b_k_last = reads.k_last && reads.j_dim >= 0;
   }
   return g;
+}
+
+// A transposed operand's panel is stored with its columns (j's dimension)
+// innermost, so that the micro-kernel's vector loads are contiguous; the
+// copy runs along the columns too (gathering them, storing whole vectors).
+Status store_panel_by_columns(Sched& s, const Gemm& g, const std::string& panel) {
+  const std::vector<Var> loops = s.loops(panel);
+  std::vector<int> order;
+  std::vector<Var> loop_order;
+  for (size_t d = 0; d < loops.size(); ++d) {
+    if (static_cast<int>(d) == g.b_j_dim) continue;
+    order.push_back(static_cast<int>(d));
+    loop_order.push_back(loops[d]);
+  }
+  order.push_back(g.b_j_dim);
+  loop_order.push_back(loops[static_cast<size_t>(g.b_j_dim)]);
+  TESSERA_RETURN_IF_ERROR(s.storage_order(panel, order));
+  return s.reorder(panel, loop_order);
 }
 
 }  // namespace
@@ -141,6 +177,7 @@ Status apply_gemm(const KnobConfig& cfg, const Target& target, State* state) {
     const Var& at = pos(k[0]) > pos(j[0]) ? k[0] : j[0];
     TESSERA_RETURN_IF_ERROR(s.compute_at(panel, local, at));
     if (pad) TESSERA_RETURN_IF_ERROR(s.pad_tile(panel));
+    if (g.b_k_last) TESSERA_RETURN_IF_ERROR(store_panel_by_columns(s, g, panel));
     const Var last = s.loops(panel).back();
     TESSERA_ASSIGN_OR_RETURN(int64_t extent, s.inferred_extent(panel, last));
     TESSERA_RETURN_IF_ERROR(s.vectorize_by_divisor(panel, last, extent, lanes));

@@ -210,6 +210,11 @@ Status Sched::pad_tile(const std::string& stage) {
   return state_->pad_tile(s);
 }
 
+Status Sched::storage_order(const std::string& stage, std::vector<int> order) {
+  TESSERA_ASSIGN_OR_RETURN(int s, stage_index(stage));
+  return state_->storage_order(s, std::move(order));
+}
+
 int64_t divisor_vector_width(int64_t extent, int64_t lanes) {
   // The whole loop when it fits four registers; else the widest divisor
   // made of whole registers or a power-of-two part of one (odd widths such

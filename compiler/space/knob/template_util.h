@@ -71,6 +71,8 @@ class Sched {
   Status pack_layout(const std::string& stage, int axis, int64_t factor);
   /// Computes `stage` (computed at a tile) over its whole tile (PadTileStep).
   Status pad_tile(const std::string& stage);
+  /// Stores `stage` (a local copy) with its dimensions in `order` (StorageOrderStep).
+  Status storage_order(const std::string& stage, std::vector<int> order);
   /// Vectorizes `loop` of `extent` (known to the caller): the whole loop
   /// when it fits four vectors, else the inner part of a split by the widest
   /// divisor of whole vectors (or a power-of-two part of one).

@@ -122,7 +122,7 @@ class RandomScheduler {
   // A step with arbitrary small arguments, mostly invalid: exercises the
   // rule that a rejected step leaves the state unchanged.
   Step garbage_step(const State& s) {
-    const auto kind = static_cast<StepKind>(pick(static_cast<int>(StepKind::kPadTile) + 1));
+    const auto kind = static_cast<StepKind>(pick(static_cast<int>(StepKind::kStorageOrder) + 1));
     const int n = static_cast<int>(s.stages().size());
     auto small = [&](int hi) { return pick(hi + 3) - 1; };  // -1 .. hi + 1
     const int stage = small(n);
@@ -162,6 +162,7 @@ class RandomScheduler {
       case StepKind::kComputeInline: return ComputeInlineStep{stage};
       case StepKind::kComputeRoot: return ComputeRootStep{stage};
       case StepKind::kPadTile: return PadTileStep{stage};
+      case StepKind::kStorageOrder: return StorageOrderStep{stage, some_loops()};
       case StepKind::kCacheWrite: break;
     }
     return CacheWriteStep{stage};
@@ -225,6 +226,13 @@ class RandomScheduler {
       attempt(s, step);
       // A tile computed whole at the tensor's edge, its reads clamped or masked.
       if (s.stage(stage).location == ComputeLocation::kAt && coin(0.3)) attempt(s, PadTileStep{stage});
+      // Its buffer in another dimension order.
+      if (s.stage(stage).location == ComputeLocation::kAt && coin(0.3)) {
+        std::vector<int> order(s.stage(stage).tensor->shape.size());
+        for (size_t d = 0; d < order.size(); ++d) order[d] = static_cast<int>(d);
+        std::shuffle(order.begin(), order.end(), rng_);
+        attempt(s, StorageOrderStep{stage, order});
+      }
     } else if (kind < 79) {
       attempt(s, ComputeRootStep{stage});
     } else if (kind < 94) {  // annotate

@@ -41,6 +41,7 @@ const std::vector<Stored>& stored_steps() {
        PragmaStep{.stage = 3, .iter = 1, .auto_unroll_max_step = 64}},
       {R"({"axis":0,"factor":4,"kind":"pack_layout","stage":1})", PackLayoutStep{.stage = 1, .axis = 0, .factor = 4}},
       {R"({"kind":"pad_tile","stage":2})", PadTileStep{.stage = 2}},
+      {R"({"kind":"storage_order","order":[0,2,1],"stage":2})", StorageOrderStep{.stage = 2, .order = {0, 2, 1}}},
   };
   return kStored;
 }
