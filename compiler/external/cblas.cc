@@ -1,6 +1,7 @@
 #include "compiler/external/cblas.h"
 
 #include <climits>
+#include <optional>
 #include <sstream>
 
 namespace tessera::external {
@@ -11,12 +12,41 @@ using graph::Node;
 using graph::OpKind;
 using graph::ValueId;
 
+int64_t product(const std::vector<int64_t>& s, size_t from, size_t to) {
+  int64_t p = 1;
+  for (size_t i = from; i < to; ++i) p *= s[i];
+  return p;
+}
+
 bool all_f32(const Graph& g, const Node& n) {
   for (ValueId v : n.inputs)
     if (g.value(v).dtype != DType::f32()) return false;
   for (ValueId v : n.outputs)
     if (g.value(v).dtype != DType::f32()) return false;
   return true;
+}
+
+// The shape MatMul operand `i` is read as, when its data is the value's
+// buffer as it is: the value's shape, or a view (fold_matmul_views) that only
+// renames the row-major positions (a flatten: [1, 200, 1, 1] as [1, 200]).
+// nullopt for a view that moves data (a transpose).
+std::optional<std::vector<int64_t>> operand_shape(const Graph& g, const Node& n, size_t i) {
+  const std::vector<int64_t>& source = g.value(n.inputs[i]).shape;
+  const auto* attrs = std::get_if<graph::MatMulAttrs>(&n.attrs);
+  if (!attrs) return source;
+  const graph::MatMulAttrs::View& view = i == 0 ? attrs->a : attrs->b;
+  if (view.map.empty()) return source;
+  if (view.map.size() != source.size()) return std::nullopt;
+  for (size_t d = 0; d < view.shape.size(); ++d) {
+    if (view.shape[d] == 1) continue;  // never stepped along
+    int64_t offset = 0;                // source flat offset of one step along view dim d
+    for (size_t j = 0; j < source.size(); ++j) {
+      if (view.map[j].size() != view.shape.size()) return std::nullopt;
+      offset += view.map[j][d] * product(source, j + 1, source.size());
+    }
+    if (offset != product(view.shape, d + 1, view.shape.size())) return std::nullopt;
+  }
+  return view.shape;
 }
 
 bool is_matmul(const Graph& g, const Node& n) {
@@ -27,9 +57,8 @@ bool is_matmul(const Graph& g, const Node& n) {
     return n.inputs.size() == 2 || g.value(n.inputs[2]).shape.size() <= 2;
   }
   if (n.kind != OpKind::kMatMul || n.inputs.size() != 2) return false;
-  if (const auto* a = std::get_if<graph::MatMulAttrs>(&n.attrs); a && (!a->a.map.empty() || !a->b.map.empty()))
-    return false;  // a view folded in (fold_matmul_views): Tessera's
-  return g.value(n.inputs[0]).shape.size() >= 2 && g.value(n.inputs[1]).shape.size() >= 2;
+  const auto a = operand_shape(g, n, 0), b = operand_shape(g, n, 1);
+  return a && b && a->size() >= 2 && b->size() >= 2;  // a view that moves data stays Tessera's
 }
 
 bool is_unary_epilogue(OpKind k) {
@@ -69,12 +98,6 @@ std::string f32(double x) {
   std::string t = s.str();
   if (t.find_first_of(".eEn") == std::string::npos) t += ".0";
   return "(float)" + t;
-}
-
-int64_t product(const std::vector<int64_t>& s, size_t from, size_t to) {
-  int64_t p = 1;
-  for (size_t i = from; i < to; ++i) p *= s[i];
-  return p;
 }
 
 // The flat index into a tensor of shape `in` broadcast to `out`, at output
@@ -139,8 +162,10 @@ class RegionWriter {
   }
 
   Status matmul(const Node& n, std::ostringstream& s) const {
-    const auto& a = g_.value(n.inputs[0]).shape;
-    const auto& b = g_.value(n.inputs[1]).shape;
+    const auto a_shape = operand_shape(g_, n, 0), b_shape = operand_shape(g_, n, 1);
+    if (!a_shape || !b_shape) return cannot(n, "an operand read through a view that moves data");
+    const std::vector<int64_t>& a = *a_shape;
+    const std::vector<int64_t>& b = *b_shape;
     const auto& o = g_.value(n.outputs[0]).shape;
     if (a.size() < 2 || b.size() < 2 || o.size() < 2) return cannot(n, "a vector operand");
     const int64_t m = a[a.size() - 2], k = a.back(), nn = b.back(), batch = product(o, 0, o.size() - 2);

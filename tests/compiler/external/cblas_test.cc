@@ -147,6 +147,35 @@ TEST(CblasBackend, RegionItCannotGenerateFallsBackWithAWarning) {
   EXPECT_TRUE(gt::close(got->at("y"), gt::to_floats((*want)[0])));
 }
 
+// A classifier's head: fold_matmul_views reads the flatten in place; the
+// view moves no data, so cblas takes the matmul. A transposing view it does not.
+TEST(CblasBackend, FlattenViewIsTakenATransposingOneIsNot) {
+  Graph g;
+  ValueId x = g.add_input("x", {2, 3, 1}, DType::f32());
+  graph::MatMulAttrs flat;
+  flat.a = {{2, 3}, {{1, 0}, {0, 1}, {0, 0}}};
+  ValueId y = g.add_op("head", OpKind::kMatMul, flat, {x, weight(g, "w", {3, 4}, 1)}, {2, 4}, DType::f32());
+  y = g.add_op("bias", OpKind::kAdd, graph::NoAttrs{}, {y, weight(g, "b", {4}, 2)}, {2, 4}, DType::f32());
+  g.set_outputs({y}, {"y"});
+  const auto data = gt::random_floats(6, 5);
+  const std::unique_ptr<Backend> cblas = make_cblas_backend();
+  model::ModelPlan plan;
+  auto got = compile_and_run(g, {{"x", data}}, cblas.get(), &plan);
+  ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+  EXPECT_EQ(plan.externals.size(), 1u);
+  auto want = gt::run_graph(g, {{x, gt::to_bytes(data)}});
+  ASSERT_TRUE(want.is_ok());
+  EXPECT_TRUE(gt::close(got->at("y"), gt::to_floats((*want)[0])));
+
+  Graph t;
+  ValueId z = t.add_input("z", {3, 2}, DType::f32());
+  graph::MatMulAttrs transposed;
+  transposed.a = {{2, 3}, {{0, 1}, {1, 0}}};
+  ValueId o = t.add_op("mm", OpKind::kMatMul, transposed, {z, weight(t, "w", {3, 4}, 1)}, {2, 4}, DType::f32());
+  t.set_outputs({o});
+  EXPECT_TRUE(graph::find_regions(t, cblas->partition_rules()).empty());
+}
+
 TEST(CblasBackend, GeneratedSourceCompilesToAnObject) {
   Graph g;
   ValueId x = g.add_input("x", {3, 4}, DType::f32());
