@@ -217,8 +217,9 @@ Result<Graph> partition_graph(const Graph& g, const PartitionRules& rules, std::
   for (size_t i = 0; i < n; ++i)
     for (ValueId v : g.nodes()[i].inputs) {
       const int p = producer[static_cast<size_t>(v)];
-      if (p < 0 || unit_of[static_cast<size_t>(p)] == unit_of[i]) continue;
-      if (succ[static_cast<size_t>(unit_of[static_cast<size_t>(p)])].insert(unit_of[i]).second) ++indegree[static_cast<size_t>(unit_of[i])];
+      if (p < 0) continue;
+      const int from = unit_of[static_cast<size_t>(p)], to = unit_of[i];
+      if (from != to && succ[static_cast<size_t>(from)].insert(to).second) ++indegree[static_cast<size_t>(to)];
     }
   // Kahn's algorithm, earliest first node first: the original order where it can.
   using Item = std::pair<int, int>;  // (first node, unit)

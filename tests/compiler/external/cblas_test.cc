@@ -147,6 +147,31 @@ TEST(CblasBackend, RegionItCannotGenerateFallsBackWithAWarning) {
   EXPECT_TRUE(gt::close(got->at("y"), gt::to_floats((*want)[0])));
 }
 
+// One region with two outputs: the first matmul's value is read outside
+// (by the softmax) and by the second matmul inside; the call writes both.
+TEST(CblasBackend, RegionWithTwoOutputsWritesBoth) {
+  Graph g;
+  ValueId x = g.add_input("x", {4, 6}, DType::f32());
+  ValueId a = g.add_op("mm_a", OpKind::kMatMul, graph::NoAttrs{}, {x, weight(g, "wa", {6, 6}, 1)}, {4, 6}, DType::f32());
+  ValueId b = g.add_op("mm_b", OpKind::kMatMul, graph::NoAttrs{}, {a, weight(g, "wb", {6, 3}, 2)}, {4, 3}, DType::f32());
+  ValueId s = g.add_op("softmax", OpKind::kSoftmax, graph::AxisAttrs{1}, {a}, {4, 6}, DType::f32());
+  g.set_outputs({b, s}, {"b", "s"});
+  const auto data = gt::random_floats(24, 8);
+  const std::unique_ptr<Backend> cblas = make_cblas_backend();
+  model::ModelPlan plan;
+  model::CompiledModel compiled;
+  auto got = compile_and_run(g, {{"x", data}}, cblas.get(), &plan, &compiled);
+  ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+  ASSERT_EQ(plan.externals.size(), 1u);
+  EXPECT_EQ(plan.externals[0].num_nodes, 2);
+  ASSERT_EQ(compiled.package.calls.size(), 2u);
+  EXPECT_EQ(compiled.package.calls[0].args.size(), 5u);  // x, wa, wb, then a and b
+  auto want = gt::run_graph(g, {{x, gt::to_bytes(data)}});
+  ASSERT_TRUE(want.is_ok());
+  EXPECT_TRUE(gt::close(got->at("b"), gt::to_floats((*want)[0])));
+  EXPECT_TRUE(gt::close(got->at("s"), gt::to_floats((*want)[1])));
+}
+
 // A classifier's head: fold_matmul_views reads the flatten in place; the
 // view moves no data, so cblas takes the matmul. A transposing view it does not.
 TEST(CblasBackend, FlattenViewIsTakenATransposingOneIsNot) {
