@@ -1,5 +1,7 @@
 #include "runtime/graph_executor.h"
 
+#include <dlfcn.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -24,6 +26,22 @@ std::string join_names(const std::vector<std::string>& names) {
   return s.empty() ? "none" : s;
 }
 
+// A package whose calls use an external backend's code needs that backend's
+// library on the device; say which before the kernel library fails to load.
+Status check_external_libraries(const PackageContents& contents) {
+  for (const ExternalModule& m : contents.externals) {
+    void* handle = dlopen(m.library.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!handle) {
+      const char* why = dlerror();
+      return Status(ErrorCode::kNotFound, "the package runs regions on the " + m.backend + " backend (" + m.kind +
+                                              "), which needs " + m.library + ": install it on this device (" +
+                                              (why ? why : "not found") + ")");
+    }
+    dlclose(handle);
+  }
+  return Status::ok();
+}
+
 }  // namespace
 
 GraphExecutor::~GraphExecutor() = default;
@@ -39,6 +57,7 @@ Result<std::unique_ptr<GraphExecutor>> GraphExecutor::load_file(const std::strin
 Result<std::unique_ptr<GraphExecutor>> GraphExecutor::load(const PackageContents& contents,
                                                            const ExecutorOptions& options) {
   TESSERA_RETURN_IF_ERROR(validate_package(contents).with_context("invalid package"));
+  TESSERA_RETURN_IF_ERROR(check_external_libraries(contents));
   std::optional<Module> module;
   if (!contents.calls.empty()) {
     TESSERA_ASSIGN_OR_RETURN(Module m, Module::load_from_bytes(contents.library, options.temp_dir));

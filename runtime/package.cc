@@ -226,6 +226,18 @@ std::vector<int32_t> read_id_list(Reader& r, const char* what) {
   return ids;
 }
 
+// Format 2: the external modules, three strings each.
+void read_externals(Reader& r, PackageContents* c) {
+  const uint32_t n = r.count(12, "external modules");
+  for (uint32_t i = 0; i < n && r.ok(); ++i) {
+    ExternalModule m;
+    m.backend = r.str("external backend");
+    m.kind = r.str("external kind");
+    m.library = r.str("external library");
+    c->externals.push_back(std::move(m));
+  }
+}
+
 // Constants come as (id, nbytes, padding, bytes), ids strictly increasing.
 void read_constants(Reader& r, PackageContents* c) {
   const uint32_t n = r.count(12, "constants");
@@ -337,6 +349,13 @@ Status validate_package(const PackageContents& c) {
       }
     }
   }
+  for (size_t i = 0; i < c.externals.size(); ++i) {
+    const ExternalModule& m = c.externals[i];
+    for (const std::string* field : {&m.backend, &m.kind, &m.library})
+      if (field->empty() || field->find('\0') != std::string::npos)
+        return Status(ErrorCode::kParseError, "external module " + std::to_string(i) + " ('" + m.backend +
+                                                  "'): empty or invalid backend, kind or library");
+  }
   if (!c.calls.empty() && c.library.empty()) {
     return Status(ErrorCode::kParseError, "the graph calls kernels but the package has no library");
   }
@@ -350,7 +369,7 @@ Result<std::string> write_package_bytes(const PackageContents& c) {
   TESSERA_RETURN_IF_ERROR(validate_package(c).with_context("invalid package"));
   Writer w;
   w.bytes(std::string_view(kPackageMagic, sizeof(kPackageMagic)));
-  w.u32(kPackageFormatVersion);
+  w.u32(c.externals.empty() ? 1 : 2);
   w.u32(0);  // flags
   w.u64(0);  // payload size, patched below
   w.u32(0);  // payload CRC-32, patched below
@@ -375,6 +394,14 @@ Result<std::string> write_package_bytes(const PackageContents& c) {
   for (const auto* list : {&c.inputs, &c.outputs}) {
     w.u32(static_cast<uint32_t>(list->size()));
     for (int32_t id : *list) w.i32(id);
+  }
+  if (!c.externals.empty()) {
+    w.u32(static_cast<uint32_t>(c.externals.size()));
+    for (const ExternalModule& m : c.externals) {
+      w.str(m.backend);
+      w.str(m.kind);
+      w.str(m.library);
+    }
   }
   uint32_t num_constants = 0;
   for (const PackageValue& v : c.values) num_constants += v.kind == ValueKind::kConstant;
@@ -460,6 +487,7 @@ Result<PackageContents> read_package_bytes(std::string_view bytes, const std::st
   read_calls(r, &c);
   c.inputs = read_id_list(r, "inputs");
   c.outputs = read_id_list(r, "outputs");
+  if (version >= 2) read_externals(r, &c);
   read_constants(r, &c);
   const uint64_t library_size = r.u64("library size");
   r.skip_padding();

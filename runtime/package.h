@@ -16,8 +16,10 @@ namespace tessera::runtime {
 
 /// The eight bytes every package starts with.
 inline constexpr char kPackageMagic[8] = {'T', 'S', 'R', 'P', 'K', 'G', '0', '1'};
-/// The format version this runtime writes and the newest it reads.
-inline constexpr uint32_t kPackageFormatVersion = 1;
+/// The newest format version this runtime reads. It writes version 1 for a
+/// package without external modules (byte for byte as before) and 2 for one
+/// with them.
+inline constexpr uint32_t kPackageFormatVersion = 2;
 /// Bytes of the fixed header in front of the payload.
 inline constexpr int64_t kPackageHeaderBytes = 32;
 /// Most dimensions a value may have.
@@ -54,6 +56,16 @@ struct KernelCall {
   bool operator==(const KernelCall&) const = default;
 };
 
+/// Code of an external backend (bring your own codegen) that the package's
+/// calls use. A c-source backend's code is inside the library; what the
+/// device needs is the shared library that code calls.
+struct ExternalModule {
+  std::string backend;  ///< "cblas"
+  std::string kind;     ///< "c-source"
+  std::string library;  ///< the shared library the device must have, "libopenblas.so.0"
+  bool operator==(const ExternalModule&) const = default;
+};
+
 /// Everything in a package, in memory.
 struct PackageContents {
   std::string target;                 ///< the target string the library was built for (informational)
@@ -62,6 +74,7 @@ struct PackageContents {
   std::vector<KernelCall> calls;      ///< the graph, in execution order
   std::vector<int32_t> inputs;        ///< ids of the graph inputs, in the caller's order
   std::vector<int32_t> outputs;       ///< ids of the graph outputs, in the caller's order
+  std::vector<ExternalModule> externals;  ///< external backends' code the calls use (format 2)
   bool operator==(const PackageContents&) const = default;
 };
 

@@ -18,7 +18,7 @@ packages=(
   zlib1g-dev libzstd-dev libedit-dev libffi-dev libxml2-dev libcurl4-openssl-dev
   # The aarch64 worker (make worker-aarch64) and its qemu integration test.
   g++-aarch64-linux-gnu qemu-user
-  libzmq3-dev:arm64 libprotobuf-dev:arm64 libsodium-dev:arm64
+  libzmq3-dev:arm64 libprotobuf-dev:arm64 libsodium-dev:arm64 libopenblas-dev:arm64
 )
 
 # The arm64 -dev packages above are multiarch: dpkg must know the architecture

@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "compiler/codegen/llvm_target.h"
+#include "compiler/external/backend.h"
 #include "compiler/model/choose_winograd.h"
 #include "compiler/frontend/onnx_import.h"
 #include "compiler/model/compile_model.h"
@@ -27,6 +28,7 @@ const std::vector<OptionSpec> kOptions = {
     {"no-records", false, "ignore the records: every kernel from its fallback (the untuned model)"},
     {"input-shape", true, "bind a dynamic input, name:d0,d1,... (repeatable)"},
     {"jobs", true, "code generation threads (default: one per CPU)"},
+    {"byoc", true, "external backend for the regions it takes: none (default) or cblas (docs/byoc.md)"},
     {"list-ops", false, "print the ONNX operators the importer accepts, one a line, and exit"},
     {"markdown", false, "with --list-ops: print them as docs/operators.md"},
     {"help", false, "this message"},
@@ -69,6 +71,7 @@ int run_compile(int argc, char** argv, int first) {
   if (args->has("help") || args->positional().size() != 1) {
     std::fprintf(args->has("help") ? stdout : stderr,
                  "usage: tessera compile MODEL.onnx [-o MODEL.tsr] [--target TARGET] [--db DB] [--input-shape NAME:D,...]\n"
+                 "                       [--byoc none|cblas]\n"
                  "       tessera compile --list-ops [--markdown]\n\n%s",
                  format_options(kOptions).c_str());
     return args->has("help") ? 0 : 2;
@@ -84,6 +87,8 @@ int run_compile(int argc, char** argv, int first) {
   auto jobs = args->get_int("jobs", 0);
   if (!jobs.is_ok() || *jobs < 0) return usage_error("--jobs must be a non-negative integer");
   const std::string output = args->get("output", default_output(model_path));
+  auto byoc = external::make_backend(args->get("byoc", "none"));
+  if (!byoc.is_ok()) return usage_error("--byoc: " + byoc.status().message());
 
   auto start = std::chrono::steady_clock::now();
   auto graph = import_model(model_path, args->get_all("input-shape"));
@@ -110,8 +115,11 @@ int run_compile(int argc, char** argv, int first) {
   // Each convolution that can run by Winograd does when its records say it
   // is faster (compiler/model/choose_winograd.h).
   std::vector<model::WinogradChoice> choices;
-  auto plan = model::plan_model_from_records(*graph, target, source ? &*source : nullptr, &choices);
+  model::PlanOptions plan_options;
+  plan_options.byoc = byoc->get();
+  auto plan = model::plan_model_from_records(*graph, target, source ? &*source : nullptr, &choices, plan_options);
   if (!plan.is_ok()) return failure(model_path + ": " + plan.status().to_string());
+  for (const std::string& warning : plan->warnings) std::fprintf(stderr, "tessera compile: warning: %s\n", warning.c_str());
   const auto winograd_count = std::count_if(choices.begin(), choices.end(), [](const auto& c) { return c.winograd; });
   if (winograd_count > 0)
     std::printf("convolutions by Winograd (%ld of %zu; by the faster record, without records by channel count):\n%s",

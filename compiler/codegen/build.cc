@@ -42,15 +42,16 @@ Result<std::vector<std::string>> emit_objects(const std::vector<PrimFunc>& funcs
 
 Result<BuiltLibrary> build(const std::vector<PrimFunc>& funcs, const Target& target, BuildOptions options) {
   BuiltLibrary lib;
-  if (funcs.empty()) return lib;
-  lib.symbol = funcs.front().name;
+  if (funcs.empty() && options.extra_objects.empty()) return lib;
+  if (!funcs.empty()) lib.symbol = funcs.front().name;
   const int jobs =
       options.jobs > 0 ? options.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   auto t0 = std::chrono::steady_clock::now();
   TESSERA_ASSIGN_OR_RETURN(std::vector<std::string> objects, emit_objects(funcs, target, jobs));
   lib.codegen_seconds = seconds_since(t0);
   auto t1 = std::chrono::steady_clock::now();
-  TESSERA_ASSIGN_OR_RETURN(lib.bytes, link_shared_library(objects, target));
+  objects.insert(objects.end(), options.extra_objects.begin(), options.extra_objects.end());
+  TESSERA_ASSIGN_OR_RETURN(lib.bytes, link_shared_library(objects, target, options.libraries));
   lib.link_seconds = seconds_since(t1);
   return lib;
 }

@@ -24,12 +24,18 @@ struct BuiltLibrary {
 struct BuildOptions {
   /// Functions compiled at once (one object each); <= 0: the machine's cores.
   int jobs = 1;
+  /// Objects made elsewhere (an external backend's compiled C), linked in
+  /// after the functions' objects.
+  std::vector<std::string> extra_objects;
+  /// Shared libraries those objects need, as `-l` names ("openblas").
+  std::vector<std::string> libraries;
 };
 
 /// Compiles already-lowered functions (the output of lower()) for `target`,
 /// one object per function on `options.jobs` threads, and links them into
 /// one shared library exporting each function by its name. A code
-/// generation error names the function ("compiling NAME: ...").
+/// generation error names the function ("compiling NAME: ..."). With no
+/// functions and no extra objects the library is empty.
 Result<BuiltLibrary> build(const std::vector<PrimFunc>& funcs, const Target& target, BuildOptions options = {});
 
 /// Lowers `state` to a function named `name`, then build()s it alone.

@@ -66,7 +66,8 @@ Result<std::string> find_lld() {
   return Status(ErrorCode::kCodegenError, "the lld linker is not installed (Debian package lld-19)");
 }
 
-Result<std::string> link_shared_library(const std::vector<std::string>& objects, const Target& target) {
+Result<std::string> link_shared_library(const std::vector<std::string>& objects, const Target& target,
+                                        const std::vector<std::string>& libraries) {
   TESSERA_ASSIGN_OR_RETURN(std::string lld, find_lld());
   TempDir dir;
   if (!dir.ok()) return io_error("cannot create a temporary directory");
@@ -77,6 +78,13 @@ Result<std::string> link_shared_library(const std::vector<std::string>& objects,
     std::string path = dir.file("k" + std::to_string(i) + ".o");
     if (!write_file(path, objects[i])) return io_error("cannot write " + path);
     argv_storage.push_back(path);
+  }
+  if (!libraries.empty()) {
+    // lld has no default search path: the target's multiarch directory.
+    const std::string multiarch = target.is_aarch64() ? "aarch64-linux-gnu" : "x86_64-linux-gnu";
+    for (const std::string& d : {"/usr/lib/" + multiarch, "/lib/" + multiarch, std::string("/usr/lib")})
+      argv_storage.push_back("-L" + d);
+    for (const std::string& lib : libraries) argv_storage.push_back("-l" + lib);
   }
   std::string out = dir.file("kernel.so");
   argv_storage.push_back("-o");

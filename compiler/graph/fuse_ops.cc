@@ -46,10 +46,12 @@ class Fuser {
     const Node& n = g_.nodes()[static_cast<size_t>(index)];
     const OpPattern p = node_pattern(g_, n);
     int target = -1;
-    if (n.outputs.size() == 1) {
+    // An external region is one call of its backend's code: alone in its group.
+    if (n.outputs.size() == 1 && n.kind != OpKind::kExternal) {
       for (ValueId v : n.inputs) {
         const int grp = group_of_value_[static_cast<size_t>(v)];
         if (grp < 0 || groups_[grp].output != v || pinned_[static_cast<size_t>(v)]) continue;
+        if (g_.nodes()[static_cast<size_t>(groups_[grp].anchor)].kind == OpKind::kExternal) continue;
         if (!may_join(groups_[grp].pattern, p) || !inputs_precede(n, v, grp)) continue;
         target = grp;
         break;
@@ -87,8 +89,10 @@ class Fuser {
       if (grp < 0 || groups_[static_cast<size_t>(grp)].output == static_cast<ValueId>(v)) continue;
       for (int reader : readers_[v]) {
         if (group_of_node_[static_cast<size_t>(reader)] == grp) continue;
+        // A multi-output node's (an external region's) other outputs stay
+        // pinned: count only new pins, or placement would never settle.
+        pinned_any = pinned_any || !pinned_[v];
         pinned_[v] = true;
-        pinned_any = true;
         break;
       }
     }

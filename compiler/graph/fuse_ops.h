@@ -32,7 +32,9 @@ struct FusedGroup {
 ///     of those too (injective chains such as transpose + reshape + add).
 /// and every other input of the node comes from an earlier group or from
 /// inside this one (so groups form a DAG in creation order and run in that
-/// order). Every other node starts a group.
+/// order). Every other node starts a group. An external region (kExternal)
+/// is a group of its own that nothing joins; `output` is then its first
+/// output and the node's outputs are all of them.
 std::vector<FusedGroup> fuse_ops(const Graph& g);
 
 /// One line per group: "fused_conv_add_relu: conv0 add0 relu0 (in %0 %1 %2 %5) -> %9".

@@ -190,6 +190,7 @@ Status Graph::validate() const {
 OpPattern node_pattern(const Graph& g, const Node& n) {
   switch (n.kind) {
     case OpKind::kConv: case OpKind::kConvTranspose: case OpKind::kGemm: case OpKind::kMatMul:
+    case OpKind::kExternal:
       return OpPattern::kComplex;
     case OpKind::kMaxPool: case OpKind::kAvgPool: case OpKind::kGlobalAvgPool: case OpKind::kSoftmax:
     case OpKind::kReduceMean: case OpKind::kReduceSum: case OpKind::kReduceMax: case OpKind::kLayerNorm:
@@ -341,6 +342,12 @@ struct AttrPrinter {
   std::string operator()(const ArgAttrs& a) const {
     return "axis=" + std::to_string(a.axis) + " keepdims=" + (a.keepdims ? "1" : "0") +
            (a.select_last ? " select_last" : "") + (a.exclusive ? " exclusive" : "") + (a.reverse ? " reverse" : "");
+  }
+  std::string operator()(const ExternalAttrs& a) const {
+    std::string s = "backend=" + a.backend + " nodes=";
+    if (!a.body) return s + "none";
+    for (size_t i = 0; i < a.body->nodes().size(); ++i) s += (i ? "," : "") + a.body->nodes()[i].name;
+    return s;
   }
 };
 

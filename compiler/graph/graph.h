@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <variant>
 #include <vector>
@@ -40,10 +41,12 @@ namespace tessera::graph {
   X(kReduceProd, "reduce_prod") X(kArgMax, "arg_max") X(kArgMin, "arg_min") X(kCumSum, "cumsum")         \
   X(kGatherElements, "gather_elements") X(kExpand, "expand") X(kTile, "tile") X(kGatherND, "gather_nd")   \
   X(kScatterElements, "scatter_elements") X(kScatterND, "scatter_nd") X(kEinsum, "einsum") \
-  X(kGridSample, "grid_sample")
+  X(kGridSample, "grid_sample") X(kExternal, "external")
 
 /// The operator a node applies. Reshape also stands for Flatten, Squeeze and
-/// Unsqueeze: its output value's shape says everything.
+/// Unsqueeze: its output value's shape says everything. kExternal is a region
+/// handed whole to an external backend (ExternalAttrs; made by partitioning,
+/// never by the importer).
 enum class OpKind : uint8_t {
 #define TESSERA_GRAPH_OP_ENUM(e, s) e,
   TESSERA_GRAPH_OPS(TESSERA_GRAPH_OP_ENUM)
@@ -221,11 +224,19 @@ struct MatMulAttrs {
   };
   View a, b;
 };
+class Graph;
+/// kExternal: the region an external backend runs as one function. `body`
+/// is the region as a graph of its own: its inputs are the node's inputs
+/// (constants included), its outputs the node's outputs, in order.
+struct ExternalAttrs {
+  std::string backend;                ///< the backend's name, e.g. "cblas"
+  std::shared_ptr<const Graph> body;  ///< never null on a valid node
+};
 /// A node's attributes; which alternative goes with which kind is fixed by the
 /// importer and checked where they are read.
 using Attrs = std::variant<NoAttrs, ConvAttrs, GemmAttrs, PoolAttrs, ScalarAttrs, AffineAttrs, AxisAttrs, PermAttrs,
                            ReduceAttrs, CastAttrs, NormAttrs, PadAttrs, SliceAttrs, ResizeAttrs, UnaryAttrs,
-                           BinaryAttrs, ArgAttrs, ScatterAttrs, EinsumAttrs, GridSampleAttrs, MatMulAttrs>;
+                           BinaryAttrs, ArgAttrs, ScatterAttrs, EinsumAttrs, GridSampleAttrs, MatMulAttrs, ExternalAttrs>;
 
 /// Index of a value in its graph.
 using ValueId = int32_t;

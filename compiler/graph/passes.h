@@ -4,6 +4,8 @@
 //   fold_constants -> fold_batch_norm -> fold_constants -> recognize_layer_norm
 //   -> fold_matmul_views -> eliminate_dead_nodes
 // followed by fuse_ops (fuse_ops.h) and extract_tasks (extract_tasks.h).
+// Partitioning for external backends is partition_graph.h; compiler/model
+// runs it after these passes and before fusion when a backend is chosen.
 #pragma once
 
 #include <functional>

@@ -95,7 +95,10 @@ PlanOptions with_winograd(PlanOptions options, const std::vector<WinogradChoice>
 
 Result<ModelPlan> plan_model_from_records(const graph::Graph& g, const Target& target, ScheduleSource* source,
                                           std::vector<WinogradChoice>* choices, const PlanOptions& options) {
-  TESSERA_ASSIGN_OR_RETURN(std::vector<WinogradChoice> chosen, choose_winograd(g, target, source, options));
+  // Winograd is a choice among Tessera's kernels: no backend while choosing.
+  PlanOptions tessera_only = options;
+  tessera_only.byoc = nullptr;
+  TESSERA_ASSIGN_OR_RETURN(std::vector<WinogradChoice> chosen, choose_winograd(g, target, source, tessera_only));
   TESSERA_ASSIGN_OR_RETURN(ModelPlan plan, plan_model(g, with_winograd(options, chosen)));
   if (choices) *choices = std::move(chosen);
   return plan;

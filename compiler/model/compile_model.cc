@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "compiler/codegen/build.h"
+#include "compiler/external/c_compiler.h"
 #include "compiler/graph/passes.h"
 #include "compiler/lower/lower.h"
 
@@ -70,11 +71,15 @@ class PackageLayout {
     for (size_t i = 0; i < plan_.groups.size(); ++i) {
       const graph::FusedGroup& group = plan_.groups[i];
       runtime::KernelCall call;
-      const auto task = static_cast<size_t>(plan_.task_of_group[i]);
-      call.symbol = symbols[task];
+      const int external = i < plan_.external_of_group.size() ? plan_.external_of_group[i] : -1;
+      const int task = plan_.task_of_group[i];
+      static const ArgLayouts kPlain;
+      const ArgLayouts& layouts = task >= 0 ? task_layouts_[static_cast<size_t>(task)] : kPlain;
+      call.symbol = task >= 0 ? symbols[static_cast<size_t>(task)]
+                              : plan_.externals[static_cast<size_t>(external)].code.symbol;
       for (size_t j = 0; j < group.inputs.size(); ++j) {
         const ValueId v = group.inputs[j];
-        const PackedLayout* layout = layout_of(task_layouts_[task], static_cast<int>(j));
+        const PackedLayout* layout = layout_of(layouts, static_cast<int>(j));
         auto it = ids_.find(v);
         if (layout) {
           if (!g_.is_constant(v))
@@ -90,16 +95,21 @@ class PackageLayout {
                                                   " before any group computes it");
         }
       }
-      auto out = output_index.find(group.output);
-      const bool is_output = out != output_index.end();
-      std::string name = is_output ? g_.output_name(out->second) : g_.value(group.output).name;
-      if (is_output) {
-        // Names of inputs and outputs are how callers find them: keep them unique.
-        for (int k = 2; io_names.count(name); ++k) name = g_.output_name(out->second) + "." + std::to_string(k);
-        io_names.insert(name);
+      // An external region writes every output of its node; a kernel one.
+      std::vector<ValueId> results = {group.output};
+      if (external >= 0) results = g_.nodes()[static_cast<size_t>(group.nodes.front())].outputs;
+      for (ValueId result : results) {
+        auto out = output_index.find(result);
+        const bool is_output = out != output_index.end();
+        std::string name = is_output ? g_.output_name(out->second) : g_.value(result).name;
+        if (is_output) {
+          // Names of inputs and outputs are how callers find them: keep them unique.
+          for (int k = 2; io_names.count(name); ++k) name = g_.output_name(out->second) + "." + std::to_string(k);
+          io_names.insert(name);
+        }
+        call.args.push_back(
+            add(result, is_output ? runtime::ValueKind::kOutput : runtime::ValueKind::kIntermediate, name));
       }
-      call.args.push_back(add(group.output, is_output ? runtime::ValueKind::kOutput : runtime::ValueKind::kIntermediate,
-                              name));
       out_->calls.push_back(std::move(call));
     }
     for (ValueId v : g_.outputs()) {
@@ -211,14 +221,32 @@ Result<ModelPlan> plan_model(const Graph& g, const PlanOptions& options) {
     TESSERA_ASSIGN_OR_RETURN(plan.graph, graph::convert_winograd(plan.graph, use));
   }
   add_output_copies(&plan.graph);
+  if (options.byoc) {
+    TESSERA_ASSIGN_OR_RETURN(external::OffloadResult offload, external::offload_regions(plan.graph, *options.byoc));
+    plan.graph = std::move(offload.graph);
+    plan.externals = std::move(offload.regions);
+    plan.warnings = std::move(offload.warnings);
+  }
   plan.groups = graph::fuse_ops(plan.graph);
-  TESSERA_ASSIGN_OR_RETURN(graph::TaskExtraction extraction, graph::extract_tasks(plan.graph, plan.groups));
+  // External groups call their backend's code; the others become tasks.
+  std::vector<graph::FusedGroup> kernel_groups;
+  for (const graph::FusedGroup& group : plan.groups) {
+    const graph::Node& anchor = plan.graph.nodes()[static_cast<size_t>(group.nodes.front())];
+    int external = -1;
+    for (size_t r = 0; r < plan.externals.size(); ++r)
+      if (anchor.kind == OpKind::kExternal && plan.externals[r].name == anchor.name) external = static_cast<int>(r);
+    plan.external_of_group.push_back(external);
+    if (external < 0) kernel_groups.push_back(group);
+  }
+  TESSERA_ASSIGN_OR_RETURN(graph::TaskExtraction extraction, graph::extract_tasks(plan.graph, kernel_groups));
   plan.tasks = std::move(extraction.tasks);
-  plan.task_of_group = std::move(extraction.task_of_group);
+  for (size_t i = 0, k = 0; i < plan.groups.size(); ++i)
+    plan.task_of_group.push_back(plan.external_of_group[i] >= 0 ? -1 : extraction.task_of_group[k++]);
   plan.task_ops.resize(plan.tasks.size());
   plan.task_labels.resize(plan.tasks.size());
   std::vector<bool> named(plan.tasks.size(), false);
   for (size_t i = 0; i < plan.groups.size(); ++i) {
+    if (plan.task_of_group[i] < 0) continue;
     const auto t = static_cast<size_t>(plan.task_of_group[i]);
     if (named[t]) continue;
     named[t] = true;
@@ -281,10 +309,30 @@ Result<CompiledModel> compile_model(const ModelPlan& plan, const Target& target,
   }
   model.schedule_seconds = seconds_since(t0);
 
+  // The external regions' C, by the system C compiler: objects linked with
+  // the kernels, and the backends' libraries, which the package lists.
+  BuildOptions build_options;
+  build_options.jobs = options.jobs;
+  auto t1 = std::chrono::steady_clock::now();
+  for (const external::OffloadedRegion& region : plan.externals) {
+    auto object = external::compile_c_object(region.code.source, target);
+    if (!object.is_ok()) return object.status().with_context("compiling external region " + region.name);
+    build_options.extra_objects.push_back(std::move(object).value());
+    for (const std::string& lib : region.link_libraries)
+      if (std::find(build_options.libraries.begin(), build_options.libraries.end(), lib) == build_options.libraries.end())
+        build_options.libraries.push_back(lib);
+    const runtime::ExternalModule module{region.backend, external::backend_kind_name(region.kind),
+                                         region.runtime_library};
+    auto& listed = model.package.externals;
+    if (std::find(listed.begin(), listed.end(), module) == listed.end()) listed.push_back(module);
+    model.externals.push_back(ExternalRegionInfo{region.name, region.backend, region.code.symbol, region.num_nodes});
+  }
+  const double external_seconds = seconds_since(t1);
+
   // One object per kernel, generated in parallel, then one link.
-  TESSERA_ASSIGN_OR_RETURN(BuiltLibrary lib, build(funcs, target, {.jobs = options.jobs}));
+  TESSERA_ASSIGN_OR_RETURN(BuiltLibrary lib, build(funcs, target, build_options));
   model.package.library = std::move(lib.bytes);
-  model.codegen_seconds = lib.codegen_seconds;
+  model.codegen_seconds = lib.codegen_seconds + external_seconds;
   model.link_seconds = lib.link_seconds;
 
   model.package.target = target.to_string();
@@ -301,6 +349,11 @@ std::string format_compile_summary(const CompiledModel& model) {
   for (const KernelInfo& k : model.kernels) {
     std::snprintf(line, sizeof line, "%-52s %5d %10.2f  %s\n", k.label.substr(0, 52).c_str(), k.weight,
                   k.flops / 1e6, schedule_source_name(k.source));
+    out += line;
+  }
+  for (const ExternalRegionInfo& r : model.externals) {
+    std::snprintf(line, sizeof line, "%-52s %5d %10s  external: %s (%d operator%s)\n", r.name.substr(0, 52).c_str(),
+                  1, "-", r.backend.c_str(), r.nodes, r.nodes == 1 ? "" : "s");
     out += line;
   }
   out += model.report.to_string();

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "base/target.h"
+#include "compiler/external/offload.h"
 #include "compiler/graph/extract_tasks.h"
 #include "compiler/graph/fuse_ops.h"
 #include "compiler/schedule/schedule_source.h"
@@ -29,7 +30,14 @@ struct ModelPlan {
   graph::Graph graph;                     ///< after optimize_graph, plus a copy node per output that needs one
   std::vector<graph::FusedGroup> groups;  ///< one kernel call each, in order
   std::vector<graph::GraphTask> tasks;    ///< distinct kernels, by workload key
-  std::vector<int> task_of_group;         ///< groups[i] calls tasks[task_of_group[i]]
+  std::vector<int> task_of_group;         ///< groups[i] calls tasks[task_of_group[i]]; -1 for an external region
+  /// Regions an external backend runs (PlanOptions::byoc), in node order;
+  /// each is one group, a kExternal node alone.
+  std::vector<external::OffloadedRegion> externals;
+  std::vector<int> external_of_group;     ///< per group: its index in `externals`, or -1 (Tessera's kernel)
+  /// Regions the backend could not generate, now Tessera's: one line each
+  /// naming the region and the reason.
+  std::vector<std::string> warnings;
   std::vector<std::string> task_ops;      ///< per task: the operator spec name of its anchor ("conv2d"), "" for none
   std::vector<std::string> task_labels;   ///< per task: "fused_conv_add_relu [1, 64, 56, 56]"
   /// Per task: its kernel's arguments that are constants (weights) in every
@@ -49,13 +57,18 @@ struct PlanOptions {
   enum class Winograd : uint8_t { kNone, kAll, kListed };
   Winograd winograd = Winograd::kNone;
   std::set<std::string> winograd_convs;
+  /// An external backend (compiler/external) that takes the regions it
+  /// supports, after the graph passes and before fusion; null: none.
+  const external::Backend* byoc = nullptr;
 };
 
 /// Optimizes `g` (constant and BatchNorm folding, dead nodes, the layout
 /// transformation), fuses it and extracts its tasks. A graph output that is a
 /// graph input, a constant or another output's value gets a copy kernel, so
 /// that every output is a buffer of its own. Errors: the passes' and
-/// build_node's (naming the node).
+/// build_node's (naming the node). With `options.byoc`, the regions it takes
+/// become external groups (a region it cannot generate stays Tessera's, with
+/// a warning in ModelPlan::warnings).
 Result<ModelPlan> plan_model(const graph::Graph& g, const PlanOptions& options = {});
 
 /// The operator spec name whose knob template schedules a group anchored at
@@ -80,11 +93,20 @@ struct KernelInfo {
   std::string explanation;  ///< ScheduleChoice::explanation
 };
 
+/// What an external backend runs.
+struct ExternalRegionInfo {
+  std::string name;     ///< "cblas_region0"
+  std::string backend;  ///< "cblas"
+  std::string symbol;   ///< its entry point in the library
+  int nodes = 0;        ///< operators inside
+};
+
 /// A compiled model and how it was made.
 struct CompiledModel {
   runtime::PackageContents package;
   CompileReport report;
   std::vector<KernelInfo> kernels;  ///< one per task
+  std::vector<ExternalRegionInfo> externals;  ///< one per external region
   double schedule_seconds = 0;      ///< choosing schedules and lowering
   double codegen_seconds = 0;       ///< LLVM, all kernels (wall, in parallel)
   double link_seconds = 0;
@@ -93,8 +115,11 @@ struct CompiledModel {
 /// Schedules every task (choose_schedule: records, else the template's
 /// fallback, else the default), lowers and compiles them into one library and
 /// lays out the package: graph inputs, outputs (by their graph names),
-/// constants with their bytes, intermediates, and one call per group.
-/// Errors: a kernel that fails to lower or compile (naming its task), link
+/// constants with their bytes, intermediates, and one call per group. The
+/// external regions' C source is compiled by the system C compiler and linked
+/// into the same library with the backends' libraries, which the package
+/// lists (PackageContents::externals). Errors: a kernel that fails to lower
+/// or compile (naming its task or region), a missing C compiler, link
 /// errors, validate_package's.
 Result<CompiledModel> compile_model(const ModelPlan& plan, const Target& target, const CompileOptions& options = {});
 

@@ -179,6 +179,15 @@ TEST(GraphExecutor, LibraryThatDoesNotLoadIsAnIOError) {
   EXPECT_EQ(GraphExecutor::load(c, two_threads()).status().code(), ErrorCode::kIOError);
 }
 
+TEST(GraphExecutor, MissingExternalBackendLibraryIsNotFoundNamingIt) {
+  PackageContents c = TinyModel().package();
+  c.externals.push_back(ExternalModule{"vendorblas", "c-source", "libtessera_no_such_vendor.so.7"});
+  auto exec = GraphExecutor::load(c, two_threads());
+  EXPECT_EQ(exec.status().code(), ErrorCode::kNotFound);
+  EXPECT_NE(exec.status().message().find("vendorblas"), std::string::npos) << exec.status().message();
+  EXPECT_NE(exec.status().message().find("libtessera_no_such_vendor.so.7"), std::string::npos);
+}
+
 TEST(GraphExecutor, InvalidPackageIsRejectedAtLoad) {
   PackageContents c = TinyModel().package();
   c.calls[0].args[2] = 99;

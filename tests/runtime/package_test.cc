@@ -58,6 +58,35 @@ TEST(Package, RoundTripsThroughBytes) {
   EXPECT_EQ(*back, c);
 }
 
+TEST(Package, ExternalModulesRoundTripInFormatTwo) {
+  PackageContents c = small_package();
+  c.externals.push_back(ExternalModule{"cblas", "c-source", "libopenblas.so.0"});
+  const std::string bytes = write_package_bytes(c).value();
+  EXPECT_EQ(bytes[8], 2);
+  auto back = read_package_bytes(bytes);
+  ASSERT_TRUE(back.is_ok()) << back.status().to_string();
+  EXPECT_EQ(*back, c);
+  // Without external modules the package stays format 1.
+  EXPECT_EQ(write_package_bytes(small_package()).value()[8], 1);
+}
+
+TEST(Package, ExternalModuleWithoutALibraryIsRejected) {
+  PackageContents c = small_package();
+  c.externals.push_back(ExternalModule{"cblas", "c-source", ""});
+  auto r = write_package_bytes(c);
+  EXPECT_EQ(r.status().code(), ErrorCode::kParseError);
+  EXPECT_NE(r.status().message().find("external module 0 ('cblas')"), std::string::npos) << r.status().message();
+}
+
+TEST(Package, EveryTruncationOfAFormatTwoPackageIsAParseError) {
+  PackageContents c = small_package();
+  c.externals.push_back(ExternalModule{"cblas", "c-source", "libopenblas.so.0"});
+  const std::string bytes = write_package_bytes(c).value();
+  for (size_t n = 0; n < bytes.size(); ++n)
+    ASSERT_EQ(read_package_bytes(std::string_view(bytes).substr(0, n)).status().code(), ErrorCode::kParseError)
+        << "length " << n;
+}
+
 TEST(Package, RoundTripsThroughAFile) {
   const std::string path = ::testing::TempDir() + "/roundtrip_" + std::to_string(::getpid()) + ".tsr";
   ASSERT_TRUE(write_package(small_package(), path).is_ok());
@@ -93,7 +122,7 @@ TEST(Package, BadMagicIsAParseError) {
 
 TEST(Package, NewerVersionIsAParseErrorThatSaysSo) {
   std::string bytes = write_package_bytes(small_package()).value();
-  bytes[8] = 2;
+  bytes[8] = static_cast<char>(kPackageFormatVersion + 1);
   auto r = read_package_bytes(bytes);
   EXPECT_EQ(r.status().code(), ErrorCode::kParseError);
   EXPECT_NE(r.status().message().find("newer"), std::string::npos) << r.status().message();

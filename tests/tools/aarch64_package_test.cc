@@ -38,7 +38,7 @@ struct Input {
 };
 
 void check_model(const fs::path& dir, const std::string& model, const std::vector<Input>& inputs,
-                 const std::string& extra) {
+                 const std::string& extra, const std::string& arm_compile_says = "") {
   const std::string tessera = TESSERA_BINARY, board = TESSERA_AARCH64_RUN;
   std::string feed;
   for (size_t i = 0; i < inputs.size(); ++i) {
@@ -52,6 +52,7 @@ void check_model(const fs::path& dir, const std::string& model, const std::vecto
   Output c2 = shell(tessera + " compile " + model + extra + " --no-records --target " + aarch64 + " -o " +
                     (dir / "arm.tsr").string());
   ASSERT_EQ(c2.code, 0) << c2.text;
+  if (!arm_compile_says.empty()) EXPECT_NE(c2.text.find(arm_compile_says), std::string::npos) << c2.text;
   Output r1 = shell(tessera + " run " + (dir / "host.tsr").string() + feed + " --output-dir " + (dir / "host").string());
   ASSERT_EQ(r1.code, 0) << r1.text;
   // One thread: a second thread hangs under qemu-user on this machine.
@@ -99,6 +100,17 @@ TEST_F(Aarch64Package, PPOCRClassifierRunsUnderQemu) {
   const fs::path model = fs::path(TESSERA_SOURCE_DIR) / ".cache/ocr-models/package/assets/ch_ppocr_mobile_v2.0_cls_infer.onnx";
   if (!fs::exists(model)) GTEST_SKIP() << model << " is missing: run scripts/install-deps.sh";
   check_model(dir_, model.string(), {{"x", {1, 3, 48, 192}}}, " --input-shape x:1,3,48,192");
+}
+
+// The classifier's dense head through the cblas backend: its C cross-compiled
+// with aarch64-linux-gnu-gcc and linked with the arm64 OpenBLAS.
+TEST_F(Aarch64Package, DenseLayersThroughCblasRunUnderQemu) {
+  const fs::path model = fs::path(TESSERA_SOURCE_DIR) / ".cache/ocr-models/package/assets/ch_ppocr_mobile_v2.0_cls_infer.onnx";
+  if (!fs::exists(model)) GTEST_SKIP() << model << " is missing: run scripts/install-deps.sh";
+  if (!fs::exists("/usr/lib/aarch64-linux-gnu/libopenblas.so"))
+    GTEST_SKIP() << "the arm64 OpenBLAS is missing (libopenblas-dev:arm64, scripts/install-deps.sh)";
+  check_model(dir_, model.string(), {{"x", {1, 3, 48, 192}}}, " --input-shape x:1,3,48,192 --byoc cblas",
+              "external: cblas (2 operators)");
 }
 
 }  // namespace
