@@ -225,7 +225,8 @@ Status convert_conv(ImportContext& ctx, const Node& node) {
   TESSERA_ASSIGN_OR_RETURN(ValueId w, ctx.input(node, 1));
   const auto xs = ctx.value(x).shape, ws = ctx.value(w).shape;
   if (xs.size() == 3) return convert_1d_as_2d(ctx, node, convert_conv);
-  if (xs.size() != 4 || ws.size() != 4) return invalid("only 1-D and 2-D convolutions (rank-3/4 input and weight) are supported");
+  if (xs.size() == 5) return convert_conv_3d(ctx, node);
+  if (xs.size() != 4 || ws.size() != 4) return invalid("only 1-D, 2-D and 3-D convolutions (rank-3/4/5 input and weight) are supported");
   graph::ConvAttrs a;
   a.groups = attr_int(node, "group", 1);
   const auto strides = attr_ints(node, "strides", {1, 1}), dil = attr_ints(node, "dilations", {1, 1});
@@ -255,7 +256,8 @@ Status convert_conv_transpose(ImportContext& ctx, const Node& node) {
   TESSERA_ASSIGN_OR_RETURN(ValueId w, ctx.input(node, 1));
   const auto xs = ctx.value(x).shape, ws = ctx.value(w).shape;
   if (xs.size() == 3) return convert_1d_as_2d(ctx, node, convert_conv_transpose);
-  if (xs.size() != 4 || ws.size() != 4) return invalid("only 1-D and 2-D transposed convolutions are supported");
+  if (xs.size() == 5) return convert_conv_transpose_3d(ctx, node);
+  if (xs.size() != 4 || ws.size() != 4) return invalid("only 1-D, 2-D and 3-D transposed convolutions are supported");
   graph::ConvAttrs a;
   a.groups = attr_int(node, "group", 1);
   if (a.groups <= 0 || xs[1] != ws[0] || xs[1] % a.groups) return invalid("group and weight do not match the input");
