@@ -46,11 +46,11 @@ std::vector<int64_t> input_shape(const onnx::ValueInfoProto& in, const InputShap
   }
   const auto& dims = in.type().tensor_type().shape().dim();
   for (int d = 0; d < dims.size(); ++d) {
-    if (dims[d].has_dim_value() && dims[d].dim_value() > 0) {
-      shape.push_back(dims[d].dim_value());
+    if (dims[d].has_dim_value() && dims[d].dim_value() >= 0) {
+      shape.push_back(dims[d].dim_value());  // 0 is legal: an empty tensor
     } else if (dims[d].has_dim_value()) {
       errors.push_back("input '" + in.name() + "': dimension " + std::to_string(d) + " is " +
-                       std::to_string(dims[d].dim_value()) + "; empty tensors are not supported");
+                       std::to_string(dims[d].dim_value()));
       shape.push_back(1);
     } else {
       shape.push_back(-1);
