@@ -79,6 +79,13 @@ Status convert_identity(ImportContext& ctx, const onnx::NodeProto& node);  ///< 
 Status convert_conv_3d(ImportContext& ctx, const onnx::NodeProto& node);
 Status convert_conv_transpose_3d(ImportContext& ctx, const onnx::NodeProto& node);
 
+/// Whether `op_type` had the opset < 7 `broadcast` and `axis` attributes.
+bool has_legacy_broadcast(const std::string& op_type);
+/// `node` (an opset < 7 binary operator) with today's broadcasting meaning
+/// the same: B reshaped to align at `axis` (onnx_legacy.cc). Errors: shapes
+/// that differ without broadcast=1, a B that does not fit A.
+Result<onnx::NodeProto> legacy_broadcast(ImportContext& ctx, const onnx::NodeProto& node);
+
 /// A converter: validates `node` and emits its graph nodes into `ctx`.
 using Converter = Status (*)(ImportContext& ctx, const onnx::NodeProto& node);
 /// Adds the converters of elementwise math, activations, comparison and

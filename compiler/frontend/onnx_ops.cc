@@ -644,9 +644,14 @@ ValueId scalar_constant(ImportContext& ctx, const std::string& name, DType dtype
 
 Status convert_node(ImportContext& ctx, const Node& node) {
   if (node.output_size() < 1) return invalid("the node has no output");
+  if (ctx.opset < 7 && has_legacy_broadcast(node.op_type())) {
+    TESSERA_ASSIGN_OR_RETURN(Node current, legacy_broadcast(ctx, node));
+    return converters().at(node.op_type())(ctx, current);
+  }
   // Attributes that only opsets before 7 had (or a Reshape before 5) change
   // what the node means; the converters read the current semantics.
-  // broadcast=1 without an axis aligns trailing dimensions like NumPy does
+  // (Binary operators of such an opset are rewritten above.) broadcast=1
+  // without an axis aligns trailing dimensions like NumPy does
   // unidirectionally; consumed_inputs is only an in-place hint; is_test=1 is
   // inference.
   if (find_attr(node, "broadcast") && find_attr(node, "axis") && node.op_type() != "Concat" &&
