@@ -79,7 +79,8 @@ Status convert_identity(ImportContext& ctx, const onnx::NodeProto& node);  ///< 
 Status convert_conv_3d(ImportContext& ctx, const onnx::NodeProto& node);
 Status convert_conv_transpose_3d(ImportContext& ctx, const onnx::NodeProto& node);
 
-/// Whether `op_type` had the opset < 7 `broadcast` and `axis` attributes.
+/// Whether `op_type` had the opset < 7 `broadcast` and `axis` attributes
+/// (or, PRelu, a per-channel slope).
 bool has_legacy_broadcast(const std::string& op_type);
 /// `node` (an opset < 7 binary operator) with today's broadcasting meaning
 /// the same: B reshaped to align at `axis` (onnx_legacy.cc). Errors: shapes

@@ -1,7 +1,10 @@
 // Opset < 7 binary operators: without broadcast=1 both operands have one
 // shape; with it, B's shape is aligned to A's at `axis` (or at A's trailing
 // dimensions when there is no axis) and B is broadcast over the rest. The
-// rewrite reshapes B so that today's NumPy broadcasting means the same.
+// rewrite reshapes B so that today's NumPy broadcasting means the same. A
+// dimension of 1 in B broadcasts too: that is what exporters of those
+// opsets (PyTorch's) wrote and what runtimes did. PRelu before opset 7 took
+// a slope of one value per channel (dimension 1 of X).
 #include <set>
 
 #include "compiler/frontend/onnx_context.h"
@@ -16,8 +19,8 @@ Status invalid(const std::string& why) { return Status(ErrorCode::kInvalidArgume
 }  // namespace
 
 bool has_legacy_broadcast(const std::string& op_type) {
-  static const std::set<std::string> kOps = {"Add", "Sub", "Mul", "Div", "Pow", "And",
-                                             "Or",  "Xor", "Equal", "Less", "Greater"};
+  static const std::set<std::string> kOps = {"Add", "Sub", "Mul",  "Div",   "Pow",     "And",
+                                             "Or",  "Xor", "Equal", "Less", "Greater", "PRelu"};
   return kOps.count(op_type) != 0;
 }
 
@@ -32,6 +35,23 @@ Result<Node> legacy_broadcast(ImportContext& ctx, const Node& node) {
   for (const auto& attr : node.attribute())
     if (attr.name() != "broadcast" && attr.name() != "axis") *out.add_attribute() = attr;
   const std::string shapes = graph::shape_string(as) + " and " + graph::shape_string(bs);
+  auto reshape_b = [&](const std::vector<int64_t>& shape) -> Result<Node> {
+    if (shape == bs) return out;
+    const std::string name = base_name(node) + ".legacy_b";
+    TESSERA_ASSIGN_OR_RETURN(ValueId r, ctx.add(name, graph::OpKind::kReshape, graph::NoAttrs{}, {b}, shape,
+                                                ctx.value(b).dtype));
+    ctx.values[name] = r;
+    out.set_input(1, name);
+    return out;
+  };
+  if (node.op_type() == "PRelu") {
+    if (bs.size() != 1 || bs[0] == 1 || as.size() < 2) return out;  // a scalar slope, or today's broadcasting
+    if (bs[0] != as[1]) return invalid("the slope " + graph::shape_string(bs) + " has not one value per channel of " +
+                                       graph::shape_string(as));
+    std::vector<int64_t> shape(as.size() - 1, 1);
+    shape[0] = bs[0];
+    return reshape_b(shape);
+  }
   if (!enabled) {
     if (as != bs)
       return invalid("operands of " + shapes + " differ, and broadcast=0 (opset < 7) needs one shape; set broadcast=1");
@@ -52,19 +72,13 @@ Result<Node> legacy_broadcast(ImportContext& ctx, const Node& node) {
                      std::to_string(axis));
     shape.assign(as.size(), 1);
     for (size_t i = 0; i < bs.size(); ++i) {
-      if (bs[i] != as[static_cast<size_t>(axis) + i])
+      if (bs[i] != as[static_cast<size_t>(axis) + i] && bs[i] != 1)
         return invalid("broadcast=1: B " + graph::shape_string(bs) + " does not match A " + graph::shape_string(as) +
                        " at axis " + std::to_string(axis));
       shape[static_cast<size_t>(axis) + i] = bs[i];
     }
   }
-  if (shape == bs) return out;
-  const std::string name = base_name(node) + ".legacy_b";
-  TESSERA_ASSIGN_OR_RETURN(ValueId r, ctx.add(name, graph::OpKind::kReshape, graph::NoAttrs{}, {b}, shape,
-                                              ctx.value(b).dtype));
-  ctx.values[name] = r;
-  out.set_input(1, name);
-  return out;
+  return reshape_b(shape);
 }
 
 }  // namespace tessera::frontend::detail

@@ -62,6 +62,25 @@ TEST(OnnxLegacyBroadcast, GreaterAtAxisZeroComparesPerRow) {
   EXPECT_EQ(values_of<uint8_t>(*c), (std::vector<uint8_t>{0, 1, 1, 0, 0, 1}));
 }
 
+TEST(OnnxLegacyBroadcast, SizeOneDimensionsOfBBroadcastAsExportersWroteThem) {
+  // PyTorch's opset-6 exports: B 2x1 against A 2x3 with broadcast=1.
+  auto c = run_model(binary(6, "Add", {2, 3}, {2, 1}, 1), {to_bytes({1, 2, 3, 4, 5, 6}), to_bytes({10, 20})});
+  ASSERT_TRUE(c.is_ok()) << c.status().to_string();
+  EXPECT_EQ(to_floats(*c), (std::vector<float>{11, 12, 13, 24, 25, 26}));
+}
+
+TEST(OnnxLegacyBroadcast, PReluSlopeOfOpset6IsPerChannel) {
+  // X 1x2x2x2 (channels 2, last dim also 2): the slope [0.5, 2] goes by channel, not by column.
+  ModelBuilder m(6);
+  m.input("x", {1, 2, 2, 2});
+  m.floats("slope", {2}, {0.5f, 2.0f});
+  m.node("PRelu", {"x", "slope"}, {"y"});
+  m.output("y", {1, 2, 2, 2});
+  auto y = run_model(m, {to_bytes({-2, 2, -4, 4, -2, 2, -4, 4})});
+  ASSERT_TRUE(y.is_ok()) << y.status().to_string();
+  EXPECT_EQ(to_floats(*y), (std::vector<float>{-1, 2, -2, 4, -4, 2, -8, 4}));
+}
+
 TEST(OnnxLegacyBroadcast, EqualShapesNeedNoBroadcast) {
   auto c = run_model(binary(6, "Div", {3}, {3}, -1), {to_bytes({2, 9, 8}), to_bytes({2, 3, 4})});
   ASSERT_TRUE(c.is_ok()) << c.status().to_string();
