@@ -6,6 +6,7 @@
 #include <array>
 #include <vector>
 
+#include "compiler/model/compile_model.h"
 #include "tests/compiler/frontend/onnx_run_util.h"
 
 namespace tessera::frontend {
@@ -199,6 +200,21 @@ TEST(OnnxConv3d, ConvTransposeOutputShapeSetsThePads) {
   auto y = run_model(m, {to_bytes(x)});
   ASSERT_TRUE(y.is_ok()) << y.status().to_string();
   EXPECT_TRUE(close(to_floats(*y), want));
+}
+
+TEST(OnnxConv3d, ConvIsOneTaskOfTheConv2dTemplates) {
+  // The tuner schedules a 3-D conv through the 2-D conv's sketch space and knob templates.
+  const std::array<int64_t, 5> xs{1, 8, 5, 7, 9}, ws{16, 8, 3, 3, 3};
+  Win win;
+  win.pads = {1, 1, 1, 1, 1, 1};
+  auto g = import_onnx_bytes(
+      window_model("Conv", xs, random_floats(count(ws), 1), ws, {}, 1, win, {1, 16, 5, 7, 9}).bytes());
+  ASSERT_TRUE(g.is_ok()) << g.status().to_string();
+  auto plan = model::plan_model(*g);
+  ASSERT_TRUE(plan.is_ok()) << plan.status().to_string();
+  int convs = 0;
+  for (const std::string& op : plan->task_ops) convs += op.rfind("conv2d", 0) == 0;
+  EXPECT_EQ(convs, 1);
 }
 
 TEST(OnnxConv3d, GroupThatDoesNotDivideTheChannelsIsAnError) {
