@@ -34,7 +34,17 @@ const Constant* ImportContext::constant_input(const onnx::NodeProto& node, int i
 Result<ValueId> ImportContext::add(const std::string& name, graph::OpKind kind, graph::Attrs attrs,
                                    std::vector<ValueId> inputs, std::vector<int64_t> shape, DType dtype) {
   for (int64_t d : shape)
-    if (d <= 0) return invalid("output shape " + graph::shape_string(shape) + " is not static and positive");
+    if (d < 0) return invalid("output shape " + graph::shape_string(shape) + " is not static");
+  // Empty tensors (a dimension of 0) are never computed: an empty output is
+  // an empty constant, so no kernel, buffer or loop of extent 0 exists. A
+  // node that makes a non-empty value from an empty one (a reduction over an
+  // empty axis) would need its identity; converters drop empty inputs where
+  // ONNX allows (Concat) and the rest is refused here.
+  if (graph::shape_size(shape) == 0) return g.add_constant(name, graph::Constant{dtype, std::move(shape), {}});
+  for (ValueId v : inputs)
+    if (kind != graph::OpKind::kShape && graph::shape_size(g.value(v).shape) == 0)
+      return invalid("input " + graph::shape_string(g.value(v).shape) + " is empty but the output " +
+                     graph::shape_string(shape) + " is not: not supported for " + graph::op_kind_name(kind));
   bool all_constant = true;
   for (ValueId v : inputs) all_constant &= g.is_constant(v);
   const ValueId out = g.add_op(name, kind, std::move(attrs), std::move(inputs), std::move(shape), dtype);

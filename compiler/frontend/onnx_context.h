@@ -74,6 +74,19 @@ Status convert_gather(ImportContext& ctx, const onnx::NodeProto& node);
 Status convert_cast(ImportContext& ctx, const onnx::NodeProto& node);
 Status convert_identity(ImportContext& ctx, const onnx::NodeProto& node);  ///< also Dropout
 
+/// 3-D Conv and ConvTranspose (rank-5 input), as 2-D convolutions
+/// (onnx_conv3d.cc); convert_conv and convert_conv_transpose dispatch here.
+Status convert_conv_3d(ImportContext& ctx, const onnx::NodeProto& node);
+Status convert_conv_transpose_3d(ImportContext& ctx, const onnx::NodeProto& node);
+
+/// Whether `op_type` had the opset < 7 `broadcast` and `axis` attributes
+/// (or, PRelu, a per-channel slope).
+bool has_legacy_broadcast(const std::string& op_type);
+/// `node` (an opset < 7 binary operator) with today's broadcasting meaning
+/// the same: B reshaped to align at `axis` (onnx_legacy.cc). Errors: shapes
+/// that differ without broadcast=1, a B that does not fit A.
+Result<onnx::NodeProto> legacy_broadcast(ImportContext& ctx, const onnx::NodeProto& node);
+
 /// A converter: validates `node` and emits its graph nodes into `ctx`.
 using Converter = Status (*)(ImportContext& ctx, const onnx::NodeProto& node);
 /// Adds the converters of elementwise math, activations, comparison and

@@ -34,7 +34,6 @@ Status convert_constant_of_shape(ImportContext& ctx, const Node& node) {
   std::vector<int64_t> shape;
   for (double d : dims) {
     if (d < 0) return invalid("negative dimension in shape");
-    if (d == 0) return invalid("a dimension of 0 in shape: empty tensors are not supported");
     shape.push_back(static_cast<int64_t>(d));
   }
   graph::Constant fill = graph::Constant::from_floats({}, {0.0f});

@@ -46,11 +46,11 @@ std::vector<int64_t> input_shape(const onnx::ValueInfoProto& in, const InputShap
   }
   const auto& dims = in.type().tensor_type().shape().dim();
   for (int d = 0; d < dims.size(); ++d) {
-    if (dims[d].has_dim_value() && dims[d].dim_value() > 0) {
-      shape.push_back(dims[d].dim_value());
+    if (dims[d].has_dim_value() && dims[d].dim_value() >= 0) {
+      shape.push_back(dims[d].dim_value());  // 0 is legal: an empty tensor
     } else if (dims[d].has_dim_value()) {
       errors.push_back("input '" + in.name() + "': dimension " + std::to_string(d) + " is " +
-                       std::to_string(dims[d].dim_value()) + "; empty tensors are not supported");
+                       std::to_string(dims[d].dim_value()));
       shape.push_back(1);
     } else {
       shape.push_back(-1);
@@ -291,7 +291,9 @@ std::string supported_onnx_ops_markdown() {
       " operators of the default ONNX domain that `tessera compile` imports (opsets 11-17).\n"
       "Each converter checks its attributes and shapes; an attribute value or a shape it does not\n"
       "support fails the import with an error that names the node. compiler/frontend/README.md says\n"
-      "what each supports.\n\n"
+      "what each supports. Window operators (Conv, ConvTranspose, MaxPool, AveragePool) take 1-D,\n"
+      "2-D and 3-D inputs; a dimension of 0 (an empty tensor) is legal; older opsets are read with\n"
+      "current semantics, and binary operators of opsets before 7 with their `broadcast` and `axis`.\n\n"
       "Out of scope, refused as `unsupported operator`: quantized operators (QuantizeLinear,\n"
       "QLinearConv, ConvInteger, ...), training operators (gradients, optimizers), sequence, optional,\n"
       "map and string operators, random generators, control flow (If, Loop, Scan), recurrent cells\n"

@@ -225,7 +225,8 @@ Status convert_conv(ImportContext& ctx, const Node& node) {
   TESSERA_ASSIGN_OR_RETURN(ValueId w, ctx.input(node, 1));
   const auto xs = ctx.value(x).shape, ws = ctx.value(w).shape;
   if (xs.size() == 3) return convert_1d_as_2d(ctx, node, convert_conv);
-  if (xs.size() != 4 || ws.size() != 4) return invalid("only 1-D and 2-D convolutions (rank-3/4 input and weight) are supported");
+  if (xs.size() == 5) return convert_conv_3d(ctx, node);
+  if (xs.size() != 4 || ws.size() != 4) return invalid("only 1-D, 2-D and 3-D convolutions (rank-3/4/5 input and weight) are supported");
   graph::ConvAttrs a;
   a.groups = attr_int(node, "group", 1);
   const auto strides = attr_ints(node, "strides", {1, 1}), dil = attr_ints(node, "dilations", {1, 1});
@@ -255,7 +256,8 @@ Status convert_conv_transpose(ImportContext& ctx, const Node& node) {
   TESSERA_ASSIGN_OR_RETURN(ValueId w, ctx.input(node, 1));
   const auto xs = ctx.value(x).shape, ws = ctx.value(w).shape;
   if (xs.size() == 3) return convert_1d_as_2d(ctx, node, convert_conv_transpose);
-  if (xs.size() != 4 || ws.size() != 4) return invalid("only 1-D and 2-D transposed convolutions are supported");
+  if (xs.size() == 5) return convert_conv_transpose_3d(ctx, node);
+  if (xs.size() != 4 || ws.size() != 4) return invalid("only 1-D, 2-D and 3-D transposed convolutions are supported");
   graph::ConvAttrs a;
   a.groups = attr_int(node, "group", 1);
   if (a.groups <= 0 || xs[1] != ws[0] || xs[1] % a.groups) return invalid("group and weight do not match the input");
@@ -642,9 +644,14 @@ ValueId scalar_constant(ImportContext& ctx, const std::string& name, DType dtype
 
 Status convert_node(ImportContext& ctx, const Node& node) {
   if (node.output_size() < 1) return invalid("the node has no output");
+  if (ctx.opset < 7 && has_legacy_broadcast(node.op_type())) {
+    TESSERA_ASSIGN_OR_RETURN(Node current, legacy_broadcast(ctx, node));
+    return converters().at(node.op_type())(ctx, current);
+  }
   // Attributes that only opsets before 7 had (or a Reshape before 5) change
   // what the node means; the converters read the current semantics.
-  // broadcast=1 without an axis aligns trailing dimensions like NumPy does
+  // (Binary operators of such an opset are rewritten above.) broadcast=1
+  // without an axis aligns trailing dimensions like NumPy does
   // unidirectionally; consumed_inputs is only an in-place hint; is_test=1 is
   // inference.
   if (find_attr(node, "broadcast") && find_attr(node, "axis") && node.op_type() != "Concat" &&

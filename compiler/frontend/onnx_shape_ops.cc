@@ -107,6 +107,7 @@ Status convert_concat(ImportContext& ctx, const Node& node) {
     inputs.push_back(v);
   }
   if (inputs.empty()) return invalid("no inputs");
+  const std::vector<ValueId> all = inputs;
   std::vector<int64_t> shape = ctx.value(inputs[0]).shape;
   TESSERA_ASSIGN_OR_RETURN(int64_t axis, norm_axis(attr_int(node, "axis", 0), shape.size(), "axis"));
   for (size_t i = 1; i < inputs.size(); ++i) {
@@ -116,6 +117,15 @@ Status convert_concat(ImportContext& ctx, const Node& node) {
     for (size_t d = 0; d < s.size(); ++d)
       if (static_cast<int64_t>(d) != axis && s[d] != shape[d]) return invalid("inputs differ outside the axis");
     shape[axis] += s[axis];
+  }
+  // Empty inputs add nothing: dropped, so that no kernel reads them.
+  inputs.clear();
+  for (ValueId v : all)
+    if (graph::shape_size(ctx.value(v).shape) > 0) inputs.push_back(v);
+  if (inputs.empty()) inputs.push_back(all[0]);  // the output is empty too
+  if (inputs.size() == 1 && ctx.value(inputs[0]).shape == shape) {
+    ctx.alias(node, inputs[0]);
+    return Status::ok();
   }
   return ctx.emit(node, OpKind::kConcat, graph::AxisAttrs{axis}, inputs, shape, ctx.value(inputs[0]).dtype);
 }
@@ -144,10 +154,9 @@ Status convert_slice(ImportContext& ctx, const Node& node) {
     start = step > 0 ? std::clamp<int64_t>(start, 0, dim) : std::clamp<int64_t>(start, 0, dim - 1);
     end = step > 0 ? std::clamp<int64_t>(end, 0, dim) : std::clamp<int64_t>(end, -1, dim - 1);
     const int64_t count = step > 0 ? (end - start + step - 1) / step : (start - end + (-step) - 1) / (-step);
-    if (count <= 0) return invalid("the slice of axis " + std::to_string(d) + " is empty");
-    a.starts[d] = start;
+    a.starts[d] = count > 0 ? start : 0;
     a.steps[d] = step;
-    shape[d] = count;
+    shape[d] = std::max<int64_t>(count, 0);  // empty: an empty constant (ImportContext::add)
   }
   return ctx.emit(node, OpKind::kSlice, a, {x}, shape, ctx.value(x).dtype);
 }
@@ -172,7 +181,7 @@ Status convert_split(ImportContext& ctx, const Node& node) {
   // fusion and kernels see have one each.
   int64_t start = 0;
   for (int64_t i = 0; i < parts; ++i) {
-    if (sizes[i] <= 0) return invalid("a zero-size split is not supported");
+    if (sizes[i] < 0) return invalid("a split size is negative");
     graph::SliceAttrs a{std::vector<int64_t>(xs.size(), 0), std::vector<int64_t>(xs.size(), 1)};
     a.starts[axis] = start;
     std::vector<int64_t> shape = xs;

@@ -27,10 +27,13 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 
 // Every output gets a buffer of its own: an output that is a graph input, a
 // constant or an earlier output's value is copied by an identity reshape.
+// An empty output (a dimension of 0) has no bytes to copy: it stays the
+// value it is, and the package gives it 0 bytes.
 void add_output_copies(Graph* g) {
   std::set<ValueId> seen;
   for (size_t i = 0; i < g->outputs().size(); ++i) {
     const ValueId v = g->outputs()[i];
+    if (graph::shape_size(g->value(v).shape) == 0) continue;
     const bool needs_copy = g->is_input(v) || g->is_constant(v) || !seen.insert(v).second;
     if (!needs_copy) continue;
     const graph::Value value = g->value(v);
@@ -112,7 +115,16 @@ class PackageLayout {
       }
       out_->calls.push_back(std::move(call));
     }
-    for (ValueId v : g_.outputs()) {
+    for (size_t i = 0; i < g_.outputs().size(); ++i) {
+      const ValueId v = g_.outputs()[i];
+      if (graph::shape_size(g_.value(v).shape) == 0) {
+        // An empty output: no kernel writes it, a value of 0 bytes with its shape.
+        std::string name = g_.output_name(i);
+        for (int k = 2; io_names.count(name); ++k) name = g_.output_name(i) + "." + std::to_string(k);
+        io_names.insert(name);
+        out_->outputs.push_back(add(v, runtime::ValueKind::kOutput, name));
+        continue;
+      }
       auto it = ids_.find(v);
       if (it == ids_.end())
         return Status(ErrorCode::kInternal, "output " + g_.value(v).name + " is computed by no kernel");

@@ -90,6 +90,20 @@ TEST(OnnxNodeFiles, ReshapeToAShapeFedAtRunTimeIsNotStatic) {
   EXPECT_NE(st.message().find("(Reshape): the target shape is not static"), std::string::npos) << st.message();
 }
 
+// 3-D convolutions: PyTorch's exports of Conv3d (strides, padding, dilation,
+// groups, no bias) and the node suite's 3-D ConvTranspose.
+TEST(OnnxNodeFiles, Conv3dExportsMatchTheirExpectedOutputs) {
+  if (!fs::exists(kNodeDir)) GTEST_SKIP() << "libonnx-testdata is not installed";
+  const fs::path pytorch = fs::path(kNodeDir).parent_path() / "pytorch-converted";
+  for (const char* name : {"test_Conv3d", "test_Conv3d_dilated", "test_Conv3d_dilated_strided", "test_Conv3d_groups",
+                           "test_Conv3d_no_bias", "test_Conv3d_stride", "test_Conv3d_stride_padding"}) {
+    Status st = run_node_test(name, pytorch);
+    EXPECT_TRUE(st.is_ok()) << name << ": " << st.to_string();
+  }
+  Status st = run_node_test("test_convtranspose_3d");
+  EXPECT_TRUE(st.is_ok()) << st.to_string();
+}
+
 // Not a check: counts how many node tests pass through the reference
 // interpreter (run with --gtest_also_run_disabled_tests), with the same
 // classes as the native conformance runner (tests/conformance/), and also
