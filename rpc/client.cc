@@ -126,6 +126,8 @@ std::vector<std::pair<uint64_t, MeasureResult>> RpcClient::poll(int timeout_ms) 
         if (r.session_id() != options_.session_id || !validate_result(r).is_ok()) continue;
         if (outstanding_.erase(r.job_id()) == 0) continue;  // a duplicate, or a job we cancelled
         results.emplace_back(r.job_id(), from_wire_result(r));
+      } else if (env.has_refused()) {
+        auth_status_ = Status(ErrorCode::kUnavailable, env.refused().reason().substr(0, 1024));
       } else if (env.has_sync_reply()) {
         for (uint64_t id : env.sync_reply().unknown()) {
           auto it = outstanding_.find(id);
@@ -205,7 +207,8 @@ std::string format_farm_status(const pb::FarmStatus& st) {
   out << "malformed frames: " << st.malformed_frames() << " (tracker), " << st.worker_malformed_frames()
       << " (workers); duplicate results dropped: " << st.duplicate_results()
       << "; requeued jobs: " << st.requeued_jobs() << "; dead workers: " << st.dead_workers()
-      << "; refused keys: " << st.auth_refused() << "\n";
+      << "; refused keys: " << st.auth_refused() << "; refused for their role: " << st.role_refused()
+      << "; foreign results dropped: " << st.foreign_results() << "\n";
   return out.str();
 }
 

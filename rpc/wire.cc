@@ -179,6 +179,10 @@ Result<Message> recv_message(Socket& socket, size_t max_frames) {
       if (first) return Status(ErrorCode::kUnavailable, "no message");
       return zmq_error("receiving a message");
     }
+    // Set by the tracker's ZAP handler for CURVE peers: who sent this. A
+    // ROUTER's routing frame carries no metadata; the peer's frames do.
+    if (message.user_id.empty())
+      if (const char* user = zmq_msg_gets(&msg, "User-Id")) message.user_id = user;
     first = false;
     if (message.frames.size() < max_frames)
       message.frames.emplace_back(static_cast<const char*>(zmq_msg_data(&msg)), zmq_msg_size(&msg));
@@ -275,7 +279,8 @@ Status validate_result(const pb::Result& result) {
     return Status(ErrorCode::kInvalidArgument, "result: bad check time");
   for (double c : result.costs_s())
     if (!std::isfinite(c) || c < 0) return Status(ErrorCode::kInvalidArgument, "result: bad cost");
-  if (result.message().size() > 65536 || !is_printable(result.worker_id(), 128))
+  if (result.message().size() > 65536 || !is_printable(result.worker_id(), 128) ||
+      !is_printable(result.worker_public_key(), 40))
     return Status(ErrorCode::kInvalidArgument, "result: oversized message or bad worker id");
   return Status::ok();
 }
@@ -325,6 +330,7 @@ MeasureResult from_wire_result(const pb::Result& result) {
   out.error = static_cast<MeasureErrorKind>(result.error());
   out.message = result.message();
   out.worker_id = result.worker_id();
+  out.worker_public_key = result.worker_public_key();
   out.run_seconds = result.run_seconds();
   out.check_seconds = result.check_seconds();
   return out;

@@ -117,8 +117,10 @@ class JobLoop {
   JobLoop(const WorkerOptions& o, const std::string& incarnation, Socket& socket, JobBook& book, Counters counters)
       : o_(o), incarnation_(incarnation), socket_(socket), book_(book), counters_(counters) {}
 
-  void run(const std::atomic<bool>& stop, std::atomic<bool>& need_register) {
-    while (!stop) {
+  /// Serves until `stop`, or until the tracker refuses this worker (then
+  /// that refusal, which the caller reports).
+  Status run(const std::atomic<bool>& stop, std::atomic<bool>& need_register) {
+    while (!stop && refused_.is_ok()) {
       if (need_register.exchange(false)) send_registration();
       start_pending();
       std::vector<zmq_pollitem_t> items = poll_items();
@@ -127,6 +129,7 @@ class JobLoop {
       if (items[0].revents & ZMQ_POLLIN) read_messages();
       reap_finished(items);
     }
+    return refused_;
   }
 
   /// Kills what still runs.
@@ -203,6 +206,8 @@ class JobLoop {
       }
       if (env.has_dispatch()) {
         accept_job(std::move(*env.mutable_dispatch()));
+      } else if (env.has_refused()) {
+        refused_ = Status(ErrorCode::kUnavailable, env.refused().reason().substr(0, 1024));
       } else if (!env.has_register_ack()) {
         counters_.malformed.fetch_add(1);
       }
@@ -257,6 +262,7 @@ class JobLoop {
   Counters counters_;
   std::deque<pb::Job> pending_;
   std::list<Measurement> running_;
+  Status refused_;
 };
 
 }  // namespace
@@ -288,13 +294,14 @@ Status Worker::run(const std::atomic<bool>& stop) {
   std::thread beater([&] {
     heartbeat_loop(beat_socket, options_, incarnation, book, need_register, beat_stop, stop, malformed_);
   });
+  Status result;
   {
     JobLoop loop(options_, incarnation, main_socket, book, Counters{jobs_done_, malformed_, registrations_});
-    loop.run(stop, need_register);
+    result = loop.run(stop, need_register);
     beat_stop = true;
     beater.join();
   }  // the loop's destructor kills what still runs
-  return Status::ok();
+  return result;
 }
 
 }  // namespace tessera::rpc
