@@ -77,6 +77,11 @@ struct Record {
   /// the schedule, so it never counts as measured and is measured again on
   /// resume. Never true for an ok record.
   bool infrastructure = false;
+  /// The id of the worker that measured it, as the tracker knows it (empty:
+  /// nobody did, e.g. a build error, or a record from before workers were kept).
+  std::string worker;
+  /// That worker's CURVE public key (Z85); empty on plaintext farms.
+  std::string worker_key;
 
   /// True when the measurement succeeded.
   bool ok() const { return error_kind == kErrorOk; }

@@ -121,6 +121,8 @@ Result<std::vector<records::Record>> Measurer::measure(const Task& task, const s
   for (size_t j = 0; j < results.size(); ++j) {
     records::Record& r = out[job_of[j]];
     r.run_seconds = results[j].run_seconds;
+    r.worker = results[j].worker_id;
+    r.worker_key = results[j].worker_public_key;
     last_check_seconds_ += results[j].check_seconds;
     // Checked: the output was compared, and matched or not.
     r.checked = jobs[j].reference.has_value() &&
