@@ -113,7 +113,8 @@ struct WorkloadStats {
 const Record* best_of(const std::vector<Record>& records);
 
 /// Whether an error was the infrastructure's, told from its kind and message:
-/// "no-worker", "protocol-error", "no-result" (the runner's deadline passed), and
+/// "no-worker", "protocol-error", "no-result" (the runner's deadline passed),
+/// "measurement-error" (a worker's result that cannot be true), and
 /// a "timeout" whose message says no result came from the farm (how the runner's
 /// deadline was reported before "no-result"). Classifies records stored before
 /// Record::infrastructure existed (old JSON Lines; the schema migration's SQL

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "tuner/measure/plausibility.h"
 #include "tuner/measure/reference.h"
 
 namespace tessera::tuner {
@@ -128,6 +129,14 @@ Result<std::vector<records::Record>> Measurer::measure(const Task& task, const s
     r.checked = jobs[j].reference.has_value() &&
                 (results[j].ok() || results[j].error == rpc::MeasureErrorKind::kWrongAnswer);
     if (results[j].ok()) {
+      // A worker's word is not taken for the impossible (plausibility.h).
+      if (auto why = implausible_result(task.target, task.dag->flop_count(), results[j].costs_s, r.worker)) {
+        r.error_kind = kMeasurementError;
+        r.error_message = *why;
+        r.infrastructure = true;
+        r.checked = false;
+        continue;
+      }
       r.costs = results[j].costs_s;
     } else {
       r.error_kind = rpc::measure_error_kind_name(results[j].error);
