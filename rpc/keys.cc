@@ -7,6 +7,7 @@
 #include <zmq.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -158,6 +159,23 @@ PeerIdentity parse_peer_identity(const std::string& user_id) {
   return id;
 }
 
+void warn_insecure(const char* program, const std::string& endpoint) {
+  // An ipc socket in a directory only this user can enter (LocalRunner's) is
+  // protected by the file system: nothing to warn about.
+  if (endpoint.rfind("ipc://", 0) == 0) {
+    const std::string path = endpoint.substr(6);
+    const std::string dir = path.substr(0, path.rfind('/') == std::string::npos ? 0 : path.rfind('/'));
+    struct stat info;
+    if (!dir.empty() && ::stat(dir.c_str(), &info) == 0 && S_ISDIR(info.st_mode) && info.st_uid == ::getuid() &&
+        (info.st_mode & 0077) == 0)
+      return;
+  }
+  std::fprintf(stderr,
+               "%s: warning: --insecure: plaintext without keys on %s; any local process may connect, "
+               "and no key roles are checked\n",
+               program, endpoint.c_str());
+}
+
 Result<CurveKeyPair> generate_keypair() {
   char pub[41], sec[41];
   if (zmq_curve_keypair(pub, sec) != 0)
@@ -224,7 +242,9 @@ Result<AuthorizedKeys> load_authorized_keys(const std::string& path) {
     if (line.empty() || line[0] == '#') continue;
     const std::string where = path + ":" + std::to_string(number);
     KeyRole role = KeyRole::kAny;
-    if (auto eq = line.find('='); eq != std::string::npos) {
+    // A bare key may itself hold '=' (a Z85 character): only a line that is
+    // not one whole key is "name = key".
+    if (auto eq = line.find('='); eq != std::string::npos && !is_z85_key(line)) {
       const std::string name = trim(line.substr(0, eq));
       if (name != "public-key") {
         auto parsed = parse_key_role(name);

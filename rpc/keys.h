@@ -72,6 +72,12 @@ struct PeerIdentity {
 /// with no key.
 PeerIdentity parse_peer_identity(const std::string& user_id);
 
+/// The one-line warning every process run with --insecure prints on stderr:
+/// "PROGRAM: warning: --insecure: ..." (plaintext, no keys, no roles). Not
+/// for an ipc:// socket in a directory of mode 0700 owned by this user (the
+/// file system admits no one else: LocalRunner's private farm).
+void warn_insecure(const char* program, const std::string& endpoint);
+
 /// ZeroMQ's authentication protocol (RFC 27) for one context: admits a CURVE
 /// peer only when its public key is in `authorized`, and names it by the user
 /// id "ROLE:KEY" (PeerIdentity). Runs a thread bound to

@@ -24,8 +24,8 @@ int run_keys(int argc, char** argv, int first) {
                  "usage: tessera keys generate --out DIR [--name NAME] [--role worker|client]\n\n"
                  "Writes a CURVE keypair (Z85) as DIR/NAME.key and DIR/NAME.pub, mode 0600.\n"
                  "Give NAME.pub to the other side: the tracker lists its workers' public keys in\n"
-                 "AUTH/workers/ and its clients' in AUTH/clients/ (--authorized AUTH), they name\n"
-                 "the tracker's (--tracker-key). A .pub directly in AUTH has the role its\n"
+                 "DIR/workers/ and its clients' in DIR/clients/ (--authorized DIR), they name\n"
+                 "the tracker's (--tracker-key). A .pub directly in DIR has the role its\n"
                  "'role =' line names; without one (keys from before roles) it may do both.\n\n%s",
                  format_options(specs).c_str());
     return help ? 0 : 2;

@@ -523,7 +523,7 @@ const std::vector<Subcommand>& subcommands() {
   static const std::vector<Subcommand> kSubcommands = {
       {"list", "records, newest first", "tessera records list [--db DB] [--workload KEY] [--target TARGET] [--ok] [--worker ID]",
        {kDbOption, kWorkloadOption, kTargetOption, {"ok", false, "only successful measurements"},
-        {"worker", true, "only what this worker id measured"},
+        {"worker", true, "only what this worker id measured", 0, "ID"},
         {"limit", true, "how many (default 20)"}, {"all", false, "every record"}, kHelpOption},
        run_list},
       {"best", "the fastest records of each workload and target",
@@ -544,7 +544,7 @@ const std::vector<Subcommand>& subcommands() {
        {kDbOption, {"keep", true, "ok records to keep per workload and target (default 10)"},
         {"errors-older-than", true, "drop error records older than this (3600, 90m, 12h, 7d)"},
         {"infrastructure", false, "drop every infrastructure error (no worker, no result, protocol)"},
-        {"worker", true, "drop every record this worker id measured (before keeping the best N)"},
+        {"worker", true, "drop every record this worker id measured (before keeping the best N)", 0, "ID"},
         kHelpOption},
        run_prune},
       {"why", "which schedule compile time would pick for an operator, or each kernel of a model, and why",

@@ -91,7 +91,7 @@ int run_tracker(int argc, char** argv, int first) {
                    "jobs; move them to %s/workers or %s/clients\n",
                    any, args->get("authorized").c_str(), args->get("authorized").c_str());
   } else {
-    std::fprintf(stderr, "tessera tracker: warning: --insecure: plaintext, no keys, any local process may connect\n");
+    rpc::warn_insecure("tessera tracker", o.bind);
   }
   rpc::Tracker tracker(o);
   Status bound = tracker.bind();
