@@ -69,6 +69,9 @@ struct MeasureInput {
   uint64_t input_seed = 1;
   std::optional<ReferenceCheck> reference;
   int priority = 0;             ///< higher first, within one device key
+  /// Workers to measure this elsewhere than (their result was implausible);
+  /// one of them still gets it when no other worker serves the key.
+  std::vector<std::string> avoid_workers = {};
 };
 
 /// What happened. Every input gets exactly one result, good or bad.

@@ -2,6 +2,7 @@
 
 #include <zmq.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <map>
@@ -221,24 +222,40 @@ class Tracker::Impl {
     if (q->second.empty()) ks.queues.erase(q);
   }
 
-  // The next job of `key`: the highest priority first; among the sessions
-  // that have a job at that priority, the one served least so far.
-  bool pick(KeyState& ks, JobKey* out) {
+  // Whether `worker` should leave the job to another: the client asked to
+  // avoid it and another worker of the key, not avoided, is registered.
+  bool avoids(const pb::Job& job, const std::string& worker) const {
+    if (job.avoid_workers().empty()) return false;
+    const auto& avoid = job.avoid_workers();
+    if (std::find(avoid.begin(), avoid.end(), worker) == avoid.end()) return false;
+    for (const auto& [id, w] : workers_)
+      if (w.reg.device_key() == job.device_key() && std::find(avoid.begin(), avoid.end(), id) == avoid.end())
+        return true;
+    return false;
+  }
+
+  // The next job of `key` for `worker`: the highest priority first; among the
+  // sessions that have a job at that priority, the one served least so far.
+  // Jobs that would rather go to another worker (avoids) are passed over.
+  bool pick(KeyState& ks, const std::string& worker, JobKey* out) {
     const std::string* best = nullptr;
+    const QueueItem* best_item = nullptr;
     for (const auto& [session, queue] : ks.queues) {
-      if (queue.empty()) continue;
-      if (!best) {
+      const QueueItem* first = nullptr;
+      for (const auto& item : queue)
+        if (!avoids(jobs_[{session, std::get<2>(item)}].job, worker)) {
+          first = &item;
+          break;
+        }
+      if (!first) continue;
+      if (!best || std::get<0>(*first) < std::get<0>(*best_item) ||
+          (std::get<0>(*first) == std::get<0>(*best_item) && ks.served[session] < ks.served[*best])) {
         best = &session;
-        continue;
+        best_item = first;
       }
-      const auto& a = *queue.begin();
-      const auto& b = *ks.queues[*best].begin();
-      if (std::get<0>(a) < std::get<0>(b) ||
-          (std::get<0>(a) == std::get<0>(b) && ks.served[session] < ks.served[*best]))
-        best = &session;
     }
     if (!best) return false;
-    *out = {*best, std::get<2>(*ks.queues[*best].begin())};
+    *out = {*best, std::get<2>(*best_item)};
     return true;
   }
 
@@ -248,7 +265,7 @@ class Tracker::Impl {
       if (worker.reg.device_key() != device_key) continue;
       while (worker.assigned.size() < worker.reg.max_jobs() && ks.queued > 0) {
         JobKey key;
-        if (!pick(ks, &key)) return;
+        if (!pick(ks, id, &key)) break;  // nothing this worker should take: the next may
         JobEntry& entry = jobs_[key];
         unqueue(key, entry);
         ++ks.served[key.first];

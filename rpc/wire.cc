@@ -248,6 +248,9 @@ Status validate_job(const pb::Job& job, const WireLimits& limits) {
   if (!std::isfinite(t.cooldown_ms()) || t.cooldown_ms() < 0 || t.cooldown_ms() > 600000)
     return bad("timing.cooldown_ms out of range");
   if (job.timeout_ms() < 1 || job.timeout_ms() > limits.max_timeout_ms) return bad("timeout_ms out of range");
+  if (job.avoid_workers_size() > 64) return bad("more than 64 workers to avoid");
+  for (const auto& w : job.avoid_workers())
+    if (!is_valid_name(w)) return bad("bad worker id to avoid");
   if (job.has_reference()) {
     const auto& ref = job.reference();
     if (static_cast<int64_t>(ref.expected_output().size()) > limits.max_reference_bytes)
@@ -316,6 +319,7 @@ pb::Job to_wire_job(const MeasureInput& input) {
   timing->set_flush_cache(input.timing.flush_cache);
   job.set_timeout_ms(input.timeout_ms > 0 ? static_cast<uint32_t>(input.timeout_ms) : 0);
   job.set_input_seed(input.input_seed);
+  for (const auto& w : input.avoid_workers) job.add_avoid_workers(w);
   if (input.reference) {
     job.mutable_reference()->set_expected_output(input.reference->expected_output);
     job.mutable_reference()->set_tolerance(input.reference->tolerance);

@@ -90,6 +90,7 @@ Result<std::vector<records::Record>> Measurer::measure(const Task& task, const s
     if (override.long_timeout) in.timeout_ms = std::max(options_.timeout_ms, 120000);
     in.input_seed = kInputSeed;
     in.reference = reference_for(task, candidates[i]);
+    in.avoid_workers = candidates[i].avoid_workers;
     jobs.push_back(std::move(in));
     job_of.push_back(i);
   }

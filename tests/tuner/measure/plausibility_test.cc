@@ -4,6 +4,8 @@
 #include "tuner/measure/plausibility.h"
 
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <zmq.h>
 
@@ -159,6 +161,55 @@ TEST(Plausibility, AWorkerReportingOneNanosecondIsAMeasurementErrorNeverChosen) 
 
 TEST(Plausibility, AnOkWithoutCostsIsAMeasurementErrorNotAnAbortedRun) {
   measure_with_liar({}, "no costs");
+}
+
+// The tuner measures a candidate again with the liar to avoid
+// (Candidate::avoid_workers): another worker of the key takes it, though the
+// idle liar comes first in the tracker's order.
+TEST(Plausibility, AnImplausibleResultIsMeasuredAgainElsewhere) {
+  Farm farm;
+  LyingWorker liar(farm.endpoint(), {1e-9});
+  rpc::RpcRunnerOptions ro;
+  ro.tracker = farm.endpoint();
+  ro.security.insecure = true;
+  ro.device_key = "local";
+  auto runner = rpc::RpcRunner::connect(ro);
+  ASSERT_TRUE(runner.is_ok());
+  auto wait_workers = [&](int n) {
+    for (int i = 0; i < 500; ++i) {
+      auto workers = (*runner)->count_workers();
+      if (workers.is_ok() && *workers >= n) return true;
+      ::usleep(20000);
+    }
+    return false;
+  };
+  ASSERT_TRUE(wait_workers(1));
+  Task task = test::matmul_task(64, 64, 64);
+  BuilderPool builder(task.target, {.n_parallel = 1});
+  Measurer measurer(builder, **runner, {.timing = {.number = 1, .repeat = 2}, .check_correctness = false});
+  auto first = measurer.measure(task, {Candidate()});
+  ASSERT_TRUE(first.is_ok()) << first.status().to_string();
+  ASSERT_EQ((*first)[0].error_kind, kMeasurementError);
+
+  const std::string worker = rpc::executable_dir() + "/tessera-worker";
+  const std::string endpoint = farm.endpoint(), temp = farm.dir();
+  const pid_t honest = ::fork();
+  if (honest == 0) {
+    ::execl(worker.c_str(), worker.c_str(), "--tracker", endpoint.c_str(), "--key", "local", "--id", "zz-honest",
+            "--insecure", "--threads", "1", "--temp-dir", temp.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  ASSERT_TRUE(wait_workers(2));
+  Candidate again;
+  again.avoid_workers = {(*first)[0].worker};
+  auto second = measurer.measure(task, {again, Candidate()});
+  ::kill(honest, SIGTERM);
+  ::waitpid(honest, nullptr, 0);
+  ASSERT_TRUE(second.is_ok()) << second.status().to_string();
+  EXPECT_TRUE((*second)[0].ok()) << (*second)[0].error_message;
+  EXPECT_EQ((*second)[0].worker, "zz-honest");
+  EXPECT_EQ((*second)[1].worker, "liar");  // without the wish, the liar (first in order, idle) takes it
+  EXPECT_EQ(liar.answered(), 2);
 }
 
 }  // namespace
