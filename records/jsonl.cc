@@ -67,6 +67,8 @@ OrderedJson record_line(const Record& r) {
   j["session"] = r.session_id == 0 ? OrderedJson(nullptr) : OrderedJson(r.session_id);
   j["checked"] = r.checked;
   j["infrastructure"] = r.infrastructure;
+  if (!r.worker.empty()) j["worker"] = r.worker;
+  if (!r.worker_key.empty()) j["worker_key"] = r.worker_key;
   return j;
 }
 
@@ -182,6 +184,9 @@ Result<Record> parse_record(const Json& j, const std::map<int64_t, int64_t>& ses
   } else {
     r.infrastructure = is_infrastructure_error(r.error_kind, r.error_message);
   }
+  // Exports from before records kept their worker have none: ''.
+  TESSERA_RETURN_IF_ERROR(get_string(j, "worker", false, r.worker));
+  TESSERA_RETURN_IF_ERROR(get_string(j, "worker_key", false, r.worker_key));
   int64_t session = 0;
   TESSERA_RETURN_IF_ERROR(get_integer(j, "session", false, session));
   if (session != 0) {

@@ -42,6 +42,7 @@ const Record* best_of(const std::vector<Record>& records) {
 
 bool is_infrastructure_error(std::string_view error_kind, std::string_view error_message) {
   return error_kind == "no-worker" || error_kind == "protocol-error" || error_kind == "no-result" ||
+         error_kind == "measurement-error" ||
          (error_kind == "timeout" && error_message.substr(0, 23) == "no result from the farm");
 }
 

@@ -77,6 +77,11 @@ struct Record {
   /// the schedule, so it never counts as measured and is measured again on
   /// resume. Never true for an ok record.
   bool infrastructure = false;
+  /// The id of the worker that measured it, as the tracker knows it (empty:
+  /// nobody did, e.g. a build error, or a record from before workers were kept).
+  std::string worker;
+  /// That worker's CURVE public key (Z85); empty on plaintext farms.
+  std::string worker_key;
 
   /// True when the measurement succeeded.
   bool ok() const { return error_kind == kErrorOk; }
@@ -108,7 +113,8 @@ struct WorkloadStats {
 const Record* best_of(const std::vector<Record>& records);
 
 /// Whether an error was the infrastructure's, told from its kind and message:
-/// "no-worker", "protocol-error", "no-result" (the runner's deadline passed), and
+/// "no-worker", "protocol-error", "no-result" (the runner's deadline passed),
+/// "measurement-error" (a worker's result that cannot be true), and
 /// a "timeout" whose message says no result came from the farm (how the runner's
 /// deadline was reported before "no-result"). Classifies records stored before
 /// Record::infrastructure existed (old JSON Lines; the schema migration's SQL

@@ -139,11 +139,23 @@ Status migrate_to_5(sql::Connection& conn) {
   return Status::ok();
 }
 
+// Version 6: which worker measured a record (its id and CURVE public key), so
+// that what one misbehaving worker measured can be found and removed. Rows of
+// earlier versions do not know: ''.
+Status migrate_to_6(sql::Connection& conn) {
+  return conn.exec(R"sql(
+    ALTER TABLE records ADD COLUMN worker TEXT NOT NULL DEFAULT '';
+    ALTER TABLE records ADD COLUMN worker_key TEXT NOT NULL DEFAULT '';
+    CREATE INDEX records_by_worker ON records(worker) WHERE worker != '';
+  )sql");
+}
+
 using Migration = Status (*)(sql::Connection&);
 
 // kMigrations[v] takes a database from version v to v + 1. Append only: a
 // released migration never changes, since databases in the field ran it.
-constexpr Migration kMigrations[] = {migrate_to_1, migrate_to_2, migrate_to_3, migrate_to_4, migrate_to_5};
+constexpr Migration kMigrations[] = {migrate_to_1, migrate_to_2, migrate_to_3, migrate_to_4, migrate_to_5,
+                                     migrate_to_6};
 static_assert(std::size(kMigrations) == kSchemaVersion);
 
 Result<int64_t> read_version(sql::Connection& conn) { return conn.query_int("PRAGMA user_version"); }

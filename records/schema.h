@@ -12,7 +12,7 @@
 namespace tessera::records {
 
 /// The schema version this build reads and writes.
-inline constexpr int kSchemaVersion = 5;
+inline constexpr int kSchemaVersion = 6;
 
 /// PRAGMA application_id of a Tessera records database ("TSRD"); a database with
 /// another non-zero id belongs to another program and is refused.

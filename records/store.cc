@@ -18,24 +18,24 @@ namespace {
 
 constexpr const char* kRecordColumns =
     "id, workload, target, device_key, space, steps, knob_config, costs, error_kind, "
-    "error_message, build_seconds, run_seconds, timestamp, session_id, checked, infrastructure";
+    "error_message, build_seconds, run_seconds, timestamp, session_id, checked, infrastructure, worker, worker_key";
 
 constexpr const char* kInsertRecord =
     "INSERT INTO records (workload, target, device_key, space, steps, knob_config, costs, "
     "mean_cost, error_kind, error_message, build_seconds, run_seconds, timestamp, session_id, "
-    "steps_hash, checked, infrastructure) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, "
-    "?16, ?17)";
+    "steps_hash, checked, infrastructure, worker, worker_key) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, "
+    "?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)";
 
 // The literal error_kind = 'ok' (not a parameter) lets SQLite use the partial
 // index records_best; its rows are already in (mean_cost, id) order.
 constexpr const char* kBestK =
     "SELECT id, workload, target, device_key, space, steps, knob_config, costs, error_kind, "
-    "error_message, build_seconds, run_seconds, timestamp, session_id, checked, infrastructure FROM records "
+    "error_message, build_seconds, run_seconds, timestamp, session_id, checked, infrastructure, worker, worker_key FROM records "
     "WHERE workload = ?1 AND target = ?2 AND error_kind = 'ok' ORDER BY mean_cost, id LIMIT ?3";
 
 constexpr const char* kRecordsOf =
     "SELECT id, workload, target, device_key, space, steps, knob_config, costs, error_kind, "
-    "error_message, build_seconds, run_seconds, timestamp, session_id, checked, infrastructure FROM records "
+    "error_message, build_seconds, run_seconds, timestamp, session_id, checked, infrastructure, worker, worker_key FROM records "
     "WHERE workload = ?1 AND target = ?2 ORDER BY timestamp, id";
 
 // An infrastructure error is not a measurement of the steps.
@@ -79,6 +79,8 @@ Result<Record> read_record(const sql::Statement& row) {
   r.session_id = row.column_is_null(13) ? 0 : row.column_int(13);
   r.checked = row.column_int(14) != 0;
   r.infrastructure = row.column_int(15) != 0;
+  r.worker = row.column_text(16);
+  r.worker_key = row.column_text(17);
   return r;
 }
 
@@ -158,6 +160,8 @@ Status insert_record(sql::Connection& conn, const Record& r, const std::string& 
   st->bind(15, steps_hash(r.steps_json));
   st->bind(16, static_cast<int64_t>(r.checked ? 1 : 0));
   st->bind(17, static_cast<int64_t>(r.infrastructure ? 1 : 0));
+  st->bind(18, std::string_view(r.worker));
+  st->bind(19, std::string_view(r.worker_key));
   return st->run();
 }
 
@@ -346,12 +350,14 @@ std::string filter_sql(const RecordFilter& f) {
   if (!f.target.empty()) where += " AND target = ?2";
   if (f.ok_only) where += " AND error_kind = 'ok'";
   if (f.infrastructure_only) where += " AND infrastructure = 1";
+  if (!f.worker.empty()) where += " AND worker = ?3";
   return where;
 }
 
 void bind_filter(sql::Statement& st, const RecordFilter& f) {
   if (!f.workload_key.empty()) st.bind(1, std::string_view(f.workload_key));
   if (!f.target.empty()) st.bind(2, std::string_view(f.target));
+  if (!f.worker.empty()) st.bind(3, std::string_view(f.worker));
 }
 
 }  // namespace
@@ -407,6 +413,13 @@ Result<PruneReport> Store::prune(const PruneOptions& options) {
   const double now = options.now == 0 ? unix_now() : options.now;
   TESSERA_RETURN_IF_ERROR(impl_->conn.write_transaction([&]() -> Status {
     report = PruneReport{};
+    // A worker's records go first, so that the best k are counted without them.
+    if (!options.drop_worker.empty()) {
+      TESSERA_ASSIGN_OR_RETURN(sql::Statement drop, impl_->conn.prepare("DELETE FROM records WHERE worker = ?1"));
+      drop.bind(1, std::string_view(options.drop_worker));
+      TESSERA_RETURN_IF_ERROR(drop.run());
+      report.dropped_worker = sqlite3_changes(impl_->conn.get());
+    }
     TESSERA_ASSIGN_OR_RETURN(
         sql::Statement ok,
         impl_->conn.prepare("DELETE FROM records WHERE id IN (SELECT id FROM (SELECT id, "

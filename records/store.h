@@ -33,6 +33,7 @@ struct RecordFilter {
   std::string target;          ///< empty: every target
   bool ok_only = false;        ///< only successful measurements
   bool infrastructure_only = false;  ///< only infrastructure errors (Record::infrastructure)
+  std::string worker;          ///< empty: every worker; otherwise only what this worker id measured
   bool newest_first = false;   ///< by timestamp, newest first; otherwise in insertion order
   int64_t limit = 0;           ///< at most this many; 0: all
 };
@@ -43,6 +44,7 @@ struct PruneOptions {
   int64_t keep_k = 10;                                  ///< >= 1
   std::optional<double> drop_errors_older_than_seconds; ///< empty: keep every error
   bool drop_infrastructure = false;                     ///< drop every infrastructure error, whatever its age
+  std::string drop_worker;                              ///< non-empty: drop every record this worker id measured
   double now = 0;                                       ///< Unix seconds; 0: the current time
 };
 
@@ -51,6 +53,7 @@ struct PruneReport {
   int64_t dropped_ok = 0;      ///< ok records beyond the best k
   int64_t dropped_errors = 0;  ///< error records older than the limit
   int64_t dropped_infrastructure = 0;  ///< infrastructure errors (drop_infrastructure)
+  int64_t dropped_worker = 0;          ///< records of PruneOptions::drop_worker
 };
 
 /// What append_unique() did with a batch.

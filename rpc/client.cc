@@ -1,5 +1,7 @@
 #include "rpc/client.h"
 
+#include "rpc/handshake.h"
+
 #include <zmq.h>
 
 #include <algorithm>
@@ -12,24 +14,18 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// A DEALER connected to the tracker, plus a monitor that reports failed
-// authentication (the tracker's ZAP handler refused our key).
+// A DEALER connected to the tracker, plus a watch that says why a handshake
+// failed (handshake.h).
 Result<Socket> open_dealer(void* ctx, const std::string& endpoint, const SecurityOptions& security,
-                           const std::string& routing, int64_t max_frame, Socket* monitor) {
+                           const std::string& routing, int64_t max_frame, HandshakeWatch* watch) {
   if (security.insecure) TESSERA_RETURN_IF_ERROR(check_insecure_endpoint(endpoint));
   TESSERA_ASSIGN_OR_RETURN(Socket s, Socket::create(ctx, ZMQ_DEALER, max_frame));
   if (!routing.empty()) TESSERA_RETURN_IF_ERROR(s.set(ZMQ_ROUTING_ID, routing.data(), routing.size(), "ZMQ_ROUTING_ID"));
   TESSERA_RETURN_IF_ERROR(s.set_int(ZMQ_SNDHWM, 100000, "ZMQ_SNDHWM"));
   TESSERA_RETURN_IF_ERROR(s.set_int(ZMQ_RCVHWM, 100000, "ZMQ_RCVHWM"));
   TESSERA_RETURN_IF_ERROR(apply_client_security(s, security));
-  if (monitor) {
-    const std::string address = "inproc://monitor-" + random_hex(8);
-    if (zmq_socket_monitor(s.get(), address.c_str(), ZMQ_EVENT_HANDSHAKE_FAILED_AUTH |
-                                                          ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
-                                                          ZMQ_EVENT_HANDSHAKE_SUCCEEDED) != 0)
-      return Status(ErrorCode::kIOError, "cannot monitor the tracker connection");
-    TESSERA_ASSIGN_OR_RETURN(*monitor, Socket::create(ctx, ZMQ_PAIR, 1 << 16));
-    TESSERA_RETURN_IF_ERROR(monitor->connect(address));
+  if (watch) {
+    TESSERA_ASSIGN_OR_RETURN(*watch, HandshakeWatch::attach(ctx, s, endpoint, security, "client"));
   }
   TESSERA_RETURN_IF_ERROR(s.connect(endpoint));
   return s;
@@ -41,9 +37,7 @@ RpcClient::RpcClient(ClientOptions options) : options_(std::move(options)) {
   if (options_.session_id.empty()) options_.session_id = "s-" + random_hex(8);
 }
 
-RpcClient::~RpcClient() {
-  if (monitor_ && socket_) zmq_socket_monitor(socket_.get(), nullptr, 0);
-}
+RpcClient::~RpcClient() = default;
 
 Result<std::unique_ptr<RpcClient>> RpcClient::connect(ClientOptions options) {
   if (!is_valid_name(options.session_id) && !options.session_id.empty())
@@ -55,7 +49,7 @@ Result<std::unique_ptr<RpcClient>> RpcClient::connect(ClientOptions options) {
 
 Status RpcClient::open() {
   TESSERA_ASSIGN_OR_RETURN(socket_, open_dealer(ctx_.get(), options_.tracker, options_.security,
-                                                "c:" + options_.session_id, 64 << 20, &monitor_));
+                                                "c:" + options_.session_id, 64 << 20, &watch_));
   next_sync_ = Clock::now() + std::chrono::milliseconds(options_.sync_ms);
   return Status::ok();
 }
@@ -90,18 +84,9 @@ void RpcClient::sync() {
 }
 
 void RpcClient::read_monitor() {
-  while (auto msg = recv_message(monitor_)) {
-    if (msg->frames.empty() || msg->frames[0].size() < 6) continue;
-    uint16_t event = 0;
-    std::memcpy(&event, msg->frames[0].data(), 2);
-    if (event == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH || event == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL)
-      auth_status_ = Status(ErrorCode::kUnavailable,
-                            "the tracker at " + options_.tracker +
-                                " refused this client's key (CURVE authentication failed): add its public key "
-                                "to the tracker's --authorized keys");
-    else if (event == ZMQ_EVENT_HANDSHAKE_SUCCEEDED)
-      auth_status_ = Status::ok();
-  }
+  watch_.read();
+  if (watch_.failures() > 0) auth_status_ = watch_.status();
+  else if (refused_.is_ok()) auth_status_ = Status::ok();
 }
 
 std::vector<std::pair<uint64_t, MeasureResult>> RpcClient::poll(int timeout_ms) {
@@ -115,7 +100,7 @@ std::vector<std::pair<uint64_t, MeasureResult>> RpcClient::poll(int timeout_ms) 
     }
     const auto wake = std::min(until, next_sync_);
     const long wait = std::max<long>(0, std::chrono::duration_cast<std::chrono::milliseconds>(wake - now).count());
-    zmq_pollitem_t items[2] = {{socket_.get(), 0, ZMQ_POLLIN, 0}, {monitor_.get(), 0, ZMQ_POLLIN, 0}};
+    zmq_pollitem_t items[2] = {{socket_.get(), 0, ZMQ_POLLIN, 0}, {watch_.socket(), 0, ZMQ_POLLIN, 0}};
     zmq_poll(items, 2, results.empty() ? wait : 0);
     if (items[1].revents & ZMQ_POLLIN) read_monitor();
     while (auto msg = recv_message(socket_)) {
@@ -126,6 +111,9 @@ std::vector<std::pair<uint64_t, MeasureResult>> RpcClient::poll(int timeout_ms) 
         if (r.session_id() != options_.session_id || !validate_result(r).is_ok()) continue;
         if (outstanding_.erase(r.job_id()) == 0) continue;  // a duplicate, or a job we cancelled
         results.emplace_back(r.job_id(), from_wire_result(r));
+      } else if (env.has_refused()) {
+        refused_ = Status(ErrorCode::kUnavailable, env.refused().reason().substr(0, 1024));
+        auth_status_ = refused_;
       } else if (env.has_sync_reply()) {
         for (uint64_t id : env.sync_reply().unknown()) {
           auto it = outstanding_.find(id);
@@ -144,33 +132,24 @@ std::vector<std::pair<uint64_t, MeasureResult>> RpcClient::poll(int timeout_ms) 
 Result<pb::FarmStatus> query_farm_status(const std::string& endpoint, const SecurityOptions& security,
                                          int timeout_ms) {
   Context ctx;
-  Socket monitor;
-  TESSERA_ASSIGN_OR_RETURN(Socket s, open_dealer(ctx.get(), endpoint, security, "", 64 << 20, &monitor));
+  Socket s;
+  HandshakeWatch watch;  // after s: stops monitoring before s closes
+  TESSERA_ASSIGN_OR_RETURN(s, open_dealer(ctx.get(), endpoint, security, "", 64 << 20, &watch));
   pb::Envelope env;
   env.mutable_status_request();
   TESSERA_RETURN_IF_ERROR(send_envelope(s, env));
   const auto until = Clock::now() + std::chrono::milliseconds(timeout_ms);
-  bool refused = false;
   while (Clock::now() < until) {
-    zmq_pollitem_t items[2] = {{s.get(), 0, ZMQ_POLLIN, 0}, {monitor.get(), 0, ZMQ_POLLIN, 0}};
+    zmq_pollitem_t items[2] = {{s.get(), 0, ZMQ_POLLIN, 0}, {watch.socket(), 0, ZMQ_POLLIN, 0}};
     zmq_poll(items, 2, 50);
-    while (auto ev = recv_message(monitor)) {
-      uint16_t event = 0;
-      if (!ev->frames.empty() && ev->frames[0].size() >= 2) std::memcpy(&event, ev->frames[0].data(), 2);
-      refused |= event == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH || event == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL;
-    }
+    watch.read();
     while (auto msg = recv_message(s)) {
       pb::Envelope reply;
-      if (msg->frames.size() == 1 && parse_envelope(msg->frames[0], &reply) && reply.has_farm_status()) {
-        zmq_socket_monitor(s.get(), nullptr, 0);
+      if (msg->frames.size() == 1 && parse_envelope(msg->frames[0], &reply) && reply.has_farm_status())
         return reply.farm_status();
-      }
     }
-    if (refused) break;
+    if (watch.failures() > 0) return watch.status();
   }
-  zmq_socket_monitor(s.get(), nullptr, 0);
-  if (refused)
-    return Status(ErrorCode::kUnavailable, "the tracker at " + endpoint + " refused our key (CURVE authentication failed)");
   return Status(ErrorCode::kUnavailable, "no answer from a tracker at " + endpoint + " within " +
                                              std::to_string(timeout_ms) + " ms");
 }
@@ -205,7 +184,8 @@ std::string format_farm_status(const pb::FarmStatus& st) {
   out << "malformed frames: " << st.malformed_frames() << " (tracker), " << st.worker_malformed_frames()
       << " (workers); duplicate results dropped: " << st.duplicate_results()
       << "; requeued jobs: " << st.requeued_jobs() << "; dead workers: " << st.dead_workers()
-      << "; refused keys: " << st.auth_refused() << "\n";
+      << "; refused keys: " << st.auth_refused() << "; refused for their role: " << st.role_refused()
+      << "; foreign results dropped: " << st.foreign_results() << "\n";
   return out.str();
 }
 

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "rpc/handshake.h"
 #include "rpc/measure_types.h"
 #include "rpc/wire.h"
 #include "base/status.h"
@@ -44,7 +45,8 @@ class RpcClient {
   void cancel(const std::vector<uint64_t>& job_ids);
   /// Jobs submitted whose result has not been returned by poll().
   size_t outstanding() const { return outstanding_.size(); }
-  /// Not ok once the tracker refused our key (CURVE authentication failed).
+  /// Not ok once the tracker refused our key (CURVE authentication failed,
+  /// saying which side's key is wrong) or our key's role (Refused).
   const Status& auth_status() const { return auth_status_; }
   const std::string& session_id() const { return options_.session_id; }
 
@@ -56,11 +58,13 @@ class RpcClient {
 
   ClientOptions options_;
   Context ctx_;
-  Socket socket_, monitor_;
+  Socket socket_;
+  HandshakeWatch watch_;  // after socket_: destroyed first, while the socket still exists
   uint64_t next_id_ = 1;
   std::map<uint64_t, pb::Job> outstanding_;
   std::chrono::steady_clock::time_point next_sync_;
   Status auth_status_;
+  Status refused_;  // the tracker's Refused: final
 };
 
 /// Asks the tracker at `endpoint` for its farm status; kUnavailable when no

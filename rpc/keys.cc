@@ -7,9 +7,11 @@
 #include <zmq.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <vector>
 
 namespace tessera::rpc {
 namespace {
@@ -49,30 +51,130 @@ Status write_private_file(const std::string& path, const std::string& text) {
   return Status::ok();
 }
 
-// "name = value" lines of a key file.
-Result<std::pair<std::string, std::string>> read_key_lines(const std::string& path) {
+// The fields of a key file: "public-key", "secret-key" and "role" lines.
+struct KeyLines {
+  std::string pub, sec, role;
+  int role_line = 0;
+};
+
+Result<KeyLines> read_key_lines(const std::string& path) {
   std::ifstream in(path);
   if (!in) return Status(ErrorCode::kNotFound, "key file " + path + ": cannot open");
-  std::string line, pub, sec;
+  std::string line;
+  KeyLines out;
   int number = 0;
   while (std::getline(in, line)) {
     ++number;
     line = trim(line);
     if (line.empty() || line[0] == '#') continue;
     auto eq = line.find('=');
-    if (eq == std::string::npos)
-      return Status(ErrorCode::kParseError, path + ":" + std::to_string(number) + ": expected 'name = key'");
+    const std::string where = path + ":" + std::to_string(number);
+    if (eq == std::string::npos) return Status(ErrorCode::kParseError, where + ": expected 'name = key'");
     std::string name = trim(line.substr(0, eq)), value = trim(line.substr(eq + 1));
-    if (!is_z85_key(value))
-      return Status(ErrorCode::kParseError, path + ":" + std::to_string(number) + ": not a 40-character Z85 key");
-    if (name == "public-key") pub = value;
-    else if (name == "secret-key") sec = value;
-    else return Status(ErrorCode::kParseError, path + ":" + std::to_string(number) + ": unknown field '" + name + "'");
+    if (name == "role") {
+      if (!parse_key_role(value).is_ok())
+        return Status(ErrorCode::kParseError, where + ": role must be 'worker' or 'client', not '" + value + "'");
+      out.role = value;
+      out.role_line = number;
+      continue;
+    }
+    if (!is_z85_key(value)) return Status(ErrorCode::kParseError, where + ": not a 40-character Z85 key");
+    if (name == "public-key") out.pub = value;
+    else if (name == "secret-key") out.sec = value;
+    else return Status(ErrorCode::kParseError, where + ": unknown field '" + name + "'");
   }
-  return std::make_pair(pub, sec);
+  return out;
+}
+
+bool ends_with(const std::string& s, const std::string& tail) {
+  return s.size() > tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+// Adds `key` with `role`; a key already listed under another role is an error.
+Status add_key(AuthorizedKeys& keys, const std::string& key, KeyRole role, const std::string& where) {
+  auto [it, fresh] = keys.emplace(key, role);
+  if (!fresh && it->second != role)
+    return Status(ErrorCode::kInvalidArgument, where + ": key " + key + " is authorized both as " +
+                                                   key_role_name(it->second) + " and as " + key_role_name(role));
+  return Status::ok();
+}
+
+// Every *.pub file of `dir`. `folder_role` is the role of the folder
+// (workers/, clients/), or kAny for the top folder, where each file's own
+// "role =" line decides.
+Status load_key_folder(const std::string& dir, KeyRole folder_role, AuthorizedKeys& keys) {
+  DIR* d = ::opendir(dir.c_str());
+  if (!d) return Status(ErrorCode::kIOError, "cannot read " + dir + ": " + std::strerror(errno));
+  std::vector<std::string> names;
+  while (dirent* entry = ::readdir(d))
+    if (ends_with(entry->d_name, ".pub")) names.push_back(entry->d_name);
+  ::closedir(d);
+  for (const auto& name : names) {
+    const std::string path = dir + "/" + name;
+    TESSERA_ASSIGN_OR_RETURN(KeyLines lines, read_key_lines(path));
+    if (lines.pub.empty()) return Status(ErrorCode::kParseError, "key file " + path + ": no public-key line");
+    KeyRole role = folder_role;
+    if (!lines.role.empty()) {
+      KeyRole declared = parse_key_role(lines.role).value();
+      if (folder_role != KeyRole::kAny && declared != folder_role)
+        return Status(ErrorCode::kInvalidArgument, path + ":" + std::to_string(lines.role_line) + ": a " +
+                                                       lines.role + " key in the " + key_role_name(folder_role) +
+                                                       "s' folder");
+      role = declared;
+    }
+    TESSERA_RETURN_IF_ERROR(add_key(keys, lines.pub, role, path));
+  }
+  return Status::ok();
+}
+
+bool is_directory(const std::string& path) {
+  struct stat info;
+  return ::stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode);
 }
 
 }  // namespace
+
+const char* key_role_name(KeyRole role) {
+  switch (role) {
+    case KeyRole::kWorker: return "worker";
+    case KeyRole::kClient: return "client";
+    case KeyRole::kAny: break;
+  }
+  return "any";
+}
+
+Result<KeyRole> parse_key_role(const std::string& name) {
+  if (name == "worker") return KeyRole::kWorker;
+  if (name == "client") return KeyRole::kClient;
+  return Status(ErrorCode::kInvalidArgument, "unknown key role '" + name + "' (worker or client)");
+}
+
+PeerIdentity parse_peer_identity(const std::string& user_id) {
+  PeerIdentity id;
+  auto colon = user_id.find(':');
+  if (colon == std::string::npos) return id;
+  auto role = parse_key_role(user_id.substr(0, colon));
+  if (role.is_ok()) id.role = *role;
+  id.public_key = user_id.substr(colon + 1);
+  return id;
+}
+
+void warn_insecure(const char* program, const std::string& endpoint) {
+  // An ipc socket in a directory only this user can enter (LocalRunner's) is
+  // protected by the file system: nothing to warn about.
+  if (endpoint.rfind("ipc://", 0) == 0) {
+    const std::string path = endpoint.substr(6);
+    const std::string dir = path.substr(0, path.rfind('/') == std::string::npos ? 0 : path.rfind('/'));
+    struct stat info;
+    if (!dir.empty() && ::stat(dir.c_str(), &info) == 0 && S_ISDIR(info.st_mode) && info.st_uid == ::getuid() &&
+        (info.st_mode & 0077) == 0)
+      return;
+  }
+  std::fprintf(stderr,
+               "%s: warning: --insecure: plaintext without keys on %s; any local process may connect, "
+               "and no key roles are checked\n",
+               program, endpoint.c_str());
+}
 
 Result<CurveKeyPair> generate_keypair() {
   char pub[41], sec[41];
@@ -81,17 +183,24 @@ Result<CurveKeyPair> generate_keypair() {
   return CurveKeyPair{pub, sec};
 }
 
-Status write_keypair(const std::string& dir, const std::string& name, const CurveKeyPair& keys) {
+Status write_keypair(const std::string& dir, const std::string& name, const CurveKeyPair& keys, KeyRole role) {
   if (!is_valid_name(name) || name.find('/') != std::string::npos)
     return Status(ErrorCode::kInvalidArgument, "bad key name '" + name + "'");
   if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
     return Status(ErrorCode::kIOError, "cannot create " + dir + ": " + std::strerror(errno));
   const std::string base = dir + "/" + name;
+  const std::string role_line = role == KeyRole::kAny ? "" : std::string("role = ") + key_role_name(role) + "\n";
   TESSERA_RETURN_IF_ERROR(write_private_file(
-      base + ".key", "# tessera CURVE keypair '" + name + "': keep this file private\npublic-key = " +
-                         keys.public_z85 + "\nsecret-key = " + keys.secret_z85 + "\n"));
-  return write_private_file(base + ".pub", "# tessera CURVE public key '" + name + "'\npublic-key = " +
-                                               keys.public_z85 + "\n");
+      base + ".key", "# tessera CURVE keypair '" + name + "': keep this file private\n" + role_line +
+                         "public-key = " + keys.public_z85 + "\nsecret-key = " + keys.secret_z85 + "\n"));
+  return write_private_file(base + ".pub", "# tessera CURVE public key '" + name + "'\n" + role_line +
+                                               "public-key = " + keys.public_z85 + "\n");
+}
+
+Result<KeyRole> load_key_role(const std::string& path) {
+  TESSERA_ASSIGN_OR_RETURN(KeyLines lines, read_key_lines(path));
+  if (lines.role.empty()) return KeyRole::kAny;
+  return parse_key_role(lines.role);
 }
 
 Result<CurveKeyPair> load_keypair(const std::string& path) {
@@ -99,40 +208,28 @@ Result<CurveKeyPair> load_keypair(const std::string& path) {
   if (::stat(path.c_str(), &info) != 0) return Status(ErrorCode::kNotFound, "key file " + path + ": not found");
   if (info.st_mode & 0077)
     return Status(ErrorCode::kInvalidArgument, "key file " + path + " is readable by others (chmod 600 it)");
-  TESSERA_ASSIGN_OR_RETURN(auto lines, read_key_lines(path));
-  if (lines.first.empty() || lines.second.empty())
+  TESSERA_ASSIGN_OR_RETURN(KeyLines lines, read_key_lines(path));
+  if (lines.pub.empty() || lines.sec.empty())
     return Status(ErrorCode::kParseError, "key file " + path + ": needs public-key and secret-key lines");
-  return CurveKeyPair{lines.first, lines.second};
+  return CurveKeyPair{lines.pub, lines.sec};
 }
 
 Result<std::string> load_public_key(const std::string& path_or_key) {
   if (is_z85_key(path_or_key) && ::access(path_or_key.c_str(), F_OK) != 0) return path_or_key;
-  TESSERA_ASSIGN_OR_RETURN(auto lines, read_key_lines(path_or_key));
-  if (lines.first.empty()) return Status(ErrorCode::kParseError, "key file " + path_or_key + ": no public-key line");
-  return lines.first;
+  TESSERA_ASSIGN_OR_RETURN(KeyLines lines, read_key_lines(path_or_key));
+  if (lines.pub.empty()) return Status(ErrorCode::kParseError, "key file " + path_or_key + ": no public-key line");
+  return lines.pub;
 }
 
-Result<std::set<std::string>> load_authorized_keys(const std::string& path) {
-  std::set<std::string> keys;
+Result<AuthorizedKeys> load_authorized_keys(const std::string& path) {
+  AuthorizedKeys keys;
   struct stat info;
   if (::stat(path.c_str(), &info) != 0)
     return Status(ErrorCode::kNotFound, "authorized keys " + path + ": not found");
   if (S_ISDIR(info.st_mode)) {
-    DIR* dir = ::opendir(path.c_str());
-    if (!dir) return Status(ErrorCode::kIOError, "cannot read " + path + ": " + std::strerror(errno));
-    Status status;
-    while (dirent* entry = ::readdir(dir)) {
-      std::string name = entry->d_name;
-      if (name.size() < 5 || name.compare(name.size() - 4, 4, ".pub") != 0) continue;
-      auto key = load_public_key(path + "/" + name);
-      if (!key.is_ok()) {
-        status = key.status();
-        break;
-      }
-      keys.insert(*key);
-    }
-    ::closedir(dir);
-    if (!status.is_ok()) return status;
+    TESSERA_RETURN_IF_ERROR(load_key_folder(path, KeyRole::kAny, keys));
+    if (is_directory(path + "/workers")) TESSERA_RETURN_IF_ERROR(load_key_folder(path + "/workers", KeyRole::kWorker, keys));
+    if (is_directory(path + "/clients")) TESSERA_RETURN_IF_ERROR(load_key_folder(path + "/clients", KeyRole::kClient, keys));
     return keys;
   }
   std::ifstream in(path);
@@ -143,16 +240,28 @@ Result<std::set<std::string>> load_authorized_keys(const std::string& path) {
     ++number;
     line = trim(line);
     if (line.empty() || line[0] == '#') continue;
-    if (auto eq = line.find('='); eq != std::string::npos) line = trim(line.substr(eq + 1));
-    if (!is_z85_key(line))
-      return Status(ErrorCode::kParseError, path + ":" + std::to_string(number) + ": not a 40-character Z85 key");
-    keys.insert(line);
+    const std::string where = path + ":" + std::to_string(number);
+    KeyRole role = KeyRole::kAny;
+    // A bare key may itself hold '=' (a Z85 character): only a line that is
+    // not one whole key is "name = key".
+    if (auto eq = line.find('='); eq != std::string::npos && !is_z85_key(line)) {
+      const std::string name = trim(line.substr(0, eq));
+      if (name != "public-key") {
+        auto parsed = parse_key_role(name);
+        if (!parsed.is_ok())
+          return Status(ErrorCode::kParseError, where + ": expected 'worker = KEY', 'client = KEY' or a key");
+        role = *parsed;
+      }
+      line = trim(line.substr(eq + 1));
+    }
+    if (!is_z85_key(line)) return Status(ErrorCode::kParseError, where + ": not a 40-character Z85 key");
+    TESSERA_RETURN_IF_ERROR(add_key(keys, line, role, where));
   }
   return keys;
 }
 
-ZapHandler::ZapHandler(void* ctx, std::set<std::string> authorized_z85, Log* log)
-    : ctx_(ctx), authorized_(std::move(authorized_z85)), log_(log) {
+ZapHandler::ZapHandler(void* ctx, AuthorizedKeys authorized, Log* log)
+    : ctx_(ctx), authorized_(std::move(authorized)), log_(log) {
   auto socket = Socket::create(ctx_, ZMQ_REP, 1 << 16);
   if (!socket.is_ok()) {
     status_ = socket.status();
@@ -178,9 +287,13 @@ void ZapHandler::loop() {
     const auto& f = request->frames;
     bool allowed = false;
     char z85[41] = "";
+    std::string user_id;  // "ROLE:KEY": the tracker reads it from each message (parse_peer_identity)
     if (f.size() >= 7 && f[0] == "1.0" && f[5] == "CURVE" && f[6].size() == 32) {
-      if (zmq_z85_encode(z85, reinterpret_cast<const uint8_t*>(f[6].data()), 32))
-        allowed = authorized_.count(z85) > 0;
+      if (zmq_z85_encode(z85, reinterpret_cast<const uint8_t*>(f[6].data()), 32)) {
+        auto it = authorized_.find(z85);
+        allowed = it != authorized_.end();
+        if (allowed) user_id = std::string(key_role_name(it->second)) + ":" + z85;
+      }
     }
     if (!allowed) refused_.fetch_add(1);
     if (!allowed && log_)
@@ -193,7 +306,7 @@ void ZapHandler::loop() {
     zmq_send(socket_.get(), id.data(), id.size(), ZMQ_SNDMORE);
     zmq_send(socket_.get(), code, 3, ZMQ_SNDMORE);
     zmq_send(socket_.get(), text, std::strlen(text), ZMQ_SNDMORE);
-    zmq_send(socket_.get(), "", 0, ZMQ_SNDMORE);  // user id
+    zmq_send(socket_.get(), user_id.data(), user_id.size(), ZMQ_SNDMORE);
     zmq_send(socket_.get(), "", 0, 0);            // metadata
   }
 }

@@ -69,6 +69,9 @@ struct MeasureInput {
   uint64_t input_seed = 1;
   std::optional<ReferenceCheck> reference;
   int priority = 0;             ///< higher first, within one device key
+  /// Workers to measure this elsewhere than (their result was implausible);
+  /// one of them still gets it when no other worker serves the key.
+  std::vector<std::string> avoid_workers = {};
 };
 
 /// What happened. Every input gets exactly one result, good or bad.
@@ -76,7 +79,8 @@ struct MeasureResult {
   std::vector<double> costs_s;  ///< seconds per call, one per repeat; empty unless kOk
   MeasureErrorKind error = MeasureErrorKind::kOk;
   std::string message;          ///< empty when kOk
-  std::string worker_id;        ///< who measured it (empty when nobody did)
+  std::string worker_id;        ///< who measured it (empty when nobody did), as the tracker knows it
+  std::string worker_public_key;  ///< that worker's CURVE public key (Z85); empty on plaintext farms
   double run_seconds = 0;       ///< wall time of the isolated run on the worker
   double check_seconds = 0;     ///< of which the reference check's comparison took (its call is the warm-up)
 

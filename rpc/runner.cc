@@ -11,6 +11,7 @@
 #include <cstring>
 #include <map>
 
+#include "rpc/temp_dirs.h"
 #include "rpc/tracker.h"
 
 namespace tessera::rpc {
@@ -38,10 +39,34 @@ CleanupSlot g_cleanup[kSlots];
 struct sigaction g_previous_sigint;
 std::atomic<bool> g_sigint_installed{false};
 
+// Asks the workers to stop, gives them up to 3 s to remove their own
+// directories (inside slot.dir), kills what is left, and removes the rest.
+// Async-signal-safe only: kill, waitpid, nanosleep, unlink, rmdir.
 void stop_all_slots() {
   for (auto& slot : g_cleanup) {
     if (!slot.ready.load()) continue;
-    for (int i = 0; i < slot.npids.load(); ++i) ::kill(slot.pids[i], SIGTERM);
+    for (int i = 0; i < slot.npids.load(); ++i)
+      if (slot.pids[i] > 0) ::kill(slot.pids[i], SIGTERM);  // -1: reaped by an earlier call
+  }
+  const struct timespec tick = {0, 10 * 1000 * 1000};
+  for (int t = 0; t < 300; ++t) {
+    bool alive = false;
+    for (auto& slot : g_cleanup) {
+      if (!slot.ready.load()) continue;
+      for (int i = 0; i < slot.npids.load(); ++i) {
+        if (slot.pids[i] <= 0) continue;
+        const pid_t r = ::waitpid(slot.pids[i], nullptr, WNOHANG);
+        if (r == slot.pids[i] || (r < 0 && errno == ECHILD)) slot.pids[i] = -1;
+        else alive = true;
+      }
+    }
+    if (!alive) break;
+    ::nanosleep(&tick, nullptr);
+  }
+  for (auto& slot : g_cleanup) {
+    if (!slot.ready.load()) continue;
+    for (int i = 0; i < slot.npids.load(); ++i)
+      if (slot.pids[i] > 0) ::kill(slot.pids[i], SIGKILL);  // its directory goes at the next start
     ::unlink(slot.socket_path);
     ::rmdir(slot.dir);
   }
@@ -227,11 +252,9 @@ Result<std::unique_ptr<LocalRunner>> LocalRunner::start(LocalRunnerOptions optio
 
   std::unique_ptr<LocalRunner> runner(new LocalRunner());
   runner->options_ = options;
-  std::string templ = options.temp_base + "/tessera-local-XXXXXX";
-  if (!::mkdtemp(templ.data()))
-    return Status(ErrorCode::kIOError, "cannot create a private directory: " + std::string(std::strerror(errno)));
-  ::chmod(templ.c_str(), 0700);
-  runner->dir_ = templ;
+  // Directories of runners killed with -9 go first (temp_dirs.h).
+  (void)remove_stale_dirs(options.temp_base, "tessera-local");
+  TESSERA_ASSIGN_OR_RETURN(runner->dir_, make_owned_dir(options.temp_base, "tessera-local"));
   const std::string socket_path = runner->dir_ + "/tracker";
   runner->endpoint_ = "ipc://" + socket_path;
   runner->cleanup_slot_ = claim_cleanup_slot(runner->dir_, socket_path);
@@ -321,10 +344,7 @@ void LocalRunner::shutdown() {
   stop_tracker_ = true;
   if (tracker_thread_.joinable()) tracker_thread_.join();
   tracker_.reset();
-  if (!dir_.empty()) {
-    ::unlink((dir_ + "/tracker").c_str());
-    ::rmdir(dir_.c_str());
-  }
+  if (!dir_.empty()) remove_tree(dir_);
 }
 
 }  // namespace tessera::rpc

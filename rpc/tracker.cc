@@ -2,6 +2,7 @@
 
 #include <zmq.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <map>
@@ -24,6 +25,7 @@ struct JobEntry {
   JobState state = JobState::kQueued;
   uint64_t seq = 0;
   std::string worker;  // current assignee while running
+  std::set<std::string> given_to;  // every worker it was dispatched to: only they may return its result
   Clock::time_point submitted, dispatched, done_at;
   pb::Result result;
   bool cancelled = false;
@@ -39,6 +41,7 @@ struct KeyState {
 struct WorkerEntry {
   pb::Register reg;
   std::string routing;
+  std::string public_key;  // as authenticated at registration; empty on plaintext
   std::set<JobKey> assigned;
   Clock::time_point last_seen;
   uint64_t malformed = 0;
@@ -64,6 +67,11 @@ class Tracker::Impl {
         return Status(ErrorCode::kInvalidArgument, "no authorized public keys: nobody could connect (--authorized)");
       zap_ = std::make_unique<ZapHandler>(ctx_.get(), options_.authorized, &log_);
       TESSERA_RETURN_IF_ERROR(zap_->status());
+      size_t any = 0;
+      for (const auto& [key, role] : options_.authorized) any += role == KeyRole::kAny;
+      if (any > 0)
+        log_.warn("%zu authorized key(s) have no role and may both register as workers and submit jobs; "
+                  "put them in workers/ or clients/ (tessera keys generate --role)", any);
     }
     TESSERA_ASSIGN_OR_RETURN(socket_, Socket::create(ctx_.get(), ZMQ_ROUTER, options_.limits.max_frame_bytes()));
     // A peer that reconnects under the same routing id (after a restart on
@@ -112,10 +120,12 @@ class Tracker::Impl {
       return;
     }
     const std::string& from = msg.frames[0];
+    const PeerIdentity peer = parse_peer_identity(msg.user_id);
+    if (!role_allows(from, peer, env.body_case())) return;
     switch (env.body_case()) {
       case pb::Envelope::kSubmit: on_submit(from, std::move(*env.mutable_submit())); break;
-      case pb::Envelope::kResult: on_result(from, env.result()); break;
-      case pb::Envelope::kRegister: on_register(from, env.register_()); break;
+      case pb::Envelope::kResult: on_result(from, peer, env.mutable_result()); break;
+      case pb::Envelope::kRegister: on_register(from, peer, env.register_()); break;
       case pb::Envelope::kHeartbeat: on_heartbeat(from, env.heartbeat()); break;
       case pb::Envelope::kSync: on_sync(from, env.sync()); break;
       case pb::Envelope::kCancel: on_cancel(env.cancel()); break;
@@ -127,6 +137,26 @@ class Tracker::Impl {
       }
       default: ++malformed_;
     }
+  }
+
+  // A client key may not act as a worker (register, heartbeat, result); a
+  // worker key may not submit, sync or cancel. The refused peer is told why.
+  bool role_allows(const std::string& from, const PeerIdentity& peer, pb::Envelope::BodyCase body) {
+    using E = pb::Envelope;
+    const bool worker_msg = body == E::kRegister || body == E::kHeartbeat || body == E::kResult;
+    const bool client_msg = body == E::kSubmit || body == E::kSync || body == E::kCancel;
+    std::string why;
+    if (peer.role == KeyRole::kClient && worker_msg)
+      why = "key " + peer.public_key + " is a client key; only worker keys may register as workers";
+    else if (peer.role == KeyRole::kWorker && client_msg)
+      why = "key " + peer.public_key + " is a worker key; only client keys may submit jobs";
+    if (why.empty()) return true;
+    ++role_refused_;
+    log_.warn("refused %s: %s", from.c_str(), why.c_str());
+    pb::Envelope out;
+    out.mutable_refused()->set_reason("the tracker refused this peer: " + why);
+    reply(from, out);
+    return false;
   }
 
   void send_result(const std::string& session, const pb::Result& result) {
@@ -192,24 +222,40 @@ class Tracker::Impl {
     if (q->second.empty()) ks.queues.erase(q);
   }
 
-  // The next job of `key`: the highest priority first; among the sessions
-  // that have a job at that priority, the one served least so far.
-  bool pick(KeyState& ks, JobKey* out) {
+  // Whether `worker` should leave the job to another: the client asked to
+  // avoid it and another worker of the key, not avoided, is registered.
+  bool avoids(const pb::Job& job, const std::string& worker) const {
+    if (job.avoid_workers().empty()) return false;
+    const auto& avoid = job.avoid_workers();
+    if (std::find(avoid.begin(), avoid.end(), worker) == avoid.end()) return false;
+    for (const auto& [id, w] : workers_)
+      if (w.reg.device_key() == job.device_key() && std::find(avoid.begin(), avoid.end(), id) == avoid.end())
+        return true;
+    return false;
+  }
+
+  // The next job of `key` for `worker`: the highest priority first; among the
+  // sessions that have a job at that priority, the one served least so far.
+  // Jobs that would rather go to another worker (avoids) are passed over.
+  bool pick(KeyState& ks, const std::string& worker, JobKey* out) {
     const std::string* best = nullptr;
+    const QueueItem* best_item = nullptr;
     for (const auto& [session, queue] : ks.queues) {
-      if (queue.empty()) continue;
-      if (!best) {
+      const QueueItem* first = nullptr;
+      for (const auto& item : queue)
+        if (!avoids(jobs_[{session, std::get<2>(item)}].job, worker)) {
+          first = &item;
+          break;
+        }
+      if (!first) continue;
+      if (!best || std::get<0>(*first) < std::get<0>(*best_item) ||
+          (std::get<0>(*first) == std::get<0>(*best_item) && ks.served[session] < ks.served[*best])) {
         best = &session;
-        continue;
+        best_item = first;
       }
-      const auto& a = *queue.begin();
-      const auto& b = *ks.queues[*best].begin();
-      if (std::get<0>(a) < std::get<0>(b) ||
-          (std::get<0>(a) == std::get<0>(b) && ks.served[session] < ks.served[*best]))
-        best = &session;
     }
     if (!best) return false;
-    *out = {*best, std::get<2>(*ks.queues[*best].begin())};
+    *out = {*best, std::get<2>(*best_item)};
     return true;
   }
 
@@ -219,12 +265,13 @@ class Tracker::Impl {
       if (worker.reg.device_key() != device_key) continue;
       while (worker.assigned.size() < worker.reg.max_jobs() && ks.queued > 0) {
         JobKey key;
-        if (!pick(ks, &key)) return;
+        if (!pick(ks, id, &key)) break;  // nothing this worker should take: the next may
         JobEntry& entry = jobs_[key];
         unqueue(key, entry);
         ++ks.served[key.first];
         entry.state = JobState::kRunning;
         entry.worker = id;
+        entry.given_to.insert(id);
         entry.dispatched = Clock::now();
         entry.job.set_attempt(entry.job.attempt() + 1);
         worker.assigned.insert(key);
@@ -251,13 +298,18 @@ class Tracker::Impl {
     if (!entry.cancelled) send_result(key.first, entry.result);
   }
 
-  void on_result(const std::string& from, const pb::Result& result) {
-    if (!validate_result(result).is_ok() || from.rfind("w:", 0) != 0) {
+  // A result counts only from a worker the job was dispatched to, under the
+  // key that worker registered with; anything else is dropped and counted.
+  void on_result(const std::string& from, const PeerIdentity& peer, pb::Result* result) {
+    if (!validate_result(*result).is_ok() || from.rfind("w:", 0) != 0) {
       ++malformed_;
       return;
     }
-    JobKey key{result.session_id(), result.job_id()};
-    if (auto w = workers_.find(from.substr(2)); w != workers_.end()) w->second.assigned.erase(key);
+    const std::string worker_id = from.substr(2);
+    JobKey key{result->session_id(), result->job_id()};
+    auto w = workers_.find(worker_id);
+    if (w != workers_.end() && w->second.public_key != peer.public_key) w = workers_.end();  // an impostor
+    if (w != workers_.end()) w->second.assigned.erase(key);
     auto it = jobs_.find(key);
     if (it == jobs_.end() || it->second.state == JobState::kDone) {
       ++duplicates_;  // finished already, or from before this tracker started: first result wins
@@ -265,10 +317,19 @@ class Tracker::Impl {
       return;
     }
     JobEntry& entry = it->second;
-    if (entry.state == JobState::kRunning && entry.worker != from.substr(2)) {
-      if (auto w = workers_.find(entry.worker); w != workers_.end()) w->second.assigned.erase(key);
+    if (w == workers_.end() || !entry.given_to.count(worker_id)) {
+      ++foreign_results_;
+      log_.warn("dropped a result for %s/%llu from %s%s: the job was not given to it", key.first.c_str(),
+                static_cast<unsigned long long>(key.second), worker_id.c_str(),
+                w == workers_.end() ? " (not registered under this key)" : "");
+      return;
     }
-    finish(key, entry, result);
+    if (entry.state == JobState::kRunning && entry.worker != worker_id) {
+      if (auto other = workers_.find(entry.worker); other != workers_.end()) other->second.assigned.erase(key);
+    }
+    result->set_worker_id(worker_id);  // what the tracker knows, not what the sender claims
+    result->set_worker_public_key(peer.public_key);
+    finish(key, entry, *result);
     dispatch(entry.job.device_key());
   }
 
@@ -281,13 +342,22 @@ class Tracker::Impl {
     enqueue(key, it->second);
   }
 
-  void on_register(const std::string& from, const pb::Register& reg) {
+  void on_register(const std::string& from, const PeerIdentity& peer, const pb::Register& reg) {
     if (!validate_register(reg).is_ok() || from != "w:" + reg.worker_id()) {
       ++malformed_;
       return;
     }
+    if (auto held = workers_.find(reg.worker_id()); held != workers_.end() && held->second.public_key != peer.public_key) {
+      ++role_refused_;
+      pb::Envelope out;
+      out.mutable_refused()->set_reason("the tracker refused this peer: worker id '" + reg.worker_id() +
+                                        "' is registered under another key");
+      reply(from, out);
+      return;
+    }
     auto [it, fresh] = workers_.try_emplace(reg.worker_id());
     WorkerEntry& w = it->second;
+    w.public_key = peer.public_key;
     if (!fresh && w.reg.incarnation() != reg.incarnation()) {
       // The same worker id restarted: what the old process held is lost.
       for (const auto& key : std::set<JobKey>(w.assigned)) requeue(key, "worker restarted");
@@ -462,6 +532,8 @@ class Tracker::Impl {
     st.set_requeued_jobs(requeued_);
     st.set_auth_refused(zap_ ? zap_->refused() : 0);
     st.set_dead_workers(dead_workers_);
+    st.set_foreign_results(foreign_results_);
+    st.set_role_refused(role_refused_);
     return st;
   }
 
@@ -482,6 +554,7 @@ class Tracker::Impl {
   std::map<std::string, SessionEntry> sessions_;
   Clock::time_point next_gc_;
   uint64_t next_seq_ = 0, malformed_ = 0, duplicates_ = 0, requeued_ = 0, dead_workers_ = 0;
+  uint64_t foreign_results_ = 0, role_refused_ = 0;
   size_t active_jobs_ = 0;
   int64_t held_bytes_ = 0;
 };

@@ -10,6 +10,7 @@
 #include <set>
 #include <string>
 
+#include "rpc/keys.h"
 #include "rpc/log.h"
 #include "rpc/wire.h"
 #include "base/status.h"
@@ -20,10 +21,12 @@ namespace tessera::rpc {
 struct TrackerOptions {
   std::string bind = "tcp://127.0.0.1:9190";
   /// CURVE: `security.own` is the tracker's keypair; `authorized` lists the
-  /// public keys of the clients and workers it admits. Or security.insecure
-  /// (plaintext; only ipc:// and loopback binds).
+  /// public keys of the clients and workers it admits, with their roles: a
+  /// client key may not register as a worker, a worker key may not submit
+  /// (keys.h KeyRole). Or security.insecure (plaintext; only ipc:// and
+  /// loopback binds; no roles: the peers are this machine's).
   SecurityOptions security;
-  std::set<std::string> authorized;
+  AuthorizedKeys authorized;
   int heartbeat_ms = 1000;        ///< the interval workers are told to use
   int dead_after_ms = 3000;       ///< silence after which a worker is dead
   int no_worker_grace_ms = 2000;  ///< how long a job waits for a worker of its key

@@ -179,6 +179,10 @@ Result<Message> recv_message(Socket& socket, size_t max_frames) {
       if (first) return Status(ErrorCode::kUnavailable, "no message");
       return zmq_error("receiving a message");
     }
+    // Set by the tracker's ZAP handler for CURVE peers: who sent this. A
+    // ROUTER's routing frame carries no metadata; the peer's frames do.
+    if (message.user_id.empty())
+      if (const char* user = zmq_msg_gets(&msg, "User-Id")) message.user_id = user;
     first = false;
     if (message.frames.size() < max_frames)
       message.frames.emplace_back(static_cast<const char*>(zmq_msg_data(&msg)), zmq_msg_size(&msg));
@@ -244,6 +248,9 @@ Status validate_job(const pb::Job& job, const WireLimits& limits) {
   if (!std::isfinite(t.cooldown_ms()) || t.cooldown_ms() < 0 || t.cooldown_ms() > 600000)
     return bad("timing.cooldown_ms out of range");
   if (job.timeout_ms() < 1 || job.timeout_ms() > limits.max_timeout_ms) return bad("timeout_ms out of range");
+  if (job.avoid_workers_size() > 64) return bad("more than 64 workers to avoid");
+  for (const auto& w : job.avoid_workers())
+    if (!is_valid_name(w)) return bad("bad worker id to avoid");
   if (job.has_reference()) {
     const auto& ref = job.reference();
     if (static_cast<int64_t>(ref.expected_output().size()) > limits.max_reference_bytes)
@@ -275,7 +282,8 @@ Status validate_result(const pb::Result& result) {
     return Status(ErrorCode::kInvalidArgument, "result: bad check time");
   for (double c : result.costs_s())
     if (!std::isfinite(c) || c < 0) return Status(ErrorCode::kInvalidArgument, "result: bad cost");
-  if (result.message().size() > 65536 || !is_printable(result.worker_id(), 128))
+  if (result.message().size() > 65536 || !is_printable(result.worker_id(), 128) ||
+      !is_printable(result.worker_public_key(), 40))
     return Status(ErrorCode::kInvalidArgument, "result: oversized message or bad worker id");
   return Status::ok();
 }
@@ -311,6 +319,7 @@ pb::Job to_wire_job(const MeasureInput& input) {
   timing->set_flush_cache(input.timing.flush_cache);
   job.set_timeout_ms(input.timeout_ms > 0 ? static_cast<uint32_t>(input.timeout_ms) : 0);
   job.set_input_seed(input.input_seed);
+  for (const auto& w : input.avoid_workers) job.add_avoid_workers(w);
   if (input.reference) {
     job.mutable_reference()->set_expected_output(input.reference->expected_output);
     job.mutable_reference()->set_tolerance(input.reference->tolerance);
@@ -325,6 +334,7 @@ MeasureResult from_wire_result(const pb::Result& result) {
   out.error = static_cast<MeasureErrorKind>(result.error());
   out.message = result.message();
   out.worker_id = result.worker_id();
+  out.worker_public_key = result.worker_public_key();
   out.run_seconds = result.run_seconds();
   out.check_seconds = result.check_seconds();
   return out;

@@ -115,6 +115,9 @@ Status send_envelope(Socket& socket, pb::Envelope envelope, const std::string& r
 struct Message {
   std::vector<std::string> frames;
   bool truncated = false;  ///< had more frames than kept
+  /// The ZAP user id of the peer that sent it ("ROLE:KEY", keys.h
+  /// PeerIdentity); empty on plaintext connections.
+  std::string user_id;
 };
 
 /// Receives one whole message without blocking; kUnavailable when none is waiting.

@@ -1,5 +1,8 @@
 #include "rpc/worker.h"
 
+#include "rpc/handshake.h"
+#include "rpc/temp_dirs.h"
+
 #include <unistd.h>
 #include <zmq.h>
 
@@ -55,10 +58,14 @@ Status check_options(const WorkerOptions& o) {
 }
 
 // A DEALER socket to the tracker under `routing` ("w:" main, "h:" heartbeats).
-Result<Socket> connect_dealer(Context& ctx, const WorkerOptions& o, const std::string& routing) {
+// With `watch`, its handshakes are watched (handshake.h).
+Result<Socket> connect_dealer(Context& ctx, const WorkerOptions& o, const std::string& routing, HandshakeWatch* watch) {
   TESSERA_ASSIGN_OR_RETURN(Socket s, Socket::create(ctx.get(), ZMQ_DEALER, o.limits.max_frame_bytes()));
   TESSERA_RETURN_IF_ERROR(s.set(ZMQ_ROUTING_ID, routing.data(), routing.size(), "ZMQ_ROUTING_ID"));
   TESSERA_RETURN_IF_ERROR(apply_client_security(s, o.security));
+  if (watch) {
+    TESSERA_ASSIGN_OR_RETURN(*watch, HandshakeWatch::attach(ctx.get(), s, o.tracker, o.security, "worker"));
+  }
   TESSERA_RETURN_IF_ERROR(s.connect(o.tracker));
   return s;
 }
@@ -114,11 +121,15 @@ void heartbeat_loop(Socket& beat_socket, const WorkerOptions& o, const std::stri
 // them up to max_jobs at a time, and sends each result when its child ends.
 class JobLoop {
  public:
-  JobLoop(const WorkerOptions& o, const std::string& incarnation, Socket& socket, JobBook& book, Counters counters)
-      : o_(o), incarnation_(incarnation), socket_(socket), book_(book), counters_(counters) {}
+  JobLoop(const WorkerOptions& o, const std::string& incarnation, Socket& socket, HandshakeWatch& watch, JobBook& book,
+          Counters counters)
+      : o_(o), incarnation_(incarnation), socket_(socket), watch_(watch), book_(book), counters_(counters) {}
 
-  void run(const std::atomic<bool>& stop, std::atomic<bool>& need_register) {
-    while (!stop) {
+  /// Serves until `stop`, or until the tracker refuses this worker (then
+  /// that refusal, which the caller reports).
+  Status run(const std::atomic<bool>& stop, std::atomic<bool>& need_register) {
+    while (!stop && refused_.is_ok()) {
+      if (!handshake_ok()) return watch_.status();
       if (need_register.exchange(false)) send_registration();
       start_pending();
       std::vector<zmq_pollitem_t> items = poll_items();
@@ -127,12 +138,24 @@ class JobLoop {
       if (items[0].revents & ZMQ_POLLIN) read_messages();
       reap_finished(items);
     }
+    return refused_;
   }
 
   /// Kills what still runs.
   ~JobLoop() { running_.clear(); }
 
  private:
+  // False once the CURVE handshake has failed too often or too long
+  // (HandshakeWatch::hopeless: a key problem, retrying would not help).
+  bool handshake_ok() {
+    const int before = watch_.failures();
+    watch_.read();
+    if (watch_.failures() > before && o_.log)
+      o_.log->warn("handshake %d of %d failed: %s", watch_.failures(), kMaxHandshakeFailures,
+                   watch_.status().message().c_str());
+    return !watch_.hopeless();
+  }
+
   void send_registration() {
     pb::Envelope env;
     auto* reg = env.mutable_register_();
@@ -203,6 +226,8 @@ class JobLoop {
       }
       if (env.has_dispatch()) {
         accept_job(std::move(*env.mutable_dispatch()));
+      } else if (env.has_refused()) {
+        refused_ = Status(ErrorCode::kUnavailable, env.refused().reason().substr(0, 1024));
       } else if (!env.has_register_ack()) {
         counters_.malformed.fetch_add(1);
       }
@@ -253,10 +278,12 @@ class JobLoop {
   const WorkerOptions& o_;
   const std::string& incarnation_;
   Socket& socket_;
+  HandshakeWatch& watch_;
   JobBook& book_;
   Counters counters_;
   std::deque<pb::Job> pending_;
   std::list<Measurement> running_;
+  Status refused_;
 };
 
 }  // namespace
@@ -276,11 +303,28 @@ WorkerStats Worker::stats() const {
 Status Worker::run(const std::atomic<bool>& stop) {
   TESSERA_RETURN_IF_ERROR(check_options(options_));
   options_.sandbox.worker_id = options_.worker_id;
+  // Jobs get their directories inside one of this worker's own, removed at
+  // the end; those of workers killed with -9 are removed here (temp_dirs.h).
+  const std::string temp_base = options_.sandbox.temp_dir;
+  const int stale = remove_stale_dirs(temp_base, "tessera-worker");
+  if (stale > 0 && options_.log)
+    options_.log->info("removed %d directory(ies) of dead workers in %s", stale, temp_base.c_str());
+  TESSERA_ASSIGN_OR_RETURN(const std::string own_dir, make_owned_dir(temp_base, "tessera-worker"));
+  options_.sandbox.temp_dir = own_dir;
+  Status result = serve(stop);
+  remove_tree(own_dir);
+  options_.sandbox.temp_dir = temp_base;
+  return result;
+}
+
+Status Worker::serve(const std::atomic<bool>& stop) {
   const std::string incarnation = random_hex(8);
 
   Context ctx;
-  TESSERA_ASSIGN_OR_RETURN(Socket main_socket, connect_dealer(ctx, options_, "w:" + options_.worker_id));
-  TESSERA_ASSIGN_OR_RETURN(Socket beat_socket, connect_dealer(ctx, options_, "h:" + options_.worker_id));
+  Socket main_socket;
+  HandshakeWatch watch;  // after main_socket: stops monitoring before it closes
+  TESSERA_ASSIGN_OR_RETURN(main_socket, connect_dealer(ctx, options_, "w:" + options_.worker_id, &watch));
+  TESSERA_ASSIGN_OR_RETURN(Socket beat_socket, connect_dealer(ctx, options_, "h:" + options_.worker_id, nullptr));
 
   JobBook book;
   std::atomic<bool> need_register{true};
@@ -288,13 +332,14 @@ Status Worker::run(const std::atomic<bool>& stop) {
   std::thread beater([&] {
     heartbeat_loop(beat_socket, options_, incarnation, book, need_register, beat_stop, stop, malformed_);
   });
+  Status result;
   {
-    JobLoop loop(options_, incarnation, main_socket, book, Counters{jobs_done_, malformed_, registrations_});
-    loop.run(stop, need_register);
+    JobLoop loop(options_, incarnation, main_socket, watch, book, Counters{jobs_done_, malformed_, registrations_});
+    result = loop.run(stop, need_register);
     beat_stop = true;
     beater.join();
   }  // the loop's destructor kills what still runs
-  return Status::ok();
+  return result;
 }
 
 }  // namespace tessera::rpc

@@ -50,6 +50,9 @@ class Worker {
   const WorkerOptions& options() const { return options_; }
 
  private:
+  /// run() once its private directory exists.
+  Status serve(const std::atomic<bool>& stop);
+
   WorkerOptions options_;
   std::atomic<uint64_t> jobs_done_{0}, malformed_{0}, registrations_{0};
 };

@@ -146,7 +146,10 @@ bool fill_run_options(const OptionMap& opts, WorkerOptions& o) {
 // usage error, or 1 for keys that cannot be loaded.
 int fill_security(const OptionMap& opts, WorkerOptions& o) {
   o.security.insecure = opts.count("insecure") > 0;
-  if (o.security.insecure) return 0;
+  if (o.security.insecure) {
+    warn_insecure("tessera worker", o.tracker);
+    return 0;
+  }
   if (get(opts, "keyfile").empty() || get(opts, "tracker-key").empty()) {
     std::fprintf(stderr, "tessera worker: give --keyfile and --tracker-key (CURVE), or --insecure on ipc/loopback\n");
     return kUsageError;

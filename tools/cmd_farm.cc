@@ -29,6 +29,7 @@ int run_farm(int argc, char** argv, int first) {
   }
   rpc::SecurityOptions security;
   security.insecure = args->has("insecure");
+  if (security.insecure) rpc::warn_insecure("tessera farm", args->get("tracker"));
   if (!security.insecure) {
     if (!args->has("keyfile") || !args->has("tracker-key")) {
       std::fprintf(stderr, "tessera farm: give --keyfile and --tracker-key (CURVE), or --insecure on ipc/loopback\n");

@@ -286,6 +286,7 @@ int run_list(const Args& args) {
   filter.workload_key = task->first;
   filter.target = task->second;
   filter.ok_only = args.has("ok");
+  filter.worker = args.get("worker", "");
   filter.newest_first = true;
   filter.limit = args.has("all") ? 0 : *limit;
   auto infos = workload_infos(*store);
@@ -435,6 +436,7 @@ int run_prune(const Args& args) {
     options.drop_errors_older_than_seconds = *age;
   }
   options.drop_infrastructure = args.has("infrastructure");
+  options.drop_worker = args.get("worker", "");
   if (options.keep_k < 1) return fail(Status(ErrorCode::kInvalidArgument, "--keep must be at least 1"));
   records::OpenOptions open;
   open.create = false;
@@ -448,6 +450,9 @@ int run_prune(const Args& args) {
               static_cast<long long>(report->dropped_errors));
   if (options.drop_infrastructure)
     std::printf("dropped %lld infrastructure errors\n", static_cast<long long>(report->dropped_infrastructure));
+  if (!options.drop_worker.empty())
+    std::printf("dropped %lld records measured by worker %s\n", static_cast<long long>(report->dropped_worker),
+                options.drop_worker.c_str());
   return 0;
 }
 
@@ -516,8 +521,9 @@ int run_why(const Args& args) {
 
 const std::vector<Subcommand>& subcommands() {
   static const std::vector<Subcommand> kSubcommands = {
-      {"list", "records, newest first", "tessera records list [--db DB] [--workload KEY] [--target TARGET] [--ok]",
+      {"list", "records, newest first", "tessera records list [--db DB] [--workload KEY] [--target TARGET] [--ok] [--worker ID]",
        {kDbOption, kWorkloadOption, kTargetOption, {"ok", false, "only successful measurements"},
+        {"worker", true, "only what this worker id measured", 0, "ID"},
         {"limit", true, "how many (default 20)"}, {"all", false, "every record"}, kHelpOption},
        run_list},
       {"best", "the fastest records of each workload and target",
@@ -534,10 +540,11 @@ const std::vector<Subcommand>& subcommands() {
       {"import", "read JSON Lines files, skipping records already present",
        "tessera records import [--db DB] FILE... (- reads stdin)", {kDbOption, kHelpOption}, run_import},
       {"prune", "keep the best k per workload and target; drop old errors",
-       "tessera records prune [--db DB] [--keep N] [--errors-older-than AGE] [--infrastructure]",
+       "tessera records prune [--db DB] [--keep N] [--errors-older-than AGE] [--infrastructure] [--worker ID]",
        {kDbOption, {"keep", true, "ok records to keep per workload and target (default 10)"},
         {"errors-older-than", true, "drop error records older than this (3600, 90m, 12h, 7d)"},
         {"infrastructure", false, "drop every infrastructure error (no worker, no result, protocol)"},
+        {"worker", true, "drop every record this worker id measured (before keeping the best N)", 0, "ID"},
         kHelpOption},
        run_prune},
       {"why", "which schedule compile time would pick for an operator, or each kernel of a model, and why",

@@ -81,6 +81,17 @@ int run_tracker(int argc, char** argv, int first) {
     }
     o.security.own = *keys;
     o.authorized = *authorized;
+    size_t any = 0, workers = 0, clients = 0;
+    for (const auto& [key, role] : o.authorized)
+      (role == rpc::KeyRole::kWorker ? workers : role == rpc::KeyRole::kClient ? clients : any)++;
+    std::fprintf(stderr, "tessera tracker: %zu worker key(s), %zu client key(s) authorized\n", workers, clients);
+    if (any > 0)
+      std::fprintf(stderr,
+                   "tessera tracker: warning: %zu key(s) without a role may both register as workers and submit "
+                   "jobs; move them to %s/workers or %s/clients\n",
+                   any, args->get("authorized").c_str(), args->get("authorized").c_str());
+  } else {
+    rpc::warn_insecure("tessera tracker", o.bind);
   }
   rpc::Tracker tracker(o);
   Status bound = tracker.bind();

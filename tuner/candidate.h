@@ -68,6 +68,10 @@ class Candidate {
   records::SpaceKind space = records::SpaceKind::kSketch;
   /// The knob configuration for knob spaces; empty otherwise.
   std::string knob_config_json;
+  /// Workers whose result for it was implausible (a measurement-error): it
+  /// is measured elsewhere when the farm has another worker
+  /// (rpc::MeasureInput::avoid_workers). Not part of its identity.
+  std::vector<std::string> avoid_workers;
 
  private:
   struct Made;

@@ -181,6 +181,7 @@ Status parse_runner(const OptionReader& o, TuneConfig* c) {
   ro.device_key = o.get("key", "");
   if (ro.device_key.empty()) return usage("--tracker needs --key, the device key of the workers");
   ro.security.insecure = o.has("insecure");
+  if (ro.security.insecure) rpc::warn_insecure("tessera tune", ro.tracker);
   if (!ro.security.insecure) {
     if (!o.has("keyfile") || !o.has("tracker-key"))
       return usage("--tracker needs --keyfile and --tracker-key (CURVE), or --insecure on ipc/loopback");

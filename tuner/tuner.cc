@@ -9,6 +9,8 @@
 #include <set>
 #include <thread>
 
+#include "tuner/measure/plausibility.h"
+
 namespace tessera::tuner {
 namespace {
 
@@ -22,6 +24,15 @@ double gflops(double flops, double cost) { return cost > 0 && std::isfinite(cost
 // Sleeps a second, or less when `stop` is set meanwhile.
 void pause_a_second(const std::atomic<bool>* stop) {
   for (int t = 0; t < 10 && !(stop && stop->load()); ++t) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+}
+
+// A candidate whose result was implausible is measured again elsewhere
+// (plausibility.h): the worker that reported it is avoided.
+void avoid_on_retry(Candidate& c, const records::Record& r) {
+  if (r.error_kind != kMeasurementError || r.worker.empty()) return;
+  if (std::find(c.avoid_workers.begin(), c.avoid_workers.end(), r.worker) == c.avoid_workers.end() &&
+      c.avoid_workers.size() < 64)
+    c.avoid_workers.push_back(r.worker);
 }
 
 // Whether a fact (a record that is not an infrastructure error) is stored for the steps.
@@ -87,7 +98,9 @@ Result<int64_t> Tuner::resume() {
     for (const auto& [steps_json, r] : lost) {
       if (facts.count(steps_json) || steps_json == empty_steps || steps_json == baseline) continue;
       auto steps = steps_from_json(steps_json);
-      if (steps.is_ok()) retry_[i].emplace_back(std::move(*steps), r->space, r->knob_config_json);
+      if (!steps.is_ok()) continue;
+      retry_[i].emplace_back(std::move(*steps), r->space, r->knob_config_json);
+      avoid_on_retry(retry_[i].back(), *r);
     }
     found += static_cast<int64_t>(usable.size());
     if (!candidates.empty()) TESSERA_RETURN_IF_ERROR(policies_[i]->observe(candidates, usable));
@@ -150,8 +163,9 @@ Status Tuner::wait_for_workers(const std::atomic<bool>* stop) {
   }
 }
 
-Result<std::vector<records::Record>> Tuner::measure_alone(int i, const Candidate& c, MeasureOverride override,
+Result<std::vector<records::Record>> Tuner::measure_alone(int i, const Candidate& candidate, MeasureOverride override,
                                                           const std::atomic<bool>* stop) {
+  Candidate c = candidate;
   for (;;) {
     TESSERA_ASSIGN_OR_RETURN(std::vector<records::Record> r, measurer_.measure(tasks_[i], {c}, override));
     if (store_) TESSERA_RETURN_IF_ERROR(store_->append(r));
@@ -161,6 +175,7 @@ Result<std::vector<records::Record>> Tuner::measure_alone(int i, const Candidate
     }
     ++summaries_[i].infrastructure_errors;
     last_infrastructure_error_ = r[0].error_kind + ": " + r[0].error_message;
+    avoid_on_retry(c, r[0]);
     TESSERA_RETURN_IF_ERROR(wait_for_workers(stop));
     if (stop && stop->load()) return std::vector<records::Record>{};
   }
@@ -320,6 +335,7 @@ Result<std::optional<Candidate>> Tuner::measure_batch(int i, std::vector<Candida
     if (all[j].infrastructure) {
       ++s.infrastructure_errors;
       last_infrastructure_error_ = all[j].error_kind + ": " + all[j].error_message;
+      avoid_on_retry(candidates[j], all[j]);
       retry_[i].push_back(std::move(candidates[j]));
     } else {
       measured.push_back(std::move(candidates[j]));

@@ -83,7 +83,7 @@ TEST(Security, UnknownWorkerCannotRegister) {
   TrackerOptions o;
   o.bind = "tcp://127.0.0.1:*";
   o.security.own = keys.tracker;
-  o.authorized = {keys.client.public_z85};
+  o.authorized = {{keys.client.public_z85, KeyRole::kAny}};
   TrackerThread tracker(o);
   ASSERT_TRUE(tracker.status().is_ok());
   auto worker = start_worker(tracker.endpoint(), "k", "intruder",

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "tuner/measure/plausibility.h"
 #include "tuner/measure/reference.h"
 
 namespace tessera::tuner {
@@ -89,6 +90,7 @@ Result<std::vector<records::Record>> Measurer::measure(const Task& task, const s
     if (override.long_timeout) in.timeout_ms = std::max(options_.timeout_ms, 120000);
     in.input_seed = kInputSeed;
     in.reference = reference_for(task, candidates[i]);
+    in.avoid_workers = candidates[i].avoid_workers;
     jobs.push_back(std::move(in));
     job_of.push_back(i);
   }
@@ -121,11 +123,21 @@ Result<std::vector<records::Record>> Measurer::measure(const Task& task, const s
   for (size_t j = 0; j < results.size(); ++j) {
     records::Record& r = out[job_of[j]];
     r.run_seconds = results[j].run_seconds;
+    r.worker = results[j].worker_id;
+    r.worker_key = results[j].worker_public_key;
     last_check_seconds_ += results[j].check_seconds;
     // Checked: the output was compared, and matched or not.
     r.checked = jobs[j].reference.has_value() &&
                 (results[j].ok() || results[j].error == rpc::MeasureErrorKind::kWrongAnswer);
     if (results[j].ok()) {
+      // A worker's word is not taken for the impossible (plausibility.h).
+      if (auto why = implausible_result(task.target, task.dag->flop_count(), results[j].costs_s, r.worker)) {
+        r.error_kind = kMeasurementError;
+        r.error_message = *why;
+        r.infrastructure = true;
+        r.checked = false;
+        continue;
+      }
       r.costs = results[j].costs_s;
     } else {
       r.error_kind = rpc::measure_error_kind_name(results[j].error);

@@ -1,0 +1,216 @@
+// Issue 19, plausible results only: a worker that reports the impossible (1 ns
+// for a matmul, or ok with no costs) produces a "measurement-error" record
+// naming it, an infrastructure error that is never the best record.
+#include "tuner/measure/plausibility.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <zmq.h>
+
+#include <atomic>
+#include <thread>
+
+#include "records/store.h"
+#include "rpc/runner.h"
+#include "rpc/tracker.h"
+#include "tests/tuner/measure/matmul_task.h"
+#include "tuner/measure/measurer.h"
+
+namespace tessera::tuner {
+namespace {
+
+TEST(Plausibility, TheBoundComesFromTheTargetAndRefusesOnlyTheImpossible) {
+  Target one = Target::parse("llvm -mtriple=x86_64-linux-gnu -mcpu=skylake-avx512 -num-cores=1").value();
+  Target eight = Target::parse("llvm -mtriple=x86_64-linux-gnu -mcpu=skylake-avx512 -num-cores=8").value();
+  EXPECT_DOUBLE_EQ(peak_ops_bound(one), 1 * 64 * 2 * 4 * 6e9 * 2);
+  EXPECT_DOUBLE_EQ(peak_ops_bound(eight), 8 * peak_ops_bound(one));
+  const double flops = 2.0 * 256 * 256 * 256;
+  EXPECT_FALSE(implausible_result(one, flops, {1e-3, 2e-3}, "w").has_value());  // 33 GFLOP/s: a real kernel
+  auto fast = implausible_result(one, flops, {1e-3, 1e-9}, "liar");
+  ASSERT_TRUE(fast.has_value());
+  EXPECT_NE(fast->find("worker 'liar'"), std::string::npos) << *fast;
+  EXPECT_NE(fast->find("GFLOP/s"), std::string::npos) << *fast;
+  EXPECT_TRUE(implausible_result(one, flops, {}, "w").has_value());
+  EXPECT_TRUE(implausible_result(one, flops, {0.0}, "w").has_value());
+  EXPECT_FALSE(implausible_result(one, 0, {1e-9}, "w").has_value());  // no FLOP count: nothing to compare
+}
+
+// A worker on a real farm that answers every job with `costs`, as "liar".
+class LyingWorker {
+ public:
+  LyingWorker(const std::string& endpoint, std::vector<double> costs) : costs_(std::move(costs)) {
+    thread_ = std::thread([this, endpoint] { serve(endpoint); });
+  }
+  ~LyingWorker() {
+    stop_ = true;
+    thread_.join();
+  }
+  int answered() const { return answered_.load(); }
+
+ private:
+  void serve(const std::string& endpoint) {
+    rpc::Context ctx;
+    rpc::Socket s = rpc::Socket::create(ctx.get(), ZMQ_DEALER, 1 << 30).value();
+    const std::string routing = "w:liar";
+    (void)s.set(ZMQ_ROUTING_ID, routing.data(), routing.size(), "id");
+    (void)s.connect(endpoint);
+    rpc::pb::Envelope reg;
+    auto* r = reg.mutable_register_();
+    r->set_worker_id("liar");
+    r->set_device_key("local");
+    r->set_target("llvm");
+    r->set_max_jobs(4);
+    r->set_incarnation("1");
+    (void)rpc::send_envelope(s, reg);
+    while (!stop_) {
+      zmq_pollitem_t item = {s.get(), 0, ZMQ_POLLIN, 0};
+      if (zmq_poll(&item, 1, 50) <= 0) continue;
+      while (auto msg = rpc::recv_message(s)) {
+        rpc::pb::Envelope env;
+        if (msg->frames.size() != 1 || !rpc::parse_envelope(msg->frames[0], &env) || !env.has_dispatch()) continue;
+        rpc::pb::Envelope out;
+        auto* result = out.mutable_result();
+        result->set_job_id(env.dispatch().job_id());
+        result->set_session_id(env.dispatch().session_id());
+        result->set_attempt(env.dispatch().attempt());
+        result->set_error(rpc::pb::OK);
+        for (double c : costs_) result->add_costs_s(c);
+        result->set_worker_id("liar");
+        answered_.fetch_add(1);  // before the send: the test may look as soon as the result is in
+        (void)rpc::send_envelope(s, out);
+      }
+    }
+  }
+  std::vector<double> costs_;
+  std::atomic<bool> stop_{false};
+  std::atomic<int> answered_{0};
+  std::thread thread_;
+};
+
+// A plaintext tracker on a private ipc socket, served from its own thread.
+class Farm {
+ public:
+  Farm() {
+    char templ[] = "/tmp/tessera-plausible-XXXXXX";
+    dir_ = ::mkdtemp(templ);
+    rpc::TrackerOptions o;
+    o.bind = "ipc://" + dir_ + "/t";
+    o.security.insecure = true;
+    tracker_ = std::make_unique<rpc::Tracker>(o);
+    EXPECT_TRUE(tracker_->bind().is_ok());
+    thread_ = std::thread([this] { (void)tracker_->run(stop_); });
+  }
+  ~Farm() {
+    stop_ = true;
+    thread_.join();
+    (void)std::system(("rm -rf '" + dir_ + "'").c_str());
+  }
+  std::string endpoint() const { return tracker_->endpoint(); }
+  std::string dir() const { return dir_; }
+
+ private:
+  std::string dir_;
+  std::unique_ptr<rpc::Tracker> tracker_;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+void measure_with_liar(const std::vector<double>& lie, const std::string& expect_in_message) {
+  Farm farm;
+  LyingWorker liar(farm.endpoint(), lie);
+  rpc::RpcRunnerOptions ro;
+  ro.tracker = farm.endpoint();
+  ro.security.insecure = true;
+  ro.device_key = "local";
+  auto runner = rpc::RpcRunner::connect(ro);
+  ASSERT_TRUE(runner.is_ok());
+  for (int i = 0; i < 200; ++i) {
+    auto workers = (*runner)->count_workers();
+    if (workers.is_ok() && *workers >= 1) break;
+    ::usleep(20000);
+  }
+
+  Task task = test::matmul_task(128, 128, 128);
+  BuilderPool builder(task.target, {.n_parallel = 1});
+  Measurer measurer(builder, **runner, {.timing = {.number = 1, .repeat = 2}, .check_correctness = false});
+  auto records = measurer.measure(task, {Candidate()});
+  ASSERT_TRUE(records.is_ok()) << records.status().to_string();
+  ASSERT_EQ(records->size(), 1u);
+  const records::Record& r = (*records)[0];
+  EXPECT_EQ(r.error_kind, kMeasurementError);
+  EXPECT_TRUE(r.infrastructure);
+  EXPECT_TRUE(r.costs.empty());
+  EXPECT_EQ(r.worker, "liar");
+  EXPECT_NE(r.error_message.find(expect_in_message), std::string::npos) << r.error_message;
+  EXPECT_EQ(liar.answered(), 1);
+
+  // Stored, it is an infrastructure error: never the best, never a measurement of its steps.
+  auto store = records::Store::open(farm.dir() + "/r.db");
+  ASSERT_TRUE(store.is_ok()) << store.status().to_string();
+  ASSERT_TRUE(store->append(*records).is_ok());
+  EXPECT_EQ(records::best_of(store->list({}).value()), nullptr);
+  EXPECT_TRUE(store->best_k(r.workload_key, r.target, 5).value().empty());
+  EXPECT_FALSE(store->measured(r.workload_key, r.target, r.steps_json).value());
+}
+
+TEST(Plausibility, AWorkerReportingOneNanosecondIsAMeasurementErrorNeverChosen) {
+  measure_with_liar({1e-9, 1e-9}, "GFLOP/s");
+}
+
+TEST(Plausibility, AnOkWithoutCostsIsAMeasurementErrorNotAnAbortedRun) {
+  measure_with_liar({}, "no costs");
+}
+
+// The tuner measures a candidate again with the liar to avoid
+// (Candidate::avoid_workers): another worker of the key takes it, though the
+// idle liar comes first in the tracker's order.
+TEST(Plausibility, AnImplausibleResultIsMeasuredAgainElsewhere) {
+  Farm farm;
+  LyingWorker liar(farm.endpoint(), {1e-9});
+  rpc::RpcRunnerOptions ro;
+  ro.tracker = farm.endpoint();
+  ro.security.insecure = true;
+  ro.device_key = "local";
+  auto runner = rpc::RpcRunner::connect(ro);
+  ASSERT_TRUE(runner.is_ok());
+  auto wait_workers = [&](int n) {
+    for (int i = 0; i < 500; ++i) {
+      auto workers = (*runner)->count_workers();
+      if (workers.is_ok() && *workers >= n) return true;
+      ::usleep(20000);
+    }
+    return false;
+  };
+  ASSERT_TRUE(wait_workers(1));
+  Task task = test::matmul_task(64, 64, 64);
+  BuilderPool builder(task.target, {.n_parallel = 1});
+  Measurer measurer(builder, **runner, {.timing = {.number = 1, .repeat = 2}, .check_correctness = false});
+  auto first = measurer.measure(task, {Candidate()});
+  ASSERT_TRUE(first.is_ok()) << first.status().to_string();
+  ASSERT_EQ((*first)[0].error_kind, kMeasurementError);
+
+  const std::string worker = rpc::executable_dir() + "/tessera-worker";
+  const std::string endpoint = farm.endpoint(), temp = farm.dir();
+  const pid_t honest = ::fork();
+  if (honest == 0) {
+    ::execl(worker.c_str(), worker.c_str(), "--tracker", endpoint.c_str(), "--key", "local", "--id", "zz-honest",
+            "--insecure", "--threads", "1", "--temp-dir", temp.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  ASSERT_TRUE(wait_workers(2));
+  Candidate again;
+  again.avoid_workers = {(*first)[0].worker};
+  auto second = measurer.measure(task, {again, Candidate()});
+  ::kill(honest, SIGTERM);
+  ::waitpid(honest, nullptr, 0);
+  ASSERT_TRUE(second.is_ok()) << second.status().to_string();
+  EXPECT_TRUE((*second)[0].ok()) << (*second)[0].error_message;
+  EXPECT_EQ((*second)[0].worker, "zz-honest");
+  EXPECT_EQ((*second)[1].worker, "liar");  // without the wish, the liar (first in order, idle) takes it
+  EXPECT_EQ(liar.answered(), 2);
+}
+
+}  // namespace
+}  // namespace tessera::tuner
