@@ -115,6 +115,25 @@ TEST_F(Door, UnknownMattrFeatureIsRefused) {
   EXPECT_EQ(known.code, 0) << known.text;
 }
 
+// A model whose kernel no worker would take (a 2 GiB tensor, past the
+// worker's 1 GiB a buffer): tune refuses it before measuring, instead of
+// storing protocol-error rows it would measure again forever.
+TEST_F(Door, TuneRefusesAKernelNoWorkerTakesBeforeMeasuring) {
+  const std::string model = dir_ + "/big.onnx";
+  Output made = shell("/usr/bin/python3 -c \"import onnx; from onnx import helper, TensorProto as T; "
+                      "x = helper.make_tensor_value_info('x', T.FLOAT, [1 << 29]); "
+                      "y = helper.make_tensor_value_info('y', T.FLOAT, [1 << 29]); "
+                      "g = helper.make_graph([helper.make_node('Relu', ['x'], ['y'])], 'g', [x], [y]); "
+                      "m = helper.make_model(g, opset_imports=[helper.make_opsetid('', 13)]); m.ir_version = 8; "
+                      "onnx.save(m, '" + model + "')\"");
+  if (made.code != 0) GTEST_SKIP() << "python3-onnx cannot write the model: " << made.text;
+  Output out = shell("timeout 60 " + std::string(TESSERA_BINARY) + " tune " + model + " --trials 2 --db " + db_);
+  EXPECT_EQ(out.code, 1) << out.text;
+  EXPECT_NE(out.text.find("is beyond what a worker measures"), std::string::npos) << out.text;
+  EXPECT_EQ(out.text.find("tuning"), std::string::npos) << out.text;
+  EXPECT_EQ(std::hash<std::string>()(read_bytes(db_)), checksum_);
+}
+
 // An opset newer than the ONNX library knows: refused by compile, and by
 // tune before anything is measured.
 TEST_F(Door, Opset99ModelIsRefusedByCompileAndTune) {
