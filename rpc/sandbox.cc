@@ -135,6 +135,8 @@ pb::Result measure(const pb::Job& job, const SandboxOptions& options, const std:
   pool_options.pin_threads = !options.pin_cpus.empty();
   pool_options.cpus = options.pin_cpus;
   runtime::ThreadPool pool(options.threads, pool_options);
+  // Read from sysfs now: once locked down, the process opens no file.
+  const int64_t cache_bytes = job.timing().flush_cache() ? runtime::last_level_cache_bytes() : 0;
   Status locked = lock_down();
   if (!locked.is_ok()) return fail(pb::RUNTIME_ERROR, "the sandbox could not be set up: " + locked.message());
   double check_seconds = 0;
@@ -164,6 +166,7 @@ pb::Result measure(const pb::Job& job, const SandboxOptions& options, const std:
   timing.min_repeat_ms = job.timing().min_repeat_ms();
   timing.cooldown_ms = job.timing().cooldown_ms();
   timing.flush_cache = job.timing().flush_cache();
+  timing.last_level_cache_bytes = cache_bytes;
   timing.warm_up = !job.has_reference();  // the checked call just warmed up the kernel, its data and the pool
   // Call i of the timing gets set i: set 0 holds the arrays the checked call
   // just read. Without a warm-up call to take set 0, start at set 1, so the
