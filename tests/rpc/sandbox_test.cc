@@ -151,6 +151,12 @@ TEST(Sandbox, NetworkIsolationIsAvailableOrSaysWhyNot) {
   if (!why.empty()) EXPECT_NE(why.find("CLONE_NEWNET"), std::string::npos) << why;
 }
 
+TEST(Sandbox, TheSystemCallFilterIsAvailableWhereTheKernelHasSeccomp) {
+  if (read_file("/proc/self/status").find("\nSeccomp:") == std::string::npos)
+    GTEST_SKIP() << "this kernel has no seccomp";
+  EXPECT_EQ(probe_system_call_filter(), "");
+}
+
 // Every probe through a real worker process: each classified, the worker
 // serving a good kernel after all of them.
 TEST(Sandbox, TheWorkerSurvivesEveryProbe) {
