@@ -336,6 +336,24 @@ Status lock_down(bool filter_system_calls) {
 
 }  // namespace
 
+namespace {
+
+// Reaps a probe's child; one that has not exited within 5 s (an emulator
+// can wedge a forked child) is killed and counts as a failed probe.
+bool reap_probe(pid_t pid, int* status) {
+  for (int waited_ms = 0; waited_ms < 5000; ++waited_ms) {
+    const pid_t r = ::waitpid(pid, status, WNOHANG);
+    if (r == pid) return true;
+    if (r < 0 && errno != EINTR) return false;
+    ::usleep(1000);
+  }
+  ::kill(pid, SIGKILL);
+  while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {}
+  return false;
+}
+
+}  // namespace
+
 std::string probe_system_call_filter() {
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) return std::string("cannot create a pipe: ") + std::strerror(errno);
@@ -351,14 +369,17 @@ std::string probe_system_call_filter() {
     ::_exit(st.is_ok() ? 0 : 1);
   }
   ::close(fds[1]);
+  int status = 0;
+  if (!reap_probe(pid, &status)) {
+    ::close(fds[0]);
+    return "the probe did not finish";
+  }
   std::string why;
   char buf[512];
   ssize_t n;
   while ((n = ::read(fds[0], buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR))
     if (n > 0) why.append(buf, static_cast<size_t>(n));
   ::close(fds[0]);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return "";
   return why.empty() ? "the probe died" : why;
 }
@@ -369,7 +390,7 @@ std::string probe_network_isolation() {
   if (pid < 0) return std::string("cannot fork: ") + std::strerror(errno);
   if (pid == 0) ::_exit(::unshare(flags) == 0 ? 0 : errno);
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+  if (!reap_probe(pid, &status)) return "the probe did not finish";
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return "";
   return std::string("unshare(") + (flags & CLONE_NEWUSER ? "CLONE_NEWUSER|" : "") +
          "CLONE_NEWNET): " + (WIFEXITED(status) ? std::strerror(WEXITSTATUS(status)) : "the probe died");
