@@ -220,6 +220,12 @@ class Importer {
       std::string what = e.what();
       auto at = what.find("column");
       return skip(number, "not valid JSON: " + (at == std::string::npos ? what : what.substr(at)));
+    } catch (const Json::out_of_range& e) {
+      // A number too large for a double (1e999): "[json.exception.out_of_range.406] number overflow
+      // parsing '1e999'".
+      std::string what = e.what();
+      auto at = what.find("number overflow");
+      return skip(number, "a JSON number out of range: " + (at == std::string::npos ? what : what.substr(at)));
     }
     if (!j.is_object()) return skip(number, "not a JSON object");
     std::string type = "record";

@@ -4,7 +4,10 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
+#include <grp.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -12,7 +15,9 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <functional>
 
+#include "rpc/seccomp_filter.h"
 #include "rpc/wire.h"
 #include "runtime/cold_arguments.h"
 #include "runtime/module.h"
@@ -102,9 +107,9 @@ std::string signal_text(int sig) {
   return std::string("SIG") + (abbrev ? abbrev : std::to_string(sig).c_str()) + " (" + (desc ? desc : "?") + ")";
 }
 
-}  // namespace
-
-pb::Result measure_in_process(const pb::Job& job, const SandboxOptions& options) {
+// What the child does: load, fill inputs, start the pool, then `lock_down`
+// (the sandbox's last step, a no-op in process), then check and time.
+pb::Result measure(const pb::Job& job, const SandboxOptions& options, const std::function<Status()>& lock_down) {
   auto fail = [&](pb::ErrorKind kind, const std::string& message) {
     return error_result(job, kind, message, options.worker_id);
   };
@@ -130,6 +135,10 @@ pb::Result measure_in_process(const pb::Job& job, const SandboxOptions& options)
   pool_options.pin_threads = !options.pin_cpus.empty();
   pool_options.cpus = options.pin_cpus;
   runtime::ThreadPool pool(options.threads, pool_options);
+  // Read from sysfs now: once locked down, the process opens no file.
+  const int64_t cache_bytes = job.timing().flush_cache() ? runtime::last_level_cache_bytes() : 0;
+  Status locked = lock_down();
+  if (!locked.is_ok()) return fail(pb::RUNTIME_ERROR, "the sandbox could not be set up: " + locked.message());
   double check_seconds = 0;
   if (job.has_reference()) {
     runtime::ParallelScope scope(&pool);
@@ -157,6 +166,7 @@ pb::Result measure_in_process(const pb::Job& job, const SandboxOptions& options)
   timing.min_repeat_ms = job.timing().min_repeat_ms();
   timing.cooldown_ms = job.timing().cooldown_ms();
   timing.flush_cache = job.timing().flush_cache();
+  timing.last_level_cache_bytes = cache_bytes;
   timing.warm_up = !job.has_reference();  // the checked call just warmed up the kernel, its data and the pool
   // Call i of the timing gets set i: set 0 holds the arrays the checked call
   // just read. Without a warm-up call to take set 0, start at set 1, so the
@@ -169,6 +179,12 @@ pb::Result measure_in_process(const pb::Job& job, const SandboxOptions& options)
   result.set_check_seconds(check_seconds);
   for (double c : timed->costs_s) result.add_costs_s(c);
   return result;
+}
+
+}  // namespace
+
+pb::Result measure_in_process(const pb::Job& job, const SandboxOptions& options) {
+  return measure(job, options, [] { return Status::ok(); });
 }
 
 namespace {
@@ -186,7 +202,199 @@ void remove_job_dir(const std::string& dir) {
   ::rmdir(dir.c_str());
 }
 
+// The report pipe's descriptor in the child: the one descriptor the kernel
+// filter lets it write to.
+constexpr int kReportFd = 3;
+// Open files a job may hold: dlopen's few, with room to spare.
+constexpr rlim_t kMaxOpenFiles = 64;
+// Address space beyond what the job's buffers need: the runtime, the C
+// library, what the worker's image already maps, the allocator's slack.
+constexpr uint64_t kAddressSpaceSlack = uint64_t{512} << 20;
+// Each pool thread: its stack and the allocator's arena reservation.
+constexpr uint64_t kAddressSpacePerThread = uint64_t{72} << 20;
+
+// Report on fd 3, /dev/null on 0-2, nothing else open: the child cannot touch
+// the worker's sockets, its log or anything else it inherited.
+Status confine_descriptors(int report_fd) {
+  if (report_fd != kReportFd && ::dup2(report_fd, kReportFd) < 0)
+    return Status(ErrorCode::kIOError, std::string("dup2: ") + std::strerror(errno));
+  const int null = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+  if (null < 0) return Status(ErrorCode::kIOError, std::string("/dev/null: ") + std::strerror(errno));
+  for (int fd = 0; fd < 3; ++fd) ::dup2(null, fd);
+  if (::close_range(kReportFd + 1, ~0U, 0) != 0) {
+    for (int fd = kReportFd + 1; fd < 65536; ++fd) ::close(fd);
+  }
+  return Status::ok();
+}
+
+uint64_t bytes_mapped_now() {
+  unsigned long long pages = 0;
+  if (FILE* f = std::fopen("/proc/self/statm", "r")) {
+    if (std::fscanf(f, "%llu", &pages) != 1) pages = 0;
+    std::fclose(f);
+  }
+  return static_cast<uint64_t>(pages) * static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+}
+
+// What the job can need: its library and reference (on the wire and loaded),
+// its buffers, the copies of its cold buffers, the pool's threads.
+uint64_t address_space_limit(const pb::Job& job, const SandboxOptions& options) {
+  uint64_t args = 0, cold = 0;
+  for (const auto& a : job.args()) {
+    DType dtype;
+    DType::parse(a.dtype(), &dtype);  // validated by the worker's loop
+    uint64_t n = static_cast<uint64_t>(dtype.storage_bytes());
+    for (int64_t d : a.shape()) n *= static_cast<uint64_t>(d);
+    args += n;
+    if (a.cold()) cold += n;
+  }
+  const uint64_t threads = static_cast<uint64_t>(std::max(options.threads, 1));
+  return bytes_mapped_now() + 2 * job.library().size() + 2 * job.reference().expected_output().size() + 2 * args +
+         cold + static_cast<uint64_t>(runtime::kColdArgumentBytes) + threads * kAddressSpacePerThread +
+         kAddressSpaceSlack;
+}
+
+Status set_limit(int resource, rlim_t soft, rlim_t hard, const char* name) {
+  const rlimit limit{soft, hard};
+  if (::setrlimit(resource, &limit) != 0)
+    return Status(ErrorCode::kIOError, std::string("setrlimit(") + name + "): " + std::strerror(errno));
+  return Status::ok();
+}
+
+// CPU seconds the job may use: its timeout on every thread of the pool, and
+// one more; the hard limit a second later. The worker's SIGKILL at the
+// deadline usually comes first.
+rlim_t cpu_seconds(const pb::Job& job, const SandboxOptions& options) {
+  const double seconds = job.timeout_ms() / 1000.0 * std::max(options.threads, 1);
+  return static_cast<rlim_t>(std::ceil(seconds)) + 1;
+}
+
+// Everything but the kernel filter, in an order that works: the network
+// namespace needs the worker's privileges, the new user drops them, the
+// parent-death signal must follow the change of user (which clears it).
+Status contain_child(const pb::Job& job, const SandboxOptions& options, const std::string& job_dir, pid_t parent) {
+  const bool root = ::geteuid() == 0;
+  if (options.isolate_network && ::unshare(root ? CLONE_NEWNET : CLONE_NEWUSER | CLONE_NEWNET) != 0)
+    return Status(ErrorCode::kIOError, std::string("no network namespace: ") + std::strerror(errno));
+  const rlim_t cpu = cpu_seconds(job, options);
+  TESSERA_RETURN_IF_ERROR(set_limit(RLIMIT_CPU, cpu, cpu + 1, "RLIMIT_CPU"));
+  const rlim_t as = address_space_limit(job, options);
+  TESSERA_RETURN_IF_ERROR(set_limit(RLIMIT_AS, as, as, "RLIMIT_AS"));
+  TESSERA_RETURN_IF_ERROR(set_limit(RLIMIT_NOFILE, kMaxOpenFiles, kMaxOpenFiles, "RLIMIT_NOFILE"));
+  if (root) {
+    const uid_t uid = options.unprivileged_uid;
+    const gid_t gid = options.unprivileged_gid;
+    if (::chown(job_dir.c_str(), uid, gid) != 0 || ::setgroups(0, nullptr) != 0 ||
+        ::setresgid(gid, gid, gid) != 0 || ::setresuid(uid, uid, uid) != 0)
+      return Status(ErrorCode::kIOError, "cannot run as uid " + std::to_string(uid) + ": " + std::strerror(errno));
+    if (::geteuid() == 0 || ::setuid(0) == 0) return Status(ErrorCode::kIOError, "still root after dropping it");
+  }
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // a kernel that loops must not outlive a killed worker
+  if (::getppid() != parent) ::_exit(1);  // it died before the line above
+  ::signal(SIGINT, SIG_DFL);
+  ::signal(SIGTERM, SIG_DFL);
+  if (!options.pin_cpus.empty()) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    for (int cpu_index : options.pin_cpus) CPU_SET(cpu_index, &set);
+    ::sched_setaffinity(0, sizeof set, &set);
+  }
+  return options.filter_system_calls ? install_loader_filter() : Status::ok();
+}
+
+// The last step, once the library is loaded and the pool runs: no new task
+// (the pool's threads exist; RLIMIT_NPROC is checked at clone), and the
+// kernel filter.
+Status lock_down(bool filter_system_calls) {
+  TESSERA_RETURN_IF_ERROR(set_limit(RLIMIT_NPROC, 1, 1, "RLIMIT_NPROC"));
+  return filter_system_calls ? install_kernel_filter(kReportFd) : Status::ok();
+}
+
+// The child: contain, measure, report, _exit.
+[[noreturn]] void run_child(const pb::Job& job, const SandboxOptions& options, int report_fd, pid_t parent) {
+  ::setpgid(0, 0);  // the parent does it too: whoever runs first
+  Status contained = confine_descriptors(report_fd);
+  const int out_fd = contained.is_ok() ? kReportFd : report_fd;
+  // The job's directory becomes the working directory, its library a name
+  // in it: the unprivileged user needs no way through the directories above
+  // (a local runner's are private to root).
+  SandboxOptions inside = options;
+  if (contained.is_ok() && ::chdir(options.temp_dir.c_str()) != 0)
+    contained = Status(ErrorCode::kIOError, "cannot enter " + options.temp_dir + ": " + std::strerror(errno));
+  inside.temp_dir = ".";
+  if (contained.is_ok()) contained = contain_child(job, options, options.temp_dir, parent);
+  pb::Result result = contained.is_ok()
+                          ? measure(job, inside, [&] { return lock_down(options.filter_system_calls); })
+                          : error_result(job, pb::RUNTIME_ERROR,
+                                         "the sandbox could not be set up: " + contained.message(),
+                                         options.worker_id);
+  std::string bytes;
+  result.SerializeToString(&bytes);
+  write_all(out_fd, bytes);
+  ::_exit(0);
+}
+
 }  // namespace
+
+namespace {
+
+// Reaps a probe's child; one that has not exited within 5 s (an emulator
+// can wedge a forked child) is killed and counts as a failed probe.
+bool reap_probe(pid_t pid, int* status) {
+  for (int waited_ms = 0; waited_ms < 5000; ++waited_ms) {
+    const pid_t r = ::waitpid(pid, status, WNOHANG);
+    if (r == pid) return true;
+    if (r < 0 && errno != EINTR) return false;
+    ::usleep(1000);
+  }
+  ::kill(pid, SIGKILL);
+  while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {}
+  return false;
+}
+
+}  // namespace
+
+std::string probe_system_call_filter() {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) return std::string("cannot create a pipe: ") + std::strerror(errno);
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(fds[0]);
+    ::close(fds[1]);
+    return std::string("cannot fork: ") + std::strerror(errno);
+  }
+  if (pid == 0) {
+    const Status st = install_loader_filter();
+    if (!st.is_ok()) write_all(fds[1], st.message());
+    ::_exit(st.is_ok() ? 0 : 1);
+  }
+  ::close(fds[1]);
+  int status = 0;
+  if (!reap_probe(pid, &status)) {
+    ::close(fds[0]);
+    return "the probe did not finish";
+  }
+  std::string why;
+  char buf[512];
+  ssize_t n;
+  while ((n = ::read(fds[0], buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR))
+    if (n > 0) why.append(buf, static_cast<size_t>(n));
+  ::close(fds[0]);
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return "";
+  return why.empty() ? "the probe died" : why;
+}
+
+std::string probe_network_isolation() {
+  const int flags = ::geteuid() == 0 ? CLONE_NEWNET : CLONE_NEWUSER | CLONE_NEWNET;
+  const pid_t pid = ::fork();
+  if (pid < 0) return std::string("cannot fork: ") + std::strerror(errno);
+  if (pid == 0) ::_exit(::unshare(flags) == 0 ? 0 : errno);
+  int status = 0;
+  if (!reap_probe(pid, &status)) return "the probe did not finish";
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return "";
+  return std::string("unshare(") + (flags & CLONE_NEWUSER ? "CLONE_NEWUSER|" : "") +
+         "CLONE_NEWNET): " + (WIFEXITED(status) ? std::strerror(WEXITSTATUS(status)) : "the probe died");
+}
 
 Result<Measurement> Measurement::start(const pb::Job& job, const SandboxOptions& options) {
   std::string job_dir = options.temp_dir + "/tessera-job-XXXXXX";
@@ -200,6 +408,7 @@ Result<Measurement> Measurement::start(const pb::Job& job, const SandboxOptions&
     remove_job_dir(job_dir);
     return Status(ErrorCode::kIOError, std::string("cannot create a pipe: ") + std::strerror(errno));
   }
+  const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) {
     ::close(fds[0]);
@@ -207,27 +416,13 @@ Result<Measurement> Measurement::start(const pb::Job& job, const SandboxOptions&
     remove_job_dir(job_dir);
     return Status(ErrorCode::kIOError, std::string("cannot fork: ") + std::strerror(errno));
   }
-  if (pid == 0) {
-    // The child: no sockets, no threads of the parent; measure, report, _exit.
-    ::close(fds[0]);
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // a kernel that loops must not outlive a killed worker
-    ::signal(SIGINT, SIG_DFL);
-    ::signal(SIGTERM, SIG_DFL);
-    if (!options.pin_cpus.empty()) {
-      cpu_set_t set;
-      CPU_ZERO(&set);
-      for (int cpu : options.pin_cpus) CPU_SET(cpu, &set);
-      ::sched_setaffinity(0, sizeof set, &set);
-    }
-    std::string bytes;
-    measure_in_process(job, child_options).SerializeToString(&bytes);
-    write_all(fds[1], bytes);
-    ::_exit(0);
-  }
+  if (pid == 0) run_child(job, child_options, fds[1], parent);
+  ::setpgid(pid, pid);  // the child does it too: whoever runs first
   ::close(fds[1]);
   ::fcntl(fds[0], F_SETFL, O_NONBLOCK);
   Measurement m(job, pid, fds[0], options.worker_id);
   m.job_dir_ = job_dir;
+  m.cpu_limit_s_ = static_cast<long>(cpu_seconds(job, options));
   return m;
 }
 
@@ -240,6 +435,7 @@ Measurement::Measurement(pb::Job job, pid_t pid, int fd, std::string worker_id)
 Measurement::Measurement(Measurement&& other) noexcept
     : job_(std::move(other.job_)), pid_(other.pid_), fd_(other.fd_), worker_id_(std::move(other.worker_id_)),
       report_(std::move(other.report_)), job_dir_(std::move(other.job_dir_)), timed_out_(other.timed_out_),
+      cpu_limit_s_(other.cpu_limit_s_),
       started_(other.started_), deadline_(other.deadline_) {
   other.pid_ = -1;
   other.fd_ = -1;
@@ -248,7 +444,8 @@ Measurement::Measurement(Measurement&& other) noexcept
 
 Measurement::~Measurement() {
   if (pid_ > 0) {
-    ::kill(pid_, SIGKILL);
+    ::kill(-pid_, SIGKILL);  // the whole group: whatever the child started dies with it
+    ::kill(pid_, SIGKILL);   // in case it had not yet made its group
     while (::waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {}
   }
   if (fd_ >= 0) ::close(fd_);
@@ -270,12 +467,18 @@ bool Measurement::on_readable() {
 
 void Measurement::kill_for_timeout() {
   timed_out_ = true;
-  if (pid_ > 0) ::kill(pid_, SIGKILL);
+  if (pid_ > 0) {
+    ::kill(-pid_, SIGKILL);
+    ::kill(pid_, SIGKILL);
+  }
 }
 
 pb::Result Measurement::finish() {
   int status = 0;
   if (pid_ > 0) {
+    // The group dies with the job, before the reap: until then the child's
+    // pid (the group's id) cannot be reused.
+    ::kill(-pid_, SIGKILL);
     while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {}
     pid_ = -1;
   }
@@ -287,10 +490,19 @@ pb::Result Measurement::finish() {
     result = error_result(job_, pb::TIMEOUT,
                               "killed after the job's timeout of " + std::to_string(job_.timeout_ms()) + " ms",
                               worker_id_);
+  } else if (WIFSIGNALED(status) && WTERMSIG(status) == SIGXCPU) {
+    result = error_result(job_, pb::TIMEOUT,
+                          "killed after its CPU time limit of " + std::to_string(cpu_limit_s_) + " s",
+                          worker_id_);
+  } else if (WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS) {
+    result = error_result(job_, pb::CRASH, "the sandbox killed the measuring process: a forbidden system call",
+                          worker_id_);
   } else if (WIFSIGNALED(status)) {
     result = error_result(job_, pb::CRASH, "the measuring process died by " + signal_text(WTERMSIG(status)),
                               worker_id_);
-  } else if (!result.ParseFromString(report_) || WEXITSTATUS(status) != 0) {
+  } else if (report_.empty() || !result.ParseFromString(report_) || WEXITSTATUS(status) != 0) {
+    // An empty report parses as an empty OK result: a kernel that exits
+    // early (_exit(0)) must not pass for a measurement.
     result = error_result(job_, pb::CRASH,
                               "the measuring process exited with status " + std::to_string(WEXITSTATUS(status)) +
                                   " without a report",

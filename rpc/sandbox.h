@@ -1,7 +1,14 @@
 // Isolated measurement: each job runs in a child process forked before the
 // library is loaded, so a kernel that crashes, hangs or scribbles over memory
 // takes only the child down. The parent (the worker) watches the child's pipe,
-// enforces the timeout with SIGKILL, and classifies how the child ended.
+// enforces the timeout with SIGKILL to the child's process group, and
+// classifies how the child ended.
+//
+// The child is contained before it loads anything: its own process group,
+// resource limits sized from the job, an unprivileged user when the worker is
+// root, a network namespace of its own where the kernel allows one, and two
+// seccomp filters (seccomp_filter.h). docs/protocol.md says what this
+// guarantees and what it does not.
 #pragma once
 
 #include <sys/types.h>
@@ -21,7 +28,21 @@ struct SandboxOptions {
   int threads = 1;                ///< ThreadPool size for the kernel's parallel loops
   std::vector<int> pin_cpus;      ///< pin the child and its pool to these CPUs (empty: no pinning)
   std::string worker_id;          ///< written into results
+  bool isolate_network = true;    ///< each job in a new network namespace (probe_network_isolation says whether it can)
+  bool filter_system_calls = true;  ///< the seccomp filters (probe_system_call_filter says whether it can)
+  uint32_t unprivileged_uid = 65534;  ///< who a root worker's jobs run as (nobody)
+  uint32_t unprivileged_gid = 65534;  ///< and their group (nogroup)
 };
+
+/// Whether this machine lets a job's child enter a network namespace of its
+/// own (a new one as root, a user namespace with one otherwise): tried once
+/// in a throwaway child. Empty when it can; otherwise why not.
+std::string probe_network_isolation();
+
+/// Whether this kernel takes the jobs' seccomp filters (an emulator such as
+/// qemu-user does not): tried once in a throwaway child. Empty when it does;
+/// otherwise why not.
+std::string probe_system_call_filter();
 
 /// One running child. Owned by the worker's loop; poll `fd()` for input and
 /// call `on_readable()`; when it returns true the child is finished and
@@ -44,10 +65,13 @@ class Measurement {
 
   /// Reads what the child wrote; true once the pipe reached end of file.
   bool on_readable();
-  /// Kills the child with SIGKILL (its timeout passed); finish() then reports TIMEOUT.
+  /// Kills the child's process group with SIGKILL (its timeout passed);
+  /// finish() then reports TIMEOUT.
   void kill_for_timeout();
-  /// Reaps the child and classifies: the child's report (OK, RUNTIME_ERROR,
-  /// LOAD_ERROR, WRONG_ANSWER), TIMEOUT, or CRASH naming the signal.
+  /// Kills what is left of the child's process group, reaps the child and
+  /// classifies: the child's report (OK, RUNTIME_ERROR, LOAD_ERROR,
+  /// WRONG_ANSWER), TIMEOUT (also past its CPU time limit), or CRASH naming
+  /// the signal (a forbidden system call included) or an exit without a report.
   pb::Result finish();
 
  private:
@@ -60,6 +84,7 @@ class Measurement {
   std::string report_;
   std::string job_dir_;  // private to this job; removed with whatever is left in it
   bool timed_out_ = false;
+  long cpu_limit_s_ = 0;  // the child's RLIMIT_CPU, for the message when it hits it
   std::chrono::steady_clock::time_point started_, deadline_;
 };
 

@@ -1,8 +1,11 @@
 #include "rpc/wire.h"
 
+#include <arpa/inet.h>
+#include <netdb.h>
 #include <sys/random.h>
 #include <zmq.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <chrono>
@@ -29,6 +32,63 @@ bool is_symbol(const std::string& s) {
   for (unsigned char c : s)
     if (!(std::isalnum(c) || c == '_' || c == '.' || c == '$')) return false;
   return true;
+}
+
+// The host and port of a tcp:// endpoint ("tcp://src;dst" names the
+// destination last; "[::1]" loses its brackets). False when it has no port.
+bool split_tcp(const std::string& endpoint, std::string* host, std::string* port) {
+  std::string rest = endpoint.substr(6);
+  if (auto semi = rest.find(';'); semi != std::string::npos) rest = rest.substr(semi + 1);
+  const size_t colon = rest.rfind(':');
+  if (colon == std::string::npos) return false;
+  *host = rest.substr(0, colon);
+  *port = rest.substr(colon + 1);
+  if (host->size() >= 2 && host->front() == '[' && host->back() == ']') *host = host->substr(1, host->size() - 2);
+  return true;
+}
+
+// A tcp:// endpoint's port is 1-65535 (ZeroMQ would take 99999 modulo
+// 65536); a bind may also ask for any free port with "*".
+Status check_endpoint(const std::string& endpoint, bool bind) {
+  if (endpoint.rfind("tcp://", 0) != 0) return Status::ok();
+  std::string host, port;
+  const std::string bad = "bad endpoint '" + endpoint + "': ";
+  if (!split_tcp(endpoint, &host, &port) || host.empty())
+    return Status(ErrorCode::kInvalidArgument, bad + "expected tcp://HOST:PORT");
+  if (bind && port == "*") return Status::ok();
+  const bool digits = !port.empty() && port.size() <= 5 &&
+                      std::all_of(port.begin(), port.end(), [](unsigned char c) { return std::isdigit(c); });
+  if (!digits || std::stoi(port) < 1 || std::stoi(port) > 65535)
+    return Status(ErrorCode::kInvalidArgument, bad + "the port must be 1-65535" + (bind ? " or *" : ""));
+  return Status::ok();
+}
+
+bool is_loopback_address(const sockaddr* addr) {
+  if (addr->sa_family == AF_INET) {
+    const uint32_t a = ntohl(reinterpret_cast<const sockaddr_in*>(addr)->sin_addr.s_addr);
+    return (a >> 24) == 127;
+  }
+  if (addr->sa_family == AF_INET6) {
+    const in6_addr& a = reinterpret_cast<const sockaddr_in6*>(addr)->sin6_addr;
+    if (IN6_IS_ADDR_LOOPBACK(&a)) return true;
+    return IN6_IS_ADDR_V4MAPPED(&a) && a.s6_addr[12] == 127;
+  }
+  return false;
+}
+
+// Loopback by address: a numeric address in 127.0.0.0/8 or ::1, or a name
+// every one of whose addresses is one ("localhost"). A name that does not
+// resolve is refused: "127.example.com" is not loopback.
+bool is_loopback_host(const std::string& host) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  if (::getaddrinfo(host.c_str(), nullptr, &hints, &found) != 0 || found == nullptr) return false;
+  bool all = true;
+  for (addrinfo* a = found; a; a = a->ai_next) all = all && is_loopback_address(a->ai_addr);
+  ::freeaddrinfo(found);
+  return all;
 }
 
 }  // namespace
@@ -62,14 +122,9 @@ double MeasureResult::mean_cost() const {
 
 Status check_insecure_endpoint(const std::string& endpoint) {
   if (endpoint.rfind("ipc://", 0) == 0 || endpoint.rfind("inproc://", 0) == 0) return Status::ok();
-  if (endpoint.rfind("tcp://", 0) == 0) {
-    std::string host = endpoint.substr(6);
-    // Connect endpoints may name a source first: "tcp://src;dst".
-    if (auto semi = host.find(';'); semi != std::string::npos) host = host.substr(semi + 1);
-    if (host.rfind("[::1]:", 0) == 0) return Status::ok();
-    if (auto colon = host.rfind(':'); colon != std::string::npos) host = host.substr(0, colon);
-    if (host == "localhost" || host.rfind("127.", 0) == 0) return Status::ok();
-  }
+  std::string host, port;
+  if (endpoint.rfind("tcp://", 0) == 0 && split_tcp(endpoint, &host, &port) && is_loopback_host(host))
+    return Status::ok();
   return Status(ErrorCode::kInvalidArgument,
                 "--insecure (plaintext) is allowed only on ipc:// or loopback endpoints "
                 "(tcp://127.0.0.1, localhost, [::1]), not on '" + endpoint +
@@ -115,11 +170,13 @@ Status Socket::set(int option, const void* value, size_t size, const char* name)
 }
 
 Status Socket::bind(const std::string& endpoint) {
+  TESSERA_RETURN_IF_ERROR(check_endpoint(endpoint, true));
   if (zmq_bind(s_, endpoint.c_str()) != 0) return zmq_error("cannot bind " + endpoint);
   return Status::ok();
 }
 
 Status Socket::connect(const std::string& endpoint) {
+  TESSERA_RETURN_IF_ERROR(check_endpoint(endpoint, false));
   if (zmq_connect(s_, endpoint.c_str()) != 0) return zmq_error("cannot connect to " + endpoint);
   return Status::ok();
 }

@@ -51,7 +51,9 @@ struct SecurityOptions {
 };
 
 /// Ok when plaintext is acceptable on `endpoint`: ipc://, inproc://, or tcp://
-/// on 127.0.0.0/8, localhost or [::1]. kInvalidArgument otherwise, saying why.
+/// on a loopback address (127.0.0.0/8, [::1]) or a name that resolves only to
+/// loopback addresses (localhost); judged by address, never by the name's
+/// spelling. kInvalidArgument otherwise, saying why.
 Status check_insecure_endpoint(const std::string& endpoint);
 
 /// An owning ZeroMQ context (zmq_ctx_new / zmq_ctx_term).

@@ -303,6 +303,16 @@ WorkerStats Worker::stats() const {
 Status Worker::run(const std::atomic<bool>& stop) {
   TESSERA_RETURN_IF_ERROR(check_options(options_));
   options_.sandbox.worker_id = options_.worker_id;
+  // Said once, at start: what this machine does not let the sandbox do.
+  const std::string no_netns = probe_network_isolation();
+  const std::string no_filter = probe_system_call_filter();
+  options_.sandbox.isolate_network = no_netns.empty();
+  options_.sandbox.filter_system_calls = no_filter.empty();
+  if (!no_filter.empty() && options_.log)
+    options_.log->warn("jobs run without a system-call filter (%s)", no_filter.c_str());
+  if (!no_netns.empty() && options_.log)
+    options_.log->warn("jobs run without a network namespace (%s)%s", no_netns.c_str(),
+                       no_filter.empty() ? ": the system-call filter alone keeps them off the network" : "");
   // Jobs get their directories inside one of this worker's own, removed at
   // the end; those of workers killed with -9 are removed here (temp_dirs.h).
   const std::string temp_base = options_.sandbox.temp_dir;

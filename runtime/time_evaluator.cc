@@ -35,9 +35,9 @@ class CacheFlusher {
   /// The buffer to sweep: twice the last-level cache, within [8 MiB, 256 MiB].
   /// The cap is for VMs that report the host's whole L3 (480 MiB on ours): a
   /// gigabyte swept per repeat would cost more than most kernels being timed.
-  static Result<NDArray> make_buffer() {
-    const int64_t bytes =
-        std::clamp<int64_t>(2 * last_level_cache_bytes(), int64_t{8} << 20, int64_t{256} << 20);
+  static Result<NDArray> make_buffer(int64_t cache_bytes) {
+    if (cache_bytes <= 0) cache_bytes = last_level_cache_bytes();
+    const int64_t bytes = std::clamp<int64_t>(2 * cache_bytes, int64_t{8} << 20, int64_t{256} << 20);
     return NDArray::create({bytes / 8}, DType::i64());
   }
   explicit CacheFlusher(NDArray buffer) : buffer_(std::move(buffer)) {}
@@ -160,7 +160,7 @@ Result<TimingResult> time_calls(TesseraKernelFn kernel, ArgCycle& args, const Ti
     if (const int32_t status = kernel(args.next()); status != 0) return kernel_failed(status, "on the warm-up call");
   std::optional<CacheFlusher> flusher;
   if (options.flush_cache) {
-    TESSERA_ASSIGN_OR_RETURN(NDArray buffer, CacheFlusher::make_buffer());
+    TESSERA_ASSIGN_OR_RETURN(NDArray buffer, CacheFlusher::make_buffer(options.last_level_cache_bytes));
     flusher.emplace(std::move(buffer));
   }
 

@@ -25,6 +25,10 @@ struct TimingOptions {
   /// the last-level cache (at most 256 MiB), on every thread of the pool, so
   /// that the kernel starts with cold caches.
   bool flush_cache = false;
+  /// The last-level cache the flush sizes its buffer from; 0: ask sysfs
+  /// (last_level_cache_bytes). A caller that may not open files while timing
+  /// (the measuring sandbox) reads it beforehand.
+  int64_t last_level_cache_bytes = 0;
   /// Make the untimed warm-up call first. False when the caller has just
   /// called the kernel on the same arguments and pool (a correctness check),
   /// which warmed up the same.

@@ -8,6 +8,7 @@ packages=(
   llvm-19-dev lld-19 liblld-19-dev
   libxgboost-dev
   libzmq3-dev cppzmq-dev libsodium-dev
+  libseccomp-dev
   libprotobuf-dev protobuf-compiler
   libsqlite3-dev nlohmann-json3-dev libxxhash-dev
   libcli11-dev libspdlog-dev
@@ -18,7 +19,7 @@ packages=(
   zlib1g-dev libzstd-dev libedit-dev libffi-dev libxml2-dev libcurl4-openssl-dev
   # The aarch64 worker (make worker-aarch64) and its qemu integration test.
   g++-aarch64-linux-gnu qemu-user
-  libzmq3-dev:arm64 libprotobuf-dev:arm64 libsodium-dev:arm64 libopenblas-dev:arm64
+  libzmq3-dev:arm64 libprotobuf-dev:arm64 libsodium-dev:arm64 libopenblas-dev:arm64 libseccomp-dev:arm64
 )
 
 # The arm64 -dev packages above are multiarch: dpkg must know the architecture

@@ -3,7 +3,10 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <cerrno>
+#include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <memory>
 #include <sstream>
 
@@ -31,6 +34,64 @@ const std::map<std::string, std::string>& placeholders() {
       {"workers", "N"}, {"workload", "KEY"},
   };
   return table;
+}
+
+// The range of each numeric option, whatever the command: checked at parse
+// time, so no command sees a negative count, a NaN, an infinity or a number
+// that wrapped. Bounds are inclusive; `integer` options take no fraction.
+struct NumericRange {
+  bool integer;
+  double min, max;  // for integers, exact up to 2^53; kNoIntegerMax: any that fits in 64 bits
+};
+constexpr double kNoIntegerMax = -1;
+
+const std::map<std::string, NumericRange>& numeric_ranges() {
+  static const std::map<std::string, NumericRange> table = {
+      {"batch", {true, 1, 65536}},
+      {"early-stopping", {true, 0, 1e9}},
+      {"min-repeat-ms", {false, 0, 60000}},
+      {"repeat", {true, 1, 1000}},
+      {"seed", {true, 0, kNoIntegerMax}},
+      {"threads", {true, 0, 4096}},
+      {"time-budget", {false, 0, 1e7}},
+      {"timeout", {false, 0.001, 3600}},
+      {"trials", {true, 1, 1e8}},
+      {"worker-wait", {false, 0, 86400}},
+      {"workers", {true, 1, 1024}},
+  };
+  return table;
+}
+
+std::string range_text(const NumericRange& r) {
+  if (r.integer)
+    return "an integer in " + std::to_string(static_cast<long long>(r.min)) + "-" +
+           (r.max == kNoIntegerMax ? std::to_string(std::numeric_limits<long long>::max())
+                                   : std::to_string(static_cast<long long>(r.max)));
+  std::ostringstream out;
+  out << "a number in " << r.min << "-" << r.max;
+  return out.str();
+}
+
+// One line: the option, what it takes and what it got.
+Status check_numeric(const std::string& name, const std::string& text) {
+  auto it = numeric_ranges().find(name);
+  if (it == numeric_ranges().end()) return Status::ok();
+  const NumericRange& r = it->second;
+  char* end = nullptr;
+  errno = 0;
+  bool in_range = false;
+  if (r.integer) {
+    const long long v = std::strtoll(text.c_str(), &end, 10);
+    in_range = v >= static_cast<long long>(r.min) && (r.max == kNoIntegerMax || v <= static_cast<long long>(r.max));
+  } else {
+    const double v = std::strtod(text.c_str(), &end);
+    in_range = std::isfinite(v) && v >= r.min && v <= r.max;
+  }
+  const bool parsed = !text.empty() && *end == '\0' && errno != ERANGE;
+  if (!parsed || !in_range)
+    return Status(ErrorCode::kInvalidArgument,
+                  "option --" + name + " expects " + range_text(r) + ", got '" + text + "'");
+  return Status::ok();
 }
 
 // The names CLI11 knows an option by: "--name", "-x" for a short alias, and
@@ -155,7 +216,10 @@ Result<Args> Args::parse(int argc, char** argv, int first, const std::vector<Opt
     return Status(ErrorCode::kInvalidArgument, "unknown option " + name + " (accepted: " + accepted_list(specs) + ")");
   }
   for (const auto& [name, given] : values)
-    for (const std::string& v : given) args.values_.emplace(name, v);
+    for (const std::string& v : given) {
+      TESSERA_RETURN_IF_ERROR(check_numeric(name, v));
+      args.values_.emplace(name, v);
+    }
   for (const auto& [name, count] : counts)
     if (count > 0) args.values_.emplace(name, "");
   return args;
@@ -178,8 +242,9 @@ Result<long long> Args::get_int(const std::string& name, long long fallback) con
   if (!has(name)) return fallback;
   std::string text = get(name);
   char* end = nullptr;
+  errno = 0;
   long long v = std::strtoll(text.c_str(), &end, 10);
-  if (text.empty() || *end != '\0')
+  if (text.empty() || *end != '\0' || errno == ERANGE)
     return Status(ErrorCode::kInvalidArgument,
                   "option --" + name + " expects an integer, got '" + text + "'");
   return v;
@@ -189,8 +254,9 @@ Result<double> Args::get_double(const std::string& name, double fallback) const 
   if (!has(name)) return fallback;
   std::string text = get(name);
   char* end = nullptr;
+  errno = 0;
   double v = std::strtod(text.c_str(), &end);
-  if (text.empty() || *end != '\0')
+  if (text.empty() || *end != '\0' || errno == ERANGE || !std::isfinite(v))
     return Status(ErrorCode::kInvalidArgument,
                   "option --" + name + " expects a number, got '" + text + "'");
   return v;

@@ -145,6 +145,30 @@ Result<tuner::ModelKernels> model_kernels(const std::string& path, const std::ve
   return out;
 }
 
+// Refuses, before anything is measured, a kernel no worker would take: its
+// jobs would come back as protocol errors, which are infrastructure failures,
+// measured again and again and never a trial.
+Status check_measurable(const tuner::ModelKernels& model, const rpc::WireLimits& limits) {
+  for (const tuner::ModelKernel& k : model.kernels) {
+    const auto& args = k.dag->args();
+    if (static_cast<int>(args.size()) > limits.max_args)
+      return Status(ErrorCode::kInvalidArgument, "kernel " + k.label + " has " + std::to_string(args.size()) +
+                                                     " arguments; a worker takes at most " +
+                                                     std::to_string(limits.max_args));
+    for (const auto& t : args) {
+      double bytes = static_cast<double>(t->dtype.storage_bytes());
+      for (int64_t d : t->shape) bytes *= static_cast<double>(d);
+      if (t->ndim() > limits.max_rank || bytes > static_cast<double>(limits.max_arg_bytes))
+        return Status(ErrorCode::kInvalidArgument,
+                      "kernel " + k.label + ": tensor '" + t->name + "' (" + std::to_string(t->ndim()) + "-d, " +
+                          std::to_string(static_cast<long long>(bytes)) + " bytes) is beyond what a worker measures (" +
+                          std::to_string(limits.max_rank) + " dimensions, " +
+                          std::to_string(limits.max_arg_bytes >> 20) + " MiB a tensor)");
+    }
+  }
+  return Status::ok();
+}
+
 // The options as the tuner reads them: every value of each, in order.
 tuner::OptionValues option_values(const Args& args) {
   tuner::OptionValues values;
@@ -199,6 +223,10 @@ int run_tune(int argc, char** argv, int first) {
     auto kernels = model_kernels(args->positional()[0], args->get_all("input-shape"));
     if (!kernels.is_ok()) {
       std::fprintf(stderr, "tessera tune: %s\n", kernels.status().message().c_str());
+      return 1;
+    }
+    if (Status st = check_measurable(*kernels, rpc::WireLimits()); !st.is_ok()) {
+      std::fprintf(stderr, "tessera tune: %s\n", st.message().c_str());
       return 1;
     }
     model = std::move(*kernels);

@@ -45,6 +45,14 @@ Result<int> llvm_vector_bits(const Target& t) {
   if (!generic) return target_error(t, "LLVM cannot describe this target");
   if (t.cpu != "generic" && !generic->isCPUStringValid(t.cpu))
     return target_error(t, "LLVM does not know the CPU '" + t.cpu + "' for " + t.triple);
+  // LLVM ignores a feature it does not know (with a warning on stderr); a
+  // target named with one would file records under a name no machine has.
+  for (const std::string& f : t.features) {
+    const std::string name = f.empty() || (f[0] != '+' && f[0] != '-') ? f : f.substr(1);
+    const auto known = generic->getAllProcessorFeatures();
+    if (std::none_of(known.begin(), known.end(), [&](const llvm::SubtargetFeatureKV& kv) { return name == kv.Key; }))
+      return target_error(t, "LLVM does not know the -mattr feature '" + name + "' for " + t.triple);
+  }
   std::unique_ptr<llvm::MCSubtargetInfo> sti(llvm_target->createMCSubtargetInfo(t.triple, t.cpu, t.feature_string()));
   if (!t.is_x86()) return 128;  // NEON
   if (sti->checkFeatures("+avx512f")) return 512;

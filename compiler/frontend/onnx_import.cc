@@ -4,6 +4,7 @@
 #include <fstream>
 #include <sstream>
 
+#include <onnx/defs/schema.h>
 #include <onnx/shape_inference/implementation.h>
 
 #include "compiler/frontend/onnx_context.h"
@@ -104,6 +105,12 @@ Status check_supported(const onnx::ModelProto& model, const std::string& origin)
   // read with current semantics; converters reject the legacy attributes
   // whose meaning differs. Only a model without the default domain fails here.
   if (opset <= 0) errors.push_back("model: no opset of the default domain is imported");
+  // Newer than the ONNX library knows: its operators may mean what no schema
+  // here says, and shape inference cannot check them.
+  const auto& ranges = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
+  if (auto range = ranges.find(""); range != ranges.end() && opset > range->second.second)
+    errors.push_back("model: opset " + std::to_string(opset) + " of the default domain is not supported (supported: " +
+                     std::to_string(range->second.first) + "-" + std::to_string(range->second.second) + ")");
   const auto& gp = model.graph();
   for (int i = 0; i < gp.node_size(); ++i) {
     const auto& node = gp.node(i);

@@ -1,0 +1,113 @@
+#include "rpc/seccomp_filter.h"
+
+#include <sched.h>
+#include <seccomp.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <initializer_list>
+#include <string>
+
+namespace tessera::rpc {
+namespace {
+
+// Owns a libseccomp context for the length of one install.
+class Filter {
+ public:
+  explicit Filter(uint32_t default_action) : ctx_(seccomp_init(default_action)), default_(default_action) {
+    // Every thread of the child, the pool's included, gets the filter.
+    if (ctx_) seccomp_attr_set(ctx_, SCMP_FLTATR_CTL_TSYNC, 1);
+  }
+  ~Filter() {
+    if (ctx_) seccomp_release(ctx_);
+  }
+  Filter(const Filter&) = delete;
+  Filter& operator=(const Filter&) = delete;
+
+  // A negative number is a system call this architecture does not have
+  // (fork on aarch64): nothing to filter. libseccomp refuses a rule whose
+  // action is the default: it would change nothing.
+  void rule(uint32_t action, int nr) {
+    if (nr >= 0 && action != default_ && rc_ == 0) rc_ = seccomp_rule_add(ctx_, action, nr, 0);
+  }
+  void rule(uint32_t action, int nr, scmp_arg_cmp cmp) {
+    if (nr >= 0 && action != default_ && rc_ == 0) rc_ = seccomp_rule_add(ctx_, action, nr, 1, cmp);
+  }
+  void rules(uint32_t action, std::initializer_list<int> nrs) {
+    for (int nr : nrs) rule(action, nr);
+  }
+
+  Status load(const char* which) {
+    if (!ctx_) return Status(ErrorCode::kIOError, std::string("cannot start the ") + which + " filter");
+    if (rc_ != 0)
+      return Status(ErrorCode::kIOError,
+                    std::string("cannot build the ") + which + " filter: " + std::strerror(-rc_));
+    const int rc = seccomp_load(ctx_);
+    if (rc != 0)
+      return Status(ErrorCode::kIOError,
+                    std::string("cannot install the ") + which + " filter: " + std::strerror(-rc));
+    return Status::ok();
+  }
+
+ private:
+  scmp_filter_ctx ctx_;
+  uint32_t default_;
+  int rc_ = 0;
+};
+
+// Threads only: a clone without CLONE_THREAD makes a process. clone3 passes
+// its flags in memory a filter cannot read, so it fails with ENOSYS and the
+// C library falls back to clone.
+void allow_threads_only(Filter& f, uint32_t thread_action) {
+  f.rule(thread_action, SCMP_SYS(clone), SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, CLONE_THREAD));
+  f.rule(SCMP_ACT_KILL_PROCESS, SCMP_SYS(clone), SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, 0));
+  f.rule(SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3));
+}
+
+}  // namespace
+
+Status install_loader_filter() {
+  Filter f(SCMP_ACT_ALLOW);
+  const uint32_t kill = SCMP_ACT_KILL_PROCESS;
+  allow_threads_only(f, SCMP_ACT_ALLOW);
+  f.rules(kill, {SCMP_SYS(fork), SCMP_SYS(vfork), SCMP_SYS(execve), SCMP_SYS(execveat)});
+  f.rules(kill, {SCMP_SYS(socket), SCMP_SYS(socketpair), SCMP_SYS(connect), SCMP_SYS(bind), SCMP_SYS(listen),
+                 SCMP_SYS(accept), SCMP_SYS(accept4), SCMP_SYS(sendto), SCMP_SYS(sendmsg), SCMP_SYS(sendmmsg)});
+  // Signals to itself only: abort() raises SIGABRT with tgkill on its own pid.
+  f.rules(kill, {SCMP_SYS(kill), SCMP_SYS(tkill), SCMP_SYS(pidfd_open), SCMP_SYS(pidfd_send_signal),
+                 SCMP_SYS(pidfd_getfd)});
+  f.rule(kill, SCMP_SYS(tgkill), SCMP_A0(SCMP_CMP_NE, static_cast<scmp_datum_t>(::getpid())));
+  f.rules(kill, {SCMP_SYS(ptrace), SCMP_SYS(process_vm_readv), SCMP_SYS(process_vm_writev), SCMP_SYS(setsid),
+                 SCMP_SYS(setpgid), SCMP_SYS(unshare), SCMP_SYS(setns), SCMP_SYS(mount), SCMP_SYS(umount2),
+                 SCMP_SYS(chroot), SCMP_SYS(pivot_root), SCMP_SYS(reboot), SCMP_SYS(kexec_load),
+                 SCMP_SYS(init_module), SCMP_SYS(finit_module), SCMP_SYS(delete_module), SCMP_SYS(bpf),
+                 SCMP_SYS(perf_event_open), SCMP_SYS(keyctl), SCMP_SYS(add_key), SCMP_SYS(request_key),
+                 SCMP_SYS(personality), SCMP_SYS(io_uring_setup), SCMP_SYS(userfaultfd), SCMP_SYS(setuid),
+                 SCMP_SYS(setgid), SCMP_SYS(setreuid), SCMP_SYS(setregid), SCMP_SYS(setresuid),
+                 SCMP_SYS(setresgid), SCMP_SYS(setgroups), SCMP_SYS(capset)});
+  return f.load("loader");
+}
+
+Status install_kernel_filter(int report_fd) {
+  Filter f(SCMP_ACT_KILL_PROCESS);
+  const uint32_t allow = SCMP_ACT_ALLOW;
+  // Memory: the kernel's buffers, the allocator, thread stacks.
+  f.rules(allow, {SCMP_SYS(mmap), SCMP_SYS(munmap), SCMP_SYS(mprotect), SCMP_SYS(mremap), SCMP_SYS(brk),
+                  SCMP_SYS(madvise)});
+  // The pool's synchronisation, the timing loop's clocks and cool-down sleeps.
+  f.rules(allow, {SCMP_SYS(futex), SCMP_SYS(sched_yield), SCMP_SYS(clock_gettime), SCMP_SYS(clock_getres),
+                  SCMP_SYS(gettimeofday), SCMP_SYS(nanosleep), SCMP_SYS(clock_nanosleep),
+                  SCMP_SYS(sched_getaffinity), SCMP_SYS(getrandom)});
+  // Threads (their start and end), signals to itself, exit.
+  allow_threads_only(f, allow);
+  f.rules(allow, {SCMP_SYS(set_robust_list), SCMP_SYS(rseq), SCMP_SYS(rt_sigprocmask), SCMP_SYS(rt_sigreturn),
+                  SCMP_SYS(restart_syscall), SCMP_SYS(getpid), SCMP_SYS(gettid), SCMP_SYS(exit),
+                  SCMP_SYS(exit_group)});
+  f.rule(allow, SCMP_SYS(tgkill), SCMP_A0(SCMP_CMP_EQ, static_cast<scmp_datum_t>(::getpid())));
+  // The report, on its pipe and nowhere else.
+  f.rule(allow, SCMP_SYS(write), SCMP_A0(SCMP_CMP_EQ, static_cast<scmp_datum_t>(report_fd)));
+  return f.load("kernel");
+}
+
+}  // namespace tessera::rpc

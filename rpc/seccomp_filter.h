@@ -1,0 +1,30 @@
+// The system-call filters of a measuring child (sandbox.cc), through
+// libseccomp. Two stages, stacked: the kernel keeps both and applies the
+// stricter answer.
+//
+//  1. The loader filter, installed before the kernel library is loaded: the
+//     library's constructors run under it. It allows what dlopen and the
+//     setup of inputs need (files, memory) and kills the process on anything
+//     that reaches outside the job: new processes, exec, sockets, signals to
+//     other processes, tracing, namespaces, mounts.
+//  2. The kernel filter, installed once the library is loaded, the inputs are
+//     filled and the thread pool runs: an allow-list of what a running kernel
+//     and the timing loop need (memory, futex, clocks, sleeping, threads,
+//     writing the report to its pipe, exiting). Anything else kills the
+//     process with SIGSYS.
+#pragma once
+
+#include "base/status.h"
+
+namespace tessera::rpc {
+
+/// Installs the loader filter on the calling thread (and, with TSYNC, every
+/// thread of the process). kIOError when the kernel refuses the filter.
+Status install_loader_filter();
+
+/// Installs the kernel filter on every thread of the process. `report_fd` is
+/// the only descriptor the process may write to afterwards. kIOError when the
+/// kernel refuses the filter.
+Status install_kernel_filter(int report_fd);
+
+}  // namespace tessera::rpc

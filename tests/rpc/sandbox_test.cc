@@ -1,0 +1,201 @@
+// The sandbox a measured kernel runs in (rpc/sandbox.h): probe kernels
+// (testdata/sandbox_probes.c) that try to reach outside their job, each
+// classified, none with an effect outside the job, the worker alive after all.
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <map>
+
+#include "rpc/sandbox.h"
+#include "rpc/wire.h"
+#include "tests/rpc/test_util.h"
+
+namespace tessera::rpc {
+namespace {
+
+using namespace testing;  // NOLINT
+
+// What the probes touch (sandbox_probes.c).
+constexpr int kProbePort = 47311;
+constexpr const char* kForkedMarker = "/tmp/tessera-sandbox-probe-forked";
+constexpr const char* kWrittenMarker = "/tmp/tessera-sandbox-probe-written";
+
+const std::string& probe_library() {
+  static const std::string bytes = read_file(TESSERA_SANDBOX_PROBES_PATH);
+  return bytes;
+}
+
+MeasureInput probe_input(const std::string& symbol, int timeout_ms = 5000) {
+  MeasureInput in = kernel_input(symbol, timeout_ms);
+  in.library = probe_library();
+  return in;
+}
+
+// One job through Measurement as the worker's loop runs it: poll the pipe
+// until the report or the deadline.
+pb::Result run_sandboxed(const MeasureInput& in) {
+  pb::Job job = to_wire_job(in);
+  job.set_session_id("s");
+  job.set_job_id(1);
+  SandboxOptions options;
+  options.isolate_network = probe_network_isolation().empty();
+  auto m = Measurement::start(job, options);
+  EXPECT_TRUE(m.is_ok()) << m.status().to_string();
+  if (!m.is_ok()) return pb::Result();
+  while (true) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(m->deadline() -
+                                                                            std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      m->kill_for_timeout();
+      break;
+    }
+    pollfd p{m->fd(), POLLIN, 0};
+    if (::poll(&p, 1, static_cast<int>(left.count())) > 0 && m->on_readable()) break;
+  }
+  return m->finish();
+}
+
+bool exists(const char* path) { return ::access(path, F_OK) == 0; }
+
+bool forbidden_call(const pb::Result& r) {
+  return r.error() == pb::CRASH && r.message().find("forbidden system call") != std::string::npos;
+}
+
+TEST(Sandbox, AWellBehavedKernelIsMeasuredInsideIt) {
+  MeasureInput in = probe_input("probe_add_one");
+  in.reference = add_one_reference();
+  pb::Result r = run_sandboxed(in);
+  EXPECT_EQ(r.error(), pb::OK) << r.message();
+  EXPECT_EQ(r.costs_s_size(), 2);
+}
+
+// Cold timing sizes its sweep from the last-level cache, which sysfs
+// reports: read before the lock-down, since the kernel filter opens no file.
+TEST(Sandbox, ColdCacheTimingWithACooldownRunsInsideIt) {
+  MeasureInput in = probe_input("probe_add_one");
+  in.timing.flush_cache = true;
+  in.timing.cooldown_ms = 1;
+  pb::Result r = run_sandboxed(in);
+  EXPECT_EQ(r.error(), pb::OK) << r.message();
+  EXPECT_EQ(r.costs_s_size(), 2);
+}
+
+TEST(Sandbox, ReadingEtcPasswdKillsTheJob) {
+  pb::Result r = run_sandboxed(probe_input("probe_read_passwd"));
+  EXPECT_TRUE(forbidden_call(r)) << pb::ErrorKind_Name(r.error()) << ": " << r.message();
+}
+
+TEST(Sandbox, WritingAFileKillsTheJobAndNothingIsWritten) {
+  ::unlink(kWrittenMarker);
+  pb::Result r = run_sandboxed(probe_input("probe_write_file"));
+  EXPECT_TRUE(forbidden_call(r)) << pb::ErrorKind_Name(r.error()) << ": " << r.message();
+  EXPECT_FALSE(exists(kWrittenMarker));
+}
+
+TEST(Sandbox, OpeningASocketKillsTheJobAndNothingConnects) {
+  const int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(kProbePort);
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  const int one = 1;
+  ::setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  const bool listening = ::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
+                         ::listen(listener, 4) == 0;
+  pb::Result r = run_sandboxed(probe_input("probe_open_socket"));
+  EXPECT_TRUE(forbidden_call(r)) << pb::ErrorKind_Name(r.error()) << ": " << r.message();
+  if (listening) EXPECT_LT(::accept(listener, nullptr, nullptr), 0) << "the probe reached the test's port";
+  ::close(listener);
+}
+
+TEST(Sandbox, AKernelThatForksIsKilledAndLeavesNoProcess) {
+  ::unlink(kForkedMarker);
+  pb::Result r = run_sandboxed(probe_input("probe_fork"));
+  EXPECT_TRUE(forbidden_call(r)) << pb::ErrorKind_Name(r.error()) << ": " << r.message();
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // a grandchild would have written by now
+  EXPECT_FALSE(exists(kForkedMarker));
+  ::unlink(kForkedMarker);
+}
+
+TEST(Sandbox, AllocatingPastTheAddressSpaceLimitFails) {
+  pb::Result r = run_sandboxed(probe_input("probe_allocate_past_limit"));
+  EXPECT_EQ(r.error(), pb::RUNTIME_ERROR) << pb::ErrorKind_Name(r.error()) << ": " << r.message();
+  EXPECT_NE(r.message().find("status 12"), std::string::npos) << r.message();
+}
+
+TEST(Sandbox, ExitingWithoutAResultIsACrashNotOk) {
+  pb::Result r = run_sandboxed(probe_input("probe_exit_without_result"));
+  EXPECT_EQ(r.error(), pb::CRASH) << r.message();
+  EXPECT_NE(r.message().find("without a report"), std::string::npos) << r.message();
+  EXPECT_EQ(r.costs_s_size(), 0);
+}
+
+TEST(Sandbox, SignallingTheWorkerKillsTheJobAndTheWorkerLives) {
+  pb::Result r = run_sandboxed(probe_input("probe_kill_parent"));  // this test process is the parent
+  EXPECT_TRUE(forbidden_call(r)) << pb::ErrorKind_Name(r.error()) << ": " << r.message();
+}
+
+TEST(Sandbox, AnEndlessLoopIsATimeout) {
+  const auto start = std::chrono::steady_clock::now();
+  pb::Result r = run_sandboxed(probe_input("probe_loop_forever", 500));
+  EXPECT_EQ(r.error(), pb::TIMEOUT) << r.message();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(3));
+}
+
+TEST(Sandbox, NetworkIsolationIsAvailableOrSaysWhyNot) {
+  const std::string why = probe_network_isolation();
+  if (::geteuid() == 0) EXPECT_EQ(why, "");  // root can always make a network namespace
+  if (!why.empty()) EXPECT_NE(why.find("CLONE_NEWNET"), std::string::npos) << why;
+}
+
+TEST(Sandbox, TheSystemCallFilterIsAvailableWhereTheKernelHasSeccomp) {
+  if (read_file("/proc/self/status").find("\nSeccomp:") == std::string::npos)
+    GTEST_SKIP() << "this kernel has no seccomp";
+  EXPECT_EQ(probe_system_call_filter(), "");
+}
+
+// Every probe through a real worker process: each classified, the worker
+// serving a good kernel after all of them.
+TEST(Sandbox, TheWorkerSurvivesEveryProbe) {
+  ::unlink(kForkedMarker);
+  ::unlink(kWrittenMarker);
+  TempDir dir;
+  TrackerThread tracker(fast_tracker(dir.path()));
+  ASSERT_TRUE(tracker.status().is_ok());
+  auto worker = start_worker(tracker.endpoint(), "k", "w1");
+  ASSERT_TRUE(wait_for_workers(tracker.endpoint(), plaintext(), 1));
+  ClientOptions o;
+  o.tracker = tracker.endpoint();
+  o.security = plaintext();
+  o.sync_ms = 200;
+  auto client = RpcClient::connect(o);
+  ASSERT_TRUE(client.is_ok()) << client.status().to_string();
+  const std::map<std::string, MeasureErrorKind> expected = {
+      {"probe_read_passwd", MeasureErrorKind::kCrash},    {"probe_write_file", MeasureErrorKind::kCrash},
+      {"probe_open_socket", MeasureErrorKind::kCrash},    {"probe_fork", MeasureErrorKind::kCrash},
+      {"probe_kill_parent", MeasureErrorKind::kCrash},    {"probe_exit_without_result", MeasureErrorKind::kCrash},
+      {"probe_loop_forever", MeasureErrorKind::kTimeout}, {"probe_allocate_past_limit", MeasureErrorKind::kRuntimeError},
+  };
+  std::map<uint64_t, std::string> name;
+  for (const auto& [symbol, kind] : expected) name[(*client)->submit(probe_input(symbol, 1000), "k")] = symbol;
+  auto results = collect(**client, name.size(), 30000);
+  ASSERT_EQ(results.size(), name.size());
+  for (const auto& [id, r] : results)
+    EXPECT_EQ(r.error, expected.at(name[id])) << name[id] << ": " << r.message;
+  EXPECT_TRUE(worker->alive());
+  EXPECT_FALSE(exists(kForkedMarker));
+  EXPECT_FALSE(exists(kWrittenMarker));
+  MeasureInput good = probe_input("probe_add_one");
+  good.reference = add_one_reference();
+  const uint64_t id = (*client)->submit(good, "k");
+  auto after = collect(**client, 1, 10000);
+  ASSERT_EQ(after.size(), 1u);
+  EXPECT_EQ(after[0].first, id);
+  EXPECT_TRUE(after[0].second.ok()) << after[0].second.message;
+}
+
+}  // namespace
+}  // namespace tessera::rpc
