@@ -160,6 +160,8 @@ PeerIdentity parse_peer_identity(const std::string& user_id) {
 }
 
 void warn_insecure(const char* program, const std::string& endpoint) {
+  // An endpoint refused for plaintext, or malformed, gets its error instead.
+  if (!is_well_formed_endpoint(endpoint) || !check_insecure_endpoint(endpoint).is_ok()) return;
   // An ipc socket in a directory only this user can enter (LocalRunner's) is
   // protected by the file system: nothing to warn about.
   if (endpoint.rfind("ipc://", 0) == 0) {

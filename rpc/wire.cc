@@ -132,6 +132,8 @@ Status check_insecure_endpoint(const std::string& endpoint) {
                     "(tessera keys generate) on any other address");
 }
 
+bool is_well_formed_endpoint(const std::string& endpoint) { return check_endpoint(endpoint, /*bind=*/true).is_ok(); }
+
 Context::Context() : ctx_(zmq_ctx_new()) {}
 Context::~Context() {
   if (ctx_) zmq_ctx_term(ctx_);

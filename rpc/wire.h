@@ -56,6 +56,10 @@ struct SecurityOptions {
 /// spelling. kInvalidArgument otherwise, saying why.
 Status check_insecure_endpoint(const std::string& endpoint);
 
+/// Whether `endpoint` is well formed (a tcp:// port of 1-65535, or `*`):
+/// what bind and connect check before ZeroMQ sees it.
+bool is_well_formed_endpoint(const std::string& endpoint);
+
 /// An owning ZeroMQ context (zmq_ctx_new / zmq_ctx_term).
 class Context {
  public:
