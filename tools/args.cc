@@ -20,7 +20,7 @@ constexpr size_t kHelpColumn = 30;  // where descriptions start
 // command names a value the same way.
 const std::map<std::string, std::string>& placeholders() {
   static const std::map<std::string, std::string> table = {
-      {"authorized", "DIR"}, {"batch", "N"}, {"bench", "N"}, {"bind", "ENDPOINT"},
+      {"authorized", "DIR"}, {"batch", "N"}, {"bench", "N"}, {"bind", "ENDPOINT"}, {"byoc", "BACKEND"},
       {"cache", "model|warm|cold"}, {"db", "DB"}, {"dead-after-ms", "MS"}, {"dump-after", "PASS"},
       {"early-stopping", "N"}, {"errors-older-than", "AGE"}, {"heartbeat-ms", "MS"}, {"input", "NAME=FILE"},
       {"input-shape", "NAME:D,..."}, {"jobs", "N"}, {"k", "N"}, {"keep", "N"}, {"key", "KEY"},
