@@ -35,9 +35,10 @@ extern "C" {
 /** What a call returned. Values are stable; new codes may be added. */
 typedef enum TesseraStatus {
   TESSERA_OK = 0,
-  TESSERA_ERROR_INVALID_ARGUMENT = 1, /**< a null pointer, a wrong size, an input never set */
+  TESSERA_ERROR_INVALID_ARGUMENT = 1, /**< a null pointer, a wrong size, an input never set,
+                                          a package built for another architecture */
   TESSERA_ERROR_NOT_FOUND = 2,        /**< no such file, input or output */
-  TESSERA_ERROR_PARSE = 3,            /**< not a package, a corrupt one, one for another machine */
+  TESSERA_ERROR_PARSE = 3,            /**< not a package, or a corrupt one */
   TESSERA_ERROR_IO = 4,               /**< the operating system said no (memory, dlopen) */
   TESSERA_ERROR_RUNTIME = 5,          /**< a kernel failed during a run */
   TESSERA_ERROR_INTERNAL = 6          /**< anything else */
