@@ -87,7 +87,7 @@ std::string names_of(const std::vector<TensorInfo>& list) {
 }
 
 // The index of `name` in `list`, or -1 after setting the error.
-int find(const char* fn, const char* kind, const std::vector<TensorInfo>& list, const char* name) {
+int find_tensor(const char* fn, const char* kind, const std::vector<TensorInfo>& list, const char* name) {
   for (size_t i = 0; i < list.size(); ++i)
     if (list[i].name == name) return static_cast<int>(i);
   fail(TESSERA_ERROR_NOT_FOUND,
@@ -189,7 +189,7 @@ TesseraStatus tessera_model_set_input(TesseraModel* model, const char* name, con
     if (model == nullptr) return null_argument(fn, "the model");
     if (name == nullptr) return null_argument(fn, "the input name");
     if (data == nullptr) return null_argument(fn, "the data pointer");
-    const int i = find(fn, "input", model->inputs, name);
+    const int i = find_tensor(fn, "input", model->inputs, name);
     if (i < 0) return TESSERA_ERROR_NOT_FOUND;
     const TensorInfo& t = model->inputs[static_cast<size_t>(i)];
     auto array = tessera::runtime::NDArray::create(t.shape, t.dtype);
@@ -214,7 +214,7 @@ TesseraStatus tessera_model_get_output(TesseraModel* model, const char* name, co
     if (model == nullptr) return null_argument(fn, "the model");
     if (name == nullptr) return null_argument(fn, "the output name");
     if (data == nullptr) return null_argument(fn, "the data pointer");
-    const int i = find(fn, "output", model->outputs, name);
+    const int i = find_tensor(fn, "output", model->outputs, name);
     if (i < 0) return TESSERA_ERROR_NOT_FOUND;
     auto array = model->exec->get_output(name);
     if (!array.is_ok()) return report(array.status());
@@ -231,7 +231,7 @@ TesseraStatus tessera_model_copy_output(TesseraModel* model, const char* name, v
     if (model == nullptr) return null_argument(fn, "the model");
     if (name == nullptr) return null_argument(fn, "the output name");
     if (buffer == nullptr) return null_argument(fn, "the buffer");
-    const int i = find(fn, "output", model->outputs, name);
+    const int i = find_tensor(fn, "output", model->outputs, name);
     if (i < 0) return TESSERA_ERROR_NOT_FOUND;
     auto array = model->exec->get_output(name);
     if (!array.is_ok()) return report(array.status());
