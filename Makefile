@@ -3,7 +3,7 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps configure build demo test test-sanitize bench clean worker-aarch64
+.PHONY: all deps configure build install demo test test-sanitize bench clean worker-aarch64
 
 all: build
 
@@ -15,6 +15,14 @@ configure: deps
 
 build: configure
 	@cmake --build $(BUILD) -j $(JOBS)
+
+# `make install PREFIX=DIR`: bin/ (tessera, tessera-run, tessera-worker),
+# lib/ (their shared libraries, libtessera_runtime.so), include/
+# (tessera_runtime.h) and lib/pkgconfig/tessera-runtime.pc. Paths inside are
+# relative ($ORIGIN), so the folder may be moved or copied to a board.
+PREFIX ?= /usr/local
+install: build
+	@cmake --install $(BUILD) --prefix $(PREFIX)
 
 demo: build
 	@bash scripts/demo.sh $(BUILD)

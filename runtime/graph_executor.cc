@@ -1,6 +1,8 @@
 #include "runtime/graph_executor.h"
 
 #include <dlfcn.h>
+#include <elf.h>
+#include <sys/utsname.h>
 
 #include <algorithm>
 #include <chrono>
@@ -42,6 +44,56 @@ Status check_external_libraries(const PackageContents& contents) {
   return Status::ok();
 }
 
+
+// The ELF machine this runtime was built for, and a name for an ELF machine.
+constexpr uint16_t host_elf_machine() {
+#if defined(__x86_64__)
+  return EM_X86_64;
+#elif defined(__aarch64__)
+  return EM_AARCH64;
+#elif defined(__arm__)
+  return EM_ARM;
+#elif defined(__riscv)
+  return EM_RISCV;
+#else
+  return EM_NONE;
+#endif
+}
+
+std::string elf_machine_name(uint16_t machine) {
+  switch (machine) {
+    case EM_X86_64: return "x86_64";
+    case EM_AARCH64: return "aarch64";
+    case EM_ARM: return "arm";
+    case EM_RISCV: return "riscv";
+    case EM_386: return "i386";
+    default: return "ELF machine " + std::to_string(machine);
+  }
+}
+
+// A library built for another architecture would fail in dlopen with "wrong
+// ELF class" or "cannot open shared object"; say what happened instead: the
+// package's target triple (or the library's machine) and this machine's.
+Status check_architecture(const PackageContents& contents) {
+  const std::string& lib = contents.library;
+  if (lib.size() < 20 || lib.compare(0, 4, "\x7f" "ELF") != 0 || host_elf_machine() == EM_NONE) return Status::ok();
+  const auto* b = reinterpret_cast<const unsigned char*>(lib.data());
+  const uint16_t machine = b[EI_DATA] == ELFDATA2MSB ? static_cast<uint16_t>(b[18] << 8 | b[19])
+                                                     : static_cast<uint16_t>(b[19] << 8 | b[18]);
+  if (machine == host_elf_machine()) return Status::ok();
+  std::string built_for = elf_machine_name(machine);
+  const size_t t = contents.target.find("-mtriple=");
+  if (t != std::string::npos) {
+    const size_t start = t + 9;
+    built_for = contents.target.substr(start, contents.target.find(' ', start) - start);
+  }
+  struct utsname u;
+  const std::string here = uname(&u) == 0 ? u.machine : elf_machine_name(host_elf_machine());
+  return Status(ErrorCode::kInvalidArgument, "the package was built for " + built_for + "; this machine is " + here +
+                                                 ": compile it for this machine's target, or run it on a " +
+                                                 elf_machine_name(machine) + " device");
+}
+
 }  // namespace
 
 GraphExecutor::~GraphExecutor() = default;
@@ -57,6 +109,7 @@ Result<std::unique_ptr<GraphExecutor>> GraphExecutor::load_file(const std::strin
 Result<std::unique_ptr<GraphExecutor>> GraphExecutor::load(const PackageContents& contents,
                                                            const ExecutorOptions& options) {
   TESSERA_RETURN_IF_ERROR(validate_package(contents).with_context("invalid package"));
+  if (!contents.calls.empty()) TESSERA_RETURN_IF_ERROR(check_architecture(contents));
   TESSERA_RETURN_IF_ERROR(check_external_libraries(contents));
   std::optional<Module> module;
   if (!contents.calls.empty()) {

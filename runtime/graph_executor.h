@@ -46,7 +46,9 @@ struct TensorInfo {
 class GraphExecutor {
  public:
   /// Validates `contents`, opens its library, resolves every call's symbol and
-  /// allocates all buffers. Errors: validate_package's (kParseError), kNotFound
+  /// allocates all buffers. Errors: validate_package's (kParseError),
+  /// kInvalidArgument (the library is for another architecture: "built for
+  /// aarch64-linux-gnu; this machine is x86_64"), kNotFound
   /// (a symbol the library lacks, naming it and its first call), kIOError (the
   /// library does not load, memory is exhausted), ThreadPool::status()'s.
   static Result<std::unique_ptr<GraphExecutor>> load(const PackageContents& contents,

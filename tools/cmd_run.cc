@@ -28,13 +28,17 @@ const std::vector<OptionSpec> kOptions = {
     {"help", false, "this message"},
 };
 
+// "tessera run", or "tessera-run" when the device's runner is called directly
+// (run_main.cc passes first == 1): messages name the command the user typed.
+const char* program = "tessera run";
+
 int usage_error(const std::string& message) {
-  std::fprintf(stderr, "tessera run: %s\n", message.c_str());
+  std::fprintf(stderr, "%s: %s\n", program, message.c_str());
   return 2;
 }
 
 int failure(const std::string& message) {
-  std::fprintf(stderr, "tessera run: %s\n", message.c_str());
+  std::fprintf(stderr, "%s: %s\n", program, message.c_str());
   return 1;
 }
 
@@ -81,12 +85,13 @@ std::string summary(const runtime::NDArray& a) {
 }  // namespace
 
 int run_run(int argc, char** argv, int first) {
+  if (first == 1) program = "tessera-run";
   auto args = Args::parse(argc, argv, first, kOptions);
   if (!args.is_ok()) return usage_error(args.status().message());
   if (args->has("help") || args->positional().size() != 1) {
     std::fprintf(args->has("help") ? stdout : stderr,
-                 "usage: tessera run MODEL.tsr [--input NAME=FILE ...] [--random-inputs SEED] [--output-dir DIR] [--bench N]\n\n%s",
-                 format_options(kOptions).c_str());
+                 "usage: %s MODEL.tsr [--input NAME=FILE ...] [--random-inputs SEED] [--output-dir DIR] [--bench N]\n\n%s",
+                 program, format_options(kOptions).c_str());
     return args->has("help") ? 0 : 2;
   }
   auto bench = args->get_int("bench", 0);
