@@ -9,10 +9,6 @@ using graph::Constant;
 using graph::ValueId;
 using Node = onnx::NodeProto;
 
-namespace {
-Status invalid(const std::string& why) { return Status(ErrorCode::kInvalidArgument, why); }
-}  // namespace
-
 Result<ValueId> ImportContext::input(const onnx::NodeProto& node, int i) const {
   if (!has_input(node, i)) return invalid("input " + std::to_string(i) + " is missing");
   auto it = values.find(node.input(i));

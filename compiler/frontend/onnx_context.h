@@ -87,6 +87,9 @@ bool has_legacy_broadcast(const std::string& op_type);
 /// that differ without broadcast=1, a B that does not fit A.
 Result<onnx::NodeProto> legacy_broadcast(ImportContext& ctx, const onnx::NodeProto& node);
 
+/// kInvalidArgument with `why`: how a converter refuses a node.
+inline Status invalid(const std::string& why) { return Status(ErrorCode::kInvalidArgument, why); }
+
 /// A converter: validates `node` and emits its graph nodes into `ctx`.
 using Converter = Status (*)(ImportContext& ctx, const onnx::NodeProto& node);
 /// Adds the converters of elementwise math, activations, comparison and

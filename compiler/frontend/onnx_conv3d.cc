@@ -19,9 +19,6 @@ using graph::ValueId;
 using Node = onnx::NodeProto;
 
 namespace {
-
-Status invalid(const std::string& why) { return Status(ErrorCode::kInvalidArgument, why); }
-
 // The window attributes of a 3-D operator, each with 3 values (pads 6).
 struct Window3 {
   int64_t groups = 1;

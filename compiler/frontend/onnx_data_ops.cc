@@ -14,9 +14,6 @@ using graph::ValueId;
 using Node = onnx::NodeProto;
 
 namespace {
-
-Status invalid(const std::string& why) { return Status(ErrorCode::kInvalidArgument, why); }
-
 Status bind_constant(ImportContext& ctx, const Node& node, graph::Constant c) {
   ctx.values[node.output(0)] = ctx.g.add_constant(node.output(0), std::move(c));
   return Status::ok();

@@ -14,9 +14,6 @@ namespace tessera::frontend::detail {
 using graph::ValueId;
 using Node = onnx::NodeProto;
 
-namespace {
-Status invalid(const std::string& why) { return Status(ErrorCode::kInvalidArgument, why); }
-}  // namespace
 
 bool has_legacy_broadcast(const std::string& op_type) {
   static const std::set<std::string> kOps = {"Add", "Sub", "Mul",  "Div",   "Pow",     "And",

@@ -17,9 +17,6 @@ using ops::UnaryFn;
 using Node = onnx::NodeProto;
 
 namespace {
-
-Status invalid(const std::string& why) { return Status(ErrorCode::kInvalidArgument, why); }
-
 // Adds fn(x) named `name`; the error names the operand type fn refuses.
 Result<ValueId> add_unary(ImportContext& ctx, const std::string& name, UnaryFn fn, ValueId x,
                           ops::UnaryParams params = {}) {

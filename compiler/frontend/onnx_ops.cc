@@ -15,9 +15,6 @@ using graph::ValueId;
 using Node = onnx::NodeProto;
 
 namespace {
-
-Status invalid(const std::string& why) { return Status(ErrorCode::kInvalidArgument, why); }
-
 Status emit_like(ImportContext& ctx, const Node& node, OpKind kind, graph::Attrs attrs, ValueId x) {
   const auto v = ctx.value(x);
   return ctx.emit(node, kind, std::move(attrs), {x}, v.shape, v.dtype);

@@ -12,9 +12,6 @@ using graph::OpKind;
 using graph::ValueId;
 using Node = onnx::NodeProto;
 
-namespace {
-Status invalid(const std::string& why) { return Status(ErrorCode::kInvalidArgument, why); }
-}  // namespace
 
 namespace {
 Status reshape_to(ImportContext& ctx, const Node& node, ValueId x, std::vector<int64_t> shape) {
