@@ -1,24 +1,19 @@
 #include "compiler/codegen/link.h"
 
-#include <fcntl.h>
-#include <spawn.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <mutex>
-#include <sstream>
 
 #include <lld/Common/Driver.h>
 #include <llvm/Support/raw_ostream.h>
 
-LLD_HAS_DRIVER(elf)
+#include "base/subprocess.h"
 
-extern char** environ;
+LLD_HAS_DRIVER(elf)
 
 namespace tessera {
 namespace {
@@ -102,45 +97,18 @@ Result<std::string> link_shared_library(const std::vector<std::string>& objects,
     lld::Result r = lld::lldMain(args, os, os, {{lld::Gnu, &lld::elf::link}});
     os.flush();
     can_run_again = r.canRunAgain;
-    if (r.retCode == 0) {
-      std::ifstream in(out, std::ios::binary);
-      std::stringstream ss;
-      ss << in.rdbuf();
-      return ss.str();
-    }
+    if (r.retCode == 0) return read_file_bytes(out);
   }
   if (can_run_again) return Status(ErrorCode::kCodegenError, "lld failed: " + diagnostics);
   // lld's state is unusable after a crash; fall back to the linker process.
-  std::string log = dir.file("lld.log");
-
-  std::vector<char*> argv;
-  for (auto& a : argv_storage) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
-  pid_t pid;
-  int rc = posix_spawn(&pid, lld.c_str(), &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0) {
-    errno = rc;
+  const std::string log = dir.file("lld.log");
+  TESSERA_ASSIGN_OR_RETURN(ProgramExit exit, run_logged(argv_storage, log, /*search_path=*/false));
+  if (exit.spawn_error != 0) {
+    errno = exit.spawn_error;
     return io_error("cannot start " + lld);
   }
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) return io_error("waiting for the linker");
-  }
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    std::ifstream in(log);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return Status(ErrorCode::kCodegenError, "lld failed: " + ss.str());
-  }
-  std::ifstream in(out, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  if (!exit.ok()) return Status(ErrorCode::kCodegenError, "lld failed: " + read_file_bytes(log));
+  return read_file_bytes(out);
 }
 
 }  // namespace tessera

@@ -1,27 +1,17 @@
 #include "compiler/external/c_compiler.h"
 
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <fstream>
-#include <sstream>
-#include <vector>
 
-extern char** environ;
+#include "base/subprocess.h"
 
 namespace tessera::external {
 namespace {
 
-std::string read_all(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+std::string read_all(const std::string& path) { return read_file_bytes(path); }
 
 // A private directory for the source, the object and the compiler's log,
 // removed with them.
@@ -63,30 +53,20 @@ Result<std::string> compile_c_object(const std::string& source, const Target& ta
     out << source;
     if (!out) return Status(ErrorCode::kIOError, "cannot write " + src);
   }
-  std::vector<std::string> args = {cc, "-c", "-O2", "-fPIC", "-std=c11", "-fno-math-errno", "-o", obj, src};
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
-  pid_t pid;
-  const int rc = posix_spawnp(&pid, cc.c_str(), &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (rc == ENOENT)
+  TESSERA_ASSIGN_OR_RETURN(ProgramExit exit,
+                           run_logged({cc, "-c", "-O2", "-fPIC", "-std=c11", "-fno-math-errno", "-o", obj, src}, log,
+                                      /*search_path=*/true));
+  // posix_spawnp may also report a missing program as exit status 127.
+  const bool missing = exit.spawn_error == ENOENT ||
+                       (exit.spawn_error == 0 && WIFEXITED(exit.status) && WEXITSTATUS(exit.status) == 127 &&
+                        access(obj.c_str(), F_OK) != 0 && read_all(log).empty());
+  if (missing)
     return Status(ErrorCode::kNotFound, "no C compiler: '" + cc + "' is not on PATH (install " +
                                             (cc == "cc" ? std::string("gcc or clang") : "gcc-aarch64-linux-gnu") +
                                             "; C-source backends compile their regions with it)");
-  if (rc != 0) return Status(ErrorCode::kIOError, "cannot start " + cc + ": " + std::strerror(rc));
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0)
-    if (errno != EINTR) return Status(ErrorCode::kIOError, std::string("waiting for the C compiler: ") + std::strerror(errno));
-  // posix_spawnp may report a missing program as exit status 127 instead.
-  if (WIFEXITED(status) && WEXITSTATUS(status) == 127 && access(obj.c_str(), F_OK) != 0 && read_all(log).empty())
-    return Status(ErrorCode::kNotFound, "no C compiler: '" + cc + "' is not on PATH");
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    return Status(ErrorCode::kCodegenError, cc + " failed on the generated C source: " + read_all(log));
+  if (exit.spawn_error != 0)
+    return Status(ErrorCode::kIOError, "cannot start " + cc + ": " + std::strerror(exit.spawn_error));
+  if (!exit.ok()) return Status(ErrorCode::kCodegenError, cc + " failed on the generated C source: " + read_all(log));
   return read_all(obj);
 }
 
