@@ -58,15 +58,6 @@ Result<Conv> analyze(const ComputeDAG& dag, bool nhwc) {
   return cv;
 }
 
-// The product accumulates in the returned stage; the output copies it out
-// (with the elementwise tail inlined into the copy).
-Result<std::string> accumulator(Sched& s, const OpStages& st) {
-  for (const std::string& tail : st.inlined) TESSERA_RETURN_IF_ERROR(s.compute_inline(tail));
-  if (st.main != st.output) return st.main;
-  TESSERA_RETURN_IF_ERROR(s.cache_write(st.main));
-  return st.main + ".local";
-}
-
 Result<KnobSpace> define_conv(const ComputeDAG& dag, const Target& target, bool nhwc) {
   TESSERA_ASSIGN_OR_RETURN(Conv cv, analyze(dag, nhwc));
   const int64_t lanes = target.vector_lanes(cv.stages.dtype);

@@ -70,13 +70,8 @@ Status apply_depthwise_nhwc(const KnobConfig& cfg, const Target& target, State* 
   const std::vector<int64_t>& tq = cfg.get("tile_q");
   const std::vector<int64_t>& unroll = cfg.get("unroll");
   Sched s(state);
-  for (const std::string& tail : d.stages.inlined) TESSERA_RETURN_IF_ERROR(s.compute_inline(tail));
-  std::string local = d.stages.main;
+  TESSERA_ASSIGN_OR_RETURN(const std::string local, accumulator(s, d.stages));
   const std::string& out = d.stages.output;
-  if (local == out) {
-    TESSERA_RETURN_IF_ERROR(s.cache_write(local));
-    local += ".local";
-  }
   const std::vector<int64_t> block = {1, cfg.get("tile_p")[1], tq[1] * tq[2], tk[1] * tk[2]};
   TESSERA_ASSIGN_OR_RETURN(Var tile, tile_output_blocks(s, out, block, lanes));
   TESSERA_RETURN_IF_ERROR(s.compute_at(local, out, tile));

@@ -265,6 +265,13 @@ Result<Var> tile_output_blocks(Sched& s, const std::string& stage, const std::ve
   return fused;
 }
 
+Result<std::string> accumulator(Sched& s, const OpStages& stages) {
+  for (const std::string& tail : stages.inlined) TESSERA_RETURN_IF_ERROR(s.compute_inline(tail));
+  if (stages.main != stages.output) return stages.main;
+  TESSERA_RETURN_IF_ERROR(s.cache_write(stages.main));
+  return stages.main + ".local";
+}
+
 Status schedule_broadcast(Sched& s, const OpStages& stages, int64_t lanes) {
   if (stages.broadcast.empty()) return Status::ok();
   const std::vector<Var> loops = s.loops(stages.broadcast);

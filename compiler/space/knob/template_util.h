@@ -95,6 +95,11 @@ class Sched {
 Result<Var> tile_output_blocks(Sched& s, const std::string& stage, const std::vector<int64_t>& block,
                                int64_t lanes);
 
+/// Inlines the elementwise tail of `stages` and returns the stage the
+/// reduction accumulates in: main itself when a tail copies it out, else
+/// main's cache_write copy (main + ".local"), the output copying it out.
+Result<std::string> accumulator(Sched& s, const OpStages& stages);
+
 /// Schedules the broadcast tail of `stages` (if any): its inlined stages are
 /// already inlined; the output runs its outer axes fused in parallel and its
 /// innermost axis vectorized, like an elementwise kernel.

@@ -90,13 +90,8 @@ Status apply_depthwise(const KnobConfig& cfg, const Target& target, State* state
   const int64_t lanes = target.vector_lanes(w.stages.dtype);
   const std::vector<int64_t>& tq = cfg.get("tile_q");
   Sched s(state);
-  for (const std::string& tail : w.stages.inlined) TESSERA_RETURN_IF_ERROR(s.compute_inline(tail));
-  std::string local = w.stages.main;
+  TESSERA_ASSIGN_OR_RETURN(const std::string local, accumulator(s, w.stages));
   const std::string& out = w.stages.output;
-  if (local == out) {
-    TESSERA_RETURN_IF_ERROR(s.cache_write(local));
-    local += ".local";
-  }
   const std::vector<int64_t> block = {1, cfg.get("tile_c")[1], cfg.get("tile_p")[1], tq[1] * tq[2]};
   TESSERA_ASSIGN_OR_RETURN(Var tile, tile_output_blocks(s, out, block, lanes));
   TESSERA_RETURN_IF_ERROR(s.compute_at(local, out, tile));
