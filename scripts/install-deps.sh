@@ -16,6 +16,9 @@ packages=(
   libopenblas-dev
   libdnnl-dev
   libonnx-dev libonnx-testdata python3-onnx python3-numpy
+  # The Python module (pybind11) and its pytest suite; headless Chromium opens
+  # `tessera report`'s HTML in a test (skipped where it is missing).
+  pybind11-dev python3-dev python3-pytest chromium
   zlib1g-dev libzstd-dev libedit-dev libffi-dev libxml2-dev libcurl4-openssl-dev
   # The aarch64 worker (make worker-aarch64) and its qemu integration test.
   g++-aarch64-linux-gnu qemu-user
