@@ -159,12 +159,17 @@ llvm::Value* CodeGen::emit(const Expr& e) {
     case ExprKind::kNot: return b_.CreateNot(emit(e.as<NotNode>()->a));
     case ExprKind::kSelect: {
       // Both branches are evaluated, so a load in a branch that is not taken
-      // (padding's read outside the input) must still stay inside its buffer.
+      // (padding's read outside the input) must still stay inside its buffer
+      // (guard_branch_load). A condition the same for every lane stays scalar.
       const auto* n = e.as<SelectNode>();
-      llvm::Value* cond = emit(n->cond);
+      const auto* uniform = n->cond.as<BroadcastNode>();
+      llvm::Value* cond = emit(uniform ? uniform->value : n->cond);
       ++select_depth_;
+      branch_conds_.push_back(cond);
       llvm::Value* t = emit(n->true_value);
+      branch_conds_.back() = b_.CreateNot(cond);
       llvm::Value* f = emit(n->false_value);
+      branch_conds_.pop_back();
       --select_depth_;
       return b_.CreateSelect(cond, t, f);
     }
@@ -230,6 +235,12 @@ llvm::Value* CodeGen::emit_binary(const BinaryNode* op) {
     case ExprKind::kSub: return b_.CreateSub(a, b);
     case ExprKind::kMul: return b_.CreateMul(a, b);
     case ExprKind::kDiv: case ExprKind::kMod: {
+      // In a Select's branch, a lane the branch does not keep may have read
+      // no element (guard_branch_load): it divides by 1, not by a zero that
+      // would trap.
+      if (select_depth_ > 0 && !llvm::isa<llvm::Constant>(b))
+        b = b_.CreateSelect(b_.CreateICmpEQ(b, llvm::Constant::getNullValue(b->getType())),
+                            llvm::ConstantInt::get(b->getType(), 1), b);
       if (!is_signed) return op->kind == ExprKind::kDiv ? b_.CreateUDiv(a, b) : b_.CreateURem(a, b);
       // Floor semantics: adjust truncating division when the signs differ.
       llvm::Value* q = b_.CreateSDiv(a, b);

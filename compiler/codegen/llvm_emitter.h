@@ -5,6 +5,7 @@
 
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Module.h>
@@ -49,6 +50,15 @@ class CodeGen {
   llvm::Value* clamp_index(const Buffer& buf, llvm::Value* index);
   // i1 per lane: the element index `lanes` (n of them) lies inside `buf`.
   llvm::Value* lanes_in_buffer(const Buffer& buf, llvm::Value* lanes, int n);
+  // Inside a Select's branches: a load of n lanes at element index `index`,
+  // spanning `span` elements from *ptr, reads only what its branches keep
+  // (where their conditions hold the program reads inside its buffers). A
+  // condition per lane joins *mask (null: every lane); one the same for
+  // every lane moves *ptr to the buffer's start when it fails, so the load
+  // needs no mask; a condition whose lanes do not line up with the load's
+  // leaves *mask to the lanes inside `buf`.
+  void guard_branch_load(const Buffer& buf, const Expr& index, int n, int64_t span, llvm::Value** ptr,
+                         llvm::Value** mask);
   llvm::Value* splat(llvm::Value* v, int lanes) { return b_.CreateVectorSplat(lanes, v); }
   void return_if_error(llvm::Value* status);
   /// The value of a loop variable, or (with an error recorded) poison.
@@ -72,6 +82,10 @@ class CodeGen {
   std::unordered_map<const BufferNode*, llvm::Value*> buffers_;
   int parallel_depth_ = 0;
   int select_depth_ = 0;  // > 0 while emitting the branches of a Select
+  // The condition of each Select branch being emitted, outermost first (the
+  // negation for a false branch): i1 when the same for every lane, else one
+  // i1 per lane.
+  std::vector<llvm::Value*> branch_conds_;
   Status error_;          // the first node that could not be emitted
 };
 

@@ -24,6 +24,29 @@ llvm::Value* CodeGen::lanes_in_buffer(const Buffer& buf, llvm::Value* lanes, int
                       b_.CreateICmpSLT(lanes, splat(b_.getInt64(buf->num_elements()), n)));
 }
 
+void CodeGen::guard_branch_load(const Buffer& buf, const Expr& index, int n, int64_t span, llvm::Value** ptr,
+                                llvm::Value** mask) {
+  auto both = [&](llvm::Value* a, llvm::Value* c) { return a ? b_.CreateAnd(a, c) : c; };
+  llvm::Value* uniform = nullptr;
+  llvm::Value* lanes = nullptr;
+  for (llvm::Value* cond : branch_conds_) {
+    const auto* vec = llvm::dyn_cast<llvm::FixedVectorType>(cond->getType());
+    if (!vec) {
+      uniform = both(uniform, cond);
+    } else if (static_cast<int>(vec->getNumElements()) == n) {
+      lanes = both(lanes, cond);
+    } else {
+      llvm::Value* at = emit(index);
+      *mask = both(*mask, lanes_in_buffer(buf, n == 1 ? splat(at, 1) : at, n));
+      return;
+    }
+  }
+  if (lanes) *mask = both(*mask, lanes);
+  if (!uniform) return;
+  if (buf->num_elements() >= span) *ptr = b_.CreateSelect(uniform, *ptr, buffer_base(buf.get()));
+  else *mask = both(*mask, splat(uniform, n));
+}
+
 // A predicated load or store touches only the lanes its predicate holds:
 // LLVM's masked load/store when contiguous (a scalar one is a one-lane
 // vector); otherwise lane by lane, loads from an index clamped into the
@@ -35,16 +58,12 @@ llvm::Value* CodeGen::emit_masked_load(const LoadNode* op) {
   llvm::Align align(t.storage_bytes());
   llvm::Value* mask = emit(op->predicate);
   if (t.lanes == 1) mask = b_.CreateVectorSplat(1, mask);
-  if (select_depth_ > 0) {  // in a Select's branch: and only the lanes inside the buffer
-    llvm::Value* lanes = emit(op->index);
-    if (t.lanes == 1) lanes = b_.CreateVectorSplat(1, lanes);
-    mask = b_.CreateAnd(mask, lanes_in_buffer(op->buffer, lanes, t.lanes));
-  }
   llvm::Value* zero = llvm::Constant::getNullValue(vec);
   llvm::Value* out;
   if (const auto* ramp = op->index.as<RampNode>(); t.lanes == 1 || (ramp && is_const_value(ramp->stride, 1))) {
     llvm::Value* base = emit(ramp ? ramp->base : op->index);
     llvm::Value* ptr = b_.CreateGEP(storage_type(t), buffer_base(op->buffer.get()), base);  // may point outside
+    if (select_depth_ > 0) guard_branch_load(op->buffer, op->index, t.lanes, t.lanes, &ptr, &mask);
     out = b_.CreateMaskedLoad(vec, ptr, align, mask, zero);
   } else if (llvm::Value* strided = emit_strided_load(op, mask)) {
     out = strided;
@@ -92,18 +111,18 @@ void CodeGen::emit_masked_store(const StoreNode* op, llvm::Value* value) {
 // element (a vector of odd length, which LLVM splits without reading past
 // it), then a shuffle picking every stride-th lane. With a mask (i1 per
 // lane) the span is loaded masked, each lane's element live when the lane
-// is and the elements between lanes off. Null when not such a load, or,
-// unmasked, inside a Select's branch (whose lanes may lie outside the buffer).
+// is and the elements between lanes off. Null when not such a load. Inside a Select's branch, guarded like any (its lanes may
+// lie outside the buffer).
 llvm::Value* CodeGen::emit_strided_load(const LoadNode* op, llvm::Value* mask) {
   const auto* ramp = op->index.as<RampNode>();
   int64_t stride = 0;
   if (!ramp || !is_const_int(ramp->stride, &stride) || stride < 2 || stride > 4) return nullptr;
-  if (!mask && select_depth_ > 0) return nullptr;
   const DType t = op->dtype;
   const int span = static_cast<int>((t.lanes - 1) * stride + 1);
   llvm::Type* elem = storage_type(t);
   llvm::Type* wide_type = llvm::FixedVectorType::get(elem, span);
-  llvm::Value* ptr = b_.CreateGEP(elem, buffer_base(op->buffer.get()), emit(ramp->base));  // masked: may point outside
+  llvm::Value* ptr = b_.CreateGEP(elem, buffer_base(op->buffer.get()), emit(ramp->base));  // guarded: may point outside
+  if (select_depth_ > 0) guard_branch_load(op->buffer, op->index, t.lanes, span, &ptr, &mask);
   const llvm::Align align(t.storage_bytes());
   llvm::Value* wide;
   if (mask) {
@@ -133,11 +152,11 @@ llvm::Value* CodeGen::emit_load(const LoadNode* op) {
     llvm::Type* vec = llvm::FixedVectorType::get(elem, t.lanes);
     llvm::Value* base = emit(ramp->base);
     if (select_depth_ == 0) return finish(b_.CreateAlignedLoad(vec, element_ptr(op->buffer, base), align));
-    // In a Select's branch: load only the lanes inside the buffer.
-    llvm::Value* mask = lanes_in_buffer(op->buffer, emit(op->index), t.lanes);
-    llvm::Value* ptr = b_.CreateGEP(elem, buffer_base(op->buffer.get()), base);  // may point outside
-    return finish(b_.CreateMaskedLoad(vec, ptr, align, mask,
-                                      llvm::Constant::getNullValue(vec)));
+    llvm::Value* ptr = b_.CreateGEP(elem, buffer_base(op->buffer.get()), base);  // guarded: may point outside
+    llvm::Value* mask = nullptr;
+    guard_branch_load(op->buffer, op->index, t.lanes, t.lanes, &ptr, &mask);
+    if (!mask) return finish(b_.CreateAlignedLoad(vec, ptr, align));
+    return finish(b_.CreateMaskedLoad(vec, ptr, align, mask, llvm::Constant::getNullValue(vec)));
   }
   if (llvm::Value* v = emit_strided_load(op, nullptr)) return finish(v);
   llvm::Value* index = clamp_index(op->buffer, emit(op->index));
