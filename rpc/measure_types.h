@@ -83,6 +83,7 @@ struct MeasureResult {
   std::string worker_public_key;  ///< that worker's CURVE public key (Z85); empty on plaintext farms
   double run_seconds = 0;       ///< wall time of the isolated run on the worker
   double check_seconds = 0;     ///< of which the reference check's comparison took (its call is the warm-up)
+  int threads = 0;              ///< threads that timed the kernel, as the worker says (0: not said)
 
   bool ok() const { return error == MeasureErrorKind::kOk; }
   /// Mean of costs_s, or +inf when there are none.

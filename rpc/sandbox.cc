@@ -177,6 +177,7 @@ pb::Result measure(const pb::Job& job, const SandboxOptions& options, const std:
   if (!timed.is_ok()) return fail(pb::RUNTIME_ERROR, timed.status().message());
   pb::Result result = fail(pb::OK, "");
   result.set_check_seconds(check_seconds);
+  result.set_threads(static_cast<uint32_t>(pool.num_threads()));
   for (double c : timed->costs_s) result.add_costs_s(c);
   return result;
 }

@@ -16,6 +16,9 @@
 namespace tessera::rpc {
 namespace {
 
+// As many threads as a worker's --threads may ask for.
+constexpr uint32_t kMaxResultThreads = 4096;
+
 Status zmq_error(const std::string& what) {
   return Status(ErrorCode::kIOError, what + ": " + zmq_strerror(zmq_errno()));
 }
@@ -337,6 +340,7 @@ Status validate_result(const pb::Result& result) {
   if (!is_valid_name(result.session_id())) return Status(ErrorCode::kInvalidArgument, "result: bad session id");
   if (!pb::ErrorKind_IsValid(result.error())) return Status(ErrorCode::kInvalidArgument, "result: bad error kind");
   if (result.costs_s_size() > 100000) return Status(ErrorCode::kInvalidArgument, "result: too many costs");
+  if (result.threads() > kMaxResultThreads) return Status(ErrorCode::kInvalidArgument, "result: more than 4096 threads");
   if (!std::isfinite(result.check_seconds()) || result.check_seconds() < 0)
     return Status(ErrorCode::kInvalidArgument, "result: bad check time");
   for (double c : result.costs_s())
@@ -396,6 +400,7 @@ MeasureResult from_wire_result(const pb::Result& result) {
   out.worker_public_key = result.worker_public_key();
   out.run_seconds = result.run_seconds();
   out.check_seconds = result.check_seconds();
+  out.threads = static_cast<int>(result.threads());
   return out;
 }
 

@@ -120,6 +120,7 @@ Result<std::vector<records::Record>> Measurer::measure(const Task& task, const s
       r.error_message = built[i].message;
     }
   }
+  const KernelWork work = KernelWork::of(*task.dag);
   for (size_t j = 0; j < results.size(); ++j) {
     records::Record& r = out[job_of[j]];
     r.run_seconds = results[j].run_seconds;
@@ -131,7 +132,7 @@ Result<std::vector<records::Record>> Measurer::measure(const Task& task, const s
                 (results[j].ok() || results[j].error == rpc::MeasureErrorKind::kWrongAnswer);
     if (results[j].ok()) {
       // A worker's word is not taken for the impossible (plausibility.h).
-      if (auto why = implausible_result(task.target, task.dag->flop_count(), results[j].costs_s, r.worker)) {
+      if (auto why = implausible_result(task.target, work, results[j].costs_s, results[j].threads, r.worker)) {
         r.error_kind = kMeasurementError;
         r.error_message = *why;
         r.infrastructure = true;

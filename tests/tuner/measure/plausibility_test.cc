@@ -12,6 +12,8 @@
 #include <atomic>
 #include <thread>
 
+#include "compiler/ir/op.h"
+#include "compiler/te/tensor.h"
 #include "records/store.h"
 #include "rpc/runner.h"
 #include "rpc/tracker.h"
@@ -24,17 +26,44 @@ namespace {
 TEST(Plausibility, TheBoundComesFromTheTargetAndRefusesOnlyTheImpossible) {
   Target one = Target::parse("llvm -mtriple=x86_64-linux-gnu -mcpu=skylake-avx512 -num-cores=1").value();
   Target eight = Target::parse("llvm -mtriple=x86_64-linux-gnu -mcpu=skylake-avx512 -num-cores=8").value();
-  EXPECT_DOUBLE_EQ(peak_ops_bound(one), 1 * 64 * 2 * 4 * 6e9 * 2);
-  EXPECT_DOUBLE_EQ(peak_ops_bound(eight), 8 * peak_ops_bound(one));
-  const double flops = 2.0 * 256 * 256 * 256;
-  EXPECT_FALSE(implausible_result(one, flops, {1e-3, 2e-3}, "w").has_value());  // 33 GFLOP/s: a real kernel
-  auto fast = implausible_result(one, flops, {1e-3, 1e-9}, "liar");
+  // float32 on AVX-512: 16 lanes x 2 (FMA) x 2 pipes x 6 GHz x 1.25 a core.
+  EXPECT_DOUBLE_EQ(peak_ops_bound(one, 32, 0), 16 * 2 * 2 * 6e9 * 1.25);
+  EXPECT_DOUBLE_EQ(peak_ops_bound(eight, 32, 0), 8 * peak_ops_bound(one, 32, 0));
+  EXPECT_DOUBLE_EQ(peak_ops_bound(one, 8, 0), 4 * peak_ops_bound(one, 32, 0));  // int8 dot products
+  EXPECT_DOUBLE_EQ(peak_ops_bound(one, 32, 4), peak_ops_bound(eight, 32, 4));   // the worker's threads win
+  KernelWork matmul{2.0 * 256 * 256 * 256, 256 * 256 * 4, 32};
+  EXPECT_FALSE(implausible_result(one, matmul, {1e-3, 2e-3}, 0, "w").has_value());  // 33 GFLOP/s: a real kernel
+  // 670 GFLOP/s is a fine kernel on 8 cores, impossible on one.
+  EXPECT_FALSE(implausible_result(eight, matmul, {5e-5}, 0, "w").has_value());
+  auto one_core = implausible_result(one, matmul, {5e-5}, 0, "w");
+  ASSERT_TRUE(one_core.has_value());
+  EXPECT_NE(one_core->find("1 core(s)"), std::string::npos) << *one_core;
+  auto fast = implausible_result(one, matmul, {1e-3, 1e-9}, 0, "liar");
   ASSERT_TRUE(fast.has_value());
   EXPECT_NE(fast->find("worker 'liar'"), std::string::npos) << *fast;
   EXPECT_NE(fast->find("GFLOP/s"), std::string::npos) << *fast;
-  EXPECT_TRUE(implausible_result(one, flops, {}, "w").has_value());
-  EXPECT_TRUE(implausible_result(one, flops, {0.0}, "w").has_value());
-  EXPECT_FALSE(implausible_result(one, 0, {1e-9}, "w").has_value());  // no FLOP count: nothing to compare
+  EXPECT_TRUE(implausible_result(one, matmul, {}, 0, "w").has_value());
+  EXPECT_TRUE(implausible_result(one, matmul, {0.0}, 0, "w").has_value());
+}
+
+TEST(Plausibility, AKernelWithoutArithmeticIsBoundedByTheBytesItStores) {
+  Target one = Target::parse("llvm -mtriple=x86_64-linux-gnu -mcpu=skylake-avx512 -num-cores=1").value();
+  EXPECT_DOUBLE_EQ(store_bytes_bound(one, 0), 2 * 64 * 6e9 * 1.25);
+  KernelWork copy{0, 64.0 * 1024 * 1024, 32};  // a 64 MiB transpose
+  EXPECT_FALSE(implausible_result(one, copy, {4e-3}, 0, "w").has_value());  // 17 GB/s
+  auto fast = implausible_result(one, copy, {1e-6}, 0, "w");  // 67 TB/s
+  ASSERT_TRUE(fast.has_value());
+  EXPECT_NE(fast->find("GB/s of output"), std::string::npos) << *fast;
+}
+
+TEST(Plausibility, KernelWorkCountsTheOutputsAndTheNarrowestType) {
+  Tensor a = placeholder({64, 32}, DType::i8(), "A");
+  Tensor b = compute({64, 32}, [&](const Vars& i) { return cast(DType::f32(), read(a, {i[0], i[1]})) * make_float(2.0, DType::f32()); }, "B");
+  const ComputeDAG dag = ComputeDAG::make({a, b}).value();
+  const KernelWork w = KernelWork::of(dag);
+  EXPECT_DOUBLE_EQ(w.output_bytes, 64 * 32 * 4);
+  EXPECT_EQ(w.narrowest_bits, 8);
+  EXPECT_DOUBLE_EQ(w.flops, dag.flop_count());
 }
 
 // A worker on a real farm that answers every job with `costs`, as "liar".
