@@ -179,10 +179,34 @@ class LoopVectorizer final : public IRMutator {
     int64_t lanes;
     if (!is_const_int(op->extent, &lanes) || lanes < 2)
       return make_for(op->var, op->min, op->extent, LoopKind::kSerial, body);
-    BodyVectorizer v(op->var, make_ramp(op->min, make_int(1), static_cast<int>(lanes)), static_cast<int>(lanes));
-    Stmt vectorized = v(body);
-    if (v.failed) return make_for(op->var, op->min, op->extent, LoopKind::kSerial, body);
-    return simplify(vectorized);
+    std::vector<Stmt> pieces;
+    int64_t offset = 0;
+    for (int64_t piece : vector_pieces(lanes)) {
+      const Expr first = simplify(op->min + make_int(offset));
+      offset += piece;
+      if (piece == 1) {
+        pieces.push_back(substitute(body, op->var, first));
+        continue;
+      }
+      BodyVectorizer v(op->var, make_ramp(first, make_int(1), static_cast<int>(piece)), static_cast<int>(piece));
+      pieces.push_back(v(body));
+      if (v.failed) return make_for(op->var, op->min, op->extent, LoopKind::kSerial, body);
+    }
+    return simplify(make_seq(std::move(pieces)));
+  }
+
+ private:
+  // The vectors a loop of `lanes` runs as: one, or, when longer than 8 lanes
+  // and not a power of two, its power-of-two parts, longest first (48: 32 +
+  // 16). LLVM legalizes a vector of another length lane by lane where it
+  // cannot split it evenly: a broadcast into 48 floats on AVX-512 was 36
+  // inserts instead of one vbroadcastss, ten times a 1x1 conv's arithmetic.
+  static std::vector<int64_t> vector_pieces(int64_t lanes) {
+    if (lanes <= 8 || (lanes & (lanes - 1)) == 0) return {lanes};
+    std::vector<int64_t> pieces;
+    for (int64_t p = int64_t{1} << 62; p > 0; p >>= 1)
+      if (lanes & p) pieces.push_back(p);
+    return pieces;
   }
 };
 

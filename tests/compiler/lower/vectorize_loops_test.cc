@@ -22,6 +22,28 @@ TEST_F(VectorizeLoops, LoopBecomesOneIterationOverRamps) {
   EXPECT_IR_EQ(vectorize_loops(before), "C[ramp(0, 1, 4)] = (A[ramp(0, 1, 4)]*x4(2.0f))\n");
 }
 
+TEST_F(VectorizeLoops, ALongVectorOfAnotherLengthRunsAsPowerOfTwoPieces) {
+  // 48 lanes: 32 + 16 (LLVM builds a broadcast into 48 lanes element by
+  // element); 56: 32 + 16 + 8; 8 and 64 stay whole, as does a short 6.
+  Buffer a64 = make_buffer("A", DType::f32(), {64}), c64 = make_buffer("C", DType::f32(), {64});
+  Buffer s = make_buffer("S", DType::f32(), {1});
+  auto loop = [&](int64_t n) {
+    return make_for(i, 0, n, LoopKind::kVectorized, make_store(c64, make_load(a64, i) * make_load(s, 0), i));
+  };
+  EXPECT_IR_EQ(vectorize_loops(loop(48)),
+               "C[ramp(0, 1, 32)] = (A[ramp(0, 1, 32)]*x32(S[0]))\n"
+               "C[ramp(32, 1, 16)] = (A[ramp(32, 1, 16)]*x16(S[0]))\n");
+  EXPECT_IR_EQ(vectorize_loops(loop(56)),
+               "C[ramp(0, 1, 32)] = (A[ramp(0, 1, 32)]*x32(S[0]))\n"
+               "C[ramp(32, 1, 16)] = (A[ramp(32, 1, 16)]*x16(S[0]))\n"
+               "C[ramp(48, 1, 8)] = (A[ramp(48, 1, 8)]*x8(S[0]))\n");
+  EXPECT_IR_EQ(vectorize_loops(loop(9)),
+               "C[ramp(0, 1, 8)] = (A[ramp(0, 1, 8)]*x8(S[0]))\n"
+               "C[8] = (A[8]*S[0])\n");
+  EXPECT_IR_EQ(vectorize_loops(loop(64)), "C[ramp(0, 1, 64)] = (A[ramp(0, 1, 64)]*x64(S[0]))\n");
+  EXPECT_IR_EQ(vectorize_loops(loop(6)), "C[ramp(0, 1, 6)] = (A[ramp(0, 1, 6)]*x6(S[0]))\n");
+}
+
 TEST_F(VectorizeLoops, StoreToOneAddressStaysASerialLoop) {
   Stmt before = make_for(i, 0, 4, LoopKind::kVectorized, make_store(c, make_load(a, i), 0));
   EXPECT_IR_EQ(vectorize_loops(before), "for i in [0, 4) {\n  C[0] = A[i]\n}\n");
