@@ -245,7 +245,7 @@ Result<int64_t> Sched::inferred_extent(const std::string& stage, const Var& loop
 // Shared schedule shapes
 
 Result<Var> tile_output_blocks(Sched& s, const std::string& stage, const std::vector<int64_t>& block,
-                               int64_t lanes) {
+                               int64_t lanes, const std::vector<int64_t>& block_order) {
   std::vector<Var> axes = s.loops(stage);
   if (axes.size() != block.size())
     return Status(ErrorCode::kInternal, "template: block of " + std::to_string(block.size()) + " sizes for " +
@@ -255,6 +255,14 @@ Result<Var> tile_output_blocks(Sched& s, const std::string& stage, const std::ve
     TESSERA_ASSIGN_OR_RETURN(std::vector<Var> parts, s.split(stage, axes[d], {block[d]}));
     outer.push_back(parts[0]);
     inner.push_back(parts[1]);
+  }
+  if (!block_order.empty()) {
+    if (block_order.size() != outer.size())
+      return Status(ErrorCode::kInternal, "template: a block order of " + std::to_string(block_order.size()) +
+                                              " axes for " + std::to_string(outer.size()) + " loops of " + stage);
+    std::vector<Var> ordered;
+    for (int64_t axis : block_order) ordered.push_back(outer.at(static_cast<size_t>(axis)));
+    outer = std::move(ordered);
   }
   std::vector<Var> order = outer;
   order.insert(order.end(), inner.begin(), inner.end());

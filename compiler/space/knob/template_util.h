@@ -90,10 +90,13 @@ class Sched {
 
 /// Tiles `stage` (an output of main's shape) into blocks of `block` (one size
 /// per axis), runs the fused block loops in parallel and vectorizes the
-/// innermost axis of the block. Returns the fused block loop, where the
-/// computation of the block is attached.
+/// innermost axis of the block. The blocks run in `block_order` (a
+/// permutation of the axes, outermost first; empty: the axes' order), so
+/// consecutive blocks of one thread share what the order keeps fixed.
+/// Returns the fused block loop, where the computation of the block is
+/// attached.
 Result<Var> tile_output_blocks(Sched& s, const std::string& stage, const std::vector<int64_t>& block,
-                               int64_t lanes);
+                               int64_t lanes, const std::vector<int64_t>& block_order = {});
 
 /// Inlines the elementwise tail of `stages` and returns the stage the
 /// reduction accumulates in: main itself when a tail copies it out, else
