@@ -40,6 +40,24 @@ struct TensorInfo {
   std::vector<int64_t> shape;
 };
 
+/// What the package says about one kernel call, for profiles and traces.
+struct CallDescription {
+  std::string symbol;
+  /// The package's metadata of the call; none for a package without it
+  /// (written before call metadata existed).
+  std::optional<CallInfo> info;
+  /// Shapes of the values the call writes; empty without metadata.
+  std::vector<std::vector<int64_t>> output_shapes;
+};
+
+/// One call of a traced run: when it started (nanoseconds from the run's
+/// start, monotonic clock) and how long it took, on the executor's thread.
+struct CallSpan {
+  size_t call = 0;
+  int64_t start_ns = 0;
+  int64_t duration_ns = 0;
+};
+
 /// A loaded model: its library open with every kernel resolved, constants and
 /// outputs allocated, intermediates planned into one arena. Not thread-safe:
 /// one run at a time. Output arrays are overwritten by each run.
@@ -83,6 +101,15 @@ class GraphExecutor {
     double median_s = 0;
   };
   Result<std::vector<CallProfile>> profile(int n_runs);
+
+  /// One run like run(), timing each call on the calling thread: a span per
+  /// call, in call order. A kernel's parallel loop on the pool is inside its
+  /// call's span (workers are not timed). run() itself reads no clock.
+  /// Errors: run()'s.
+  Result<std::vector<CallSpan>> run_traced();
+
+  /// Each call's description, in call order.
+  const std::vector<CallDescription>& call_descriptions() const { return descriptions_; }
 
   /// Names of the graph inputs and outputs, in the package's order.
   std::vector<std::string> input_names() const;
@@ -129,6 +156,7 @@ class GraphExecutor {
   std::vector<Binding> outputs_;
   std::vector<void*> value_ptrs_;    // data pointer of every value id
   std::vector<Call> calls_;
+  std::vector<CallDescription> descriptions_;
   bool has_run_ = false;
 };
 
