@@ -109,6 +109,26 @@ Result<DumpRequest> parse_dumps(const std::vector<std::string>& specs) {
   return request;
 }
 
+// The fused graph, before compiling (a user may look at it while LLVM works).
+Status write_graph_dump(const DumpRequest& dumps, const model::ModelPlan& plan) {
+  if (dumps.graph_file.empty()) return Status::ok();
+  std::ofstream dot(dumps.graph_file, std::ios::trunc);
+  dot << graph::fused_graph_dot(plan.graph, plan.groups);
+  dot.flush();
+  if (!dot) return Status(ErrorCode::kIOError, "cannot write the graph dump " + dumps.graph_file);
+  std::printf("fused graph: %s (%zu kernel calls)\n", dumps.graph_file.c_str(), plan.groups.size());
+  return Status::ok();
+}
+
+Status write_kernel_dumps(const DumpRequest& dumps, const model::CompiledModel& compiled, const Target& target) {
+  for (const auto& [kind, dir] : dumps.kernel_dirs) {
+    TESSERA_RETURN_IF_ERROR(model::dump_kernels(compiled, target, kind, dir));
+    std::printf("%s of %zu kernels: %s (index.tsv lists them)\n", model::dump_kind_name(kind),
+                compiled.kernels.size(), dir.c_str());
+  }
+  return Status::ok();
+}
+
 }  // namespace
 
 int run_compile(int argc, char** argv, int first) {
@@ -182,13 +202,7 @@ int run_compile(int argc, char** argv, int first) {
     std::printf("convolutions by Winograd (%ld of %zu; by the faster record, without records by channel count):\n%s",
                 static_cast<long>(winograd_count), choices.size(), model::format_winograd_choices(choices).c_str());
 
-  if (!dumps->graph_file.empty()) {
-    std::ofstream dot(dumps->graph_file, std::ios::trunc);
-    dot << graph::fused_graph_dot(plan->graph, plan->groups);
-    dot.flush();
-    if (!dot) return failure("cannot write the graph dump " + dumps->graph_file);
-    std::printf("fused graph: %s (%zu kernel calls)\n", dumps->graph_file.c_str(), plan->groups.size());
-  }
+  if (auto st = write_graph_dump(*dumps, *plan); !st.is_ok()) return failure(st.message());
 
   model::CompileOptions co;
   co.source = source ? &*source : nullptr;
@@ -196,11 +210,7 @@ int run_compile(int argc, char** argv, int first) {
   auto compiled = model::compile_model(*plan, target, co);
   if (!compiled.is_ok()) return failure(model_path + ": " + compiled.status().to_string());
   if (auto st = runtime::write_package(compiled->package, output); !st.is_ok()) return failure(st.to_string());
-  for (const auto& [kind, dir] : dumps->kernel_dirs) {
-    if (auto st = model::dump_kernels(*compiled, target, kind, dir); !st.is_ok()) return failure(st.to_string());
-    std::printf("%s of %zu kernels: %s (index.tsv lists them)\n", model::dump_kind_name(kind),
-                compiled->kernels.size(), dir.c_str());
-  }
+  if (auto st = write_kernel_dumps(*dumps, *compiled, target); !st.is_ok()) return failure(st.to_string());
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
   std::printf("%s", model::format_compile_summary(*compiled).c_str());

@@ -118,8 +118,31 @@ int print_profile(runtime::GraphExecutor& ex, int runs) {
   return 0;
 }
 
-// One traced run of `ex`, written to `path` as a Chrome/Perfetto trace.
-int write_trace(runtime::GraphExecutor& ex, const std::string& model, const std::string& path) {
+// Which run --trace traced, for the user: never one of the timed ones.
+std::string traced_run_name(int64_t bench, int64_t profile_runs, int64_t warmup) {
+  if (bench > 0) return "one run after the " + std::to_string(bench) + " --bench runs (not one of them)";
+  if (profile_runs > 0) return "one run after the --profile runs (not one of them)";
+  return "one run after " + std::to_string(1 + warmup) + " warm-up runs";
+}
+
+// Whether `path` can be written, without leaving a file behind: "" or why not.
+std::string unwritable_reason(const std::string& path) {
+  const bool existed = ::access(path.c_str(), F_OK) == 0;
+  std::ofstream probe(path, std::ios::app);
+  if (!probe) return std::strerror(errno);
+  probe.close();
+  if (!existed) std::remove(path.c_str());
+  return "";
+}
+
+// One traced run of `ex`, written to `path` as a Chrome/Perfetto trace. After
+// --bench's runs (its warm-up included) or --profile's the executor is warm;
+// otherwise --warmup untimed runs come first.
+int trace_one_run(runtime::GraphExecutor& ex, const std::string& model, const std::string& path, int64_t bench,
+                  int64_t profile_runs, int64_t warmup) {
+  const bool warm = bench > 0 || profile_runs > 0;
+  for (int64_t i = 0; !warm && i < warmup; ++i)
+    if (auto st = ex.run(); !st.is_ok()) return failure(st.to_string());
   auto spans = ex.run_traced();
   if (!spans.is_ok()) return failure(spans.status().to_string());
   runtime::TraceProcess who;
@@ -129,6 +152,7 @@ int write_trace(runtime::GraphExecutor& ex, const std::string& model, const std:
   who.thread_name = "executor (kernels; " + std::to_string(ex.num_threads()) + "-thread pool)";
   if (auto st = runtime::write_chrome_trace(path, ex.call_descriptions(), *spans, who); !st.is_ok())
     return failure(st.to_string());
+  std::printf("trace: %s, %s\n", path.c_str(), traced_run_name(bench, profile_runs, warmup).c_str());
   return 0;
 }
 
@@ -166,11 +190,8 @@ int run_run(int argc, char** argv, int first) {
   const std::string trace_path = args->get("trace");
   if (args->has("trace")) {
     if (trace_path.empty()) return usage_error("--trace needs a file name");
-    const bool existed = ::access(trace_path.c_str(), F_OK) == 0;
-    std::ofstream probe(trace_path, std::ios::app);
-    if (!probe) return failure("cannot write the trace " + trace_path + ": " + std::strerror(errno));
-    probe.close();
-    if (!existed) std::remove(trace_path.c_str());
+    if (std::string why = unwritable_reason(trace_path); !why.empty())
+      return failure("cannot write the trace " + trace_path + ": " + why);
   }
 
   runtime::ExecutorOptions eo;
@@ -231,22 +252,7 @@ int run_run(int argc, char** argv, int first) {
   if (*profile_runs > 0) {
     if (int code = print_profile(ex, static_cast<int>(*profile_runs)); code != 0) return code;
   }
-  if (!trace_path.empty()) {
-    // After --bench's runs (its warm-up included) or --profile's: warm already.
-    // Otherwise the first run above plus --warmup untimed runs come first.
-    const bool warm = *bench > 0 || *profile_runs > 0;
-    for (int64_t i = 0; !warm && i < *warmup; ++i)
-      if (auto st = ex.run(); !st.is_ok()) return failure(st.to_string());
-    if (int code = write_trace(ex, args->positional()[0], trace_path); code != 0) return code;
-    if (*bench > 0)
-      std::printf("trace: %s, one run after the %lld --bench runs (not one of them)\n", trace_path.c_str(),
-                  static_cast<long long>(*bench));
-    else if (*profile_runs > 0)
-      std::printf("trace: %s, one run after the --profile runs (not one of them)\n", trace_path.c_str());
-    else
-      std::printf("trace: %s, one run after %lld warm-up runs\n", trace_path.c_str(),
-                  static_cast<long long>(1 + *warmup));
-  }
+  if (!trace_path.empty()) return trace_one_run(ex, args->positional()[0], trace_path, *bench, *profile_runs, *warmup);
   return 0;
 }
 
