@@ -50,12 +50,23 @@ struct CallDescription {
   std::vector<std::vector<int64_t>> output_shapes;
 };
 
+/// One participant's share of a parallel loop a traced call launched on the
+/// pool: the thread it ran on and when (as CallSpan's times).
+struct ShareSpan {
+  int participant = 0;  ///< 0: the executor's thread (inside its call's span); others: pool workers
+  int64_t thread_id = 0;
+  int64_t start_ns = 0;
+  int64_t duration_ns = 0;
+};
+
 /// One call of a traced run: when it started (nanoseconds from the run's
-/// start, monotonic clock) and how long it took, on the executor's thread.
+/// start, monotonic clock) and how long it took, on the executor's thread,
+/// and the shares of the parallel loops it ran on the pool.
 struct CallSpan {
   size_t call = 0;
   int64_t start_ns = 0;
   int64_t duration_ns = 0;
+  std::vector<ShareSpan> shares;
 };
 
 /// A loaded model: its library open with every kernel resolved, constants and
@@ -102,10 +113,9 @@ class GraphExecutor {
   };
   Result<std::vector<CallProfile>> profile(int n_runs);
 
-  /// One run like run(), timing each call on the calling thread: a span per
-  /// call, in call order. A kernel's parallel loop on the pool is inside its
-  /// call's span (workers are not timed). run() itself reads no clock.
-  /// Errors: run()'s.
+  /// One run like run(), timing each call on the calling thread and each
+  /// share of its parallel loops on the pool's threads (PoolTimeline): a span
+  /// per call, in call order. run() itself reads no clock. Errors: run()'s.
   Result<std::vector<CallSpan>> run_traced();
 
   /// Each call's description, in call order.

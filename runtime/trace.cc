@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <map>
 
 namespace tessera::runtime {
 namespace {
@@ -108,15 +109,38 @@ std::string chrome_trace_json(const std::vector<CallDescription>& calls, const s
   append_metadata_event(&out, "process_name", who.process_name, who);
   out += ",\n";
   append_metadata_event(&out, "thread_name", who.thread_name, who);
+  // The pool's worker threads, named by participant.
+  std::map<int64_t, int> workers;
+  for (const CallSpan& span : spans)
+    for (const ShareSpan& share : span.shares)
+      if (share.participant != 0) workers.emplace(share.thread_id, share.participant);
+  for (const auto& [tid, participant] : workers) {
+    TraceProcess worker = who;
+    worker.tid = tid;
+    out += ",\n";
+    append_metadata_event(&out, "thread_name", "pool worker " + std::to_string(participant), worker);
+  }
   for (const CallSpan& span : spans) {
     const CallDescription& call = calls[span.call];
+    const std::string name = call_display_name(call);
     out += ",\n{\"name\":";
-    append_json_string(&out, call_display_name(call));
+    append_json_string(&out, name);
     out += ",\"cat\":\"kernel\",\"ph\":\"X\",\"ts\":" + microseconds(span.start_ns) +
            ",\"dur\":" + microseconds(span.duration_ns) + ",\"pid\":" + std::to_string(who.pid) +
            ",\"tid\":" + std::to_string(who.tid) + ",";
     append_call_args(&out, call, span.call, span.duration_ns);
     out += "}";
+    // Each thread's share of the call's parallel loops: on the executor's
+    // thread nested inside the call's event, on a worker on its own row.
+    for (const ShareSpan& share : span.shares) {
+      out += ",\n{\"name\":";
+      append_json_string(&out, name);
+      out += ",\"cat\":\"pool\",\"ph\":\"X\",\"ts\":" + microseconds(share.start_ns) +
+             ",\"dur\":" + microseconds(share.duration_ns) + ",\"pid\":" + std::to_string(who.pid) +
+             ",\"tid\":" + std::to_string(share.participant == 0 ? who.tid : share.thread_id) +
+             ",\"args\":{\"call\":" + std::to_string(span.call) + ",\"participant\":" +
+             std::to_string(share.participant) + "}}";
+    }
   }
   out += "\n]}\n";
   return out;

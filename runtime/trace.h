@@ -25,15 +25,18 @@ struct TraceProcess {
   int64_t pid = 0;
   int64_t tid = 0;             ///< the executor's (calling) thread
   std::string process_name;    ///< "tessera run resnet18.tsr"
-  std::string thread_name;     ///< "executor (4-thread pool)"
+  std::string thread_name;     ///< "executor (kernels; 4-thread pool)"
 };
 
 /// The trace of one run in the Chrome trace event format (JSON object form):
-/// "traceEvents" holds a process_name and a thread_name metadata event, then
-/// one complete event ("ph": "X") per call with ts/dur in microseconds from
-/// the run's start, pid/tid of `who`, and args with the call index, symbol,
-/// nodes, output shapes, workload key, flops and GFLOP/s (those the package
-/// knows). Spans must be in call order (as run_traced() returns them).
+/// "traceEvents" holds process_name and thread_name metadata events (the
+/// executor's thread, then each pool worker that ran a share), then per call
+/// one complete event ("ph": "X", category "kernel") with ts/dur in
+/// microseconds from the run's start, pid/tid of `who`, and args with the
+/// call index, symbol, nodes, output shapes, workload key, flops and GFLOP/s
+/// (those the package knows), followed by one "X" event (category "pool")
+/// per share of its parallel loops, on the thread that ran it. Spans must be
+/// in call order (as run_traced() returns them).
 std::string chrome_trace_json(const std::vector<CallDescription>& calls, const std::vector<CallSpan>& spans,
                               const TraceProcess& who);
 

@@ -100,10 +100,12 @@ TEST_F(ProfileTrace, TheTraceIsChromeTraceJsonOfOneRunAndSaysWhichRun) {
   EXPECT_NE(r.text.find("one run after the 2 --bench runs (not one of them)"), std::string::npos) << r.text;
   const nlohmann::json trace = nlohmann::json::parse(std::ifstream(path("t.json")));
   const auto calls = tessera::runtime::read_package(path("m.tsr"))->calls.size();
-  size_t complete = 0;
+  size_t complete = 0, thread_names = 0;
   bool named_conv = false;
   for (const nlohmann::json& e : trace.at("traceEvents")) {
-    if (e.at("ph") != "X") continue;
+    thread_names += e.at("ph") == "M" && e.at("name") == "thread_name";
+    // Kernel events, one per call; "pool" events are the threads' shares of parallel loops.
+    if (e.at("ph") != "X" || e.at("cat") != "kernel") continue;
     ++complete;
     EXPECT_EQ(e.at("pid"), trace["traceEvents"][0].at("pid"));
     EXPECT_GE(e.at("dur").get<double>(), 0);
@@ -111,6 +113,7 @@ TEST_F(ProfileTrace, TheTraceIsChromeTraceJsonOfOneRunAndSaysWhichRun) {
                   e.at("args").at("nodes").size() == 2 && e.at("args").at("workload_key").get<std::string>().size() == 32;
   }
   EXPECT_EQ(complete, calls);
+  EXPECT_GE(thread_names, 1u);
   EXPECT_TRUE(named_conv) << trace.dump(1);
   Output plain = tessera("run " + path("m.tsr") + " --random-inputs 1 --warmup 2 --trace " + path("t2.json"));
   ASSERT_EQ(plain.code, 0) << plain.text;
