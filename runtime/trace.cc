@@ -2,6 +2,7 @@
 
 #include <errno.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -9,6 +10,10 @@
 
 namespace tessera::runtime {
 namespace {
+
+// A call's name lists this many nodes at most: an external region may hold
+// a whole model (the trace's args list them all).
+constexpr size_t kMaxNamedNodes = 6;
 
 // A JSON string literal; control characters escaped, other bytes as they are
 // (node names are UTF-8, as ONNX's protobuf strings are).
@@ -71,8 +76,9 @@ void append_call_args(std::string* out, const CallDescription& call, size_t inde
   *out += "],\"workload_key\":";
   append_json_string(out, call.info->workload_key);
   char buf[96];
-  const double gflops = duration_ns > 0 ? call.info->flops / static_cast<double>(duration_ns) : 0.0;
-  std::snprintf(buf, sizeof buf, ",\"flops\":%.0f,\"gflops_per_s\":%.3f}", call.info->flops, gflops);
+  const double flops = std::isfinite(call.info->flops) ? call.info->flops : 0.0;  // JSON has no inf
+  const double gflops = duration_ns > 0 ? flops / static_cast<double>(duration_ns) : 0.0;
+  std::snprintf(buf, sizeof buf, ",\"flops\":%.0f,\"gflops_per_s\":%.3f}", flops, gflops);
   *out += buf;
 }
 
@@ -83,6 +89,10 @@ std::string call_display_name(const CallDescription& call) {
   const std::vector<std::string>& nodes = call.info->nodes;
   std::string out = nodes[0];
   for (size_t k = 1; k < nodes.size(); ++k) {
+    if (k == kMaxNamedNodes && nodes.size() > kMaxNamedNodes + 1) {
+      out += " + " + std::to_string(nodes.size() - k) + " more";
+      break;
+    }
     // The shared prefix up to its last '/': "/layer1/0/" of "/layer1/0/conv1/Conv" and "/layer1/0/relu/Relu".
     size_t common = 0;
     while (common < nodes[0].size() && common < nodes[k].size() && nodes[0][common] == nodes[k][common]) ++common;

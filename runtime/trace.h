@@ -13,8 +13,9 @@
 namespace tessera::runtime {
 
 /// The call's nodes joined by " + ", each after the first without the path
-/// prefix it shares with the first ("/layer1/0/conv1/Conv + relu/Relu");
-/// without metadata (an older package) the kernel's symbol.
+/// prefix it shares with the first ("/layer1/0/conv1/Conv + relu/Relu"),
+/// past six nodes "+ N more"; without metadata (an older package) the
+/// kernel's symbol.
 std::string call_display_name(const CallDescription& call);
 
 /// "1x64x56x56" (a scalar: "scalar"); several shapes joined by " ".

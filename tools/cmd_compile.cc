@@ -37,7 +37,8 @@ const std::vector<OptionSpec> kOptions = {
     {"byoc", true, "external backend for the regions it takes: none (default) or cblas (docs/byoc.md)"},
     {"dump", true,
      "write graph=FILE.dot (the fused graph), ir=DIR, ll=DIR or asm=DIR (each kernel); repeatable; "
-     "FILE.dot alone is graph=FILE.dot"},
+     "FILE.dot alone is graph=FILE.dot",
+     0, "KIND=PATH"},
     {"list-ops", false, "print the ONNX operators the importer accepts, one a line, and exit"},
     {"markdown", false, "with --list-ops: print them as docs/operators.md"},
     {"help", false, "this message"},

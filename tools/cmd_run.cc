@@ -29,7 +29,7 @@ const std::vector<OptionSpec> kOptions = {
     {"warmup", true, "untimed runs before --bench (default 3)"},
     {"threads", true, "threads of the executor (default: one per CPU)"},
     {"profile", true, "time each kernel call over N runs and list them with their model nodes, slowest first"},
-    {"trace", true, "write one run (after the warm-up) as a Chrome/Perfetto trace to this JSON file"},
+    {"trace", true, "write one run (after the warm-up) as a Chrome/Perfetto trace to this JSON file", 0, "FILE.json"},
     {"help", false, "this message"},
 };
 

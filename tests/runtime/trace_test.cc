@@ -146,6 +146,10 @@ TEST(CallDisplayName, LaterNodesDropThePathTheyShareWithTheFirst) {
   EXPECT_EQ(call_display_name(d), "/layer1/layer1.0/conv1/Conv + relu/Relu");
   d.info->nodes = {"conv0", "relu0"};
   EXPECT_EQ(call_display_name(d), "conv0 + relu0");
+  d.info->nodes = {"a", "b", "c", "d", "e", "f", "g"};
+  EXPECT_EQ(call_display_name(d), "a + b + c + d + e + f + g");
+  d.info->nodes.push_back("h");
+  EXPECT_EQ(call_display_name(d), "a + b + c + d + e + f + 2 more");
   d.info->nodes.clear();
   EXPECT_EQ(call_display_name(d), "fused_conv_relu");
 }

@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "compiler/codegen/llvm_target.h"
+#include "compiler/external/cblas.h"
 #include "tests/compiler/graph/graph_test_util.h"
 
 namespace tessera::model {
@@ -77,6 +78,39 @@ TEST_F(DumpModel, EveryCallCarriesItsNodesKeyAndFlops) {
   auto back = runtime::read_package_bytes(runtime::write_package_bytes(p).value());
   ASSERT_TRUE(back.is_ok()) << back.status().to_string();
   EXPECT_EQ(back->call_info, p.call_info);
+}
+
+// An external region's call lists the model nodes inside the region and
+// every value it writes; it has no task, so no workload key.
+TEST(CallMetadata, AnExternalRegionNamesItsNodesAndOutputs) {
+  graph::Graph g;
+  graph::ValueId x = g.add_input("x", {4, 6}, DType::f32());
+  graph::ValueId wa = g.add_constant("wa", graph::Constant::from_floats({6, 6}, graph::test::random_floats(36, 1)));
+  graph::ValueId wb = g.add_constant("wb", graph::Constant::from_floats({6, 3}, graph::test::random_floats(18, 2)));
+  graph::ValueId a = g.add_op("/mm_a/MatMul", graph::OpKind::kMatMul, graph::NoAttrs{}, {x, wa}, {4, 6}, DType::f32());
+  graph::ValueId b = g.add_op("/mm_b/MatMul", graph::OpKind::kMatMul, graph::NoAttrs{}, {a, wb}, {4, 3}, DType::f32());
+  graph::ValueId s = g.add_op("/softmax/Softmax", graph::OpKind::kSoftmax, graph::AxisAttrs{1}, {a}, {4, 6}, DType::f32());
+  g.set_outputs({b, s}, {"b", "s"});
+  const std::unique_ptr<external::Backend> cblas = external::make_cblas_backend();
+  PlanOptions options;
+  options.byoc = cblas.get();
+  auto plan = plan_model(g, options);
+  ASSERT_TRUE(plan.is_ok()) << plan.status().to_string();
+  ASSERT_EQ(plan->externals.size(), 1u);
+  auto compiled = compile_model(*plan, host_target());
+  ASSERT_TRUE(compiled.is_ok()) << compiled.status().to_string();
+  const runtime::PackageContents& p = compiled->package;
+  ASSERT_EQ(p.call_info.size(), p.calls.size());
+  size_t region = 0;
+  while (region < p.calls.size() && p.calls[region].symbol != plan->externals[0].code.symbol) ++region;
+  ASSERT_LT(region, p.calls.size());
+  const runtime::CallInfo& info = p.call_info[region];
+  EXPECT_EQ(info.name, plan->externals[0].name);
+  EXPECT_EQ(info.nodes, (std::vector<std::string>{"/mm_a/MatMul", "/mm_b/MatMul"}));
+  EXPECT_EQ(info.num_outputs, 2u);
+  EXPECT_TRUE(info.workload_key.empty());
+  EXPECT_EQ(info.flops, 0);
+  EXPECT_TRUE(runtime::validate_package(p).is_ok());
 }
 
 TEST_F(DumpModel, EachFormWritesOneFilePerKernelAndAnIndex) {
