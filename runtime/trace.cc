@@ -131,6 +131,7 @@ std::string chrome_trace_json(const std::vector<CallDescription>& calls, const s
     append_metadata_event(&out, "thread_name", "pool worker " + std::to_string(participant), worker);
   }
   for (const CallSpan& span : spans) {
+    if (span.call >= calls.size()) continue;  // not a call of these descriptions
     const CallDescription& call = calls[span.call];
     const std::string name = call_display_name(call);
     out += ",\n{\"name\":";

@@ -102,8 +102,9 @@ int print_profile(runtime::GraphExecutor& ex, int runs) {
                    [&](size_t a, size_t b) { return (*calls)[a].median_s > (*calls)[b].median_s; });
   std::printf("%5s %10s %7s %9s  %-18s %-40s %-32s  %s\n", "call", "ms", "share", "GFLOP/s", "output", "kernel",
               "workload key", "nodes");
+  const runtime::CallDescription unknown;
   for (size_t i : order) {
-    const runtime::CallDescription& d = about[i];
+    const runtime::CallDescription& d = i < about.size() ? about[i] : unknown;
     const double seconds = (*calls)[i].median_s;
     char gflops[32] = "-";
     if (d.info && d.info->flops > 0 && seconds > 0) std::snprintf(gflops, sizeof gflops, "%.2f", d.info->flops / seconds / 1e9);
@@ -111,8 +112,8 @@ int print_profile(runtime::GraphExecutor& ex, int runs) {
     const std::string key = d.info && !d.info->workload_key.empty() ? d.info->workload_key : "-";
     const std::string nodes = d.info ? runtime::call_display_name(d) : "-";
     std::printf("%5zu %10.3f %6.1f%% %9s  %-18s %-40s %-32s  %s\n", i, seconds * 1e3,
-                total > 0 ? 100 * seconds / total : 0.0, gflops, output.c_str(), d.symbol.c_str(), key.c_str(),
-                nodes.c_str());
+                total > 0 ? 100 * seconds / total : 0.0, gflops, output.c_str(), (*calls)[i].symbol.c_str(),
+                key.c_str(), nodes.c_str());
   }
   std::printf("%5s %10.3f (sum of medians over %d runs)\n", "all", total * 1e3, runs);
   return 0;
