@@ -185,6 +185,13 @@ Status GraphExecutor::resolve_calls(const PackageContents& contents) {
     Call c{it->second, call.symbol, {}};
     for (int32_t id : call.args) c.args.push_back(value_ptrs_[static_cast<size_t>(id)]);
     calls_.push_back(std::move(c));
+    CallDescription d{call.symbol, std::nullopt, {}};
+    if (!contents.call_info.empty()) {
+      d.info = contents.call_info[i];
+      for (size_t a = call.args.size() - d.info->num_outputs; a < call.args.size(); ++a)
+        d.output_shapes.push_back(contents.values[static_cast<size_t>(call.args[a])].shape);
+    }
+    descriptions_.push_back(std::move(d));
   }
   return Status::ok();
 }
@@ -250,6 +257,48 @@ Status GraphExecutor::run() {
   }
   has_run_ = true;
   return Status::ok();
+}
+
+// run() with a clock read around each call and the pool's timeline on: a
+// separate loop, so that run() pays nothing for tracing.
+Result<std::vector<CallSpan>> GraphExecutor::run_traced() {
+  for (const Binding& b : inputs_)
+    if (!b.set) return Status(ErrorCode::kInvalidArgument, "input '" + b.name + "' was never set");
+  has_run_ = false;
+  PoolTimeline timeline(pool_->num_threads());
+  struct TimelineScope {
+    ThreadPool* pool;
+    ~TimelineScope() { pool->set_timeline(nullptr); }
+  } timeline_scope{pool_.get()};
+  pool_->set_timeline(&timeline);
+  std::vector<CallSpan> spans;
+  spans.reserve(calls_.size());
+  std::vector<size_t> recorded(timeline.shares.size(), 0);  // per participant: shares already given to a call
+  ParallelScope scope(pool_.get());
+  const auto ns = [](std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+  };
+  const int64_t start = ns(std::chrono::steady_clock::now());
+  for (size_t i = 0; i < calls_.size(); ++i) {
+    const int64_t begin = ns(std::chrono::steady_clock::now());
+    const int32_t status = calls_[i].fn(calls_[i].args.data());
+    const int64_t end = ns(std::chrono::steady_clock::now());
+    if (status != 0)
+      return Status(ErrorCode::kRuntimeError, "call " + std::to_string(i) + " of " + std::to_string(calls_.size()) +
+                                                  " ('" + calls_[i].symbol + "') returned status " +
+                                                  std::to_string(status));
+    CallSpan span{i, begin - start, end - begin, {}};
+    for (size_t p = 0; p < timeline.shares.size(); ++p) {
+      for (; recorded[p] < timeline.shares[p].size(); ++recorded[p]) {
+        const PoolTimeline::Share& share = timeline.shares[p][recorded[p]];
+        span.shares.push_back({static_cast<int>(p), timeline.thread_ids[p], share.start_ns - start,
+                               share.end_ns - share.start_ns});
+      }
+    }
+    spans.push_back(std::move(span));
+  }
+  has_run_ = true;
+  return spans;
 }
 
 Result<NDArray> GraphExecutor::get_output(const std::string& name) const {

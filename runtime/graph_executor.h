@@ -40,6 +40,35 @@ struct TensorInfo {
   std::vector<int64_t> shape;
 };
 
+/// What the package says about one kernel call, for profiles and traces.
+struct CallDescription {
+  std::string symbol;
+  /// The package's metadata of the call; none for a package without it
+  /// (written before call metadata existed).
+  std::optional<CallInfo> info;
+  /// Shapes of the values the call writes; empty without metadata.
+  std::vector<std::vector<int64_t>> output_shapes;
+};
+
+/// One participant's share of a parallel loop a traced call launched on the
+/// pool: the thread it ran on and when (as CallSpan's times).
+struct ShareSpan {
+  int participant = 0;  ///< 0: the executor's thread (inside its call's span); others: pool workers
+  int64_t thread_id = 0;
+  int64_t start_ns = 0;
+  int64_t duration_ns = 0;
+};
+
+/// One call of a traced run: when it started (nanoseconds from the run's
+/// start, monotonic clock) and how long it took, on the executor's thread,
+/// and the shares of the parallel loops it ran on the pool.
+struct CallSpan {
+  size_t call = 0;
+  int64_t start_ns = 0;
+  int64_t duration_ns = 0;
+  std::vector<ShareSpan> shares;
+};
+
 /// A loaded model: its library open with every kernel resolved, constants and
 /// outputs allocated, intermediates planned into one arena. Not thread-safe:
 /// one run at a time. Output arrays are overwritten by each run.
@@ -83,6 +112,14 @@ class GraphExecutor {
     double median_s = 0;
   };
   Result<std::vector<CallProfile>> profile(int n_runs);
+
+  /// One run like run(), timing each call on the calling thread and each
+  /// share of its parallel loops on the pool's threads (PoolTimeline): a span
+  /// per call, in call order. run() itself reads no clock. Errors: run()'s.
+  Result<std::vector<CallSpan>> run_traced();
+
+  /// Each call's description, in call order.
+  const std::vector<CallDescription>& call_descriptions() const { return descriptions_; }
 
   /// Names of the graph inputs and outputs, in the package's order.
   std::vector<std::string> input_names() const;
@@ -129,6 +166,7 @@ class GraphExecutor {
   std::vector<Binding> outputs_;
   std::vector<void*> value_ptrs_;    // data pointer of every value id
   std::vector<Call> calls_;
+  std::vector<CallDescription> descriptions_;
   bool has_run_ = false;
 };
 

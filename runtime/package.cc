@@ -238,6 +238,28 @@ void read_externals(Reader& r, PackageContents* c) {
   }
 }
 
+// Header flag kPackageFlagCallInfo: one entry per call, each at least
+// name (4) + node count (4) + key (4) + flops (8) + outputs (4) bytes.
+void read_call_info(Reader& r, PackageContents* c) {
+  const uint32_t n = r.count(24, "call metadata entries");
+  if (r.ok() && n != c->calls.size()) {
+    return r.fail("call metadata has " + std::to_string(n) + " entries for " + std::to_string(c->calls.size()) +
+                  " calls");
+  }
+  c->call_info.reserve(n);
+  for (uint32_t i = 0; i < n && r.ok(); ++i) {
+    CallInfo info;
+    info.name = r.str("call name");
+    const uint32_t nodes = r.count(4, "call nodes");
+    for (uint32_t k = 0; k < nodes && r.ok(); ++k) info.nodes.push_back(r.str("node name"));
+    info.workload_key = r.str("workload key");
+    const uint64_t bits = r.u64("flops");
+    std::memcpy(&info.flops, &bits, sizeof bits);
+    info.num_outputs = r.u32("call outputs");
+    c->call_info.push_back(std::move(info));
+  }
+}
+
 // Constants come as (id, nbytes, padding, bytes), ids strictly increasing.
 void read_constants(Reader& r, PackageContents* c) {
   const uint32_t n = r.count(12, "constants");
@@ -263,6 +285,24 @@ void read_constants(Reader& r, PackageContents* c) {
     r.skip_padding();
     v.data = std::string(r.bytes(nbytes, "constant bytes"));
   }
+}
+
+Status validate_call_info(const PackageContents& c) {
+  if (c.call_info.empty()) return Status::ok();
+  if (c.call_info.size() != c.calls.size()) {
+    return Status(ErrorCode::kParseError, "call metadata has " + std::to_string(c.call_info.size()) +
+                                              " entries for " + std::to_string(c.calls.size()) + " calls");
+  }
+  for (size_t i = 0; i < c.calls.size(); ++i) {
+    const CallInfo& info = c.call_info[i];
+    if (info.num_outputs > c.calls[i].args.size() || !(info.flops >= 0)) {
+      return Status(ErrorCode::kParseError, "call " + std::to_string(i) + " ('" + c.calls[i].symbol +
+                                                "'): metadata claims " + std::to_string(info.num_outputs) +
+                                                " outputs of " + std::to_string(c.calls[i].args.size()) +
+                                                " arguments, or negative flops");
+    }
+  }
+  return Status::ok();
 }
 
 }  // namespace
@@ -356,6 +396,7 @@ Status validate_package(const PackageContents& c) {
         return Status(ErrorCode::kParseError, "external module " + std::to_string(i) + " ('" + m.backend +
                                                   "'): empty or invalid backend, kind or library");
   }
+  TESSERA_RETURN_IF_ERROR(validate_call_info(c));
   if (!c.calls.empty() && c.library.empty()) {
     return Status(ErrorCode::kParseError, "the graph calls kernels but the package has no library");
   }
@@ -370,7 +411,7 @@ Result<std::string> write_package_bytes(const PackageContents& c) {
   Writer w;
   w.bytes(std::string_view(kPackageMagic, sizeof(kPackageMagic)));
   w.u32(c.externals.empty() ? 1 : 2);
-  w.u32(0);  // flags
+  w.u32(c.call_info.empty() ? 0 : kPackageFlagCallInfo);
   w.u64(0);  // payload size, patched below
   w.u32(0);  // payload CRC-32, patched below
   w.u32(0);  // reserved
@@ -401,6 +442,19 @@ Result<std::string> write_package_bytes(const PackageContents& c) {
       w.str(m.backend);
       w.str(m.kind);
       w.str(m.library);
+    }
+  }
+  if (!c.call_info.empty()) {
+    w.u32(static_cast<uint32_t>(c.call_info.size()));
+    for (const CallInfo& info : c.call_info) {
+      w.str(info.name);
+      w.u32(static_cast<uint32_t>(info.nodes.size()));
+      for (const std::string& node : info.nodes) w.str(node);
+      w.str(info.workload_key);
+      uint64_t bits = 0;
+      std::memcpy(&bits, &info.flops, sizeof bits);
+      w.u64(bits);
+      w.u32(info.num_outputs);
     }
   }
   uint32_t num_constants = 0;
@@ -468,7 +522,7 @@ Result<PackageContents> read_package_bytes(std::string_view bytes, const std::st
                                    std::to_string(kPackageFormatVersion) + ")");
   }
   if (version == 0) return parse_error(source, "format version 0 is invalid");
-  if (flags != 0 || reserved != 0) return parse_error(source, "unknown header flags");
+  if ((flags & ~kPackageFlagCallInfo) != 0 || reserved != 0) return parse_error(source, "unknown header flags");
   const uint64_t actual = bytes.size() - kPackageHeaderBytes;
   if (payload_size != actual) {
     return parse_error(source, (payload_size > actual ? "truncated: " : "trailing bytes: ") +
@@ -488,6 +542,7 @@ Result<PackageContents> read_package_bytes(std::string_view bytes, const std::st
   c.inputs = read_id_list(r, "inputs");
   c.outputs = read_id_list(r, "outputs");
   if (version >= 2) read_externals(r, &c);
+  if (flags & kPackageFlagCallInfo) read_call_info(r, &c);
   read_constants(r, &c);
   const uint64_t library_size = r.u64("library size");
   r.skip_padding();

@@ -20,6 +20,11 @@ inline constexpr char kPackageMagic[8] = {'T', 'S', 'R', 'P', 'K', 'G', '0', '1'
 /// package without external modules (byte for byte as before) and 2 for one
 /// with them.
 inline constexpr uint32_t kPackageFormatVersion = 2;
+/// Header flag: the payload carries per-call metadata (PackageContents::call_info).
+/// A flag, not a version, because the section is optional and independent of
+/// the version's sections; a runtime that does not know it refuses the
+/// package as it refuses a newer version.
+inline constexpr uint32_t kPackageFlagCallInfo = 1u << 0;
 /// Bytes of the fixed header in front of the payload.
 inline constexpr int64_t kPackageHeaderBytes = 32;
 /// Most dimensions a value may have.
@@ -66,6 +71,17 @@ struct ExternalModule {
   bool operator==(const ExternalModule&) const = default;
 };
 
+/// What one kernel call computes, for profiles, traces and people; the
+/// executor never needs it to run.
+struct CallInfo {
+  std::string name;                ///< its fused group ("fused_conv_add_relu") or external region
+  std::vector<std::string> nodes;  ///< the model's (ONNX) node names it computes, in order
+  std::string workload_key;        ///< its kernel's task; empty for an external region
+  double flops = 0;                ///< floating-point operations of one call; 0: unknown
+  uint32_t num_outputs = 1;        ///< the call's last num_outputs arguments are what it writes
+  bool operator==(const CallInfo&) const = default;
+};
+
 /// Everything in a package, in memory.
 struct PackageContents {
   std::string target;                 ///< the target string the library was built for (informational)
@@ -75,12 +91,16 @@ struct PackageContents {
   std::vector<int32_t> inputs;        ///< ids of the graph inputs, in the caller's order
   std::vector<int32_t> outputs;       ///< ids of the graph outputs, in the caller's order
   std::vector<ExternalModule> externals;  ///< external backends' code the calls use (format 2)
+  /// One per call, or empty (a package written before call metadata, or
+  /// without it); written with header flag kPackageFlagCallInfo.
+  std::vector<CallInfo> call_info;
   bool operator==(const PackageContents&) const = default;
 };
 
 /// Checks the invariants a package must hold (docs/package.md, "Validation"):
 /// ids in range, sizes consistent, inputs/outputs listed exactly once with
-/// unique non-empty names, constants carrying exactly their bytes.
+/// unique non-empty names, constants carrying exactly their bytes, call
+/// metadata absent or one per call with num_outputs <= the call's arguments.
 /// Errors: kParseError naming the value or call at fault.
 Status validate_package(const PackageContents& contents);
 

@@ -180,6 +180,19 @@ int32_t ThreadPool::run(TesseraParallelBody body, void* closure, int32_t num_tas
 }
 
 void ThreadPool::run_share(int participant) {
+  PoolTimeline* const timeline = timeline_;
+  const auto start = timeline ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
+  run_tasks(participant);
+  if (timeline) {
+    const auto ns = [](std::chrono::steady_clock::time_point t) {
+      return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+    };
+    timeline->shares[static_cast<size_t>(participant)].push_back({ns(start), ns(std::chrono::steady_clock::now())});
+    timeline->thread_ids[static_cast<size_t>(participant)] = static_cast<int64_t>(syscall(SYS_gettid));
+  }
+}
+
+void ThreadPool::run_tasks(int participant) {
   const int32_t n = num_tasks_;
   for (int32_t t = participant; t < n; t += num_threads_) {
     const int32_t st = body_(t, n, closure_);

@@ -29,6 +29,21 @@ struct PoolOptions {
   int spin_us = 200;
 };
 
+/// When each participant of a ThreadPool ran its share of each launch, for
+/// traces (ThreadPool::set_timeline). Participant p appends only to
+/// shares[p] and writes only thread_ids[p], so recording takes no lock; read
+/// it after the launches it records have returned.
+struct PoolTimeline {
+  struct Share {
+    int64_t start_ns = 0;  ///< steady_clock, since its epoch
+    int64_t end_ns = 0;
+  };
+  explicit PoolTimeline(int participants)
+      : shares(static_cast<size_t>(participants)), thread_ids(static_cast<size_t>(participants), 0) {}
+  std::vector<std::vector<Share>> shares;  ///< per participant (0: the launching thread), in time order
+  std::vector<int64_t> thread_ids;         ///< per participant: its OS thread id once it ran a share
+};
+
 /// A fixed set of N-1 persistent worker threads; the launching thread is the
 /// N-th participant and runs task 0. Launches are serialized: one runs at a time.
 /// Task t of n runs on participant t % N, so a repeated launch touches the same
@@ -54,9 +69,15 @@ class ThreadPool {
   /// task runs; returns the status of the lowest-numbered failing task, else 0.
   int32_t run(TesseraParallelBody body, void* closure, int32_t num_tasks);
 
+  /// Records every later launch's shares in `timeline` (num_threads()
+  /// participants); nullptr stops. Call it from the launching thread, never
+  /// during a launch. Off (the default), a share costs one pointer test more.
+  void set_timeline(PoolTimeline* timeline) { timeline_ = timeline; }
+
  private:
   void worker_loop(int participant);
   void run_share(int participant);
+  void run_tasks(int participant);
   uint32_t wait_for_generation_change(uint32_t seen);
   void wait_for_workers();
 
@@ -72,6 +93,7 @@ class ThreadPool {
   int32_t num_tasks_ = 0;
   std::atomic<uint64_t> first_error_{0};  // (task_id << 32 | status), min wins
   bool stop_ = false;
+  PoolTimeline* timeline_ = nullptr;  // published to the workers with the job
 
   // Dispatch: workers wait for generation_ to change and ack through pending_.
   alignas(64) std::atomic<uint32_t> generation_{0};

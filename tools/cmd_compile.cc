@@ -1,16 +1,22 @@
 // `tessera compile`: an ONNX model, with the best records of every kernel
 // (a fallback where there is none, reported), into one package file.
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
 
 #include "compiler/codegen/llvm_target.h"
 #include "compiler/external/backend.h"
 #include "compiler/model/choose_winograd.h"
 #include "compiler/frontend/onnx_import.h"
+#include "compiler/graph/fused_graph_dot.h"
 #include "compiler/model/compile_model.h"
+#include "compiler/model/dump_model.h"
 #include "records/schedule_source.h"
 #include "records/store.h"
 #include "runtime/memory_plan.h"
@@ -29,6 +35,10 @@ const std::vector<OptionSpec> kOptions = {
     {"input-shape", true, "bind a dynamic input, name:d0,d1,... (repeatable)"},
     {"jobs", true, "code generation threads (default: one per CPU)"},
     {"byoc", true, "external backend for the regions it takes: none (default) or cblas (docs/byoc.md)"},
+    {"dump", true,
+     "write graph=FILE.dot (the fused graph), ir=DIR, ll=DIR or asm=DIR (each kernel); repeatable; "
+     "FILE.dot alone is graph=FILE.dot",
+     0, "KIND=PATH"},
     {"list-ops", false, "print the ONNX operators the importer accepts, one a line, and exit"},
     {"markdown", false, "with --list-ops: print them as docs/operators.md"},
     {"help", false, "this message"},
@@ -56,6 +66,70 @@ std::string default_output(const std::string& model) {
   return base + ".tsr";
 }
 
+// What --dump asks for: at most one fused graph file and one directory per
+// kernel form.
+struct DumpRequest {
+  std::string graph_file;
+  std::vector<std::pair<model::DumpKind, std::string>> kernel_dirs;
+};
+
+// Parses every --dump KIND=PATH (or FILE.dot) and checks that each path can
+// be written before anything is compiled. Errors: a message for the user.
+Result<DumpRequest> parse_dumps(const std::vector<std::string>& specs) {
+  DumpRequest request;
+  for (const std::string& spec : specs) {
+    const size_t eq = spec.find('=');
+    std::string kind = eq == std::string::npos ? "" : spec.substr(0, eq);
+    const std::string path = eq == std::string::npos ? spec : spec.substr(eq + 1);
+    if (eq == std::string::npos && path.size() > 4 && path.compare(path.size() - 4, 4, ".dot") == 0) kind = "graph";
+    if (path.empty() || (kind != "graph" && kind != "ir" && kind != "ll" && kind != "asm"))
+      return Status(ErrorCode::kInvalidArgument,
+                    "--dump '" + spec + "': expected graph=FILE.dot, ir=DIR, ll=DIR, asm=DIR or FILE.dot");
+    if (kind == "graph") {
+      if (!request.graph_file.empty()) return Status(ErrorCode::kInvalidArgument, "--dump graph is given twice");
+      const bool existed = file_exists(path);
+      std::ofstream probe(path, std::ios::app);
+      if (!probe) return Status(ErrorCode::kIOError, "cannot write the graph dump " + path + ": " + std::strerror(errno));
+      probe.close();
+      if (!existed) std::remove(path.c_str());
+      request.graph_file = path;
+      continue;
+    }
+    const model::DumpKind k = kind == "ir" ? model::DumpKind::kIr
+                              : kind == "ll" ? model::DumpKind::kLlvmIr
+                                             : model::DumpKind::kAssembly;
+    for (const auto& [other, dir] : request.kernel_dirs)
+      if (other == k) return Status(ErrorCode::kInvalidArgument, "--dump " + kind + " is given twice");
+    std::error_code ec;
+    std::filesystem::create_directories(path, ec);
+    if (ec || !std::filesystem::is_directory(path) || ::access(path.c_str(), W_OK) != 0)
+      return Status(ErrorCode::kIOError, "cannot write the " + kind + " dump directory " + path + ": " +
+                                             (ec ? ec.message() : std::strerror(errno)));
+    request.kernel_dirs.emplace_back(k, path);
+  }
+  return request;
+}
+
+// The fused graph, before compiling (a user may look at it while LLVM works).
+Status write_graph_dump(const DumpRequest& dumps, const model::ModelPlan& plan) {
+  if (dumps.graph_file.empty()) return Status::ok();
+  std::ofstream dot(dumps.graph_file, std::ios::trunc);
+  dot << graph::fused_graph_dot(plan.graph, plan.groups);
+  dot.flush();
+  if (!dot) return Status(ErrorCode::kIOError, "cannot write the graph dump " + dumps.graph_file);
+  std::printf("fused graph: %s (%zu kernel calls)\n", dumps.graph_file.c_str(), plan.groups.size());
+  return Status::ok();
+}
+
+Status write_kernel_dumps(const DumpRequest& dumps, const model::CompiledModel& compiled, const Target& target) {
+  for (const auto& [kind, dir] : dumps.kernel_dirs) {
+    TESSERA_RETURN_IF_ERROR(model::dump_kernels(compiled, target, kind, dir));
+    std::printf("%s of %zu kernels: %s (index.tsv lists them)\n", model::dump_kind_name(kind),
+                compiled.kernels.size(), dir.c_str());
+  }
+  return Status::ok();
+}
+
 }  // namespace
 
 int run_compile(int argc, char** argv, int first) {
@@ -71,7 +145,7 @@ int run_compile(int argc, char** argv, int first) {
   if (args->has("help") || args->positional().size() != 1) {
     std::fprintf(args->has("help") ? stdout : stderr,
                  "usage: tessera compile MODEL.onnx [-o MODEL.tsr] [--target TARGET] [--db DB] [--input-shape NAME:D,...]\n"
-                 "                       [--byoc none|cblas]\n"
+                 "                       [--byoc none|cblas] [--dump graph=FILE.dot|ir=DIR|ll=DIR|asm=DIR ...]\n"
                  "       tessera compile --list-ops [--markdown]\n\n%s",
                  format_options(kOptions).c_str());
     return args->has("help") ? 0 : 2;
@@ -89,6 +163,10 @@ int run_compile(int argc, char** argv, int first) {
   const std::string output = args->get("output", default_output(model_path));
   auto byoc = external::make_backend(args->get("byoc", "none"));
   if (!byoc.is_ok()) return usage_error("--byoc: " + byoc.status().message());
+  auto dumps = parse_dumps(args->get_all("dump"));
+  if (!dumps.is_ok())
+    return dumps.status().code() == ErrorCode::kIOError ? failure(dumps.status().message())
+                                                        : usage_error(dumps.status().message());
 
   auto start = std::chrono::steady_clock::now();
   auto graph = import_model(model_path, args->get_all("input-shape"));
@@ -125,12 +203,15 @@ int run_compile(int argc, char** argv, int first) {
     std::printf("convolutions by Winograd (%ld of %zu; by the faster record, without records by channel count):\n%s",
                 static_cast<long>(winograd_count), choices.size(), model::format_winograd_choices(choices).c_str());
 
+  if (auto st = write_graph_dump(*dumps, *plan); !st.is_ok()) return failure(st.message());
+
   model::CompileOptions co;
   co.source = source ? &*source : nullptr;
   co.jobs = static_cast<int>(*jobs);
   auto compiled = model::compile_model(*plan, target, co);
   if (!compiled.is_ok()) return failure(model_path + ": " + compiled.status().to_string());
   if (auto st = runtime::write_package(compiled->package, output); !st.is_ok()) return failure(st.to_string());
+  if (auto st = write_kernel_dumps(*dumps, *compiled, target); !st.is_ok()) return failure(st.to_string());
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
   std::printf("%s", model::format_compile_summary(*compiled).c_str());

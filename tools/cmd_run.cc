@@ -2,14 +2,18 @@
 // load a package, feed its inputs from files (or random data), run it, write
 // the outputs and optionally time it.
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <algorithm>
+#include <fstream>
 #include <random>
 
 #include "runtime/graph_executor.h"
+#include "runtime/trace.h"
 #include "tools/args.h"
 #include "tools/commands.h"
 #include "tools/tensor_file.h"
@@ -24,7 +28,8 @@ const std::vector<OptionSpec> kOptions = {
     {"bench", true, "time N runs after the warm-up and print the median latency"},
     {"warmup", true, "untimed runs before --bench (default 3)"},
     {"threads", true, "threads of the executor (default: one per CPU)"},
-    {"profile", true, "time each kernel call over N runs and list them, slowest first"},
+    {"profile", true, "time each kernel call over N runs and list them with their model nodes, slowest first"},
+    {"trace", true, "write one run (after the warm-up) as a Chrome/Perfetto trace to this JSON file", 0, "FILE.json"},
     {"help", false, "this message"},
 };
 
@@ -82,6 +87,76 @@ std::string summary(const runtime::NDArray& a) {
   return s + buf;
 }
 
+// The --profile table: each call's median, share, GFLOP/s, output shape,
+// kernel, workload key and model nodes, slowest first. A package without
+// call metadata prints "-" where the metadata would be.
+int print_profile(runtime::GraphExecutor& ex, int runs) {
+  auto calls = ex.profile(runs);
+  if (!calls.is_ok()) return failure(calls.status().to_string());
+  const std::vector<runtime::CallDescription>& about = ex.call_descriptions();
+  double total = 0;
+  for (const auto& c : *calls) total += c.median_s;
+  std::vector<size_t> order(calls->size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return (*calls)[a].median_s > (*calls)[b].median_s; });
+  std::printf("%5s %10s %7s %9s  %-18s %-40s %-32s  %s\n", "call", "ms", "share", "GFLOP/s", "output", "kernel",
+              "workload key", "nodes");
+  const runtime::CallDescription unknown;
+  for (size_t i : order) {
+    const runtime::CallDescription& d = i < about.size() ? about[i] : unknown;
+    const double seconds = (*calls)[i].median_s;
+    char gflops[32] = "-";
+    if (d.info && d.info->flops > 0 && seconds > 0) std::snprintf(gflops, sizeof gflops, "%.2f", d.info->flops / seconds / 1e9);
+    const std::string output = d.info ? runtime::shapes_text(d.output_shapes) : "-";
+    const std::string key = d.info && !d.info->workload_key.empty() ? d.info->workload_key : "-";
+    const std::string nodes = d.info ? runtime::call_display_name(d) : "-";
+    std::printf("%5zu %10.3f %6.1f%% %9s  %-18s %-40s %-32s  %s\n", i, seconds * 1e3,
+                total > 0 ? 100 * seconds / total : 0.0, gflops, output.c_str(), (*calls)[i].symbol.c_str(),
+                key.c_str(), nodes.c_str());
+  }
+  std::printf("%5s %10.3f (sum of medians over %d runs)\n", "all", total * 1e3, runs);
+  return 0;
+}
+
+// Which run --trace traced, for the user: never one of the timed ones.
+std::string traced_run_name(int64_t bench, int64_t profile_runs, int64_t warmup) {
+  if (bench > 0) return "one run after the " + std::to_string(bench) + " --bench runs (not one of them)";
+  if (profile_runs > 0) return "one run after the --profile runs (not one of them)";
+  return "one run after " + std::to_string(1 + warmup) + " warm-up runs";
+}
+
+// Whether `path` can be written, without leaving a file behind: "" or why not.
+std::string unwritable_reason(const std::string& path) {
+  const bool existed = ::access(path.c_str(), F_OK) == 0;
+  std::ofstream probe(path, std::ios::app);
+  if (!probe) return std::strerror(errno);
+  probe.close();
+  if (!existed) std::remove(path.c_str());
+  return "";
+}
+
+// One traced run of `ex`, written to `path` as a Chrome/Perfetto trace. After
+// --bench's runs (its warm-up included) or --profile's the executor is warm;
+// otherwise --warmup untimed runs come first.
+int trace_one_run(runtime::GraphExecutor& ex, const std::string& model, const std::string& path, int64_t bench,
+                  int64_t profile_runs, int64_t warmup) {
+  const bool warm = bench > 0 || profile_runs > 0;
+  for (int64_t i = 0; !warm && i < warmup; ++i)
+    if (auto st = ex.run(); !st.is_ok()) return failure(st.to_string());
+  auto spans = ex.run_traced();
+  if (!spans.is_ok()) return failure(spans.status().to_string());
+  runtime::TraceProcess who;
+  who.pid = ::getpid();
+  who.tid = static_cast<int64_t>(::syscall(SYS_gettid));
+  who.process_name = std::string(program) + " " + model;
+  who.thread_name = "executor (kernels; " + std::to_string(ex.num_threads()) + "-thread pool)";
+  if (auto st = runtime::write_chrome_trace(path, ex.call_descriptions(), *spans, who); !st.is_ok())
+    return failure(st.to_string());
+  std::printf("trace: %s, %s\n", path.c_str(), traced_run_name(bench, profile_runs, warmup).c_str());
+  return 0;
+}
+
 }  // namespace
 
 int run_run(int argc, char** argv, int first) {
@@ -90,7 +165,8 @@ int run_run(int argc, char** argv, int first) {
   if (!args.is_ok()) return usage_error(args.status().message());
   if (args->has("help") || args->positional().size() != 1) {
     std::fprintf(args->has("help") ? stdout : stderr,
-                 "usage: %s MODEL.tsr [--input NAME=FILE ...] [--random-inputs SEED] [--output-dir DIR] [--bench N]\n\n%s",
+                 "usage: %s MODEL.tsr [--input NAME=FILE ...] [--random-inputs SEED] [--output-dir DIR] [--bench N]\n"
+                 "       [--profile N] [--trace FILE.json]\n\n%s",
                  program, format_options(kOptions).c_str());
     return args->has("help") ? 0 : 2;
   }
@@ -109,6 +185,14 @@ int run_run(int argc, char** argv, int first) {
       return usage_error("--input '" + spec + "': expected NAME=FILE.npy or NAME=FILE.pb");
     if (!files.emplace(spec.substr(0, eq), spec.substr(eq + 1)).second)
       return usage_error("input '" + spec.substr(0, eq) + "' is given twice");
+  }
+
+  // An unwritable trace path fails now, not after the runs.
+  const std::string trace_path = args->get("trace");
+  if (args->has("trace")) {
+    if (trace_path.empty()) return usage_error("--trace needs a file name");
+    if (std::string why = unwritable_reason(trace_path); !why.empty())
+      return failure("cannot write the trace " + trace_path + ": " + why);
   }
 
   runtime::ExecutorOptions eo;
@@ -167,21 +251,9 @@ int run_run(int argc, char** argv, int first) {
                 ex.peak_memory_bytes() / 1048576.0, ex.intermediate_bytes_total() / 1048576.0);
   }
   if (*profile_runs > 0) {
-    auto calls = ex.profile(static_cast<int>(*profile_runs));
-    if (!calls.is_ok()) return failure(calls.status().to_string());
-    double total = 0;
-    for (const auto& c : *calls) total += c.median_s;
-    std::vector<size_t> order(calls->size());
-    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::stable_sort(order.begin(), order.end(),
-                     [&](size_t a, size_t b) { return (*calls)[a].median_s > (*calls)[b].median_s; });
-    std::printf("%5s  %-48s %10s %7s\n", "call", "kernel", "ms", "share");
-    for (size_t i : order)
-      std::printf("%5zu  %-48.48s %10.3f %6.1f%%\n", i, (*calls)[i].symbol.c_str(), (*calls)[i].median_s * 1e3,
-                  total > 0 ? 100 * (*calls)[i].median_s / total : 0.0);
-    std::printf("%5s  %-48s %10.3f (sum of medians over %lld runs)\n", "", "all calls", total * 1e3,
-                static_cast<long long>(*profile_runs));
+    if (int code = print_profile(ex, static_cast<int>(*profile_runs)); code != 0) return code;
   }
+  if (!trace_path.empty()) return trace_one_run(ex, args->positional()[0], trace_path, *bench, *profile_runs, *warmup);
   return 0;
 }
 

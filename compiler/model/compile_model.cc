@@ -114,6 +114,7 @@ class PackageLayout {
             add(result, is_output ? runtime::ValueKind::kOutput : runtime::ValueKind::kIntermediate, name));
       }
       out_->calls.push_back(std::move(call));
+      out_->call_info.push_back(call_info(group, task, external, results.size()));
     }
     for (size_t i = 0; i < g_.outputs().size(); ++i) {
       const ValueId v = g_.outputs()[i];
@@ -138,6 +139,27 @@ class PackageLayout {
     for (const auto& [a, layout] : layouts)
       if (a == arg) return &layout;
     return nullptr;
+  }
+
+  // What the call of `group` computes, for profiles and traces: the model's
+  // node names (an external region's original nodes), its task's key and flops.
+  runtime::CallInfo call_info(const graph::FusedGroup& group, int task, int external, size_t outputs) const {
+    runtime::CallInfo info;
+    info.name = group.name;
+    info.num_outputs = static_cast<uint32_t>(outputs);
+    for (int n : group.nodes) {
+      const graph::Node& node = g_.nodes()[static_cast<size_t>(n)];
+      const auto* region = std::get_if<graph::ExternalAttrs>(&node.attrs);
+      if (!region || !region->body) info.nodes.push_back(node.name);
+      else
+        for (const graph::Node& inner : region->body->nodes()) info.nodes.push_back(inner.name);
+    }
+    if (external >= 0) info.name = plan_.externals[static_cast<size_t>(external)].name;
+    if (task >= 0) {
+      info.workload_key = plan_.tasks[static_cast<size_t>(task)].dag->workload_key();
+      info.flops = plan_.tasks[static_cast<size_t>(task)].flops;
+    }
+    return info;
   }
 
   // Constant `v` stored in `layout`, once per (value, layout).
@@ -316,6 +338,7 @@ Result<CompiledModel> compile_model(const ModelPlan& plan, const Target& target,
     auto func = lower(state, symbols.back());
     if (!func.is_ok()) return func.status().with_context("lowering " + label);
     funcs.push_back(std::move(func).value());
+    model.lowered.push_back(funcs.back());
     model.kernels.push_back(KernelInfo{symbols.back(), label, task.weight, task.flops, choice->source,
                                        choice->explanation});
   }

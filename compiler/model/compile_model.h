@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "base/target.h"
+#include "compiler/ir/stmt.h"
 #include "compiler/external/offload.h"
 #include "compiler/graph/extract_tasks.h"
 #include "compiler/graph/fuse_ops.h"
@@ -107,6 +108,7 @@ struct CompiledModel {
   CompileReport report;
   std::vector<KernelInfo> kernels;  ///< one per task
   std::vector<ExternalRegionInfo> externals;  ///< one per external region
+  std::vector<PrimFunc> lowered;    ///< per kernel (as `kernels`): its lowered function, for dumps
   double schedule_seconds = 0;      ///< choosing schedules and lowering
   double codegen_seconds = 0;       ///< LLVM, all kernels (wall, in parallel)
   double link_seconds = 0;
