@@ -28,7 +28,7 @@ const std::vector<OptionSpec> kOptions = {
     {"no-records", false, "ignore the records: every kernel from its fallback (the untuned model)"},
     {"input-shape", true, "bind a dynamic input, name:d0,d1,... (repeatable)"},
     {"jobs", true, "code generation threads (default: one per CPU)"},
-    {"byoc", true, "external backend for the regions it takes: none (default) or cblas (docs/byoc.md)"},
+    {"byoc", true, "external backend for the regions it takes: none (default), cblas or dnnl (docs/byoc.md)"},
     {"list-ops", false, "print the ONNX operators the importer accepts, one a line, and exit"},
     {"markdown", false, "with --list-ops: print them as docs/operators.md"},
     {"help", false, "this message"},
@@ -71,7 +71,7 @@ int run_compile(int argc, char** argv, int first) {
   if (args->has("help") || args->positional().size() != 1) {
     std::fprintf(args->has("help") ? stdout : stderr,
                  "usage: tessera compile MODEL.onnx [-o MODEL.tsr] [--target TARGET] [--db DB] [--input-shape NAME:D,...]\n"
-                 "                       [--byoc none|cblas]\n"
+                 "                       [--byoc none|cblas|dnnl]\n"
                  "       tessera compile --list-ops [--markdown]\n\n%s",
                  format_options(kOptions).c_str());
     return args->has("help") ? 0 : 2;

@@ -327,9 +327,15 @@ Result<CompiledModel> compile_model(const ModelPlan& plan, const Target& target,
   build_options.jobs = options.jobs;
   auto t1 = std::chrono::steady_clock::now();
   for (const external::OffloadedRegion& region : plan.externals) {
-    auto object = external::compile_c_object(region.code.source, target);
-    if (!object.is_ok()) return object.status().with_context("compiling external region " + region.name);
-    build_options.extra_objects.push_back(std::move(object).value());
+    if (region.kind == external::BackendKind::kGraphPayload) {
+      // Carried as a section of the package, run by the backend's module.
+      model.package.payloads.push_back(
+          runtime::ExternalPayload{region.backend, region.code.version, region.code.symbol, region.code.source});
+    } else {
+      auto object = external::compile_c_object(region.code.source, target);
+      if (!object.is_ok()) return object.status().with_context("compiling external region " + region.name);
+      build_options.extra_objects.push_back(std::move(object).value());
+    }
     for (const std::string& lib : region.link_libraries)
       if (std::find(build_options.libraries.begin(), build_options.libraries.end(), lib) == build_options.libraries.end())
         build_options.libraries.push_back(lib);
