@@ -13,6 +13,7 @@
 #include "compiler/codegen/llvm_target.h"
 #include "compiler/external/offload.h"
 #include "compiler/model/compile_model.h"
+#include "runtime/graph_executor.h"
 #include "tests/compiler/external/external_test_util.h"
 
 namespace tessera::external {
@@ -75,6 +76,34 @@ Graph conv_model() {
   return g;
 }
 
+runtime::NDArray array_of(const std::vector<int64_t>& shape, const std::vector<float>& data) {
+  runtime::NDArray a = runtime::NDArray::create(shape, DType::f32()).value();
+  std::memcpy(a.raw_data(), data.data(), data.size() * sizeof(float));
+  return a;
+}
+
+using Outputs = std::map<std::string, std::vector<float>>;
+
+Result<Outputs> run_package(const runtime::PackageContents& package, const std::vector<float>& x) {
+  const std::string path = ::testing::TempDir() + "/dnnl_" + std::to_string(::getpid()) + ".tsr";
+  TESSERA_RETURN_IF_ERROR(runtime::write_package(package, path));
+  auto exec = runtime::GraphExecutor::load_file(path, {});
+  std::remove(path.c_str());
+  if (!exec.is_ok()) return exec.status();
+  const runtime::TensorInfo in = (*exec)->input_info().at(0);
+  TESSERA_RETURN_IF_ERROR((*exec)->set_input(in.name, array_of(in.shape, x)));
+  Outputs out;
+  for (int run = 0; run < 2; ++run) {  // the primitives are built once and run on every call
+    TESSERA_RETURN_IF_ERROR((*exec)->run());
+    for (const std::string& name : (*exec)->output_names()) {
+      TESSERA_ASSIGN_OR_RETURN(runtime::NDArray y, (*exec)->get_output(name));
+      out[name].resize(static_cast<size_t>(y.numel()));
+      std::memcpy(out[name].data(), y.raw_data(), out[name].size() * sizeof(float));
+    }
+  }
+  return out;
+}
+
 Result<model::CompiledModel> compile(const Graph& g, const Backend* backend, bool nhwc, model::ModelPlan* plan_out) {
   model::PlanOptions po;
   po.byoc = backend;
@@ -82,6 +111,48 @@ Result<model::CompiledModel> compile(const Graph& g, const Backend* backend, boo
   TESSERA_ASSIGN_OR_RETURN(*plan_out, model::plan_model(g, po));
   return model::compile_model(*plan_out, host_target(), {nullptr, 2});
 }
+
+::testing::AssertionResult near(const std::vector<float>& got, const std::vector<float>& want) {
+  return gt::close(got, want, 1e-3, 1e-4);  // oneDNN sums in its own order
+}
+
+class DnnlModel : public ::testing::TestWithParam<bool> {};
+
+TEST_P(DnnlModel, MatchesTesseraAndTheReference) {
+  const bool nhwc = GetParam();
+  const Graph g = conv_model();
+  const auto x = gt::random_floats(3 * 16 * 16, 7);
+  const std::unique_ptr<Backend> dnnl = make_dnnl_backend();
+  model::ModelPlan plan, plain_plan;
+  auto compiled = compile(g, dnnl.get(), nhwc, &plan);
+  ASSERT_TRUE(compiled.is_ok()) << compiled.status().to_string();
+  EXPECT_TRUE(plan.warnings.empty());
+  // The convolutional trunk is one region, the dense head another; the flatten is Tessera's.
+  ASSERT_EQ(plan.externals.size(), 2u);
+  EXPECT_EQ(plan.externals[0].kind, BackendKind::kGraphPayload);
+  ASSERT_EQ(compiled->package.payloads.size(), 2u);
+  EXPECT_EQ(compiled->package.payloads[0].backend, "dnnl");
+  EXPECT_EQ(compiled->package.payloads[0].version, kDnnlPayloadVersion);
+  ASSERT_EQ(compiled->package.externals.size(), 1u);
+  EXPECT_EQ(compiled->package.externals[0],
+            (runtime::ExternalModule{"dnnl", "graph-payload", kDnnlModuleLibrary}));
+  auto got = run_package(compiled->package, x);
+  ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+
+  auto tessera = compile(g, nullptr, nhwc, &plain_plan);
+  ASSERT_TRUE(tessera.is_ok()) << tessera.status().to_string();
+  auto want_tessera = run_package(tessera->package, x);
+  ASSERT_TRUE(want_tessera.is_ok()) << want_tessera.status().to_string();
+  auto want = gt::run_graph(g, {{g.inputs()[0], gt::to_bytes(x)}});
+  ASSERT_TRUE(want.is_ok()) << want.status().to_string();
+  EXPECT_TRUE(near(got->at("y"), gt::to_floats((*want)[0])));
+  EXPECT_TRUE(near(got->at("features"), gt::to_floats((*want)[1])));
+  EXPECT_TRUE(near(got->at("y"), want_tessera->at("y")));
+  EXPECT_TRUE(near(got->at("features"), want_tessera->at("features")));
+}
+
+INSTANTIATE_TEST_SUITE_P(Layouts, DnnlModel, ::testing::Values(true, false),
+                         [](const auto& info) { return info.param ? "Nhwc" : "Nchw"; });
 
 // conv + bias add + relu is one composite: one oneDNN op with two post-ops;
 // the softmax between the two convs is Tessera's, so there are two regions.
@@ -154,6 +225,31 @@ TEST(DnnlBackend, PayloadSectionRoundTripsThroughThePackage) {
   runtime::PackageContents orphan = package;
   orphan.payloads[0].backend = "other";
   EXPECT_EQ(runtime::write_package_bytes(orphan).status().code(), ErrorCode::kParseError);
+}
+
+TEST(DnnlBackend, MissingModuleFailsAtLoadNamingTheBackendAndTheLibrary) {
+  runtime::PackageContents package = dnnl_package();
+  package.externals[0].library = "libtessera_dnnl_hidden.so";  // the module as if not installed
+  auto exec = runtime::GraphExecutor::load(package);
+  ASSERT_FALSE(exec.is_ok());
+  EXPECT_EQ(exec.status().code(), ErrorCode::kNotFound);
+  const std::string& message = exec.status().message();
+  EXPECT_NE(message.find("dnnl backend"), std::string::npos) << message;
+  EXPECT_NE(message.find("libtessera_dnnl_hidden.so"), std::string::npos) << message;
+}
+
+TEST(DnnlBackend, CorruptPayloadIsALoadError) {
+  runtime::PackageContents package = dnnl_package();
+  package.payloads[0].data = package.payloads[0].data.substr(0, package.payloads[0].data.size() / 2);
+  auto exec = runtime::GraphExecutor::load(package);
+  ASSERT_FALSE(exec.is_ok());
+  EXPECT_EQ(exec.status().code(), ErrorCode::kParseError);
+  EXPECT_NE(exec.status().message().find("malformed payload"), std::string::npos) << exec.status().message();
+  package = dnnl_package();
+  package.payloads[0].version = "99";
+  exec = runtime::GraphExecutor::load(package);
+  ASSERT_FALSE(exec.is_ok());
+  EXPECT_NE(exec.status().message().find("payload version 99"), std::string::npos) << exec.status().message();
 }
 
 }  // namespace
