@@ -87,7 +87,14 @@ bool supports(const Graph& g, const Node& n) {
 bool is_post_op(const Graph& g, const Node& n, ValueId v) {
   if (!all_f32(g, n) || g.value(n.outputs[0]).shape != g.value(v).shape) return false;
   if (n.kind == OpKind::kRelu || n.kind == OpKind::kClip) return n.inputs.size() == 1;
-  return is_add(g, n);
+  if (!is_add(g, n)) return false;
+  // The other operand must be computed before the chain's value: a residual
+  // made later (a downsampling conv after the block's second conv) ends
+  // the chain here, so that its conv takes the add instead and the
+  // partitioner, going in node order, keeps the block in one region.
+  const ValueId other = n.inputs[0] == v ? n.inputs[1] : n.inputs[0];
+  const std::vector<int> producer = g.producers();
+  return producer[static_cast<size_t>(other)] < producer[static_cast<size_t>(v)];
 }
 
 bool is_anchor(const Graph& g, const Node& n) { return is_conv(g, n) || is_dense(g, n); }

@@ -186,6 +186,32 @@ TEST(DnnlBackend, PartitionAndPayloadFoldPostOps) {
   EXPECT_EQ(payload.at("symbol"), "tsr_x0_dnnl_region0");
 }
 
+// A downsampling residual block in ResNet's node order: the 1x1 conv comes
+// after the block's second conv, so the add goes with the later conv (a
+// oneDNN sum) and the block stays one region.
+TEST(DnnlBackend, DownsamplingBlockIsOneRegion) {
+  Graph g;
+  ValueId x = g.add_input("x", {1, 4, 8, 8}, DType::f32());
+  ValueId h = unary(g, "relu1", OpKind::kRelu, conv(g, "conv1", x, 8, 4, 3, 1, true, 1));
+  ValueId c2 = conv(g, "conv2", h, 8, 8, 3, 1, true, 2);
+  ValueId ds = conv(g, "down", x, 8, 4, 1, 1, true, 3);
+  ValueId y = g.add_op("add", OpKind::kAdd, graph::NoAttrs{}, {c2, ds}, {1, 8, 8, 8}, DType::f32());
+  y = unary(g, "relu2", OpKind::kRelu, y);
+  g.set_outputs({y}, {"y"});
+  const std::unique_ptr<Backend> dnnl = make_dnnl_backend();
+  EXPECT_EQ(gt::regions_to_string(g, graph::find_regions(g, dnnl->partition_rules())),
+            "dnnl_region0: conv1 relu1 conv2 down add relu2 (in %0 %1 %2 %5 %6 %8 %9) -> %12\n");
+  model::ModelPlan plan;
+  auto compiled = compile(g, dnnl.get(), true, &plan);
+  ASSERT_TRUE(compiled.is_ok()) << compiled.status().to_string();
+  const auto data = gt::random_floats(4 * 8 * 8, 9);
+  auto got = run_package(compiled->package, data);
+  ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+  auto want = gt::run_graph(g, {{x, gt::to_bytes(data)}});
+  ASSERT_TRUE(want.is_ok()) << want.status().to_string();
+  EXPECT_TRUE(near(got->at("y"), gt::to_floats((*want)[0])));
+}
+
 // Both operands of the add broadcast ([4, 1] + [1, 4]): the predicate takes
 // it, the payload writer cannot (oneDNN broadcasts the second only).
 TEST(DnnlBackend, RegionItCannotGenerateFallsBackWithAWarning) {
