@@ -12,6 +12,7 @@
 
 #include "compiler/codegen/llvm_target.h"
 #include "compiler/external/offload.h"
+#include "compiler/model/choose_byoc.h"
 #include "compiler/model/compile_model.h"
 #include "runtime/graph_executor.h"
 #include "tests/compiler/external/external_test_util.h"
@@ -276,6 +277,41 @@ TEST(DnnlBackend, CorruptPayloadIsALoadError) {
   exec = runtime::GraphExecutor::load(package);
   ASSERT_FALSE(exec.is_ok());
   EXPECT_NE(exec.status().message().find("payload version 99"), std::string::npos) << exec.status().message();
+}
+
+// --byoc auto: every region measured both ways, decided by the faster; a
+// backend restricted to the regions it won takes exactly those.
+TEST(DnnlAuto, RegionsAreMeasuredBothWaysAndTheRestrictedBackendTakesTheChosen) {
+  const Graph g = conv_model();
+  const std::unique_ptr<Backend> dnnl = make_dnnl_backend();
+  auto choices = model::choose_regions(g, host_target(), nullptr, *dnnl, {}, 3);
+  ASSERT_TRUE(choices.is_ok()) << choices.status().to_string();
+  ASSERT_EQ(choices->size(), 2u);  // the trunk and the dense head
+  for (const model::RegionChoice& c : *choices) {
+    EXPECT_GT(c.backend_s, 0) << c.region;
+    EXPECT_GT(c.tessera_s, 0) << c.region;
+    EXPECT_EQ(c.backend, c.backend_s < c.tessera_s) << c.region;
+  }
+  EXPECT_NE(model::format_region_choices("dnnl", *choices).find("dnnl_region0"), std::string::npos);
+
+  // Each region forced either way: the restricted backend takes those given
+  // to it, and the package still matches the reference.
+  const auto x = gt::random_floats(3 * 16 * 16, 7);
+  auto want = gt::run_graph(g, {{g.inputs()[0], gt::to_bytes(x)}});
+  ASSERT_TRUE(want.is_ok()) << want.status().to_string();
+  for (int mask = 0; mask < 4; ++mask) {
+    std::vector<model::RegionChoice> forced = *choices;
+    forced[0].backend = mask & 1;
+    forced[1].backend = mask & 2;
+    const std::unique_ptr<Backend> chosen = model::restrict_backend(*dnnl, forced);
+    model::ModelPlan plan;
+    auto compiled = compile(g, chosen.get(), true, &plan);
+    ASSERT_TRUE(compiled.is_ok()) << compiled.status().to_string();
+    EXPECT_EQ(plan.externals.size(), static_cast<size_t>((mask & 1) + ((mask >> 1) & 1))) << mask;
+    auto got = run_package(compiled->package, x);
+    ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+    EXPECT_TRUE(near(got->at("y"), gt::to_floats((*want)[0]))) << mask;
+  }
 }
 
 }  // namespace
