@@ -13,11 +13,12 @@ using graph::OpKind;
 using graph::ValueId;
 using nlohmann::json;
 
+// Float32 throughout, one output, no empty tensor (oneDNN takes none).
 bool all_f32(const Graph& g, const Node& n) {
   for (ValueId v : n.inputs)
-    if (g.value(v).dtype != DType::f32()) return false;
+    if (g.value(v).dtype != DType::f32() || graph::shape_size(g.value(v).shape) == 0) return false;
   for (ValueId v : n.outputs)
-    if (g.value(v).dtype != DType::f32()) return false;
+    if (g.value(v).dtype != DType::f32() || graph::shape_size(g.value(v).shape) == 0) return false;
   return n.outputs.size() == 1;
 }
 
