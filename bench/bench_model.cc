@@ -16,6 +16,14 @@
 // (import + plan + compile_model), tune_s, kernels, from_records, peak_mb (the
 // planned intermediate arena, MiB) and intermediates_mb (the sum of every
 // intermediate, MiB), max_abs_err against ONNX Runtime's output.
+//
+// The *_Dnnl variants (issue 20) also compile the model with --byoc dnnl
+// and with --byoc auto (docs/byoc.md) and time the three packages in the
+// same rounds: byoc_ms (all dnnl, also latency_ms and the manual time),
+// auto_ms (each region where it measured faster), tessera_ms (all Tessera's),
+// vs_peer = ort_ms / byoc_ms, auto_vs_peer = ort_ms / auto_ms, byoc_regions
+// and auto_regions; every package is checked against ONNX Runtime.
+//   build-bench/bin/bench_model --benchmark_filter='BM_Model_ResNet18_Dnnl/0'
 #include <benchmark/benchmark.h>
 #include <fcntl.h>
 #include <spawn.h>
@@ -38,7 +46,9 @@
 
 #include "bench/ort_peer.h"
 #include "compiler/codegen/llvm_target.h"
+#include "compiler/external/backend.h"
 #include "compiler/frontend/onnx_import.h"
+#include "compiler/model/choose_byoc.h"
 #include "compiler/model/choose_winograd.h"
 #include "compiler/model/compile_model.h"
 #include "records/schedule_source.h"
@@ -77,6 +87,7 @@ struct ModelCase {
   /// bench::write_resnet18 or bench::write_transformer, or a file.
   enum class Source { kFile, kResNet18, kTransformer } source = Source::kFile;
   std::string file;  ///< kFile: a file in bench::ocr_models_dir()
+  std::string byoc;  ///< an external backend compiled and timed beside the all-Tessera package ("dnnl"), or ""
 };
 
 /// A private temp dir, removed when done.
@@ -154,8 +165,10 @@ Status run_tune(const std::string& model, const ModelCase& mc, int64_t trials, c
   return Status::ok();
 }
 
-// Import, plan and compile from `db` (none: fallbacks only).
-Result<model::CompiledModel> compile(const std::string& model_path, const ModelCase& mc, const std::string& db) {
+// Import, plan and compile from `db` (none: fallbacks only), with the
+// external backend `byoc` ("": none).
+Result<model::CompiledModel> compile(const std::string& model_path, const ModelCase& mc, const std::string& db,
+                                     const std::string& byoc = "") {
   frontend::ImportOptions io;
   io.input_shapes[mc.input_name] = mc.input_shape;
   TESSERA_ASSIGN_OR_RETURN(graph::Graph g, frontend::import_onnx_file(model_path, io));
@@ -170,7 +183,19 @@ Result<model::CompiledModel> compile(const std::string& model_path, const ModelC
   }
   model::CompileOptions co;
   co.source = source ? &*source : nullptr;
-  TESSERA_ASSIGN_OR_RETURN(model::ModelPlan plan, model::plan_model_from_records(g, host_target(), co.source));
+  const bool by_measure = byoc == "auto";
+  TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<external::Backend> backend,
+                           external::make_backend(byoc.empty() ? "none" : by_measure ? "dnnl" : byoc));
+  model::PlanOptions po;
+  po.byoc = backend.get();
+  std::unique_ptr<external::Backend> chosen;
+  if (by_measure) {  // as `tessera compile --byoc auto`
+    TESSERA_ASSIGN_OR_RETURN(std::vector<model::RegionChoice> regions,
+                             model::choose_regions(g, host_target(), co.source, *backend));
+    chosen = model::restrict_backend(*backend, regions);
+    po.byoc = chosen.get();
+  }
+  TESSERA_ASSIGN_OR_RETURN(model::ModelPlan plan, model::plan_model_from_records(g, host_target(), co.source, nullptr, po));
   return model::compile_model(plan, host_target(), co);
 }
 
@@ -279,22 +304,58 @@ void run_model(benchmark::State& state, const ModelCase& mc, const BenchEnv& env
     double max_err = 0;
     if (Status st = compare_outputs(**exec, ort_dir, &max_err); !st.is_ok())
       return state.SkipWithError(st.message().c_str());
+    // The same model through the external backend, checked the same way.
+    // [0]: --byoc <mc.byoc>, [1]: --byoc auto.
+    std::unique_ptr<runtime::GraphExecutor> byoc_exec[2];
+    size_t byoc_regions[2] = {0, 0};
+    for (int k = 0; k < 2 && !mc.byoc.empty(); ++k) {
+      const std::string which = k == 0 ? mc.byoc : "auto";
+      auto with_backend = compile(model_path, mc, db, which);
+      if (!with_backend.is_ok())
+        return state.SkipWithError(("compile --byoc " + which + ": " + with_backend.status().to_string()).c_str());
+      byoc_regions[k] = with_backend->externals.size();
+      auto loaded = runtime::GraphExecutor::load(with_backend->package, eo);
+      if (!loaded.is_ok()) return state.SkipWithError(("load --byoc " + which + ": " + loaded.status().to_string()).c_str());
+      byoc_exec[k] = std::move(loaded).value();
+      double byoc_err = 0;
+      Status st = byoc_exec[k]->set_input(mc.input_name, *input);
+      if (st.is_ok()) st = byoc_exec[k]->run();
+      if (st.is_ok()) st = compare_outputs(*byoc_exec[k], ort_dir, &byoc_err);
+      if (!st.is_ok()) return state.SkipWithError(("--byoc " + which + ": " + st.message()).c_str());
+      max_err = std::max(max_err, byoc_err);
+    }
 
     // ORT, Tessera, ORT, Tessera, ORT: the load of a shared machine shifts.
-    std::vector<double> ort_ms, ours_s;
+    // With a backend, its package runs right after Tessera's in each round.
+    std::vector<double> ort_ms, ours_s, byoc_s[2];
     for (int round = 0; round < 5; ++round) {
       if (round % 2 == 0) {
         auto ms = bench::ort_median_ms(model_path, ort_inputs, ort_shapes, kThreads, kRuns, kWarmup);
         if (!ms.is_ok()) return state.SkipWithError(("ONNX Runtime: " + ms.status().to_string()).c_str());
         ort_ms.push_back(*ms);
-      } else {
-        auto t = (*exec)->benchmark(kWarmup, kRuns);
-        if (!t.is_ok()) return state.SkipWithError(("benchmark: " + t.status().to_string()).c_str());
-        ours_s.insert(ours_s.end(), t->costs_s.begin(), t->costs_s.end());
+        continue;
+      }
+      auto t = (*exec)->benchmark(kWarmup, kRuns);
+      if (!t.is_ok()) return state.SkipWithError(("benchmark: " + t.status().to_string()).c_str());
+      ours_s.insert(ours_s.end(), t->costs_s.begin(), t->costs_s.end());
+      for (int k = 0; k < 2 && byoc_exec[k]; ++k) {
+        auto b = byoc_exec[k]->benchmark(kWarmup, kRuns);
+        if (!b.is_ok()) return state.SkipWithError(("benchmark --byoc: " + b.status().to_string()).c_str());
+        byoc_s[k].insert(byoc_s[k].end(), b->costs_s.begin(), b->costs_s.end());
       }
     }
-    const double latency_s = median(ours_s);
+    const double tessera_s = median(ours_s);
+    const double latency_s = byoc_exec[0] ? median(byoc_s[0]) : tessera_s;
     const double ort = median(ort_ms);
+    if (byoc_exec[0]) {
+      const double auto_s = median(byoc_s[1]);
+      state.counters["byoc_ms"] = latency_s * 1e3;
+      state.counters["auto_ms"] = auto_s * 1e3;
+      state.counters["tessera_ms"] = tessera_s * 1e3;
+      state.counters["auto_vs_peer"] = ort / (auto_s * 1e3);
+      state.counters["byoc_regions"] = static_cast<double>(byoc_regions[0]);
+      state.counters["auto_regions"] = static_cast<double>(byoc_regions[1]);
+    }
 
     state.SetIterationTime(latency_s);
     state.counters["latency_ms"] = latency_s * 1e3;
@@ -307,7 +368,8 @@ void run_model(benchmark::State& state, const ModelCase& mc, const BenchEnv& env
     state.counters["peak_mb"] = (*exec)->peak_memory_bytes() / 1048576.0;
     state.counters["intermediates_mb"] = (*exec)->intermediate_bytes_total() / 1048576.0;
     state.counters["max_abs_err"] = max_err;
-    state.SetLabel(label + ", input " + mc.input_name + ":" + shape_text(mc.input_shape));
+    state.SetLabel(label + (mc.byoc.empty() ? "" : ", --byoc " + mc.byoc) + ", input " + mc.input_name + ":" +
+                   shape_text(mc.input_shape));
   }
 }
 
@@ -336,6 +398,16 @@ int main(int argc, char** argv) {
   // feed-forward 1024, erf GELU, sequence 128, batch 1 (issue 17).
   tessera::register_model("BM_Model_Transformer",
                           ModelCase{"input", {1, 128, 256}, ModelCase::Source::kTransformer, ""}, env, args);
+  // Issue 20: the same models with their regions through oneDNN, beside the all-Tessera package.
+  tessera::register_model("BM_Model_ResNet18_Dnnl",
+                          ModelCase{"input", {1, 3, 224, 224}, ModelCase::Source::kResNet18, "", "dnnl"}, env, args);
+  tessera::register_model("BM_Model_PPOCRDet_Dnnl",
+                          ModelCase{"x", {1, 3, 640, 640}, ModelCase::Source::kFile, "ch_PP-OCRv4_det_infer.onnx", "dnnl"},
+                          env, args);
+  tessera::register_model("BM_Model_PPOCRCls_Dnnl",
+                          ModelCase{"x", {1, 3, 48, 192}, ModelCase::Source::kFile, "ch_ppocr_mobile_v2.0_cls_infer.onnx",
+                                    "dnnl"},
+                          env, args);
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();

@@ -32,6 +32,7 @@ std::string join_names(const std::vector<std::string>& names) {
 // library on the device; say which before the kernel library fails to load.
 Status check_external_libraries(const PackageContents& contents) {
   for (const ExternalModule& m : contents.externals) {
+    if (m.kind == "graph-payload") continue;  // a module of the backend's own: ExternalModules
     void* handle = dlopen(m.library.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!handle) {
       const char* why = dlerror();
@@ -112,13 +113,14 @@ Result<std::unique_ptr<GraphExecutor>> GraphExecutor::load(const PackageContents
   if (!contents.calls.empty()) TESSERA_RETURN_IF_ERROR(check_architecture(contents));
   TESSERA_RETURN_IF_ERROR(check_external_libraries(contents));
   std::optional<Module> module;
-  if (!contents.calls.empty()) {
+  if (!contents.calls.empty() && !contents.library.empty()) {
     TESSERA_ASSIGN_OR_RETURN(Module m, Module::load_from_bytes(contents.library, options.temp_dir));
     module.emplace(std::move(m));
   }
   auto pool = std::make_unique<ThreadPool>(options.num_threads, options.pool);
   TESSERA_RETURN_IF_ERROR(pool->status().with_context("cannot start the executor's thread pool"));
   std::unique_ptr<GraphExecutor> exec(new GraphExecutor(std::move(module), std::move(pool)));
+  TESSERA_RETURN_IF_ERROR(exec->externals_.open(contents));
   TESSERA_ASSIGN_OR_RETURN(exec->plan_, plan_graph_memory(contents));
   TESSERA_RETURN_IF_ERROR(exec->allocate(contents));
   TESSERA_RETURN_IF_ERROR(exec->resolve_calls(contents));
@@ -171,8 +173,19 @@ Status GraphExecutor::resolve_calls(const PackageContents& contents) {
   std::map<std::string, TesseraKernelFn> resolved;
   for (size_t i = 0; i < contents.calls.size(); ++i) {
     const KernelCall& call = contents.calls[i];
+    if (const ExternalPayload* payload = externals_.payload_for(call.symbol)) {
+      Call c{nullptr, call.symbol, {}, {}};
+      for (int32_t id : call.args) c.args.push_back(value_ptrs_[static_cast<size_t>(id)]);
+      auto region = externals_.create(*payload, c.args.data());
+      if (!region.is_ok()) return region.status().with_context("call " + std::to_string(i) + " of the graph");
+      c.external = *region;
+      calls_.push_back(std::move(c));
+      continue;
+    }
     auto it = resolved.find(call.symbol);
     if (it == resolved.end()) {
+      if (!module_) return Status(ErrorCode::kNotFound, "call " + std::to_string(i) + " of the graph: kernel '" +
+                                                            call.symbol + "' needs a library the package lacks");
       auto fn = module_->get_kernel(call.symbol);
       if (!fn.is_ok()) {
         // The module's own message names the unlinked temporary file; say
@@ -182,7 +195,7 @@ Status GraphExecutor::resolve_calls(const PackageContents& contents) {
       }
       it = resolved.emplace(call.symbol, fn.value()).first;
     }
-    Call c{it->second, call.symbol, {}};
+    Call c{it->second, call.symbol, {}, {}};
     for (int32_t id : call.args) c.args.push_back(value_ptrs_[static_cast<size_t>(id)]);
     calls_.push_back(std::move(c));
     CallDescription d{call.symbol, std::nullopt, {}};
@@ -247,7 +260,7 @@ Status GraphExecutor::run() {
   ParallelScope scope(pool_.get());
   for (size_t i = 0; i < calls_.size(); ++i) {
     Call& call = calls_[i];
-    const int32_t status = call.fn(call.args.data());
+    const int32_t status = call.invoke();
     if (status != 0) {
       return Status(ErrorCode::kRuntimeError, "call " + std::to_string(i) + " of " +
                                                   std::to_string(calls_.size()) + " ('" +
@@ -323,7 +336,7 @@ Result<std::vector<GraphExecutor::CallProfile>> GraphExecutor::profile(int n_run
   for (int r = 0; r < n_runs; ++r) {
     for (size_t i = 0; i < calls_.size(); ++i) {
       const auto start = std::chrono::steady_clock::now();
-      const int32_t status = calls_[i].fn(calls_[i].args.data());
+      const int32_t status = calls_[i].invoke();
       const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
       if (status != 0)
         return Status(ErrorCode::kRuntimeError, "call " + std::to_string(i) + " ('" + calls_[i].symbol +

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/external_modules.h"
 #include "runtime/memory_plan.h"
 #include "runtime/module.h"
 #include "runtime/ndarray.h"
@@ -78,8 +79,10 @@ class GraphExecutor {
   /// allocates all buffers. Errors: validate_package's (kParseError),
   /// kInvalidArgument (the library is for another architecture: "built for
   /// aarch64-linux-gnu; this machine is x86_64"), kNotFound
-  /// (a symbol the library lacks, naming it and its first call), kIOError (the
-  /// library does not load, memory is exhausted), ThreadPool::status()'s.
+  /// (a symbol the library lacks, naming it and its first call; a backend's
+  /// runtime module missing, naming the backend and the library), kIOError
+  /// (the library does not load, memory is exhausted), kParseError (a payload
+  /// its module cannot build), ThreadPool::status()'s.
   static Result<std::unique_ptr<GraphExecutor>> load(const PackageContents& contents,
                                                      const ExecutorOptions& options = {});
   /// read_package(path), then load.
@@ -144,6 +147,8 @@ class GraphExecutor {
     TesseraKernelFn fn = nullptr;
     std::string symbol;
     std::vector<void*> args;  // data pointers, fixed at load time
+    ExternalRegionCall external;  // a region a backend's module runs (fn is null then)
+    int32_t invoke() { return fn ? fn(args.data()) : external.run(external.region, args.data()); }
   };
   struct Binding {
     std::string name;
@@ -158,6 +163,7 @@ class GraphExecutor {
   Status resolve_calls(const PackageContents& contents);
 
   std::optional<Module> module_;    // none for a graph without calls
+  ExternalModules externals_;        // modules of graph-payload backends, and their regions
   std::unique_ptr<ThreadPool> pool_;
   MemoryPlan plan_;
   NDArray arena_;                    // uint8, plan_.arena_bytes long

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <fstream>
@@ -238,6 +239,19 @@ void read_externals(Reader& r, PackageContents* c) {
   }
 }
 
+// Format 3: the graph payloads, four strings each.
+void read_payloads(Reader& r, PackageContents* c) {
+  const uint32_t n = r.count(16, "external payloads");
+  for (uint32_t i = 0; i < n && r.ok(); ++i) {
+    ExternalPayload p;
+    p.backend = r.str("payload backend");
+    p.version = r.str("payload version");
+    p.symbol = r.str("payload symbol");
+    p.data = r.str("payload data");
+    c->payloads.push_back(std::move(p));
+  }
+}
+
 // Header flag kPackageFlagCallInfo: one entry per call, each at least
 // name (4) + node count (4) + key (4) + flops (8) + outputs (4) bytes.
 void read_call_info(Reader& r, PackageContents* c) {
@@ -397,7 +411,23 @@ Status validate_package(const PackageContents& c) {
                                                   "'): empty or invalid backend, kind or library");
   }
   TESSERA_RETURN_IF_ERROR(validate_call_info(c));
-  if (!c.calls.empty() && c.library.empty()) {
+  std::set<std::string> payload_symbols;
+  for (size_t i = 0; i < c.payloads.size(); ++i) {
+    const ExternalPayload& p = c.payloads[i];
+    const std::string what = "external payload " + std::to_string(i) + " ('" + p.symbol + "')";
+    if (p.backend.empty() || p.symbol.empty() || p.symbol.find('\0') != std::string::npos)
+      return Status(ErrorCode::kParseError, what + ": empty backend or invalid symbol");
+    if (!payload_symbols.insert(p.symbol).second) return Status(ErrorCode::kParseError, what + ": symbol given twice");
+    const bool listed = std::any_of(c.externals.begin(), c.externals.end(), [&](const ExternalModule& m) {
+      return m.backend == p.backend && m.kind == "graph-payload";
+    });
+    if (!listed)
+      return Status(ErrorCode::kParseError, what + ": backend '" + p.backend + "' is not a listed graph-payload module");
+  }
+  const bool calls_library = std::any_of(c.calls.begin(), c.calls.end(), [&](const KernelCall& call) {
+    return payload_symbols.count(call.symbol) == 0;
+  });
+  if (calls_library && c.library.empty()) {
     return Status(ErrorCode::kParseError, "the graph calls kernels but the package has no library");
   }
   std::set<std::string> names;
@@ -410,7 +440,7 @@ Result<std::string> write_package_bytes(const PackageContents& c) {
   TESSERA_RETURN_IF_ERROR(validate_package(c).with_context("invalid package"));
   Writer w;
   w.bytes(std::string_view(kPackageMagic, sizeof(kPackageMagic)));
-  w.u32(c.externals.empty() ? 1 : 2);
+  w.u32(!c.payloads.empty() ? 3 : c.externals.empty() ? 1 : 2);
   w.u32(c.call_info.empty() ? 0 : kPackageFlagCallInfo);
   w.u64(0);  // payload size, patched below
   w.u32(0);  // payload CRC-32, patched below
@@ -442,6 +472,15 @@ Result<std::string> write_package_bytes(const PackageContents& c) {
       w.str(m.backend);
       w.str(m.kind);
       w.str(m.library);
+    }
+  }
+  if (!c.payloads.empty()) {
+    w.u32(static_cast<uint32_t>(c.payloads.size()));
+    for (const ExternalPayload& p : c.payloads) {
+      w.str(p.backend);
+      w.str(p.version);
+      w.str(p.symbol);
+      w.str(p.data);
     }
   }
   if (!c.call_info.empty()) {
@@ -542,6 +581,7 @@ Result<PackageContents> read_package_bytes(std::string_view bytes, const std::st
   c.inputs = read_id_list(r, "inputs");
   c.outputs = read_id_list(r, "outputs");
   if (version >= 2) read_externals(r, &c);
+  if (version >= 3) read_payloads(r, &c);
   if (flags & kPackageFlagCallInfo) read_call_info(r, &c);
   read_constants(r, &c);
   const uint64_t library_size = r.u64("library size");

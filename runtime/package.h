@@ -17,9 +17,9 @@ namespace tessera::runtime {
 /// The eight bytes every package starts with.
 inline constexpr char kPackageMagic[8] = {'T', 'S', 'R', 'P', 'K', 'G', '0', '1'};
 /// The newest format version this runtime reads. It writes version 1 for a
-/// package without external modules (byte for byte as before) and 2 for one
-/// with them.
-inline constexpr uint32_t kPackageFormatVersion = 2;
+/// package without external modules (byte for byte as before), 2 for one
+/// with them and 3 for one carrying graph payloads.
+inline constexpr uint32_t kPackageFormatVersion = 3;
 /// Header flag: the payload carries per-call metadata (PackageContents::call_info).
 /// A flag, not a version, because the section is optional and independent of
 /// the version's sections; a runtime that does not know it refuses the
@@ -71,6 +71,17 @@ struct ExternalModule {
   bool operator==(const ExternalModule&) const = default;
 };
 
+/// A region an external backend's runtime module runs (a graph-payload
+/// backend): the region serialised by the backend's code generator. A call
+/// whose symbol is the payload's goes to the module, not to the library.
+struct ExternalPayload {
+  std::string backend;  ///< "dnnl": which module runs it (an ExternalModule of kind "graph-payload")
+  std::string version;  ///< the payload format's version, checked by the module
+  std::string symbol;   ///< the calls that run the region name it
+  std::string data;     ///< the serialised region (JSON for dnnl)
+  bool operator==(const ExternalPayload&) const = default;
+};
+
 /// What one kernel call computes, for profiles, traces and people; the
 /// executor never needs it to run.
 struct CallInfo {
@@ -91,6 +102,7 @@ struct PackageContents {
   std::vector<int32_t> inputs;        ///< ids of the graph inputs, in the caller's order
   std::vector<int32_t> outputs;       ///< ids of the graph outputs, in the caller's order
   std::vector<ExternalModule> externals;  ///< external backends' code the calls use (format 2)
+  std::vector<ExternalPayload> payloads;  ///< regions run by graph-payload backends' modules (format 3)
   /// One per call, or empty (a package written before call metadata, or
   /// without it); written with header flag kPackageFlagCallInfo.
   std::vector<CallInfo> call_info;

@@ -12,6 +12,7 @@
 
 #include "compiler/codegen/llvm_target.h"
 #include "compiler/external/backend.h"
+#include "compiler/model/choose_byoc.h"
 #include "compiler/model/choose_winograd.h"
 #include "compiler/frontend/onnx_import.h"
 #include "compiler/graph/fused_graph_dot.h"
@@ -34,7 +35,9 @@ const std::vector<OptionSpec> kOptions = {
     {"no-records", false, "ignore the records: every kernel from its fallback (the untuned model)"},
     {"input-shape", true, "bind a dynamic input, name:d0,d1,... (repeatable)"},
     {"jobs", true, "code generation threads (default: one per CPU)"},
-    {"byoc", true, "external backend for the regions it takes: none (default) or cblas (docs/byoc.md)"},
+    {"byoc", true,
+     "external backend for the regions it takes: none (default), cblas, dnnl, or auto (dnnl where its module is "
+     "installed, each region where measured faster; docs/byoc.md)"},
     {"dump", true,
      "write graph=FILE.dot (the fused graph), ir=DIR, ll=DIR or asm=DIR (each kernel); repeatable; "
      "FILE.dot alone is graph=FILE.dot",
@@ -145,7 +148,7 @@ int run_compile(int argc, char** argv, int first) {
   if (args->has("help") || args->positional().size() != 1) {
     std::fprintf(args->has("help") ? stdout : stderr,
                  "usage: tessera compile MODEL.onnx [-o MODEL.tsr] [--target TARGET] [--db DB] [--input-shape NAME:D,...]\n"
-                 "                       [--byoc none|cblas] [--dump graph=FILE.dot|ir=DIR|ll=DIR|asm=DIR ...]\n"
+                 "                       [--byoc none|cblas|dnnl|auto] [--dump graph=FILE.dot|ir=DIR|ll=DIR|asm=DIR ...]\n"
                  "       tessera compile --list-ops [--markdown]\n\n%s",
                  format_options(kOptions).c_str());
     return args->has("help") ? 0 : 2;
@@ -161,7 +164,8 @@ int run_compile(int argc, char** argv, int first) {
   auto jobs = args->get_int("jobs", 0);
   if (!jobs.is_ok() || *jobs < 0) return usage_error("--jobs must be a non-negative integer");
   const std::string output = args->get("output", default_output(model_path));
-  auto byoc = external::make_backend(args->get("byoc", "none"));
+  const bool byoc_auto = args->get("byoc", "none") == "auto";
+  auto byoc = external::make_backend(byoc_auto ? model::auto_backend_name() : args->get("byoc", "none"));
   if (!byoc.is_ok()) return usage_error("--byoc: " + byoc.status().message());
   auto dumps = parse_dumps(args->get_all("dump"));
   if (!dumps.is_ok())
@@ -195,6 +199,16 @@ int run_compile(int argc, char** argv, int first) {
   std::vector<model::WinogradChoice> choices;
   model::PlanOptions plan_options;
   plan_options.byoc = byoc->get();
+  // --byoc auto: each region where it measured faster on this machine.
+  std::unique_ptr<external::Backend> chosen;
+  if (byoc_auto && *byoc) {
+    auto regions = model::choose_regions(*graph, target, source ? &*source : nullptr, **byoc, plan_options);
+    if (!regions.is_ok()) return failure("--byoc auto: " + regions.status().to_string());
+    std::printf("regions measured both ways (--byoc auto):\n%s",
+                model::format_region_choices((*byoc)->name(), *regions).c_str());
+    chosen = model::restrict_backend(**byoc, *regions);
+    plan_options.byoc = chosen.get();
+  }
   auto plan = model::plan_model_from_records(*graph, target, source ? &*source : nullptr, &choices, plan_options);
   if (!plan.is_ok()) return failure(model_path + ": " + plan.status().to_string());
   for (const std::string& warning : plan->warnings) std::fprintf(stderr, "tessera compile: warning: %s\n", warning.c_str());

@@ -6,7 +6,7 @@
 //   - kCSource: C source for the region, compiled by a C compiler into an
 //     object linked into the package's library like any kernel (cblas);
 //   - kGraphPayload: the region serialised for a runtime module of the
-//     backend's own that the package loads (not built yet; dnnl will be one).
+//     backend's own that the package loads (dnnl).
 // docs/byoc.md walks through adding one.
 #pragma once
 
@@ -32,7 +32,8 @@ const char* backend_kind_name(BackendKind kind);
 /// What a backend generated for one region.
 struct ExternalCode {
   std::string symbol;  ///< the entry point, with the kernel ABI (runtime/c_abi.h): args = region inputs, then outputs
-  std::string source;  ///< kCSource: one C translation unit defining `symbol`
+  std::string source;  ///< kCSource: one C translation unit defining `symbol`; kGraphPayload: the payload
+  std::string version;  ///< kGraphPayload: the payload format's version, which the runtime module checks
 };
 
 /// One external backend. Stateless: generate may run for several regions at once.

@@ -249,7 +249,11 @@ Result<ModelPlan> plan_model(const Graph& g, const PlanOptions& options) {
     plan.graph = std::move(optimized);
   }
   if (options.winograd != PlanOptions::Winograd::kNone) {
+    // A convolution the external backend takes stays direct: the backend
+    // runs it (a Winograd-transformed weight is Tessera's alone).
+    const graph::PartitionRules rules = options.byoc ? options.byoc->partition_rules() : graph::PartitionRules{};
     auto use = [&](const graph::Node& n) {
+      if (rules.supports && rules.supports(plan.graph, n)) return false;
       return options.winograd == PlanOptions::Winograd::kAll || options.winograd_convs.count(n.name) > 0;
     };
     TESSERA_ASSIGN_OR_RETURN(plan.graph, graph::convert_winograd(plan.graph, use));
@@ -350,9 +354,15 @@ Result<CompiledModel> compile_model(const ModelPlan& plan, const Target& target,
   build_options.jobs = options.jobs;
   auto t1 = std::chrono::steady_clock::now();
   for (const external::OffloadedRegion& region : plan.externals) {
-    auto object = external::compile_c_object(region.code.source, target);
-    if (!object.is_ok()) return object.status().with_context("compiling external region " + region.name);
-    build_options.extra_objects.push_back(std::move(object).value());
+    if (region.kind == external::BackendKind::kGraphPayload) {
+      // Carried as a section of the package, run by the backend's module.
+      model.package.payloads.push_back(
+          runtime::ExternalPayload{region.backend, region.code.version, region.code.symbol, region.code.source});
+    } else {
+      auto object = external::compile_c_object(region.code.source, target);
+      if (!object.is_ok()) return object.status().with_context("compiling external region " + region.name);
+      build_options.extra_objects.push_back(std::move(object).value());
+    }
     for (const std::string& lib : region.link_libraries)
       if (std::find(build_options.libraries.begin(), build_options.libraries.end(), lib) == build_options.libraries.end())
         build_options.libraries.push_back(lib);

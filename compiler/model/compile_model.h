@@ -120,7 +120,8 @@ struct CompiledModel {
 /// constants with their bytes, intermediates, and one call per group. The
 /// external regions' C source is compiled by the system C compiler and linked
 /// into the same library with the backends' libraries, which the package
-/// lists (PackageContents::externals). Errors: a kernel that fails to lower
+/// lists (PackageContents::externals); a graph-payload region's payload goes
+/// into the package (PackageContents::payloads) for its backend's module. Errors: a kernel that fails to lower
 /// or compile (naming its task or region), a missing C compiler, link
 /// errors, validate_package's.
 Result<CompiledModel> compile_model(const ModelPlan& plan, const Target& target, const CompileOptions& options = {});

@@ -1,0 +1,318 @@
+// The dnnl backend: its partition and payload, a model compiled with --byoc
+// dnnl matching the all-Tessera compile and the reference through a package
+// file, the payload section's round trip, and the load errors (a missing
+// runtime module, a corrupt payload); what it cannot generate falls back.
+#include "compiler/external/dnnl.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <nlohmann/json.hpp>
+
+#include "compiler/codegen/llvm_target.h"
+#include "compiler/external/offload.h"
+#include "compiler/model/choose_byoc.h"
+#include "compiler/model/compile_model.h"
+#include "runtime/graph_executor.h"
+#include "tests/compiler/external/external_test_util.h"
+
+namespace tessera::external {
+namespace {
+
+using graph::Graph;
+using graph::OpKind;
+using graph::ValueId;
+namespace gt = graph::test;
+
+ValueId weight(Graph& g, const std::string& name, std::vector<int64_t> shape, uint32_t seed) {
+  const auto n = static_cast<size_t>(graph::shape_size(shape));
+  return g.add_constant(name, graph::Constant::from_floats(shape, gt::random_floats(n, seed)));
+}
+
+ValueId conv(Graph& g, const std::string& name, ValueId x, int64_t k, int64_t c_per_group, int64_t r, int64_t groups,
+             bool bias, uint32_t seed) {
+  const auto& in = g.value(x).shape;
+  graph::ConvAttrs a;
+  a.groups = groups;
+  a.pad_top = a.pad_left = a.pad_bottom = a.pad_right = r / 2;
+  std::vector<ValueId> inputs = {x, weight(g, name + ".w", {k, c_per_group, r, r}, seed)};
+  if (bias) inputs.push_back(weight(g, name + ".b", {k}, seed + 100));
+  return g.add_op(name, OpKind::kConv, a, inputs, {in[0], k, in[2], in[3]}, DType::f32());
+}
+
+ValueId unary(Graph& g, const std::string& name, OpKind kind, ValueId x, graph::Attrs attrs = graph::NoAttrs{}) {
+  return g.add_op(name, kind, std::move(attrs), {x}, g.value(x).shape, DType::f32());
+}
+
+graph::PoolAttrs window(int64_t k) {
+  graph::PoolAttrs p;
+  p.kernel_h = p.kernel_w = p.stride_h = p.stride_w = k;
+  return p;
+}
+
+// Convs (plain with bias and relu, depthwise with clip, grouped), max and
+// average pooling, a residual add, a concat, a flatten (Tessera's) and a
+// dense layer with bias and relu.
+Graph conv_model() {
+  Graph g;
+  ValueId x = g.add_input("x", {1, 3, 16, 16}, DType::f32());
+  ValueId h = unary(g, "relu0", OpKind::kRelu, conv(g, "conv0", x, 8, 3, 3, 1, true, 1));
+  h = g.add_op("pool0", OpKind::kMaxPool, window(2), {h}, {1, 8, 8, 8}, DType::f32());
+  ValueId dw = conv(g, "dw", h, 8, 1, 3, 8, true, 2);
+  dw = unary(g, "clip", OpKind::kClip, dw, graph::AffineAttrs{0.0, 0.5});
+  ValueId grouped = conv(g, "grouped", dw, 16, 4, 1, 2, false, 3);
+  ValueId side = conv(g, "side", h, 16, 8, 1, 1, true, 4);
+  ValueId sum = g.add_op("residual", OpKind::kAdd, graph::NoAttrs{}, {grouped, side}, {1, 16, 8, 8}, DType::f32());
+  sum = unary(g, "relu1", OpKind::kRelu, sum);
+  ValueId cat = g.add_op("cat", OpKind::kConcat, graph::AxisAttrs{1}, {sum, dw}, {1, 24, 8, 8}, DType::f32());
+  ValueId avg = g.add_op("pool1", OpKind::kAvgPool, window(2), {cat}, {1, 24, 4, 4}, DType::f32());
+  ValueId flat = g.add_op("flatten", OpKind::kReshape, graph::NoAttrs{}, {avg}, {1, 384}, DType::f32());
+  graph::GemmAttrs ga;
+  ga.trans_b = true;
+  ValueId y = g.add_op("fc", OpKind::kGemm, ga, {flat, weight(g, "fc.w", {10, 384}, 5), weight(g, "fc.b", {10}, 6)},
+                       {1, 10}, DType::f32());
+  y = unary(g, "relu2", OpKind::kRelu, y);
+  g.set_outputs({y, cat}, {"y", "features"});
+  return g;
+}
+
+runtime::NDArray array_of(const std::vector<int64_t>& shape, const std::vector<float>& data) {
+  runtime::NDArray a = runtime::NDArray::create(shape, DType::f32()).value();
+  std::memcpy(a.raw_data(), data.data(), data.size() * sizeof(float));
+  return a;
+}
+
+using Outputs = std::map<std::string, std::vector<float>>;
+
+Result<Outputs> run_package(const runtime::PackageContents& package, const std::vector<float>& x) {
+  const std::string path = ::testing::TempDir() + "/dnnl_" + std::to_string(::getpid()) + ".tsr";
+  TESSERA_RETURN_IF_ERROR(runtime::write_package(package, path));
+  auto exec = runtime::GraphExecutor::load_file(path, {});
+  std::remove(path.c_str());
+  if (!exec.is_ok()) return exec.status();
+  const runtime::TensorInfo in = (*exec)->input_info().at(0);
+  TESSERA_RETURN_IF_ERROR((*exec)->set_input(in.name, array_of(in.shape, x)));
+  Outputs out;
+  for (int run = 0; run < 2; ++run) {  // the primitives are built once and run on every call
+    TESSERA_RETURN_IF_ERROR((*exec)->run());
+    for (const std::string& name : (*exec)->output_names()) {
+      TESSERA_ASSIGN_OR_RETURN(runtime::NDArray y, (*exec)->get_output(name));
+      out[name].resize(static_cast<size_t>(y.numel()));
+      std::memcpy(out[name].data(), y.raw_data(), out[name].size() * sizeof(float));
+    }
+  }
+  return out;
+}
+
+Result<model::CompiledModel> compile(const Graph& g, const Backend* backend, bool nhwc, model::ModelPlan* plan_out) {
+  model::PlanOptions po;
+  po.byoc = backend;
+  po.nhwc_layout = nhwc;
+  TESSERA_ASSIGN_OR_RETURN(*plan_out, model::plan_model(g, po));
+  return model::compile_model(*plan_out, host_target(), {nullptr, 2});
+}
+
+::testing::AssertionResult near(const std::vector<float>& got, const std::vector<float>& want) {
+  return gt::close(got, want, 1e-3, 1e-4);  // oneDNN sums in its own order
+}
+
+class DnnlModel : public ::testing::TestWithParam<bool> {};
+
+TEST_P(DnnlModel, MatchesTesseraAndTheReference) {
+  const bool nhwc = GetParam();
+  const Graph g = conv_model();
+  const auto x = gt::random_floats(3 * 16 * 16, 7);
+  const std::unique_ptr<Backend> dnnl = make_dnnl_backend();
+  model::ModelPlan plan, plain_plan;
+  auto compiled = compile(g, dnnl.get(), nhwc, &plan);
+  ASSERT_TRUE(compiled.is_ok()) << compiled.status().to_string();
+  EXPECT_TRUE(plan.warnings.empty());
+  // The convolutional trunk is one region, the dense head another; the flatten is Tessera's.
+  ASSERT_EQ(plan.externals.size(), 2u);
+  EXPECT_EQ(plan.externals[0].kind, BackendKind::kGraphPayload);
+  ASSERT_EQ(compiled->package.payloads.size(), 2u);
+  EXPECT_EQ(compiled->package.payloads[0].backend, "dnnl");
+  EXPECT_EQ(compiled->package.payloads[0].version, kDnnlPayloadVersion);
+  ASSERT_EQ(compiled->package.externals.size(), 1u);
+  EXPECT_EQ(compiled->package.externals[0],
+            (runtime::ExternalModule{"dnnl", "graph-payload", kDnnlModuleLibrary}));
+  auto got = run_package(compiled->package, x);
+  ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+
+  auto tessera = compile(g, nullptr, nhwc, &plain_plan);
+  ASSERT_TRUE(tessera.is_ok()) << tessera.status().to_string();
+  auto want_tessera = run_package(tessera->package, x);
+  ASSERT_TRUE(want_tessera.is_ok()) << want_tessera.status().to_string();
+  auto want = gt::run_graph(g, {{g.inputs()[0], gt::to_bytes(x)}});
+  ASSERT_TRUE(want.is_ok()) << want.status().to_string();
+  EXPECT_TRUE(near(got->at("y"), gt::to_floats((*want)[0])));
+  EXPECT_TRUE(near(got->at("features"), gt::to_floats((*want)[1])));
+  EXPECT_TRUE(near(got->at("y"), want_tessera->at("y")));
+  EXPECT_TRUE(near(got->at("features"), want_tessera->at("features")));
+}
+
+INSTANTIATE_TEST_SUITE_P(Layouts, DnnlModel, ::testing::Values(true, false),
+                         [](const auto& info) { return info.param ? "Nhwc" : "Nchw"; });
+
+// conv + bias add + relu is one composite: one oneDNN op with two post-ops;
+// the softmax between the two convs is Tessera's, so there are two regions.
+TEST(DnnlBackend, PartitionAndPayloadFoldPostOps) {
+  Graph g;
+  ValueId x = g.add_input("x", {1, 4, 6, 6}, DType::f32());
+  ValueId c = conv(g, "c0", x, 4, 4, 3, 1, false, 1);
+  c = g.add_op("bias", OpKind::kAdd, graph::NoAttrs{}, {c, weight(g, "b", {4, 1, 1}, 2)}, {1, 4, 6, 6}, DType::f32());
+  c = unary(g, "relu", OpKind::kRelu, c);
+  ValueId s = g.add_op("softmax", OpKind::kSoftmax, graph::AxisAttrs{3}, {c}, {1, 4, 6, 6}, DType::f32());
+  ValueId d = conv(g, "c1", s, 2, 4, 1, 1, true, 3);
+  g.set_outputs({d});
+  const std::unique_ptr<Backend> dnnl = make_dnnl_backend();
+  EXPECT_EQ(gt::regions_to_string(g, graph::find_regions(g, dnnl->partition_rules())),
+            "dnnl_region0: c0 bias relu (in %0 %1 %3) -> %5\n"
+            "dnnl_region1: c1 (in %6 %7 %8) -> %9\n");
+  auto offloaded = offload_regions(g, *dnnl);
+  ASSERT_TRUE(offloaded.is_ok()) << offloaded.status().to_string();
+  ASSERT_EQ(offloaded->regions.size(), 2u);
+  const auto payload = nlohmann::json::parse(offloaded->regions[0].code.source);
+  ASSERT_EQ(payload.at("ops").size(), 1u) << payload.dump();
+  const auto& op = payload.at("ops")[0];
+  EXPECT_EQ(op.at("op"), "conv");
+  ASSERT_EQ(op.at("post_ops").size(), 2u);
+  EXPECT_EQ(op.at("post_ops")[0].at("kind"), "add");
+  EXPECT_EQ(op.at("post_ops")[1].at("kind"), "relu");
+  // x is data, the conv's weight a weight (reordered once at load), the bias operand data.
+  EXPECT_EQ(payload.at("inputs")[0].at("weight"), false);
+  EXPECT_EQ(payload.at("inputs")[1].at("weight"), true);
+  EXPECT_EQ(payload.at("inputs")[2].at("weight"), false);
+  EXPECT_EQ(payload.at("symbol"), "tsr_x0_dnnl_region0");
+}
+
+// A downsampling residual block in ResNet's node order: the 1x1 conv comes
+// after the block's second conv, so the add goes with the later conv (a
+// oneDNN sum) and the block stays one region.
+TEST(DnnlBackend, DownsamplingBlockIsOneRegion) {
+  Graph g;
+  ValueId x = g.add_input("x", {1, 4, 8, 8}, DType::f32());
+  ValueId h = unary(g, "relu1", OpKind::kRelu, conv(g, "conv1", x, 8, 4, 3, 1, true, 1));
+  ValueId c2 = conv(g, "conv2", h, 8, 8, 3, 1, true, 2);
+  ValueId ds = conv(g, "down", x, 8, 4, 1, 1, true, 3);
+  ValueId y = g.add_op("add", OpKind::kAdd, graph::NoAttrs{}, {c2, ds}, {1, 8, 8, 8}, DType::f32());
+  y = unary(g, "relu2", OpKind::kRelu, y);
+  g.set_outputs({y}, {"y"});
+  const std::unique_ptr<Backend> dnnl = make_dnnl_backend();
+  EXPECT_EQ(gt::regions_to_string(g, graph::find_regions(g, dnnl->partition_rules())),
+            "dnnl_region0: conv1 relu1 conv2 down add relu2 (in %0 %1 %2 %5 %6 %8 %9) -> %12\n");
+  model::ModelPlan plan;
+  auto compiled = compile(g, dnnl.get(), true, &plan);
+  ASSERT_TRUE(compiled.is_ok()) << compiled.status().to_string();
+  const auto data = gt::random_floats(4 * 8 * 8, 9);
+  auto got = run_package(compiled->package, data);
+  ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+  auto want = gt::run_graph(g, {{x, gt::to_bytes(data)}});
+  ASSERT_TRUE(want.is_ok()) << want.status().to_string();
+  EXPECT_TRUE(near(got->at("y"), gt::to_floats((*want)[0])));
+}
+
+// Both operands of the add broadcast ([4, 1] + [1, 4]): the predicate takes
+// it, the payload writer cannot (oneDNN broadcasts the second only).
+TEST(DnnlBackend, RegionItCannotGenerateFallsBackWithAWarning) {
+  Graph g;
+  ValueId a = g.add_input("a", {4, 1}, DType::f32());
+  ValueId b = g.add_input("b", {1, 4}, DType::f32());
+  ValueId y = g.add_op("outer", OpKind::kAdd, graph::NoAttrs{}, {a, b}, {4, 4}, DType::f32());
+  y = unary(g, "relu", OpKind::kRelu, y);
+  g.set_outputs({y}, {"y"});
+  const std::unique_ptr<Backend> dnnl = make_dnnl_backend();
+  model::ModelPlan plan;
+  auto compiled = compile(g, dnnl.get(), true, &plan);
+  ASSERT_TRUE(compiled.is_ok()) << compiled.status().to_string();
+  ASSERT_EQ(plan.warnings.size(), 1u);
+  EXPECT_NE(plan.warnings[0].find("dnnl_region0"), std::string::npos) << plan.warnings[0];
+  EXPECT_NE(plan.warnings[0].find("both operands broadcast"), std::string::npos) << plan.warnings[0];
+  EXPECT_TRUE(plan.externals.empty());
+  EXPECT_TRUE(compiled->package.payloads.empty());
+}
+
+runtime::PackageContents dnnl_package() {
+  const Graph g = conv_model();
+  const std::unique_ptr<Backend> dnnl = make_dnnl_backend();
+  model::ModelPlan plan;
+  return compile(g, dnnl.get(), true, &plan).value().package;
+}
+
+TEST(DnnlBackend, PayloadSectionRoundTripsThroughThePackage) {
+  const runtime::PackageContents package = dnnl_package();
+  auto bytes = runtime::write_package_bytes(package);
+  ASSERT_TRUE(bytes.is_ok()) << bytes.status().to_string();
+  EXPECT_EQ(static_cast<uint8_t>((*bytes)[8]), 3u);  // the format version: 3 with payloads
+  auto back = runtime::read_package_bytes(*bytes);
+  ASSERT_TRUE(back.is_ok()) << back.status().to_string();
+  EXPECT_EQ(*back, package);
+  // A payload naming a backend the package does not list is refused.
+  runtime::PackageContents orphan = package;
+  orphan.payloads[0].backend = "other";
+  EXPECT_EQ(runtime::write_package_bytes(orphan).status().code(), ErrorCode::kParseError);
+}
+
+TEST(DnnlBackend, MissingModuleFailsAtLoadNamingTheBackendAndTheLibrary) {
+  runtime::PackageContents package = dnnl_package();
+  package.externals[0].library = "libtessera_dnnl_hidden.so";  // the module as if not installed
+  auto exec = runtime::GraphExecutor::load(package);
+  ASSERT_FALSE(exec.is_ok());
+  EXPECT_EQ(exec.status().code(), ErrorCode::kNotFound);
+  const std::string& message = exec.status().message();
+  EXPECT_NE(message.find("dnnl backend"), std::string::npos) << message;
+  EXPECT_NE(message.find("libtessera_dnnl_hidden.so"), std::string::npos) << message;
+}
+
+TEST(DnnlBackend, CorruptPayloadIsALoadError) {
+  runtime::PackageContents package = dnnl_package();
+  package.payloads[0].data = package.payloads[0].data.substr(0, package.payloads[0].data.size() / 2);
+  auto exec = runtime::GraphExecutor::load(package);
+  ASSERT_FALSE(exec.is_ok());
+  EXPECT_EQ(exec.status().code(), ErrorCode::kParseError);
+  EXPECT_NE(exec.status().message().find("malformed payload"), std::string::npos) << exec.status().message();
+  package = dnnl_package();
+  package.payloads[0].version = "99";
+  exec = runtime::GraphExecutor::load(package);
+  ASSERT_FALSE(exec.is_ok());
+  EXPECT_NE(exec.status().message().find("payload version 99"), std::string::npos) << exec.status().message();
+}
+
+// --byoc auto: every region measured both ways, decided by the faster; a
+// backend restricted to the regions it won takes exactly those.
+TEST(DnnlAuto, RegionsAreMeasuredBothWaysAndTheRestrictedBackendTakesTheChosen) {
+  const Graph g = conv_model();
+  const std::unique_ptr<Backend> dnnl = make_dnnl_backend();
+  auto choices = model::choose_regions(g, host_target(), nullptr, *dnnl, {}, 3);
+  ASSERT_TRUE(choices.is_ok()) << choices.status().to_string();
+  ASSERT_EQ(choices->size(), 2u);  // the trunk and the dense head
+  for (const model::RegionChoice& c : *choices) {
+    EXPECT_GT(c.backend_s, 0) << c.region;
+    EXPECT_GT(c.tessera_s, 0) << c.region;
+    EXPECT_EQ(c.backend, c.backend_s < c.tessera_s) << c.region;
+  }
+  EXPECT_NE(model::format_region_choices("dnnl", *choices).find("dnnl_region0"), std::string::npos);
+
+  // Each region forced either way: the restricted backend takes those given
+  // to it, and the package still matches the reference.
+  const auto x = gt::random_floats(3 * 16 * 16, 7);
+  auto want = gt::run_graph(g, {{g.inputs()[0], gt::to_bytes(x)}});
+  ASSERT_TRUE(want.is_ok()) << want.status().to_string();
+  for (int mask = 0; mask < 4; ++mask) {
+    std::vector<model::RegionChoice> forced = *choices;
+    forced[0].backend = mask & 1;
+    forced[1].backend = mask & 2;
+    const std::unique_ptr<Backend> chosen = model::restrict_backend(*dnnl, forced);
+    model::ModelPlan plan;
+    auto compiled = compile(g, chosen.get(), true, &plan);
+    ASSERT_TRUE(compiled.is_ok()) << compiled.status().to_string();
+    EXPECT_EQ(plan.externals.size(), static_cast<size_t>((mask & 1) + ((mask >> 1) & 1))) << mask;
+    auto got = run_package(compiled->package, x);
+    ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+    EXPECT_TRUE(near(got->at("y"), gt::to_floats((*want)[0]))) << mask;
+  }
+}
+
+}  // namespace
+}  // namespace tessera::external
