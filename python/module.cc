@@ -175,7 +175,7 @@ a corrupt package, one built for another architecture).)doc")
             for (auto [key, value] : kwargs) merged[key] = value;
             return self.run(merged);
           },
-          py::arg("inputs") = py::none(), R"doc(Runs the model once: run(x=array, ...) or run({"x": array, ...}).
+          py::arg("inputs") = py::none(), py::pos_only(), R"doc(Runs the model once: run(x=array, ...) or run({"x": array, ...}).
 
 Returns {output name: numpy array}; every call returns new arrays (their memory is their own).
 An input is read in place, without a copy, when it is a C-contiguous numpy array of the

@@ -71,32 +71,59 @@ def test_compile_errors_carry_tesseras_messages(model_dir):
         tessera.compile("model.onnx", target="llvm -mcpu=no-such-cpu")
 
 
-def test_ctrl_c_stops_after_the_batch_keeps_its_records_and_raises_keyboard_interrupt(tmp_path):
-    db = str(tmp_path / "c.db")
+def start_long_tune(db, batch=4, records=1):
+    """A subprocess tuning far longer than any test waits, once more than
+    `records` - 1 records are stored."""
     script = ("import tessera\n"
-              "tessera.tune('matmul:M=128,N=128,K=128', trials=2000, batch=4, db=%r)\n"
-              "print('not interrupted')\n" % db)
+              "tessera.tune('matmul:M=128,N=128,K=128', trials=2000, batch=%d, db=%r)\n"
+              "print('not interrupted')\n" % (batch, db))
     # Python installs its KeyboardInterrupt handler only where SIGINT is not
     # ignored (a background job's is): the child starts with the default.
     child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                              text=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    deadline = time.monotonic() + 180
+    while count_records(db) < records and child.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.1)
+    if child.poll() is not None or count_records(db) < records:
+        child.kill()
+        pytest.fail("the tune stored nothing: %s" % (child.communicate(),))
+    return child
+
+
+def interrupt(child, times):
     try:
-        deadline = time.monotonic() + 180
-        while count_records(db) == 0 and child.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.2)
-        assert child.poll() is None, child.communicate()
-        stored_before = count_records(db)
-        assert stored_before > 0
-        child.send_signal(signal.SIGINT)
-        out, err = child.communicate(timeout=180)
+        for i in range(times):
+            if i:
+                time.sleep(0.5)  # apart: Python's handler runs once per check
+            child.send_signal(signal.SIGINT)
+        return child.communicate(timeout=180)
     finally:
         if child.poll() is None:
             child.kill()
+
+
+def test_ctrl_c_stops_after_the_batch_keeps_its_records_and_raises_keyboard_interrupt(tmp_path):
+    db = str(tmp_path / "c.db")
+    child = start_long_tune(db)
+    stored_before = count_records(db)
+    out, err = interrupt(child, 1)
     assert "KeyboardInterrupt" in err, err
     assert "not interrupted" not in out
     assert "stopped by Ctrl-C after the batch" in out, out
     assert child.returncode != 0
-    stored = count_records(db)
-    assert stored >= stored_before
+    assert count_records(db) >= stored_before
     with sqlite3.connect(db) as c:
         assert c.execute("SELECT COUNT(*) FROM records WHERE error_kind = 'ok'").fetchone()[0] > 0
+        # The session was closed: the job wound up, it was not killed.
+        assert c.execute("SELECT COUNT(*) FROM sessions WHERE ended IS NULL").fetchone()[0] == 0
+
+
+def test_second_ctrl_c_drops_the_batch_in_flight(tmp_path):
+    db = str(tmp_path / "c.db")
+    # The two baselines, then a first batch of 16 stored: the second batch
+    # (seconds long) has just started when the two Ctrl-Cs come.
+    child = start_long_tune(db, batch=16, records=3)
+    out, err = interrupt(child, 2)
+    assert "KeyboardInterrupt" in err, err
+    assert "stopped by Ctrl-C at once (the batch in flight was dropped)" in out, out
+    assert count_records(db) > 0
