@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -36,18 +37,31 @@ py::array aligned_empty(const py::dtype& dtype, const std::vector<py::ssize_t>& 
   return py::array(dtype, shape, data, owner);
 }
 
+namespace {
+
+// numpy's dtype of the same name; TypeError for one numpy lacks (bfloat16).
+py::dtype numpy_dtype(const std::string& tensor, DType dtype) {
+  try {
+    return py::dtype(dtype.to_string());
+  } catch (const py::error_already_set&) {
+    throw py::type_error("'" + tensor + "' is " + dtype.to_string() + ", which numpy does not have");
+  }
+}
+
+}  // namespace
+
 Module::Module(const std::string& path, std::optional<int> threads) : path_(path) {
   runtime::ExecutorOptions options;
   options.num_threads = threads.value_or(0);
+  Result<std::unique_ptr<runtime::GraphExecutor>> loaded = Status(ErrorCode::kInternal, "not loaded");
   {
     py::gil_scoped_release release;
-    auto loaded = runtime::GraphExecutor::load_file(path, options);
-    py::gil_scoped_acquire acquire;
-    exec_ = take(std::move(loaded));
+    loaded = runtime::GraphExecutor::load_file(path, options);
   }
+  exec_ = take(std::move(loaded));
   for (auto [infos, bindings] : {std::pair{exec_->input_info(), &inputs_}, std::pair{exec_->output_info(), &outputs_}}) {
     for (const runtime::TensorInfo& t : infos) {
-      Binding b{t.name, py::str(t.name), py::dtype(t.dtype.to_string()), {}, t.dtype};
+      Binding b{t.name, py::str(t.name), numpy_dtype(t.name, t.dtype), {}, t.dtype};
       b.shape.assign(t.shape.begin(), t.shape.end());
       bindings->push_back(std::move(b));
     }

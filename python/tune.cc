@@ -3,9 +3,12 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
+#include <mutex>
+#include <optional>
 #include <thread>
 
 #include "python/errors.h"
@@ -94,13 +97,15 @@ py::dict tune(const std::string& model, tuner::OptionValues options, const std::
   config->worker_binary = worker_binary();
   tuner::ModelKernels kernels;
   if (has_model) {
-    py::gil_scoped_release release;
-    auto found = cli::model_kernels(model, options.count("input-shape") ? options["input-shape"] : std::vector<std::string>{});
-    Status st = found.status();
-    if (found.is_ok()) st = cli::check_measurable(*found, rpc::WireLimits());
-    py::gil_scoped_acquire acquire;
+    const std::vector<std::string> shapes = options.count("input-shape") ? options["input-shape"] : std::vector<std::string>{};
+    Status st;
+    {
+      py::gil_scoped_release release;
+      auto found = cli::model_kernels(model, shapes);
+      st = found.is_ok() ? cli::check_measurable(*found, rpc::WireLimits()) : found.status();
+      if (st.is_ok()) kernels = std::move(found).value();
+    }
     check(st);
-    kernels = std::move(found).value();
   }
 
   Outcome outcome;
@@ -126,7 +131,7 @@ py::dict tune(const std::string& model, tuner::OptionValues options, const std::
     worker.join();
     outcome.job.reset();  // the local workers stop here
   }
-  const std::string& db = options.count("db") ? options["db"].back() : "tessera.db";
+  const std::string db = options.count("db") ? options["db"].back() : std::string("tessera.db");
   if (raised) {
     if (outcome.summary.is_ok()) {
       const tuner::JobSummary& s = *outcome.summary;
