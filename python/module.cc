@@ -25,14 +25,14 @@ bool aligned(const void* p) { return reinterpret_cast<uintptr_t>(p) % runtime::N
 
 }  // namespace
 
-py::array aligned_empty(const py::dtype& dtype, const std::vector<py::ssize_t>& shape) {
+py::array aligned_empty(const py::dtype& dtype, const std::vector<py::ssize_t>& shape, bool zero) {
   size_t bytes = static_cast<size_t>(dtype.itemsize());
   for (py::ssize_t d : shape) bytes *= static_cast<size_t>(d);
   constexpr size_t kAlign = runtime::NDArray::kAlignment;
   const size_t rounded = std::max<size_t>(kAlign, (bytes + kAlign - 1) / kAlign * kAlign);
   void* data = std::aligned_alloc(kAlign, rounded);
   if (!data) throw std::bad_alloc();
-  std::memset(data, 0, rounded);
+  if (zero) std::memset(data, 0, rounded);
   py::capsule owner(data, [](void* p) { std::free(p); });
   return py::array(dtype, shape, data, owner);
 }
@@ -114,9 +114,12 @@ const void* Module::input_pointer(size_t i, const py::handle& value, std::vector
     keep->push_back(array);
     return array.data();
   }
-  // Another layout, or numpy's 16-byte alignment: one copy into an aligned array.
-  py::array copy = aligned_empty(b.dtype, b.shape);
-  py::module_::import("numpy").attr("copyto")(copy, array);
+  // numpy's 16-byte alignment, or another layout: one copy into an aligned array.
+  py::array copy = aligned_empty(b.dtype, b.shape, /*zero=*/false);
+  if (array.flags() & py::array::c_style)
+    std::memcpy(copy.mutable_data(), array.data(), static_cast<size_t>(array.nbytes()));
+  else
+    py::module_::import("numpy").attr("copyto")(copy, array);
   keep->push_back(copy);
   return copy.data();
 }
@@ -146,7 +149,8 @@ py::dict Module::run(const py::dict& given) {
   py::dict result;
   std::vector<void*> out(outputs_.size(), nullptr);
   for (size_t i = 0; i < outputs_.size(); ++i) {
-    py::array array = aligned_empty(outputs_[i].dtype, outputs_[i].shape);
+    // Not zero-filled: the kernels write every element of an output.
+    py::array array = aligned_empty(outputs_[i].dtype, outputs_[i].shape, /*zero=*/false);
     out[i] = array.mutable_data();
     result[outputs_[i].key] = array;
   }

@@ -18,8 +18,10 @@
 namespace tessera::python {
 
 /// A numpy array of `dtype` and `shape` whose data is 64-byte aligned (what
-/// the kernels need to read it in place), zero-filled, owning its memory.
-pybind11::array aligned_empty(const pybind11::dtype& dtype, const std::vector<pybind11::ssize_t>& shape);
+/// the kernels need to read it in place), owning its memory; zero-filled
+/// when `zero`, else uninitialized (for memory written whole at once).
+pybind11::array aligned_empty(const pybind11::dtype& dtype, const std::vector<pybind11::ssize_t>& shape,
+                              bool zero = true);
 
 /// A loaded package. Runs are serialized (the executor runs one at a time)
 /// and release the GIL while the kernels run.
