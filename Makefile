@@ -18,7 +18,8 @@ build: configure
 
 # `make install PREFIX=DIR`: bin/ (tessera, tessera-run, tessera-worker),
 # lib/ (their shared libraries, libtessera_runtime.so), include/
-# (tessera_runtime.h) and lib/pkgconfig/tessera-runtime.pc. Paths inside are
+# (tessera_runtime.h), lib/pkgconfig/tessera-runtime.pc and the Python module
+# (lib/python3/dist-packages/tessera, docs/python.md). Paths inside are
 # relative ($ORIGIN), so the folder may be moved or copied to a board.
 PREFIX ?= /usr/local
 install: build

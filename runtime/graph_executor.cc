@@ -206,6 +206,12 @@ Status GraphExecutor::resolve_calls(const PackageContents& contents) {
     }
     descriptions_.push_back(std::move(d));
   }
+  // Where each input and output is used, for run_with to point elsewhere.
+  for (std::vector<Binding>* bindings : {&inputs_, &outputs_})
+    for (Binding& b : *bindings)
+      for (size_t i = 0; i < contents.calls.size(); ++i)
+        for (size_t a = 0; a < contents.calls[i].args.size(); ++a)
+          if (contents.calls[i].args[a] == b.value_id) b.uses.emplace_back(i, a);
   return Status::ok();
 }
 
@@ -257,6 +263,12 @@ Status GraphExecutor::run() {
     }
   }
   has_run_ = false;
+  TESSERA_RETURN_IF_ERROR(call_kernels());
+  has_run_ = true;
+  return Status::ok();
+}
+
+Status GraphExecutor::call_kernels() {
   ParallelScope scope(pool_.get());
   for (size_t i = 0; i < calls_.size(); ++i) {
     Call& call = calls_[i];
@@ -268,7 +280,6 @@ Status GraphExecutor::run() {
                                                   std::to_string(status));
     }
   }
-  has_run_ = true;
   return Status::ok();
 }
 
@@ -294,7 +305,7 @@ Result<std::vector<CallSpan>> GraphExecutor::run_traced() {
   const int64_t start = ns(std::chrono::steady_clock::now());
   for (size_t i = 0; i < calls_.size(); ++i) {
     const int64_t begin = ns(std::chrono::steady_clock::now());
-    const int32_t status = calls_[i].fn(calls_[i].args.data());
+    const int32_t status = calls_[i].invoke();
     const int64_t end = ns(std::chrono::steady_clock::now());
     if (status != 0)
       return Status(ErrorCode::kRuntimeError, "call " + std::to_string(i) + " of " + std::to_string(calls_.size()) +
@@ -312,6 +323,41 @@ Result<std::vector<CallSpan>> GraphExecutor::run_traced() {
   }
   has_run_ = true;
   return spans;
+}
+
+void GraphExecutor::point_uses(Binding& b, void* data) {
+  if (!data) data = b.array.raw_data();
+  for (auto [call, arg] : b.uses) calls_[call].args[arg] = data;
+}
+
+Status GraphExecutor::run_with(const std::vector<const void*>& inputs, const std::vector<void*>& outputs) {
+  if (inputs.size() != inputs_.size() || outputs.size() != outputs_.size()) {
+    return Status(ErrorCode::kInvalidArgument,
+                  "run_with needs " + std::to_string(inputs_.size()) + " input and " +
+                      std::to_string(outputs_.size()) + " output pointers, got " + std::to_string(inputs.size()) +
+                      " and " + std::to_string(outputs.size()));
+  }
+  const auto misaligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % NDArray::kAlignment != 0; };
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!inputs[i] && !inputs_[i].set)
+      return Status(ErrorCode::kInvalidArgument, "input '" + inputs_[i].name + "' was never set");
+    if (misaligned(inputs[i]))
+      return Status(ErrorCode::kInvalidArgument, "input '" + inputs_[i].name + "' is not 64-byte aligned");
+  }
+  bool all_own_outputs = true;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    if (misaligned(outputs[i]))
+      return Status(ErrorCode::kInvalidArgument, "output '" + outputs_[i].name + "' is not 64-byte aligned");
+    all_own_outputs = all_own_outputs && !outputs[i];
+  }
+  for (size_t i = 0; i < inputs.size(); ++i) point_uses(inputs_[i], const_cast<void*>(inputs[i]));
+  for (size_t i = 0; i < outputs.size(); ++i) point_uses(outputs_[i], outputs[i]);
+  has_run_ = false;
+  Status status = call_kernels();
+  for (Binding& b : inputs_) point_uses(b, nullptr);
+  for (Binding& b : outputs_) point_uses(b, nullptr);
+  has_run_ = status.is_ok() && all_own_outputs;
+  return status;
 }
 
 Result<NDArray> GraphExecutor::get_output(const std::string& name) const {

@@ -99,6 +99,16 @@ class GraphExecutor {
   /// returned non-zero; the message names the call index, symbol and status).
   Status run();
 
+  /// Runs once on the caller's memory, without copies: input i is read from
+  /// `inputs[i]` and output i written to `outputs[i]` (the package's order)
+  /// instead of the executor's own buffers; a null entry keeps the executor's
+  /// buffer (an input must then have been set). Each pointer must be 64-byte
+  /// aligned (what the kernels assume) and hold the tensor's bytes; none is
+  /// kept after the call. get_output then has the outputs left null only.
+  /// Errors: kInvalidArgument (wrong counts, a misaligned pointer, an input
+  /// never set), run()'s.
+  Status run_with(const std::vector<const void*>& inputs, const std::vector<void*>& outputs);
+
   /// A copy of the output `name` as of the last run. Errors: kNotFound (no such
   /// output), kInvalidArgument (no successful run yet), kIOError (out of memory).
   Result<NDArray> get_output(const std::string& name) const;
@@ -155,12 +165,16 @@ class GraphExecutor {
     int32_t value_id = 0;
     NDArray array;
     bool set = false;  // inputs only: set_input was called
+    std::vector<std::pair<size_t, size_t>> uses;  // (call, argument) positions of the value
   };
 
   GraphExecutor(std::optional<Module> module, std::unique_ptr<ThreadPool> pool)
       : module_(std::move(module)), pool_(std::move(pool)) {}
   Status allocate(const PackageContents& contents);
   Status resolve_calls(const PackageContents& contents);
+  Status call_kernels();
+  // Points every use of `b` at `data` (its own buffer's when null).
+  void point_uses(Binding& b, void* data);
 
   std::optional<Module> module_;    // none for a graph without calls
   ExternalModules externals_;        // modules of graph-payload backends, and their regions

@@ -1,6 +1,11 @@
 #include "tools/model_input.h"
 
+#include <algorithm>
+#include <set>
+
 #include "compiler/frontend/onnx_import.h"
+#include "compiler/model/choose_winograd.h"
+#include "compiler/model/compile_model.h"
 
 namespace tessera::cli {
 
@@ -12,6 +17,47 @@ Result<graph::Graph> import_model(const std::string& path, const std::vector<std
   frontend::ImportOptions options;
   TESSERA_ASSIGN_OR_RETURN(options.input_shapes, frontend::parse_input_shapes(input_shape_specs));
   return frontend::import_onnx_file(path, options);
+}
+
+Result<tuner::ModelKernels> model_kernels(const std::string& path, const std::vector<std::string>& input_shapes) {
+  auto graph = import_model(path, input_shapes);
+  if (!graph.is_ok()) return Status(graph.status().code(), graph.status().to_string());
+  // Both kernels of a convolution that can run by Winograd: compile time
+  // runs the faster (compiler/model/choose_winograd.h).
+  auto plans = model::tuning_plans(*graph);
+  if (!plans.is_ok()) return Status(plans.status().code(), path + ": " + plans.status().to_string());
+  tuner::ModelKernels out;
+  std::set<std::string> keys;
+  for (const model::ModelPlan& plan : *plans) {
+    out.constant_bytes = std::max(out.constant_bytes, plan.constant_bytes);
+    for (size_t i = 0; i < plan.tasks.size(); ++i) {
+      if (!keys.insert(plan.tasks[i].dag->workload_key()).second) continue;
+      out.kernels.push_back({plan.task_labels[i], plan.tasks[i].dag, plan.task_ops[i],
+                             static_cast<double>(plan.tasks[i].weight), plan.task_constant_args[i]});
+    }
+  }
+  return out;
+}
+
+Status check_measurable(const tuner::ModelKernels& model, const rpc::WireLimits& limits) {
+  for (const tuner::ModelKernel& k : model.kernels) {
+    const auto& args = k.dag->args();
+    if (static_cast<int>(args.size()) > limits.max_args)
+      return Status(ErrorCode::kInvalidArgument, "kernel " + k.label + " has " + std::to_string(args.size()) +
+                                                     " arguments; a worker takes at most " +
+                                                     std::to_string(limits.max_args));
+    for (const auto& t : args) {
+      double bytes = static_cast<double>(t->dtype.storage_bytes());
+      for (int64_t d : t->shape) bytes *= static_cast<double>(d);
+      if (t->ndim() > limits.max_rank || bytes > static_cast<double>(limits.max_arg_bytes))
+        return Status(ErrorCode::kInvalidArgument,
+                      "kernel " + k.label + ": tensor '" + t->name + "' (" + std::to_string(t->ndim()) + "-d, " +
+                          std::to_string(static_cast<long long>(bytes)) + " bytes) is beyond what a worker measures (" +
+                          std::to_string(limits.max_rank) + " dimensions, " +
+                          std::to_string(limits.max_arg_bytes >> 20) + " MiB a tensor)");
+    }
+  }
+  return Status::ok();
 }
 
 }  // namespace tessera::cli

@@ -1,5 +1,6 @@
-// What the model commands (`compile`, `tune MODEL.onnx`) share: reading a
-// model with its --input-shape bindings.
+// What the model commands (`compile`, `tune MODEL.onnx`) and the Python
+// module share: reading a model with its --input-shape bindings, and the
+// kernels a model's tuning measures.
 #pragma once
 
 #include <string>
@@ -7,6 +8,8 @@
 
 #include "compiler/graph/graph.h"
 #include "base/status.h"
+#include "rpc/runner.h"
+#include "tuner/job.h"
 
 namespace tessera::cli {
 
@@ -17,5 +20,16 @@ bool is_onnx_path(const std::string& path);
 /// bindings of dynamic input dimensions). Errors: parse_input_shapes' and the
 /// importer's (one line per offending node).
 Result<graph::Graph> import_model(const std::string& path, const std::vector<std::string>& input_shape_specs);
+
+/// The distinct kernels of the model at `path` (those of every tuning plan,
+/// by workload key): exactly the DAGs `tessera compile` will look up. Both
+/// kernels of a convolution that can run by Winograd are included. Errors:
+/// import_model's, the planner's (prefixed with the path).
+Result<tuner::ModelKernels> model_kernels(const std::string& path, const std::vector<std::string>& input_shapes);
+
+/// kInvalidArgument naming the kernel and the limit when one of `model`'s
+/// kernels has more arguments, or a larger one, than a worker takes: its jobs
+/// would come back as protocol errors, measured again and never a trial.
+Status check_measurable(const tuner::ModelKernels& model, const rpc::WireLimits& limits);
 
 }  // namespace tessera::cli

@@ -338,6 +338,7 @@ Result<std::unique_ptr<rpc::Runner>> start_runner(const TuneConfig& c) {
   }
   rpc::LocalRunnerOptions lo;
   lo.num_workers = c.workers;
+  lo.worker_binary = c.worker_binary;
   lo.threads_per_worker = c.threads;
   auto runner = rpc::LocalRunner::start(lo);
   if (!runner.is_ok()) return failure(runner.status(), "cannot start local workers");

@@ -62,6 +62,9 @@ struct TuneConfig {
   int batch = 16;                            ///< candidates per round
   uint64_t seed = 0;                         ///< task i searches with seed + i
   int workers = 1;                           ///< local workers (without a tracker)
+  /// The local workers' program; empty: tessera-worker beside this executable
+  /// (a program that is not in Tessera's bin/, such as Python, names it).
+  std::string worker_binary;
   /// Threads per measurement on the local workers (parse_tune_config's default: the target's cores).
   int threads = 1;
   CacheMode cache = CacheMode::kModel;

@@ -233,5 +233,41 @@ TEST(GraphExecutor, GraphWithoutCallsNeedsNoLibrary) {
   EXPECT_EQ((*exec)->peak_memory_bytes(), 0);
 }
 
+TEST(GraphExecutor, RunWithReadsAndWritesTheCallersMemory) {
+  TinyModel model;
+  auto exec = GraphExecutor::load(model.package(), two_threads());
+  ASSERT_TRUE(exec.is_ok()) << exec.status().to_string();
+  NDArray x = random_array({4, 8}, 12);
+  NDArray y = NDArray::create({4, 4}, DType::f32()).value();
+  ASSERT_TRUE((*exec)->run_with({x.raw_data()}, {y.raw_data()}).is_ok());
+  const std::vector<float> expected = model.expected(x);
+  for (size_t i = 0; i < expected.size(); ++i)
+    EXPECT_NEAR(y.data<float>()[i], expected[i], 1e-4f * (1.0f + std::abs(expected[i]))) << i;
+  // The executor's own buffers were not used: x was never set, y never written.
+  EXPECT_EQ((*exec)->run().code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ((*exec)->get_output("y").status().code(), ErrorCode::kInvalidArgument);
+  // And the pointers were not kept: a later run() uses the executor's buffers.
+  NDArray x2 = random_array({4, 8}, 13);
+  ASSERT_TRUE((*exec)->set_input("x", x2).is_ok());
+  ASSERT_TRUE((*exec)->run().is_ok());
+  expect_output_near(**exec, model.expected(x2));
+  // A null output keeps the executor's buffer, which get_output then reads.
+  ASSERT_TRUE((*exec)->run_with({x.raw_data()}, {nullptr}).is_ok());
+  expect_output_near(**exec, expected);
+}
+
+TEST(GraphExecutor, RunWithRefusesMisalignedPointersAndWrongCounts) {
+  auto exec = GraphExecutor::load(TinyModel().package(), two_threads());
+  ASSERT_TRUE(exec.is_ok());
+  NDArray x = NDArray::create({4 * 8 + 4}, DType::f32()).value();
+  NDArray y = NDArray::create({4 * 4}, DType::f32()).value();
+  Status misaligned = (*exec)->run_with({x.data<float>() + 1}, {y.raw_data()});
+  EXPECT_EQ(misaligned.code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(misaligned.message().find("'x' is not 64-byte aligned"), std::string::npos) << misaligned.message();
+  EXPECT_EQ((*exec)->run_with({}, {y.raw_data()}).code(), ErrorCode::kInvalidArgument);
+  Status unset = (*exec)->run_with({nullptr}, {y.raw_data()});
+  EXPECT_NE(unset.message().find("'x' was never set"), std::string::npos) << unset.message();
+}
+
 }  // namespace
 }  // namespace tessera::runtime

@@ -1,0 +1,123 @@
+"""Tessera from Python: tune a model or an operator, compile a model into a
+package, and run the package on numpy arrays.
+
+    import tessera
+    tessera.tune("model.onnx", trials=200, db="tessera.db")    # as `tessera tune`
+    tessera.compile("model.onnx", output="model.tsr", db="tessera.db")
+    m = tessera.Module("model.tsr")
+    outputs = m.run(x=x)                                       # {name: numpy array}
+
+Errors from Tessera raise tessera.Error (a RuntimeError) with Tessera's message;
+wrong arguments raise ValueError or TypeError. docs/python.md has the details.
+"""
+import os
+
+from ._tessera import Error, Module, TensorInfo, empty
+from . import _tessera
+
+__all__ = ["Error", "Module", "TensorInfo", "empty", "compile", "tune"]
+
+# tessera.tune's keyword arguments, each `tessera tune`'s option of the same
+# name with "_" for "-" (check=False is --no-check).
+_TUNE_OPTIONS = {
+    "target", "trials", "space", "strategy", "db", "tracker", "key", "keyfile", "tracker_key", "insecure",
+    "workers", "threads", "batch", "seed", "time_budget", "early_stopping", "scheduler", "cache", "repeat",
+    "min_repeat_ms", "timeout", "worker_wait",
+}
+
+
+def _shape_specs(input_shapes):
+    """{"x": (1, 3, 224, 224)} as --input-shape values: ["x:1,3,224,224"]."""
+    if not input_shapes:
+        return []
+    if not isinstance(input_shapes, dict):
+        raise TypeError("input_shapes must be a dict of input name to shape, got %s" % type(input_shapes).__name__)
+    return ["%s:%s" % (name, ",".join(str(int(d)) for d in shape)) for name, shape in input_shapes.items()]
+
+
+def compile(model, output=None, input_shapes=None, db="tessera.db", target=None, use_records=True,
+            byoc="none", jobs=0, verbose=False):
+    """Compiles the ONNX model `model` into a package, as `tessera compile` does,
+    and returns the package's path.
+
+    output: the package to write (default: the model's name with .tsr, in the
+    current folder). input_shapes: {input name: shape} for dynamic inputs.
+    db: the records database, read only; kernels without records (or all, with
+    use_records=False, or when the file is missing) use their fallback schedule.
+    target: a target string such as "llvm -mtriple=aarch64-linux-gnu -mattr=+neon"
+    (default: this machine). byoc: "none" or "cblas" (docs/byoc.md). jobs: code
+    generation threads (0: one per CPU). verbose: print the per-kernel summary.
+    Raises ValueError (a target or backend that does not parse) or tessera.Error.
+    """
+    model = os.fspath(model)
+    if output is None:
+        base = os.path.basename(model)
+        output = (base[:-5] if base.endswith(".onnx") else base) + ".tsr"
+    output = os.fspath(output)
+    _tessera.compile(model, output, _shape_specs(input_shapes), os.fspath(db), bool(use_records),
+                     target or "", byoc, int(jobs), bool(verbose))
+    return output
+
+
+def _option_values(kwargs):
+    """tessera.tune's keyword arguments as `tessera tune`'s options: {name: [values]}."""
+    values = {}
+    for name, value in kwargs.items():
+        if name == "check":
+            if not value:
+                values["no-check"] = [""]
+            continue
+        if name not in _TUNE_OPTIONS:
+            raise TypeError("tune() got an unexpected keyword argument '%s' (accepted: check, input_shapes, "
+                            "progress, %s)" % (name, ", ".join(sorted(_TUNE_OPTIONS))))
+        if value is None or value is False:
+            continue
+        values[name.replace("_", "-")] = [""] if value is True else [os.fspath(value) if name in
+                                                                     ("db", "keyfile", "tracker_key") else str(value)]
+    return values
+
+
+def _command_line(model, ops, values):
+    """The `tessera tune` command this call is equivalent to, recorded with the session."""
+    words = ["tessera", "tune"] + ([model] if model else [])
+    for op in ops:
+        words += ["--op", op]
+    for name, vals in values.items():
+        if name != "op":
+            words += ["--" + name + ("" if v == "" else " " + v) for v in vals]
+    if "cache" not in values:
+        words += ["--cache model"]
+    return " ".join(words)
+
+
+def tune(model_or_op, trials=64, db="tessera.db", input_shapes=None, progress=True, **options):
+    """Tunes a model's kernels or operators, as `tessera tune` does, on local
+    workers (or a farm with tracker=..., key=...), every measurement kept in `db`.
+
+    model_or_op: an .onnx path (every distinct kernel of the model), or an
+    operator spec such as "matmul:M=1024,N=1024,K=1024" (`tessera space --help`
+    lists them), or a list of specs. options: `tessera tune`'s options by name
+    with "_" for "-": target, space, strategy, workers, threads, batch, seed,
+    time_budget, early_stopping, scheduler, cache, repeat, min_repeat_ms,
+    timeout, worker_wait, tracker, key, keyfile, tracker_key, insecure; and
+    check=False for --no-check. progress: print as `tessera tune` does (a block
+    redrawn at a terminal, a line per batch otherwise); False: silent.
+
+    The GIL is released while tuning. Ctrl-C stops after the current batch with
+    every measurement stored (again: stops at once, dropping the batch in
+    flight), then raises KeyboardInterrupt. Returns {"stored", "stored_ok",
+    "stopped", "tasks": [{"name", "workload_key", "trials", "errors",
+    "best_cost_s", "flops"}]}. Raises ValueError (an option's value), TypeError
+    (an unknown option), tessera.Error (the job failed, or every trial did).
+    """
+    model_or_op = os.fspath(model_or_op) if not isinstance(model_or_op, (list, tuple)) else list(model_or_op)
+    is_model = isinstance(model_or_op, str) and model_or_op.endswith(".onnx")
+    ops = [] if is_model else ([model_or_op] if isinstance(model_or_op, str) else model_or_op)
+    values = _option_values(dict(options, trials=trials, db=db))
+    if is_model:
+        values["input-shape"] = _shape_specs(input_shapes)
+    elif input_shapes:
+        raise ValueError("input_shapes goes with a model, not an operator")
+    values["op"] = [str(op) for op in ops]
+    model = model_or_op if is_model else ""
+    return _tessera.tune(model, values, _command_line(model, ops, values), bool(progress))

@@ -1,0 +1,152 @@
+"""tessera.tune and tessera.compile: the same job as the command line, its
+records in the database, its errors, and Ctrl-C during a tune."""
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import tessera
+
+
+def count_records(db):
+    if not os.path.exists(db):
+        return 0
+    try:
+        with sqlite3.connect(db, timeout=10) as c:
+            return c.execute("SELECT COUNT(*) FROM records").fetchone()[0]
+    except sqlite3.OperationalError:  # the tuner has not made its tables yet
+        return 0
+
+
+def test_tune_an_operator_stores_its_records(tmp_path):
+    db = str(tmp_path / "t.db")
+    result = tessera.tune("matmul:M=32,N=32,K=32", trials=8, batch=4, db=db, progress=False)
+    assert result["stopped"] is False
+    assert result["stored_ok"] >= 8
+    [task] = result["tasks"]
+    assert task["name"] == "matmul:M=32,N=32,K=32" and task["trials"] == 8
+    assert 0 < task["best_cost_s"] < 1
+    assert count_records(db) == result["stored"]
+    with sqlite3.connect(db) as c:
+        [command] = c.execute("SELECT command_line FROM sessions").fetchone()
+    assert command.startswith("tessera tune --op matmul:M=32,N=32,K=32") and "--trials 8" in command
+
+
+def test_tune_releases_the_gil(tmp_path):
+    ticks, done = [0], threading.Event()
+
+    def count():
+        while not done.is_set():
+            ticks[0] += 1
+            time.sleep(0.001)
+
+    counter = threading.Thread(target=count)
+    counter.start()
+    start = time.monotonic()
+    try:
+        tessera.tune("matmul:M=32,N=32,K=32", trials=4, batch=4, db=str(tmp_path / "g.db"), progress=False)
+    finally:
+        done.set()
+        counter.join()
+    seconds = time.monotonic() - start
+    # Held by the tune, the GIL would let the counter run only between the
+    # tuner's 100 ms checks for signals: a few ticks a second, not hundreds.
+    assert ticks[0] > 100 * seconds, (ticks[0], seconds)
+
+
+def test_tune_then_compile_a_model_uses_the_records(model_dir):
+    result = tessera.tune("model.onnx", trials=8, batch=4, db="m.db", progress=False)
+    assert [t["trials"] for t in result["tasks"]] == [8]
+    path = tessera.compile("model.onnx", db="m.db")
+    assert path == "model.tsr" and os.path.exists(path)
+    m = tessera.Module(path)
+    x = np.ones((1, 1, 7, 5), np.float32)
+    w = np.ones((1, 1, 3, 3), np.float32)
+    # Strides 2, padding 1: a corner sees 4 ones, an edge 6, the middle 9.
+    y = m.run(x=x, W=w)["y"][0, 0]
+    assert y[0, 0] == 4 and y[1, 1] == 9
+
+
+def test_option_errors_are_value_and_type_errors(tmp_path):
+    db = str(tmp_path / "t.db")
+    with pytest.raises(ValueError, match="--trials must be positive"):
+        tessera.tune("matmul:M=32,N=32,K=32", trials=0, db=db)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'trails'"):
+        tessera.tune("matmul:M=32,N=32,K=32", trails=8, db=db)
+    with pytest.raises(ValueError):
+        tessera.tune("matmul:M=32", trials=8, db=db)
+    assert not os.path.exists(db)
+
+
+def test_compile_errors_carry_tesseras_messages(model_dir):
+    with pytest.raises(tessera.Error, match="absent.onnx") as missing:
+        tessera.compile("absent.onnx")
+    assert missing.value.code == "not-found"
+    with pytest.raises(ValueError, match="expected an .onnx model"):
+        tessera.compile("model.tsr")
+    with pytest.raises(ValueError):
+        tessera.compile("model.onnx", target="llvm -mcpu=no-such-cpu")
+
+
+def start_long_tune(db, batch=4, records=1):
+    """A subprocess tuning far longer than any test waits, once more than
+    `records` - 1 records are stored."""
+    script = ("import tessera\n"
+              "tessera.tune('matmul:M=128,N=128,K=128', trials=2000, batch=%d, db=%r)\n"
+              "print('not interrupted')\n" % (batch, db))
+    # Python installs its KeyboardInterrupt handler only where SIGINT is not
+    # ignored (a background job's is): the child starts with the default.
+    child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    deadline = time.monotonic() + 180
+    while count_records(db) < records and child.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.1)
+    if child.poll() is not None or count_records(db) < records:
+        child.kill()
+        pytest.fail("the tune stored nothing: %s" % (child.communicate(),))
+    return child
+
+
+def interrupt(child, times):
+    try:
+        for i in range(times):
+            if i:
+                time.sleep(0.5)  # apart: Python's handler runs once per check
+            child.send_signal(signal.SIGINT)
+        return child.communicate(timeout=180)
+    finally:
+        if child.poll() is None:
+            child.kill()
+
+
+def test_ctrl_c_stops_after_the_batch_keeps_its_records_and_raises_keyboard_interrupt(tmp_path):
+    db = str(tmp_path / "c.db")
+    child = start_long_tune(db)
+    stored_before = count_records(db)
+    out, err = interrupt(child, 1)
+    assert "KeyboardInterrupt" in err, err
+    assert "not interrupted" not in out
+    assert "stopped by Ctrl-C after the batch" in out, out
+    assert child.returncode != 0
+    assert count_records(db) >= stored_before
+    with sqlite3.connect(db) as c:
+        assert c.execute("SELECT COUNT(*) FROM records WHERE error_kind = 'ok'").fetchone()[0] > 0
+        # The session was closed: the job wound up, it was not killed.
+        assert c.execute("SELECT COUNT(*) FROM sessions WHERE ended IS NULL").fetchone()[0] == 0
+
+
+def test_second_ctrl_c_drops_the_batch_in_flight(tmp_path):
+    db = str(tmp_path / "c.db")
+    # The two baselines, then a first batch of 16 stored: the second batch
+    # (seconds long) has just started when the two Ctrl-Cs come.
+    child = start_long_tune(db, batch=16, records=3)
+    out, err = interrupt(child, 2)
+    assert "KeyboardInterrupt" in err, err
+    assert "stopped by Ctrl-C at once (the batch in flight was dropped)" in out, out
+    assert count_records(db) > 0
