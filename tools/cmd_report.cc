@@ -15,7 +15,7 @@ namespace {
 
 const std::vector<OptionSpec> kOptions = {
     {"db", true, "the records database to report on (default: tessera.db)"},
-    {"output", true, "the HTML file to write (required)", 'o', "report.html"},
+    {"output", true, "the HTML file to write (required)", 'o', "FILE"},
     {"input-shape", true, "bind a dynamic input of MODEL.onnx, name:d0,d1,... (repeatable)"},
     {"target", true, "only records of this target, spelled as stored (`tessera records stats` lists them)"},
     {"ort-ms", true, "ONNX Runtime's latency of the model in ms: a line on the model's plots", 0, "MS"},
