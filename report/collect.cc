@@ -79,6 +79,18 @@ Result<ReportData> collect(records::Store& store, const std::string& target) {
   }
   data.tasks = std::move(sorted);
   for (Event& e : data.events) e.task = new_index[e.task];
+  TESSERA_ASSIGN_OR_RETURN(std::vector<records::PhaseTimes> phases, store.phase_times());
+  for (const records::PhaseTimes& p : phases) {
+    auto s = session_index.find(p.session_id);
+    if (s == session_index.end() || (!target.empty() && p.target != target)) continue;
+    auto& sum = data.sessions[s->second].phases;
+    if (!sum) sum = records::PhaseTimes{p.session_id, "", target, 0, 0, 0, 0, 0};
+    sum->search_seconds += p.search_seconds;
+    sum->build_seconds += p.build_seconds;
+    sum->measure_seconds += p.measure_seconds;
+    sum->store_seconds += p.store_seconds;
+    sum->batches += p.batches;
+  }
   TESSERA_ASSIGN_OR_RETURN(std::vector<records::WorkloadInfo> workloads, store.workloads());
   for (const records::WorkloadInfo& w : workloads) {
     auto first = std::lower_bound(data.tasks.begin(), data.tasks.end(), w.key,

@@ -51,6 +51,9 @@ struct SessionRecords {
   double build_s = 0;     ///< Σ build_seconds of its records
   double measure_s = 0;   ///< Σ run_seconds of its records
   double first = 0, last = 0;  ///< timestamps of its first and last record
+  /// The tuner's clocks summed over the session's tasks (schema 7 on);
+  /// empty for sessions from before, or that no tuner wrote.
+  std::optional<records::PhaseTimes> phases;
 };
 
 /// What one worker measured.

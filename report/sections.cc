@@ -140,28 +140,64 @@ std::string summary_section(const PageContext& page) {
   return out;
 }
 
+namespace {
+
+// A bar split into the four phases, each as wide as its share.
+std::string phase_bar(const records::PhaseTimes& p) {
+  const double parts[] = {p.search_seconds, p.build_seconds, p.measure_seconds, p.store_seconds};
+  const char* colors[] = {"#8e44ad", "#d35400", "#2980b9", "#27ae60"};
+  const char* names[] = {"search", "build", "measure", "store"};
+  double total = 0;
+  for (double v : parts) total += v;
+  if (!(total > 0)) return "";
+  std::string out = "<svg class=\"bar\" width=\"200\" height=\"12\">";
+  double x = 0;
+  for (int i = 0; i < 4; ++i) {
+    const double w = 200 * parts[i] / total;
+    out += "<rect x=\"" + format_number(x, 4) + "\" y=\"0\" width=\"" + format_number(w, 4) +
+           "\" height=\"12\" fill=\"" + colors[i] + "\"><title>" + names[i] + " " +
+           format_number(100 * parts[i] / total, 3) + "%</title></rect>";
+    x += w;
+  }
+  return out + "</svg>";
+}
+
+}  // namespace
+
 std::string time_section(const PageContext& page) {
   const ReportData& d = page.data;
   std::string out =
       "<section id=\"time\"><h2>Where the time went</h2>"
-      "<p>Per session, from its records: <b>build</b> is the sum of each record's build time and "
-      "<b>measure</b> the sum of its run time on the worker. Builds and measurements run on several "
-      "workers at once, so their sums may exceed the wall time. <b>Search</b> (cost model, candidate "
-      "generation) and <b>store</b> (writing records) are not kept in the database: they are unknown "
-      "for every run, shown as such, never estimated.</p>"
+      "<p>Per session, as <code>tessera tune</code> clocked it (wall seconds over all its tasks): "
+      "<b>search</b> (proposing candidates, the cost model), <b>build</b>, <b>measure</b> (queueing "
+      "included) and <b>store</b> (writing records); the bar splits them "
+      "(<span style=\"color:#8e44ad\">search</span>, <span style=\"color:#d35400\">build</span>, "
+      "<span style=\"color:#2980b9\">measure</span>, <span style=\"color:#27ae60\">store</span>). "
+      "Sessions from before the database kept these (schema 7), and records of no session, show them as "
+      "<i>unknown</i>: never estimated. The last two columns sum each record's own build and run time; "
+      "builds and measurements run on several workers at once, so those sums may exceed the wall time.</p>"
       "<table class=\"sortable\"><thead><tr><th>session</th><th>command</th><th>host</th><th>started</th>"
-      "<th>wall</th><th>records</th><th>ok</th><th>build</th><th>measure</th><th>search</th><th>store</th>"
-      "</tr></thead><tbody>";
+      "<th>wall</th><th>records</th><th>ok</th><th>search</th><th>build</th><th>measure</th><th>store</th>"
+      "<th>split</th><th>Σ record build</th><th>Σ record run</th></tr></thead><tbody>";
+  auto seconds_cell = [](double s) {
+    return "<td data-v=\"" + format_number(s, 6) + "\">" + duration(s) + "</td>";
+  };
   auto row = [&](const std::string& id, const std::string& command, const std::string& host, double started,
                  std::optional<double> ended, const SessionRecords& s) {
     const std::string wall = ended ? duration(*ended - started) : "not ended (" + duration(s.last - s.first) +
                                                                       " between its first and last record)";
     out += "<tr><td>" + id + "</td><td class=\"cmd\">" + escape_html(command) + "</td><td>" + escape_html(host) +
            "</td><td>" + utc(started) + "</td><td>" + wall + "</td><td data-v=\"" + std::to_string(s.records) +
-           "\">" + std::to_string(s.records) + "</td><td>" + std::to_string(s.ok) + "</td><td data-v=\"" +
-           format_number(s.build_s, 6) + "\">" + duration(s.build_s) + "</td><td data-v=\"" +
-           format_number(s.measure_s, 6) + "\">" + duration(s.measure_s) +
-           "</td><td class=\"unknown\">unknown</td><td class=\"unknown\">unknown</td></tr>";
+           "\">" + std::to_string(s.records) + "</td><td>" + std::to_string(s.ok) + "</td>";
+    if (s.phases) {
+      const records::PhaseTimes& p = *s.phases;
+      out += seconds_cell(p.search_seconds) + seconds_cell(p.build_seconds) + seconds_cell(p.measure_seconds) +
+             seconds_cell(p.store_seconds) + "<td>" + phase_bar(p) + "</td>";
+    } else {
+      for (int i = 0; i < 4; ++i) out += "<td class=\"unknown\">unknown</td>";
+      out += "<td></td>";
+    }
+    out += seconds_cell(s.build_s) + seconds_cell(s.measure_s) + "</tr>";
   };
   for (const SessionRecords& s : d.sessions)
     if (s.records > 0) row(std::to_string(s.info.id), s.info.command_line, s.info.host, s.info.started, s.info.ended, s);

@@ -59,15 +59,20 @@ std::string body_attributes(const std::string& dom) {
 // One tuned database for the suite: a real `tessera tune` of a small conv model.
 class ReportInBrowser : public ::testing::Test {
  protected:
+  // A failure here is reported by each test (a fatal failure in
+  // SetUpTestSuite would show as a skip).
   static void SetUpTestSuite() {
     chromium_ = find_chromium();
     if (chromium_.empty() || !fs::exists(kConvModel)) return;
     dir_ = new TempDir;
     Output tune = tessera("tune " + kConvModel.string() + " --trials 24 --batch 8 --db " + dir_->file("t.db"));
-    ASSERT_EQ(tune.code, 0) << tune.text;
+    if (tune.code != 0) {
+      setup_error_ = "tune failed:\n" + tune.text;
+      return;
+    }
     Output report = tessera("report " + kConvModel.string() + " --db " + dir_->file("t.db") +
                             " --ort-ms 0.05 --peak-gflops 100 -o " + dir_->file("report.html"));
-    ASSERT_EQ(report.code, 0) << report.text;
+    if (report.code != 0) setup_error_ = "report failed:\n" + report.text;
   }
   static void TearDownTestSuite() {
     delete dir_;
@@ -76,12 +81,15 @@ class ReportInBrowser : public ::testing::Test {
   void SetUp() override {
     if (chromium_.empty()) GTEST_SKIP() << "chromium is not installed (no chromium, chromium-browser or google-chrome on PATH)";
     if (!fs::exists(kConvModel)) GTEST_SKIP() << "libonnx-testdata is not installed";
+    ASSERT_TRUE(setup_error_.empty()) << setup_error_;
     ASSERT_NE(dir_, nullptr);
   }
+  static std::string setup_error_;
   static std::string chromium_;
   static TempDir* dir_;
 };
 std::string ReportInBrowser::chromium_;
+std::string ReportInBrowser::setup_error_;
 TempDir* ReportInBrowser::dir_ = nullptr;
 
 TEST_F(ReportInBrowser, EverySectionRendersWithoutAScriptError) {
@@ -95,6 +103,15 @@ TEST_F(ReportInBrowser, EverySectionRendersWithoutAScriptError) {
   EXPECT_EQ(std::stoi(plots[1]), 3) << "two model plots and one task plot";
   EXPECT_FALSE(std::regex_search(dom, std::regex("<html[^>]* data-script-error"))) << dom.substr(0, 1500);
   EXPECT_NE(dom.find("<pre id=\"script-errors\"></pre>"), std::string::npos);
+}
+
+TEST_F(ReportInBrowser, TheTunersPhaseTimesAreInTheReport) {
+  const std::string html = read(dir_->file("report.html"));
+  const size_t time = html.find("<section id=\"time\">");
+  ASSERT_NE(time, std::string::npos);
+  const std::string section = html.substr(time, html.find("</section>", time) - time);
+  EXPECT_NE(section.find("<svg class=\"bar\""), std::string::npos) << section;
+  EXPECT_EQ(section.find("<td class=\"unknown\">"), std::string::npos) << "tune stores search, build, measure and store";
 }
 
 TEST_F(ReportInBrowser, AScriptErrorWouldBeSeen) {

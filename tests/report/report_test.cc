@@ -136,6 +136,23 @@ TEST_F(ReportTest, FiguresMatchTheRecords) {
   EXPECT_NE(html.find("<td class=\"unknown\">unknown</td>"), std::string::npos) << "search and store are not stored";
 }
 
+TEST_F(ReportTest, PhaseTimesOfASessionAreShownWhereStored) {
+  {
+    auto store = records::Store::open(db());
+    ASSERT_TRUE(store.is_ok());
+    ASSERT_TRUE(store->add_phase_times({1, key_of(1), kTarget, 2, 4, 12, 0.5, 0}));
+    ASSERT_TRUE(store->add_phase_times({1, key_of(2), kTarget, 1, 1, 3, 0.25, 0}));
+  }
+  const std::string html = render({});
+  // search 3 s, build 5 s, measure 15 s, store 0.75 s over both tasks.
+  EXPECT_NE(html.find("<td data-v=\"3.00000\">3.00 s</td><td data-v=\"5.00000\">5.00 s</td>"
+                      "<td data-v=\"15.0000\">15.0 s</td><td data-v=\"0.750000\">0.750 s</td>"),
+            std::string::npos)
+      << html;
+  EXPECT_NE(html.find("<svg class=\"bar\""), std::string::npos);
+  EXPECT_EQ(html.find("<td class=\"unknown\">unknown</td>"), std::string::npos) << "every phase known";
+}
+
 TEST_F(ReportTest, PeakUnknownUnlessGiven) {
   const std::string html = render({});
   EXPECT_NE(html.find("peak unknown"), std::string::npos);
