@@ -51,6 +51,20 @@ struct SessionInfo {
   bool operator==(const SessionInfo&) const = default;
 };
 
+/// Where a tuning session's time went on one (workload, target), as the tuner
+/// clocked it (wall seconds, summed over its batches): proposing candidates
+/// and learning from results (search), building, measuring (queueing
+/// included) and writing records (store).
+struct PhaseTimes {
+  int64_t session_id = 0;
+  std::string workload_key;
+  std::string target;
+  double search_seconds = 0, build_seconds = 0, measure_seconds = 0, store_seconds = 0;
+  int64_t batches = 0;  ///< batches these times add up
+
+  bool operator==(const PhaseTimes&) const = default;
+};
+
 /// One measurement of one schedule of one workload on one target, good or bad.
 struct Record {
   int64_t id = 0;                   ///< assigned by the store; 0 before append

@@ -150,12 +150,31 @@ Status migrate_to_6(sql::Connection& conn) {
   )sql");
 }
 
+// Version 7: where each session's time went per (workload, target), as the
+// tuner clocks it: search, build, measure, store. Sessions of earlier
+// versions have no rows: their split is unknown.
+Status migrate_to_7(sql::Connection& conn) {
+  return conn.exec(R"sql(
+    CREATE TABLE phase_times (
+      session_id      INTEGER NOT NULL REFERENCES sessions(id),
+      workload        TEXT NOT NULL,
+      target          TEXT NOT NULL,
+      search_seconds  REAL NOT NULL DEFAULT 0,
+      build_seconds   REAL NOT NULL DEFAULT 0,
+      measure_seconds REAL NOT NULL DEFAULT 0,
+      store_seconds   REAL NOT NULL DEFAULT 0,
+      batches         INTEGER NOT NULL DEFAULT 0,
+      PRIMARY KEY (session_id, workload, target)
+    ) WITHOUT ROWID;
+  )sql");
+}
+
 using Migration = Status (*)(sql::Connection&);
 
 // kMigrations[v] takes a database from version v to v + 1. Append only: a
 // released migration never changes, since databases in the field ran it.
 constexpr Migration kMigrations[] = {migrate_to_1, migrate_to_2, migrate_to_3, migrate_to_4, migrate_to_5,
-                                     migrate_to_6};
+                                     migrate_to_6, migrate_to_7};
 static_assert(std::size(kMigrations) == kSchemaVersion);
 
 Result<int64_t> read_version(sql::Connection& conn) { return conn.query_int("PRAGMA user_version"); }
@@ -215,7 +234,7 @@ Status prepare_schema(sql::Connection& conn, bool read_only, const std::string& 
                       " is newer than this build supports (" + std::to_string(kSchemaVersion) +
                       "); use a newer tessera, the database was left untouched");
   if (read_only) {
-    if (version < kSchemaVersion)
+    if (version < kOldestReadOnlyVersion)
       return Status(ErrorCode::kDatabaseError,
                     path + ": schema version " + std::to_string(version) + " is older than " +
                         std::to_string(kSchemaVersion) +

@@ -12,7 +12,11 @@
 namespace tessera::records {
 
 /// The schema version this build reads and writes.
-inline constexpr int kSchemaVersion = 6;
+inline constexpr int kSchemaVersion = 7;
+
+/// The oldest version a read-only open accepts: 7 only adds a table
+/// (phase_times), which reads as empty in a version 6 database.
+inline constexpr int kOldestReadOnlyVersion = 6;
 
 /// PRAGMA application_id of a Tessera records database ("TSRD"); a database with
 /// another non-zero id belongs to another program and is refused.

@@ -95,6 +95,14 @@ class Store {
   /// it when there is none (used by import to keep provenance without copies).
   Result<int64_t> find_or_add_session(const SessionInfo& info);
 
+  /// Adds one batch's times to what (session, workload, target) has
+  /// (PhaseTimes::batches counts the calls). kInvalidArgument for a negative
+  /// or non-finite time, a bad key, or session 0.
+  Status add_phase_times(const PhaseTimes& times);
+  /// Every session's phase times, by session, workload and target. Empty for
+  /// a database of schema 6 opened read-only (the table came with version 7).
+  Result<std::vector<PhaseTimes>> phase_times();
+
   /// Appends a batch in one transaction: all of it is stored or none of it.
   /// kInvalidArgument (nothing stored) when any record is malformed; see
   /// normalize_record for what is checked.

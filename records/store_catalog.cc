@@ -197,3 +197,60 @@ Result<int64_t> Store::find_or_add_session(const SessionInfo& info) {
 }
 
 }  // namespace tessera::records
+
+namespace tessera::records {
+
+Status Store::add_phase_times(const PhaseTimes& t) {
+  TESSERA_RETURN_IF_ERROR(impl_->check_writable());
+  if (!is_valid_workload_key(t.workload_key))
+    return Status(ErrorCode::kInvalidArgument,
+                  "workload key '" + t.workload_key + "' is not 32 lowercase hex characters");
+  if (t.session_id <= 0) return Status(ErrorCode::kInvalidArgument, "phase times need a session");
+  for (double s : {t.search_seconds, t.build_seconds, t.measure_seconds, t.store_seconds})
+    if (!std::isfinite(s) || s < 0)
+      return Status(ErrorCode::kInvalidArgument, "phase times must be finite and >= 0 seconds");
+  return impl_->conn.write_transaction([&]() -> Status {
+    TESSERA_ASSIGN_OR_RETURN(
+        sql::Lease st,
+        impl_->conn.cached(
+            "INSERT INTO phase_times (session_id, workload, target, search_seconds, build_seconds, "
+            "measure_seconds, store_seconds, batches) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 1) "
+            "ON CONFLICT (session_id, workload, target) DO UPDATE SET "
+            "search_seconds = search_seconds + excluded.search_seconds, "
+            "build_seconds = build_seconds + excluded.build_seconds, "
+            "measure_seconds = measure_seconds + excluded.measure_seconds, "
+            "store_seconds = store_seconds + excluded.store_seconds, batches = batches + 1"));
+    st->bind(1, t.session_id);
+    st->bind(2, std::string_view(t.workload_key));
+    st->bind(3, std::string_view(t.target));
+    st->bind(4, t.search_seconds);
+    st->bind(5, t.build_seconds);
+    st->bind(6, t.measure_seconds);
+    st->bind(7, t.store_seconds);
+    return st->run();
+  });
+}
+
+Result<std::vector<PhaseTimes>> Store::phase_times() {
+  std::vector<PhaseTimes> out;
+  TESSERA_RETURN_IF_ERROR(impl_->conn.retrying([&]() -> Status {
+    out.clear();
+    // A version 6 database opened read-only has no such table: nothing is known.
+    TESSERA_ASSIGN_OR_RETURN(int64_t tables, impl_->conn.query_int("SELECT count(*) FROM sqlite_master "
+                                                                   "WHERE type = 'table' AND name = 'phase_times'"));
+    if (tables == 0) return Status::ok();
+    TESSERA_ASSIGN_OR_RETURN(sql::Lease st,
+                             impl_->conn.cached("SELECT session_id, workload, target, search_seconds, build_seconds, "
+                                                "measure_seconds, store_seconds, batches FROM phase_times "
+                                                "ORDER BY session_id, workload, target"));
+    for (;;) {
+      TESSERA_ASSIGN_OR_RETURN(bool row, st->step());
+      if (!row) return Status::ok();
+      out.push_back({st->column_int(0), st->column_text(1), st->column_text(2), st->column_double(3),
+                     st->column_double(4), st->column_double(5), st->column_double(6), st->column_int(7)});
+    }
+  }));
+  return out;
+}
+
+}  // namespace tessera::records

@@ -15,5 +15,6 @@ int run_tune(int argc, char** argv, int first);
 int run_space(int argc, char** argv, int first);
 int run_compile(int argc, char** argv, int first);
 int run_run(int argc, char** argv, int first);
+int run_report(int argc, char** argv, int first);
 
 }  // namespace tessera::cli

@@ -23,6 +23,7 @@ constexpr Command kCommands[] = {
     {"compile", tessera::cli::run_compile, "compile an ONNX model with the best records into one package file"},
     {"run", tessera::cli::run_run, "run a compiled package on this machine: inputs from files, outputs to files, latency"},
     {"records", tessera::cli::run_records, "list, compare, export, import and prune measurement records"},
+    {"report", tessera::cli::run_report, "write a self-contained HTML report of how tuning went: plots per task and model, time, best kernels"},
     {"tracker", tessera::cli::run_tracker, "the measurement farm's tracker: queues per device key, workers, results"},
     {"worker", tessera::cli::run_worker, "a measuring worker: runs each job in an isolated child process"},
     {"farm", tessera::cli::run_farm, "farm status: workers per key, busy/idle, queues, done and failed"},

@@ -327,6 +327,11 @@ Result<std::optional<Candidate>> Tuner::measure_batch(int i, std::vector<Candida
   if (store_) TESSERA_RETURN_IF_ERROR(store_->append(all));
   const double store_s = since(store_start);
   s.store_seconds += store_s;
+  // The batch's records are moved below: what the phase times need, first.
+  records::PhaseTimes phases;
+  if (!all.empty())
+    phases = {all.front().session_id, all.front().workload_key, all.front().target, 0,
+              measurer_.last_build_seconds(), measurer_.last_run_seconds(), store_s, 0};
   // Infrastructure failures are stored but are no measurement: the policy
   // never sees them (nor learns from them), and they are measured again.
   std::vector<Candidate> measured;
@@ -348,6 +353,11 @@ Result<std::optional<Candidate>> Tuner::measure_batch(int i, std::vector<Candida
   if (!measured.empty()) TESSERA_RETURN_IF_ERROR(policies_[i]->observe(measured, records));
   const double learn_s = since(learn_start);
   s.search_seconds += learn_s;
+  // Where this batch's time went, kept with the session for `tessera report`.
+  if (store_ && phases.session_id > 0) {
+    phases.search_seconds = propose_s + learn_s;
+    TESSERA_RETURN_IF_ERROR(store_->add_phase_times(phases));
+  }
   if (!records.empty())
     s.overhead_per_trial_s.push_back((propose_s + store_s + learn_s) / static_cast<double>(records.size()));
 

@@ -3,6 +3,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 
+#include <cmath>
 #include <csignal>
 
 #include "compiler/te/workload_key.h"
@@ -387,6 +388,70 @@ TEST(StoreAppend, FileSizeLimitFailsCleanlyAndKeepsCommittedBatches) {
   ASSERT_OK_AND_ASSIGN(Store store, Store::open(path));
   EXPECT_EQ(store.count().value(), committed);
   EXPECT_OK(store.append(batch_of(100, 5'000'000)));
+}
+
+}  // namespace
+}  // namespace tessera::records
+
+namespace tessera::records {
+namespace {
+
+// Version 7 only adds phase_times: a version 6 file still opens read-only
+// (nothing known of its phases), and a writing open migrates it.
+TEST(StoreOpen, Version6DatabaseReadsWithoutPhaseTimesAndMigratesTo7) {
+  TempDir dir;
+  const std::string path = dir.file("v6.db");
+  {
+    ASSERT_OK_AND_ASSIGN(auto conn, raw(path));
+    ASSERT_OK(migrate(conn, 6));
+    ASSERT_OK(conn.exec("INSERT INTO sessions (id, command_line, host, tool_version, llvm_version, seed, started) "
+                        "VALUES (1, 'tessera tune', 'h', 'v', '19', 0, 1.7e9);"
+                        "INSERT INTO records (workload, target, space, steps, costs, mean_cost, error_kind, "
+                        "build_seconds, run_seconds, timestamp, session_id) VALUES ('" +
+                        testing::key_of(1) + "', '" + testing::kTarget +
+                        "', 'sketch', '[]', '[0.001]', 0.001, 'ok', 0.1, 0.2, 1.7e9, 1)"));
+  }
+  const std::string before = testing::read_bytes(path);
+  {
+    OpenOptions read_only;
+    read_only.read_only = true;
+    ASSERT_OK_AND_ASSIGN(Store store, Store::open(path, read_only));
+    EXPECT_EQ(store.count().value(), 1);
+    EXPECT_TRUE(store.phase_times().value().empty());
+  }
+  EXPECT_EQ(testing::read_bytes(path), before);
+  EXPECT_EQ(user_version(path), 6);
+  ASSERT_OK_AND_ASSIGN(Store store, Store::open(path));
+  EXPECT_EQ(user_version(path), kSchemaVersion);
+  EXPECT_EQ(store.count().value(), 1);
+  ASSERT_OK(store.add_phase_times({1, testing::key_of(1), testing::kTarget, 1, 2, 3, 0.5, 0}));
+  ASSERT_OK(store.add_phase_times({1, testing::key_of(1), testing::kTarget, 1, 1, 1, 0.25, 0}));
+  const std::vector<PhaseTimes> phases = store.phase_times().value();
+  ASSERT_EQ(phases.size(), 1u);
+  EXPECT_EQ(phases[0], (PhaseTimes{1, testing::key_of(1), testing::kTarget, 2, 3, 4, 0.75, 2}));
+}
+
+TEST(StorePhaseTimes, BadValuesAndReadOnlyStoresAreRefused) {
+  TempDir dir;
+  const std::string path = dir.file("p.db");
+  {
+    ASSERT_OK_AND_ASSIGN(Store store, Store::open(path));
+    ASSERT_OK_AND_ASSIGN(int64_t session, store.begin_session({}));
+    const std::string key = testing::key_of(1);
+    EXPECT_EQ(store.add_phase_times({session, key, testing::kTarget, -1, 0, 0, 0, 0}).code(),
+              ErrorCode::kInvalidArgument);
+    EXPECT_EQ(store.add_phase_times({session, key, testing::kTarget, 0, NAN, 0, 0, 0}).code(),
+              ErrorCode::kInvalidArgument);
+    EXPECT_EQ(store.add_phase_times({0, key, testing::kTarget, 0, 0, 0, 0, 0}).code(), ErrorCode::kInvalidArgument);
+    EXPECT_EQ(store.add_phase_times({session, "nokey", testing::kTarget, 0, 0, 0, 0, 0}).code(),
+              ErrorCode::kInvalidArgument);
+    EXPECT_TRUE(store.phase_times().value().empty());
+  }
+  OpenOptions read_only;
+  read_only.read_only = true;
+  ASSERT_OK_AND_ASSIGN(Store store, Store::open(path, read_only));
+  EXPECT_EQ(store.add_phase_times({1, testing::key_of(1), testing::kTarget, 0, 0, 0, 0, 0}).code(),
+            ErrorCode::kInvalidArgument);
 }
 
 }  // namespace

@@ -24,7 +24,7 @@ using tessera::test::tessera;
 const std::vector<std::string> kCommands = {
     "space", "tune", "compile", "run", "records", "records list", "records best", "records stats",
     "records export", "records import", "records prune", "records why", "tracker", "worker", "farm",
-    "farm status", "keys", "keys generate",
+    "farm status", "keys", "keys generate", "report",
 };
 
 TEST(CommandLine, EveryCommandAnswersDashHAndDashDashHelp) {
@@ -108,7 +108,7 @@ TEST(CommandLine, EachOptionHasOnePlaceholderEverywhere) {
   EXPECT_EQ(seen["key"], std::set<std::string>{"KEY"});
   EXPECT_EQ(seen["tracker"], std::set<std::string>{"ENDPOINT"});
   // The one exception, said in both helps: keys writes into a directory,
-  // records export to a file.
+  // records export and report to a file.
   EXPECT_EQ(seen["out"], (std::set<std::string>{"DIR", "FILE"}));
   seen.erase("out");
   for (const auto& [name, placeholders] : seen) {
