@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/records_fixture.h"
 #include "records/store.h"
 
 namespace tessera::records {
@@ -26,18 +27,8 @@ constexpr int kWorkloads = 1000;
 constexpr int kRecords1M = 1'000'000;
 const std::string kTarget = "llvm -mtriple=x86_64-linux-gnu -mcpu=icelake-server";
 
-void check(const Status& s, const char* what) {
-  if (!s.is_ok()) {
-    std::fprintf(stderr, "%s: %s\n", what, s.to_string().c_str());
-    std::exit(1);
-  }
-}
-
-std::string key_of(int n) {
-  char buf[33];
-  std::snprintf(buf, sizeof buf, "%032x", n * 2654435761u);
-  return buf;
-}
+using bench::check;
+using bench::key_of;
 
 // A record shaped like a sketch-space result: ~10 steps (~500 bytes of JSON),
 // three repeats; one in ten failed.

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/records_fixture.h"
 #include "records/store.h"
 #include "report/report.h"
 
@@ -26,18 +27,8 @@ constexpr int kTasks = 100;
 constexpr int kRecordsPerTask = 1000;
 const std::string kTarget = "llvm -mtriple=x86_64-linux-gnu -mcpu=icelake-server -num-cores=2";
 
-void check(const Status& s, const char* what) {
-  if (!s.is_ok()) {
-    std::fprintf(stderr, "%s: %s\n", what, s.to_string().c_str());
-    std::exit(1);
-  }
-}
-
-std::string key_of(int n) {
-  char buf[33];
-  std::snprintf(buf, sizeof buf, "%032x", n * 2654435761u);
-  return buf;
-}
+using bench::check;
+using bench::key_of;
 
 // A temporary folder with the database, made once per process.
 struct Database {

@@ -172,6 +172,16 @@ TEST(Provenance, ForgedResultFromAWorkerNotGivenTheJobIsDroppedAndCounted) {
   auto client = RpcClient::connect(co);
   ASSERT_TRUE(client.is_ok());
   const uint64_t id = (*client)->submit(kernel_input("sleep_200ms"), "k");
+  // Forge only once the honest worker has the job: a result for a job still
+  // queued (or already done) is dropped as a duplicate, not as foreign.
+  bool given = false;
+  for (int i = 0; i < 200 && !given; ++i) {
+    auto st = query_farm_status(tracker.endpoint(), plaintext());
+    ASSERT_TRUE(st.is_ok());
+    for (const pb::KeyStatus& k : st->keys()) given = given || (k.key() == "k" && k.busy() == 1);
+    if (!given) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ASSERT_TRUE(given) << "the honest worker never took the job";
 
   pb::Result fake;
   fake.set_job_id(id);
