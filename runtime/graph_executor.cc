@@ -161,7 +161,7 @@ Status GraphExecutor::allocate(const PackageContents& contents) {
       auto array = NDArray::create(v.shape, v.dtype);
       if (!array.is_ok()) return array.status().with_context("value '" + v.name + "'");
       value_ptrs_[static_cast<size_t>(id)] = array->raw_data();
-      bindings->push_back(Binding{v.name, id, std::move(array).value(), false});
+      bindings->push_back(Binding{v.name, id, std::move(array).value(), false, {}});
     }
   }
   return Status::ok();

@@ -327,7 +327,7 @@ class CblasBackend final : public Backend {
       if (body.value(v).dtype != DType::f32())
         return Status(ErrorCode::kInvalidArgument, "input " + body.value(v).name + " is not float32");
     source += entry_point(body, symbol);
-    return ExternalCode{symbol, std::move(source)};
+    return ExternalCode{symbol, std::move(source), ""};
   }
 
   std::vector<std::string> link_libraries() const override { return {"openblas"}; }
