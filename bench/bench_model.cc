@@ -387,17 +387,17 @@ int main(int argc, char** argv) {
   tessera::BenchEnv env;
   if (const char* db = std::getenv("TESSERA_BENCH_DB")) env.reuse_db = db;
   const std::vector<int64_t> args = {0, tessera::kTunedTrials};
-  tessera::register_model("BM_Model_ResNet18", ModelCase{"input", {1, 3, 224, 224}, ModelCase::Source::kResNet18, ""}, env, args);
-  tessera::register_model("BM_Model_PPOCRDet", ModelCase{"x", {1, 3, 640, 640}, ModelCase::Source::kFile, "ch_PP-OCRv4_det_infer.onnx"},
+  tessera::register_model("BM_Model_ResNet18", ModelCase{"input", {1, 3, 224, 224}, ModelCase::Source::kResNet18, "", ""}, env, args);
+  tessera::register_model("BM_Model_PPOCRDet", ModelCase{"x", {1, 3, 640, 640}, ModelCase::Source::kFile, "ch_PP-OCRv4_det_infer.onnx", ""},
                           env, args);
   // The classifier also has a 16-trial run: a quick check that tuning works end to end.
   tessera::register_model("BM_Model_PPOCRCls",
-                          ModelCase{"x", {1, 3, 48, 192}, ModelCase::Source::kFile, "ch_ppocr_mobile_v2.0_cls_infer.onnx"}, env,
+                          ModelCase{"x", {1, 3, 48, 192}, ModelCase::Source::kFile, "ch_ppocr_mobile_v2.0_cls_infer.onnx", ""}, env,
                           {0, 16, tessera::kTunedTrials});
   // scripts/models/transformer.py: 2 post-norm layers, d_model 256, 4 heads,
   // feed-forward 1024, erf GELU, sequence 128, batch 1 (issue 17).
   tessera::register_model("BM_Model_Transformer",
-                          ModelCase{"input", {1, 128, 256}, ModelCase::Source::kTransformer, ""}, env, args);
+                          ModelCase{"input", {1, 128, 256}, ModelCase::Source::kTransformer, "", ""}, env, args);
   // Issue 20: the same models with their regions through oneDNN, beside the all-Tessera package.
   tessera::register_model("BM_Model_ResNet18_Dnnl",
                           ModelCase{"input", {1, 3, 224, 224}, ModelCase::Source::kResNet18, "", "dnnl"}, env, args);

@@ -49,7 +49,9 @@ Result<ReportData> collect(records::Store& store, const std::string& target) {
   std::map<int64_t, size_t> session_index;
   for (const auto& s : sessions) {
     session_index[s.id] = data.sessions.size();
-    data.sessions.push_back({s});
+    SessionRecords session;
+    session.info = s;
+    data.sessions.push_back(std::move(session));
   }
   std::map<std::pair<std::string, std::string>, int32_t> task_index;
   records::RecordFilter filter;
