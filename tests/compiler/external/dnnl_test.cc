@@ -32,7 +32,7 @@ ValueId weight(Graph& g, const std::string& name, std::vector<int64_t> shape, ui
 
 ValueId conv(Graph& g, const std::string& name, ValueId x, int64_t k, int64_t c_per_group, int64_t r, int64_t groups,
              bool bias, uint32_t seed) {
-  const auto& in = g.value(x).shape;
+  const std::vector<int64_t> in = g.value(x).shape;  // a copy: adding the weights moves the values
   graph::ConvAttrs a;
   a.groups = groups;
   a.pad_top = a.pad_left = a.pad_bottom = a.pad_right = r / 2;
