@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <map>
+#include <set>
 
 #include "compiler/graph/passes.h"
 
@@ -100,6 +101,15 @@ Result<ModelPlan> plan_model_from_records(const graph::Graph& g, const Target& t
   tessera_only.byoc = nullptr;
   TESSERA_ASSIGN_OR_RETURN(std::vector<WinogradChoice> chosen, choose_winograd(g, target, source, tessera_only));
   TESSERA_ASSIGN_OR_RETURN(ModelPlan plan, plan_model(g, with_winograd(options, chosen)));
+  // A convolution the backend took runs there, direct: not by Winograd.
+  std::set<std::string> external;
+  for (const graph::Node& n : plan.graph.nodes())
+    if (const auto* a = std::get_if<graph::ExternalAttrs>(&n.attrs))
+      for (const graph::Node& inner : a->body->nodes()) external.insert(inner.name);
+  for (WinogradChoice& c : chosen) {
+    c.external = external.count(c.conv) > 0;
+    if (c.external) c.winograd = false;
+  }
   if (choices) *choices = std::move(chosen);
   return plan;
 }
@@ -115,7 +125,8 @@ std::string format_winograd_choices(const std::vector<WinogradChoice>& choices) 
   for (const WinogradChoice& c : choices) {
     char line[512];
     std::snprintf(line, sizeof line, "  %-28s %-8s (winograd %s, direct %s)\n", c.conv.substr(0, 28).c_str(),
-                  c.winograd ? "winograd" : "direct", ms(c.winograd_s).c_str(), ms(c.direct_s).c_str());
+                  c.external ? "external" : c.winograd ? "winograd" : "direct", ms(c.winograd_s).c_str(),
+                  ms(c.direct_s).c_str());
     out += line;
   }
   return out;

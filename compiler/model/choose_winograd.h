@@ -33,6 +33,7 @@ struct WinogradChoice {
   double direct_s = 0;     ///< best record of its direct kernel; 0: none
   double winograd_s = 0;   ///< best record of its Winograd kernel; 0: none
   bool winograd = false;   ///< run by Winograd
+  bool external = false;   ///< taken by the external backend (runs there, direct)
 };
 
 /// Decides each convolution that can run by Winograd: it does when its
