@@ -127,13 +127,11 @@ tuner::OptionValues option_values(const Args& args) {
   return values;
 }
 
-// The command line recorded with the session. The timing mode decides what
-// the costs mean (and the default changed from warm to model): it is always
-// on record.
-std::string session_command_line(int argc, char** argv, const Args& args) {
+// The command line recorded with the session (the tuner adds the timing
+// mode when it is not named).
+std::string session_command_line(int argc, char** argv) {
   std::string command_line;
   for (int i = 0; i < argc; ++i) command_line += (i ? " " : "") + std::string(argv[i]);
-  if (!args.has("cache")) command_line += " --cache model";
   return command_line;
 }
 
@@ -167,7 +165,7 @@ int run_tune(int argc, char** argv, int first) {
   // Everything a user can get wrong is checked before any work starts.
   auto config = tuner::parse_tune_config(option_values(*args), has_model);
   if (!config.is_ok()) return usage_error(config.status().message());
-  config->command_line = session_command_line(argc, argv, *args);
+  config->command_line = session_command_line(argc, argv);
   tuner::ModelKernels model;
   if (has_model) {
     auto kernels = model_kernels(args->positional()[0], args->get_all("input-shape"));

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <climits>
 #include <cstdlib>
+#include <sstream>
+#include <string>
 
 #include "base/version.h"
 #include "compiler/codegen/llvm_target.h"
@@ -360,12 +362,24 @@ std::string shapes_of(const ComputeDAG& dag) {
   return in + " -> " + out + " " + dtype;
 }
 
+// The command line recorded with the session. The timing mode decides what
+// the costs mean (and the default changed from warm to model): a line that
+// does not name it gets it appended.
+std::string recorded_command_line(const TuneConfig& c) {
+  if (c.command_line.empty()) return c.command_line;
+  std::istringstream words(c.command_line);
+  for (std::string w; words >> w;)
+    if (w.rfind("--cache", 0) == 0) return c.command_line;
+  const char* mode = c.cache == CacheMode::kModel ? "model" : c.cache == CacheMode::kWarm ? "warm" : "cold";
+  return c.command_line + " --cache " + mode;
+}
+
 // Begins the session (its provenance) and registers the tasks' workloads.
 Result<int64_t> begin_session(records::Store& store, const TuneConfig& c, const std::vector<Task>& tasks) {
   char host[256] = "";
   gethostname(host, sizeof host - 1);
   records::SessionInfo session;
-  session.command_line = c.command_line;
+  session.command_line = recorded_command_line(c);
   session.host = host;
   session.tool_version = kToolVersion;
   session.llvm_version = kLlvmVersion;

@@ -169,7 +169,8 @@ TEST_F(TuneJobTest, ASmallJobOnLocalWorkersStoresItsRecords) {
   auto sessions = (*job)->store().sessions();
   ASSERT_TRUE(sessions.is_ok());
   ASSERT_EQ(sessions->size(), 1u);
-  EXPECT_EQ((*sessions)[0].command_line, "job_test");
+  // The timing mode is always on record: a line that does not name it gets it.
+  EXPECT_EQ((*sessions)[0].command_line, "job_test --cache model");
   EXPECT_TRUE((*sessions)[0].ended.has_value());
   for (const records::Record& r : *records) EXPECT_EQ(r.session_id, (*sessions)[0].id);
 }
