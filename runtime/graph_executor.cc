@@ -167,6 +167,23 @@ Status GraphExecutor::allocate(const PackageContents& contents) {
   return Status::ok();
 }
 
+namespace {
+
+// What call `i` of the package computes, for profiles and traces: its
+// symbol, and its metadata with its outputs' shapes when the package has them.
+CallDescription describe_call(const PackageContents& contents, size_t i) {
+  const KernelCall& call = contents.calls[i];
+  CallDescription d{call.symbol, std::nullopt, {}};
+  if (!contents.call_info.empty()) {
+    d.info = contents.call_info[i];
+    for (size_t a = call.args.size() - d.info->num_outputs; a < call.args.size(); ++a)
+      d.output_shapes.push_back(contents.values[static_cast<size_t>(call.args[a])].shape);
+  }
+  return d;
+}
+
+}  // namespace
+
 // Resolves every symbol before the first run, so a package built against a
 // different library fails at load, naming the symbol, not halfway through a run.
 Status GraphExecutor::resolve_calls(const PackageContents& contents) {
@@ -180,6 +197,7 @@ Status GraphExecutor::resolve_calls(const PackageContents& contents) {
       if (!region.is_ok()) return region.status().with_context("call " + std::to_string(i) + " of the graph");
       c.external = *region;
       calls_.push_back(std::move(c));
+      descriptions_.push_back(describe_call(contents, i));
       continue;
     }
     auto it = resolved.find(call.symbol);
@@ -198,13 +216,7 @@ Status GraphExecutor::resolve_calls(const PackageContents& contents) {
     Call c{it->second, call.symbol, {}, {}};
     for (int32_t id : call.args) c.args.push_back(value_ptrs_[static_cast<size_t>(id)]);
     calls_.push_back(std::move(c));
-    CallDescription d{call.symbol, std::nullopt, {}};
-    if (!contents.call_info.empty()) {
-      d.info = contents.call_info[i];
-      for (size_t a = call.args.size() - d.info->num_outputs; a < call.args.size(); ++a)
-        d.output_shapes.push_back(contents.values[static_cast<size_t>(call.args[a])].shape);
-    }
-    descriptions_.push_back(std::move(d));
+    descriptions_.push_back(describe_call(contents, i));
   }
   // Where each input and output is used, for run_with to point elsewhere.
   for (std::vector<Binding>* bindings : {&inputs_, &outputs_})

@@ -50,8 +50,9 @@ class ProfileTrace : public ::testing::Test {
 
   std::string path(const std::string& name) const { return (dir_ / name).string(); }
 
-  // Compiles model.onnx into m.tsr with `extra` options; the exit code is checked.
-  Output compile(const std::string& extra = "") const {
+  // Compiles model.onnx into m.tsr with `extra` options (every kernel
+  // Tessera's unless they name a backend); the exit code is checked.
+  Output compile(const std::string& extra = "--byoc none") const {
     Output c = tessera("compile " + path("model.onnx") + " -o " + path("m.tsr") + " --no-records " + extra);
     EXPECT_EQ(c.code, 0) << c.text;
     return c;
@@ -76,6 +77,20 @@ TEST_F(ProfileTrace, TheProfileNamesEachKernelsOnnxNodesShapeKeyAndSpeed) {
   size_t hex = 0;
   for (char c : conv) hex = std::isxdigit(static_cast<unsigned char>(c)) ? hex + 1 : (hex >= 32 ? hex : 0);
   EXPECT_GE(hex, 32u) << conv;
+}
+
+// An external backend's region is named by the model's nodes it runs, and
+// has no workload key (it is not Tessera's kernel).
+TEST_F(ProfileTrace, AnExternalRegionIsNamedByItsNodes) {
+  compile("--byoc dnnl");
+  Output r = tessera("run " + path("m.tsr") + " --random-inputs 1 --profile 2");
+  ASSERT_EQ(r.code, 0) << r.text;
+  const size_t at = r.text.find("dnnl_region0");
+  ASSERT_NE(at, std::string::npos) << r.text;
+  const size_t line = r.text.rfind('\n', at);
+  const std::string region = r.text.substr(line + 1, r.text.find('\n', at) - line - 1);
+  EXPECT_NE(region.find("/layer1/layer1.0/conv1/Conv"), std::string::npos) << r.text;
+  EXPECT_NE(region.find("1x8x8x8"), std::string::npos) << r.text;
 }
 
 TEST_F(ProfileTrace, AnOlderPackageWithoutCallMetadataProfilesWithDashes) {
