@@ -65,6 +65,26 @@ struct PhaseTimes {
   bool operator==(const PhaseTimes&) const = default;
 };
 
+/// One region of a model that an external backend can run, timed both ways
+/// on one target: the backend's code, and Tessera's kernels for the same
+/// operators (as the records stood, `tessera_basis`). `tessera compile
+/// --byoc auto` runs the region where it was faster, as long as the records
+/// behind Tessera's time have not changed since.
+struct RegionTime {
+  int64_t id = 0;              ///< assigned by the store; 0 before add_region_time
+  std::string region_key;      ///< 32 lowercase hex characters: the region's code, from the compiler
+  std::string backend;         ///< "dnnl"
+  std::string target;          ///< the target both ways ran on
+  std::string operators;       ///< the region's operators, comma-separated, for people
+  double backend_seconds = 0;  ///< median of the backend's call
+  double tessera_seconds = 0;  ///< sum of the medians of Tessera's calls for the same operators
+  std::string tessera_basis;   ///< which of Tessera's schedules were timed (the compiler's digest)
+  int64_t session_id = 0;      ///< the tuning session that measured it; 0: none
+  double timestamp = 0;        ///< Unix seconds; 0 means "now" at add_region_time
+
+  bool operator==(const RegionTime&) const = default;
+};
+
 /// One measurement of one schedule of one workload on one target, good or bad.
 struct Record {
   int64_t id = 0;                   ///< assigned by the store; 0 before append

@@ -98,4 +98,14 @@ Result<std::vector<ScheduleCandidate>> RecordsScheduleSource::compatible_candida
   return out;
 }
 
+Result<std::optional<RegionMeasurement>> RecordsScheduleSource::region_measurement(const std::string& region_key,
+                                                                                const std::string& target,
+                                                                                const std::string& backend) {
+  TESSERA_ASSIGN_OR_RETURN(std::optional<RegionTime> stored, store_.latest_region_time(region_key, target, backend));
+  if (!stored) return std::optional<RegionMeasurement>();
+  return std::optional<RegionMeasurement>(RegionMeasurement{stored->backend_seconds, stored->tessera_seconds,
+                                                            stored->tessera_basis, stored->session_id,
+                                                            stored->timestamp});
+}
+
 }  // namespace tessera::records

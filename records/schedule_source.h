@@ -34,6 +34,11 @@ class RecordsScheduleSource final : public ScheduleSource {
   Result<std::vector<ScheduleCandidate>> candidates(const std::string& workload_key,
                                                     const std::string& target) override;
 
+  /// The store's newest region time (Store::latest_region_time).
+  Result<std::optional<RegionMeasurement>> region_measurement(const std::string& region_key,
+                                                              const std::string& target,
+                                                              const std::string& backend) override;
+
  private:
   Result<std::vector<ScheduleCandidate>> compatible_candidates(const std::string& workload_key,
                                                                const std::string& target);

@@ -169,12 +169,33 @@ Status migrate_to_7(sql::Connection& conn) {
   )sql");
 }
 
+// Version 8: regions an external backend can run, timed both ways (the
+// backend's code, Tessera's kernels), which `compile --byoc auto` reads.
+// Databases of earlier versions have none: compile measures them itself.
+Status migrate_to_8(sql::Connection& conn) {
+  return conn.exec(R"sql(
+    CREATE TABLE region_times (
+      id              INTEGER PRIMARY KEY,
+      region_key      TEXT NOT NULL,
+      backend         TEXT NOT NULL,
+      target          TEXT NOT NULL,
+      operators       TEXT NOT NULL DEFAULT '',
+      backend_seconds REAL NOT NULL,
+      tessera_seconds REAL NOT NULL,
+      tessera_basis   TEXT NOT NULL,
+      session_id      INTEGER REFERENCES sessions(id),
+      timestamp       REAL NOT NULL
+    );
+    CREATE INDEX region_times_by_key ON region_times(region_key, target, backend, timestamp);
+  )sql");
+}
+
 using Migration = Status (*)(sql::Connection&);
 
 // kMigrations[v] takes a database from version v to v + 1. Append only: a
 // released migration never changes, since databases in the field ran it.
 constexpr Migration kMigrations[] = {migrate_to_1, migrate_to_2, migrate_to_3, migrate_to_4, migrate_to_5,
-                                     migrate_to_6, migrate_to_7};
+                                     migrate_to_6, migrate_to_7, migrate_to_8};
 static_assert(std::size(kMigrations) == kSchemaVersion);
 
 Result<int64_t> read_version(sql::Connection& conn) { return conn.query_int("PRAGMA user_version"); }

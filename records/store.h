@@ -103,6 +103,17 @@ class Store {
   /// a database of schema 6 opened read-only (the table came with version 7).
   Result<std::vector<PhaseTimes>> phase_times();
 
+  /// Stores one region's times (RegionTime::id is ignored). kInvalidArgument
+  /// for a bad region key, an empty backend or basis, a negative or
+  /// non-finite time.
+  Status add_region_time(const RegionTime& time);
+  /// The newest time of `region_key` on `target` through `backend`, or
+  /// nullopt. Empty for a database older than schema 8 opened read-only.
+  Result<std::optional<RegionTime>> latest_region_time(const std::string& region_key, const std::string& target,
+                                                       const std::string& backend);
+  /// Every region time, oldest first.
+  Result<std::vector<RegionTime>> region_times();
+
   /// Appends a batch in one transaction: all of it is stored or none of it.
   /// kInvalidArgument (nothing stored) when any record is malformed; see
   /// normalize_record for what is checked.

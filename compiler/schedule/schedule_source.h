@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -40,6 +41,17 @@ struct ScheduleCandidate {
   int64_t considered = 0;   ///< successful records it was chosen among (0 when not counted)
 };
 
+/// A region of a model that an external backend can run, timed both ways
+/// (compiler/model/choose_byoc.h): the backend's call against Tessera's
+/// kernels for the same operators, as the schedules of `tessera_basis` ran.
+struct RegionMeasurement {
+  double backend_s = 0;
+  double tessera_s = 0;
+  std::string tessera_basis;  ///< a digest of the schedules Tessera's side ran
+  int64_t session_id = 0;     ///< the tuning session that measured it; 0 when unknown
+  double timestamp = 0;       ///< Unix seconds
+};
+
 /// Answers (workload key, target) with schedules, best first. Implementations
 /// must be deterministic: the same data gives the same list in the same order.
 class ScheduleSource {
@@ -54,6 +66,16 @@ class ScheduleSource {
   /// not that it has nothing.
   virtual Result<std::vector<ScheduleCandidate>> candidates(const std::string& workload_key,
                                                             const std::string& target) = 0;
+
+  /// The newest measurement of region `region_key` (32 lowercase hex) on
+  /// `target` through `backend`, or nullopt. A source that stores none (the
+  /// default) answers nullopt, and `--byoc auto` measures the region itself.
+  virtual Result<std::optional<RegionMeasurement>> region_measurement(const std::string& region_key,
+                                                                      const std::string& target,
+                                                                      const std::string& backend) {
+    (void)region_key, (void)target, (void)backend;
+    return std::optional<RegionMeasurement>();
+  }
 };
 
 /// A source backed by a table, for tests and for pinning schedules by hand:
