@@ -16,7 +16,7 @@ struct CompileArgs {
   std::string db = "tessera.db";          ///< read only; a missing file: fallbacks only
   bool use_records = true;                ///< false: every kernel from its fallback
   std::string target;                     ///< empty: this machine
-  std::string byoc = "none";              ///< external backend (docs/byoc.md)
+  std::string byoc = "auto";              ///< external backend: none, cblas, dnnl, auto (docs/byoc.md)
   int jobs = 0;                           ///< code generation threads; 0: one per CPU
   bool verbose = false;                   ///< print what `tessera compile` prints
 };

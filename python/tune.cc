@@ -13,6 +13,7 @@
 
 #include "python/errors.h"
 #include "tools/model_input.h"
+#include "tools/tune_regions.h"
 #include "tuner/progress.h"
 
 namespace tessera::python {
@@ -93,11 +94,15 @@ py::dict tune(const std::string& model, tuner::OptionValues options, const std::
   const bool has_model = !model.empty();
   auto config = tuner::parse_tune_config(options, has_model);
   if (!config.is_ok()) throw py::value_error(config.status().message());
+  if (options.count("byoc") && !has_model) throw py::value_error("byoc applies to a model's tuning");
+  auto byoc = cli::resolve_byoc(options.count("byoc") ? options["byoc"].back() : "auto", config->target);
+  if (!byoc.is_ok()) throw py::value_error("byoc: " + byoc.status().message());
   config->command_line = command_line;
   config->worker_binary = worker_binary();
   tuner::ModelKernels kernels;
+  const std::vector<std::string> shapes =
+      options.count("input-shape") ? options["input-shape"] : std::vector<std::string>{};
   if (has_model) {
-    const std::vector<std::string> shapes = options.count("input-shape") ? options["input-shape"] : std::vector<std::string>{};
     Status st;
     {
       py::gil_scoped_release release;
@@ -117,6 +122,9 @@ py::dict tune(const std::string& model, tuner::OptionValues options, const std::
     if (job.is_ok()) {
       tuner::Progress printer(stdout, progress && ::isatty(STDOUT_FILENO));
       summary = (*job)->run(progress ? &printer : nullptr, &stop, &cancel);
+      // Then the regions of an external backend, both ways, for compile's --byoc auto.
+      if (has_model && summary.is_ok() && !summary->stopped && !summary->all_failed)
+        cli::time_regions_after_tuning(model, shapes, *byoc, **job, log);
     }
     std::fflush(stdout);
     std::lock_guard<std::mutex> lock(outcome.mutex);

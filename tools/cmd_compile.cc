@@ -11,18 +11,14 @@
 #include <fstream>
 
 #include "compiler/codegen/llvm_target.h"
-#include "compiler/external/backend.h"
-#include "compiler/model/choose_byoc.h"
-#include "compiler/model/choose_winograd.h"
 #include "compiler/frontend/onnx_import.h"
 #include "compiler/graph/fused_graph_dot.h"
 #include "compiler/model/compile_model.h"
 #include "compiler/model/dump_model.h"
-#include "records/schedule_source.h"
-#include "records/store.h"
 #include "runtime/memory_plan.h"
 #include "tools/args.h"
 #include "tools/commands.h"
+#include "tools/compile_flow.h"
 #include "tools/model_input.h"
 
 namespace tessera::cli {
@@ -36,8 +32,9 @@ const std::vector<OptionSpec> kOptions = {
     {"input-shape", true, "bind a dynamic input, name:d0,d1,... (repeatable)"},
     {"jobs", true, "code generation threads (default: one per CPU)"},
     {"byoc", true,
-     "external backend for the regions it takes: none (default), cblas, dnnl, or auto (dnnl where its module is "
-     "installed, each region where measured faster; docs/byoc.md)"},
+     "external backend for the regions it takes: none, cblas, dnnl (every region it takes), or auto (the "
+     "default: dnnl where its module is installed and the target is this machine, each region the faster way, "
+     "as tune timed it or timed now; docs/byoc.md)"},
     {"dump", true,
      "write graph=FILE.dot (the fused graph), ir=DIR, ll=DIR or asm=DIR (each kernel); repeatable; "
      "FILE.dot alone is graph=FILE.dot",
@@ -164,66 +161,29 @@ int run_compile(int argc, char** argv, int first) {
   auto jobs = args->get_int("jobs", 0);
   if (!jobs.is_ok() || *jobs < 0) return usage_error("--jobs must be a non-negative integer");
   const std::string output = args->get("output", default_output(model_path));
-  const bool byoc_auto = args->get("byoc", "none") == "auto";
-  auto byoc = external::make_backend(byoc_auto ? model::auto_backend_name() : args->get("byoc", "none"));
-  if (!byoc.is_ok()) return usage_error("--byoc: " + byoc.status().message());
+  if (Status st = check_byoc(args->get("byoc", "auto")); !st.is_ok()) return usage_error("--byoc: " + st.message());
   auto dumps = parse_dumps(args->get_all("dump"));
   if (!dumps.is_ok())
     return dumps.status().code() == ErrorCode::kIOError ? failure(dumps.status().message())
                                                         : usage_error(dumps.status().message());
 
   auto start = std::chrono::steady_clock::now();
-  auto graph = import_model(model_path, args->get_all("input-shape"));
-  if (!graph.is_ok()) return failure(graph.status().to_string());
-
-  // The records, read-only: compiling never changes the database. A missing
-  // database is not an error: the model compiles from fallbacks, as reported.
-  std::optional<records::Store> store;
-  std::optional<records::RecordsScheduleSource> source;
-  const std::string db_path = args->get("db", "tessera.db");
-  if (args->has("no-records")) {
-    std::printf("ignoring the records (--no-records): every kernel from its fallback\n");
-  } else if (!file_exists(db_path)) {
-    std::printf("no records database at %s: every kernel from its fallback\n", db_path.c_str());
-  } else {
-    records::OpenOptions oo;
-    oo.read_only = true;
-    auto opened = records::Store::open(db_path, oo);
-    if (!opened.is_ok()) return failure("cannot open the records database " + db_path + ": " + opened.status().to_string());
-    store.emplace(std::move(opened).value());
-    source.emplace(*store);
-  }
-
-  // Each convolution that can run by Winograd does when its records say it
-  // is faster (compiler/model/choose_winograd.h).
-  std::vector<model::WinogradChoice> choices;
-  model::PlanOptions plan_options;
-  plan_options.byoc = byoc->get();
-  // --byoc auto: each region where it measured faster on this machine.
-  std::unique_ptr<external::Backend> chosen;
-  if (byoc_auto && *byoc) {
-    auto regions = model::choose_regions(*graph, target, source ? &*source : nullptr, **byoc, plan_options);
-    if (!regions.is_ok()) return failure("--byoc auto: " + regions.status().to_string());
-    std::printf("regions measured both ways (--byoc auto):\n%s",
-                model::format_region_choices((*byoc)->name(), *regions).c_str());
-    chosen = model::restrict_backend(**byoc, *regions);
-    plan_options.byoc = chosen.get();
-  }
-  auto plan = model::plan_model_from_records(*graph, target, source ? &*source : nullptr, &choices, plan_options);
-  if (!plan.is_ok()) return failure(model_path + ": " + plan.status().to_string());
-  for (const std::string& warning : plan->warnings) std::fprintf(stderr, "tessera compile: warning: %s\n", warning.c_str());
-  const auto winograd_count = std::count_if(choices.begin(), choices.end(), [](const auto& c) { return c.winograd; });
-  if (winograd_count > 0)
-    std::printf("convolutions by Winograd (%ld of %zu; by the faster record, without records by channel count):\n%s",
-                static_cast<long>(winograd_count), choices.size(), model::format_winograd_choices(choices).c_str());
-
-  if (auto st = write_graph_dump(*dumps, *plan); !st.is_ok()) return failure(st.message());
-
-  model::CompileOptions co;
-  co.source = source ? &*source : nullptr;
-  co.jobs = static_cast<int>(*jobs);
-  auto compiled = model::compile_model(*plan, target, co);
-  if (!compiled.is_ok()) return failure(model_path + ": " + compiled.status().to_string());
+  ModelCompileArgs request;
+  request.model = model_path;
+  request.input_shapes = args->get_all("input-shape");
+  request.db = args->get("db", "tessera.db");
+  request.use_records = !args->has("no-records");
+  request.target = target;
+  request.byoc = args->get("byoc", "auto");
+  request.jobs = static_cast<int>(*jobs);
+  auto result = compile_model_file(request);
+  if (!result.is_ok()) return failure(result.status().message());
+  const model::CompiledModel* compiled = &result->compiled;
+  if (!result->records_note.empty()) std::printf("%s\n", result->records_note.c_str());
+  for (const std::string& warning : result->plan.warnings)
+    std::fprintf(stderr, "tessera compile: warning: %s\n", warning.c_str());
+  std::printf("%s", format_model_choices(*result).c_str());
+  if (auto st = write_graph_dump(*dumps, result->plan); !st.is_ok()) return failure(st.message());
   if (auto st = runtime::write_package(compiled->package, output); !st.is_ok()) return failure(st.to_string());
   if (auto st = write_kernel_dumps(*dumps, *compiled, target); !st.is_ok()) return failure(st.to_string());
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

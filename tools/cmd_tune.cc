@@ -17,6 +17,7 @@
 #include "tools/args.h"
 #include "tools/commands.h"
 #include "tools/model_input.h"
+#include "tools/tune_regions.h"
 #include "tuner/job.h"
 
 namespace tessera::cli {
@@ -111,6 +112,9 @@ const std::vector<OptionSpec> kOptions = {
                         "compared at sampled points with values evaluated from the computation's definition, "
                         "and a wrong one is stored as wrong-answer, never used)"},
     {"check", false, "the default (kept for old scripts)"},
+    {"byoc", true, "with a model, after tuning: time each region this external backend can run both ways on "
+                   "this machine and store the times, which compile --byoc auto reads: none, cblas, dnnl or "
+                   "auto (default: dnnl where its runtime module is installed; docs/byoc.md)"},
     {"help", false, "this message"},
 };
 
@@ -166,6 +170,9 @@ int run_tune(int argc, char** argv, int first) {
   auto config = tuner::parse_tune_config(option_values(*args), has_model);
   if (!config.is_ok()) return usage_error(config.status().message());
   config->command_line = session_command_line(argc, argv);
+  if (args->has("byoc") && !has_model) return usage_error("--byoc applies to a model's tuning");
+  auto byoc = resolve_byoc(args->get("byoc", "auto"), config->target);
+  if (!byoc.is_ok()) return usage_error("--byoc: " + byoc.status().message());
   tuner::ModelKernels model;
   if (has_model) {
     auto kernels = model_kernels(args->positional()[0], args->get_all("input-shape"));
@@ -206,7 +213,9 @@ int run_tune(int argc, char** argv, int first) {
     for (const std::string& e : summary->errors) std::fprintf(stderr, "  %s\n", e.c_str());
     return 1;
   }
-  return summary->stopped ? kInterrupted : 0;
+  if (summary->stopped) return kInterrupted;
+  if (has_model) time_regions_after_tuning(args->positional()[0], args->get_all("input-shape"), *byoc, **job, stdout);
+  return 0;
 }
 
 }  // namespace tessera::cli

@@ -1,5 +1,8 @@
 // `tessera`: one binary, one subcommand per job.
+#include <unistd.h>
+
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -67,7 +70,22 @@ int help_of(int argc, char** argv) {
 
 }  // namespace
 
+// oneDNN's module (an external backend) runs on OpenMP's threads, and
+// OpenMP reads its wait policy once, when it loads — for this program before
+// main, since XGBoost links it. A package runs with OMP_WAIT_POLICY=passive
+// unless the environment says otherwise (runtime/external_modules.cc); so
+// that the regions `tune` and `compile --byoc auto` time run as they will
+// in a package, the commands that run them start again with it set.
+void run_openmp_as_packages_do(int argc, char** argv) {
+  if (argc < 2 || std::getenv("OMP_WAIT_POLICY")) return;
+  const std::string command = argv[1];
+  if (command != "tune" && command != "compile" && command != "run") return;
+  ::setenv("OMP_WAIT_POLICY", "passive", /*overwrite=*/0);
+  ::execv("/proc/self/exe", argv);  // returns only when it failed: carry on with OpenMP's default
+}
+
 int main(int argc, char** argv) {
+  run_openmp_as_packages_do(argc, argv);
   if (argc < 2) return print_usage(stderr);
   const char* name = argv[1];
   if (!std::strcmp(name, "--version")) return print_version();

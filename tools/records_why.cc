@@ -6,6 +6,8 @@
 
 #include "base/target.h"
 #include "compiler/codegen/llvm_target.h"
+#include "compiler/external/backend.h"
+#include "compiler/model/choose_byoc.h"
 #include "compiler/model/choose_winograd.h"
 #include "compiler/space/choose/apply_best.h"
 #include "records/schedule_source.h"
@@ -81,6 +83,45 @@ std::string why_no_record(records::Store& store, const std::vector<records::Work
          (choice.warnings.empty() ? std::string() : ": " + choice.warnings.front());
 }
 
+// The regions `compile --byoc auto` would hand the backend, and on what
+// grounds: a time tune stored for the records as they are, or none (compile
+// times the regions itself).
+Status explain_regions(const WhyModelOptions& o, const Target& target, ScheduleSource* source) {
+  const std::string name = model::auto_backend_name(target);
+  TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<external::Backend> backend, external::make_backend(name));
+  if (!backend) {
+    std::printf("\nexternal backends (--byoc auto): none for this target (no runtime module installed, or "
+                "another machine's target)\n");
+    return Status::ok();
+  }
+  auto graph = import_model(o.model_path, o.input_shapes);
+  if (!graph.is_ok()) return graph.status();
+  TESSERA_ASSIGN_OR_RETURN(model::RegionPlans plans, model::plan_regions(*graph, target, source, *backend));
+  std::printf("\n%zu region%s %s can run (compile --byoc auto runs each the faster way):\n", plans.regions.size(),
+              plans.regions.size() == 1 ? "" : "s", name.c_str());
+  for (const model::RegionChoice& c : plans.regions) {
+    std::printf("  %s  (%zu operator%s, from %s)\n", c.region.c_str(), c.nodes.size(), c.nodes.size() == 1 ? "" : "s",
+                c.nodes.front().c_str());
+    std::optional<RegionMeasurement> stored;
+    if (source) {
+      TESSERA_ASSIGN_OR_RETURN(stored, source->region_measurement(c.key, target.to_string(), name));
+    }
+    if (!stored) {
+      std::printf("    not timed: compile times it both ways itself (tune MODEL stores the times)\n");
+      continue;
+    }
+    const bool faster = stored->backend_s < stored->tessera_s;
+    std::printf("    %s %s, tessera %s (tuning session %lld)\n", name.c_str(),
+                milliseconds(stored->backend_s).c_str(), milliseconds(stored->tessera_s).c_str(),
+                static_cast<long long>(stored->session_id));
+    if (stored->tessera_basis == c.tessera_basis)
+      std::printf("    runs on %s: it was faster\n", faster ? name.c_str() : "tessera");
+    else
+      std::printf("    timed with other schedules than the records choose now: compile times it again\n");
+  }
+  return Status::ok();
+}
+
 }  // namespace
 
 int explain_model_schedules(const WhyModelOptions& o) {
@@ -131,6 +172,8 @@ int explain_model_schedules(const WhyModelOptions& o) {
   }
   std::printf("\n%zu kernels: %d from records, %zu on fallbacks\n", kernels->size(), from_records,
               kernels->size() - static_cast<size_t>(from_records));
+  if (Status st = explain_regions(o, target, source ? &*source : nullptr); !st.is_ok())
+    return fail("the regions of an external backend: " + st.to_string());
   return 0;
 }
 

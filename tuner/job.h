@@ -173,6 +173,8 @@ class TuneJob {
   /// The records store (every measurement of the job is in it).
   records::Store& store() { return *store_; }
   const TuneConfig& config() const { return config_; }
+  /// The session this job's records belong to.
+  int64_t session_id() const { return session_id_; }
 
  private:
   TuneJob(TuneConfig config, FILE* log);

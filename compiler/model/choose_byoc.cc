@@ -2,12 +2,15 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <set>
 
+#include "compiler/codegen/llvm_target.h"
 #include "compiler/external/dnnl.h"
 #include "compiler/model/choose_winograd.h"
+#include "compiler/te/workload_key.h"
 #include "runtime/external_modules.h"
 #include "runtime/graph_executor.h"
 
@@ -37,6 +40,16 @@ Result<std::vector<double>> compile_and_profile(const ModelPlan& plan, const Tar
   co.source = source;
   TESSERA_ASSIGN_OR_RETURN(CompiledModel compiled, compile_model(plan, target, co));
   return profile_package(compiled.package, runs);
+}
+
+// A region's key: its backend and the code generated for it (the symbol,
+// which numbers regions in partition order, left out).
+std::string region_key(const external::OffloadedRegion& region) {
+  std::string code = region.code.source;
+  for (size_t at = code.find(region.code.symbol); !region.code.symbol.empty() && at != std::string::npos;
+       at = code.find(region.code.symbol, at + 1))
+    code.replace(at, region.code.symbol.size(), "@region");
+  return workload_key_of(region.backend + "\n" + region.code.version + "\n" + code);
 }
 
 // The backend with its rules narrowed to the operators of chosen regions.
@@ -72,7 +85,8 @@ class RestrictedBackend final : public external::Backend {
 
 }  // namespace
 
-std::string auto_backend_name() {
+std::string auto_backend_name(const Target& target) {
+  if (!target.is_x86() || !host_target().is_x86()) return "none";
   for (const std::string& path : runtime::external_module_candidates(external::kDnnlModuleLibrary)) {
     void* handle = dlopen(path.c_str(), RTLD_LAZY | RTLD_LOCAL | RTLD_NODELETE);
     if (handle) {
@@ -83,39 +97,102 @@ std::string auto_backend_name() {
   return "none";
 }
 
-Result<std::vector<RegionChoice>> choose_regions(const Graph& g, const Target& target, ScheduleSource* source,
-                                                 const external::Backend& backend, const PlanOptions& options,
-                                                 int runs) {
+Result<RegionPlans> plan_regions(const Graph& g, const Target& target, ScheduleSource* source,
+                                 const external::Backend& backend, const PlanOptions& options) {
   PlanOptions with = options, without = options;
   with.byoc = &backend;
   without.byoc = nullptr;
-  TESSERA_ASSIGN_OR_RETURN(ModelPlan plan_b, plan_model_from_records(g, target, source, nullptr, with));
-  TESSERA_ASSIGN_OR_RETURN(ModelPlan plan_t, plan_model_from_records(g, target, source, nullptr, without));
-  std::vector<RegionChoice> choices;
-  std::map<std::string, size_t> region_of;  // operator name -> index in choices
+  RegionPlans plans;
+  TESSERA_ASSIGN_OR_RETURN(plans.with_backend, plan_model_from_records(g, target, source, nullptr, with));
+  TESSERA_ASSIGN_OR_RETURN(plans.without_backend, plan_model_from_records(g, target, source, nullptr, without));
+  const ModelPlan& plan_b = plans.with_backend;
+  std::map<std::string, size_t> region_of;  // operator name -> index in plans.regions
   for (size_t i = 0; i < plan_b.groups.size(); ++i) {
     if (plan_b.external_of_group[i] < 0) continue;
     const graph::Node& node = plan_b.graph.nodes()[static_cast<size_t>(plan_b.groups[i].nodes.front())];
+    const external::OffloadedRegion& offloaded = plan_b.externals[static_cast<size_t>(plan_b.external_of_group[i])];
     RegionChoice c;
     c.region = node.name;
+    c.key = region_key(offloaded);
     for (const graph::Node& inner : std::get<graph::ExternalAttrs>(node.attrs).body->nodes()) {
       c.nodes.push_back(inner.name);
-      region_of[inner.name] = choices.size();
+      region_of[inner.name] = plans.regions.size();
     }
-    choices.push_back(std::move(c));
+    plans.regions.push_back(std::move(c));
   }
-  if (choices.empty()) return choices;
-  TESSERA_ASSIGN_OR_RETURN(std::vector<double> backend_calls, compile_and_profile(plan_b, target, source, runs));
-  TESSERA_ASSIGN_OR_RETURN(std::vector<double> tessera_calls, compile_and_profile(plan_t, target, source, runs));
+  // The basis of each region: the record each Tessera kernel anchored in it would use.
+  std::vector<std::vector<std::string>> kernels(plans.regions.size());
+  const ModelPlan& plan_t = plans.without_backend;
+  const std::string target_text = target.to_string();
+  for (size_t i = 0; i < plan_t.groups.size(); ++i) {
+    const graph::Node& anchor = plan_t.graph.nodes()[static_cast<size_t>(plan_t.groups[i].nodes.front())];
+    auto it = region_of.find(anchor.name);
+    if (it == region_of.end() || plan_t.task_of_group[i] < 0) continue;
+    const std::string& key = plan_t.tasks[static_cast<size_t>(plan_t.task_of_group[i])].dag->workload_key();
+    int64_t record = 0;
+    if (source) {
+      TESSERA_ASSIGN_OR_RETURN(std::vector<ScheduleCandidate> candidates, source->candidates(key, target_text));
+      if (!candidates.empty()) record = candidates.front().record_id;
+    }
+    kernels[it->second].push_back(key + ":" + std::to_string(record));
+  }
+  for (size_t r = 0; r < plans.regions.size(); ++r) {
+    std::sort(kernels[r].begin(), kernels[r].end());
+    std::string text;
+    for (const std::string& k : kernels[r]) text += k + "\n";
+    plans.regions[r].tessera_basis = workload_key_of(text);
+  }
+  return plans;
+}
+
+Status measure_regions(RegionPlans& plans, const Target& target, ScheduleSource* source, int runs) {
+  if (plans.regions.empty()) return Status::ok();
+  std::map<std::string, size_t> region_of;
+  for (size_t r = 0; r < plans.regions.size(); ++r)
+    for (const std::string& node : plans.regions[r].nodes) region_of[node] = r;
+  TESSERA_ASSIGN_OR_RETURN(std::vector<double> backend_calls,
+                           compile_and_profile(plans.with_backend, target, source, runs));
+  TESSERA_ASSIGN_OR_RETURN(std::vector<double> tessera_calls,
+                           compile_and_profile(plans.without_backend, target, source, runs));
+  for (RegionChoice& c : plans.regions) {
+    c.backend_s = c.tessera_s = 0;
+    c.stored = false;
+    c.session_id = 0;
+  }
+  const ModelPlan& plan_b = plans.with_backend;
   for (size_t i = 0, r = 0; i < plan_b.groups.size() && i < backend_calls.size(); ++i)
-    if (plan_b.external_of_group[i] >= 0) choices[r++].backend_s = backend_calls[i];
+    if (plan_b.external_of_group[i] >= 0) plans.regions[r++].backend_s = backend_calls[i];
+  const ModelPlan& plan_t = plans.without_backend;
   for (size_t i = 0; i < plan_t.groups.size() && i < tessera_calls.size(); ++i) {
     const graph::Node& anchor = plan_t.graph.nodes()[static_cast<size_t>(plan_t.groups[i].nodes.front())];
     auto it = region_of.find(anchor.name);
-    if (it != region_of.end()) choices[it->second].tessera_s += tessera_calls[i];
+    if (it != region_of.end()) plans.regions[it->second].tessera_s += tessera_calls[i];
   }
-  for (RegionChoice& c : choices) c.backend = c.backend_s < c.tessera_s;
-  return choices;
+  for (RegionChoice& c : plans.regions) c.backend = c.backend_s < c.tessera_s;
+  return Status::ok();
+}
+
+Result<std::vector<RegionChoice>> choose_regions(const Graph& g, const Target& target, ScheduleSource* source,
+                                                 const external::Backend& backend, const PlanOptions& options,
+                                                 int runs) {
+  TESSERA_ASSIGN_OR_RETURN(RegionPlans plans, plan_regions(g, target, source, backend, options));
+  bool all_stored = source != nullptr;
+  for (RegionChoice& c : plans.regions) {
+    if (!all_stored) break;
+    TESSERA_ASSIGN_OR_RETURN(std::optional<RegionMeasurement> stored,
+                             source->region_measurement(c.key, target.to_string(), backend.name()));
+    if (!stored || stored->tessera_basis != c.tessera_basis) {
+      all_stored = false;
+      break;
+    }
+    c.backend_s = stored->backend_s;
+    c.tessera_s = stored->tessera_s;
+    c.backend = c.backend_s < c.tessera_s;
+    c.stored = true;
+    c.session_id = stored->session_id;
+  }
+  if (!all_stored) TESSERA_RETURN_IF_ERROR(measure_regions(plans, target, source, runs));
+  return std::move(plans.regions);
 }
 
 std::unique_ptr<external::Backend> restrict_backend(const external::Backend& backend,
@@ -128,11 +205,15 @@ std::unique_ptr<external::Backend> restrict_backend(const external::Backend& bac
 
 std::string format_region_choices(const std::string& backend, const std::vector<RegionChoice>& choices) {
   std::string out;
-  char line[256];
+  char line[320];
   for (const RegionChoice& c : choices) {
-    std::snprintf(line, sizeof line, "  %-24s %-8s (%zu operator%s; %s %.3f ms, tessera %.3f ms)\n", c.region.c_str(),
-                  c.backend ? backend.c_str() : "tessera", c.nodes.size(), c.nodes.size() == 1 ? "" : "s",
-                  backend.c_str(), c.backend_s * 1e3, c.tessera_s * 1e3);
+    const std::string when =
+        !c.stored ? "measured now"
+                  : (c.session_id > 0 ? "tuning session " + std::to_string(c.session_id) : "from the records");
+    std::snprintf(line, sizeof line, "  %-24s %-8s (%zu operator%s; %s %.3f ms, tessera %.3f ms; %s)\n",
+                  c.region.c_str(), c.backend ? backend.c_str() : "tessera", c.nodes.size(),
+                  c.nodes.size() == 1 ? "" : "s", backend.c_str(), c.backend_s * 1e3, c.tessera_s * 1e3,
+                  when.c_str());
     out += line;
   }
   return out;

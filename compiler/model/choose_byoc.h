@@ -5,7 +5,10 @@
 // boundary reorders cost what a small region saves. So each region the
 // backend takes is measured both ways on this machine — the model compiled
 // with the backend and all Tessera's (from the records), each call profiled —
-// and runs where it was faster.
+// and runs where it was faster. `tessera tune` measures them after tuning
+// and stores the times (records' region_times); compile takes a stored time
+// while the schedules behind Tessera's side are still the ones the records
+// choose (the region's basis), and measures itself otherwise.
 //
 //   auto choices = choose_regions(g, target, &records, *backend).value();
 //   auto chosen = restrict_backend(*backend, choices);   // takes only the regions it won
@@ -26,22 +29,44 @@ namespace tessera::model {
 /// How one region was decided.
 struct RegionChoice {
   std::string region;               ///< "dnnl_region0"
+  std::string key;                  ///< 32 lowercase hex: the backend and its code for the region
   std::vector<std::string> nodes;   ///< its operators, by name
+  std::string tessera_basis;        ///< 32 lowercase hex: the schedules of Tessera's calls for its operators
   double backend_s = 0;             ///< median of its call through the backend
   double tessera_s = 0;             ///< sum of the medians of Tessera's calls anchored in it
   bool backend = false;             ///< the backend runs it (it was faster)
+  bool stored = false;              ///< the times are the records' (RegionMeasurement), not measured now
+  int64_t session_id = 0;           ///< stored: the tuning session that measured them
 };
 
-/// The backend `--byoc auto` uses on this machine: "dnnl" when its runtime
-/// module (libtessera_dnnl.so) loads, else "none".
-std::string auto_backend_name();
+/// A model planned both ways, and the regions the backend takes, untimed.
+struct RegionPlans {
+  ModelPlan with_backend;     ///< the backend's regions as external groups
+  ModelPlan without_backend;  ///< every operator Tessera's
+  std::vector<RegionChoice> regions;  ///< in the order of with_backend's external groups
+};
 
-/// Compiles `g` with `backend` and without it (both from `source`, Winograd
-/// by the records as plan_model_from_records decides), runs each package
-/// on random inputs and profiles every call over `runs` runs; a region goes
-/// to the backend when its call took less than the Tessera calls whose
-/// anchors are among its operators. Errors: planning, compiling, loading
-/// and running's.
+/// The backend `--byoc auto` uses for `target`: "dnnl" when `target` runs
+/// on this machine (x86-64) and its runtime module (libtessera_dnnl.so)
+/// loads, else "none".
+std::string auto_backend_name(const Target& target);
+
+/// Plans `g` with `backend` and without it (Winograd by the records, as
+/// plan_model_from_records decides) and names each region: its key, its
+/// operators, and the basis of Tessera's side (the record each of its
+/// kernels would use from `source`). Nothing is compiled or timed.
+Result<RegionPlans> plan_regions(const graph::Graph& g, const Target& target, ScheduleSource* source,
+                                 const external::Backend& backend, const PlanOptions& options = {});
+
+/// Compiles both plans (schedules from `source`), runs each package on
+/// random inputs and profiles every call over `runs` runs; a region goes to
+/// the backend when its call took less than the Tessera calls whose anchors
+/// are among its operators. Errors: compiling, loading and running's.
+Status measure_regions(RegionPlans& plans, const Target& target, ScheduleSource* source, int runs = 10);
+
+/// Each region as its stored measurement decides it (`source`'s
+/// region_measurement, on the same basis), or, when any region has none
+/// that still holds, every region measured now (measure_regions).
 Result<std::vector<RegionChoice>> choose_regions(const graph::Graph& g, const Target& target, ScheduleSource* source,
                                                  const external::Backend& backend, const PlanOptions& options = {},
                                                  int runs = 10);
@@ -53,7 +78,8 @@ std::unique_ptr<external::Backend> restrict_backend(const external::Backend& bac
                                                     const std::vector<RegionChoice>& choices);
 
 /// One line per region for people: "dnnl_region0  dnnl     (47 operators;
-/// dnnl 21.3 ms, tessera 35.1 ms)".
+/// dnnl 21.3 ms, tessera 35.1 ms; measured now)" — or "; tuning session 3"
+/// for a stored time.
 std::string format_region_choices(const std::string& backend, const std::vector<RegionChoice>& choices);
 
 }  // namespace tessera::model

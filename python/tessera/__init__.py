@@ -22,7 +22,7 @@ __all__ = ["Error", "Module", "TensorInfo", "empty", "compile", "tune"]
 _TUNE_OPTIONS = {
     "target", "trials", "space", "strategy", "db", "tracker", "key", "keyfile", "tracker_key", "insecure",
     "workers", "threads", "batch", "seed", "time_budget", "early_stopping", "scheduler", "cache", "repeat",
-    "min_repeat_ms", "timeout", "worker_wait",
+    "min_repeat_ms", "timeout", "worker_wait", "byoc",
 }
 
 
@@ -36,7 +36,7 @@ def _shape_specs(input_shapes):
 
 
 def compile(model, output=None, input_shapes=None, db="tessera.db", target=None, use_records=True,
-            byoc="none", jobs=0, verbose=False):
+            byoc="auto", jobs=0, verbose=False):
     """Compiles the ONNX model `model` into a package, as `tessera compile` does,
     and returns the package's path.
 
@@ -45,7 +45,9 @@ def compile(model, output=None, input_shapes=None, db="tessera.db", target=None,
     db: the records database, read only; kernels without records (or all, with
     use_records=False, or when the file is missing) use their fallback schedule.
     target: a target string such as "llvm -mtriple=aarch64-linux-gnu -mattr=+neon"
-    (default: this machine). byoc: "none" or "cblas" (docs/byoc.md). jobs: code
+    (default: this machine). byoc: "auto" (oneDNN where its module is
+    installed, each region the faster way, as tune timed it), "none", "cblas" or
+    "dnnl" (docs/byoc.md). jobs: code
     generation threads (0: one per CPU). verbose: print the per-kernel summary.
     Raises ValueError (a target or backend that does not parse) or tessera.Error.
     """
@@ -97,7 +99,9 @@ def tune(model_or_op, trials=64, db="tessera.db", input_shapes=None, progress=Tr
     lists them), or a list of specs. options: `tessera tune`'s options by name
     with "_" for "-": target, space, strategy, workers, threads, batch, seed,
     time_budget, early_stopping, scheduler, cache, repeat, min_repeat_ms,
-    timeout, worker_wait, tracker, key, keyfile, tracker_key, insecure; and
+    timeout, worker_wait, tracker, key, keyfile, tracker_key, insecure, byoc
+    (with a model: the external backend whose regions are timed both ways
+    after tuning, for compile's byoc="auto"; default "auto"); and
     check=False for --no-check. progress: print as `tessera tune` does (a block
     redrawn at a terminal, a line per batch otherwise); False: silent.
 

@@ -189,4 +189,48 @@ TEST_F(ModelCommands, TheGenericScheduleIsTheBaselineOfAKernelWithoutATemplate) 
   EXPECT_EQ(manual_records(db), 1) << tessera("records list --db " + db).text;
 }
 
+// After a model's tuning, the regions an external backend can run are timed
+// both ways and stored with the session; compile --byoc auto (the default)
+// takes each region's faster way from them, and records why says which.
+TEST_F(ModelCommands, TuneTimesTheBackendsRegionsAndCompileTakesTheFasterFromTheRecords) {
+  // A max pool: one region oneDNN takes (the conv model's weights are inputs, which it does not).
+  const std::string model = (kNodeDir / "test_maxpool_2d_default" / "model.onnx").string(), db = path("r.db");
+  Output t = tessera("tune " + model + " --trials 4 --batch 4 --repeat 1 --db " + db + " --byoc dnnl");
+  ASSERT_EQ(t.code, 0) << t.text;
+  ASSERT_NE(t.text.find("regions timed both ways (dnnl), stored for compile --byoc auto:"), std::string::npos)
+      << t.text;
+  EXPECT_NE(t.text.find("dnnl_region0"), std::string::npos) << t.text;
+  Output c = tessera("compile " + model + " --db " + db + " -o " + path("r.tsr"));
+  ASSERT_EQ(c.code, 0) << c.text;
+  EXPECT_NE(c.text.find("each the faster way (--byoc auto)"), std::string::npos) << c.text;
+  EXPECT_NE(c.text.find("tuning session 1)"), std::string::npos) << c.text;  // not timed again
+  EXPECT_EQ(tessera("run " + path("r.tsr") + " --random-inputs 3").code, 0);
+  Output why = tessera("records why " + model + " --db " + db);
+  ASSERT_EQ(why.code, 0) << why.text;
+  EXPECT_NE(why.text.find("1 region dnnl can run"), std::string::npos) << why.text;
+  EXPECT_NE(why.text.find("(tuning session 1)"), std::string::npos) << why.text;
+  EXPECT_NE(why.text.find("it was faster"), std::string::npos) << why.text;
+
+  // Without the records' times (another database), compile times the regions itself.
+  Output fresh = tessera("compile " + model + " --db " + path("none.db") + " -o " + path("f.tsr"));
+  ASSERT_EQ(fresh.code, 0) << fresh.text;
+  EXPECT_NE(fresh.text.find("measured now)"), std::string::npos) << fresh.text;
+  // --byoc none: nothing timed, nothing offloaded.
+  Output none = tessera("tune " + model + " --trials 2 --batch 2 --repeat 1 --db " + path("n.db") + " --byoc none");
+  ASSERT_EQ(none.code, 0) << none.text;
+  EXPECT_EQ(none.text.find("regions"), std::string::npos) << none.text;
+}
+
+TEST_F(ModelCommands, TuneRefusesABackendItDoesNotKnowOrWithoutAModel) {
+  const std::string model = (kConv / "model.onnx").string();
+  Output bogus = tessera("tune " + model + " --trials 2 --db " + path("b.db") + " --byoc tpu");
+  EXPECT_EQ(bogus.code, 2) << bogus.text;
+  EXPECT_NE(bogus.text.find("--byoc: "), std::string::npos) << bogus.text;
+  EXPECT_NE(bogus.text.find("dnnl"), std::string::npos) << bogus.text;  // the known names
+  Output op = tessera("tune --op matmul:M=8,N=8,K=8 --trials 2 --db " + path("b.db") + " --byoc dnnl");
+  EXPECT_EQ(op.code, 2) << op.text;
+  EXPECT_NE(op.text.find("--byoc applies to a model's tuning"), std::string::npos) << op.text;
+  EXPECT_FALSE(fs::exists(path("b.db")));  // refused before anything is written
+}
+
 }  // namespace

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "compiler/codegen/llvm_target.h"
@@ -311,6 +312,71 @@ TEST(DnnlAuto, RegionsAreMeasuredBothWaysAndTheRestrictedBackendTakesTheChosen) 
     auto got = run_package(compiled->package, x);
     ASSERT_TRUE(got.is_ok()) << got.status().to_string();
     EXPECT_TRUE(near(got->at("y"), gt::to_floats((*want)[0]))) << mask;
+  }
+}
+
+// A schedule source that also stores region times, as the records do.
+class StoredRegions final : public ScheduleSource {
+ public:
+  FixedScheduleSource schedules;
+  std::map<std::string, RegionMeasurement> times;  // by region key
+  Result<std::vector<ScheduleCandidate>> candidates(const std::string& key, const std::string& target) override {
+    return schedules.candidates(key, target);
+  }
+  Result<std::optional<RegionMeasurement>> region_measurement(const std::string& key, const std::string&,
+                                                              const std::string& backend) override {
+    auto it = times.find(key);
+    if (backend != "dnnl" || it == times.end()) return std::optional<RegionMeasurement>();
+    return std::optional<RegionMeasurement>(it->second);
+  }
+};
+
+// Times tune stored decide each region while the schedules behind Tessera's
+// side are the ones they were timed with; when those change, compile times
+// the regions again.
+TEST(DnnlAuto, StoredTimesDecideWhileTheSchedulesTheyTimedStillHold) {
+  const Graph g = conv_model();
+  const std::unique_ptr<Backend> dnnl = make_dnnl_backend();
+  StoredRegions source;
+  auto plans = model::plan_regions(g, host_target(), &source, *dnnl);
+  ASSERT_TRUE(plans.is_ok()) << plans.status().to_string();
+  ASSERT_EQ(plans->regions.size(), 2u);
+  auto again = model::plan_regions(g, host_target(), &source, *dnnl);
+  ASSERT_TRUE(again.is_ok());
+  for (size_t r = 0; r < 2; ++r) {
+    const model::RegionChoice& c = plans->regions[r];
+    EXPECT_EQ(c.key.size(), 32u);
+    EXPECT_EQ(c.key, again->regions[r].key) << "a region's key is its code, the same every time";
+    EXPECT_EQ(c.tessera_basis, again->regions[r].tessera_basis);
+  }
+  EXPECT_NE(plans->regions[0].key, plans->regions[1].key);
+
+  // Stored times that say the trunk is the backend's and the head Tessera's.
+  source.times[plans->regions[0].key] = {1e-3, 2e-3, plans->regions[0].tessera_basis, 4, 1.7e9};
+  source.times[plans->regions[1].key] = {2e-3, 1e-3, plans->regions[1].tessera_basis, 4, 1.7e9};
+  auto stored = model::choose_regions(g, host_target(), &source, *dnnl);
+  ASSERT_TRUE(stored.is_ok()) << stored.status().to_string();
+  ASSERT_EQ(stored->size(), 2u);
+  EXPECT_TRUE((*stored)[0].stored && (*stored)[0].backend);
+  EXPECT_TRUE((*stored)[1].stored && !(*stored)[1].backend);
+  EXPECT_DOUBLE_EQ((*stored)[0].backend_s, 1e-3);
+  EXPECT_EQ((*stored)[1].session_id, 4);
+  EXPECT_NE(model::format_region_choices("dnnl", *stored).find("tuning session 4"), std::string::npos);
+
+  // A record for the trunk's conv changes the schedules Tessera's side would
+  // run: its stored time no longer holds, and both regions are timed now.
+  for (const graph::GraphTask& task : plans->without_backend.tasks)
+    source.schedules.add(task.dag->workload_key(), host_target().to_string(), {"[]", 1e-3, "", TargetMatch::kExact, "", 7});
+  auto changed = model::plan_regions(g, host_target(), &source, *dnnl);
+  ASSERT_TRUE(changed.is_ok());
+  EXPECT_NE(changed->regions[0].tessera_basis, plans->regions[0].tessera_basis);
+  EXPECT_EQ(changed->regions[0].key, plans->regions[0].key);
+  auto timed = model::choose_regions(g, host_target(), &source, *dnnl, {}, 3);
+  ASSERT_TRUE(timed.is_ok()) << timed.status().to_string();
+  for (const model::RegionChoice& c : *timed) {
+    EXPECT_FALSE(c.stored) << c.region;
+    EXPECT_GT(c.backend_s, 0) << c.region;
+    EXPECT_NE(c.backend_s, 1e-3) << c.region;
   }
 }
 

@@ -1,0 +1,56 @@
+// What `tessera compile` and the Python module's `tessera.compile` share: a
+// model file to a compiled package, its kernels scheduled from the records
+// (read-only), its convolutions by Winograd where the records say so, and
+// the regions of an external backend each run the faster way (--byoc auto).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "base/target.h"
+#include "compiler/model/choose_byoc.h"
+#include "compiler/model/choose_winograd.h"
+#include "compiler/model/compile_model.h"
+
+namespace tessera::cli {
+
+/// A compilation, as the command line or Python asked for it.
+struct ModelCompileArgs {
+  std::string model;                      ///< an .onnx file
+  std::vector<std::string> input_shapes;  ///< "name:d0,d1,..." bindings
+  std::string db = "tessera.db";          ///< read only; a missing file: fallbacks only
+  bool use_records = true;                ///< false: every kernel from its fallback
+  std::optional<Target> target;           ///< empty: this machine
+  std::string byoc = "auto";              ///< none, cblas, dnnl, or auto (docs/byoc.md)
+  int jobs = 0;                           ///< code generation threads; 0: one per CPU
+};
+
+/// A compiled model and how its choices were made.
+struct ModelCompile {
+  Target target;
+  model::ModelPlan plan;
+  model::CompiledModel compiled;
+  std::vector<model::WinogradChoice> winograd;  ///< each convolution that can run by Winograd
+  std::string backend = "none";                 ///< the external backend used
+  bool byoc_auto = false;                       ///< regions decided per region (--byoc auto)
+  std::vector<model::RegionChoice> regions;     ///< byoc_auto: each region, both ways
+  std::string records_note;                     ///< where the schedules came from, for people
+};
+
+/// Checks `byoc` names a known backend or "auto". Errors: kInvalidArgument
+/// listing the known names.
+Status check_byoc(const std::string& byoc);
+
+/// Imports, plans and compiles `args.model`. Errors: the importer's, the
+/// database's ("cannot open the records database ..."), the planner's and
+/// the compiler's, prefixed with the model's path; the timing of --byoc
+/// auto's regions ("--byoc auto: ...").
+Result<ModelCompile> compile_model_file(const ModelCompileArgs& args);
+
+/// What a compilation decided, for people: the regions of --byoc auto and
+/// the convolutions by Winograd (the planner's warnings are the plan's).
+std::string format_model_choices(const ModelCompile& result);
+
+}  // namespace tessera::cli

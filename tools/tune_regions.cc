@@ -1,0 +1,81 @@
+#include "tools/tune_regions.h"
+
+#include <cstdio>
+
+#include "compiler/codegen/llvm_target.h"
+#include "compiler/external/backend.h"
+#include "records/schedule_source.h"
+#include "tools/model_input.h"
+
+namespace tessera::cli {
+
+Result<std::string> resolve_byoc(const std::string& byoc, const Target& target) {
+  if (byoc == "auto") return model::auto_backend_name(target);
+  TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<external::Backend> backend, external::make_backend(byoc));
+  return backend ? backend->name() : std::string("none");
+}
+
+Result<TunedRegions> time_model_regions(const graph::Graph& g, const std::string& backend_name, const Target& target,
+                                        records::Store& store, int64_t session_id) {
+  TunedRegions tuned;
+  tuned.backend = backend_name;
+  TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<external::Backend> backend, external::make_backend(backend_name));
+  if (!backend) {
+    tuned.skipped = "no external backend (--byoc none)";
+    return tuned;
+  }
+  const std::string target_text = target.to_string();
+  if (target_text != host_target().to_string()) {
+    tuned.skipped = "the target is not this machine (" + host_target().to_string() +
+                    "): regions are timed where compile runs";
+    return tuned;
+  }
+  records::RecordsScheduleSource source(store);
+  TESSERA_ASSIGN_OR_RETURN(model::RegionPlans plans, model::plan_regions(g, target, &source, *backend));
+  if (plans.regions.empty()) {
+    tuned.skipped = backend_name + " takes no region of this model";
+    return tuned;
+  }
+  TESSERA_RETURN_IF_ERROR(model::measure_regions(plans, target, &source));
+  for (const model::RegionChoice& c : plans.regions) {
+    records::RegionTime t;
+    t.region_key = c.key;
+    t.backend = backend_name;
+    t.target = target_text;
+    for (const std::string& node : c.nodes) t.operators += (t.operators.empty() ? "" : ",") + node;
+    t.backend_seconds = c.backend_s;
+    t.tessera_seconds = c.tessera_s;
+    t.tessera_basis = c.tessera_basis;
+    t.session_id = session_id;
+    TESSERA_RETURN_IF_ERROR(store.add_region_time(t));
+  }
+  tuned.regions = std::move(plans.regions);
+  return tuned;
+}
+
+std::string format_tuned_regions(const TunedRegions& tuned) {
+  if (!tuned.skipped.empty()) return "regions not timed both ways: " + tuned.skipped + "\n";
+  return "regions timed both ways (" + tuned.backend + "), stored for compile --byoc auto:\n" +
+         model::format_region_choices(tuned.backend, tuned.regions);
+}
+
+void time_regions_after_tuning(const std::string& model_path, const std::vector<std::string>& input_shapes,
+                               const std::string& backend, tuner::TuneJob& job, FILE* out) {
+  if (backend == "none") return;
+  if (out) {
+    std::fprintf(out, "\ntiming the regions %s can run, both ways (for compile --byoc auto)...\n", backend.c_str());
+    std::fflush(out);
+  }
+  auto graph = import_model(model_path, input_shapes);
+  Result<TunedRegions> tuned = graph.is_ok() ? time_model_regions(*graph, backend, job.config().target, job.store(),
+                                                                  job.session_id())
+                                             : Result<TunedRegions>(graph.status());
+  if (!tuned.is_ok()) {
+    std::fprintf(stderr, "tessera tune: warning: the regions were not timed: %s\n",
+                 tuned.status().to_string().c_str());
+    return;
+  }
+  if (out) std::fprintf(out, "%s", format_tuned_regions(*tuned).c_str());
+}
+
+}  // namespace tessera::cli

@@ -1,0 +1,51 @@
+// After a model's tuning: the regions an external backend can run, timed
+// both ways on this machine and stored with the tuning session, so that
+// `tessera compile --byoc auto` takes each region's faster way from the
+// records instead of timing it again (compiler/model/choose_byoc.h).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "base/target.h"
+#include "compiler/graph/graph.h"
+#include "compiler/model/choose_byoc.h"
+#include "records/store.h"
+#include "tuner/job.h"
+
+namespace tessera::cli {
+
+/// What timing a model's regions did.
+struct TunedRegions {
+  std::string backend;                      ///< the backend timed ("dnnl"); "none" when none was
+  std::vector<model::RegionChoice> regions;  ///< each region, both ways
+  std::string skipped;                      ///< why nothing was timed, for people; empty when timed
+};
+
+/// The backend `--byoc` names for timing regions on `target`: "auto" is
+/// model::auto_backend_name's choice. Errors: kInvalidArgument for an
+/// unknown name (listing the known ones).
+Result<std::string> resolve_byoc(const std::string& byoc, const Target& target);
+
+/// Times each region `backend` ("none": nothing) takes in `g` both ways
+/// (model::measure_regions, schedules from `store`'s records) and stores
+/// the times under `session_id`. Skipped, with the reason, when `target` is
+/// not this machine's (a region is timed here, not on the device) or the
+/// backend takes no region. Errors: the measurement's and the store's.
+Result<TunedRegions> time_model_regions(const graph::Graph& g, const std::string& backend, const Target& target,
+                                        records::Store& store, int64_t session_id);
+
+/// "regions timed both ways (dnnl), stored for compile --byoc auto:" and a
+/// line per region; or the reason nothing was timed.
+std::string format_tuned_regions(const TunedRegions& tuned);
+
+/// What `tessera tune MODEL` (and tessera.tune) does once the tuning has
+/// ended: the model's regions timed through `backend` (a name
+/// resolve_byoc gave) and stored with `job`'s session, a report written to
+/// `out` (null: nothing). A failure is a warning on stderr, not an error:
+/// the tuning's records are stored either way.
+void time_regions_after_tuning(const std::string& model_path, const std::vector<std::string>& input_shapes,
+                               const std::string& backend, tuner::TuneJob& job, FILE* out);
+
+}  // namespace tessera::cli
