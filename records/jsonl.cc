@@ -244,10 +244,9 @@ Result<PhaseTimes> parse_phase_times(const Json& j, const std::map<int64_t, int6
 }
 
 // The error of a malformed phase_times line: unlike a malformed record, it
-// stops the import, which then stores nothing (see check_phase_time_lines).
+// stops the import (see check_phase_time_lines).
 Status phase_times_error(int64_t number, const Status& st) {
-  return Status(ErrorCode::kParseError, "line " + std::to_string(number) + ": a phase_times line: " + st.message() +
-                                            "; nothing of this import was stored");
+  return Status(ErrorCode::kParseError, "line " + std::to_string(number) + ": a phase_times line: " + st.message());
 }
 
 // Checks every phase_times line of `in` before the import stores anything: a
@@ -270,7 +269,9 @@ Status check_phase_time_lines(std::istream& in) {
     if (*type == "session") {
       if (auto s = parse_session(j)) declared[s->id] = s->id;
     } else if (*type == "phase_times") {
-      if (auto p = parse_phase_times(j, declared); !p) return phase_times_error(number, p.status());
+      if (auto p = parse_phase_times(j, declared); !p)
+        return Status(ErrorCode::kParseError,
+                      phase_times_error(number, p.status()).message() + "; nothing of this import was stored");
     }
   }
   if (in.bad()) return Status(ErrorCode::kIOError, "reading line " + std::to_string(number + 1) + " failed");
