@@ -323,12 +323,6 @@ TEST(Jsonl, MissingInputFileIsNotFound) {
   EXPECT_EQ(import_jsonl_file(store, dir.file("nope.jsonl")).status().code(), ErrorCode::kNotFound);
 }
 
-}  // namespace
-}  // namespace tessera::records
-
-namespace tessera::records {
-namespace {
-
 // The lines of an export.
 std::vector<std::string> lines_of(const std::string& text) {
   std::vector<std::string> lines;
