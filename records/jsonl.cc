@@ -1,8 +1,10 @@
 #include "records/jsonl.h"
 
+#include <cmath>
 #include <fstream>
 #include <map>
 #include <set>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -69,6 +71,20 @@ OrderedJson record_line(const Record& r) {
   j["infrastructure"] = r.infrastructure;
   if (!r.worker.empty()) j["worker"] = r.worker;
   if (!r.worker_key.empty()) j["worker_key"] = r.worker_key;
+  return j;
+}
+
+OrderedJson phase_times_line(const PhaseTimes& p) {
+  OrderedJson j;
+  j["type"] = "phase_times";
+  j["session"] = p.session_id;
+  j["workload_key"] = p.workload_key;
+  j["target"] = p.target;
+  j["search_seconds"] = p.search_seconds;
+  j["build_seconds"] = p.build_seconds;
+  j["measure_seconds"] = p.measure_seconds;
+  j["store_seconds"] = p.store_seconds;
+  j["batches"] = p.batches;
   return j;
 }
 
@@ -202,6 +218,66 @@ Result<Record> parse_record(const Json& j, const std::map<int64_t, int64_t>& ses
   return std::move(normalized).value();
 }
 
+// A phase_times line, with its file-local session id mapped through `sessions`.
+Result<PhaseTimes> parse_phase_times(const Json& j, const std::map<int64_t, int64_t>& sessions) {
+  PhaseTimes p;
+  int64_t session = 0;
+  TESSERA_RETURN_IF_ERROR(get_integer(j, "session", true, session));
+  TESSERA_RETURN_IF_ERROR(get_string(j, "workload_key", true, p.workload_key));
+  if (!is_valid_workload_key(p.workload_key)) return field_error("workload_key", "must be 32 lowercase hex characters");
+  TESSERA_RETURN_IF_ERROR(get_string(j, "target", true, p.target));
+  const std::pair<const char*, double*> times[] = {{"search_seconds", &p.search_seconds},
+                                                   {"build_seconds", &p.build_seconds},
+                                                   {"measure_seconds", &p.measure_seconds},
+                                                   {"store_seconds", &p.store_seconds}};
+  for (const auto& [name, value] : times) {
+    TESSERA_RETURN_IF_ERROR(get_number(j, name, true, *value));
+    if (!std::isfinite(*value) || *value < 0) return field_error(name, "must be a number of seconds >= 0");
+  }
+  TESSERA_RETURN_IF_ERROR(get_integer(j, "batches", true, p.batches));
+  if (p.batches < 1) return field_error("batches", "must be at least 1");
+  auto it = sessions.find(session);
+  if (it == sessions.end())
+    return Status(ErrorCode::kParseError, "session " + std::to_string(session) + " is not declared on an earlier line");
+  p.session_id = it->second;
+  return p;
+}
+
+// The error of a malformed phase_times line: unlike a malformed record, it
+// stops the import (see check_phase_time_lines).
+Status phase_times_error(int64_t number, const Status& st) {
+  return Status(ErrorCode::kParseError, "line " + std::to_string(number) + ": a phase_times line: " + st.message());
+}
+
+// Checks every phase_times line of `in` before the import stores anything: a
+// session's split is imported whole or not at all, never with a line of it
+// silently skipped. Only lines that may be one, or may declare the session
+// one refers to, are parsed; a line that is not a JSON object is left to the
+// import, which skips and reports it.
+Status check_phase_time_lines(std::istream& in) {
+  std::map<int64_t, int64_t> declared;  // session ids of the file, mapped to themselves
+  std::string text;
+  int64_t number = 0;
+  while (std::getline(in, text)) {
+    ++number;
+    const bool phase = text.find("phase_times") != std::string::npos;
+    if (!phase && text.find("command_line") == std::string::npos) continue;
+    const Json j = Json::parse(text, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) continue;
+    auto type = j.find("type");
+    if (type == j.end() || !type->is_string()) continue;
+    if (*type == "session") {
+      if (auto s = parse_session(j)) declared[s->id] = s->id;
+    } else if (*type == "phase_times") {
+      if (auto p = parse_phase_times(j, declared); !p)
+        return Status(ErrorCode::kParseError,
+                      phase_times_error(number, p.status()).message() + "; nothing of this import was stored");
+    }
+  }
+  if (in.bad()) return Status(ErrorCode::kIOError, "reading line " + std::to_string(number + 1) + " failed");
+  return Status::ok();
+}
+
 // Import state: records wait in a batch; workload and session lines are
 // applied at once (a session must exist before records refer to it).
 class Importer {
@@ -260,6 +336,16 @@ class Importer {
       TESSERA_ASSIGN_OR_RETURN(int64_t id, store_.find_or_add_session(*s));
       sessions_[s->id] = id;
       ++report_.sessions;
+      return Status::ok();
+    }
+    if (type == "phase_times") {
+      // Checked before the import began; what fails here is what that check
+      // could not see (a database error, or a type spelled with escapes).
+      auto p = parse_phase_times(j, sessions_);
+      if (!p) return phase_times_error(number, p.status());
+      if (auto it = rekeyed_.find(p->workload_key); it != rekeyed_.end()) p->workload_key = it->second;
+      TESSERA_RETURN_IF_ERROR(store_.merge_phase_times(*p).with_context("at line " + std::to_string(number)));
+      ++report_.phase_times;
       return Status::ok();
     }
     return skip(number, "unknown line type '" + type + "'");
@@ -329,6 +415,15 @@ Result<ExportReport> export_jsonl(Store& store, std::ostream& out, const RecordF
     return Status::ok();
   }));
   report.sessions = static_cast<int64_t>(written.size());
+  // The phase times of the sessions written, last: each session is declared by then.
+  TESSERA_ASSIGN_OR_RETURN(std::vector<PhaseTimes> phases, store.phase_times());
+  for (const PhaseTimes& p : phases) {
+    if (!written.count(p.session_id) || !by_id.count(p.session_id)) continue;
+    if (!filter.workload_key.empty() && p.workload_key != filter.workload_key) continue;
+    if (!filter.target.empty() && p.target != filter.target) continue;
+    TESSERA_RETURN_IF_ERROR(write_line(out, phase_times_line(p)));
+    ++report.phase_times;
+  }
   out.flush();
   if (!out) return Status(ErrorCode::kIOError, "writing the export failed");
   return report;
@@ -336,11 +431,28 @@ Result<ExportReport> export_jsonl(Store& store, std::ostream& out, const RecordF
 
 Result<ImportReport> import_jsonl(Store& store, std::istream& in, const ImportOptions& options) {
   if (options.batch_size < 1) return Status(ErrorCode::kInvalidArgument, "batch size must be >= 1");
+  // Two passes (check_phase_time_lines, then the import): a stream that
+  // cannot seek back, such as a pipe, is read into memory first.
+  std::stringstream copy;
+  std::istream* source = &in;
+  std::streampos start = in.tellg();
+  if (start == std::streampos(-1)) {
+    in.clear();
+    copy << in.rdbuf();
+    if (in.bad()) return Status(ErrorCode::kIOError, "reading the input failed");
+    copy.clear();
+    source = &copy;
+    start = 0;
+  }
+  TESSERA_RETURN_IF_ERROR(check_phase_time_lines(*source));
+  source->clear();
+  source->seekg(start);
+  if (!*source) return Status(ErrorCode::kIOError, "cannot read the input a second time");
   Importer importer(store, options);
   std::string text;
   int64_t number = 0;
-  while (std::getline(in, text)) TESSERA_RETURN_IF_ERROR(importer.line(++number, std::move(text)));
-  if (in.bad()) return Status(ErrorCode::kIOError, "reading line " + std::to_string(number + 1) + " failed");
+  while (std::getline(*source, text)) TESSERA_RETURN_IF_ERROR(importer.line(++number, std::move(text)));
+  if (source->bad()) return Status(ErrorCode::kIOError, "reading line " + std::to_string(number + 1) + " failed");
   TESSERA_RETURN_IF_ERROR(importer.flush(number));
   return importer.take_report();
 }

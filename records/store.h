@@ -103,6 +103,13 @@ class Store {
   /// a database of schema 6 opened read-only (the table came with version 7).
   Result<std::vector<PhaseTimes>> phase_times();
 
+  // Import of phase times (records/jsonl.cc).
+  /// Sets the times of (session, workload, target) to `times`, batches
+  /// included, unless the store already holds as many batches or more for
+  /// it: importing a file twice, or an older export of the same session,
+  /// changes nothing. The same checks as add_phase_times, and batches >= 1.
+  Status merge_phase_times(const PhaseTimes& times);
+
   /// Stores one region's times (RegionTime::id is ignored). kInvalidArgument
   /// for a bad region key, an empty backend or basis, a negative or
   /// non-finite time.

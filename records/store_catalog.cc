@@ -254,3 +254,50 @@ Result<std::vector<PhaseTimes>> Store::phase_times() {
 }
 
 }  // namespace tessera::records
+
+// Import of phase times: a stored row is replaced only by one of more batches,
+// a later snapshot of the same session, so that an import is idempotent.
+namespace tessera::records {
+
+namespace {
+
+Status check_imported_phase_times(const PhaseTimes& t) {
+  if (!is_valid_workload_key(t.workload_key))
+    return Status(ErrorCode::kInvalidArgument,
+                  "workload key '" + t.workload_key + "' is not 32 lowercase hex characters");
+  if (t.session_id <= 0) return Status(ErrorCode::kInvalidArgument, "phase times need a session");
+  for (double s : {t.search_seconds, t.build_seconds, t.measure_seconds, t.store_seconds})
+    if (!std::isfinite(s) || s < 0)
+      return Status(ErrorCode::kInvalidArgument, "phase times must be finite and >= 0 seconds");
+  if (t.batches < 1) return Status(ErrorCode::kInvalidArgument, "phase times must add up at least one batch");
+  return Status::ok();
+}
+
+}  // namespace
+
+Status Store::merge_phase_times(const PhaseTimes& t) {
+  TESSERA_RETURN_IF_ERROR(impl_->check_writable());
+  TESSERA_RETURN_IF_ERROR(check_imported_phase_times(t));
+  return impl_->conn.write_transaction([&]() -> Status {
+    TESSERA_ASSIGN_OR_RETURN(
+        sql::Lease st,
+        impl_->conn.cached(
+            "INSERT INTO phase_times (session_id, workload, target, search_seconds, build_seconds, "
+            "measure_seconds, store_seconds, batches) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) "
+            "ON CONFLICT (session_id, workload, target) DO UPDATE SET "
+            "search_seconds = excluded.search_seconds, build_seconds = excluded.build_seconds, "
+            "measure_seconds = excluded.measure_seconds, store_seconds = excluded.store_seconds, "
+            "batches = excluded.batches WHERE excluded.batches > phase_times.batches"));
+    st->bind(1, t.session_id);
+    st->bind(2, std::string_view(t.workload_key));
+    st->bind(3, std::string_view(t.target));
+    st->bind(4, t.search_seconds);
+    st->bind(5, t.build_seconds);
+    st->bind(6, t.measure_seconds);
+    st->bind(7, t.store_seconds);
+    st->bind(8, t.batches);
+    return st->run();
+  });
+}
+
+}  // namespace tessera::records

@@ -19,9 +19,10 @@ struct CliRun {
   std::string output;  // stdout and stderr together
 };
 
-CliRun tessera_records(const std::string& args) {
+// Runs a shell command line, stderr with stdout.
+CliRun shell(const std::string& command_line) {
   CliRun run;
-  std::string command = std::string(TESSERA_BINARY) + " records " + args + " 2>&1";
+  const std::string command = "(" + command_line + ") 2>&1";
   FILE* pipe = ::popen(command.c_str(), "r");
   if (!pipe) return run;
   char buf[4096];
@@ -31,6 +32,8 @@ CliRun tessera_records(const std::string& args) {
   run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return run;
 }
+
+CliRun tessera_records(const std::string& args) { return shell(std::string(TESSERA_BINARY) + " records " + args); }
 
 // A database with one matmul workload of known flop count: best 2 ms.
 std::string make_db(const TempDir& dir) {
@@ -134,6 +137,44 @@ TEST(RecordsCli, ImportReportsMalformedLinesWithNumbersAndExitsOne) {
   EXPECT_NE(run.output.find(file + ":" + std::to_string(bad_line) + ": not valid JSON"), std::string::npos)
       << run.output;
   EXPECT_NE(run.output.find("4 records added"), std::string::npos) << run.output;
+}
+
+// A session's phase times go through export and import, also from stdin; a
+// malformed phase_times line fails the import, naming the line, storing nothing.
+TEST(RecordsCli, PhaseTimesRoundTripAndAMalformedLineStoresNothing) {
+  TempDir dir;
+  const std::string db = make_db(dir), file = dir.file("in.jsonl");
+  {
+    auto store = Store::open(db);
+    ASSERT_TRUE(store);
+    auto session = store->begin_session({0, "tessera tune --op matmul", "host", "0.1.0", "19.1.7", 1, 1.7e9, {}});
+    ASSERT_TRUE(session);
+    ASSERT_TRUE(store->add_phase_times({*session, key_of(1), kTarget, 1, 2, 3, 0.5, 0}));
+  }
+  ASSERT_EQ(tessera_records("export --db " + db + " --out " + file).exit_code, 0);
+  const std::string text = testing::read_bytes(file);
+  CliRun piped = shell("cat " + file + " | " + TESSERA_BINARY + " records import --db " + dir.file("piped.db") + " -");
+  EXPECT_EQ(piped.exit_code, 0) << piped.output;
+  auto imported = Store::open(dir.file("piped.db"));
+  ASSERT_TRUE(imported);
+  ASSERT_EQ(imported->phase_times().value().size(), 1u);
+  EXPECT_DOUBLE_EQ(imported->phase_times().value()[0].measure_seconds, 3);
+
+  const size_t at = text.find("\"batches\":1}");
+  ASSERT_NE(at, std::string::npos) << text;
+  testing::write_bytes(file, text.substr(0, at) + "\"batches\":-1}" + text.substr(at + 12));
+  CliRun bad = tessera_records("import --db " + dir.file("new.db") + " " + file);
+  EXPECT_EQ(bad.exit_code, 1) << bad.output;
+  const int line = static_cast<int>(std::count(text.begin(), text.begin() + at, '\n')) + 1;
+  EXPECT_NE(bad.output.find(file + ": line " + std::to_string(line) +
+                            ": a phase_times line: field 'batches' must be at least 1; nothing of this import "
+                            "was stored"),
+            std::string::npos)
+      << bad.output;
+  auto none = Store::open(dir.file("new.db"));
+  ASSERT_TRUE(none);
+  EXPECT_EQ(none->count().value(), 0);
+  EXPECT_TRUE(none->sessions().value().empty());
 }
 
 TEST(RecordsCli, PruneKeepsTheBestK) {

@@ -1,5 +1,6 @@
 // JSON Lines export and import: round trips, de-duplication, malformed lines,
-// stable field names, filtered exports and database errors during an import.
+// stable field names, filtered exports, database errors during an import, and
+// the sessions' phase times.
 #include "compiler/te/workload_key.h"
 #include "records/jsonl.h"
 
@@ -46,6 +47,10 @@ void fill(Store& store) {
   crash.session_id = s2;
   crash.error_message = "signal 11 in \"conv\"\nat line 2";
   ASSERT_OK(store.append({knob, manual, crash, ok_record(key_of(3), kTarget, 0.01, 4)}));
+  // Two batches of s1's tuning, one of s2's.
+  ASSERT_OK(store.add_phase_times({s1, key_of(1), kTarget, 1.5, 2.25, 3.125, 0.0625, 0}));
+  ASSERT_OK(store.add_phase_times({s1, key_of(1), kTarget, 0.5, 0.75, 1.0 / 3.0, 0.01, 0}));
+  ASSERT_OK(store.add_phase_times({s2, key_of(2), kTarget, 0.1, 0.2, 0.3, 0.4, 0}));
 }
 
 std::string export_text(Store& store, const RecordFilter& filter = {}) {
@@ -72,9 +77,12 @@ TEST(Jsonl, RoundTripIntoAnEmptyDatabaseLeavesItEqual) {
   EXPECT_TRUE(report.errors.empty());
   EXPECT_EQ(report.records_added, 4);
   EXPECT_EQ(report.duplicates, 0);
+  EXPECT_EQ(report.phase_times, 2);
   EXPECT_EQ(b.workloads().value(), a.workloads().value());
   EXPECT_EQ(b.sessions().value(), a.sessions().value());
   EXPECT_EQ(b.list({}).value(), a.list({}).value());
+  ASSERT_EQ(a.phase_times().value().size(), 2u);
+  EXPECT_EQ(b.phase_times().value(), a.phase_times().value());
   EXPECT_EQ(export_text(b), text);
 }
 
@@ -161,6 +169,8 @@ TEST(Jsonl, ExportUsesTheDocumentedFieldNamesInOrder) {
   EXPECT_EQ(fields["workload"], (Names{"type", "key", "op_name", "shapes", "flop_count", "dag_text"}));
   EXPECT_EQ(fields["session"], (Names{"type", "id", "command_line", "host", "tool_version",
                                       "llvm_version", "seed", "started", "ended"}));
+  EXPECT_EQ(fields["phase_times"], (Names{"type", "session", "workload_key", "target", "search_seconds",
+                                          "build_seconds", "measure_seconds", "store_seconds", "batches"}));
   EXPECT_EQ(fields["record"],
             (Names{"type", "workload_key", "target", "device_key", "space", "steps", "knob_config",
                    "costs", "mean_cost", "error_kind", "error_message", "build_seconds",
@@ -269,6 +279,9 @@ TEST(Jsonl, FilteredExportCarriesOnlyMatchingRecordsAndTheirSessions) {
   EXPECT_EQ(b.sessions().value()[0].host, "board-3");
   ASSERT_EQ(b.workloads().value().size(), 1u);
   EXPECT_EQ(b.workloads().value()[0].op_name, "conv2d");
+  ASSERT_EQ(b.phase_times().value().size(), 1u);  // s2's, not s1's of another workload
+  EXPECT_EQ(b.phase_times().value()[0].workload_key, key_of(2));
+  EXPECT_EQ(b.phase_times().value()[0].session_id, b.sessions().value()[0].id);
 }
 
 TEST(Jsonl, DatabaseErrorStopsTheImportAndKeepsCommittedBatches) {
@@ -308,6 +321,164 @@ TEST(Jsonl, MissingInputFileIsNotFound) {
   TempDir dir;
   ASSERT_OK_AND_ASSIGN(Store store, Store::open(dir.file("t.db")));
   EXPECT_EQ(import_jsonl_file(store, dir.file("nope.jsonl")).status().code(), ErrorCode::kNotFound);
+}
+
+// The lines of an export.
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+std::string joined(const std::vector<std::string>& lines) {
+  std::string text;
+  for (const std::string& line : lines) text += line + "\n";
+  return text;
+}
+
+// Exported phase times are attached to the imported session, whatever its id there.
+TEST(JsonlPhaseTimes, AreAttachedToTheImportedSession) {
+  TempDir dir;
+  ASSERT_OK_AND_ASSIGN(Store a, Store::open(dir.file("a.db")));
+  fill(a);
+  ASSERT_OK_AND_ASSIGN(Store b, Store::open(dir.file("b.db")));
+  ASSERT_OK(b.begin_session({0, "tessera tune --op other", "elsewhere", "0.1.0", "19.1.7", 1, 1'600'000'000, {}}));
+  EXPECT_TRUE(import_text(b, export_text(a)).errors.empty());
+  ASSERT_OK_AND_ASSIGN(std::vector<SessionInfo> sessions, b.sessions());
+  ASSERT_EQ(sessions.size(), 4u);
+  ASSERT_OK_AND_ASSIGN(std::vector<PhaseTimes> times, b.phase_times());
+  ASSERT_EQ(times.size(), 2u);
+  EXPECT_EQ(times[0].session_id, sessions[1].id);  // s1 of a, the second session of b
+  EXPECT_EQ(sessions[1].host, "farm-01");
+  EXPECT_DOUBLE_EQ(times[0].search_seconds, 2.0);
+  EXPECT_DOUBLE_EQ(times[0].measure_seconds, 3.125 + 1.0 / 3.0);
+  EXPECT_EQ(times[0].batches, 2);
+  EXPECT_EQ(times[1].session_id, sessions[2].id);
+  EXPECT_EQ(sessions[2].host, "board-3");
+}
+
+TEST(JsonlPhaseTimes, ImportingAFileTwiceDoesNotDoubleThem) {
+  TempDir dir;
+  ASSERT_OK_AND_ASSIGN(Store a, Store::open(dir.file("a.db")));
+  fill(a);
+  const std::string text = export_text(a);
+  ASSERT_OK_AND_ASSIGN(Store b, Store::open(dir.file("b.db")));
+  EXPECT_EQ(import_text(b, text).phase_times, 2);
+  ImportReport again = import_text(b, text);
+  EXPECT_TRUE(again.errors.empty());
+  EXPECT_EQ(again.phase_times, 2);
+  EXPECT_EQ(b.phase_times().value(), a.phase_times().value());
+  // Into the database it came from, too: the same sessions, the same times.
+  EXPECT_TRUE(import_text(a, text).errors.empty());
+  EXPECT_EQ(a.phase_times().value(), b.phase_times().value());
+  EXPECT_EQ(a.phase_times().value().size(), 2u);
+}
+
+// A session exported while it ran, then again later: whichever file comes
+// last, the later snapshot (more batches) is what stays.
+TEST(JsonlPhaseTimes, AnEarlierSnapshotOfASessionDoesNotReplaceALaterOne) {
+  TempDir dir;
+  ASSERT_OK_AND_ASSIGN(Store a, Store::open(dir.file("a.db")));
+  fill(a);
+  const std::string early = export_text(a);
+  const int64_t s1 = a.sessions().value()[0].id;
+  ASSERT_OK(a.add_phase_times({s1, key_of(1), kTarget, 1, 1, 1, 1, 0}));
+  const std::string late = export_text(a);
+  ASSERT_OK_AND_ASSIGN(Store b, Store::open(dir.file("b.db")));
+  import_text(b, early);
+  import_text(b, late);
+  EXPECT_EQ(b.phase_times().value(), a.phase_times().value());
+  ASSERT_OK_AND_ASSIGN(Store c, Store::open(dir.file("c.db")));
+  import_text(c, late);
+  import_text(c, early);
+  EXPECT_EQ(c.phase_times().value(), a.phase_times().value());
+  EXPECT_EQ(c.phase_times().value()[0].batches, 3);
+}
+
+// A file exported before phase times were: no phase_times lines, no error,
+// and the report says "unknown" for its sessions as before.
+TEST(JsonlPhaseTimes, AnExportWithoutThemStillImports) {
+  TempDir dir;
+  ASSERT_OK_AND_ASSIGN(Store a, Store::open(dir.file("a.db")));
+  fill(a);
+  std::vector<std::string> old;
+  for (const std::string& line : lines_of(export_text(a)))
+    if (line.find("\"type\":\"phase_times\"") == std::string::npos) old.push_back(line);
+  ASSERT_OK_AND_ASSIGN(Store b, Store::open(dir.file("b.db")));
+  ImportReport report = import_text(b, joined(old));
+  EXPECT_TRUE(report.errors.empty());
+  EXPECT_EQ(report.records_added, 4);
+  EXPECT_EQ(report.phase_times, 0);
+  EXPECT_EQ(b.sessions().value().size(), 3u);
+  EXPECT_TRUE(b.phase_times().value().empty());
+}
+
+// Each malformed phase_times line, appended after every good line of an
+// export: the import fails naming the line and the field, and stores nothing.
+TEST(JsonlPhaseTimes, AMalformedLineStopsTheImportWhichStoresNothing) {
+  TempDir dir;
+  ASSERT_OK_AND_ASSIGN(Store a, Store::open(dir.file("a.db")));
+  fill(a);
+  const std::vector<std::string> lines = lines_of(export_text(a));
+  const nlohmann::json good = nlohmann::json::parse(lines.back());
+  ASSERT_EQ(good["type"], "phase_times");
+  struct Case {
+    const char* field;
+    nlohmann::json value;  // null: the field removed
+    const char* says;
+  };
+  const Case cases[] = {{"search_seconds", "slow", "field 'search_seconds' must be a number"},
+                        {"store_seconds", -1.0, "field 'store_seconds' must be a number of seconds >= 0"},
+                        {"batches", 0, "field 'batches' must be at least 1"},
+                        {"batches", nullptr, "field 'batches' is missing"},
+                        {"session", 99, "session 99 is not declared on an earlier line"},
+                        {"workload_key", "XYZ", "field 'workload_key' must be 32 lowercase hex characters"},
+                        {"target", 7, "field 'target' must be a string"}};
+  int n = 0;
+  for (const Case& c : cases) {
+    nlohmann::json bad = good;
+    if (c.value.is_null()) {
+      bad.erase(c.field);
+    } else {
+      bad[c.field] = c.value;
+    }
+    std::vector<std::string> file = lines;
+    file.push_back(bad.dump());
+    file.push_back(lines[0]);  // a good line after it
+    ASSERT_OK_AND_ASSIGN(Store b, Store::open(dir.file("b" + std::to_string(n++) + ".db")));
+    std::istringstream in(joined(file));
+    auto report = import_jsonl(b, in);
+    ASSERT_FALSE(report) << c.says;
+    EXPECT_EQ(report.status().code(), ErrorCode::kParseError);
+    const std::string expected = "line " + std::to_string(lines.size() + 1) + ": a phase_times line: " + c.says;
+    EXPECT_NE(report.status().message().find(expected), std::string::npos) << report.status().message();
+    EXPECT_EQ(b.count().value(), 0);
+    EXPECT_TRUE(b.workloads().value().empty());
+    EXPECT_TRUE(b.sessions().value().empty());
+    EXPECT_TRUE(b.phase_times().value().empty());
+  }
+}
+
+// A stream that cannot seek back (stdin from a pipe) is read twice all the same.
+TEST(JsonlPhaseTimes, AStreamThatCannotSeekIsImported) {
+  TempDir dir;
+  ASSERT_OK_AND_ASSIGN(Store a, Store::open(dir.file("a.db")));
+  fill(a);
+  // A streambuf over a string that refuses to seek, as a pipe's does.
+  struct Pipe : std::stringbuf {
+    explicit Pipe(const std::string& s) : std::stringbuf(s) {}
+    pos_type seekoff(off_type, std::ios_base::seekdir, std::ios_base::openmode) override { return pos_type(-1); }
+    pos_type seekpos(pos_type, std::ios_base::openmode) override { return pos_type(-1); }
+  };
+  Pipe pipe(export_text(a));
+  std::istream in(&pipe);
+  ASSERT_OK_AND_ASSIGN(Store b, Store::open(dir.file("b.db")));
+  auto report = import_jsonl(b, in);
+  ASSERT_TRUE(report) << report.status().to_string();
+  EXPECT_EQ(report->records_added, 4);
+  EXPECT_EQ(report->phase_times, 2);
+  EXPECT_EQ(b.phase_times().value(), a.phase_times().value());
 }
 
 }  // namespace
