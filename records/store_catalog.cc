@@ -200,8 +200,11 @@ Result<int64_t> Store::find_or_add_session(const SessionInfo& info) {
 
 namespace tessera::records {
 
-Status Store::add_phase_times(const PhaseTimes& t) {
-  TESSERA_RETURN_IF_ERROR(impl_->check_writable());
+namespace {
+
+// What every stored phase time must be: a workload key, a session, finite
+// non-negative seconds.
+Status check_phase_times(const PhaseTimes& t) {
   if (!is_valid_workload_key(t.workload_key))
     return Status(ErrorCode::kInvalidArgument,
                   "workload key '" + t.workload_key + "' is not 32 lowercase hex characters");
@@ -209,6 +212,25 @@ Status Store::add_phase_times(const PhaseTimes& t) {
   for (double s : {t.search_seconds, t.build_seconds, t.measure_seconds, t.store_seconds})
     if (!std::isfinite(s) || s < 0)
       return Status(ErrorCode::kInvalidArgument, "phase times must be finite and >= 0 seconds");
+  return Status::ok();
+}
+
+// Binds ?1..?7 of a phase_times insert: the row's key and its four times.
+void bind_phase_times(sql::Statement& st, const PhaseTimes& t) {
+  st.bind(1, t.session_id);
+  st.bind(2, std::string_view(t.workload_key));
+  st.bind(3, std::string_view(t.target));
+  st.bind(4, t.search_seconds);
+  st.bind(5, t.build_seconds);
+  st.bind(6, t.measure_seconds);
+  st.bind(7, t.store_seconds);
+}
+
+}  // namespace
+
+Status Store::add_phase_times(const PhaseTimes& t) {
+  TESSERA_RETURN_IF_ERROR(impl_->check_writable());
+  TESSERA_RETURN_IF_ERROR(check_phase_times(t));
   return impl_->conn.write_transaction([&]() -> Status {
     TESSERA_ASSIGN_OR_RETURN(
         sql::Lease st,
@@ -220,13 +242,7 @@ Status Store::add_phase_times(const PhaseTimes& t) {
             "build_seconds = build_seconds + excluded.build_seconds, "
             "measure_seconds = measure_seconds + excluded.measure_seconds, "
             "store_seconds = store_seconds + excluded.store_seconds, batches = batches + 1"));
-    st->bind(1, t.session_id);
-    st->bind(2, std::string_view(t.workload_key));
-    st->bind(3, std::string_view(t.target));
-    st->bind(4, t.search_seconds);
-    st->bind(5, t.build_seconds);
-    st->bind(6, t.measure_seconds);
-    st->bind(7, t.store_seconds);
+    bind_phase_times(*st, t);
     return st->run();
   });
 }
@@ -262,13 +278,7 @@ namespace tessera::records {
 namespace {
 
 Status check_imported_phase_times(const PhaseTimes& t) {
-  if (!is_valid_workload_key(t.workload_key))
-    return Status(ErrorCode::kInvalidArgument,
-                  "workload key '" + t.workload_key + "' is not 32 lowercase hex characters");
-  if (t.session_id <= 0) return Status(ErrorCode::kInvalidArgument, "phase times need a session");
-  for (double s : {t.search_seconds, t.build_seconds, t.measure_seconds, t.store_seconds})
-    if (!std::isfinite(s) || s < 0)
-      return Status(ErrorCode::kInvalidArgument, "phase times must be finite and >= 0 seconds");
+  TESSERA_RETURN_IF_ERROR(check_phase_times(t));
   if (t.batches < 1) return Status(ErrorCode::kInvalidArgument, "phase times must add up at least one batch");
   return Status::ok();
 }
@@ -288,13 +298,7 @@ Status Store::merge_phase_times(const PhaseTimes& t) {
             "search_seconds = excluded.search_seconds, build_seconds = excluded.build_seconds, "
             "measure_seconds = excluded.measure_seconds, store_seconds = excluded.store_seconds, "
             "batches = excluded.batches WHERE excluded.batches > phase_times.batches"));
-    st->bind(1, t.session_id);
-    st->bind(2, std::string_view(t.workload_key));
-    st->bind(3, std::string_view(t.target));
-    st->bind(4, t.search_seconds);
-    st->bind(5, t.build_seconds);
-    st->bind(6, t.measure_seconds);
-    st->bind(7, t.store_seconds);
+    bind_phase_times(*st, t);
     st->bind(8, t.batches);
     return st->run();
   });

@@ -394,9 +394,10 @@ int run_export(const Args& args) {
   auto report = out == "-" ? records::export_jsonl(*store, std::cout, filter)
                            : records::export_jsonl_file(*store, out, filter);
   if (!report) return fail(report.status());
-  std::fprintf(stderr, "exported %lld records, %lld workloads, %lld sessions to %s\n",
+  std::fprintf(stderr, "exported %lld records, %lld workloads, %lld sessions, %lld phase times to %s\n",
                static_cast<long long>(report->records), static_cast<long long>(report->workloads),
-               static_cast<long long>(report->sessions), out == "-" ? "stdout" : out.c_str());
+               static_cast<long long>(report->sessions), static_cast<long long>(report->phase_times),
+               out == "-" ? "stdout" : out.c_str());
   return 0;
 }
 
@@ -417,9 +418,10 @@ int run_import(const Args& args) {
     if (report->errors.size() > kShown)
       std::fprintf(stderr, "%s: ... and %zu more malformed lines\n", file.c_str(),
                    report->errors.size() - kShown);
-    std::printf("%s: %lld records added, %lld already present, %zu malformed lines skipped\n",
+    std::printf("%s: %lld records added, %lld already present, %zu malformed lines skipped; %lld phase times\n",
                 file.c_str(), static_cast<long long>(report->records_added),
-                static_cast<long long>(report->duplicates), report->errors.size());
+                static_cast<long long>(report->duplicates), report->errors.size(),
+                static_cast<long long>(report->phase_times));
     any_bad = any_bad || !report->errors.empty();
   }
   return any_bad ? 1 : 0;
