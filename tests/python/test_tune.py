@@ -94,6 +94,36 @@ def test_compile_errors_carry_tesseras_messages(model_dir):
         tessera.compile("model.onnx", target="llvm -mcpu=no-such-cpu")
 
 
+MAXPOOL_MODEL = "/usr/share/libonnx-testdata/data/node/test_maxpool_2d_default/model.onnx"
+
+
+def test_tune_times_the_backends_regions_and_compile_reads_them(tmp_path):
+    if not os.path.exists(MAXPOOL_MODEL):
+        pytest.skip("libonnx-testdata is not installed")
+    db = str(tmp_path / "p.db")
+    tessera.tune(MAXPOOL_MODEL, trials=4, batch=4, db=db, byoc="dnnl", progress=False)
+    with sqlite3.connect(db) as c:
+        rows = c.execute("SELECT backend, session_id, backend_seconds > 0, tessera_seconds > 0 "
+                         "FROM region_times").fetchall()
+    assert rows == [("dnnl", 1, 1, 1)]
+    path = tessera.compile(MAXPOOL_MODEL, output=str(tmp_path / "p.tsr"), db=db)  # byoc="auto"
+    m = tessera.Module(path)
+    x = np.arange(3 * 32 * 32, dtype=np.float32).reshape(1, 3, 32, 32)
+    y = list(m.run(x=x).values())[0]
+    assert y.shape == (1, 3, 31, 31) and y[0, 0, 0, 0] == 33  # the max of x[0, 0, 0:2, 0:2]
+
+
+def test_an_unknown_backend_is_a_value_error(tmp_path):
+    db = str(tmp_path / "b.db")
+    with pytest.raises(ValueError, match="byoc: "):
+        tessera.tune(MAXPOOL_MODEL, trials=2, db=db, byoc="tpu")
+    with pytest.raises(ValueError, match="byoc applies to a model"):
+        tessera.tune("matmul:M=8,N=8,K=8", trials=2, db=db, byoc="dnnl")
+    with pytest.raises(ValueError, match="byoc: "):
+        tessera.compile(MAXPOOL_MODEL, output=str(tmp_path / "b.tsr"), byoc="tpu")
+    assert not os.path.exists(db)
+
+
 def start_long_tune(db, batch=4, records=1):
     """A subprocess tuning far longer than any test waits, once more than
     `records` - 1 records are stored."""
