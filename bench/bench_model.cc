@@ -20,7 +20,9 @@
 // The *_Dnnl variants (issue 20) also compile the model with --byoc dnnl
 // and with --byoc auto (docs/byoc.md) and time the three packages in the
 // same rounds: byoc_ms (all dnnl, also latency_ms and the manual time),
-// auto_ms (each region where it measured faster), tessera_ms (all Tessera's),
+// auto_ms (each region the faster way: as `tessera tune` timed it when the
+// database holds its times for these records, else timed at compile),
+// tessera_ms (all Tessera's),
 // vs_peer = ort_ms / byoc_ms, auto_vs_peer = ort_ms / auto_ms, byoc_regions
 // and auto_regions; every package is checked against ONNX Runtime.
 //   build-bench/bin/bench_model --benchmark_filter='BM_Model_ResNet18_Dnnl/0'
@@ -45,16 +47,10 @@
 #include <vector>
 
 #include "bench/ort_peer.h"
-#include "compiler/codegen/llvm_target.h"
-#include "compiler/external/backend.h"
-#include "compiler/frontend/onnx_import.h"
-#include "compiler/model/choose_byoc.h"
-#include "compiler/model/choose_winograd.h"
 #include "compiler/model/compile_model.h"
-#include "records/schedule_source.h"
-#include "records/store.h"
 #include "runtime/graph_executor.h"
 #include "runtime/ndarray.h"
+#include "tools/compile_flow.h"
 
 extern char** environ;
 
@@ -166,37 +162,17 @@ Status run_tune(const std::string& model, const ModelCase& mc, int64_t trials, c
 }
 
 // Import, plan and compile from `db` (none: fallbacks only), with the
-// external backend `byoc` ("": none).
+// external backend `byoc` ("": none), as `tessera compile` does.
 Result<model::CompiledModel> compile(const std::string& model_path, const ModelCase& mc, const std::string& db,
                                      const std::string& byoc = "") {
-  frontend::ImportOptions io;
-  io.input_shapes[mc.input_name] = mc.input_shape;
-  TESSERA_ASSIGN_OR_RETURN(graph::Graph g, frontend::import_onnx_file(model_path, io));
-  std::optional<records::Store> store;
-  std::optional<records::RecordsScheduleSource> source;
-  if (!db.empty()) {
-    records::OpenOptions oo;
-    oo.read_only = true;
-    TESSERA_ASSIGN_OR_RETURN(records::Store opened, records::Store::open(db, oo));
-    store.emplace(std::move(opened));
-    source.emplace(*store);
-  }
-  model::CompileOptions co;
-  co.source = source ? &*source : nullptr;
-  const bool by_measure = byoc == "auto";
-  TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<external::Backend> backend,
-                           external::make_backend(byoc.empty() ? "none" : by_measure ? "dnnl" : byoc));
-  model::PlanOptions po;
-  po.byoc = backend.get();
-  std::unique_ptr<external::Backend> chosen;
-  if (by_measure) {  // as `tessera compile --byoc auto`
-    TESSERA_ASSIGN_OR_RETURN(std::vector<model::RegionChoice> regions,
-                             model::choose_regions(g, host_target(), co.source, *backend));
-    chosen = model::restrict_backend(*backend, regions);
-    po.byoc = chosen.get();
-  }
-  TESSERA_ASSIGN_OR_RETURN(model::ModelPlan plan, model::plan_model_from_records(g, host_target(), co.source, nullptr, po));
-  return model::compile_model(plan, host_target(), co);
+  cli::ModelCompileArgs args;
+  args.model = model_path;
+  args.input_shapes = {mc.input_name + ":" + shape_text(mc.input_shape)};
+  args.db = db;
+  args.use_records = !db.empty();
+  args.byoc = byoc.empty() ? "none" : byoc;
+  TESSERA_ASSIGN_OR_RETURN(cli::ModelCompile result, cli::compile_model_file(args));
+  return std::move(result.compiled);
 }
 
 // Largest |tessera - ort| over every output, and whether all are within
