@@ -79,6 +79,9 @@ struct RegionTime {
   double backend_seconds = 0;  ///< median of the backend's call
   double tessera_seconds = 0;  ///< sum of the medians of Tessera's calls for the same operators
   std::string tessera_basis;   ///< which of Tessera's schedules were timed (the compiler's digest)
+  /// Where the region runs, as decided: usually where it was faster, but the
+  /// whole model's time may overrule that (compiler/model/choose_byoc.h).
+  bool on_backend = false;
   int64_t session_id = 0;      ///< the tuning session that measured it; 0: none
   double timestamp = 0;        ///< Unix seconds; 0 means "now" at add_region_time
 

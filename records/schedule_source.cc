@@ -104,8 +104,8 @@ Result<std::optional<RegionMeasurement>> RecordsScheduleSource::region_measureme
   TESSERA_ASSIGN_OR_RETURN(std::optional<RegionTime> stored, store_.latest_region_time(region_key, target, backend));
   if (!stored) return std::optional<RegionMeasurement>();
   return std::optional<RegionMeasurement>(RegionMeasurement{stored->backend_seconds, stored->tessera_seconds,
-                                                            stored->tessera_basis, stored->session_id,
-                                                            stored->timestamp});
+                                                            stored->tessera_basis, stored->on_backend,
+                                                            stored->session_id, stored->timestamp});
 }
 
 }  // namespace tessera::records

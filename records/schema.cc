@@ -183,6 +183,7 @@ Status migrate_to_8(sql::Connection& conn) {
       backend_seconds REAL NOT NULL,
       tessera_seconds REAL NOT NULL,
       tessera_basis   TEXT NOT NULL,
+      on_backend      INTEGER NOT NULL CHECK (on_backend IN (0, 1)),
       session_id      INTEGER REFERENCES sessions(id),
       timestamp       REAL NOT NULL
     );

@@ -11,7 +11,7 @@ namespace {
 
 constexpr const char* kColumns =
     "id, region_key, backend, target, operators, backend_seconds, tessera_seconds, tessera_basis, "
-    "session_id, timestamp";
+    "on_backend, session_id, timestamp";
 
 RegionTime read_row(const sql::Statement& st) {
   RegionTime t;
@@ -23,8 +23,9 @@ RegionTime read_row(const sql::Statement& st) {
   t.backend_seconds = st.column_double(5);
   t.tessera_seconds = st.column_double(6);
   t.tessera_basis = st.column_text(7);
-  t.session_id = st.column_is_null(8) ? 0 : st.column_int(8);
-  t.timestamp = st.column_double(9);
+  t.on_backend = st.column_int(8) != 0;
+  t.session_id = st.column_is_null(9) ? 0 : st.column_int(9);
+  t.timestamp = st.column_double(10);
   return t;
 }
 
@@ -50,8 +51,8 @@ Status Store::add_region_time(const RegionTime& t) {
     TESSERA_ASSIGN_OR_RETURN(
         sql::Lease st,
         impl_->conn.cached("INSERT INTO region_times (region_key, backend, target, operators, backend_seconds, "
-                           "tessera_seconds, tessera_basis, session_id, timestamp) "
-                           "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"));
+                           "tessera_seconds, tessera_basis, on_backend, session_id, timestamp) "
+                           "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"));
     st->bind(1, std::string_view(t.region_key));
     st->bind(2, std::string_view(t.backend));
     st->bind(3, std::string_view(t.target));
@@ -59,12 +60,13 @@ Status Store::add_region_time(const RegionTime& t) {
     st->bind(5, t.backend_seconds);
     st->bind(6, t.tessera_seconds);
     st->bind(7, std::string_view(t.tessera_basis));
+    st->bind(8, int64_t{t.on_backend ? 1 : 0});
     if (t.session_id > 0) {
-      st->bind(8, t.session_id);
+      st->bind(9, t.session_id);
     } else {
-      st->bind_null(8);
+      st->bind_null(9);
     }
-    st->bind(9, t.timestamp == 0 ? unix_now() : t.timestamp);
+    st->bind(10, t.timestamp == 0 ? unix_now() : t.timestamp);
     return st->run();
   });
 }

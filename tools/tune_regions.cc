@@ -46,17 +46,26 @@ Result<TunedRegions> time_model_regions(const graph::Graph& g, const std::string
     t.backend_seconds = c.backend_s;
     t.tessera_seconds = c.tessera_s;
     t.tessera_basis = c.tessera_basis;
+    t.on_backend = c.backend;
     t.session_id = session_id;
     TESSERA_RETURN_IF_ERROR(store.add_region_time(t));
   }
   tuned.regions = std::move(plans.regions);
+  tuned.tessera_total_s = plans.tessera_total_s;
+  tuned.backend_total_s = plans.backend_total_s;
+  tuned.mixed_total_s = plans.mixed_total_s;
   return tuned;
 }
 
 std::string format_tuned_regions(const TunedRegions& tuned) {
   if (!tuned.skipped.empty()) return "regions not timed both ways: " + tuned.skipped + "\n";
+  char whole[200];
+  std::snprintf(whole, sizeof whole, "the whole model: all tessera %.3f ms, all %s %.3f ms", tuned.tessera_total_s * 1e3,
+                tuned.backend.c_str(), tuned.backend_total_s * 1e3);
+  std::string mixed;
+  if (tuned.mixed_total_s > 0) mixed = ", each region its faster way " + std::to_string(tuned.mixed_total_s * 1e3) + " ms";
   return "regions timed both ways (" + tuned.backend + "), stored for compile --byoc auto:\n" +
-         model::format_region_choices(tuned.backend, tuned.regions);
+         model::format_region_choices(tuned.backend, tuned.regions) + "  " + whole + mixed + "\n";
 }
 
 void time_regions_after_tuning(const std::string& model_path, const std::vector<std::string>& input_shapes,

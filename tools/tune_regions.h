@@ -20,6 +20,9 @@ namespace tessera::cli {
 struct TunedRegions {
   std::string backend;                      ///< the backend timed ("dnnl"); "none" when none was
   std::vector<model::RegionChoice> regions;  ///< each region, both ways
+  /// The whole model all Tessera's, all the backend's, each region its
+  /// faster way (0: that is one of the two): model::RegionPlans'.
+  double tessera_total_s = 0, backend_total_s = 0, mixed_total_s = 0;
   std::string skipped;                      ///< why nothing was timed, for people; empty when timed
 };
 

@@ -52,6 +52,23 @@ std::string region_key(const external::OffloadedRegion& region) {
   return workload_key_of(region.backend + "\n" + region.code.version + "\n" + code);
 }
 
+// The region (index into the regions, by `region_of`: operator name -> index)
+// whose operators group `i` of the all-Tessera plan mostly computes, or -1.
+// A group is a region's when its operators are: a fused kernel whose first
+// node is a layout change or an elementwise operator outside the region
+// still runs the region's convolution.
+int region_of_group(const ModelPlan& plan, size_t i, const std::map<std::string, size_t>& region_of) {
+  std::map<size_t, int> count;
+  for (int n : plan.groups[i].nodes) {
+    auto it = region_of.find(plan.graph.nodes()[static_cast<size_t>(n)].name);
+    if (it != region_of.end()) ++count[it->second];
+  }
+  int best = -1, most = 0;
+  for (const auto& [region, n] : count)
+    if (n > most) best = static_cast<int>(region), most = n;
+  return best;
+}
+
 // The backend with its rules narrowed to the operators of chosen regions.
 class RestrictedBackend final : public external::Backend {
  public:
@@ -103,6 +120,9 @@ Result<RegionPlans> plan_regions(const Graph& g, const Target& target, ScheduleS
   with.byoc = &backend;
   without.byoc = nullptr;
   RegionPlans plans;
+  plans.graph = &g;
+  plans.backend = &backend;
+  plans.options = options;
   TESSERA_ASSIGN_OR_RETURN(plans.with_backend, plan_model_from_records(g, target, source, nullptr, with));
   TESSERA_ASSIGN_OR_RETURN(plans.without_backend, plan_model_from_records(g, target, source, nullptr, without));
   const ModelPlan& plan_b = plans.with_backend;
@@ -120,21 +140,20 @@ Result<RegionPlans> plan_regions(const Graph& g, const Target& target, ScheduleS
     }
     plans.regions.push_back(std::move(c));
   }
-  // The basis of each region: the record each Tessera kernel anchored in it would use.
+  // The basis of each region: the record each of its Tessera kernels would use.
   std::vector<std::vector<std::string>> kernels(plans.regions.size());
   const ModelPlan& plan_t = plans.without_backend;
   const std::string target_text = target.to_string();
   for (size_t i = 0; i < plan_t.groups.size(); ++i) {
-    const graph::Node& anchor = plan_t.graph.nodes()[static_cast<size_t>(plan_t.groups[i].nodes.front())];
-    auto it = region_of.find(anchor.name);
-    if (it == region_of.end() || plan_t.task_of_group[i] < 0) continue;
+    const int r = region_of_group(plan_t, i, region_of);
+    if (r < 0 || plan_t.task_of_group[i] < 0) continue;
     const std::string& key = plan_t.tasks[static_cast<size_t>(plan_t.task_of_group[i])].dag->workload_key();
     int64_t record = 0;
     if (source) {
       TESSERA_ASSIGN_OR_RETURN(std::vector<ScheduleCandidate> candidates, source->candidates(key, target_text));
       if (!candidates.empty()) record = candidates.front().record_id;
     }
-    kernels[it->second].push_back(key + ":" + std::to_string(record));
+    kernels[static_cast<size_t>(r)].push_back(key + ":" + std::to_string(record));
   }
   for (size_t r = 0; r < plans.regions.size(); ++r) {
     std::sort(kernels[r].begin(), kernels[r].end());
@@ -144,6 +163,45 @@ Result<RegionPlans> plan_regions(const Graph& g, const Target& target, ScheduleS
   }
   return plans;
 }
+
+namespace {
+
+double sum(const std::vector<double>& v) {
+  double total = 0;
+  for (double x : v) total += x;
+  return total;
+}
+
+// The whole model each region its faster way, against all one way: the
+// fastest of the three decides every region.
+Status decide_by_whole_model(RegionPlans& plans, double all_tessera, double all_backend, const Target& target,
+                             ScheduleSource* source, int runs) {
+  plans.tessera_total_s = all_tessera;
+  plans.backend_total_s = all_backend;
+  plans.mixed_total_s = 0;
+  const auto on_backend = std::count_if(plans.regions.begin(), plans.regions.end(),
+                                        [](const RegionChoice& c) { return c.backend; });
+  double mixed = on_backend == 0 ? all_tessera : all_backend;
+  if (on_backend > 0 && on_backend < static_cast<long>(plans.regions.size())) {
+    if (!plans.graph || !plans.backend)
+      return Status(ErrorCode::kInternal, "measure_regions needs plans from plan_regions");
+    const std::unique_ptr<external::Backend> chosen = restrict_backend(*plans.backend, plans.regions);
+    PlanOptions options = plans.options;
+    options.byoc = chosen.get();
+    TESSERA_ASSIGN_OR_RETURN(ModelPlan plan, plan_model_from_records(*plans.graph, target, source, nullptr, options));
+    TESSERA_ASSIGN_OR_RETURN(std::vector<double> calls, compile_and_profile(plan, target, source, runs));
+    mixed = plans.mixed_total_s = sum(calls);
+  }
+  if (mixed <= all_tessera && mixed <= all_backend) return Status::ok();
+  const bool backend = all_backend < all_tessera;
+  for (RegionChoice& c : plans.regions) {
+    c.by_whole_model = c.backend != backend;
+    c.backend = backend;
+  }
+  return Status::ok();
+}
+
+}  // namespace
 
 Status measure_regions(RegionPlans& plans, const Target& target, ScheduleSource* source, int runs) {
   if (plans.regions.empty()) return Status::ok();
@@ -156,7 +214,7 @@ Status measure_regions(RegionPlans& plans, const Target& target, ScheduleSource*
                            compile_and_profile(plans.without_backend, target, source, runs));
   for (RegionChoice& c : plans.regions) {
     c.backend_s = c.tessera_s = 0;
-    c.stored = false;
+    c.stored = c.by_whole_model = false;
     c.session_id = 0;
   }
   const ModelPlan& plan_b = plans.with_backend;
@@ -164,12 +222,11 @@ Status measure_regions(RegionPlans& plans, const Target& target, ScheduleSource*
     if (plan_b.external_of_group[i] >= 0) plans.regions[r++].backend_s = backend_calls[i];
   const ModelPlan& plan_t = plans.without_backend;
   for (size_t i = 0; i < plan_t.groups.size() && i < tessera_calls.size(); ++i) {
-    const graph::Node& anchor = plan_t.graph.nodes()[static_cast<size_t>(plan_t.groups[i].nodes.front())];
-    auto it = region_of.find(anchor.name);
-    if (it != region_of.end()) plans.regions[it->second].tessera_s += tessera_calls[i];
+    const int r = region_of_group(plan_t, i, region_of);
+    if (r >= 0) plans.regions[static_cast<size_t>(r)].tessera_s += tessera_calls[i];
   }
   for (RegionChoice& c : plans.regions) c.backend = c.backend_s < c.tessera_s;
-  return Status::ok();
+  return decide_by_whole_model(plans, sum(tessera_calls), sum(backend_calls), target, source, runs);
 }
 
 Result<std::vector<RegionChoice>> choose_regions(const Graph& g, const Target& target, ScheduleSource* source,
@@ -187,7 +244,8 @@ Result<std::vector<RegionChoice>> choose_regions(const Graph& g, const Target& t
     }
     c.backend_s = stored->backend_s;
     c.tessera_s = stored->tessera_s;
-    c.backend = c.backend_s < c.tessera_s;
+    c.backend = stored->on_backend;
+    c.by_whole_model = c.backend != (c.backend_s < c.tessera_s);
     c.stored = true;
     c.session_id = stored->session_id;
   }
@@ -207,9 +265,10 @@ std::string format_region_choices(const std::string& backend, const std::vector<
   std::string out;
   char line[320];
   for (const RegionChoice& c : choices) {
-    const std::string when =
+    std::string when =
         !c.stored ? "measured now"
                   : (c.session_id > 0 ? "tuning session " + std::to_string(c.session_id) : "from the records");
+    if (c.by_whole_model) when += "; the whole model was faster so";
     std::snprintf(line, sizeof line, "  %-24s %-8s (%zu operator%s; %s %.3f ms, tessera %.3f ms; %s)\n",
                   c.region.c_str(), c.backend ? backend.c_str() : "tessera", c.nodes.size(),
                   c.nodes.size() == 1 ? "" : "s", backend.c_str(), c.backend_s * 1e3, c.tessera_s * 1e3,

@@ -33,8 +33,11 @@ struct RegionChoice {
   std::vector<std::string> nodes;   ///< its operators, by name
   std::string tessera_basis;        ///< 32 lowercase hex: the schedules of Tessera's calls for its operators
   double backend_s = 0;             ///< median of its call through the backend
-  double tessera_s = 0;             ///< sum of the medians of Tessera's calls anchored in it
-  bool backend = false;             ///< the backend runs it (it was faster)
+  double tessera_s = 0;             ///< sum of the medians of Tessera's calls that compute its operators
+  bool backend = false;             ///< the backend runs it (it was faster, or the whole model was)
+  /// Decided by the whole model's time against its own: every region one
+  /// way ran faster than each region its faster way.
+  bool by_whole_model = false;
   bool stored = false;              ///< the times are the records' (RegionMeasurement), not measured now
   int64_t session_id = 0;           ///< stored: the tuning session that measured them
 };
@@ -44,6 +47,15 @@ struct RegionPlans {
   ModelPlan with_backend;     ///< the backend's regions as external groups
   ModelPlan without_backend;  ///< every operator Tessera's
   std::vector<RegionChoice> regions;  ///< in the order of with_backend's external groups
+  // What plan_regions was given, for planning the mixed model; they must
+  // outlive the plans.
+  const graph::Graph* graph = nullptr;
+  const external::Backend* backend = nullptr;
+  PlanOptions options;
+  /// measure_regions: the whole model's time (sum of its calls' medians)
+  /// all Tessera's, all the backend's, and each region its faster way (0
+  /// when that is one of the other two).
+  double tessera_total_s = 0, backend_total_s = 0, mixed_total_s = 0;
 };
 
 /// The backend `--byoc auto` uses for `target`: "dnnl" when `target` runs
@@ -60,8 +72,13 @@ Result<RegionPlans> plan_regions(const graph::Graph& g, const Target& target, Sc
 
 /// Compiles both plans (schedules from `source`), runs each package on
 /// random inputs and profiles every call over `runs` runs; a region goes to
-/// the backend when its call took less than the Tessera calls whose anchors
-/// are among its operators. Errors: compiling, loading and running's.
+/// the backend when its call took less than the Tessera calls that compute
+/// its operators (each call counted for the region most of its fused
+/// operators belong to). A region's time leaves out what changes around
+/// it (layout changes, a fusion it splits), so the whole model is timed
+/// too, with each region so decided: when all Tessera's or all the
+/// backend's is faster than that, every region goes that way
+/// (RegionChoice::by_whole_model). Errors: compiling, loading and running's.
 Status measure_regions(RegionPlans& plans, const Target& target, ScheduleSource* source, int runs = 10);
 
 /// Each region as its stored measurement decides it (`source`'s

@@ -48,6 +48,7 @@ struct RegionMeasurement {
   double backend_s = 0;
   double tessera_s = 0;
   std::string tessera_basis;  ///< a digest of the schedules Tessera's side ran
+  bool on_backend = false;    ///< where it runs, as decided then (the whole model's time may overrule its own)
   int64_t session_id = 0;     ///< the tuning session that measured it; 0 when unknown
   double timestamp = 0;       ///< Unix seconds
 };

@@ -36,6 +36,7 @@ TEST(StoreRegionTimes, TheNewestTimeOfARegionOnATargetAndBackendIsRead) {
   RegionTime old = region_time(1, 2e-3, 1e-3, 1.7e9);
   RegionTime newer = region_time(1, 1e-3, 3e-3, 1.8e9);
   newer.session_id = session;
+  newer.on_backend = true;
   RegionTime other_target = region_time(1, 9e-3, 9e-3, 1.9e9);
   other_target.target = kOtherTarget;
   ASSERT_OK(store.add_region_time(newer));
@@ -62,6 +63,8 @@ TEST(StoreRegionTimes, TheNewestTimeOfARegionOnATargetAndBackendIsRead) {
   EXPECT_DOUBLE_EQ(m->tessera_s, 3e-3);
   EXPECT_EQ(m->tessera_basis, key_of(101));
   EXPECT_EQ(m->session_id, session);
+  EXPECT_TRUE(m->on_backend);
+  EXPECT_FALSE(all.front().on_backend);
   EXPECT_FALSE(source.region_measurement(key_of(1), kTarget, "none").value().has_value());
 }
 

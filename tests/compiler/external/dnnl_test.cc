@@ -291,8 +291,11 @@ TEST(DnnlAuto, RegionsAreMeasuredBothWaysAndTheRestrictedBackendTakesTheChosen) 
   for (const model::RegionChoice& c : *choices) {
     EXPECT_GT(c.backend_s, 0) << c.region;
     EXPECT_GT(c.tessera_s, 0) << c.region;
-    EXPECT_EQ(c.backend, c.backend_s < c.tessera_s) << c.region;
+    // Where it was faster, unless the whole model was faster all one way.
+    EXPECT_EQ(c.backend != (c.backend_s < c.tessera_s), c.by_whole_model) << c.region;
   }
+  // Overruled, every region goes the same way.
+  if ((*choices)[0].by_whole_model || (*choices)[1].by_whole_model) EXPECT_EQ((*choices)[0].backend, (*choices)[1].backend);
   EXPECT_NE(model::format_region_choices("dnnl", *choices).find("dnnl_region0"), std::string::npos);
 
   // Each region forced either way: the restricted backend takes those given
@@ -351,14 +354,21 @@ TEST(DnnlAuto, StoredTimesDecideWhileTheSchedulesTheyTimedStillHold) {
   }
   EXPECT_NE(plans->regions[0].key, plans->regions[1].key);
 
-  // Stored times that say the trunk is the backend's and the head Tessera's.
-  source.times[plans->regions[0].key] = {1e-3, 2e-3, plans->regions[0].tessera_basis, 4, 1.7e9};
-  source.times[plans->regions[1].key] = {2e-3, 1e-3, plans->regions[1].tessera_basis, 4, 1.7e9};
+  // Stored times that say the trunk is the backend's and the head Tessera's;
+  // then the head's decision overruled by the whole model's time.
+  source.times[plans->regions[0].key] = {1e-3, 2e-3, plans->regions[0].tessera_basis, true, 4, 1.7e9};
+  source.times[plans->regions[1].key] = {2e-3, 1e-3, plans->regions[1].tessera_basis, false, 4, 1.7e9};
   auto stored = model::choose_regions(g, host_target(), &source, *dnnl);
   ASSERT_TRUE(stored.is_ok()) << stored.status().to_string();
   ASSERT_EQ(stored->size(), 2u);
-  EXPECT_TRUE((*stored)[0].stored && (*stored)[0].backend);
-  EXPECT_TRUE((*stored)[1].stored && !(*stored)[1].backend);
+  EXPECT_TRUE((*stored)[0].stored && (*stored)[0].backend && !(*stored)[0].by_whole_model);
+  EXPECT_TRUE((*stored)[1].stored && !(*stored)[1].backend && !(*stored)[1].by_whole_model);
+  source.times[plans->regions[1].key].on_backend = true;
+  auto overruled = model::choose_regions(g, host_target(), &source, *dnnl);
+  ASSERT_TRUE(overruled.is_ok()) << overruled.status().to_string();
+  EXPECT_TRUE((*overruled)[1].backend && (*overruled)[1].by_whole_model);
+  EXPECT_NE(model::format_region_choices("dnnl", *overruled).find("the whole model was faster so"),
+            std::string::npos);
   EXPECT_DOUBLE_EQ((*stored)[0].backend_s, 1e-3);
   EXPECT_EQ((*stored)[1].session_id, 4);
   EXPECT_NE(model::format_region_choices("dnnl", *stored).find("tuning session 4"), std::string::npos);
@@ -366,7 +376,8 @@ TEST(DnnlAuto, StoredTimesDecideWhileTheSchedulesTheyTimedStillHold) {
   // A record for the trunk's conv changes the schedules Tessera's side would
   // run: its stored time no longer holds, and both regions are timed now.
   for (const graph::GraphTask& task : plans->without_backend.tasks)
-    source.schedules.add(task.dag->workload_key(), host_target().to_string(), {"[]", 1e-3, "", TargetMatch::kExact, "", 7});
+    source.schedules.add(task.dag->workload_key(), host_target().to_string(),
+                         {"[]", 1e-3, "", TargetMatch::kExact, "", 7, "", 0});
   auto changed = model::plan_regions(g, host_target(), &source, *dnnl);
   ASSERT_TRUE(changed.is_ok());
   EXPECT_NE(changed->regions[0].tessera_basis, plans->regions[0].tessera_basis);
