@@ -22,6 +22,7 @@
 
 #include "compiler/ir/functor.h"
 #include "compiler/ir/util.h"
+#include "compiler/lower/infer_bounds.h"
 #include "compiler/space/knob/template_families.h"
 #include "compiler/space/knob/template_util.h"
 
@@ -113,6 +114,31 @@ Status store_panel_by_columns(Sched& s, const Gemm& g, const std::string& panel)
   return s.reorder(panel, loop_order);
 }
 
+// The most columns a GEMV's micro-kernel holds: its accumulators are its
+// only independent chains (one output row), and 4 of them cover the FMA
+// latency of a load-bound loop.
+int64_t gemv_max_nr(int64_t lanes) { return std::min<int64_t>(kMaxVectorLanes, 4 * lanes); }
+
+// tile_n's filter. A GEMV (M == 1) also takes whole registers that do not
+// divide N (1000 = 62.5 x 16): with the `tail` knob padding the last block
+// (and the packed weights' last block), every block runs the whole nr-wide
+// micro-kernel, where the divisors alone (8, or half of one register) leave
+// it one accumulator chain, FMA-latency-bound. Its blocks are its only
+// parallel loop (one row): unless the batch gives every core work, there
+// are blocks for every core, or one core streams all the weights.
+SplitFilter gemm_n_filter(const Gemm& g, int64_t lanes, const Target& target) {
+  SplitFilter usual = vector_split_filter(g.n, lanes);
+  if (g.m != 1) return usual;
+  const int64_t max_nr = gemv_max_nr(lanes);
+  int64_t batch = 1;
+  for (int d = 0; d < g.batch_dims; ++d) batch *= g.stages.shape[static_cast<size_t>(d)];
+  const int64_t cores = target.num_cores;
+  const int64_t min_blocks = batch >= cores || g.n < cores * lanes ? 1 : (cores + batch - 1) / batch;
+  return [=](const std::vector<int64_t>& s) {
+    return s[0] >= min_blocks && (usual(s) || (s.back() % lanes == 0 && s.back() <= max_nr));
+  };
+}
+
 }  // namespace
 
 Result<KnobSpace> define_gemm(const ComputeDAG& dag, const Target& target) {
@@ -120,7 +146,7 @@ Result<KnobSpace> define_gemm(const ComputeDAG& dag, const Target& target) {
   const int64_t lanes = target.vector_lanes(g.stages.dtype);
   KnobSpace space;
   TESSERA_RETURN_IF_ERROR(space.define_split("tile_m", g.m, SplitPolicy::tiles(), 3, unrolled_split_filter()));
-  TESSERA_RETURN_IF_ERROR(space.define_split("tile_n", g.n, SplitPolicy::tiles(), 3, vector_split_filter(g.n, lanes)));
+  TESSERA_RETURN_IF_ERROR(space.define_split("tile_n", g.n, SplitPolicy::tiles(), 3, gemm_n_filter(g, lanes, target)));
   // A k block shorter than 16 reloads the accumulators for too little work.
   const int64_t min_kb = std::min<int64_t>(g.k, 16);
   TESSERA_RETURN_IF_ERROR(space.define_split("tile_k", g.k, SplitPolicy::tiles(), 2,
@@ -200,16 +226,22 @@ Result<KnobConfig> fallback_gemm(const KnobSpace& space, const ComputeDAG& dag, 
   // two vectors, the last block padded with zeros and the blocks of the
   // output padded with it when nr does not divide N (a classifier's 6625
   // classes), so that every block runs the whole micro-kernel.
-  const int64_t nr = 2 * lanes;
+  // A GEMV (M == 1) is the same micro-kernel with one row: it takes the
+  // widest one (four registers of independent sums, gemv_max_nr), a block
+  // each, so that the blocks share the weights' stream between the cores.
+  const bool gemv = g.m == 1;
+  const int64_t nr = gemv ? gemv_max_nr(lanes) : 2 * lanes;
   const bool pad = g.b_is_nk && g.n % nr != 0 && nr < g.n;
   return nearest_config(space, {{"tile_m", {0, mb / mr, mr}},
-                                {"tile_n", {0, std::max<int64_t>(1, nb / nr), nr}},
+                                {"tile_n", {0, gemv ? 1 : std::max<int64_t>(1, nb / nr), nr}},
                                 {"tile_k", {0, kb}},
                                 {"order", {0, 2, 1}},
                                 {"unroll_rows", {static_cast<int64_t>(IterAnnotation::kUnroll)}},
                                 // Packed weights already stream; a panel of them
-                                // would be read across its rows.
-                                {"cache_b", {g.b_is_nk && nr < g.n ? 0 : 1}},
+                                // would be read across its rows. A GEMV uses
+                                // each column of B once: a panel of it would
+                                // copy B at every call.
+                                {"cache_b", {gemv || (g.b_is_nk && nr < g.n) ? 0 : 1}},
                                 {"tail", {pad ? kTailPad : kTailGuard}}});
 }
 
