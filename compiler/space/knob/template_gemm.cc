@@ -16,6 +16,10 @@
 // tiles everywhere, the weights are packed with a zero-padded last block,
 // and only the copy out is guarded.
 //
+// A GEMV (M == 1, batch-1 dense) is memory-bound: its space keeps the
+// schedules that stream the weights at full width (whole-register columns,
+// padded blocks, a block per core, no panel copy); see gemm_n_filter.
+//
 // Knobs: tile_m [Mo, mb/mr, mr], tile_n [No, nb/nr, nr], tile_k [Ko, kb >= 16],
 // order (of k.0 i.0 j.0), unroll_rows (i.1), cache_b, tail (0 guard, 1 pad).
 #include <algorithm>
@@ -119,13 +123,14 @@ Status store_panel_by_columns(Sched& s, const Gemm& g, const std::string& panel)
 // latency of a load-bound loop.
 int64_t gemv_max_nr(int64_t lanes) { return std::min<int64_t>(kMaxVectorLanes, 4 * lanes); }
 
-// tile_n's filter. A GEMV (M == 1) also takes whole registers that do not
-// divide N (1000 = 62.5 x 16): with the `tail` knob padding the last block
-// (and the packed weights' last block), every block runs the whole nr-wide
-// micro-kernel, where the divisors alone (8, or half of one register) leave
-// it one accumulator chain, FMA-latency-bound. Its blocks are its only
-// parallel loop (one row): unless the batch gives every core work, there
-// are blocks for every core, or one core streams all the weights.
+// tile_n's filter. A GEMV (M == 1) has one output row: the micro-kernel's
+// columns are its only independent accumulator chains, so it takes whole
+// registers, up to gemv_max_nr, whether or not they divide N (1000 = 62.5 x
+// 16: the divisors alone left it 8 columns, one chain); its padded last
+// block and the packed weights' zero-padded last block keep every block
+// whole. Its blocks are its only parallel loop: unless a batch gives every
+// core work, there are blocks for every core, or one core streams all the
+// weights.
 SplitFilter gemm_n_filter(const Gemm& g, int64_t lanes, const Target& target) {
   SplitFilter usual = vector_split_filter(g.n, lanes);
   if (g.m != 1) return usual;
@@ -134,8 +139,11 @@ SplitFilter gemm_n_filter(const Gemm& g, int64_t lanes, const Target& target) {
   for (int d = 0; d < g.batch_dims; ++d) batch *= g.stages.shape[static_cast<size_t>(d)];
   const int64_t cores = target.num_cores;
   const int64_t min_blocks = batch >= cores || g.n < cores * lanes ? 1 : (cores + batch - 1) / batch;
+  const bool whole_registers = g.n >= lanes;
   return [=](const std::vector<int64_t>& s) {
-    return s[0] >= min_blocks && (usual(s) || (s.back() % lanes == 0 && s.back() <= max_nr));
+    const int64_t nr = s.back();
+    if (s[0] < min_blocks) return false;
+    return whole_registers ? nr % lanes == 0 && nr <= max_nr : usual(s);
   };
 }
 
@@ -152,9 +160,16 @@ Result<KnobSpace> define_gemm(const ComputeDAG& dag, const Target& target) {
   TESSERA_RETURN_IF_ERROR(space.define_split("tile_k", g.k, SplitPolicy::tiles(), 2,
                                              [=](const std::vector<int64_t>& s) { return s[1] >= min_kb; }));
   TESSERA_RETURN_IF_ERROR(space.define_reorder_all("order", 3));
-  TESSERA_RETURN_IF_ERROR(space.define_annotate("unroll_rows", {{IterAnnotation::kUnroll, IterAnnotation::kNone}}));
-  TESSERA_RETURN_IF_ERROR(space.define_knob("cache_b", {1, 0}));
-  TESSERA_RETURN_IF_ERROR(space.define_knob("tail", {kTailGuard, kTailPad}));
+  // A GEMV has one row to unroll, uses each column of B once (a panel of
+  // it is a copy of B at every call) and pads its last block (a guarded
+  // one would read the unpacked weights across their rows).
+  const bool gemv = g.m == 1;
+  TESSERA_RETURN_IF_ERROR(space.define_annotate(
+      "unroll_rows", {gemv ? std::vector<IterAnnotation>{IterAnnotation::kNone}
+                           : std::vector<IterAnnotation>{IterAnnotation::kUnroll, IterAnnotation::kNone}}));
+  TESSERA_RETURN_IF_ERROR(space.define_knob("cache_b", gemv ? std::vector<int64_t>{0} : std::vector<int64_t>{1, 0}));
+  TESSERA_RETURN_IF_ERROR(space.define_knob("tail", gemv ? std::vector<int64_t>{kTailPad}
+                                                         : std::vector<int64_t>{kTailGuard, kTailPad}));
   return space;
 }
 
