@@ -161,7 +161,7 @@ class Annotator {
   Status parallelize(int p, int stage, int leading);
   Status vectorize_innermost(int stage);
   Status unroll(int p, int stage);
-  Status pack(int p, const Var& at, int64_t vector_extent);
+  Status pack(int p, const Var& at, int64_t vector_extent, bool padded);
   std::vector<std::pair<int, int>> location_candidates(int stage) const;
 
   State state_;
@@ -262,7 +262,11 @@ Status Annotator::unroll(int p, int stage) {
 
 // Copies each packed input's panel (the region one vector-axis S2 iteration
 // reads) into a local buffer at that loop, vectorized along the vector axis.
-Status Annotator::pack(int p, const Var& at, int64_t vector_extent) {
+// A `padded` stage (PadTileStep) computes whole tiles past the edge; its
+// panel is padded with it, so that the copy and the micro-kernel's loads stay
+// whole vectors (an unpadded panel of a padded tile guards its copy, and ran
+// the prime matmul at half the speed of the guarded tiles).
+Status Annotator::pack(int p, const Var& at, int64_t vector_extent, bool padded) {
   const StagePlan& plan = sketch_.plans[p];
   for (int input : plan.packed) {
     TESSERA_ASSIGN_OR_RETURN(int source, stage(SketchStageRef{input, SketchStageRef::Kind::kTensor}));
@@ -271,6 +275,7 @@ Status Annotator::pack(int p, const Var& at, int64_t vector_extent) {
     TESSERA_ASSIGN_OR_RETURN(int panel, stage(SketchStageRef{input, SketchStageRef::Kind::kCacheRead}));
     TESSERA_ASSIGN_OR_RETURN(x, stage(plan.stage));
     TESSERA_RETURN_IF_ERROR(state_.compute_at(panel, x, state_.stage(x).iter_index(at)));
+    if (padded) TESSERA_RETURN_IF_ERROR(state_.pad_tile(panel));
     const int last = static_cast<int>(state_.stage(panel).iters.size()) - 1;
     if (last >= 0 && vector_friendly(vector_extent, lanes_of(panel)))
       TESSERA_RETURN_IF_ERROR(state_.vectorize(panel, last));
@@ -330,7 +335,7 @@ Status Annotator::tiled(int p) {
   TESSERA_RETURN_IF_ERROR(reorder(x, order));
   TESSERA_RETURN_IF_ERROR(parallelize(p, x, static_cast<int>(front.size() + s0.size() + s1.size())));
   if (!plan.packed.empty()) {
-    TESSERA_RETURN_IF_ERROR(pack(p, s2.front(), d_.tiles[vector_var(plan, axes.size())][3]));
+    TESSERA_RETURN_IF_ERROR(pack(p, s2.front(), d_.tiles[vector_var(plan, axes.size())][3], /*padded=*/false));
     TESSERA_ASSIGN_OR_RETURN(x, stage(plan.stage));
   }
   TESSERA_RETURN_IF_ERROR(vectorize_innermost(x));
@@ -404,7 +409,7 @@ Status Annotator::fused(int p) {
   for (const auto* level : {&r0, &s2, &r1, &s3}) order.insert(order.end(), level->begin(), level->end());
   TESSERA_RETURN_IF_ERROR(reorder(x, order));
   if (!producer.packed.empty()) {
-    TESSERA_RETURN_IF_ERROR(pack(q, s2.front(), d_.tiles[vector_var(producer, axes.size())][3]));
+    TESSERA_RETURN_IF_ERROR(pack(q, s2.front(), d_.tiles[vector_var(producer, axes.size())][3], d_.pad[p] > 0));
     TESSERA_ASSIGN_OR_RETURN(x, stage(producer.stage));
   }
   TESSERA_RETURN_IF_ERROR(vectorize_innermost(x));
