@@ -38,10 +38,14 @@ void distribute(int64_t n, int levels, std::vector<int64_t>& f, SpaceRng& rng) {
 
 // Tile sizes that need not divide the extent: each inner level a size that
 // suits the target (a lane multiple for the vector level, a power of two
-// otherwise), the outer level ceil(extent / inner). The last tile of each
-// level is a remainder: a guard-free middle and a tail (partition_loops),
-// a masked vector at the innermost (vectorize_loops).
-std::vector<int64_t> nondividing_factors(int64_t extent, int levels, bool vector_inner, int lanes, SpaceRng& rng) {
+// otherwise: up to 64, or kMaxReduceTile for a k block), the outer level
+// ceil(extent / inner). The last tile of each level is a remainder: a
+// guard-free middle and a tail (partition_loops), a masked vector at the
+// innermost (vectorize_loops).
+std::vector<int64_t> nondividing_factors(int64_t extent, const TileVar& var, bool vector_inner, int lanes,
+                                         SpaceRng& rng) {
+  const int levels = std::max(1, var.levels);
+  const int64_t max_size = var.reduce ? kMaxReduceTile : 64;
   std::vector<int64_t> f(levels, 1);
   int64_t inner = 1;
   for (int l = levels - 1; l >= 1; --l) {
@@ -50,7 +54,7 @@ std::vector<int64_t> nondividing_factors(int64_t extent, int levels, bool vector
       for (int64_t m = lanes; m <= std::min<int64_t>(kMaxVectorLanes, 4 * lanes) && m <= extent; m += lanes)
         sizes.push_back(m);
     else
-      for (int64_t p = 1; p <= 64 && p * inner <= extent; p *= 2) sizes.push_back(p);
+      for (int64_t p = 1; p <= max_size && p * inner <= extent; p *= 2) sizes.push_back(p);
     f[l] = sizes.empty() ? 1 : rng.pick(sizes);
     inner *= f[l];
   }
@@ -79,7 +83,7 @@ std::vector<int64_t> sample_tile_factors(int64_t extent, const TileVar& var, int
   const bool vector_inner = var.vector_inner && levels >= 2;
   const double nondividing = friendly_extent(extent, vector_inner, lanes) ? options.nondividing_chance
                                                                           : options.unfriendly_nondividing_chance;
-  if (levels >= 2 && rng.chance(nondividing)) return nondividing_factors(extent, levels, vector_inner, lanes, rng);
+  if (levels >= 2 && rng.chance(nondividing)) return nondividing_factors(extent, var, vector_inner, lanes, rng);
   if (!var.vector_inner || levels < 2) {
     distribute(extent, levels, f, rng);
     return f;

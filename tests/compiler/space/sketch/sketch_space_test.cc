@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -350,6 +351,25 @@ TEST(Annotation, NonDividingTilesHaveTargetSizesAndCoverTheExtent) {
         EXPECT_EQ(f[0], (extent + inner - 1) / inner) << extent;
         EXPECT_LE(inner, std::max<int64_t>(extent, 64)) << extent;
       }
+}
+
+// A k block that need not divide its reduction reaches the template's block
+// sizes (256 of K = 499), not only a spatial tile's 64.
+TEST(Annotation, NonDividingReduceTilesReachLongKBlocks) {
+  SketchOptions options;
+  options.nondividing_chance = 1;
+  options.unfriendly_nondividing_chance = 1;
+  SpaceRng rng(3);
+  std::set<int64_t> reduce_blocks, spatial_blocks;
+  for (int draw = 0; draw < 300; ++draw) {
+    auto k = sample_tile_factors(499, TileVar{"k", 2, false, /*reduce=*/true}, 16, options, rng);
+    EXPECT_EQ(k[0], (499 + k[1] - 1) / k[1]);
+    EXPECT_LE(k[1], kMaxReduceTile);
+    reduce_blocks.insert(k[1]);
+    spatial_blocks.insert(sample_tile_factors(499, TileVar{"i", 2, false}, 16, options, rng)[1]);
+  }
+  EXPECT_TRUE(reduce_blocks.count(256)) << "no k block of 256";
+  EXPECT_LE(*spatial_blocks.rbegin(), 64);
 }
 
 TEST(Annotation, ExtentsWithoutTargetSizedDivisorsMostlyGetNonDividingTiles) {
