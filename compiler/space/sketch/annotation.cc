@@ -26,8 +26,10 @@ bool vector_friendly(int64_t extent, int lanes) {
 namespace {
 
 // The chance that a producer whose tiles hang over the edge computes them
-// whole (PadTileStep) rather than guarding their points.
-constexpr double kPadTileChance = 0.5;
+// whole (PadTileStep) rather than guarding their points; higher when it
+// packs an input, whose panel is then padded too and copied in whole vectors
+// (the gemm template's micro-kernel on prime shapes).
+constexpr double kPadTileChance = 0.5, kPackedPadTileChance = 0.8;
 
 // Each prime factor of n goes to a uniformly chosen level in [0, levels):
 // every ordered factorization is reachable, and moving one prime between
@@ -382,7 +384,8 @@ Status Annotator::fused(int p) {
   TESSERA_RETURN_IF_ERROR(state_.compute_at(x, y, at));
   TESSERA_ASSIGN_OR_RETURN(x, stage(producer.stage));
   // Where tiles hang over the edge: guarded points, or whole padded tiles.
-  if (d_.pad[p] < 0) d_.pad[p] = overhangs && rng_.chance(kPadTileChance) ? 1 : 0;
+  const double pad_chance = producer.packed.empty() ? kPadTileChance : kPackedPadTileChance;
+  if (d_.pad[p] < 0) d_.pad[p] = overhangs && rng_.chance(pad_chance) ? 1 : 0;
   if (d_.pad[p] > 0) TESSERA_RETURN_IF_ERROR(state_.pad_tile(x));
 
   const std::vector<IterVar> axes = state_.stage(x).axes, reduce = state_.stage(x).reduce_axes;

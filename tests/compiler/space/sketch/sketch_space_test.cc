@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -262,6 +263,39 @@ TEST(SketchSpace, APaddedTilePadsItsPackedPanel) {
   auto got = test::run_native(s, inputs, pool);
   ASSERT_TRUE(got.is_ok()) << got.status().to_string();
   EXPECT_TRUE(test::all_close(*got, *want, 1e-4, 1e-4)) << steps_to_json(s.steps());
+}
+
+// A packed producer whose tiles hang over the edge mostly pads them (the
+// panel with them); an unpacked one is even odds.
+TEST(SketchSpace, PackedTilesThatHangOverAreMostlyPadded) {
+  auto dag = dag_of("matmul:M=37,N=41,K=29");
+  SketchSpace space = SketchSpace::make(dag, host_target()).value();
+  std::map<bool, std::pair<int, int>> padded_of;  // packed -> (padded, overhanging)
+  SpaceRng rng(11);
+  for (int i = 0; i < 600; ++i) {
+    const SketchProgram p = space.sample(rng).value();
+    const Sketch& sk = space.sketches()[p.sketch];
+    for (size_t c = 0; c < sk.plans.size(); ++c) {
+      if (sk.plans[c].rule != StageRule::kFusedConsumer) continue;
+      const StagePlan& producer = sk.plans[static_cast<size_t>(sk.plans[c].partner)];
+      bool overhangs = false;  // along i or j (the reduction's tiles do not pad)
+      for (size_t a = 0; a < 2; ++a) {
+        const int var = producer.tiles[a];
+        if (var < 0) continue;
+        int64_t product = 1;
+        for (int64_t f : p.decisions.tiles[var]) product *= f;
+        overhangs |= product != p.decisions.tile_extents[var];
+      }
+      if (!overhangs) continue;
+      auto& [padded, total] = padded_of[!producer.packed.empty()];
+      padded += p.decisions.pad[c] > 0;
+      ++total;
+    }
+  }
+  ASSERT_GT(padded_of[true].second, 50);
+  ASSERT_GT(padded_of[false].second, 50);
+  EXPECT_GT(padded_of[true].first, 0.7 * padded_of[true].second);
+  EXPECT_LT(padded_of[false].first, 0.62 * padded_of[false].second);
 }
 
 TEST(SketchSpace, MalformedProgramJsonIsAParseError) {
