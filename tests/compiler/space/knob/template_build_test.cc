@@ -30,7 +30,7 @@ struct TemplateCase {
   std::vector<const char*> specs;
 };
 const TemplateCase kCases[] = {
-    {"matmul", {"matmul:M=37,N=45,K=29", "matmul:M=24,N=48,K=20"}},
+    {"matmul", {"matmul:M=37,N=45,K=29", "matmul:M=24,N=48,K=20", "matmul:M=1,N=64,K=30"}},
     {"dense", {"dense:M=9,N=35,K=20", "dense:M=13,N=40,K=27,bias=1,relu=1", "dense:M=1,N=200,K=19,bias=1"}},
     {"batch_matmul", {"batch_matmul:B=3,M=10,N=33,K=17"}},
     {"conv2d",
