@@ -160,9 +160,9 @@ Result<KnobSpace> define_gemm(const ComputeDAG& dag, const Target& target) {
   TESSERA_RETURN_IF_ERROR(space.define_split("tile_k", g.k, SplitPolicy::tiles(), 2,
                                              [=](const std::vector<int64_t>& s) { return s[1] >= min_kb; }));
   TESSERA_RETURN_IF_ERROR(space.define_reorder_all("order", 3));
-  // A GEMV has one row to unroll, uses each column of B once (a panel of
-  // it is a copy of B at every call) and pads its last block (a guarded
-  // one would read the unpacked weights across their rows).
+  // A GEMV has a single row (nothing to unroll), uses each column of B once
+  // (a panel of it is a copy of B at every call) and pads its last block (a
+  // guarded one would read the unpacked weights across their rows).
   const bool gemv = g.m == 1;
   TESSERA_RETURN_IF_ERROR(space.define_annotate(
       "unroll_rows", {gemv ? std::vector<IterAnnotation>{IterAnnotation::kNone}
@@ -257,7 +257,7 @@ Result<KnobConfig> fallback_gemm(const KnobSpace& space, const ComputeDAG& dag, 
                                 // each column of B once: a panel of it would
                                 // copy B at every call.
                                 {"cache_b", {gemv || (g.b_is_nk && nr < g.n) ? 0 : 1}},
-                                {"tail", {pad ? kTailPad : kTailGuard}}});
+                                {"tail", {pad || gemv ? kTailPad : kTailGuard}}});
 }
 
 }  // namespace tessera::template_detail
