@@ -16,12 +16,17 @@
 // tiles everywhere, the weights are packed with a zero-padded last block,
 // and only the copy out is guarded.
 //
+// A GEMV (M == 1, batch-1 dense) is memory-bound: its space keeps the
+// schedules that stream the weights at full width (whole-register columns,
+// padded blocks, a block per core, no panel copy); see gemm_n_filter.
+//
 // Knobs: tile_m [Mo, mb/mr, mr], tile_n [No, nb/nr, nr], tile_k [Ko, kb >= 16],
 // order (of k.0 i.0 j.0), unroll_rows (i.1), cache_b, tail (0 guard, 1 pad).
 #include <algorithm>
 
 #include "compiler/ir/functor.h"
 #include "compiler/ir/util.h"
+#include "compiler/lower/infer_bounds.h"
 #include "compiler/space/knob/template_families.h"
 #include "compiler/space/knob/template_util.h"
 
@@ -113,6 +118,35 @@ Status store_panel_by_columns(Sched& s, const Gemm& g, const std::string& panel)
   return s.reorder(panel, loop_order);
 }
 
+// The most columns a GEMV's micro-kernel holds: its accumulators are its
+// only independent chains (one output row), and 4 of them cover the FMA
+// latency of a load-bound loop.
+int64_t gemv_max_nr(int64_t lanes) { return std::min<int64_t>(kMaxVectorLanes, 4 * lanes); }
+
+// tile_n's filter. A GEMV (M == 1) has one output row: the micro-kernel's
+// columns are its only independent accumulator chains, so it takes whole
+// registers, up to gemv_max_nr, whether or not they divide N (1000 = 62.5 x
+// 16: the divisors alone left it 8 columns, one chain); its padded last
+// block and the packed weights' zero-padded last block keep every block
+// whole. Its blocks are its only parallel loop: unless a batch gives every
+// core work, there are blocks for every core, or one core streams all the
+// weights.
+SplitFilter gemm_n_filter(const Gemm& g, int64_t lanes, const Target& target) {
+  SplitFilter usual = vector_split_filter(g.n, lanes);
+  if (g.m != 1) return usual;
+  const int64_t max_nr = gemv_max_nr(lanes);
+  int64_t batch = 1;
+  for (int d = 0; d < g.batch_dims; ++d) batch *= g.stages.shape[static_cast<size_t>(d)];
+  const int64_t cores = target.num_cores;
+  const int64_t min_blocks = batch >= cores || g.n < cores * lanes ? 1 : (cores + batch - 1) / batch;
+  const bool whole_registers = g.n >= lanes;
+  return [=](const std::vector<int64_t>& s) {
+    const int64_t nr = s.back();
+    if (s[0] < min_blocks) return false;
+    return whole_registers ? nr % lanes == 0 && nr <= max_nr : usual(s);
+  };
+}
+
 }  // namespace
 
 Result<KnobSpace> define_gemm(const ComputeDAG& dag, const Target& target) {
@@ -120,15 +154,22 @@ Result<KnobSpace> define_gemm(const ComputeDAG& dag, const Target& target) {
   const int64_t lanes = target.vector_lanes(g.stages.dtype);
   KnobSpace space;
   TESSERA_RETURN_IF_ERROR(space.define_split("tile_m", g.m, SplitPolicy::tiles(), 3, unrolled_split_filter()));
-  TESSERA_RETURN_IF_ERROR(space.define_split("tile_n", g.n, SplitPolicy::tiles(), 3, vector_split_filter(g.n, lanes)));
+  TESSERA_RETURN_IF_ERROR(space.define_split("tile_n", g.n, SplitPolicy::tiles(), 3, gemm_n_filter(g, lanes, target)));
   // A k block shorter than 16 reloads the accumulators for too little work.
   const int64_t min_kb = std::min<int64_t>(g.k, 16);
   TESSERA_RETURN_IF_ERROR(space.define_split("tile_k", g.k, SplitPolicy::tiles(), 2,
                                              [=](const std::vector<int64_t>& s) { return s[1] >= min_kb; }));
   TESSERA_RETURN_IF_ERROR(space.define_reorder_all("order", 3));
-  TESSERA_RETURN_IF_ERROR(space.define_annotate("unroll_rows", {{IterAnnotation::kUnroll, IterAnnotation::kNone}}));
-  TESSERA_RETURN_IF_ERROR(space.define_knob("cache_b", {1, 0}));
-  TESSERA_RETURN_IF_ERROR(space.define_knob("tail", {kTailGuard, kTailPad}));
+  // A GEMV has a single row (nothing to unroll), uses each column of B once
+  // (a panel of it is a copy of B at every call) and pads its last block (a
+  // guarded one would read the unpacked weights across their rows).
+  const bool gemv = g.m == 1;
+  TESSERA_RETURN_IF_ERROR(space.define_annotate(
+      "unroll_rows", {gemv ? std::vector<IterAnnotation>{IterAnnotation::kNone}
+                           : std::vector<IterAnnotation>{IterAnnotation::kUnroll, IterAnnotation::kNone}}));
+  TESSERA_RETURN_IF_ERROR(space.define_knob("cache_b", gemv ? std::vector<int64_t>{0} : std::vector<int64_t>{1, 0}));
+  TESSERA_RETURN_IF_ERROR(space.define_knob("tail", gemv ? std::vector<int64_t>{kTailPad}
+                                                         : std::vector<int64_t>{kTailGuard, kTailPad}));
   return space;
 }
 
@@ -200,17 +241,23 @@ Result<KnobConfig> fallback_gemm(const KnobSpace& space, const ComputeDAG& dag, 
   // two vectors, the last block padded with zeros and the blocks of the
   // output padded with it when nr does not divide N (a classifier's 6625
   // classes), so that every block runs the whole micro-kernel.
-  const int64_t nr = 2 * lanes;
+  // A GEMV (M == 1) is the same micro-kernel with one row: it takes the
+  // widest one (four registers of independent sums, gemv_max_nr), a block
+  // each, so that the blocks share the weights' stream between the cores.
+  const bool gemv = g.m == 1;
+  const int64_t nr = gemv ? gemv_max_nr(lanes) : 2 * lanes;
   const bool pad = g.b_is_nk && g.n % nr != 0 && nr < g.n;
   return nearest_config(space, {{"tile_m", {0, mb / mr, mr}},
-                                {"tile_n", {0, std::max<int64_t>(1, nb / nr), nr}},
+                                {"tile_n", {0, gemv ? 1 : std::max<int64_t>(1, nb / nr), nr}},
                                 {"tile_k", {0, kb}},
                                 {"order", {0, 2, 1}},
                                 {"unroll_rows", {static_cast<int64_t>(IterAnnotation::kUnroll)}},
                                 // Packed weights already stream; a panel of them
-                                // would be read across its rows.
-                                {"cache_b", {g.b_is_nk && nr < g.n ? 0 : 1}},
-                                {"tail", {pad ? kTailPad : kTailGuard}}});
+                                // would be read across its rows. A GEMV uses
+                                // each column of B once: a panel of it would
+                                // copy B at every call.
+                                {"cache_b", {gemv || (g.b_is_nk && nr < g.n) ? 0 : 1}},
+                                {"tail", {pad || gemv ? kTailPad : kTailGuard}}});
 }
 
 }  // namespace tessera::template_detail

@@ -26,8 +26,10 @@ bool vector_friendly(int64_t extent, int lanes) {
 namespace {
 
 // The chance that a producer whose tiles hang over the edge computes them
-// whole (PadTileStep) rather than guarding their points.
-constexpr double kPadTileChance = 0.5;
+// whole (PadTileStep) rather than guarding their points; higher when it
+// packs an input, whose panel is then padded too and copied in whole vectors
+// (the gemm template's micro-kernel on prime shapes).
+constexpr double kPadTileChance = 0.5, kPackedPadTileChance = 0.8;
 
 // Each prime factor of n goes to a uniformly chosen level in [0, levels):
 // every ordered factorization is reachable, and moving one prime between
@@ -38,10 +40,14 @@ void distribute(int64_t n, int levels, std::vector<int64_t>& f, SpaceRng& rng) {
 
 // Tile sizes that need not divide the extent: each inner level a size that
 // suits the target (a lane multiple for the vector level, a power of two
-// otherwise), the outer level ceil(extent / inner). The last tile of each
-// level is a remainder: a guard-free middle and a tail (partition_loops),
-// a masked vector at the innermost (vectorize_loops).
-std::vector<int64_t> nondividing_factors(int64_t extent, int levels, bool vector_inner, int lanes, SpaceRng& rng) {
+// otherwise: up to 64, or kMaxReduceTile for a k block), the outer level
+// ceil(extent / inner). The last tile of each level is a remainder: a
+// guard-free middle and a tail (partition_loops), a masked vector at the
+// innermost (vectorize_loops).
+std::vector<int64_t> nondividing_factors(int64_t extent, const TileVar& var, bool vector_inner, int lanes,
+                                         SpaceRng& rng) {
+  const int levels = std::max(1, var.levels);
+  const int64_t max_size = var.reduce ? kMaxReduceTile : 64;
   std::vector<int64_t> f(levels, 1);
   int64_t inner = 1;
   for (int l = levels - 1; l >= 1; --l) {
@@ -50,7 +56,7 @@ std::vector<int64_t> nondividing_factors(int64_t extent, int levels, bool vector
       for (int64_t m = lanes; m <= std::min<int64_t>(kMaxVectorLanes, 4 * lanes) && m <= extent; m += lanes)
         sizes.push_back(m);
     else
-      for (int64_t p = 1; p <= 64 && p * inner <= extent; p *= 2) sizes.push_back(p);
+      for (int64_t p = 1; p <= max_size && p * inner <= extent; p *= 2) sizes.push_back(p);
     f[l] = sizes.empty() ? 1 : rng.pick(sizes);
     inner *= f[l];
   }
@@ -79,7 +85,7 @@ std::vector<int64_t> sample_tile_factors(int64_t extent, const TileVar& var, int
   const bool vector_inner = var.vector_inner && levels >= 2;
   const double nondividing = friendly_extent(extent, vector_inner, lanes) ? options.nondividing_chance
                                                                           : options.unfriendly_nondividing_chance;
-  if (levels >= 2 && rng.chance(nondividing)) return nondividing_factors(extent, levels, vector_inner, lanes, rng);
+  if (levels >= 2 && rng.chance(nondividing)) return nondividing_factors(extent, var, vector_inner, lanes, rng);
   if (!var.vector_inner || levels < 2) {
     distribute(extent, levels, f, rng);
     return f;
@@ -161,7 +167,7 @@ class Annotator {
   Status parallelize(int p, int stage, int leading);
   Status vectorize_innermost(int stage);
   Status unroll(int p, int stage);
-  Status pack(int p, const Var& at, int64_t vector_extent);
+  Status pack(int p, const Var& at, int64_t vector_extent, bool padded);
   std::vector<std::pair<int, int>> location_candidates(int stage) const;
 
   State state_;
@@ -262,7 +268,11 @@ Status Annotator::unroll(int p, int stage) {
 
 // Copies each packed input's panel (the region one vector-axis S2 iteration
 // reads) into a local buffer at that loop, vectorized along the vector axis.
-Status Annotator::pack(int p, const Var& at, int64_t vector_extent) {
+// A `padded` stage (PadTileStep) computes whole tiles past the edge; its
+// panel is padded with it, so that the copy and the micro-kernel's loads stay
+// whole vectors (an unpadded panel of a padded tile guards its copy, and ran
+// the prime matmul at half the speed of the guarded tiles).
+Status Annotator::pack(int p, const Var& at, int64_t vector_extent, bool padded) {
   const StagePlan& plan = sketch_.plans[p];
   for (int input : plan.packed) {
     TESSERA_ASSIGN_OR_RETURN(int source, stage(SketchStageRef{input, SketchStageRef::Kind::kTensor}));
@@ -271,6 +281,7 @@ Status Annotator::pack(int p, const Var& at, int64_t vector_extent) {
     TESSERA_ASSIGN_OR_RETURN(int panel, stage(SketchStageRef{input, SketchStageRef::Kind::kCacheRead}));
     TESSERA_ASSIGN_OR_RETURN(x, stage(plan.stage));
     TESSERA_RETURN_IF_ERROR(state_.compute_at(panel, x, state_.stage(x).iter_index(at)));
+    if (padded) TESSERA_RETURN_IF_ERROR(state_.pad_tile(panel));
     const int last = static_cast<int>(state_.stage(panel).iters.size()) - 1;
     if (last >= 0 && vector_friendly(vector_extent, lanes_of(panel)))
       TESSERA_RETURN_IF_ERROR(state_.vectorize(panel, last));
@@ -330,7 +341,7 @@ Status Annotator::tiled(int p) {
   TESSERA_RETURN_IF_ERROR(reorder(x, order));
   TESSERA_RETURN_IF_ERROR(parallelize(p, x, static_cast<int>(front.size() + s0.size() + s1.size())));
   if (!plan.packed.empty()) {
-    TESSERA_RETURN_IF_ERROR(pack(p, s2.front(), d_.tiles[vector_var(plan, axes.size())][3]));
+    TESSERA_RETURN_IF_ERROR(pack(p, s2.front(), d_.tiles[vector_var(plan, axes.size())][3], /*padded=*/false));
     TESSERA_ASSIGN_OR_RETURN(x, stage(plan.stage));
   }
   TESSERA_RETURN_IF_ERROR(vectorize_innermost(x));
@@ -373,7 +384,8 @@ Status Annotator::fused(int p) {
   TESSERA_RETURN_IF_ERROR(state_.compute_at(x, y, at));
   TESSERA_ASSIGN_OR_RETURN(x, stage(producer.stage));
   // Where tiles hang over the edge: guarded points, or whole padded tiles.
-  if (d_.pad[p] < 0) d_.pad[p] = overhangs && rng_.chance(kPadTileChance) ? 1 : 0;
+  const double pad_chance = producer.packed.empty() ? kPadTileChance : kPackedPadTileChance;
+  if (d_.pad[p] < 0) d_.pad[p] = overhangs && rng_.chance(pad_chance) ? 1 : 0;
   if (d_.pad[p] > 0) TESSERA_RETURN_IF_ERROR(state_.pad_tile(x));
 
   const std::vector<IterVar> axes = state_.stage(x).axes, reduce = state_.stage(x).reduce_axes;
@@ -404,7 +416,7 @@ Status Annotator::fused(int p) {
   for (const auto* level : {&r0, &s2, &r1, &s3}) order.insert(order.end(), level->begin(), level->end());
   TESSERA_RETURN_IF_ERROR(reorder(x, order));
   if (!producer.packed.empty()) {
-    TESSERA_RETURN_IF_ERROR(pack(q, s2.front(), d_.tiles[vector_var(producer, axes.size())][3]));
+    TESSERA_RETURN_IF_ERROR(pack(q, s2.front(), d_.tiles[vector_var(producer, axes.size())][3], d_.pad[p] > 0));
     TESSERA_ASSIGN_OR_RETURN(x, stage(producer.stage));
   }
   TESSERA_RETURN_IF_ERROR(vectorize_innermost(x));

@@ -82,7 +82,15 @@ struct TileVar {
   std::string name;           ///< "C.local.i" for messages and printing
   int levels = 2;
   bool vector_inner = false;  ///< the innermost level is vectorized: favour lane multiples <= 64
+  /// A reduce axis' k block (inner level): a tile that need not divide the
+  /// extent may be up to kMaxReduceTile long, not 64 as a spatial tile.
+  bool reduce = false;
 };
+
+/// The longest k block of a reduce axis whose tiles need not divide it: a
+/// panel of 256 x 32 floats still fits L1, and the accumulators are reloaded
+/// once per block (the prime matmul: 256 ran 3-5% faster than 64 or 499).
+inline constexpr int64_t kMaxReduceTile = 512;
 
 /// How one stage that keeps loops is scheduled.
 struct StagePlan {

@@ -142,7 +142,7 @@ class RuleEngine {
   int fusible_consumer(const Partial& s, int t) const;
   bool needs_rfactor(int t) const;
 
-  int add_tile(Partial& s, const std::string& name, int levels, bool vector_inner) const;
+  int add_tile(Partial& s, const std::string& name, int levels, bool vector_inner, bool reduce = false) const;
   int add_plan(Partial& s, SketchStageRef ref, StageRule rule) const;
   void add_simple(Partial& s, int t, Kind kind, int vector_axis, bool movable) const;
   // Tile variables of a tiled stage: 4 levels per spatial axis, 2 per reduce axis.
@@ -209,8 +209,8 @@ bool RuleEngine::needs_rfactor(int t) const {
          reduce >= options_.rfactor_min_reduce;
 }
 
-int RuleEngine::add_tile(Partial& s, const std::string& name, int levels, bool vector_inner) const {
-  s.sketch.tiles.push_back(TileVar{name, levels, vector_inner});
+int RuleEngine::add_tile(Partial& s, const std::string& name, int levels, bool vector_inner, bool reduce) const {
+  s.sketch.tiles.push_back(TileVar{name, levels, vector_inner, reduce});
   return static_cast<int>(s.sketch.tiles.size()) - 1;
 }
 
@@ -251,7 +251,7 @@ void RuleEngine::add_tiling(Partial& s, int plan, const ComputeOpNode* op, const
                        ? add_tile(s, name + "." + op->axes[d]->var.name(), 4, static_cast<int>(d) == last)
                        : -1);
   for (const IterVar& r : op->reduce_axes)
-    vars.push_back(r->extent > 1 ? add_tile(s, name + "." + r->var.name(), 2, false) : -1);
+    vars.push_back(r->extent > 1 ? add_tile(s, name + "." + r->var.name(), 2, false, /*reduce=*/true) : -1);
   StagePlan& p = s.sketch.plans[plan];
   p.tiles = vars;
   p.unrolls = true;

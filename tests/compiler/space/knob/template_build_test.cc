@@ -30,8 +30,8 @@ struct TemplateCase {
   std::vector<const char*> specs;
 };
 const TemplateCase kCases[] = {
-    {"matmul", {"matmul:M=37,N=45,K=29", "matmul:M=24,N=48,K=20"}},
-    {"dense", {"dense:M=9,N=35,K=20", "dense:M=13,N=40,K=27,bias=1,relu=1"}},
+    {"matmul", {"matmul:M=37,N=45,K=29", "matmul:M=24,N=48,K=20", "matmul:M=1,N=64,K=30"}},
+    {"dense", {"dense:M=9,N=35,K=20", "dense:M=13,N=40,K=27,bias=1,relu=1", "dense:M=1,N=200,K=19,bias=1"}},
     {"batch_matmul", {"batch_matmul:B=3,M=10,N=33,K=17"}},
     {"conv2d",
      {"conv2d:N=1,C=6,H=11,W=13,K=10,R=3,S=3,pad=1", "conv2d:N=2,C=4,H=9,W=10,K=6,R=3,S=2,stride=2",
@@ -132,6 +132,25 @@ TEST(KnobTemplatesBuilt, DensePacksItsWeightsByTheMicroKernelWidth) {
     EXPECT_EQ(packed[0].first, 1) << spec;  // W
     EXPECT_EQ(packed[0].second, (PackedLayout{0, c.get("tile_n")[2]})) << spec;
   }
+}
+
+// A GEMV's fallback: whole-register blocks of columns that do not divide N,
+// the last one padded, the weights packed by the block width with a
+// zero-padded last block; it computes what the interpreter computes.
+TEST(KnobTemplatesBuilt, GemvFallbackPadsItsLastBlockAndMatchesTheInterpreter) {
+  ops::OpInstance inst = ops::parse_op_spec("dense:M=1,N=1000,K=37,bias=1").value();
+  const KnobTemplate* tmpl = find_template("dense");
+  KnobSpace space = tmpl->define(*inst.dag, host_target()).value();
+  KnobConfig c = tmpl->fallback(space, *inst.dag, host_target()).value();
+  const int64_t nr = c.get("tile_n")[2], lanes = host_target().vector_lanes(DType::f32());
+  EXPECT_EQ(nr % lanes, 0) << c.to_string();
+  EXPECT_GE(nr, 2 * lanes) << c.to_string();
+  State state = apply_template(*tmpl, inst.dag, c, host_target()).value();
+  const auto packed = packed_arguments(state);
+  ASSERT_EQ(packed.size(), 1u) << c.to_string();
+  EXPECT_EQ(packed[0].second, (PackedLayout{0, nr})) << c.to_string();
+  runtime::ThreadPool pool(2);
+  expect_matches(inst, state, reference(inst), &pool, "gemv fallback " + c.to_string());
 }
 
 // A fused subgraph as graph fusion makes it: conv2d, then a broadcast bias

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <random>
 #include <set>
@@ -23,6 +24,7 @@ const char* const kSpecs[] = {
     "matmul:M=37,N=45,K=29",
     "dense:M=9,N=35,K=20",
     "dense:M=13,N=40,K=27,bias=1,relu=1",
+    "dense:M=1,N=200,K=19,bias=1",
     "batch_matmul:B=3,M=10,N=33,K=17",
     "conv2d:N=1,C=6,H=11,W=13,K=10,R=3,S=3,pad=1",
     "conv2d:N=2,C=4,H=9,W=10,K=6,R=3,S=2,stride=2",
@@ -123,6 +125,44 @@ TEST(KnobTemplates, FallbackFollowsTheTarget) {
   KnobConfig avx2 = fallback(target("llvm -mtriple=x86_64-linux-gnu -mcpu=haswell"));
   EXPECT_EQ(avx2.get("tile_m"), (std::vector<int64_t>{8, 16, 4}));
   EXPECT_EQ(avx2.get("tile_n"), (std::vector<int64_t>{2, 16, 16}));
+}
+
+// A GEMV (one output row) has no rows to unroll: its micro-kernel takes one
+// to four whole registers of columns whatever N (1000 = 62.5 x 16, the last
+// block padded), and its blocks give every core a share of the weights.
+TEST(KnobTemplates, GemvTakesWholeRegistersAndABlockPerCore) {
+  ops::OpInstance inst = parse("dense:M=1,N=1000,K=2048");
+  const KnobTemplate* tmpl = find_template("dense");
+  const Target avx512 = target("llvm -mtriple=x86_64-linux-gnu -mcpu=skylake-avx512 -num-cores=4");
+  KnobSpace space = tmpl->define(*inst.dag, avx512).value();
+  std::set<int64_t> nr;
+  for (const auto& c : space.find("tile_n")->candidates) {
+    EXPECT_GE(c[0], 4) << "a block per core: [" << c[0] << ", " << c[1] << ", " << c[2] << "]";
+    nr.insert(c.back());
+  }
+  EXPECT_EQ(nr, (std::set<int64_t>{16, 32, 64}));
+  EXPECT_EQ(space.find("tail")->candidates, (std::vector<std::vector<int64_t>>{{1}}));     // padded
+  EXPECT_EQ(space.find("cache_b")->candidates, (std::vector<std::vector<int64_t>>{{0}}));  // no copy of B per call
+  KnobConfig fallback = tmpl->fallback(space, *inst.dag, avx512).value();
+  EXPECT_EQ(fallback.get("tile_n"), (std::vector<int64_t>{16, 1, 64}));
+  EXPECT_EQ(fallback.get_int("tail"), 1);     // padded: 1000 is not a multiple of 64
+  EXPECT_EQ(fallback.get_int("cache_b"), 0);  // the weights are packed once, not per call
+  const Target avx2 = target("llvm -mtriple=x86_64-linux-gnu -mcpu=haswell -num-cores=2");
+  KnobSpace space2 = tmpl->define(*inst.dag, avx2).value();
+  EXPECT_EQ(tmpl->fallback(space2, *inst.dag, avx2).value().get("tile_n"), (std::vector<int64_t>{32, 1, 32}));
+  // With rows, or a batch that feeds every core, the spaces are as before.
+  for (const char* spec : {"dense:M=8,N=1000,K=64", "batch_matmul:B=4,M=1,N=1000,K=64"}) {
+    ops::OpInstance rows = parse(spec);
+    const KnobTemplate* t = find_template(rows.op);
+    KnobSpace s = t->define(*rows.dag, avx512).value();
+    int64_t min_blocks = 1 << 20, max_nr = 0;
+    for (const auto& c : s.find("tile_n")->candidates) {
+      min_blocks = std::min(min_blocks, c[0]);
+      max_nr = std::max(max_nr, c.back());
+    }
+    EXPECT_EQ(min_blocks, 1) << spec;
+    EXPECT_EQ(max_nr, rows.op == "dense" ? 16 : 64) << spec;
+  }
 }
 
 TEST(KnobTemplates, FallbackCompilesForAarch64) {

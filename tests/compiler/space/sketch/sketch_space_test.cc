@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -13,6 +15,9 @@
 #include "compiler/lower/lower.h"
 #include "compiler/ops/ops.h"
 #include "compiler/space/sketch/annotation.h"
+#include "runtime/thread_pool.h"
+#include "tests/compiler/codegen/run_native.h"
+#include "tests/compiler/ops/op_test_util.h"
 
 namespace tessera {
 namespace {
@@ -222,6 +227,77 @@ TEST(SketchSpace, PaddedTilesAreADecisionAndOldDecisionsReplayGuarded) {
   EXPECT_GT(padded, 0) << "no sampled program pads its tiles";
 }
 
+// A padded tile of a packed sketch pads its panel of B too: the copy and the
+// micro-kernel's loads stay whole vectors past the edge (an unpadded panel
+// guarded its copy, and the prime matmul ran at half the guarded tiles'
+// speed). The padded program computes what the interpreter computes.
+TEST(SketchSpace, APaddedTilePadsItsPackedPanel) {
+  auto dag = dag_of("matmul:M=37,N=41,K=29");
+  SketchSpace space = SketchSpace::make(dag, host_target()).value();
+  const int lanes = static_cast<int>(host_target().vector_lanes(DType::f32()));
+  int packed = -1;
+  for (size_t i = 0; i < space.sketches().size(); ++i) {
+    const Sketch& sk = space.sketches()[i];
+    const StagePlan* local = plan_named(space, sk, "matmul", SketchStageRef::Kind::kLocal);
+    if (local && !local->packed.empty()) packed = static_cast<int>(i);
+  }
+  ASSERT_GE(packed, 0) << space.to_string();
+  const Sketch& sk = space.sketches()[packed];
+  SketchDecisions d = SketchDecisions::unset(sk);
+  // i, j (the vector axis: two registers, 41 is none of their multiples), k.
+  d.tiles = {{3, 1, 2, 8}, {1, 1, 2, 2 * lanes}, {2, 16}};
+  const StagePlan* consumer = plan_named(space, sk, "matmul");
+  ASSERT_NE(consumer, nullptr);
+  for (size_t p = 0; p < sk.plans.size(); ++p)
+    if (&sk.plans[p] == consumer) d.pad[p] = 1;
+  SpaceRng rng(3);
+  auto program = space.complete(packed, d, rng);
+  ASSERT_TRUE(program.is_ok()) << program.status().to_string();
+  const State& s = program->state;
+  EXPECT_TRUE(s.stage(s.stage_index("matmul.local")).pad_tile) << s.to_string();
+  EXPECT_TRUE(s.stage(s.stage_index("B.local")).pad_tile) << s.to_string();
+  const auto inputs = test::random_inputs(*dag, 5, -1, 1);
+  auto want = test::run(State(dag), inputs);
+  ASSERT_TRUE(want.is_ok()) << want.status().to_string();
+  runtime::ThreadPool pool(2);
+  auto got = test::run_native(s, inputs, pool);
+  ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+  EXPECT_TRUE(test::all_close(*got, *want, 1e-4, 1e-4)) << steps_to_json(s.steps());
+}
+
+// A packed producer whose tiles hang over the edge mostly pads them (the
+// panel with them); an unpacked one is even odds.
+TEST(SketchSpace, PackedTilesThatHangOverAreMostlyPadded) {
+  auto dag = dag_of("matmul:M=37,N=41,K=29");
+  SketchSpace space = SketchSpace::make(dag, host_target()).value();
+  std::map<bool, std::pair<int, int>> padded_of;  // packed -> (padded, overhanging)
+  SpaceRng rng(11);
+  for (int i = 0; i < 600; ++i) {
+    const SketchProgram p = space.sample(rng).value();
+    const Sketch& sk = space.sketches()[p.sketch];
+    for (size_t c = 0; c < sk.plans.size(); ++c) {
+      if (sk.plans[c].rule != StageRule::kFusedConsumer) continue;
+      const StagePlan& producer = sk.plans[static_cast<size_t>(sk.plans[c].partner)];
+      bool overhangs = false;  // along i or j (the reduction's tiles do not pad)
+      for (size_t a = 0; a < 2; ++a) {
+        const int var = producer.tiles[a];
+        if (var < 0) continue;
+        int64_t product = 1;
+        for (int64_t f : p.decisions.tiles[var]) product *= f;
+        overhangs |= product != p.decisions.tile_extents[var];
+      }
+      if (!overhangs) continue;
+      auto& [padded, total] = padded_of[!producer.packed.empty()];
+      padded += p.decisions.pad[c] > 0;
+      ++total;
+    }
+  }
+  ASSERT_GT(padded_of[true].second, 50);
+  ASSERT_GT(padded_of[false].second, 50);
+  EXPECT_GT(padded_of[true].first, 0.7 * padded_of[true].second);
+  EXPECT_LT(padded_of[false].first, 0.62 * padded_of[false].second);
+}
+
 TEST(SketchSpace, MalformedProgramJsonIsAParseError) {
   SketchSpace space = space_of("relu:M=4,N=4");
   SpaceRng rng(1);
@@ -309,6 +385,25 @@ TEST(Annotation, NonDividingTilesHaveTargetSizesAndCoverTheExtent) {
         EXPECT_EQ(f[0], (extent + inner - 1) / inner) << extent;
         EXPECT_LE(inner, std::max<int64_t>(extent, 64)) << extent;
       }
+}
+
+// A k block that need not divide its reduction reaches the template's block
+// sizes (256 of K = 499), not only a spatial tile's 64.
+TEST(Annotation, NonDividingReduceTilesReachLongKBlocks) {
+  SketchOptions options;
+  options.nondividing_chance = 1;
+  options.unfriendly_nondividing_chance = 1;
+  SpaceRng rng(3);
+  std::set<int64_t> reduce_blocks, spatial_blocks;
+  for (int draw = 0; draw < 300; ++draw) {
+    auto k = sample_tile_factors(499, TileVar{"k", 2, false, /*reduce=*/true}, 16, options, rng);
+    EXPECT_EQ(k[0], (499 + k[1] - 1) / k[1]);
+    EXPECT_LE(k[1], kMaxReduceTile);
+    reduce_blocks.insert(k[1]);
+    spatial_blocks.insert(sample_tile_factors(499, TileVar{"i", 2, false}, 16, options, rng)[1]);
+  }
+  EXPECT_TRUE(reduce_blocks.count(256)) << "no k block of 256";
+  EXPECT_LE(*spatial_blocks.rbegin(), 64);
 }
 
 TEST(Annotation, ExtentsWithoutTargetSizedDivisorsMostlyGetNonDividingTiles) {
