@@ -394,7 +394,9 @@ void BM_Tune_Dense1x1000x2048(benchmark::State& state) {
     std::vector<double> peer_times;
     for (int r = 0; r < kRounds; ++r) {
       for (size_t k = 0; k < kernels.size(); ++k) {
+        bench::let_peer_threads_idle();
         const double p = bench::median_seconds(peer, 3, 10);
+        bench::let_peer_threads_idle();
         const double t = bench::median_seconds([&] { kernels[k].fn(ptrs.data()); }, 3, 10);
         ratios[k].push_back(p / t);
         times[k].push_back(t);
@@ -500,10 +502,16 @@ std::function<void()> odd_shape_peer(int index, std::vector<runtime::NDArray>& a
   }
 }
 
-// Peer time / kernel time, the median of 7 rounds timed back to back.
+// Peer time / kernel time, the median of 7 rounds, each timing after the
+// other side's threads have gone idle (bench::let_peer_threads_idle).
 double ratio_to_peer(const std::function<void()>& kernel, const std::function<void()>& peer) {
   std::vector<double> ratios;
-  for (int r = 0; r < 7; ++r) ratios.push_back(bench::median_seconds(peer, 3, 20) / bench::median_seconds(kernel, 3, 20));
+  for (int r = 0; r < 7; ++r) {
+    bench::let_peer_threads_idle();
+    const double peer_s = bench::median_seconds(peer, 3, 20);
+    bench::let_peer_threads_idle();
+    ratios.push_back(peer_s / bench::median_seconds(kernel, 3, 20));
+  }
   std::sort(ratios.begin(), ratios.end());
   return ratios[ratios.size() / 2];
 }

@@ -41,6 +41,8 @@ double median_seconds(const std::function<void()>& fn, int repeats, double min_m
   return times[times.size() / 2];
 }
 
+void let_peer_threads_idle() { std::this_thread::sleep_for(std::chrono::milliseconds(250)); }
+
 void openblas_sgemm(int64_t m, int64_t n, int64_t k, const float* a, const float* b, float* c, int threads) {
   openblas_set_num_threads(threads);
   cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, a, k, b, n, 0.0f, c, n);

@@ -11,6 +11,14 @@ namespace tessera::bench {
 /// run repeats `fn` until at least `min_ms` have passed and reports the mean.
 double median_seconds(const std::function<void()>& fn, int repeats = 7, double min_ms = 50);
 
+/// Waits 0.25 s, until a peer's idle threads have stopped spinning.
+/// OpenBLAS's spin for 2^28 cycles (~0.1 s) after a call, OpenMP's (oneDNN)
+/// for its spin count: a kernel timed right after a peer shares the cores
+/// with them (dense 1x1000x2048 measured 0.47 of cblas_sgemv so, 1.05 with
+/// OpenBLAS's spin cut to 16 cycles). Call it before each timing of a pair
+/// that alternates.
+void let_peer_threads_idle();
+
 /// OpenBLAS's single-precision GEMM C = A B (row-major, no transposes) with
 /// `threads` threads.
 void openblas_sgemm(int64_t m, int64_t n, int64_t k, const float* a, const float* b, float* c, int threads);
