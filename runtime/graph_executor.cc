@@ -223,7 +223,10 @@ Status GraphExecutor::resolve_calls(const PackageContents& contents) {
     for (Binding& b : *bindings)
       for (size_t i = 0; i < contents.calls.size(); ++i)
         for (size_t a = 0; a < contents.calls[i].args.size(); ++a)
-          if (contents.calls[i].args[a] == b.value_id) b.uses.emplace_back(i, a);
+          if (contents.calls[i].args[a] == b.value_id) {
+            b.uses.emplace_back(i, a);
+            b.fixed = b.fixed || calls_[i].fn == nullptr;
+          }
   return Status::ok();
 }
 
@@ -362,12 +365,22 @@ Status GraphExecutor::run_with(const std::vector<const void*>& inputs, const std
       return Status(ErrorCode::kInvalidArgument, "output '" + outputs_[i].name + "' is not 64-byte aligned");
     all_own_outputs = all_own_outputs && !outputs[i];
   }
-  for (size_t i = 0; i < inputs.size(); ++i) point_uses(inputs_[i], const_cast<void*>(inputs[i]));
-  for (size_t i = 0; i < outputs.size(); ++i) point_uses(outputs_[i], outputs[i]);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!inputs_[i].fixed) {
+      point_uses(inputs_[i], const_cast<void*>(inputs[i]));
+    } else if (inputs[i]) {
+      std::memcpy(inputs_[i].array.raw_data(), inputs[i], static_cast<size_t>(inputs_[i].array.nbytes()));
+    }
+  }
+  for (size_t i = 0; i < outputs.size(); ++i)
+    if (!outputs_[i].fixed) point_uses(outputs_[i], outputs[i]);
   has_run_ = false;
   Status status = call_kernels();
   for (Binding& b : inputs_) point_uses(b, nullptr);
   for (Binding& b : outputs_) point_uses(b, nullptr);
+  for (size_t i = 0; i < outputs.size() && status.is_ok(); ++i)
+    if (outputs_[i].fixed && outputs[i])
+      std::memcpy(outputs[i], outputs_[i].array.raw_data(), static_cast<size_t>(outputs_[i].array.nbytes()));
   has_run_ = status.is_ok() && all_own_outputs;
   return status;
 }

@@ -105,6 +105,9 @@ class GraphExecutor {
   /// buffer (an input must then have been set). Each pointer must be 64-byte
   /// aligned (what the kernels assume) and hold the tensor's bytes; none is
   /// kept after the call. get_output then has the outputs left null only.
+  /// An input or output an external backend's region uses is copied instead
+  /// (into the executor's buffer before, out of it after): a region's
+  /// pointers are fixed when it is created.
   /// Errors: kInvalidArgument (wrong counts, a misaligned pointer, an input
   /// never set), run()'s.
   Status run_with(const std::vector<const void*>& inputs, const std::vector<void*>& outputs);
@@ -166,6 +169,10 @@ class GraphExecutor {
     NDArray array;
     bool set = false;  // inputs only: set_input was called
     std::vector<std::pair<size_t, size_t>> uses;  // (call, argument) positions of the value
+    // An external region reads or writes it: its pointers are fixed when the
+    // region is created (runtime/external_abi.h), so run_with copies it
+    // instead of pointing its uses elsewhere.
+    bool fixed = false;
   };
 
   GraphExecutor(std::optional<Module> module, std::unique_ptr<ThreadPool> pool)

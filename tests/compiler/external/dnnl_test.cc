@@ -156,6 +156,40 @@ TEST_P(DnnlModel, MatchesTesseraAndTheReference) {
 INSTANTIATE_TEST_SUITE_P(Layouts, DnnlModel, ::testing::Values(true, false),
                          [](const auto& info) { return info.param ? "Nhwc" : "Nchw"; });
 
+// run_with on the caller's buffers (what the Python module does): a region's
+// pointers are fixed when it is created, so its inputs and outputs are
+// copied, and the outputs are those of run().
+TEST(DnnlRegions, RunWithTheCallersBuffersReachesTheRegions) {
+  const Graph g = conv_model();
+  const auto x = gt::random_floats(3 * 16 * 16, 11);
+  const std::unique_ptr<Backend> dnnl = make_dnnl_backend();
+  model::ModelPlan plan;
+  auto compiled = compile(g, dnnl.get(), true, &plan);
+  ASSERT_TRUE(compiled.is_ok()) << compiled.status().to_string();
+  ASSERT_EQ(plan.externals.size(), 2u);  // the input and both outputs touch a region
+  auto want = run_package(compiled->package, x);
+  ASSERT_TRUE(want.is_ok()) << want.status().to_string();
+
+  auto exec = runtime::GraphExecutor::load(compiled->package);
+  ASSERT_TRUE(exec.is_ok()) << exec.status().to_string();
+  const runtime::TensorInfo in = (*exec)->input_info().at(0);
+  runtime::NDArray input = array_of(in.shape, x);
+  std::vector<runtime::NDArray> outputs;
+  std::vector<void*> out_ptrs;
+  for (const runtime::TensorInfo& o : (*exec)->output_info()) {
+    outputs.push_back(runtime::NDArray::create(o.shape, o.dtype).value());
+    out_ptrs.push_back(outputs.back().raw_data());
+  }
+  for (int run = 0; run < 2; ++run) {
+    ASSERT_TRUE((*exec)->run_with({input.raw_data()}, out_ptrs).is_ok());
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      const std::string name = (*exec)->output_info()[i].name;
+      const std::vector<float> got(outputs[i].data<float>(), outputs[i].data<float>() + outputs[i].numel());
+      EXPECT_EQ(got, want->at(name)) << name << ", run " << run;
+    }
+  }
+}
+
 // conv + bias add + relu is one composite: one oneDNN op with two post-ops;
 // the softmax between the two convs is Tessera's, so there are two regions.
 TEST(DnnlBackend, PartitionAndPayloadFoldPostOps) {
