@@ -12,6 +12,12 @@ wrong arguments raise ValueError or TypeError. docs/python.md has the details.
 """
 import os
 
+# oneDNN's regions (an external backend) run on OpenMP's threads, which read
+# their wait policy once, when OpenMP loads: with this package's library
+# (XGBoost links it). Packages run them passive unless the environment says
+# otherwise, as tessera-run and the C API do (docs/byoc.md).
+os.environ.setdefault("OMP_WAIT_POLICY", "passive")
+
 from ._tessera import Error, Module, TensorInfo, empty
 from . import _tessera
 

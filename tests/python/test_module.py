@@ -101,3 +101,9 @@ def test_a_package_that_does_not_load_is_a_tessera_error(tmp_path):
     with pytest.raises(tessera.Error) as corrupt:
         tessera.Module(str(junk))
     assert corrupt.value.code == "parse-error"
+
+
+def test_openmp_waits_passively_as_packages_run_it():
+    # import tessera set it before its library loaded OpenMP (ctest's
+    # environment leaves it unset), as tessera-run and the C API do.
+    assert os.environ.get("OMP_WAIT_POLICY") == "passive"
