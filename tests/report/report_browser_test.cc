@@ -21,6 +21,7 @@ namespace tessera::report {
 namespace {
 
 namespace fs = std::filesystem;
+using records::testing::read_bytes;
 using records::testing::TempDir;
 using test::Output;
 using test::shell;
@@ -28,12 +29,6 @@ using test::tessera;
 
 const fs::path kConvModel = "/usr/share/libonnx-testdata/data/node/test_conv_with_strides_padding/model.onnx";
 
-std::string read(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 // Debian's `chromium` (or Google's), the first on PATH; empty when there is none.
 std::string find_chromium() {
@@ -110,7 +105,7 @@ TEST_F(ReportInBrowser, EverySectionRendersWithoutAScriptError) {
 }
 
 TEST_F(ReportInBrowser, TheTunersPhaseTimesAreInTheReport) {
-  const std::string html = read(dir_->file("report.html"));
+  const std::string html = read_bytes(dir_->file("report.html"));
   const size_t time = html.find("<section id=\"time\">");
   ASSERT_NE(time, std::string::npos);
   const std::string section = html.substr(time, html.find("</section>", time) - time);
@@ -120,7 +115,7 @@ TEST_F(ReportInBrowser, TheTunersPhaseTimesAreInTheReport) {
 
 TEST_F(ReportInBrowser, AScriptErrorWouldBeSeen) {
   // The same page with its script broken: the check above must catch it.
-  std::string html = read(dir_->file("report.html"));
+  std::string html = read_bytes(dir_->file("report.html"));
   const size_t at = html.find("(function () {");
   ASSERT_NE(at, std::string::npos);
   html.insert(at + 14, " no_such_function();");
@@ -177,7 +172,7 @@ class ResNet18ReportInBrowser : public ::testing::Test {
     const std::string jsonl = dir_->file("resnet18_1000.jsonl");
     Output unzip = shell("gzip -dc " + kResNetRecords.string() + " > " + jsonl);
     if (unzip.code != 0) return fail("gzip -dc " + kResNetRecords.string() + ":\n" + unzip.text);
-    counts_ = count_lines(read(jsonl));
+    counts_ = count_lines(read_bytes(jsonl));
     import_ = tessera("records import --db " + dir_->file("t.db") + " " + jsonl);
     if (import_.code != 0) return fail("import failed:\n" + import_.text);
     Output report = tessera("report " + model + " --db " + dir_->file("t.db") + " -o " + dir_->file("report.html"));

@@ -4,7 +4,6 @@
 
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
 #include "records/store.h"
 #include "tests/records/test_util.h"
@@ -15,18 +14,13 @@ namespace {
 
 namespace fs = std::filesystem;
 using records::testing::key_of;
+using records::testing::read_bytes;
 using records::testing::TempDir;
 using test::Output;
 using test::tessera;
 
 const fs::path kConvModel = "/usr/share/libonnx-testdata/data/node/test_conv_with_strides_padding/model.onnx";
 
-std::string read(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 // A database with one ok record of a workload no model here has.
 void one_record_db(const std::string& path) {
@@ -77,7 +71,7 @@ TEST(ReportCommand, BadDatabasesAndOutputsAreClearErrors) {
   EXPECT_FALSE(fs::exists(out)) << "nothing written by the failures";
   Output ok = tessera("report --db " + dir.file("one.db") + " -o " + out);
   EXPECT_EQ(ok.code, 0) << ok.text;
-  EXPECT_NE(read(out).find("id=\"" + key_of(42) + "\""), std::string::npos);
+  EXPECT_NE(read_bytes(out).find("id=\"" + key_of(42) + "\""), std::string::npos);
 }
 
 TEST(ReportCommand, ModelWhoseKernelsHaveNoRecordsSaysSoPerTask) {
@@ -86,7 +80,7 @@ TEST(ReportCommand, ModelWhoseKernelsHaveNoRecordsSaysSoPerTask) {
   one_record_db(dir.file("one.db"));
   Output out = tessera("report " + kConvModel.string() + " --db " + dir.file("one.db") + " -o " + dir.file("r.html"));
   ASSERT_EQ(out.code, 0) << out.text;
-  const std::string html = read(dir.file("r.html"));
+  const std::string html = read_bytes(dir.file("r.html"));
   EXPECT_NE(html.find("id=\"model\""), std::string::npos);
   EXPECT_NE(html.find("1 of its 1 kernels have no records"), std::string::npos);
   EXPECT_NE(html.find("no records of this task in the database"), std::string::npos);

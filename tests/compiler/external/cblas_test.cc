@@ -13,6 +13,7 @@
 #include "compiler/external/offload.h"
 #include "compiler/model/compile_model.h"
 #include "runtime/graph_executor.h"
+#include "tests/compiler/external/external_test_util.h"
 #include "tests/compiler/graph/graph_test_util.h"
 
 namespace tessera::external {
@@ -23,10 +24,7 @@ using graph::OpKind;
 using graph::ValueId;
 namespace gt = graph::test;
 
-ValueId weight(Graph& g, const std::string& name, std::vector<int64_t> shape, uint32_t seed) {
-  const auto n = static_cast<size_t>(graph::shape_size(shape));
-  return g.add_constant(name, graph::Constant::from_floats(shape, gt::random_floats(n, seed)));
-}
+using gt::weight;
 
 // Dense + bias + relu, a softmax (Tessera's), a Gemm with transposed weight,
 // bias and sigmoid; a batched matmul folding its batch into rows, and one

@@ -26,10 +26,7 @@ using graph::OpKind;
 using graph::ValueId;
 namespace gt = graph::test;
 
-ValueId weight(Graph& g, const std::string& name, std::vector<int64_t> shape, uint32_t seed) {
-  const auto n = static_cast<size_t>(graph::shape_size(shape));
-  return g.add_constant(name, graph::Constant::from_floats(shape, gt::random_floats(n, seed)));
-}
+using gt::weight;
 
 ValueId conv(Graph& g, const std::string& name, ValueId x, int64_t k, int64_t c_per_group, int64_t r, int64_t groups,
              bool bias, uint32_t seed) {

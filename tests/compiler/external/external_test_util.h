@@ -1,5 +1,5 @@
-// Test helpers for partitioned graphs: the region list as text, and a
-// reference run that evaluates external nodes by their bodies.
+// Test helpers for partitioned graphs: random weights, the region list as
+// text, and a reference run that evaluates external nodes by their bodies.
 #pragma once
 
 #include <map>
@@ -10,6 +10,12 @@
 #include "tests/compiler/graph/graph_test_util.h"
 
 namespace tessera::graph::test {
+
+/// A constant of `shape` filled with random floats from `seed`: a weight.
+inline ValueId weight(Graph& g, const std::string& name, std::vector<int64_t> shape, uint32_t seed) {
+  const auto n = static_cast<size_t>(shape_size(shape));
+  return g.add_constant(name, Constant::from_floats(shape, random_floats(n, seed)));
+}
 
 /// One line per region: "cblas_region0: mm0 add0 relu0 (in %0 %1 %2) -> %5".
 inline std::string regions_to_string(const Graph& g, const std::vector<Region>& regions) {
