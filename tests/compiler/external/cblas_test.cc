@@ -52,13 +52,8 @@ Graph mixed_model() {
   return g;
 }
 
-runtime::NDArray array_of(const std::vector<int64_t>& shape, const std::vector<float>& data) {
-  runtime::NDArray a = runtime::NDArray::create(shape, DType::f32()).value();
-  std::memcpy(a.raw_data(), data.data(), data.size() * sizeof(float));
-  return a;
-}
-
-using Outputs = std::map<std::string, std::vector<float>>;
+using gt::array_of;
+using gt::Outputs;
 
 // Compiles `g` (with `backend`, or none), writes the package to a file,
 // loads it back into the graph executor and runs it.

@@ -75,13 +75,8 @@ Graph conv_model() {
   return g;
 }
 
-runtime::NDArray array_of(const std::vector<int64_t>& shape, const std::vector<float>& data) {
-  runtime::NDArray a = runtime::NDArray::create(shape, DType::f32()).value();
-  std::memcpy(a.raw_data(), data.data(), data.size() * sizeof(float));
-  return a;
-}
-
-using Outputs = std::map<std::string, std::vector<float>>;
+using gt::array_of;
+using gt::Outputs;
 
 Result<Outputs> run_package(const runtime::PackageContents& package, const std::vector<float>& x) {
   const std::string path = ::testing::TempDir() + "/dnnl_" + std::to_string(::getpid()) + ".tsr";

@@ -6,7 +6,10 @@
 #include <string>
 #include <vector>
 
+#include <cstring>
+
 #include "compiler/graph/partition_graph.h"
+#include "runtime/ndarray.h"
 #include "tests/compiler/graph/graph_test_util.h"
 
 namespace tessera::graph::test {
@@ -16,6 +19,16 @@ inline ValueId weight(Graph& g, const std::string& name, std::vector<int64_t> sh
   const auto n = static_cast<size_t>(shape_size(shape));
   return g.add_constant(name, Constant::from_floats(shape, random_floats(n, seed)));
 }
+
+/// A float32 array of `shape` holding `data`.
+inline runtime::NDArray array_of(const std::vector<int64_t>& shape, const std::vector<float>& data) {
+  runtime::NDArray a = runtime::NDArray::create(shape, DType::f32()).value();
+  std::memcpy(a.raw_data(), data.data(), data.size() * sizeof(float));
+  return a;
+}
+
+/// A package's outputs, by name.
+using Outputs = std::map<std::string, std::vector<float>>;
 
 /// One line per region: "cblas_region0: mm0 add0 relu0 (in %0 %1 %2) -> %5".
 inline std::string regions_to_string(const Graph& g, const std::vector<Region>& regions) {
