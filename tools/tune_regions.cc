@@ -59,13 +59,14 @@ Result<TunedRegions> time_model_regions(const graph::Graph& g, const std::string
 
 std::string format_tuned_regions(const TunedRegions& tuned) {
   if (!tuned.skipped.empty()) return "regions not timed both ways: " + tuned.skipped + "\n";
-  char whole[200];
-  std::snprintf(whole, sizeof whole, "the whole model: all tessera %.3f ms, all %s %.3f ms", tuned.tessera_total_s * 1e3,
-                tuned.backend.c_str(), tuned.backend_total_s * 1e3);
-  std::string mixed;
-  if (tuned.mixed_total_s > 0) mixed = ", each region its faster way " + std::to_string(tuned.mixed_total_s * 1e3) + " ms";
+  char whole[240];
+  const int n = std::snprintf(whole, sizeof whole, "the whole model: all tessera %.3f ms, all %s %.3f ms",
+                              tuned.tessera_total_s * 1e3, tuned.backend.c_str(), tuned.backend_total_s * 1e3);
+  if (tuned.mixed_total_s > 0 && n > 0 && static_cast<size_t>(n) < sizeof whole)
+    std::snprintf(whole + n, sizeof whole - static_cast<size_t>(n), ", each region its faster way %.3f ms",
+                  tuned.mixed_total_s * 1e3);
   return "regions timed both ways (" + tuned.backend + "), stored for compile --byoc auto:\n" +
-         model::format_region_choices(tuned.backend, tuned.regions) + "  " + whole + mixed + "\n";
+         model::format_region_choices(tuned.backend, tuned.regions) + "  " + whole + "\n";
 }
 
 void time_regions_after_tuning(const std::string& model_path, const std::vector<std::string>& input_shapes,
