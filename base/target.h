@@ -51,6 +51,8 @@ struct Target {
   }
   /// Lanes of `t` that fill one vector register (16 for f32 on AVX-512).
   int vector_lanes(DType t) const { return vector_bits / (t.bits < 8 ? 8 : t.bits); }
+  /// Architectural vector registers: 32 with AVX-512 or on AArch64, else 16.
+  int vector_registers() const { return is_aarch64() || vector_bits >= 512 ? 32 : 16; }
   /// True when schedules tuned for `other` suit this target: the same
   /// non-empty triple and vector width (CPU model, features and cores may differ).
   bool shares_schedules_with(const Target& other) const {

@@ -10,6 +10,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -613,6 +616,47 @@ BENCHMARK(BM_Tune_OddShapes)
     ->UseManualTime()
     ->Iterations(1)
     ->Unit(benchmark::kSecond);
+
+// One schedule of an odd shape against its peer, to study a record without
+// tuning: TESSERA_BENCH_STEPS is the schedule's steps JSON (as the records
+// keep it) or a file holding it. Argument: shape (index into kOddShapes).
+void BM_OddShapeSchedule(benchmark::State& state) {
+  const int index = static_cast<int>(state.range(0));
+  const char* given = std::getenv("TESSERA_BENCH_STEPS");
+  if (!given || !*given) return state.SkipWithError("set TESSERA_BENCH_STEPS to a steps JSON or a file holding one");
+  std::string steps_json = given;
+  if (steps_json.front() != '[') {
+    std::ifstream in(given);
+    if (!in) return state.SkipWithError(("cannot read " + steps_json).c_str());
+    steps_json.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  auto op = ops::parse_op_spec(kOddShapes[index].spec).value();
+  state.SetLabel(std::string(kOddShapes[index].spec) + " vs " + kOddShapes[index].peer);
+  bench::set_dnnl_threads(kThreads);
+  auto steps = steps_from_json(steps_json);
+  if (!steps.is_ok()) return state.SkipWithError(steps.status().to_string().c_str());
+  auto replayed = replay(op.dag, *steps);
+  if (!replayed.is_ok()) return state.SkipWithError(replayed.status().to_string().c_str());
+  auto lib = build(*replayed, host_target(), "kernel");
+  if (!lib.is_ok()) return state.SkipWithError(lib.status().to_string().c_str());
+  auto mod = runtime::Module::load_from_bytes(lib->bytes, "/tmp");
+  if (!mod.is_ok()) return state.SkipWithError(mod.status().to_string().c_str());
+  TesseraKernelFn fn = mod->get_kernel("kernel").value();
+  auto args = bench::make_args(op);
+  std::vector<runtime::NDArray> packed;
+  std::vector<void*> ptrs = kernel_args(*replayed, args, packed);
+  std::unique_ptr<bench::DnnlConv> dnnl;
+  auto peer = odd_shape_peer(index, args, dnnl);
+  runtime::ThreadPool pool(kThreads);
+  runtime::ParallelScope scope(&pool);
+  const std::string wrong = check_against_peer(fn, ptrs, peer, args.back(), dnnl, is_nhwc_shape(index));
+  if (!wrong.empty()) return state.SkipWithError(wrong.c_str());
+  for (auto _ : state) {
+    state.counters["vs_peer"] = ratio_to_peer([&] { fn(ptrs.data()); }, peer);
+    state.counters["gflops"] = op.flops / bench::median_seconds([&] { fn(ptrs.data()); }) / 1e9;
+  }
+}
+BENCHMARK(BM_OddShapeSchedule)->ArgName("shape")->DenseRange(0, 6)->Iterations(1);
 
 // The geometric mean of the vs_peer of every BM_Tune_OddShapes run before it
 // in this process (run it in the same --benchmark_filter).

@@ -142,7 +142,7 @@ Result<KnobConfig> fallback_conv(const KnobSpace& space, const ComputeDAG& dag, 
   const std::vector<int64_t> unrolled_sizes = innermost_sizes(*space.find(nhwc ? "tile_q" : "tile_k"));
   const int64_t vec = preferred_vector_width(vec_sizes, lanes);
   const int64_t regs_per_row = (vec + lanes - 1) / lanes;
-  const int64_t unrolled = largest_at_most(unrolled_sizes, std::max<int64_t>(1, vector_registers(target) / 2 / regs_per_row));
+  const int64_t unrolled = largest_at_most(unrolled_sizes, std::max<int64_t>(1, target.vector_registers() / 2 / regs_per_row));
   const int64_t unroll = static_cast<int64_t>(IterAnnotation::kUnroll);
   std::vector<std::pair<std::string, std::vector<int64_t>>> ideal = {
       {"tile_p", {0, nhwc ? 1 : 2}},

@@ -118,7 +118,7 @@ Result<KnobConfig> fallback_depthwise_nhwc(const KnobSpace& space, const Compute
                          : preferred_vector_width(channel_sizes, lanes);
   const int64_t regs_per_column = (kv + lanes - 1) / lanes;
   const int64_t qr = largest_at_most(innermost_sizes(*space.find("tile_q")),
-                                     std::max<int64_t>(1, vector_registers(target) / 8 / regs_per_column));
+                                     std::max<int64_t>(1, target.vector_registers() / 8 / regs_per_column));
   const int64_t unroll = static_cast<int64_t>(IterAnnotation::kUnroll);
   return nearest_config(space, {{"tile_k", {0, 1, kv}},
                                 {"tile_q", {1, (d.q + qr - 1) / qr, qr}},

@@ -236,7 +236,7 @@ Result<KnobConfig> fallback_gemm(const KnobSpace& space, const ComputeDAG& dag, 
   const int64_t lanes = target.vector_lanes(g.stages.dtype);
   // bench_core's hand schedule: an 8 x 2-vector micro-kernel (4 rows with
   // 16 registers), 64 x 256 blocks, k blocked by 256, B panels packed.
-  const int64_t mr = vector_registers(target) >= 32 ? 8 : 4, mb = 64, nb = 256, kb = 256;
+  const int64_t mr = target.vector_registers() >= 32 ? 8 : 4, mb = 64, nb = 256, kb = 256;
   // Weights read W[n, k] are packed in blocks of nr columns (apply_gemm):
   // two vectors, the last block padded with zeros and the blocks of the
   // output padded with it when nr does not divide N (a classifier's 6625

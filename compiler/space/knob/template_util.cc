@@ -105,10 +105,6 @@ Result<OpStages> find_op_stages(const ComputeDAG& dag, OpPattern pattern, const 
   return st;
 }
 
-int vector_registers(const Target& target) {
-  return target.is_aarch64() || target.vector_bits >= 512 ? 32 : 16;
-}
-
 // ---------------------------------------------------------------------------
 // Sched
 

@@ -43,8 +43,6 @@ struct OpStages {
 Result<OpStages> find_op_stages(const ComputeDAG& dag, OpPattern pattern, const std::string& name,
                                 bool allow_broadcast = false);
 
-/// Vector registers of `target` (AVX-512 and AArch64: 32, others: 16).
-int vector_registers(const Target& target);
 
 /// Schedules one State by stage names and loop variables. Stage indices
 /// move when cache stages are inserted and loop positions move with every

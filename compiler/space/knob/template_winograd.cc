@@ -277,7 +277,7 @@ Result<KnobConfig> fallback_winograd(const KnobSpace& space, const ComputeDAG& d
   const std::vector<int64_t> vec_sizes = innermost_sizes(*space.find("tile_k"));
   const int64_t vec = preferred_vector_width(vec_sizes, lanes);
   const int64_t regs_per_row = (vec + lanes - 1) / lanes;
-  const int64_t rows = std::max<int64_t>(1, vector_registers(target) / 2 / regs_per_row);
+  const int64_t rows = std::max<int64_t>(1, target.vector_registers() / 2 / regs_per_row);
   const std::vector<int64_t> blocks = block_choices(w);
   const int64_t block = nearest_size(blocks, 16);
   const int64_t u_bytes = 16 * w.c * w.k * w.dtype.storage_bytes();

@@ -38,25 +38,16 @@ void distribute(int64_t n, int levels, std::vector<int64_t>& f, SpaceRng& rng) {
   for (int64_t p : prime_factors(n)) f[rng.uniform(levels)] *= p;
 }
 
-// Tile sizes that need not divide the extent: each inner level a size that
-// suits the target (a lane multiple for the vector level, a power of two
-// otherwise: up to 64, or kMaxReduceTile for a k block), the outer level
-// ceil(extent / inner). The last tile of each level is a remainder: a
-// guard-free middle and a tail (partition_loops), a masked vector at the
-// innermost (vectorize_loops).
-std::vector<int64_t> nondividing_factors(int64_t extent, const TileVar& var, bool vector_inner, int lanes,
-                                         SpaceRng& rng) {
+// The tile sizes that need not divide the extent: each inner level drawn
+// among nondividing_level_sizes, the outer level ceil(extent / inner). The
+// last tile of each level is a remainder: a guard-free middle and a tail
+// (partition_loops), a masked vector at the innermost (vectorize_loops).
+std::vector<int64_t> nondividing_factors(int64_t extent, const TileVar& var, int registers, SpaceRng& rng) {
   const int levels = std::max(1, var.levels);
-  const int64_t max_size = var.reduce ? kMaxReduceTile : 64;
   std::vector<int64_t> f(levels, 1);
   int64_t inner = 1;
   for (int l = levels - 1; l >= 1; --l) {
-    std::vector<int64_t> sizes;
-    if (l == levels - 1 && vector_inner && extent >= lanes)
-      for (int64_t m = lanes; m <= std::min<int64_t>(kMaxVectorLanes, 4 * lanes) && m <= extent; m += lanes)
-        sizes.push_back(m);
-    else
-      for (int64_t p = 1; p <= max_size && p * inner <= extent; p *= 2) sizes.push_back(p);
+    const std::vector<int64_t> sizes = nondividing_level_sizes(extent, var, l, inner, registers);
     f[l] = sizes.empty() ? 1 : rng.pick(sizes);
     inner *= f[l];
   }
@@ -77,15 +68,47 @@ bool friendly_extent(int64_t extent, bool vector_inner, int lanes) {
 
 }  // namespace
 
-std::vector<int64_t> sample_tile_factors(int64_t extent, const TileVar& var, int lanes, const SketchOptions& options,
-                                         SpaceRng& rng) {
+std::vector<int64_t> nondividing_level_sizes(int64_t extent, const TileVar& var, int level, int64_t others,
+                                             int registers) {
+  const int levels = std::max(1, var.levels);
+  const bool innermost = level == levels - 1;
+  std::vector<int64_t> sizes;
+  auto fits = [&](int64_t size) { return size * others <= extent; };
+  if (innermost && var.vector_inner && levels >= 2 && extent >= var.lanes) {
+    // Whole vector registers, up to four.
+    for (int64_t m = var.lanes; m <= std::min<int64_t>(kMaxVectorLanes, 4 * var.lanes) && m <= extent; m += var.lanes)
+      if (others == 1 || fits(m)) sizes.push_back(m);
+  } else if (var.reduce) {
+    // A k block: long enough that the accumulators stay in registers for a
+    // while (powers of two from 8), or the whole reduction when it fits.
+    for (int64_t p = std::min<int64_t>(8, extent); p <= kMaxReduceTile && fits(p); p *= 2) sizes.push_back(p);
+    if (extent <= kMaxReduceTile && fits(extent) && (sizes.empty() || sizes.back() != extent)) sizes.push_back(extent);
+  } else if (innermost && levels >= 4 && !var.vector_inner) {
+    // The rows of a register tile: each holds at least one vector of
+    // accumulators, so at most half the registers.
+    for (int64_t r : {1, 2, 3, 4, 6, 8, 12, 16, 24, 32})
+      if (r <= std::max(1, registers / 2) && fits(r)) sizes.push_back(r);
+  } else {
+    for (int64_t p = 1; p <= 64 && fits(p); p *= 2) sizes.push_back(p);
+  }
+  return sizes;
+}
+
+std::vector<int64_t> sample_tile_factors(int64_t extent, const TileVar& var, int registers,
+                                         const SketchOptions& options, SpaceRng& rng) {
+  const int lanes = var.lanes;
   const int levels = std::max(1, var.levels);
   std::vector<int64_t> f(levels, 1);
   if (extent <= 1) return f;
   const bool vector_inner = var.vector_inner && levels >= 2;
-  const double nondividing = friendly_extent(extent, vector_inner, lanes) ? options.nondividing_chance
-                                                                          : options.unfriendly_nondividing_chance;
-  if (levels >= 2 && rng.chance(nondividing)) return nondividing_factors(extent, var, vector_inner, lanes, rng);
+  // A prime above the register-tile sizes factors only as the whole extent
+  // at one level (997 register rows): tiles that need not divide, always
+  // (unless the options turn them off).
+  const bool prime = extent > 16 && prime_factors(extent).size() == 1;
+  const double nondividing = prime && options.unfriendly_nondividing_chance > 0 ? 1.0
+                             : friendly_extent(extent, vector_inner, lanes) ? options.nondividing_chance
+                                                                            : options.unfriendly_nondividing_chance;
+  if (levels >= 2 && rng.chance(nondividing)) return nondividing_factors(extent, var, registers, rng);
   if (!var.vector_inner || levels < 2) {
     distribute(extent, levels, f, rng);
     return f;
@@ -161,7 +184,7 @@ class Annotator {
     return s;
   }
   int lanes_of(int stage) const { return target_.vector_lanes(state_.stage(stage).tensor->dtype); }
-  std::vector<int64_t> tile(int var, int64_t extent, int lanes);
+  std::vector<int64_t> tile(int var, int64_t extent);
   Status split(int stage, const Var& axis, const std::vector<int64_t>& factors, std::vector<Var>* pieces);
   Status reorder(int stage, const std::vector<Var>& order);
   Status parallelize(int p, int stage, int leading);
@@ -179,7 +202,7 @@ class Annotator {
   std::vector<int64_t> unroll_steps_;
 };
 
-std::vector<int64_t> Annotator::tile(int var, int64_t extent, int lanes) {
+std::vector<int64_t> Annotator::tile(int var, int64_t extent) {
   std::vector<int64_t>& f = d_.tiles[var];
   const TileVar& tv = sketch_.tiles[var];
   int64_t product = 1;
@@ -188,7 +211,7 @@ std::vector<int64_t> Annotator::tile(int var, int64_t extent, int lanes) {
   bool stale = static_cast<int>(f.size()) != tv.levels || d_.tile_extents[var] != extent || product < extent;
   for (int64_t x : f) stale = stale || x < 1;
   if (stale) {
-    f = sample_tile_factors(extent, tv, lanes, options_, rng_);
+    f = sample_tile_factors(extent, tv, target_.vector_registers(), options_, rng_);
     d_.tile_extents[var] = extent;
   }
   return f;
@@ -296,7 +319,7 @@ Status Annotator::structure(const SketchStructureStep& s) {
     case SketchStructureStep::Kind::kInline: return state_.compute_inline(x);
     case SketchStructureStep::Kind::kRfactor: {
       const int64_t extent = state_.stage(x).reduce_axes[s.axis]->extent;
-      return state_.rfactor(x, s.axis, tile(s.tile, extent, 1).back());
+      return state_.rfactor(x, s.axis, tile(s.tile, extent).back());
     }
   }
   return Status::ok();
@@ -307,7 +330,6 @@ Status Annotator::tiled(int p) {
   const StagePlan& plan = sketch_.plans[p];
   TESSERA_ASSIGN_OR_RETURN(int x, stage(plan.stage));
   const std::vector<IterVar> axes = state_.stage(x).axes, reduce = state_.stage(x).reduce_axes;
-  const int lanes = lanes_of(x);
   std::vector<Var> front, s0, s1, s2, s3, r0, r1, pc;
   for (size_t a = 0; a < axes.size(); ++a) {
     const int var = plan.tiles[a];
@@ -315,7 +337,7 @@ Status Annotator::tiled(int p) {
       front.push_back(axes[a]->var);
       continue;
     }
-    std::vector<int64_t> f = tile(var, axes[a]->extent, lanes);
+    std::vector<int64_t> f = tile(var, axes[a]->extent);
     TESSERA_RETURN_IF_ERROR(split(x, axes[a]->var, {f[1], f[2], f[3]}, &pc));
     s0.push_back(pc[0]);
     s1.push_back(pc[1]);
@@ -328,7 +350,7 @@ Status Annotator::tiled(int p) {
       r0.push_back(reduce[r]->var);
       continue;
     }
-    std::vector<int64_t> f = tile(var, reduce[r]->extent, 1);
+    std::vector<int64_t> f = tile(var, reduce[r]->extent);
     TESSERA_RETURN_IF_ERROR(split(x, reduce[r]->var, {f[1]}, &pc));
     r0.push_back(pc[0]);
     r1.push_back(pc[1]);
@@ -357,7 +379,6 @@ Status Annotator::fused(int p) {
   const StagePlan& producer = sketch_.plans[q];
   TESSERA_ASSIGN_OR_RETURN(int y, stage(plan.stage));
   TESSERA_ASSIGN_OR_RETURN(int x, stage(producer.stage));
-  const int lanes = lanes_of(x);
   const std::vector<IterVar> y_axes = state_.stage(y).axes;
   std::vector<Var> front, s0, s1, inner, pc;
   bool overhangs = false;  // a tile of the producer hangs over the tensor's edge
@@ -367,7 +388,7 @@ Status Annotator::fused(int p) {
       front.push_back(y_axes[a]->var);
       continue;
     }
-    std::vector<int64_t> f = tile(var, y_axes[a]->extent, lanes);
+    std::vector<int64_t> f = tile(var, y_axes[a]->extent);
     overhangs |= f[0] * f[1] * f[2] * f[3] != y_axes[a]->extent;
     TESSERA_RETURN_IF_ERROR(split(y, y_axes[a]->var, {f[1], f[2] * f[3]}, &pc));
     s0.push_back(pc[0]);
@@ -406,7 +427,7 @@ Status Annotator::fused(int p) {
       r0.push_back(reduce[r]->var);
       continue;
     }
-    std::vector<int64_t> f = tile(var, reduce[r]->extent, 1);
+    std::vector<int64_t> f = tile(var, reduce[r]->extent);
     TESSERA_RETURN_IF_ERROR(split(x, reduce[r]->var, {f[1]}, &pc));
     r0.push_back(pc[0]);
     r1.push_back(pc[1]);
@@ -501,7 +522,7 @@ Status Annotator::simple(int p) {
       extent = bounded.stage(x).iters[at].extent;
     }
     // Recorded even for one column, so the decision says what it covers.
-    std::vector<int64_t> f = tile(plan.tiles[0], extent, lanes_of(x));
+    std::vector<int64_t> f = tile(plan.tiles[0], extent);
     if (f[1] > 1) TESSERA_RETURN_IF_ERROR(split(x, axis, {f[1]}, &pieces));
   }
   const auto& iters = state_.stage(x).iters;

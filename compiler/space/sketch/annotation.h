@@ -38,10 +38,21 @@ Result<State> annotate_sketch(const std::shared_ptr<const ComputeDAG>& dag, cons
                               SpaceRng& rng);
 
 /// A random factorization of `extent` into var.levels factors, outer to
-/// inner, whose product is `extent` (or, for a guarded vector tile, the
-/// smallest multiple of the innermost factor that covers it).
-std::vector<int64_t> sample_tile_factors(int64_t extent, const TileVar& var, int lanes, const SketchOptions& options,
-                                         SpaceRng& rng);
+/// inner, whose product is `extent`, or (tiles that need not divide) inner
+/// levels drawn from nondividing_level_sizes and an outer level that covers
+/// the extent. `registers`: the target's vector registers.
+std::vector<int64_t> sample_tile_factors(int64_t extent, const TileVar& var, int registers,
+                                         const SketchOptions& options, SpaceRng& rng);
+
+/// The sizes that suit the target for inner level `level` (>= 1) of `var`
+/// when its tiles need not divide `extent` and the other inner levels
+/// multiply to `others`: whole vector registers (one to four) for a vector
+/// level; for a k block, powers of two from 8 up to kMaxReduceTile and the
+/// whole reduction when it fits; the rows of a register tile (innermost
+/// level of a 4-level tiling) up to half the `registers`; otherwise powers
+/// of two up to 64. Each times `others` stays within the extent.
+std::vector<int64_t> nondividing_level_sizes(int64_t extent, const TileVar& var, int level, int64_t others,
+                                             int registers);
 
 /// Whether a loop of `extent` is vectorized with `lanes` lanes: 2..64 and a
 /// multiple or divisor of the lane count.

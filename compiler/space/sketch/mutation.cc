@@ -61,12 +61,35 @@ int64_t other_value(int64_t lo, int64_t hi, int64_t current, SpaceRng& rng) {
   return v >= current && current >= lo && current <= hi ? v + 1 : v;
 }
 
-// Moves a divisor (> 1) of one level's factor to another level.
-bool mutate_tile(const Sketch& sk, SketchDecisions& d, SpaceRng& rng) {
+// Tiles that need not divide (their product passes the extent): one inner
+// level takes another size that suits the target, and the outer level
+// covers the extent again. Moving a divisor would keep the product, so the
+// padded work could only grow.
+bool resize_nondividing_level(const TileVar& var, int64_t extent, int registers, std::vector<int64_t>& f,
+                              SpaceRng& rng) {
+  const int l = 1 + static_cast<int>(rng.uniform(static_cast<int64_t>(f.size()) - 1));
+  int64_t others = 1;
+  for (size_t o = 1; o < f.size(); ++o)
+    if (static_cast<int>(o) != l) others *= f[o];
+  std::vector<int64_t> sizes = nondividing_level_sizes(extent, var, l, others, registers);
+  sizes.erase(std::remove(sizes.begin(), sizes.end(), f[l]), sizes.end());
+  if (sizes.empty()) return false;
+  f[l] = rng.pick(sizes);
+  f[0] = (extent + others * f[l] - 1) / (others * f[l]);
+  return true;
+}
+
+// Moves a divisor (> 1) of one level's factor to another level, or resizes
+// a level of tiles that need not divide.
+bool mutate_tile(const Sketch& sk, SketchDecisions& d, int registers, SpaceRng& rng) {
   const std::vector<int> vars = tile_candidates(d);
   if (vars.empty()) return false;
   const int t = rng.pick(vars);
   std::vector<int64_t>& f = d.tiles[t];
+  int64_t product = 1;
+  for (int64_t x : f) product *= x;
+  if (product != d.tile_extents[t] && f.size() >= 2)
+    return resize_nondividing_level(sk.tiles[t], d.tile_extents[t], registers, f, rng);
   std::vector<int> sources;
   for (size_t l = 0; l < f.size(); ++l)
     if (f[l] > 1) sources.push_back(static_cast<int>(l));
@@ -113,7 +136,7 @@ bool change(const SketchSpace& space, const Sketch& sk, MutationKind kind, Sketc
         d.pad[p] = 1 - d.pad[p];
         return true;
       }
-      return mutate_tile(sk, d, rng);
+      return mutate_tile(sk, d, space.target().vector_registers(), rng);
     }
     case MutationKind::kParallel: {
       const auto plans = parallel_candidates(d);

@@ -35,7 +35,7 @@ struct SketchOptions {
   std::vector<int64_t> unroll_steps;  ///< auto-unroll max steps to draw from; empty: the target's set
   double vector_bias = 0.8;           ///< chance that a vectorized tile level is drawn among lane multiples
   double nondividing_chance = 0.05;   ///< chance of tile sizes that need not divide a friendly extent
-  double unfriendly_nondividing_chance = 0.8;  ///< ... and an extent without such divisors (primes, 1009)
+  double unfriendly_nondividing_chance = 0.8;  ///< ... and an extent without such divisors (6625 = 5^3 x 53; primes above 16 always, unless 0)
   int64_t rfactor_min_reduce = 64;    ///< rfactor needs at least this many reduced elements per output ...
   int rfactor_max_spatial_per_core = 2;  ///< ... and at most this many outputs per core
 };
@@ -85,6 +85,9 @@ struct TileVar {
   /// A reduce axis' k block (inner level): a tile that need not divide the
   /// extent may be up to kMaxReduceTile long, not 64 as a spatial tile.
   bool reduce = false;
+  /// Lanes of one vector register for the stage's dtype on the target: the
+  /// sizes of a vector level that need not divide are multiples of it.
+  int lanes = 1;
 };
 
 /// The longest k block of a reduce axis whose tiles need not divide it: a

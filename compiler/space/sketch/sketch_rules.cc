@@ -142,11 +142,12 @@ class RuleEngine {
   int fusible_consumer(const Partial& s, int t) const;
   bool needs_rfactor(int t) const;
 
-  int add_tile(Partial& s, const std::string& name, int levels, bool vector_inner, bool reduce = false) const;
+  // A tile variable of stage t (its dtype gives the vector lanes).
+  int add_tile(Partial& s, int t, const std::string& name, int levels, bool vector_inner, bool reduce = false) const;
   int add_plan(Partial& s, SketchStageRef ref, StageRule rule) const;
   void add_simple(Partial& s, int t, Kind kind, int vector_axis, bool movable) const;
   // Tile variables of a tiled stage: 4 levels per spatial axis, 2 per reduce axis.
-  void add_tiling(Partial& s, int plan, const ComputeOpNode* op, const std::string& name) const;
+  void add_tiling(Partial& s, int plan, int t, const std::string& name) const;
 
   void apply_inline(Partial& s, int t) const;
   Partial apply_fusion(const Partial& s, int t, int consumer, const std::vector<int>& pack) const;
@@ -209,8 +210,10 @@ bool RuleEngine::needs_rfactor(int t) const {
          reduce >= options_.rfactor_min_reduce;
 }
 
-int RuleEngine::add_tile(Partial& s, const std::string& name, int levels, bool vector_inner, bool reduce) const {
-  s.sketch.tiles.push_back(TileVar{name, levels, vector_inner, reduce});
+int RuleEngine::add_tile(Partial& s, int t, const std::string& name, int levels, bool vector_inner,
+                         bool reduce) const {
+  const int lanes = target_.vector_lanes(dag_.tensors()[t]->dtype);
+  s.sketch.tiles.push_back(TileVar{name, levels, vector_inner, reduce, lanes});
   return static_cast<int>(s.sketch.tiles.size()) - 1;
 }
 
@@ -235,12 +238,13 @@ void RuleEngine::add_simple(Partial& s, int t, Kind kind, int vector_axis, bool 
     p.vector_axis = vector_axis;
     std::string suffix = kind == Kind::kRfactor ? ".rf" : "";
     std::string axis = kind == Kind::kRfactor && vector_axis == 0 ? "f" : op->axes[vector_axis]->var.name();
-    int var = add_tile(s, tensor->name + suffix + "." + axis + ".vec", 2, true);
+    int var = add_tile(s, t, tensor->name + suffix + "." + axis + ".vec", 2, true);
     s.sketch.plans[plan].tiles.push_back(var);
   }
 }
 
-void RuleEngine::add_tiling(Partial& s, int plan, const ComputeOpNode* op, const std::string& name) const {
+void RuleEngine::add_tiling(Partial& s, int plan, int t, const std::string& name) const {
+  const ComputeOpNode* op = compute_op(dag_.tensors()[t]);
   std::vector<int> vars;
   // The innermost axis of extent > 1 carries the vector loop.
   int last = -1;
@@ -248,10 +252,10 @@ void RuleEngine::add_tiling(Partial& s, int plan, const ComputeOpNode* op, const
     if (op->axes[d]->extent > 1) last = static_cast<int>(d);
   for (size_t d = 0; d < op->axes.size(); ++d)
     vars.push_back(op->axes[d]->extent > 1
-                       ? add_tile(s, name + "." + op->axes[d]->var.name(), 4, static_cast<int>(d) == last)
+                       ? add_tile(s, t, name + "." + op->axes[d]->var.name(), 4, static_cast<int>(d) == last)
                        : -1);
   for (const IterVar& r : op->reduce_axes)
-    vars.push_back(r->extent > 1 ? add_tile(s, name + "." + r->var.name(), 2, false, /*reduce=*/true) : -1);
+    vars.push_back(r->extent > 1 ? add_tile(s, t, name + "." + r->var.name(), 2, false, /*reduce=*/true) : -1);
   StagePlan& p = s.sketch.plans[plan];
   p.tiles = vars;
   p.unrolls = true;
@@ -270,9 +274,8 @@ std::string RuleEngine::pack_note(const std::vector<int>& pack) const {
 
 Partial RuleEngine::apply_fusion(const Partial& in, int t, int consumer, const std::vector<int>& pack) const {
   Partial s = in;
-  const ComputeOpNode* op = compute_op(dag_.tensors()[t]);
   int producer = add_plan(s, {t, Kind::kTensor}, StageRule::kFusedProducer);
-  add_tiling(s, producer, op, dag_.tensors()[t]->name);
+  add_tiling(s, producer, t, dag_.tensors()[t]->name);
   s.sketch.plans[producer].packed = pack;
   int c = s.plan_of[consumer];
   s.sketch.plans[c].rule = StageRule::kFusedConsumer;
@@ -292,7 +295,7 @@ Partial RuleEngine::apply_cache_write(const Partial& in, int t, const std::vecto
   s.sketch.structure.push_back({SketchStructureStep::Kind::kCacheWrite, {t, Kind::kTensor}, 0, -1});
   int consumer = add_plan(s, {t, Kind::kTensor}, StageRule::kFusedConsumer);
   int producer = add_plan(s, {t, Kind::kLocal}, StageRule::kFusedProducer);
-  add_tiling(s, producer, compute_op(dag_.tensors()[t]), name + ".local");
+  add_tiling(s, producer, t, name + ".local");
   s.sketch.plans[producer].packed = pack;
   s.sketch.plans[consumer].partner = producer;
   s.sketch.plans[producer].partner = consumer;
@@ -303,7 +306,7 @@ Partial RuleEngine::apply_cache_write(const Partial& in, int t, const std::vecto
 Partial RuleEngine::apply_plain_tiling(const Partial& in, int t, const std::vector<int>& pack) const {
   Partial s = in;
   int plan = add_plan(s, {t, Kind::kTensor}, StageRule::kTiled);
-  add_tiling(s, plan, compute_op(dag_.tensors()[t]), dag_.tensors()[t]->name);
+  add_tiling(s, plan, t, dag_.tensors()[t]->name);
   s.sketch.plans[plan].packed = pack;
   s.notes.push_back(dag_.tensors()[t]->name + " tiled SSRSRS" + pack_note(pack));
   return s;
@@ -317,7 +320,7 @@ Partial RuleEngine::apply_rfactor(const Partial& in, int t, bool gemv) const {
   int axis = 0;
   for (size_t r = 1; r < op->reduce_axes.size(); ++r)
     if (op->reduce_axes[r]->extent >= op->reduce_axes[axis]->extent) axis = static_cast<int>(r);
-  int var = add_tile(s, tensor->name + "." + op->reduce_axes[axis]->var.name() + ".rf", 2, false);
+  int var = add_tile(s, t, tensor->name + "." + op->reduce_axes[axis]->var.name() + ".rf", 2, false);
   s.sketch.structure.push_back({SketchStructureStep::Kind::kRfactor, {t, Kind::kTensor}, axis, var});
   int last = -1;
   for (size_t d = 0; d < op->axes.size(); ++d)

@@ -47,6 +47,36 @@ TEST(Mutation, TileSizeMovesAFactorBetweenLevelsOfOneVariable) {
   EXPECT_NE(r.program->state.steps(), parent.state.steps());
 }
 
+// Tiles that need not divide (a prime matmul's) change one inner level to
+// another size of the same kind, and the outer level covers the extent again
+// without a wholly empty tile: moving a divisor would only grow the padding.
+TEST(Mutation, TileSizeResizesALevelOfTilesThatNeedNotDivide) {
+  SketchSpace space = space_of("matmul:M=997,N=1009,K=499");
+  SpaceRng rng(11);
+  int resized = 0;
+  for (int i = 0; i < 40; ++i) {
+    SketchProgram parent = space.sample(rng).value();
+    MutationResult r = space.mutate(parent, MutationKind::kTileSize, rng);
+    if (!r.applied()) continue;
+    const SketchDecisions &a = parent.decisions, &b = r.program->decisions;
+    for (size_t t = 0; t < a.tiles.size(); ++t) {
+      if (a.tiles[t] == b.tiles[t] || a.tile_extents[t] != b.tile_extents[t]) continue;
+      int64_t product = 1, inner = 1;
+      for (int64_t x : a.tiles[t]) product *= x;
+      if (product == a.tile_extents[t]) continue;  // an exact factorization: a divisor moved
+      ++resized;
+      int levels_changed = 0;
+      for (size_t l = 1; l < b.tiles[t].size(); ++l) {
+        inner *= b.tiles[t][l];
+        levels_changed += a.tiles[t][l] != b.tiles[t][l];
+      }
+      EXPECT_EQ(levels_changed, 1);
+      EXPECT_EQ(b.tiles[t][0], (b.tile_extents[t] + inner - 1) / inner);
+    }
+  }
+  EXPECT_GT(resized, 5);
+}
+
 TEST(Mutation, ParallelChangesHowManyLoopsAreFused) {
   SketchSpace space = space_of("matmul:M=64,N=96,K=48");
   SketchProgram parent = program_with(space, MutationKind::kParallel);

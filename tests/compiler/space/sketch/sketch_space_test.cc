@@ -343,7 +343,7 @@ TEST(Annotation, TileFactorsCoverTheExtentWithDivisors) {
   for (int64_t extent = 1; extent <= 300; ++extent)
     for (int levels : {2, 4})
       for (bool vec : {false, true}) {
-        auto f = sample_tile_factors(extent, TileVar{"x", levels, vec}, 16, options, rng);
+        auto f = sample_tile_factors(extent, TileVar{"x", levels, vec, false, 16}, 32, options, rng);
         ASSERT_EQ(static_cast<int>(f.size()), levels);
         int64_t product = 1;
         for (int64_t x : f) product *= x;
@@ -358,7 +358,7 @@ TEST(Annotation, VectorLevelsFavourLaneMultiples) {
   SketchOptions options;
   SpaceRng rng(3);
   int multiples = 0;
-  for (int i = 0; i < 1000; ++i) multiples += sample_tile_factors(1024, TileVar{"x", 4, true}, 16, options, rng).back() % 16 == 0;
+  for (int i = 0; i < 1000; ++i) multiples += sample_tile_factors(1024, TileVar{"x", 4, true, false, 16}, 32, options, rng).back() % 16 == 0;
   EXPECT_GT(multiples, 750);
 }
 
@@ -370,13 +370,16 @@ TEST(Annotation, NonDividingTilesHaveTargetSizesAndCoverTheExtent) {
   for (int64_t extent : {70, 997, 1009, 6625, 56, 5})
     for (bool vec : {false, true})
       for (int draw = 0; draw < 50; ++draw) {
-        auto f = sample_tile_factors(extent, TileVar{"x", 4, vec}, 16, options, rng);
+        auto f = sample_tile_factors(extent, TileVar{"x", 4, vec, false, 16}, 32, options, rng);
         int64_t inner = 1;
         for (size_t l = 1; l < f.size(); ++l) {
           inner *= f[l];
-          const bool lane_multiple = vec && l + 1 == f.size() && extent >= 16;
-          if (lane_multiple) {
-            EXPECT_EQ(f[l] % 16, 0) << extent;
+          const bool innermost = l + 1 == f.size();
+          if (vec && innermost && extent >= 16) {
+            EXPECT_EQ(f[l] % 16, 0) << extent;  // whole vectors
+            EXPECT_LE(f[l], 64) << extent;
+          } else if (!vec && innermost) {
+            EXPECT_LE(f[l], 16) << extent << ": register rows beyond half of 32 registers";
           } else {
             EXPECT_EQ(f[l] & (f[l] - 1), 0) << extent << ": " << f[l] << " is not a power of two";
           }
@@ -396,13 +399,15 @@ TEST(Annotation, NonDividingReduceTilesReachLongKBlocks) {
   SpaceRng rng(3);
   std::set<int64_t> reduce_blocks, spatial_blocks;
   for (int draw = 0; draw < 300; ++draw) {
-    auto k = sample_tile_factors(499, TileVar{"k", 2, false, /*reduce=*/true}, 16, options, rng);
+    auto k = sample_tile_factors(499, TileVar{"k", 2, false, /*reduce=*/true, 16}, 32, options, rng);
     EXPECT_EQ(k[0], (499 + k[1] - 1) / k[1]);
     EXPECT_LE(k[1], kMaxReduceTile);
     reduce_blocks.insert(k[1]);
-    spatial_blocks.insert(sample_tile_factors(499, TileVar{"i", 2, false}, 16, options, rng)[1]);
+    spatial_blocks.insert(sample_tile_factors(499, TileVar{"i", 2, false, false, 16}, 32, options, rng)[1]);
   }
   EXPECT_TRUE(reduce_blocks.count(256)) << "no k block of 256";
+  EXPECT_TRUE(reduce_blocks.count(499)) << "never the whole reduction";
+  EXPECT_GE(*reduce_blocks.begin(), 8) << "a k block too short to keep the accumulators a while";
   EXPECT_LE(*spatial_blocks.rbegin(), 64);
 }
 
@@ -412,14 +417,16 @@ TEST(Annotation, ExtentsWithoutTargetSizedDivisorsMostlyGetNonDividingTiles) {
   auto nondividing = [&](int64_t extent) {
     int n = 0;
     for (int i = 0; i < 1000; ++i) {
-      auto f = sample_tile_factors(extent, TileVar{"x", 4, true}, 16, options, rng);
+      auto f = sample_tile_factors(extent, TileVar{"x", 4, true, false, 16}, 32, options, rng);
       int64_t product = 1;
       for (int64_t x : f) product *= x;
       n += product != extent;
     }
     return n;
   };
-  EXPECT_GT(nondividing(1009), 700);  // prime: [1009, 1, 1, 1] or remainders
+  EXPECT_EQ(nondividing(1009), 1000);  // a prime: always remainders, never 1009 register rows
+  EXPECT_GT(nondividing(6625), 700);   // 5^3 x 53: mostly remainders ...
+  EXPECT_LT(nondividing(6625), 950);   // ... and now and then its divisors
   EXPECT_LT(nondividing(1024), 300);  // exact factorizations stay the common case
 }
 
