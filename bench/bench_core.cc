@@ -2,12 +2,20 @@
 // public schedule API against OpenBLAS, and the speed of building a kernel.
 //
 //   build/bin/bench_core --benchmark_filter=BM_Core_HandMatmul1024
+//   build/bin/bench_core --benchmark_filter=BM_Core_LaunchBesideABusyCore
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <thread>
+#include <vector>
+
+#include <sched.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "compiler/codegen/llvm_target.h"
 #include "bench/peers.h"
@@ -206,6 +214,72 @@ void BM_Core_BuildMatmul1024(benchmark::State& state) {
   state.counters["build_ms"] = times[times.size() / 2] * 1e3;
 }
 BENCHMARK(BM_Core_BuildMatmul1024)->UseManualTime()->Iterations(21)->Unit(benchmark::kMillisecond);
+
+// Microseconds per launch of a small parallel loop (two tasks of ~10 us of
+// arithmetic), the median of `launches`, with the worker on a CPU that a busy
+// process holds (the launcher on another), as on a machine shared with a
+// build: the worker runs only when the scheduler preempts that process.
+double launch_us_beside_busy_core(bool steal, int launches) {
+  const std::vector<int> cpus = runtime::allowed_cpus();
+  runtime::PoolOptions options;
+  options.pin_threads = true;
+  options.cpus = {cpus[0], cpus[1]};
+  options.steal_late_shares = steal;
+  runtime::ThreadPool pool(2, options);
+  const pid_t busy = fork();
+  if (busy == 0) {
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpus[1], &one);
+    sched_setaffinity(0, sizeof(one), &one);
+    for (volatile uint64_t i = 0;; i = i + 1) {
+    }
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  auto body = [](int32_t task, int32_t, void* closure) -> int32_t {
+    float x = static_cast<float>(task);
+    for (int i = 0; i < 20000; ++i) x = x * 0.999f + 1.0f;
+    static_cast<float*>(closure)[task] = x;
+    return 0;
+  };
+  float out[2];
+  std::vector<double> us;
+  for (int l = 0; l < launches; ++l) {
+    const auto start = std::chrono::steady_clock::now();
+    pool.run(body, out, 2);
+    us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count());
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));  // the worker goes back to sleep
+  }
+  kill(busy, SIGKILL);
+  waitpid(busy, nullptr, 0);
+  std::sort(us.begin(), us.end());
+  return us[us.size() / 2];
+}
+
+// A parallel loop launched while another process holds the worker's CPU:
+// the launcher running the late worker's share (steal_late_shares) against
+// waiting for the worker. vs_peer = waiting / stealing.
+void BM_Core_LaunchBesideABusyCore(benchmark::State& state) {
+  if (runtime::allowed_cpus().size() < 2) return state.SkipWithError("needs two CPUs");
+  const cpu_set_t saved = [] {
+    cpu_set_t set;
+    sched_getaffinity(0, sizeof(set), &set);
+    return set;
+  }();
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(runtime::allowed_cpus()[0], &one);
+  sched_setaffinity(0, sizeof(one), &one);
+  for (auto _ : state) {
+    const double waiting = launch_us_beside_busy_core(false, 200);
+    const double stealing = launch_us_beside_busy_core(true, 200);
+    state.counters["waiting_us"] = waiting;
+    state.counters["stealing_us"] = stealing;
+    state.counters["vs_peer"] = waiting / stealing;
+  }
+  sched_setaffinity(0, sizeof(saved), &saved);
+}
+BENCHMARK(BM_Core_LaunchBesideABusyCore)->Iterations(1)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace tessera

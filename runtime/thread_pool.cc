@@ -6,6 +6,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <climits>
 #include <cstring>
@@ -129,6 +130,7 @@ ThreadPool::ThreadPool(int num_threads, PoolOptions options) : options_(std::mov
   const std::vector<int> cpus = options_.cpus.empty() ? allowed_cpus() : options_.cpus;
   if (num_threads <= 0) num_threads = static_cast<int>(allowed_cpus().size());
   workers_.reserve(num_threads > 1 ? num_threads - 1 : 0);
+  open_ = std::make_unique<std::atomic<uint32_t>[]>(static_cast<size_t>(std::max(1, num_threads)));
   for (int p = 1; p < num_threads; ++p) {
     try {
       workers_.emplace_back([this, p] { worker_loop(p); });
@@ -166,35 +168,57 @@ int32_t ThreadPool::run(TesseraParallelBody body, void* closure, int32_t num_tas
   num_tasks_ = n;
   first_error_.store(kNoError, std::memory_order_relaxed);
   pending_.store(static_cast<int32_t>(workers_.size()), std::memory_order_relaxed);
+  // Every share of the last launch was claimed: open them all for this one.
+  // A claim (acquire) sees the job written above.
+  for (int p = 1; p < num_threads_; ++p) open_[p].store(1, std::memory_order_release);
   // Publishes the job. seq_cst pairs with the workers' sleeping_workers_
   // increment so that either we see a sleeper and wake it, or it sees the bump.
   generation_.fetch_add(1, std::memory_order_seq_cst);
   if (sleeping_workers_.load(std::memory_order_seq_cst) > 0) futex_wake(&generation_, INT_MAX);
   {
     InTaskGuard in_task;
-    run_share(0);
+    run_share(0, 0);
+    if (options_.steal_late_shares) run_late_shares();
   }
   wait_for_workers();
   const uint64_t error = first_error_.load(std::memory_order_relaxed);
   return error == kNoError ? 0 : static_cast<int32_t>(static_cast<uint32_t>(error));
 }
 
-void ThreadPool::run_share(int participant) {
+bool ThreadPool::claim(int share) { return open_[share].exchange(0, std::memory_order_acq_rel) == 1; }
+
+void ThreadPool::run_late_shares() {
+  for (int p = 1; p < num_threads_; ++p) {
+    if (!claim(p)) continue;  // its worker has it
+    run_share(p, 0);
+    finish_share();
+  }
+}
+
+void ThreadPool::finish_share() {
+  // seq_cst pairs with the launcher's launcher_sleeping_ store (see wait_for_workers).
+  if (pending_.fetch_sub(1, std::memory_order_seq_cst) == 1 &&
+      launcher_sleeping_.load(std::memory_order_seq_cst) != 0) {
+    futex_wake(&pending_, 1);
+  }
+}
+
+void ThreadPool::run_share(int share, int runner) {
   PoolTimeline* const timeline = timeline_;
   const auto start = timeline ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
-  run_tasks(participant);
+  run_tasks(share);
   if (timeline) {
     const auto ns = [](std::chrono::steady_clock::time_point t) {
       return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
     };
-    timeline->shares[static_cast<size_t>(participant)].push_back({ns(start), ns(std::chrono::steady_clock::now())});
-    timeline->thread_ids[static_cast<size_t>(participant)] = static_cast<int64_t>(syscall(SYS_gettid));
+    timeline->shares[static_cast<size_t>(runner)].push_back({ns(start), ns(std::chrono::steady_clock::now())});
+    timeline->thread_ids[static_cast<size_t>(runner)] = static_cast<int64_t>(syscall(SYS_gettid));
   }
 }
 
-void ThreadPool::run_tasks(int participant) {
+void ThreadPool::run_tasks(int share) {
   const int32_t n = num_tasks_;
-  for (int32_t t = participant; t < n; t += num_threads_) {
+  for (int32_t t = share; t < n; t += num_threads_) {
     const int32_t st = body_(t, n, closure_);
     if (st == 0) continue;
     // The lowest task id wins, so the result does not depend on timing.
@@ -212,12 +236,12 @@ void ThreadPool::worker_loop(int participant) {
   for (;;) {
     seen = wait_for_generation_change(seen);
     if (stop_) return;
-    run_share(participant);
-    // seq_cst pairs with the launcher's launcher_sleeping_ store (see wait_for_workers).
-    if (pending_.fetch_sub(1, std::memory_order_seq_cst) == 1 &&
-        launcher_sleeping_.load(std::memory_order_seq_cst) != 0) {
-      futex_wake(&pending_, 1);
-    }
+    // A worker late enough may claim its share of a newer launch than the
+    // one it woke for: it reads that launch's job, which cannot end before
+    // this share does. A share the launcher took is not run again.
+    if (!claim(participant)) continue;
+    run_share(participant, participant);
+    finish_share();
   }
 }
 

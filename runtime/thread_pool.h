@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -27,12 +28,20 @@ struct PoolOptions {
   /// How long an idle participant spins on the dispatch counter before it
   /// blocks in the kernel (futex). Spinning keeps back-to-back launches cheap.
   int spin_us = 200;
+  /// When the launching thread has run its own share, it also runs the shares
+  /// no worker has started yet, instead of waiting for their workers: a
+  /// worker whose core is busy with another process may not run for a
+  /// scheduler tick (milliseconds, for a kernel of microseconds). Off, every
+  /// share runs on its own participant (placement tests, traces that must
+  /// show each worker).
+  bool steal_late_shares = true;
 };
 
-/// When each participant of a ThreadPool ran its share of each launch, for
-/// traces (ThreadPool::set_timeline). Participant p appends only to
-/// shares[p] and writes only thread_ids[p], so recording takes no lock; read
-/// it after the launches it records have returned.
+/// When each participant of a ThreadPool ran its shares of each launch, for
+/// traces (ThreadPool::set_timeline): a share the launching thread took over
+/// from a late worker is recorded as its own (participant 0). Participant p
+/// appends only to shares[p] and writes only thread_ids[p], so recording
+/// takes no lock; read it after the launches it records have returned.
 struct PoolTimeline {
   struct Share {
     int64_t start_ns = 0;  ///< steady_clock, since its epoch
@@ -46,8 +55,10 @@ struct PoolTimeline {
 
 /// A fixed set of N-1 persistent worker threads; the launching thread is the
 /// N-th participant and runs task 0. Launches are serialized: one runs at a time.
-/// Task t of n runs on participant t % N, so a repeated launch touches the same
-/// data from the same thread (and core, when pinned).
+/// Task t of n belongs to share t % N, which participant t % N runs, so a
+/// repeated launch touches the same data from the same thread (and core, when
+/// pinned) — unless that worker has not started it by the time the launching
+/// thread is done with its own (PoolOptions::steal_late_shares).
 class ThreadPool {
  public:
   /// A pool of `num_threads` participants (the caller included); <= 0 means one
@@ -76,8 +87,14 @@ class ThreadPool {
 
  private:
   void worker_loop(int participant);
-  void run_share(int participant);
-  void run_tasks(int participant);
+  // Takes share `share` of the current launch if nobody has: true once.
+  bool claim(int share);
+  // Runs share `share` on participant `runner` (the timeline's row).
+  void run_share(int share, int runner);
+  void run_tasks(int share);
+  // The launcher's part after its own share: the shares no worker started.
+  void run_late_shares();
+  void finish_share();
   uint32_t wait_for_generation_change(uint32_t seen);
   void wait_for_workers();
 
@@ -95,11 +112,14 @@ class ThreadPool {
   bool stop_ = false;
   PoolTimeline* timeline_ = nullptr;  // published to the workers with the job
 
-  // Dispatch: workers wait for generation_ to change and ack through pending_.
+  // Dispatch: workers wait for generation_ to change, claim their share
+  // (open_[p] 1 -> 0; the launcher opens them before publishing a launch)
+  // and count it done in pending_, the workers' shares not yet finished.
   alignas(64) std::atomic<uint32_t> generation_{0};
   std::atomic<int32_t> sleeping_workers_{0};
   alignas(64) std::atomic<int32_t> pending_{0};
   std::atomic<int32_t> launcher_sleeping_{0};
+  std::unique_ptr<std::atomic<uint32_t>[]> open_;  // per participant (0 unused)
 };
 
 /// Installs `pool` as the calling thread's pool for tessera_parallel_launch

@@ -2,7 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <pthread.h>
+#include <sched.h>
+
+#include <array>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <mutex>
 #include <set>
@@ -87,7 +92,9 @@ TEST(ThreadPool, ZeroTasksMeansOneTaskPerThread) {
 }
 
 TEST(ThreadPool, TasksRunOnDistinctThreads) {
-  ThreadPool pool(2);
+  PoolOptions options;
+  options.steal_late_shares = false;  // the worker's share waits for the worker
+  ThreadPool pool(2, options);
   TaskLog log;
   EXPECT_EQ(pool.run(&TaskLog::body, &log, 2), 0);
   EXPECT_EQ(log.threads.size(), 2u);
@@ -95,20 +102,88 @@ TEST(ThreadPool, TasksRunOnDistinctThreads) {
 }
 
 TEST(ThreadPool, RepeatedLaunchesNeitherLoseNorRepeatTasks) {
-  // Back-to-back launches exercise the spin path; a zero spin budget the futex path.
-  for (int spin_us : {200, 0}) {
-    PoolOptions options;
-    options.spin_us = spin_us;
-    ThreadPool pool(3, options);
-    std::atomic<int64_t> runs{0};
-    auto body = [](int32_t, int32_t, void* closure) -> int32_t {
-      static_cast<std::atomic<int64_t>*>(closure)->fetch_add(1);
-      return 0;
-    };
-    constexpr int kLaunches = 2000;  // enough to catch a lost wake-up; 3 threads on 2 cores
-    for (int i = 0; i < kLaunches; ++i) ASSERT_EQ(pool.run(body, &runs, 5), 0);
-    EXPECT_EQ(runs.load(), int64_t{kLaunches} * 5) << "spin_us=" << spin_us;
+  // Back-to-back launches exercise the spin path; a zero spin budget the
+  // futex path; 3 threads on 2 cores make late workers whose shares the
+  // launcher takes, and workers that wake for a launch already over.
+  for (bool steal : {true, false})
+    for (int spin_us : {200, 0}) {
+      PoolOptions options;
+      options.spin_us = spin_us;
+      options.steal_late_shares = steal;
+      ThreadPool pool(3, options);
+      std::array<std::atomic<int64_t>, 5> runs{};
+      auto body = [](int32_t task, int32_t, void* closure) -> int32_t {
+        (*static_cast<std::array<std::atomic<int64_t>, 5>*>(closure))[static_cast<size_t>(task)].fetch_add(1);
+        return 0;
+      };
+      constexpr int kLaunches = 2000;  // enough to catch a lost wake-up
+      for (int i = 0; i < kLaunches; ++i) ASSERT_EQ(pool.run(body, &runs, 5), 0);
+      for (size_t t = 0; t < runs.size(); ++t)
+        EXPECT_EQ(runs[t].load(), kLaunches) << "task " << t << ", spin_us=" << spin_us << ", steal=" << steal;
+    }
+}
+
+// Pins the calling thread to `cpu` until the guard ends.
+class PinCallerTo {
+ public:
+  explicit PinCallerTo(int cpu) {
+    sched_getaffinity(0, sizeof(saved_), &saved_);
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    sched_setaffinity(0, sizeof(one), &one);
   }
+  ~PinCallerTo() { sched_setaffinity(0, sizeof(saved_), &saved_); }
+
+ private:
+  cpu_set_t saved_;
+};
+
+// A worker whose CPU a real-time thread holds cannot start its share for as
+// long as it spins (the kernel lets it run 5% of each second at most); the
+// launcher runs that share itself instead of waiting.
+TEST(ThreadPool, TheLauncherRunsTheShareOfAWorkerThatCannotStart) {
+  const std::vector<int> cpus = allowed_cpus();
+  if (cpus.size() < 2) GTEST_SKIP() << "needs two CPUs";
+  PinCallerTo pin(cpus[0]);
+  PoolOptions options;
+  options.pin_threads = true;
+  options.cpus = {cpus[0], cpus[1]};  // worker 1 on cpus[1]
+  ThreadPool pool(2, options);
+  ASSERT_TRUE(pool.status().is_ok()) << pool.status().to_string();
+  std::atomic<int> hog{0};  // 1 spinning, -1 refused real-time priority
+  std::atomic<bool> stop{false};
+  std::thread holder([&] {
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpus[1], &one);
+    sched_param fifo{};
+    fifo.sched_priority = 1;
+    if (pthread_setaffinity_np(pthread_self(), sizeof(one), &one) != 0 ||
+        pthread_setschedparam(pthread_self(), SCHED_FIFO, &fifo) != 0) {
+      hog = -1;
+      return;
+    }
+    hog = 1;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+    while (!stop && std::chrono::steady_clock::now() < deadline) {
+    }
+  });
+  while (hog == 0) std::this_thread::yield();
+  if (hog < 0) {
+    holder.join();
+    GTEST_SKIP() << "no real-time priority here (needs CAP_SYS_NICE)";
+  }
+  TaskLog log;
+  const auto start = std::chrono::steady_clock::now();
+  const int32_t status = pool.run(&TaskLog::body, &log, 2);
+  const auto elapsed = std::chrono::steady_clock::now() - start;
+  stop = true;
+  holder.join();
+  EXPECT_EQ(status, 0);
+  EXPECT_EQ(log.task_set(), range(2));
+  EXPECT_EQ(log.threads, std::set<std::thread::id>{std::this_thread::get_id()}) << "both shares on the launcher";
+  EXPECT_LT(elapsed, std::chrono::milliseconds(100));
 }
 
 TEST(ThreadPool, ErrorStatusPropagates) {

@@ -55,6 +55,7 @@ nlohmann::json kernel_event(const nlohmann::json& trace, size_t call) {
 std::unique_ptr<GraphExecutor> load_and_feed(const PackageContents& c) {
   ExecutorOptions options;
   options.num_threads = 2;
+  options.pool.steal_late_shares = false;  // the worker's row shows its share
   auto exec = GraphExecutor::load(c, options);
   EXPECT_TRUE(exec.is_ok()) << exec.status().to_string();
   if (!exec.is_ok()) return nullptr;
@@ -256,7 +257,9 @@ TEST(ChromeTrace, AParallelLoopShowsEachThreadsShare) {
 
 // Tracing is off by default: a plain run records no shares anywhere.
 TEST(PoolTimeline, RecordsOnlyWhileSet) {
-  ThreadPool pool(2);
+  PoolOptions options;
+  options.steal_late_shares = false;  // each participant runs its own share
+  ThreadPool pool(2, options);
   PoolTimeline timeline(pool.num_threads());
   auto body = [](int32_t, int32_t, void*) -> int32_t { return 0; };
   pool.run(body, nullptr, 4);
