@@ -5,6 +5,7 @@
 //   build/bin/bench_tune --benchmark_filter=BM_Tune_Matmul1024   (argument = trials)
 //   build/bin/bench_tune --benchmark_filter=BM_Tuner_Overhead    (matmul 512^3, 128 trials)
 //   build/bin/bench_tune --benchmark_filter='BM_Tune_OddShapes(/.*/trials:200/.*|Geomean)'   (seven shapes, the depthwise ones in NCHW and NHWC, x two spaces)
+//   build/bin/bench_tune --benchmark_filter=BM_Fallback_RandomMatmuls   (24 untuned matmuls of random shapes)
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -25,6 +26,7 @@
 #include "compiler/ops/op_spec.h"
 #include "compiler/schedule/layout.h"
 #include "compiler/space/choose/apply_best.h"
+#include "compiler/space/space_rng.h"
 #include "costmodel/features.h"
 #include "runtime/module.h"
 #include "runtime/ndarray.h"
@@ -657,6 +659,52 @@ void BM_OddShapeSchedule(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_OddShapeSchedule)->ArgName("shape")->DenseRange(0, 6)->Iterations(1);
+
+// Untuned matmuls of shapes nobody picked: M, N and K drawn log-uniformly
+// from 1..2048 (seed 7), each the fallback schedule (choose_schedule, no
+// records) against cblas_sgemm on the same arguments. Counters: the geometric
+// mean and the worst fallback_vs_peer; each shape's ratio goes to stderr.
+// Argument: how many shapes.
+void BM_Fallback_RandomMatmuls(benchmark::State& state) {
+  SpaceRng rng(7);
+  auto dim = [&rng] { return static_cast<int64_t>(std::exp(std::log(2048.0) * rng.real())); };
+  std::vector<double> ratios;
+  std::string worst_shape;
+  for (auto _ : state) {
+    for (int64_t s = 0; s < state.range(0); ++s) {
+      const int64_t m = std::max<int64_t>(1, dim()), n = std::max<int64_t>(1, dim()), k = std::max<int64_t>(1, dim());
+      const std::string spec =
+          "matmul:M=" + std::to_string(m) + ",N=" + std::to_string(n) + ",K=" + std::to_string(k);
+      auto op = ops::parse_op_spec(spec).value();
+      auto choice = choose_schedule(op.dag, op.op, host_target(), nullptr);
+      if (!choice.is_ok()) return state.SkipWithError((spec + ": " + choice.status().to_string()).c_str());
+      auto lib = build(choice->state, host_target(), "kernel");
+      if (!lib.is_ok()) return state.SkipWithError((spec + ": " + lib.status().to_string()).c_str());
+      auto mod = runtime::Module::load_from_bytes(lib->bytes, "/tmp");
+      if (!mod.is_ok()) return state.SkipWithError(mod.status().to_string().c_str());
+      TesseraKernelFn fn = mod->get_kernel("kernel").value();
+      auto args = bench::make_args(op);
+      std::vector<runtime::NDArray> packed;
+      std::vector<void*> ptrs = kernel_args(choice->state, args, packed);
+      float* out = args.back().data<float>();
+      auto peer = [&] { bench::openblas_sgemm(m, n, k, args[0].data<float>(), args[1].data<float>(), out, kThreads); };
+      runtime::ThreadPool pool(kThreads);
+      runtime::ParallelScope scope(&pool);
+      std::unique_ptr<bench::DnnlConv> no_dnnl;
+      const std::string wrong = check_against_peer(fn, ptrs, peer, args.back(), no_dnnl, false);
+      if (!wrong.empty()) return state.SkipWithError((spec + ": " + wrong).c_str());
+      ratios.push_back(ratio_to_peer([&] { fn(ptrs.data()); }, peer));
+      std::fprintf(stderr, "%s fallback_vs_peer %.3f\n", spec.c_str(), ratios.back());
+      if (ratios.back() <= *std::min_element(ratios.begin(), ratios.end())) worst_shape = spec;
+    }
+  }
+  double log_sum = 0;
+  for (double r : ratios) log_sum += std::log(r);
+  state.counters["fallback_vs_peer"] = std::exp(log_sum / static_cast<double>(ratios.size()));
+  state.counters["worst"] = *std::min_element(ratios.begin(), ratios.end());
+  state.SetLabel("worst: " + worst_shape);
+}
+BENCHMARK(BM_Fallback_RandomMatmuls)->Arg(24)->Iterations(1)->Unit(benchmark::kSecond);
 
 // The geometric mean of the vs_peer of every BM_Tune_OddShapes run before it
 // in this process (run it in the same --benchmark_filter).

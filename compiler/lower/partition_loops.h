@@ -8,7 +8,10 @@
 // inside (a guard is `c*v + inner + outer < b`, with `inner` bounded by the
 // inner loops' constant ranges and `outer` any expression of enclosing
 // variables), and splits the loop into a head, a middle where those guards
-// are dropped, and a tail (Halide's loop partitioning). The bounds are
+// are dropped, and a tail (Halide's loop partitioning). A parallel loop is
+// not split (two launches, the remainder's alone on one thread after the
+// middle's): its body becomes `if (v in the middle) {body without those
+// guards} else {body}`. The bounds are
 // expressions, so a tile whose position depends on a fused parallel loop is
 // partitioned at run time. Head and tail keep their guards and are not
 // partitioned further (the copies would multiply); a vectorized loop inside

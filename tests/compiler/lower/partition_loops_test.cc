@@ -61,6 +61,31 @@ TEST_F(PartitionLoops, RemaindersArePartitionedOnceNotAgain) {
   EXPECT_NE(text.find("if ("), std::string::npos) << text;
 }
 
+TEST_F(PartitionLoops, AParallelLoopStaysOneLoopWhoseTasksTestForTheRemainder) {
+  // Split into a middle and a tail loop, it would be two launches and the
+  // tail's would run alone on one thread. The remainder's own loop is
+  // partitioned once more, at a point the task computes.
+  Stmt before = make_for(i, 0, 8, LoopKind::kParallel,
+                         make_for(j, 0, 8, LoopKind::kSerial, make_if(i * 8 + j < 61, store(i * 8 + j))));
+  EXPECT_IR_EQ(partition_loops(before),
+               "parallel i in [0, 8) {\n"
+               "  if (i < 7) {\n"
+               "    for j in [0, 8) {\n"
+               "      C[((i*8) + j)] = 1.0f\n"
+               "    }\n"
+               "  } else {\n"
+               "    for j in [0, min(((0 - (i*8)) + 61), 8)) {\n"
+               "      C[((i*8) + j)] = 1.0f\n"
+               "    }\n"
+               "    for j.tail in [min(((0 - (i*8)) + 61), 8), +((0 - min(((0 - (i*8)) + 61), 8)) + 8)) {\n"
+               "      if (((i*8) + j.tail) < 61) {\n"
+               "        C[((i*8) + j.tail)] = 1.0f\n"
+               "      }\n"
+               "    }\n"
+               "  }\n"
+               "}\n");
+}
+
 TEST_F(PartitionLoops, LowerBoundGuardsMakeAHead) {
   Stmt before = make_for(i, 0, 8, LoopKind::kSerial, make_if(i - 2 >= 0, store(i)));
   EXPECT_IR_EQ(partition_loops(before), "for i in [2, +6) {\n  C[i] = 1.0f\n}\n");
