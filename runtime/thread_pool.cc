@@ -160,7 +160,8 @@ ThreadPool::~ThreadPool() {
 int32_t ThreadPool::run(TesseraParallelBody body, void* closure, int32_t num_tasks) {
   if (tls_in_task) return run_serially(body, closure, num_tasks > 0 ? num_tasks : 1);
   const int32_t n = num_tasks > 0 ? num_tasks : num_threads_;
-  if (workers_.empty()) return run_serially(body, closure, n);
+  // One task needs no worker: waking them would cost a system call.
+  if (workers_.empty() || n == 1) return run_serially(body, closure, n);
 
   std::lock_guard<std::mutex> lock(launch_mutex_);
   body_ = body;

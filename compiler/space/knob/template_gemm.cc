@@ -246,7 +246,22 @@ Result<KnobConfig> fallback_gemm(const KnobSpace& space, const ComputeDAG& dag, 
   // each, so that the blocks share the weights' stream between the cores.
   const bool gemv = g.m == 1;
   const int64_t want_nr = gemv ? gemv_max_nr(lanes) : 2 * lanes;
-  const std::vector<int64_t> want_n = {0, gemv ? 1 : std::max<int64_t>(1, nb / want_nr), want_nr};
+  // A block no wider or taller than the product needs: a padded block of
+  // 256 columns for N = 162 computed 94 columns of zeros.
+  const auto tiles_of = [](int64_t block, int64_t extent, int64_t tile) {
+    return std::max<int64_t>(1, std::min(block / tile, (extent + tile - 1) / tile));
+  };
+  const int64_t want_mt = tiles_of(mb, g.m, mr);
+  int64_t want_nt = tiles_of(nb, g.n, want_nr);
+  // At least a block per core where the work pays for a launch (2 x 84 x
+  // 1209 was one block of 96 columns, on one core).
+  const int64_t row_blocks = (g.m + want_mt * mr - 1) / (want_mt * mr);
+  const int64_t col_tiles = (g.n + want_nr - 1) / want_nr;
+  if (!gemv && dag.flop_count() >= kMinParallelFlops && row_blocks < target.num_cores) {
+    const int64_t col_blocks = (target.num_cores + row_blocks - 1) / row_blocks;
+    want_nt = std::min(want_nt, std::max<int64_t>(1, (col_tiles + col_blocks - 1) / col_blocks));
+  }
+  const std::vector<int64_t> want_n = {0, gemv ? 1 : want_nt, want_nr};
   // The micro-kernel's columns as the space has them (4 of N = 3): where they
   // do not divide N the blocks are padded, so that the accumulators are whole
   // vectors in registers and the panel of B is copied with zeros past its
@@ -255,7 +270,7 @@ Result<KnobConfig> fallback_gemm(const KnobSpace& space, const ComputeDAG& dag, 
   TESSERA_ASSIGN_OR_RETURN(KnobConfig columns, nearest_config(space, {{"tile_n", want_n}}));
   const int64_t nr = columns.get("tile_n").back();
   const bool pad = g.n % nr != 0;
-  return nearest_config(space, {{"tile_m", {0, mb / mr, mr}},
+  return nearest_config(space, {{"tile_m", {0, want_mt, mr}},
                                 {"tile_n", want_n},
                                 {"tile_k", {0, kb}},
                                 {"order", {0, 2, 1}},

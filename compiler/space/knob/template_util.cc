@@ -264,7 +264,10 @@ Result<Var> tile_output_blocks(Sched& s, const std::string& stage, const std::ve
   order.insert(order.end(), inner.begin(), inner.end());
   TESSERA_RETURN_IF_ERROR(s.reorder(stage, order));
   TESSERA_ASSIGN_OR_RETURN(Var fused, s.fuse(stage, outer));
-  TESSERA_RETURN_IF_ERROR(s.annotate(stage, fused, IterAnnotation::kParallel));
+  // Work smaller than a launch (a 3 x 2 x 3 product: 0.3 us against 0.05
+  // us alone) runs on the calling thread.
+  if (s.state().dag().flop_count() >= kMinParallelFlops)
+    TESSERA_RETURN_IF_ERROR(s.annotate(stage, fused, IterAnnotation::kParallel));
   TESSERA_RETURN_IF_ERROR(s.vectorize_by_divisor(stage, inner.back(), block.back(), lanes));
   return fused;
 }

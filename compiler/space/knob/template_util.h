@@ -86,8 +86,14 @@ class Sched {
   State* state_;
 };
 
+/// Floating-point operations below which a template's blocks run serially:
+/// a parallel launch (a few microseconds when the workers sleep) would cost
+/// more than the work.
+inline constexpr double kMinParallelFlops = 65536;
+
 /// Tiles `stage` (an output of main's shape) into blocks of `block` (one size
-/// per axis), runs the fused block loops in parallel and vectorizes the
+/// per axis), runs the fused block loops in parallel (unless the DAG does
+/// fewer than kMinParallelFlops) and vectorizes the
 /// innermost axis of the block. The blocks run in `block_order` (a
 /// permutation of the axes, outermost first; empty: the axes' order), so
 /// consecutive blocks of one thread share what the order keeps fixed.
