@@ -120,18 +120,29 @@ const records::Record* best_of_first(const std::vector<records::Record>& history
   return best;
 }
 
-// A built kernel with its arguments, timed here with the benchmark's median.
-struct Kernel {
+// A kernel built for the host, with the module that keeps it loaded.
+struct BuiltKernel {
   runtime::Module module;
   TesseraKernelFn fn;
 };
 
-Result<double> time_steps(const ops::OpInstance& op, const std::string& steps_json, std::vector<runtime::NDArray>& args) {
-  TESSERA_ASSIGN_OR_RETURN(std::vector<Step> steps, steps_from_json(steps_json));
-  TESSERA_ASSIGN_OR_RETURN(State state, replay(op.dag, steps));
-  TESSERA_ASSIGN_OR_RETURN(BuiltLibrary lib, build(state, host_target(), "kernel"));
+Result<BuiltKernel> build_state(const State& st) {
+  TESSERA_ASSIGN_OR_RETURN(BuiltLibrary lib, build(st, host_target(), "kernel"));
   TESSERA_ASSIGN_OR_RETURN(runtime::Module mod, runtime::Module::load_from_bytes(lib.bytes, "/tmp"));
   TESSERA_ASSIGN_OR_RETURN(TesseraKernelFn fn, mod.get_kernel("kernel"));
+  return BuiltKernel{std::move(mod), fn};
+}
+
+Result<BuiltKernel> build_steps(const ops::OpInstance& op, const std::string& steps_json) {
+  TESSERA_ASSIGN_OR_RETURN(std::vector<Step> steps, steps_from_json(steps_json));
+  TESSERA_ASSIGN_OR_RETURN(State st, replay(op.dag, steps));
+  return build_state(st);
+}
+
+// A schedule built and timed here with the benchmark's median.
+Result<double> time_steps(const ops::OpInstance& op, const std::string& steps_json, std::vector<runtime::NDArray>& args) {
+  TESSERA_ASSIGN_OR_RETURN(BuiltKernel kernel, build_steps(op, steps_json));
+  const TesseraKernelFn fn = kernel.fn;
   std::vector<void*> ptrs;
   for (auto& a : args) ptrs.push_back(a.raw_data());
   runtime::ThreadPool pool(kThreads);
@@ -346,21 +357,6 @@ void BM_Tuner_Overhead(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_Tuner_Overhead)->Arg(128)->UseManualTime()->Iterations(1)->Unit(benchmark::kSecond);
-
-// A kernel built from a record's steps, with its arguments.
-struct BuiltKernel {
-  runtime::Module module;
-  TesseraKernelFn fn;
-};
-
-Result<BuiltKernel> build_steps(const ops::OpInstance& op, const std::string& steps_json) {
-  TESSERA_ASSIGN_OR_RETURN(std::vector<Step> steps, steps_from_json(steps_json));
-  TESSERA_ASSIGN_OR_RETURN(State st, replay(op.dag, steps));
-  TESSERA_ASSIGN_OR_RETURN(BuiltLibrary lib, build(st, host_target(), "kernel"));
-  TESSERA_ASSIGN_OR_RETURN(runtime::Module mod, runtime::Module::load_from_bytes(lib.bytes, "/tmp"));
-  TESSERA_ASSIGN_OR_RETURN(TesseraKernelFn fn, mod.get_kernel("kernel"));
-  return BuiltKernel{std::move(mod), fn};
-}
 
 // Batch-1 dense (a GEMV, memory-bound: 8 MB of weights) tuned in the sketch
 // space against OpenBLAS cblas_sgemv. The three fastest records of the run
@@ -579,11 +575,9 @@ void BM_Tune_OddShapes(benchmark::State& state) {
     if (!tuned.is_ok()) return state.SkipWithError(tuned.status().to_string().c_str());
     auto choice = choose_schedule(op.dag, op.op, host_target(), nullptr);
     if (!choice.is_ok()) return state.SkipWithError(choice.status().to_string().c_str());
-    auto lib = build(choice->state, host_target(), "kernel");
-    if (!lib.is_ok()) return state.SkipWithError(lib.status().to_string().c_str());
-    auto fallback_mod = runtime::Module::load_from_bytes(lib->bytes, "/tmp");
-    if (!fallback_mod.is_ok()) return state.SkipWithError(fallback_mod.status().to_string().c_str());
-    TesseraKernelFn fallback = fallback_mod->get_kernel("kernel").value();
+    auto fallback_kernel = build_state(choice->state);
+    if (!fallback_kernel.is_ok()) return state.SkipWithError(fallback_kernel.status().to_string().c_str());
+    TesseraKernelFn fallback = fallback_kernel->fn;
 
     auto args = bench::make_args(op);
     std::vector<runtime::NDArray> packed;
@@ -639,11 +633,9 @@ void BM_OddShapeSchedule(benchmark::State& state) {
   if (!steps.is_ok()) return state.SkipWithError(steps.status().to_string().c_str());
   auto replayed = replay(op.dag, *steps);
   if (!replayed.is_ok()) return state.SkipWithError(replayed.status().to_string().c_str());
-  auto lib = build(*replayed, host_target(), "kernel");
-  if (!lib.is_ok()) return state.SkipWithError(lib.status().to_string().c_str());
-  auto mod = runtime::Module::load_from_bytes(lib->bytes, "/tmp");
-  if (!mod.is_ok()) return state.SkipWithError(mod.status().to_string().c_str());
-  TesseraKernelFn fn = mod->get_kernel("kernel").value();
+  auto kernel = build_state(*replayed);
+  if (!kernel.is_ok()) return state.SkipWithError(kernel.status().to_string().c_str());
+  TesseraKernelFn fn = kernel->fn;
   auto args = bench::make_args(op);
   std::vector<runtime::NDArray> packed;
   std::vector<void*> ptrs = kernel_args(*replayed, args, packed);
@@ -678,11 +670,9 @@ void BM_Fallback_RandomMatmuls(benchmark::State& state) {
       auto op = ops::parse_op_spec(spec).value();
       auto choice = choose_schedule(op.dag, op.op, host_target(), nullptr);
       if (!choice.is_ok()) return state.SkipWithError((spec + ": " + choice.status().to_string()).c_str());
-      auto lib = build(choice->state, host_target(), "kernel");
-      if (!lib.is_ok()) return state.SkipWithError((spec + ": " + lib.status().to_string()).c_str());
-      auto mod = runtime::Module::load_from_bytes(lib->bytes, "/tmp");
-      if (!mod.is_ok()) return state.SkipWithError(mod.status().to_string().c_str());
-      TesseraKernelFn fn = mod->get_kernel("kernel").value();
+      auto kernel = build_state(choice->state);
+      if (!kernel.is_ok()) return state.SkipWithError((spec + ": " + kernel.status().to_string()).c_str());
+      TesseraKernelFn fn = kernel->fn;
       auto args = bench::make_args(op);
       std::vector<runtime::NDArray> packed;
       std::vector<void*> ptrs = kernel_args(choice->state, args, packed);
