@@ -17,6 +17,7 @@
 #include "rpc/keys.h"
 #include "rpc/wire.h"
 #include "runtime/time_evaluator.h"
+#include "tuner/machine_load.h"
 #include "tuner/measure/measurer.h"
 
 namespace tessera::tuner {
@@ -347,6 +348,18 @@ Result<std::unique_ptr<rpc::Runner>> start_runner(const TuneConfig& c) {
   return std::unique_ptr<rpc::Runner>(std::move(*runner));
 }
 
+// Local workers measure on this machine: other work running on it slows the
+// candidates by its share of the cores and the search picks among noise (a
+// detector tuned beside a build ran 41 ms, tuned on the idle machine 26.5).
+void warn_if_busy(std::FILE* log, int cores) {
+  const int others = other_runnable_threads();
+  if (others < 1) return;
+  std::fprintf(log,
+               "warning: %d other thread%s running on this machine (%d core%s): local measurements will be "
+               "noisy and may pick slower kernels; tune on an idle machine, or on a farm (--tracker)\n",
+               others, others == 1 ? " is" : "s are", cores, cores == 1 ? "" : "s");
+}
+
 // "64x16 16x32 -> 64x32 float32": the kernel's argument shapes, the inputs
 // then the outputs, and the outputs' type (what a records table shows).
 std::string shapes_of(const ComputeDAG& dag) {
@@ -510,6 +523,7 @@ Result<JobSummary> TuneJob::run(Progress* progress, const std::atomic<bool>* sto
                  describe_search(config_).c_str(),
                  config_.check ? "outputs checked" : "outputs not checked (--no-check)",
                  static_cast<long long>(*resumed), *resumed ? " (not measured again)" : "", retried.c_str());
+    if (!config_.tracker) warn_if_busy(log_, config_.target.num_cores);
     std::fflush(log_);
   }
   runner_->set_cancel(cancel);
