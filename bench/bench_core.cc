@@ -227,13 +227,13 @@ double launch_us_beside_busy_core(bool steal, int launches) {
   options.steal_late_shares = steal;
   runtime::ThreadPool pool(2, options);
   const pid_t busy = fork();
+  if (busy < 0) return -1;  // no busy process: nothing to time beside (kill(-1) would signal every process)
   if (busy == 0) {
     cpu_set_t one;
     CPU_ZERO(&one);
     CPU_SET(cpus[1], &one);
     sched_setaffinity(0, sizeof(one), &one);
-    for (volatile uint64_t i = 0;; i = i + 1) {
-    }
+    for (uint64_t i = 0;; ++i) benchmark::DoNotOptimize(i);
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   auto body = [](int32_t task, int32_t, void* closure) -> int32_t {
@@ -273,6 +273,10 @@ void BM_Core_LaunchBesideABusyCore(benchmark::State& state) {
   for (auto _ : state) {
     const double waiting = launch_us_beside_busy_core(false, 200);
     const double stealing = launch_us_beside_busy_core(true, 200);
+    if (waiting < 0 || stealing < 0) {
+      sched_setaffinity(0, sizeof(saved), &saved);
+      return state.SkipWithError("cannot fork the busy process");
+    }
     state.counters["waiting_us"] = waiting;
     state.counters["stealing_us"] = stealing;
     state.counters["vs_peer"] = waiting / stealing;
