@@ -43,7 +43,6 @@ struct OpStages {
 Result<OpStages> find_op_stages(const ComputeDAG& dag, OpPattern pattern, const std::string& name,
                                 bool allow_broadcast = false);
 
-
 /// Schedules one State by stage names and loop variables. Stage indices
 /// move when cache stages are inserted and loop positions move with every
 /// split; names and Vars do not.

@@ -205,10 +205,8 @@ class Annotator {
 std::vector<int64_t> Annotator::tile(int var, int64_t extent) {
   std::vector<int64_t>& f = d_.tiles[var];
   const TileVar& tv = sketch_.tiles[var];
-  int64_t product = 1;
-  for (int64_t x : f) product *= x;
   // Stale when made for another extent (a moved stage) or malformed.
-  bool stale = static_cast<int>(f.size()) != tv.levels || d_.tile_extents[var] != extent || product < extent;
+  bool stale = static_cast<int>(f.size()) != tv.levels || d_.tile_extents[var] != extent || product_of(f) < extent;
   for (int64_t x : f) stale = stale || x < 1;
   if (stale) {
     f = sample_tile_factors(extent, tv, target_.vector_registers(), options_, rng_);

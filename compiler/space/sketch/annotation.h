@@ -58,6 +58,14 @@ std::vector<int64_t> nondividing_level_sizes(int64_t extent, const TileVar& var,
 /// multiple or divisor of the lane count.
 bool vector_friendly(int64_t extent, int lanes);
 
+/// The product of a tile variable's factors: the extent it covers (more than
+/// the loop's extent when its tiles need not divide).
+inline int64_t product_of(const std::vector<int64_t>& factors) {
+  int64_t product = 1;
+  for (int64_t f : factors) product *= f;
+  return product;
+}
+
 /// The prime factors of n > 0, smallest first, with multiplicity.
 std::vector<int64_t> prime_factors(int64_t n);
 

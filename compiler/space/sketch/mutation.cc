@@ -86,9 +86,7 @@ bool mutate_tile(const Sketch& sk, SketchDecisions& d, int registers, SpaceRng& 
   if (vars.empty()) return false;
   const int t = rng.pick(vars);
   std::vector<int64_t>& f = d.tiles[t];
-  int64_t product = 1;
-  for (int64_t x : f) product *= x;
-  if (product != d.tile_extents[t] && f.size() >= 2)
+  if (product_of(f) != d.tile_extents[t])
     return resize_nondividing_level(sk.tiles[t], d.tile_extents[t], registers, f, rng);
   std::vector<int> sources;
   for (size_t l = 0; l < f.size(); ++l)
@@ -115,9 +113,7 @@ std::vector<int> pad_candidates(const Sketch& sk, const SketchDecisions& d) {
     if (d.pad[p] < 0 || sk.plans[p].rule != StageRule::kFusedConsumer) continue;
     for (int var : sk.plans[static_cast<size_t>(sk.plans[p].partner)].tiles) {
       if (var < 0 || d.tiles[var].empty()) continue;
-      int64_t product = 1;
-      for (int64_t f : d.tiles[var]) product *= f;
-      if (product != d.tile_extents[var]) {
+      if (product_of(d.tiles[var]) != d.tile_extents[var]) {
         out.push_back(static_cast<int>(p));
         break;
       }
