@@ -5,10 +5,12 @@
 //   build/bin/bench_tune --benchmark_filter=BM_Tune_Matmul1024   (argument = trials)
 //   build/bin/bench_tune --benchmark_filter=BM_Tuner_Overhead    (matmul 512^3, 128 trials)
 //   build/bin/bench_tune --benchmark_filter='BM_Tune_OddShapes(/.*/trials:200/.*|Geomean)'   (seven shapes, the depthwise ones in NCHW and NHWC, x two spaces)
-//   build/bin/bench_tune --benchmark_filter=BM_Fallback_RandomMatmuls   (24 untuned matmuls of random shapes)
+//   build/bin/bench_tune --benchmark_filter=BM_Fallback_RandomMatmuls   (24 untuned matmuls of random shapes;
+//       TESSERA_BENCH_MATMULS="77x384x384 512x512x512" for those shapes instead)
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -18,6 +20,7 @@
 #include <functional>
 #include <limits>
 #include <memory>
+#include <sstream>
 
 #include "compiler/codegen/llvm_target.h"
 #include "bench/peers.h"
@@ -652,19 +655,46 @@ void BM_OddShapeSchedule(benchmark::State& state) {
 }
 BENCHMARK(BM_OddShapeSchedule)->ArgName("shape")->DenseRange(0, 6)->Iterations(1);
 
-// Untuned matmuls of shapes nobody picked: M, N and K drawn log-uniformly
-// from 1..2048 (seed 7), each the fallback schedule (choose_schedule, no
-// records) against cblas_sgemm on the same arguments. Counters: the geometric
-// mean and the worst fallback_vs_peer; each shape's ratio goes to stderr.
-// Argument: how many shapes.
-void BM_Fallback_RandomMatmuls(benchmark::State& state) {
+// The M x N x K of BM_Fallback_RandomMatmuls: `count` drawn log-uniformly
+// from 1..2048 (seed 7), or those TESSERA_BENCH_MATMULS lists ("77x384x384
+// 512x512x512", separated by spaces or commas).
+std::vector<std::array<int64_t, 3>> fallback_matmul_shapes(int64_t count) {
+  std::vector<std::array<int64_t, 3>> shapes;
+  if (const char* listed = std::getenv("TESSERA_BENCH_MATMULS")) {
+    std::string text = listed;
+    std::replace(text.begin(), text.end(), ',', ' ');
+    std::istringstream in(text);
+    for (std::string word; in >> word;) {
+      std::array<int64_t, 3> mnk{};
+      char x1 = 0, x2 = 0;
+      std::istringstream w(word);
+      if (!(w >> mnk[0] >> x1 >> mnk[1] >> x2 >> mnk[2]) || x1 != 'x' || x2 != 'x' || mnk[0] < 1 || mnk[1] < 1 || mnk[2] < 1)
+        return {};
+      shapes.push_back(mnk);
+    }
+    return shapes;
+  }
   SpaceRng rng(7);
-  auto dim = [&rng] { return static_cast<int64_t>(std::exp(std::log(2048.0) * rng.real())); };
+  auto dim = [&rng] { return std::max<int64_t>(1, static_cast<int64_t>(std::exp(std::log(2048.0) * rng.real()))); };
+  for (int64_t s = 0; s < count; ++s) {
+    const int64_t m = dim(), n = dim(), k = dim();
+    shapes.push_back({m, n, k});
+  }
+  return shapes;
+}
+
+// Untuned matmuls of shapes nobody picked (fallback_matmul_shapes), each the
+// fallback schedule (choose_schedule, no records) against cblas_sgemm on the
+// same arguments. Counters: the geometric mean and the worst
+// fallback_vs_peer; each shape's ratio goes to stderr. Argument: how many
+// random shapes.
+void BM_Fallback_RandomMatmuls(benchmark::State& state) {
+  const std::vector<std::array<int64_t, 3>> shapes = fallback_matmul_shapes(state.range(0));
+  if (shapes.empty()) return state.SkipWithError("TESSERA_BENCH_MATMULS: expected shapes like 77x384x384");
   std::vector<double> ratios;
   std::string worst_shape;
   for (auto _ : state) {
-    for (int64_t s = 0; s < state.range(0); ++s) {
-      const int64_t m = std::max<int64_t>(1, dim()), n = std::max<int64_t>(1, dim()), k = std::max<int64_t>(1, dim());
+    for (const auto& [m, n, k] : shapes) {
       const std::string spec =
           "matmul:M=" + std::to_string(m) + ",N=" + std::to_string(n) + ",K=" + std::to_string(k);
       auto op = ops::parse_op_spec(spec).value();

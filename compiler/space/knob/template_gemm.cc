@@ -23,6 +23,8 @@
 // Knobs: tile_m [Mo, mb/mr, mr], tile_n [No, nb/nr, nr], tile_k [Ko, kb >= 16],
 // order (of k.0 i.0 j.0), unroll_rows (i.1), cache_b, tail (0 guard, 1 pad).
 #include <algorithm>
+#include <cmath>
+#include <tuple>
 
 #include "compiler/ir/functor.h"
 #include "compiler/ir/util.h"
@@ -153,6 +155,107 @@ SplitFilter gemm_n_filter(const Gemm& g, int64_t lanes, const Target& target) {
   };
 }
 
+// The fallback's micro-kernel rows, among those the space offers up to
+// `mr_max`: the fewest rows computed, padding included, counting a row of
+// overhead per tile (loading its vectors of B) and at least half of `mr_max`
+// rows per tile (fewer leave too few accumulator chains to cover the FMA
+// latency); on a tie the fewer padded rows, then the taller tile. 77 rows
+// take 11 tiles of 7, where tiles of 8 left one of 5; 3 rows take one tile
+// of 3; 197 (prime) takes tiles of 8 and pads the last.
+int64_t fallback_rows(const Knob& tile_m, int64_t m, int64_t mr_max) {
+  int64_t best = 1, best_cost = INT64_MAX, best_padding = INT64_MAX;
+  for (const std::vector<int64_t>& c : tile_m.candidates) {
+    const int64_t mr = c.back();
+    if (mr > mr_max) continue;
+    const int64_t tiles = (m + mr - 1) / mr;
+    const int64_t cost = tiles * (std::max(mr, mr_max / 2) + 1), padding = tiles * mr - m;
+    if (std::tie(cost, padding) < std::tie(best_cost, best_padding) ||
+        (cost == best_cost && padding == best_padding && mr > best))
+      best = mr, best_cost = cost, best_padding = padding;
+  }
+  return best;
+}
+
+// A block's size in micro-kernel tiles.
+struct Blocks {
+  int64_t row_tiles = 1, column_tiles = 1;
+};
+
+// A GEMV's blocks: one tile of columns each, so that every core streams a
+// share of the weights.
+Blocks gemv_blocks() { return {1, 1}; }
+
+// The time of the busiest core when the blocks of `b` run round-robin on
+// `cores` (task t on core t % cores, thread_pool.h), in micro-kernel tiles:
+// a block's padded tiles, the copy of its panels of B when it packs them
+// (about four rows of tiles per column: the panel's rows are read across B's
+// rows, from L2 or beyond), and a tile's worth of setting up and copying out
+// each block.
+double busiest_core(const Gemm& g, int64_t mr, int64_t nr, const Blocks& b, bool packs_b, int64_t cores) {
+  const int64_t rows = (g.m + mr - 1) / mr, cols = (g.n + nr - 1) / nr;
+  const int64_t row_blocks = (rows + b.row_tiles - 1) / b.row_tiles;
+  const int64_t col_blocks = (cols + b.column_tiles - 1) / b.column_tiles;
+  int64_t batch = 1;
+  for (int d = 0; d < g.batch_dims; ++d) batch *= g.stages.shape[static_cast<size_t>(d)];
+  auto work = [&](int64_t block) {
+    const int64_t r = block / col_blocks, c = block % col_blocks;
+    const double block_cols = static_cast<double>(std::min(b.column_tiles, cols - c * b.column_tiles));
+    const double block_rows = static_cast<double>(std::min(b.row_tiles, rows - r * b.row_tiles));
+    return block_rows * block_cols + (packs_b ? 4.0 * block_cols / static_cast<double>(mr) : 0.0) + 1.0;
+  };
+  const int64_t per_batch = row_blocks * col_blocks, tasks = batch * per_batch;
+  // Many blocks balance themselves: the mean plus the largest block.
+  if (tasks > 4096) {
+    double total = 0, largest = 0;
+    for (int64_t t = 0; t < per_batch; ++t) total += work(t), largest = std::max(largest, work(t));
+    return total * static_cast<double>(batch) / static_cast<double>(cores) + largest;
+  }
+  std::vector<double> load(static_cast<size_t>(cores), 0.0);
+  for (int64_t t = 0; t < tasks; ++t) load[static_cast<size_t>(t % cores)] += work(t % per_batch);
+  return *std::max_element(load.begin(), load.end());
+}
+
+// The fallback's blocks of mr x nr tiles, among the sizes the space offers:
+// those whose busiest core does the least work (uneven blocks leave a core
+// idle: 77 x 384 in blocks of 64 x 256 gave one core two thirds of the
+// work, where 77 x 192 gives each half), then the fewest blocks. A block has
+// at most the hand schedule's 64 x 256 accumulators and 128 rows, 64 where
+// the reduction is short, and rows of at least 128 columns (or all of
+// them, or a core's share of them). Measured on the fallbacks of random shapes: with 128 rows
+// 1024^3 ran at 0.96 of OpenBLAS where 64 x 256 ran at 0.86, but 1802 x 865
+// x 5 at 0.74 against 1.28, and rows of 64 columns lost 30-40% at K <= 31.
+// Work below a parallel launch's cost runs on one core (tile_output_blocks).
+Blocks fallback_blocks(const KnobSpace& space, const Gemm& g, int64_t mr, int64_t nr, bool packs_b,
+                       const ComputeDAG& dag, const Target& target) {
+  constexpr int64_t kMaxAccumulators = 64 * 256, kMinColumns = 128;
+  const int64_t max_rows = g.k < 64 ? 64 : 128;
+  const int64_t cores = dag.flop_count() >= kMinParallelFlops ? std::max(1, target.num_cores) : 1;
+  const int64_t col_tiles = (g.n + nr - 1) / nr;
+  const int64_t min_cols = std::min(kMinColumns, (col_tiles + cores - 1) / cores * nr);
+  auto middles = [](const Knob& knob, int64_t inner) {
+    std::vector<int64_t> sizes;
+    for (const std::vector<int64_t>& c : knob.candidates)
+      if (c.back() == inner && std::find(sizes.begin(), sizes.end(), c[1]) == sizes.end()) sizes.push_back(c[1]);
+    return sizes;
+  };
+  Blocks best;
+  double best_work = INFINITY;
+  int64_t best_blocks = INT64_MAX;
+  for (int64_t mt : middles(*space.find("tile_m"), mr)) {
+    for (int64_t nt : middles(*space.find("tile_n"), nr)) {
+      const int64_t rows = std::min(mt * mr, (g.m + mr - 1) / mr * mr);
+      const int64_t cols = std::min(nt * nr, (g.n + nr - 1) / nr * nr);
+      if ((rows > max_rows && mt > 1) || (rows * cols > kMaxAccumulators && mt * nt > 1) || cols < min_cols) continue;
+      const Blocks b{mt, nt};
+      const double work = busiest_core(g, mr, nr, b, packs_b, cores);
+      const int64_t blocks = ((g.m + mt * mr - 1) / (mt * mr)) * ((g.n + nt * nr - 1) / (nt * nr));
+      if (work < best_work * (1 - 1e-9) || (work <= best_work * (1 + 1e-9) && blocks < best_blocks))
+        best = b, best_work = work, best_blocks = blocks;
+    }
+  }
+  return best;
+}
+
 }  // namespace
 
 Result<KnobSpace> define_gemm(const ComputeDAG& dag, const Target& target) {
@@ -241,52 +344,39 @@ Result<KnobConfig> fallback_gemm(const KnobSpace& space, const ComputeDAG& dag, 
   TESSERA_ASSIGN_OR_RETURN(Gemm g, analyze(dag));
   const int64_t lanes = target.vector_lanes(g.stages.dtype);
   // bench_core's hand schedule: an 8 x 2-vector micro-kernel (4 rows with
-  // 16 registers), 64 x 256 blocks, k blocked by 256, B panels packed.
-  const int64_t mr = target.vector_registers() >= 32 ? 8 : 4, mb = 64, nb = 256, kb = 256;
-  // Weights read W[n, k] are packed in blocks of nr columns (apply_gemm):
-  // two vectors, the last block padded with zeros and the blocks of the
-  // output padded with it when nr does not divide N (a classifier's 6625
-  // classes), so that every block runs the whole micro-kernel.
+  // 16 registers), blocks of about 64 x 256, k blocked by 256, B panels
+  // packed. Weights read W[n, k] are packed in blocks of nr columns
+  // (apply_gemm) instead.
   // A GEMV (M == 1) is the same micro-kernel with one row: it takes the
   // widest one (four registers of independent sums, gemv_max_nr), a block
   // each, so that the blocks share the weights' stream between the cores.
   const bool gemv = g.m == 1;
+  const int64_t kb = 256;
   const int64_t want_nr = gemv ? gemv_max_nr(lanes) : 2 * lanes;
-  // A block no wider or taller than the product needs: a padded block of
-  // 256 columns for N = 162 computed 94 columns of zeros.
-  const auto tiles_of = [](int64_t block, int64_t extent, int64_t tile) {
-    return std::max<int64_t>(1, std::min(block / tile, (extent + tile - 1) / tile));
-  };
-  const int64_t want_mt = tiles_of(mb, g.m, mr);
-  int64_t want_nt = tiles_of(nb, g.n, want_nr);
-  // At least a block per core where the work pays for a launch (2 x 84 x
-  // 1209 was one block of 96 columns, on one core).
-  const int64_t row_blocks = (g.m + want_mt * mr - 1) / (want_mt * mr);
-  const int64_t col_tiles = (g.n + want_nr - 1) / want_nr;
-  if (!gemv && dag.flop_count() >= kMinParallelFlops && row_blocks < target.num_cores) {
-    const int64_t col_blocks = (target.num_cores + row_blocks - 1) / row_blocks;
-    want_nt = std::min(want_nt, std::max<int64_t>(1, (col_tiles + col_blocks - 1) / col_blocks));
-  }
-  const std::vector<int64_t> want_n = {0, gemv ? 1 : want_nt, want_nr};
-  // The micro-kernel's columns as the space has them (4 of N = 3): where they
-  // do not divide N the blocks are padded, so that the accumulators are whole
-  // vectors in registers and the panel of B is copied with zeros past its
-  // edge. Guarded, the columns past the edge made every accumulator a masked
-  // load and store in memory at each step of k (71 x 3 x 159: 50x OpenBLAS).
-  TESSERA_ASSIGN_OR_RETURN(KnobConfig columns, nearest_config(space, {{"tile_n", want_n}}));
+  // The micro-kernel's columns as the space has them (4 of N = 3).
+  TESSERA_ASSIGN_OR_RETURN(KnobConfig columns, nearest_config(space, {{"tile_n", {0, 1, want_nr}}}));
   const int64_t nr = columns.get("tile_n").back();
-  const bool pad = g.n % nr != 0;
-  return nearest_config(space, {{"tile_m", {0, want_mt, mr}},
-                                {"tile_n", want_n},
+  const int64_t mr = gemv ? 1 : fallback_rows(*space.find("tile_m"), g.m, target.vector_registers() >= 32 ? 8 : 4);
+  // Packed weights already stream; a panel of them would be read across its
+  // rows. A GEMV uses each column of B once: a panel of it would copy B at
+  // every call.
+  const bool cache_b = !(gemv || (g.b_is_nk && nr < g.n));
+  const Blocks blocks = gemv ? gemv_blocks() : fallback_blocks(space, g, mr, nr, cache_b, dag, target);
+  // Where the micro-kernel's rows or columns do not divide the product the
+  // blocks are padded, so that the accumulators are whole vectors in
+  // registers, the panel of B is copied with zeros past its edge and only
+  // the copy out is guarded. Guarded columns made every accumulator a masked
+  // load and store in memory at each step of k (71 x 3 x 159: 50x
+  // OpenBLAS); guarded rows, a branch around each row's (77 x 384 x 384:
+  // 0.2x the padded blocks' speed).
+  const bool pad = gemv || g.n % nr != 0 || g.m % mr != 0;
+  return nearest_config(space, {{"tile_m", {0, blocks.row_tiles, mr}},
+                                {"tile_n", {0, blocks.column_tiles, nr}},
                                 {"tile_k", {0, kb}},
                                 {"order", {0, 2, 1}},
                                 {"unroll_rows", {static_cast<int64_t>(IterAnnotation::kUnroll)}},
-                                // Packed weights already stream; a panel of them
-                                // would be read across its rows. A GEMV uses
-                                // each column of B once: a panel of it would
-                                // copy B at every call.
-                                {"cache_b", {gemv || (g.b_is_nk && nr < g.n) ? 0 : 1}},
-                                {"tail", {pad || gemv ? kTailPad : kTailGuard}}});
+                                {"cache_b", {cache_b ? 1 : 0}},
+                                {"tail", {pad ? kTailPad : kTailGuard}}});
 }
 
 }  // namespace tessera::template_detail

@@ -118,13 +118,44 @@ TEST(KnobTemplates, FallbackFollowsTheTarget) {
   ops::OpInstance inst = parse("matmul:M=512,N=512,K=512");
   const KnobTemplate* tmpl = find_template("matmul");
   auto fallback = [&](const Target& t) { return tmpl->fallback(*tmpl->define(*inst.dag, t), *inst.dag, t).value(); };
+  // The micro-kernel follows the registers: 8 rows x 2 vectors with 32, 4
+  // rows with 16; blocks of 128 x 128 either way.
   KnobConfig avx512 = fallback(target("llvm -mtriple=x86_64-linux-gnu -mcpu=skylake-avx512"));
-  EXPECT_EQ(avx512.get("tile_m"), (std::vector<int64_t>{8, 8, 8}));
-  EXPECT_EQ(avx512.get("tile_n"), (std::vector<int64_t>{2, 8, 32}));
+  EXPECT_EQ(avx512.get("tile_m"), (std::vector<int64_t>{4, 16, 8}));
+  EXPECT_EQ(avx512.get("tile_n"), (std::vector<int64_t>{4, 4, 32}));
   EXPECT_EQ(avx512.get("tile_k"), (std::vector<int64_t>{2, 256}));
+  EXPECT_EQ(avx512.get_int("tail"), 0);
   KnobConfig avx2 = fallback(target("llvm -mtriple=x86_64-linux-gnu -mcpu=haswell"));
-  EXPECT_EQ(avx2.get("tile_m"), (std::vector<int64_t>{8, 16, 4}));
-  EXPECT_EQ(avx2.get("tile_n"), (std::vector<int64_t>{2, 16, 16}));
+  EXPECT_EQ(avx2.get("tile_m"), (std::vector<int64_t>{4, 32, 4}));
+  EXPECT_EQ(avx2.get("tile_n"), (std::vector<int64_t>{4, 8, 16}));
+}
+
+// Shapes that 8 x 32 tiles and 64 x 256 blocks do not divide: the rows take
+// the tile height that divides them where one suits the registers (77 = 11 x
+// 7), the blocks split the product evenly between the two cores (77 x 192
+// each, where 64 x 256 blocks gave one core two thirds), and a tile that
+// does not divide is padded, not guarded.
+TEST(KnobTemplates, FallbackTilesAndBlocksFitTheShape) {
+  const Target avx512 = target("llvm -mtriple=x86_64-linux-gnu -mcpu=skylake-avx512 -num-cores=2");
+  const KnobTemplate* tmpl = find_template("matmul");
+  auto fallback = [&](const char* spec) {
+    ops::OpInstance inst = parse(spec);
+    return tmpl->fallback(*tmpl->define(*inst.dag, avx512), *inst.dag, avx512).value();
+  };
+  KnobConfig attention = fallback("matmul:M=77,N=384,K=384");
+  EXPECT_EQ(attention.get("tile_m"), (std::vector<int64_t>{1, 11, 7}));
+  EXPECT_EQ(attention.get("tile_n"), (std::vector<int64_t>{2, 6, 32}));
+  EXPECT_EQ(attention.get_int("tail"), 0);
+  KnobConfig three_rows = fallback("matmul:M=3,N=64,K=256");
+  EXPECT_EQ(three_rows.get("tile_m").back(), 3);
+  EXPECT_EQ(three_rows.get_int("tail"), 0);
+  KnobConfig prime = fallback("matmul:M=197,N=768,K=768");
+  EXPECT_EQ(prime.get("tile_m").back(), 8);
+  EXPECT_EQ(prime.get_int("tail"), 1);
+  // A short reduction writes rows of at least 128 columns, 64 rows a block.
+  KnobConfig short_k = fallback("matmul:M=1802,N=865,K=5");
+  EXPECT_GE(short_k.get("tile_n")[1] * short_k.get("tile_n")[2], 128);
+  EXPECT_LE(short_k.get("tile_m")[1] * short_k.get("tile_m")[2], 64);
 }
 
 // A GEMV (one output row) has no rows to unroll: its micro-kernel takes one
