@@ -227,10 +227,9 @@ std::string template_op_for(const Graph& g, const graph::Node& anchor) {
     case OpKind::kMaxPool: return std::get<graph::PoolAttrs>(anchor.attrs).nhwc ? "" : "max_pool2d";
     case OpKind::kAvgPool: return "avg_pool2d";
     case OpKind::kGlobalAvgPool: return "global_avg_pool2d";
-    // The rows template fits layer_norm too, but with its reductions
-    // scalar it ran slower there (0.069 ms against the generic schedule's
-    // 0.045 on the transformer's [128, 256] norms); softmax gains (0.54
-    // against 0.63 ms on [4, 128, 128]).
+    // Row statistics over the trailing axes (the rows template's shape),
+    // summed in vectors of partial sums where whole vectors divide a row.
+    case OpKind::kLayerNorm: return "rows";
     case OpKind::kSoftmax: {
       // Row statistics over the trailing axis only (the template's shape).
       const auto axis = static_cast<size_t>(std::get<graph::AxisAttrs>(anchor.attrs).axis);

@@ -201,6 +201,11 @@ Status Sched::pack_layout(const std::string& stage, int axis, int64_t factor) {
   return state_->pack_layout(s, axis, factor);
 }
 
+Status Sched::rfactor(const std::string& stage, int reduce_axis, int64_t factor) {
+  TESSERA_ASSIGN_OR_RETURN(int s, stage_index(stage));
+  return state_->rfactor(s, reduce_axis, factor);
+}
+
 Status Sched::pad_tile(const std::string& stage) {
   TESSERA_ASSIGN_OR_RETURN(int s, stage_index(stage));
   return state_->pad_tile(s);

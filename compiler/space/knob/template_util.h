@@ -66,6 +66,9 @@ class Sched {
   Status cache_read(const std::string& stage, const std::vector<std::string>& readers);  ///< adds stage + ".local"
   /// Stores input `stage` packed on `axis` by `factor` (compiler/schedule/layout.h).
   Status pack_layout(const std::string& stage, int axis, int64_t factor);
+  /// Partial reductions of `stage` over `factor` slices of its reduce axis
+  /// `reduce_axis` (RfactorStep): adds stage + ".rf", [factor, stage's shape...].
+  Status rfactor(const std::string& stage, int reduce_axis, int64_t factor);
   /// Computes `stage` (computed at a tile) over its whole tile (PadTileStep).
   Status pad_tile(const std::string& stage);
   /// Stores `stage` (a local copy) with its dimensions in `order` (StorageOrderStep).
