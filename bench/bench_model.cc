@@ -84,6 +84,7 @@ struct ModelCase {
   enum class Source { kFile, kResNet18, kTransformer } source = Source::kFile;
   std::string file;  ///< kFile: a file in bench::ocr_models_dir()
   std::string byoc;  ///< an external backend compiled and timed beside the all-Tessera package ("dnnl"), or ""
+  std::vector<std::string> generator_options;  ///< kTransformer: options of scripts/models/transformer.py
 };
 
 /// A private temp dir, removed when done.
@@ -227,7 +228,7 @@ void run_model(benchmark::State& state, const ModelCase& mc, const BenchEnv& env
       return state.SkipWithError(("cannot write the ResNet-18: " + st.to_string()).c_str());
   } else if (mc.source == ModelCase::Source::kTransformer) {
     model_path = tmp.path() + "/transformer.onnx";
-    if (Status st = bench::write_transformer(model_path, /*seed=*/7); !st.is_ok())
+    if (Status st = bench::write_transformer(model_path, /*seed=*/7, mc.generator_options); !st.is_ok())
       return state.SkipWithError(("cannot write the transformer: " + st.to_string()).c_str());
   } else {
     model_path = bench::ocr_models_dir() + "/" + mc.file;
@@ -374,6 +375,17 @@ int main(int argc, char** argv) {
   // feed-forward 1024, erf GELU, sequence 128, batch 1 (issue 17).
   tessera::register_model("BM_Model_Transformer",
                           ModelCase{"input", {1, 128, 256}, ModelCase::Source::kTransformer, "", ""}, env, args);
+  // The same encoder at sizes nobody rounds: CLIP's text length (77), 6
+  // heads of 64, feed-forward 1536, 5 padded keys.
+  tessera::register_model("BM_Model_TransformerOdd",
+                          ModelCase{"input", {1, 77, 384}, ModelCase::Source::kTransformer, "", "",
+                                    {"--seq", "77", "--d-model", "384", "--heads", "6", "--ff", "1536", "--pad", "5"}},
+                          env, args);
+  // The PP-OCR recognizer: a convolutional trunk, then attention and
+  // layer norms over 40 columns, and a softmax over 6,625 characters.
+  tessera::register_model("BM_Model_PPOCRRec",
+                          ModelCase{"x", {1, 3, 48, 320}, ModelCase::Source::kFile, "ch_PP-OCRv4_rec_infer.onnx", ""},
+                          env, args);
   // Issue 20: the same models with their regions through oneDNN, beside the all-Tessera package.
   tessera::register_model("BM_Model_ResNet18_Dnnl",
                           ModelCase{"input", {1, 3, 224, 224}, ModelCase::Source::kResNet18, "", "dnnl"}, env, args);

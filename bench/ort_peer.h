@@ -58,7 +58,9 @@ Status write_resnet18(const std::string& path, int seed, int batch = 1);
 /// Writes the transformer encoder of scripts/models/transformer.py (2 layers,
 /// d_model 256, 4 heads, feed-forward 1024, GELU, LayerNorm as primitive
 /// nodes) with seeded random weights to `path`: input `input` [1,128,256],
-/// output `output` [1,128,256]. Errors as for write_resnet18.
-Status write_transformer(const std::string& path, int seed);
+/// output `output` [1,128,256]. `options` go to the script as they are
+/// ({"--seq", "77", "--d-model", "384", ...}: other sizes). Errors as for
+/// write_resnet18.
+Status write_transformer(const std::string& path, int seed, const std::vector<std::string>& options = {});
 
 }  // namespace tessera::bench

@@ -126,6 +126,23 @@ TEST_F(MatchOrt, TransformerEncoder) {
   check(model, "input", {1, 128, 256}, {}, 1e-4);
 }
 
+// The same encoder at sizes that no tile divides: 77 tokens, 6 heads of 64,
+// feed-forward 1536 (the untuned kernels take padded tiles and rows of
+// partial sums there).
+TEST_F(MatchOrt, TransformerEncoderOfOddSizes) {
+  const std::string model = dir_ + "/transformer_odd.onnx";
+  Status st = bench::write_transformer(
+      model, 3, {"--seq", "77", "--d-model", "384", "--heads", "6", "--ff", "1536", "--pad", "5"});
+  if (!st.is_ok()) GTEST_SKIP() << st.to_string();
+  check(model, "input", {1, 77, 384}, {}, 1e-4);
+}
+
+TEST_F(MatchOrt, PPOCRTextRecognition) {
+  const std::string model = bench::ocr_models_dir() + "/ch_PP-OCRv4_rec_infer.onnx";
+  if (!fs::exists(model)) GTEST_SKIP() << model << " is missing: run scripts/install-deps.sh";
+  check(model, "x", {1, 3, 48, 320});
+}
+
 TEST_F(MatchOrt, PPOCRDirectionClassifier) {
   const std::string model = bench::ocr_models_dir() + "/ch_ppocr_mobile_v2.0_cls_infer.onnx";
   if (!fs::exists(model)) GTEST_SKIP() << model << " is missing: run scripts/install-deps.sh";
