@@ -24,7 +24,6 @@
 // order (of k.0 i.0 j.0), unroll_rows (i.1), cache_b, tail (0 guard, 1 pad).
 #include <algorithm>
 #include <cmath>
-#include <tuple>
 
 #include "compiler/ir/functor.h"
 #include "compiler/ir/util.h"
@@ -35,8 +34,6 @@
 namespace tessera::template_detail {
 namespace {
 
-// The `tail` knob's values.
-constexpr int64_t kTailGuard = 0, kTailPad = 1;
 
 struct Gemm {
   OpStages stages;
@@ -153,27 +150,6 @@ SplitFilter gemm_n_filter(const Gemm& g, int64_t lanes, const Target& target) {
     const bool unpadded_half = 2 * nr == lanes && g.n % nr == 0;
     return whole_registers ? (nr % lanes == 0 && nr <= max_nr) || unpadded_half : usual(s);
   };
-}
-
-// The fallback's micro-kernel rows, among those the space offers up to
-// `mr_max`: the fewest rows computed, padding included, counting a row of
-// overhead per tile (loading its vectors of B) and at least half of `mr_max`
-// rows per tile (fewer leave too few accumulator chains to cover the FMA
-// latency); on a tie the fewer padded rows, then the taller tile. 77 rows
-// take 11 tiles of 7, where tiles of 8 left one of 5; 3 rows take one tile
-// of 3; 197 (prime) takes tiles of 8 and pads the last.
-int64_t fallback_rows(const Knob& tile_m, int64_t m, int64_t mr_max) {
-  int64_t best = 1, best_cost = INT64_MAX, best_padding = INT64_MAX;
-  for (const std::vector<int64_t>& c : tile_m.candidates) {
-    const int64_t mr = c.back();
-    if (mr > mr_max) continue;
-    const int64_t tiles = (m + mr - 1) / mr;
-    const int64_t cost = tiles * (std::max(mr, mr_max / 2) + 1), padding = tiles * mr - m;
-    if (std::tie(cost, padding) < std::tie(best_cost, best_padding) ||
-        (cost == best_cost && padding == best_padding && mr > best))
-      best = mr, best_cost = cost, best_padding = padding;
-  }
-  return best;
 }
 
 // A block's size in micro-kernel tiles.
@@ -356,7 +332,7 @@ Result<KnobConfig> fallback_gemm(const KnobSpace& space, const ComputeDAG& dag, 
   // The micro-kernel's columns as the space has them (4 of N = 3).
   TESSERA_ASSIGN_OR_RETURN(KnobConfig columns, nearest_config(space, {{"tile_n", {0, 1, want_nr}}}));
   const int64_t nr = columns.get("tile_n").back();
-  const int64_t mr = gemv ? 1 : fallback_rows(*space.find("tile_m"), g.m, target.vector_registers() >= 32 ? 8 : 4);
+  const int64_t mr = gemv ? 1 : unrolled_tile(*space.find("tile_m"), g.m, target.vector_registers() >= 32 ? 8 : 4);
   // Packed weights already stream; a panel of them would be read across its
   // rows. A GEMV uses each column of B once: a panel of it would copy B at
   // every call.

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <set>
+#include <tuple>
 
 #include "compiler/lower/infer_bounds.h"
 
@@ -386,6 +387,20 @@ int64_t largest_at_most(const std::vector<int64_t>& sizes, int64_t limit) {
   int64_t best = sizes.front();
   for (int64_t v : sizes)
     if (v <= limit) best = v;
+  return best;
+}
+
+int64_t unrolled_tile(const Knob& knob, int64_t extent, int64_t max) {
+  int64_t best = 1, best_cost = INT64_MAX, best_padding = INT64_MAX;
+  for (const std::vector<int64_t>& c : knob.candidates) {
+    const int64_t size = c.back();
+    if (size > max) continue;
+    const int64_t tiles = (extent + size - 1) / size;
+    const int64_t cost = tiles * (std::max(size, 3 * max / 4) + 1), padding = tiles * size - extent;
+    if (std::tie(cost, padding) < std::tie(best_cost, best_padding) ||
+        (cost == best_cost && padding == best_padding && size > best))
+      best = size, best_cost = cost, best_padding = padding;
+  }
   return best;
 }
 

@@ -114,6 +114,12 @@ Result<std::string> accumulator(Sched& s, const OpStages& stages);
 /// innermost axis vectorized, like an elementwise kernel.
 Status schedule_broadcast(Sched& s, const OpStages& stages, int64_t lanes);
 
+/// What a block does where it hangs over the output's edge (the "tail"
+/// knob's values): guard its points (a remainder the lowering partitions
+/// off), or compute whole tiles in a padded buffer and guard only the copy
+/// out (PadTileStep).
+enum TailPolicy : int64_t { kTailGuard = 0, kTailPad = 1 };
+
 /// Where a pad stage is computed (the "pad" knob's values).
 enum PadLocation : int64_t { kPadInline = 0, kPadRoot = 1, kPadAt = 2 };
 /// Defines the "pad" knob when the operator has a pad stage.
@@ -152,6 +158,16 @@ std::vector<int64_t> innermost_sizes(const Knob& knob);
 int64_t largest_at_most(const std::vector<int64_t>& sizes, int64_t limit);
 /// The one of ascending `sizes` nearest `want` by ratio (the smaller on a tie).
 int64_t nearest_size(const std::vector<int64_t>& sizes, int64_t want);
+/// The unrolled micro-kernel size a fallback takes for a loop of `extent`,
+/// among the innermost sizes of split knob `knob` up to `max`: the fewest
+/// iterations computed, a remainder padded to a whole tile included,
+/// counting one more per tile (the loads the tile's unrolled copies share)
+/// and at least three quarters of `max` per tile (fewer leave too few
+/// accumulator chains to cover the FMA latency: 19 columns of a conv ran at
+/// 92 GFLOP/s in tiles of 4, 209 in tiles of 8); on a tie the less padding,
+/// then the larger size. 77 takes tiles of 7 where 8 left a tile of 5; 3
+/// takes 3; 197 (prime) takes 8 and pads the last tile.
+int64_t unrolled_tile(const Knob& knob, int64_t extent, int64_t max);
 /// The vector width a fallback uses among a vectorized split's innermost
 /// `sizes`: whole registers, nearest two of them; else the widest power of
 /// two (a 56-wide row runs faster as 8-wide pieces than as 3.5 registers).
