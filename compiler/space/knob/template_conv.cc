@@ -134,10 +134,11 @@ Result<KnobConfig> fallback_conv(const KnobSpace& space, const ComputeDAG& dag, 
   // The gemm fallback's micro-kernel: about two vectors wide, as many
   // unrolled rows as keep the accumulators in half the registers (8 x 2 on
   // AVX-512). Blocks are small (one vector of columns, two rows, two
-  // micro-kernels of channels for NCHW; one micro-kernel of up to 64 channels
-  // for NHWC), input channels in blocks of up to 64, window rows unrolled but
+  // micro-kernels of channels for NCHW; one micro-kernel of channels for
+  // NHWC), input channels in blocks of up to 64, window rows unrolled but
   // not columns, the pad computed once at the root. Screened on the ResNet
-  // 56x56x64 layer.
+  // 56x56x64 layer; NHWC blocks of two micro-kernels (64 channels) ran the
+  // 7x7x512 layers at 135-140 GFLOP/s, of one (32) at 270-285.
   const std::vector<int64_t> vec_sizes = innermost_sizes(*space.find(nhwc ? "tile_k" : "tile_q"));
   const std::vector<int64_t> unrolled_sizes = innermost_sizes(*space.find(nhwc ? "tile_q" : "tile_k"));
   const int64_t vec = preferred_vector_width(vec_sizes, lanes);
@@ -151,15 +152,15 @@ Result<KnobConfig> fallback_conv(const KnobSpace& space, const ComputeDAG& dag, 
       {"unroll", {unroll, cv.r <= 16 ? unroll : 0, 0}},  // all three: a 2x slower NCHW body
       {"pad", {kPadRoot}}};
   if (nhwc) {
-    // Each block streams the weights of its channels (R x S x C x up to 64):
-    // when they outgrow the L2 cache (the late layers of a ResNet, 7x7 or
-    // 14x14 outputs of 256-512 channels), a block takes whole output rows so
-    // that they are streamed once per block of channels, not once per row.
-    const int64_t kb = std::min<int64_t>(cv.k, 64);
-    const bool big_weights = cv.r * cv.s * cv.c * kb * cv.stages.dtype.storage_bytes() > 256 * 1024;
+    // Where the weights of 64 output channels (R x S x C x 64) outgrow 256
+    // KiB (the late layers of a ResNet, 7x7 or 14x14 outputs of 256-512
+    // channels), a block takes whole output rows, so that its weights are
+    // streamed once per block of channels, not once per row.
+    const bool big_weights =
+        cv.r * cv.s * cv.c * std::min<int64_t>(cv.k, 64) * cv.stages.dtype.storage_bytes() > 256 * 1024;
     ideal[0] = {"tile_p", {0, big_weights ? cv.p : 1}};
     ideal.push_back({"tile_q", {0, big_weights ? std::max<int64_t>(1, cv.q / unrolled) : 1, unrolled}});
-    ideal.push_back({"tile_k", {0, std::max<int64_t>(1, kb / vec), vec}});
+    ideal.push_back({"tile_k", {0, 1, vec}});
   } else {
     ideal.push_back({"tile_k", {0, 2, unrolled}});
     ideal.push_back({"tile_q", {0, 1, vec}});
