@@ -41,7 +41,9 @@ const TemplateCase kCases[] = {
       "conv2d_nhwc:N=1,C=6,H=6,W=5,K=96,R=3,S=3,pad=1"}},
     {"conv2d_winograd_nhwc",
      {"conv2d_winograd_nhwc:N=1,C=5,H=10,W=12,K=20,pad=1", "conv2d_winograd_nhwc:N=2,C=3,H=7,W=9,K=7",
-      "conv2d_winograd_nhwc:N=1,C=6,H=6,W=6,K=48,pad=1"}},
+      "conv2d_winograd_nhwc:N=1,C=6,H=6,W=6,K=48,pad=1",
+      // 7 x 11 tiles (both prime): micro-kernels of 8 tiles with a guarded chunk.
+      "conv2d_winograd_nhwc:N=1,C=4,H=14,W=22,K=16,pad=1"}},
     {"depthwise_conv2d",
      {"depthwise_conv2d:N=1,C=6,H=12,W=11,R=3,S=3,pad=1",
       "depthwise_conv2d:N=1,C=3,H=9,W=13,R=5,S=3,multiplier=2,stride=2,pad=2",
