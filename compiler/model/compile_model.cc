@@ -228,7 +228,7 @@ std::string template_op_for(const Graph& g, const graph::Node& anchor) {
     case OpKind::kAvgPool: return "avg_pool2d";
     case OpKind::kGlobalAvgPool: return "global_avg_pool2d";
     // Row statistics over the trailing axes (the rows template's shape),
-    // summed in vectors of partial sums where whole vectors divide a row.
+    // summed in vectors of partial sums over a row of two vectors or more.
     case OpKind::kLayerNorm: return "rows";
     case OpKind::kSoftmax: {
       // Row statistics over the trailing axis only (the template's shape).

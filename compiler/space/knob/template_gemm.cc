@@ -34,6 +34,10 @@
 namespace tessera::template_detail {
 namespace {
 
+// The `tail` knob's values (PadTileStep for kTailPad).
+enum TailPolicy : int64_t { kTailGuard = 0, kTailPad = 1 };
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 struct Gemm {
   OpStages stages;
@@ -157,10 +161,6 @@ struct Blocks {
   int64_t row_tiles = 1, column_tiles = 1;
 };
 
-// A GEMV's blocks: one tile of columns each, so that every core streams a
-// share of the weights.
-Blocks gemv_blocks() { return {1, 1}; }
-
 // The time of the busiest core when the blocks of `b` run round-robin on
 // `cores` (task t on core t % cores, thread_pool.h), in micro-kernel tiles:
 // a block's padded tiles, the copy of its panels of B when it packs them
@@ -168,9 +168,8 @@ Blocks gemv_blocks() { return {1, 1}; }
 // rows, from L2 or beyond), and a tile's worth of setting up and copying out
 // each block.
 double busiest_core(const Gemm& g, int64_t mr, int64_t nr, const Blocks& b, bool packs_b, int64_t cores) {
-  const int64_t rows = (g.m + mr - 1) / mr, cols = (g.n + nr - 1) / nr;
-  const int64_t row_blocks = (rows + b.row_tiles - 1) / b.row_tiles;
-  const int64_t col_blocks = (cols + b.column_tiles - 1) / b.column_tiles;
+  const int64_t rows = ceil_div(g.m, mr), cols = ceil_div(g.n, nr);
+  const int64_t row_blocks = ceil_div(rows, b.row_tiles), col_blocks = ceil_div(cols, b.column_tiles);
   int64_t batch = 1;
   for (int d = 0; d < g.batch_dims; ++d) batch *= g.stages.shape[static_cast<size_t>(d)];
   auto work = [&](int64_t block) {
@@ -197,17 +196,17 @@ double busiest_core(const Gemm& g, int64_t mr, int64_t nr, const Blocks& b, bool
 // work, where 77 x 192 gives each half), then the fewest blocks. A block has
 // at most the hand schedule's 64 x 256 accumulators and 128 rows, 64 where
 // the reduction is short, and rows of at least 128 columns (or all of
-// them, or a core's share of them). Measured on the fallbacks of random shapes: with 128 rows
-// 1024^3 ran at 0.96 of OpenBLAS where 64 x 256 ran at 0.86, but 1802 x 865
-// x 5 at 0.74 against 1.28, and rows of 64 columns lost 30-40% at K <= 31.
+// them, or a core's share of them). Measured on the fallbacks of random
+// shapes: with 128 rows 1024^3 ran at 0.96 of OpenBLAS where 64 x 256 ran at
+// 0.86, but 1802 x 865 x 5 at 0.74 against 1.28, and rows of 64 columns lost
+// 30-40% at K <= 31.
 // Work below a parallel launch's cost runs on one core (tile_output_blocks).
 Blocks fallback_blocks(const KnobSpace& space, const Gemm& g, int64_t mr, int64_t nr, bool packs_b,
                        const ComputeDAG& dag, const Target& target) {
   constexpr int64_t kMaxAccumulators = 64 * 256, kMinColumns = 128;
   const int64_t max_rows = g.k < 64 ? 64 : 128;
   const int64_t cores = dag.flop_count() >= kMinParallelFlops ? std::max(1, target.num_cores) : 1;
-  const int64_t col_tiles = (g.n + nr - 1) / nr;
-  const int64_t min_cols = std::min(kMinColumns, (col_tiles + cores - 1) / cores * nr);
+  const int64_t min_cols = std::min(kMinColumns, ceil_div(ceil_div(g.n, nr), cores) * nr);
   auto middles = [](const Knob& knob, int64_t inner) {
     std::vector<int64_t> sizes;
     for (const std::vector<int64_t>& c : knob.candidates)
@@ -219,12 +218,12 @@ Blocks fallback_blocks(const KnobSpace& space, const Gemm& g, int64_t mr, int64_
   int64_t best_blocks = INT64_MAX;
   for (int64_t mt : middles(*space.find("tile_m"), mr)) {
     for (int64_t nt : middles(*space.find("tile_n"), nr)) {
-      const int64_t rows = std::min(mt * mr, (g.m + mr - 1) / mr * mr);
-      const int64_t cols = std::min(nt * nr, (g.n + nr - 1) / nr * nr);
+      const int64_t rows = std::min(mt * mr, ceil_div(g.m, mr) * mr);
+      const int64_t cols = std::min(nt * nr, ceil_div(g.n, nr) * nr);
       if ((rows > max_rows && mt > 1) || (rows * cols > kMaxAccumulators && mt * nt > 1) || cols < min_cols) continue;
       const Blocks b{mt, nt};
       const double work = busiest_core(g, mr, nr, b, packs_b, cores);
-      const int64_t blocks = ((g.m + mt * mr - 1) / (mt * mr)) * ((g.n + nt * nr - 1) / (nt * nr));
+      const int64_t blocks = ceil_div(g.m, mt * mr) * ceil_div(g.n, nt * nr);
       if (work < best_work * (1 - 1e-9) || (work <= best_work * (1 + 1e-9) && blocks < best_blocks))
         best = b, best_work = work, best_blocks = blocks;
     }
@@ -337,7 +336,9 @@ Result<KnobConfig> fallback_gemm(const KnobSpace& space, const ComputeDAG& dag, 
   // rows. A GEMV uses each column of B once: a panel of it would copy B at
   // every call.
   const bool cache_b = !(gemv || (g.b_is_nk && nr < g.n));
-  const Blocks blocks = gemv ? gemv_blocks() : fallback_blocks(space, g, mr, nr, cache_b, dag, target);
+  // A GEMV's blocks are a tile of columns each: every core streams a share
+  // of the weights.
+  const Blocks blocks = gemv ? Blocks{} : fallback_blocks(space, g, mr, nr, cache_b, dag, target);
   // Where the micro-kernel's rows or columns do not divide the product the
   // blocks are padded, so that the accumulators are whole vectors in
   // registers, the panel of B is copied with zeros past its edge and only

@@ -114,12 +114,6 @@ Result<std::string> accumulator(Sched& s, const OpStages& stages);
 /// innermost axis vectorized, like an elementwise kernel.
 Status schedule_broadcast(Sched& s, const OpStages& stages, int64_t lanes);
 
-/// What a block does where it hangs over the output's edge (the "tail"
-/// knob's values): guard its points (a remainder the lowering partitions
-/// off), or compute whole tiles in a padded buffer and guard only the copy
-/// out (PadTileStep).
-enum TailPolicy : int64_t { kTailGuard = 0, kTailPad = 1 };
-
 /// Where a pad stage is computed (the "pad" knob's values).
 enum PadLocation : int64_t { kPadInline = 0, kPadRoot = 1, kPadAt = 2 };
 /// Defines the "pad" knob when the operator has a pad stage.
