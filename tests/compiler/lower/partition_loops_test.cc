@@ -15,14 +15,17 @@ class PartitionLoops : public ::testing::Test {
   Buffer c = make_buffer("C", DType::f32(), {64});
   Var i{"i"}, j{"j"}, o{"o"};
   Stmt store(const Expr& index) { return make_store(c, make_float(1.0f), index); }
+  // 61 points in tiles of 8 (7 full tiles and a remainder of 5), the outer
+  // loop of kind `kind`.
+  Stmt tiles_of_61(LoopKind kind) {
+    return make_for(i, 0, 8, kind, make_for(j, 0, 8, LoopKind::kSerial, make_if(i * 8 + j < 61, store(i * 8 + j))));
+  }
 };
 
 TEST_F(PartitionLoops, NonDividingTileRunsAGuardFreeMiddleAndAGuardedTail) {
-  // 61 = 7 full tiles of 8 and a remainder of 5, whose own loop is
-  // partitioned once more (its guard-free part is all it has).
-  Stmt before = make_for(i, 0, 8, LoopKind::kSerial,
-                         make_for(j, 0, 8, LoopKind::kSerial, make_if(i * 8 + j < 61, store(i * 8 + j))));
-  EXPECT_IR_EQ(partition_loops(before),
+  // The remainder's own loop is partitioned once more (its guard-free part
+  // is all it has).
+  EXPECT_IR_EQ(partition_loops(tiles_of_61(LoopKind::kSerial)),
                "for i in [0, 7) {\n"
                "  for j in [0, 8) {\n"
                "    C[((i*8) + j)] = 1.0f\n"
@@ -65,9 +68,7 @@ TEST_F(PartitionLoops, AParallelLoopStaysOneLoopWhoseTasksTestForTheRemainder) {
   // Split into a middle and a tail loop, it would be two launches and the
   // tail's would run alone on one thread. The remainder's own loop is
   // partitioned once more, at a point the task computes.
-  Stmt before = make_for(i, 0, 8, LoopKind::kParallel,
-                         make_for(j, 0, 8, LoopKind::kSerial, make_if(i * 8 + j < 61, store(i * 8 + j))));
-  EXPECT_IR_EQ(partition_loops(before),
+  EXPECT_IR_EQ(partition_loops(tiles_of_61(LoopKind::kParallel)),
                "parallel i in [0, 8) {\n"
                "  if (i < 7) {\n"
                "    for j in [0, 8) {\n"
