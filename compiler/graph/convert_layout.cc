@@ -6,9 +6,10 @@
 // Every value keeps its NCHW id; a value computed in NHWC gets a second id,
 // and the NCHW one is produced (by a transpose) only when a node that stays
 // in NCHW, or a graph output, reads it. Elementwise operators follow their
-// inputs into NHWC, and so do max pooling and global average pooling (as a
-// mean over rows and columns): a residual network transposes its input and,
-// before the head, its last feature map.
+// inputs into NHWC, and so do max pooling, global average pooling (as a
+// mean over rows and columns), resizing and concatenation: a residual network
+// transposes its input and, before the head, its last feature map; a feature
+// pyramid's upsampling and joins stay in NHWC.
 #include <algorithm>
 #include <cstring>
 #include <map>
@@ -23,10 +24,16 @@ namespace {
 const std::vector<int64_t> kToNhwc = {0, 2, 3, 1};  // out dim d is in dim perm[d]
 const std::vector<int64_t> kToNchw = {0, 3, 1, 2};
 
-std::vector<int64_t> permuted(const std::vector<int64_t>& shape, const std::vector<int64_t>& perm) {
-  std::vector<int64_t> out;
-  for (int64_t d : perm) out.push_back(shape[static_cast<size_t>(d)]);
+template <typename T>
+std::vector<T> permuted(const std::vector<T>& per_dim, const std::vector<int64_t>& perm) {
+  std::vector<T> out;
+  for (int64_t d : perm) out.push_back(per_dim[static_cast<size_t>(d)]);
   return out;
+}
+
+// Where NCHW dimension `axis` stands in NHWC.
+int64_t nhwc_axis(int64_t axis) {
+  return std::find(kToNhwc.begin(), kToNhwc.end(), axis) - kToNhwc.begin();
 }
 
 // out[i] = in[i permuted]: a rank-4 constant transposed by `perm`.
@@ -78,7 +85,8 @@ class LayoutRewriter {
   Result<Graph> run() {
     for (const Node& n : g_.nodes()) {
       if (convertible_conv(g_, n)) convert_conv(n);
-      else if (!try_follow(n) && !try_max_pool(n) && !try_global_avg_pool(n)) keep(n);
+      else if (!try_follow(n) && !try_max_pool(n) && !try_global_avg_pool(n) && !try_resize(n) && !try_concat(n))
+        keep(n);
     }
     for (ValueId v : g_.outputs()) need_nchw(v);
     TESSERA_RETURN_IF_ERROR(out_.validate());
@@ -169,6 +177,39 @@ class LayoutRewriter {
     Node mean = n;
     mean.kind = OpKind::kReduceMean;
     produce_nhwc(mean, ReduceAttrs{{1, 2}, true}, {nhwc_.at(n.inputs[0])});
+    return true;
+  }
+
+  // Resize of an NHWC value resizes in NHWC, its scales (and a crop's box)
+  // permuted with the dimensions: a feature pyramid's upsampling stays
+  // between its convs.
+  bool try_resize(const Node& n) {
+    if (n.kind != OpKind::kResize || !nhwc_.count(n.inputs[0]) || g_.value(n.inputs[0]).shape.size() != 4)
+      return false;
+    auto a = std::get<ResizeAttrs>(n.attrs);
+    a.scales = permuted(a.scales, kToNhwc);
+    if (!a.roi.empty()) {
+      const std::vector<double> starts(a.roi.begin(), a.roi.begin() + 4), ends(a.roi.begin() + 4, a.roi.end());
+      a.roi = permuted(starts, kToNhwc);
+      for (double e : permuted(ends, kToNhwc)) a.roi.push_back(e);
+    }
+    produce_nhwc(n, a, {nhwc_.at(n.inputs[0])});
+    return true;
+  }
+
+  // A concatenation of rank-4 values, one of them NHWC, concatenates in NHWC
+  // along the permuted axis (a pyramid's maps joined along the channels).
+  bool try_concat(const Node& n) {
+    if (n.kind != OpKind::kConcat || g_.value(n.outputs[0]).shape.size() != 4) return false;
+    if (std::none_of(n.inputs.begin(), n.inputs.end(), [&](ValueId v) { return nhwc_.count(v) > 0; })) return false;
+    std::vector<ValueId> inputs;
+    for (ValueId v : n.inputs) {
+      if (g_.is_constant(v) && !nhwc_.count(v))
+        inputs.push_back(out_.add_constant(g_.value(v).name + ".nhwc", permute_constant(g_.constant(v), kToNhwc)));
+      else
+        inputs.push_back(need_nhwc(v));
+    }
+    produce_nhwc(n, AxisAttrs{nhwc_axis(std::get<AxisAttrs>(n.attrs).axis)}, std::move(inputs));
     return true;
   }
 

@@ -217,6 +217,41 @@ TEST(CompileModel, MaxPoolBetweenConvsStaysInNhwc) {
   EXPECT_TRUE(gt::close(got->begin()->second, gt::to_floats((*want)[0])));
 }
 
+// A feature pyramid's neck: a coarse map upsampled (linear, so the scales'
+// order matters), added to a fine one, both joined along the channels (the
+// fine one's NCHW twin is never needed), then a conv: transposes at the ends only.
+TEST(CompileModel, FeaturePyramidResizeAndConcatStayInNhwc) {
+  Graph g;
+  ValueId x = g.add_input("x", {1, 4, 8, 6}, DType::f32());
+  ConvAttrs down;
+  down.stride_h = down.stride_w = 2;
+  down.pad_top = down.pad_left = down.pad_bottom = down.pad_right = 1;
+  ValueId w0 = g.add_constant("w0", graph::Constant::from_floats({6, 4, 3, 3}, gt::random_floats(216, 1)));
+  ValueId coarse = g.add_op("conv0", OpKind::kConv, down, {x, w0}, {1, 6, 4, 3}, DType::f32());
+  ValueId w1 = g.add_constant("w1", graph::Constant::from_floats({6, 4, 1, 1}, gt::random_floats(24, 2)));
+  ValueId fine = g.add_op("conv1", OpKind::kConv, ConvAttrs{}, {x, w1}, {1, 6, 8, 6}, DType::f32());
+  graph::ResizeAttrs ra;
+  ra.mode = graph::ResizeAttrs::Mode::kLinear;
+  ra.scales = {1, 1, 2, 2};
+  ValueId up = g.add_op("up", OpKind::kResize, ra, {coarse}, {1, 6, 8, 6}, DType::f32());
+  ValueId sum = g.add_op("add", OpKind::kAdd, graph::NoAttrs{}, {up, fine}, {1, 6, 8, 6}, DType::f32());
+  ValueId joined = g.add_op("cat", OpKind::kConcat, graph::AxisAttrs{1}, {sum, fine}, {1, 12, 8, 6}, DType::f32());
+  ValueId w2 = g.add_constant("w2", graph::Constant::from_floats({5, 12, 1, 1}, gt::random_floats(60, 3)));
+  ValueId o = g.add_op("conv2", OpKind::kConv, ConvAttrs{}, {joined, w2}, {1, 5, 8, 6}, DType::f32());
+  g.set_outputs({o});
+  auto plan = plan_model(g);
+  ASSERT_TRUE(plan.is_ok()) << plan.status().to_string();
+  int transposes = 0;
+  for (const graph::Node& n : plan->graph.nodes()) transposes += n.kind == OpKind::kTranspose;
+  EXPECT_EQ(transposes, 2) << graph::graph_to_string(plan->graph);
+  const auto in = gt::random_floats(192, 4);
+  auto got = compile_and_run(g, {{"x", in}});
+  ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+  auto want = gt::run_graph(g, {{0, gt::to_bytes(in)}});
+  ASSERT_TRUE(want.is_ok()) << want.status().to_string();
+  EXPECT_TRUE(gt::close(got->begin()->second, gt::to_floats((*want)[0])));
+}
+
 TEST(CompileModel, EveryOutputGetsItsOwnBufferAndName) {
   // Outputs: the input itself, a constant, the relu twice under two names.
   Graph g;
