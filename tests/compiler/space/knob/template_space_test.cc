@@ -130,6 +130,22 @@ TEST(KnobTemplates, FallbackFollowsTheTarget) {
   EXPECT_EQ(avx2.get("tile_n"), (std::vector<int64_t>{4, 8, 16}));
 }
 
+// An NCHW window's row of columns that whole registers do not divide: 28
+// (a stride-2 layer's) is one unmasked vector of 28 lanes, not 16 and a
+// masked 12; 56 keeps vectors of 8 that divide it.
+TEST(KnobTemplates, WindowFallbackVectorizesAShortOddRowAtOnce) {
+  const Target avx512 = target("llvm -mtriple=x86_64-linux-gnu -mcpu=skylake-avx512 -num-cores=2");
+  auto inner_columns = [&](const char* op, const std::string& spec) {
+    const KnobTemplate* tmpl = find_template(op);
+    ops::OpInstance inst = parse(spec);
+    return tmpl->fallback(*tmpl->define(*inst.dag, avx512), *inst.dag, avx512).value().get("tile_q").back();
+  };
+  const std::string dw = "depthwise_conv2d:N=1,C=144,H=56,W=56,R=3,S=3,pad=1,stride=";
+  EXPECT_EQ(inner_columns("depthwise_conv2d", dw + "2"), 28);
+  EXPECT_EQ(inner_columns("depthwise_conv2d", dw + "1"), 8);
+  EXPECT_EQ(inner_columns("max_pool2d", "max_pool2d:N=1,C=64,H=56,W=56,R=3,S=3,stride=2,pad=1"), 28);
+}
+
 // Shapes that 8 x 32 tiles and 64 x 256 blocks do not divide: the rows take
 // the tile height that divides them where one suits the registers (77 = 11 x
 // 7), the blocks split the product evenly between the two cores (77 x 192
