@@ -60,7 +60,7 @@ Result<Window> pool(const ComputeDAG& dag) { return analyze(dag, OpPattern::kRed
 // The vector of output columns for an untuned schedule: whole registers
 // where they divide the row; a row of at most two registers that they do
 // not divide (28 columns of a stride-2 layer) at once, unmasked: 16 lanes
-// and a masked 12 measured 3x slower on the 144 x 56^2 stride-2 depthwise
+// and a masked 12 measured 2.3-3x slower on the 144 x 56^2 stride-2 depthwise
 // conv, the accumulator's masked stores feeding the next tap's loads.
 int64_t row_vector_width(const KnobSpace& space, int64_t q, int64_t lanes) {
   const std::vector<int64_t> sizes = innermost_sizes(*space.find("tile_q"));

@@ -252,6 +252,36 @@ TEST(CompileModel, FeaturePyramidResizeAndConcatStayInNhwc) {
   EXPECT_TRUE(gt::close(got->begin()->second, gt::to_floats((*want)[0])));
 }
 
+// A crop-and-resize between convs keeps NHWC too: its box (starts, then
+// ends, per dimension) is permuted with the scales.
+TEST(CompileModel, CropAndResizeBetweenConvsStaysInNhwc) {
+  Graph g;
+  ValueId x = g.add_input("x", {1, 3, 7, 9}, DType::f32());
+  ValueId w0 = g.add_constant("w0", graph::Constant::from_floats({4, 3, 1, 1}, gt::random_floats(12, 5)));
+  ValueId y = g.add_op("conv0", OpKind::kConv, ConvAttrs{}, {x, w0}, {1, 4, 7, 9}, DType::f32());
+  graph::ResizeAttrs ra;
+  ra.mode = graph::ResizeAttrs::Mode::kLinear;
+  ra.coord = graph::ResizeAttrs::Coord::kTfCropAndResize;
+  ra.scales = {1, 1, 10.0 / 7, 5.0 / 9};
+  ra.roi = {0, 0, 0.1, 0.2, 1, 1, 0.9, 0.7};
+  ra.extrapolation_value = 0.5;
+  ValueId r = g.add_op("crop", OpKind::kResize, ra, {y}, {1, 4, 10, 5}, DType::f32());
+  ValueId w1 = g.add_constant("w1", graph::Constant::from_floats({2, 4, 1, 1}, gt::random_floats(8, 6)));
+  ValueId o = g.add_op("conv1", OpKind::kConv, ConvAttrs{}, {r, w1}, {1, 2, 10, 5}, DType::f32());
+  g.set_outputs({o});
+  auto plan = plan_model(g);
+  ASSERT_TRUE(plan.is_ok()) << plan.status().to_string();
+  int transposes = 0;
+  for (const graph::Node& n : plan->graph.nodes()) transposes += n.kind == OpKind::kTranspose;
+  EXPECT_EQ(transposes, 2) << graph::graph_to_string(plan->graph);
+  const auto in = gt::random_floats(189, 7);
+  auto got = compile_and_run(g, {{"x", in}});
+  ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+  auto want = gt::run_graph(g, {{0, gt::to_bytes(in)}});
+  ASSERT_TRUE(want.is_ok()) << want.status().to_string();
+  EXPECT_TRUE(gt::close(got->begin()->second, gt::to_floats((*want)[0])));
+}
+
 TEST(CompileModel, EveryOutputGetsItsOwnBufferAndName) {
   // Outputs: the input itself, a constant, the relu twice under two names.
   Graph g;
