@@ -167,14 +167,33 @@ TEST(CompileModel, ARecordIsUsedAndABrokenOneIsSkipped) {
   EXPECT_TRUE(gt::close(got->at("logits"), gt::to_floats((*want)[0])));
 }
 
+// The transposes plan_model leaves in `g` (NHWC conversion's cost: 2 for
+// a net whose NCHW is read only at its input and output).
+int planned_transposes(const Graph& g) {
+  auto plan = plan_model(g);
+  EXPECT_TRUE(plan.is_ok()) << plan.status().to_string();
+  if (!plan.is_ok()) return -1;
+  int transposes = 0;
+  for (const graph::Node& n : plan->graph.nodes()) transposes += n.kind == OpKind::kTranspose;
+  return transposes;
+}
+
+// Compiles and runs `g` (one input, one output) natively on `in` and
+// compares with the reference interpreter's run of the graph as imported.
+void expect_compiled_matches_reference(const Graph& g, const std::string& input, const std::vector<float>& in) {
+  auto got = compile_and_run(g, {{input, in}});
+  ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+  auto want = gt::run_graph(g, {{0, gt::to_bytes(in)}});
+  ASSERT_TRUE(want.is_ok()) << want.status().to_string();
+  EXPECT_TRUE(gt::close(got->begin()->second, gt::to_floats((*want)[0])));
+}
+
 TEST(CompileModel, ConvNetsRunInNhwcWithTwoTransposes) {
   // The convs and their relus in NHWC; one transpose in, one back before the pool.
   const Graph g = small_cnn();
   auto plan = plan_model(g);
   ASSERT_TRUE(plan.is_ok()) << plan.status().to_string();
-  int transposes = 0;
-  for (const graph::Node& n : plan->graph.nodes()) transposes += n.kind == OpKind::kTranspose;
-  EXPECT_EQ(transposes, 2) << graph::graph_to_string(plan->graph);
+  EXPECT_EQ(planned_transposes(g), 2);
   EXPECT_NE(std::find(plan->task_ops.begin(), plan->task_ops.end(), "conv2d_nhwc"), plan->task_ops.end());
   const auto x = gt::random_floats(800, 9);
   CompiledModel compiled;
@@ -204,17 +223,8 @@ TEST(CompileModel, MaxPoolBetweenConvsStaysInNhwc) {
   ValueId w1 = g.add_constant("w1", graph::Constant::from_floats({6, 8, 1, 1}, gt::random_floats(48, 2)));
   ValueId o = g.add_op("conv1", OpKind::kConv, ConvAttrs{}, {p, w1}, {1, 6, 5, 5}, DType::f32());
   g.set_outputs({o});
-  auto plan = plan_model(g);
-  ASSERT_TRUE(plan.is_ok()) << plan.status().to_string();
-  int transposes = 0;
-  for (const graph::Node& n : plan->graph.nodes()) transposes += n.kind == OpKind::kTranspose;
-  EXPECT_EQ(transposes, 2) << graph::graph_to_string(plan->graph);
-  const auto in = gt::random_floats(324, 3);
-  auto got = compile_and_run(g, {{"x", in}});
-  ASSERT_TRUE(got.is_ok()) << got.status().to_string();
-  auto want = gt::run_graph(g, {{0, gt::to_bytes(in)}});
-  ASSERT_TRUE(want.is_ok()) << want.status().to_string();
-  EXPECT_TRUE(gt::close(got->begin()->second, gt::to_floats((*want)[0])));
+  EXPECT_EQ(planned_transposes(g), 2);
+  expect_compiled_matches_reference(g, "x", gt::random_floats(324, 3));
 }
 
 // A feature pyramid's neck: a coarse map upsampled (linear, so the scales'
@@ -239,17 +249,8 @@ TEST(CompileModel, FeaturePyramidResizeAndConcatStayInNhwc) {
   ValueId w2 = g.add_constant("w2", graph::Constant::from_floats({5, 12, 1, 1}, gt::random_floats(60, 3)));
   ValueId o = g.add_op("conv2", OpKind::kConv, ConvAttrs{}, {joined, w2}, {1, 5, 8, 6}, DType::f32());
   g.set_outputs({o});
-  auto plan = plan_model(g);
-  ASSERT_TRUE(plan.is_ok()) << plan.status().to_string();
-  int transposes = 0;
-  for (const graph::Node& n : plan->graph.nodes()) transposes += n.kind == OpKind::kTranspose;
-  EXPECT_EQ(transposes, 2) << graph::graph_to_string(plan->graph);
-  const auto in = gt::random_floats(192, 4);
-  auto got = compile_and_run(g, {{"x", in}});
-  ASSERT_TRUE(got.is_ok()) << got.status().to_string();
-  auto want = gt::run_graph(g, {{0, gt::to_bytes(in)}});
-  ASSERT_TRUE(want.is_ok()) << want.status().to_string();
-  EXPECT_TRUE(gt::close(got->begin()->second, gt::to_floats((*want)[0])));
+  EXPECT_EQ(planned_transposes(g), 2);
+  expect_compiled_matches_reference(g, "x", gt::random_floats(192, 4));
 }
 
 // A crop-and-resize between convs keeps NHWC too: its box (starts, then
@@ -269,17 +270,8 @@ TEST(CompileModel, CropAndResizeBetweenConvsStaysInNhwc) {
   ValueId w1 = g.add_constant("w1", graph::Constant::from_floats({2, 4, 1, 1}, gt::random_floats(8, 6)));
   ValueId o = g.add_op("conv1", OpKind::kConv, ConvAttrs{}, {r, w1}, {1, 2, 10, 5}, DType::f32());
   g.set_outputs({o});
-  auto plan = plan_model(g);
-  ASSERT_TRUE(plan.is_ok()) << plan.status().to_string();
-  int transposes = 0;
-  for (const graph::Node& n : plan->graph.nodes()) transposes += n.kind == OpKind::kTranspose;
-  EXPECT_EQ(transposes, 2) << graph::graph_to_string(plan->graph);
-  const auto in = gt::random_floats(189, 7);
-  auto got = compile_and_run(g, {{"x", in}});
-  ASSERT_TRUE(got.is_ok()) << got.status().to_string();
-  auto want = gt::run_graph(g, {{0, gt::to_bytes(in)}});
-  ASSERT_TRUE(want.is_ok()) << want.status().to_string();
-  EXPECT_TRUE(gt::close(got->begin()->second, gt::to_floats((*want)[0])));
+  EXPECT_EQ(planned_transposes(g), 2);
+  expect_compiled_matches_reference(g, "x", gt::random_floats(189, 7));
 }
 
 TEST(CompileModel, EveryOutputGetsItsOwnBufferAndName) {
