@@ -40,6 +40,7 @@ class CodeGen {
   void emit_store(const StoreNode* op);
   llvm::Value* emit_masked_load(const LoadNode* op);
   llvm::Value* emit_strided_load(const LoadNode* op, llvm::Value* mask);
+  llvm::Value* emit_segmented_load(const LoadNode* op);
   void emit_masked_store(const StoreNode* op, llvm::Value* value);
   void emit_for(const ForNode* op);
   void emit_serial_loop(const Var& var, llvm::Value* begin, llvm::Value* end, const Stmt& body);

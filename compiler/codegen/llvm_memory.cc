@@ -2,7 +2,11 @@
 // spans, and the lane-by-lane fallbacks.
 #include <llvm/IR/Intrinsics.h>
 
+#include <algorithm>
+#include <optional>
+
 #include "compiler/codegen/llvm_emitter.h"
+#include "compiler/ir/op.h"
 
 namespace tessera::codegen_detail {
 
@@ -138,6 +142,109 @@ llvm::Value* CodeGen::emit_strided_load(const LoadNode* op, llvm::Value* mask) {
   return b_.CreateShuffleVector(wide, lanes);
 }
 
+namespace {
+
+// A vector index as a lane-invariant part plus a constant offset per lane,
+// when it is one: ramps of constant stride, broadcasts, sums, and products,
+// quotients and remainders by constants of parts whose invariant part is a
+// constant (the interleave `ramp(0, 1, n) / 2 + ramp(0, 1, n) % 2 * S`).
+struct LaneOffsets {
+  Expr invariant;                ///< a scalar index
+  std::vector<int64_t> offsets;  ///< one per lane
+};
+
+int64_t floor_div(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
+
+std::optional<LaneOffsets> lane_offsets(const Expr& e, int lanes) {
+  int64_t c = 0;
+  if (e.dtype().lanes == 1) return LaneOffsets{e, std::vector<int64_t>(static_cast<size_t>(lanes), 0)};
+  if (const auto* bc = e.as<BroadcastNode>()) return LaneOffsets{bc->value, std::vector<int64_t>(static_cast<size_t>(lanes), 0)};
+  if (const auto* ramp = e.as<RampNode>()) {
+    if (!is_const_int(ramp->stride, &c)) return std::nullopt;
+    LaneOffsets r{ramp->base, {}};
+    for (int i = 0; i < lanes; ++i) r.offsets.push_back(i * c);
+    return r;
+  }
+  const ExprKind k = e->kind;
+  if (k != ExprKind::kAdd && k != ExprKind::kSub && k != ExprKind::kMul && k != ExprKind::kDiv && k != ExprKind::kMod)
+    return std::nullopt;
+  const auto* bin = static_cast<const BinaryNode*>(e.get());
+  if (k == ExprKind::kMul && is_const_int(bin->a)) return lane_offsets(bin->b * bin->a, lanes);
+  auto a = lane_offsets(bin->a, lanes);
+  if (!a) return std::nullopt;
+  if (k == ExprKind::kAdd || k == ExprKind::kSub) {
+    auto b = lane_offsets(bin->b, lanes);
+    if (!b) return std::nullopt;
+    for (size_t i = 0; i < a->offsets.size(); ++i) a->offsets[i] += k == ExprKind::kAdd ? b->offsets[i] : -b->offsets[i];
+    a->invariant = k == ExprKind::kAdd ? a->invariant + b->invariant : a->invariant - b->invariant;
+    return a;
+  }
+  if (!is_const_int(bin->b, &c) || c == 0) return std::nullopt;
+  if (k == ExprKind::kMul) {
+    for (int64_t& o : a->offsets) o *= c;
+    a->invariant = a->invariant * make_int(c, a->invariant.dtype());
+    return a;
+  }
+  // Division and remainder mix the invariant part into each lane; only a
+  // constant one keeps the lanes constant.
+  int64_t base = 0;
+  if (!is_const_int(a->invariant, &base)) return std::nullopt;
+  for (int64_t& o : a->offsets) o = k == ExprKind::kDiv ? floor_div(base + o, c) : base + o - floor_div(base + o, c) * c;
+  a->invariant = make_int(0, a->invariant.dtype());
+  return a;
+}
+
+}  // namespace
+
+// A load whose lanes read a few contiguous runs at constant offsets from a
+// lane-invariant index (an interleave of two planes, each element twice):
+// one dense load per run, then one shuffle into the lanes. Otherwise, lane
+// by lane, each lane would be a scalar load (LLVM's gather is not used:
+// see emit_masked_load). Null when not such a load, or inside a Select's
+// branch, where lanes may lie outside the buffer.
+llvm::Value* CodeGen::emit_segmented_load(const LoadNode* op) {
+  constexpr size_t kMaxRuns = 8;
+  if (select_depth_ > 0) return nullptr;
+  const int n = op->dtype.lanes;
+  auto split = lane_offsets(op->index, n);
+  if (!split) return nullptr;
+  std::vector<int64_t> distinct = split->offsets;
+  std::sort(distinct.begin(), distinct.end());
+  distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+  std::vector<std::pair<int64_t, int>> runs;  // first offset, length
+  for (int64_t o : distinct) {
+    if (!runs.empty() && runs.back().first + runs.back().second == o) ++runs.back().second;
+    else runs.push_back({o, 1});
+  }
+  if (runs.size() > kMaxRuns) return nullptr;
+  llvm::Type* elem = storage_type(op->dtype);
+  const llvm::Align align(op->dtype.storage_bytes());
+  llvm::Value* invariant = emit(split->invariant);
+  // Every run loaded and widened to one pool of the distinct offsets, in order.
+  const int pool_size = static_cast<int>(distinct.size());
+  llvm::Value* pool = nullptr;
+  int filled = 0;
+  for (const auto& [first, length] : runs) {
+    llvm::Value* at = b_.CreateAdd(invariant, llvm::ConstantInt::get(invariant->getType(), first));
+    llvm::Value* run = b_.CreateAlignedLoad(llvm::FixedVectorType::get(elem, length), element_ptr(op->buffer, at), align);
+    llvm::SmallVector<int, 256> widen(pool_size, -1);
+    for (int i = 0; i < length; ++i) widen[filled + i] = i;
+    llvm::Value* placed = b_.CreateShuffleVector(run, widen);
+    if (!pool) {
+      pool = placed;
+    } else {
+      llvm::SmallVector<int, 256> merge;
+      for (int i = 0; i < pool_size; ++i) merge.push_back(i < filled ? i : pool_size + i);
+      pool = b_.CreateShuffleVector(pool, placed, merge);
+    }
+    filled += length;
+  }
+  llvm::SmallVector<int, 256> pick;
+  for (int64_t o : split->offsets)
+    pick.push_back(static_cast<int>(std::lower_bound(distinct.begin(), distinct.end(), o) - distinct.begin()));
+  return b_.CreateShuffleVector(pool, pick);
+}
+
 llvm::Value* CodeGen::emit_load(const LoadNode* op) {
   DType t = op->dtype;
   llvm::Type* elem = storage_type(t);
@@ -159,6 +266,7 @@ llvm::Value* CodeGen::emit_load(const LoadNode* op) {
     return finish(b_.CreateMaskedLoad(vec, ptr, align, mask, llvm::Constant::getNullValue(vec)));
   }
   if (llvm::Value* v = emit_strided_load(op, nullptr)) return finish(v);
+  if (llvm::Value* v = emit_segmented_load(op)) return finish(v);
   llvm::Value* index = clamp_index(op->buffer, emit(op->index));
   llvm::Value* out = llvm::PoisonValue::get(llvm::FixedVectorType::get(elem, t.lanes));
   for (int i = 0; i < t.lanes; ++i) {

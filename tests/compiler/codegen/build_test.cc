@@ -74,6 +74,48 @@ TEST(BuildKernel, TiledParallelVectorizedMatchesReference) {
   check_matmul(s, m, n, k);
 }
 
+// Y[i] = X[i / 2 + i % 2 * 32] interleaves X's two halves, Z[i] = X[i / 2]
+// repeats each element: vectorized, each lane's index is a constant offset
+// from the vector's first, in one or two contiguous runs. Each run is one
+// dense load and the lanes one shuffle (they were 16 scalar loads a vector),
+// and the kernel computes what the loops say.
+TEST(BuildKernel, InterleavedAndRepeatedLanesAreDenseLoadsAndAShuffle) {
+  Tensor x = placeholder({64}, DType::f32(), "X");
+  Tensor y = compute({64}, [&](const Vars& i) {
+    const Expr v = i[0];
+    return read(x, {v / make_int(2) + v % make_int(2) * make_int(32)});
+  }, "Y");
+  Tensor z = compute({64}, [&](const Vars& i) { return read(x, {static_cast<const Expr&>(i[0]) / make_int(2)}); }, "Z");
+  State s(std::make_shared<const ComputeDAG>(ComputeDAG::make({x, y, z}).value()));
+  for (const char* stage : {"Y", "Z"}) {
+    const int at = s.stage_index(stage);
+    ASSERT_TRUE(s.split(at, 0, {16}).is_ok());
+    ASSERT_TRUE(s.vectorize(at, 1).is_ok());
+  }
+  auto f = lower(s, "interleave");
+  ASSERT_TRUE(f.is_ok()) << f.status().to_string();
+  auto ir = emit_llvm_ir({*f}, host_target());
+  ASSERT_TRUE(ir.is_ok()) << ir.status().to_string();
+  EXPECT_EQ(ir->find("load float"), std::string::npos) << *ir;  // no lane loaded alone
+  auto lib = build(s, host_target(), "interleave");
+  ASSERT_TRUE(lib.is_ok()) << lib.status().to_string();
+  auto mod = runtime::Module::load_from_bytes(lib->bytes, "/tmp");
+  ASSERT_TRUE(mod.is_ok()) << mod.status().to_string();
+  auto fn = mod->get_kernel("interleave");
+  ASSERT_TRUE(fn.is_ok());
+  auto a = runtime::NDArray::create({64}, DType::f32()).value();
+  auto b = runtime::NDArray::create({64}, DType::f32()).value();
+  auto c = runtime::NDArray::create({64}, DType::f32()).value();
+  a.fill_random(3);
+  void* args[] = {a.raw_data(), b.raw_data(), c.raw_data()};
+  ASSERT_EQ((*fn)(args), 0);
+  const float* in = a.data<float>();
+  for (int i = 0; i < 64; ++i) {
+    EXPECT_EQ(b.data<float>()[i], in[i / 2 + i % 2 * 32]) << i;
+    EXPECT_EQ(c.data<float>()[i], in[i / 2]) << i;
+  }
+}
+
 TEST(BuildKernel, Aarch64ObjectEmits) {
   auto target = Target::parse("llvm -mtriple=aarch64-linux-gnu -mattr=+neon");
   ASSERT_TRUE(target.is_ok()) << target.status().to_string();
