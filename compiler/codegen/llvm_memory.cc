@@ -216,7 +216,8 @@ llvm::Value* CodeGen::emit_segmented_load(const LoadNode* op) {
     if (!runs.empty() && runs.back().first + runs.back().second == o) ++runs.back().second;
     else runs.push_back({o, 1});
   }
-  if (runs.size() > kMaxRuns) return nullptr;
+  // Runs of one or two elements on average gain nothing over lane by lane.
+  if (runs.size() > kMaxRuns || (runs.size() > 1 && 2 * runs.size() > distinct.size())) return nullptr;
   llvm::Type* elem = storage_type(op->dtype);
   const llvm::Align align(op->dtype.storage_bytes());
   llvm::Value* invariant = emit(split->invariant);
