@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 
 #include "compiler/codegen/llvm_codegen.h"
 #include "compiler/ir/op.h"
@@ -11,6 +12,7 @@
 #include "runtime/module.h"
 #include "runtime/ndarray.h"
 #include "runtime/thread_pool.h"
+#include "tests/compiler/codegen/run_native.h"
 
 namespace tessera {
 namespace {
@@ -74,46 +76,34 @@ TEST(BuildKernel, TiledParallelVectorizedMatchesReference) {
   check_matmul(s, m, n, k);
 }
 
-// Y[i] = X[i / 2 + i % 2 * 32] interleaves X's two halves, Z[i] = X[i / 2]
+// Y[i] = X[i / 2 + i % 2 * 32] interleaves X's two halves, Y[i] = X[i / 2]
 // repeats each element: vectorized, each lane's index is a constant offset
 // from the vector's first, in one or two contiguous runs. Each run is one
 // dense load and the lanes one shuffle (they were 16 scalar loads a vector),
 // and the kernel computes what the loops say.
 TEST(BuildKernel, InterleavedAndRepeatedLanesAreDenseLoadsAndAShuffle) {
-  Tensor x = placeholder({64}, DType::f32(), "X");
-  Tensor y = compute({64}, [&](const Vars& i) {
-    const Expr v = i[0];
-    return read(x, {v / make_int(2) + v % make_int(2) * make_int(32)});
-  }, "Y");
-  Tensor z = compute({64}, [&](const Vars& i) { return read(x, {static_cast<const Expr&>(i[0]) / make_int(2)}); }, "Z");
-  State s(std::make_shared<const ComputeDAG>(ComputeDAG::make({x, y, z}).value()));
-  for (const char* stage : {"Y", "Z"}) {
-    const int at = s.stage_index(stage);
-    ASSERT_TRUE(s.split(at, 0, {16}).is_ok());
-    ASSERT_TRUE(s.vectorize(at, 1).is_ok());
-  }
-  auto f = lower(s, "interleave");
-  ASSERT_TRUE(f.is_ok()) << f.status().to_string();
-  auto ir = emit_llvm_ir({*f}, host_target());
-  ASSERT_TRUE(ir.is_ok()) << ir.status().to_string();
-  EXPECT_EQ(ir->find("load float"), std::string::npos) << *ir;  // no lane loaded alone
-  auto lib = build(s, host_target(), "interleave");
-  ASSERT_TRUE(lib.is_ok()) << lib.status().to_string();
-  auto mod = runtime::Module::load_from_bytes(lib->bytes, "/tmp");
-  ASSERT_TRUE(mod.is_ok()) << mod.status().to_string();
-  auto fn = mod->get_kernel("interleave");
-  ASSERT_TRUE(fn.is_ok());
-  auto a = runtime::NDArray::create({64}, DType::f32()).value();
-  auto b = runtime::NDArray::create({64}, DType::f32()).value();
-  auto c = runtime::NDArray::create({64}, DType::f32()).value();
-  a.fill_random(3);
-  void* args[] = {a.raw_data(), b.raw_data(), c.raw_data()};
-  ASSERT_EQ((*fn)(args), 0);
-  const float* in = a.data<float>();
-  for (int i = 0; i < 64; ++i) {
-    EXPECT_EQ(b.data<float>()[i], in[i / 2 + i % 2 * 32]) << i;
-    EXPECT_EQ(c.data<float>()[i], in[i / 2]) << i;
-  }
+  runtime::ThreadPool pool(1);
+  auto check = [&](const std::function<Expr(const Expr&)>& index, int (*lane)(int), const char* what) {
+    Tensor x = placeholder({64}, DType::f32(), "X");
+    Tensor y = compute({64}, [&](const Vars& i) { return read(x, {index(i[0])}); }, "Y");
+    State s(std::make_shared<const ComputeDAG>(ComputeDAG::make({x, y}).value()));
+    const int stage = s.stage_index("Y");
+    ASSERT_TRUE(s.split(stage, 0, {16}).is_ok());
+    ASSERT_TRUE(s.vectorize(stage, 1).is_ok());
+    auto f = lower(s, "kernel");
+    ASSERT_TRUE(f.is_ok()) << f.status().to_string();
+    auto ir = emit_llvm_ir({*f}, host_target());
+    ASSERT_TRUE(ir.is_ok()) << ir.status().to_string();
+    EXPECT_EQ(ir->find("load float"), std::string::npos) << what << ":\n" << *ir;  // no lane loaded alone
+    std::vector<float> in(64);
+    for (int i = 0; i < 64; ++i) in[i] = static_cast<float>(i * 3 + 1);
+    auto got = test::run_native(s, {in}, pool);
+    ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+    for (int i = 0; i < 64; ++i) EXPECT_EQ((*got)[i], in[lane(i)]) << what << ", lane " << i;
+  };
+  check([](const Expr& v) { return v / make_int(2) + v % make_int(2) * make_int(32); },
+        [](int i) { return i / 2 + i % 2 * 32; }, "interleaved halves");
+  check([](const Expr& v) { return v / make_int(2); }, [](int i) { return i / 2; }, "repeated elements");
 }
 
 TEST(BuildKernel, Aarch64ObjectEmits) {
