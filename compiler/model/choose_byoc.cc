@@ -19,27 +19,47 @@ namespace {
 
 using graph::Graph;
 
-// Per call of the package, its median seconds over `runs` runs on random inputs.
-Result<std::vector<double>> profile_package(const runtime::PackageContents& package, int runs) {
-  TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<runtime::GraphExecutor> exec, runtime::GraphExecutor::load(package));
-  uint64_t seed = 1;
-  for (const runtime::TensorInfo& in : exec->input_info()) {
-    TESSERA_ASSIGN_OR_RETURN(runtime::NDArray array, runtime::NDArray::create(in.shape, in.dtype));
-    array.fill_random(seed++);
-    TESSERA_RETURN_IF_ERROR(exec->set_input(in.name, array));
+// Per call of each package, its median seconds over about `runs` runs on
+// random inputs, the packages profiled in alternating rounds: a burst of
+// load on a shared machine then falls on every package alike. Profiled one
+// block each, a burst during the all-Tessera block once put a whole
+// ResNet-18 on oneDNN, 30% slower there.
+Result<std::vector<std::vector<double>>> profile_alternately(const std::vector<const runtime::PackageContents*>& packages,
+                                                             int runs) {
+  constexpr int kRounds = 5;
+  std::vector<std::unique_ptr<runtime::GraphExecutor>> execs;
+  for (const runtime::PackageContents* package : packages) {
+    TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<runtime::GraphExecutor> exec, runtime::GraphExecutor::load(*package));
+    uint64_t seed = 1;
+    for (const runtime::TensorInfo& in : exec->input_info()) {
+      TESSERA_ASSIGN_OR_RETURN(runtime::NDArray array, runtime::NDArray::create(in.shape, in.dtype));
+      array.fill_random(seed++);
+      TESSERA_RETURN_IF_ERROR(exec->set_input(in.name, array));
+    }
+    execs.push_back(std::move(exec));
   }
-  TESSERA_ASSIGN_OR_RETURN(std::vector<runtime::GraphExecutor::CallProfile> profile, exec->profile(runs));
-  std::vector<double> seconds;
-  for (const auto& p : profile) seconds.push_back(p.median_s);
+  const int per_round = std::max(1, (runs + kRounds - 1) / kRounds);
+  std::vector<std::vector<std::vector<double>>> rounds(execs.size());  // package, call, round
+  for (int round = 0; round < kRounds; ++round)
+    for (size_t p = 0; p < execs.size(); ++p) {
+      TESSERA_ASSIGN_OR_RETURN(std::vector<runtime::GraphExecutor::CallProfile> profile, execs[p]->profile(per_round));
+      rounds[p].resize(profile.size());
+      for (size_t c = 0; c < profile.size(); ++c) rounds[p][c].push_back(profile[c].median_s);
+    }
+  std::vector<std::vector<double>> seconds(execs.size());
+  for (size_t p = 0; p < execs.size(); ++p)
+    for (std::vector<double>& calls : rounds[p]) {
+      std::nth_element(calls.begin(), calls.begin() + calls.size() / 2, calls.end());
+      seconds[p].push_back(calls[calls.size() / 2]);
+    }
   return seconds;
 }
 
-Result<std::vector<double>> compile_and_profile(const ModelPlan& plan, const Target& target, ScheduleSource* source,
-                                                int runs) {
+Result<runtime::PackageContents> compile_package(const ModelPlan& plan, const Target& target, ScheduleSource* source) {
   CompileOptions co;
   co.source = source;
   TESSERA_ASSIGN_OR_RETURN(CompiledModel compiled, compile_model(plan, target, co));
-  return profile_package(compiled.package, runs);
+  return std::move(compiled.package);
 }
 
 // A region's key: its backend and the code generated for it (the symbol,
@@ -174,7 +194,9 @@ double sum(const std::vector<double>& v) {
 
 // The whole model each region its faster way, against all one way: the
 // fastest of the three decides every region.
-Status decide_by_whole_model(RegionPlans& plans, double all_tessera, double all_backend, const Target& target,
+Status decide_by_whole_model(RegionPlans& plans, double all_tessera, double all_backend,
+                             const runtime::PackageContents& tessera_package,
+                             const runtime::PackageContents& backend_package, const Target& target,
                              ScheduleSource* source, int runs) {
   plans.tessera_total_s = all_tessera;
   plans.backend_total_s = all_backend;
@@ -189,8 +211,13 @@ Status decide_by_whole_model(RegionPlans& plans, double all_tessera, double all_
     PlanOptions options = plans.options;
     options.byoc = chosen.get();
     TESSERA_ASSIGN_OR_RETURN(ModelPlan plan, plan_model_from_records(*plans.graph, target, source, nullptr, options));
-    TESSERA_ASSIGN_OR_RETURN(std::vector<double> calls, compile_and_profile(plan, target, source, runs));
-    mixed = plans.mixed_total_s = sum(calls);
+    TESSERA_ASSIGN_OR_RETURN(runtime::PackageContents mixed_package, compile_package(plan, target, source));
+    // The three totals from one alternating profile, so that they compare.
+    TESSERA_ASSIGN_OR_RETURN(std::vector<std::vector<double>> calls,
+                             profile_alternately({&mixed_package, &tessera_package, &backend_package}, runs));
+    mixed = plans.mixed_total_s = sum(calls[0]);
+    all_tessera = plans.tessera_total_s = sum(calls[1]);
+    all_backend = plans.backend_total_s = sum(calls[2]);
   }
   if (mixed <= all_tessera && mixed <= all_backend) return Status::ok();
   const bool backend = all_backend < all_tessera;
@@ -208,10 +235,14 @@ Status measure_regions(RegionPlans& plans, const Target& target, ScheduleSource*
   std::map<std::string, size_t> region_of;
   for (size_t r = 0; r < plans.regions.size(); ++r)
     for (const std::string& node : plans.regions[r].nodes) region_of[node] = r;
-  TESSERA_ASSIGN_OR_RETURN(std::vector<double> backend_calls,
-                           compile_and_profile(plans.with_backend, target, source, runs));
-  TESSERA_ASSIGN_OR_RETURN(std::vector<double> tessera_calls,
-                           compile_and_profile(plans.without_backend, target, source, runs));
+  TESSERA_ASSIGN_OR_RETURN(runtime::PackageContents backend_package,
+                           compile_package(plans.with_backend, target, source));
+  TESSERA_ASSIGN_OR_RETURN(runtime::PackageContents tessera_package,
+                           compile_package(plans.without_backend, target, source));
+  TESSERA_ASSIGN_OR_RETURN(std::vector<std::vector<double>> calls,
+                           profile_alternately({&backend_package, &tessera_package}, runs));
+  const std::vector<double>& backend_calls = calls[0];
+  const std::vector<double>& tessera_calls = calls[1];
   for (RegionChoice& c : plans.regions) {
     c.backend_s = c.tessera_s = 0;
     c.stored = c.by_whole_model = false;
@@ -226,7 +257,8 @@ Status measure_regions(RegionPlans& plans, const Target& target, ScheduleSource*
     if (r >= 0) plans.regions[static_cast<size_t>(r)].tessera_s += tessera_calls[i];
   }
   for (RegionChoice& c : plans.regions) c.backend = c.backend_s < c.tessera_s;
-  return decide_by_whole_model(plans, sum(tessera_calls), sum(backend_calls), target, source, runs);
+  return decide_by_whole_model(plans, sum(tessera_calls), sum(backend_calls), tessera_package, backend_package, target,
+                               source, runs);
 }
 
 Result<std::vector<RegionChoice>> choose_regions(const Graph& g, const Target& target, ScheduleSource* source,
