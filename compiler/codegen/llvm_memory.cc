@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "base/int_div.h"
 #include "compiler/codegen/llvm_emitter.h"
 #include "compiler/ir/op.h"
 
@@ -153,8 +154,6 @@ struct LaneOffsets {
   std::vector<int64_t> offsets;  ///< one per lane
 };
 
-int64_t floor_div(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
-
 std::optional<LaneOffsets> lane_offsets(const Expr& e, int lanes) {
   int64_t c = 0;
   if (e.dtype().lanes == 1) return LaneOffsets{e, std::vector<int64_t>(static_cast<size_t>(lanes), 0)};
@@ -189,7 +188,7 @@ std::optional<LaneOffsets> lane_offsets(const Expr& e, int lanes) {
   // constant one keeps the lanes constant.
   int64_t base = 0;
   if (!is_const_int(a->invariant, &base)) return std::nullopt;
-  for (int64_t& o : a->offsets) o = k == ExprKind::kDiv ? floor_div(base + o, c) : base + o - floor_div(base + o, c) * c;
+  for (int64_t& o : a->offsets) o = k == ExprKind::kDiv ? floordiv(base + o, c) : floormod(base + o, c);
   a->invariant = make_int(0, a->invariant.dtype());
   return a;
 }
