@@ -313,8 +313,11 @@ Status lock_down(bool filter_system_calls) {
 
 // The child: contain, measure, report, _exit.
 [[noreturn]] void run_child(const pb::Job& job, const SandboxOptions& options, int report_fd, pid_t parent) {
-  ::setpgid(0, 0);  // the parent does it too: whoever runs first
-  Status contained = confine_descriptors(report_fd);
+  // A session of its own, and so a process group the worker can kill whole
+  // and no controlling terminal: a job that could open the worker's terminal
+  // could type into the shell that started it.
+  Status contained = ::setsid() < 0 ? Status(ErrorCode::kIOError, std::string("setsid: ") + std::strerror(errno))
+                                    : confine_descriptors(report_fd);
   const int out_fd = contained.is_ok() ? kReportFd : report_fd;
   // The job's directory becomes the working directory, its library a name
   // in it: the unprivileged user needs no way through the directories above
@@ -417,8 +420,10 @@ Result<Measurement> Measurement::start(const pb::Job& job, const SandboxOptions&
     remove_job_dir(job_dir);
     return Status(ErrorCode::kIOError, std::string("cannot fork: ") + std::strerror(errno));
   }
+  // The child makes its own session and group (setsid fails in a group
+  // leader, so the parent must not make the group): until it has, the kills
+  // below reach it by its pid.
   if (pid == 0) run_child(job, child_options, fds[1], parent);
-  ::setpgid(pid, pid);  // the child does it too: whoever runs first
   ::close(fds[1]);
   ::fcntl(fds[0], F_SETFL, O_NONBLOCK);
   Measurement m(job, pid, fds[0], options.worker_id);

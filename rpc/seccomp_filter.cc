@@ -2,6 +2,7 @@
 
 #include <sched.h>
 #include <seccomp.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -65,6 +66,25 @@ void allow_threads_only(Filter& f, uint32_t thread_action) {
   f.rule(SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3));
 }
 
+// Terminal requests that act on a terminal other than the job's own: typing
+// into it (TIOCSTI, a shell's input once the job stops its reader) and the
+// console's selection and keyboard hooks (TIOCLINUX). The kernel reads the
+// request as 32 bits, so only those are compared.
+void kill_terminal_injection(Filter& f) {
+  for (unsigned long request : {TIOCSTI, TIOCLINUX})
+    f.rule(SCMP_ACT_KILL_PROCESS, SCMP_SYS(ioctl), SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, request));
+}
+
+// Loading needs no ioctl: the standard streams are /dev/null and the report
+// a pipe, so "not a terminal" is the true answer to any request. A filter of
+// its own, since libseccomp lets a rule without arguments replace the
+// argument rules of the same call; stacked, the kernel takes the stricter.
+Status refuse_other_ioctls() {
+  Filter f(SCMP_ACT_ALLOW);
+  f.rule(SCMP_ACT_ERRNO(ENOTTY), SCMP_SYS(ioctl));
+  return f.load("loader's ioctl");
+}
+
 }  // namespace
 
 Status install_loader_filter() {
@@ -86,7 +106,9 @@ Status install_loader_filter() {
                  SCMP_SYS(personality), SCMP_SYS(io_uring_setup), SCMP_SYS(userfaultfd), SCMP_SYS(setuid),
                  SCMP_SYS(setgid), SCMP_SYS(setreuid), SCMP_SYS(setregid), SCMP_SYS(setresuid),
                  SCMP_SYS(setresgid), SCMP_SYS(setgroups), SCMP_SYS(capset)});
-  return f.load("loader");
+  kill_terminal_injection(f);
+  TESSERA_RETURN_IF_ERROR(f.load("loader"));
+  return refuse_other_ioctls();
 }
 
 Status install_kernel_filter(int report_fd) {

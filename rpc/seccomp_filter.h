@@ -6,7 +6,9 @@
 //     library's constructors run under it. It allows what dlopen and the
 //     setup of inputs need (files, memory) and kills the process on anything
 //     that reaches outside the job: new processes, exec, sockets, signals to
-//     other processes, tracing, namespaces, mounts.
+//     other processes, tracing, namespaces, mounts, typing into a terminal
+//     (TIOCSTI, TIOCLINUX). Every other ioctl fails with ENOTTY: loading
+//     needs none.
 //  2. The kernel filter, installed once the library is loaded, the inputs are
 //     filled and the thread pool runs: an allow-list of what a running kernel
 //     and the timing loop need (memory, futex, clocks, sleeping, threads,

@@ -6,6 +6,8 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
+#include <termios.h>
 
 #include <map>
 
@@ -155,6 +157,87 @@ TEST(Sandbox, TheSystemCallFilterIsAvailableWhereTheKernelHasSeccomp) {
   if (read_file("/proc/self/status").find("\nSeccomp:") == std::string::npos)
     GTEST_SKIP() << "this kernel has no seccomp";
   EXPECT_EQ(probe_system_call_filter(), "");
+}
+
+// What a job typed into the terminal of the process that measured it, and
+// how the job ended.
+struct TerminalRun {
+  pb::Result result;
+  std::string typed;
+};
+
+// Measures `library`'s probe_add_one the way a worker started from an
+// interactive shell would: in a process whose controlling terminal is a new
+// pseudo-terminal in raw mode, which is then read for anything the job typed.
+TerminalRun measure_on_a_terminal(const std::string& library) {
+  TerminalRun run;
+  const int master = ::posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+  if (master < 0 || ::grantpt(master) != 0 || ::unlockpt(master) != 0) {
+    ADD_FAILURE() << "no pseudo-terminal: " << std::strerror(errno);
+    return run;
+  }
+  const std::string terminal = ::ptsname(master);
+  int report[2];
+  EXPECT_EQ(::pipe(report), 0);
+  const pid_t pid = ::fork();
+  if (pid == 0) {  // the worker's stand-in: no gtest assertions past here
+    ::close(report[0]);
+    ::setsid();
+    const int tty = ::open(terminal.c_str(), O_RDWR);  // a session leader's first terminal is its controlling one
+    termios mode{};
+    ::tcgetattr(tty, &mode);
+    ::cfmakeraw(&mode);
+    ::tcsetattr(tty, TCSANOW, &mode);
+    MeasureInput in = probe_input("probe_add_one");
+    in.library = library;
+    const pb::Result result = run_sandboxed(in);
+    ::fcntl(tty, F_SETFL, O_NONBLOCK);
+    std::string typed(256, '\0');
+    const ssize_t n = ::read(tty, typed.data(), typed.size());
+    typed.resize(n > 0 ? static_cast<size_t>(n) : 0);
+    const uint32_t length = static_cast<uint32_t>(typed.size());
+    std::string bytes(reinterpret_cast<const char*>(&length), sizeof length);
+    bytes += typed + result.SerializeAsString();
+    const bool written = ::write(report[1], bytes.data(), bytes.size()) == static_cast<ssize_t>(bytes.size());
+    ::_exit(written ? 0 : 1);
+  }
+  ::close(report[1]);
+  std::string bytes;
+  char buf[4096];
+  ssize_t n;
+  while ((n = ::read(report[0], buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR))
+    if (n > 0) bytes.append(buf, static_cast<size_t>(n));
+  ::close(report[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  ::close(master);
+  uint32_t length = 0;
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || bytes.size() < sizeof length) {
+    ADD_FAILURE() << "the stand-in worker ended without a report (status " << status << ")";
+    return run;
+  }
+  std::memcpy(&length, bytes.data(), sizeof length);
+  run.typed = bytes.substr(sizeof length, length);
+  run.result.ParseFromString(bytes.substr(sizeof length + length));
+  return run;
+}
+
+// A worker started from a root shell: a job that reached that shell's
+// terminal could stop the worker (^Z) and type the shell's next command.
+// The job has no controlling terminal, so /dev/tty does not open.
+TEST(Sandbox, AJobCannotTypeIntoTheWorkersTerminal) {
+  TerminalRun run = measure_on_a_terminal(read_file(TESSERA_TERMINAL_PROBE_TTY_PATH));
+  EXPECT_EQ(run.typed, "");
+  EXPECT_EQ(run.result.error(), pb::OK) << run.result.message();
+}
+
+// Typing into any descriptor the job holds is a forbidden call, classified
+// as such; no terminal receives a byte.
+TEST(Sandbox, TypingIntoATerminalKillsTheJob) {
+  TerminalRun run = measure_on_a_terminal(read_file(TESSERA_TERMINAL_PROBE_STDIN_PATH));
+  EXPECT_EQ(run.typed, "");
+  if (probe_system_call_filter().empty())
+    EXPECT_TRUE(forbidden_call(run.result)) << pb::ErrorKind_Name(run.result.error()) << ": " << run.result.message();
 }
 
 // Every probe through a real worker process: each classified, the worker
