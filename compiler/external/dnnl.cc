@@ -1,5 +1,6 @@
 #include "compiler/external/dnnl.h"
 
+#include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -100,6 +101,14 @@ bool is_post_op(const Graph& g, const Node& n, ValueId v) {
 
 bool is_anchor(const Graph& g, const Node& n) { return is_conv(g, n) || is_dense(g, n); }
 
+// A Clip's bounds, each only when finite: JSON has no infinity (it would
+// write null), and an absent bound is no bound (the module reads ±infinity).
+json clip_bounds(const graph::AffineAttrs& a, json op) {
+  if (std::isfinite(a.alpha)) op["lo"] = a.alpha;
+  if (std::isfinite(a.beta)) op["hi"] = a.beta;
+  return op;
+}
+
 Status cannot(const Node& n, const std::string& why) {
   return Status(ErrorCode::kInvalidArgument, "node " + n.name + ": " + why);
 }
@@ -156,7 +165,7 @@ class PayloadWriter {
       last["post_ops"].push_back({{"kind", "relu"}});
     } else if (n.kind == OpKind::kClip && n.inputs[0] == u) {
       const auto& a = std::get<graph::AffineAttrs>(n.attrs);
-      last["post_ops"].push_back({{"kind", "clip"}, {"lo", a.alpha}, {"hi", a.beta}});
+      last["post_ops"].push_back(clip_bounds(a, {{"kind", "clip"}}));
     } else if (n.kind == OpKind::kAdd && n.inputs.size() == 2 && n.inputs[0] != n.inputs[1] &&
                (n.inputs[0] == u || n.inputs[1] == u)) {
       const ValueId other = n.inputs[0] == u ? n.inputs[1] : n.inputs[0];
@@ -186,8 +195,8 @@ class PayloadWriter {
       case OpKind::kRelu: op["op"] = "relu"; return op;
       case OpKind::kClip: {
         const auto& a = std::get<graph::AffineAttrs>(n.attrs);
-        op["op"] = "clip", op["lo"] = a.alpha, op["hi"] = a.beta;
-        return op;
+        op["op"] = "clip";
+        return clip_bounds(a, std::move(op));
       }
       case OpKind::kAdd: return add(n, op);
       case OpKind::kConcat: op["op"] = "concat", op["axis"] = std::get<graph::AxisAttrs>(n.attrs).axis; return op;

@@ -11,6 +11,7 @@
 // region's inputs and outputs (and where two primitives disagree). Weights
 // are reordered once, at load.
 #include <cstring>
+#include <limits>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -49,6 +50,10 @@ memory::desc from_nchw(const memory::desc& d, bool nhwc) { return nhwc ? d.permu
 Dims nchw_dims(const Dims& logical, bool nhwc) {
   return nhwc ? Dims{logical[0], logical[3], logical[1], logical[2]} : logical;
 }
+
+// A Clip's bounds: an absent one is no bound (JSON has no infinity).
+float clip_lo(const json& op) { return op.value("lo", -std::numeric_limits<float>::infinity()); }
+float clip_hi(const json& op) { return op.value("hi", std::numeric_limits<float>::infinity()); }
 
 struct Step {
   dnnl::primitive primitive;
@@ -143,7 +148,7 @@ class Region {
     if (kind == "relu" || kind == "clip") {
       const memory& x = value(in.at(0));
       const auto alg = kind == "relu" ? dnnl::algorithm::eltwise_relu : dnnl::algorithm::eltwise_clip;
-      const float lo = kind == "clip" ? op.at("lo").get<float>() : 0.f, hi = kind == "clip" ? op.at("hi").get<float>() : 0.f;
+      const float lo = kind == "clip" ? clip_lo(op) : 0.f, hi = kind == "clip" ? clip_hi(op) : 0.f;
       dnnl::eltwise_forward::primitive_desc pd({dnnl::prop_kind::forward_inference, alg, x.get_desc(), lo, hi}, engine_);
       return add_step(dnnl::eltwise_forward(pd), {{DNNL_ARG_SRC, x}}, pd.dst_desc(), out);
     }
@@ -210,7 +215,7 @@ class Region {
         const json& p = post[i];
         const std::string k = p.at("kind");
         if (k == "relu") ops.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
-        if (k == "clip") ops.append_eltwise(1.f, dnnl::algorithm::eltwise_clip, p.at("lo").get<float>(), p.at("hi").get<float>());
+        if (k == "clip") ops.append_eltwise(1.f, dnnl::algorithm::eltwise_clip, clip_lo(p), clip_hi(p));
         if (k == "add" && static_cast<int>(i) == sum_post) ops.append_sum(1.f);
         if (k == "add" && static_cast<int>(i) != sum_post) {
           memory::desc d = operand_desc(p.at("input").get<int>(), dst_dims.size());

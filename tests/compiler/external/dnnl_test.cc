@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 
@@ -258,6 +259,31 @@ TEST(DnnlBackend, RegionItCannotGenerateFallsBackWithAWarning) {
   EXPECT_NE(plan.warnings[0].find("both operands broadcast"), std::string::npos) << plan.warnings[0];
   EXPECT_TRUE(plan.externals.empty());
   EXPECT_TRUE(compiled->package.payloads.empty());
+}
+
+// ONNX's Clip with one bound (a ReLU6's min alone, a floor from a
+// ReduceMax): the other is infinite, which JSON cannot write. As a conv's
+// post-op and as an op of its own, on the backend, matching the reference.
+TEST(DnnlBackend, AClipWithOneBoundRunsOnTheBackend) {
+  const double inf = std::numeric_limits<double>::infinity();
+  Graph g;
+  ValueId x = g.add_input("x", {1, 4, 8, 8}, DType::f32());
+  ValueId y = unary(g, "floor", OpKind::kClip, conv(g, "conv", x, 8, 4, 3, 1, true, 1), graph::AffineAttrs{0.0, inf});
+  y = g.add_op("pool", OpKind::kMaxPool, window(2), {y}, {1, 8, 4, 4}, DType::f32());
+  y = unary(g, "ceiling", OpKind::kClip, y, graph::AffineAttrs{-inf, 0.25});
+  g.set_outputs({y}, {"y"});
+  const std::unique_ptr<Backend> dnnl = make_dnnl_backend();
+  model::ModelPlan plan;
+  auto compiled = compile(g, dnnl.get(), false, &plan);
+  ASSERT_TRUE(compiled.is_ok()) << compiled.status().to_string();
+  EXPECT_TRUE(plan.warnings.empty());
+  ASSERT_EQ(plan.externals.size(), 1u);
+  const auto x_data = gt::random_floats(4 * 8 * 8, 3);
+  auto got = run_package(compiled->package, x_data);
+  ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+  auto want = gt::run_graph(g, {{g.inputs()[0], gt::to_bytes(x_data)}});
+  ASSERT_TRUE(want.is_ok()) << want.status().to_string();
+  EXPECT_TRUE(near(got->at("y"), gt::to_floats((*want)[0])));
 }
 
 runtime::PackageContents dnnl_package() {
