@@ -1,0 +1,301 @@
+#!/usr/bin/python3
+"""scripts/models/quantize_static.py and quantize_dynamic.py: each model is
+generated into a temporary folder and its structure checked (what is
+quantized, to which types, with which names); where ONNX Runtime is installed
+(scripts/install-deps.sh), the quantized model must agree with the float one
+and the static pre-processing with ONNX Runtime's own optimizer.
+
+Runs with Debian's interpreter, directly or under pytest:
+    /usr/bin/python3 tests/scripts/test_quantized_models.py
+    /usr/bin/python3 -m pytest tests/scripts/test_quantized_models.py"""
+import collections
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+MODELS = os.path.join(REPO, "scripts", "models")
+ORT_RUN = os.path.join(REPO, "scripts", "ort_run.js")
+ORT_NODE = os.path.join(REPO, ".cache", "onnxruntime", "node_modules", "onnxruntime-node")
+
+
+def ort_missing():
+    """Why ONNX Runtime cannot run here, or None."""
+    if shutil.which("node") is None:
+        return "node is not installed"
+    if not os.path.isdir(ORT_NODE):
+        return "ONNX Runtime is not installed: run scripts/install-deps.sh"
+    return None
+
+
+def generate(script, *args):
+    subprocess.run([sys.executable, os.path.join(MODELS, script), *args], check=True, capture_output=True)
+
+
+def ort_outputs(model, x, folder):
+    """ONNX Runtime's `output` for input `x`."""
+    np.save(os.path.join(folder, "x.npy"), x)
+    out = os.path.join(folder, "out")
+    subprocess.run(["node", ORT_RUN, model, "--input", "input=" + os.path.join(folder, "x.npy"),
+                    "--output-dir", out], check=True, capture_output=True)
+    return np.load(os.path.join(out, "output.npy"))
+
+
+class Graph:
+    """Lookups over a loaded model."""
+
+    def __init__(self, path):
+        self.model = onnx.load(path)
+        self.inits = {i.name: i for i in self.model.graph.initializer}
+        self.producer = {out: n for n in self.model.graph.node for out in n.output}
+        self.ops = collections.Counter(n.op_type for n in self.model.graph.node)
+
+    def nodes(self, op):
+        return [n for n in self.model.graph.node if n.op_type == op]
+
+    def array(self, name):
+        return numpy_helper.to_array(self.inits[name])
+
+    def attr(self, node, name, default=None):
+        for a in node.attribute:
+            if a.name == name:
+                return helper.get_attribute_value(a)
+        return default
+
+    def readers(self, name):
+        return [n for n in self.model.graph.node if name in n.input]
+
+
+class QuantizedModelCase(unittest.TestCase):
+    """Writes the float model and its quantized form into a temporary folder."""
+    float_cmd = None  # (script, args)
+    quant_cmd = None
+
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.TemporaryDirectory()
+        cls.float_path = os.path.join(cls.dir.name, "float.onnx")
+        cls.quant_path = os.path.join(cls.dir.name, "quantized.onnx")
+        generate(cls.float_cmd[0], *cls.float_cmd[1], "-o", cls.float_path)
+        generate(cls.quant_cmd[0], *cls.quant_cmd[1], "-o", cls.quant_path)
+        cls.g = Graph(cls.quant_path)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.dir.cleanup()
+
+    def check_passes_checker_and_is_sorted(self):
+        onnx.checker.check_model(self.g.model)
+        seen = {i.name for i in self.g.model.graph.input} | set(self.g.inits)
+        for node in self.g.model.graph.node:
+            self.assertTrue(all(name in seen for name in node.input if name), node.name)
+            seen.update(node.output)
+        self.assertEqual(self.g.model.producer_name, "onnx.quantize")
+
+    def check_agrees_with_float(self, shape, count, max_relative_error, min_top1=None):
+        reason = ort_missing()
+        if reason:
+            self.skipTest(reason)
+        rng = np.random.default_rng(20240)
+        agree = 0
+        for _ in range(count):
+            x = rng.uniform(-1.0, 1.0, shape).astype(np.float32)
+            ref = ort_outputs(self.float_path, x, self.dir.name)
+            got = ort_outputs(self.quant_path, x, self.dir.name)
+            relative = np.abs(got - ref).max() / (ref.max() - ref.min())
+            self.assertLess(relative, max_relative_error)
+            agree += int(np.array_equal(got.argmax(-1), ref.argmax(-1)))
+        if min_top1 is not None:
+            self.assertGreaterEqual(agree, min_top1)
+
+
+class StaticResNet18(QuantizedModelCase):
+    float_cmd = ("resnet18.py", ["--seed", "3"])
+    quant_cmd = ("quantize_static.py", ["--model", "resnet18", "--seed", "3", "--calibration", "4"])
+
+    def test_passes_checker_and_is_sorted(self):
+        self.check_passes_checker_and_is_sorted()
+
+    def test_op_counts(self):
+        # 21 weights and 21 biases dequantized; 33 activations: the input, 20
+        # Conv and 8 Add outputs, MaxPool, GlobalAveragePool, Flatten, output.
+        self.assertEqual(dict(self.g.ops), {"Conv": 20, "Add": 8, "MaxPool": 1, "GlobalAveragePool": 1, "Flatten": 1,
+                                            "Gemm": 1, "QuantizeLinear": 33, "DequantizeLinear": 75})
+
+    def test_batchnorm_and_relu_are_folded_into_the_conv(self):
+        conv1 = [n for n in self.g.nodes("Conv") if n.name == "conv1"][0]
+        self.assertEqual(conv1.output[0], "conv1.relu")  # the Relu's output, written by the Conv
+        self.assertEqual(conv1.input[1], "ConvBnFusion_W_conv1.weight_DequantizeLinear_Output")
+        self.assertEqual(conv1.input[2], "ConvBnFusion_BN_B_conv1.bn.bias")
+        self.assertEqual(self.g.attr(conv1, "group"), 1)  # defaults filled in by the optimizer
+        self.assertEqual([(p.key, p.value) for p in self.g.model.metadata_props],
+                         [("onnx.infer", "onnxruntime.quant"), ("onnx.quant.pre_process", "onnxruntime.quant")])
+
+    def test_conv_and_gemm_weights_are_int8_per_channel_with_axis_0(self):
+        for node in self.g.nodes("Conv") + self.g.nodes("Gemm"):
+            dq = self.g.producer[node.input[1]]
+            self.assertEqual((dq.op_type, self.g.attr(dq, "axis")), ("DequantizeLinear", 0), node.name)
+            q, scale, zp = dq.input
+            self.assertEqual(dq.name, node.input[1][:-len("_DequantizeLinear_Output")] + "_DequantizeLinear")
+            self.assertEqual(self.g.inits[q].data_type, TensorProto.INT8)
+            channels = self.g.inits[q].dims[0]
+            self.assertEqual(list(self.g.inits[scale].dims), [channels])
+            self.assertTrue((self.g.array(scale) > 0).all())
+            self.assertEqual(self.g.inits[zp].data_type, TensorProto.INT8)
+            self.assertFalse(self.g.array(zp).any())
+            self.assertLessEqual(np.abs(self.g.array(q).astype(np.int32)).max(), 127)
+
+    def test_biases_are_int32_with_input_times_weight_scale(self):
+        for node in self.g.nodes("Conv") + self.g.nodes("Gemm"):
+            dq = self.g.producer[node.input[2]]
+            self.assertEqual(dq.output[0], node.input[2])
+            q, scale, zp = dq.input
+            self.assertEqual(q, node.input[2] + "_quantized")
+            self.assertEqual(self.g.inits[q].data_type, TensorProto.INT32)
+            self.assertEqual(self.g.inits[zp].data_type, TensorProto.INT32)
+            self.assertFalse(self.g.array(zp).any())
+            x_scale = self.g.array(self.g.producer[node.input[0]].input[1])
+            w_scale = self.g.array(self.g.producer[node.input[1]].input[1])
+            np.testing.assert_array_equal(self.g.array(scale), x_scale * w_scale)
+
+    def test_activations_are_uint8_quantize_dequantize_pairs(self):
+        for q in self.g.nodes("QuantizeLinear"):
+            _, scale, zp = q.input
+            self.assertEqual(self.g.inits[zp].data_type, TensorProto.UINT8, q.name)
+            self.assertEqual(list(self.g.inits[zp].dims), [])
+            self.assertGreater(float(self.g.array(scale)), 0.0)
+            self.assertEqual(q.name, q.input[0].replace("_QuantizeLinear_Input", "") + "_QuantizeLinear")
+            for reader in self.g.readers(q.output[0]):
+                self.assertEqual((reader.op_type, list(reader.input[1:])), ("DequantizeLinear", [scale, zp]))
+        for node in self.g.nodes("Conv") + self.g.nodes("Add") + self.g.nodes("Gemm"):
+            dq = self.g.producer[node.input[0]]
+            self.assertEqual(self.g.producer[dq.input[0]].op_type, "QuantizeLinear")
+
+    def test_maxpool_output_shares_its_input_parameters(self):
+        q = self.g.producer["maxpool_QuantizeLinear_Output"]
+        self.assertEqual(list(q.input[1:]), ["conv1.relu_scale", "conv1.relu_zero_point"])
+
+    def test_graph_output_is_dequantized_under_its_own_name(self):
+        self.assertEqual(self.g.producer["output"].name, "output_DequantizeLinear")
+        self.assertEqual(self.g.nodes("Gemm")[0].output[0], "output_QuantizeLinear_Input")
+
+    def test_preprocessing_matches_onnx_runtimes_optimizer(self):
+        reason = ort_missing()
+        if reason:
+            self.skipTest(reason)
+        sys.path.insert(0, MODELS)
+        import quantize_static
+        optimized = os.path.join(self.dir.name, "optimized.onnx")
+        script = ("const ort = require(process.argv[1]); ort.InferenceSession.create(process.argv[2], "
+                  "{graphOptimizationLevel: 'basic', optimizedModelFilePath: process.argv[3]})"
+                  ".catch((e) => { console.error(e); process.exit(1); });")
+        subprocess.run(["node", "-e", script, ORT_NODE, self.float_path, optimized], check=True, capture_output=True)
+        theirs = onnx.load(optimized)
+        ours = quantize_static.preprocess(onnx.load(self.float_path))
+        self.assertEqual([(n.name, list(n.input), list(n.output)) for n in ours.graph.node],
+                         [(n.name, list(n.input), list(n.output)) for n in theirs.graph.node])
+        for a, b in zip(ours.graph.node, theirs.graph.node):
+            self.assertEqual({x.name: helper.get_attribute_value(x) for x in a.attribute},
+                             {x.name: helper.get_attribute_value(x) for x in b.attribute})
+        ours_inits = {i.name: numpy_helper.to_array(i).tobytes() for i in ours.graph.initializer}
+        self.assertEqual(ours_inits, {i.name: numpy_helper.to_array(i).tobytes() for i in theirs.graph.initializer})
+        self.assertEqual([(o.domain, o.version) for o in ours.opset_import],
+                         [(o.domain, o.version) for o in theirs.opset_import])
+
+    def test_agrees_with_float_model(self):
+        self.check_agrees_with_float([1, 3, 224, 224], 4, 0.03, min_top1=3)
+
+
+class StaticConvNet(QuantizedModelCase):
+    float_cmd = ("convnet.py", [])
+    quant_cmd = ("quantize_static.py", ["--model", "convnet"])
+
+    def test_passes_checker_and_relus_fold_into_conv_with_bias(self):
+        self.check_passes_checker_and_is_sorted()
+        self.assertNotIn("Relu", self.g.ops)
+        conv1 = self.g.nodes("Conv")[0]
+        self.assertEqual((conv1.output[0], conv1.input[2]), ("relu1", "conv1.bias"))
+        self.assertEqual(self.g.producer["conv1.bias"].input[0], "conv1.bias_quantized")
+
+    def test_same_seed_writes_the_same_bytes(self):
+        again = os.path.join(self.dir.name, "again.onnx")
+        generate(self.quant_cmd[0], *self.quant_cmd[1], "-o", again)
+        with open(again, "rb") as a, open(self.quant_path, "rb") as b:
+            self.assertEqual(a.read(), b.read())
+
+    def test_agrees_with_float_model(self):
+        self.check_agrees_with_float([1, 3, 64, 64], 3, 0.04)
+
+
+class DynamicConvNet(QuantizedModelCase):
+    float_cmd = ("convnet.py", [])
+    quant_cmd = ("quantize_dynamic.py", ["--model", "convnet"])
+
+    def test_passes_checker_and_is_sorted(self):
+        self.check_passes_checker_and_is_sorted()
+
+    def test_op_counts(self):
+        self.assertEqual(dict(self.g.ops), {
+            "DynamicQuantizeLinear": 4, "ConvInteger": 3, "MatMulInteger": 1, "Cast": 4, "Mul": 8, "Reshape": 3,
+            "Add": 4, "Relu": 3, "MaxPool": 1, "GlobalAveragePool": 1, "Flatten": 1})
+
+    def test_conv_integer_chain(self):
+        for conv in self.g.nodes("ConvInteger") + self.g.nodes("MatMulInteger"):
+            x_q, w_q, x_zp, w_zp = conv.input
+            dql = self.g.producer[x_q]
+            self.assertEqual(dql.op_type, "DynamicQuantizeLinear")
+            self.assertEqual(list(dql.output), [x_q, dql.output[1], x_zp])
+            self.assertEqual(self.g.inits[w_q].data_type, TensorProto.INT8)
+            self.assertEqual(self.g.inits[w_zp].data_type, TensorProto.INT8)
+            self.assertEqual((list(self.g.inits[w_zp].dims), int(self.g.array(w_zp))), ([], 0))
+            self.assertGreater(float(self.g.array(w_q[:-len("_quantized")] + "_scale")), 0.0)
+            cast = self.g.readers(conv.output[0])[0]
+            self.assertEqual((cast.op_type, self.g.attr(cast, "to")), ("Cast", TensorProto.FLOAT))
+            mul = self.g.readers(cast.output[0])[0]
+            scales = self.g.producer[mul.input[1]]
+            self.assertEqual(list(scales.input), [dql.output[1], w_q[:-len("_quantized")] + "_scale"])
+        for conv in self.g.nodes("ConvInteger"):
+            out = conv.name[:-len("_quant")]
+            self.assertEqual(self.g.producer[out].name, out + "_bias_add")
+            np.testing.assert_array_equal(self.g.array(out + "_bias_reshape_shape"), [1, -1, 1, 1])
+
+    def test_gemm_became_matmul_and_add(self):
+        self.assertEqual(self.g.producer["output"].name, "fc_Add")
+        self.assertEqual(list(self.g.inits["fc.weight_quantized"].dims), [64, 10])
+
+    def test_agrees_with_float_model(self):
+        self.check_agrees_with_float([1, 3, 64, 64], 3, 0.04, min_top1=3)
+
+
+class DynamicTransformer(QuantizedModelCase):
+    float_cmd = ("transformer.py", ["--seq", "32", "--layers", "2"])
+    quant_cmd = ("quantize_dynamic.py", ["--model", "transformer", "--seq", "32", "--layers", "2"])
+
+    def test_passes_checker_and_is_sorted(self):
+        self.check_passes_checker_and_is_sorted()
+
+    def test_constant_weight_matmuls_become_matmul_integer(self):
+        # Per layer: q, k, v, out_proj, linear1, linear2 quantized; scores and context stay float.
+        self.assertEqual(self.g.ops["MatMulInteger"], 12)
+        self.assertEqual(self.g.ops["MatMul"], 4)
+        for node in self.g.nodes("MatMul"):
+            self.assertFalse(any(name in self.g.inits for name in node.input))
+        for node in self.g.nodes("MatMulInteger"):
+            self.assertEqual(self.g.inits[node.input[1]].data_type, TensorProto.INT8)
+        # One DynamicQuantizeLinear per activation: q, k and v share theirs.
+        self.assertEqual(self.g.ops["DynamicQuantizeLinear"], 8)
+        self.assertEqual(len(self.g.readers("input_quantized")), 3)
+
+    def test_agrees_with_float_model(self):
+        self.check_agrees_with_float([1, 32, 256], 2, 0.03)
+
+
+if __name__ == "__main__":
+    unittest.main()
