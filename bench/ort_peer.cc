@@ -208,27 +208,25 @@ Status ort_run_outputs(const std::string& model_path, const NpyInputs& inputs,
   return Status::ok();
 }
 
-Status write_resnet18(const std::string& path, int seed, int batch) {
+Status write_generated_model(const std::string& script, const std::string& path, int seed,
+                             const std::vector<std::string>& options) {
   if (!is_file(kDebianPython)) return Status(ErrorCode::kUnavailable, std::string(kDebianPython) + " is missing");
-  TESSERA_ASSIGN_OR_RETURN(ProcessResult r, run_process({kDebianPython, source_dir() + "/scripts/models/resnet18.py",
-                                                         "-o", path, "--seed", std::to_string(seed),
-                                                         "--batch", std::to_string(batch)}));
-  if (r.exit_code == 0) return Status::ok();
-  const bool no_onnx = r.err.find("No module named") != std::string::npos;
-  return Status(no_onnx ? ErrorCode::kUnavailable : ErrorCode::kRuntimeError,
-                "resnet18.py: " + trimmed(r.err) + (no_onnx ? " (install python3-onnx python3-numpy)" : ""));
-}
-
-Status write_transformer(const std::string& path, int seed, const std::vector<std::string>& options) {
-  if (!is_file(kDebianPython)) return Status(ErrorCode::kUnavailable, std::string(kDebianPython) + " is missing");
-  std::vector<std::string> argv = {kDebianPython, source_dir() + "/scripts/models/transformer.py", "-o", path,
-                                   "--seed", std::to_string(seed)};
+  std::vector<std::string> argv = {kDebianPython, source_dir() + "/scripts/models/" + script, "-o", path, "--seed",
+                                   std::to_string(seed)};
   argv.insert(argv.end(), options.begin(), options.end());
   TESSERA_ASSIGN_OR_RETURN(ProcessResult r, run_process(argv));
   if (r.exit_code == 0) return Status::ok();
   const bool no_onnx = r.err.find("No module named") != std::string::npos;
   return Status(no_onnx ? ErrorCode::kUnavailable : ErrorCode::kRuntimeError,
-                "transformer.py: " + trimmed(r.err) + (no_onnx ? " (install python3-onnx python3-numpy)" : ""));
+                script + ": " + trimmed(r.err) + (no_onnx ? " (install python3-onnx python3-numpy)" : ""));
+}
+
+Status write_resnet18(const std::string& path, int seed, int batch) {
+  return write_generated_model("resnet18.py", path, seed, {"--batch", std::to_string(batch)});
+}
+
+Status write_transformer(const std::string& path, int seed, const std::vector<std::string>& options) {
+  return write_generated_model("transformer.py", path, seed, options);
 }
 
 }  // namespace tessera::bench

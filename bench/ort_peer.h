@@ -49,6 +49,13 @@ Result<double> ort_median_ms(const std::string& model_path, const NpyInputs& inp
 Status ort_run_outputs(const std::string& model_path, const NpyInputs& inputs,
                        const std::string& output_dir, int threads, const InputShapes& input_shapes = {});
 
+/// Runs the model generator scripts/models/`script` under Debian's
+/// /usr/bin/python3 with `-o path --seed seed` and `options`
+/// (quantize_static.py with {"--model", "resnet18"}: the QDQ ResNet-18).
+/// Errors: kUnavailable (no /usr/bin/python3 with onnx), kRuntimeError.
+Status write_generated_model(const std::string& script, const std::string& path, int seed,
+                             const std::vector<std::string>& options = {});
+
 /// Writes a ResNet-18 ONNX model with seeded random weights to `path`
 /// (scripts/models/resnet18.py under Debian's /usr/bin/python3): input
 /// `input` [batch,3,224,224], output `output` [batch,1000].

@@ -99,6 +99,11 @@ void add_math_converters(std::map<std::string, Converter>& table);
 /// (onnx_data_ops.cc).
 void add_data_converters(std::map<std::string, Converter>& table);
 
+/// Adds the converters of the quantization operators: Quantize/Dequantize-
+/// Linear, DynamicQuantizeLinear and the integer products
+/// (onnx_quant_ops.cc).
+void add_quant_converters(std::map<std::string, Converter>& table);
+
 /// The name a converter gives the extra nodes of `node`: its name, or its
 /// first output's when it has none.
 std::string base_name(const onnx::NodeProto& node);

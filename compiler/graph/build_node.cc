@@ -711,6 +711,8 @@ Result<Tensor> build_node(const Graph& g, const Node& n, const std::vector<Tenso
     }
     case OpKind::kBinary: r = ops::binary(std::get<BinaryAttrs>(n.attrs).fn, in[0], in[1], n.name); break;
     case OpKind::kWhere: r = ops::where(in[0], in[1], in[2], n.name); break;
+    case OpKind::kQuantize: r = ops::quantize(in[0], in[1], in[2], n.name); break;
+    case OpKind::kDequantize: r = ops::dequantize(in[0], in[1], in[2], n.name); break;
     case OpKind::kArgMax: case OpKind::kArgMin: {
       const auto& a = std::get<ArgAttrs>(n.attrs);
       r = ops::arg_reduce(in[0], static_cast<int>(a.axis), a.keepdims, n.kind == OpKind::kArgMax, a.select_last,

@@ -63,7 +63,8 @@ bool follows_layout(OpKind k) {
     case OpKind::kAdd: case OpKind::kSub: case OpKind::kMul: case OpKind::kDiv: case OpKind::kPow:
     case OpKind::kMax: case OpKind::kMin: case OpKind::kRelu: case OpKind::kLeakyRelu: case OpKind::kSigmoid:
     case OpKind::kHardSigmoid: case OpKind::kHardSwish: case OpKind::kTanh: case OpKind::kClip: case OpKind::kErf:
-    case OpKind::kCast: case OpKind::kUnary: case OpKind::kBinary: case OpKind::kWhere:
+    case OpKind::kCast: case OpKind::kUnary: case OpKind::kBinary: case OpKind::kWhere: case OpKind::kQuantize:
+    case OpKind::kDequantize:
       return true;
     default:
       return false;

@@ -5,6 +5,7 @@
 #include <functional>
 
 #include "compiler/graph/passes.h"
+#include "compiler/ops/quantize.h"
 
 namespace tessera::graph {
 
@@ -105,6 +106,17 @@ void fold_where_expand(const Fold& f, std::vector<double>& result) {
     const auto idx = unravel(i, f.out.shape);
     auto at = [&](size_t k) { return f.in.at(k)->at(broadcast_offset(idx, f.in.at(k)->shape)); };
     result[i] = f.n.kind == OpKind::kExpand ? at(0) : at(0) != 0.0 ? at(1) : at(2);
+  }
+}
+
+// Quantize and dequantize as their kernels compute (ops/quantize.h).
+void fold_quantize(const Fold& f, std::vector<double>& result) {
+  const DType t = f.out.dtype;
+  for (int64_t i = 0; i < f.total; ++i) {
+    const auto idx = unravel(i, f.out.shape);
+    auto at = [&](size_t k) { return f.in.at(k)->at(broadcast_offset(idx, f.in.at(k)->shape)); };
+    result[i] = f.n.kind == OpKind::kQuantize ? ops::quantize_reference(at(0), at(1), at(2), t)
+                                              : ops::dequantize_reference(at(0), at(1), at(2));
   }
 }
 
@@ -259,6 +271,7 @@ Result<Constant> evaluate_node(const Graph& g, const Node& n, const std::vector<
       break;
     case OpKind::kWhere: case OpKind::kExpand: fold_where_expand(f, result); break;
     case OpKind::kTile: fold_tile(f, result); break;
+    case OpKind::kQuantize: case OpKind::kDequantize: fold_quantize(f, result); break;
     case OpKind::kGatherElements: TESSERA_RETURN_IF_ERROR(fold_gather_elements(f, result)); break;
     case OpKind::kReshape: result = inputs.at(0)->to_doubles(); break;
     case OpKind::kTranspose: fold_transpose(f, result); break;

@@ -214,7 +214,8 @@ OpPattern node_pattern(const Graph& g, const Node& n) {
     case OpKind::kBatchNorm:
       return OpPattern::kBroadcast;
     case OpKind::kAdd: case OpKind::kSub: case OpKind::kMul: case OpKind::kDiv: case OpKind::kPow:
-    case OpKind::kMax: case OpKind::kMin: case OpKind::kBinary: case OpKind::kWhere: {
+    case OpKind::kMax: case OpKind::kMin: case OpKind::kBinary: case OpKind::kWhere: case OpKind::kQuantize:
+    case OpKind::kDequantize: {
       const auto& out = g.value(n.outputs[0]).shape;
       for (ValueId v : n.inputs)
         if (g.value(v).shape != out) return OpPattern::kBroadcast;

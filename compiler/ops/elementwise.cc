@@ -9,6 +9,7 @@
 
 namespace tessera::ops {
 
+using detail::broadcast_indices;
 using detail::check_float;
 using detail::constant;
 using detail::invalid;
@@ -18,14 +19,6 @@ namespace {
 
 using BinaryBody = std::function<Expr(Expr, Expr)>;
 using UnaryBody = std::function<Expr(Expr)>;
-
-// The indices of `t` (broadcast into an output of rank `rank`) at output point i.
-std::vector<Expr> broadcast_indices(const Tensor& t, const Vars& i) {
-  const size_t offset = i.size() - t->shape.size();
-  std::vector<Expr> idx;
-  for (size_t d = 0; d < t->shape.size(); ++d) idx.push_back(t->shape[d] == 1 ? make_int(0) : static_cast<const Expr&>(i[offset + d]));
-  return idx;
-}
 
 Status check_defined(const std::string& op, const Tensor& t) {
   if (!t.defined()) return invalid(op, "input is undefined");

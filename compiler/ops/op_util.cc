@@ -58,4 +58,12 @@ std::vector<Expr> as_exprs(const Vars& vars) {
   return out;
 }
 
+std::vector<Expr> broadcast_indices(const Tensor& t, const Vars& i) {
+  const size_t offset = i.size() - t->shape.size();
+  std::vector<Expr> idx;
+  for (size_t d = 0; d < t->shape.size(); ++d)
+    idx.push_back(t->shape[d] == 1 ? make_int(0) : static_cast<const Expr&>(i[offset + d]));
+  return idx;
+}
+
 }  // namespace tessera::ops::detail

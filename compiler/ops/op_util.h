@@ -40,4 +40,8 @@ Expr constant(DType t, double v);
 /// The indices of `vars` (an output's axes) as Exprs.
 std::vector<Expr> as_exprs(const Vars& vars);
 
+/// The indices of `t`, NumPy-broadcast into an output of rank `i.size()`, at
+/// output point `i`.
+std::vector<Expr> broadcast_indices(const Tensor& t, const Vars& i);
+
 }  // namespace tessera::ops::detail

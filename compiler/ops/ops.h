@@ -6,5 +6,6 @@
 #include "compiler/ops/linalg.h"
 #include "compiler/ops/op_spec.h"
 #include "compiler/ops/pool.h"
+#include "compiler/ops/quantize.h"
 #include "compiler/ops/reduction.h"
 #include "compiler/ops/winograd.h"

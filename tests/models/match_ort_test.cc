@@ -137,6 +137,38 @@ TEST_F(MatchOrt, TransformerEncoderOfOddSizes) {
   check(model, "input", {1, 77, 384}, {}, 1e-4);
 }
 
+// Quantized models as ONNX Runtime's quantization tool writes them
+// (scripts/models/quantize_*.py). ONNX Runtime runs their integer products
+// with integer kernels; a rounding that falls the other way in one layer
+// moves an output by a quantization step or a few.
+
+// Static QDQ (per-channel int8 weights, uint8 activations): within 2% of the
+// output's scale (0.8% measured on ten inputs).
+TEST_F(MatchOrt, ResNet18QuantizedToQdq) {
+  const std::string model = dir_ + "/resnet18_qdq.onnx";
+  Status st = bench::write_generated_model("quantize_static.py", model, 3, {"--model", "resnet18"});
+  if (!st.is_ok()) GTEST_SKIP() << st.to_string();
+  check(model, "input", {1, 3, 224, 224}, {}, 2e-2);
+}
+
+// Dynamic (DynamicQuantizeLinear, ConvInteger, Cast, Mul, Add): the int32
+// products are exact, so only the float rescale's rounding differs.
+TEST_F(MatchOrt, ConvNetQuantizedDynamically) {
+  const std::string model = dir_ + "/convnet_dynamic.onnx";
+  Status st = bench::write_generated_model("quantize_dynamic.py", model, 3, {"--model", "convnet"});
+  if (!st.is_ok()) GTEST_SKIP() << st.to_string();
+  check(model, "input", {1, 3, 64, 64}, {}, 1e-4);
+}
+
+// The transformer encoder with every weight MatMul a MatMulInteger: within
+// 1% of the output's scale.
+TEST_F(MatchOrt, TransformerQuantizedDynamically) {
+  const std::string model = dir_ + "/transformer_dynamic.onnx";
+  Status st = bench::write_generated_model("quantize_dynamic.py", model, 3, {"--model", "transformer"});
+  if (!st.is_ok()) GTEST_SKIP() << st.to_string();
+  check(model, "input", {1, 128, 256}, {}, 1e-2);
+}
+
 TEST_F(MatchOrt, PPOCRTextRecognition) {
   const std::string model = bench::ocr_models_dir() + "/ch_PP-OCRv4_rec_infer.onnx";
   if (!fs::exists(model)) GTEST_SKIP() << model << " is missing: run scripts/install-deps.sh";

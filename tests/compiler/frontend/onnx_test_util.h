@@ -57,6 +57,17 @@ struct ModelBuilder {
     for (int64_t v : data) t->add_int64_data(v);
   }
 
+  /// An initializer of any element type from its values' bytes (T is the
+  /// storage type: int8_t, uint8_t, int32_t, ...).
+  template <typename T>
+  void raw(const std::string& name, const std::vector<int64_t>& dims, int elem_type, const std::vector<T>& data) {
+    auto* t = model.mutable_graph()->add_initializer();
+    t->set_name(name);
+    t->set_data_type(elem_type);
+    for (int64_t d : dims) t->add_dims(d);
+    t->set_raw_data(std::string(reinterpret_cast<const char*>(data.data()), data.size() * sizeof(T)));
+  }
+
   /// Adds a node and returns it for attributes.
   onnx::NodeProto* node(const std::string& op, const std::vector<std::string>& inputs,
                         const std::vector<std::string>& outputs, const std::string& name = "") {

@@ -1,0 +1,311 @@
+// Converters of ONNX's quantization operators: QuantizeLinear and
+// DequantizeLinear (per tensor and per axis), DynamicQuantizeLinear, and the
+// integer products MatMulInteger, ConvInteger, QLinearMatMul and QLinearConv.
+//
+// Quantize and dequantize become graph nodes of their own (kQuantize,
+// kDequantize), their parameters reshaped to broadcast along the axis. An
+// integer product becomes its operands widened to int32 less their zero
+// points, the product in int32 (exact, as ONNX Runtime's), and for the
+// QLinear forms a requantization: the product times the float multiplier
+// a_scale * b_scale / y_scale, rounded half to even, plus y's zero point,
+// saturated — the order ONNX Runtime rounds in.
+#include <cmath>
+
+#include "compiler/frontend/onnx_context.h"
+#include "compiler/ops/quantize.h"
+
+namespace tessera::frontend::detail {
+
+using graph::OpKind;
+using graph::ValueId;
+using Node = onnx::NodeProto;
+
+namespace {
+
+bool is_8_bit(DType t) { return t == DType::i8() || t == DType::u8(); }
+
+// A zero point's type must be its tensor's (or, given alone, one Tessera's
+// integer kernels take).
+Status check_zero_point_type(DType zero_point, DType want, const char* what) {
+  if (zero_point != want)
+    return invalid(std::string(what) + " zero point is " + zero_point.to_string() + ", its tensor " + want.to_string());
+  return Status::ok();
+}
+
+// A scale known at import must be positive and finite: anything else has no
+// quantized meaning (a run-time scale is the model's to get right).
+Status check_scale(const ImportContext& ctx, ValueId scale, const char* what) {
+  if (ctx.value(scale).dtype != DType::f32())
+    return invalid(std::string(what) + " scale is " + ctx.value(scale).dtype.to_string() + ", not float32");
+  if (!ctx.g.is_constant(scale)) return Status::ok();
+  for (double s : ctx.g.constant(scale).to_doubles())
+    if (!(s > 0) || !std::isfinite(s))
+      return invalid(std::string(what) + " scale " + std::to_string(s) + " is not a positive finite number");
+  return Status::ok();
+}
+
+// A scale or zero point of a tensor of shape `xs`: one value (a scalar or
+// [1]) for the whole tensor, or one per index of `axis`, reshaped to
+// [n, 1, ..., 1] so that it broadcasts along that axis.
+Result<ValueId> along_axis(ImportContext& ctx, const std::string& name, ValueId param, const std::vector<int64_t>& xs,
+                           int64_t axis, const char* what) {
+  const auto ps = ctx.value(param).shape;
+  const int64_t n = graph::shape_size(ps);
+  if (ps.size() > 1) return invalid(std::string(what) + " must be a scalar or 1-D, not " + graph::shape_string(ps));
+  if (ps.empty() || (n == 1 && (xs.empty() || xs[static_cast<size_t>(axis)] != 1))) return param;
+  if (xs.empty() || n != xs[static_cast<size_t>(axis)])
+    return invalid(std::string(what) + " has " + std::to_string(n) + " values, but axis " + std::to_string(axis) +
+                   " of the input " + graph::shape_string(xs) + " has " +
+                   (xs.empty() ? std::string("no such axis") : std::to_string(xs[static_cast<size_t>(axis)])));
+  std::vector<int64_t> shape(xs.size() - static_cast<size_t>(axis), 1);
+  shape[0] = n;
+  return ctx.add(name, OpKind::kReshape, graph::NoAttrs{}, {param}, shape, ctx.value(param).dtype);
+}
+
+// Input `i` of `node`, or a scalar zero of `dtype` when it is absent.
+Result<ValueId> zero_point_or_zero(ImportContext& ctx, const Node& node, int i, DType dtype, const char* what) {
+  if (!ImportContext::has_input(node, i)) return scalar_constant(ctx, base_name(node) + "." + what, dtype, 0.0);
+  return ctx.input(node, i);
+}
+
+bool is_zero_constant(const ImportContext& ctx, ValueId v) {
+  if (!ctx.g.is_constant(v)) return false;
+  for (double z : ctx.g.constant(v).to_doubles())
+    if (z != 0) return false;
+  return true;
+}
+
+// Shared by QuantizeLinear and DequantizeLinear: the axis, checked scale and
+// zero point shaped along it.
+struct QuantParams {
+  ValueId x, scale, zero_point;
+};
+
+Result<QuantParams> quant_params(ImportContext& ctx, const Node& node, DType zero_point_default) {
+  if (attr_int(node, "block_size", 0) != 0) return invalid("blocked quantization (block_size) is not supported");
+  TESSERA_ASSIGN_OR_RETURN(ValueId x, ctx.input(node, 0));
+  TESSERA_ASSIGN_OR_RETURN(ValueId scale, ctx.input(node, 1));
+  TESSERA_ASSIGN_OR_RETURN(ValueId zp, zero_point_or_zero(ctx, node, 2, zero_point_default, "zero_point"));
+  TESSERA_RETURN_IF_ERROR(check_scale(ctx, scale, "the"));
+  const auto xs = ctx.value(x).shape;
+  int64_t axis = 0;  // read only for per-axis parameters: ONNX ignores it otherwise
+  if (graph::shape_size(ctx.value(scale).shape) != 1) {
+    TESSERA_ASSIGN_OR_RETURN(axis, norm_axis(attr_int(node, "axis", 1), xs.size(), "axis"));
+  }
+  if (ctx.value(zp).shape != ctx.value(scale).shape && graph::shape_size(ctx.value(zp).shape) != 1)
+    return invalid("the zero point " + graph::shape_string(ctx.value(zp).shape) + " and the scale " +
+                   graph::shape_string(ctx.value(scale).shape) + " differ in shape");
+  const std::string name = base_name(node);
+  TESSERA_ASSIGN_OR_RETURN(scale, along_axis(ctx, name + ".scale", scale, xs, axis, "the scale"));
+  TESSERA_ASSIGN_OR_RETURN(zp, along_axis(ctx, name + ".zero_point", zp, xs, axis, "the zero point"));
+  return QuantParams{x, scale, zp};
+}
+
+Status convert_quantize_linear(ImportContext& ctx, const Node& node) {
+  DType to = DType::u8();
+  if (const auto* a = find_attr(node, "output_dtype"); a && a->i() != 0) {
+    TESSERA_ASSIGN_OR_RETURN(to, dtype_of_onnx(static_cast<int32_t>(a->i())));
+  }
+  TESSERA_ASSIGN_OR_RETURN(QuantParams p, quant_params(ctx, node, to));
+  const DType t = ctx.value(p.zero_point).dtype;
+  if (!is_8_bit(t)) return invalid("quantizing to " + t.to_string() + " is not supported (int8 and uint8 are)");
+  if (ctx.value(p.x).dtype != DType::f32())
+    return invalid("quantizing " + ctx.value(p.x).dtype.to_string() + " is not supported (float32 is)");
+  return ctx.emit(node, OpKind::kQuantize, graph::NoAttrs{}, {p.x, p.scale, p.zero_point}, ctx.value(p.x).shape, t);
+}
+
+Status convert_dequantize_linear(ImportContext& ctx, const Node& node) {
+  TESSERA_ASSIGN_OR_RETURN(ValueId x0, ctx.input(node, 0));
+  const DType t = ctx.value(x0).dtype;
+  if (!is_8_bit(t) && t != DType::i32())
+    return invalid("dequantizing " + t.to_string() + " is not supported (int8, uint8 and int32 are)");
+  TESSERA_ASSIGN_OR_RETURN(QuantParams p, quant_params(ctx, node, t));
+  TESSERA_RETURN_IF_ERROR(check_zero_point_type(ctx.value(p.zero_point).dtype, t, "the"));
+  return ctx.emit(node, OpKind::kDequantize, graph::NoAttrs{}, {p.x, p.scale, p.zero_point}, ctx.value(p.x).shape,
+                  DType::f32());
+}
+
+// uint8 with the tensor's own range (widened to hold 0): scale =
+// (max - min) / 255, or 1 where max = min (as ONNX Runtime), zero point =
+// saturate(round(-min / scale)).
+Status convert_dynamic_quantize_linear(ImportContext& ctx, const Node& node) {
+  TESSERA_ASSIGN_OR_RETURN(ValueId x, ctx.input(node, 0));
+  const auto xs = ctx.value(x).shape;
+  const DType f = DType::f32(), u8 = DType::u8();
+  if (ctx.value(x).dtype != f) return invalid("the input must be float32, not " + ctx.value(x).dtype.to_string());
+  if (graph::shape_size(xs) == 0) return invalid("the input is empty");
+  const std::string name = base_name(node);
+  std::vector<int64_t> axes;
+  for (size_t d = 0; d < xs.size(); ++d) axes.push_back(static_cast<int64_t>(d));
+  const graph::ReduceAttrs all{axes, false};
+  const graph::NoAttrs none;
+  const ValueId zero = scalar_constant(ctx, name + ".zero", f, 0.0);
+  TESSERA_ASSIGN_OR_RETURN(ValueId lo, ctx.add(name + ".min", OpKind::kReduceMin, all, {x}, {}, f));
+  TESSERA_ASSIGN_OR_RETURN(ValueId hi, ctx.add(name + ".max", OpKind::kReduceMax, all, {x}, {}, f));
+  TESSERA_ASSIGN_OR_RETURN(lo, ctx.add(name + ".min0", OpKind::kMin, none, {lo, zero}, {}, f));
+  TESSERA_ASSIGN_OR_RETURN(hi, ctx.add(name + ".max0", OpKind::kMax, none, {hi, zero}, {}, f));
+  TESSERA_ASSIGN_OR_RETURN(ValueId range, ctx.add(name + ".range", OpKind::kSub, none, {hi, lo}, {}, f));
+  TESSERA_ASSIGN_OR_RETURN(ValueId scale, ctx.add(name + ".scale_raw", OpKind::kDiv, none,
+                                                  {range, scalar_constant(ctx, name + ".levels", f, 255.0)}, {}, f));
+  TESSERA_ASSIGN_OR_RETURN(ValueId flat, ctx.add(name + ".flat", OpKind::kBinary, graph::BinaryAttrs{ops::BinaryFn::kEqual},
+                                                 {range, zero}, {}, DType::boolean()));
+  TESSERA_ASSIGN_OR_RETURN(scale, ctx.add(name + ".scale", OpKind::kWhere, none,
+                                          {flat, scalar_constant(ctx, name + ".one", f, 1.0), scale}, {}, f));
+  TESSERA_ASSIGN_OR_RETURN(ValueId neg_lo, ctx.add(name + ".neg_min", OpKind::kSub, none, {zero, lo}, {}, f));
+  TESSERA_ASSIGN_OR_RETURN(ValueId zp, ctx.add(name + ".zero_point", OpKind::kQuantize, none,
+                                               {neg_lo, scale, scalar_constant(ctx, name + ".zp0", u8, 0.0)}, {}, u8));
+  TESSERA_RETURN_IF_ERROR(ctx.emit(node, OpKind::kQuantize, none, {x, scale, zp}, xs, u8));
+  if (node.output_size() > 1 && !node.output(1).empty()) ctx.values[node.output(1)] = scale;
+  if (node.output_size() > 2 && !node.output(2).empty()) ctx.values[node.output(2)] = zp;
+  return Status::ok();
+}
+
+// `x` widened to int32 less its zero point (already shaped to broadcast);
+// no subtraction for a zero point known to be 0.
+Result<ValueId> widen(ImportContext& ctx, const std::string& name, ValueId x, ValueId zero_point) {
+  const DType i32 = DType::i32();
+  const auto xs = ctx.value(x).shape;
+  TESSERA_ASSIGN_OR_RETURN(ValueId wide, ctx.add(name + ".i32", OpKind::kCast, graph::CastAttrs{i32}, {x}, xs, i32));
+  if (is_zero_constant(ctx, zero_point)) return wide;
+  const auto zs = ctx.value(zero_point).shape;
+  TESSERA_ASSIGN_OR_RETURN(ValueId z, ctx.add(name + ".zp_i32", OpKind::kCast, graph::CastAttrs{i32}, {zero_point},
+                                              zs, i32));
+  return ctx.add(name + ".centered", OpKind::kSub, graph::NoAttrs{}, {wide, z}, xs, i32);
+}
+
+// An 8-bit operand and its zero point (input `zp_index`, optional), widened;
+// the zero point one value or one per index of `axis` (-1: none allowed).
+Result<ValueId> integer_operand(ImportContext& ctx, const Node& node, int index, int zp_index, int64_t axis,
+                                const char* what) {
+  TESSERA_ASSIGN_OR_RETURN(ValueId x, ctx.input(node, index));
+  const DType t = ctx.value(x).dtype;
+  if (!is_8_bit(t)) return invalid(std::string(what) + " is " + t.to_string() + ", not int8 or uint8");
+  TESSERA_ASSIGN_OR_RETURN(ValueId zp, zero_point_or_zero(ctx, node, zp_index, t, (std::string(what) + "_zp").c_str()));
+  TESSERA_RETURN_IF_ERROR(check_zero_point_type(ctx.value(zp).dtype, t, what));
+  const auto xs = ctx.value(x).shape;
+  const std::string name = base_name(node) + "." + what;
+  if (axis < 0) {
+    if (graph::shape_size(ctx.value(zp).shape) != 1)
+      return invalid(std::string(what) + " takes one zero point, not " + graph::shape_string(ctx.value(zp).shape));
+  } else {
+    TESSERA_ASSIGN_OR_RETURN(zp, along_axis(ctx, name + ".zp", zp, xs, axis, (std::string(what) + " zero point").c_str()));
+  }
+  return widen(ctx, name, x, zp);
+}
+
+// Runs the converter of `op_type` on `node`'s attributes with `inputs`
+// bound to fresh names and its output named `output`.
+Result<ValueId> convert_as(ImportContext& ctx, const Node& node, const std::string& op_type,
+                           const std::vector<ValueId>& inputs, const std::string& output) {
+  Node inner;
+  inner.set_op_type(op_type);
+  inner.set_name(output);
+  *inner.mutable_attribute() = node.attribute();
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const std::string in = output + ".in" + std::to_string(i);
+    ctx.values[in] = inputs[i];
+    inner.add_input(in);
+  }
+  inner.add_output(output);
+  TESSERA_RETURN_IF_ERROR(convert_node(ctx, inner));
+  return ctx.values.at(output);
+}
+
+// The int32 product of MatMulInteger and QLinearMatMul: a's zero point one
+// value or one per row, b's one value or one per column.
+Result<ValueId> integer_matmul(ImportContext& ctx, const Node& node, int a, int a_zp, int b, int b_zp,
+                               const std::string& output) {
+  TESSERA_ASSIGN_OR_RETURN(ValueId x, ctx.input(node, a));
+  TESSERA_ASSIGN_OR_RETURN(ValueId y, ctx.input(node, b));
+  const int64_t row_axis = static_cast<int64_t>(ctx.value(x).shape.size()) - 2;
+  const int64_t column_axis = static_cast<int64_t>(ctx.value(y).shape.size()) - 1;
+  if (row_axis < 0 || column_axis < 1) return invalid("1-D operands are not supported");
+  TESSERA_ASSIGN_OR_RETURN(ValueId wa, integer_operand(ctx, node, a, a_zp, row_axis, "a"));
+  TESSERA_ASSIGN_OR_RETURN(ValueId wb, integer_operand(ctx, node, b, b_zp, column_axis, "b"));
+  return convert_as(ctx, node, "MatMul", {wa, wb}, output);
+}
+
+// The int32 convolution of ConvInteger and QLinearConv: x's zero point one
+// value, w's one value or one per output channel; an int32 bias.
+Result<ValueId> integer_conv(ImportContext& ctx, const Node& node, int x, int x_zp, int w, int w_zp, int bias,
+                             const std::string& output) {
+  TESSERA_ASSIGN_OR_RETURN(ValueId wx, integer_operand(ctx, node, x, x_zp, -1, "x"));
+  TESSERA_ASSIGN_OR_RETURN(ValueId ww, integer_operand(ctx, node, w, w_zp, 0, "w"));
+  std::vector<ValueId> inputs = {wx, ww};
+  if (bias >= 0 && ImportContext::has_input(node, bias)) {
+    TESSERA_ASSIGN_OR_RETURN(ValueId b, ctx.input(node, bias));
+    if (ctx.value(b).dtype != DType::i32()) return invalid("the bias is " + ctx.value(b).dtype.to_string() + ", not int32");
+    inputs.push_back(b);
+  }
+  return convert_as(ctx, node, "Conv", inputs, output);
+}
+
+Status convert_matmul_integer(ImportContext& ctx, const Node& node) {
+  TESSERA_ASSIGN_OR_RETURN(ValueId y, integer_matmul(ctx, node, 0, 2, 1, 3, base_name(node) + ".product"));
+  ctx.alias(node, y);
+  return Status::ok();
+}
+
+Status convert_conv_integer(ImportContext& ctx, const Node& node) {
+  TESSERA_ASSIGN_OR_RETURN(ValueId y, integer_conv(ctx, node, 0, 2, 1, 3, -1, base_name(node) + ".conv"));
+  ctx.alias(node, y);
+  return Status::ok();
+}
+
+// y = saturate(round(float(acc) * a_scale * b_scale / y_scale) + y_zp); the
+// scales' product lies along `axis` of acc (per output channel or column).
+Status requantize(ImportContext& ctx, const Node& node, ValueId acc, int a_scale, int b_scale, int y_scale, int y_zp,
+                  int64_t axis) {
+  const std::string name = base_name(node);
+  const DType f = DType::f32();
+  const auto shape = ctx.value(acc).shape;
+  TESSERA_ASSIGN_OR_RETURN(ValueId as, ctx.input(node, a_scale));
+  TESSERA_ASSIGN_OR_RETURN(ValueId bs, ctx.input(node, b_scale));
+  TESSERA_ASSIGN_OR_RETURN(ValueId ys, ctx.input(node, y_scale));
+  TESSERA_ASSIGN_OR_RETURN(ValueId yzp, ctx.input(node, y_zp));
+  TESSERA_RETURN_IF_ERROR(check_scale(ctx, as, "a"));
+  TESSERA_RETURN_IF_ERROR(check_scale(ctx, bs, "b"));
+  TESSERA_RETURN_IF_ERROR(check_scale(ctx, ys, "y"));
+  const DType t = ctx.value(yzp).dtype;
+  if (!is_8_bit(t)) return invalid("the output zero point is " + t.to_string() + ", not int8 or uint8");
+  if (graph::shape_size(ctx.value(as).shape) != 1 || graph::shape_size(ctx.value(ys).shape) != 1 ||
+      graph::shape_size(ctx.value(yzp).shape) != 1)
+    return invalid("the input's and the output's scale and zero point must be one value each");
+  TESSERA_ASSIGN_OR_RETURN(bs, along_axis(ctx, name + ".b_scale", bs, shape, axis, "the weight scale"));
+  const auto bs_shape = ctx.value(bs).shape;
+  TESSERA_ASSIGN_OR_RETURN(ValueId ab, ctx.add(name + ".ab_scale", OpKind::kMul, graph::NoAttrs{},
+                                               {bs, as}, bs_shape, f));
+  TESSERA_ASSIGN_OR_RETURN(ValueId multiplier, ctx.add(name + ".multiplier", OpKind::kDiv, graph::NoAttrs{},
+                                                       {ab, ys}, bs_shape, f));
+  TESSERA_ASSIGN_OR_RETURN(ValueId real, ctx.add(name + ".f32", OpKind::kCast, graph::CastAttrs{f}, {acc}, shape, f));
+  TESSERA_ASSIGN_OR_RETURN(real, ctx.add(name + ".scaled", OpKind::kMul, graph::NoAttrs{}, {real, multiplier}, shape, f));
+  const ValueId one = scalar_constant(ctx, name + ".unit_scale", f, 1.0);
+  return ctx.emit(node, OpKind::kQuantize, graph::NoAttrs{}, {real, one, yzp}, shape, t);
+}
+
+// QLinearMatMul(a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp).
+Status convert_qlinear_matmul(ImportContext& ctx, const Node& node) {
+  TESSERA_ASSIGN_OR_RETURN(ValueId acc, integer_matmul(ctx, node, 0, 2, 3, 5, base_name(node) + ".product"));
+  const int64_t columns = static_cast<int64_t>(ctx.value(acc).shape.size()) - 1;
+  return requantize(ctx, node, acc, 1, 4, 6, 7, columns);
+}
+
+// QLinearConv(x, x_scale, x_zp, w, w_scale, w_zp, y_scale, y_zp, bias).
+Status convert_qlinear_conv(ImportContext& ctx, const Node& node) {
+  TESSERA_ASSIGN_OR_RETURN(ValueId acc, integer_conv(ctx, node, 0, 2, 3, 5, 8, base_name(node) + ".conv"));
+  return requantize(ctx, node, acc, 1, 4, 6, 7, 1);
+}
+
+}  // namespace
+
+void add_quant_converters(std::map<std::string, Converter>& table) {
+  table["QuantizeLinear"] = convert_quantize_linear;
+  table["DequantizeLinear"] = convert_dequantize_linear;
+  table["DynamicQuantizeLinear"] = convert_dynamic_quantize_linear;
+  table["MatMulInteger"] = convert_matmul_integer;
+  table["ConvInteger"] = convert_conv_integer;
+  table["QLinearMatMul"] = convert_qlinear_matmul;
+  table["QLinearConv"] = convert_qlinear_conv;
+}
+
+}  // namespace tessera::frontend::detail
