@@ -79,12 +79,16 @@ struct BenchEnv {
 struct ModelCase {
   std::string input_name;
   std::vector<int64_t> input_shape;
-  /// Where the model comes from: generated into the temp dir by
-  /// bench::write_resnet18 or bench::write_transformer, or a file.
-  enum class Source { kFile, kResNet18, kTransformer } source = Source::kFile;
-  std::string file;  ///< kFile: a file in bench::ocr_models_dir()
+  /// Where the model comes from: a generator of scripts/models/ run into
+  /// the temp dir (bench::write_generated_model, seed 7), or, "", a file.
+  std::string generator;
+  std::string file;  ///< without a generator: a file in bench::ocr_models_dir()
   std::string byoc;  ///< an external backend compiled and timed beside the all-Tessera package ("dnnl"), or ""
-  std::vector<std::string> generator_options;  ///< kTransformer: options of scripts/models/transformer.py
+  std::vector<std::string> generator_options;  ///< the generator's options
+  /// 0: every output element within kAbsTol + kRelTol * |ort|. Otherwise max
+  /// |tessera - ort| <= scale_tol * max |ort| (quantized models, whose
+  /// outputs may differ from ONNX Runtime's by a few quantization steps).
+  double scale_tol = 0;
 };
 
 /// A private temp dir, removed when done.
@@ -178,7 +182,7 @@ Result<model::CompiledModel> compile(const std::string& model_path, const ModelC
 
 // Largest |tessera - ort| over every output, and whether all are within
 // kAbsTol + kRelTol * |ort|; `what` names the worst output or the problem.
-Status compare_outputs(runtime::GraphExecutor& exec, const std::string& ort_dir, double* max_err) {
+Status compare_outputs(runtime::GraphExecutor& exec, const std::string& ort_dir, double scale_tol, double* max_err) {
   *max_err = 0;
   for (const std::string& name : exec.output_names()) {
     TESSERA_ASSIGN_OR_RETURN(NDArray ours, exec.get_output(name));
@@ -188,11 +192,12 @@ Status compare_outputs(runtime::GraphExecutor& exec, const std::string& ort_dir,
     const float* a = ours.data<float>();
     const float* b = theirs.data<float>();
     int64_t bad = 0, worst = 0;
-    double worst_excess = 0;
+    double worst_excess = 0, scale = 0;
+    for (int64_t i = 0; i < theirs.numel(); ++i) scale = std::max(scale, std::fabs(static_cast<double>(b[i])));
     for (int64_t i = 0; i < ours.numel(); ++i) {
       double err = std::fabs(static_cast<double>(a[i]) - b[i]);
       if (!(err <= *max_err)) *max_err = std::isnan(err) ? INFINITY : std::max(*max_err, err);
-      double excess = err - (kAbsTol + kRelTol * std::fabs(b[i]));
+      double excess = err - (scale_tol > 0 ? scale_tol * scale : kAbsTol + kRelTol * std::fabs(b[i]));
       if (!(excess <= 0)) {
         ++bad;
         if (std::isnan(excess) || excess > worst_excess) worst_excess = std::isnan(excess) ? INFINITY : excess, worst = i;
@@ -222,14 +227,11 @@ void run_model(benchmark::State& state, const ModelCase& mc, const BenchEnv& env
   TempDir tmp;
   if (tmp.path().empty()) return state.SkipWithError("cannot create a temp dir under /tmp");
   std::string model_path;
-  if (mc.source == ModelCase::Source::kResNet18) {
-    model_path = tmp.path() + "/resnet18.onnx";
-    if (Status st = bench::write_resnet18(model_path, /*seed=*/7); !st.is_ok())
-      return state.SkipWithError(("cannot write the ResNet-18: " + st.to_string()).c_str());
-  } else if (mc.source == ModelCase::Source::kTransformer) {
-    model_path = tmp.path() + "/transformer.onnx";
-    if (Status st = bench::write_transformer(model_path, /*seed=*/7, mc.generator_options); !st.is_ok())
-      return state.SkipWithError(("cannot write the transformer: " + st.to_string()).c_str());
+  if (!mc.generator.empty()) {
+    model_path = tmp.path() + "/model.onnx";
+    if (Status st = bench::write_generated_model(mc.generator, model_path, /*seed=*/7, mc.generator_options);
+        !st.is_ok())
+      return state.SkipWithError(("cannot write the model: " + st.to_string()).c_str());
   } else {
     model_path = bench::ocr_models_dir() + "/" + mc.file;
     if (!fs::exists(model_path))
@@ -279,7 +281,7 @@ void run_model(benchmark::State& state, const ModelCase& mc, const BenchEnv& env
     if (Status st = bench::ort_run_outputs(model_path, ort_inputs, ort_dir, kThreads, ort_shapes); !st.is_ok())
       return state.SkipWithError(("ONNX Runtime: " + st.to_string()).c_str());
     double max_err = 0;
-    if (Status st = compare_outputs(**exec, ort_dir, &max_err); !st.is_ok())
+    if (Status st = compare_outputs(**exec, ort_dir, mc.scale_tol, &max_err); !st.is_ok())
       return state.SkipWithError(st.message().c_str());
     // The same model through the external backend, checked the same way.
     // [0]: --byoc <mc.byoc>, [1]: --byoc auto.
@@ -297,7 +299,7 @@ void run_model(benchmark::State& state, const ModelCase& mc, const BenchEnv& env
       double byoc_err = 0;
       Status st = byoc_exec[k]->set_input(mc.input_name, *input);
       if (st.is_ok()) st = byoc_exec[k]->run();
-      if (st.is_ok()) st = compare_outputs(*byoc_exec[k], ort_dir, &byoc_err);
+      if (st.is_ok()) st = compare_outputs(*byoc_exec[k], ort_dir, mc.scale_tol, &byoc_err);
       if (!st.is_ok()) return state.SkipWithError(("--byoc " + which + ": " + st.message()).c_str());
       max_err = std::max(max_err, byoc_err);
     }
@@ -364,36 +366,51 @@ int main(int argc, char** argv) {
   tessera::BenchEnv env;
   if (const char* db = std::getenv("TESSERA_BENCH_DB")) env.reuse_db = db;
   const std::vector<int64_t> args = {0, tessera::kTunedTrials};
-  tessera::register_model("BM_Model_ResNet18", ModelCase{"input", {1, 3, 224, 224}, ModelCase::Source::kResNet18, "", ""}, env, args);
-  tessera::register_model("BM_Model_PPOCRDet", ModelCase{"x", {1, 3, 640, 640}, ModelCase::Source::kFile, "ch_PP-OCRv4_det_infer.onnx", ""},
+  tessera::register_model("BM_Model_ResNet18", ModelCase{"input", {1, 3, 224, 224}, "resnet18.py", "", ""}, env, args);
+  tessera::register_model("BM_Model_PPOCRDet", ModelCase{"x", {1, 3, 640, 640}, "", "ch_PP-OCRv4_det_infer.onnx", ""},
                           env, args);
   // The classifier also has a 16-trial run: a quick check that tuning works end to end.
   tessera::register_model("BM_Model_PPOCRCls",
-                          ModelCase{"x", {1, 3, 48, 192}, ModelCase::Source::kFile, "ch_ppocr_mobile_v2.0_cls_infer.onnx", ""}, env,
+                          ModelCase{"x", {1, 3, 48, 192}, "", "ch_ppocr_mobile_v2.0_cls_infer.onnx", ""}, env,
                           {0, 16, tessera::kTunedTrials});
   // scripts/models/transformer.py: 2 post-norm layers, d_model 256, 4 heads,
   // feed-forward 1024, erf GELU, sequence 128, batch 1 (issue 17).
   tessera::register_model("BM_Model_Transformer",
-                          ModelCase{"input", {1, 128, 256}, ModelCase::Source::kTransformer, "", ""}, env, args);
+                          ModelCase{"input", {1, 128, 256}, "transformer.py", "", ""}, env, args);
   // The same encoder at sizes nobody rounds: CLIP's text length (77), 6
   // heads of 64, feed-forward 1536, 5 padded keys.
   tessera::register_model("BM_Model_TransformerOdd",
-                          ModelCase{"input", {1, 77, 384}, ModelCase::Source::kTransformer, "", "",
+                          ModelCase{"input", {1, 77, 384}, "transformer.py", "", "",
                                     {"--seq", "77", "--d-model", "384", "--heads", "6", "--ff", "1536", "--pad", "5"}},
                           env, args);
   // The PP-OCR recognizer: a convolutional trunk, then attention and
   // layer norms over 40 columns, and a softmax over 6,625 characters.
   tessera::register_model("BM_Model_PPOCRRec",
-                          ModelCase{"x", {1, 3, 48, 320}, ModelCase::Source::kFile, "ch_PP-OCRv4_rec_infer.onnx", ""},
+                          ModelCase{"x", {1, 3, 48, 320}, "", "ch_PP-OCRv4_rec_infer.onnx", ""},
+                          env, args);
+  // Quantized as ONNX Runtime's quantization tool writes them
+  // (scripts/models/quantize_*.py): the ResNet-18 in QDQ form (per-channel
+  // int8 weights, uint8 activations), and dynamically (DynamicQuantizeLinear
+  // with ConvInteger / MatMulInteger) a small conv net and the encoder.
+  tessera::register_model("BM_Model_ResNet18Int8",
+                          ModelCase{"input", {1, 3, 224, 224}, "quantize_static.py", "", "", {"--model", "resnet18"},
+                                    2e-2},
+                          env, args);
+  tessera::register_model("BM_Model_ConvNetDynInt8",
+                          ModelCase{"input", {1, 3, 64, 64}, "quantize_dynamic.py", "", "", {"--model", "convnet"}, 1e-3},
+                          env, args);
+  tessera::register_model("BM_Model_TransformerDynInt8",
+                          ModelCase{"input", {1, 128, 256}, "quantize_dynamic.py", "", "", {"--model", "transformer"},
+                                    1e-2},
                           env, args);
   // Issue 20: the same models with their regions through oneDNN, beside the all-Tessera package.
   tessera::register_model("BM_Model_ResNet18_Dnnl",
-                          ModelCase{"input", {1, 3, 224, 224}, ModelCase::Source::kResNet18, "", "dnnl"}, env, args);
+                          ModelCase{"input", {1, 3, 224, 224}, "resnet18.py", "", "dnnl"}, env, args);
   tessera::register_model("BM_Model_PPOCRDet_Dnnl",
-                          ModelCase{"x", {1, 3, 640, 640}, ModelCase::Source::kFile, "ch_PP-OCRv4_det_infer.onnx", "dnnl"},
+                          ModelCase{"x", {1, 3, 640, 640}, "", "ch_PP-OCRv4_det_infer.onnx", "dnnl"},
                           env, args);
   tessera::register_model("BM_Model_PPOCRCls_Dnnl",
-                          ModelCase{"x", {1, 3, 48, 192}, ModelCase::Source::kFile, "ch_ppocr_mobile_v2.0_cls_infer.onnx",
+                          ModelCase{"x", {1, 3, 48, 192}, "", "ch_ppocr_mobile_v2.0_cls_infer.onnx",
                                     "dnnl"},
                           env, args);
   benchmark::Initialize(&argc, argv);
