@@ -376,6 +376,10 @@ Value Interpreter::eval_node(const Expr& e, Mask mask) {
       Value v(t);
       for (int l = 0; l < v.lanes(); ++l) {
         if (!mask.active(l)) continue;
+        if (op->op == CallOp::kDotU8S8) {
+          v[l].i = wrap_int(t, dot_u8s8_value(args[0].at(l).i, args[1].at(l).i));
+          continue;
+        }
         if (!t.is_float()) {  // abs of an integer
           int64_t x = args[0].at(l).i;
           v[l].i = wrap_int(t, x < 0 ? static_cast<int64_t>(0 - static_cast<uint64_t>(x)) : x);

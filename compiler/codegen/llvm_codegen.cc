@@ -204,6 +204,11 @@ llvm::Value* CodeGen::emit(const Expr& e) {
 }
 
 llvm::Value* CodeGen::emit_binary(const BinaryNode* op) {
+  // acc + dot: the dot-product instruction accumulates itself.
+  if (op->kind == ExprKind::kAdd)
+    for (const auto& [dot, acc] : {std::pair{op->b, op->a}, std::pair{op->a, op->b}})
+      if (const auto* call = dot.as<CallNode>(); call && call->op == CallOp::kDotU8S8)
+        return emit_dot_u8s8(emit(acc), call);
   llvm::Value* a = emit(op->a);
   llvm::Value* b = emit(op->b);
   DType t = op->a.dtype();
@@ -293,6 +298,7 @@ llvm::Value* CodeGen::per_lane(llvm::Value* v, DType t, const char* name) {
 }
 
 llvm::Value* CodeGen::emit_call(const CallNode* op) {
+  if (op->op == CallOp::kDotU8S8) return emit_dot_u8s8(nullptr, op);
   DType t = op->dtype;
   llvm::Value* x = emit(op->args[0]);
   // Half and bfloat math runs in float.
@@ -334,6 +340,7 @@ llvm::Value* CodeGen::emit_call(const CallNode* op) {
       r = b_.CreateFDiv(one, b_.CreateFAdd(one, e));
       break;
     }
+    case CallOp::kDotU8S8: break;  // emit_dot_u8s8, above
     case CallOp::kAbs:
       if (!t.is_float()) return b_.CreateBinaryIntrinsic(llvm::Intrinsic::abs, x, b_.getFalse());
       r = b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);

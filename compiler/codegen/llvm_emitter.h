@@ -34,6 +34,12 @@ class CodeGen {
   llvm::Value* emit_binary(const BinaryNode* op);
   llvm::Value* emit_cast(DType to, llvm::Value* v, DType from);
   llvm::Value* emit_call(const CallNode* op);
+  /// acc + dot_u8s8(a, b) (acc null: 0), by the target's dot-product
+  /// instruction where it has one for these lanes (llvm_dot.cc).
+  llvm::Value* emit_dot_u8s8(llvm::Value* acc, const CallNode* dot);
+  /// The lanes of int32 one native u8 x s8 dot-product instruction covers
+  /// (16 for AVX512-VNNI, 8 with AVX-VNNI or AVX512-VL), 0 without one.
+  int native_dot_lanes();
   llvm::Value* emit_load(const LoadNode* op);
   llvm::Value* per_lane(llvm::Value* v, DType t, const char* fn_name);
   void emit(const Stmt& s);
@@ -83,6 +89,7 @@ class CodeGen {
   std::unordered_map<const BufferNode*, llvm::Value*> buffers_;
   int parallel_depth_ = 0;
   int select_depth_ = 0;  // > 0 while emitting the branches of a Select
+  int native_dot_lanes_ = -1;  // native_dot_lanes(), once asked
   // The condition of each Select branch being emitted, outermost first (the
   // negation for a false branch): i1 when the same for every lane, else one
   // i1 per lane.

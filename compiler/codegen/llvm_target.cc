@@ -59,6 +59,14 @@ Result<int> llvm_vector_bits(const Target& t) {
   return sti->checkFeatures("+avx") ? 256 : 128;
 }
 
+bool llvm_has_feature(const Target& t, const std::string& name) {
+  std::string error;
+  const llvm::Target* llvm_target = lookup(t.triple, &error);
+  if (!llvm_target) return false;
+  std::unique_ptr<llvm::MCSubtargetInfo> sti(llvm_target->createMCSubtargetInfo(t.triple, t.cpu, t.feature_string()));
+  return sti && sti->checkFeatures("+" + name);
+}
+
 Status check_target(const Target& t) {
   TESSERA_ASSIGN_OR_RETURN(int bits, llvm_vector_bits(t));
   if (bits != t.vector_bits)

@@ -29,6 +29,11 @@ Status check_target(const Target& t);
 /// kTargetError when LLVM does not know the triple or the CPU.
 Result<int> llvm_vector_bits(const Target& t);
 
+/// Whether LLVM enables the -mattr feature `name` (without '+', e.g.
+/// "avx512vnni") for `t`'s triple, CPU and features: what the CPU implies,
+/// less what `t` turns off. False for a triple LLVM does not know.
+bool llvm_has_feature(const Target& t, const std::string& name);
+
 /// The CPU names LLVM describes for `triple` (empty for an unknown triple).
 std::vector<std::string> llvm_cpu_names(const std::string& triple);
 

@@ -97,8 +97,11 @@ Expr make_call(CallOp op, std::vector<Expr> args) {
   DType t = args[0].dtype();
   for (const Expr& a : args)
     TESSERA_CHECK(a.defined() && a.dtype() == t) << call_op_name(op) << " arguments of different types";
-  TESSERA_CHECK(t.is_float() || op == CallOp::kAbs) << call_op_name(op) << " of " << t.to_string();
-  TESSERA_CHECK((op == CallOp::kPow) == (args.size() == 2))
+  if (op == CallOp::kDotU8S8)
+    TESSERA_CHECK(t.element_of() == DType::i32()) << call_op_name(op) << " of " << t.to_string();
+  else
+    TESSERA_CHECK(t.is_float() || op == CallOp::kAbs) << call_op_name(op) << " of " << t.to_string();
+  TESSERA_CHECK((op == CallOp::kPow || op == CallOp::kDotU8S8) == (args.size() == 2))
       << call_op_name(op) << " with " << args.size() << " arguments";
   return Expr(Ref<const ExprNode>(new CallNode(t, op, std::move(args))));
 }

@@ -169,11 +169,17 @@ Expr make_cast(DType t, Expr value);
 /// and return floats (kAbs also integers); kPow takes two arguments, the rest
 /// one. kRound rounds half to even; the trigonometric and hyperbolic functions
 /// and their inverses are libm's (NaN outside their domain).
+/// kDotU8S8(a, b) takes and returns int32: a and b each hold four 8-bit
+/// values (lowest byte first), a's unsigned and b's signed, and the result is
+/// the sum of their four products (at most 4 * 255 * 128 in magnitude: it
+/// never wraps). An int32 add of it maps to one dot-product instruction per
+/// vector where the target has one (x86 VNNI's vpdpbusd).
 #define TESSERA_CALL_OPS(X)                                                                        \
   X(kExp, "exp") X(kLog, "log") X(kSqrt, "sqrt") X(kTanh, "tanh") X(kErf, "erf") X(kAbs, "abs")   \
   X(kFloor, "floor") X(kCeil, "ceil") X(kRound, "round") X(kPow, "pow") X(kSigmoid, "sigmoid")     \
   X(kSin, "sin") X(kCos, "cos") X(kTan, "tan") X(kAsin, "asin") X(kAcos, "acos") X(kAtan, "atan") \
-  X(kSinh, "sinh") X(kCosh, "cosh") X(kAsinh, "asinh") X(kAcosh, "acosh") X(kAtanh, "atanh")
+  X(kSinh, "sinh") X(kCosh, "cosh") X(kAsinh, "asinh") X(kAcosh, "acosh") X(kAtanh, "atanh")       \
+  X(kDotU8S8, "dot_u8s8")
 
 enum class CallOp : uint8_t {
 #define TESSERA_CALL_OP_ENUM(e, s) e,

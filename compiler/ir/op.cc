@@ -140,5 +140,6 @@ Expr pow(Expr x, Expr y) {
   return make_call(CallOp::kPow, {std::move(x), std::move(y)});
 }
 Expr sigmoid(Expr x) { return make_call(CallOp::kSigmoid, {std::move(x)}); }
+Expr dot_u8s8(Expr a, Expr b) { return make_call(CallOp::kDotU8S8, {std::move(a), std::move(b)}); }
 
 }  // namespace tessera

@@ -46,6 +46,8 @@ Expr ceil(Expr x);
 Expr round(Expr x);
 Expr pow(Expr x, Expr y);
 Expr sigmoid(Expr x);
+/// The four-way u8 x s8 dot product of two int32 words (CallOp::kDotU8S8).
+Expr dot_u8s8(Expr a, Expr b);
 
 /// Binary node of `kind` with operand types reconciled and constants folded.
 Expr binary(ExprKind kind, Expr a, Expr b);

@@ -28,8 +28,17 @@ double call_value(CallOp op, double x, double y) {
     case CallOp::kAsinh: return std::asinh(x);
     case CallOp::kAcosh: return std::acosh(x);
     case CallOp::kAtanh: return std::atanh(x);
+    case CallOp::kDotU8S8: break;  // integers: dot_u8s8
   }
   return std::nan("");
+}
+
+int64_t dot_u8s8_value(int64_t a, int64_t b) {
+  const auto ua = static_cast<uint32_t>(a), ub = static_cast<uint32_t>(b);
+  int64_t sum = 0;
+  for (int byte = 0; byte < 4; ++byte)
+    sum += int64_t{static_cast<uint8_t>(ua >> (8 * byte))} * static_cast<int8_t>(static_cast<uint8_t>(ub >> (8 * byte)));
+  return sum;
 }
 
 int64_t wrap_int(DType t, int64_t v) {

@@ -15,6 +15,10 @@ namespace tessera {
 /// others), before rounding to the call's type.
 double call_value(CallOp op, double x, double y);
 
+/// kDotU8S8 of two int32 values: the sum of the products of a's bytes
+/// (unsigned) and b's bytes (signed), lowest byte first.
+int64_t dot_u8s8_value(int64_t a, int64_t b);
+
 /// `v` wrapped to the integer type `t` (bool: 0 or 1; narrow types wrap as
 /// two's complement, unsigned ones are kept non-negative).
 int64_t wrap_int(DType t, int64_t v);

@@ -34,6 +34,22 @@ Result<Tensor> matmul(const Tensor& a, const Tensor& b, const std::string& name)
       OpPattern::kComplex);
 }
 
+Result<Tensor> matmul_u8s8(const Tensor& a, const Tensor& b, const std::string& name) {
+  TESSERA_RETURN_IF_ERROR(check_rank("matmul_u8s8", "A", a, 2));
+  TESSERA_RETURN_IF_ERROR(check_rank("matmul_u8s8", "B", b, 2));
+  for (const Tensor* t : {&a, &b})
+    if ((*t)->dtype != DType::i32())
+      return invalid("matmul_u8s8", "operands are int32 words of four packed bytes, not " + (*t)->dtype.to_string());
+  if (a->shape[1] != b->shape[0])
+    return invalid("matmul_u8s8", "A " + shape_str(a->shape) + " and B " + shape_str(b->shape) +
+                                      " disagree on K/4 (A is M x K/4, B is K/4 x N)");
+  IterVar q = reduce_axis(a->shape[1], "k");
+  return compute(
+      {a->shape[0], b->shape[1]},
+      [&](const Vars& i) { return sum(dot_u8s8(read(a, {i[0], q->var}), read(b, {q->var, i[1]})), {q}); }, name,
+      OpPattern::kComplex);
+}
+
 Result<Tensor> dense(const Tensor& x, const Tensor& w, const std::optional<Tensor>& bias, bool relu,
                      const std::string& name) {
   TESSERA_RETURN_IF_ERROR(check_rank("dense", "X", x, 2));

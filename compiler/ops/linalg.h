@@ -16,6 +16,14 @@ namespace tessera::ops {
 /// C[i, j] = sum_k A[i, k] * B[k, j] for A: M x K and B: K x N.
 Result<Tensor> matmul(const Tensor& a, const Tensor& b, const std::string& name = "matmul");
 
+/// The u8 x s8 -> int32 product of an M x K matrix of uint8 and a K x N
+/// matrix of int8, with K's bytes packed four to an int32 word: A is M x K/4
+/// (A[i, q] holds a[i, 4q .. 4q+3], lowest byte first) and B is K/4 x N
+/// (B[q, j] holds b[4q .. 4q+3, j]). C[i, j] = sum_q dot_u8s8(A[i, q], B[q, j]):
+/// one dot-product instruction per vector of j where the target has one
+/// (VNNI). Exact while no sum passes int32 (K < 65,793).
+Result<Tensor> matmul_u8s8(const Tensor& a, const Tensor& b, const std::string& name = "matmul_u8s8");
+
 /// Y[i, j] = act(sum_k X[i, k] * W[j, k] + bias[j]) for X: M x K, W: N x K
 /// (TVM's layout) and an optional bias of N; act is ReLU when `relu`. With a
 /// bias or ReLU the product is the stage `name`.matmul and the output `name`

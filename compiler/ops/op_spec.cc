@@ -23,6 +23,10 @@ OpParam size_or(const char* name, int64_t def, int64_t lo, const char* help) {
   return {name, def, lo, std::numeric_limits<int64_t>::max(), help};
 }
 OpParam flag(const char* name, const char* help) { return {name, 0, 0, 1, help}; }
+// A size of bytes packed four to a word.
+OpParam four_bytes(const char* name, const char* help) {
+  return {name, std::nullopt, 4, std::numeric_limits<int64_t>::max(), help, 4};
+}
 
 Tensor input(std::vector<int64_t> shape, const char* name) { return placeholder(std::move(shape), DType::f32(), name); }
 
@@ -94,6 +98,14 @@ std::vector<OpEntry> op_table() {
                  [](const Params& q) {
                    Tensor a = input({q.at("M"), q.at("K")}, "A"), b = input({q.at("K"), q.at("N")}, "B");
                    return with_output({a, b}, matmul(a, b));
+                 }});
+  ops.push_back({{"matmul_u8s8",
+                  "C = A B in int32 for A: M x K uint8, B: K x N int8, packed four bytes of K to an int32 word",
+                  {size("M", "rows of A"), size("N", "columns of B"), four_bytes("K", "reduction")}},
+                 [](const Params& q) {
+                   Tensor a = placeholder({q.at("M"), q.at("K") / 4}, DType::i32(), "A");
+                   Tensor b = placeholder({q.at("K") / 4, q.at("N")}, DType::i32(), "B");
+                   return with_output({a, b}, matmul_u8s8(a, b));
                  }});
   ops.push_back({{"batch_matmul", "C[b] = A[b] B[b] for A: B x M x K, B: B x K x N",
                   {size("B", "batch"), size("M", "rows"), size("N", "columns"), size("K", "reduction")}},
@@ -269,6 +281,9 @@ Result<Params> parse_params(const OpInfo& info, const std::string& body) {
                           : param->min_value == 1 ? "a positive integer" : "a non-negative integer";
       return spec_error(info.name + ": " + key + " must be " + range + ", got " + std::to_string(value));
     }
+    if (value % param->multiple_of != 0)
+      return spec_error(info.name + ": " + key + " must be a multiple of " + std::to_string(param->multiple_of) +
+                        ", got " + std::to_string(value));
     given[key] = value;
   }
   std::string missing;

@@ -29,6 +29,7 @@ struct OpParam {
   int64_t min_value = 1;                 ///< sizes: 1; padding and flags: 0
   int64_t max_value = std::numeric_limits<int64_t>::max();        ///< flags: 1
   std::string help;
+  int64_t multiple_of = 1;  ///< the value must be a multiple of this (matmul_u8s8's K: 4)
 };
 
 /// An operator that specs can name, with its parameters in canonical order.

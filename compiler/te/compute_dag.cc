@@ -17,7 +17,10 @@ std::string shape_text(const std::vector<int64_t>& shape) {
   return s + "]";
 }
 
-// Float operations of one evaluation of an expression.
+// Float operations of one evaluation of an expression; a u8 x s8 dot
+// product counts as its four integer multiply-adds (8 operations, its
+// accumulation included), so that an int8 product's rate reads like a
+// float one's.
 class FlopCounter final : public IRVisitor {
  public:
   double flops = 0;
@@ -29,7 +32,7 @@ class FlopCounter final : public IRVisitor {
     IRVisitor::visit(op);
   }
   void visit(const CallNode* op) override {
-    flops += 1;
+    flops += op->op == CallOp::kDotU8S8 ? 8 : 1;
     IRVisitor::visit(op);
   }
   void visit(const ReduceNode* op) override {

@@ -258,6 +258,8 @@ Val TensorEvaluator::Impl::eval(const Expr& e) {
     }
     case ExprKind::kCall: {
       const auto* c = e.as<CallNode>();
+      if (c->op == CallOp::kDotU8S8)
+        return Val{0, wrap_int(e.dtype(), dot_u8s8_value(eval(c->args[0]).i, eval(c->args[1]).i))};
       if (c->op == CallOp::kAbs && !e.dtype().is_float()) {
         const int64_t x = eval(c->args[0]).i;
         return Val{0, wrap_int(e.dtype(), x < 0 ? -x : x)};

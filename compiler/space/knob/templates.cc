@@ -10,6 +10,7 @@ using namespace template_detail;
 // One row per operator spec name; rows of one family share its functions.
 constexpr KnobTemplate kTemplates[] = {
     {"matmul", "gemm", define_gemm, apply_gemm, fallback_gemm},
+    {"matmul_u8s8", "gemm", define_gemm, apply_gemm, fallback_gemm},
     {"dense", "gemm", define_gemm, apply_gemm, fallback_gemm},
     {"batch_matmul", "gemm", define_gemm, apply_gemm, fallback_gemm},
     {"conv2d", "conv2d_nchw", define_conv_nchw, apply_conv_nchw, fallback_conv_nchw},

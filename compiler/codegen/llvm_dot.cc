@@ -1,0 +1,92 @@
+// Code for CallOp::kDotU8S8: acc + the four-way u8 x s8 dot product of each
+// int32 lane.
+//
+// Where the target has the instruction (x86 VNNI: vpdpbusd on 512-bit
+// vectors with AVX512-VNNI, on 256- and 128-bit ones with AVX-VNNI or
+// AVX512-VL), a vector of int32 becomes one call a register, the
+// accumulator its first operand. Elsewhere the bytes are widened and
+// multiplied in int32 and the four products of each lane summed: exact, as
+// the instruction is, and not VPMADDUBSW, whose 16-bit sums saturate. (LLVM
+// turns that form into VPMADDWD where it has it.)
+#include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/IntrinsicsX86.h>
+
+#include "compiler/codegen/llvm_emitter.h"
+#include "compiler/codegen/llvm_target.h"
+
+namespace tessera::codegen_detail {
+namespace {
+
+// Lanes [first, first + n) of `v`.
+llvm::Value* lanes_of(llvm::IRBuilder<>& b, llvm::Value* v, int first, int n) {
+  std::vector<int> mask(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) mask[static_cast<size_t>(i)] = first + i;
+  return b.CreateShuffleVector(v, mask);
+}
+
+// `parts` (equal vectors) side by side.
+llvm::Value* concat(llvm::IRBuilder<>& b, std::vector<llvm::Value*> parts) {
+  while (parts.size() > 1) {
+    std::vector<llvm::Value*> joined;
+    for (size_t i = 0; i + 1 < parts.size(); i += 2) {
+      const int n = static_cast<int>(llvm::cast<llvm::FixedVectorType>(parts[i]->getType())->getNumElements());
+      std::vector<int> mask(static_cast<size_t>(2 * n));
+      for (int l = 0; l < 2 * n; ++l) mask[static_cast<size_t>(l)] = l;
+      joined.push_back(b.CreateShuffleVector(parts[i], parts[i + 1], mask));
+    }
+    parts = std::move(joined);
+  }
+  return parts[0];
+}
+
+}  // namespace
+
+int CodeGen::native_dot_lanes() {
+  if (native_dot_lanes_ >= 0) return native_dot_lanes_;
+  native_dot_lanes_ = 0;
+  if (target_.is_x86() && llvm_has_feature(target_, "avx512vnni"))
+    native_dot_lanes_ = target_.vector_bits >= 512 ? 16 : llvm_has_feature(target_, "avx512vl") ? 8 : 0;
+  if (native_dot_lanes_ == 0 && target_.is_x86() && llvm_has_feature(target_, "avxvnni")) native_dot_lanes_ = 8;
+  return native_dot_lanes_;
+}
+
+llvm::Value* CodeGen::emit_dot_u8s8(llvm::Value* acc, const CallNode* dot) {
+  const int lanes = dot->dtype.lanes;
+  llvm::Value* a = emit(dot->args[0]);
+  llvm::Value* b = emit(dot->args[1]);
+  llvm::Type* i32 = b_.getInt32Ty();
+  const int native = native_dot_lanes();
+  if (native > 0 && lanes % native == 0) {
+    const llvm::Intrinsic::ID id = native == 16  ? llvm::Intrinsic::x86_avx512_vpdpbusd_512
+                                   : native == 8 ? llvm::Intrinsic::x86_avx512_vpdpbusd_256
+                                                 : llvm::Intrinsic::x86_avx512_vpdpbusd_128;
+    llvm::Function* fn = llvm::Intrinsic::getDeclaration(&mod_, id);
+    llvm::FunctionType* ft = fn->getFunctionType();
+    if (!acc) acc = llvm::Constant::getNullValue(type_of(dot->dtype));
+    std::vector<llvm::Value*> parts;
+    for (int first = 0; first < lanes; first += native) {
+      auto part = [&](llvm::Value* v, unsigned param) {
+        return b_.CreateBitCast(lanes == native ? v : lanes_of(b_, v, first, native), ft->getParamType(param));
+      };
+      llvm::Value* r = b_.CreateCall(fn, {part(acc, 0), part(a, 1), part(b, 2)});
+      parts.push_back(b_.CreateBitCast(r, llvm::FixedVectorType::get(i32, static_cast<unsigned>(native))));
+    }
+    return concat(b_, std::move(parts));
+  }
+  // Portable: each lane's four bytes widened, multiplied and summed.
+  auto* bytes = llvm::FixedVectorType::get(b_.getInt8Ty(), static_cast<unsigned>(4 * lanes));
+  auto* wide = llvm::FixedVectorType::get(i32, static_cast<unsigned>(4 * lanes));
+  llvm::Value* products = b_.CreateMul(b_.CreateZExt(b_.CreateBitCast(a, bytes), wide),
+                                       b_.CreateSExt(b_.CreateBitCast(b, bytes), wide));
+  llvm::Value* sum = nullptr;
+  for (int byte = 0; byte < 4; ++byte) {
+    std::vector<int> mask(static_cast<size_t>(lanes));
+    for (int l = 0; l < lanes; ++l) mask[static_cast<size_t>(l)] = 4 * l + byte;
+    llvm::Value* p = b_.CreateShuffleVector(products, mask);
+    sum = sum ? b_.CreateAdd(sum, p) : p;
+  }
+  if (lanes == 1) sum = b_.CreateExtractElement(sum, uint64_t{0});
+  return acc ? b_.CreateAdd(acc, sum) : sum;
+}
+
+}  // namespace tessera::codegen_detail

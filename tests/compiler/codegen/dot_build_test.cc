@@ -1,0 +1,184 @@
+// The u8 x s8 dot product (CallOp::kDotU8S8) through the whole kernel path:
+// ops::matmul_u8s8 under its gemm template and under random schedules,
+// interpreted and built by LLVM for this machine, equal to the definition
+// bit for bit; on a target with VNNI one vpdpbusd a vector, and on the same
+// CPU with VNNI turned off (-avx512vnni,-avxvnni) none, with the same result.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+
+#include "compiler/codegen/llvm_codegen.h"
+#include "compiler/codegen/llvm_target.h"
+#include "compiler/ops/op_spec.h"
+#include "compiler/space/knob/templates.h"
+#include "tests/compiler/codegen/run_native.h"
+#include "tests/compiler/schedule/random_steps.h"
+
+namespace tessera {
+namespace {
+
+// An M x K uint8 and a K x N int8 matrix, packed four bytes of K to a word as
+// matmul_u8s8 reads them, and their product in int32.
+struct Problem {
+  int64_t m = 0, n = 0, k = 0;
+  std::vector<int32_t> a, b, product;
+};
+
+Problem random_problem(int64_t m, int64_t n, int64_t k, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> byte(0, 255);
+  // The extremes appear often: 255 x -128 is the largest product.
+  auto draw = [&](int lo, int hi) { const int r = byte(rng); return r < 40 ? lo : r < 80 ? hi : lo + byte(rng) % (hi - lo + 1); };
+  std::vector<uint8_t> a(static_cast<size_t>(m * k));
+  std::vector<int8_t> b(static_cast<size_t>(k * n));
+  for (auto& v : a) v = static_cast<uint8_t>(draw(0, 255));
+  for (auto& v : b) v = static_cast<int8_t>(draw(-128, 127));
+  Problem p{m, n, k, std::vector<int32_t>(static_cast<size_t>(m * k / 4)), std::vector<int32_t>(static_cast<size_t>(k / 4 * n)),
+            std::vector<int32_t>(static_cast<size_t>(m * n))};
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t q = 0; q < k / 4; ++q) std::memcpy(&p.a[static_cast<size_t>(i * (k / 4) + q)], &a[static_cast<size_t>(i * k + 4 * q)], 4);
+  for (int64_t q = 0; q < k / 4; ++q)
+    for (int64_t j = 0; j < n; ++j) {
+      uint8_t word[4];
+      for (int r = 0; r < 4; ++r) word[r] = static_cast<uint8_t>(b[static_cast<size_t>((4 * q + r) * n + j)]);
+      std::memcpy(&p.b[static_cast<size_t>(q * n + j)], word, 4);
+    }
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      int64_t s = 0;
+      for (int64_t kk = 0; kk < k; ++kk) s += int64_t{a[static_cast<size_t>(i * k + kk)]} * b[static_cast<size_t>(kk * n + j)];
+      p.product[static_cast<size_t>(i * n + j)] = static_cast<int32_t>(s);
+    }
+  return p;
+}
+
+// The words of `v` as the float vectors the test harness stores 4-byte
+// elements in, and back.
+std::vector<float> as_storage(const std::vector<int32_t>& v) {
+  std::vector<float> s(v.size());
+  std::memcpy(s.data(), v.data(), v.size() * 4);
+  return s;
+}
+std::vector<int32_t> as_words(const std::vector<float>& s) {
+  std::vector<int32_t> v(s.size());
+  std::memcpy(v.data(), s.data(), s.size() * 4);
+  return v;
+}
+
+std::shared_ptr<const ComputeDAG> dag_of(const Problem& p) {
+  auto inst = ops::parse_op_spec("matmul_u8s8:M=" + std::to_string(p.m) + ",N=" + std::to_string(p.n) +
+                                 ",K=" + std::to_string(p.k));
+  EXPECT_TRUE(inst.is_ok()) << inst.status().to_string();
+  return inst->dag;
+}
+
+State template_fallback(const Problem& p, const Target& target) {
+  const KnobTemplate* t = find_template("matmul_u8s8");
+  EXPECT_NE(t, nullptr);
+  auto state = apply_fallback(*t, dag_of(p), target);
+  EXPECT_TRUE(state.is_ok()) << state.status().to_string();
+  return std::move(state).value();
+}
+
+// The host with the dot-product instruction turned off, or on.
+Target host_without_vnni() {
+  Target t = host_target();
+  t.features.push_back("-avx512vnni");
+  t.features.push_back("-avxvnni");
+  return t;
+}
+
+// Builds `state` for `target` and runs it on `p`'s operands.
+Result<std::vector<int32_t>> run_built(const State& state, const Target& target, const Problem& p) {
+  TESSERA_ASSIGN_OR_RETURN(BuiltLibrary lib, build(state, target, "kernel"));
+  TESSERA_ASSIGN_OR_RETURN(runtime::Module mod, runtime::Module::load_from_bytes(lib.bytes, "/tmp"));
+  TESSERA_ASSIGN_OR_RETURN(TesseraKernelFn fn, mod.get_kernel("kernel"));
+  std::vector<int32_t> a = p.a, b = p.b, c(p.product.size(), -1);
+  std::vector<void*> args = {a.data(), b.data(), c.data()};
+  runtime::ThreadPool pool(2);
+  runtime::ParallelScope scope(&pool);
+  if (int32_t status = fn(args.data()); status != 0)
+    return Status(ErrorCode::kRuntimeError, "kernel returned " + std::to_string(status));
+  return c;
+}
+
+class DotU8S8 : public ::testing::TestWithParam<std::array<int64_t, 3>> {};
+
+// Odd sizes too: a tail of columns, a reduction of three words.
+TEST_P(DotU8S8, TheTemplatesProductEqualsTheDefinitionInterpretedAndBuilt) {
+  const auto [m, n, k] = GetParam();
+  const Problem p = random_problem(m, n, k, 11);
+  std::vector<Target> targets = {host_target()};
+  if (targets[0].is_x86()) targets.push_back(host_without_vnni());
+  for (const Target& target : targets) {
+    const State state = template_fallback(p, target);
+    auto interpreted = test::run(state, {as_storage(p.a), as_storage(p.b)});
+    ASSERT_TRUE(interpreted.is_ok()) << interpreted.status().to_string();
+    EXPECT_EQ(as_words(*interpreted), p.product) << target.to_string();
+    auto built = run_built(state, target, p);
+    ASSERT_TRUE(built.is_ok()) << built.status().to_string();
+    EXPECT_EQ(*built, p.product) << target.to_string();
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, DotU8S8,
+                         ::testing::Values(std::array<int64_t, 3>{5, 48, 64}, std::array<int64_t, 3>{64, 64, 256},
+                                           std::array<int64_t, 3>{7, 33, 12}, std::array<int64_t, 3>{1, 100, 40}));
+
+int count(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+// Built for Zen 4 (AVX512-VNNI) whatever this machine is: the micro-kernel's
+// products are vpdpbusd on 512-bit registers; with VNNI turned off, none.
+TEST(DotU8S8Assembly, AVnniTargetUsesVpdpbusdAndOthersDoNot) {
+  const Problem p = random_problem(64, 64, 256, 3);
+  auto vnni = parse_target("llvm -mtriple=x86_64-linux-gnu -mcpu=znver4");
+  auto plain = parse_target("llvm -mtriple=x86_64-linux-gnu -mcpu=znver4 -mattr=-avx512vnni,-avxvnni");
+  ASSERT_TRUE(vnni.is_ok() && plain.is_ok());
+  auto with = lower(template_fallback(p, *vnni), "kernel");
+  auto without = lower(template_fallback(p, *plain), "kernel");
+  ASSERT_TRUE(with.is_ok() && without.is_ok());
+  auto asm_with = emit_assembly({*with}, *vnni);
+  auto asm_without = emit_assembly({*without}, *plain);
+  ASSERT_TRUE(asm_with.is_ok()) << asm_with.status().to_string();
+  ASSERT_TRUE(asm_without.is_ok()) << asm_without.status().to_string();
+  EXPECT_GT(count(*asm_with, "vpdpbusd"), 0);
+  EXPECT_NE(asm_with->find("zmm"), std::string::npos);
+  EXPECT_EQ(count(*asm_without, "vpdpbusd"), 0);
+}
+
+// A 256-bit target with AVX-VNNI (no AVX-512): the same instruction on ymm.
+TEST(DotU8S8Assembly, AvxVnniTargetUsesItOn256BitRegisters) {
+  const Problem p = random_problem(16, 32, 64, 5);
+  auto target = parse_target("llvm -mtriple=x86_64-linux-gnu -mcpu=alderlake");
+  ASSERT_TRUE(target.is_ok()) << target.status().to_string();
+  auto f = lower(template_fallback(p, *target), "kernel");
+  ASSERT_TRUE(f.is_ok());
+  auto text = emit_assembly({*f}, *target);
+  ASSERT_TRUE(text.is_ok()) << text.status().to_string();
+  EXPECT_GT(count(*text, "vpdpbusd"), 0);
+  EXPECT_EQ(text->find("zmm"), std::string::npos);
+}
+
+// Random valid schedules: native code equals the interpreter bit for bit.
+TEST(DotU8S8, RandomSchedulesBuildWhatTheInterpreterComputes) {
+  const Problem p = random_problem(7, 19, 36, 17);
+  runtime::ThreadPool pool(2);
+  for (int trial = 0; trial < 30; ++trial) {
+    test::RandomScheduler gen(static_cast<uint32_t>(500 + trial * 7919));
+    State state = gen.generate(dag_of(p), 4 + trial % 10);
+    auto want = test::run(state, {as_storage(p.a), as_storage(p.b)});
+    ASSERT_TRUE(want.is_ok()) << want.status().to_string() << "\nsteps: " << steps_to_json(state.steps());
+    ASSERT_EQ(as_words(*want), p.product) << "trial " << trial << "\nsteps: " << steps_to_json(state.steps());
+    auto got = test::run_native(state, {as_storage(p.a), as_storage(p.b)}, pool);
+    ASSERT_TRUE(got.is_ok()) << got.status().to_string() << "\nsteps: " << steps_to_json(state.steps());
+    ASSERT_EQ(as_words(*got), p.product) << "trial " << trial << "\nsteps: " << steps_to_json(state.steps());
+  }
+}
+
+}  // namespace
+}  // namespace tessera
