@@ -211,6 +211,53 @@ BENCHMARK(BM_Tune_Matmul1024)
     ->Iterations(1)
     ->Unit(benchmark::kSecond);
 
+#ifdef TESSERA_HAVE_DNNL
+// The int8 product u8 x s8 -> int32 at 1024^3 (ops::matmul_u8s8: K's bytes
+// packed four to a word), tuned, against oneDNN's int8 matmul (its weights
+// reordered once, untimed) and the machine's vpdpbusd peak, both measured in
+// the same run. gops counts a multiply-add as 2. Arguments: trials, space.
+void BM_Int8_Matmul(benchmark::State& state) {
+  constexpr int64_t kN = 1024;
+  auto op = ops::parse_op_spec("matmul_u8s8:M=1024,N=1024,K=1024").value();
+  const bool knob = state.range(1) != 0;
+  state.SetLabel(space_label(knob));
+  for (auto _ : state) {
+    auto run = tune(op, state.range(0), /*guided=*/true, 1, knob);
+    if (!run.is_ok()) return state.SkipWithError(run.status().to_string().c_str());
+    auto args = bench::make_args(op);
+    // The same bytes for oneDNN: A as it is, B unpacked to K x N.
+    const auto* a = static_cast<const uint8_t*>(args[0].raw_data());
+    const auto* packed = static_cast<const int8_t*>(args[1].raw_data());
+    std::vector<int8_t> b(static_cast<size_t>(kN * kN));
+    for (int64_t q = 0; q < kN / 4; ++q)
+      for (int64_t j = 0; j < kN; ++j)
+        for (int64_t r = 0; r < 4; ++r) b[static_cast<size_t>((4 * q + r) * kN + j)] = packed[(q * kN + j) * 4 + r];
+    bench::set_dnnl_threads(kThreads);
+    bench::DnnlMatmulU8S8 dnnl(kN, kN, kN);
+    dnnl.prepare(a, b.data());
+    bench::let_peer_threads_idle();
+    const double peer = bench::median_seconds([&] { dnnl.run(); });
+    bench::let_peer_threads_idle();
+    double ratio = 0;
+    report_checkpoints(state, op, *run, peer, args, &ratio);
+    const double peak = bench::measure_vnni_peak_gops(kThreads);
+    state.counters["vs_peer"] = ratio;
+    state.counters["peer_gops"] = op.flops / peer / 1e9;
+    state.counters["vnni_peak_gops"] = peak;
+    if (peak > 0) state.counters["of_peak"] = state.counters["gflops"] / peak;
+    state.SetIterationTime(run->wall_s);
+  }
+}
+BENCHMARK(BM_Int8_Matmul)
+    ->ArgNames({"trials", "knob"})
+    ->Args({200, 0})
+    ->Args({200, 1})
+    ->Args({1000, 1})
+    ->UseManualTime()
+    ->Iterations(1)
+    ->Unit(benchmark::kSecond);
+#endif
+
 // Arguments: trials per layer, space (0 sketch, 1 knob), layers (the first n
 // of the four). Tessera's convs are NHWC (the layout the model compiler
 // gives conv-heavy graphs); oneDNN picks its own blocked format, reorders

@@ -140,6 +140,43 @@ void DnnlConv::output(float* out) {
   std::memcpy(out, impl_->user_dst.get_data_handle(), impl_->user_dst.get_desc().get_size());
 }
 
+struct DnnlMatmulU8S8::Impl {
+  dnnl::engine engine{dnnl::engine::kind::cpu, 0};
+  dnnl::stream stream{engine};
+  dnnl::matmul::primitive_desc pd;
+  dnnl::matmul matmul;
+  dnnl::memory src, user_wei, wei, dst;
+};
+
+DnnlMatmulU8S8::DnnlMatmulU8S8(int64_t m, int64_t n, int64_t k) : impl_(new Impl) {
+  using dt = dnnl::memory::data_type;
+  using tag = dnnl::memory::format_tag;
+  dnnl::memory::desc src({m, k}, dt::u8, tag::ab), wei_any({k, n}, dt::s8, tag::any), dst({m, n}, dt::s32, tag::ab);
+  impl_->pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(src, wei_any, dst), impl_->engine);
+  impl_->matmul = dnnl::matmul(impl_->pd);
+  impl_->src = dnnl::memory(src, impl_->engine);
+  impl_->user_wei = dnnl::memory({{k, n}, dt::s8, tag::ab}, impl_->engine);
+  impl_->wei = dnnl::memory(impl_->pd.weights_desc(), impl_->engine);
+  impl_->dst = dnnl::memory(dst, impl_->engine);
+}
+
+DnnlMatmulU8S8::~DnnlMatmulU8S8() { delete impl_; }
+
+void DnnlMatmulU8S8::prepare(const uint8_t* a, const int8_t* b) {
+  std::memcpy(impl_->src.get_data_handle(), a, impl_->src.get_desc().get_size());
+  std::memcpy(impl_->user_wei.get_data_handle(), b, impl_->user_wei.get_desc().get_size());
+  dnnl::reorder(impl_->user_wei, impl_->wei).execute(impl_->stream, impl_->user_wei, impl_->wei);
+  impl_->stream.wait();
+}
+
+void DnnlMatmulU8S8::run() {
+  impl_->matmul.execute(impl_->stream,
+                        {{DNNL_ARG_SRC, impl_->src}, {DNNL_ARG_WEIGHTS, impl_->wei}, {DNNL_ARG_DST, impl_->dst}});
+  impl_->stream.wait();
+}
+
+const int32_t* DnnlMatmulU8S8::output() const { return static_cast<const int32_t*>(impl_->dst.get_data_handle()); }
+
 void set_dnnl_threads(int threads) { omp_set_num_threads(threads); }
 #endif
 
@@ -158,17 +195,42 @@ __attribute__((target("avx512f"))) double fma_loop(int64_t iterations) {
   }
   return sink;
 }
+// 12 independent chains of vpdpbusd: each instruction is 64 u8 x s8
+// multiply-adds into 16 int32 lanes.
+__attribute__((target("avx512f,avx512vnni"))) int64_t vnni_loop(int64_t iterations) {
+  __m512i acc[12];
+  for (int i = 0; i < 12; ++i) acc[i] = _mm512_set1_epi32(i);
+  const __m512i a = _mm512_set1_epi32(0x01020304), b = _mm512_set1_epi32(0x01fe01fe);
+  for (int64_t it = 0; it < iterations; ++it)
+    for (int i = 0; i < 12; ++i) acc[i] = _mm512_dpbusd_epi32(acc[i], a, b);
+  int64_t sink = 0;
+  for (int i = 0; i < 12; ++i) sink += _mm512_reduce_add_epi32(acc[i]);
+  return sink;
+}
+
+// `threads` threads running `body` at once, the median time of three runs.
+double median_parallel_seconds(int threads, const std::function<void()>& body) {
+  return median_seconds(
+      [&] {
+        std::vector<std::thread> pool;
+        for (int t = 0; t < threads; ++t) pool.emplace_back(body);
+        for (auto& th : pool) th.join();
+      },
+      3, 0);
+}
 }  // namespace
+
+double measure_vnni_peak_gops(int threads) {
+  if (!__builtin_cpu_supports("avx512vnni")) return 0;
+  const int64_t iterations = 20'000'000;
+  const double seconds = median_parallel_seconds(threads, [&] { volatile int64_t s = vnni_loop(iterations); (void)s; });
+  return threads * iterations * 12.0 * 64 * 2 / seconds / 1e9;
+}
 
 double measure_fma_peak_gflops(int threads) {
   if (!__builtin_cpu_supports("avx512f")) return 0;
   const int64_t iterations = 20'000'000;
-  auto run = [&] {
-    std::vector<std::thread> pool;
-    for (int t = 0; t < threads; ++t) pool.emplace_back([&] { volatile double s = fma_loop(iterations); (void)s; });
-    for (auto& th : pool) th.join();
-  };
-  double seconds = median_seconds(run, 3, 0);
+  const double seconds = median_parallel_seconds(threads, [&] { volatile double s = fma_loop(iterations); (void)s; });
   return threads * iterations * 12.0 * 16 * 2 / seconds / 1e9;
 }
 

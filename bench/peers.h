@@ -67,11 +67,35 @@ class DnnlConv {
   Impl* impl_;
 };
 
+/// oneDNN's int8 matrix product C = A B, A: M x K uint8, B: K x N int8 (both
+/// row-major), C: M x N int32; B reordered once into the layout oneDNN picks
+/// (untimed), as a model's weights are.
+class DnnlMatmulU8S8 {
+ public:
+  DnnlMatmulU8S8(int64_t m, int64_t n, int64_t k);
+  ~DnnlMatmulU8S8();
+  /// Copies `a` in and reorders `b` into oneDNN's format (untimed).
+  void prepare(const uint8_t* a, const int8_t* b);
+  /// The product alone.
+  void run();
+  /// C, row-major.
+  const int32_t* output() const;
+
+ private:
+  struct Impl;
+  Impl* impl_;
+};
+
 /// Sets the thread count of oneDNN's OpenMP runtime.
 void set_dnnl_threads(int threads);
 
 /// FMA peak of this machine in GFLOP/s with `threads` threads, measured by a
 /// register-resident FMA loop (for "% of peak" figures).
 double measure_fma_peak_gflops(int threads);
+
+/// The u8 x s8 dot-product peak in GOP/s (a multiply-add counts 2) with
+/// `threads` threads, measured by a register-resident vpdpbusd loop on
+/// 512-bit registers; 0 where the CPU has no AVX512-VNNI.
+double measure_vnni_peak_gops(int threads);
 
 }  // namespace tessera::bench
