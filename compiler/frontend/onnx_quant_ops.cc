@@ -10,6 +10,7 @@
 // a_scale * b_scale / y_scale, rounded half to even, plus y's zero point,
 // saturated — the order ONNX Runtime rounds in.
 #include <cmath>
+#include <optional>
 
 #include "compiler/frontend/onnx_context.h"
 #include "compiler/ops/quantize.h"
@@ -211,10 +212,77 @@ Result<ValueId> convert_as(ImportContext& ctx, const Node& node, const std::stri
   return ctx.values.at(output);
 }
 
+// B's int8 values packed four rows of K to an int32 word (K/4 x N), as
+// ops::matmul_u8s8 reads them, and its column sums (N).
+struct PackedWeights {
+  graph::Constant words, column_sums;
+};
+
+PackedWeights pack_weights(const graph::Constant& b) {
+  const int64_t k = b.shape[0], n = b.shape[1];
+  const std::vector<double> v = b.to_doubles();
+  std::vector<double> words(static_cast<size_t>(k / 4 * n)), sums(static_cast<size_t>(n));
+  for (int64_t q = 0; q < k / 4; ++q)
+    for (int64_t j = 0; j < n; ++j) {
+      uint32_t word = 0;
+      for (int64_t r = 0; r < 4; ++r) {
+        const double x = v[static_cast<size_t>((4 * q + r) * n + j)];
+        word |= uint32_t{static_cast<uint8_t>(static_cast<int8_t>(x))} << (8 * r);
+        sums[static_cast<size_t>(j)] += x;
+      }
+      words[static_cast<size_t>(q * n + j)] = static_cast<double>(static_cast<int32_t>(word));
+    }
+  return {graph::Constant::from_doubles(DType::i32(), {k / 4, n}, words),
+          graph::Constant::from_doubles(DType::i32(), {n}, sums)};
+}
+
+// The product on the dot-product path, where it applies: uint8 A with one
+// zero point, constant int8 B (K a multiple of 4) whose zero point is 0.
+// sum (a - za) b = sum a b - za * (column sums of B): the correction is an
+// epilogue over N. Nothing (nullopt) where it does not apply.
+Result<std::optional<ValueId>> dot_product_matmul(ImportContext& ctx, const Node& node, int a, int a_zp, int b,
+                                                  int b_zp, const std::string& output) {
+  TESSERA_ASSIGN_OR_RETURN(ValueId x, ctx.input(node, a));
+  TESSERA_ASSIGN_OR_RETURN(ValueId w, ctx.input(node, b));
+  const auto xs = ctx.value(x).shape, ws = ctx.value(w).shape;
+  if (ctx.value(x).dtype != DType::u8() || xs.size() < 2 || ctx.value(w).dtype != DType::i8() || ws.size() != 2 ||
+      !ctx.g.is_constant(w) || ws[0] % 4 != 0 || xs.back() != ws[0])
+    return std::optional<ValueId>();
+  if (ImportContext::has_input(node, b_zp)) {
+    TESSERA_ASSIGN_OR_RETURN(ValueId wz, ctx.input(node, b_zp));
+    if (!is_zero_constant(ctx, wz)) return std::optional<ValueId>();
+  }
+  std::optional<ValueId> xz;
+  if (ImportContext::has_input(node, a_zp)) {
+    TESSERA_ASSIGN_OR_RETURN(ValueId z, ctx.input(node, a_zp));
+    if (graph::shape_size(ctx.value(z).shape) != 1) return std::optional<ValueId>();
+    TESSERA_RETURN_IF_ERROR(check_zero_point_type(ctx.value(z).dtype, DType::u8(), "a"));
+    if (!is_zero_constant(ctx, z)) xz = z;
+  }
+  const std::string name = base_name(node);
+  PackedWeights packed = pack_weights(ctx.g.constant(w));
+  const ValueId words = ctx.g.add_constant(name + ".b_words", std::move(packed.words));
+  std::vector<int64_t> shape(xs.begin(), xs.end() - 1);
+  shape.push_back(ws[1]);
+  const DType i32 = DType::i32();
+  TESSERA_ASSIGN_OR_RETURN(ValueId product, ctx.add(xz ? name + ".dot" : output, OpKind::kMatMulU8S8, graph::NoAttrs{},
+                                                    {x, words}, shape, i32));
+  if (!xz) return std::optional<ValueId>(product);
+  const ValueId sums = ctx.g.add_constant(name + ".b_column_sums", std::move(packed.column_sums));
+  const auto zs = ctx.value(*xz).shape;
+  TESSERA_ASSIGN_OR_RETURN(ValueId z, ctx.add(name + ".a_zp_i32", OpKind::kCast, graph::CastAttrs{i32}, {*xz}, zs, i32));
+  TESSERA_ASSIGN_OR_RETURN(ValueId correction, ctx.add(name + ".zp_correction", OpKind::kMul, graph::NoAttrs{},
+                                                       {z, sums}, {ws[1]}, i32));
+  TESSERA_ASSIGN_OR_RETURN(ValueId c, ctx.add(output, OpKind::kSub, graph::NoAttrs{}, {product, correction}, shape, i32));
+  return std::optional<ValueId>(c);
+}
+
 // The int32 product of MatMulInteger and QLinearMatMul: a's zero point one
 // value or one per row, b's one value or one per column.
 Result<ValueId> integer_matmul(ImportContext& ctx, const Node& node, int a, int a_zp, int b, int b_zp,
                                const std::string& output) {
+  TESSERA_ASSIGN_OR_RETURN(std::optional<ValueId> fast, dot_product_matmul(ctx, node, a, a_zp, b, b_zp, output));
+  if (fast) return *fast;
   TESSERA_ASSIGN_OR_RETURN(ValueId x, ctx.input(node, a));
   TESSERA_ASSIGN_OR_RETURN(ValueId y, ctx.input(node, b));
   const int64_t row_axis = static_cast<int64_t>(ctx.value(x).shape.size()) - 2;

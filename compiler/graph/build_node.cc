@@ -668,6 +668,7 @@ Result<Tensor> build_node(const Graph& g, const Node& n, const std::vector<Tenso
     case OpKind::kConvTranspose: r = build_conv_transpose(g, n, in); break;
     case OpKind::kGemm: r = build_gemm(n, in); break;
     case OpKind::kMatMul: r = build_matmul(g, n, in); break;
+    case OpKind::kMatMulU8S8: r = ops::matmul_u8s8(in[0], in[1], n.name); break;
     case OpKind::kAdd: r = ops::add(in[0], in[1], n.name); break;
     case OpKind::kSub: r = ops::sub(in[0], in[1], n.name); break;
     case OpKind::kMul: r = ops::mul(in[0], in[1], n.name); break;

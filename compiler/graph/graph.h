@@ -41,12 +41,15 @@ namespace tessera::graph {
   X(kReduceProd, "reduce_prod") X(kArgMax, "arg_max") X(kArgMin, "arg_min") X(kCumSum, "cumsum")         \
   X(kGatherElements, "gather_elements") X(kExpand, "expand") X(kTile, "tile") X(kGatherND, "gather_nd")   \
   X(kScatterElements, "scatter_elements") X(kScatterND, "scatter_nd") X(kEinsum, "einsum") \
-  X(kGridSample, "grid_sample") X(kQuantize, "quantize") X(kDequantize, "dequantize") X(kExternal, "external")
+  X(kGridSample, "grid_sample") X(kQuantize, "quantize") X(kDequantize, "dequantize") \
+  X(kMatMulU8S8, "matmul_u8s8") X(kExternal, "external")
 
 /// The operator a node applies. Reshape also stands for Flatten, Squeeze and
 /// Unsqueeze: its output value's shape says everything. kQuantize and
 /// kDequantize take (x, scale, zero point), the last two shaped to broadcast
-/// against x (ops/quantize.h). kExternal is a region
+/// against x (ops/quantize.h). kMatMulU8S8 is ops::matmul_u8s8 of uint8
+/// bytes [..., M, K] and int8 weights packed four to an int32 word
+/// [K/4, N], to int32. kExternal is a region
 /// handed whole to an external backend (ExternalAttrs; made by partitioning,
 /// never by the importer).
 enum class OpKind : uint8_t {

@@ -35,18 +35,37 @@ Result<Tensor> matmul(const Tensor& a, const Tensor& b, const std::string& name)
 }
 
 Result<Tensor> matmul_u8s8(const Tensor& a, const Tensor& b, const std::string& name) {
-  TESSERA_RETURN_IF_ERROR(check_rank("matmul_u8s8", "A", a, 2));
+  const bool bytes = a.defined() && a->dtype == DType::u8();
+  if (!bytes) TESSERA_RETURN_IF_ERROR(check_rank("matmul_u8s8", "A", a, 2));
   TESSERA_RETURN_IF_ERROR(check_rank("matmul_u8s8", "B", b, 2));
-  for (const Tensor* t : {&a, &b})
-    if ((*t)->dtype != DType::i32())
-      return invalid("matmul_u8s8", "operands are int32 words of four packed bytes, not " + (*t)->dtype.to_string());
-  if (a->shape[1] != b->shape[0])
+  if (bytes && a->ndim() < 2) return invalid("matmul_u8s8", "A of bytes needs rank 2 or more, not " + shape_str(a->shape));
+  if ((!bytes && a->dtype != DType::i32()) || b->dtype != DType::i32())
+    return invalid("matmul_u8s8", "A is uint8 bytes or int32 words and B int32 words, not " + a->dtype.to_string() +
+                                      " and " + b->dtype.to_string());
+  const int64_t words = bytes ? a->shape.back() / 4 : a->shape[1];
+  if ((bytes && a->shape.back() % 4 != 0) || words != b->shape[0])
     return invalid("matmul_u8s8", "A " + shape_str(a->shape) + " and B " + shape_str(b->shape) +
-                                      " disagree on K/4 (A is M x K/4, B is K/4 x N)");
-  IterVar q = reduce_axis(a->shape[1], "k");
+                                      " disagree on K (B holds K/4 words of four bytes)");
+  std::vector<int64_t> shape(a->shape.begin(), a->shape.end() - 1);
+  shape.push_back(b->shape[1]);
+  const size_t rank = shape.size();
+  IterVar q = reduce_axis(words, "k");
+  // Word q of A's row: its four bytes from the lowest (the int32 product wraps
+  // the highest into the sign, as the bits of a word are).
+  auto word = [&](const Vars& i) {
+    if (!bytes) return read(a, {i[0], q->var});
+    std::vector<Expr> idx;
+    for (size_t d = 0; d + 1 < i.size(); ++d) idx.push_back(static_cast<const Expr&>(i[d]));
+    idx.push_back(q->var * make_int(4));
+    Expr w = cast(DType::i32(), read(a, idx));
+    for (int r = 1; r < 4; ++r) {
+      idx.back() = q->var * make_int(4) + make_int(r);
+      w = w + cast(DType::i32(), read(a, idx)) * make_const(DType::i32(), double(int64_t{1} << (8 * r)));
+    }
+    return w;
+  };
   return compute(
-      {a->shape[0], b->shape[1]},
-      [&](const Vars& i) { return sum(dot_u8s8(read(a, {i[0], q->var}), read(b, {q->var, i[1]})), {q}); }, name,
+      shape, [&](const Vars& i) { return sum(dot_u8s8(word(i), read(b, {q->var, i[rank - 1]})), {q}); }, name,
       OpPattern::kComplex);
 }
 

@@ -22,6 +22,9 @@ Result<Tensor> matmul(const Tensor& a, const Tensor& b, const std::string& name 
 /// (B[q, j] holds b[4q .. 4q+3, j]). C[i, j] = sum_q dot_u8s8(A[i, q], B[q, j]):
 /// one dot-product instruction per vector of j where the target has one
 /// (VNNI). Exact while no sum passes int32 (K < 65,793).
+/// A may also be the bytes themselves: uint8 [..., M, K] (leading batch
+/// axes kept in C), each word assembled from four of them as it is read (a
+/// model's activations, which arrive as bytes).
 Result<Tensor> matmul_u8s8(const Tensor& a, const Tensor& b, const std::string& name = "matmul_u8s8");
 
 /// Y[i, j] = act(sum_k X[i, k] * W[j, k] + bias[j]) for X: M x K, W: N x K

@@ -198,6 +198,45 @@ TEST(OnnxQuantOps, MatMulIntegerIsExactWithPerRowAndPerColumnZeroPoints) {
   EXPECT_EQ(values_of<int32_t>(*y), matmul_reference(a, b, m, k, n, {0, 1, 2}, {0, 127, -1, 5, 0}));
 }
 
+// The form ONNX Runtime's dynamic quantizer writes (uint8 activations with
+// one zero point, constant int8 weights with a zero one, K a multiple of 4)
+// takes the dot-product path: one matmul_u8s8 node on packed weights and a
+// zero-point correction over N. Batched, with the zero point a constant and
+// one computed at run time; exact either way.
+TEST(OnnxQuantOps, MatMulIntegerOfRuntimeZeroPointTakesTheDotProductPath) {
+  const int batch = 2, m = 3, k = 16, n = 5;
+  std::vector<uint8_t> a(batch * m * k);
+  std::vector<int8_t> b(k * n);
+  for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<uint8_t>((i * 67 + 3) % 256);
+  for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<int8_t>((i * 89 + 5) % 256 - 128);
+  for (bool runtime_zero_point : {false, true}) {
+    ModelBuilder mb(13);
+    mb.input("a", {batch, m, k}, TensorProto::UINT8);
+    mb.raw<int8_t>("b", {k, n}, TensorProto::INT8, b);
+    mb.raw<int8_t>("b_zp", {}, TensorProto::INT8, {0});
+    if (runtime_zero_point) mb.input("a_zp", {}, TensorProto::UINT8);
+    else mb.raw<uint8_t>("a_zp", {}, TensorProto::UINT8, {200});
+    mb.node("MatMulInteger", {"a", "b", "a_zp", "b_zp"}, {"y"});
+    mb.output("y", {batch, m, n}, TensorProto::INT32);
+    auto g = import_onnx_bytes(mb.bytes());
+    ASSERT_TRUE(g.is_ok()) << g.status().to_string();
+    int products = 0;
+    for (const graph::Node& node : g->nodes()) products += node.kind == graph::OpKind::kMatMulU8S8;
+    EXPECT_EQ(products, 1);
+    std::vector<test::Bytes> inputs = {bytes_of(a)};
+    if (runtime_zero_point) inputs.push_back(bytes_of(std::vector<uint8_t>{200}));
+    auto y = run_model(mb, inputs);
+    ASSERT_TRUE(y.is_ok()) << y.status().to_string();
+    std::vector<int32_t> want;
+    for (int p = 0; p < batch; ++p) {
+      const std::vector<uint8_t> rows(a.begin() + p * m * k, a.begin() + (p + 1) * m * k);
+      for (int32_t v : matmul_reference(rows, b, m, k, n, std::vector<int>(m, 200), std::vector<int>(n, 0)))
+        want.push_back(v);
+    }
+    EXPECT_EQ(values_of<int32_t>(*y), want) << (runtime_zero_point ? "zero point at run time" : "constant");
+  }
+}
+
 // Padding holds the input's zero point: after its subtraction, zeros.
 std::vector<int32_t> conv_reference(const std::vector<uint8_t>& x, const std::vector<int8_t>& w, int c, int h, int wd,
                                     int kout, int r, int pad, int x_zp, const std::vector<int>& w_zp,
