@@ -265,14 +265,19 @@ Result<std::optional<ValueId>> dot_product_matmul(ImportContext& ctx, const Node
   std::vector<int64_t> shape(xs.begin(), xs.end() - 1);
   shape.push_back(ws[1]);
   const DType i32 = DType::i32();
-  TESSERA_ASSIGN_OR_RETURN(ValueId product, ctx.add(xz ? name + ".dot" : output, OpKind::kMatMulU8S8, graph::NoAttrs{},
-                                                    {x, words}, shape, i32));
-  if (!xz) return std::optional<ValueId>(product);
+  if (!xz) {
+    TESSERA_ASSIGN_OR_RETURN(ValueId product, ctx.add(output, OpKind::kMatMulU8S8, graph::NoAttrs{}, {x, words}, shape, i32));
+    return std::optional<ValueId>(product);
+  }
+  // The correction first: the subtraction then follows the product at once
+  // and fuses into its kernel as an epilogue.
   const ValueId sums = ctx.g.add_constant(name + ".b_column_sums", std::move(packed.column_sums));
   const auto zs = ctx.value(*xz).shape;
   TESSERA_ASSIGN_OR_RETURN(ValueId z, ctx.add(name + ".a_zp_i32", OpKind::kCast, graph::CastAttrs{i32}, {*xz}, zs, i32));
   TESSERA_ASSIGN_OR_RETURN(ValueId correction, ctx.add(name + ".zp_correction", OpKind::kMul, graph::NoAttrs{},
                                                        {z, sums}, {ws[1]}, i32));
+  TESSERA_ASSIGN_OR_RETURN(ValueId product, ctx.add(name + ".dot", OpKind::kMatMulU8S8, graph::NoAttrs{}, {x, words},
+                                                    shape, i32));
   TESSERA_ASSIGN_OR_RETURN(ValueId c, ctx.add(output, OpKind::kSub, graph::NoAttrs{}, {product, correction}, shape, i32));
   return std::optional<ValueId>(c);
 }

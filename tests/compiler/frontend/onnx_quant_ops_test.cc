@@ -223,6 +223,12 @@ TEST(OnnxQuantOps, MatMulIntegerOfRuntimeZeroPointTakesTheDotProductPath) {
     int products = 0;
     for (const graph::Node& node : g->nodes()) products += node.kind == graph::OpKind::kMatMulU8S8;
     EXPECT_EQ(products, 1);
+    // The zero-point correction is the product's epilogue, in its kernel.
+    auto optimized = graph::optimize_graph(*g);
+    ASSERT_TRUE(optimized.is_ok());
+    for (const graph::FusedGroup& group : graph::fuse_ops(*optimized))
+      if (optimized->nodes()[static_cast<size_t>(group.anchor)].kind == graph::OpKind::kMatMulU8S8)
+        EXPECT_EQ(group.nodes.size(), 2u) << group.name;
     std::vector<test::Bytes> inputs = {bytes_of(a)};
     if (runtime_zero_point) inputs.push_back(bytes_of(std::vector<uint8_t>{200}));
     auto y = run_model(mb, inputs);
