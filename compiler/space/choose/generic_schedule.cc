@@ -66,6 +66,36 @@ Status schedule_root_stage(Sched& s, const std::string& name, int64_t lanes) {
   return s.annotate(name, fused, IterAnnotation::kParallel);
 }
 
+// A reduction to one value (every spatial extent 1: a dynamic quantization's
+// minimum and maximum, a loss) has no spatial loop to vectorize: a serial
+// scalar loop over the whole tensor. Whether rfactor applies: the innermost
+// reduce axis holds two vectors or more.
+bool reduces_to_one_value(const Stage& stage, int64_t lanes) {
+  if (stage.reduce_axes.empty() || lanes < 2 || stage.reduce_axes.back()->extent < 2 * lanes) return false;
+  for (const IterVar& a : stage.axes)
+    if (a->extent != 1) return false;
+  return true;
+}
+
+// Then `lanes` partial results along the innermost reduce axis
+// (name + ".rf", computed at the root), accumulated as one vector with every
+// reduce loop outside it, innermost last so that each vector reads
+// contiguous memory; the stage itself reduces the vector.
+Status schedule_partial_results(Sched& s, const std::string& name, int64_t lanes) {
+  const Stage& stage = s.state().stage(s.state().stage_index(name));
+  TESSERA_RETURN_IF_ERROR(s.rfactor(name, static_cast<int>(stage.reduce_axes.size()) - 1, lanes));
+  const std::string rf = name + ".rf";
+  // [kf, axes..., ko, other reduce axes...] -> [axes..., others..., ko, kf]
+  const std::vector<Var> loops = s.loops(rf);
+  const size_t rank = s.state().stage(s.state().stage_index(rf)).axes.size();
+  std::vector<Var> order(loops.begin() + 1, loops.begin() + static_cast<std::ptrdiff_t>(rank));
+  order.insert(order.end(), loops.begin() + static_cast<std::ptrdiff_t>(rank) + 1, loops.end());
+  order.push_back(loops[rank]);
+  order.push_back(loops[0]);
+  TESSERA_RETURN_IF_ERROR(s.reorder(rf, order));
+  return s.annotate(rf, loops[0], IterAnnotation::kVectorize);
+}
+
 }  // namespace
 
 Result<State> generic_schedule(std::shared_ptr<const ComputeDAG> dag, const Target& target) {
@@ -77,7 +107,10 @@ Result<State> generic_schedule(std::shared_ptr<const ComputeDAG> dag, const Targ
   for (const Tensor& t : dag->tensors()) {
     if (compute_op(t) == nullptr || inlinable(*dag, t)) continue;
     const int64_t lanes = target.vector_lanes(t->dtype);
-    TESSERA_RETURN_IF_ERROR(schedule_root_stage(s, t->name, lanes));
+    if (reduces_to_one_value(state.stage(state.stage_index(t->name)), lanes))
+      TESSERA_RETURN_IF_ERROR(schedule_partial_results(s, t->name, lanes));
+    else
+      TESSERA_RETURN_IF_ERROR(schedule_root_stage(s, t->name, lanes));
   }
   return state;
 }

@@ -45,6 +45,17 @@ std::shared_ptr<const ComputeDAG> gated_hardswish_dag() {
   return std::make_shared<const ComputeDAG>(ComputeDAG::make({x, gate, y}).value());
 }
 
+// The range of a whole tensor, as dynamic quantization takes it: a
+// reduction to one value, then min(., 0). 1000 columns: no vector divides
+// them.
+std::shared_ptr<const ComputeDAG> tensor_minimum_dag() {
+  Tensor x = placeholder({1, 96, 1000}, DType::f32(), "X");
+  Tensor lo = ops::reduce_min(x, {0, 1, 2}, false, "min").value();
+  Tensor zero = compute({}, [](const Vars&) { return make_const(DType::f32(), 0.0); }, "zero");
+  Tensor y = ops::minimum(lo, zero, "min0").value();
+  return std::make_shared<const ComputeDAG>(ComputeDAG::make({x, y}).value());
+}
+
 std::vector<Case> cases() {
   return {
       {"softmax", "softmax:M=5,N=70"},
@@ -64,6 +75,8 @@ std::vector<Case> cases() {
       {"max_pool_nhwc", ""},
       {"transpose", ""},
       {"gated_hardswish", ""},
+      {"tensor_minimum", ""},
+      {"tensor_sum", "reduce_sum:M=1,N=4099"},
   };
 }
 
@@ -71,6 +84,7 @@ std::shared_ptr<const ComputeDAG> dag_of(const Case& c) {
   if (c.name == "max_pool_nhwc") return max_pool_nhwc_dag();
   if (c.name == "transpose") return transpose_dag();
   if (c.name == "gated_hardswish") return gated_hardswish_dag();
+  if (c.name == "tensor_minimum") return tensor_minimum_dag();
   return ops::parse_op_spec(c.spec).value().dag;
 }
 
@@ -130,6 +144,15 @@ TEST(GenericScheduleShape, ReductionAccumulatesWholeVectors) {
   ASSERT_FALSE(pool.iters.empty());
   EXPECT_EQ(pool.iters.back().annotation, IterAnnotation::kVectorize) << s.to_string();
   EXPECT_EQ(pool.iters.back().kind, IterKind::kSpatial) << s.to_string();
+}
+
+TEST(GenericScheduleShape, AReductionToOneValueAccumulatesAVectorOfPartialResults) {
+  State s = generic_schedule(tensor_minimum_dag(), host_target()).value();
+  const int rf = s.stage_index("min.rf");
+  ASSERT_GE(rf, 0) << s.to_string();
+  const Stage& partials = s.stage(rf);
+  EXPECT_EQ(partials.iters.back().annotation, IterAnnotation::kVectorize) << s.to_string();
+  EXPECT_EQ(partials.iters.back().kind, IterKind::kSpatial) << s.to_string();
 }
 
 TEST(GenericScheduleShape, AnAxisWithoutAVectorDivisorStaysScalar) {
