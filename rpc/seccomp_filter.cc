@@ -3,6 +3,7 @@
 #include <sched.h>
 #include <seccomp.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -95,9 +96,18 @@ Status install_loader_filter() {
   f.rules(kill, {SCMP_SYS(socket), SCMP_SYS(socketpair), SCMP_SYS(connect), SCMP_SYS(bind), SCMP_SYS(listen),
                  SCMP_SYS(accept), SCMP_SYS(accept4), SCMP_SYS(sendto), SCMP_SYS(sendmsg), SCMP_SYS(sendmmsg)});
   // Signals to itself only: abort() raises SIGABRT with tgkill on its own pid.
+  // Nothing else that names another process: queued signals, its limits
+  // (prlimit64 of pid 0 is the caller's own, as setrlimit calls it), a
+  // comparison of its resources.
+  const auto self = static_cast<scmp_datum_t>(::getpid());
   f.rules(kill, {SCMP_SYS(kill), SCMP_SYS(tkill), SCMP_SYS(pidfd_open), SCMP_SYS(pidfd_send_signal),
-                 SCMP_SYS(pidfd_getfd)});
-  f.rule(kill, SCMP_SYS(tgkill), SCMP_A0(SCMP_CMP_NE, static_cast<scmp_datum_t>(::getpid())));
+                 SCMP_SYS(pidfd_getfd), SCMP_SYS(kcmp), SCMP_SYS(process_madvise)});
+  f.rule(kill, SCMP_SYS(tgkill), SCMP_A0(SCMP_CMP_NE, self));
+  f.rule(kill, SCMP_SYS(rt_sigqueueinfo), SCMP_A0(SCMP_CMP_NE, self));
+  f.rule(kill, SCMP_SYS(rt_tgsigqueueinfo), SCMP_A0(SCMP_CMP_NE, self));
+  f.rule(kill, SCMP_SYS(prlimit64), SCMP_A0(SCMP_CMP_NE, 0));
+  // The death signal stays: a job must die with its worker.
+  f.rule(kill, SCMP_SYS(prctl), SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffffu, PR_SET_PDEATHSIG));
   f.rules(kill, {SCMP_SYS(ptrace), SCMP_SYS(process_vm_readv), SCMP_SYS(process_vm_writev), SCMP_SYS(setsid),
                  SCMP_SYS(setpgid), SCMP_SYS(unshare), SCMP_SYS(setns), SCMP_SYS(mount), SCMP_SYS(umount2),
                  SCMP_SYS(chroot), SCMP_SYS(pivot_root), SCMP_SYS(reboot), SCMP_SYS(kexec_load),

@@ -6,7 +6,8 @@
 //     library's constructors run under it. It allows what dlopen and the
 //     setup of inputs need (files, memory) and kills the process on anything
 //     that reaches outside the job: new processes, exec, sockets, signals to
-//     other processes, tracing, namespaces, mounts, typing into a terminal
+//     other processes (queued ones too), another process's limits, clearing
+//     the death signal, tracing, namespaces, mounts, typing into a terminal
 //     (TIOCSTI, TIOCLINUX). Every other ioctl fails with ENOTTY: loading
 //     needs none.
 //  2. The kernel filter, installed once the library is loaded, the inputs are

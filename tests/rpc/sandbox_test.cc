@@ -240,6 +240,22 @@ TEST(Sandbox, TypingIntoATerminalKillsTheJob) {
     EXPECT_TRUE(forbidden_call(run.result)) << pb::ErrorKind_Name(run.result.error()) << ": " << run.result.message();
 }
 
+class LoaderProbe : public ::testing::TestWithParam<const char*> {};
+
+// A library's constructor that signals another process, changes or reads
+// its limits, or clears its own death signal is killed while it loads,
+// and classified as a forbidden call.
+TEST_P(LoaderProbe, IsKilledAsAForbiddenCall) {
+  if (!probe_system_call_filter().empty()) GTEST_SKIP() << "no seccomp filter here";
+  MeasureInput in = probe_input("probe_add_one");
+  in.library = read_file(std::string(TESSERA_LOADER_PROBE_DIR) + "/libtessera_loader_probe_" + GetParam() + ".so");
+  ASSERT_FALSE(in.library.empty());
+  pb::Result r = run_sandboxed(in);
+  EXPECT_TRUE(forbidden_call(r)) << GetParam() << ": " << pb::ErrorKind_Name(r.error()) << ": " << r.message();
+}
+
+INSTANTIATE_TEST_SUITE_P(Probes, LoaderProbe, ::testing::Values("prlimit", "sigqueue", "pdeathsig"));
+
 // Every probe through a real worker process: each classified, the worker
 // serving a good kernel after all of them.
 TEST(Sandbox, TheWorkerSurvivesEveryProbe) {

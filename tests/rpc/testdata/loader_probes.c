@@ -1,0 +1,40 @@
+/* Kernel libraries whose constructors, run while the library loads (under
+ * the sandbox's loader filter, before the kernel filter), try to reach
+ * another process or to outlive their worker. Built once per probe
+ * (tests/rpc/CMakeLists.txt), each with one LOADER_PROBE_* defined; every
+ * attempt is harmless if it gets through (signal 0, a read of a limit, a
+ * death signal cleared), so a sandbox that lets it through reports OK and
+ * the test fails. */
+#define _GNU_SOURCE
+#include <signal.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+__attribute__((constructor)) static void reach_outside(void) {
+#if defined(LOADER_PROBE_PRLIMIT)
+  /* Another process's limits: with a new limit, a neighbour's job killed. */
+  struct rlimit old;
+  syscall(SYS_prlimit64, getppid(), RLIMIT_CPU, (void*)0, &old);
+#elif defined(LOADER_PROBE_SIGQUEUE)
+  /* A queued signal to another process (0: only whether it may). */
+  siginfo_t info;
+  memset(&info, 0, sizeof info);
+  info.si_code = SI_QUEUE;
+  syscall(SYS_rt_sigqueueinfo, getppid(), 0, &info);
+#elif defined(LOADER_PROBE_PDEATHSIG)
+  /* No death signal: the job would outlive a killed worker. */
+  prctl(PR_SET_PDEATHSIG, 0);
+#endif
+}
+
+/* out = in + 1: the kernel the job names, well behaved. */
+int32_t probe_add_one(void** args) {
+  const float* in = (const float*)args[0];
+  float* out = (float*)args[1];
+  for (int i = 0; i < 256; ++i) out[i] = in[i] + 1.0f;
+  return 0;
+}
