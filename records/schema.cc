@@ -209,6 +209,8 @@ Status migrate(sql::Connection& conn, int version) {
   return conn.write_transaction([&]() -> Status {
     // Read again under the write lock: another process may have migrated first.
     TESSERA_ASSIGN_OR_RETURN(int64_t current, read_version(conn));
+    if (current < 0)
+      return Status(ErrorCode::kDatabaseError, "schema version " + std::to_string(current) + " is no version Tessera ever wrote");
     if (current >= version) return Status::ok();
     if (current == 0) {
       TESSERA_ASSIGN_OR_RETURN(int64_t objects, conn.query_int("SELECT count(*) FROM sqlite_master"));
@@ -250,6 +252,9 @@ Status prepare_schema(sql::Connection& conn, bool read_only, const std::string& 
     return Status(ErrorCode::kDatabaseError,
                   path + ": a SQLite database of another program (application id " +
                       std::to_string(app_id) + "); refusing to use it");
+  if (version < 0)
+    return Status(ErrorCode::kDatabaseError, path + ": schema version " + std::to_string(version) +
+                                                 " is no version Tessera ever wrote; the database was left untouched");
   if (version > kSchemaVersion)
     return Status(ErrorCode::kDatabaseError,
                   path + ": schema version " + std::to_string(version) +

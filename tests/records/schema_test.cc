@@ -227,6 +227,33 @@ TEST(StoreOpen, NewerSchemaIsRefusedAndLeftUntouched) {
   EXPECT_EQ(user_version(path), kSchemaVersion + 1);
 }
 
+// A version no build ever wrote (a negative one indexed the migrations at
+// -1 and crashed every writing open): refused, read-only or not, untouched.
+TEST(StoreOpen, NegativeSchemaVersionIsRefusedAndLeftUntouched) {
+  TempDir dir;
+  const std::string path = dir.file("negative.db");
+  {
+    ASSERT_OK_AND_ASSIGN(Store store, Store::open(path));
+    ASSERT_OK(store.append(batch_of(3)));
+  }
+  {
+    ASSERT_OK_AND_ASSIGN(auto conn, raw(path));
+    ASSERT_OK(conn.exec("PRAGMA user_version = -1"));
+  }
+  const std::string before = testing::read_bytes(path);
+  for (bool read_only : {false, true}) {
+    OpenOptions options;
+    options.read_only = read_only;
+    auto store = Store::open(path, options);
+    ASSERT_FALSE(store);
+    EXPECT_EQ(store.status().code(), ErrorCode::kDatabaseError);
+    EXPECT_NE(store.status().message().find("no version Tessera ever wrote"), std::string::npos)
+        << store.status().message();
+  }
+  EXPECT_EQ(testing::read_bytes(path), before);
+  EXPECT_EQ(user_version(path), -1);
+}
+
 TEST(StoreOpen, FileThatIsNotADatabaseIsRefusedAndUnchanged) {
   TempDir dir;
   const std::string path = dir.file("notes.db");
