@@ -262,6 +262,7 @@ Status check_phase_time_lines(std::istream& in) {
     ++number;
     const bool phase = text.find("phase_times") != std::string::npos;
     if (!phase && text.find("command_line") == std::string::npos) continue;
+    if (json_too_deep(text)) continue;  // the import skips and reports it
     const Json j = Json::parse(text, nullptr, false);
     if (j.is_discarded() || !j.is_object()) continue;
     auto type = j.find("type");
@@ -288,6 +289,8 @@ class Importer {
     report_.lines = number;
     if (!text.empty() && text.back() == '\r') text.pop_back();
     if (text.find_first_not_of(" \t") == std::string::npos) return Status::ok();
+    if (json_too_deep(text))
+      return skip(number, "JSON nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
     Json j;
     try {
       j = Json::parse(text);

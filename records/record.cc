@@ -144,8 +144,30 @@ class CanonicalScanner {
 
 bool is_canonical_json(std::string_view json) { return CanonicalScanner(json).scan(); }
 
+bool json_too_deep(std::string_view json) {
+  int depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < json.size(); ++i) {
+    const char c = json[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxJsonDepth) return true;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return false;
+}
+
 Result<std::string> canonical_json(std::string_view json, std::string_view what) {
   if (is_canonical_json(json)) return std::string(json);
+  if (json_too_deep(json))
+    return Status(ErrorCode::kInvalidArgument, std::string(what) + " nests deeper than " +
+                                                   std::to_string(kMaxJsonDepth) + " levels");
   // nlohmann keeps object keys in a std::map, so dump() sorts them; numbers
   // print in their shortest round-trip form.
   nlohmann::json value = nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);

@@ -166,6 +166,16 @@ bool is_valid_workload_key(std::string_view key);
 /// kInvalidArgument naming `what` when the text is not JSON.
 Result<std::string> canonical_json(std::string_view json, std::string_view what);
 
+/// The deepest nesting of arrays and objects a stored JSON text may have:
+/// schedules and knob configurations need a few levels. Deeper text is
+/// refused before it is parsed (parsing and printing it recurse a level at a
+/// time: 100,000 levels overflowed the stack).
+inline constexpr int kMaxJsonDepth = 64;
+
+/// Whether `json` nests arrays and objects deeper than kMaxJsonDepth
+/// (brackets inside strings do not count).
+bool json_too_deep(std::string_view json);
+
 /// True when `json` is already in the form canonical_json prints (the fast path
 /// of canonical_json; false may also mean "not sure").
 bool is_canonical_json(std::string_view json);

@@ -152,6 +152,24 @@ TEST(Jsonl, MalformedLinesAreReportedWithLineNumbersAndGoodLinesImported) {
   EXPECT_EQ(store.count().value(), 2);
 }
 
+// Steps nested 100,000 deep overflowed the stack of the import (and of any
+// later export): the line is skipped with the reason, the rest imported.
+TEST(Jsonl, JsonNestedTooDeepIsSkippedWithTheReason) {
+  TempDir dir;
+  ASSERT_OK_AND_ASSIGN(Store store, Store::open(dir.file("t.db")));
+  const std::string head = R"({"workload_key":")" + key_of(1) + R"(","target":"llvm","space":"sketch","steps":)";
+  const std::string tail = R"(,"costs":[0.001],"error_kind":"ok","timestamp":1700000000})";
+  const std::string deep = head + std::string(100000, '[') + std::string(100000, ']') + tail;
+  const std::string text = R"({"type":"workload","key":")" + key_of(1) + R"(","op_name":"matmul"})" "\n" + deep +
+                           "\n" + head + "[]" + tail + "\n";
+  ImportReport report = import_text(store, text);
+  ASSERT_EQ(report.errors.size(), 1u);
+  EXPECT_EQ(report.errors[0].line, 2);
+  EXPECT_NE(report.errors[0].message.find("nested deeper than 64 levels"), std::string::npos)
+      << report.errors[0].message;
+  EXPECT_EQ(report.records_added, 1);
+}
+
 TEST(Jsonl, ExportUsesTheDocumentedFieldNamesInOrder) {
   TempDir dir;
   ASSERT_OK_AND_ASSIGN(Store store, Store::open(dir.file("t.db")));
