@@ -24,6 +24,11 @@
 
 namespace tessera {
 
+/// The most cores a target may name (-num-cores): a parallel loop is cut
+/// into tasks for each, so a typo of 999999 would build kernels that spend
+/// their time launching.
+inline constexpr int kMaxCores = 1024;
+
 /// A compilation target: triple, CPU, features and what they imply.
 struct Target {
   /// "x86_64-linux-gnu", "aarch64-linux-gnu"; empty when the string names
@@ -201,6 +206,9 @@ inline Status read_options(const std::string& text, Target* t, bool* has_cores) 
         return target_error(text, "-num-cores wants a number");
       }
       if (t->num_cores < 1) return target_error(text, "-num-cores must be at least 1");
+      if (t->num_cores > kMaxCores)
+        return target_error(text, "-num-cores " + value + " is more than " + std::to_string(kMaxCores) +
+                                      ", the most a parallel loop is split for");
       *has_cores = true;
     } else {
       return target_error(text, "unknown option '" + key + "' (accepted: -mtriple, -mcpu, -mattr, -num-cores)");

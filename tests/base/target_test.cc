@@ -86,6 +86,17 @@ TEST(Target, GarbageIsATargetError) {
   EXPECT_EQ(error_of("llvm -mattr=avx2"), ErrorCode::kTargetError);
 }
 
+// A typo of a core count is refused when it is typed, not ten seconds into
+// a tuning run that cannot launch that many tasks.
+TEST(Target, ImplausibleCoreCountIsATargetError) {
+  EXPECT_EQ(error_of("llvm -num-cores=999999"), ErrorCode::kTargetError);
+  EXPECT_EQ(error_of("llvm -num-cores=1025"), ErrorCode::kTargetError);
+  EXPECT_EQ(parsed("llvm -num-cores=1024").num_cores, 1024);
+  auto t = Target::parse("llvm -num-cores=999999");
+  ASSERT_FALSE(t.is_ok());
+  EXPECT_NE(t.status().message().find("more than 1024"), std::string::npos) << t.status().message();
+}
+
 TEST(Target, RoundTripsThroughItsString) {
   for (const std::string& text : {kIcelake, kNeon, std::string("llvm -mcpu=generic -num-cores=3"),
                                   std::string("llvm -mtriple=x86_64-linux-gnu -mattr=+avx2,-fma -num-cores=1")}) {
