@@ -1,6 +1,11 @@
 #include "records/jsonl.h"
 
+#include <unistd.h>
+
+#include <cerrno>
 #include <cmath>
+#include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <set>
@@ -462,12 +467,22 @@ Result<ImportReport> import_jsonl(Store& store, std::istream& in, const ImportOp
 
 Result<ExportReport> export_jsonl_file(Store& store, const std::string& path,
                                        const RecordFilter& filter) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  // Written beside `path` and renamed over it once whole: a failed export
+  // (a full disk, a database error) leaves no partial file, and a file
+  // already at `path` as it was.
+  const std::string partial = path + ".partial." + std::to_string(::getpid());
+  auto fail = [&](Status st) {
+    std::remove(partial.c_str());
+    return st;
+  };
+  std::ofstream out(partial, std::ios::binary | std::ios::trunc);
   if (!out) return Status(ErrorCode::kIOError, path + ": cannot open for writing");
   auto report = export_jsonl(store, out, filter);
-  if (!report) return report.status().with_context(path);
+  if (!report) return fail(report.status().with_context(path));
   out.close();
-  if (!out) return Status(ErrorCode::kIOError, path + ": writing failed");
+  if (!out) return fail(Status(ErrorCode::kIOError, path + ": writing failed"));
+  if (std::rename(partial.c_str(), path.c_str()) != 0)
+    return fail(Status(ErrorCode::kIOError, path + ": cannot replace it: " + std::strerror(errno)));
   return report;
 }
 

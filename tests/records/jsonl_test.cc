@@ -6,6 +6,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
 #include <sstream>
 
 #include "test_util.h"
@@ -333,6 +339,33 @@ TEST(Jsonl, BytesThatAreNotUtf8AreExportedAsReplacementCharacters) {
   EXPECT_TRUE(report.errors.empty());
   ASSERT_EQ(report.records_added, 1);
   EXPECT_EQ(b.list({}).value()[0].error_message, "stderr: \xef\xbf\xbd\xef\xbf\xbd garbage");
+}
+
+// An export that fails part-way (here the file size limit, as a full disk
+// would) leaves no partial file, and the file it was to replace as it was.
+TEST(Jsonl, AFailedExportLeavesThePreviousFileWhole) {
+  TempDir dir;
+  ASSERT_OK_AND_ASSIGN(Store store, Store::open(dir.file("t.db")));
+  fill(store);
+  const std::string path = dir.file("out.jsonl");
+  testing::write_bytes(path, "the previous export\n");
+  const pid_t pid = ::fork();
+  if (pid == 0) {  // a child, so that the limit binds nothing else
+    ::signal(SIGXFSZ, SIG_IGN);
+    const rlimit limit{64, 64};
+    ::setrlimit(RLIMIT_FSIZE, &limit);
+    auto report = export_jsonl_file(store, path);
+    ::_exit(report.is_ok() ? 1 : report.status().code() == ErrorCode::kIOError ? 0 : 2);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "1: the export succeeded, 2: another error than kIOError";
+  EXPECT_EQ(testing::read_bytes(path), "the previous export\n");
+  int exports = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::path(path).parent_path()))
+    exports += entry.path().filename().string().rfind("out.jsonl", 0) == 0;
+  EXPECT_EQ(exports, 1) << "out.jsonl alone, nothing partial beside it";
 }
 
 TEST(Jsonl, MissingInputFileIsNotFound) {
