@@ -78,22 +78,12 @@ bool reduces_to_one_value(const Stage& stage, int64_t lanes) {
 }
 
 // Then `lanes` partial results along the innermost reduce axis
-// (name + ".rf", computed at the root), accumulated as one vector with every
-// reduce loop outside it, innermost last so that each vector reads
-// contiguous memory; the stage itself reduces the vector.
+// (name + ".rf", computed at the root), accumulated as one vector; the
+// stage itself reduces the vector.
 Status schedule_partial_results(Sched& s, const std::string& name, int64_t lanes) {
   const Stage& stage = s.state().stage(s.state().stage_index(name));
   TESSERA_RETURN_IF_ERROR(s.rfactor(name, static_cast<int>(stage.reduce_axes.size()) - 1, lanes));
-  const std::string rf = name + ".rf";
-  // [kf, axes..., ko, other reduce axes...] -> [axes..., others..., ko, kf]
-  const std::vector<Var> loops = s.loops(rf);
-  const size_t rank = s.state().stage(s.state().stage_index(rf)).axes.size();
-  std::vector<Var> order(loops.begin() + 1, loops.begin() + static_cast<std::ptrdiff_t>(rank));
-  order.insert(order.end(), loops.begin() + static_cast<std::ptrdiff_t>(rank) + 1, loops.end());
-  order.push_back(loops[rank]);
-  order.push_back(loops[0]);
-  TESSERA_RETURN_IF_ERROR(s.reorder(rf, order));
-  return s.annotate(rf, loops[0], IterAnnotation::kVectorize);
+  return s.vectorize_partial_results(name + ".rf");
 }
 
 }  // namespace

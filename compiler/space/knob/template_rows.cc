@@ -143,15 +143,7 @@ int partials_axis(const ComputeDAG& dag, const std::string& stat, int64_t lanes)
 Status place_partials(Sched& s, const std::string& stat, const std::string& at, const Var& loop) {
   const std::string rf = stat + ".rf";
   TESSERA_RETURN_IF_ERROR(s.compute_at(rf, at, loop));
-  // [kf, row axes..., ko, other reduce axes...] -> [row axes..., others..., ko, kf]
-  const std::vector<Var> loops = s.loops(rf);
-  const size_t rank = s.state().stage(s.state().stage_index(rf)).axes.size();
-  std::vector<Var> order(loops.begin() + 1, loops.begin() + static_cast<std::ptrdiff_t>(rank));
-  order.insert(order.end(), loops.begin() + static_cast<std::ptrdiff_t>(rank) + 1, loops.end());
-  order.push_back(loops[rank]);
-  order.push_back(loops[0]);
-  TESSERA_RETURN_IF_ERROR(s.reorder(rf, order));
-  return s.annotate(rf, loops[0], IterAnnotation::kVectorize);
+  return s.vectorize_partial_results(rf);
 }
 
 }  // namespace

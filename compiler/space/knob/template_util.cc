@@ -207,6 +207,17 @@ Status Sched::rfactor(const std::string& stage, int reduce_axis, int64_t factor)
   return state_->rfactor(s, reduce_axis, factor);
 }
 
+Status Sched::vectorize_partial_results(const std::string& rf) {
+  const std::vector<Var> all = loops(rf);
+  const size_t rank = state_->stage(state_->stage_index(rf)).axes.size();
+  std::vector<Var> order(all.begin() + 1, all.begin() + static_cast<std::ptrdiff_t>(rank));
+  order.insert(order.end(), all.begin() + static_cast<std::ptrdiff_t>(rank) + 1, all.end());
+  order.push_back(all[rank]);
+  order.push_back(all[0]);
+  TESSERA_RETURN_IF_ERROR(reorder(rf, order));
+  return annotate(rf, all[0], IterAnnotation::kVectorize);
+}
+
 Status Sched::pad_tile(const std::string& stage) {
   TESSERA_ASSIGN_OR_RETURN(int s, stage_index(stage));
   return state_->pad_tile(s);

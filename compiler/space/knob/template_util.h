@@ -69,6 +69,10 @@ class Sched {
   /// Partial reductions of `stage` over `factor` slices of its reduce axis
   /// `reduce_axis` (RfactorStep): adds stage + ".rf", [factor, stage's shape...].
   Status rfactor(const std::string& stage, int reduce_axis, int64_t factor);
+  /// The partial results `rf` (a stage rfactor added: [kf, axes..., ko,
+  /// other reduce axes...]) accumulated as one vector: its loops reordered to
+  /// [axes..., others..., ko, kf], innermost reads contiguous, kf vectorized.
+  Status vectorize_partial_results(const std::string& rf);
   /// Computes `stage` (computed at a tile) over its whole tile (PadTileStep).
   Status pad_tile(const std::string& stage);
   /// Stores `stage` (a local copy) with its dimensions in `order` (StorageOrderStep).
