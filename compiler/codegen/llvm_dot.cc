@@ -2,8 +2,9 @@
 // int32 lane.
 //
 // Where the target has the instruction (x86 VNNI: vpdpbusd on 512-bit
-// vectors with AVX512-VNNI, on 256- and 128-bit ones with AVX-VNNI or
-// AVX512-VL), a vector of int32 becomes one call a register, the
+// vectors with AVX512-VNNI, on 256-bit ones with AVX-VNNI or AVX512-VL), a
+// vector of int32 whose lanes are a multiple of those becomes one call a
+// register, the
 // accumulator its first operand. Elsewhere the bytes are widened and
 // multiplied in int32 and the four products of each lane summed: exact, as
 // the instruction is, and not VPMADDUBSW, whose 16-bit sums saturate. (LLVM
@@ -57,9 +58,8 @@ llvm::Value* CodeGen::emit_dot_u8s8(llvm::Value* acc, const CallNode* dot) {
   llvm::Type* i32 = b_.getInt32Ty();
   const int native = native_dot_lanes();
   if (native > 0 && lanes % native == 0) {
-    const llvm::Intrinsic::ID id = native == 16  ? llvm::Intrinsic::x86_avx512_vpdpbusd_512
-                                   : native == 8 ? llvm::Intrinsic::x86_avx512_vpdpbusd_256
-                                                 : llvm::Intrinsic::x86_avx512_vpdpbusd_128;
+    const llvm::Intrinsic::ID id =
+        native == 16 ? llvm::Intrinsic::x86_avx512_vpdpbusd_512 : llvm::Intrinsic::x86_avx512_vpdpbusd_256;
     llvm::Function* fn = llvm::Intrinsic::getDeclaration(&mod_, id);
     llvm::FunctionType* ft = fn->getFunctionType();
     if (!acc) acc = llvm::Constant::getNullValue(type_of(dot->dtype));

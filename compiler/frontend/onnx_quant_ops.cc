@@ -23,10 +23,9 @@ using Node = onnx::NodeProto;
 
 namespace {
 
-bool is_8_bit(DType t) { return t == DType::i8() || t == DType::u8(); }
+using ops::is_8_bit_integer;
 
-// A zero point's type must be its tensor's (or, given alone, one Tessera's
-// integer kernels take).
+// A zero point's type must be its tensor's.
 Status check_zero_point_type(DType zero_point, DType want, const char* what) {
   if (zero_point != want)
     return invalid(std::string(what) + " zero point is " + zero_point.to_string() + ", its tensor " + want.to_string());
@@ -109,7 +108,7 @@ Status convert_quantize_linear(ImportContext& ctx, const Node& node) {
   }
   TESSERA_ASSIGN_OR_RETURN(QuantParams p, quant_params(ctx, node, to));
   const DType t = ctx.value(p.zero_point).dtype;
-  if (!is_8_bit(t)) return invalid("quantizing to " + t.to_string() + " is not supported (int8 and uint8 are)");
+  if (!is_8_bit_integer(t)) return invalid("quantizing to " + t.to_string() + " is not supported (int8 and uint8 are)");
   if (ctx.value(p.x).dtype != DType::f32())
     return invalid("quantizing " + ctx.value(p.x).dtype.to_string() + " is not supported (float32 is)");
   return ctx.emit(node, OpKind::kQuantize, graph::NoAttrs{}, {p.x, p.scale, p.zero_point}, ctx.value(p.x).shape, t);
@@ -118,7 +117,7 @@ Status convert_quantize_linear(ImportContext& ctx, const Node& node) {
 Status convert_dequantize_linear(ImportContext& ctx, const Node& node) {
   TESSERA_ASSIGN_OR_RETURN(ValueId x0, ctx.input(node, 0));
   const DType t = ctx.value(x0).dtype;
-  if (!is_8_bit(t) && t != DType::i32())
+  if (!is_8_bit_integer(t) && t != DType::i32())
     return invalid("dequantizing " + t.to_string() + " is not supported (int8, uint8 and int32 are)");
   TESSERA_ASSIGN_OR_RETURN(QuantParams p, quant_params(ctx, node, t));
   TESSERA_RETURN_IF_ERROR(check_zero_point_type(ctx.value(p.zero_point).dtype, t, "the"));
@@ -180,7 +179,7 @@ Result<ValueId> integer_operand(ImportContext& ctx, const Node& node, int index,
                                 const char* what) {
   TESSERA_ASSIGN_OR_RETURN(ValueId x, ctx.input(node, index));
   const DType t = ctx.value(x).dtype;
-  if (!is_8_bit(t)) return invalid(std::string(what) + " is " + t.to_string() + ", not int8 or uint8");
+  if (!is_8_bit_integer(t)) return invalid(std::string(what) + " is " + t.to_string() + ", not int8 or uint8");
   TESSERA_ASSIGN_OR_RETURN(ValueId zp, zero_point_or_zero(ctx, node, zp_index, t, (std::string(what) + "_zp").c_str()));
   TESSERA_RETURN_IF_ERROR(check_zero_point_type(ctx.value(zp).dtype, t, what));
   const auto xs = ctx.value(x).shape;
@@ -340,7 +339,7 @@ Status requantize(ImportContext& ctx, const Node& node, ValueId acc, int a_scale
   TESSERA_RETURN_IF_ERROR(check_scale(ctx, bs, "b"));
   TESSERA_RETURN_IF_ERROR(check_scale(ctx, ys, "y"));
   const DType t = ctx.value(yzp).dtype;
-  if (!is_8_bit(t)) return invalid("the output zero point is " + t.to_string() + ", not int8 or uint8");
+  if (!is_8_bit_integer(t)) return invalid("the output zero point is " + t.to_string() + ", not int8 or uint8");
   if (graph::shape_size(ctx.value(as).shape) != 1 || graph::shape_size(ctx.value(ys).shape) != 1 ||
       graph::shape_size(ctx.value(yzp).shape) != 1)
     return invalid("the input's and the output's scale and zero point must be one value each");

@@ -15,7 +15,8 @@ using detail::shape_str;
 
 namespace {
 
-bool is_8_bit(DType t) { return t.is_scalar() && t.is_integral() && !t.is_bool() && t.bits == 8; }
+double integer_min(DType t) { return t.is_uint() ? 0.0 : -std::ldexp(1.0, t.bits - 1); }
+double integer_max(DType t) { return t.is_uint() ? std::ldexp(1.0, t.bits) - 1 : std::ldexp(1.0, t.bits - 1) - 1; }
 
 // scale and zero point broadcast to x's shape, x keeping it.
 Status check_broadcast(const std::string& op, const Tensor& x, const Tensor& scale, const Tensor& zero_point) {
@@ -37,14 +38,13 @@ OpPattern pattern(const Tensor& x, const Tensor& scale, const Tensor& zero_point
 
 }  // namespace
 
-double integer_min(DType t) { return t.is_uint() ? 0.0 : -std::ldexp(1.0, t.bits - 1); }
-double integer_max(DType t) { return t.is_uint() ? std::ldexp(1.0, t.bits) - 1 : std::ldexp(1.0, t.bits - 1) - 1; }
+bool is_8_bit_integer(DType t) { return t == DType::i8() || t == DType::u8(); }
 
 Result<Tensor> quantize(const Tensor& x, const Tensor& scale, const Tensor& zero_point, const std::string& name) {
   TESSERA_RETURN_IF_ERROR(check_broadcast("quantize", x, scale, zero_point));
   if (x->dtype != DType::f32()) return invalid("quantize", "the input must be float32, not " + x->dtype.to_string());
   const DType t = zero_point->dtype;
-  if (!is_8_bit(t)) return invalid("quantize", "quantizes to int8 or uint8, not " + t.to_string());
+  if (!is_8_bit_integer(t)) return invalid("quantize", "quantizes to int8 or uint8, not " + t.to_string());
   const DType f = DType::f32();
   return compute(
       x->shape,
@@ -58,7 +58,7 @@ Result<Tensor> quantize(const Tensor& x, const Tensor& scale, const Tensor& zero
 
 Result<Tensor> dequantize(const Tensor& x, const Tensor& scale, const Tensor& zero_point, const std::string& name) {
   TESSERA_RETURN_IF_ERROR(check_broadcast("dequantize", x, scale, zero_point));
-  if (!is_8_bit(x->dtype) && x->dtype != DType::i32())
+  if (!is_8_bit_integer(x->dtype) && x->dtype != DType::i32())
     return invalid("dequantize", "dequantizes int8, uint8 or int32, not " + x->dtype.to_string());
   if (zero_point->dtype != x->dtype)
     return invalid("dequantize", "the zero point is " + zero_point->dtype.to_string() + ", the input " +

@@ -29,8 +29,8 @@ double quantize_reference(double x, double scale, double zero_point, DType t);
 /// dequantize() of one element in float32.
 double dequantize_reference(double x, double scale, double zero_point);
 
-/// The smallest and largest value of an integer type.
-double integer_min(DType t);
-double integer_max(DType t);
+/// int8 or uint8: the types quantize() writes and dequantize() reads
+/// besides int32.
+bool is_8_bit_integer(DType t);
 
 }  // namespace tessera::ops
