@@ -19,6 +19,14 @@ struct ImportContext {
   graph::Graph g;
   std::map<std::string, graph::ValueId> values;
   int64_t opset = 0;
+  /// How DequantizeLinear made a value (folded at once or not): its
+  /// integer input, and its scale and zero point shaped to broadcast
+  /// against it. Converters that can run their operator on the integers
+  /// (an integer Conv) look here.
+  struct Dequantized {
+    graph::ValueId x, scale, zero_point;
+  };
+  std::map<graph::ValueId, Dequantized> dequantized;
 
   /// Input i of `node`, or kInvalidArgument when it is missing or undefined.
   Result<graph::ValueId> input(const onnx::NodeProto& node, int i) const;
@@ -73,6 +81,21 @@ Status convert_shape(ImportContext& ctx, const onnx::NodeProto& node);
 Status convert_gather(ImportContext& ctx, const onnx::NodeProto& node);
 Status convert_cast(ImportContext& ctx, const onnx::NodeProto& node);
 Status convert_identity(ImportContext& ctx, const onnx::NodeProto& node);  ///< also Dropout
+
+/// A 2-D Conv's attributes (strides, dilations, pads from `pads` or
+/// auto_pad, group) checked against input `xs` and weight `ws`, and its
+/// output shape.
+struct ConvGeometry {
+  graph::ConvAttrs attrs;
+  std::vector<int64_t> shape;
+};
+Result<ConvGeometry> conv_geometry(const onnx::NodeProto& node, const std::vector<int64_t>& xs,
+                                   const std::vector<int64_t>& ws);
+/// A 2-D Conv of dequantized uint8 X (one scale and zero point) and
+/// dequantized constant int8 weights (zero points 0) run on the integers
+/// (onnx_quant_ops.cc): the int32 convolution, then its scales and bias as
+/// an epilogue. False, with nothing emitted, where that does not apply.
+Result<bool> convert_dequantized_conv(ImportContext& ctx, const onnx::NodeProto& node, const ConvGeometry& geometry);
 
 /// 3-D Conv and ConvTranspose (rank-5 input), as 2-D convolutions
 /// (onnx_conv3d.cc); convert_conv and convert_conv_transpose dispatch here.

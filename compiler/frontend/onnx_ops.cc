@@ -217,13 +217,10 @@ Status convert_1d_as_2d(ImportContext& ctx, const Node& node, Status (*convert_2
   return ctx.emit(node, OpKind::kReshape, graph::NoAttrs{}, {y}, shape, ctx.value(y).dtype);
 }
 
-Status convert_conv(ImportContext& ctx, const Node& node) {
-  TESSERA_ASSIGN_OR_RETURN(ValueId x, ctx.input(node, 0));
-  TESSERA_ASSIGN_OR_RETURN(ValueId w, ctx.input(node, 1));
-  const auto xs = ctx.value(x).shape, ws = ctx.value(w).shape;
-  if (xs.size() == 3) return convert_1d_as_2d(ctx, node, convert_conv);
-  if (xs.size() == 5) return convert_conv_3d(ctx, node);
-  if (xs.size() != 4 || ws.size() != 4) return invalid("only 1-D, 2-D and 3-D convolutions (rank-3/4/5 input and weight) are supported");
+}  // namespace
+
+Result<ConvGeometry> conv_geometry(const Node& node, const std::vector<int64_t>& xs, const std::vector<int64_t>& ws) {
+  if (xs.size() != 4 || ws.size() != 4) return invalid("a 2-D convolution needs rank-4 input and weight");
   graph::ConvAttrs a;
   a.groups = attr_int(node, "group", 1);
   const auto strides = attr_ints(node, "strides", {1, 1}), dil = attr_ints(node, "dilations", {1, 1});
@@ -237,15 +234,30 @@ Status convert_conv(ImportContext& ctx, const Node& node) {
   TESSERA_ASSIGN_OR_RETURN(auto p, window_pads(node, xs, k, s, d));
   a.stride_h = s[0], a.stride_w = s[1], a.dilation_h = d[0], a.dilation_w = d[1];
   a.pad_top = p[0], a.pad_left = p[1], a.pad_bottom = p[2], a.pad_right = p[3];
+  const int64_t oh = (xs[2] + p[0] + p[2] - d[0] * (k[0] - 1) - 1) / s[0] + 1;
+  const int64_t ow = (xs[3] + p[1] + p[3] - d[1] * (k[1] - 1) - 1) / s[1] + 1;
+  return ConvGeometry{a, {xs[0], ws[0], oh, ow}};
+}
+
+namespace {
+
+Status convert_conv(ImportContext& ctx, const Node& node) {
+  TESSERA_ASSIGN_OR_RETURN(ValueId x, ctx.input(node, 0));
+  TESSERA_ASSIGN_OR_RETURN(ValueId w, ctx.input(node, 1));
+  const auto xs = ctx.value(x).shape, ws = ctx.value(w).shape;
+  if (xs.size() == 3) return convert_1d_as_2d(ctx, node, convert_conv);
+  if (xs.size() == 5) return convert_conv_3d(ctx, node);
+  if (xs.size() != 4 || ws.size() != 4) return invalid("only 1-D, 2-D and 3-D convolutions (rank-3/4/5 input and weight) are supported");
+  TESSERA_ASSIGN_OR_RETURN(ConvGeometry geometry, conv_geometry(node, xs, ws));
   std::vector<ValueId> inputs{x, w};
   if (ImportContext::has_input(node, 2)) {
     TESSERA_ASSIGN_OR_RETURN(ValueId b, ctx.input(node, 2));
     if (ctx.value(b).shape != std::vector<int64_t>{ws[0]}) return invalid("bias must have shape [K]");
     inputs.push_back(b);
   }
-  const int64_t oh = (xs[2] + p[0] + p[2] - d[0] * (k[0] - 1) - 1) / s[0] + 1;
-  const int64_t ow = (xs[3] + p[1] + p[3] - d[1] * (k[1] - 1) - 1) / s[1] + 1;
-  return ctx.emit(node, OpKind::kConv, a, inputs, {xs[0], ws[0], oh, ow}, ctx.value(x).dtype);
+  TESSERA_ASSIGN_OR_RETURN(bool on_integers, convert_dequantized_conv(ctx, node, geometry));
+  if (on_integers) return Status::ok();
+  return ctx.emit(node, OpKind::kConv, geometry.attrs, inputs, geometry.shape, ctx.value(x).dtype);
 }
 
 Status convert_conv_transpose(ImportContext& ctx, const Node& node) {

@@ -13,6 +13,7 @@
 #include <optional>
 
 #include "compiler/frontend/onnx_context.h"
+#include "compiler/graph/pack_words.h"
 #include "compiler/ops/quantize.h"
 
 namespace tessera::frontend::detail {
@@ -121,8 +122,10 @@ Status convert_dequantize_linear(ImportContext& ctx, const Node& node) {
     return invalid("dequantizing " + t.to_string() + " is not supported (int8, uint8 and int32 are)");
   TESSERA_ASSIGN_OR_RETURN(QuantParams p, quant_params(ctx, node, t));
   TESSERA_RETURN_IF_ERROR(check_zero_point_type(ctx.value(p.zero_point).dtype, t, "the"));
-  return ctx.emit(node, OpKind::kDequantize, graph::NoAttrs{}, {p.x, p.scale, p.zero_point}, ctx.value(p.x).shape,
-                  DType::f32());
+  TESSERA_RETURN_IF_ERROR(ctx.emit(node, OpKind::kDequantize, graph::NoAttrs{}, {p.x, p.scale, p.zero_point},
+                                   ctx.value(p.x).shape, DType::f32()));
+  ctx.dequantized[ctx.values.at(node.output(0))] = {p.x, p.scale, p.zero_point};
+  return Status::ok();
 }
 
 // uint8 with the tensor's own range (widened to hold 0): scale =
@@ -217,22 +220,13 @@ struct PackedWeights {
   graph::Constant words, column_sums;
 };
 
-PackedWeights pack_weights(const graph::Constant& b) {
-  const int64_t k = b.shape[0], n = b.shape[1];
+Result<PackedWeights> pack_weights(const graph::Constant& b) {
+  TESSERA_ASSIGN_OR_RETURN(graph::Constant words, graph::pack_int8_words(b, 0));
+  const int64_t n = b.shape[1];
   const std::vector<double> v = b.to_doubles();
-  std::vector<double> words(static_cast<size_t>(k / 4 * n)), sums(static_cast<size_t>(n));
-  for (int64_t q = 0; q < k / 4; ++q)
-    for (int64_t j = 0; j < n; ++j) {
-      uint32_t word = 0;
-      for (int64_t r = 0; r < 4; ++r) {
-        const double x = v[static_cast<size_t>((4 * q + r) * n + j)];
-        word |= uint32_t{static_cast<uint8_t>(static_cast<int8_t>(x))} << (8 * r);
-        sums[static_cast<size_t>(j)] += x;
-      }
-      words[static_cast<size_t>(q * n + j)] = static_cast<double>(static_cast<int32_t>(word));
-    }
-  return {graph::Constant::from_doubles(DType::i32(), {k / 4, n}, words),
-          graph::Constant::from_doubles(DType::i32(), {n}, sums)};
+  std::vector<double> sums(static_cast<size_t>(n));
+  for (size_t i = 0; i < v.size(); ++i) sums[i % static_cast<size_t>(n)] += v[i];
+  return PackedWeights{std::move(words), graph::Constant::from_doubles(DType::i32(), {n}, sums)};
 }
 
 // The product on the dot-product path, where it applies: uint8 A with one
@@ -259,7 +253,7 @@ Result<std::optional<ValueId>> dot_product_matmul(ImportContext& ctx, const Node
     if (!is_zero_constant(ctx, z)) xz = z;
   }
   const std::string name = base_name(node);
-  PackedWeights packed = pack_weights(ctx.g.constant(w));
+  TESSERA_ASSIGN_OR_RETURN(PackedWeights packed, pack_weights(ctx.g.constant(w)));
   const ValueId words = ctx.g.add_constant(name + ".b_words", std::move(packed.words));
   std::vector<int64_t> shape(xs.begin(), xs.end() - 1);
   shape.push_back(ws[1]);
@@ -297,10 +291,95 @@ Result<ValueId> integer_matmul(ImportContext& ctx, const Node& node, int a, int 
   return convert_as(ctx, node, "MatMul", {wa, wb}, output);
 }
 
+// The int32 convolution on the dot-product path, where it applies: uint8 x
+// with one zero point, constant int8 w (zero points 0), input channels a
+// multiple of 4, one group. sum (x - xz) w = sum x w - xz * (each output
+// channel's weight sum) where the padding reads xz: the correction is an
+// epilogue along K. A zero point known only at run time serves an unpadded
+// conv alone. Nothing (nullopt) where it does not apply.
+Result<std::optional<ValueId>> dot_product_conv(ImportContext& ctx, const std::string& output, ValueId x,
+                                                std::optional<ValueId> xz, ValueId w, graph::ConvAttrs a,
+                                                const std::vector<int64_t>& shape) {
+  const auto xs = ctx.value(x).shape, ws = ctx.value(w).shape;
+  if (ctx.value(x).dtype != DType::u8() || ctx.value(w).dtype != DType::i8() || !ctx.g.is_constant(w) ||
+      a.groups != 1 || xs.size() != 4 || ws.size() != 4 || xs[1] % 4 != 0)
+    return std::optional<ValueId>();
+  if (xz) {
+    if (graph::shape_size(ctx.value(*xz).shape) != 1 || ctx.value(*xz).dtype != DType::u8())
+      return std::optional<ValueId>();
+    const bool padded = a.pad_top || a.pad_left || a.pad_bottom || a.pad_right;
+    if (ctx.g.is_constant(*xz)) a.pad_value = static_cast<int64_t>(ctx.g.constant(*xz).at(0));
+    else if (padded) return std::optional<ValueId>();  // the padding must read the zero point
+    if (is_zero_constant(ctx, *xz)) xz.reset();
+  }
+  const DType i32 = DType::i32();
+  std::optional<ValueId> correction;
+  if (xz) {
+    // The correction first: the subtraction then follows the product at once
+    // and fuses into its kernel as an epilogue.
+    const std::vector<double> v = ctx.g.constant(w).to_doubles();
+    const size_t per_channel = v.size() / static_cast<size_t>(ws[0]);
+    std::vector<double> sums(static_cast<size_t>(ws[0]));
+    for (size_t i = 0; i < v.size(); ++i) sums[i / per_channel] += v[i];
+    const ValueId sum = ctx.g.add_constant(output + ".w_sums", graph::Constant::from_doubles(i32, {ws[0], 1, 1}, sums));
+    TESSERA_ASSIGN_OR_RETURN(ValueId z, ctx.add(output + ".x_zp_i32", OpKind::kCast, graph::CastAttrs{i32}, {*xz},
+                                                ctx.value(*xz).shape, i32));
+    TESSERA_ASSIGN_OR_RETURN(correction, ctx.add(output + ".zp_correction", OpKind::kMul, graph::NoAttrs{}, {z, sum},
+                                                 {ws[0], 1, 1}, i32));
+  }
+  TESSERA_ASSIGN_OR_RETURN(ValueId acc, ctx.add(correction ? output + ".dot" : output, OpKind::kConvU8S8, a, {x, w},
+                                                shape, i32));
+  if (!correction) return std::optional<ValueId>(acc);
+  TESSERA_ASSIGN_OR_RETURN(ValueId c, ctx.add(output, OpKind::kSub, graph::NoAttrs{}, {acc, *correction}, shape, i32));
+  return std::optional<ValueId>(c);
+}
+
+// `v` (one value per output channel, or one) as [K, 1, 1], to broadcast
+// along the channels of an NCHW output.
+Result<ValueId> per_output_channel(ImportContext& ctx, const std::string& name, ValueId v, int64_t k) {
+  if (graph::shape_size(ctx.value(v).shape) == 1) return v;
+  if (graph::shape_size(ctx.value(v).shape) != k)
+    return invalid("expected one value or " + std::to_string(k) + " (one per output channel), not " +
+                   graph::shape_string(ctx.value(v).shape));
+  return ctx.add(name, OpKind::kReshape, graph::NoAttrs{}, {v}, {k, 1, 1}, ctx.value(v).dtype);
+}
+
+// ConvInteger's and QLinearConv's product on the dot-product path (w's zero
+// point absent or 0), its int32 bias added; nullopt where it does not apply.
+Result<std::optional<ValueId>> dot_product_integer_conv(ImportContext& ctx, const Node& node, int x, int x_zp, int w,
+                                                        int w_zp, int bias, const std::string& output) {
+  TESSERA_ASSIGN_OR_RETURN(ValueId xq, ctx.input(node, x));
+  TESSERA_ASSIGN_OR_RETURN(ValueId wq, ctx.input(node, w));
+  if (ImportContext::has_input(node, w_zp)) {
+    TESSERA_ASSIGN_OR_RETURN(ValueId wz, ctx.input(node, w_zp));
+    if (!is_zero_constant(ctx, wz)) return std::optional<ValueId>();
+  }
+  std::optional<ValueId> xz;
+  if (ImportContext::has_input(node, x_zp)) {
+    TESSERA_ASSIGN_OR_RETURN(xz, ctx.input(node, x_zp));
+  }
+  const auto xs = ctx.value(xq).shape, ws = ctx.value(wq).shape;
+  if (xs.size() != 4 || ws.size() != 4) return std::optional<ValueId>();
+  TESSERA_ASSIGN_OR_RETURN(ConvGeometry geometry, conv_geometry(node, xs, ws));
+  const bool biased = bias >= 0 && ImportContext::has_input(node, bias);
+  TESSERA_ASSIGN_OR_RETURN(std::optional<ValueId> acc, dot_product_conv(ctx, biased ? output + ".acc" : output, xq, xz,
+                                                                        wq, geometry.attrs, geometry.shape));
+  if (!acc || !biased) return acc;
+  TESSERA_ASSIGN_OR_RETURN(ValueId b, ctx.input(node, bias));
+  if (ctx.value(b).dtype != DType::i32()) return invalid("the bias is " + ctx.value(b).dtype.to_string() + ", not int32");
+  TESSERA_ASSIGN_OR_RETURN(b, per_output_channel(ctx, output + ".bias", b, ws[0]));
+  TESSERA_ASSIGN_OR_RETURN(ValueId y, ctx.add(output, OpKind::kAdd, graph::NoAttrs{}, {*acc, b}, geometry.shape,
+                                              DType::i32()));
+  return std::optional<ValueId>(y);
+}
+
 // The int32 convolution of ConvInteger and QLinearConv: x's zero point one
 // value, w's one value or one per output channel; an int32 bias.
 Result<ValueId> integer_conv(ImportContext& ctx, const Node& node, int x, int x_zp, int w, int w_zp, int bias,
                              const std::string& output) {
+  TESSERA_ASSIGN_OR_RETURN(std::optional<ValueId> fast,
+                           dot_product_integer_conv(ctx, node, x, x_zp, w, w_zp, bias, output));
+  if (fast) return *fast;
   TESSERA_ASSIGN_OR_RETURN(ValueId wx, integer_operand(ctx, node, x, x_zp, -1, "x"));
   TESSERA_ASSIGN_OR_RETURN(ValueId ww, integer_operand(ctx, node, w, w_zp, 0, "w"));
   std::vector<ValueId> inputs = {wx, ww};
@@ -369,6 +448,47 @@ Status convert_qlinear_conv(ImportContext& ctx, const Node& node) {
 }
 
 }  // namespace
+
+Result<bool> convert_dequantized_conv(ImportContext& ctx, const Node& node, const ConvGeometry& geometry) {
+  TESSERA_ASSIGN_OR_RETURN(ValueId x, ctx.input(node, 0));
+  TESSERA_ASSIGN_OR_RETURN(ValueId w, ctx.input(node, 1));
+  const auto xd = ctx.dequantized.find(x), wd = ctx.dequantized.find(w);
+  if (xd == ctx.dequantized.end() || wd == ctx.dequantized.end()) return false;
+  const ImportContext::Dequantized xq = xd->second, wq = wd->second;
+  const auto& g = ctx.g;
+  const int64_t k = geometry.shape[1];
+  // One constant scale for x (its zero point is dot_product_conv's to
+  // check), constant scales for w and zero points of 0.
+  if (!g.is_constant(xq.scale) || graph::shape_size(ctx.value(xq.scale).shape) != 1 || !g.is_constant(wq.scale) ||
+      !is_zero_constant(ctx, wq.zero_point) || ctx.value(wq.x).dtype != DType::i8())
+    return false;
+  const int64_t w_scales = graph::shape_size(ctx.value(wq.scale).shape);
+  if (w_scales != 1 && w_scales != k) return false;
+  const std::string name = base_name(node);
+  TESSERA_ASSIGN_OR_RETURN(std::optional<ValueId> acc, dot_product_conv(ctx, name + ".acc", xq.x, xq.zero_point, wq.x,
+                                                                        geometry.attrs, geometry.shape));
+  if (!acc) return false;
+  // y = acc * (x_scale * w_scale[k]) (+ bias): the dequantized operands'
+  // product, with the integers summed exactly first.
+  const float x_scale = static_cast<float>(g.constant(xq.scale).at(0));
+  const std::vector<double> w_scale = g.constant(wq.scale).to_doubles();
+  std::vector<float> scales(static_cast<size_t>(k));
+  for (int64_t c = 0; c < k; ++c) scales[static_cast<size_t>(c)] = x_scale * static_cast<float>(w_scale[w_scales == 1 ? 0 : c]);
+  const ValueId scale = ctx.g.add_constant(name + ".scale", graph::Constant::from_floats({k, 1, 1}, scales));
+  const DType f = DType::f32();
+  TESSERA_ASSIGN_OR_RETURN(ValueId real, ctx.add(name + ".f32", OpKind::kCast, graph::CastAttrs{f}, {*acc},
+                                                 geometry.shape, f));
+  if (!ImportContext::has_input(node, 2)) {
+    TESSERA_RETURN_IF_ERROR(ctx.emit(node, OpKind::kMul, graph::NoAttrs{}, {real, scale}, geometry.shape, f));
+    return true;
+  }
+  TESSERA_ASSIGN_OR_RETURN(ValueId scaled, ctx.add(name + ".scaled", OpKind::kMul, graph::NoAttrs{}, {real, scale},
+                                                   geometry.shape, f));
+  TESSERA_ASSIGN_OR_RETURN(ValueId b, ctx.input(node, 2));
+  TESSERA_ASSIGN_OR_RETURN(b, per_output_channel(ctx, name + ".bias", b, k));
+  TESSERA_RETURN_IF_ERROR(ctx.emit(node, OpKind::kAdd, graph::NoAttrs{}, {scaled, b}, geometry.shape, f));
+  return true;
+}
 
 void add_quant_converters(std::map<std::string, Converter>& table) {
   table["QuantizeLinear"] = convert_quantize_linear;

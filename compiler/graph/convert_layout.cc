@@ -15,6 +15,7 @@
 #include <map>
 #include <set>
 
+#include "compiler/graph/pack_words.h"
 #include "compiler/graph/passes.h"
 
 namespace tessera::graph {
@@ -72,9 +73,10 @@ bool follows_layout(OpKind k) {
 }
 
 // A 2-D conv with constant weights: plain, grouped or depthwise (NHWC
-// vectorizes all three along the channels).
+// vectorizes all three along the channels), or an integer one (NHWC is its
+// dot-product form).
 bool convertible_conv(const Graph& g, const Node& n) {
-  if (n.kind != OpKind::kConv) return false;
+  if (n.kind != OpKind::kConv && n.kind != OpKind::kConvU8S8) return false;
   const auto& a = std::get<ConvAttrs>(n.attrs);
   return !a.nhwc && g.value(n.inputs[0]).shape.size() == 4 && g.is_constant(n.inputs[1]);
 }
@@ -85,8 +87,9 @@ class LayoutRewriter {
 
   Result<Graph> run() {
     for (const Node& n : g_.nodes()) {
-      if (convertible_conv(g_, n)) convert_conv(n);
-      else if (!try_follow(n) && !try_max_pool(n) && !try_global_avg_pool(n) && !try_resize(n) && !try_concat(n))
+      if (convertible_conv(g_, n)) {
+        TESSERA_RETURN_IF_ERROR(convert_conv(n));
+      } else if (!try_follow(n) && !try_max_pool(n) && !try_global_avg_pool(n) && !try_resize(n) && !try_concat(n))
         keep(n);
     }
     for (ValueId v : g_.outputs()) need_nchw(v);
@@ -114,18 +117,24 @@ class LayoutRewriter {
     out_.add_node(Node{g_.value(v).name + ".nchw", OpKind::kTranspose, PermAttrs{kToNchw}, {nhwc_.at(v)}, {v}});
   }
 
-  // The conv in NHWC: input transposed (or already NHWC), weight OIHW -> HWIO.
-  void convert_conv(const Node& n) {
+  // The conv in NHWC: input transposed (or already NHWC), weight OIHW -> HWIO
+  // (an integer conv's packed four input channels to a word).
+  Status convert_conv(const Node& n) {
     auto a = std::get<ConvAttrs>(n.attrs);
     a.nhwc = true;
     const ValueId w = n.inputs[1];
-    const ValueId hwio = out_.add_constant(g_.value(w).name + ".hwio", permute_constant(g_.constant(w), {2, 3, 1, 0}));
+    Constant weights = permute_constant(g_.constant(w), {2, 3, 1, 0});
+    if (n.kind == OpKind::kConvU8S8) {
+      TESSERA_ASSIGN_OR_RETURN(weights, pack_int8_words(weights, 2));
+    }
+    const ValueId hwio = out_.add_constant(g_.value(w).name + ".hwio", std::move(weights));
     std::vector<ValueId> inputs = {need_nhwc(n.inputs[0]), hwio};
     for (size_t i = 2; i < n.inputs.size(); ++i) {
       need_nchw(n.inputs[i]);
       inputs.push_back(n.inputs[i]);
     }
     produce_nhwc(n, a, inputs);
+    return Status::ok();
   }
 
   // An elementwise node with an NHWC input runs in NHWC: rank-4 inputs are
@@ -242,7 +251,7 @@ Result<Graph> convert_layout_nhwc(const Graph& g) {
   // side.
   int convs = 0;
   for (const Node& n : g.nodes()) {
-    if (n.kind != OpKind::kConv) continue;
+    if (n.kind != OpKind::kConv && n.kind != OpKind::kConvU8S8) continue;
     if (!convertible_conv(g, n)) return g;
     ++convs;
   }

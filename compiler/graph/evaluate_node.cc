@@ -239,7 +239,7 @@ Status fold_elementwise(const Fold& f, std::vector<double>& result) {
 
 bool is_foldable(OpKind kind) {
   switch (kind) {
-    case OpKind::kConv: case OpKind::kConvTranspose: case OpKind::kGemm: case OpKind::kMatMul: case OpKind::kMatMulU8S8:
+    case OpKind::kConv: case OpKind::kConvTranspose: case OpKind::kGemm: case OpKind::kMatMul: case OpKind::kMatMulU8S8: case OpKind::kConvU8S8:
     case OpKind::kMaxPool: case OpKind::kAvgPool:
     case OpKind::kGlobalAvgPool: case OpKind::kSoftmax: case OpKind::kReduceMean: case OpKind::kBatchNorm:
     case OpKind::kReduceSum: case OpKind::kReduceMax: case OpKind::kLayerNorm: case OpKind::kResize:

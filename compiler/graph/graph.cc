@@ -190,7 +190,7 @@ Status Graph::validate() const {
 OpPattern node_pattern(const Graph& g, const Node& n) {
   switch (n.kind) {
     case OpKind::kConv: case OpKind::kConvTranspose: case OpKind::kGemm: case OpKind::kMatMul:
-    case OpKind::kMatMulU8S8: case OpKind::kExternal:
+    case OpKind::kMatMulU8S8: case OpKind::kConvU8S8: case OpKind::kExternal:
       return OpPattern::kComplex;
     case OpKind::kMaxPool: case OpKind::kAvgPool: case OpKind::kGlobalAvgPool: case OpKind::kSoftmax:
     case OpKind::kReduceMean: case OpKind::kReduceSum: case OpKind::kReduceMax: case OpKind::kLayerNorm:
@@ -243,7 +243,8 @@ struct AttrPrinter {
     std::ostringstream s;
     s << "stride=" << a.stride_h << "x" << a.stride_w << " pad=" << a.pad_top << "," << a.pad_left << ","
       << a.pad_bottom << "," << a.pad_right << " dilation=" << a.dilation_h << "x" << a.dilation_w
-      << " groups=" << a.groups << (a.nhwc ? " layout=nhwc" : "") << (a.winograd ? " winograd" : "");
+      << " groups=" << a.groups << (a.nhwc ? " layout=nhwc" : "") << (a.winograd ? " winograd" : "")
+      << (a.pad_value != 0 ? " pad_value=" + std::to_string(a.pad_value) : "");
     return s.str();
   }
   std::string operator()(const GemmAttrs& a) const {

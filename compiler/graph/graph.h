@@ -42,14 +42,19 @@ namespace tessera::graph {
   X(kGatherElements, "gather_elements") X(kExpand, "expand") X(kTile, "tile") X(kGatherND, "gather_nd")   \
   X(kScatterElements, "scatter_elements") X(kScatterND, "scatter_nd") X(kEinsum, "einsum") \
   X(kGridSample, "grid_sample") X(kQuantize, "quantize") X(kDequantize, "dequantize") \
-  X(kMatMulU8S8, "matmul_u8s8") X(kExternal, "external")
+  X(kMatMulU8S8, "matmul_u8s8") X(kConvU8S8, "conv_u8s8") X(kExternal, "external")
 
 /// The operator a node applies. Reshape also stands for Flatten, Squeeze and
 /// Unsqueeze: its output value's shape says everything. kQuantize and
 /// kDequantize take (x, scale, zero point), the last two shaped to broadcast
 /// against x (ops/quantize.h). kMatMulU8S8 is ops::matmul_u8s8 of uint8
 /// bytes [..., M, K] and int8 weights packed four to an int32 word
-/// [K/4, N], to int32. kExternal is a region
+/// [K/4, N], to int32. kConvU8S8 is the convolution of uint8 X and int8
+/// weights to int32 (ConvAttrs, groups 1): NCHW with OIHW int8 weights as
+/// the importer writes it, or NHWC with the weights packed four input
+/// channels to an int32 word, R x S x C/4 x K (ops::conv2d_nhwc_u8s8; made
+/// by convert_layout_nhwc); the padding reads ConvAttrs::pad_value.
+/// kExternal is a region
 /// handed whole to an external backend (ExternalAttrs; made by partitioning,
 /// never by the importer).
 enum class OpKind : uint8_t {
@@ -74,6 +79,8 @@ struct ConvAttrs {
   /// NHWC conv only: computed by Winograd F(2x2, 3x3), the weight given
   /// transformed (4 x 4 x C x K, ops/winograd.h); set by convert_winograd.
   bool winograd = false;
+  /// kConvU8S8 only: the uint8 read outside the input (its zero point).
+  int64_t pad_value = 0;
 };
 /// Gemm: alpha * op(A) * op(B) + beta * C.
 struct GemmAttrs {

@@ -225,6 +225,7 @@ std::string template_op_for(const Graph& g, const graph::Node& anchor) {
     case OpKind::kGemm: return std::get<graph::GemmAttrs>(anchor.attrs).trans_b ? "dense" : "matmul";
     case OpKind::kMatMul: return g.value(anchor.outputs[0]).shape.size() == 2 ? "matmul" : "batch_matmul";
     case OpKind::kMatMulU8S8: return "matmul_u8s8";
+    case OpKind::kConvU8S8: return std::get<graph::ConvAttrs>(anchor.attrs).nhwc ? "conv2d_nhwc_u8s8" : "";
     case OpKind::kMaxPool: return std::get<graph::PoolAttrs>(anchor.attrs).nhwc ? "" : "max_pool2d";
     case OpKind::kAvgPool: return "avg_pool2d";
     case OpKind::kGlobalAvgPool: return "global_avg_pool2d";

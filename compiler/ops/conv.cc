@@ -114,6 +114,32 @@ Result<Tensor> conv2d_nhwc(const Tensor& x, const Tensor& w, Size2 stride, Paddi
       name, OpPattern::kComplex);
 }
 
+Result<Tensor> conv2d_nhwc_u8s8(const Tensor& x, const Tensor& w, Size2 stride, Padding2 padding, Size2 dilation,
+                                int64_t pad_value, const std::string& name) {
+  const std::string op = "conv2d_nhwc_u8s8";
+  TESSERA_RETURN_IF_ERROR(check_rank(op, "X", x, 4));
+  TESSERA_RETURN_IF_ERROR(check_rank(op, "W", w, 4));
+  if (x->dtype != DType::u8() || w->dtype != DType::i32())
+    return invalid(op, "X is uint8 and W int32 words, not " + x->dtype.to_string() + " and " + w->dtype.to_string());
+  const int64_t c = x->shape[3];
+  if (c % 4 != 0 || w->shape[2] != c / 4)
+    return invalid(op, "X " + shape_str(x->shape) + " and W " + shape_str(w->shape) +
+                           " disagree on C (C a multiple of 4, W holds C/4 words of four channels)");
+  if (pad_value < 0 || pad_value > 255) return invalid(op, "the pad value " + std::to_string(pad_value) + " is not a uint8");
+  TESSERA_ASSIGN_OR_RETURN(Window g, window_geometry(op, x->shape[1], x->shape[2], w->shape[0], w->shape[1],
+                                                      stride, padding, dilation));
+  TESSERA_ASSIGN_OR_RETURN(Tensor in, pad_spatial(x, 1, 2, padding, static_cast<double>(pad_value), "pad"));
+  IterVar ry = reduce_axis(w->shape[0], "ry"), rx = reduce_axis(w->shape[1], "rx"), rc = reduce_axis(c / 4, "rc");
+  return compute(
+      {x->shape[0], g.out_h, g.out_w, w->shape[3]},
+      [&](const Vars& i) {
+        Expr h = i[1] * stride.h + ry->var * dilation.h, wi = i[2] * stride.w + rx->var * dilation.w;
+        Expr word = detail::byte_word(in, {i[0], h, wi}, rc->var);
+        return sum(dot_u8s8(word, read(w, {ry->var, rx->var, rc->var, i[3]})), {ry, rx, rc});
+      },
+      name, OpPattern::kComplex);
+}
+
 Result<Tensor> depthwise_conv2d_nchw(const Tensor& x, const Tensor& w, Size2 stride, Padding2 padding,
                                      Size2 dilation, const std::string& name) {
   const std::string op = "depthwise_conv2d_nchw";

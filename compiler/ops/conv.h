@@ -31,6 +31,16 @@ Result<Tensor> conv2d_nchw(const Tensor& x, const Tensor& w, Size2 stride = 1, P
 Result<Tensor> conv2d_nhwc(const Tensor& x, const Tensor& w, Size2 stride = 1, Padding2 padding = 0,
                            Size2 dilation = 1, int64_t groups = 1, const std::string& name = "conv2d_nhwc");
 
+/// The integer convolution on a dot-product unit: X uint8 N x H x W x C
+/// (C a multiple of 4) and int8 weights packed four input channels to an
+/// int32 word, W: R x S x C/4 x K (W[r, s, q, k] holds the weights of
+/// channels 4q .. 4q + 3), giving int32 N x P x Q x K, exact. The padding
+/// reads `pad_value` (a uint8: the input's zero point, so that padding
+/// adds nothing once the zero point's sum is taken off).
+Result<Tensor> conv2d_nhwc_u8s8(const Tensor& x, const Tensor& w, Size2 stride = 1, Padding2 padding = 0,
+                                Size2 dilation = 1, int64_t pad_value = 0,
+                                const std::string& name = "conv2d_nhwc_u8s8");
+
 /// Depthwise convolution of X: N x C x H x W with W: C x M x R x S (M output
 /// channels per input channel), giving N x C*M x P x Q; output channel c
 /// reads input channel c / M.

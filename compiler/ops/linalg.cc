@@ -50,19 +50,11 @@ Result<Tensor> matmul_u8s8(const Tensor& a, const Tensor& b, const std::string& 
   shape.push_back(b->shape[1]);
   const size_t rank = shape.size();
   IterVar q = reduce_axis(words, "k");
-  // Word q of A's row: its four bytes from the lowest (the int32 product wraps
-  // the highest into the sign, as the bits of a word are).
   auto word = [&](const Vars& i) {
     if (!bytes) return read(a, {i[0], q->var});
-    std::vector<Expr> idx;
-    for (size_t d = 0; d + 1 < i.size(); ++d) idx.push_back(static_cast<const Expr&>(i[d]));
-    idx.push_back(q->var * make_int(4));
-    Expr w = cast(DType::i32(), read(a, idx));
-    for (int r = 1; r < 4; ++r) {
-      idx.back() = q->var * make_int(4) + make_int(r);
-      w = w + cast(DType::i32(), read(a, idx)) * make_const(DType::i32(), double(int64_t{1} << (8 * r)));
-    }
-    return w;
+    std::vector<Expr> row = detail::as_exprs(i);
+    row.pop_back();
+    return detail::byte_word(a, std::move(row), q->var);
   };
   return compute(
       shape, [&](const Vars& i) { return sum(dot_u8s8(word(i), read(b, {q->var, i[rank - 1]})), {q}); }, name,

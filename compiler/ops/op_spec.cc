@@ -140,6 +140,21 @@ std::vector<OpEntry> op_table() {
                                                      q.at("groups"), nhwc ? "conv2d_nhwc" : "conv2d"));
                    }});
   }
+  ops.push_back({{"conv2d_nhwc_u8s8",
+                  "2-D convolution in int32, X: N x H x W x C uint8, W: R x S x C/4 x K int8 packed four input "
+                  "channels to an int32 word",
+                  {size("N", "batch"), four_bytes("C", "input channels"), size("H", "input height"),
+                   size("W", "input width"), size("K", "output channels"), size("R", "kernel height"),
+                   size("S", "kernel width"), size_or("stride", 1, 1, "stride of both spatial axes"),
+                   size_or("pad", 0, 0, "padding of all four sides (by the pad value)"),
+                   size_or("dilation", 1, 1, "dilation of both spatial axes"),
+                   OpParam{"pad_value", 0, 0, 255, "the uint8 read outside the input (its zero point)"}}},
+                 [](const Params& q) {
+                   Tensor x = placeholder({q.at("N"), q.at("H"), q.at("W"), q.at("C")}, DType::u8(), "X");
+                   Tensor w = placeholder({q.at("R"), q.at("S"), q.at("C") / 4, q.at("K")}, DType::i32(), "W");
+                   return with_output({x, w}, conv2d_nhwc_u8s8(x, w, q.at("stride"), q.at("pad"), q.at("dilation"),
+                                                               q.at("pad_value")));
+                 }});
   ops.push_back({{"conv2d_winograd_nhwc",
                   "3x3 stride-1 convolution by Winograd F(2x2, 3x3), X: N x H x W x C, U: 4 x 4 x C x K "
                   "(the transformed weights)",

@@ -1,5 +1,7 @@
 #include "compiler/ops/op_util.h"
 
+#include "compiler/ir/op.h"
+
 namespace tessera::ops::detail {
 
 std::string shape_str(const std::vector<int64_t>& shape) {
@@ -51,6 +53,16 @@ Result<Window> window_geometry(const std::string& op, int64_t h, int64_t w, int6
 }
 
 Expr constant(DType t, double v) { return make_const(t, v); }
+
+Expr byte_word(const Tensor& bytes, std::vector<Expr> prefix, const Expr& q) {
+  prefix.push_back(q * make_int(4));
+  Expr word = cast(DType::i32(), read(bytes, prefix));
+  for (int r = 1; r < 4; ++r) {
+    prefix.back() = q * make_int(4) + make_int(r);
+    word = word + cast(DType::i32(), read(bytes, prefix)) * make_const(DType::i32(), double(int64_t{1} << (8 * r)));
+  }
+  return word;
+}
 
 std::vector<Expr> as_exprs(const Vars& vars) {
   std::vector<Expr> out;

@@ -40,6 +40,12 @@ Expr constant(DType t, double v);
 /// The indices of `vars` (an output's axes) as Exprs.
 std::vector<Expr> as_exprs(const Vars& vars);
 
+/// Word `q` of the last axis of uint8 `bytes` at `prefix` (its other axes):
+/// the int32 whose bytes, lowest first, are bytes[prefix..., 4q .. 4q + 3]
+/// (the highest wraps into the sign, as the bits of a word are). What
+/// CallOp::kDotU8S8 takes as its unsigned operand.
+Expr byte_word(const Tensor& bytes, std::vector<Expr> prefix, const Expr& q);
+
 /// The indices of `t`, NumPy-broadcast into an output of rank `i.size()`, at
 /// output point `i`.
 std::vector<Expr> broadcast_indices(const Tensor& t, const Vars& i);

@@ -12,11 +12,17 @@
 #include "compiler/codegen/llvm_target.h"
 #include "compiler/ops/op_spec.h"
 #include "compiler/space/knob/templates.h"
+#include "tests/compiler/codegen/int8_test_util.h"
 #include "tests/compiler/codegen/run_native.h"
 #include "tests/compiler/schedule/random_steps.h"
 
 namespace tessera {
 namespace {
+
+using test::as_storage;
+using test::as_words;
+using test::count;
+using test::host_without_vnni;
 
 // An M x K uint8 and a K x N int8 matrix, packed four bytes of K to a word as
 // matmul_u8s8 reads them, and their product in int32.
@@ -53,19 +59,6 @@ Problem random_problem(int64_t m, int64_t n, int64_t k, uint32_t seed) {
   return p;
 }
 
-// The words of `v` as the float vectors the test harness stores 4-byte
-// elements in, and back.
-std::vector<float> as_storage(const std::vector<int32_t>& v) {
-  std::vector<float> s(v.size());
-  std::memcpy(s.data(), v.data(), v.size() * 4);
-  return s;
-}
-std::vector<int32_t> as_words(const std::vector<float>& s) {
-  std::vector<int32_t> v(s.size());
-  std::memcpy(v.data(), s.data(), s.size() * 4);
-  return v;
-}
-
 std::shared_ptr<const ComputeDAG> dag_of(const Problem& p) {
   auto inst = ops::parse_op_spec("matmul_u8s8:M=" + std::to_string(p.m) + ",N=" + std::to_string(p.n) +
                                  ",K=" + std::to_string(p.k));
@@ -79,14 +72,6 @@ State template_fallback(const Problem& p, const Target& target) {
   auto state = apply_fallback(*t, dag_of(p), target);
   EXPECT_TRUE(state.is_ok()) << state.status().to_string();
   return std::move(state).value();
-}
-
-// The host with the dot-product instruction turned off, or on.
-Target host_without_vnni() {
-  Target t = host_target();
-  t.features.push_back("-avx512vnni");
-  t.features.push_back("-avxvnni");
-  return t;
 }
 
 // Builds `state` for `target` and runs it on `p`'s operands.
@@ -125,12 +110,6 @@ TEST_P(DotU8S8, TheTemplatesProductEqualsTheDefinitionInterpretedAndBuilt) {
 INSTANTIATE_TEST_SUITE_P(Shapes, DotU8S8,
                          ::testing::Values(std::array<int64_t, 3>{5, 48, 64}, std::array<int64_t, 3>{64, 64, 256},
                                            std::array<int64_t, 3>{7, 33, 12}, std::array<int64_t, 3>{1, 100, 40}));
-
-int count(const std::string& text, const std::string& what) {
-  int n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
 
 // Built for Zen 4 (AVX512-VNNI) whatever this machine is: the micro-kernel's
 // products are vpdpbusd on 512-bit registers; with VNNI turned off, none.

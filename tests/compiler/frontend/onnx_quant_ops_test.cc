@@ -322,6 +322,95 @@ TEST(OnnxQuantOps, QLinearConvRequantizesPerChannelWithItsBias) {
   EXPECT_EQ(values_of<uint8_t>(*y), want);
 }
 
+int count_kind(const graph::Graph& g, graph::OpKind kind) {
+  int n = 0;
+  for (const graph::Node& node : g.nodes()) n += node.kind == kind;
+  return n;
+}
+
+// Input channels a multiple of 4, uint8 x with one zero point and constant
+// int8 weights with zero points of 0: the dot-product conv (conv_u8s8),
+// padding by the zero point, exact in NCHW as imported and in NHWC with its
+// weights packed to words. A zero point known only at run time takes it when
+// nothing is padded, and the widened conv when something is.
+TEST(OnnxQuantOps, ConvIntegerOfFourChannelMultiplesTakesTheDotProductPath) {
+  const int c = 8, h = 5, wd = 6, kout = 5, r = 3;
+  const ConvData d = conv_data(c, h, wd, kout, r);
+  for (int variant = 0; variant < 3; ++variant) {
+    const bool runtime_zero_point = variant > 0;
+    const int pad = variant == 2 ? 1 : variant == 1 ? 0 : 1;
+    ModelBuilder m(13);
+    m.input("x", {1, c, h, wd}, TensorProto::UINT8);
+    m.raw<int8_t>("w", {kout, c, r, r}, TensorProto::INT8, d.w);
+    if (runtime_zero_point) m.input("x_zp", {}, TensorProto::UINT8);
+    else m.raw<uint8_t>("x_zp", {}, TensorProto::UINT8, {131});
+    m.raw<int8_t>("w_zp", {kout}, TensorProto::INT8, std::vector<int8_t>(kout, 0));
+    attr(m.node("ConvInteger", {"x", "w", "x_zp", "w_zp"}, {"y"}), "pads", std::vector<int64_t>(4, pad));
+    const int oh = h + 2 * pad - r + 1, ow = wd + 2 * pad - r + 1;
+    m.output("y", {1, kout, oh, ow}, TensorProto::INT32);
+    auto g = import_onnx_bytes(m.bytes());
+    ASSERT_TRUE(g.is_ok()) << g.status().to_string();
+    EXPECT_EQ(count_kind(*g, graph::OpKind::kConvU8S8), variant == 2 ? 0 : 1) << "variant " << variant;
+    auto opt = graph::optimize_graph(*g);
+    ASSERT_TRUE(opt.is_ok());
+    auto nhwc = graph::convert_layout_nhwc(*opt);
+    ASSERT_TRUE(nhwc.is_ok()) << nhwc.status().to_string();
+    std::map<graph::ValueId, test::Bytes> feed = {{opt->inputs()[0], bytes_of(d.x)}};
+    if (runtime_zero_point) feed[opt->inputs()[1]] = bytes_of(std::vector<uint8_t>{131});
+    const auto want = conv_reference(d.x, d.w, c, h, wd, kout, r, pad, 131, std::vector<int>(kout, 0), {});
+    for (const graph::Graph* run : {&*opt, &*nhwc}) {
+      auto y = graph::test::run_graph(*run, feed);
+      ASSERT_TRUE(y.is_ok()) << y.status().to_string();
+      EXPECT_EQ(values_of<int32_t>(y->at(0)), want) << "variant " << variant << (run == &*nhwc ? " nhwc" : " nchw");
+    }
+  }
+}
+
+// A Conv between DequantizeLinear nodes, as a static QDQ model holds it
+// (uint8 activations, per-channel int8 weights folded at import, a float
+// bias): the int32 conv_u8s8 scaled by x_scale * w_scale[k] plus the bias,
+// the float conv of the dequantized values up to float32 rounding, and the
+// NHWC form (packed weights) equal to the NCHW one.
+TEST(OnnxQuantOps, AConvOfDequantizedOperandsRunsOnTheIntegers) {
+  const int c = 4, h = 6, wd = 6, kout = 3, r = 3;
+  const ConvData d = conv_data(c, h, wd, kout, r);
+  const float xs = 0.02f;
+  const std::vector<float> ws = {0.01f, 0.003f, 0.05f}, bias = {0.5f, -1.25f, 3.0f};
+  ModelBuilder m(13);
+  m.input("x", {1, c, h, wd}, TensorProto::UINT8);
+  m.floats("xs", {}, {xs});
+  m.raw<uint8_t>("xzp", {}, TensorProto::UINT8, {120});
+  m.raw<int8_t>("w", {kout, c, r, r}, TensorProto::INT8, d.w);
+  m.floats("ws", {kout}, ws);
+  m.raw<int8_t>("wzp", {kout}, TensorProto::INT8, {0, 0, 0});
+  m.floats("b", {kout}, bias);
+  m.node("DequantizeLinear", {"x", "xs", "xzp"}, {"xf"});
+  attr(m.node("DequantizeLinear", {"w", "ws", "wzp"}, {"wf"}), "axis", int64_t{0});
+  attr(m.node("Conv", {"xf", "wf", "b"}, {"y"}), "pads", std::vector<int64_t>{1, 1, 1, 1});
+  m.output("y", {1, kout, h, wd});
+  auto g = import_onnx_bytes(m.bytes());
+  ASSERT_TRUE(g.is_ok()) << g.status().to_string();
+  EXPECT_EQ(count_kind(*g, graph::OpKind::kConvU8S8), 1);
+  EXPECT_EQ(count_kind(*g, graph::OpKind::kConv), 0);
+  auto opt = graph::optimize_graph(*g);
+  ASSERT_TRUE(opt.is_ok());
+  auto nhwc = graph::convert_layout_nhwc(*opt);
+  ASSERT_TRUE(nhwc.is_ok()) << nhwc.status().to_string();
+  const auto acc = conv_reference(d.x, d.w, c, h, wd, kout, r, 1, 120, {0, 0, 0}, {});
+  std::vector<std::vector<float>> outputs;
+  for (const graph::Graph* run : {&*opt, &*nhwc}) {
+    auto y = graph::test::run_graph(*run, {{run->inputs()[0], bytes_of(d.x)}});
+    ASSERT_TRUE(y.is_ok()) << y.status().to_string();
+    outputs.push_back(to_floats(y->at(0)));
+  }
+  EXPECT_EQ(outputs[0], outputs[1]);
+  const size_t plane = static_cast<size_t>(h * wd);
+  for (size_t i = 0; i < acc.size(); ++i) {
+    const double want = static_cast<double>(acc[i]) * xs * ws[i / plane] + bias[i / plane];
+    EXPECT_NEAR(outputs[0][i], want, 1e-5 * std::max(1.0, std::fabs(want))) << i;
+  }
+}
+
 TEST(OnnxQuantOps, QLinearMatMulRequantizesPerColumn) {
   const int m = 4, k = 9, n = 3;
   std::vector<uint8_t> a;

@@ -1,0 +1,50 @@
+// Helpers of the integer-kernel tests: int32 words in the harness's 4-byte
+// element buffers, uint8 tensors in them, the host with its dot-product
+// instruction turned off, counting an instruction in assembly.
+#pragma once
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "compiler/codegen/llvm_target.h"
+
+namespace tessera::test {
+
+/// The words of `v` as the float vectors the test harness stores 4-byte
+/// elements in, and back.
+inline std::vector<float> as_storage(const std::vector<int32_t>& v) {
+  std::vector<float> s(v.size());
+  std::memcpy(s.data(), v.data(), v.size() * 4);
+  return s;
+}
+inline std::vector<int32_t> as_words(const std::vector<float>& s) {
+  std::vector<int32_t> v(s.size());
+  std::memcpy(v.data(), s.data(), s.size() * 4);
+  return v;
+}
+
+/// uint8 elements at the start of a harness buffer of one 4-byte slot per
+/// element (a kernel reads the first bytes only).
+inline std::vector<float> bytes_storage(const std::vector<uint8_t>& v) {
+  std::vector<float> s(v.size(), 0.0f);
+  std::memcpy(s.data(), v.data(), v.size());
+  return s;
+}
+
+/// The host with the dot-product instruction turned off.
+inline Target host_without_vnni() {
+  Target t = host_target();
+  t.features.push_back("-avx512vnni");
+  t.features.push_back("-avxvnni");
+  return t;
+}
+
+/// How often `what` appears in `text`.
+inline int count(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+}  // namespace tessera::test
