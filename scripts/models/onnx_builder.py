@@ -1,5 +1,6 @@
-"""What the model generators share: a node and initializer collector, and the
-opset-13 model around a finished graph."""
+"""What the model generators share: a node and initializer collector, the
+opset-13 model around a finished graph, and a writer of a model's top-level
+nodes in a shuffled, non-topological order (with its sortedness check)."""
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
@@ -37,3 +38,48 @@ class Builder:
         model.ir_version = 7  # opset 13's IR version; older runtimes read it too
         onnx.checker.check_model(model)
         return model
+
+
+def _subgraph_reads(node):
+    """Names the subgraphs of `node` read from the enclosing scopes."""
+    reads = set()
+    for attr in node.attribute:
+        graphs = [attr.g] if attr.type == onnx.AttributeProto.GRAPH else list(attr.graphs)
+        for g in graphs:
+            local = {i.name for i in g.input} | {i.name for i in g.initializer}
+            for n in g.node:
+                reads |= {name for name in n.input if name} | _subgraph_reads(n)
+                local |= set(n.output)
+            reads |= {o.name for o in g.output}
+            reads -= local
+    return reads
+
+
+def is_topologically_sorted(graph):
+    """Whether every node of `graph` comes after the producers of what it
+    reads, its subgraphs' reads from the enclosing scope included."""
+    produced = {out for n in graph.node for out in n.output}
+    seen = set()
+    for node in graph.node:
+        needs = ({name for name in node.input if name} | _subgraph_reads(node)) & produced
+        if not needs <= seen:
+            return False
+        seen.update(node.output)
+    return True
+
+
+def shuffle_nodes(model, seed):
+    """A copy of `model` with its top-level nodes in a seeded random order
+    that is not topologically sorted, as some converters write graphs (ONNX
+    allows it; onnx.checker does not). Subgraphs keep their order."""
+    shuffled = onnx.ModelProto()
+    shuffled.CopyFrom(model)
+    nodes = list(model.graph.node)
+    rng = np.random.default_rng(seed)
+    for _ in range(1000):
+        order = rng.permutation(len(nodes))
+        del shuffled.graph.node[:]
+        shuffled.graph.node.extend(nodes[i] for i in order)
+        if not is_topologically_sorted(shuffled.graph):
+            return shuffled
+    raise ValueError("the graph has no unsorted order (too few dependent nodes)")
