@@ -9,6 +9,7 @@
 // QLinear forms a requantization: the product times the float multiplier
 // a_scale * b_scale / y_scale, rounded half to even, plus y's zero point,
 // saturated — the order ONNX Runtime rounds in.
+#include <algorithm>
 #include <cmath>
 #include <optional>
 
@@ -291,26 +292,47 @@ Result<ValueId> integer_matmul(ImportContext& ctx, const Node& node, int a, int 
   return convert_as(ctx, node, "MatMul", {wa, wb}, output);
 }
 
+// OIHW int8 weights with `extra` input channels of zeros.
+graph::Constant pad_input_channels(const graph::Constant& w, int64_t extra) {
+  const int64_t k = w.shape[0], c = w.shape[1], window = w.shape[2] * w.shape[3];
+  graph::Constant out{w.dtype, {k, c + extra, w.shape[2], w.shape[3]}, {}};
+  out.bytes.assign(static_cast<size_t>(k * (c + extra) * window), 0);
+  for (int64_t o = 0; o < k; ++o)
+    std::copy_n(w.bytes.begin() + o * c * window, c * window, out.bytes.begin() + o * (c + extra) * window);
+  return out;
+}
+
 // The int32 convolution on the dot-product path, where it applies: uint8 x
-// with one zero point, constant int8 w (zero points 0), input channels a
-// multiple of 4, one group. sum (x - xz) w = sum x w - xz * (each output
-// channel's weight sum) where the padding reads xz: the correction is an
-// epilogue along K. A zero point known only at run time serves an unpadded
-// conv alone. Nothing (nullopt) where it does not apply.
+// with one zero point, constant int8 w (zero points 0), one group. sum (x -
+// xz) w = sum x w - xz * (each output channel's weight sum) where the padding
+// reads xz: the correction is an epilogue along K. Input channels not a
+// multiple of 4 (an image's 3) are padded to one, by xz with zero weights. A
+// zero point known only at run time serves an unpadded conv alone. Nothing
+// (nullopt) where it does not apply.
 Result<std::optional<ValueId>> dot_product_conv(ImportContext& ctx, const std::string& output, ValueId x,
                                                 std::optional<ValueId> xz, ValueId w, graph::ConvAttrs a,
                                                 const std::vector<int64_t>& shape) {
   const auto xs = ctx.value(x).shape, ws = ctx.value(w).shape;
   if (ctx.value(x).dtype != DType::u8() || ctx.value(w).dtype != DType::i8() || !ctx.g.is_constant(w) ||
-      a.groups != 1 || xs.size() != 4 || ws.size() != 4 || xs[1] % 4 != 0)
+      a.groups != 1 || xs.size() != 4 || ws.size() != 4)
     return std::optional<ValueId>();
+  const int64_t extra_channels = (4 - xs[1] % 4) % 4;
   if (xz) {
     if (graph::shape_size(ctx.value(*xz).shape) != 1 || ctx.value(*xz).dtype != DType::u8())
       return std::optional<ValueId>();
-    const bool padded = a.pad_top || a.pad_left || a.pad_bottom || a.pad_right;
+    const bool padded = a.pad_top || a.pad_left || a.pad_bottom || a.pad_right || extra_channels;
     if (ctx.g.is_constant(*xz)) a.pad_value = static_cast<int64_t>(ctx.g.constant(*xz).at(0));
     else if (padded) return std::optional<ValueId>();  // the padding must read the zero point
     if (is_zero_constant(ctx, *xz)) xz.reset();
+  }
+  if (extra_channels) {
+    graph::PadAttrs pad;
+    pad.before = {0, 0, 0, 0};
+    pad.after = {0, extra_channels, 0, 0};
+    pad.value = static_cast<double>(a.pad_value);
+    TESSERA_ASSIGN_OR_RETURN(x, ctx.add(output + ".x_channels", OpKind::kPad, pad, {x},
+                                        {xs[0], xs[1] + extra_channels, xs[2], xs[3]}, DType::u8()));
+    w = ctx.g.add_constant(output + ".w_channels", pad_input_channels(ctx.g.constant(w), extra_channels));
   }
   const DType i32 = DType::i32();
   std::optional<ValueId> correction;

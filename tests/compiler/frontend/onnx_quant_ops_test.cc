@@ -370,9 +370,9 @@ TEST(OnnxQuantOps, ConvIntegerOfFourChannelMultiplesTakesTheDotProductPath) {
 // (uint8 activations, per-channel int8 weights folded at import, a float
 // bias): the int32 conv_u8s8 scaled by x_scale * w_scale[k] plus the bias,
 // the float conv of the dequantized values up to float32 rounding, and the
-// NHWC form (packed weights) equal to the NCHW one.
-TEST(OnnxQuantOps, AConvOfDequantizedOperandsRunsOnTheIntegers) {
-  const int c = 4, h = 6, wd = 6, kout = 3, r = 3;
+// NHWC form (packed weights) equal to the NCHW one. `c` input channels.
+void check_dequantized_conv(int c) {
+  const int h = 6, wd = 6, kout = 3, r = 3;
   const ConvData d = conv_data(c, h, wd, kout, r);
   const float xs = 0.02f;
   const std::vector<float> ws = {0.01f, 0.003f, 0.05f}, bias = {0.5f, -1.25f, 3.0f};
@@ -410,6 +410,12 @@ TEST(OnnxQuantOps, AConvOfDequantizedOperandsRunsOnTheIntegers) {
     EXPECT_NEAR(outputs[0][i], want, 1e-5 * std::max(1.0, std::fabs(want))) << i;
   }
 }
+
+TEST(OnnxQuantOps, AConvOfDequantizedOperandsRunsOnTheIntegers) { check_dequantized_conv(4); }
+
+// An image's three channels are padded to four, by the zero point with
+// weights of zero.
+TEST(OnnxQuantOps, AConvOfDequantizedImageChannelsRunsOnTheIntegers) { check_dequantized_conv(3); }
 
 TEST(OnnxQuantOps, QLinearMatMulRequantizesPerColumn) {
   const int m = 4, k = 9, n = 3;
