@@ -2,14 +2,18 @@
 // int32 lane.
 //
 // Where the target has the instruction (x86 VNNI: vpdpbusd on 512-bit
-// vectors with AVX512-VNNI, on 256-bit ones with AVX-VNNI or AVX512-VL), a
-// vector of int32 whose lanes are a multiple of those becomes one call a
-// register, the
-// accumulator its first operand. Elsewhere the bytes are widened and
+// vectors with AVX512-VNNI, on 256-bit ones with AVX-VNNI or AVX512-VL;
+// AArch64: USDOT with +i8mm), a vector of int32 whose lanes are a multiple
+// of those becomes one call a register, the accumulator its first operand.
+// AArch64 with +dotprod alone has only signed x signed SDOT: the unsigned
+// bytes are shifted into int8 (a ^ 0x80 = a - 128) and 128 * (sum of b's
+// bytes) added back, by a second SDOT of -128s taken off (b is the weight:
+// LLVM hoists that one where b is loop-invariant). Elsewhere the bytes are widened and
 // multiplied in int32 and the four products of each lane summed: exact, as
 // the instruction is, and not VPMADDUBSW, whose 16-bit sums saturate. (LLVM
 // turns that form into VPMADDWD where it has it.)
 #include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/IntrinsicsAArch64.h>
 #include <llvm/IR/IntrinsicsX86.h>
 
 #include "compiler/codegen/llvm_emitter.h"
@@ -48,7 +52,28 @@ int CodeGen::native_dot_lanes() {
   if (target_.is_x86() && llvm_has_feature(target_, "avx512vnni"))
     native_dot_lanes_ = target_.vector_bits >= 512 ? 16 : llvm_has_feature(target_, "avx512vl") ? 8 : 0;
   if (native_dot_lanes_ == 0 && target_.is_x86() && llvm_has_feature(target_, "avxvnni")) native_dot_lanes_ = 8;
+  if (target_.is_aarch64() && (llvm_has_feature(target_, "i8mm") || llvm_has_feature(target_, "dotprod")))
+    native_dot_lanes_ = 4;
   return native_dot_lanes_;
+}
+
+// One AArch64 dot product of four int32 lanes: USDOT, or SDOT of the
+// unsigned bytes shifted by 128 with 128 * sum(b) added back.
+llvm::Value* CodeGen::emit_aarch64_dot(llvm::Value* acc, llvm::Value* a, llvm::Value* b) {
+  auto* v4i32 = llvm::FixedVectorType::get(b_.getInt32Ty(), 4);
+  auto* v16i8 = llvm::FixedVectorType::get(b_.getInt8Ty(), 16);
+  a = b_.CreateBitCast(a, v16i8);
+  b = b_.CreateBitCast(b, v16i8);
+  acc = b_.CreateBitCast(acc, v4i32);
+  if (llvm_has_feature(target_, "i8mm")) {
+    llvm::Function* usdot = llvm::Intrinsic::getDeclaration(&mod_, llvm::Intrinsic::aarch64_neon_usdot, {v4i32, v16i8});
+    return b_.CreateCall(usdot, {acc, a, b});
+  }
+  llvm::Function* sdot = llvm::Intrinsic::getDeclaration(&mod_, llvm::Intrinsic::aarch64_neon_sdot, {v4i32, v16i8});
+  llvm::Value* minus_128 = llvm::ConstantInt::get(v16i8, 0x80);
+  llvm::Value* shifted = b_.CreateCall(sdot, {acc, b_.CreateXor(a, minus_128), b});
+  llvm::Value* b_times_minus_128 = b_.CreateCall(sdot, {llvm::Constant::getNullValue(v4i32), minus_128, b});
+  return b_.CreateSub(shifted, b_times_minus_128);
 }
 
 llvm::Value* CodeGen::emit_dot_u8s8(llvm::Value* acc, const CallNode* dot) {
@@ -57,6 +82,15 @@ llvm::Value* CodeGen::emit_dot_u8s8(llvm::Value* acc, const CallNode* dot) {
   llvm::Value* b = emit(dot->args[1]);
   llvm::Type* i32 = b_.getInt32Ty();
   const int native = native_dot_lanes();
+  if (native > 0 && lanes % native == 0 && target_.is_aarch64()) {
+    if (!acc) acc = llvm::Constant::getNullValue(type_of(dot->dtype));
+    std::vector<llvm::Value*> parts;
+    for (int first = 0; first < lanes; first += native) {
+      auto part = [&](llvm::Value* v) { return lanes == native ? v : lanes_of(b_, v, first, native); };
+      parts.push_back(emit_aarch64_dot(part(acc), part(a), part(b)));
+    }
+    return concat(b_, std::move(parts));
+  }
   if (native > 0 && lanes % native == 0) {
     const llvm::Intrinsic::ID id =
         native == 16 ? llvm::Intrinsic::x86_avx512_vpdpbusd_512 : llvm::Intrinsic::x86_avx512_vpdpbusd_256;

@@ -38,8 +38,11 @@ class CodeGen {
   /// instruction where it has one for these lanes (llvm_dot.cc).
   llvm::Value* emit_dot_u8s8(llvm::Value* acc, const CallNode* dot);
   /// The lanes of int32 one native u8 x s8 dot-product instruction covers
-  /// (16 for AVX512-VNNI, 8 with AVX-VNNI or AVX512-VL), 0 without one.
+  /// (16 for AVX512-VNNI, 8 with AVX-VNNI or AVX512-VL, 4 for AArch64's
+  /// USDOT (+i8mm) or SDOT (+dotprod)), 0 without one.
   int native_dot_lanes();
+  /// AArch64's four-lane u8 x s8 dot product (llvm_dot.cc).
+  llvm::Value* emit_aarch64_dot(llvm::Value* acc, llvm::Value* a, llvm::Value* b);
   llvm::Value* emit_load(const LoadNode* op);
   llvm::Value* per_lane(llvm::Value* v, DType t, const char* fn_name);
   void emit(const Stmt& s);

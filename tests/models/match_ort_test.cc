@@ -52,7 +52,7 @@ class MatchOrt : public ::testing::Test {
     ASSERT_TRUE(graph.is_ok()) << graph.status().to_string();
     auto plan = model::plan_model(*graph, plan_options);
     ASSERT_TRUE(plan.is_ok()) << plan.status().to_string();
-    auto compiled = model::compile_model(*plan, host_target());
+    auto compiled = model::compile_model(*plan, target_);
     ASSERT_TRUE(compiled.is_ok()) << compiled.status().to_string();
     runtime::ExecutorOptions eo;
     eo.num_threads = 2;
@@ -86,7 +86,17 @@ class MatchOrt : public ::testing::Test {
         max_err = std::max(max_err, std::fabs(g - w));
         scale = std::max(scale, std::fabs(w));
       }
-      if (scale_tol > 0) {
+      if (compare_top1_) {
+        // Row by row (an image each), the index of the largest score.
+        const int64_t rows = want->shape()[0], cols = want->numel() / rows;
+        int64_t agree = 0;
+        for (int64_t r = 0; r < rows; ++r) {
+          const float* w = want->data<float>() + r * cols;
+          const float* g = ours->data<float>() + r * cols;
+          agree += std::max_element(w, w + cols) - w == std::max_element(g, g + cols) - g;
+        }
+        EXPECT_EQ(agree, rows) << name << ": top-1 agrees on " << agree << " of " << rows << " inputs";
+      } else if (scale_tol > 0) {
         EXPECT_LE(max_err, scale_tol * scale) << name << ": max |error| beyond " << scale_tol << " * max |ort| = "
                                               << scale_tol * scale;
       } else {
@@ -96,6 +106,8 @@ class MatchOrt : public ::testing::Test {
   }
 
   std::string dir_;
+  Target target_ = host_target();  // what check() compiles for
+  bool compare_top1_ = false;      // check() compares each row's largest score's index
 };
 
 TEST_F(MatchOrt, ResNet18) {
@@ -149,6 +161,30 @@ TEST_F(MatchOrt, ResNet18QuantizedToQdq) {
   Status st = bench::write_generated_model("quantize_static.py", model, 3, {"--model", "resnet18"});
   if (!st.is_ok()) GTEST_SKIP() << st.to_string();
   check(model, "input", {1, 3, 224, 224}, {}, 2e-2);
+}
+
+// The same on this CPU with its dot-product instruction turned off: the
+// portable widening path gives the same integers.
+TEST_F(MatchOrt, ResNet18QuantizedToQdqWithoutVnni) {
+  const std::string model = dir_ + "/resnet18_qdq.onnx";
+  Status st = bench::write_generated_model("quantize_static.py", model, 3, {"--model", "resnet18"});
+  if (!st.is_ok()) GTEST_SKIP() << st.to_string();
+  if (target_.is_x86()) {
+    target_.features.push_back("-avx512vnni");
+    target_.features.push_back("-avxvnni");
+  }
+  check(model, "input", {1, 3, 224, 224}, {}, 2e-2);
+}
+
+// Top-1 on 100 random inputs (one batch, calibrated on one other batch of
+// 100): every image's class is ONNX Runtime's.
+TEST_F(MatchOrt, ResNet18QuantizedToQdqAgreesOnTop1Of100Inputs) {
+  const std::string model = dir_ + "/resnet18_qdq_100.onnx";
+  Status st = bench::write_generated_model("quantize_static.py", model, 3,
+                                           {"--model", "resnet18", "--batch", "100", "--calibration", "1"});
+  if (!st.is_ok()) GTEST_SKIP() << st.to_string();
+  compare_top1_ = true;
+  check(model, "input", {100, 3, 224, 224});
 }
 
 // Dynamic (DynamicQuantizeLinear, ConvInteger, Cast, Mul, Add): the int32

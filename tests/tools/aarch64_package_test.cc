@@ -38,7 +38,8 @@ struct Input {
 };
 
 void check_model(const fs::path& dir, const std::string& model, const std::vector<Input>& inputs,
-                 const std::string& extra, const std::string& arm_compile_says = "") {
+                 const std::string& extra, const std::string& arm_compile_says = "",
+                 const std::string& arm_features = "+neon") {
   const std::string tessera = TESSERA_BINARY, board = TESSERA_AARCH64_RUN;
   std::string feed;
   for (size_t i = 0; i < inputs.size(); ++i) {
@@ -46,7 +47,8 @@ void check_model(const fs::path& dir, const std::string& model, const std::vecto
     ASSERT_TRUE(tessera::runtime::save_npy(random_input(inputs[i].shape, 11 + i), file).is_ok());
     feed += " --input " + inputs[i].name + "=" + file;
   }
-  const std::string aarch64 = "'llvm -mtriple=aarch64-linux-gnu -mcpu=cortex-a72 -mattr=+neon -num-cores=1'";
+  const std::string aarch64 = "'llvm -mtriple=aarch64-linux-gnu -mcpu=cortex-a72 -mattr=" + arm_features +
+                              " -num-cores=1'";
   Output c1 = shell(tessera + " compile " + model + extra + " --no-records -o " + (dir / "host.tsr").string());
   ASSERT_EQ(c1.code, 0) << c1.text;
   Output c2 = shell(tessera + " compile " + model + extra + " --no-records --target " + aarch64 + " -o " +
@@ -111,6 +113,24 @@ TEST_F(Aarch64Package, DenseLayersThroughCblasRunUnderQemu) {
     GTEST_SKIP() << "the arm64 OpenBLAS is missing (libopenblas-dev:arm64, scripts/install-deps.sh)";
   check_model(dir_, model.string(), {{"x", {1, 3, 48, 192}}}, " --input-shape x:1,3,48,192 --byoc cblas",
               "external: cblas (2 operators)");
+}
+
+// The ResNet-18 quantized to QDQ, its convs on the dot-product unit: SDOT
+// (+dotprod, unsigned bytes shifted into int8) and USDOT (+i8mm) give the
+// integers x86's vpdpbusd gives.
+TEST_F(Aarch64Package, QuantizedResNetOnTheDotProductUnitRunsUnderQemu) {
+  const fs::path model = dir_ / "resnet18_qdq.onnx";
+  const std::string make = std::string("/usr/bin/python3 ") + TESSERA_SOURCE_DIR +
+                           "/scripts/models/quantize_static.py --model resnet18 --seed 3 -o " + model.string();
+  Output made = shell(make);
+  if (made.code != 0 && made.text.find("No module named") != std::string::npos) GTEST_SKIP() << made.text;
+  ASSERT_EQ(made.code, 0) << made.text;
+  for (const char* features : {"+neon,+dotprod", "+neon,+i8mm"}) {
+    SCOPED_TRACE(features);
+    fs::remove_all(dir_ / "host");
+    fs::remove_all(dir_ / "arm");
+    check_model(dir_, model.string(), {{"input", {1, 3, 224, 224}}}, "", "", features);
+  }
 }
 
 }  // namespace

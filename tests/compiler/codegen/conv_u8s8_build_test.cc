@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <random>
+#include <tuple>
 
 #include "compiler/codegen/llvm_codegen.h"
 #include "compiler/ops/conv.h"
@@ -141,6 +142,22 @@ TEST(ConvU8S8Assembly, AVnniTargetUsesVpdpbusd) {
   ASSERT_TRUE(text.is_ok()) << text.status().to_string();
   EXPECT_GT(test::count(*text, "vpdpbusd"), 0);
   EXPECT_NE(text->find("zmm"), std::string::npos);
+}
+
+// AArch64: USDOT with +i8mm; SDOT (of the bytes shifted by 128) with
+// +dotprod alone; neither with plain NEON.
+TEST(ConvU8S8Assembly, AnAarch64TargetUsesItsDotProductInstruction) {
+  for (const auto& [features, want, absent] : std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"+neon,+i8mm", "usdot", "\tsdot"}, {"+neon,+dotprod", "\tsdot", "usdot"}, {"+neon", "", "sdot"}}) {
+    auto arm = parse_target("llvm -mtriple=aarch64-linux-gnu -mcpu=cortex-a72 -mattr=" + features);
+    ASSERT_TRUE(arm.is_ok()) << arm.status().to_string();
+    auto f = lower(template_fallback(Shape{16, 6, 6, 32, 3, 3, 1, 1, 3}, *arm), "kernel");
+    ASSERT_TRUE(f.is_ok()) << f.status().to_string();
+    auto text = emit_assembly({*f}, *arm);
+    ASSERT_TRUE(text.is_ok()) << text.status().to_string();
+    if (!want.empty()) EXPECT_GT(test::count(*text, want), 0) << features;
+    EXPECT_EQ(test::count(*text, absent), 0) << features;
+  }
 }
 
 // Random valid schedules: native code equals the interpreter and the
