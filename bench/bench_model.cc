@@ -396,6 +396,11 @@ int main(int argc, char** argv) {
                           ModelCase{"input", {1, 3, 224, 224}, "quantize_static.py", "", "", {"--model", "resnet18"},
                                     2e-2},
                           env, args);
+  // The same with int8 activations (ONNX Runtime's S8S8 QDQ form).
+  tessera::register_model("BM_Model_ResNet18S8S8",
+                          ModelCase{"input", {1, 3, 224, 224}, "quantize_static.py", "", "",
+                                    {"--model", "resnet18", "--activation-type", "int8"}, 2e-2},
+                          env, args);
   tessera::register_model("BM_Model_ConvNetDynInt8",
                           ModelCase{"input", {1, 3, 64, 64}, "quantize_dynamic.py", "", "", {"--model", "convnet"}, 1e-3},
                           env, args);

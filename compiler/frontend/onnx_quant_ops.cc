@@ -302,8 +302,19 @@ graph::Constant pad_input_channels(const graph::Constant& w, int64_t extra) {
   return out;
 }
 
+// int8 `x` as the uint8 x + 128 (through int32; an elementwise chain that
+// fuses into x's producer): the same differences from a zero point + 128.
+Result<ValueId> shifted_to_unsigned(ImportContext& ctx, const std::string& name, ValueId x) {
+  const auto xs = ctx.value(x).shape;
+  const DType i32 = DType::i32(), u8 = DType::u8();
+  TESSERA_ASSIGN_OR_RETURN(ValueId wide, ctx.add(name + ".i32", OpKind::kCast, graph::CastAttrs{i32}, {x}, xs, i32));
+  TESSERA_ASSIGN_OR_RETURN(wide, ctx.add(name + ".plus_128", OpKind::kAdd, graph::NoAttrs{},
+                                         {wide, scalar_constant(ctx, name + ".128", i32, 128.0)}, xs, i32));
+  return ctx.add(name + ".u8", OpKind::kCast, graph::CastAttrs{u8}, {wide}, xs, u8);
+}
+
 // The int32 convolution on the dot-product path, where it applies: uint8 x
-// with one zero point, constant int8 w (zero points 0), one group. sum (x -
+// (int8 x shifted to uint8, its zero point known) with one zero point, constant int8 w (zero points 0), one group. sum (x -
 // xz) w = sum x w - xz * (each output channel's weight sum) where the padding
 // reads xz: the correction is an epilogue along K. Input channels not a
 // multiple of 4 (an image's 3) are padded to one, by xz with zero weights. A
@@ -313,9 +324,17 @@ Result<std::optional<ValueId>> dot_product_conv(ImportContext& ctx, const std::s
                                                 std::optional<ValueId> xz, ValueId w, graph::ConvAttrs a,
                                                 const std::vector<int64_t>& shape) {
   const auto xs = ctx.value(x).shape, ws = ctx.value(w).shape;
-  if (ctx.value(x).dtype != DType::u8() || ctx.value(w).dtype != DType::i8() || !ctx.g.is_constant(w) ||
+  if (!is_8_bit_integer(ctx.value(x).dtype) || ctx.value(w).dtype != DType::i8() || !ctx.g.is_constant(w) ||
       a.groups != 1 || xs.size() != 4 || ws.size() != 4)
     return std::optional<ValueId>();
+  if (ctx.value(x).dtype == DType::i8()) {
+    if (xz && (!ctx.g.is_constant(*xz) || graph::shape_size(ctx.value(*xz).shape) != 1 ||
+               ctx.value(*xz).dtype != DType::i8()))
+      return std::optional<ValueId>();
+    const double z = xz ? ctx.g.constant(*xz).at(0) : 0.0;
+    TESSERA_ASSIGN_OR_RETURN(x, shifted_to_unsigned(ctx, output + ".x", x));
+    xz = scalar_constant(ctx, output + ".x_zp_u8", DType::u8(), z + 128.0);
+  }
   const int64_t extra_channels = (4 - xs[1] % 4) % 4;
   if (xz) {
     if (graph::shape_size(ctx.value(*xz).shape) != 1 || ctx.value(*xz).dtype != DType::u8())

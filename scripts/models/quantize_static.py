@@ -1,8 +1,10 @@
 #!/usr/bin/python3
 """Writes a statically quantized QDQ ONNX model the way ONNX Runtime's
 quantization tool writes it: quant_pre_process, then quantize_static with
-quant_format=QDQ, per_channel=True, activation_type=QUInt8, weight_type=QInt8,
-calibrate_method=MinMax and every other argument at its default.
+quant_format=QDQ, per_channel=True, activation_type=QUInt8 (or QInt8 with
+--activation-type int8: ONNX Runtime's S8S8 form, asymmetric int8
+activations), weight_type=QInt8, calibrate_method=MinMax and every other
+argument at its default.
 
 Pre-processing is what quant_pre_process does to these models: ONNX Runtime's
 basic-level graph optimizer folds each Conv + BatchNormalization pair into
@@ -19,7 +21,7 @@ calibrator does with its ReduceMin / ReduceMax outputs.
 
 Run with Debian's interpreter, which sees python3-onnx and python3-numpy:
     /usr/bin/python3 scripts/models/quantize_static.py --model resnet18 -o resnet18_qdq.onnx
-        [--seed 0] [--batch 1] [--calibration 8] [--calibration-seed 1]
+        [--seed 0] [--batch 1] [--calibration 8] [--calibration-seed 1] [--activation-type uint8|int8]
 --model is resnet18 or convnet (generated here with --seed and --batch) or
 the path of a float .onnx model.
 """
@@ -202,12 +204,14 @@ def calibrate(model, feeds, op_types=OP_TYPES_TO_QUANTIZE):
 # ---- the QDQ quantizer ----
 
 class QDQQuantizer:
-    """QDQQuantizer.quantize_model for uint8 activations and int8 weights."""
+    """QDQQuantizer.quantize_model for uint8 (or int8) activations and int8 weights."""
 
-    def __init__(self, model, ranges, per_channel=True, op_types=OP_TYPES_TO_QUANTIZE):
+    def __init__(self, model, ranges, per_channel=True, op_types=OP_TYPES_TO_QUANTIZE,
+                 activation_type=TensorProto.UINT8):
         self.model = model
         self.graph = model.graph
         self.per_channel = per_channel
+        self.activation_type = activation_type
         self.op_types = op_types
         self.opset = next(o.version for o in model.opset_import if o.domain in ("", "ai.onnx"))
         self.types = qc.tensor_types(model)
@@ -217,7 +221,7 @@ class QDQQuantizer:
         self.to_remove = []
         self.done = {}  # name -> (scale name, zero point name) once Q/DQ nodes exist
         self.adjust_ranges()
-        self.params = {t: qc.compute_scale_zp(lo, hi, TensorProto.UINT8, False) for t, (lo, hi) in self.ranges.items()}
+        self.params = {t: qc.compute_scale_zp(lo, hi, activation_type, False) for t, (lo, hi) in self.ranges.items()}
 
     def adjust_ranges(self):
         """A Relu/Clip input read by nothing else takes the output's range; Softmax outputs get [0, 1]."""
@@ -341,7 +345,7 @@ class QDQQuantizer:
             init = qc.find_initializer(self.graph, name)
             if init is None:
                 continue
-            qtype = TensorProto.INT8 if info["weight"] else TensorProto.UINT8
+            qtype = TensorProto.INT8 if info["weight"] else self.activation_type
             symmetric = info["weight"]  # WeightSymmetric defaults to True for int8, ActivationSymmetric to False
             zp, scale = qc.weight_params(numpy_helper.to_array(init), qtype, symmetric, info["axis"])
             params[name] = (zp, scale, info["axis"], qtype)
@@ -433,7 +437,7 @@ class QDQQuantizer:
                 self.quantize_weight(name, *wparams[name])
             elif name in self.params:
                 zp, scale = self.params[name]
-                qtype = TensorProto.UINT8
+                qtype = self.activation_type
                 qc.add_initializer(self.graph, qc.make_scalar_or_vector(name + "_zero_point", qtype, zp))
                 qc.add_initializer(self.graph, qc.make_scalar_or_vector(name + "_scale", TensorProto.FLOAT, scale))
                 self.add_qdq(name, name + "_scale", name + "_zero_point")
@@ -458,12 +462,13 @@ class QDQQuantizer:
         return qc.finish(self.model)
 
 
-def quantize_static(float_model, calibration=8, calibration_seed=1, per_channel=True):
+def quantize_static(float_model, calibration=8, calibration_seed=1, per_channel=True,
+                    activation_type=TensorProto.UINT8):
     """The QDQ model of `float_model` (a ModelProto): pre-processed, calibrated
     on `calibration` seeded random inputs, quantized."""
     model = qc.load_with_shape_infer(preprocess(float_model))
     ranges = calibrate(model, calibration_inputs(model, calibration, calibration_seed))
-    return QDQQuantizer(model, ranges, per_channel).quantize_model()
+    return QDQQuantizer(model, ranges, per_channel, activation_type=activation_type).quantize_model()
 
 
 def float_model(name, seed, batch):
@@ -485,6 +490,8 @@ def main(argv):
     parser.add_argument("--batch", type=int, default=1, help="batch size of the generated model (default 1)")
     parser.add_argument("--calibration", type=int, default=8, help="calibration inputs (default 8)")
     parser.add_argument("--calibration-seed", type=int, default=1, help="seed of the calibration inputs (default 1)")
+    parser.add_argument("--activation-type", choices=["uint8", "int8"], default="uint8",
+                        help="type of the quantized activations (default uint8, ONNX Runtime's QUInt8)")
     args = parser.parse_args(argv)
     if args.batch < 1 or args.calibration < 1:
         parser.error("--batch and --calibration must be at least 1")
@@ -493,7 +500,8 @@ def main(argv):
     except OSError as e:
         print(f"quantize_static.py: cannot read {args.model}: {e.strerror}", file=sys.stderr)
         return 1
-    model = quantize_static(source, args.calibration, args.calibration_seed)
+    activation_type = TensorProto.INT8 if args.activation_type == "int8" else TensorProto.UINT8
+    model = quantize_static(source, args.calibration, args.calibration_seed, activation_type=activation_type)
     return qc.save(model, args.output, "quantize_static.py")
 
 

@@ -163,6 +163,16 @@ TEST_F(MatchOrt, ResNet18QuantizedToQdq) {
   check(model, "input", {1, 3, 224, 224}, {}, 2e-2);
 }
 
+// The same with int8 activations (ONNX Runtime's S8S8 form): shifted to
+// uint8 for the dot product.
+TEST_F(MatchOrt, ResNet18QuantizedToQdqWithInt8Activations) {
+  const std::string model = dir_ + "/resnet18_qdq_s8.onnx";
+  Status st = bench::write_generated_model("quantize_static.py", model, 3,
+                                           {"--model", "resnet18", "--activation-type", "int8"});
+  if (!st.is_ok()) GTEST_SKIP() << st.to_string();
+  check(model, "input", {1, 3, 224, 224}, {}, 2e-2);
+}
+
 // The same on this CPU with its dot-product instruction turned off: the
 // portable widening path gives the same integers.
 TEST_F(MatchOrt, ResNet18QuantizedToQdqWithoutVnni) {

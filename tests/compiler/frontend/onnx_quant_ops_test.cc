@@ -371,15 +371,17 @@ TEST(OnnxQuantOps, ConvIntegerOfFourChannelMultiplesTakesTheDotProductPath) {
 // bias): the int32 conv_u8s8 scaled by x_scale * w_scale[k] plus the bias,
 // the float conv of the dequantized values up to float32 rounding, and the
 // NHWC form (packed weights) equal to the NCHW one. `c` input channels.
-void check_dequantized_conv(int c) {
+void check_dequantized_conv(int c, bool int8_activations = false) {
   const int h = 6, wd = 6, kout = 3, r = 3;
   const ConvData d = conv_data(c, h, wd, kout, r);
   const float xs = 0.02f;
   const std::vector<float> ws = {0.01f, 0.003f, 0.05f}, bias = {0.5f, -1.25f, 3.0f};
   ModelBuilder m(13);
-  m.input("x", {1, c, h, wd}, TensorProto::UINT8);
+  // int8 activations hold the same differences from a zero point 128 less.
+  m.input("x", {1, c, h, wd}, int8_activations ? TensorProto::INT8 : TensorProto::UINT8);
   m.floats("xs", {}, {xs});
-  m.raw<uint8_t>("xzp", {}, TensorProto::UINT8, {120});
+  if (int8_activations) m.raw<int8_t>("xzp", {}, TensorProto::INT8, {120 - 128});
+  else m.raw<uint8_t>("xzp", {}, TensorProto::UINT8, {120});
   m.raw<int8_t>("w", {kout, c, r, r}, TensorProto::INT8, d.w);
   m.floats("ws", {kout}, ws);
   m.raw<int8_t>("wzp", {kout}, TensorProto::INT8, {0, 0, 0});
@@ -397,9 +399,12 @@ void check_dequantized_conv(int c) {
   auto nhwc = graph::convert_layout_nhwc(*opt);
   ASSERT_TRUE(nhwc.is_ok()) << nhwc.status().to_string();
   const auto acc = conv_reference(d.x, d.w, c, h, wd, kout, r, 1, 120, {0, 0, 0}, {});
+  std::vector<uint8_t> x = d.x;
+  if (int8_activations)
+    for (uint8_t& v : x) v = static_cast<uint8_t>(v - 128);  // the int8 v - 128's bits
   std::vector<std::vector<float>> outputs;
   for (const graph::Graph* run : {&*opt, &*nhwc}) {
-    auto y = graph::test::run_graph(*run, {{run->inputs()[0], bytes_of(d.x)}});
+    auto y = graph::test::run_graph(*run, {{run->inputs()[0], bytes_of(x)}});
     ASSERT_TRUE(y.is_ok()) << y.status().to_string();
     outputs.push_back(to_floats(y->at(0)));
   }
@@ -416,6 +421,10 @@ TEST(OnnxQuantOps, AConvOfDequantizedOperandsRunsOnTheIntegers) { check_dequanti
 // An image's three channels are padded to four, by the zero point with
 // weights of zero.
 TEST(OnnxQuantOps, AConvOfDequantizedImageChannelsRunsOnTheIntegers) { check_dequantized_conv(3); }
+
+// int8 activations (ONNX Runtime's S8S8 form) are shifted to uint8 (x + 128,
+// zero point + 128) for the dot product.
+TEST(OnnxQuantOps, AConvOfDequantizedInt8ActivationsRunsOnTheIntegers) { check_dequantized_conv(4, true); }
 
 TEST(OnnxQuantOps, QLinearMatMulRequantizesPerColumn) {
   const int m = 4, k = 9, n = 3;
