@@ -18,11 +18,12 @@ PYBIND11_MODULE(_tessera, m) {
   m.def(
       "compile",
       [](const std::string& model, const std::string& output, const std::vector<std::string>& input_shapes,
-         const std::string& db, bool use_records, const std::string& target, const std::string& byoc, int jobs,
-         bool verbose) {
-        compile({model, output, input_shapes, db, use_records, target, byoc, jobs, verbose});
+         const std::vector<std::string>& input_values, const std::string& db, bool use_records,
+         const std::string& target, const std::string& byoc, int jobs, bool verbose) {
+        compile({model, output, input_shapes, input_values, db, use_records, target, byoc, jobs, verbose});
       },
-      py::arg("model"), py::arg("output"), py::arg("input_shapes"), py::arg("db"), py::arg("use_records"),
+      py::arg("model"), py::arg("output"), py::arg("input_shapes"), py::arg("input_values"), py::arg("db"),
+      py::arg("use_records"),
       py::arg("target"), py::arg("byoc"), py::arg("jobs"), py::arg("verbose"),
       "tessera.compile's engine: every argument given (see tessera.compile).");
   m.def("tune", &tune, py::arg("model"), py::arg("options"), py::arg("command_line"), py::arg("progress"),

@@ -19,6 +19,7 @@ void compile(const CompileArgs& args) {
   cli::ModelCompileArgs request;
   request.model = args.model;
   request.input_shapes = args.input_shapes;
+  request.input_values = args.input_values;
   request.db = args.db;
   request.use_records = args.use_records;
   if (!args.target.empty()) {

@@ -13,6 +13,7 @@ struct CompileArgs {
   std::string model;                      ///< an .onnx file
   std::string output;                     ///< the package to write
   std::vector<std::string> input_shapes;  ///< "name:d0,d1,..." bindings
+  std::vector<std::string> input_values;  ///< "name=value" bindings of scalar inputs
   std::string db = "tessera.db";          ///< read only; a missing file: fallbacks only
   bool use_records = true;                ///< false: every kernel from its fallback
   std::string target;                     ///< empty: this machine

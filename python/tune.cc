@@ -102,11 +102,13 @@ py::dict tune(const std::string& model, tuner::OptionValues options, const std::
   tuner::ModelKernels kernels;
   const std::vector<std::string> shapes =
       options.count("input-shape") ? options["input-shape"] : std::vector<std::string>{};
+  const std::vector<std::string> values =
+      options.count("input-value") ? options["input-value"] : std::vector<std::string>{};
   if (has_model) {
     Status st;
     {
       py::gil_scoped_release release;
-      auto found = cli::model_kernels(model, shapes);
+      auto found = cli::model_kernels(model, shapes, values);
       st = found.is_ok() ? cli::check_measurable(*found, rpc::WireLimits()) : found.status();
       if (st.is_ok()) kernels = std::move(found).value();
     }
@@ -124,7 +126,7 @@ py::dict tune(const std::string& model, tuner::OptionValues options, const std::
       summary = (*job)->run(progress ? &printer : nullptr, &stop, &cancel);
       // Then the regions of an external backend, both ways, for compile's --byoc auto.
       if (has_model && summary.is_ok() && !summary->stopped && !summary->all_failed)
-        cli::time_regions_after_tuning(model, shapes, *byoc, **job, log);
+        cli::time_regions_after_tuning(model, shapes, values, *byoc, **job, log);
     }
     std::fflush(stdout);
     std::lock_guard<std::mutex> lock(outcome.mutex);

@@ -23,7 +23,7 @@ const std::map<std::string, std::string>& placeholders() {
       {"authorized", "DIR"}, {"batch", "N"}, {"bench", "N"}, {"bind", "ENDPOINT"}, {"byoc", "BACKEND"},
       {"cache", "model|warm|cold"}, {"db", "DB"}, {"dead-after-ms", "MS"}, {"dump-after", "PASS"},
       {"early-stopping", "N"}, {"errors-older-than", "AGE"}, {"heartbeat-ms", "MS"}, {"input", "NAME=FILE"},
-      {"input-shape", "NAME:D,..."}, {"jobs", "N"}, {"k", "N"}, {"keep", "N"}, {"key", "KEY"},
+      {"input-shape", "NAME:D,..."}, {"input-value", "NAME=VALUE"}, {"jobs", "N"}, {"k", "N"}, {"keep", "N"}, {"key", "KEY"},
       {"keyfile", "NAME.key"}, {"limit", "N"}, {"log-level", "LEVEL"}, {"max-library-mb", "MB"},
       {"min-repeat-ms", "MS"}, {"name", "NAME"}, {"no-worker-grace-ms", "MS"}, {"op", "SPEC"},
       {"out", "PATH"}, {"output", "MODEL.tsr"}, {"output-dir", "DIR"}, {"profile", "N"},

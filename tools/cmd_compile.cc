@@ -30,6 +30,9 @@ const std::vector<OptionSpec> kOptions = {
     {"db", true, "records database (default tessera.db); none there: fallbacks only"},
     {"no-records", false, "ignore the records: every kernel from its fallback (the untuned model)"},
     {"input-shape", true, "bind a dynamic input, name:d0,d1,... (repeatable)"},
+    {"input-value", true,
+     "bind a scalar input to a value, name=value (repeatable): a constant from then on, so that what depends on "
+     "it folds (an If on a sample rate becomes its branch); the package no longer takes that input"},
     {"jobs", true, "code generation threads (default: one per CPU)"},
     {"byoc", true,
      "external backend for the regions it takes: none, cblas, dnnl (every region it takes), or auto (the "
@@ -145,6 +148,7 @@ int run_compile(int argc, char** argv, int first) {
   if (args->has("help") || args->positional().size() != 1) {
     std::fprintf(args->has("help") ? stdout : stderr,
                  "usage: tessera compile MODEL.onnx [-o MODEL.tsr] [--target TARGET] [--db DB] [--input-shape NAME:D,...]\n"
+                 "                       [--input-value NAME=VALUE ...]\n"
                  "                       [--byoc none|cblas|dnnl|auto] [--dump graph=FILE.dot|ir=DIR|ll=DIR|asm=DIR ...]\n"
                  "       tessera compile --list-ops [--markdown]\n\n%s",
                  format_options(kOptions).c_str());
@@ -171,6 +175,7 @@ int run_compile(int argc, char** argv, int first) {
   ModelCompileArgs request;
   request.model = model_path;
   request.input_shapes = args->get_all("input-shape");
+  request.input_values = args->get_all("input-value");
   request.db = args->get("db", "tessera.db");
   request.use_records = !args->has("no-records");
   request.target = target;

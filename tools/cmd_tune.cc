@@ -84,6 +84,7 @@ void print_stored(const tuner::JobSummary& summary, const std::string& db) {
 const std::vector<OptionSpec> kOptions = {
     {"op", true, "operator to tune, e.g. matmul:M=1024,N=1024,K=1024 (repeatable)"},
     {"input-shape", true, "with a model: bind a dynamic input, name:d0,d1,... (repeatable)"},
+    {"input-value", true, "with a model: bind a scalar input to a value, name=value (repeatable), as compile does"},
     {"target", true, "target string (default: this machine)"},
     {"trials", true, "measurements in this run over all tasks (default 64)"},
     {"space", true, "sketch (template-free; default for --op), knob (templates) or auto (knob where a template fits; default for a model)"},
@@ -161,7 +162,7 @@ int run_tune(int argc, char** argv, int first) {
     std::fprintf(args->has("help") ? stdout : stderr,
                  "usage: tessera tune --op SPEC [--op SPEC ...] [--target TARGET] [--trials N] [--space SPACE]\n"
                  "                    [--strategy STRATEGY] [--db DB] [--tracker ENDPOINT --key KEY]\n"
-                 "       tessera tune MODEL.onnx [--input-shape NAME:D,...] [same options]\n\n%s",
+                 "       tessera tune MODEL.onnx [--input-shape NAME:D,...] [--input-value NAME=VALUE] [same options]\n\n%s",
                  format_options(kOptions).c_str());
     return args->has("help") ? 0 : 2;
   }
@@ -175,7 +176,7 @@ int run_tune(int argc, char** argv, int first) {
   if (!byoc.is_ok()) return usage_error("--byoc: " + byoc.status().message());
   tuner::ModelKernels model;
   if (has_model) {
-    auto kernels = model_kernels(args->positional()[0], args->get_all("input-shape"));
+    auto kernels = model_kernels(args->positional()[0], args->get_all("input-shape"), args->get_all("input-value"));
     if (!kernels.is_ok()) {
       std::fprintf(stderr, "tessera tune: %s\n", kernels.status().message().c_str());
       return 1;
@@ -214,7 +215,7 @@ int run_tune(int argc, char** argv, int first) {
     return 1;
   }
   if (summary->stopped) return kInterrupted;
-  if (has_model) time_regions_after_tuning(args->positional()[0], args->get_all("input-shape"), *byoc, **job, stdout);
+  if (has_model) time_regions_after_tuning(args->positional()[0], args->get_all("input-shape"), args->get_all("input-value"), *byoc, **job, stdout);
   return 0;
 }
 

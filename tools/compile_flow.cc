@@ -32,7 +32,7 @@ Result<ModelCompile> compile_model_file(const ModelCompileArgs& args) {
   out.byoc_auto = args.byoc == "auto";
   out.backend = out.byoc_auto ? model::auto_backend_name(out.target) : args.byoc;
   TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<external::Backend> backend, external::make_backend(out.backend));
-  auto graph = import_model(args.model, args.input_shapes);
+  auto graph = import_model(args.model, args.input_shapes, args.input_values);
   if (!graph.is_ok()) return Status(graph.status().code(), graph.status().to_string());
 
   // The records, read-only: compiling never changes the database. A missing

@@ -20,6 +20,7 @@ namespace tessera::cli {
 struct ModelCompileArgs {
   std::string model;                      ///< an .onnx file
   std::vector<std::string> input_shapes;  ///< "name:d0,d1,..." bindings
+  std::vector<std::string> input_values;  ///< "name=value" bindings of scalar inputs
   std::string db = "tessera.db";          ///< read only; a missing file: fallbacks only
   bool use_records = true;                ///< false: every kernel from its fallback
   std::optional<Target> target;           ///< empty: this machine

@@ -13,14 +13,17 @@ bool is_onnx_path(const std::string& path) {
   return path.size() >= 5 && path.compare(path.size() - 5, 5, ".onnx") == 0;
 }
 
-Result<graph::Graph> import_model(const std::string& path, const std::vector<std::string>& input_shape_specs) {
+Result<graph::Graph> import_model(const std::string& path, const std::vector<std::string>& input_shape_specs,
+                                  const std::vector<std::string>& input_value_specs) {
   frontend::ImportOptions options;
   TESSERA_ASSIGN_OR_RETURN(options.input_shapes, frontend::parse_input_shapes(input_shape_specs));
+  TESSERA_ASSIGN_OR_RETURN(options.input_values, frontend::parse_input_values(input_value_specs));
   return frontend::import_onnx_file(path, options);
 }
 
-Result<tuner::ModelKernels> model_kernels(const std::string& path, const std::vector<std::string>& input_shapes) {
-  auto graph = import_model(path, input_shapes);
+Result<tuner::ModelKernels> model_kernels(const std::string& path, const std::vector<std::string>& input_shapes,
+                                          const std::vector<std::string>& input_values) {
+  auto graph = import_model(path, input_shapes, input_values);
   if (!graph.is_ok()) return Status(graph.status().code(), graph.status().to_string());
   // Both kernels of a convolution that can run by Winograd: compile time
   // runs the faster (compiler/model/choose_winograd.h).

@@ -17,15 +17,18 @@ namespace tessera::cli {
 bool is_onnx_path(const std::string& path);
 
 /// Imports the ONNX model at `path` with `input_shape_specs` ("name:d0,d1,..."
-/// bindings of dynamic input dimensions). Errors: parse_input_shapes' and the
+/// bindings of dynamic input dimensions) and `input_value_specs` ("name=value"
+/// bindings of scalar inputs to constants). Errors: the parsers' and the
 /// importer's (one line per offending node).
-Result<graph::Graph> import_model(const std::string& path, const std::vector<std::string>& input_shape_specs);
+Result<graph::Graph> import_model(const std::string& path, const std::vector<std::string>& input_shape_specs,
+                                  const std::vector<std::string>& input_value_specs = {});
 
 /// The distinct kernels of the model at `path` (those of every tuning plan,
 /// by workload key): exactly the DAGs `tessera compile` will look up. Both
 /// kernels of a convolution that can run by Winograd are included. Errors:
 /// import_model's, the planner's (prefixed with the path).
-Result<tuner::ModelKernels> model_kernels(const std::string& path, const std::vector<std::string>& input_shapes);
+Result<tuner::ModelKernels> model_kernels(const std::string& path, const std::vector<std::string>& input_shapes,
+                                          const std::vector<std::string>& input_values = {});
 
 /// kInvalidArgument naming the kernel and the limit when one of `model`'s
 /// kernels has more arguments, or a larger one, than a worker takes: its jobs

@@ -70,13 +70,14 @@ std::string format_tuned_regions(const TunedRegions& tuned) {
 }
 
 void time_regions_after_tuning(const std::string& model_path, const std::vector<std::string>& input_shapes,
+                               const std::vector<std::string>& input_values,
                                const std::string& backend, tuner::TuneJob& job, FILE* out) {
   if (backend == "none") return;
   if (out) {
     std::fprintf(out, "\ntiming the regions %s can run, both ways (for compile --byoc auto)...\n", backend.c_str());
     std::fflush(out);
   }
-  auto graph = import_model(model_path, input_shapes);
+  auto graph = import_model(model_path, input_shapes, input_values);
   Result<TunedRegions> tuned = graph.is_ok() ? time_model_regions(*graph, backend, job.config().target, job.store(),
                                                                   job.session_id())
                                              : Result<TunedRegions>(graph.status());

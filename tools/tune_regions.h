@@ -49,6 +49,7 @@ std::string format_tuned_regions(const TunedRegions& tuned);
 /// `out` (null: nothing). A failure is a warning on stderr, not an error:
 /// the tuning's records are stored either way.
 void time_regions_after_tuning(const std::string& model_path, const std::vector<std::string>& input_shapes,
+                               const std::vector<std::string>& input_values,
                                const std::string& backend, tuner::TuneJob& job, FILE* out);
 
 }  // namespace tessera::cli

@@ -133,6 +133,23 @@ std::string base_name(const onnx::NodeProto& node);
 /// A scalar (0-d) constant of `dtype` named `name`.
 graph::ValueId scalar_constant(ImportContext& ctx, const std::string& name, DType dtype, double value);
 
+/// Adds the converters of control flow resolved at compile time (If with a
+/// known condition; onnx_control_flow.cc).
+void add_control_flow_converters(std::map<std::string, Converter>& table);
+/// Converts the nodes of `graph` (an If branch: no inputs; its initializers
+/// become constants; outer values read by name) in dependency order;
+/// errors name `where` and the node.
+Status convert_subgraph(ImportContext& ctx, const onnx::GraphProto& graph, const std::string& where);
+
+/// The nodes of `graph` in an order where each comes after the producers of
+/// what it reads, its subgraphs' reads from enclosing scopes included
+/// (onnx_graph_order.cc): the file's order where that is one. A cycle is
+/// kInvalidArgument naming the nodes on it.
+Result<std::vector<int>> topological_order(const onnx::GraphProto& graph);
+/// What `node` reads: its inputs and the names its subgraphs read from
+/// enclosing scopes.
+std::set<std::string> node_reads(const onnx::NodeProto& node);
+
 /// Converts one node; the error says why (the driver adds name and type).
 Status convert_node(ImportContext& ctx, const onnx::NodeProto& node);
 /// Whether convert_node knows `op_type`.

@@ -1,5 +1,6 @@
 #include "compiler/frontend/onnx_import.h"
 
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -85,6 +86,26 @@ std::vector<int64_t> input_shape(const onnx::ValueInfoProto& in, const InputShap
   return shape;
 }
 
+// The constant a scalar input bound to `value` is: of the input's type,
+// shaped as it declares (every dim 1; a dynamic one taken as 1).
+Result<graph::Constant> input_value_constant(const onnx::ValueInfoProto& in, double value, bool shape_bound) {
+  if (shape_bound) return Status(ErrorCode::kInvalidArgument, "the input also has an --input-shape");
+  TESSERA_ASSIGN_OR_RETURN(DType dtype, detail::dtype_of_onnx(in.type().tensor_type().elem_type()));
+  std::vector<int64_t> shape;
+  for (const auto& d : in.type().tensor_type().shape().dim()) {
+    if (d.has_dim_value() && d.dim_value() != 1)
+      return Status(ErrorCode::kInvalidArgument, "the input is not a scalar (a dimension of " +
+                                                     std::to_string(d.dim_value()) + "); only scalars bind to a value");
+    shape.push_back(1);
+  }
+  const bool integral = dtype.is_int() || dtype.is_uint() || dtype == DType::boolean();
+  if (integral && value != std::floor(value))
+    return Status(ErrorCode::kInvalidArgument, std::to_string(value) + " is not an integer, the input is " + dtype.to_string());
+  if (dtype == DType::boolean() && value != 0 && value != 1)
+    return Status(ErrorCode::kInvalidArgument, "a bool input takes 0 or 1");
+  return graph::Constant::from_doubles(dtype, shape, {value});
+}
+
 // Nodes that read `name`, for error messages.
 std::vector<std::string> readers_of(const onnx::GraphProto& gp, const std::string& name) {
   std::vector<std::string> out;
@@ -95,6 +116,23 @@ std::vector<std::string> readers_of(const onnx::GraphProto& gp, const std::strin
         break;
       }
   return out;
+}
+
+// Every node of `g` and of its subgraphs (both branches of an If, a Loop's
+// body: each is reported, with its path from the top).
+void check_graph_ops(const onnx::GraphProto& g, const std::string& path, std::vector<std::string>& errors) {
+  for (int i = 0; i < g.node_size(); ++i) {
+    const auto& node = g.node(i);
+    const std::string label = path + node_label(node, i);
+    if (!node.domain().empty() && node.domain() != "ai.onnx")
+      errors.push_back(label + ": unsupported operator domain '" + node.domain() + "'");
+    else if (!detail::is_supported_op(node.op_type()))
+      errors.push_back(label + ": unsupported operator");
+    for (const auto& a : node.attribute()) {
+      if (a.type() == onnx::AttributeProto::GRAPH) check_graph_ops(a.g(), label + " " + a.name() + " > ", errors);
+      for (const auto& sub : a.graphs()) check_graph_ops(sub, label + " " + a.name() + " > ", errors);
+    }
+  }
 }
 
 Status check_supported(const onnx::ModelProto& model, const std::string& origin) {
@@ -111,14 +149,7 @@ Status check_supported(const onnx::ModelProto& model, const std::string& origin)
   if (auto range = ranges.find(""); range != ranges.end() && opset > range->second.second)
     errors.push_back("model: opset " + std::to_string(opset) + " of the default domain is not supported (supported: " +
                      std::to_string(range->second.first) + "-" + std::to_string(range->second.second) + ")");
-  const auto& gp = model.graph();
-  for (int i = 0; i < gp.node_size(); ++i) {
-    const auto& node = gp.node(i);
-    if (!node.domain().empty() && node.domain() != "ai.onnx")
-      errors.push_back(node_label(node, i) + ": unsupported operator domain '" + node.domain() + "'");
-    else if (!detail::is_supported_op(node.op_type()))
-      errors.push_back(node_label(node, i) + ": unsupported operator");
-  }
+  check_graph_ops(model.graph(), "", errors);
   if (!errors.empty()) return error_list(origin, errors);
   return Status::ok();
 }
@@ -193,6 +224,17 @@ Result<graph::Graph> import_model(const onnx::ModelProto& model, const ImportOpt
     if (!found) errors.push_back("a constant is given for '" + name + "', which is not a model input");
     else if (!ctx.values.count(name)) ctx.values[name] = ctx.g.add_constant(name, data);
   }
+  for (const auto& [name, value] : options.input_values) {
+    const onnx::ValueInfoProto* in = nullptr;
+    for (const auto& i : gp.input()) in = i.name() == name ? &i : in;
+    if (!in) {
+      errors.push_back("--input-value names '" + name + "', which is not a model input");
+      continue;
+    }
+    auto c = input_value_constant(*in, value, options.input_shapes.count(name) != 0);
+    if (!c.is_ok()) errors.push_back("--input-value " + name + ": " + c.status().message());
+    else if (!ctx.values.count(name)) ctx.values[name] = ctx.g.add_constant(name, std::move(c).value());
+  }
   for (const auto& name_shape : options.input_shapes) {
     bool found = false;
     for (const auto& in : gp.input()) found |= in.name() == name_shape.first;
@@ -210,13 +252,16 @@ Result<graph::Graph> import_model(const onnx::ModelProto& model, const ImportOpt
   }
   if (!errors.empty()) return error_list(origin, errors);
 
-  // Convert in order; a node that fails poisons its outputs, and nodes that
-  // read poisoned values are skipped so one cause gives one message.
+  // Convert in dependency order (the file's where it is one); a node that
+  // fails poisons its outputs, and nodes that read poisoned values are
+  // skipped so one cause gives one message.
+  auto order = detail::topological_order(gp);
+  if (!order.is_ok()) return error_list(origin, {order.status().message()});
   std::set<std::string> poisoned;
-  for (int i = 0; i < gp.node_size(); ++i) {
+  for (int i : *order) {
     const auto& node = gp.node(i);
     bool skip = false;
-    for (const std::string& in : node.input()) skip |= poisoned.count(in) != 0;
+    for (const std::string& in : detail::node_reads(node)) skip |= poisoned.count(in) != 0;
     Status st = skip ? Status(ErrorCode::kInvalidArgument, "") : detail::convert_node(ctx, node);
     if (st.is_ok()) continue;
     if (!skip) errors.push_back(node_label(node, i) + ": " + st.message());
@@ -266,6 +311,25 @@ Result<InputShapes> parse_input_shapes(const std::vector<std::string>& specs) {
   return out;
 }
 
+Result<std::map<std::string, double>> parse_input_values(const std::vector<std::string>& specs) {
+  std::map<std::string, double> out;
+  for (const std::string& spec : specs) {
+    auto bad = [&](const std::string& why) {
+      return Status(ErrorCode::kInvalidArgument, "--input-value '" + spec + "': " + why + " (expected name=value)");
+    };
+    const auto eq = spec.rfind('=');
+    if (eq == std::string::npos || eq == 0) return bad("no input name");
+    const std::string text = spec.substr(eq + 1);
+    char* end = nullptr;
+    const double v = std::strtod(text.c_str(), &end);
+    if (text.empty() || *end != '\0' || !std::isfinite(v)) return bad("'" + text + "' is not a number");
+    const std::string name = spec.substr(0, eq);
+    if (out.count(name)) return bad("input bound twice");
+    out[name] = v;
+  }
+  return out;
+}
+
 Result<graph::Graph> import_onnx_bytes(const std::string& bytes, const ImportOptions& options,
                                        const std::string& origin) {
   onnx::ModelProto model;
@@ -301,10 +365,12 @@ std::string supported_onnx_ops_markdown() {
       "what each supports. Window operators (Conv, ConvTranspose, MaxPool, AveragePool) take 1-D,\n"
       "2-D and 3-D inputs; a dimension of 0 (an empty tensor) is legal; older opsets are read with\n"
       "current semantics, and binary operators of opsets before 7 with their `broadcast` and `axis`.\n\n"
-      "Out of scope, refused as `unsupported operator`: quantized operators (QuantizeLinear,\n"
-      "QLinearConv, ConvInteger, ...), training operators (gradients, optimizers), sequence, optional,\n"
-      "map and string operators, random generators, control flow (If, Loop, Scan), recurrent cells\n"
-      "(LSTM, GRU, RNN) and signal processing (DFT, STFT, window functions).\n\n"
+      "An If imports when its condition is known at compile time (constants, static shapes, inputs bound\n"
+      "with --input-value): the branch taken replaces it. Out of scope, refused as `unsupported\n"
+      "operator` (inside subgraphs too, each with its path): training operators (gradients,\n"
+      "optimizers), sequence, optional, map and string operators, random generators, run-time control\n"
+      "flow (Loop, Scan), recurrent cells (LSTM, GRU, RNN) and signal processing (DFT, STFT, window\n"
+      "functions).\n\n"
       "| | | | |\n|---|---|---|---|\n";
   const size_t columns = 4, rows = (ops.size() + columns - 1) / columns;
   for (size_t r = 0; r < rows; ++r) {

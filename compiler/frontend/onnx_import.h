@@ -31,7 +31,15 @@ struct ImportOptions {
   /// or axes tensors that ONNX's node tests feed as inputs); their shape and
   /// type must match the model's declaration where it has one.
   std::map<std::string, graph::Constant> constant_inputs;
+  /// Scalar graph inputs bound to a value (`--input-value`, e.g. a sample
+  /// rate): constants of the input's type from then on, so that what
+  /// depends on them folds (an If on them becomes its branch).
+  std::map<std::string, double> input_values;
 };
+
+/// Parses `name=value` bindings (the `--input-value` flag), e.g.
+/// "sr=16000". kInvalidArgument naming the bad spec on error.
+Result<std::map<std::string, double>> parse_input_values(const std::vector<std::string>& specs);
 
 /// Parses `name:d0,d1,...` bindings (the `--input-shape` flag), e.g.
 /// "x:1,3,224,224". kInvalidArgument naming the bad spec on error.

@@ -636,6 +636,7 @@ std::map<std::string, Converter> make_converters() {
   add_math_converters(table);
   add_data_converters(table);
   add_quant_converters(table);
+  add_control_flow_converters(table);
   return table;
 }
 

@@ -41,14 +41,32 @@ def _shape_specs(input_shapes):
     return ["%s:%s" % (name, ",".join(str(int(d)) for d in shape)) for name, shape in input_shapes.items()]
 
 
+def _value_specs(values):
+    """{"sr": 16000} as --input-value values: ["sr=16000"]."""
+    if not values:
+        return []
+    if not isinstance(values, dict):
+        raise TypeError("values must be a dict of input name to number, got %s" % type(values).__name__)
+    specs = []
+    for name, value in values.items():
+        if isinstance(value, bool):
+            value = int(value)
+        if not isinstance(value, (int, float)):
+            raise TypeError("values[%r] must be a number, got %s" % (name, type(value).__name__))
+        specs.append("%s=%r" % (name, value))
+    return specs
+
+
 def compile(model, output=None, input_shapes=None, db="tessera.db", target=None, use_records=True,
-            byoc="auto", jobs=0, verbose=False):
+            byoc="auto", jobs=0, verbose=False, values=None):
     """Compiles the ONNX model `model` into a package, as `tessera compile` does,
     and returns the package's path.
 
     output: the package to write (default: the model's name with .tsr, in the
     current folder). input_shapes: {input name: shape} for dynamic inputs.
-    db: the records database, read only; kernels without records (or all, with
+    values: {input name: number} binds scalar inputs (a sample rate) to
+    constants: what depends on them folds (an If on them becomes its branch)
+    and the package no longer takes them. db: the records database, read only; kernels without records (or all, with
     use_records=False, or when the file is missing) use their fallback schedule.
     target: a target string such as "llvm -mtriple=aarch64-linux-gnu -mattr=+neon"
     (default: this machine). byoc: "auto" (oneDNN where its module is
@@ -62,7 +80,7 @@ def compile(model, output=None, input_shapes=None, db="tessera.db", target=None,
         base = os.path.basename(model)
         output = (base[:-5] if base.endswith(".onnx") else base) + ".tsr"
     output = os.fspath(output)
-    _tessera.compile(model, output, _shape_specs(input_shapes), os.fspath(db), bool(use_records),
+    _tessera.compile(model, output, _shape_specs(input_shapes), _value_specs(values), os.fspath(db), bool(use_records),
                      target or "", byoc, int(jobs), bool(verbose))
     return output
 
@@ -96,7 +114,7 @@ def _command_line(model, ops, values):
     return " ".join(words)  # the tuner records the timing mode when the line does not name it
 
 
-def tune(model_or_op, trials=64, db="tessera.db", input_shapes=None, progress=True, **options):
+def tune(model_or_op, trials=64, db="tessera.db", input_shapes=None, progress=True, values=None, **options):
     """Tunes a model's kernels or operators, as `tessera tune` does, on local
     workers (or a farm with tracker=..., key=...), every measurement kept in `db`.
 
@@ -108,7 +126,7 @@ def tune(model_or_op, trials=64, db="tessera.db", input_shapes=None, progress=Tr
     timeout, worker_wait, tracker, key, keyfile, tracker_key, insecure, byoc
     (with a model: the external backend whose regions are timed both ways
     after tuning, for compile's byoc="auto"; default "auto"); and
-    check=False for --no-check. progress: print as `tessera tune` does (a block
+    check=False for --no-check. values: as tessera.compile's. progress: print as `tessera tune` does (a block
     redrawn at a terminal, a line per batch otherwise); False: silent.
 
     The GIL is released while tuning. Ctrl-C stops after the current batch with
@@ -121,11 +139,12 @@ def tune(model_or_op, trials=64, db="tessera.db", input_shapes=None, progress=Tr
     model_or_op = os.fspath(model_or_op) if not isinstance(model_or_op, (list, tuple)) else list(model_or_op)
     is_model = isinstance(model_or_op, str) and model_or_op.endswith(".onnx")
     ops = [] if is_model else ([model_or_op] if isinstance(model_or_op, str) else model_or_op)
-    values = _option_values(dict(options, trials=trials, db=db))
+    option_values = _option_values(dict(options, trials=trials, db=db))
     if is_model:
-        values["input-shape"] = _shape_specs(input_shapes)
-    elif input_shapes:
-        raise ValueError("input_shapes goes with a model, not an operator")
-    values["op"] = [str(op) for op in ops]
+        option_values["input-shape"] = _shape_specs(input_shapes)
+        option_values["input-value"] = _value_specs(values)
+    elif input_shapes or values:
+        raise ValueError("input_shapes and values go with a model, not an operator")
+    option_values["op"] = [str(op) for op in ops]
     model = model_or_op if is_model else ""
-    return _tessera.tune(model, values, _command_line(model, ops, values), bool(progress))
+    return _tessera.tune(model, option_values, _command_line(model, ops, option_values), bool(progress))

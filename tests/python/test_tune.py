@@ -180,3 +180,32 @@ def test_second_ctrl_c_drops_the_batch_in_flight(tmp_path):
     assert "KeyboardInterrupt" in err, err
     assert "stopped by Ctrl-C at once (the batch in flight was dropped)" in out, out
     assert count_records(db) > 0
+
+
+def test_compile_binds_a_scalar_input_to_a_value(tmp_path):
+    """values={"sr": ...}: the If on the sample rate becomes its branch and
+    the package no longer takes the bound input."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [3])
+    sr = helper.make_tensor_value_info("sr", TensorProto.INT64, [])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [3])
+    wide = helper.make_graph([helper.make_node("Relu", ["x"], ["ra"])], "wide", [], [helper.make_tensor_value_info("ra", TensorProto.FLOAT, [3])])
+    narrow = helper.make_graph([helper.make_node("Neg", ["x"], ["rb"])], "narrow", [], [helper.make_tensor_value_info("rb", TensorProto.FLOAT, [3])])
+    nodes = [helper.make_node("Equal", ["sr", "k"], ["is_16k"]),
+             helper.make_node("If", ["is_16k"], ["y"], then_branch=wide, else_branch=narrow)]
+    graph = helper.make_graph(nodes, "rate", [x, sr], [y], [helper.make_tensor("k", TensorProto.INT64, [], [16000])])
+    path = str(tmp_path / "rate.onnx")
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
+    data = np.array([-1.0, 0.5, 2.0], dtype=np.float32)
+    for rate, want in ((16000, np.maximum(data, 0)), (8000, -data)):
+        package = tessera.compile(path, output=str(tmp_path / ("r%d.tsr" % rate)), values={"sr": rate},
+                                  use_records=False)
+        module = tessera.Module(package)
+        assert [i.name for i in module.inputs] == ["x"]
+        np.testing.assert_array_equal(module.run({"x": data})["y"], want)
+    with pytest.raises(tessera.Error, match="is not an integer"):
+        tessera.compile(path, output=str(tmp_path / "bad.tsr"), values={"sr": 0.5}, use_records=False)
+    with pytest.raises(TypeError):
+        tessera.compile(path, output=str(tmp_path / "bad.tsr"), values={"sr": "fast"})

@@ -1,0 +1,237 @@
+// The importer's graph order and compile-time control flow: nodes in any
+// order (sorted by what they read), a cycle named, an If whose condition is
+// known at import replaced by its branch (nested ones too, reading outer
+// values), an If on data refused with what to do, and every unsupported
+// operator inside subgraphs reported with its path.
+#include <gtest/gtest.h>
+
+#include <tuple>
+
+#include "tests/compiler/frontend/onnx_run_util.h"
+
+namespace tessera::frontend {
+namespace {
+
+using graph::test::to_bytes;
+using graph::test::to_floats;
+using onnx::TensorProto;
+using test::attr;
+using test::ModelBuilder;
+using test::run_model;
+
+// y = relu(x * 2) + 1, its nodes listed as `order` says.
+ModelBuilder chain(const std::vector<int>& order) {
+  ModelBuilder m(13);
+  m.input("x", {4});
+  m.floats("two", {}, {2.0f});
+  m.floats("one", {}, {1.0f});
+  m.output("y", {4});
+  const std::vector<std::tuple<std::string, std::vector<std::string>, std::string>> nodes = {
+      {"Mul", {"x", "two"}, "a"}, {"Relu", {"a"}, "b"}, {"Add", {"b", "one"}, "y"}};
+  for (int i : order) m.node(std::get<0>(nodes[i]), std::get<1>(nodes[i]), {std::get<2>(nodes[i])});
+  return m;
+}
+
+TEST(OnnxGraphOrder, NodesInAnyOrderImportAsTheSortedGraph) {
+  const std::vector<float> x = {-1.0f, 0.5f, 2.0f, -3.0f}, want = {1.0f, 2.0f, 5.0f, 1.0f};
+  for (const std::vector<int>& order : {std::vector<int>{0, 1, 2}, {2, 1, 0}, {1, 2, 0}}) {
+    auto y = run_model(chain(order), {to_bytes(x)});
+    ASSERT_TRUE(y.is_ok()) << y.status().to_string();
+    EXPECT_EQ(to_floats(*y), want);
+  }
+  auto sorted = import_onnx_bytes(chain({0, 1, 2}).bytes());
+  auto shuffled = import_onnx_bytes(chain({2, 0, 1}).bytes());
+  ASSERT_TRUE(sorted.is_ok() && shuffled.is_ok());
+  EXPECT_EQ(graph::graph_to_string(*sorted), graph::graph_to_string(*shuffled));
+}
+
+TEST(OnnxGraphOrder, ACycleIsRefusedNamingItsNodes) {
+  ModelBuilder m(13);
+  m.input("x", {2});
+  m.output("y", {2});
+  m.node("Add", {"x", "c"}, {"a"}, "first");
+  m.node("Relu", {"a"}, {"b"}, "second");
+  m.node("Neg", {"b"}, {"c"}, "third");
+  m.node("Identity", {"a"}, {"y"}, "out");
+  auto g = import_onnx_bytes(m.bytes());
+  ASSERT_FALSE(g.is_ok());
+  const std::string& msg = g.status().message();
+  EXPECT_NE(msg.find("cycle"), std::string::npos) << msg;
+  for (const char* name : {"'first' (Add)", "'second' (Relu)", "'third' (Neg)"})
+    EXPECT_NE(msg.find(name), std::string::npos) << msg;
+  EXPECT_EQ(msg.find("'out'"), std::string::npos) << msg;
+}
+
+// A branch: its nodes, one output.
+onnx::GraphProto branch(const std::string& name, const std::vector<onnx::NodeProto>& nodes,
+                        const std::string& output) {
+  onnx::GraphProto g;
+  g.set_name(name);
+  for (const onnx::NodeProto& n : nodes) *g.add_node() = n;
+  g.add_output()->set_name(output);
+  return g;
+}
+
+onnx::NodeProto make_node(const std::string& op, const std::vector<std::string>& inputs, const std::string& output) {
+  onnx::NodeProto n;
+  n.set_op_type(op);
+  n.set_name(output + "_node");
+  for (const auto& i : inputs) n.add_input(i);
+  n.add_output(output);
+  return n;
+}
+
+void set_branches(onnx::NodeProto* n, const onnx::GraphProto& then_g, const onnx::GraphProto& else_g) {
+  auto* t = n->add_attribute();
+  t->set_name("then_branch");
+  t->set_type(onnx::AttributeProto::GRAPH);
+  *t->mutable_g() = then_g;
+  auto* e = n->add_attribute();
+  e->set_name("else_branch");
+  e->set_type(onnx::AttributeProto::GRAPH);
+  *e->mutable_g() = else_g;
+}
+
+// As torch.onnx.export writes `if x.dim() == 2:` on a static shape: Shape ->
+// Size -> Equal -> Cast -> If, the branch taken known at import; inside it a
+// second If on the row count. The outer values (x, the constants) are read
+// from inside both levels.
+ModelBuilder shape_checked(int64_t rows) {
+  ModelBuilder m(13);
+  m.input("x", {rows, 3});
+  m.output("y", {rows, 3});
+  m.int64s("two", {}, {2});
+  m.int64s("four", {}, {4});
+  m.floats("ten", {}, {10.0f});
+  m.node("Shape", {"x"}, {"shape"});
+  m.node("Size", {"shape"}, {"rank"});
+  m.node("Equal", {"rank", "two"}, {"is_2d"});
+  attr(m.node("Cast", {"is_2d"}, {"cond"}), "to", int64_t{TensorProto::BOOL});
+  // Inner If, in the then branch: rows == 4 ? x + 10 : x * 10.
+  onnx::NodeProto rows_of = make_node("Gather", {"shape", "zero"}, "rows");
+  onnx::NodeProto zero;
+  zero.set_op_type("Constant");
+  zero.set_name("zero_node");
+  zero.add_output("zero");
+  auto* value = zero.add_attribute();
+  value->set_name("value");
+  value->set_type(onnx::AttributeProto::TENSOR);
+  value->mutable_t()->set_data_type(TensorProto::INT64);
+  value->mutable_t()->add_int64_data(0);
+  onnx::NodeProto four_rows = make_node("Equal", {"rows", "four"}, "four_rows");
+  onnx::NodeProto inner = make_node("If", {"four_rows"}, "inner_y");
+  set_branches(&inner, branch("plus", {make_node("Add", {"x", "ten"}, "plus_y")}, "plus_y"),
+               branch("times", {make_node("Mul", {"x", "ten"}, "times_y")}, "times_y"));
+  // The then branch lists its nodes out of order too.
+  onnx::GraphProto then_g = branch("two_d", {inner, four_rows, rows_of, zero}, "inner_y");
+  onnx::GraphProto else_g = branch("other", {make_node("Neg", {"x"}, "neg_y")}, "neg_y");
+  set_branches(m.node("If", {"cond"}, {"y"}, "rank_check"), then_g, else_g);
+  return m;
+}
+
+TEST(OnnxIf, AConditionKnownAtImportBecomesItsBranchNestedOnesToo) {
+  for (int64_t rows : {4, 2}) {
+    ModelBuilder m = shape_checked(rows);
+    auto g = import_onnx_bytes(m.bytes());
+    ASSERT_TRUE(g.is_ok()) << g.status().to_string();
+    std::vector<float> x(static_cast<size_t>(rows * 3));
+    for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i) - 3.0f;
+    auto y = run_model(m, {to_bytes(x)});
+    ASSERT_TRUE(y.is_ok()) << y.status().to_string();
+    std::vector<float> want;
+    for (float v : x) want.push_back(rows == 4 ? v + 10.0f : v * 10.0f);
+    EXPECT_EQ(to_floats(*y), want) << rows << " rows";
+    // What is left is the one operation of the branch taken.
+    ASSERT_EQ(g->nodes().size(), 1u) << graph::graph_to_string(*g);
+    EXPECT_EQ(g->nodes()[0].kind, rows == 4 ? graph::OpKind::kAdd : graph::OpKind::kMul);
+  }
+}
+
+TEST(OnnxIf, AConditionOnDataIsRefusedSayingWhatToBind) {
+  ModelBuilder m(13);
+  m.input("x", {3});
+  m.input("flag", {}, TensorProto::BOOL);
+  m.output("y", {3});
+  set_branches(m.node("If", {"flag"}, {"y"}, "gate"), branch("a", {make_node("Relu", {"x"}, "ra")}, "ra"),
+               branch("b", {make_node("Neg", {"x"}, "rb")}, "rb"));
+  auto g = import_onnx_bytes(m.bytes());
+  ASSERT_FALSE(g.is_ok());
+  EXPECT_NE(g.status().message().find("node 'gate' (If)"), std::string::npos) << g.status().message();
+  EXPECT_NE(g.status().message().find("--input-value"), std::string::npos) << g.status().message();
+  // Bound as a constant input, the same model imports.
+  ImportOptions bound;
+  bound.constant_inputs["flag"] = graph::Constant::from_doubles(DType::boolean(), {}, {0.0});
+  auto h = import_onnx_bytes(m.bytes(), bound);
+  ASSERT_TRUE(h.is_ok()) << h.status().to_string();
+}
+
+TEST(OnnxIf, EveryUnsupportedOperatorInsideSubgraphsIsListedWithItsPath) {
+  ModelBuilder m(13);
+  m.input("x", {1, 4, 8});
+  m.input("flag", {}, TensorProto::BOOL);
+  m.output("y", {1, 4, 8});
+  onnx::NodeProto inner = make_node("If", {"flag"}, "inner_y");
+  set_branches(&inner, branch("deep", {make_node("GRU", {"x"}, "gru_y")}, "gru_y"),
+               branch("flat", {make_node("Relu", {"x"}, "relu_y")}, "relu_y"));
+  set_branches(m.node("If", {"flag"}, {"y"}, "outer"),
+               branch("then", {make_node("LSTM", {"x"}, "lstm_y")}, "lstm_y"), branch("else", {inner}, "inner_y"));
+  m.node("Loop", {"flag"}, {"z"}, "top_loop");
+  auto g = import_onnx_bytes(m.bytes());
+  ASSERT_FALSE(g.is_ok());
+  const std::string& msg = g.status().message();
+  EXPECT_NE(msg.find("3 problems"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("node 'outer' (If) then_branch > node 'lstm_y_node' (LSTM): unsupported operator"),
+            std::string::npos)
+      << msg;
+  EXPECT_NE(msg.find("node 'outer' (If) else_branch > node 'inner_y_node' (If) then_branch > node 'gru_y_node' "
+                     "(GRU): unsupported operator"),
+            std::string::npos)
+      << msg;
+  EXPECT_NE(msg.find("node 'top_loop' (Loop): unsupported operator"), std::string::npos) << msg;
+}
+
+// An If on a scalar input (a sample rate): bound with --input-value, the
+// input is a constant and the If its branch; a value the input cannot hold,
+// a non-scalar input or a name that is no input are refused, each saying why.
+ModelBuilder sample_rate_model() {
+  ModelBuilder m(13);
+  m.input("x", {3});
+  m.input("sr", {}, TensorProto::INT64);
+  m.input("frame", {2}, TensorProto::INT64);
+  m.output("y", {3});
+  m.int64s("sixteen_k", {}, {16000});
+  m.node("Equal", {"sr", "sixteen_k"}, {"is_16k"});
+  set_branches(m.node("If", {"is_16k"}, {"y"}, "by_rate"), branch("wide", {make_node("Relu", {"x"}, "ra")}, "ra"),
+               branch("narrow", {make_node("Neg", {"x"}, "rb")}, "rb"));
+  return m;
+}
+
+TEST(OnnxIf, AScalarInputBoundToAValueChoosesTheBranch) {
+  for (double rate : {16000.0, 8000.0}) {
+    ImportOptions options;
+    options.input_values["sr"] = rate;
+    auto g = import_onnx_bytes(sample_rate_model().bytes(), options);
+    ASSERT_TRUE(g.is_ok()) << g.status().to_string();
+    ASSERT_EQ(g->nodes().size(), 1u) << graph::graph_to_string(*g);
+    EXPECT_EQ(g->nodes()[0].kind, rate == 16000.0 ? graph::OpKind::kRelu : graph::OpKind::kUnary);  // Neg
+    EXPECT_EQ(g->inputs().size(), 2u);  // x and frame: sr is a constant now
+  }
+  for (const auto& [name, value, why] : std::vector<std::tuple<std::string, double, std::string>>{
+           {"sr", 16000.5, "is not an integer"}, {"frame", 2.0, "is not a scalar"}, {"rate", 1.0, "not a model input"}}) {
+    ImportOptions options;
+    options.input_values[name] = value;
+    auto g = import_onnx_bytes(sample_rate_model().bytes(), options);
+    ASSERT_FALSE(g.is_ok()) << name;
+    EXPECT_NE(g.status().message().find(why), std::string::npos) << g.status().message();
+  }
+  auto specs = parse_input_values({"sr=16000", "gain=0.5"});
+  ASSERT_TRUE(specs.is_ok());
+  EXPECT_EQ(specs->at("sr"), 16000.0);
+  EXPECT_EQ(specs->at("gain"), 0.5);
+  for (const char* bad : {"sr", "=3", "sr=", "sr=fast", "sr=1e999"})
+    EXPECT_FALSE(parse_input_values({bad}).is_ok()) << bad;
+  EXPECT_FALSE(parse_input_values({"sr=1", "sr=2"}).is_ok());
+}
+
+}  // namespace
+}  // namespace tessera::frontend
