@@ -163,6 +163,7 @@ llvm::Value* CodeGen::emit(const Expr& e) {
       // (guard_branch_load). A condition the same for every lane stays scalar.
       const auto* n = e.as<SelectNode>();
       const auto* uniform = n->cond.as<BroadcastNode>();
+      if (is_uniform_chain(n)) return emit_select_chain(n);
       llvm::Value* cond = emit(uniform ? uniform->value : n->cond);
       ++select_depth_;
       branch_conds_.push_back(cond);
@@ -306,14 +307,20 @@ llvm::Value* CodeGen::emit_call(const CallNode* op) {
   DType ct = widen ? DType::f32(t.lanes) : t;
   if (widen) x = b_.CreateFPExt(x, type_of(ct));
   llvm::Value* r = nullptr;
+  // float32 vectors: exp and tanh as polynomials (llvm_math.cc), not a libm
+  // call a lane.
+  const bool vector_f32 = ct.lanes > 1 && ct.is_float() && ct.bits == 32;
+  auto exp = [&](llvm::Value* v) {
+    return vector_f32 ? emit_vector_exp(v) : b_.CreateUnaryIntrinsic(llvm::Intrinsic::exp, v);
+  };
   switch (op->op) {
-    case CallOp::kExp: r = b_.CreateUnaryIntrinsic(llvm::Intrinsic::exp, x); break;
+    case CallOp::kExp: r = exp(x); break;
     case CallOp::kLog: r = b_.CreateUnaryIntrinsic(llvm::Intrinsic::log, x); break;
     case CallOp::kSqrt: r = b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x); break;
     case CallOp::kFloor: r = b_.CreateUnaryIntrinsic(llvm::Intrinsic::floor, x); break;
     case CallOp::kCeil: r = b_.CreateUnaryIntrinsic(llvm::Intrinsic::ceil, x); break;
     case CallOp::kRound: r = b_.CreateUnaryIntrinsic(llvm::Intrinsic::roundeven, x); break;
-    case CallOp::kTanh: r = per_lane(x, ct, "tanh"); break;
+    case CallOp::kTanh: r = vector_f32 ? emit_vector_tanh(x) : per_lane(x, ct, "tanh"); break;
     case CallOp::kErf: r = per_lane(x, ct, "erf"); break;
     // The kernel's libm calls resolve against the loading process's libm,
     // as tanhf and erff do (on aarch64 boards too: the runtime links libm).
@@ -336,7 +343,7 @@ llvm::Value* CodeGen::emit_call(const CallNode* op) {
     }
     case CallOp::kSigmoid: {
       llvm::Value* one = llvm::ConstantFP::get(x->getType(), 1.0);
-      llvm::Value* e = b_.CreateUnaryIntrinsic(llvm::Intrinsic::exp, b_.CreateFNeg(x));
+      llvm::Value* e = exp(b_.CreateFNeg(x));
       r = b_.CreateFDiv(one, b_.CreateFAdd(one, e));
       break;
     }
@@ -526,6 +533,40 @@ void CodeGen::emit_parallel(const ForNode* op) {
 }
 
 // ---------------------------------------------------------------------------
+
+// A chain of selects on conditions the same for every lane, one select in a
+// branch of another (a concatenation of many inputs: select(i < 1, a,
+// select(i < 2, b, ...))). Evaluating every branch costs each element the
+// whole chain; branching on the scalar condition evaluates the taken one.
+bool CodeGen::is_uniform_chain(const SelectNode* n) {
+  auto uniform_select = [](const Expr& e) {
+    const auto* s = e.as<SelectNode>();
+    return s && s->cond.as<BroadcastNode>();
+  };
+  return n->cond.as<BroadcastNode>() && (uniform_select(n->true_value) || uniform_select(n->false_value));
+}
+
+llvm::Value* CodeGen::emit_select_chain(const SelectNode* n) {
+  llvm::Value* cond = emit(n->cond.as<BroadcastNode>()->value);
+  llvm::Function* fn = b_.GetInsertBlock()->getParent();
+  llvm::BasicBlock* then_bb = llvm::BasicBlock::Create(ctx_, "select.true", fn);
+  llvm::BasicBlock* else_bb = llvm::BasicBlock::Create(ctx_, "select.false", fn);
+  llvm::BasicBlock* merge_bb = llvm::BasicBlock::Create(ctx_, "select.end", fn);
+  b_.CreateCondBr(cond, then_bb, else_bb);
+  b_.SetInsertPoint(then_bb);
+  llvm::Value* t = emit(n->true_value);
+  llvm::BasicBlock* then_end = b_.GetInsertBlock();
+  b_.CreateBr(merge_bb);
+  b_.SetInsertPoint(else_bb);
+  llvm::Value* f = emit(n->false_value);
+  llvm::BasicBlock* else_end = b_.GetInsertBlock();
+  b_.CreateBr(merge_bb);
+  b_.SetInsertPoint(merge_bb);
+  llvm::PHINode* phi = b_.CreatePHI(t->getType(), 2);
+  phi->addIncoming(t, then_end);
+  phi->addIncoming(f, else_end);
+  return phi;
+}
 
 }  // namespace codegen_detail
 
