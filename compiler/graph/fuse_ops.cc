@@ -37,6 +37,9 @@ class Fuser {
       for (size_t i = 0; i < g_.nodes().size(); ++i) place(static_cast<int>(i));
       if (!pin_escaping_values()) break;
     }
+    // Groups merged into another are left empty.
+    groups_.erase(std::remove_if(groups_.begin(), groups_.end(), [](const FusedGroup& g) { return g.nodes.empty(); }),
+                  groups_.end());
     for (FusedGroup& grp : groups_) finish(grp);
     return std::move(groups_);
   }
@@ -66,6 +69,43 @@ class Fuser {
     grp.output = n.outputs.empty() ? -1 : n.outputs[0];
     group_of_node_[static_cast<size_t>(index)] = target;
     for (ValueId v : n.outputs) group_of_value_[static_cast<size_t>(v)] = target;
+    if (is_light(groups_[target].pattern) && is_light(p)) merge_input_groups(n, target);
+  }
+
+  // A light node that joined a light group takes in the other light groups
+  // whose outputs it reads (a recurrent cell's gates: i * g + f * c, each
+  // gate its own chain): one kernel, not one a chain. Those groups come
+  // before `target` (the join checked it), so the merged group may run where
+  // `target` does; a merged value another group reads is pinned later, as
+  // for any join.
+  void merge_input_groups(const Node& n, int target) {
+    bool merged = false;
+    for (ValueId v : n.inputs) {
+      const int other = group_of_value_[static_cast<size_t>(v)];
+      if (other < 0 || other == target || groups_[static_cast<size_t>(other)].output != v ||
+          pinned_[static_cast<size_t>(v)])
+        continue;
+      FusedGroup& from = groups_[static_cast<size_t>(other)];
+      const bool light = std::all_of(from.nodes.begin(), from.nodes.end(), [&](int i) {
+        const Node& m = g_.nodes()[static_cast<size_t>(i)];
+        return m.kind != OpKind::kExternal && m.outputs.size() == 1 &&
+               may_join(groups_[static_cast<size_t>(target)].pattern, node_pattern(g_, m));
+      });
+      if (!light) continue;
+      for (int i : from.nodes) {
+        groups_[static_cast<size_t>(target)].nodes.push_back(i);
+        group_of_node_[static_cast<size_t>(i)] = target;
+        for (ValueId out : g_.nodes()[static_cast<size_t>(i)].outputs) group_of_value_[static_cast<size_t>(out)] = target;
+      }
+      from.nodes.clear();
+      from.output = -1;
+      merged = true;
+    }
+    if (!merged) return;
+    std::vector<int>& nodes = groups_[static_cast<size_t>(target)].nodes;
+    std::sort(nodes.begin(), nodes.end());  // graph order is topological
+    groups_[static_cast<size_t>(target)].anchor = nodes.front();
+    groups_[static_cast<size_t>(target)].pattern = node_pattern(g_, g_.nodes()[static_cast<size_t>(nodes.front())]);
   }
 
   // Groups run in creation order, so a node may join group `grp` only when

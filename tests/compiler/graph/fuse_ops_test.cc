@@ -167,27 +167,48 @@ TEST(FuseOps, InjectiveAfterConvStartsAGroupButJoinsElementwiseNeighbours) {
   EXPECT_TRUE(test::close(test::to_floats((*got)[0]), want));
 }
 
-TEST(FuseOps, ANodeNeverJoinsAGroupThatWouldReadALaterGroup) {
-  // GLU: a, b = split(x); y = a * sigmoid(b). The mul may not join a's group
-  // (created first), which would then read sigmoid's group, created later.
+// GLU: a, b = split(x); y = a * sigmoid(b).
+Graph glu(bool a_is_an_output) {
   Graph g;
   ValueId x = g.add_input("x", {2, 4}, DType::f32());
   ValueId a = g.add_op("a", OpKind::kSlice, SliceAttrs{{0, 0}, {1, 1}}, {x}, {2, 2}, DType::f32());
   ValueId b = g.add_op("b", OpKind::kSlice, SliceAttrs{{0, 2}, {1, 1}}, {x}, {2, 2}, DType::f32());
   ValueId s = g.add_op("sig", OpKind::kSigmoid, NoAttrs{}, {b}, {2, 2}, DType::f32());
   ValueId y = g.add_op("mul", OpKind::kMul, NoAttrs{}, {a, s}, {2, 2}, DType::f32());
-  g.set_outputs({y});
-  const auto groups = fuse_ops(g);
-  ASSERT_EQ(groups.size(), 2u) << groups_to_string(g, groups);
-  EXPECT_EQ(groups[0].name, "fused_slice");
-  EXPECT_EQ(groups[1].name, "fused_slice_sigmoid_mul");
+  g.set_outputs(a_is_an_output ? std::vector<ValueId>{y, a} : std::vector<ValueId>{y});
+  return g;
+}
+
+void expect_glu(const Graph& g) {
   const auto xd = test::random_floats(8, 11);
-  auto got = test::run_graph(g, {{x, test::to_bytes(xd)}});
+  auto got = test::run_graph(g, {{g.inputs()[0], test::to_bytes(xd)}});
   ASSERT_TRUE(got.is_ok()) << got.status().to_string();
   std::vector<float> want;
   for (int r = 0; r < 2; ++r)
     for (int c = 0; c < 2; ++c) want.push_back(xd[r * 4 + c] / (1.0f + std::exp(-xd[r * 4 + 2 + c])));
   EXPECT_TRUE(test::close(test::to_floats((*got)[0]), want));
+}
+
+// The mul joins the group of one input (sigmoid's, the later) and takes in
+// the other's light group: one kernel.
+TEST(FuseOps, AnElementwiseNodeTakesInTheLightGroupsOfItsInputs) {
+  const Graph g = glu(false);
+  const auto groups = fuse_ops(g);
+  ASSERT_EQ(groups.size(), 1u) << groups_to_string(g, groups);
+  EXPECT_EQ(groups[0].name, "fused_slice_slice_sigmoid_mul");
+  expect_glu(g);
+}
+
+// With `a` a graph output too (pinned), its group stays apart: the mul may not
+// join it (created first, it would read sigmoid's group, created later) and
+// joins sigmoid's.
+TEST(FuseOps, ANodeNeverJoinsAGroupThatWouldReadALaterGroup) {
+  const Graph g = glu(true);
+  const auto groups = fuse_ops(g);
+  ASSERT_EQ(groups.size(), 2u) << groups_to_string(g, groups);
+  EXPECT_EQ(groups[0].name, "fused_slice");
+  EXPECT_EQ(groups[1].name, "fused_slice_sigmoid_mul");
+  expect_glu(g);
 }
 
 TEST(FuseOps, PoolTakesAnElementwiseEpilogue) {
