@@ -408,6 +408,13 @@ int main(int argc, char** argv) {
                           ModelCase{"input", {1, 128, 256}, "quantize_dynamic.py", "", "", {"--model", "transformer"},
                                     1e-2},
                           env, args);
+  // Recurrent speech models as torch.onnx.export writes them
+  // (scripts/models/lstm_speech.py, gru_speech.py): two layers over
+  // [1, 100, 64], hidden 128, unrolled over the 100 steps.
+  tessera::register_model("BM_Model_LstmSpeech",
+                          ModelCase{"input", {1, 100, 64}, "lstm_speech.py", "", "", {}, 1e-4}, env, args);
+  tessera::register_model("BM_Model_GruSpeech",
+                          ModelCase{"input", {1, 100, 64}, "gru_speech.py", "", "", {}, 1e-4}, env, args);
   // Issue 20: the same models with their regions through oneDNN, beside the all-Tessera package.
   tessera::register_model("BM_Model_ResNet18_Dnnl",
                           ModelCase{"input", {1, 3, 224, 224}, "resnet18.py", "", "dnnl"}, env, args);

@@ -133,6 +133,9 @@ std::string base_name(const onnx::NodeProto& node);
 /// A scalar (0-d) constant of `dtype` named `name`.
 graph::ValueId scalar_constant(ImportContext& ctx, const std::string& name, DType dtype, double value);
 
+/// Adds LSTM, GRU and RNN, unrolled over their static sequence length
+/// (onnx_recurrent.cc).
+void add_recurrent_converters(std::map<std::string, Converter>& table);
 /// Adds the converters of control flow resolved at compile time (If with a
 /// known condition; onnx_control_flow.cc).
 void add_control_flow_converters(std::map<std::string, Converter>& table);

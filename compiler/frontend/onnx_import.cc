@@ -369,8 +369,8 @@ std::string supported_onnx_ops_markdown() {
       "with --input-value): the branch taken replaces it. Out of scope, refused as `unsupported\n"
       "operator` (inside subgraphs too, each with its path): training operators (gradients,\n"
       "optimizers), sequence, optional, map and string operators, random generators, run-time control\n"
-      "flow (Loop, Scan), recurrent cells (LSTM, GRU, RNN) and signal processing (DFT, STFT, window\n"
-      "functions).\n\n"
+      "flow (Loop, Scan) and signal processing (DFT, STFT, window functions). LSTM, GRU and RNN are\n"
+      "unrolled over their static sequence length.\n\n"
       "| | | | |\n|---|---|---|---|\n";
   const size_t columns = 4, rows = (ops.size() + columns - 1) / columns;
   for (size_t r = 0; r < rows; ++r) {

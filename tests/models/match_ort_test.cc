@@ -215,6 +215,28 @@ TEST_F(MatchOrt, TransformerQuantizedDynamically) {
   check(model, "input", {1, 128, 256}, {}, 1e-2);
 }
 
+// Recurrent speech models as torch.onnx.export writes nn.LSTM / nn.GRU
+// (scripts/models/lstm_speech.py, gru_speech.py): two layers, input [1, 100,
+// 64], hidden 128, batch_first; unrolled over the 100 steps. Within 1e-4 of
+// the output's scale.
+TEST_F(MatchOrt, LstmSpeechModel) {
+  for (const std::vector<std::string>& variant :
+       {std::vector<std::string>{}, {"--bidirectional"}, {"--unfolded"}}) {
+    SCOPED_TRACE(variant.empty() ? "plain" : variant[0]);
+    const std::string model = dir_ + "/lstm.onnx";
+    Status st = bench::write_generated_model("lstm_speech.py", model, 3, variant);
+    if (!st.is_ok()) GTEST_SKIP() << st.to_string();
+    check(model, "input", {1, 100, 64}, {}, 1e-4);
+  }
+}
+
+TEST_F(MatchOrt, GruSpeechModel) {
+  const std::string model = dir_ + "/gru.onnx";
+  Status st = bench::write_generated_model("gru_speech.py", model, 3, {});
+  if (!st.is_ok()) GTEST_SKIP() << st.to_string();
+  check(model, "input", {1, 100, 64}, {}, 1e-4);
+}
+
 TEST_F(MatchOrt, PPOCRTextRecognition) {
   const std::string model = bench::ocr_models_dir() + "/ch_PP-OCRv4_rec_infer.onnx";
   if (!fs::exists(model)) GTEST_SKIP() << model << " is missing: run scripts/install-deps.sh";

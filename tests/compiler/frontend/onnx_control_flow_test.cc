@@ -171,20 +171,20 @@ TEST(OnnxIf, EveryUnsupportedOperatorInsideSubgraphsIsListedWithItsPath) {
   m.input("flag", {}, TensorProto::BOOL);
   m.output("y", {1, 4, 8});
   onnx::NodeProto inner = make_node("If", {"flag"}, "inner_y");
-  set_branches(&inner, branch("deep", {make_node("GRU", {"x"}, "gru_y")}, "gru_y"),
+  set_branches(&inner, branch("deep", {make_node("DFT", {"x"}, "dft_y")}, "gru_y"),
                branch("flat", {make_node("Relu", {"x"}, "relu_y")}, "relu_y"));
   set_branches(m.node("If", {"flag"}, {"y"}, "outer"),
-               branch("then", {make_node("LSTM", {"x"}, "lstm_y")}, "lstm_y"), branch("else", {inner}, "inner_y"));
+               branch("then", {make_node("Bernoulli", {"x"}, "bernoulli_y")}, "lstm_y"), branch("else", {inner}, "inner_y"));
   m.node("Loop", {"flag"}, {"z"}, "top_loop");
   auto g = import_onnx_bytes(m.bytes());
   ASSERT_FALSE(g.is_ok());
   const std::string& msg = g.status().message();
   EXPECT_NE(msg.find("3 problems"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("node 'outer' (If) then_branch > node 'lstm_y_node' (LSTM): unsupported operator"),
+  EXPECT_NE(msg.find("node 'outer' (If) then_branch > node 'bernoulli_y_node' (Bernoulli): unsupported operator"),
             std::string::npos)
       << msg;
-  EXPECT_NE(msg.find("node 'outer' (If) else_branch > node 'inner_y_node' (If) then_branch > node 'gru_y_node' "
-                     "(GRU): unsupported operator"),
+  EXPECT_NE(msg.find("node 'outer' (If) else_branch > node 'inner_y_node' (If) then_branch > node 'dft_y_node' "
+                     "(DFT): unsupported operator"),
             std::string::npos)
       << msg;
   EXPECT_NE(msg.find("node 'top_loop' (Loop): unsupported operator"), std::string::npos) << msg;
