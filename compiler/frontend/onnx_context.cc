@@ -79,9 +79,7 @@ Result<std::vector<int64_t>> ints_from(const ImportContext& ctx, const Node& nod
   if (ImportContext::has_input(node, index)) {
     const auto* c = ctx.constant_input(node, index);
     if (!c) return invalid("'" + name + "' (input " + std::to_string(index) + ") is not a constant");
-    std::vector<int64_t> out;
-    for (double v : c->to_doubles()) out.push_back(static_cast<int64_t>(v));
-    return out;
+    return c->to_int64s();
   }
   *given = false;
   return std::vector<int64_t>{};

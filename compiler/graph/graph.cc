@@ -66,6 +66,20 @@ std::vector<double> Constant::to_doubles() const {
   return out;
 }
 
+std::vector<int64_t> Constant::to_int64s() const {
+  std::vector<int64_t> out(static_cast<size_t>(num_elements()));
+  for (size_t i = 0; i < out.size(); ++i) {
+    const auto k = static_cast<int64_t>(i);
+    if (dtype == DType::i64()) {
+      out[i] = load_as<int64_t>(bytes, k);
+    } else {
+      const double v = at(k);
+      out[i] = v >= 9.2233720368547758e18 ? INT64_MAX : v <= -9.2233720368547758e18 ? INT64_MIN : static_cast<int64_t>(v);
+    }
+  }
+  return out;
+}
+
 Constant Constant::from_doubles(DType dtype, std::vector<int64_t> shape, const std::vector<double>& values) {
   Constant c{dtype, std::move(shape), {}};
   c.bytes.resize(values.size() * static_cast<size_t>(dtype.storage_bytes()));

@@ -272,6 +272,9 @@ struct Constant {
   double at(int64_t i) const;
   /// All elements as doubles.
   std::vector<double> to_doubles() const;
+  /// All elements as int64, exactly for the integer types (INT64_MAX, an
+  /// exporter's "to the end", is no double); floats truncated, saturated.
+  std::vector<int64_t> to_int64s() const;
   /// A constant of `dtype` from doubles (converted element by element).
   static Constant from_doubles(DType dtype, std::vector<int64_t> shape, const std::vector<double>& values);
   static Constant from_floats(std::vector<int64_t> shape, const std::vector<float>& values);
