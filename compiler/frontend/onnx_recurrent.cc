@@ -136,6 +136,7 @@ struct Spec {
   Cell cell = Cell::kLstm;
   int64_t t = 0, batch = 0, input = 0, hidden = 0, directions = 1, gates = 4;
   bool reverse_only = false;
+  bool batch_first = false;  // layout 1: X [B, T, I], states [B, D, H]
   std::vector<Activation> activations;  // per direction: LSTM f g h, GRU f g, RNN f
   std::optional<float> clip;
   bool input_forget = false, linear_before_reset = false;
@@ -156,6 +157,7 @@ Result<Spec> read_spec(const Node& node, Cell cell, const std::vector<int64_t>& 
   const int64_t layout = attr_int(node, "layout", 0);
   if (layout != 0 && layout != 1) return invalid("layout " + std::to_string(layout) + " is not 0 or 1");
   if (xs.size() != 3) return invalid("X must be rank 3, not " + graph::shape_string(xs));
+  s.batch_first = layout == 1;
   s.t = layout == 0 ? xs[0] : xs[1];
   s.batch = layout == 0 ? xs[1] : xs[0];
   s.input = xs[2];
@@ -348,10 +350,14 @@ Result<Direction> read_direction(Emitter& e, const Node& node, const Spec& s, in
   auto state = [&](int index, const char* what) -> Result<std::optional<ValueId>> {
     if (!ImportContext::has_input(node, index)) return std::optional<ValueId>();
     TESSERA_ASSIGN_OR_RETURN(ValueId v, ctx.input(node, index));
-    if (ctx.value(v).shape != std::vector<int64_t>{s.directions, s.batch, s.hidden})
-      return invalid(std::string(what) + " " + graph::shape_string(ctx.value(v).shape) + " is not [" +
-                     std::to_string(s.directions) + ", " + std::to_string(s.batch) + ", " + std::to_string(s.hidden) +
-                     "] (layout 0's order)");
+    const std::vector<int64_t> want = s.batch_first ? std::vector<int64_t>{s.batch, s.directions, s.hidden}
+                                                    : std::vector<int64_t>{s.directions, s.batch, s.hidden};
+    if (ctx.value(v).shape != want)
+      return invalid(std::string(what) + " " + graph::shape_string(ctx.value(v).shape) + " is not " +
+                     graph::shape_string(want) + (s.batch_first ? " (layout 1)" : ""));
+    if (s.batch_first) {
+      TESSERA_ASSIGN_OR_RETURN(v, e.op("Transpose", {v}, {ints_attr("perm", {1, 0, 2})}));
+    }
     TESSERA_ASSIGN_OR_RETURN(ValueId vd, e.at(v, d));
     return std::optional<ValueId>(vd);
   };
@@ -474,7 +480,7 @@ Status convert_recurrent(ImportContext& ctx, const Node& node, Cell cell) {
   if (ctx.value(x).dtype != DType::f32()) return invalid("X is " + ctx.value(x).dtype.to_string() + ", not float32");
   TESSERA_ASSIGN_OR_RETURN(Spec s, read_spec(node, cell, ctx.value(x).shape, ctx.value(w).shape));
   TESSERA_ASSIGN_OR_RETURN(std::optional<ValueId> lens, sequence_lengths(ctx, node, s));
-  const bool batch_first = attr_int(node, "layout", 0) == 1;
+  const bool batch_first = s.batch_first;
   Emitter e(ctx, base_name(node));
   if (batch_first) {
     TESSERA_ASSIGN_OR_RETURN(x, e.op("Transpose", {x}, {ints_attr("perm", {1, 0, 2})}));
