@@ -19,7 +19,10 @@ const USAGE = `usage: node scripts/ort_run.js MODEL.onnx [options]
   --output-dir DIR           write each output as DIR/<output name>.npy
   --bench N                  time N runs, print median_ms=<float> and runs=<N>
   --warmup W                 untimed runs before --bench (default 1)
-  --ort DIR                  onnxruntime-node install (default <repo>/.cache/onnxruntime)`;
+  --ort DIR                  onnxruntime-node install (default <repo>/.cache/onnxruntime)
+  --stream N                 N calls in a row (a streaming model); outputs are written stacked, [N, ...]
+  --per-call NAME            with --stream: input NAME's file holds one value per call, stacked [N, ...]
+  --carry OUT=IN             with --stream: output OUT of a call is input IN of the next (a state)`;
 
 /// An error the user can fix: printed without a stack, exit code 1.
 class UsageError extends Error {}
@@ -37,6 +40,7 @@ function parse_args(argv) {
   const a = {
     model: null, inputs: new Map(), shapes: new Map(), seed: null, threads: 2,
     output_dir: null, bench: 0, warmup: 1, ort: path.resolve(__dirname, '..', '.cache', 'onnxruntime'),
+    stream: 0, per_call: new Set(), carry: new Map(),
   };
   for (let i = 0; i < argv.length; ++i) {
     const arg = argv[i];
@@ -71,6 +75,15 @@ function parse_args(argv) {
       case '--bench': a.bench = parse_int(value(), '--bench', 1); break;
       case '--warmup': a.warmup = parse_int(value(), '--warmup', 0); break;
       case '--ort': a.ort = path.resolve(value()); break;
+      case '--stream': a.stream = parse_int(value(), '--stream', 1); break;
+      case '--per-call': a.per_call.add(value()); break;
+      case '--carry': {
+        const spec = value();
+        const eq = spec.indexOf('=');
+        if (eq <= 0 || eq === spec.length - 1) fail(`--carry '${spec}': expected OUTPUT=INPUT`);
+        a.carry.set(spec.slice(0, eq), spec.slice(eq + 1));
+        break;
+      }
       default:
         if (arg.startsWith('-')) fail(`unknown option ${arg}\n${USAGE}`);
         if (a.model !== null) fail(`two models given: ${a.model} and ${arg}`);
@@ -78,6 +91,7 @@ function parse_args(argv) {
     }
   }
   if (a.model === null) fail(`no model given\n${USAGE}`);
+  if (a.stream === 0 && (a.per_call.size > 0 || a.carry.size > 0)) fail('--per-call and --carry go with --stream N');
   return a;
 }
 
@@ -254,6 +268,58 @@ function file_safe(name) {
   return s === '' ? '_' : s;
 }
 
+// --stream: N calls, each per-call input's slice k at call k, each carried
+// output fed back; every output written stacked over the calls.
+async function stream(a, ort, session, feeds) {
+  const names = new Set(Object.keys(feeds));
+  const sources = new Map();
+  for (const name of a.per_call) {
+    if (!names.has(name)) fail(`--per-call ${name}: the model has no such input`);
+    const t = feeds[name];
+    if (t.dims.length === 0 || t.dims[0] !== a.stream) {
+      fail(`--per-call ${name}: the file's first dimension must be the ${a.stream} calls, not [${t.dims.join(', ')}]`);
+    }
+    sources.set(name, t);
+  }
+  for (const [out, input] of a.carry) {
+    if (!session.outputNames.includes(out)) fail(`--carry ${out}=${input}: the model has no output ${out}`);
+    if (!names.has(input)) fail(`--carry ${out}=${input}: the model has no input ${input}`);
+  }
+  const collected = new Map(session.outputNames.map((n) => [n, []]));
+  const ms = [];
+  for (let k = 0; k < a.stream; ++k) {
+    for (const [name, t] of sources) {
+      const dims = t.dims.slice(1);
+      const count = dims.reduce((p, d) => p * d, 1);
+      feeds[name] = new ort.Tensor(t.type, t.data.slice(k * count, (k + 1) * count), dims);
+    }
+    const t0 = process.hrtime.bigint();
+    let out;
+    try {
+      out = await session.run(feeds);
+    } catch (e) {
+      fail(`running ${a.model}, call ${k}: ${e.message}`);
+    }
+    ms.push(Number(process.hrtime.bigint() - t0) / 1e6);
+    for (const n of session.outputNames) collected.get(n).push(out[n]);
+    for (const [o, input] of a.carry) feeds[input] = out[o];
+  }
+  if (a.output_dir !== null) {
+    fs.mkdirSync(a.output_dir, { recursive: true });
+    for (const n of session.outputNames) {
+      const calls = collected.get(n);
+      const first = calls[0];
+      const data = new first.data.constructor(first.data.length * calls.length);
+      calls.forEach((t, k) => data.set(t.data, k * first.data.length));
+      write_npy(path.join(a.output_dir, file_safe(n) + '.npy'), first.type, [calls.length, ...first.dims], data);
+    }
+  }
+  ms.sort((x, y) => x - y);
+  const n = ms.length;
+  const median = n % 2 ? ms[(n - 1) / 2] : (ms[n / 2 - 1] + ms[n / 2]) / 2;
+  process.stdout.write(`calls=${n}\nmedian_ms=${median.toFixed(4)}\nmin_ms=${ms[0].toFixed(4)}\n`);
+}
+
 async function main() {
   const a = parse_args(process.argv.slice(2));
   if (!fs.existsSync(a.model)) fail(`model ${a.model} does not exist`);
@@ -280,6 +346,10 @@ async function main() {
     }
   };
 
+  if (a.stream > 0) {
+    await stream(a, ort, session, feeds);
+    return;
+  }
   const outputs = await run();
   if (a.output_dir !== null) {
     fs.mkdirSync(a.output_dir, { recursive: true });
