@@ -365,12 +365,13 @@ std::string supported_onnx_ops_markdown() {
       "what each supports. Window operators (Conv, ConvTranspose, MaxPool, AveragePool) take 1-D,\n"
       "2-D and 3-D inputs; a dimension of 0 (an empty tensor) is legal; older opsets are read with\n"
       "current semantics, and binary operators of opsets before 7 with their `broadcast` and `axis`.\n\n"
-      "An If imports when its condition is known at compile time (constants, static shapes, inputs bound\n"
-      "with --input-value): the branch taken replaces it. Out of scope, refused as `unsupported\n"
-      "operator` (inside subgraphs too, each with its path): training operators (gradients,\n"
-      "optimizers), sequence, optional, map and string operators, random generators, run-time control\n"
-      "flow (Loop, Scan) and signal processing (DFT, STFT, window functions). LSTM, GRU and RNN are\n"
-      "unrolled over their static sequence length.\n\n"
+      "Control flow resolves at compile time: an If whose condition is known then (constants, static\n"
+      "shapes, inputs bound with --input-value) becomes the branch it takes; a Loop whose trip count and\n"
+      "conditions are known is unrolled, as are Scan (opset 9 and later), LSTM, GRU and RNN over their\n"
+      "static length. An If or Loop on data is refused, saying what to bind. Out of scope, refused as\n"
+      "`unsupported operator` (inside subgraphs too, each with its path): training operators\n"
+      "(gradients, optimizers), sequence, optional, map and string operators, random generators and\n"
+      "signal processing (DFT, STFT, window functions).\n\n"
       "| | | | |\n|---|---|---|---|\n";
   const size_t columns = 4, rows = (ops.size() + columns - 1) / columns;
   for (size_t r = 0; r < rows; ++r) {

@@ -13,6 +13,7 @@
 #include <cmath>
 
 #include "compiler/frontend/onnx_context.h"
+#include "compiler/frontend/onnx_emitter.h"
 
 namespace tessera::frontend::detail {
 
@@ -20,84 +21,6 @@ namespace {
 
 using graph::ValueId;
 using Node = onnx::NodeProto;
-
-onnx::AttributeProto int_attr(const std::string& name, int64_t v) {
-  onnx::AttributeProto a;
-  a.set_name(name);
-  a.set_type(onnx::AttributeProto::INT);
-  a.set_i(v);
-  return a;
-}
-
-onnx::AttributeProto ints_attr(const std::string& name, const std::vector<int64_t>& v) {
-  onnx::AttributeProto a;
-  a.set_name(name);
-  a.set_type(onnx::AttributeProto::INTS);
-  for (int64_t x : v) a.add_ints(x);
-  return a;
-}
-
-onnx::AttributeProto float_attr(const std::string& name, float v) {
-  onnx::AttributeProto a;
-  a.set_name(name);
-  a.set_type(onnx::AttributeProto::FLOAT);
-  a.set_f(v);
-  return a;
-}
-
-// Emits ONNX operators through their converters, each input bound to a
-// fresh name under `prefix`.
-class Emitter {
- public:
-  Emitter(ImportContext& ctx, std::string prefix) : ctx_(ctx), prefix_(std::move(prefix)) {}
-
-  Result<std::vector<ValueId>> ops(const std::string& type, const std::vector<ValueId>& inputs, int outputs,
-                                   const std::vector<onnx::AttributeProto>& attrs = {}) {
-    Node n;
-    n.set_op_type(type);
-    const std::string base = prefix_ + "." + type + std::to_string(next_++);
-    n.set_name(base);
-    for (const auto& a : attrs) *n.add_attribute() = a;
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      const std::string in = base + ".in" + std::to_string(i);
-      ctx_.values[in] = inputs[i];
-      n.add_input(in);
-    }
-    for (int o = 0; o < outputs; ++o) n.add_output(base + (o == 0 ? "" : ".out" + std::to_string(o)));
-    TESSERA_RETURN_IF_ERROR(convert_node(ctx_, n));
-    std::vector<ValueId> out;
-    for (int o = 0; o < outputs; ++o) out.push_back(ctx_.values.at(n.output(o)));
-    return out;
-  }
-
-  Result<ValueId> op(const std::string& type, const std::vector<ValueId>& inputs,
-                     const std::vector<onnx::AttributeProto>& attrs = {}) {
-    TESSERA_ASSIGN_OR_RETURN(std::vector<ValueId> out, ops(type, inputs, 1, attrs));
-    return out[0];
-  }
-
-  ValueId ints(const std::vector<int64_t>& v) {
-    return ctx_.g.add_constant(prefix_ + ".c" + std::to_string(next_++),
-                               graph::Constant::from_int64s({static_cast<int64_t>(v.size())}, v));
-  }
-  ValueId scalar(float v) {
-    return ctx_.g.add_constant(prefix_ + ".c" + std::to_string(next_++), graph::Constant::from_floats({}, {v}));
-  }
-
-  // x[index] along axis 0, that axis dropped.
-  Result<ValueId> at(ValueId x, int64_t index) {
-    const ValueId i = ctx_.g.add_constant(prefix_ + ".i" + std::to_string(next_++),
-                                          graph::Constant::from_int64s({}, {index}));
-    return op("Gather", {x, i}, {int_attr("axis", 0)});
-  }
-
-  ImportContext& ctx() { return ctx_; }
-
- private:
-  ImportContext& ctx_;
-  std::string prefix_;
-  int next_ = 0;
-};
 
 // One activation of the cell (ONNX's names), with its alpha and beta.
 struct Activation {

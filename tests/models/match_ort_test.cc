@@ -237,6 +237,28 @@ TEST_F(MatchOrt, GruSpeechModel) {
   check(model, "input", {1, 100, 64}, {}, 1e-4);
 }
 
+// A scripted for-loop as torch.onnx.export writes it (scripts/models/
+// loop_model.py: Loop over x.size(0) with a carried state and a scan
+// output), unrolled at import.
+TEST_F(MatchOrt, LoopModelUnrolled) {
+  for (const std::vector<std::string>& variant : {std::vector<std::string>{}, {"--trip-count", "constant"}}) {
+    const std::string model = dir_ + "/loop.onnx";
+    Status st = bench::write_generated_model("loop_model.py", model, 3, variant);
+    if (!st.is_ok()) GTEST_SKIP() << st.to_string();
+    check(model, "input", {10, 1, 16}, {}, 1e-5);
+  }
+}
+
+// A cumulative sum over time as a Scan (forward and reverse), unrolled.
+TEST_F(MatchOrt, ScanModelUnrolled) {
+  for (const std::vector<std::string>& variant : {std::vector<std::string>{"--kind", "scan"}, {"--kind", "scan", "--reverse"}}) {
+    const std::string model = dir_ + "/scan.onnx";
+    Status st = bench::write_generated_model("loop_model.py", model, 3, variant);
+    if (!st.is_ok()) GTEST_SKIP() << st.to_string();
+    check(model, "input", {1, 10, 8}, {}, 1e-5);
+  }
+}
+
 TEST_F(MatchOrt, PPOCRTextRecognition) {
   const std::string model = bench::ocr_models_dir() + "/ch_PP-OCRv4_rec_infer.onnx";
   if (!fs::exists(model)) GTEST_SKIP() << model << " is missing: run scripts/install-deps.sh";

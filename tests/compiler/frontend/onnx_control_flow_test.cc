@@ -233,5 +233,88 @@ TEST(OnnxIf, AScalarInputBoundToAValueChoosesTheBranch) {
   EXPECT_FALSE(parse_input_values({"sr=1", "sr=2"}).is_ok());
 }
 
+// for i in range(steps): acc = acc * 2 + x; ys.append(acc + i), a Loop with
+// its trip count an input bound by --input-value, unrolled; and one whose
+// condition turns false after three iterations.
+ModelBuilder doubling_loop(bool stop_early) {
+  ModelBuilder m(13);
+  m.input("x", {2});
+  m.input("steps", {}, TensorProto::INT64);
+  m.output("acc_out", {2});
+  m.output("ys", {stop_early ? 3 : 4, 2});
+  m.floats("two", {}, {2.0f});
+  m.int64s("three", {}, {3});
+  m.floats("zero2", {2}, {0.0f, 0.0f});
+  onnx::GraphProto body;
+  body.set_name("body");
+  for (const char* in : {"i", "cond_in", "acc"}) body.add_input()->set_name(in);
+  *body.add_node() = make_node("Mul", {"acc", "two"}, "doubled");
+  *body.add_node() = make_node("Add", {"doubled", "x"}, "acc_next");
+  onnx::NodeProto to_float = make_node("Cast", {"i"}, "i_float");
+  auto* to = to_float.add_attribute();
+  to->set_name("to");
+  to->set_type(onnx::AttributeProto::INT);
+  to->set_i(TensorProto::FLOAT);
+  *body.add_node() = to_float;
+  *body.add_node() = make_node("Add", {"acc_next", "i_float"}, "y");
+  *body.add_node() = make_node(stop_early ? "Less" : "Identity", stop_early ? std::vector<std::string>{"i_plus_1", "three"}
+                                                                         : std::vector<std::string>{"cond_in"}, "cond_out");
+  if (stop_early) {
+    onnx::NodeProto one;
+    one.set_op_type("Constant");
+    one.set_name("one_node");
+    one.add_output("one");
+    auto* v = one.add_attribute();
+    v->set_name("value");
+    v->set_type(onnx::AttributeProto::TENSOR);
+    v->mutable_t()->set_data_type(TensorProto::INT64);
+    v->mutable_t()->add_int64_data(1);
+    *body.add_node() = one;
+    *body.add_node() = make_node("Add", {"i", "one"}, "i_plus_1");
+  }
+  for (const char* out : {"cond_out", "acc_next", "y"}) body.add_output()->set_name(out);
+  onnx::NodeProto* loop = m.node("Loop", {"steps", "", "zero2"}, {"acc_out", "ys"}, "loop");
+  auto* b = loop->add_attribute();
+  b->set_name("body");
+  b->set_type(onnx::AttributeProto::GRAPH);
+  *b->mutable_g() = body;
+  return m;
+}
+
+TEST(OnnxLoop, AKnownTripCountUnrollsAndAConditionTurningFalseStopsIt) {
+  const std::vector<float> x = {1.0f, -0.5f};
+  for (bool stop_early : {false, true}) {
+    ImportOptions options;
+    options.input_values["steps"] = 4;
+    auto g = import_onnx_bytes(doubling_loop(stop_early).bytes(), options);
+    ASSERT_TRUE(g.is_ok()) << g.status().to_string();
+    auto opt = graph::optimize_graph(*g);
+    ASSERT_TRUE(opt.is_ok());
+    auto out = graph::test::run_graph(*opt, {{opt->inputs()[0], to_bytes(x)}});
+    ASSERT_TRUE(out.is_ok()) << out.status().to_string();
+    std::vector<float> acc = {0.0f, 0.0f}, ys;
+    const int iterations = stop_early ? 3 : 4;
+    for (int i = 0; i < iterations; ++i)
+      for (size_t j = 0; j < 2; ++j) {
+        acc[j] = acc[j] * 2.0f + x[j];
+        ys.push_back(acc[j] + static_cast<float>(i));
+      }
+    EXPECT_EQ(to_floats(out->at(0)), acc) << (stop_early ? "stopped early" : "four trips");
+    EXPECT_EQ(to_floats(out->at(1)), ys);
+  }
+}
+
+TEST(OnnxLoop, ATripCountKnownOnlyAtRunTimeIsRefusedSayingWhatToBind) {
+  auto g = import_onnx_bytes(doubling_loop(false).bytes());
+  ASSERT_FALSE(g.is_ok());
+  EXPECT_NE(g.status().message().find("known only at run time"), std::string::npos) << g.status().message();
+  EXPECT_NE(g.status().message().find("--input-value"), std::string::npos) << g.status().message();
+  ImportOptions too_many;
+  too_many.input_values["steps"] = 1e6;
+  auto h = import_onnx_bytes(doubling_loop(false).bytes(), too_many);
+  ASSERT_FALSE(h.is_ok());
+  EXPECT_NE(h.status().message().find("more than the 4096 iterations"), std::string::npos) << h.status().message();
+}
+
 }  // namespace
 }  // namespace tessera::frontend
