@@ -3,8 +3,10 @@
 // a sample rate bound with --input-value) becomes the nodes of the branch it
 // takes, nested Ifs included; a Loop whose trip count and conditions are so
 // known is unrolled (a scripted for-loop over a static length). An If on
-// data and a Loop that runs as long as data says stay unsupported: the
-// error says so and how to bind what they depend on.
+// data computes both branches and takes each output from the one its
+// condition names (the untaken branch's work is spent: a branch at run time
+// is the next step). A Loop that runs as long as data says stays
+// unsupported: the error says so and what to bind.
 #include <algorithm>
 
 #include "compiler/frontend/onnx_context.h"
@@ -21,12 +23,49 @@ std::string node_label(const Node& node, int index) {
   return "node '" + name + "' (" + node.op_type() + ")";
 }
 
+// An If whose condition is known only at run time: both branches computed
+// and each output taken from the branch the condition names (Where). Both
+// branches must give outputs of one shape and type each.
+Status convert_if_on_data(ImportContext& ctx, const Node& node, graph::ValueId cond) {
+  if (graph::shape_size(ctx.value(cond).shape) != 1 || ctx.value(cond).dtype != DType::boolean())
+    return invalid("its condition is " + ctx.value(cond).dtype.to_string() + " " +
+                   graph::shape_string(ctx.value(cond).shape) + ", not one bool");
+  std::vector<std::vector<graph::ValueId>> outs(2);
+  const char* branches[2] = {"then_branch", "else_branch"};
+  for (int b = 0; b < 2; ++b) {
+    const onnx::AttributeProto* attr = find_attr(node, branches[b]);
+    if (!attr || attr->type() != onnx::AttributeProto::GRAPH) return invalid(std::string("it has no ") + branches[b] + " graph");
+    const onnx::GraphProto& g = attr->g();
+    if (g.output_size() != node.output_size())
+      return invalid(std::string(branches[b]) + " has " + std::to_string(g.output_size()) + " outputs, the If " +
+                     std::to_string(node.output_size()));
+    TESSERA_RETURN_IF_ERROR(convert_subgraph(ctx, g, branches[b]));
+    for (int i = 0; i < g.output_size(); ++i) {
+      auto it = ctx.values.find(g.output(i).name());
+      if (it == ctx.values.end()) return invalid(std::string(branches[b]) + " output '" + g.output(i).name() + "' is never computed");
+      outs[static_cast<size_t>(b)].push_back(it->second);
+    }
+  }
+  Emitter e(ctx, base_name(node));
+  for (int i = 0; i < node.output_size(); ++i) {
+    const graph::Value t = ctx.value(outs[0][static_cast<size_t>(i)]), f = ctx.value(outs[1][static_cast<size_t>(i)]);
+    if (t.shape != f.shape || t.dtype != f.dtype)
+      return invalid("output " + std::to_string(i) + " is " + t.dtype.to_string() + " " + graph::shape_string(t.shape) +
+                     " in then_branch but " + f.dtype.to_string() + " " + graph::shape_string(f.shape) +
+                     " in else_branch: an If on data needs both branches to agree");
+    if (node.output(i).empty()) continue;
+    TESSERA_ASSIGN_OR_RETURN(ctx.values[node.output(i)],
+                             e.op("Where", {cond, outs[0][static_cast<size_t>(i)], outs[1][static_cast<size_t>(i)]}));
+  }
+  return Status::ok();
+}
+
 Status convert_if(ImportContext& ctx, const Node& node) {
   const graph::Constant* cond = ctx.constant_input(node, 0);
-  if (!cond)
-    return invalid("its condition '" + node.input(0) +
-                   "' is known only at run time: an If on data is not supported yet (if the condition depends "
-                   "on a scalar input such as a sample rate, bind it with --input-value NAME=VALUE)");
+  if (!cond) {
+    TESSERA_ASSIGN_OR_RETURN(graph::ValueId c, ctx.input(node, 0));
+    return convert_if_on_data(ctx, node, c);
+  }
   if (cond->num_elements() != 1)
     return invalid("the condition has " + std::to_string(cond->num_elements()) + " elements, not one");
   const bool taken = cond->at(0) != 0;
@@ -47,7 +86,6 @@ Status convert_if(ImportContext& ctx, const Node& node) {
   }
   return Status::ok();
 }
-
 
 // Limits of unrolling: iterations, and nodes converted in all.
 constexpr int64_t kMaxUnrolledIterations = 4096;

@@ -249,6 +249,17 @@ TEST_F(MatchOrt, LoopModelUnrolled) {
   }
 }
 
+// A classifier whose second head is an If on its first head's score
+// (scripts/models/gated_classifier.py): both ways the gate can go.
+TEST_F(MatchOrt, GatedClassifierIfOnData) {
+  for (const std::vector<std::string>& variant : {std::vector<std::string>{}, {"--threshold", "0"}}) {
+    const std::string model = dir_ + "/gated.onnx";
+    Status st = bench::write_generated_model("gated_classifier.py", model, 3, variant);
+    if (!st.is_ok()) GTEST_SKIP() << st.to_string();
+    check(model, "input", {1, 3, 32, 32});
+  }
+}
+
 // A cumulative sum over time as a Scan (forward and reverse), unrolled.
 TEST_F(MatchOrt, ScanModelUnrolled) {
   for (const std::vector<std::string>& variant : {std::vector<std::string>{"--kind", "scan"}, {"--kind", "scan", "--reverse"}}) {

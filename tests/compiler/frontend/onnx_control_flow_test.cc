@@ -147,22 +147,38 @@ TEST(OnnxIf, AConditionKnownAtImportBecomesItsBranchNestedOnesToo) {
   }
 }
 
-TEST(OnnxIf, AConditionOnDataIsRefusedSayingWhatToBind) {
+// An If on data: both branches computed, each output from the branch the
+// condition names at run time; bound as a constant, the branch alone.
+// Branches whose outputs disagree in shape are refused, saying which.
+TEST(OnnxIf, AConditionOnDataTakesEachOutputFromItsBranch) {
   ModelBuilder m(13);
   m.input("x", {3});
   m.input("flag", {}, TensorProto::BOOL);
   m.output("y", {3});
   set_branches(m.node("If", {"flag"}, {"y"}, "gate"), branch("a", {make_node("Relu", {"x"}, "ra")}, "ra"),
                branch("b", {make_node("Neg", {"x"}, "rb")}, "rb"));
-  auto g = import_onnx_bytes(m.bytes());
-  ASSERT_FALSE(g.is_ok());
-  EXPECT_NE(g.status().message().find("node 'gate' (If)"), std::string::npos) << g.status().message();
-  EXPECT_NE(g.status().message().find("--input-value"), std::string::npos) << g.status().message();
-  // Bound as a constant input, the same model imports.
+  const std::vector<float> x = {-1.0f, 0.5f, 2.0f};
+  for (bool flag : {true, false}) {
+    auto y = test::run_model_outputs(m, {to_bytes(x), test::bytes_of(std::vector<uint8_t>{flag})});
+    ASSERT_TRUE(y.is_ok()) << y.status().to_string();
+    EXPECT_EQ(to_floats(y->at(0)), flag ? (std::vector<float>{0.0f, 0.5f, 2.0f}) : (std::vector<float>{1.0f, -0.5f, -2.0f}));
+  }
   ImportOptions bound;
   bound.constant_inputs["flag"] = graph::Constant::from_doubles(DType::boolean(), {}, {0.0});
   auto h = import_onnx_bytes(m.bytes(), bound);
   ASSERT_TRUE(h.is_ok()) << h.status().to_string();
+  EXPECT_EQ(h->nodes().size(), 1u);
+
+  ModelBuilder bad(13);
+  bad.input("x", {4});
+  bad.input("flag", {}, TensorProto::BOOL);
+  bad.int64s("half", {1}, {2});
+  bad.output("y", {4});
+  set_branches(bad.node("If", {"flag"}, {"y"}, "gate"), branch("a", {make_node("Relu", {"x"}, "ra")}, "ra"),
+               branch("b", {make_node("Slice", {"x", "half", "half"}, "rb")}, "rb"));
+  auto g = import_onnx_bytes(bad.bytes());
+  ASSERT_FALSE(g.is_ok());
+  EXPECT_NE(g.status().message().find("needs both branches to agree"), std::string::npos) << g.status().message();
 }
 
 TEST(OnnxIf, EveryUnsupportedOperatorInsideSubgraphsIsListedWithItsPath) {
@@ -175,7 +191,7 @@ TEST(OnnxIf, EveryUnsupportedOperatorInsideSubgraphsIsListedWithItsPath) {
                branch("flat", {make_node("Relu", {"x"}, "relu_y")}, "relu_y"));
   set_branches(m.node("If", {"flag"}, {"y"}, "outer"),
                branch("then", {make_node("Bernoulli", {"x"}, "bernoulli_y")}, "lstm_y"), branch("else", {inner}, "inner_y"));
-  m.node("Loop", {"flag"}, {"z"}, "top_loop");
+  m.node("SequenceEmpty", {}, {"z"}, "top_sequence");
   auto g = import_onnx_bytes(m.bytes());
   ASSERT_FALSE(g.is_ok());
   const std::string& msg = g.status().message();
@@ -187,7 +203,7 @@ TEST(OnnxIf, EveryUnsupportedOperatorInsideSubgraphsIsListedWithItsPath) {
                      "(DFT): unsupported operator"),
             std::string::npos)
       << msg;
-  EXPECT_NE(msg.find("node 'top_loop' (Loop): unsupported operator"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("node 'top_sequence' (SequenceEmpty): unsupported operator"), std::string::npos) << msg;
 }
 
 // An If on a scalar input (a sample rate): bound with --input-value, the
