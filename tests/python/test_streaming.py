@@ -86,3 +86,16 @@ def test_ten_thousand_calls_leave_memory_where_it_was(tmp_path):
     grown = rss_kib() - before
     assert grown < 1024, "RSS grew by %d KiB over 10,000 calls" % grown
     assert np.all(np.isfinite(state))
+
+
+@pytest.mark.parametrize("script,values", [("streaming_vad.py", {"sr": 16000}), ("lstm_speech.py", None)])
+def test_a_model_with_its_nodes_shuffled_compiles_to_the_same_package(tmp_path, script, values):
+    packages = []
+    for shuffled in (False, True):
+        model = str(tmp_path / ("shuffled.onnx" if shuffled else "sorted.onnx"))
+        subprocess.run([sys.executable, os.path.join(SOURCE_DIR, "scripts", "models", script), "-o", model, "--seed", "3"]
+                       + (["--shuffle-nodes"] if shuffled else []), check=True, capture_output=True)
+        packages.append(tessera.compile(model, output=model[:-5] + ".tsr", values=values, use_records=False,
+                                        byoc="none"))
+    with open(packages[0], "rb") as a, open(packages[1], "rb") as b:
+        assert a.read() == b.read()
