@@ -109,7 +109,14 @@ py::dict tune(const std::string& model, tuner::OptionValues options, const std::
     {
       py::gil_scoped_release release;
       auto found = cli::model_kernels(model, shapes, values);
-      st = found.is_ok() ? cli::check_measurable(*found, rpc::WireLimits()) : found.status();
+      if (found.is_ok()) {
+        auto warnings = cli::keep_measurable(&*found, rpc::WireLimits());
+        st = warnings.status();
+        if (warnings.is_ok() && progress)
+          for (const std::string& w : *warnings) std::fprintf(stderr, "tessera.tune: warning: %s\n", w.c_str());
+      } else {
+        st = found.status();
+      }
       if (st.is_ok()) kernels = std::move(found).value();
     }
     check(st);

@@ -181,10 +181,12 @@ int run_tune(int argc, char** argv, int first) {
       std::fprintf(stderr, "tessera tune: %s\n", kernels.status().message().c_str());
       return 1;
     }
-    if (Status st = check_measurable(*kernels, rpc::WireLimits()); !st.is_ok()) {
-      std::fprintf(stderr, "tessera tune: %s\n", st.message().c_str());
+    auto warnings = keep_measurable(&*kernels, rpc::WireLimits());
+    if (!warnings.is_ok()) {
+      std::fprintf(stderr, "tessera tune: %s\n", warnings.status().message().c_str());
       return 1;
     }
+    for (const std::string& w : *warnings) std::fprintf(stderr, "tessera tune: warning: %s\n", w.c_str());
     model = std::move(*kernels);
   }
   install_interrupt_handlers();

@@ -42,25 +42,44 @@ Result<tuner::ModelKernels> model_kernels(const std::string& path, const std::ve
   return out;
 }
 
-Status check_measurable(const tuner::ModelKernels& model, const rpc::WireLimits& limits) {
-  for (const tuner::ModelKernel& k : model.kernels) {
-    const auto& args = k.dag->args();
-    if (static_cast<int>(args.size()) > limits.max_args)
-      return Status(ErrorCode::kInvalidArgument, "kernel " + k.label + " has " + std::to_string(args.size()) +
-                                                     " arguments; a worker takes at most " +
-                                                     std::to_string(limits.max_args));
-    for (const auto& t : args) {
-      double bytes = static_cast<double>(t->dtype.storage_bytes());
-      for (int64_t d : t->shape) bytes *= static_cast<double>(d);
-      if (t->ndim() > limits.max_rank || bytes > static_cast<double>(limits.max_arg_bytes))
-        return Status(ErrorCode::kInvalidArgument,
-                      "kernel " + k.label + ": tensor '" + t->name + "' (" + std::to_string(t->ndim()) + "-d, " +
-                          std::to_string(static_cast<long long>(bytes)) + " bytes) is beyond what a worker measures (" +
-                          std::to_string(limits.max_rank) + " dimensions, " +
-                          std::to_string(limits.max_arg_bytes >> 20) + " MiB a tensor)");
-    }
+namespace {
+
+// Why a worker cannot measure kernel `k`, or "".
+std::string unmeasurable(const tuner::ModelKernel& k, const rpc::WireLimits& limits) {
+  const auto& args = k.dag->args();
+  if (static_cast<int>(args.size()) > limits.max_args)
+    return "kernel " + k.label + " has " + std::to_string(args.size()) + " arguments; a worker takes at most " +
+           std::to_string(limits.max_args);
+  for (const auto& t : args) {
+    double bytes = static_cast<double>(t->dtype.storage_bytes());
+    for (int64_t d : t->shape) bytes *= static_cast<double>(d);
+    if (t->ndim() > limits.max_rank || bytes > static_cast<double>(limits.max_arg_bytes))
+      return "kernel " + k.label + ": tensor '" + t->name + "' (" + std::to_string(t->ndim()) + "-d, " +
+             std::to_string(static_cast<long long>(bytes)) + " bytes) is beyond what a worker measures (" +
+             std::to_string(limits.max_rank) + " dimensions, " + std::to_string(limits.max_arg_bytes >> 20) +
+             " MiB a tensor)";
   }
-  return Status::ok();
+  return "";
+}
+
+}  // namespace
+
+Result<std::vector<std::string>> keep_measurable(tuner::ModelKernels* model, const rpc::WireLimits& limits) {
+  std::vector<std::string> warnings;
+  std::vector<tuner::ModelKernel> kept;
+  std::string first;
+  for (tuner::ModelKernel& k : model->kernels) {
+    const std::string why = unmeasurable(k, limits);
+    if (why.empty()) {
+      kept.push_back(std::move(k));
+      continue;
+    }
+    if (first.empty()) first = why;
+    warnings.push_back(why + ": not tuned, it keeps its fallback schedule");
+  }
+  if (kept.empty() && !first.empty()) return Status(ErrorCode::kInvalidArgument, first);
+  model->kernels = std::move(kept);
+  return warnings;
 }
 
 }  // namespace tessera::cli

@@ -30,9 +30,11 @@ Result<graph::Graph> import_model(const std::string& path, const std::vector<std
 Result<tuner::ModelKernels> model_kernels(const std::string& path, const std::vector<std::string>& input_shapes,
                                           const std::vector<std::string>& input_values = {});
 
-/// kInvalidArgument naming the kernel and the limit when one of `model`'s
-/// kernels has more arguments, or a larger one, than a worker takes: its jobs
-/// would come back as protocol errors, measured again and never a trial.
-Status check_measurable(const tuner::ModelKernels& model, const rpc::WireLimits& limits);
+/// Drops the kernels of `model` with more arguments, or a larger one, than a
+/// worker takes (their jobs would come back as protocol errors, measured
+/// again and never a trial): they keep their fallback schedules. One
+/// warning each, naming the kernel and the limit; kInvalidArgument with the
+/// first reason when no kernel is left to tune.
+Result<std::vector<std::string>> keep_measurable(tuner::ModelKernels* model, const rpc::WireLimits& limits);
 
 }  // namespace tessera::cli

@@ -151,8 +151,7 @@ Result<graph::ValueId> stack(Emitter& e, const std::vector<graph::ValueId>& part
     TESSERA_ASSIGN_OR_RETURN(graph::ValueId u, e.op("Unsqueeze", {v, e.ints({axis})}));
     expanded.push_back(u);
   }
-  if (expanded.size() == 1) return expanded[0];
-  return e.op("Concat", expanded, {int_attr("axis", axis)});
+  return e.concat(std::move(expanded), axis);
 }
 
 // Loop(M, cond, v...) with body (i, cond, v...) -> (cond, v..., scan...):

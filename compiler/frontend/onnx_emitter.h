@@ -4,6 +4,7 @@
 // so shapes, checks and constant folding are theirs.
 #pragma once
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -74,6 +75,28 @@ class Emitter {
   }
   graph::ValueId scalar(float v) {
     return ctx_.g.add_constant(prefix_ + ".c" + std::to_string(next_++), graph::Constant::from_floats({}, {v}));
+  }
+
+  /// `parts` concatenated along `axis`, at most 32 to a Concat (a kernel of
+  /// a hundred inputs is more arguments than a worker measures, and a chain
+  /// of a hundred selects): a tree of Concats.
+  Result<graph::ValueId> concat(std::vector<graph::ValueId> parts, int64_t axis) {
+    constexpr size_t kFanIn = 32;
+    while (parts.size() > 1) {
+      std::vector<graph::ValueId> joined;
+      for (size_t i = 0; i < parts.size(); i += kFanIn) {
+        const std::vector<graph::ValueId> chunk(parts.begin() + static_cast<std::ptrdiff_t>(i),
+                                                parts.begin() + static_cast<std::ptrdiff_t>(std::min(parts.size(), i + kFanIn)));
+        if (chunk.size() == 1) {
+          joined.push_back(chunk[0]);
+          continue;
+        }
+        TESSERA_ASSIGN_OR_RETURN(graph::ValueId c, op("Concat", chunk, {int_attr("axis", axis)}));
+        joined.push_back(c);
+      }
+      parts = std::move(joined);
+    }
+    return parts.at(0);
   }
 
   /// x[index] along axis 0, that axis dropped.

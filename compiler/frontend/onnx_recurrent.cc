@@ -365,7 +365,7 @@ Result<DirectionOutputs> run_direction(Emitter& e, const Spec& s, const Directio
   // The steps' outputs [B, H] joined once, [T * B, H], then seen as
   // [T, 1, B, H] (no copy per step).
   DirectionOutputs out;
-  TESSERA_ASSIGN_OR_RETURN(ValueId joined, e.op("Concat", ys, {int_attr("axis", 0)}));
+  TESSERA_ASSIGN_OR_RETURN(ValueId joined, e.concat(ys, 0));
   TESSERA_ASSIGN_OR_RETURN(out.y, e.op("Reshape", {joined, e.ints({s.t, 1, s.batch, s.hidden})}));
   TESSERA_ASSIGN_OR_RETURN(out.last_h, e.op("Unsqueeze", {*h, e.ints({0})}));
   if (c) {

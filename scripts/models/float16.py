@@ -30,10 +30,15 @@ Two generations of the function are reproduced (--release):
   float like any other input); a Cast to float in the model is turned into a
   Cast to float16; the same node sort, no pair removal, no fp16 check.
 
-The tool's quirks are kept, since they decide what the files hold: a
-Constant's value_float is not converted, an output written by a blocked node
-stays float16 under keep_io_types in 1.16, a graph output's other readers
-keep its name.
+The tool's quirks are kept, since they decide what the files hold (the
+output was compared byte for byte with the tool's own function on the
+generators in this folder, both releases, with and without keep_io_types
+and block lists): a Constant's value_float and sequence element types stay
+float32; in 1.16 under keep_io_types an output written by a blocked node
+comes out float16, a node that also reads a graph output keeps reading the
+float32 name, and a subgraph reading a graph input that no top-level node
+reads gets it uncast (ONNX Runtime refuses those models, as it refuses the
+tool's); 1.14's sort can put an If before the Cast its branches read.
 
 Run with Debian's interpreter, which sees python3-onnx and python3-numpy:
     /usr/bin/python3 scripts/models/float16.py --model resnet18|transformer|convnet|PATH.onnx -o OUT.onnx

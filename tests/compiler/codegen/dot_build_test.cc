@@ -76,15 +76,8 @@ State template_fallback(const Problem& p, const Target& target) {
 
 // Builds `state` for `target` and runs it on `p`'s operands.
 Result<std::vector<int32_t>> run_built(const State& state, const Target& target, const Problem& p) {
-  TESSERA_ASSIGN_OR_RETURN(BuiltLibrary lib, build(state, target, "kernel"));
-  TESSERA_ASSIGN_OR_RETURN(runtime::Module mod, runtime::Module::load_from_bytes(lib.bytes, "/tmp"));
-  TESSERA_ASSIGN_OR_RETURN(TesseraKernelFn fn, mod.get_kernel("kernel"));
   std::vector<int32_t> a = p.a, b = p.b, c(p.product.size(), -1);
-  std::vector<void*> args = {a.data(), b.data(), c.data()};
-  runtime::ThreadPool pool(2);
-  runtime::ParallelScope scope(&pool);
-  if (int32_t status = fn(args.data()); status != 0)
-    return Status(ErrorCode::kRuntimeError, "kernel returned " + std::to_string(status));
+  TESSERA_RETURN_IF_ERROR(test::run_built(state, target, {a.data(), b.data(), c.data()}));
   return c;
 }
 

@@ -7,7 +7,10 @@
 #include <string>
 #include <vector>
 
+#include "compiler/codegen/build.h"
 #include "compiler/codegen/llvm_target.h"
+#include "runtime/module.h"
+#include "runtime/thread_pool.h"
 
 namespace tessera::test {
 
@@ -38,6 +41,19 @@ inline Target host_without_vnni() {
   t.features.push_back("-avx512vnni");
   t.features.push_back("-avxvnni");
   return t;
+}
+
+/// Builds `state` for `target` and calls it on `args` (its buffers in
+/// argument order, packed where the schedule packs them) on two threads.
+inline Status run_built(const State& state, const Target& target, std::vector<void*> args) {
+  TESSERA_ASSIGN_OR_RETURN(BuiltLibrary lib, build(state, target, "kernel"));
+  TESSERA_ASSIGN_OR_RETURN(runtime::Module mod, runtime::Module::load_from_bytes(lib.bytes, "/tmp"));
+  TESSERA_ASSIGN_OR_RETURN(TesseraKernelFn fn, mod.get_kernel("kernel"));
+  runtime::ThreadPool pool(2);
+  runtime::ParallelScope scope(&pool);
+  if (int32_t status = fn(args.data()); status != 0)
+    return Status(ErrorCode::kRuntimeError, "kernel returned " + std::to_string(status));
+  return Status::ok();
 }
 
 /// How often `what` appears in `text`.
