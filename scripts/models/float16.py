@@ -37,8 +37,9 @@ and block lists): a Constant's value_float and sequence element types stay
 float32; in 1.16 under keep_io_types an output written by a blocked node
 comes out float16, a node that also reads a graph output keeps reading the
 float32 name, and a subgraph reading a graph input that no top-level node
-reads gets it uncast (ONNX Runtime refuses those models, as it refuses the
-tool's); 1.14's sort can put an If before the Cast its branches read.
+reads gets it uncast (ONNX Runtime refuses such models, as it refuses the
+tool's); 1.14's sort can put an If before the Cast its branches read
+(onnx.checker rejects that order, ONNX Runtime runs it).
 
 Run with Debian's interpreter, which sees python3-onnx and python3-numpy:
     /usr/bin/python3 scripts/models/float16.py --model resnet18|transformer|convnet|PATH.onnx -o OUT.onnx
@@ -57,7 +58,7 @@ import warnings
 
 import numpy as np
 import onnx
-from onnx import AttributeProto, TensorProto, helper, numpy_helper
+from onnx import AttributeProto, TensorProto, helper
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import quant_common as qc  # noqa: E402

@@ -385,7 +385,8 @@ class Clamping(unittest.TestCase):
     def test_other_bounds(self):
         out = convert(self.model, min_positive_val=1e-5, max_finite_val=65504.0)
         got = numpy_helper.to_array([i for i in out.graph.initializer if i.name == "raw"][0])
-        self.assertEqual([float(v) for v in got[:4]], [float(np.float16(1e-5)), -float(np.float16(1e-5)), 3e4, -65504.0])
+        tiny = float(np.float16(1e-5))
+        self.assertEqual([float(v) for v in got[:4]], [tiny, -tiny, 3e4, -65504.0])
 
 
 class BlockedOps(unittest.TestCase):
