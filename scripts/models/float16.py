@@ -61,6 +61,7 @@ import onnx
 from onnx import AttributeProto, TensorProto, helper
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import float_models  # noqa: E402
 import quant_common as qc  # noqa: E402
 
 FLOAT = TensorProto.FLOAT
@@ -518,24 +519,9 @@ def convert_float_to_float16(model, min_positive_val=1e-7, max_finite_val=1e4, k
     return _convert_current(model, keep_io_types, op_block_list, node_block_list, min_positive_val, max_finite_val)
 
 
-def float_model(args):
-    """The float model --model names: a generator here, or an .onnx file."""
-    if args.model == "resnet18":
-        import resnet18
-        return resnet18.build(args.seed, args.batch)
-    if args.model == "convnet":
-        import convnet
-        return convnet.build(args.seed, args.batch, args.size)
-    if args.model == "transformer":
-        import transformer
-        return transformer.build(args)
-    return onnx.load(args.model)
-
-
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", required=True,
-                        help="resnet18, transformer, convnet, or the path of a float .onnx model")
+    float_models.add_arguments(parser)
     parser.add_argument("-o", "--output", required=True, help="path of the .onnx file to write")
     parser.add_argument("--keep-io-types", action="store_true",
                         help="keep float32 graph inputs and outputs, with Casts at the boundary")
@@ -549,27 +535,10 @@ def main(argv):
                         help="smallest magnitude kept for a nonzero constant (default 1e-7)")
     parser.add_argument("--max-finite-val", type=float, default=1e4,
                         help="largest magnitude kept for a finite constant (default 1e4)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the generated model's weights (default 0)")
-    parser.add_argument("--batch", type=int, default=1, help="batch size of the generated model (default 1)")
-    parser.add_argument("--size", type=int, default=64, help="conv net: image height and width (default 64)")
-    parser.add_argument("--seq", type=int, default=128, help="transformer: sequence length (default 128)")
-    parser.add_argument("--layers", type=int, default=2, help="transformer: encoder layers (default 2)")
-    parser.add_argument("--d-model", dest="d_model", type=int, default=256, help="transformer: width (default 256)")
-    parser.add_argument("--heads", type=int, default=4, help="transformer: attention heads (default 4)")
-    parser.add_argument("--ff", type=int, default=1024, help="transformer: feed-forward width (default 1024)")
-    parser.add_argument("--pad", type=int, default=8, help="transformer: masked key positions (default 8)")
     args = parser.parse_args(argv)
-    for flag in ("batch", "seq", "layers", "d_model", "heads", "ff"):
-        if getattr(args, flag) < 1:
-            parser.error(f"--{flag.replace('_', '-')} must be at least 1")
-    if args.size < 8:
-        parser.error("--size must be at least 8")
-    if args.d_model % args.heads:
-        parser.error("--d-model must be a multiple of --heads")
-    if not 0 <= args.pad < args.seq:
-        parser.error("--pad must be in [0, seq)")
+    float_models.check_arguments(parser, args)
     try:
-        source = float_model(args)
+        source = float_models.load(args)
     except OSError as e:
         print(f"float16.py: cannot read {args.model}: {e.strerror}", file=sys.stderr)
         return 1
