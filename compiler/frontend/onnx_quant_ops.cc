@@ -321,28 +321,29 @@ Result<ValueId> shifted_to_unsigned(ImportContext& ctx, const std::string& name,
 // zero point known only at run time serves an unpadded conv alone. Nothing
 // (nullopt) where it does not apply.
 Result<std::optional<ValueId>> dot_product_conv(ImportContext& ctx, const std::string& output, ValueId x,
-                                                std::optional<ValueId> xz, ValueId w, graph::ConvAttrs a,
+                                                ValueId xz, ValueId w, graph::ConvAttrs a,
                                                 const std::vector<int64_t>& shape) {
+  // xz: x's zero point, or -1 for none (0).
   const auto xs = ctx.value(x).shape, ws = ctx.value(w).shape;
   if (!is_8_bit_integer(ctx.value(x).dtype) || ctx.value(w).dtype != DType::i8() || !ctx.g.is_constant(w) ||
       a.groups != 1 || xs.size() != 4 || ws.size() != 4)
     return std::optional<ValueId>();
   if (ctx.value(x).dtype == DType::i8()) {
-    if (xz && (!ctx.g.is_constant(*xz) || graph::shape_size(ctx.value(*xz).shape) != 1 ||
-               ctx.value(*xz).dtype != DType::i8()))
+    if (xz >= 0 && (!ctx.g.is_constant(xz) || graph::shape_size(ctx.value(xz).shape) != 1 ||
+                    ctx.value(xz).dtype != DType::i8()))
       return std::optional<ValueId>();
-    const double z = xz ? ctx.g.constant(*xz).at(0) : 0.0;
+    const double z = xz >= 0 ? ctx.g.constant(xz).at(0) : 0.0;
     TESSERA_ASSIGN_OR_RETURN(x, shifted_to_unsigned(ctx, output + ".x", x));
     xz = scalar_constant(ctx, output + ".x_zp_u8", DType::u8(), z + 128.0);
   }
   const int64_t extra_channels = (4 - xs[1] % 4) % 4;
-  if (xz) {
-    if (graph::shape_size(ctx.value(*xz).shape) != 1 || ctx.value(*xz).dtype != DType::u8())
+  if (xz >= 0) {
+    if (graph::shape_size(ctx.value(xz).shape) != 1 || ctx.value(xz).dtype != DType::u8())
       return std::optional<ValueId>();
     const bool padded = a.pad_top || a.pad_left || a.pad_bottom || a.pad_right || extra_channels;
-    if (ctx.g.is_constant(*xz)) a.pad_value = static_cast<int64_t>(ctx.g.constant(*xz).at(0));
+    if (ctx.g.is_constant(xz)) a.pad_value = static_cast<int64_t>(ctx.g.constant(xz).at(0));
     else if (padded) return std::optional<ValueId>();  // the padding must read the zero point
-    if (is_zero_constant(ctx, *xz)) xz.reset();
+    if (is_zero_constant(ctx, xz)) xz = -1;
   }
   if (extra_channels) {
     graph::PadAttrs pad;
@@ -355,7 +356,7 @@ Result<std::optional<ValueId>> dot_product_conv(ImportContext& ctx, const std::s
   }
   const DType i32 = DType::i32();
   std::optional<ValueId> correction;
-  if (xz) {
+  if (xz >= 0) {
     // The correction first: the subtraction then follows the product at once
     // and fuses into its kernel as an epilogue.
     const std::vector<double> v = ctx.g.constant(w).to_doubles();
@@ -363,8 +364,8 @@ Result<std::optional<ValueId>> dot_product_conv(ImportContext& ctx, const std::s
     std::vector<double> sums(static_cast<size_t>(ws[0]));
     for (size_t i = 0; i < v.size(); ++i) sums[i / per_channel] += v[i];
     const ValueId sum = ctx.g.add_constant(output + ".w_sums", graph::Constant::from_doubles(i32, {ws[0], 1, 1}, sums));
-    TESSERA_ASSIGN_OR_RETURN(ValueId z, ctx.add(output + ".x_zp_i32", OpKind::kCast, graph::CastAttrs{i32}, {*xz},
-                                                ctx.value(*xz).shape, i32));
+    TESSERA_ASSIGN_OR_RETURN(ValueId z, ctx.add(output + ".x_zp_i32", OpKind::kCast, graph::CastAttrs{i32}, {xz},
+                                                ctx.value(xz).shape, i32));
     TESSERA_ASSIGN_OR_RETURN(correction, ctx.add(output + ".zp_correction", OpKind::kMul, graph::NoAttrs{}, {z, sum},
                                                  {ws[0], 1, 1}, i32));
   }
@@ -403,8 +404,9 @@ Result<std::optional<ValueId>> dot_product_integer_conv(ImportContext& ctx, cons
   if (xs.size() != 4 || ws.size() != 4) return std::optional<ValueId>();
   TESSERA_ASSIGN_OR_RETURN(ConvGeometry geometry, conv_geometry(node, xs, ws));
   const bool biased = bias >= 0 && ImportContext::has_input(node, bias);
-  TESSERA_ASSIGN_OR_RETURN(std::optional<ValueId> acc, dot_product_conv(ctx, biased ? output + ".acc" : output, xq, xz,
-                                                                        wq, geometry.attrs, geometry.shape));
+  TESSERA_ASSIGN_OR_RETURN(std::optional<ValueId> acc, dot_product_conv(ctx, biased ? output + ".acc" : output, xq,
+                                                                        xz.value_or(-1), wq, geometry.attrs,
+                                                                        geometry.shape));
   if (!acc || !biased) return acc;
   TESSERA_ASSIGN_OR_RETURN(ValueId b, ctx.input(node, bias));
   if (ctx.value(b).dtype != DType::i32()) return invalid("the bias is " + ctx.value(b).dtype.to_string() + ", not int32");
