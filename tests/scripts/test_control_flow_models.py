@@ -17,7 +17,6 @@ Runs with Debian's interpreter, directly or under pytest:
     /usr/bin/python3 tests/scripts/test_control_flow_models.py"""
 import collections
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -27,10 +26,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-REPO = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
-MODELS = os.path.join(REPO, "scripts", "models")
-ORT_RUN = os.path.join(REPO, "scripts", "ort_run.js")
-ORT_NODE = os.path.join(REPO, ".cache", "onnxruntime", "node_modules", "onnxruntime-node")
+from ort_peer import MODELS, ORT_RUN, ort_missing
 sys.path.insert(0, MODELS)
 import loop_model  # noqa: E402
 import lstm_speech  # noqa: E402
@@ -39,15 +35,6 @@ import numpy_rnn  # noqa: E402
 import onnx_builder  # noqa: E402
 
 TOLERANCE = 1e-4  # relative, to the largest magnitude of the reference
-
-
-def ort_missing():
-    """Why ONNX Runtime cannot run here, or None."""
-    if shutil.which("node") is None:
-        return "node is not installed"
-    if not os.path.isdir(ORT_NODE):
-        return "ONNX Runtime is not installed: run scripts/install-deps.sh"
-    return None
 
 
 def relative(got, ref):

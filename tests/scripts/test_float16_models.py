@@ -31,25 +31,13 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-REPO = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
-MODELS = os.path.join(REPO, "scripts", "models")
-ORT_RUN = os.path.join(REPO, "scripts", "ort_run.js")
-ORT_NODE = os.path.join(REPO, ".cache", "onnxruntime", "node_modules", "onnxruntime-node")
+from ort_peer import MODELS, ORT_RUN, ort_missing
 
 sys.path.insert(0, MODELS)
 import float16  # noqa: E402
 import onnx_builder  # noqa: E402
 
 FLOAT, FLOAT16 = TensorProto.FLOAT, TensorProto.FLOAT16
-
-
-def ort_missing():
-    """Why ONNX Runtime cannot run here, or None."""
-    if shutil.which("node") is None:
-        return "node is not installed"
-    if not os.path.isdir(ORT_NODE):
-        return "ONNX Runtime is not installed: run scripts/install-deps.sh"
-    return None
 
 
 def generate(script, *args):

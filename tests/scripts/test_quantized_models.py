@@ -10,7 +10,6 @@ Runs with Debian's interpreter, directly or under pytest:
     /usr/bin/python3 -m pytest tests/scripts/test_quantized_models.py"""
 import collections
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -20,19 +19,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-REPO = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
-MODELS = os.path.join(REPO, "scripts", "models")
-ORT_RUN = os.path.join(REPO, "scripts", "ort_run.js")
-ORT_NODE = os.path.join(REPO, ".cache", "onnxruntime", "node_modules", "onnxruntime-node")
-
-
-def ort_missing():
-    """Why ONNX Runtime cannot run here, or None."""
-    if shutil.which("node") is None:
-        return "node is not installed"
-    if not os.path.isdir(ORT_NODE):
-        return "ONNX Runtime is not installed: run scripts/install-deps.sh"
-    return None
+from ort_peer import MODELS, ORT_NODE, ORT_RUN, ort_missing
 
 
 def generate(script, *args):
