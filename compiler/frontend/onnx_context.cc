@@ -27,6 +27,11 @@ const Constant* ImportContext::constant_input(const onnx::NodeProto& node, int i
   return &g.constant(it->second);
 }
 
+std::string node_label(const onnx::NodeProto& node, int index) {
+  const std::string name = node.name().empty() ? "#" + std::to_string(index) : node.name();
+  return "node '" + name + "' (" + node.op_type() + ")";
+}
+
 Result<ValueId> ImportContext::add(const std::string& name, graph::OpKind kind, graph::Attrs attrs,
                                    std::vector<ValueId> inputs, std::vector<int64_t> shape, DType dtype) {
   for (int64_t d : shape)

@@ -127,6 +127,9 @@ void add_data_converters(std::map<std::string, Converter>& table);
 /// (onnx_quant_ops.cc).
 void add_quant_converters(std::map<std::string, Converter>& table);
 
+/// "node 'NAME' (OP)" for errors; a node without a name by its index in its
+/// graph, "#3".
+std::string node_label(const onnx::NodeProto& node, int index);
 /// The name a converter gives the extra nodes of `node`: its name, or its
 /// first output's when it has none.
 std::string base_name(const onnx::NodeProto& node);

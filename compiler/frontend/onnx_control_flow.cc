@@ -18,11 +18,6 @@ namespace {
 
 using Node = onnx::NodeProto;
 
-std::string node_label(const Node& node, int index) {
-  const std::string name = node.name().empty() ? "#" + std::to_string(index) : node.name();
-  return "node '" + name + "' (" + node.op_type() + ")";
-}
-
 // An If whose condition is known only at run time: both branches computed
 // and each output taken from the branch the condition names (Where). Both
 // branches must give outputs of one shape and type each.

@@ -14,14 +14,10 @@
 namespace tessera::frontend {
 
 using detail::ImportContext;
+using detail::node_label;
 using graph::ValueId;
 
 namespace {
-
-std::string node_label(const onnx::NodeProto& node, int index) {
-  const std::string name = node.name().empty() ? "#" + std::to_string(index) : node.name();
-  return "node '" + name + "' (" + node.op_type() + ")";
-}
 
 Status error_list(const std::string& origin, const std::vector<std::string>& errors) {
   std::string msg = origin + ": " + std::to_string(errors.size()) + (errors.size() == 1 ? " problem" : " problems");

@@ -172,8 +172,8 @@ Result<std::pair<ValueId, ValueId>> lstm_step(Emitter& e, const Spec& s, const D
   return std::make_pair(h_new, c_new);
 }
 
-// h_prev R^T (+ the GRU's Rbh where it comes before the reset), or nothing
-// for a state known to be zero.
+// h_prev R^T, or nothing for a state known to be zero (no initial_h, first
+// step).
 Result<std::optional<ValueId>> recurrent(Emitter& e, ValueId rt, const std::optional<ValueId>& h) {
   if (!h) return std::optional<ValueId>();
   TESSERA_ASSIGN_OR_RETURN(ValueId y, e.op("MatMul", {*h, rt}));

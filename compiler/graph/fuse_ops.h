@@ -32,7 +32,10 @@ struct FusedGroup {
 ///     of those too (injective chains such as transpose + reshape + add).
 /// and every other input of the node comes from an earlier group or from
 /// inside this one (so groups form a DAG in creation order and run in that
-/// order). Every other node starts a group. An external region (kExternal)
+/// order). A light node that joins a light group also takes in the light
+/// groups whose outputs it reads (a * sigmoid(b): one group; they come
+/// earlier, so the merged group runs where the joined one does). Every
+/// other node starts a group. An external region (kExternal)
 /// is a group of its own that nothing joins; `output` is then its first
 /// output and the node's outputs are all of them.
 std::vector<FusedGroup> fuse_ops(const Graph& g);
