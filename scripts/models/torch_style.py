@@ -31,7 +31,13 @@ symbolic_opset13.py, symbolic_helper.py and the C++ passes behind them
   Shape -> Gather -> Equal(1) -> If(Squeeze | Identity).
 - F.pad(mode="reflect") at opset 11+: the pads computed at run time by
   Shape/Gather/Sub/Mul/Cast/Concat/ConstantOfShape/Reshape/Slice (flip)/
-  Transpose/Reshape/Cast, then Pad(mode=reflect).
+  Transpose/Reshape/Cast, then Pad(mode=reflect). On the main graph,
+  constant folding turns the length arithmetic and the first Cast into
+  Constant nodes and stops at ConstantOfShape and at the flip (a Slice with
+  step -1), which it does not evaluate: the rest of the chain stays.
+- nn.GELU() (exact): Div by sqrt(2), Erf, Add 1, Mul by the input, Mul 0.5,
+  the double constants narrowed to float32 scalars.
+- nn.LayerNorm at opset 17: one LayerNormalization(axis=-1).
 """
 import numpy as np
 import onnx
@@ -155,10 +161,17 @@ def if_node(g, cond, then_g, else_g, scope="", outputs=1):
     return g.op("If", [cond], scope, outputs=outputs, then_branch=then_g.proto(), else_branch=else_g.proto())
 
 
-def linear3d(g, x, weight, bias, scope):
-    """nn.Linear on a 3-D input: MatMul by the folded transpose, then Add(bias, .)."""
+def linear3d(g, x, weight, bias, scope, name=None):
+    """nn.Linear on a 3-D input: MatMul by the folded transpose, then Add(bias, .);
+    without a bias (None), the MatMul alone. `name` is the layer's state_dict
+    prefix, by default the scope with dots; give it where they differ: a
+    module in a container is scoped from its name's last non-numeric atom
+    ("blocks.0.mlp.0" is "/blocks.0/mlp/mlp.0")."""
     mm = g.op("MatMul", [x, g.folded("MatMul", np.asarray(weight).T)], scope)
-    return g.op("Add", [g.param(scope.strip("/").replace("/", ".") + ".bias", bias), mm], scope)
+    if bias is None:
+        return mm
+    name = scope.strip("/").replace("/", ".") if name is None else name
+    return g.op("Add", [g.param(name + ".bias", bias), mm], scope)
 
 
 def gemm(g, x, weight_name, bias_name, scope):
@@ -183,15 +196,22 @@ def squeeze_dynamic(g, x, dim, scope, elem=TensorProto.FLOAT):
     return if_node(g, cond, then_g, else_g, scope)
 
 
-def reflect_pad(g, x, pad, rank, scope):
+def reflect_pad(g, x, pad, rank, scope, folded=False):
     """F.pad(x, pad, mode="reflect") at opset 11+ (pad in PyTorch's order:
     last dimension first, begin then end), with the ONNX pads computed at
-    run time as symbolic_opset11._prepare_onnx_paddings writes them."""
-    pad_t = g.constant(pad, scope=scope)
-    pad_len = g.op("Gather", [g.op("Shape", [pad_t], scope), g.constant([0], scope=scope)], scope, axis=0)
-    extension = g.op("Sub", [g.op("Mul", [g.constant(rank, scope=scope), g.constant(2, scope=scope)], scope),
-                             pad_len], scope)
-    pad_t = g.op("Cast", [pad_t], scope, to=TensorProto.INT64)
+    run time as symbolic_opset11._prepare_onnx_paddings writes them. With
+    `folded`, the chain as constant folding leaves it on the main graph: the
+    zero-extension length and the pads are Constant nodes, ConstantOfShape
+    and everything after it stay."""
+    if folded:
+        extension = g.constant([2 * rank - len(pad)], scope=scope)
+        pad_t = g.constant(pad, scope=scope)
+    else:
+        pad_t = g.constant(pad, scope=scope)
+        pad_len = g.op("Gather", [g.op("Shape", [pad_t], scope), g.constant([0], scope=scope)], scope, axis=0)
+        extension = g.op("Sub", [g.op("Mul", [g.constant(rank, scope=scope), g.constant(2, scope=scope)], scope),
+                                 pad_len], scope)
+        pad_t = g.op("Cast", [pad_t], scope, to=TensorProto.INT64)
     zeros = g.op("ConstantOfShape", [extension], scope,
                  value=numpy_helper.from_array(np.zeros(1, np.int64)))
     paddings = g.op("Concat", [pad_t, zeros], scope, axis=0)
@@ -201,6 +221,21 @@ def reflect_pad(g, x, pad, rank, scope):
     paddings = g.op("Reshape", [paddings, g.constant([-1], scope=scope)], scope, allowzero=0)
     paddings = g.op("Cast", [paddings], scope, to=TensorProto.INT64)
     return g.op("Pad", [x, paddings], scope, mode="reflect")
+
+
+def gelu(g, x, scope):
+    """nn.GELU() / F.gelu(x) (exact): x * (1 + erf(x / sqrt 2)) * 0.5 in the
+    exporter's node order, each constant a float32 scalar Constant."""
+    erf = g.op("Erf", [g.op("Div", [x, g.constant(np.sqrt(2.0), np.float32, scope)], scope)], scope)
+    plus_one = g.op("Add", [erf, g.constant(1.0, np.float32, scope)], scope)
+    return g.op("Mul", [g.op("Mul", [x, plus_one], scope), g.constant(0.5, np.float32, scope)], scope)
+
+
+def layer_norm(g, x, prefix, weight, bias, scope, eps=1e-5):
+    """nn.LayerNorm(last dimension) at opset 17: LayerNormalization(axis=-1)
+    on the module's weight and bias, under their state_dict names."""
+    return g.op("LayerNormalization", [x, g.param(prefix + ".weight", weight), g.param(prefix + ".bias", bias)],
+                scope, axis=-1, epsilon=eps)
 
 
 # ---- recurrent layers ----
