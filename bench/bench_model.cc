@@ -187,10 +187,11 @@ Status compare_outputs(runtime::GraphExecutor& exec, const std::string& ort_dir,
   for (const std::string& name : exec.output_names()) {
     TESSERA_ASSIGN_OR_RETURN(NDArray ours, exec.get_output(name));
     TESSERA_ASSIGN_OR_RETURN(NDArray theirs, runtime::load_npy(ort_dir + "/" + file_safe(name) + ".npy"));
-    if (ours.shape() != theirs.shape() || ours.dtype() != DType::f32() || theirs.dtype() != DType::f32())
+    const std::vector<float> our_values = ours.to_float32(), their_values = theirs.to_float32();
+    if (ours.shape() != theirs.shape() || ours.dtype() != theirs.dtype() || our_values.empty())
       return Status(ErrorCode::kInvalidArgument, "output " + name + ": shape or dtype differs from ONNX Runtime's");
-    const float* a = ours.data<float>();
-    const float* b = theirs.data<float>();
+    const float* a = our_values.data();
+    const float* b = their_values.data();
     int64_t bad = 0, worst = 0;
     double worst_excess = 0, scale = 0;
     for (int64_t i = 0; i < theirs.numel(); ++i) scale = std::max(scale, std::fabs(static_cast<double>(b[i])));
@@ -266,7 +267,9 @@ void run_model(benchmark::State& state, const ModelCase& mc, const BenchEnv& env
     eo.num_threads = kThreads;
     auto exec = runtime::GraphExecutor::load(compiled->package, eo);
     if (!exec.is_ok()) return state.SkipWithError(("load: " + exec.status().to_string()).c_str());
-    auto input = NDArray::create(mc.input_shape, DType::f32());
+    DType input_type = DType::f32();  // float16 for a float16 model
+    for (const auto& info : (*exec)->input_info()) input_type = info.name == mc.input_name ? info.dtype : input_type;
+    auto input = NDArray::create(mc.input_shape, input_type);
     if (!input.is_ok()) return state.SkipWithError(input.status().to_string().c_str());
     input->fill_random(1);
     const std::string input_npy = tmp.path() + "/input.npy";
@@ -407,6 +410,16 @@ int main(int argc, char** argv) {
   tessera::register_model("BM_Model_TransformerDynInt8",
                           ModelCase{"input", {1, 128, 256}, "quantize_dynamic.py", "", "", {"--model", "transformer"},
                                     1e-2},
+                          env, args);
+  // Converted to float16 as onnxconverter-common writes it
+  // (scripts/models/float16.py): the ResNet-18 with float16 inputs and
+  // outputs, the encoder with keep_io_types.
+  tessera::register_model("BM_Model_ResNet18Fp16",
+                          ModelCase{"input", {1, 3, 224, 224}, "float16.py", "", "", {"--model", "resnet18"}, 1e-2},
+                          env, args);
+  tessera::register_model("BM_Model_TransformerFp16",
+                          ModelCase{"input", {1, 128, 256}, "float16.py", "", "",
+                                    {"--model", "transformer", "--keep-io-types"}, 1e-2},
                           env, args);
   // Recurrent speech models as torch.onnx.export writes them
   // (scripts/models/lstm_speech.py, gru_speech.py): two layers over

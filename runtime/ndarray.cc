@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "base/half.h"
+
 namespace tessera::runtime {
 namespace {
 
@@ -23,41 +25,6 @@ float random_float(uint64_t& state) {
 double random_double(uint64_t& state) {
   const uint64_t bits = next_random(state) >> 11;  // 53 bits: exact in a double
   return static_cast<double>(bits) / static_cast<double>((1ULL << 53) - 1) * 2.0 - 1.0;
-}
-
-// IEEE binary16 from binary32, rounding to nearest even.
-uint16_t float_to_half(float value) {
-  uint32_t x;
-  std::memcpy(&x, &value, sizeof(x));
-  const uint32_t sign = (x >> 16) & 0x8000u;
-  const int32_t biased = static_cast<int32_t>((x >> 23) & 0xffu);
-  uint32_t mantissa = x & 0x7fffffu;
-  if (biased == 0xff) return static_cast<uint16_t>(sign | 0x7c00u | (mantissa ? 0x200u : 0u));
-  const int32_t exponent = biased - 127 + 15;
-  if (exponent >= 31) return static_cast<uint16_t>(sign | 0x7c00u);
-  uint32_t half;
-  uint32_t rest;
-  uint32_t midpoint;
-  if (exponent <= 0) {  // subnormal half, or zero
-    if (exponent < -10) return static_cast<uint16_t>(sign);
-    mantissa |= 0x800000u;
-    const int shift = 14 - exponent;
-    half = mantissa >> shift;
-    rest = mantissa & ((1u << shift) - 1);
-    midpoint = 1u << (shift - 1);
-  } else {
-    half = (static_cast<uint32_t>(exponent) << 10) | (mantissa >> 13);
-    rest = mantissa & 0x1fffu;
-    midpoint = 0x1000u;
-  }
-  if (rest > midpoint || (rest == midpoint && (half & 1u))) ++half;  // may carry into the exponent
-  return static_cast<uint16_t>(sign | half);
-}
-
-uint16_t float_to_bfloat16(float value) {
-  uint32_t x;
-  std::memcpy(&x, &value, sizeof(x));
-  return static_cast<uint16_t>((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
 }
 
 template <typename T>
@@ -185,6 +152,19 @@ std::string NDArray::describe() const {
     s += std::to_string(shape_[i]);
   }
   return s + "]";
+}
+
+std::vector<float> NDArray::to_float32() const {
+  std::vector<float> out;
+  if (dtype_ == DType::f32()) {
+    const float* v = data<float>();
+    out.assign(v, v + numel_);
+  } else if (dtype_ == DType::f16() || dtype_ == DType::bf16()) {
+    const uint16_t* v = data<uint16_t>();
+    out.resize(static_cast<size_t>(numel_));
+    for (int64_t i = 0; i < numel_; ++i) out[i] = dtype_ == DType::f16() ? half_to_float(v[i]) : bfloat16_to_float(v[i]);
+  }
+  return out;
 }
 
 }  // namespace tessera::runtime

@@ -75,6 +75,9 @@ class NDArray {
 
   /// "float32[2, 3]".
   std::string describe() const;
+  /// The elements of a float32, float16 or bfloat16 array as float32
+  /// (float16 and bfloat16 widened exactly); empty for other types.
+  std::vector<float> to_float32() const;
 
  private:
   struct FreeDeleter {

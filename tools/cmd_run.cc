@@ -12,6 +12,7 @@
 #include <fstream>
 #include <random>
 
+#include "base/half.h"
 #include "runtime/graph_executor.h"
 #include "runtime/trace.h"
 #include "tools/args.h"
@@ -61,6 +62,8 @@ Result<runtime::NDArray> random_array(const runtime::TensorInfo& t, std::mt19937
     const double u = std::uniform_real_distribution<double>(-1.0, 1.0)(rng);
     if (t.dtype == DType::f32()) reinterpret_cast<float*>(bytes)[i] = static_cast<float>(u);
     else if (t.dtype == DType::f64()) reinterpret_cast<double*>(bytes)[i] = u;
+    else if (t.dtype == DType::f16()) reinterpret_cast<uint16_t*>(bytes)[i] = float_to_half(static_cast<float>(u));
+    else if (t.dtype == DType::bf16()) reinterpret_cast<uint16_t*>(bytes)[i] = float_to_bfloat16(static_cast<float>(u));
     else if (t.dtype == DType::i64()) reinterpret_cast<int64_t*>(bytes)[i] = static_cast<int64_t>((u + 1) * 5);
     else if (t.dtype == DType::i32()) reinterpret_cast<int32_t*>(bytes)[i] = static_cast<int32_t>((u + 1) * 5);
     else if (t.dtype.storage_bytes() == 1) bytes[i] = u > 0;
@@ -74,8 +77,8 @@ std::string summary(const runtime::NDArray& a) {
   std::string s = a.dtype().to_string() + "[";
   for (size_t i = 0; i < a.shape().size(); ++i) s += (i ? ", " : "") + std::to_string(a.shape()[i]);
   s += "]";
-  if (a.dtype() != DType::f32() || a.numel() == 0) return s;
-  const float* v = static_cast<const float*>(a.raw_data());
+  const std::vector<float> v = a.to_float32();
+  if (v.empty()) return s;
   double lo = v[0], hi = v[0], sum = 0;
   for (int64_t i = 0; i < a.numel(); ++i) {
     lo = std::fmin(lo, v[i]);

@@ -5,6 +5,7 @@
 #include <limits>
 #include <string>
 
+#include "base/half.h"
 #include "base/int_div.h"
 #include "compiler/ir/scalar_semantics.h"
 #include "compiler/ir/printer.h"
@@ -53,66 +54,10 @@ struct Mask {
   }
 };
 
-// --- float16 / bfloat16 storage ----------------------------------------------
-
-uint16_t float_to_half(float value) {
-  uint32_t x;
-  std::memcpy(&x, &value, 4);
-  const uint32_t sign = (x >> 16) & 0x8000u;
-  const uint32_t exponent = (x >> 23) & 0xffu;
-  uint32_t mantissa = x & 0x7fffffu;
-  if (exponent == 0xffu) return static_cast<uint16_t>(sign | 0x7c00u | (mantissa ? 0x200u : 0u));
-  const int32_t e = static_cast<int32_t>(exponent) - 127 + 15;
-  if (e >= 0x1f) return static_cast<uint16_t>(sign | 0x7c00u);
-  if (e <= 0) {  // subnormal half (or zero): value = m * 2^-24
-    if (e < -10) return static_cast<uint16_t>(sign);
-    mantissa |= 0x800000u;
-    const int shift = 14 - e;
-    uint32_t m = mantissa >> shift;
-    const uint32_t rest = mantissa & ((1u << shift) - 1), halfway = 1u << (shift - 1);
-    if (rest > halfway || (rest == halfway && (m & 1u))) ++m;
-    return static_cast<uint16_t>(sign | m);
-  }
-  uint32_t h = sign | (static_cast<uint32_t>(e) << 10) | (mantissa >> 13);
-  const uint32_t rest = mantissa & 0x1fffu;
-  if (rest > 0x1000u || (rest == 0x1000u && (h & 1u))) ++h;  // a carry into the exponent is right
-  return static_cast<uint16_t>(h);
-}
-
-float half_to_float(uint16_t h) {
-  const uint32_t sign = (static_cast<uint32_t>(h) & 0x8000u) << 16;
-  const uint32_t exponent = (h >> 10) & 0x1fu, mantissa = h & 0x3ffu;
-  uint32_t x;
-  if (exponent == 0) {
-    float f = std::ldexp(static_cast<float>(mantissa), -24);
-    return sign ? -f : f;
-  }
-  if (exponent == 0x1fu) x = sign | 0x7f800000u | (mantissa << 13);
-  else x = sign | ((exponent - 15 + 127) << 23) | (mantissa << 13);
-  float f;
-  std::memcpy(&f, &x, 4);
-  return f;
-}
-
-uint16_t float_to_bf16(float value) {
-  uint32_t x;
-  std::memcpy(&x, &value, 4);
-  if (std::isnan(value)) return static_cast<uint16_t>((x >> 16) | 0x40u);
-  x += 0x7fffu + ((x >> 16) & 1u);  // round to nearest even
-  return static_cast<uint16_t>(x >> 16);
-}
-
-float bf16_to_float(uint16_t b) {
-  uint32_t x = static_cast<uint32_t>(b) << 16;
-  float f;
-  std::memcpy(&f, &x, 4);
-  return f;
-}
-
 // --- rounding to IR types ------------------------------------------------------
 
 double round_float(DType t, double v) {
-  if (t.code == TypeCode::kBFloat) return bf16_to_float(float_to_bf16(static_cast<float>(v)));
+  if (t.code == TypeCode::kBFloat) return bfloat16_to_float(float_to_bfloat16(static_cast<float>(v)));
   if (t.bits == 32) return static_cast<float>(v);
   if (t.bits == 16) return half_to_float(float_to_half(static_cast<float>(v)));
   return v;
@@ -149,7 +94,7 @@ Lane read_element(DType t, const uint8_t* p) {
       else if (t.bits == 64) out.f = load(double{});
       else out.f = half_to_float(load(uint16_t{}));
       break;
-    case TypeCode::kBFloat: out.f = bf16_to_float(load(uint16_t{})); break;
+    case TypeCode::kBFloat: out.f = bfloat16_to_float(load(uint16_t{})); break;
     case TypeCode::kInt:
       if (t.bits == 8) out.i = load(int8_t{});
       else if (t.bits == 16) out.i = load(int16_t{});
@@ -179,7 +124,7 @@ void write_element(DType t, uint8_t* p, Lane v) {
       else if (t.bits == 64) store(v.f);
       else store(float_to_half(static_cast<float>(v.f)));
       break;
-    case TypeCode::kBFloat: store(float_to_bf16(static_cast<float>(v.f))); break;
+    case TypeCode::kBFloat: store(float_to_bfloat16(static_cast<float>(v.f))); break;
     case TypeCode::kInt: case TypeCode::kUInt:
       if (t.bits == 8) store(static_cast<uint8_t>(v.i));
       else if (t.bits == 16) store(static_cast<uint16_t>(v.i));

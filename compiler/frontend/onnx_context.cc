@@ -126,11 +126,32 @@ Result<DType> dtype_of_onnx(int32_t elem_type) {
     case onnx::TensorProto::INT8: return DType::i8();
     case onnx::TensorProto::UINT8: return DType::u8();
     case onnx::TensorProto::BOOL: return DType::boolean();
+    case onnx::TensorProto::FLOAT16: return DType::f16();
+    case onnx::TensorProto::BFLOAT16: return DType::bf16();
     default: return invalid("element type " + std::to_string(elem_type) + " is not supported");
   }
 }
 
+DType computed_type(DType model_type) {
+  return model_type == DType::f16() || model_type == DType::bf16() ? DType::f32(model_type.lanes) : model_type;
+}
+
+Result<DType> computed_type_of_onnx(int32_t elem_type) {
+  TESSERA_ASSIGN_OR_RETURN(DType t, dtype_of_onnx(elem_type));
+  return computed_type(t);
+}
+
+Constant widened(const Constant& c) {
+  if (computed_type(c.dtype) == c.dtype) return c;
+  return Constant::from_doubles(computed_type(c.dtype), c.shape, c.to_doubles());
+}
+
 Result<Constant> constant_of_tensor(const onnx::TensorProto& t) {
+  TESSERA_ASSIGN_OR_RETURN(Constant c, tensor_data_of(t));
+  return widened(c);
+}
+
+Result<Constant> tensor_data_of(const onnx::TensorProto& t) {
   if (t.data_location() == onnx::TensorProto::EXTERNAL) return invalid("external tensor data is not supported");
   TESSERA_ASSIGN_OR_RETURN(DType dtype, dtype_of_onnx(t.data_type()));
   std::vector<int64_t> shape(t.dims().begin(), t.dims().end());
@@ -145,6 +166,18 @@ Result<Constant> constant_of_tensor(const onnx::TensorProto& t) {
                      std::to_string(bytes));
     Constant c{dtype, shape, std::vector<uint8_t>(bytes)};
     if (bytes > 0) std::memcpy(c.bytes.data(), t.raw_data().data(), bytes);
+    return c;
+  }
+  if (dtype.bits == 16 && dtype.is_float()) {
+    // float16 and bfloat16 live in int32_data, one 16-bit pattern each.
+    if (t.int32_data_size() != n)
+      return invalid("tensor holds " + std::to_string(t.int32_data_size()) + " values, the shape needs " +
+                     std::to_string(n));
+    Constant c{dtype, shape, std::vector<uint8_t>(bytes)};
+    for (int64_t i = 0; i < n; ++i) {
+      const auto bits = static_cast<uint16_t>(t.int32_data(static_cast<int>(i)));
+      std::memcpy(c.bytes.data() + 2 * i, &bits, 2);
+    }
     return c;
   }
   std::vector<double> v;

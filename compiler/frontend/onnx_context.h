@@ -59,8 +59,21 @@ const onnx::AttributeProto* find_attr(const onnx::NodeProto& node, const std::st
 
 /// ONNX element type -> DType; kInvalidArgument for types Tessera lacks.
 Result<DType> dtype_of_onnx(int32_t elem_type);
-/// A TensorProto (raw or typed fields) as a constant; external data is an error.
+/// The type a model's value of `model_type` has in the graph. float16 and
+/// bfloat16 values compute in float32, as ONNX Runtime's CPU provider runs
+/// most operators of a float16 model on x86: the model's precision is kept
+/// where it rounds (its Casts to them, its inputs and outputs), not between.
+DType computed_type(DType model_type);
+/// dtype_of_onnx, then computed_type: for converters' "dtype" attributes.
+Result<DType> computed_type_of_onnx(int32_t elem_type);
+/// `c` in its computed_type (float16 and bfloat16 data widened to float32).
+graph::Constant widened(const graph::Constant& c);
+/// A TensorProto (raw or typed fields) as a constant in its computed_type;
+/// external data is an error.
 Result<graph::Constant> constant_of_tensor(const onnx::TensorProto& t);
+/// The same in the tensor's own type (float16 stays float16): data to feed
+/// a model or compare its outputs with.
+Result<graph::Constant> tensor_data_of(const onnx::TensorProto& t);
 
 /// An axis in [-rank, rank) as a position in [0, rank); `what` names it in errors.
 Result<int64_t> norm_axis(int64_t axis, size_t rank, const char* what);

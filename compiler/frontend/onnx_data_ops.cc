@@ -55,7 +55,7 @@ Status convert_eye_like(ImportContext& ctx, const Node& node) {
   if (xs.size() != 2) return invalid("input must be 2-D");
   DType t = ctx.value(x).dtype;
   if (find_attr(node, "dtype")) {
-    TESSERA_ASSIGN_OR_RETURN(t, dtype_of_onnx(static_cast<int32_t>(attr_int(node, "dtype", 1))));
+    TESSERA_ASSIGN_OR_RETURN(t, computed_type_of_onnx(static_cast<int32_t>(attr_int(node, "dtype", 1))));
   }
   const int64_t k = attr_int(node, "k", 0);
   std::vector<double> v(graph::shape_size(xs), 0.0);

@@ -99,7 +99,7 @@ Result<graph::Constant> input_value_constant(const onnx::ValueInfoProto& in, dou
     return Status(ErrorCode::kInvalidArgument, std::to_string(value) + " is not an integer, the input is " + dtype.to_string());
   if (dtype == DType::boolean() && value != 0 && value != 1)
     return Status(ErrorCode::kInvalidArgument, "a bool input takes 0 or 1");
-  return graph::Constant::from_doubles(dtype, shape, {value});
+  return detail::widened(graph::Constant::from_doubles(dtype, shape, {value}));
 }
 
 // Nodes that read `name`, for error messages.
@@ -218,7 +218,7 @@ Result<graph::Graph> import_model(const onnx::ModelProto& model, const ImportOpt
         errors.push_back("constant input '" + name + "' does not match the model's type or shape");
     }
     if (!found) errors.push_back("a constant is given for '" + name + "', which is not a model input");
-    else if (!ctx.values.count(name)) ctx.values[name] = ctx.g.add_constant(name, data);
+    else if (!ctx.values.count(name)) ctx.values[name] = ctx.g.add_constant(name, detail::widened(data));
   }
   for (const auto& [name, value] : options.input_values) {
     const onnx::ValueInfoProto* in = nullptr;
@@ -245,6 +245,12 @@ Result<graph::Graph> import_model(const onnx::ModelProto& model, const ImportOpt
     }
     auto shape = input_shape(in, options.input_shapes, readers_of(gp, in.name()), errors);
     ctx.values[in.name()] = ctx.g.add_input(in.name(), shape, *dtype);
+    if (detail::computed_type(*dtype) != *dtype) {  // a float16 input computes in float32
+      auto wide = ctx.add(in.name() + ".float32", graph::OpKind::kCast, graph::CastAttrs{DType::f32()},
+                          {ctx.values[in.name()]}, shape, DType::f32());
+      if (wide.is_ok()) ctx.values[in.name()] = *wide;
+      else errors.push_back("input '" + in.name() + "': " + wide.status().message());
+    }
   }
   if (!errors.empty()) return error_list(origin, errors);
 
@@ -270,8 +276,21 @@ Result<graph::Graph> import_model(const onnx::ModelProto& model, const ImportOpt
   for (const auto& out : gp.output()) {
     output_names.push_back(out.name());
     auto it = ctx.values.find(out.name());
-    if (it == ctx.values.end()) errors.push_back("output '" + out.name() + "' is never computed");
-    else outputs.push_back(it->second);
+    if (it == ctx.values.end()) {
+      errors.push_back("output '" + out.name() + "' is never computed");
+      continue;
+    }
+    auto declared = detail::dtype_of_onnx(out.type().tensor_type().elem_type());
+    if (declared.is_ok() && detail::computed_type(*declared) != *declared &&
+        ctx.value(it->second).dtype == detail::computed_type(*declared)) {
+      // A float16 output: computed in float32, given in the model's type.
+      auto narrow = ctx.add(out.name() + "." + declared->to_string(), graph::OpKind::kCast,
+                            graph::CastAttrs{*declared}, {it->second}, ctx.value(it->second).shape, *declared);
+      if (!narrow.is_ok()) errors.push_back("output '" + out.name() + "': " + narrow.status().message());
+      else outputs.push_back(*narrow);
+      continue;
+    }
+    outputs.push_back(it->second);
   }
   if (!errors.empty()) return error_list(origin, errors);
   TESSERA_RETURN_IF_ERROR(cross_check_shapes(model, ctx, origin));
@@ -369,6 +388,10 @@ std::string supported_onnx_ops_markdown() {
       "`unsupported operator` (inside subgraphs too, each with its path): training operators\n"
       "(gradients, optimizers), sequence, optional, map and string operators, random generators and\n"
       "signal processing (DFT, STFT, window functions).\n\n"
+      "Element types: float32 and float64, int8 to int64, uint8, bool, and float16 and bfloat16.\n"
+      "A float16 or bfloat16 model computes in float32 between its Casts (as ONNX Runtime's CPU\n"
+      "provider runs most of its operators on x86) and rounds where it casts to them; its float16\n"
+      "inputs and outputs stay float16.\n\n"
       "| | | | |\n|---|---|---|---|\n";
   const size_t columns = 4, rows = (ops.size() + columns - 1) / columns;
   for (size_t r = 0; r < rows; ++r) {

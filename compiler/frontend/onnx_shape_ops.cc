@@ -278,11 +278,18 @@ Status convert_gather(ImportContext& ctx, const Node& node) {
 Status convert_cast(ImportContext& ctx, const Node& node) {
   TESSERA_ASSIGN_OR_RETURN(ValueId x, ctx.input(node, 0));
   TESSERA_ASSIGN_OR_RETURN(DType to, dtype_of_onnx(static_cast<int32_t>(attr_int(node, "to", 0))));
+  const std::vector<int64_t> shape = ctx.value(x).shape;
+  if (computed_type(to) != to) {
+    // To float16 or bfloat16: rounded to it, and computed on in float32.
+    TESSERA_ASSIGN_OR_RETURN(x, ctx.add(base_name(node) + "." + to.to_string(), OpKind::kCast, graph::CastAttrs{to},
+                                        {x}, shape, to));
+    to = computed_type(to);
+  }
   if (to == ctx.value(x).dtype) {
     ctx.alias(node, x);
     return Status::ok();
   }
-  return ctx.emit(node, OpKind::kCast, graph::CastAttrs{to}, {x}, ctx.value(x).shape, to);
+  return ctx.emit(node, OpKind::kCast, graph::CastAttrs{to}, {x}, shape, to);
 }
 
 Status convert_identity(ImportContext& ctx, const Node& node) {

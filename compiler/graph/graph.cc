@@ -5,6 +5,8 @@
 #include <set>
 #include <sstream>
 
+#include "base/half.h"
+
 namespace tessera::graph {
 
 const char* op_kind_name(OpKind kind) {
@@ -57,6 +59,8 @@ double Constant::at(int64_t i) const {
   if (dtype == DType::i32()) return load_as<int32_t>(bytes, i);
   if (dtype == DType::i8()) return load_as<int8_t>(bytes, i);
   if (dtype == DType::u8() || dtype == DType::boolean()) return load_as<uint8_t>(bytes, i);
+  if (dtype == DType::f16()) return half_to_float(load_as<uint16_t>(bytes, i));
+  if (dtype == DType::bf16()) return bfloat16_to_float(load_as<uint16_t>(bytes, i));
   return 0.0;  // other types never become constants (the importer rejects them)
 }
 
@@ -92,6 +96,8 @@ Constant Constant::from_doubles(DType dtype, std::vector<int64_t> shape, const s
     else if (dtype == DType::i32()) store_as<int32_t>(c.bytes, k, static_cast<int32_t>(v));
     else if (dtype == DType::i8()) store_as<int8_t>(c.bytes, k, static_cast<int8_t>(v));
     else if (dtype == DType::boolean()) store_as<uint8_t>(c.bytes, k, v != 0.0);
+    else if (dtype == DType::f16()) store_as<uint16_t>(c.bytes, k, float_to_half(static_cast<float>(v)));
+    else if (dtype == DType::bf16()) store_as<uint16_t>(c.bytes, k, float_to_bfloat16(static_cast<float>(v)));
     else store_as<uint8_t>(c.bytes, k, static_cast<uint8_t>(v));
   }
   return c;

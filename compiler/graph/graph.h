@@ -268,7 +268,8 @@ struct Constant {
 
   /// Product of the dims (1 for a scalar).
   int64_t num_elements() const;
-  /// Element i converted to double (float32/64, int8/32/64, uint8, bool).
+  /// Element i converted to double (float16/32/64, bfloat16, int8/32/64,
+  /// uint8, bool).
   double at(int64_t i) const;
   /// All elements as doubles.
   std::vector<double> to_doubles() const;

@@ -27,16 +27,21 @@ namespace fs = std::filesystem;
 /// Where Debian installs the node tests.
 inline const char kNodeTestDir[] = "/usr/share/libonnx-testdata/data/node";
 
-/// A TensorProto file as a constant; kParseError when it is missing or not a
-/// TensorProto, the importer's error for types Tessera lacks.
-inline Result<graph::Constant> read_tensor(const fs::path& path) {
+/// A TensorProto file as a constant of its own type (float16 stays
+/// float16); kParseError when it is missing or not a TensorProto, the
+/// importer's error for types Tessera lacks. `declared` is the model's
+/// element type for it: this ONNX release's test data writes bfloat16
+/// tensors as uint16, which read as the bfloat16 they hold.
+inline Result<graph::Constant> read_tensor(const fs::path& path, int32_t declared) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return Status(ErrorCode::kParseError, path.string() + ": cannot open");
   std::stringstream s;
   s << in.rdbuf();
   onnx::TensorProto t;
   if (!t.ParseFromString(s.str())) return Status(ErrorCode::kParseError, path.string() + ": not a TensorProto");
-  return detail::constant_of_tensor(t);
+  if (declared == onnx::TensorProto::BFLOAT16 && t.data_type() == onnx::TensorProto::UINT16)
+    t.set_data_type(onnx::TensorProto::BFLOAT16);
+  return detail::tensor_data_of(t);
 }
 
 /// Input positions that are parameters rather than data: shapes, axes,
@@ -62,8 +67,8 @@ inline bool is_parameter_input(const std::string& op, int index) {
 /// Why Tessera cannot run `model` at all, or "" when it might: operators
 /// outside supported_onnx_ops() (or of another domain), graph inputs or
 /// outputs that are not tensors (sequences, optionals, maps), element types
-/// Tessera has no DType for (float16, bfloat16, 16-bit and unsigned > 8-bit
-/// integers, strings, complex).
+/// Tessera has no DType for (16-bit and unsigned > 8-bit integers, strings,
+/// complex).
 inline std::string unsupported_reason(const onnx::ModelProto& model) {
   const std::vector<std::string> ops = supported_onnx_ops();
   std::set<std::string> missing;
@@ -119,7 +124,7 @@ inline Result<NodeTestCase> load_node_test(const fs::path& dir) {
   for (const auto& input : model.graph().input()) {
     const fs::path file = data / ("input_" + std::to_string(index++) + ".pb");
     if (initializers.count(input.name()) && !fs::exists(file)) continue;  // IR < 4: an initializer listed as an input
-    TESSERA_ASSIGN_OR_RETURN(graph::Constant c, read_tensor(file));
+    TESSERA_ASSIGN_OR_RETURN(graph::Constant c, read_tensor(file, input.type().tensor_type().elem_type()));
     bool read = false, parameter = true;
     for (const auto& node : model.graph().node())
       for (int i = 0; i < node.input_size(); ++i)
@@ -131,7 +136,8 @@ inline Result<NodeTestCase> load_node_test(const fs::path& dir) {
     else tc.inputs[input.name()] = std::move(c);
   }
   for (int i = 0; fs::exists(data / ("output_" + std::to_string(i) + ".pb")); ++i) {
-    TESSERA_ASSIGN_OR_RETURN(graph::Constant c, read_tensor(data / ("output_" + std::to_string(i) + ".pb")));
+    const int32_t declared = i < model.graph().output_size() ? model.graph().output(i).type().tensor_type().elem_type() : 0;
+    TESSERA_ASSIGN_OR_RETURN(graph::Constant c, read_tensor(data / ("output_" + std::to_string(i) + ".pb"), declared));
     tc.outputs.push_back(std::move(c));
   }
   return tc;
@@ -139,7 +145,8 @@ inline Result<NodeTestCase> load_node_test(const fs::path& dir) {
 
 /// The tolerance of compare_output, for reports.
 inline const char kNodeTestTolerance[] =
-    "|got - want| <= 1e-4 + 1e-3 * |want| for floats (NaN matches NaN, inf matches inf); integers and bools exact";
+    "|got - want| <= 1e-4 + 1e-3 * |want| for floats (2^-7 * |want| for bfloat16, its one step; NaN matches NaN, "
+    "inf matches inf); integers and bools exact";
 
 /// Compares output `index`: dtype and shape equal, values within
 /// kNodeTestTolerance. kInvalidArgument naming the first mismatch.
@@ -152,10 +159,11 @@ inline Status compare_output(size_t index, const graph::Constant& got, const gra
     return Status(ErrorCode::kInvalidArgument, which + " has shape " + graph::shape_string(got.shape) + ", want " +
                                                    graph::shape_string(want.shape));
   const bool exact = !want.dtype.is_float();
+  const double relative = want.dtype == DType::bf16() ? 1.0 / 128 : 1e-3;
   const auto a = got.to_doubles(), b = want.to_doubles();
   for (size_t j = 0; j < a.size(); ++j) {
     const bool ok = a[j] == b[j] || (std::isnan(a[j]) && std::isnan(b[j])) ||
-                    (!exact && std::fabs(a[j] - b[j]) <= 1e-4 + 1e-3 * std::fabs(b[j]));
+                    (!exact && std::fabs(a[j] - b[j]) <= 1e-4 + relative * std::fabs(b[j]));
     if (!ok) {
       char buf[160];
       std::snprintf(buf, sizeof buf, "[%zu] is %.9g, want %.9g", j, a[j], b[j]);
