@@ -89,6 +89,9 @@ struct ModelCase {
   /// |tessera - ort| <= scale_tol * max |ort| (quantized models, whose
   /// outputs may differ from ONNX Runtime's by a few quantization steps).
   double scale_tol = 0;
+  /// tessera compile/tune --precision: "fp32", or "bf16" (then Tessera's
+  /// float32 package is timed beside it too: counter vs_float32).
+  std::string precision = "fp32";
 };
 
 /// A private temp dir, removed when done.
@@ -139,7 +142,8 @@ Status run_tune(const std::string& model, const ModelCase& mc, int64_t trials, c
   if (::access(binary.c_str(), X_OK) != 0)
     return Status(ErrorCode::kUnavailable, "no tessera binary at " + binary + " (build the target `tessera`)");
   std::vector<std::string> argv_s = {binary,    "tune", model, "--trials", std::to_string(trials), "--db", db,
-                                     "--input-shape", mc.input_name + ":" + shape_text(mc.input_shape)};
+                                     "--input-shape", mc.input_name + ":" + shape_text(mc.input_shape),
+                                     "--precision", mc.precision};
   std::vector<char*> argv;
   for (std::string& a : argv_s) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -176,6 +180,7 @@ Result<model::CompiledModel> compile(const std::string& model_path, const ModelC
   args.db = db;
   args.use_records = !db.empty();
   args.byoc = byoc.empty() ? "none" : byoc;
+  args.precision = mc.precision;
   TESSERA_ASSIGN_OR_RETURN(cli::ModelCompile result, cli::compile_model_file(args));
   return std::move(result.compiled);
 }
@@ -253,6 +258,14 @@ void run_model(benchmark::State& state, const ModelCase& mc, const BenchEnv& env
       db = tmp.path() + "/tune.db";
       if (Status st = run_tune(model_path, mc, trials, db, tmp.path() + "/tune.log", &tune_s); !st.is_ok())
         return state.SkipWithError(st.to_string().c_str());
+      if (mc.precision != "fp32") {
+        // The float32 package it is compared with, tuned as long.
+        ModelCase full = mc;
+        full.precision = "fp32";
+        double full_s = 0;
+        if (Status st = run_tune(model_path, full, trials, db, tmp.path() + "/tune_fp32.log", &full_s); !st.is_ok())
+          return state.SkipWithError(st.to_string().c_str());
+      }
       label = "tuned here: " + std::to_string(trials) + " trials";
     }
 
@@ -307,9 +320,23 @@ void run_model(benchmark::State& state, const ModelCase& mc, const BenchEnv& env
       max_err = std::max(max_err, byoc_err);
     }
 
+    // With a reduced precision, Tessera's float32 package of the same model.
+    std::unique_ptr<runtime::GraphExecutor> float32_exec;
+    if (mc.precision != "fp32") {
+      ModelCase full = mc;
+      full.precision = "fp32";
+      auto compiled32 = compile(model_path, full, db);
+      if (!compiled32.is_ok()) return state.SkipWithError(("compile fp32: " + compiled32.status().to_string()).c_str());
+      auto loaded = runtime::GraphExecutor::load(compiled32->package, eo);
+      if (!loaded.is_ok()) return state.SkipWithError(("load fp32: " + loaded.status().to_string()).c_str());
+      float32_exec = std::move(loaded).value();
+      if (Status st = float32_exec->set_input(mc.input_name, *input); !st.is_ok())
+        return state.SkipWithError(st.to_string().c_str());
+    }
     // ORT, Tessera, ORT, Tessera, ORT: the load of a shared machine shifts.
-    // With a backend, its package runs right after Tessera's in each round.
-    std::vector<double> ort_ms, ours_s, byoc_s[2];
+    // With a backend, its package runs right after Tessera's in each round;
+    // with a reduced precision, the float32 package.
+    std::vector<double> ort_ms, ours_s, byoc_s[2], float32_s;
     for (int round = 0; round < 5; ++round) {
       if (round % 2 == 0) {
         auto ms = bench::ort_median_ms(model_path, ort_inputs, ort_shapes, kThreads, kRuns, kWarmup);
@@ -325,6 +352,11 @@ void run_model(benchmark::State& state, const ModelCase& mc, const BenchEnv& env
         if (!b.is_ok()) return state.SkipWithError(("benchmark --byoc: " + b.status().to_string()).c_str());
         byoc_s[k].insert(byoc_s[k].end(), b->costs_s.begin(), b->costs_s.end());
       }
+      if (float32_exec) {
+        auto f = float32_exec->benchmark(kWarmup, kRuns);
+        if (!f.is_ok()) return state.SkipWithError(("benchmark fp32: " + f.status().to_string()).c_str());
+        float32_s.insert(float32_s.end(), f->costs_s.begin(), f->costs_s.end());
+      }
     }
     const double tessera_s = median(ours_s);
     const double latency_s = byoc_exec[0] ? median(byoc_s[0]) : tessera_s;
@@ -339,6 +371,10 @@ void run_model(benchmark::State& state, const ModelCase& mc, const BenchEnv& env
       state.counters["auto_regions"] = static_cast<double>(byoc_regions[1]);
     }
 
+    if (float32_exec) {
+      state.counters["float32_ms"] = median(float32_s) * 1e3;
+      state.counters["vs_float32"] = median(float32_s) / latency_s;
+    }
     state.SetIterationTime(latency_s);
     state.counters["latency_ms"] = latency_s * 1e3;
     state.counters["ort_ms"] = ort;
@@ -350,7 +386,8 @@ void run_model(benchmark::State& state, const ModelCase& mc, const BenchEnv& env
     state.counters["peak_mb"] = (*exec)->peak_memory_bytes() / 1048576.0;
     state.counters["intermediates_mb"] = (*exec)->intermediate_bytes_total() / 1048576.0;
     state.counters["max_abs_err"] = max_err;
-    state.SetLabel(label + (mc.byoc.empty() ? "" : ", --byoc " + mc.byoc) + ", input " + mc.input_name + ":" +
+    state.SetLabel(label + (mc.byoc.empty() ? "" : ", --byoc " + mc.byoc) +
+                   (mc.precision == "fp32" ? "" : ", --precision " + mc.precision) + ", input " + mc.input_name + ":" +
                    shape_text(mc.input_shape));
   }
 }
@@ -421,6 +458,14 @@ int main(int argc, char** argv) {
                           ModelCase{"input", {1, 128, 256}, "float16.py", "", "",
                                     {"--model", "transformer", "--keep-io-types"}, 1e-2},
                           env, args);
+  // Issue 33: the float32 models with --precision bf16 (products by
+  // weights in bfloat16, float32 sums), against ONNX Runtime's float32 and
+  // Tessera's float32 package (vs_float32). Skipped where the CPU lacks a
+  // bfloat16 dot product.
+  tessera::register_model("BM_Model_ResNet18Bf16",
+                          ModelCase{"input", {1, 3, 224, 224}, "resnet18.py", "", "", {}, 2e-2, "bf16"}, env, args);
+  tessera::register_model("BM_Model_TransformerBf16",
+                          ModelCase{"input", {1, 128, 256}, "transformer.py", "", "", {}, 2e-2, "bf16"}, env, args);
   // Recurrent speech models as torch.onnx.export writes them
   // (scripts/models/lstm_speech.py, gru_speech.py): two layers over
   // [1, 100, 64], hidden 128, unrolled over the 100 steps.

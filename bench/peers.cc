@@ -177,6 +177,43 @@ void DnnlMatmulU8S8::run() {
 
 const int32_t* DnnlMatmulU8S8::output() const { return static_cast<const int32_t*>(impl_->dst.get_data_handle()); }
 
+struct DnnlMatmulBf16::Impl {
+  dnnl::engine engine{dnnl::engine::kind::cpu, 0};
+  dnnl::stream stream{engine};
+  dnnl::matmul::primitive_desc pd;
+  dnnl::matmul matmul;
+  dnnl::memory src, user_wei, wei, dst;
+};
+
+DnnlMatmulBf16::DnnlMatmulBf16(int64_t m, int64_t n, int64_t k) : impl_(new Impl) {
+  using dt = dnnl::memory::data_type;
+  using tag = dnnl::memory::format_tag;
+  dnnl::memory::desc src({m, k}, dt::bf16, tag::ab), wei_any({k, n}, dt::bf16, tag::any), dst({m, n}, dt::f32, tag::ab);
+  impl_->pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(src, wei_any, dst), impl_->engine);
+  impl_->matmul = dnnl::matmul(impl_->pd);
+  impl_->src = dnnl::memory(src, impl_->engine);
+  impl_->user_wei = dnnl::memory({{k, n}, dt::bf16, tag::ab}, impl_->engine);
+  impl_->wei = dnnl::memory(impl_->pd.weights_desc(), impl_->engine);
+  impl_->dst = dnnl::memory(dst, impl_->engine);
+}
+
+DnnlMatmulBf16::~DnnlMatmulBf16() { delete impl_; }
+
+void DnnlMatmulBf16::prepare(const uint16_t* a, const uint16_t* b) {
+  std::memcpy(impl_->src.get_data_handle(), a, impl_->src.get_desc().get_size());
+  std::memcpy(impl_->user_wei.get_data_handle(), b, impl_->user_wei.get_desc().get_size());
+  dnnl::reorder(impl_->user_wei, impl_->wei).execute(impl_->stream, impl_->user_wei, impl_->wei);
+  impl_->stream.wait();
+}
+
+void DnnlMatmulBf16::run() {
+  impl_->matmul.execute(impl_->stream,
+                        {{DNNL_ARG_SRC, impl_->src}, {DNNL_ARG_WEIGHTS, impl_->wei}, {DNNL_ARG_DST, impl_->dst}});
+  impl_->stream.wait();
+}
+
+const float* DnnlMatmulBf16::output() const { return static_cast<const float*>(impl_->dst.get_data_handle()); }
+
 void set_dnnl_threads(int threads) { omp_set_num_threads(threads); }
 #endif
 
@@ -208,6 +245,19 @@ __attribute__((target("avx512f,avx512vnni"))) int64_t vnni_loop(int64_t iteratio
   return sink;
 }
 
+// 12 independent chains of vdpbf16ps: each instruction is 32 bfloat16
+// multiply-adds into 16 float32 lanes.
+__attribute__((target("avx512f,avx512bf16"))) float bf16_loop(int64_t iterations) {
+  __m512 acc[12];
+  for (int i = 0; i < 12; ++i) acc[i] = _mm512_set1_ps(static_cast<float>(i));
+  const __m512bh a = (__m512bh)_mm512_set1_epi32(0x3f803f80), b = (__m512bh)_mm512_set1_epi32(0x33d633d6);
+  for (int64_t it = 0; it < iterations; ++it)
+    for (int i = 0; i < 12; ++i) acc[i] = _mm512_dpbf16_ps(acc[i], a, b);
+  float sink = 0;
+  for (int i = 0; i < 12; ++i) sink += _mm512_reduce_add_ps(acc[i]);
+  return sink;
+}
+
 // `threads` threads running `body` at once, the median time of three runs.
 double median_parallel_seconds(int threads, const std::function<void()>& body) {
   return median_seconds(
@@ -225,6 +275,13 @@ double measure_vnni_peak_gops(int threads) {
   const int64_t iterations = 20'000'000;
   const double seconds = median_parallel_seconds(threads, [&] { volatile int64_t s = vnni_loop(iterations); (void)s; });
   return threads * iterations * 12.0 * 64 * 2 / seconds / 1e9;
+}
+
+double measure_bf16_peak_gflops(int threads) {
+  if (!__builtin_cpu_supports("avx512bf16")) return 0;
+  const int64_t iterations = 20'000'000;
+  const double seconds = median_parallel_seconds(threads, [&] { volatile float s = bf16_loop(iterations); (void)s; });
+  return threads * iterations * 12.0 * 32 * 2 / seconds / 1e9;
 }
 
 double measure_fma_peak_gflops(int threads) {

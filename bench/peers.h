@@ -86,6 +86,25 @@ class DnnlMatmulU8S8 {
   Impl* impl_;
 };
 
+/// oneDNN's bfloat16 matrix product C = A B, A: M x K and B: K x N bfloat16
+/// (both row-major, bit patterns), C: M x N float32; B reordered once into
+/// the layout oneDNN picks (untimed), as a model's weights are.
+class DnnlMatmulBf16 {
+ public:
+  DnnlMatmulBf16(int64_t m, int64_t n, int64_t k);
+  ~DnnlMatmulBf16();
+  /// Copies `a` in and reorders `b` into oneDNN's format (untimed).
+  void prepare(const uint16_t* a, const uint16_t* b);
+  /// The product alone.
+  void run();
+  /// C, row-major.
+  const float* output() const;
+
+ private:
+  struct Impl;
+  Impl* impl_;
+};
+
 /// Sets the thread count of oneDNN's OpenMP runtime.
 void set_dnnl_threads(int threads);
 
@@ -97,5 +116,10 @@ double measure_fma_peak_gflops(int threads);
 /// `threads` threads, measured by a register-resident vpdpbusd loop on
 /// 512-bit registers; 0 where the CPU has no AVX512-VNNI.
 double measure_vnni_peak_gops(int threads);
+
+/// The bfloat16 dot-product peak in GFLOP/s (a multiply-add counts 2) with
+/// `threads` threads, measured by a register-resident vdpbf16ps loop on
+/// 512-bit registers; 0 where the CPU has no AVX512-BF16.
+double measure_bf16_peak_gflops(int threads);
 
 }  // namespace tessera::bench

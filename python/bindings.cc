@@ -19,12 +19,12 @@ PYBIND11_MODULE(_tessera, m) {
       "compile",
       [](const std::string& model, const std::string& output, const std::vector<std::string>& input_shapes,
          const std::vector<std::string>& input_values, const std::string& db, bool use_records,
-         const std::string& target, const std::string& byoc, int jobs, bool verbose) {
-        compile({model, output, input_shapes, input_values, db, use_records, target, byoc, jobs, verbose});
+         const std::string& target, const std::string& byoc, int jobs, bool verbose, const std::string& precision) {
+        compile({model, output, input_shapes, input_values, db, use_records, target, byoc, jobs, verbose, precision});
       },
       py::arg("model"), py::arg("output"), py::arg("input_shapes"), py::arg("input_values"), py::arg("db"),
       py::arg("use_records"),
-      py::arg("target"), py::arg("byoc"), py::arg("jobs"), py::arg("verbose"),
+      py::arg("target"), py::arg("byoc"), py::arg("jobs"), py::arg("verbose"), py::arg("precision"),
       "tessera.compile's engine: every argument given (see tessera.compile).");
   m.def("tune", &tune, py::arg("model"), py::arg("options"), py::arg("command_line"), py::arg("progress"),
         "tessera.tune's engine: `tessera tune`'s options by name, without \"--\" (see tessera.tune).");

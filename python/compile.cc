@@ -31,6 +31,11 @@ void compile(const CompileArgs& args) {
   if (Status st = cli::check_byoc(args.byoc); !st.is_ok()) throw py::value_error("byoc: " + st.message());
   request.byoc = args.byoc;
   request.jobs = args.jobs;
+  request.precision = args.precision;
+  {
+    const Target target = request.target ? *request.target : host_target();
+    if (auto p = cli::parse_precision(args.precision, target); !p.is_ok()) throw py::value_error(p.status().message());
+  }
   Status status;
   {
     // The work itself, without the GIL: errors as `tessera compile` words them.
@@ -43,6 +48,10 @@ void compile(const CompileArgs& args) {
       for (const std::string& warning : result->plan.warnings) std::printf("warning: %s\n", warning.c_str());
       std::printf("%s%swrote %s\n", cli::format_model_choices(*result).c_str(),
                   model::format_compile_summary(result->compiled).c_str(), args.output.c_str());
+      if (args.precision != "fp32") {
+        auto difference = cli::difference_from_float32(request, *result);
+        std::printf("%s", difference.is_ok() ? difference->c_str() : (difference.status().message() + "\n").c_str());
+      }
       std::fflush(stdout);
     }
   }

@@ -20,6 +20,7 @@ struct CompileArgs {
   std::string byoc = "auto";              ///< external backend: none, cblas, dnnl, auto (docs/byoc.md)
   int jobs = 0;                           ///< code generation threads; 0: one per CPU
   bool verbose = false;                   ///< print what `tessera compile` prints
+  std::string precision = "fp32";         ///< fp32 or bf16 (--precision)
 };
 
 /// Compiles, without the GIL, and writes `args.output`. ValueError: a

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "python/errors.h"
+#include "tools/compile_flow.h"
 #include "tools/model_input.h"
 #include "tools/tune_regions.h"
 #include "tuner/progress.h"
@@ -97,6 +98,13 @@ py::dict tune(const std::string& model, tuner::OptionValues options, const std::
   if (options.count("byoc") && !has_model) throw py::value_error("byoc applies to a model's tuning");
   auto byoc = cli::resolve_byoc(options.count("byoc") ? options["byoc"].back() : "auto", config->target);
   if (!byoc.is_ok()) throw py::value_error("byoc: " + byoc.status().message());
+  if (options.count("precision") && !has_model) throw py::value_error("precision applies to a model's tuning");
+  model::PlanOptions plan_options;
+  if (options.count("precision")) {
+    auto p = cli::parse_precision(options["precision"].back(), config->target);
+    if (!p.is_ok()) throw py::value_error(p.status().message());
+    plan_options.precision = *p;
+  }
   config->command_line = command_line;
   config->worker_binary = worker_binary();
   tuner::ModelKernels kernels;
@@ -108,7 +116,7 @@ py::dict tune(const std::string& model, tuner::OptionValues options, const std::
     Status st;
     {
       py::gil_scoped_release release;
-      auto found = cli::model_kernels(model, shapes, values);
+      auto found = cli::model_kernels(model, shapes, values, plan_options);
       if (found.is_ok()) {
         auto warnings = cli::keep_measurable(&*found, rpc::WireLimits());
         st = warnings.status();

@@ -34,6 +34,9 @@ const std::vector<OptionSpec> kOptions = {
      "bind a scalar input to a value, name=value (repeatable): a constant from then on, so that what depends on "
      "it folds (an If on a sample rate becomes its branch); the package no longer takes that input"},
     {"jobs", true, "code generation threads (default: one per CPU)"},
+    {"precision", true,
+     "fp32 (the default) or bf16: products by constant weights in bfloat16, accumulated in float32, where the "
+     "target has a bfloat16 dot product; prints the largest difference from float32 on random inputs"},
     {"byoc", true,
      "external backend for the regions it takes: none, cblas, dnnl (every region it takes), or auto (the "
      "default: dnnl where its module is installed and the target is this machine, each region the faster way, "
@@ -148,7 +151,7 @@ int run_compile(int argc, char** argv, int first) {
   if (args->has("help") || args->positional().size() != 1) {
     std::fprintf(args->has("help") ? stdout : stderr,
                  "usage: tessera compile MODEL.onnx [-o MODEL.tsr] [--target TARGET] [--db DB] [--input-shape NAME:D,...]\n"
-                 "                       [--input-value NAME=VALUE ...]\n"
+                 "                       [--input-value NAME=VALUE ...] [--precision fp32|bf16]\n"
                  "                       [--byoc none|cblas|dnnl|auto] [--dump graph=FILE.dot|ir=DIR|ll=DIR|asm=DIR ...]\n"
                  "       tessera compile --list-ops [--markdown]\n\n%s",
                  format_options(kOptions).c_str());
@@ -166,6 +169,8 @@ int run_compile(int argc, char** argv, int first) {
   if (!jobs.is_ok() || *jobs < 0) return usage_error("--jobs must be a non-negative integer");
   const std::string output = args->get("output", default_output(model_path));
   if (Status st = check_byoc(args->get("byoc", "auto")); !st.is_ok()) return usage_error("--byoc: " + st.message());
+  const std::string precision = args->get("precision", "fp32");
+  if (auto p = parse_precision(precision, target); !p.is_ok()) return usage_error(p.status().message());
   auto dumps = parse_dumps(args->get_all("dump"));
   if (!dumps.is_ok())
     return dumps.status().code() == ErrorCode::kIOError ? failure(dumps.status().message())
@@ -181,6 +186,7 @@ int run_compile(int argc, char** argv, int first) {
   request.target = target;
   request.byoc = args->get("byoc", "auto");
   request.jobs = static_cast<int>(*jobs);
+  request.precision = precision;
   auto result = compile_model_file(request);
   if (!result.is_ok()) return failure(result.status().message());
   const model::CompiledModel* compiled = &result->compiled;
@@ -188,6 +194,12 @@ int run_compile(int argc, char** argv, int first) {
   for (const std::string& warning : result->plan.warnings)
     std::fprintf(stderr, "tessera compile: warning: %s\n", warning.c_str());
   std::printf("%s", format_model_choices(*result).c_str());
+  if (precision != "fp32") {
+    // What the reduced precision costs, seen before the package is used.
+    auto difference = difference_from_float32(request, *result);
+    if (!difference.is_ok()) return failure("comparing with float32: " + difference.status().message());
+    std::printf("%s", difference->c_str());
+  }
   if (auto st = write_graph_dump(*dumps, result->plan); !st.is_ok()) return failure(st.message());
   if (auto st = runtime::write_package(compiled->package, output); !st.is_ok()) return failure(st.to_string());
   if (auto st = write_kernel_dumps(*dumps, *compiled, target); !st.is_ok()) return failure(st.to_string());

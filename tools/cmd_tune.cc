@@ -16,6 +16,7 @@
 #include "rpc/runner.h"
 #include "tools/args.h"
 #include "tools/commands.h"
+#include "tools/compile_flow.h"
 #include "tools/model_input.h"
 #include "tools/tune_regions.h"
 #include "tuner/job.h"
@@ -85,6 +86,7 @@ const std::vector<OptionSpec> kOptions = {
     {"op", true, "operator to tune, e.g. matmul:M=1024,N=1024,K=1024 (repeatable)"},
     {"input-shape", true, "with a model: bind a dynamic input, name:d0,d1,... (repeatable)"},
     {"input-value", true, "with a model: bind a scalar input to a value, name=value (repeatable), as compile does"},
+    {"precision", true, "with a model: fp32 (default) or bf16, the kernels compile --precision will look up"},
     {"target", true, "target string (default: this machine)"},
     {"trials", true, "measurements in this run over all tasks (default 64)"},
     {"space", true, "sketch (template-free; default for --op), knob (templates) or auto (knob where a template fits; default for a model)"},
@@ -174,9 +176,14 @@ int run_tune(int argc, char** argv, int first) {
   if (args->has("byoc") && !has_model) return usage_error("--byoc applies to a model's tuning");
   auto byoc = resolve_byoc(args->get("byoc", "auto"), config->target);
   if (!byoc.is_ok()) return usage_error("--byoc: " + byoc.status().message());
+  if (args->has("precision") && !has_model) return usage_error("--precision applies to a model's tuning");
+  model::PlanOptions plan_options;
+  if (auto p = parse_precision(args->get("precision", "fp32"), config->target); p.is_ok()) plan_options.precision = *p;
+  else return usage_error(p.status().message());
   tuner::ModelKernels model;
   if (has_model) {
-    auto kernels = model_kernels(args->positional()[0], args->get_all("input-shape"), args->get_all("input-value"));
+    auto kernels = model_kernels(args->positional()[0], args->get_all("input-shape"), args->get_all("input-value"),
+                                 plan_options);
     if (!kernels.is_ok()) {
       std::fprintf(stderr, "tessera tune: %s\n", kernels.status().message().c_str());
       return 1;

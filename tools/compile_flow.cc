@@ -3,9 +3,12 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <memory>
 
 #include "compiler/codegen/llvm_target.h"
+#include "runtime/graph_executor.h"
 #include "compiler/external/backend.h"
 #include "records/schedule_source.h"
 #include "records/store.h"
@@ -26,9 +29,28 @@ Status check_byoc(const std::string& byoc) {
   return external::make_backend(byoc).status();
 }
 
+Result<model::PlanOptions::Precision> parse_precision(const std::string& name, const Target& target) {
+  using Precision = model::PlanOptions::Precision;
+  if (name == "fp32") return Precision::kFloat32;
+  if (name == "fp16")
+    return Status(ErrorCode::kInvalidArgument,
+                  "--precision fp16 is not supported: Tessera has no float16 dot-product kernels yet (bf16 is)");
+  if (name != "bf16")
+    return Status(ErrorCode::kInvalidArgument, "--precision '" + name + "': expected fp32 or bf16");
+  const bool has = target.is_x86() ? llvm_has_feature(target, "avx512bf16")
+                                   : target.is_aarch64() && llvm_has_feature(target, "bf16");
+  if (!has)
+    return Status(ErrorCode::kInvalidArgument,
+                  "--precision bf16 needs a bfloat16 dot product, which the target lacks (" +
+                      std::string(target.is_x86() ? "AVX512-BF16" : "the Arm BF16 extension") + "): " +
+                      target.to_string());
+  return Precision::kBf16;
+}
+
 Result<ModelCompile> compile_model_file(const ModelCompileArgs& args) {
   ModelCompile out;
   out.target = args.target ? *args.target : host_target();
+  TESSERA_ASSIGN_OR_RETURN(const model::PlanOptions::Precision precision, parse_precision(args.precision, out.target));
   out.byoc_auto = args.byoc == "auto";
   out.backend = out.byoc_auto ? model::auto_backend_name(out.target) : args.byoc;
   TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<external::Backend> backend, external::make_backend(out.backend));
@@ -57,6 +79,7 @@ Result<ModelCompile> compile_model_file(const ModelCompileArgs& args) {
 
   model::PlanOptions plan_options;
   plan_options.byoc = backend.get();
+  plan_options.precision = precision;
   // --byoc auto: each region the faster way, as tune timed it or timed now.
   std::unique_ptr<external::Backend> chosen;
   if (out.byoc_auto && backend) {
@@ -79,6 +102,47 @@ Result<ModelCompile> compile_model_file(const ModelCompileArgs& args) {
   if (!compiled.is_ok()) return Status(compiled.status().code(), args.model + ": " + compiled.status().to_string());
   out.compiled = std::move(compiled).value();
   return out;
+}
+
+Result<std::string> difference_from_float32(const ModelCompileArgs& args, const ModelCompile& result, int inputs) {
+  ModelCompileArgs reference_args = args;
+  reference_args.precision = "fp32";
+  TESSERA_ASSIGN_OR_RETURN(ModelCompile reference, compile_model_file(reference_args));
+  runtime::ExecutorOptions options;
+  TESSERA_ASSIGN_OR_RETURN(auto reduced, runtime::GraphExecutor::load(result.compiled.package, options));
+  TESSERA_ASSIGN_OR_RETURN(auto full, runtime::GraphExecutor::load(reference.compiled.package, options));
+  double worst = 0, scale = 0;
+  std::string worst_output;
+  for (int seed = 0; seed < inputs; ++seed) {
+    for (const runtime::TensorInfo& in : full->input_info()) {
+      TESSERA_ASSIGN_OR_RETURN(runtime::NDArray x, runtime::NDArray::create(in.shape, in.dtype));
+      x.fill_random(static_cast<uint64_t>(seed) * 7919 + in.name.size());
+      TESSERA_RETURN_IF_ERROR(full->set_input(in.name, x));
+      TESSERA_RETURN_IF_ERROR(reduced->set_input(in.name, x));
+    }
+    TESSERA_RETURN_IF_ERROR(full->run());
+    TESSERA_RETURN_IF_ERROR(reduced->run());
+    for (const std::string& name : full->output_names()) {
+      TESSERA_ASSIGN_OR_RETURN(runtime::NDArray want, full->get_output(name));
+      TESSERA_ASSIGN_OR_RETURN(runtime::NDArray got, reduced->get_output(name));
+      const std::vector<float> w = want.to_float32(), g = got.to_float32();
+      for (size_t i = 0; i < w.size() && i < g.size(); ++i) {
+        scale = std::max(scale, static_cast<double>(std::fabs(w[i])));
+        const double d = std::fabs(static_cast<double>(g[i]) - w[i]);
+        if (!(d <= worst)) {
+          worst = std::isnan(d) ? INFINITY : d;
+          worst_output = name;
+        }
+      }
+    }
+  }
+  char line[256];
+  std::snprintf(line, sizeof line,
+                "--precision %s against float32 on %d random inputs: largest difference %.3g (output '%s', %.2g%% of "
+                "its largest magnitude, %.3g)\n",
+                args.precision.c_str(), inputs, worst, worst_output.c_str(), scale > 0 ? 100 * worst / scale : 0.0,
+                scale);
+  return std::string(line);
 }
 
 std::string format_model_choices(const ModelCompile& result) {

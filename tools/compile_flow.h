@@ -26,6 +26,7 @@ struct ModelCompileArgs {
   std::optional<Target> target;           ///< empty: this machine
   std::string byoc = "auto";              ///< none, cblas, dnnl, or auto (docs/byoc.md)
   int jobs = 0;                           ///< code generation threads; 0: one per CPU
+  std::string precision = "fp32";         ///< fp32, or bf16 (parse_precision)
 };
 
 /// A compiled model and how its choices were made.
@@ -44,11 +45,24 @@ struct ModelCompile {
 /// listing the known names.
 Status check_byoc(const std::string& byoc);
 
+/// The precision `name` (--precision) names for `target`: "fp32", or "bf16"
+/// where the target has a bfloat16 dot product (AVX512-BF16 on x86, BF16 on
+/// AArch64). Errors: kInvalidArgument naming the values, or the feature
+/// `target` lacks.
+Result<model::PlanOptions::Precision> parse_precision(const std::string& name, const Target& target);
+
 /// Imports, plans and compiles `args.model`. Errors: the importer's, the
 /// database's ("cannot open the records database ..."), the planner's and
 /// the compiler's, prefixed with the model's path; the timing of --byoc
 /// auto's regions ("--byoc auto: ...").
 Result<ModelCompile> compile_model_file(const ModelCompileArgs& args);
+
+/// How far a reduced-precision compilation (`result`, from `args` with
+/// --precision bf16) is from float32: the same model compiled in float32
+/// from the same records, both run on `inputs` seeded random inputs (floats
+/// uniform in [-1, 1]); one line for people naming the largest difference,
+/// the output and its scale. Errors: the float32 compilation's, the runs'.
+Result<std::string> difference_from_float32(const ModelCompileArgs& args, const ModelCompile& result, int inputs = 3);
 
 /// What a compilation decided, for people: the regions of --byoc auto and
 /// the convolutions by Winograd (the planner's warnings are the plan's).

@@ -22,12 +22,13 @@ Result<graph::Graph> import_model(const std::string& path, const std::vector<std
 }
 
 Result<tuner::ModelKernels> model_kernels(const std::string& path, const std::vector<std::string>& input_shapes,
-                                          const std::vector<std::string>& input_values) {
+                                          const std::vector<std::string>& input_values,
+                                          const model::PlanOptions& options) {
   auto graph = import_model(path, input_shapes, input_values);
   if (!graph.is_ok()) return Status(graph.status().code(), graph.status().to_string());
   // Both kernels of a convolution that can run by Winograd: compile time
   // runs the faster (compiler/model/choose_winograd.h).
-  auto plans = model::tuning_plans(*graph);
+  auto plans = model::tuning_plans(*graph, options);
   if (!plans.is_ok()) return Status(plans.status().code(), path + ": " + plans.status().to_string());
   tuner::ModelKernels out;
   std::set<std::string> keys;

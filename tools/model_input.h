@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "compiler/graph/graph.h"
+#include "compiler/model/compile_model.h"
 #include "base/status.h"
 #include "rpc/runner.h"
 #include "tuner/job.h"
@@ -28,7 +29,8 @@ Result<graph::Graph> import_model(const std::string& path, const std::vector<std
 /// kernels of a convolution that can run by Winograd are included. Errors:
 /// import_model's, the planner's (prefixed with the path).
 Result<tuner::ModelKernels> model_kernels(const std::string& path, const std::vector<std::string>& input_shapes,
-                                          const std::vector<std::string>& input_values = {});
+                                          const std::vector<std::string>& input_values = {},
+                                          const model::PlanOptions& options = {});
 
 /// Drops the kernels of `model` with more arguments, or a larger one, than a
 /// worker takes (their jobs would come back as protocol errors, measured

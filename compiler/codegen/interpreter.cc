@@ -325,6 +325,14 @@ Value Interpreter::eval_node(const Expr& e, Mask mask) {
           v[l].i = wrap_int(t, dot_u8s8_value(args[0].at(l).i, args[1].at(l).i));
           continue;
         }
+        if (op->op == CallOp::kDotBf16) {
+          v[l].f = dot_bf16_value(args[0].at(l).i, args[1].at(l).i);
+          continue;
+        }
+        if (op->op == CallOp::kPackBf16) {
+          v[l].i = pack_bf16_value(args[0].at(l).f, args[1].at(l).f);
+          continue;
+        }
         if (!t.is_float()) {  // abs of an integer
           int64_t x = args[0].at(l).i;
           v[l].i = wrap_int(t, x < 0 ? static_cast<int64_t>(0 - static_cast<uint64_t>(x)) : x);

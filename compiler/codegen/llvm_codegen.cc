@@ -210,6 +210,8 @@ llvm::Value* CodeGen::emit_binary(const BinaryNode* op) {
     for (const auto& [dot, acc] : {std::pair{op->b, op->a}, std::pair{op->a, op->b}})
       if (const auto* call = dot.as<CallNode>(); call && call->op == CallOp::kDotU8S8)
         return emit_dot_u8s8(emit(acc), call);
+      else if (call && call->op == CallOp::kDotBf16)
+        return emit_dot_bf16(emit(acc), call);
   llvm::Value* a = emit(op->a);
   llvm::Value* b = emit(op->b);
   DType t = op->a.dtype();
@@ -300,6 +302,8 @@ llvm::Value* CodeGen::per_lane(llvm::Value* v, DType t, const char* name) {
 
 llvm::Value* CodeGen::emit_call(const CallNode* op) {
   if (op->op == CallOp::kDotU8S8) return emit_dot_u8s8(nullptr, op);
+  if (op->op == CallOp::kDotBf16) return emit_dot_bf16(nullptr, op);
+  if (op->op == CallOp::kPackBf16) return emit_pack_bf16(op);
   DType t = op->dtype;
   llvm::Value* x = emit(op->args[0]);
   // Half and bfloat math runs in float.
@@ -348,6 +352,8 @@ llvm::Value* CodeGen::emit_call(const CallNode* op) {
       break;
     }
     case CallOp::kDotU8S8: break;  // emit_dot_u8s8, above
+    case CallOp::kDotBf16: break;   // emit_dot_bf16, above
+    case CallOp::kPackBf16: break;  // emit_pack_bf16, above
     case CallOp::kAbs:
       if (!t.is_float()) return b_.CreateBinaryIntrinsic(llvm::Intrinsic::abs, x, b_.getFalse());
       r = b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);

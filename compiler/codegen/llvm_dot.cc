@@ -1,5 +1,6 @@
-// Code for CallOp::kDotU8S8: acc + the four-way u8 x s8 dot product of each
-// int32 lane.
+// Code for the dot products of packed words: CallOp::kDotU8S8, acc + the
+// four-way u8 x s8 dot product of each int32 lane, and CallOp::kDotBf16,
+// acc + the two-way bfloat16 dot product of each lane in float32.
 //
 // Where the target has the instruction (x86 VNNI: vpdpbusd on 512-bit
 // vectors with AVX512-VNNI, on 256-bit ones with AVX-VNNI or AVX512-VL;
@@ -12,12 +13,19 @@
 // multiplied in int32 and the four products of each lane summed: exact, as
 // the instruction is, and not VPMADDUBSW, whose 16-bit sums saturate. (LLVM
 // turns that form into VPMADDWD where it has it.)
+//
+// bfloat16: vdpbf16ps (AVX512-BF16; 256-bit with AVX512-VL) and AArch64's
+// BFDOT (+bf16), one a register. Elsewhere each half is widened to float32
+// by a shift (a bfloat16 is the top half of a float32) and the two exact
+// products summed: the definition, rounded once.
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/IntrinsicsAArch64.h>
 #include <llvm/IR/IntrinsicsX86.h>
 
 #include "compiler/codegen/llvm_emitter.h"
 #include "compiler/codegen/llvm_target.h"
+#include "compiler/ir/op.h"
+#include "compiler/lower/simplify.h"
 
 namespace tessera::codegen_detail {
 namespace {
@@ -42,6 +50,27 @@ llvm::Value* concat(llvm::IRBuilder<>& b, std::vector<llvm::Value*> parts) {
     parts = std::move(joined);
   }
   return parts[0];
+}
+
+// Whether `hi` - `lo` simplifies to the constant 1.
+bool next_to(const Expr& lo, const Expr& hi) {
+  const Expr d = simplify(hi - lo);
+  const auto* imm = d.as<IntImmNode>();
+  return imm && imm->value == 1;
+}
+
+// The index of the word two neighbouring bfloat16 loads `lo` and `hi` (each
+// unpredicated, of one buffer) read together: lo's scalar index, or the base
+// of its ramp of stride 2; null where they are not such a pair.
+const Expr* word_index(const LoadNode* lo, const LoadNode* hi) {
+  if (!lo || !hi || lo->buffer.get() != hi->buffer.get() || lo->predicate.defined() || hi->predicate.defined())
+    return nullptr;
+  if (lo->dtype.element_of() != DType::bf16()) return nullptr;
+  if (lo->dtype.lanes == 1) return next_to(lo->index, hi->index) ? &lo->index : nullptr;
+  const auto* a = lo->index.as<RampNode>();
+  const auto* b = hi->index.as<RampNode>();
+  if (!a || !b || !is_const_value(a->stride, 2) || !is_const_value(b->stride, 2)) return nullptr;
+  return next_to(a->base, b->base) ? &a->base : nullptr;
 }
 
 }  // namespace
@@ -121,6 +150,91 @@ llvm::Value* CodeGen::emit_dot_u8s8(llvm::Value* acc, const CallNode* dot) {
   }
   if (lanes == 1) sum = b_.CreateExtractElement(sum, uint64_t{0});
   return acc ? b_.CreateAdd(acc, sum) : sum;
+}
+
+llvm::Value* CodeGen::emit_pack_bf16(const CallNode* pack) {
+  const int lanes = pack->dtype.lanes;
+  llvm::Type* words = type_of(pack->dtype);
+  // Loads of neighbouring bfloat16 elements: one load of the words they
+  // are. A broadcast pair (the same scalars in every lane) loads one word.
+  const Expr& lo = pack->args[0];
+  const Expr& hi = pack->args[1];
+  const auto* lo_b = lo.as<BroadcastNode>();
+  const auto* hi_b = hi.as<BroadcastNode>();
+  const LoadNode* lo_load = (lo_b ? lo_b->value : lo).as<LoadNode>();
+  const LoadNode* hi_load = (hi_b ? hi_b->value : hi).as<LoadNode>();
+  if (select_depth_ == 0 && static_cast<bool>(lo_b) == static_cast<bool>(hi_b)) {
+    if (const Expr* index = word_index(lo_load, hi_load)) {
+      llvm::Value* ptr = element_ptr(lo_load->buffer, emit(*index));
+      const int loaded = lo_b ? 1 : lanes;
+      llvm::Type* type = loaded == 1 ? static_cast<llvm::Type*>(b_.getInt32Ty())
+                                     : llvm::FixedVectorType::get(b_.getInt32Ty(), static_cast<unsigned>(loaded));
+      llvm::Value* word = b_.CreateAlignedLoad(type, ptr, llvm::Align(2));
+      return lo_b ? b_.CreateVectorSplat(static_cast<unsigned>(lanes), word) : word;
+    }
+  }
+  // Otherwise each value rounded to bfloat16 (to nearest even, a NaN kept
+  // quiet) and the two halves put together.
+  auto bits = [&](const Expr& e) -> llvm::Value* {
+    llvm::Value* v = emit(e);
+    llvm::Type* halves = lanes == 1 ? static_cast<llvm::Type*>(b_.getInt16Ty())
+                                    : llvm::FixedVectorType::get(b_.getInt16Ty(), static_cast<unsigned>(lanes));
+    if (e.dtype().element_of() == DType::bf16()) return b_.CreateZExt(b_.CreateBitCast(v, halves), words);
+    llvm::Value* x = b_.CreateBitCast(v, words);
+    auto constant = [&](uint32_t c) { return llvm::ConstantInt::get(words, c); };
+    llvm::Value* odd = b_.CreateAnd(b_.CreateLShr(x, constant(16)), constant(1));
+    llvm::Value* rounded = b_.CreateLShr(b_.CreateAdd(x, b_.CreateAdd(constant(0x7fff), odd)), constant(16));
+    llvm::Value* quiet_nan = b_.CreateOr(b_.CreateLShr(x, constant(16)), constant(0x40));
+    return b_.CreateSelect(b_.CreateFCmpUNO(v, v), quiet_nan, rounded);
+  };
+  llvm::Value* low = bits(lo);
+  llvm::Value* high = b_.CreateShl(bits(hi), llvm::ConstantInt::get(words, 16));
+  return b_.CreateOr(b_.CreateAnd(low, llvm::ConstantInt::get(words, 0xffff)), high);
+}
+
+int CodeGen::native_bf16_dot_lanes() {
+  if (native_bf16_dot_lanes_ >= 0) return native_bf16_dot_lanes_;
+  native_bf16_dot_lanes_ = 0;
+  if (target_.is_x86() && llvm_has_feature(target_, "avx512bf16"))
+    native_bf16_dot_lanes_ = target_.vector_bits >= 512 ? 16 : llvm_has_feature(target_, "avx512vl") ? 8 : 0;
+  if (target_.is_aarch64() && llvm_has_feature(target_, "bf16")) native_bf16_dot_lanes_ = 4;
+  return native_bf16_dot_lanes_;
+}
+
+llvm::Value* CodeGen::emit_dot_bf16(llvm::Value* acc, const CallNode* dot) {
+  const int lanes = dot->dtype.lanes;
+  llvm::Value* a = emit(dot->args[0]);
+  llvm::Value* b = emit(dot->args[1]);
+  const int native = native_bf16_dot_lanes();
+  if (native > 0 && lanes % native == 0) {
+    llvm::Function* fn = nullptr;
+    if (target_.is_aarch64()) {
+      auto* v4f32 = llvm::FixedVectorType::get(b_.getFloatTy(), 4);
+      auto* v8bf16 = llvm::FixedVectorType::get(b_.getBFloatTy(), 8);
+      fn = llvm::Intrinsic::getDeclaration(&mod_, llvm::Intrinsic::aarch64_neon_bfdot, {v4f32, v8bf16});
+    } else {
+      fn = llvm::Intrinsic::getDeclaration(&mod_, native == 16 ? llvm::Intrinsic::x86_avx512bf16_dpbf16ps_512
+                                                                : llvm::Intrinsic::x86_avx512bf16_dpbf16ps_256);
+    }
+    llvm::FunctionType* ft = fn->getFunctionType();
+    if (!acc) acc = llvm::Constant::getNullValue(type_of(dot->dtype));
+    std::vector<llvm::Value*> parts;
+    for (int first = 0; first < lanes; first += native) {
+      auto part = [&](llvm::Value* v, unsigned param) {
+        return b_.CreateBitCast(lanes == native ? v : lanes_of(b_, v, first, native), ft->getParamType(param));
+      };
+      parts.push_back(b_.CreateCall(fn, {part(acc, 0), part(a, 1), part(b, 2)}));
+    }
+    return concat(b_, std::move(parts));
+  }
+  // Portable: each word's halves as float32, the two exact products summed.
+  llvm::Type* f32 = type_of(dot->dtype);
+  auto low = [&](llvm::Value* w) { return b_.CreateBitCast(b_.CreateShl(w, 16), f32); };
+  auto high = [&](llvm::Value* w) {
+    return b_.CreateBitCast(b_.CreateAnd(w, llvm::ConstantInt::get(w->getType(), 0xffff0000u)), f32);
+  };
+  llvm::Value* sum = b_.CreateFAdd(b_.CreateFMul(low(a), low(b)), b_.CreateFMul(high(a), high(b)));
+  return acc ? b_.CreateFAdd(acc, sum) : sum;
 }
 
 }  // namespace tessera::codegen_detail

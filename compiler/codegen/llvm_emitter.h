@@ -49,6 +49,16 @@ class CodeGen {
   /// (16 for AVX512-VNNI, 8 with AVX-VNNI or AVX512-VL, 4 for AArch64's
   /// USDOT (+i8mm) or SDOT (+dotprod)), 0 without one.
   int native_dot_lanes();
+  /// acc + dot_bf16(a, b) (acc null: 0), by the target's bfloat16
+  /// dot-product instruction where it has one for these lanes (llvm_dot.cc).
+  llvm::Value* emit_dot_bf16(llvm::Value* acc, const CallNode* dot);
+  /// The lanes of float32 one native bfloat16 dot-product instruction covers
+  /// (16 for AVX512-BF16, 8 with AVX512-VL too, 4 for AArch64's BFDOT
+  /// (+bf16)), 0 without one.
+  int native_bf16_dot_lanes();
+  /// pack_bf16(lo, hi): one load of the words where lo and hi are loads of
+  /// neighbouring bfloat16 elements, else rounded and packed (llvm_dot.cc).
+  llvm::Value* emit_pack_bf16(const CallNode* pack);
   /// AArch64's four-lane u8 x s8 dot product (llvm_dot.cc).
   llvm::Value* emit_aarch64_dot(llvm::Value* acc, llvm::Value* a, llvm::Value* b);
   llvm::Value* emit_load(const LoadNode* op);
@@ -100,7 +110,8 @@ class CodeGen {
   std::unordered_map<const BufferNode*, llvm::Value*> buffers_;
   int parallel_depth_ = 0;
   int select_depth_ = 0;  // > 0 while emitting the branches of a Select
-  int native_dot_lanes_ = -1;  // native_dot_lanes(), once asked
+  int native_dot_lanes_ = -1;       // native_dot_lanes(), once asked
+  int native_bf16_dot_lanes_ = -1;  // native_bf16_dot_lanes(), once asked
   // The condition of each Select branch being emitted, outermost first (the
   // negation for a false branch): i1 when the same for every lane, else one
   // i1 per lane.

@@ -90,6 +90,19 @@ Result<Tensor> build_conv_u8s8(const Node& n, const std::vector<Tensor>& in) {
   return ops::conv2d_nchw(x, widen(in[1], n.name + ".w_i32"), stride, 0, dilation, 1, n.name);
 }
 
+// kConvBf16: the bfloat16 convolution (NHWC), then its bias.
+Result<Tensor> build_conv_bf16(const Node& n, const std::vector<Tensor>& in) {
+  const auto& a = std::get<ConvAttrs>(n.attrs);
+  if (!a.nhwc || a.groups != 1) return error(n, "a bfloat16 convolution is NHWC with one group");
+  TESSERA_ASSIGN_OR_RETURN(Tensor y, ops::conv2d_nhwc_bf16(in[0], in[1], ops::Size2(a.stride_h, a.stride_w),
+                                                           ops::Padding2(a.pad_top, a.pad_left, a.pad_bottom, a.pad_right),
+                                                           ops::Size2(a.dilation_h, a.dilation_w), n.name));
+  if (in.size() < 3) return y;
+  const Tensor bias = in[2];
+  return channel_epilogue(
+      y, [&](Expr v, const Expr& k) { return v + read(bias, {k}); }, n.name + ".bias", 3);
+}
+
 // The strided ConvTranspose by phases: output row y = oy * sh + py only
 // receives window rows r = (py + pad_top) % sh + r' * sh, from input row
 // iy = oy + (py + pad_top) / sh - r' (likewise for columns). Each phase
@@ -687,6 +700,8 @@ Result<Tensor> build_node(const Graph& g, const Node& n, const std::vector<Tenso
     case OpKind::kGemm: r = build_gemm(n, in); break;
     case OpKind::kMatMul: r = build_matmul(g, n, in); break;
     case OpKind::kMatMulU8S8: r = ops::matmul_u8s8(in[0], in[1], n.name); break;
+    case OpKind::kMatMulBf16: r = ops::matmul_bf16(in[0], in[1], n.name); break;
+    case OpKind::kConvBf16: r = build_conv_bf16(n, in); break;
     case OpKind::kConvU8S8: r = build_conv_u8s8(n, in); break;
     case OpKind::kAdd: r = ops::add(in[0], in[1], n.name); break;
     case OpKind::kSub: r = ops::sub(in[0], in[1], n.name); break;

@@ -210,7 +210,8 @@ Status Graph::validate() const {
 OpPattern node_pattern(const Graph& g, const Node& n) {
   switch (n.kind) {
     case OpKind::kConv: case OpKind::kConvTranspose: case OpKind::kGemm: case OpKind::kMatMul:
-    case OpKind::kMatMulU8S8: case OpKind::kConvU8S8: case OpKind::kExternal:
+    case OpKind::kMatMulU8S8: case OpKind::kConvU8S8: case OpKind::kMatMulBf16: case OpKind::kConvBf16:
+    case OpKind::kExternal:
       return OpPattern::kComplex;
     case OpKind::kMaxPool: case OpKind::kAvgPool: case OpKind::kGlobalAvgPool: case OpKind::kSoftmax:
     case OpKind::kReduceMean: case OpKind::kReduceSum: case OpKind::kReduceMax: case OpKind::kLayerNorm:

@@ -42,7 +42,8 @@ namespace tessera::graph {
   X(kGatherElements, "gather_elements") X(kExpand, "expand") X(kTile, "tile") X(kGatherND, "gather_nd")   \
   X(kScatterElements, "scatter_elements") X(kScatterND, "scatter_nd") X(kEinsum, "einsum") \
   X(kGridSample, "grid_sample") X(kQuantize, "quantize") X(kDequantize, "dequantize") \
-  X(kMatMulU8S8, "matmul_u8s8") X(kConvU8S8, "conv_u8s8") X(kExternal, "external")
+  X(kMatMulU8S8, "matmul_u8s8") X(kConvU8S8, "conv_u8s8") X(kMatMulBf16, "matmul_bf16") X(kConvBf16, "conv_bf16") \
+  X(kExternal, "external")
 
 /// The operator a node applies. Reshape also stands for Flatten, Squeeze and
 /// Unsqueeze: its output value's shape says everything. kQuantize and
@@ -54,6 +55,11 @@ namespace tessera::graph {
 /// the importer writes it, or NHWC with the weights packed four input
 /// channels to an int32 word, R x S x C/4 x K (ops::conv2d_nhwc_u8s8; made
 /// by convert_layout_nhwc); the padding reads ConvAttrs::pad_value.
+/// kMatMulBf16 is ops::matmul_bf16 of bfloat16 (or float32) [..., M, K] and
+/// bfloat16 weights packed in pairs along K [K/2, N, 2], to float32 (made by
+/// convert_bf16). kConvBf16 is ops::conv2d_nhwc_bf16 of bfloat16 NHWC X and
+/// weights R x S x C/2 x K x 2 with an optional float32 bias of K
+/// (ConvAttrs, NHWC, groups 1; made by convert_bf16).
 /// kExternal is a region
 /// handed whole to an external backend (ExternalAttrs; made by partitioning,
 /// never by the importer).

@@ -55,6 +55,21 @@ Result<Graph> recognize_layer_norm(const Graph& g);
 /// division).
 Result<Graph> fold_matmul_views(const Graph& g);
 
+/// Whether convert_bf16 runs `n` on the bfloat16 dot product: a MatMul (no
+/// views) or Gemm (alpha 1, no transposed A, beta 1 where C is given) of
+/// float32 activations [..., K] by a constant float32 weight, K even; or an
+/// NHWC Conv of one group, not by Winograd, of an even number of float32
+/// input channels by constant float32 weights.
+bool bf16_eligible(const Graph& g, const Node& n);
+
+/// --precision bf16: every bf16_eligible product becomes kMatMulBf16 (its
+/// weight packed [K/2, N, 2]; Gemm's C added after) and every convolution
+/// kConvBf16 (its weight packed R x S x C/2 x K x 2, its bias kept), the
+/// weights rounded to bfloat16 (to nearest even), the activations cast to
+/// bfloat16 by a kCast node (one per value, shared by its readers; it fuses
+/// into the kernel producing it). The rest of the graph stays float32.
+Result<Graph> convert_bf16(const Graph& g);
+
 /// Drops nodes whose outputs reach no graph output, and constants nobody reads.
 Graph eliminate_dead_nodes(const Graph& g);
 

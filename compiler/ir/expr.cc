@@ -97,13 +97,17 @@ Expr make_call(CallOp op, std::vector<Expr> args) {
   DType t = args[0].dtype();
   for (const Expr& a : args)
     TESSERA_CHECK(a.defined() && a.dtype() == t) << call_op_name(op) << " arguments of different types";
-  if (op == CallOp::kDotU8S8)
+  if (is_dot_product(op))
     TESSERA_CHECK(t.element_of() == DType::i32()) << call_op_name(op) << " of " << t.to_string();
+  else if (op == CallOp::kPackBf16)
+    TESSERA_CHECK(t.element_of() == DType::f32() || t.element_of() == DType::bf16())
+        << call_op_name(op) << " of " << t.to_string();
   else
     TESSERA_CHECK(t.is_float() || op == CallOp::kAbs) << call_op_name(op) << " of " << t.to_string();
-  TESSERA_CHECK((op == CallOp::kPow || op == CallOp::kDotU8S8) == (args.size() == 2))
+  TESSERA_CHECK((op == CallOp::kPow || is_dot_product(op) || op == CallOp::kPackBf16) == (args.size() == 2))
       << call_op_name(op) << " with " << args.size() << " arguments";
-  return Expr(Ref<const ExprNode>(new CallNode(t, op, std::move(args))));
+  const DType result = op == CallOp::kDotBf16 ? DType::f32(t.lanes) : op == CallOp::kPackBf16 ? DType::i32(t.lanes) : t;
+  return Expr(Ref<const ExprNode>(new CallNode(result, op, std::move(args))));
 }
 
 Buffer make_buffer(std::string name, DType dtype, std::vector<int64_t> shape, MemoryScope scope) {

@@ -174,18 +174,31 @@ Expr make_cast(DType t, Expr value);
 /// the sum of their four products (at most 4 * 255 * 128 in magnitude: it
 /// never wraps). An int32 add of it maps to one dot-product instruction per
 /// vector where the target has one (x86 VNNI's vpdpbusd).
+/// kDotBf16(a, b) takes int32 and returns float32: a and b each hold two
+/// bfloat16 values (the lower half first), and the result is the sum of
+/// their two products (exact in float32) rounded once to float32. A float32
+/// add of it maps to one dot-product instruction per vector where the target
+/// has one (x86 AVX512-BF16's vdpbf16ps, AArch64's BFDOT), which flush
+/// subnormal inputs and results to zero.
+/// kPackBf16(lo, hi) takes two float32 or two bfloat16 values and returns
+/// the int32 word holding them as bfloat16, lo in the lower half (rounded
+/// to nearest even; a NaN stays a quiet NaN): the operand kDotBf16 takes.
+/// Two loads of neighbouring bfloat16 elements become one load of the word.
 #define TESSERA_CALL_OPS(X)                                                                        \
   X(kExp, "exp") X(kLog, "log") X(kSqrt, "sqrt") X(kTanh, "tanh") X(kErf, "erf") X(kAbs, "abs")   \
   X(kFloor, "floor") X(kCeil, "ceil") X(kRound, "round") X(kPow, "pow") X(kSigmoid, "sigmoid")     \
   X(kSin, "sin") X(kCos, "cos") X(kTan, "tan") X(kAsin, "asin") X(kAcos, "acos") X(kAtan, "atan") \
   X(kSinh, "sinh") X(kCosh, "cosh") X(kAsinh, "asinh") X(kAcosh, "acosh") X(kAtanh, "atanh")       \
-  X(kDotU8S8, "dot_u8s8")
+  X(kDotU8S8, "dot_u8s8") X(kDotBf16, "dot_bf16") X(kPackBf16, "pack_bf16")
 
 enum class CallOp : uint8_t {
 #define TESSERA_CALL_OP_ENUM(e, s) e,
   TESSERA_CALL_OPS(TESSERA_CALL_OP_ENUM)
 #undef TESSERA_CALL_OP_ENUM
 };
+/// Whether `op` is a dot product of packed int32 words (kDotU8S8, kDotBf16).
+inline bool is_dot_product(CallOp op) { return op == CallOp::kDotU8S8 || op == CallOp::kDotBf16; }
+
 /// The printed name of a call, e.g. "exp".
 const char* call_op_name(CallOp op);
 

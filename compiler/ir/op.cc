@@ -141,5 +141,7 @@ Expr pow(Expr x, Expr y) {
 }
 Expr sigmoid(Expr x) { return make_call(CallOp::kSigmoid, {std::move(x)}); }
 Expr dot_u8s8(Expr a, Expr b) { return make_call(CallOp::kDotU8S8, {std::move(a), std::move(b)}); }
+Expr dot_bf16(Expr a, Expr b) { return make_call(CallOp::kDotBf16, {std::move(a), std::move(b)}); }
+Expr pack_bf16(Expr lo, Expr hi) { return make_call(CallOp::kPackBf16, {std::move(lo), std::move(hi)}); }
 
 }  // namespace tessera

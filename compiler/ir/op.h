@@ -48,6 +48,12 @@ Expr pow(Expr x, Expr y);
 Expr sigmoid(Expr x);
 /// The four-way u8 x s8 dot product of two int32 words (CallOp::kDotU8S8).
 Expr dot_u8s8(Expr a, Expr b);
+/// The two-way bfloat16 dot product of two int32 words, in float32
+/// (CallOp::kDotBf16).
+Expr dot_bf16(Expr a, Expr b);
+/// The int32 word of `lo` and `hi` (float32 or bfloat16) as two bfloat16
+/// (CallOp::kPackBf16).
+Expr pack_bf16(Expr lo, Expr hi);
 
 /// Binary node of `kind` with operand types reconciled and constants folded.
 Expr binary(ExprKind kind, Expr a, Expr b);

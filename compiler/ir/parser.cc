@@ -167,7 +167,8 @@ constexpr int kTightestLevel = 5;
 
 const CallOp kCallOps[] = {CallOp::kExp,   CallOp::kLog,  CallOp::kSqrt,  CallOp::kTanh,
                            CallOp::kErf,   CallOp::kAbs,  CallOp::kFloor, CallOp::kCeil,
-                           CallOp::kRound, CallOp::kPow,  CallOp::kSigmoid, CallOp::kDotU8S8};
+                           CallOp::kRound, CallOp::kPow,  CallOp::kSigmoid, CallOp::kDotU8S8,
+                           CallOp::kDotBf16, CallOp::kPackBf16};
 
 std::string type_name(const Expr& e) { return e.dtype().to_string(); }
 
@@ -438,11 +439,11 @@ Result<Expr> IRParser::cast_or_typed_literal(const Token& name, DType t) {
 
 Result<Expr> IRParser::intrinsic(const Token& name, CallOp op) {
   TESSERA_ASSIGN_OR_RETURN(std::vector<Expr> a, args());
-  const size_t want = op == CallOp::kPow || op == CallOp::kDotU8S8 ? 2 : 1;
+  const size_t want = op == CallOp::kPow || is_dot_product(op) || op == CallOp::kPackBf16 ? 2 : 1;
   if (a.size() != want) return error(name, name.text + " takes " + std::to_string(want) + " argument(s)");
   for (const Expr& x : a)
     if (x.dtype() != a[0].dtype()) return error(name, name.text + " of arguments of different types");
-  const bool types_fit = op == CallOp::kDotU8S8 ? a[0].dtype().element_of() == DType::i32()
+  const bool types_fit = is_dot_product(op) ? a[0].dtype().element_of() == DType::i32()
                                                 : a[0].dtype().is_float() || op == CallOp::kAbs;
   if (!types_fit) return error(name, name.text + " of " + type_name(a[0]));
   return make_call(op, std::move(a));

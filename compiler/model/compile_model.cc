@@ -225,6 +225,8 @@ std::string template_op_for(const Graph& g, const graph::Node& anchor) {
     case OpKind::kGemm: return std::get<graph::GemmAttrs>(anchor.attrs).trans_b ? "dense" : "matmul";
     case OpKind::kMatMul: return g.value(anchor.outputs[0]).shape.size() == 2 ? "matmul" : "batch_matmul";
     case OpKind::kMatMulU8S8: return "matmul_u8s8";
+    case OpKind::kMatMulBf16: return "matmul_bf16";
+    case OpKind::kConvBf16: return "conv2d_nhwc_bf16";
     case OpKind::kConvU8S8: return std::get<graph::ConvAttrs>(anchor.attrs).nhwc ? "conv2d_nhwc_u8s8" : "";
     case OpKind::kMaxPool: return std::get<graph::PoolAttrs>(anchor.attrs).nhwc ? "" : "max_pool2d";
     case OpKind::kAvgPool: return "avg_pool2d";
@@ -258,6 +260,9 @@ Result<ModelPlan> plan_model(const Graph& g, const PlanOptions& options) {
       return options.winograd == PlanOptions::Winograd::kAll || options.winograd_convs.count(n.name) > 0;
     };
     TESSERA_ASSIGN_OR_RETURN(plan.graph, graph::convert_winograd(plan.graph, use));
+  }
+  if (options.precision == PlanOptions::Precision::kBf16) {
+    TESSERA_ASSIGN_OR_RETURN(plan.graph, graph::convert_bf16(plan.graph));
   }
   add_output_copies(&plan.graph);
   if (options.byoc) {

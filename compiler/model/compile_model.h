@@ -61,6 +61,10 @@ struct PlanOptions {
   /// An external backend (compiler/external) that takes the regions it
   /// supports, after the graph passes and before fusion; null: none.
   const external::Backend* byoc = nullptr;
+  /// The precision of the products by constant weights: float32, or
+  /// bfloat16 accumulated in float32 (graph::convert_bf16, --precision bf16).
+  enum class Precision : uint8_t { kFloat32, kBf16 };
+  Precision precision = Precision::kFloat32;
 };
 
 /// Optimizes `g` (constant and BatchNorm folding, dead nodes, the layout

@@ -140,6 +140,34 @@ Result<Tensor> conv2d_nhwc_u8s8(const Tensor& x, const Tensor& w, Size2 stride, 
       name, OpPattern::kComplex);
 }
 
+Result<Tensor> conv2d_nhwc_bf16(const Tensor& x, const Tensor& w, Size2 stride, Padding2 padding, Size2 dilation,
+                                const std::string& name) {
+  const std::string op = "conv2d_nhwc_bf16";
+  TESSERA_RETURN_IF_ERROR(check_rank(op, "X", x, 4));
+  TESSERA_RETURN_IF_ERROR(check_rank(op, "W", w, 5));
+  if (x->dtype != DType::bf16() || w->dtype != DType::bf16())
+    return invalid(op, "X and W are bfloat16, not " + x->dtype.to_string() + " and " + w->dtype.to_string());
+  const int64_t c = x->shape[3];
+  if (c % 2 != 0 || w->shape[2] != c / 2 || w->shape[4] != 2)
+    return invalid(op, "X " + shape_str(x->shape) + " and W " + shape_str(w->shape) +
+                           " disagree on C (C even, W is R x S x C/2 x K x 2)");
+  TESSERA_ASSIGN_OR_RETURN(Window g, window_geometry(op, x->shape[1], x->shape[2], w->shape[0], w->shape[1],
+                                                      stride, padding, dilation));
+  TESSERA_ASSIGN_OR_RETURN(Tensor in, pad_spatial(x, 1, 2, padding, 0.0, "pad"));
+  IterVar ry = reduce_axis(w->shape[0], "ry"), rx = reduce_axis(w->shape[1], "rx"), rc = reduce_axis(c / 2, "rc");
+  return compute(
+      {x->shape[0], g.out_h, g.out_w, w->shape[3]},
+      [&](const Vars& i) {
+        Expr h = i[1] * stride.h + ry->var * dilation.h, wi = i[2] * stride.w + rx->var * dilation.w;
+        Expr two_c = rc->var * make_int(2);
+        Expr pixel = pack_bf16(read(in, {i[0], h, wi, two_c}), read(in, {i[0], h, wi, two_c + make_int(1)}));
+        Expr weight = pack_bf16(read(w, {ry->var, rx->var, rc->var, i[3], make_int(0)}),
+                                read(w, {ry->var, rx->var, rc->var, i[3], make_int(1)}));
+        return sum(dot_bf16(pixel, weight), {ry, rx, rc});
+      },
+      name, OpPattern::kComplex);
+}
+
 Result<Tensor> depthwise_conv2d_nchw(const Tensor& x, const Tensor& w, Size2 stride, Padding2 padding,
                                      Size2 dilation, const std::string& name) {
   const std::string op = "depthwise_conv2d_nchw";

@@ -41,6 +41,13 @@ Result<Tensor> conv2d_nhwc_u8s8(const Tensor& x, const Tensor& w, Size2 stride =
                                 Size2 dilation = 1, int64_t pad_value = 0,
                                 const std::string& name = "conv2d_nhwc_u8s8");
 
+/// The bfloat16 convolution on a dot-product unit, accumulated in float32:
+/// X bfloat16 N x H x W x C (C even) and the weights packed in pairs of
+/// input channels, W: R x S x C/2 x K x 2 (W[r, s, q, k, j] is the weight
+/// of channel 2q + j), giving float32 N x P x Q x K; zero padding.
+Result<Tensor> conv2d_nhwc_bf16(const Tensor& x, const Tensor& w, Size2 stride = 1, Padding2 padding = 0,
+                                Size2 dilation = 1, const std::string& name = "conv2d_nhwc_bf16");
+
 /// Depthwise convolution of X: N x C x H x W with W: C x M x R x S (M output
 /// channels per input channel), giving N x C*M x P x Q; output channel c
 /// reads input channel c / M.

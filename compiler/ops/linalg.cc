@@ -61,6 +61,34 @@ Result<Tensor> matmul_u8s8(const Tensor& a, const Tensor& b, const std::string& 
       OpPattern::kComplex);
 }
 
+Result<Tensor> matmul_bf16(const Tensor& a, const Tensor& b, const std::string& name) {
+  if (!a.defined() || a->ndim() < 2) return invalid("matmul_bf16", "A needs rank 2 or more");
+  TESSERA_RETURN_IF_ERROR(check_rank("matmul_bf16", "B", b, 3));
+  if ((a->dtype != DType::bf16() && a->dtype != DType::f32()) || b->dtype != DType::bf16())
+    return invalid("matmul_bf16", "A is bfloat16 or float32 and B bfloat16, not " + a->dtype.to_string() + " and " +
+                                      b->dtype.to_string());
+  const int64_t k = a->shape.back();
+  if (k % 2 != 0 || k != 2 * b->shape[0] || b->shape[2] != 2)
+    return invalid("matmul_bf16", "A " + shape_str(a->shape) + " and B " + shape_str(b->shape) +
+                                      " disagree (A is [..., M, K], K even, and B K/2 x N x 2)");
+  std::vector<int64_t> shape(a->shape.begin(), a->shape.end() - 1);
+  shape.push_back(b->shape[1]);
+  const size_t rank = shape.size();
+  IterVar q = reduce_axis(b->shape[0], "k");
+  return compute(
+      shape,
+      [&](const Vars& i) {
+        std::vector<Expr> at = detail::as_exprs(i);
+        at.back() = q->var * make_int(2);
+        Expr first = read(a, at);
+        at.back() = at.back() + make_int(1);
+        Expr x = pack_bf16(first, read(a, at));
+        Expr w = pack_bf16(read(b, {q->var, i[rank - 1], make_int(0)}), read(b, {q->var, i[rank - 1], make_int(1)}));
+        return sum(dot_bf16(x, w), {q});
+      },
+      name, OpPattern::kComplex);
+}
+
 Result<Tensor> dense(const Tensor& x, const Tensor& w, const std::optional<Tensor>& bias, bool relu,
                      const std::string& name) {
   TESSERA_RETURN_IF_ERROR(check_rank("dense", "X", x, 2));

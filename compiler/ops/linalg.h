@@ -27,6 +27,16 @@ Result<Tensor> matmul(const Tensor& a, const Tensor& b, const std::string& name 
 /// model's activations, which arrive as bytes).
 Result<Tensor> matmul_u8s8(const Tensor& a, const Tensor& b, const std::string& name = "matmul_u8s8");
 
+/// The bfloat16 product of A: M x K and B: K x N accumulated in float32, K
+/// even (A may have leading batch axes, [..., M, K], kept in C). A is
+/// bfloat16, or float32 rounded to bfloat16 as it is read; B is
+/// bfloat16 packed in pairs along K: K/2 x N x 2 (B[q, j, r] = b[2q + r, j]).
+/// C[i, j] = sum_q dot_bf16(pack_bf16(A[i, 2q], A[i, 2q + 1]),
+/// pack_bf16(B[q, j, 0], B[q, j, 1])): the pairs are words, and the product
+/// one dot-product instruction per vector of j where the target has one
+/// (AVX512-BF16's vdpbf16ps, AArch64's BFDOT).
+Result<Tensor> matmul_bf16(const Tensor& a, const Tensor& b, const std::string& name = "matmul_bf16");
+
 /// Y[i, j] = act(sum_k X[i, k] * W[j, k] + bias[j]) for X: M x K, W: N x K
 /// (TVM's layout) and an optional bias of N; act is ReLU when `relu`. With a
 /// bias or ReLU the product is the stage `name`.matmul and the output `name`

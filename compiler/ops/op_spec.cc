@@ -28,6 +28,11 @@ OpParam four_bytes(const char* name, const char* help) {
   return {name, std::nullopt, 4, std::numeric_limits<int64_t>::max(), help, 4};
 }
 
+// A reduction of bfloat16 values packed two to a word: even.
+OpParam pairs(const char* name, const char* help) {
+  return {name, std::nullopt, 2, std::numeric_limits<int64_t>::max(), help, 2};
+}
+
 Tensor input(std::vector<int64_t> shape, const char* name) { return placeholder(std::move(shape), DType::f32(), name); }
 
 // Appends the output of `out` to `inputs` (args are inputs, then the output).
@@ -107,6 +112,14 @@ std::vector<OpEntry> op_table() {
                    Tensor b = placeholder({q.at("K") / 4, q.at("N")}, DType::i32(), "B");
                    return with_output({a, b}, matmul_u8s8(a, b));
                  }});
+  ops.push_back({{"matmul_bf16",
+                  "C = A B in float32 for A: M x K and B: K x N bfloat16, B packed in pairs along K (K/2 x N x 2)",
+                  {size("M", "rows of A"), size("N", "columns of B"), pairs("K", "reduction")}},
+                 [](const Params& q) {
+                   Tensor a = placeholder({q.at("M"), q.at("K")}, DType::bf16(), "A");
+                   Tensor b = placeholder({q.at("K") / 2, q.at("N"), 2}, DType::bf16(), "B");
+                   return with_output({a, b}, matmul_bf16(a, b));
+                 }});
   ops.push_back({{"batch_matmul", "C[b] = A[b] B[b] for A: B x M x K, B: B x K x N",
                   {size("B", "batch"), size("M", "rows"), size("N", "columns"), size("K", "reduction")}},
                  [](const Params& q) {
@@ -154,6 +167,19 @@ std::vector<OpEntry> op_table() {
                    Tensor w = placeholder({q.at("R"), q.at("S"), q.at("C") / 4, q.at("K")}, DType::i32(), "W");
                    return with_output({x, w}, conv2d_nhwc_u8s8(x, w, q.at("stride"), q.at("pad"), q.at("dilation"),
                                                                q.at("pad_value")));
+                 }});
+  ops.push_back({{"conv2d_nhwc_bf16",
+                  "2-D convolution in float32 of bfloat16 X: N x H x W x C and W: R x S x C/2 x K x 2, packed in "
+                  "pairs of input channels",
+                  {size("N", "batch"), pairs("C", "input channels"), size("H", "input height"),
+                   size("W", "input width"), size("K", "output channels"), size("R", "kernel height"),
+                   size("S", "kernel width"), size_or("stride", 1, 1, "stride of both spatial axes"),
+                   size_or("pad", 0, 0, "zero padding of all four sides"),
+                   size_or("dilation", 1, 1, "dilation of both spatial axes")}},
+                 [](const Params& q) {
+                   Tensor x = placeholder({q.at("N"), q.at("H"), q.at("W"), q.at("C")}, DType::bf16(), "X");
+                   Tensor w = placeholder({q.at("R"), q.at("S"), q.at("C") / 2, q.at("K"), 2}, DType::bf16(), "W");
+                   return with_output({x, w}, conv2d_nhwc_bf16(x, w, q.at("stride"), q.at("pad"), q.at("dilation")));
                  }});
   ops.push_back({{"conv2d_winograd_nhwc",
                   "3x3 stride-1 convolution by Winograd F(2x2, 3x3), X: N x H x W x C, U: 4 x 4 x C x K "

@@ -32,7 +32,10 @@ class FlopCounter final : public IRVisitor {
     IRVisitor::visit(op);
   }
   void visit(const CallNode* op) override {
-    flops += op->op == CallOp::kDotU8S8 ? 8 : 1;
+    // Four multiply-adds (an integer sum's combine is not counted); two
+    // products and their add (the float sum's combine counts the other add).
+    // A pack moves bits.
+    flops += op->op == CallOp::kDotU8S8 ? 8 : op->op == CallOp::kDotBf16 ? 3 : op->op == CallOp::kPackBf16 ? 0 : 1;
     IRVisitor::visit(op);
   }
   void visit(const ReduceNode* op) override {

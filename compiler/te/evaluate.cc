@@ -6,6 +6,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "base/half.h"
 #include "base/int_div.h"
 #include "compiler/ir/scalar_semantics.h"
 
@@ -22,13 +23,18 @@ bool is_modelled(DType t) {
   if (t.lanes != 1) return false;
   if (t.is_bool()) return true;
   switch (t.code) {
-    case TypeCode::kFloat: return t.bits == 32 || t.bits == 64;
+    case TypeCode::kFloat: return t.bits == 16 || t.bits == 32 || t.bits == 64;
+    case TypeCode::kBFloat: return t.bits == 16;
     case TypeCode::kInt: case TypeCode::kUInt: return t.bits == 8 || t.bits == 16 || t.bits == 32 || t.bits == 64;
     default: return false;
   }
 }
 
-double round_float(DType t, double v) { return t.bits == 32 ? static_cast<double>(static_cast<float>(v)) : v; }
+double round_float(DType t, double v) {
+  if (t.code == TypeCode::kBFloat) return bfloat16_to_float(float_to_bfloat16(static_cast<float>(v)));
+  if (t.bits == 16) return half_to_float(float_to_half(static_cast<float>(v)));
+  return t.bits == 32 ? static_cast<double>(static_cast<float>(v)) : v;
+}
 
 
 // Truncation toward zero, saturating at the type's range; NaN gives 0.
@@ -51,8 +57,10 @@ Val read_element(DType t, const void* base, int64_t i) {
   };
   if (t.is_bool()) {
     v.i = load(uint8_t{}) != 0;
+  } else if (t.code == TypeCode::kBFloat) {
+    v.f = bfloat16_to_float(load(uint16_t{}));
   } else if (t.code == TypeCode::kFloat) {
-    v.f = t.bits == 32 ? static_cast<double>(load(float{})) : load(double{});
+    v.f = t.bits == 16 ? half_to_float(load(uint16_t{})) : t.bits == 32 ? static_cast<double>(load(float{})) : load(double{});
   } else if (t.code == TypeCode::kInt) {
     v.i = t.bits == 8 ? load(int8_t{}) : t.bits == 16 ? load(int16_t{}) : t.bits == 32 ? load(int32_t{}) : load(int64_t{});
   } else {
@@ -260,6 +268,8 @@ Val TensorEvaluator::Impl::eval(const Expr& e) {
       const auto* c = e.as<CallNode>();
       if (c->op == CallOp::kDotU8S8)
         return Val{0, wrap_int(e.dtype(), dot_u8s8_value(eval(c->args[0]).i, eval(c->args[1]).i))};
+      if (c->op == CallOp::kDotBf16) return Val{dot_bf16_value(eval(c->args[0]).i, eval(c->args[1]).i), 0};
+      if (c->op == CallOp::kPackBf16) return Val{0, pack_bf16_value(eval(c->args[0]).f, eval(c->args[1]).f)};
       if (c->op == CallOp::kAbs && !e.dtype().is_float()) {
         const int64_t x = eval(c->args[0]).i;
         return Val{0, wrap_int(e.dtype(), x < 0 ? -x : x)};

@@ -6,7 +6,7 @@
 //
 // Semantics:
 //  - Float arithmetic is done in double and each operation's result is
-//    rounded to its float type (float32, float64); a reduction accumulates in
+//    rounded to its float type (float16, bfloat16, float32, float64); a reduction accumulates in
 //    double and rounds once, when its element is stored. The result is the
 //    exact sum to within fp32 rounding of the inputs, not one particular
 //    summation order.
@@ -34,8 +34,7 @@ class TensorEvaluator {
   /// `args[i]` is the row-major data of dag.args()[i] for every placeholder
   /// argument (entries of computed arguments are ignored and may be null).
   /// kInvalidArgument when the counts differ, a placeholder's data is null,
-  /// or a tensor has a type the evaluator does not model (float16, bfloat16,
-  /// vectors).
+  /// or a tensor has a type the evaluator does not model (vectors).
   static Result<TensorEvaluator> make(const ComputeDAG& dag, std::vector<const void*> args);
 
   TensorEvaluator(TensorEvaluator&&) noexcept;

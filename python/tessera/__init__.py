@@ -28,7 +28,7 @@ __all__ = ["Error", "Module", "TensorInfo", "empty", "compile", "tune"]
 _TUNE_OPTIONS = {
     "target", "trials", "space", "strategy", "db", "tracker", "key", "keyfile", "tracker_key", "insecure",
     "workers", "threads", "batch", "seed", "time_budget", "early_stopping", "scheduler", "cache", "repeat",
-    "min_repeat_ms", "timeout", "worker_wait", "byoc",
+    "min_repeat_ms", "timeout", "worker_wait", "byoc", "precision",
 }
 
 
@@ -58,7 +58,7 @@ def _value_specs(values):
 
 
 def compile(model, output=None, input_shapes=None, db="tessera.db", target=None, use_records=True,
-            byoc="auto", jobs=0, verbose=False, values=None):
+            byoc="auto", jobs=0, verbose=False, values=None, precision="fp32"):
     """Compiles the ONNX model `model` into a package, as `tessera compile` does,
     and returns the package's path.
 
@@ -72,8 +72,12 @@ def compile(model, output=None, input_shapes=None, db="tessera.db", target=None,
     (default: this machine). byoc: "auto" (oneDNN where its module is
     installed, each region the faster way, as tune timed it), "none", "cblas" or
     "dnnl" (docs/byoc.md). jobs: code
-    generation threads (0: one per CPU). verbose: print the per-kernel summary.
-    Raises ValueError (a target or backend that does not parse) or tessera.Error.
+    generation threads (0: one per CPU). verbose: print the per-kernel summary
+    (with precision="bf16", the largest difference from float32 too).
+    precision: "fp32", or "bf16" (MatMul and Gemm by constant weights in
+    bfloat16, accumulated in float32, where the target has a bfloat16 dot product).
+    Raises ValueError (a target, backend or precision that does not parse or
+    fit the target) or tessera.Error.
     """
     model = os.fspath(model)
     if output is None:
@@ -81,7 +85,7 @@ def compile(model, output=None, input_shapes=None, db="tessera.db", target=None,
         output = (base[:-5] if base.endswith(".onnx") else base) + ".tsr"
     output = os.fspath(output)
     _tessera.compile(model, output, _shape_specs(input_shapes), _value_specs(values), os.fspath(db), bool(use_records),
-                     target or "", byoc, int(jobs), bool(verbose))
+                     target or "", byoc, int(jobs), bool(verbose), str(precision))
     return output
 
 

@@ -233,4 +233,35 @@ TEST_F(ModelCommands, TuneRefusesABackendItDoesNotKnowOrWithoutAModel) {
   EXPECT_FALSE(fs::exists(path("b.db")));  // refused before anything is written
 }
 
+// --precision bf16: on this machine, if it has a bfloat16 dot product, the
+// compile prints its difference from float32; on a target without one, and
+// for a value it does not know, one clear line and no package.
+TEST_F(ModelCommands, PrecisionBf16SaysWhatItCostsOrWhyItCannot) {
+  const std::string model = path("encoder.onnx");
+  Output gen = tessera::test::shell("/usr/bin/python3 " + std::string(TESSERA_SOURCE_DIR) +
+                                    "/scripts/models/transformer.py -o " + model +
+                                    " --seq 16 --d-model 32 --heads 2 --ff 64 --layers 1 --pad 2");
+  if (gen.code != 0) GTEST_SKIP() << "cannot write the model (python3-onnx): " << gen.text;
+
+  Output znver3 = tessera("compile " + model + " -o " + path("a.tsr") +
+                          " --precision bf16 --target 'llvm -mtriple=x86_64-linux-gnu -mcpu=znver3'");
+  EXPECT_EQ(znver3.code, 2) << znver3.text;
+  EXPECT_NE(znver3.text.find("AVX512-BF16"), std::string::npos) << znver3.text;
+  EXPECT_FALSE(fs::exists(path("a.tsr")));
+  Output unknown = tessera("compile " + model + " -o " + path("b.tsr") + " --precision half");
+  EXPECT_EQ(unknown.code, 2) << unknown.text;
+  EXPECT_NE(unknown.text.find("expected fp32 or bf16"), std::string::npos) << unknown.text;
+  Output tune = tessera("tune --op matmul:M=8,N=8,K=8 --precision bf16 --db " + path("t.db"));
+  EXPECT_EQ(tune.code, 2) << tune.text;
+
+  Output here = tessera("compile " + model + " -o " + path("c.tsr") + " --precision bf16 --no-records");
+  if (here.code == 2 && here.text.find("lacks") != std::string::npos) GTEST_SKIP() << "this CPU has no bf16 dot product";
+  ASSERT_EQ(here.code, 0) << here.text;
+  EXPECT_NE(here.text.find("--precision bf16 against float32 on 3 random inputs: largest difference"),
+            std::string::npos) << here.text;
+  EXPECT_NE(here.text.find("matmul_bf16"), std::string::npos) << here.text;
+  Output run = tessera("run " + path("c.tsr") + " --random-inputs 1");
+  EXPECT_EQ(run.code, 0) << run.text;
+}
+
 }  // namespace

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <random>
 
+#include "base/half.h"
 #include "compiler/te/evaluate.h"
 #include "runtime/ndarray.h"
 
@@ -14,6 +15,8 @@ namespace {
 void append_element(DType t, double v, std::string& out) {
   auto put = [&](auto x) { out.append(reinterpret_cast<const char*>(&x), sizeof x); };
   if (t.is_bool()) return put(static_cast<uint8_t>(v != 0));
+  if (t.code == TypeCode::kBFloat) return put(float_to_bfloat16(static_cast<float>(v)));
+  if (t.code == TypeCode::kFloat && t.bits == 16) return put(float_to_half(static_cast<float>(v)));
   if (t.code == TypeCode::kFloat) return t.bits == 32 ? put(static_cast<float>(v)) : put(v);
   const auto i = static_cast<int64_t>(v);
   switch (t.bits) {
@@ -74,15 +77,18 @@ std::vector<int64_t> check_points(const std::vector<int64_t>& shape, uint64_t se
 }
 
 double check_tolerance(const ComputeDAG& dag, double floor) {
-  double terms = 1;
+  double terms = 1, unit = std::ldexp(1.0, -24);
   for (const Tensor& t : dag.tensors()) {
     const ComputeOpNode* op = compute_op(t);
     if (!op) continue;
     double k = 1;
     for (const IterVar& axis : op->reduce_axes) k *= static_cast<double>(axis->extent);
     terms = std::max(terms, k);
+    // A tensor computed in float16 or bfloat16 rounds at their precision.
+    if (t->dtype == DType::f16()) unit = std::max(unit, std::ldexp(1.0, -11));
+    if (t->dtype == DType::bf16()) unit = std::max(unit, std::ldexp(1.0, -8));
   }
-  return std::max(floor, 4.0 * terms * std::ldexp(1.0, -24));
+  return std::max(floor, 4.0 * terms * unit);
 }
 
 Result<rpc::ReferenceCheck> evaluate_reference(const ComputeDAG& dag,

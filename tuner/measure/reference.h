@@ -39,8 +39,10 @@ struct CheckPointOptions {
 /// check compares, drawn deterministically from `seed`.
 std::vector<int64_t> check_points(const std::vector<int64_t>& shape, uint64_t seed, const CheckPointOptions& options = {});
 
-/// The float tolerance for checking `dag`'s output: max(floor, 4 * K * 2^-24),
-/// K the largest number of terms one element of a reduction in `dag` sums.
+/// The float tolerance for checking `dag`'s output: max(floor, 4 * K * u),
+/// K the largest number of terms one element of a reduction in `dag` sums
+/// and u the unit roundoff of its narrowest computed float type (2^-24 for
+/// float32, 2^-11 for float16, 2^-8 for bfloat16).
 double check_tolerance(const ComputeDAG& dag, double floor);
 
 /// The expected values of `dag`'s last argument at `points`, for a kernel

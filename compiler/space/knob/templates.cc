@@ -11,11 +11,13 @@ using namespace template_detail;
 constexpr KnobTemplate kTemplates[] = {
     {"matmul", "gemm", define_gemm, apply_gemm, fallback_gemm},
     {"matmul_u8s8", "gemm", define_gemm, apply_gemm, fallback_gemm},
+    {"matmul_bf16", "gemm", define_gemm, apply_gemm, fallback_gemm},
     {"dense", "gemm", define_gemm, apply_gemm, fallback_gemm},
     {"batch_matmul", "gemm", define_gemm, apply_gemm, fallback_gemm},
     {"conv2d", "conv2d_nchw", define_conv_nchw, apply_conv_nchw, fallback_conv_nchw},
     {"conv2d_nhwc", "conv2d_nhwc", define_conv_nhwc, apply_conv_nhwc, fallback_conv_nhwc},
     {"conv2d_nhwc_u8s8", "conv2d_nhwc", define_conv_nhwc, apply_conv_nhwc, fallback_conv_nhwc},
+    {"conv2d_nhwc_bf16", "conv2d_nhwc", define_conv_nhwc, apply_conv_nhwc, fallback_conv_nhwc},
     {"conv2d_winograd_nhwc", "conv2d_winograd_nhwc", define_winograd, apply_winograd, fallback_winograd},
     {"depthwise_conv2d", "depthwise_conv2d_nchw", define_depthwise, apply_depthwise, fallback_depthwise},
     {"depthwise_conv2d_nhwc", "depthwise_conv2d_nhwc", define_depthwise_nhwc, apply_depthwise_nhwc,

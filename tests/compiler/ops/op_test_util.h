@@ -10,6 +10,7 @@
 #include <sstream>
 #include <vector>
 
+#include "base/half.h"
 #include "compiler/codegen/interpreter.h"
 #include "compiler/lower/lower.h"
 #include "compiler/schedule/state.h"
@@ -32,12 +33,23 @@ inline size_t num_elements(const std::vector<int64_t>& shape) {
   return n;
 }
 
-/// Random data in [lo, hi) for every placeholder argument of `dag` (seed + position).
+/// Random data in [lo, hi) for every placeholder argument of `dag` (seed +
+/// position), one float slot an element; a bfloat16 tensor's elements are
+/// those values rounded, at the start of its slots (2 bytes each).
 inline std::vector<std::vector<float>> random_inputs(const ComputeDAG& dag, uint32_t seed = 7, float lo = -1.0f,
                                                      float hi = 1.0f) {
   std::vector<std::vector<float>> inputs;
-  for (const Tensor& t : dag.args())
-    if (is_placeholder(t)) inputs.push_back(random_data(num_elements(t->shape), seed + inputs.size(), lo, hi));
+  for (const Tensor& t : dag.args()) {
+    if (!is_placeholder(t)) continue;
+    std::vector<float> values = random_data(num_elements(t->shape), seed + inputs.size(), lo, hi);
+    if (t->dtype == DType::bf16()) {
+      std::vector<float> slots(values.size(), 0.0f);
+      auto* halves = reinterpret_cast<uint16_t*>(slots.data());
+      for (size_t i = 0; i < values.size(); ++i) halves[i] = float_to_bfloat16(values[i]);
+      values = std::move(slots);
+    }
+    inputs.push_back(std::move(values));
+  }
   return inputs;
 }
 

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "base/half.h"
+#include "compiler/ir/op.h"
 #include "compiler/ops/conv.h"
 #include "compiler/ops/linalg.h"
 #include "runtime/ndarray.h"
@@ -76,13 +78,27 @@ TEST(EvaluateReference, ValuesAtThePointsForTheWorkersInputs) {
   EXPECT_NEAR(got, want, 1e-6);
 }
 
-TEST(EvaluateReference, Float16IsNotCheckedRatherThanWronglyChecked) {
-  Tensor a = placeholder({4}, DType::f16(), "A");
-  Tensor b = compute({4}, [&](const Vars& i) { return read(a, {i[0]}); }, "B");
-  ComputeDAG dag = ComputeDAG::make({a, b}).value();
-  auto check = evaluate_reference(dag, {}, 1, {0}, 1e-3);
-  ASSERT_FALSE(check.is_ok());
-  EXPECT_EQ(check.status().code(), ErrorCode::kInvalidArgument);
+// float16 and bfloat16 values: read, computed and written at their own
+// precision; the tolerance grows to it.
+TEST(EvaluateReference, HalfPrecisionIsEvaluatedAtItsOwnPrecision) {
+  for (DType t : {DType::f16(), DType::bf16()}) {
+    Tensor a = placeholder({4}, t, "A");
+    Tensor b = compute({4}, [&](const Vars& i) { return read(a, {i[0]}) * make_const(t, 3); }, "B");
+    ComputeDAG dag = ComputeDAG::make({a, b}).value();
+    auto check = evaluate_reference(dag, {}, 1, {0, 1, 2, 3}, 1e-3);
+    ASSERT_TRUE(check.is_ok()) << check.status().to_string();
+    ASSERT_EQ(check->expected_output.size(), 4 * 2u);
+    auto x = runtime::NDArray::create({4}, t).value();
+    x.fill_random(1);
+    for (int i = 0; i < 4; ++i) {
+      const uint16_t in = x.data<uint16_t>()[i];
+      const uint16_t want = t == DType::f16() ? float_to_half(3 * half_to_float(in)) : float_to_bfloat16(3 * bfloat16_to_float(in));
+      uint16_t got;
+      std::memcpy(&got, check->expected_output.data() + 2 * i, 2);
+      EXPECT_EQ(got, want) << t.to_string() << " element " << i;
+    }
+    EXPECT_DOUBLE_EQ(check_tolerance(dag, 1e-3), 4 * std::ldexp(1.0, t == DType::f16() ? -11 : -8));
+  }
 }
 
 }  // namespace
