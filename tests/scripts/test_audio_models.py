@@ -27,7 +27,7 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
-from ort_peer import MODELS, ORT_RUN, ort_missing
+from ort_peer import MODELS, ort_missing, ort_outputs, relative
 sys.path.insert(0, MODELS)
 import audio_encoder  # noqa: E402
 import mel_frontend  # noqa: E402
@@ -41,21 +41,6 @@ TOLERANCE = 1e-4  # relative, to the largest magnitude of the reference
 INT64_MAX = 2 ** 63 - 1
 
 
-def relative(got, ref):
-    return float(np.abs(np.asarray(got, np.float64) - ref).max() / max(np.abs(ref).max(), 1e-12))
-
-
-def ort_outputs(path, feeds, folder):
-    """ONNX Runtime's outputs (name -> array) for `feeds`, kept in folder/out."""
-    os.makedirs(folder, exist_ok=True)
-    args = ["node", ORT_RUN, path, "--output-dir", os.path.join(folder, "out")]
-    for name, value in feeds.items():
-        np.save(os.path.join(folder, name + ".npy"), value)
-        args += ["--input", f"{name}={os.path.join(folder, name + '.npy')}"]
-    run = subprocess.run(args, capture_output=True, text=True)
-    if run.returncode:
-        raise AssertionError(f"ONNX Runtime failed on {path}: {run.stderr.strip()}")
-    return {o.name: np.load(os.path.join(folder, "out", o.name + ".npy")) for o in onnx.load(path).graph.output}
 
 
 def attr(node, name, default=None):
