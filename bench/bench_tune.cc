@@ -212,6 +212,23 @@ BENCHMARK(BM_Tune_Matmul1024)
     ->Unit(benchmark::kSecond);
 
 #ifdef TESSERA_HAVE_DNNL
+// The tuned `run` of `op` against oneDNN's `peer` (its OpenMP threads idle
+// before and after), and the dot-product `peak` (measured by the caller):
+// vs_peer, of_peak, and the peer's and the peak's rates under their names.
+void report_against_dnnl(benchmark::State& state, const ops::OpInstance& op, const TuneRun& run,
+                         std::vector<runtime::NDArray>& args, const std::function<void()>& peer_call, double peak,
+                         const char* peak_counter, const char* peer_counter) {
+  bench::let_peer_threads_idle();
+  const double peer = bench::median_seconds(peer_call);
+  bench::let_peer_threads_idle();
+  double ratio = 0;
+  report_checkpoints(state, op, run, peer, args, &ratio);
+  state.counters["vs_peer"] = ratio;
+  state.counters[peer_counter] = op.flops / peer / 1e9;
+  state.counters[peak_counter] = peak;
+  if (peak > 0) state.counters["of_peak"] = state.counters["gflops"] / peak;
+}
+
 // The int8 product u8 x s8 -> int32 at 1024^3 (ops::matmul_u8s8: K's bytes
 // packed four to a word), tuned, against oneDNN's int8 matmul (its weights
 // reordered once, untimed) and the machine's vpdpbusd peak, both measured in
@@ -235,16 +252,8 @@ void BM_Int8_Matmul(benchmark::State& state) {
     bench::set_dnnl_threads(kThreads);
     bench::DnnlMatmulU8S8 dnnl(kN, kN, kN);
     dnnl.prepare(a, b.data());
-    bench::let_peer_threads_idle();
-    const double peer = bench::median_seconds([&] { dnnl.run(); });
-    bench::let_peer_threads_idle();
-    double ratio = 0;
-    report_checkpoints(state, op, *run, peer, args, &ratio);
-    const double peak = bench::measure_vnni_peak_gops(kThreads);
-    state.counters["vs_peer"] = ratio;
-    state.counters["peer_gops"] = op.flops / peer / 1e9;
-    state.counters["vnni_peak_gops"] = peak;
-    if (peak > 0) state.counters["of_peak"] = state.counters["gflops"] / peak;
+    report_against_dnnl(state, op, *run, args, [&] { dnnl.run(); }, bench::measure_vnni_peak_gops(kThreads),
+                        "vnni_peak_gops", "peer_gops");
     state.SetIterationTime(run->wall_s);
   }
 }
@@ -280,17 +289,9 @@ void BM_Bf16_Matmul(benchmark::State& state) {
     bench::set_dnnl_threads(kThreads);
     bench::DnnlMatmulBf16 dnnl(kN, kN, kN);
     dnnl.prepare(a, b.data());
-    bench::let_peer_threads_idle();
-    const double peer = bench::median_seconds([&] { dnnl.run(); });
-    bench::let_peer_threads_idle();
-    double ratio = 0;
-    report_checkpoints(state, op, *run, peer, args, &ratio);
-    const double peak = bench::measure_bf16_peak_gflops(kThreads);
-    state.counters["vs_peer"] = ratio;
-    state.counters["peer_gflops"] = op.flops / peer / 1e9;
-    state.counters["bf16_peak_gflops"] = peak;
+    report_against_dnnl(state, op, *run, args, [&] { dnnl.run(); }, bench::measure_bf16_peak_gflops(kThreads),
+                        "bf16_peak_gflops", "peer_gflops");
     state.counters["fma_peak_gflops"] = bench::measure_fma_peak_gflops(kThreads);
-    if (peak > 0) state.counters["of_peak"] = state.counters["gflops"] / peak;
     state.SetIterationTime(run->wall_s);
   }
 }
