@@ -1,9 +1,9 @@
 // convert_bf16: `--precision bf16`. The products (MatMul, Gemm, NHWC Conv)
 // of float32 activations by constant float32 weights run on the CPU's
-// bfloat16 dot product: the
-// weights rounded to bfloat16 once, here, and packed in pairs along K; the
-// activations cast to bfloat16 by a node of their own, which fuses into the
-// kernel that produces them; the sums accumulated in float32.
+// bfloat16 dot product: the weights rounded to bfloat16 once, here, and
+// packed in pairs along the reduction; the activations cast to bfloat16 by
+// a node of their own, which fuses into the kernel that produces them; the
+// sums accumulated in float32.
 #include "compiler/graph/passes.h"
 
 #include <cstring>
