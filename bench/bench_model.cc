@@ -458,6 +458,19 @@ int main(int argc, char** argv) {
                           ModelCase{"input", {1, 128, 256}, "float16.py", "", "",
                                     {"--model", "transformer", "--keep-io-types"}, 1e-2},
                           env, args);
+  // Issue 34: speech, audio and segmentation models as torch.onnx.export
+  // writes them (scripts/models/): a log-mel front end (the STFT as two 1-D
+  // convs, n_fft 512, hop 160, 1 s at 16 kHz), a wav2vec2-style feature
+  // encoder, a Whisper-tiny-like encoder (1,500 positions) and a U2-Net RSU
+  // block at 320 x 320; within 1e-3 of the output's scale.
+  tessera::register_model("BM_Model_MelFrontEnd",
+                          ModelCase{"audio", {1, 1, 16000}, "mel_frontend.py", "", "", {}, 1e-3}, env, args);
+  tessera::register_model("BM_Model_AudioEncoder",
+                          ModelCase{"audio", {1, 16000}, "audio_encoder.py", "", "", {}, 1e-3}, env, args);
+  tessera::register_model("BM_Model_SpeechTransformer",
+                          ModelCase{"mel", {1, 80, 3000}, "speech_transformer.py", "", "", {}, 1e-3}, env, args);
+  tessera::register_model("BM_Model_SegmentationBlock",
+                          ModelCase{"input", {1, 3, 320, 320}, "segmentation_block.py", "", "", {}, 1e-3}, env, args);
   // Issue 33: the float32 models with --precision bf16 (products by
   // weights in bfloat16, float32 sums), against ONNX Runtime's float32 and
   // Tessera's float32 package (vs_float32). Skipped where the CPU lacks a
