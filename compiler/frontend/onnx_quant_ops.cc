@@ -314,7 +314,10 @@ Result<ValueId> shifted_to_unsigned(ImportContext& ctx, const std::string& name,
 }
 
 // The int32 convolution on the dot-product path, where it applies: uint8 x
-// (int8 x shifted to uint8, its zero point known) with one zero point, constant int8 w (zero points 0), one group. sum (x -
+// (int8 x shifted to uint8, its zero point known) with one zero point,
+// constant int8 w (zero points 0); one group, groups of a multiple of 4
+// input channels, or depthwise (which multiplies in vectors of channels
+// rather than dot products, ops::depthwise_conv2d_nhwc_u8s8). sum (x -
 // xz) w = sum x w - xz * (each output channel's weight sum) where the padding
 // reads xz: the correction is an epilogue along K. Input channels not a
 // multiple of 4 (an image's 3) are padded to one, by xz with zero weights. A
@@ -326,8 +329,10 @@ Result<std::optional<ValueId>> dot_product_conv(ImportContext& ctx, const std::s
   // xz: x's zero point, or -1 for none (0).
   const auto xs = ctx.value(x).shape, ws = ctx.value(w).shape;
   if (!is_8_bit_integer(ctx.value(x).dtype) || ctx.value(w).dtype != DType::i8() || !ctx.g.is_constant(w) ||
-      a.groups != 1 || xs.size() != 4 || ws.size() != 4)
+      xs.size() != 4 || ws.size() != 4)
     return std::optional<ValueId>();
+  // Groups of whole words, or one channel a group (depthwise).
+  if (a.groups != 1 && ws[1] % 4 != 0 && !(ws[1] == 1 && a.groups == xs[1])) return std::optional<ValueId>();
   if (ctx.value(x).dtype == DType::i8()) {
     if (xz >= 0 && (!ctx.g.is_constant(xz) || graph::shape_size(ctx.value(xz).shape) != 1 ||
                     ctx.value(xz).dtype != DType::i8()))
@@ -336,7 +341,7 @@ Result<std::optional<ValueId>> dot_product_conv(ImportContext& ctx, const std::s
     TESSERA_ASSIGN_OR_RETURN(x, shifted_to_unsigned(ctx, output + ".x", x));
     xz = scalar_constant(ctx, output + ".x_zp_u8", DType::u8(), z + 128.0);
   }
-  const int64_t extra_channels = (4 - xs[1] % 4) % 4;
+  const int64_t extra_channels = a.groups == 1 ? (4 - xs[1] % 4) % 4 : 0;
   if (xz >= 0) {
     if (graph::shape_size(ctx.value(xz).shape) != 1 || ctx.value(xz).dtype != DType::u8())
       return std::optional<ValueId>();

@@ -72,14 +72,18 @@ Result<Tensor> build_conv(const Node& n, const std::vector<Tensor>& in) {
       y, [&](Expr v, const Expr& k) { return v + read(bias, {k}); }, n.name + ".bias", a.nhwc ? 3 : 1);
 }
 
-// kConvU8S8: NHWC on the dot-product path; NCHW (as imported) widened to
-// int32, padded with the pad value, then a plain convolution.
+// kConvU8S8: NHWC on the dot-product path (weights packed to words) or
+// the depthwise one (int8 weights R x S x 1 x K); NCHW (as imported)
+// widened to int32, padded with the pad value, then a plain convolution.
 Result<Tensor> build_conv_u8s8(const Node& n, const std::vector<Tensor>& in) {
   const auto& a = std::get<ConvAttrs>(n.attrs);
   const ops::Padding2 pad(a.pad_top, a.pad_left, a.pad_bottom, a.pad_right);
   const ops::Size2 stride(a.stride_h, a.stride_w), dilation(a.dilation_h, a.dilation_w);
-  if (a.groups != 1) return error(n, "grouped integer convolutions are not supported");
-  if (a.nhwc) return ops::conv2d_nhwc_u8s8(in[0], in[1], stride, pad, dilation, a.pad_value, n.name);
+  if (a.nhwc && in[1]->dtype == DType::i8()) {
+    if (!is_depthwise_nhwc(a, in[0], in[1])) return error(n, "int8 NHWC weights are a depthwise conv's alone");
+    return ops::depthwise_conv2d_nhwc_u8s8(in[0], in[1], stride, pad, dilation, a.pad_value, n.name);
+  }
+  if (a.nhwc) return ops::conv2d_nhwc_u8s8(in[0], in[1], stride, pad, dilation, a.pad_value, a.groups, n.name);
   auto widen = [&](const Tensor& t, const std::string& name) {
     return compute(
         t->shape, [&](const Vars& i) { return cast(DType::i32(), read(t, exprs(i))); }, name, OpPattern::kElementwise);
@@ -87,7 +91,7 @@ Result<Tensor> build_conv_u8s8(const Node& n, const std::vector<Tensor>& in) {
   TESSERA_ASSIGN_OR_RETURN(Tensor x, ops::pad(widen(in[0], n.name + ".x_i32"), {0, 0, a.pad_top, a.pad_left},
                                               {0, 0, a.pad_bottom, a.pad_right}, static_cast<double>(a.pad_value),
                                               n.name + ".pad"));
-  return ops::conv2d_nchw(x, widen(in[1], n.name + ".w_i32"), stride, 0, dilation, 1, n.name);
+  return ops::conv2d_nchw(x, widen(in[1], n.name + ".w_i32"), stride, 0, dilation, a.groups, n.name);
 }
 
 // kConvBf16: the bfloat16 convolution (NHWC), then its bias.

@@ -118,13 +118,14 @@ class LayoutRewriter {
   }
 
   // The conv in NHWC: input transposed (or already NHWC), weight OIHW -> HWIO
-  // (an integer conv's packed four input channels to a word).
+  // (an integer conv's packed four input channels to a word, but for a
+  // depthwise conv's, one channel a group).
   Status convert_conv(const Node& n) {
     auto a = std::get<ConvAttrs>(n.attrs);
     a.nhwc = true;
     const ValueId w = n.inputs[1];
     Constant weights = permute_constant(g_.constant(w), {2, 3, 1, 0});
-    if (n.kind == OpKind::kConvU8S8) {
+    if (n.kind == OpKind::kConvU8S8 && weights.shape[2] % 4 == 0) {
       TESSERA_ASSIGN_OR_RETURN(weights, pack_int8_words(weights, 2));
     }
     const ValueId hwio = out_.add_constant(g_.value(w).name + ".hwio", std::move(weights));

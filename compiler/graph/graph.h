@@ -51,10 +51,12 @@ namespace tessera::graph {
 /// against x (ops/quantize.h). kMatMulU8S8 is ops::matmul_u8s8 of uint8
 /// bytes [..., M, K] and int8 weights packed four to an int32 word
 /// [K/4, N], to int32. kConvU8S8 is the convolution of uint8 X and int8
-/// weights to int32 (ConvAttrs, groups 1): NCHW with OIHW int8 weights as
-/// the importer writes it, or NHWC with the weights packed four input
-/// channels to an int32 word, R x S x C/4 x K (ops::conv2d_nhwc_u8s8; made
-/// by convert_layout_nhwc); the padding reads ConvAttrs::pad_value.
+/// weights to int32 (ConvAttrs): NCHW with OIHW int8 weights as the
+/// importer writes it, or NHWC with the weights packed four input channels
+/// to an int32 word, R x S x C/(4 groups) x K (ops::conv2d_nhwc_u8s8), or
+/// for a depthwise conv int8 weights R x S x 1 x K
+/// (ops::depthwise_conv2d_nhwc_u8s8), both made by convert_layout_nhwc; the
+/// padding reads ConvAttrs::pad_value.
 /// kMatMulBf16 is ops::matmul_bf16 of bfloat16 (or float32) [..., M, K] and
 /// bfloat16 weights packed in pairs along K [K/2, N, 2], to float32 (made by
 /// convert_bf16). kConvBf16 is ops::conv2d_nhwc_bf16 of bfloat16 NHWC X and

@@ -227,7 +227,12 @@ std::string template_op_for(const Graph& g, const graph::Node& anchor) {
     case OpKind::kMatMulU8S8: return "matmul_u8s8";
     case OpKind::kMatMulBf16: return "matmul_bf16";
     case OpKind::kConvBf16: return "conv2d_nhwc_bf16";
-    case OpKind::kConvU8S8: return std::get<graph::ConvAttrs>(anchor.attrs).nhwc ? "conv2d_nhwc_u8s8" : "";
+    case OpKind::kConvU8S8: {
+      // NHWC: the dot-product conv (its weights packed to words), or the
+      // depthwise one (int8 weights, one input channel a group).
+      if (!std::get<graph::ConvAttrs>(anchor.attrs).nhwc) return "";
+      return g.value(anchor.inputs[1]).dtype == DType::i8() ? "depthwise_conv2d_nhwc_u8s8" : "conv2d_nhwc_u8s8";
+    }
     case OpKind::kMaxPool: return std::get<graph::PoolAttrs>(anchor.attrs).nhwc ? "" : "max_pool2d";
     case OpKind::kAvgPool: return "avg_pool2d";
     case OpKind::kGlobalAvgPool: return "global_avg_pool2d";

@@ -115,29 +115,68 @@ Result<Tensor> conv2d_nhwc(const Tensor& x, const Tensor& w, Size2 stride, Paddi
 }
 
 Result<Tensor> conv2d_nhwc_u8s8(const Tensor& x, const Tensor& w, Size2 stride, Padding2 padding, Size2 dilation,
-                                int64_t pad_value, const std::string& name) {
+                                int64_t pad_value, int64_t groups, const std::string& name) {
   const std::string op = "conv2d_nhwc_u8s8";
   TESSERA_RETURN_IF_ERROR(check_rank(op, "X", x, 4));
   TESSERA_RETURN_IF_ERROR(check_rank(op, "W", w, 4));
   if (x->dtype != DType::u8() || w->dtype != DType::i32())
     return invalid(op, "X is uint8 and W int32 words, not " + x->dtype.to_string() + " and " + w->dtype.to_string());
-  const int64_t c = x->shape[3];
-  if (c % 4 != 0 || w->shape[2] != c / 4)
+  const int64_t c = x->shape[3], k = w->shape[3];
+  if (groups <= 0 || c % groups != 0 || k % groups != 0)
+    return invalid(op, "groups=" + std::to_string(groups) + " must be positive and divide C=" + std::to_string(c) +
+                           " and K=" + std::to_string(k));
+  const int64_t cg = c / groups, kg = k / groups;
+  if (cg % 4 != 0 || w->shape[2] != cg / 4)
     return invalid(op, "X " + shape_str(x->shape) + " and W " + shape_str(w->shape) +
-                           " disagree on C (C a multiple of 4, W holds C/4 words of four channels)");
+                           " disagree on C (C/groups a multiple of 4, W holds C/(4 groups) words of four channels)");
   if (pad_value < 0 || pad_value > 255) return invalid(op, "the pad value " + std::to_string(pad_value) + " is not a uint8");
   TESSERA_ASSIGN_OR_RETURN(Window g, window_geometry(op, x->shape[1], x->shape[2], w->shape[0], w->shape[1],
                                                       stride, padding, dilation));
   TESSERA_ASSIGN_OR_RETURN(Tensor in, pad_spatial(x, 1, 2, padding, static_cast<double>(pad_value), "pad"));
-  IterVar ry = reduce_axis(w->shape[0], "ry"), rx = reduce_axis(w->shape[1], "rx"), rc = reduce_axis(c / 4, "rc");
+  IterVar ry = reduce_axis(w->shape[0], "ry"), rx = reduce_axis(w->shape[1], "rx"), rc = reduce_axis(cg / 4, "rc");
   return compute(
-      {x->shape[0], g.out_h, g.out_w, w->shape[3]},
+      {x->shape[0], g.out_h, g.out_w, k},
       [&](const Vars& i) {
         Expr h = i[1] * stride.h + ry->var * dilation.h, wi = i[2] * stride.w + rx->var * dilation.w;
-        Expr word = detail::byte_word(in, {i[0], h, wi}, rc->var);
+        Expr q = groups == 1 ? static_cast<const Expr&>(rc->var) : (i[3] / kg) * (cg / 4) + rc->var;
+        Expr word = detail::byte_word(in, {i[0], h, wi}, q);
         return sum(dot_u8s8(word, read(w, {ry->var, rx->var, rc->var, i[3]})), {ry, rx, rc});
       },
       name, OpPattern::kComplex);
+}
+
+Result<Tensor> depthwise_conv2d_nhwc_u8s8(const Tensor& x, const Tensor& w, Size2 stride, Padding2 padding,
+                                          Size2 dilation, int64_t pad_value, const std::string& name) {
+  const std::string op = "depthwise_conv2d_nhwc_u8s8";
+  TESSERA_RETURN_IF_ERROR(check_rank(op, "X", x, 4));
+  TESSERA_RETURN_IF_ERROR(check_rank(op, "W", w, 4));
+  if (x->dtype != DType::u8() || w->dtype != DType::i8())
+    return invalid(op, "X is uint8 and W int8, not " + x->dtype.to_string() + " and " + w->dtype.to_string());
+  const int64_t c = x->shape[3], k = w->shape[3];
+  if (w->shape[2] != 1 || k % c != 0)
+    return invalid(op, "W " + shape_str(w->shape) + " must be R x S x 1 x C*M with C = " + std::to_string(c));
+  if (pad_value < 0 || pad_value > 255) return invalid(op, "the pad value " + std::to_string(pad_value) + " is not a uint8");
+  const int64_t m = k / c;
+  TESSERA_ASSIGN_OR_RETURN(Window g, window_geometry(op, x->shape[1], x->shape[2], w->shape[0], w->shape[1],
+                                                      stride, padding, dilation));
+  TESSERA_ASSIGN_OR_RETURN(Tensor in, pad_spatial(x, 1, 2, padding, static_cast<double>(pad_value), "pad"));
+  // Exact in float32 while no partial sum can pass 2^24 (see conv.h).
+  constexpr int64_t kExactFloatTaps = (int64_t{1} << 24) / (255 * 128);
+  const DType acc = w->shape[0] * w->shape[1] <= kExactFloatTaps ? DType::f32() : DType::i32();
+  IterVar ry = reduce_axis(w->shape[0], "ry"), rx = reduce_axis(w->shape[1], "rx");
+  Tensor sums = compute(
+      {x->shape[0], g.out_h, g.out_w, k},
+      [&](const Vars& i) {
+        Expr ic = m == 1 ? static_cast<const Expr&>(i[3]) : i[3] / m;
+        Expr h = i[1] * stride.h + ry->var * dilation.h, wi = i[2] * stride.w + rx->var * dilation.w;
+        return sum(cast(acc, read(in, {i[0], h, wi, ic})) * cast(acc, read(w, {ry->var, rx->var, make_int(0), i[3]})),
+                   {ry, rx});
+      },
+      acc == DType::i32() ? name : name + ".sums", OpPattern::kComplex);
+  if (acc == DType::i32()) return sums;
+  return compute(
+      sums->shape, [&](const Vars& i) { return cast(DType::i32(), read(sums, detail::as_exprs(i))); }, name,
+      OpPattern::kElementwise);
 }
 
 Result<Tensor> conv2d_nhwc_bf16(const Tensor& x, const Tensor& w, Size2 stride, Padding2 padding, Size2 dilation,

@@ -36,10 +36,22 @@ Result<Tensor> conv2d_nhwc(const Tensor& x, const Tensor& w, Size2 stride = 1, P
 /// int32 word, W: R x S x C/4 x K (W[r, s, q, k] holds the weights of
 /// channels 4q .. 4q + 3), giving int32 N x P x Q x K, exact. The padding
 /// reads `pad_value` (a uint8: the input's zero point, so that padding
-/// adds nothing once the zero point's sum is taken off).
+/// adds nothing once the zero point's sum is taken off). Grouped: W is
+/// R x S x C/(4 groups) x K, each group's input channels a multiple of 4.
 Result<Tensor> conv2d_nhwc_u8s8(const Tensor& x, const Tensor& w, Size2 stride = 1, Padding2 padding = 0,
-                                Size2 dilation = 1, int64_t pad_value = 0,
+                                Size2 dilation = 1, int64_t pad_value = 0, int64_t groups = 1,
                                 const std::string& name = "conv2d_nhwc_u8s8");
+
+/// The integer depthwise convolution (a quantized MobileNet's): X uint8
+/// N x H x W x C, W int8 R x S x 1 x C*M (output channel k reads input
+/// channel k / M), giving int32 N x P x Q x C*M, exact. The padding reads
+/// `pad_value`. No dot product helps (a tap sums one channel), so the window
+/// multiplies in float32 while that is exact (R * S <= 514 taps: every
+/// partial sum of |uint8 * int8| <= 32640 stays below 2^24), in int32 past
+/// that; the sums are cast to int32 by a tail stage.
+Result<Tensor> depthwise_conv2d_nhwc_u8s8(const Tensor& x, const Tensor& w, Size2 stride = 1, Padding2 padding = 0,
+                                          Size2 dilation = 1, int64_t pad_value = 0,
+                                          const std::string& name = "depthwise_conv2d_nhwc_u8s8");
 
 /// The bfloat16 convolution on a dot-product unit, accumulated in float32:
 /// X bfloat16 N x H x W x C (C even) and the weights packed in pairs of

@@ -161,12 +161,29 @@ std::vector<OpEntry> op_table() {
                    size("S", "kernel width"), size_or("stride", 1, 1, "stride of both spatial axes"),
                    size_or("pad", 0, 0, "padding of all four sides (by the pad value)"),
                    size_or("dilation", 1, 1, "dilation of both spatial axes"),
+                   OpParam{"pad_value", 0, 0, 255, "the uint8 read outside the input (its zero point)"},
+                   size_or("groups", 1, 1, "groups; must divide K, and C into multiples of 4")}},
+                 [](const Params& q) {
+                   Tensor x = placeholder({q.at("N"), q.at("H"), q.at("W"), q.at("C")}, DType::u8(), "X");
+                   Tensor w = placeholder({q.at("R"), q.at("S"), q.at("C") / q.at("groups") / 4, q.at("K")},
+                                          DType::i32(), "W");
+                   return with_output({x, w}, conv2d_nhwc_u8s8(x, w, q.at("stride"), q.at("pad"), q.at("dilation"),
+                                                               q.at("pad_value"), q.at("groups")));
+                 }});
+  ops.push_back({{"depthwise_conv2d_nhwc_u8s8",
+                  "depthwise convolution in int32, X: N x H x W x C uint8, W: R x S x 1 x C*multiplier int8",
+                  {size("N", "batch"), size("C", "input channels"), size("H", "input height"),
+                   size("W", "input width"), size("R", "kernel height"), size("S", "kernel width"),
+                   size_or("multiplier", 1, 1, "output channels per input channel"),
+                   size_or("stride", 1, 1, "stride of both spatial axes"),
+                   size_or("pad", 0, 0, "padding of all four sides (by the pad value)"),
+                   size_or("dilation", 1, 1, "dilation of both spatial axes"),
                    OpParam{"pad_value", 0, 0, 255, "the uint8 read outside the input (its zero point)"}}},
                  [](const Params& q) {
                    Tensor x = placeholder({q.at("N"), q.at("H"), q.at("W"), q.at("C")}, DType::u8(), "X");
-                   Tensor w = placeholder({q.at("R"), q.at("S"), q.at("C") / 4, q.at("K")}, DType::i32(), "W");
-                   return with_output({x, w}, conv2d_nhwc_u8s8(x, w, q.at("stride"), q.at("pad"), q.at("dilation"),
-                                                               q.at("pad_value")));
+                   Tensor w = placeholder({q.at("R"), q.at("S"), 1, q.at("C") * q.at("multiplier")}, DType::i8(), "W");
+                   return with_output({x, w}, depthwise_conv2d_nhwc_u8s8(x, w, q.at("stride"), q.at("pad"),
+                                                                         q.at("dilation"), q.at("pad_value")));
                  }});
   ops.push_back({{"conv2d_nhwc_bf16",
                   "2-D convolution in float32 of bfloat16 X: N x H x W x C and W: R x S x C/2 x K x 2, packed in "

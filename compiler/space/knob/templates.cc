@@ -22,6 +22,8 @@ constexpr KnobTemplate kTemplates[] = {
     {"depthwise_conv2d", "depthwise_conv2d_nchw", define_depthwise, apply_depthwise, fallback_depthwise},
     {"depthwise_conv2d_nhwc", "depthwise_conv2d_nhwc", define_depthwise_nhwc, apply_depthwise_nhwc,
      fallback_depthwise_nhwc},
+    {"depthwise_conv2d_nhwc_u8s8", "depthwise_conv2d_nhwc", define_depthwise_nhwc, apply_depthwise_nhwc,
+     fallback_depthwise_nhwc},
     {"max_pool2d", "pool2d", define_pool, apply_pool, fallback_pool},
     {"avg_pool2d", "pool2d", define_pool, apply_pool, fallback_pool},
     {"global_avg_pool2d", "pool2d", define_pool, apply_pool, fallback_pool},

@@ -25,6 +25,8 @@ using test::bytes_storage;
 
 struct Shape {
   int64_t c, h, w, k, r, s, stride, pad, pad_value;
+  int64_t groups = 1;
+  int64_t cg() const { return c / groups; }
 };
 
 // An NHWC uint8 input, HWIO int8 weights packed four input channels to a
@@ -41,29 +43,33 @@ Problem random_problem(const Shape& sh, uint32_t seed) {
   // The extremes appear often: 255 x -128 is the largest product.
   auto draw = [&](int lo, int hi) { const int r = byte(rng); return r < 40 ? lo : r < 80 ? hi : lo + byte(rng) % (hi - lo + 1); };
   Problem p{sh, std::vector<uint8_t>(static_cast<size_t>(sh.h * sh.w * sh.c)), {}, {}};
-  std::vector<int8_t> w(static_cast<size_t>(sh.r * sh.s * sh.c * sh.k));
+  // HWIO: R x S x C/groups x K.
+  std::vector<int8_t> w(static_cast<size_t>(sh.r * sh.s * sh.cg() * sh.k));
   for (auto& v : p.x) v = static_cast<uint8_t>(draw(0, 255));
   for (auto& v : w) v = static_cast<int8_t>(draw(-128, 127));
   p.words.resize(w.size() / 4);
   for (int64_t rs = 0; rs < sh.r * sh.s; ++rs)
-    for (int64_t q = 0; q < sh.c / 4; ++q)
+    for (int64_t q = 0; q < sh.cg() / 4; ++q)
       for (int64_t k = 0; k < sh.k; ++k) {
         uint8_t word[4];
-        for (int64_t b = 0; b < 4; ++b) word[b] = static_cast<uint8_t>(w[static_cast<size_t>((rs * sh.c + 4 * q + b) * sh.k + k)]);
-        std::memcpy(&p.words[static_cast<size_t>((rs * (sh.c / 4) + q) * sh.k + k)], word, 4);
+        for (int64_t b = 0; b < 4; ++b)
+          word[b] = static_cast<uint8_t>(w[static_cast<size_t>((rs * sh.cg() + 4 * q + b) * sh.k + k)]);
+        std::memcpy(&p.words[static_cast<size_t>((rs * (sh.cg() / 4) + q) * sh.k + k)], word, 4);
       }
   const int64_t oh = (sh.h + 2 * sh.pad - sh.r) / sh.stride + 1, ow = (sh.w + 2 * sh.pad - sh.s) / sh.stride + 1;
+  const int64_t kg = sh.k / sh.groups;
   for (int64_t y = 0; y < oh; ++y)
     for (int64_t x = 0; x < ow; ++x)
       for (int64_t k = 0; k < sh.k; ++k) {
         int64_t sum = 0;
         for (int64_t r = 0; r < sh.r; ++r)
           for (int64_t s = 0; s < sh.s; ++s)
-            for (int64_t c = 0; c < sh.c; ++c) {
+            for (int64_t c = 0; c < sh.cg(); ++c) {
               const int64_t iy = y * sh.stride + r - sh.pad, ix = x * sh.stride + s - sh.pad;
               const bool inside = iy >= 0 && iy < sh.h && ix >= 0 && ix < sh.w;
-              const int64_t v = inside ? p.x[static_cast<size_t>((iy * sh.w + ix) * sh.c + c)] : sh.pad_value;
-              sum += v * w[static_cast<size_t>(((r * sh.s + s) * sh.c + c) * sh.k + k)];
+              const int64_t channel = (k / kg) * sh.cg() + c;
+              const int64_t v = inside ? p.x[static_cast<size_t>((iy * sh.w + ix) * sh.c + channel)] : sh.pad_value;
+              sum += v * w[static_cast<size_t>(((r * sh.s + s) * sh.cg() + c) * sh.k + k)];
             }
         p.out.push_back(static_cast<int32_t>(sum));
       }
@@ -74,7 +80,7 @@ std::string spec(const Shape& s) {
   return "conv2d_nhwc_u8s8:N=1,C=" + std::to_string(s.c) + ",H=" + std::to_string(s.h) + ",W=" + std::to_string(s.w) +
          ",K=" + std::to_string(s.k) + ",R=" + std::to_string(s.r) + ",S=" + std::to_string(s.s) +
          ",stride=" + std::to_string(s.stride) + ",pad=" + std::to_string(s.pad) +
-         ",pad_value=" + std::to_string(s.pad_value);
+         ",pad_value=" + std::to_string(s.pad_value) + ",groups=" + std::to_string(s.groups);
 }
 
 std::shared_ptr<const ComputeDAG> dag_of(const Shape& s) {
@@ -119,10 +125,12 @@ TEST_P(ConvU8S8, TheTemplatesConvolutionEqualsTheDefinitionInterpretedAndBuilt) 
 
 // A 3x3 window padded by a zero point mid-range, a strided 1x1 (a ResNet's
 // downsample), a padded stride-2 window with the largest pad value, a wide
-// padding and a tail of output channels.
+// padding and a tail of output channels; grouped: two groups of 8 channels
+// (a ResNeXt's), four of 4.
 INSTANTIATE_TEST_SUITE_P(Shapes, ConvU8S8,
                          ::testing::Values(Shape{8, 7, 9, 40, 3, 3, 1, 1, 37}, Shape{16, 8, 8, 32, 1, 1, 2, 0, 0},
-                                           Shape{4, 5, 5, 17, 3, 3, 2, 1, 255}, Shape{12, 6, 6, 64, 3, 3, 1, 2, 128}));
+                                           Shape{4, 5, 5, 17, 3, 3, 2, 1, 255}, Shape{12, 6, 6, 64, 3, 3, 1, 2, 128},
+                                           Shape{16, 6, 7, 32, 3, 3, 1, 1, 5, 2}, Shape{16, 5, 5, 8, 1, 1, 1, 0, 0, 4}));
 
 // Built for Zen 4 whatever this machine is: the products are vpdpbusd on
 // 512-bit registers.
@@ -174,6 +182,7 @@ TEST(ConvU8S8, RandomSchedulesBuildWhatTheInterpreterComputes) {
 TEST(ConvU8S8, ShapesAndPadValuesItCannotTakeAreRefused) {
   EXPECT_FALSE(ops::parse_op_spec("conv2d_nhwc_u8s8:N=1,C=6,H=4,W=4,K=4,R=1,S=1").is_ok());
   EXPECT_FALSE(ops::parse_op_spec("conv2d_nhwc_u8s8:N=1,C=8,H=4,W=4,K=4,R=1,S=1,pad_value=256").is_ok());
+  EXPECT_FALSE(ops::parse_op_spec("conv2d_nhwc_u8s8:N=1,C=8,H=4,W=4,K=4,R=1,S=1,groups=4").is_ok());  // 2 channels a group
   Tensor x = placeholder({1, 4, 4, 8}, DType::f32(), "X"), w = placeholder({1, 1, 2, 4}, DType::i32(), "W");
   auto wrong_type = ops::conv2d_nhwc_u8s8(x, w);
   ASSERT_FALSE(wrong_type.is_ok());

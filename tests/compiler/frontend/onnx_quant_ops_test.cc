@@ -243,22 +243,24 @@ TEST(OnnxQuantOps, MatMulIntegerOfRuntimeZeroPointTakesTheDotProductPath) {
   }
 }
 
-// Padding holds the input's zero point: after its subtraction, zeros.
+// Padding holds the input's zero point: after its subtraction, zeros. `c`
+// input channels in all; w is kout x c/groups x r x r.
 std::vector<int32_t> conv_reference(const std::vector<uint8_t>& x, const std::vector<int8_t>& w, int c, int h, int wd,
                                     int kout, int r, int pad, int x_zp, const std::vector<int>& w_zp,
-                                    const std::vector<int32_t>& bias) {
+                                    const std::vector<int32_t>& bias, int groups = 1) {
   const int oh = h + 2 * pad - r + 1, ow = wd + 2 * pad - r + 1;
+  const int cg = c / groups, kg = kout / groups;
   std::vector<int32_t> y(static_cast<size_t>(kout * oh * ow));
   for (int o = 0; o < kout; ++o)
     for (int i = 0; i < oh; ++i)
       for (int j = 0; j < ow; ++j) {
         int32_t acc = bias.empty() ? 0 : bias[o];
-        for (int ch = 0; ch < c; ++ch)
+        for (int g = 0; g < cg; ++g)
           for (int u = 0; u < r; ++u)
             for (int v = 0; v < r; ++v) {
-              const int yy = i + u - pad, xx = j + v - pad;
+              const int yy = i + u - pad, xx = j + v - pad, ch = (o / kg) * cg + g;
               if (yy < 0 || yy >= h || xx < 0 || xx >= wd) continue;
-              acc += (x[(ch * h + yy) * wd + xx] - x_zp) * (w[((o * c + ch) * r + u) * r + v] - w_zp[o]);
+              acc += (x[(ch * h + yy) * wd + xx] - x_zp) * (w[((o * cg + g) * r + u) * r + v] - w_zp[o]);
             }
         y[static_cast<size_t>((o * oh + i) * ow + j)] = acc;
       }
@@ -270,10 +272,10 @@ struct ConvData {
   std::vector<int8_t> w;
 };
 
-ConvData conv_data(int c, int h, int wd, int kout, int r) {
+ConvData conv_data(int c, int h, int wd, int kout, int r, int groups = 1) {
   ConvData d;
   for (int i = 0; i < c * h * wd; ++i) d.x.push_back(static_cast<uint8_t>((i * 37 + 11) % 256));
-  for (int i = 0; i < kout * c * r * r; ++i) d.w.push_back(static_cast<int8_t>((i * 53 + 7) % 256 - 128));
+  for (int i = 0; i < kout * c / groups * r * r; ++i) d.w.push_back(static_cast<int8_t>((i * 53 + 7) % 256 - 128));
   return d;
 }
 
@@ -371,24 +373,30 @@ TEST(OnnxQuantOps, ConvIntegerOfFourChannelMultiplesTakesTheDotProductPath) {
 // bias): the int32 conv_u8s8 scaled by x_scale * w_scale[k] plus the bias,
 // the float conv of the dequantized values up to float32 rounding, and the
 // NHWC form (packed weights) equal to the NCHW one. `c` input channels.
-void check_dequantized_conv(int c, bool int8_activations = false) {
-  const int h = 6, wd = 6, kout = 3, r = 3;
-  const ConvData d = conv_data(c, h, wd, kout, r);
+void check_dequantized_conv(int c, bool int8_activations = false, int groups = 1, int kout = 3) {
+  const int h = 6, wd = 6, r = 3;
+  const ConvData d = conv_data(c, h, wd, kout, r, groups);
   const float xs = 0.02f;
-  const std::vector<float> ws = {0.01f, 0.003f, 0.05f}, bias = {0.5f, -1.25f, 3.0f};
+  std::vector<float> ws, bias;
+  for (int k = 0; k < kout; ++k) {
+    ws.push_back(std::vector<float>{0.01f, 0.003f, 0.05f}[k % 3]);
+    bias.push_back(std::vector<float>{0.5f, -1.25f, 3.0f}[k % 3] + 0.125f * k);
+  }
   ModelBuilder m(13);
   // int8 activations hold the same differences from a zero point 128 less.
   m.input("x", {1, c, h, wd}, int8_activations ? TensorProto::INT8 : TensorProto::UINT8);
   m.floats("xs", {}, {xs});
   if (int8_activations) m.raw<int8_t>("xzp", {}, TensorProto::INT8, {120 - 128});
   else m.raw<uint8_t>("xzp", {}, TensorProto::UINT8, {120});
-  m.raw<int8_t>("w", {kout, c, r, r}, TensorProto::INT8, d.w);
+  m.raw<int8_t>("w", {kout, c / groups, r, r}, TensorProto::INT8, d.w);
   m.floats("ws", {kout}, ws);
-  m.raw<int8_t>("wzp", {kout}, TensorProto::INT8, {0, 0, 0});
+  m.raw<int8_t>("wzp", {kout}, TensorProto::INT8, std::vector<int8_t>(static_cast<size_t>(kout), 0));
   m.floats("b", {kout}, bias);
   m.node("DequantizeLinear", {"x", "xs", "xzp"}, {"xf"});
   attr(m.node("DequantizeLinear", {"w", "ws", "wzp"}, {"wf"}), "axis", int64_t{0});
-  attr(m.node("Conv", {"xf", "wf", "b"}, {"y"}), "pads", std::vector<int64_t>{1, 1, 1, 1});
+  onnx::NodeProto* conv = m.node("Conv", {"xf", "wf", "b"}, {"y"});
+  attr(conv, "pads", std::vector<int64_t>{1, 1, 1, 1});
+  attr(conv, "group", int64_t{groups});
   m.output("y", {1, kout, h, wd});
   auto g = import_onnx_bytes(m.bytes());
   ASSERT_TRUE(g.is_ok()) << g.status().to_string();
@@ -398,7 +406,7 @@ void check_dequantized_conv(int c, bool int8_activations = false) {
   ASSERT_TRUE(opt.is_ok());
   auto nhwc = graph::convert_layout_nhwc(*opt);
   ASSERT_TRUE(nhwc.is_ok()) << nhwc.status().to_string();
-  const auto acc = conv_reference(d.x, d.w, c, h, wd, kout, r, 1, 120, {0, 0, 0}, {});
+  const auto acc = conv_reference(d.x, d.w, c, h, wd, kout, r, 1, 120, std::vector<int>(kout, 0), {}, groups);
   std::vector<uint8_t> x = d.x;
   if (int8_activations)
     for (uint8_t& v : x) v = static_cast<uint8_t>(v - 128);  // the int8 v - 128's bits
@@ -425,6 +433,16 @@ TEST(OnnxQuantOps, AConvOfDequantizedImageChannelsRunsOnTheIntegers) { check_deq
 // int8 activations (ONNX Runtime's S8S8 form) are shifted to uint8 (x + 128,
 // zero point + 128) for the dot product.
 TEST(OnnxQuantOps, AConvOfDequantizedInt8ActivationsRunsOnTheIntegers) { check_dequantized_conv(4, true); }
+
+// A depthwise conv (a MobileNet's: one channel a group), with int8
+// activations and with a channel multiplier of 2; and a grouped conv of
+// whole words (two groups of 8 channels) on the dot product.
+TEST(OnnxQuantOps, ADepthwiseConvOfDequantizedOperandsRunsOnTheIntegers) {
+  check_dequantized_conv(5, false, 5, 5);
+  check_dequantized_conv(4, true, 4, 4);
+  check_dequantized_conv(3, false, 3, 6);
+}
+TEST(OnnxQuantOps, AGroupedConvOfWholeWordsRunsOnTheIntegers) { check_dequantized_conv(16, false, 2, 6); }
 
 TEST(OnnxQuantOps, QLinearMatMulRequantizesPerColumn) {
   const int m = 4, k = 9, n = 3;
