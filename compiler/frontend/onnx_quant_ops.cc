@@ -342,12 +342,15 @@ Result<std::optional<ValueId>> dot_product_conv(ImportContext& ctx, const std::s
     xz = scalar_constant(ctx, output + ".x_zp_u8", DType::u8(), z + 128.0);
   }
   const int64_t extra_channels = a.groups == 1 ? (4 - xs[1] % 4) % 4 : 0;
+  // A zero point known only at run time: the padding reads it (the extra
+  // channels' value is any, as their weights are 0).
+  std::vector<ValueId> inputs = {x, w};
   if (xz >= 0) {
     if (graph::shape_size(ctx.value(xz).shape) != 1 || ctx.value(xz).dtype != DType::u8())
       return std::optional<ValueId>();
-    const bool padded = a.pad_top || a.pad_left || a.pad_bottom || a.pad_right || extra_channels;
+    const bool padded = a.pad_top || a.pad_left || a.pad_bottom || a.pad_right;
     if (ctx.g.is_constant(xz)) a.pad_value = static_cast<int64_t>(ctx.g.constant(xz).at(0));
-    else if (padded) return std::optional<ValueId>();  // the padding must read the zero point
+    else if (padded) inputs.push_back(xz);
     if (is_zero_constant(ctx, xz)) xz = -1;
   }
   if (extra_channels) {
@@ -357,7 +360,8 @@ Result<std::optional<ValueId>> dot_product_conv(ImportContext& ctx, const std::s
     pad.value = static_cast<double>(a.pad_value);
     TESSERA_ASSIGN_OR_RETURN(x, ctx.add(output + ".x_channels", OpKind::kPad, pad, {x},
                                         {xs[0], xs[1] + extra_channels, xs[2], xs[3]}, DType::u8()));
-    w = ctx.g.add_constant(output + ".w_channels", pad_input_channels(ctx.g.constant(w), extra_channels));
+    inputs[1] = ctx.g.add_constant(output + ".w_channels", pad_input_channels(ctx.g.constant(w), extra_channels));
+    inputs[0] = x;
   }
   const DType i32 = DType::i32();
   std::optional<ValueId> correction;
@@ -374,7 +378,7 @@ Result<std::optional<ValueId>> dot_product_conv(ImportContext& ctx, const std::s
     TESSERA_ASSIGN_OR_RETURN(correction, ctx.add(output + ".zp_correction", OpKind::kMul, graph::NoAttrs{}, {z, sum},
                                                  {ws[0], 1, 1}, i32));
   }
-  TESSERA_ASSIGN_OR_RETURN(ValueId acc, ctx.add(correction ? output + ".dot" : output, OpKind::kConvU8S8, a, {x, w},
+  TESSERA_ASSIGN_OR_RETURN(ValueId acc, ctx.add(correction ? output + ".dot" : output, OpKind::kConvU8S8, a, inputs,
                                                 shape, i32));
   if (!correction) return std::optional<ValueId>(acc);
   TESSERA_ASSIGN_OR_RETURN(ValueId c, ctx.add(output, OpKind::kSub, graph::NoAttrs{}, {acc, *correction}, shape, i32));

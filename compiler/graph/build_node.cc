@@ -75,23 +75,28 @@ Result<Tensor> build_conv(const Node& n, const std::vector<Tensor>& in) {
 // kConvU8S8: NHWC on the dot-product path (weights packed to words) or
 // the depthwise one (int8 weights R x S x 1 x K); NCHW (as imported)
 // widened to int32, padded with the pad value, then a plain convolution.
+// The padding reads the pad value, or a third input (a zero point known at
+// run time).
 Result<Tensor> build_conv_u8s8(const Node& n, const std::vector<Tensor>& in) {
   const auto& a = std::get<ConvAttrs>(n.attrs);
   const ops::Padding2 pad(a.pad_top, a.pad_left, a.pad_bottom, a.pad_right);
   const ops::Size2 stride(a.stride_h, a.stride_w), dilation(a.dilation_h, a.dilation_w);
+  const ops::PadValue pad_value = in.size() > 2 ? ops::PadValue(in[2]) : ops::PadValue(a.pad_value);
   if (a.nhwc && in[1]->dtype == DType::i8()) {
     if (!is_depthwise_nhwc(a, in[0], in[1])) return error(n, "int8 NHWC weights are a depthwise conv's alone");
-    return ops::depthwise_conv2d_nhwc_u8s8(in[0], in[1], stride, pad, dilation, a.pad_value, n.name);
+    return ops::depthwise_conv2d_nhwc_u8s8(in[0], in[1], stride, pad, dilation, pad_value, n.name);
   }
-  if (a.nhwc) return ops::conv2d_nhwc_u8s8(in[0], in[1], stride, pad, dilation, a.pad_value, a.groups, n.name);
+  if (a.nhwc) return ops::conv2d_nhwc_u8s8(in[0], in[1], stride, pad, dilation, pad_value, a.groups, n.name);
   auto widen = [&](const Tensor& t, const std::string& name) {
     return compute(
         t->shape, [&](const Vars& i) { return cast(DType::i32(), read(t, exprs(i))); }, name, OpPattern::kElementwise);
   };
-  TESSERA_ASSIGN_OR_RETURN(Tensor x, ops::pad(widen(in[0], n.name + ".x_i32"), {0, 0, a.pad_top, a.pad_left},
-                                              {0, 0, a.pad_bottom, a.pad_right}, static_cast<double>(a.pad_value),
-                                              n.name + ".pad"));
-  return ops::conv2d_nchw(x, widen(in[1], n.name + ".w_i32"), stride, 0, dilation, a.groups, n.name);
+  const Tensor x = widen(in[0], n.name + ".x_i32");
+  const std::vector<int64_t> before = {0, 0, a.pad_top, a.pad_left}, after = {0, 0, a.pad_bottom, a.pad_right};
+  TESSERA_ASSIGN_OR_RETURN(Tensor padded, in.size() > 2 ? ops::pad(x, before, after, in[2], n.name + ".pad")
+                                                        : ops::pad(x, before, after, static_cast<double>(a.pad_value),
+                                                                   n.name + ".pad"));
+  return ops::conv2d_nchw(padded, widen(in[1], n.name + ".w_i32"), stride, 0, dilation, a.groups, n.name);
 }
 
 // kConvBf16: the bfloat16 convolution (NHWC), then its bias.

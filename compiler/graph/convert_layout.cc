@@ -89,7 +89,8 @@ class LayoutRewriter {
     for (const Node& n : g_.nodes()) {
       if (convertible_conv(g_, n)) {
         TESSERA_RETURN_IF_ERROR(convert_conv(n));
-      } else if (!try_follow(n) && !try_max_pool(n) && !try_global_avg_pool(n) && !try_resize(n) && !try_concat(n))
+      } else if (!try_follow(n) && !try_max_pool(n) && !try_global_avg_pool(n) && !try_resize(n) && !try_concat(n) &&
+                 !try_reduce_all(n))
         keep(n);
     }
     for (ValueId v : g_.outputs()) need_nchw(v);
@@ -138,16 +139,29 @@ class LayoutRewriter {
     return Status::ok();
   }
 
+  // A lower-rank value broadcast against rank 4, in NHWC: its shape with
+  // leading 1s, permuted. Empty where that permutation moves more than one
+  // dimension that is not 1 (it would not be a reshape).
+  static std::vector<int64_t> broadcast_nhwc_shape(std::vector<int64_t> shape) {
+    shape.insert(shape.begin(), 4 - shape.size(), 1);
+    const std::vector<int64_t> nhwc = permuted(shape, kToNhwc);
+    return std::count_if(shape.begin(), shape.end(), [](int64_t d) { return d != 1; }) <= 1 ? nhwc
+                                                                                            : std::vector<int64_t>{};
+  }
+
   // An elementwise node with an NHWC input runs in NHWC: rank-4 inputs are
   // taken (or made) NHWC, constants of lower rank are broadcast to rank 4 and
-  // permuted, scalars pass. Anything else (a non-constant lower-rank input)
-  // keeps the node in NCHW.
+  // permuted, a computed value of lower rank with one dimension that is not
+  // 1 (a dynamic zero point's correction, per channel) is reshaped, scalars
+  // pass. Anything else keeps the node in NCHW.
   bool try_follow(const Node& n) {
     if (!follows_layout(n.kind) || n.outputs.size() != 1 || g_.value(n.outputs[0]).shape.size() != 4) return false;
     bool any_nhwc = false;
     for (ValueId v : n.inputs) {
-      const size_t rank = g_.value(v).shape.size();
-      if (rank != 4 && rank != 0 && !g_.is_constant(v)) return false;
+      const auto& shape = g_.value(v).shape;
+      if (shape.size() > 4) return false;
+      if (shape.size() != 4 && !shape.empty() && !g_.is_constant(v) && broadcast_nhwc_shape(shape).empty())
+        return false;
       any_nhwc = any_nhwc || nhwc_.count(v);
     }
     if (!any_nhwc) return false;
@@ -160,6 +174,13 @@ class LayoutRewriter {
         Constant c = g_.constant(v);
         c.shape.insert(c.shape.begin(), 4 - c.shape.size(), 1);
         inputs.push_back(out_.add_constant(val.name + ".nhwc", permute_constant(c, kToNhwc)));
+      } else if (val.shape.size() != 4) {
+        if (!broadcast_.count(v)) {
+          need_nchw(v);
+          broadcast_[v] = out_.add_op(val.name + ".nhwc", OpKind::kReshape, NoAttrs{}, {v},
+                                      broadcast_nhwc_shape(val.shape), val.dtype);
+        }
+        inputs.push_back(broadcast_.at(v));
       } else {
         inputs.push_back(need_nhwc(v));
       }
@@ -188,6 +209,17 @@ class LayoutRewriter {
     Node mean = n;
     mean.kind = OpKind::kReduceMean;
     produce_nhwc(mean, ReduceAttrs{{1, 2}, true}, {nhwc_.at(n.inputs[0])});
+    return true;
+  }
+
+  // A reduction of every element to a scalar (a dynamic quantization's
+  // minimum and maximum) reads an NHWC value as it is: the order of the
+  // elements does not change the result.
+  bool try_reduce_all(const Node& n) {
+    if ((n.kind != OpKind::kReduceMin && n.kind != OpKind::kReduceMax) || n.inputs.size() != 1 ||
+        !nhwc_.count(n.inputs[0]) || !g_.value(n.outputs[0]).shape.empty())
+      return false;
+    out_.add_node(Node{n.name, n.kind, n.attrs, {nhwc_.at(n.inputs[0])}, n.outputs});
     return true;
   }
 
@@ -242,6 +274,7 @@ class LayoutRewriter {
   Graph out_;
   std::map<ValueId, ValueId> nhwc_;    // NCHW id -> NHWC id
   std::set<ValueId> pending_nchw_;     // NCHW ids not computed yet (their NHWC twin is)
+  std::map<ValueId, ValueId> broadcast_;  // a computed lower-rank id -> its rank-4 NHWC reshape
 };
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include "compiler/ops/conv.h"
 
+#include <functional>
+
 #include "compiler/ir/op.h"
 #include "compiler/ops/op_util.h"
 
@@ -13,6 +15,12 @@ using detail::shape_str;
 
 namespace {
 
+int64_t num_elements(const std::vector<int64_t>& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
 // Pads dims h_dim and w_dim of x, or returns x itself when there is no padding.
 Result<Tensor> pad_spatial(const Tensor& x, int h_dim, int w_dim, const Padding2& p, double value,
                            const std::string& name) {
@@ -25,11 +33,23 @@ Result<Tensor> pad_spatial(const Tensor& x, int h_dim, int w_dim, const Padding2
   return pad(x, before, after, value, name);
 }
 
-}  // namespace
+// The same padding of an integer conv's NHWC input by its pad value.
+Result<Tensor> pad_spatial(const std::string& op, const Tensor& x, const Padding2& p, const PadValue& value) {
+  if (!value.tensor.defined()) {
+    if (value.constant < 0 || value.constant > 255)
+      return invalid(op, "the pad value " + std::to_string(value.constant) + " is not a uint8");
+    return pad_spatial(x, 1, 2, p, static_cast<double>(value.constant), "pad");
+  }
+  if (value.tensor->dtype != DType::u8() || num_elements(value.tensor->shape) != 1)
+    return invalid(op, "the pad value " + shape_str(value.tensor->shape) + " " + value.tensor->dtype.to_string() +
+                           " is not one uint8");
+  if (p.is_zero()) return x;
+  return pad(x, {0, p.top, p.left, 0}, {0, p.bottom, p.right, 0}, value.tensor, "pad");
+}
 
-Result<Tensor> pad(const Tensor& x, const std::vector<int64_t>& before, const std::vector<int64_t>& after,
-                   double value, const std::string& name) {
-  if (!x.defined()) return invalid("pad", "input is undefined");
+// out[i] = x[i - before] inside x, `outside()` elsewhere.
+Result<Tensor> pad_with(const Tensor& x, const std::vector<int64_t>& before, const std::vector<int64_t>& after,
+                        const std::function<Expr()>& outside, const std::string& name) {
   const int rank = x->ndim();
   if (static_cast<int>(before.size()) != rank || static_cast<int>(after.size()) != rank)
     return invalid("pad", "give one padding per dimension of " + shape_str(x->shape));
@@ -53,9 +73,27 @@ Result<Tensor> pad(const Tensor& x, const std::vector<int64_t>& before, const st
           idx.push_back(i[d] - before[d]);
         }
         Expr v = read(x, idx);
-        return inside.defined() ? if_then_else(inside, v, detail::constant(x->dtype, value)) : v;
+        return inside.defined() ? if_then_else(inside, v, outside()) : v;
       },
       name, OpPattern::kInjective);
+}
+
+}  // namespace
+
+Result<Tensor> pad(const Tensor& x, const std::vector<int64_t>& before, const std::vector<int64_t>& after,
+                   double value, const std::string& name) {
+  if (!x.defined()) return invalid("pad", "input is undefined");
+  return pad_with(x, before, after, [&] { return detail::constant(x->dtype, value); }, name);
+}
+
+Result<Tensor> pad(const Tensor& x, const std::vector<int64_t>& before, const std::vector<int64_t>& after,
+                   const Tensor& value, const std::string& name) {
+  if (!x.defined() || !value.defined()) return invalid("pad", "input is undefined");
+  if (num_elements(value->shape) != 1)
+    return invalid("pad", "the pad value " + shape_str(value->shape) + " is not one element");
+  return pad_with(
+      x, before, after,
+      [&] { return cast(x->dtype, read(value, std::vector<Expr>(value->shape.size(), make_int(0)))); }, name);
 }
 
 Result<Tensor> conv2d_nchw(const Tensor& x, const Tensor& w, Size2 stride, Padding2 padding, Size2 dilation,
@@ -115,7 +153,7 @@ Result<Tensor> conv2d_nhwc(const Tensor& x, const Tensor& w, Size2 stride, Paddi
 }
 
 Result<Tensor> conv2d_nhwc_u8s8(const Tensor& x, const Tensor& w, Size2 stride, Padding2 padding, Size2 dilation,
-                                int64_t pad_value, int64_t groups, const std::string& name) {
+                                const PadValue& pad_value, int64_t groups, const std::string& name) {
   const std::string op = "conv2d_nhwc_u8s8";
   TESSERA_RETURN_IF_ERROR(check_rank(op, "X", x, 4));
   TESSERA_RETURN_IF_ERROR(check_rank(op, "W", w, 4));
@@ -129,10 +167,9 @@ Result<Tensor> conv2d_nhwc_u8s8(const Tensor& x, const Tensor& w, Size2 stride, 
   if (cg % 4 != 0 || w->shape[2] != cg / 4)
     return invalid(op, "X " + shape_str(x->shape) + " and W " + shape_str(w->shape) +
                            " disagree on C (C/groups a multiple of 4, W holds C/(4 groups) words of four channels)");
-  if (pad_value < 0 || pad_value > 255) return invalid(op, "the pad value " + std::to_string(pad_value) + " is not a uint8");
   TESSERA_ASSIGN_OR_RETURN(Window g, window_geometry(op, x->shape[1], x->shape[2], w->shape[0], w->shape[1],
                                                       stride, padding, dilation));
-  TESSERA_ASSIGN_OR_RETURN(Tensor in, pad_spatial(x, 1, 2, padding, static_cast<double>(pad_value), "pad"));
+  TESSERA_ASSIGN_OR_RETURN(Tensor in, pad_spatial(op, x, padding, pad_value));
   IterVar ry = reduce_axis(w->shape[0], "ry"), rx = reduce_axis(w->shape[1], "rx"), rc = reduce_axis(cg / 4, "rc");
   return compute(
       {x->shape[0], g.out_h, g.out_w, k},
@@ -146,7 +183,7 @@ Result<Tensor> conv2d_nhwc_u8s8(const Tensor& x, const Tensor& w, Size2 stride, 
 }
 
 Result<Tensor> depthwise_conv2d_nhwc_u8s8(const Tensor& x, const Tensor& w, Size2 stride, Padding2 padding,
-                                          Size2 dilation, int64_t pad_value, const std::string& name) {
+                                          Size2 dilation, const PadValue& pad_value, const std::string& name) {
   const std::string op = "depthwise_conv2d_nhwc_u8s8";
   TESSERA_RETURN_IF_ERROR(check_rank(op, "X", x, 4));
   TESSERA_RETURN_IF_ERROR(check_rank(op, "W", w, 4));
@@ -155,11 +192,10 @@ Result<Tensor> depthwise_conv2d_nhwc_u8s8(const Tensor& x, const Tensor& w, Size
   const int64_t c = x->shape[3], k = w->shape[3];
   if (w->shape[2] != 1 || k % c != 0)
     return invalid(op, "W " + shape_str(w->shape) + " must be R x S x 1 x C*M with C = " + std::to_string(c));
-  if (pad_value < 0 || pad_value > 255) return invalid(op, "the pad value " + std::to_string(pad_value) + " is not a uint8");
   const int64_t m = k / c;
   TESSERA_ASSIGN_OR_RETURN(Window g, window_geometry(op, x->shape[1], x->shape[2], w->shape[0], w->shape[1],
                                                       stride, padding, dilation));
-  TESSERA_ASSIGN_OR_RETURN(Tensor in, pad_spatial(x, 1, 2, padding, static_cast<double>(pad_value), "pad"));
+  TESSERA_ASSIGN_OR_RETURN(Tensor in, pad_spatial(op, x, padding, pad_value));
   // Exact in float32 while no partial sum can pass 2^24 (see conv.h).
   constexpr int64_t kExactFloatTaps = (int64_t{1} << 24) / (255 * 128);
   const DType acc = w->shape[0] * w->shape[1] <= kExactFloatTaps ? DType::f32() : DType::i32();

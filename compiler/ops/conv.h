@@ -21,6 +21,21 @@ namespace tessera::ops {
 Result<Tensor> pad(const Tensor& x, const std::vector<int64_t>& before, const std::vector<int64_t>& after,
                    double value = 0.0, const std::string& name = "pad");
 
+/// The same padding by a value known at run time: `value` holds one
+/// element (any shape), cast to x's type.
+Result<Tensor> pad(const Tensor& x, const std::vector<int64_t>& before, const std::vector<int64_t>& after,
+                   const Tensor& value, const std::string& name = "pad");
+
+/// What an integer convolution's padding reads: a constant uint8, or a
+/// uint8 tensor of one element known only at run time (the zero point a
+/// dynamically quantized model computes from its input).
+struct PadValue {
+  PadValue(int64_t v = 0) : constant(v) {}  // NOLINT: a constant converts
+  PadValue(Tensor t) : tensor(std::move(t)) {}  // NOLINT: so does a tensor
+  int64_t constant = 0;
+  Tensor tensor;
+};
+
 /// 2-D convolution of X: N x C x H x W with W: K x C/groups x R x S, giving
 /// N x K x P x Q where P = (H + top + bottom - dilation.h * (R - 1) - 1) / stride.h + 1.
 Result<Tensor> conv2d_nchw(const Tensor& x, const Tensor& w, Size2 stride = 1, Padding2 padding = 0,
@@ -39,7 +54,7 @@ Result<Tensor> conv2d_nhwc(const Tensor& x, const Tensor& w, Size2 stride = 1, P
 /// adds nothing once the zero point's sum is taken off). Grouped: W is
 /// R x S x C/(4 groups) x K, each group's input channels a multiple of 4.
 Result<Tensor> conv2d_nhwc_u8s8(const Tensor& x, const Tensor& w, Size2 stride = 1, Padding2 padding = 0,
-                                Size2 dilation = 1, int64_t pad_value = 0, int64_t groups = 1,
+                                Size2 dilation = 1, const PadValue& pad_value = 0, int64_t groups = 1,
                                 const std::string& name = "conv2d_nhwc_u8s8");
 
 /// The integer depthwise convolution (a quantized MobileNet's): X uint8
@@ -50,7 +65,7 @@ Result<Tensor> conv2d_nhwc_u8s8(const Tensor& x, const Tensor& w, Size2 stride =
 /// partial sum of |uint8 * int8| <= 32640 stays below 2^24), in int32 past
 /// that; the sums are cast to int32 by a tail stage.
 Result<Tensor> depthwise_conv2d_nhwc_u8s8(const Tensor& x, const Tensor& w, Size2 stride = 1, Padding2 padding = 0,
-                                          Size2 dilation = 1, int64_t pad_value = 0,
+                                          Size2 dilation = 1, const PadValue& pad_value = 0,
                                           const std::string& name = "depthwise_conv2d_nhwc_u8s8");
 
 /// The bfloat16 convolution on a dot-product unit, accumulated in float32:
