@@ -1,6 +1,11 @@
 """A small float32 ONNX interpreter in numpy for the operators of the model
-generators here (convolutional nets and the transformer encoder), enough to
-calibrate a model for static quantization without a runtime.
+generators here (convolutional nets, MobileNetV2 and the transformer
+encoder), enough to calibrate a model for static quantization without a
+runtime, and to run the QDQ models quantize_static.py writes: QuantizeLinear
+and DequantizeLinear (per tensor, or per channel along `axis`) compute what
+ONNX Runtime's reference kernels do, so a QDQ model runs as ONNX Runtime
+runs it without its integer fusions (QLinearConv and the like round their
+requantization differently, a step or two at the output).
 
     values = run(model, {"input": x}, observe=lambda name, value: ...)
 
@@ -107,6 +112,44 @@ def _clip(x, lo, hi):
     return np.clip(x, -np.inf if lo is None else lo, np.inf if hi is None else hi)
 
 
+def _constant(attrs):
+    if "value" in attrs:
+        return numpy_helper.to_array(attrs["value"])
+    for name, dtype in (("value_float", np.float32), ("value_floats", np.float32), ("value_int", np.int64),
+                        ("value_ints", np.int64)):
+        if name in attrs:
+            return np.asarray(attrs[name], dtype)
+    raise NotImplementedError(f"Constant with attributes {sorted(attrs)}")
+
+
+def _per_axis(param, x, axis):
+    """A scale or zero point shaped to broadcast along `axis` of x (1-D: per
+    channel; 0-D: per tensor)."""
+    param = np.asarray(param)
+    if param.ndim == 0:
+        return param
+    shape = [1] * x.ndim
+    shape[axis % x.ndim] = param.size
+    return param.reshape(shape)
+
+
+def quantize_linear(x, scale, zero_point, attrs):
+    """saturate(round_half_even(x / scale) + zero_point), the type of the zero
+    point (uint8 without one)."""
+    axis = attrs.get("axis", 1)
+    zp = np.zeros((), np.uint8) if zero_point is None else np.asarray(zero_point)
+    info = np.iinfo(zp.dtype)
+    q = np.round(x / _per_axis(scale, x, axis)) + _per_axis(zp, x, axis).astype(np.float32)
+    return np.clip(q, info.min, info.max).astype(zp.dtype)
+
+
+def dequantize_linear(x, scale, zero_point, attrs):
+    """(x - zero_point) * scale in float32."""
+    axis = attrs.get("axis", 1)
+    zp = 0 if zero_point is None else _per_axis(zero_point, x, axis).astype(np.int64)
+    return ((x.astype(np.int64) - zp).astype(np.float32) * _per_axis(scale, x, axis)).astype(np.float32)
+
+
 OPS = {
     "Conv": lambda i, a: conv(i[0], i[1], i[2] if len(i) > 2 else None, a),
     "BatchNormalization": lambda i, a: batch_norm(*i[:5], a),
@@ -130,7 +173,12 @@ OPS = {
     "Transpose": lambda i, a: np.transpose(i[0], a.get("perm")),
     "Concat": lambda i, a: np.concatenate(i, axis=a["axis"]),
     "Identity": lambda i, a: i[0],
+    "Constant": lambda i, a: _constant(a),
+    "QuantizeLinear": lambda i, a: quantize_linear(i[0], i[1], i[2] if len(i) > 2 else None, a),
+    "DequantizeLinear": lambda i, a: dequantize_linear(i[0], i[1], i[2] if len(i) > 2 else None, a),
 }
+# Operators whose output keeps its own type; every other one is float32.
+TYPED_OUTPUTS = {"Constant", "QuantizeLinear"}
 
 
 def run(model, feeds, observe=None):
@@ -157,7 +205,8 @@ def run(model, feeds, observe=None):
         while args and args[-1] is None:
             args.pop()
         result = OPS[node.op_type](args, _attrs(node))
-        values[node.output[0]] = np.asarray(result, dtype=np.float32)
+        typed = node.op_type in TYPED_OUTPUTS
+        values[node.output[0]] = np.asarray(result) if typed else np.asarray(result, dtype=np.float32)
         if observe:
             observe(node.output[0], values[node.output[0]])
         for name in node.input:

@@ -6,13 +6,16 @@ quant_format=QDQ, per_channel=True, activation_type=QUInt8 (or QInt8 with
 activations), weight_type=QInt8, calibrate_method=MinMax and every other
 argument at its default.
 
-Pre-processing is what quant_pre_process does to these models: ONNX Runtime's
+Pre-processing is what quant_pre_process does to these models: ONNX Runtime
+loads every Constant node as an initializer named after its output; its
 basic-level graph optimizer folds each Conv + BatchNormalization pair into
 the Conv (new initializers ConvBnFusion_W_<weight> and ConvBnFusion_BN_B_<bn
-bias>; the Conv takes over the BatchNormalization's output name), fills in
-every attribute's schema default, writes the nodes in its own topological
-order and imports the operator domains ONNX Runtime 1.30 registers; then ONNX
-shape inference and the "onnx.quant.pre_process" mark.
+bias>; the Conv takes over the BatchNormalization's output name), shares
+equal small initializers (ConstantSharing: the first of each value in its
+initializer map's order stays, the rest are read through it and dropped),
+fills in every attribute's schema default, writes the nodes in its own
+topological order and imports the operator domains ONNX Runtime 1.30
+registers; then ONNX shape inference and the "onnx.quant.pre_process" mark.
 
 Calibration runs the pre-processed float model on --calibration random inputs
 (uniform in [-1, 1), seeded by --calibration-seed) with the numpy interpreter
@@ -22,8 +25,16 @@ calibrator does with its ReduceMin / ReduceMax outputs.
 Run with Debian's interpreter, which sees python3-onnx and python3-numpy:
     /usr/bin/python3 scripts/models/quantize_static.py --model resnet18 -o resnet18_qdq.onnx
         [--seed 0] [--batch 1] [--calibration 8] [--calibration-seed 1] [--activation-type uint8|int8]
---model is resnet18 or convnet (generated here with --seed and --batch) or
-the path of a float .onnx model.
+        [--size S] [--width W]
+--model is resnet18, convnet or mobilenet_v2 (generated here with --seed,
+--batch, and --size for the last two, --width for mobilenet_v2) or the path
+of a float .onnx model.
+
+A Clip (mobilenet_v2's ReLU6) or Relu whose input only it reads is folded
+away as ONNX Runtime's QDQRemovableActivation does: its input takes the
+output's calibrated range and the producer writes the output directly, so a
+Conv + Clip pair becomes one Conv followed by one Q/DQ pair, clamping at the
+calibrated [0, max] instead of [0, 6].
 """
 import argparse
 import copy
@@ -140,11 +151,127 @@ def add_default_attributes(node, opset):
     node.attribute.extend(sorted(attrs, key=lambda a: a.name))
 
 
+def constants_to_initializers(graph):
+    """What ONNX Runtime does with Constant nodes when it loads a graph: each
+    becomes an initializer named after its output, after the graph's own."""
+    for node in [n for n in graph.node if n.op_type == "Constant" and n.domain in ("", "ai.onnx")]:
+        attr = node.attribute[0]
+        if attr.name == "value":
+            tensor = copy.deepcopy(attr.t)
+        elif attr.name in ("value_float", "value_floats", "value_int", "value_ints"):
+            value = helper.get_attribute_value(attr)
+            tensor = numpy_helper.from_array(np.asarray(value, np.int64 if "int" in attr.name else np.float32))
+        else:
+            raise NotImplementedError(f"Constant {node.name!r} with a {attr.name} attribute")
+        tensor.name = node.output[0]
+        graph.initializer.append(tensor)
+        graph.node.remove(node)
+
+
+# ConstantSharing walks ONNX Runtime's initializers in the iteration order
+# of its std::unordered_map<std::string, ...>, filled in the order the graph
+# lists them (Constant nodes' values after the initializers); in ONNX Runtime
+# 1.30 the first initializer of each value stays and the others are read
+# through it (checked against onnxruntime-node 1.30.0's basic optimizer).
+# libstdc++'s order is reproduced here: std::hash<std::string> (_Hash_bytes,
+# 64-bit), buckets growing through _BUCKET_COUNTS (_Prime_rehash_policy, one
+# insertion at a time, max load factor 1), a new element first in its bucket,
+# or first in the list if its bucket is empty.
+_HASH_MUL, _MASK64 = 0xc6a4a7935bd1e995, (1 << 64) - 1
+_BUCKET_COUNTS = [13, 29, 59, 127, 257, 541, 1109, 2357, 5087, 10273, 20753, 42043, 85229, 172933, 351061,
+                  712697, 1447153, 2938679, 5967347, 12117689]
+SHARE_MAX_ELEMENTS = 8  # ConstantSharing::TENSOR_ELEM_COUNT_THRESHOLD
+SHARE_TYPES = {TensorProto.FLOAT16, TensorProto.FLOAT, TensorProto.DOUBLE, TensorProto.INT32, TensorProto.INT64}
+
+
+def libstdcxx_string_hash(text):
+    """std::hash<std::string> of GCC's libstdc++ on a 64-bit target (_Hash_bytes, seed 0xc70f6907)."""
+    data = text.encode()
+
+    def mul(v):
+        return (v * _HASH_MUL) & _MASK64
+
+    def shift_mix(v):
+        return v ^ (v >> 47)
+
+    whole = len(data) & ~7
+    h = 0xc70f6907 ^ mul(len(data))
+    for i in range(0, whole, 8):
+        h = mul(h ^ mul(shift_mix(mul(int.from_bytes(data[i:i + 8], "little")))))
+    if len(data) & 7:
+        h = mul(h ^ int.from_bytes(data[whole:], "little"))
+    return shift_mix(mul(shift_mix(h)))
+
+
+def unordered_map_order(keys):
+    """The iteration order of a libstdc++ std::unordered_map after inserting
+    distinct `keys` in turn: a singly linked list from a head (None), each
+    bucket known by the node before its first one (its `before`)."""
+    hashes = {k: libstdcxx_string_hash(k) for k in keys}
+    nxt, before = {None: None}, {}
+    counts = iter(_BUCKET_COUNTS)
+    buckets, size = next(counts), 0
+
+    def link(key):  # _M_insert_bucket_begin, and each step of _M_rehash_aux
+        b = hashes[key] % buckets
+        if b in before:
+            nxt[key], nxt[before[b]] = nxt[before[b]], key
+        else:
+            nxt[key], nxt[None] = nxt[None], key
+            if nxt[key] is not None:
+                before[hashes[nxt[key]] % buckets] = key
+            before[b] = None
+
+    for key in keys:
+        if size + 1 > buckets:
+            buckets, node, nxt[None], before = next(counts), nxt[None], None, {}
+            while node is not None:
+                following = nxt[node]
+                link(node)
+                node = following
+        link(key)
+        size += 1
+    order, node = [], nxt[None]
+    while node is not None:
+        order.append(node)
+        node = nxt[node]
+    return order
+
+
+def share_constants(graph, map_order):
+    """ConstantSharing: equal initializers of up to 8 elements and a shared
+    type, read by nodes and not graph inputs or outputs, are all read through
+    the first of them in `map_order`; the others are dropped."""
+    bound = {i.name for i in graph.input} | {o.name for o in graph.output}
+    readers = {name for node in graph.node for name in node.input}
+    inits = {i.name: i for i in graph.initializer}
+    first, replace = {}, {}
+    for name in map_order:
+        init = inits.get(name)
+        if (init is None or name in bound or name not in readers or init.data_type not in SHARE_TYPES
+                or not 0 < int(np.prod(init.dims)) <= SHARE_MAX_ELEMENTS):
+            continue
+        key = (init.data_type, tuple(init.dims), numpy_helper.to_array(init).tobytes())
+        replace[name] = first.setdefault(key, name)
+    for node in graph.node:
+        for i, name in enumerate(node.input):
+            node.input[i] = replace.get(name, name)
+    for name, kept in replace.items():
+        if kept != name:
+            graph.initializer.remove(inits[name])
+
+
 def preprocess(model):
     """quant_pre_process(model) as it comes out for these models."""
     model = copy.deepcopy(model)
     graph = model.graph
+    constants_to_initializers(graph)
+    loaded = [i.name for i in graph.initializer]
     fold_batch_norms(graph)
+    # The fusion adds its initializers to the map before the unused ones go.
+    known = set(loaded)
+    added = [i.name for i in graph.initializer if i.name not in known]
+    share_constants(graph, unordered_map_order(loaded + added))
     opset = next(o.version for o in model.opset_import if o.domain in ("", "ai.onnx"))
     for node in graph.node:
         add_default_attributes(node, opset)
@@ -471,23 +598,31 @@ def quantize_static(float_model, calibration=8, calibration_seed=1, per_channel=
     return QDQQuantizer(model, ranges, per_channel, activation_type=activation_type).quantize_model()
 
 
-def float_model(name, seed, batch):
-    """The float model --model names: a generator here, or an .onnx file."""
+def float_model(name, seed, batch, size=None, width=1.0):
+    """The float model --model names: a generator here (at its own default
+    size where `size` is None), or an .onnx file."""
+    sized = [size] if size else []
     if name == "resnet18":
         import resnet18
         return resnet18.build(seed, batch)
     if name == "convnet":
         import convnet
-        return convnet.build(seed, batch)
+        return convnet.build(seed, batch, *sized)
+    if name == "mobilenet_v2":
+        import mobilenet_v2
+        return mobilenet_v2.build(seed, batch, *sized, width=width)
     return onnx.load(name)
 
 
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", required=True, help="resnet18, convnet, or the path of a float .onnx model")
+    parser.add_argument("--model", required=True,
+                        help="resnet18, convnet, mobilenet_v2, or the path of a float .onnx model")
     parser.add_argument("-o", "--output", required=True, help="path of the .onnx file to write")
     parser.add_argument("--seed", type=int, default=0, help="seed of the generated model's weights (default 0)")
     parser.add_argument("--batch", type=int, default=1, help="batch size of the generated model (default 1)")
+    parser.add_argument("--size", type=int, help="convnet, mobilenet_v2: image height and width (default 64, 224)")
+    parser.add_argument("--width", type=float, default=1.0, help="mobilenet_v2: width multiplier (default 1.0)")
     parser.add_argument("--calibration", type=int, default=8, help="calibration inputs (default 8)")
     parser.add_argument("--calibration-seed", type=int, default=1, help="seed of the calibration inputs (default 1)")
     parser.add_argument("--activation-type", choices=["uint8", "int8"], default="uint8",
@@ -495,8 +630,12 @@ def main(argv):
     args = parser.parse_args(argv)
     if args.batch < 1 or args.calibration < 1:
         parser.error("--batch and --calibration must be at least 1")
+    if args.size is not None and args.size < (32 if args.model == "mobilenet_v2" else 8):
+        parser.error("--size must be at least 8 (convnet) or 32 (mobilenet_v2)")
+    if not 0.0 < args.width <= 4.0:
+        parser.error("--width must be in (0, 4]")
     try:
-        source = float_model(args.model, args.seed, args.batch)
+        source = float_model(args.model, args.seed, args.batch, args.size, args.width)
     except OSError as e:
         print(f"quantize_static.py: cannot read {args.model}: {e.strerror}", file=sys.stderr)
         return 1

@@ -103,6 +103,33 @@ class QuantizedModelCase(unittest.TestCase):
             self.assertGreaterEqual(agree, min_top1)
 
 
+    def check_preprocessing_matches_onnx_runtime(self):
+        """quantize_static.preprocess writes what ONNX Runtime's basic-level
+        optimizer writes: nodes, attributes, initializers, opset imports."""
+        reason = ort_missing()
+        if reason:
+            self.skipTest(reason)
+        sys.path.insert(0, MODELS)
+        import quantize_static
+        optimized = os.path.join(self.dir.name, "optimized.onnx")
+        script = ("const ort = require(process.argv[1]); ort.InferenceSession.create(process.argv[2], "
+                  "{graphOptimizationLevel: 'basic', optimizedModelFilePath: process.argv[3]})"
+                  ".catch((e) => { console.error(e); process.exit(1); });")
+        subprocess.run(["node", "-e", script, ORT_NODE, self.float_path, optimized], check=True, capture_output=True)
+        theirs = onnx.load(optimized)
+        ours = quantize_static.preprocess(onnx.load(self.float_path))
+        self.assertEqual([(n.name, list(n.input), list(n.output)) for n in ours.graph.node],
+                         [(n.name, list(n.input), list(n.output)) for n in theirs.graph.node])
+        for a, b in zip(ours.graph.node, theirs.graph.node):
+            self.assertEqual({x.name: helper.get_attribute_value(x) for x in a.attribute},
+                             {x.name: helper.get_attribute_value(x) for x in b.attribute})
+        ours_inits = {i.name: numpy_helper.to_array(i).tobytes() for i in ours.graph.initializer}
+        self.assertEqual(ours_inits, {i.name: numpy_helper.to_array(i).tobytes() for i in theirs.graph.initializer})
+        self.assertEqual([(o.domain, o.version) for o in ours.opset_import],
+                         [(o.domain, o.version) for o in theirs.opset_import])
+        return ours
+
+
 class StaticResNet18(QuantizedModelCase):
     float_cmd = ("resnet18.py", ["--seed", "3"])
     quant_cmd = ("quantize_static.py", ["--model", "resnet18", "--seed", "3", "--calibration", "4"])
@@ -174,27 +201,7 @@ class StaticResNet18(QuantizedModelCase):
         self.assertEqual(self.g.nodes("Gemm")[0].output[0], "output_QuantizeLinear_Input")
 
     def test_preprocessing_matches_onnx_runtimes_optimizer(self):
-        reason = ort_missing()
-        if reason:
-            self.skipTest(reason)
-        sys.path.insert(0, MODELS)
-        import quantize_static
-        optimized = os.path.join(self.dir.name, "optimized.onnx")
-        script = ("const ort = require(process.argv[1]); ort.InferenceSession.create(process.argv[2], "
-                  "{graphOptimizationLevel: 'basic', optimizedModelFilePath: process.argv[3]})"
-                  ".catch((e) => { console.error(e); process.exit(1); });")
-        subprocess.run(["node", "-e", script, ORT_NODE, self.float_path, optimized], check=True, capture_output=True)
-        theirs = onnx.load(optimized)
-        ours = quantize_static.preprocess(onnx.load(self.float_path))
-        self.assertEqual([(n.name, list(n.input), list(n.output)) for n in ours.graph.node],
-                         [(n.name, list(n.input), list(n.output)) for n in theirs.graph.node])
-        for a, b in zip(ours.graph.node, theirs.graph.node):
-            self.assertEqual({x.name: helper.get_attribute_value(x) for x in a.attribute},
-                             {x.name: helper.get_attribute_value(x) for x in b.attribute})
-        ours_inits = {i.name: numpy_helper.to_array(i).tobytes() for i in ours.graph.initializer}
-        self.assertEqual(ours_inits, {i.name: numpy_helper.to_array(i).tobytes() for i in theirs.graph.initializer})
-        self.assertEqual([(o.domain, o.version) for o in ours.opset_import],
-                         [(o.domain, o.version) for o in theirs.opset_import])
+        self.check_preprocessing_matches_onnx_runtime()
 
     def test_agrees_with_float_model(self):
         self.check_agrees_with_float([1, 3, 224, 224], 4, 0.03, min_top1=3)
@@ -219,6 +226,161 @@ class StaticConvNet(QuantizedModelCase):
 
     def test_agrees_with_float_model(self):
         self.check_agrees_with_float([1, 3, 64, 64], 3, 0.04)
+
+
+def ort_unfused_output(model, x, folder):
+    """ONNX Runtime's `output` for input `x` with graph optimizations off: a
+    QDQ model runs as DequantizeLinear, float operator, QuantizeLinear."""
+    x_path, y_path = os.path.join(folder, "x.bin"), os.path.join(folder, "y.bin")
+    x.astype(np.float32).tofile(x_path)
+    script = ("const ort = require(process.argv[1]); const fs = require('fs'); (async () => {"
+              " const s = await ort.InferenceSession.create(process.argv[2], {graphOptimizationLevel: 'disabled'});"
+              " const b = fs.readFileSync(process.argv[3]);"
+              " const x = new ort.Tensor('float32', new Float32Array(b.buffer, b.byteOffset, b.length / 4),"
+              " JSON.parse(process.argv[4]));"
+              " const r = await s.run({input: x});"
+              " fs.writeFileSync(process.argv[5], Buffer.from(r.output.data.buffer));"
+              " })().catch((e) => { console.error(e); process.exit(1); });")
+    subprocess.run(["node", "-e", script, ORT_NODE, model, x_path, str(list(x.shape)), y_path], check=True,
+                   capture_output=True)
+    return np.fromfile(y_path, np.float32)
+
+
+class StaticMobileNetV2(QuantizedModelCase):
+    """torchvision's MobileNetV2 as torch.onnx.export writes it (width 0.5 at
+    96 x 96 to stay fast), and its QDQ form."""
+    float_cmd = ("mobilenet_v2.py", ["--size", "96", "--width", "0.5"])
+    quant_cmd = ("quantize_static.py", ["--model", "mobilenet_v2", "--size", "96", "--width", "0.5"])
+    SHAPE = [1, 3, 96, 96]
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.f = Graph(cls.float_path)
+
+    def test_float_model_is_written_as_torch_exports_it(self):
+        # 52 Conv (BatchNorm folded in), 35 ReLU6 as Clip(x, Constant 0, Constant 6), 10 residual Add.
+        self.assertEqual(dict(self.f.ops), {"Conv": 52, "Constant": 70, "Clip": 35, "Add": 10,
+                                            "GlobalAveragePool": 1, "Flatten": 1, "Gemm": 1})
+        self.assertEqual(([(o.domain, o.version) for o in self.f.model.opset_import], self.f.model.ir_version),
+                         ([("", 17)], 8))
+        first = self.f.nodes("Conv")[0]
+        self.assertEqual((first.name, list(first.input), first.output[0]),
+                         ("/features/features.0/features.0.0/Conv", ["input", "onnx::Conv_539", "onnx::Conv_540"],
+                          "/features/features.0/features.0.0/Conv_output_0"))
+        self.assertEqual({a.name for a in first.attribute}, {"dilations", "group", "kernel_shape", "pads", "strides"})
+        for clip in self.f.nodes("Clip"):
+            scope = clip.name[:-len("/Clip")]
+            self.assertEqual([self.f.producer[name].name for name in clip.input[1:]],
+                             [scope + "/Constant", scope + "/Constant_1"])
+            bounds = [numpy_helper.to_array(self.f.producer[name].attribute[0].t) for name in clip.input[1:]]
+            self.assertEqual([(b.dtype, b.shape, float(b)) for b in bounds],
+                             [(np.float32, (), 0.0), (np.float32, (), 6.0)])
+            self.assertEqual(self.f.producer[clip.input[0]].op_type, "Conv")
+        names = {n.name for n in self.f.model.graph.node}
+        self.assertLessEqual({"/features/features.1/conv/conv.0/conv.0.2/Clip", "/features/features.1/conv/conv.1/Conv",
+                              "/features/features.2/conv/conv.1/conv.1.0/Conv", "/features/features.3/Add",
+                              "/GlobalAveragePool", "/Flatten", "/classifier/classifier.1/Gemm"}, names)
+        gemm = self.f.nodes("Gemm")[0]
+        self.assertEqual((list(gemm.input), gemm.output[0], self.f.attr(gemm, "transB")),
+                         (["/Flatten_output_0", "classifier.1.weight", "classifier.1.bias"], "output", 1))
+
+    def test_depthwise_convs_have_group_equal_to_channels(self):
+        depthwise = [n for n in self.f.nodes("Conv") if self.f.attr(n, "group") > 1]
+        self.assertEqual(len(depthwise), 17)
+        for conv in depthwise:  # reading the ReLU6 of a Conv with as many output channels
+            channels = self.f.attr(conv, "group")
+            self.assertEqual(list(self.f.inits[conv.input[1]].dims), [channels, 1, 3, 3])
+            expand = self.f.producer[self.f.producer[conv.input[0]].input[0]]
+            self.assertEqual(self.f.inits[expand.input[1]].dims[0], channels)
+
+    def test_passes_checker_and_is_sorted(self):
+        self.check_passes_checker_and_is_sorted()
+
+    def test_op_counts(self):
+        # Every Clip folds into its Conv. 66 activations: the input, 52 Conv and
+        # 10 Add outputs, GlobalAveragePool, Flatten, output; 53 weights and 53
+        # biases dequantized.
+        self.assertEqual(dict(self.g.ops), {"Conv": 52, "Add": 10, "GlobalAveragePool": 1, "Flatten": 1, "Gemm": 1,
+                                            "QuantizeLinear": 66, "DequantizeLinear": 172})
+
+    def test_depthwise_conv_weights_are_per_channel_along_axis_0(self):
+        depthwise = [n for n in self.g.nodes("Conv") if self.g.attr(n, "group") > 1]
+        self.assertEqual(len(depthwise), 17)
+        for conv in depthwise:
+            channels = self.g.attr(conv, "group")
+            w_dq, b_dq = self.g.producer[conv.input[1]], self.g.producer[conv.input[2]]
+            self.assertEqual((w_dq.op_type, self.g.attr(w_dq, "axis")), ("DequantizeLinear", 0), conv.name)
+            q, scale, zp = w_dq.input
+            self.assertEqual((list(self.g.inits[q].dims), self.g.inits[q].data_type),
+                             ([channels, 1, 3, 3], TensorProto.INT8))
+            self.assertEqual(list(self.g.inits[scale].dims), [channels])
+            self.assertFalse(self.g.array(zp).any())
+            self.assertEqual((self.g.attr(b_dq, "axis"), self.g.inits[b_dq.input[0]].data_type),
+                             (0, TensorProto.INT32))
+            x_dq = self.g.producer[conv.input[0]]
+            self.assertEqual((x_dq.op_type, self.g.producer[x_dq.input[0]].op_type),
+                             ("DequantizeLinear", "QuantizeLinear"))
+            np.testing.assert_array_equal(self.g.array(b_dq.input[1]),
+                                          self.g.array(x_dq.input[1]) * self.g.array(scale))
+
+    def test_clips_fold_into_their_convs(self):
+        # A Conv + ReLU6 pair is one Conv writing the Clip's output, quantized on
+        # its calibrated [0, max]: zero point 0 and max at most 6.
+        clipped = [n for n in self.g.nodes("Conv") if n.output[0].endswith("/Clip_output_0")]
+        self.assertEqual(len(clipped), 35)
+        for conv in clipped:  # ".../conv.1.0/Conv" writes ".../conv.1.2/Clip_output_0"
+            self.assertEqual(conv.output[0], conv.name[:-len(".0/Conv")] + ".2/Clip_output_0")
+            (q,) = self.g.readers(conv.output[0])
+            self.assertEqual(q.op_type, "QuantizeLinear")
+            self.assertEqual(int(self.g.array(q.input[2])), 0)
+            self.assertLessEqual(float(self.g.array(q.input[1])) * 255, 6.0 * (1 + 1e-6))
+        self.assertFalse(any(name.endswith("Constant_output_0") for name in self.g.inits))
+
+    def test_add_pool_flatten_and_gemm_read_dequantized_values(self):
+        for node in self.g.nodes("Add") + self.g.nodes("GlobalAveragePool") + self.g.nodes("Flatten"):
+            for name in node.input:
+                self.assertEqual(self.g.producer[name].op_type, "DequantizeLinear", node.name)
+            self.assertEqual([r.op_type for r in self.g.readers(node.output[0])], ["QuantizeLinear"], node.name)
+        gemm = self.g.nodes("Gemm")[0]
+        w_dq = self.g.producer[gemm.input[1]]
+        self.assertEqual((self.g.attr(w_dq, "axis"), list(self.g.inits[w_dq.input[1]].dims)), (0, [1000]))
+        self.assertEqual(self.g.producer["output"].name, "output_DequantizeLinear")
+
+    def test_preprocessing_matches_onnx_runtimes_optimizer(self):
+        # The 70 Constants become initializers, shared down to one 0 and one 6.
+        ours = self.check_preprocessing_matches_onnx_runtime()
+        bounds = {name for n in ours.graph.node if n.op_type == "Clip" for name in n.input[1:]}
+        self.assertEqual(len(bounds), 2)
+
+    def test_numpy_runtime_agrees_with_onnx_runtime(self):
+        reason = ort_missing()
+        if reason:
+            self.skipTest(reason)
+        sys.path.insert(0, MODELS)
+        import numpy_runtime
+        out_dq = self.g.producer["output"]
+        step = float(self.g.array(out_dq.input[1]))
+        rng = np.random.default_rng(20240)
+        for _ in range(3):
+            x = rng.uniform(-1.0, 1.0, self.SHAPE).astype(np.float32)
+            ref = ort_outputs(self.float_path, x, self.dir.name)
+            got = numpy_runtime.run(self.f.model, {"input": x})["output"]
+            self.assertLess(np.abs(got - ref).max() / (ref.max() - ref.min()), 1e-5)
+            got_q = numpy_runtime.run(self.g.model, {"input": x})["output"].ravel()
+            # Unfused, ONNX Runtime computes what the numpy runtime does but for
+            # the float accumulation order; fused (QLinearConv, QLinearAdd,
+            # QLinearGlobalAveragePool, QGemm) it requantizes from integers and
+            # rounds a step off here and there.
+            steps = np.abs(got_q - ort_unfused_output(self.quant_path, x, self.dir.name)) / step
+            self.assertLessEqual(steps.max(), 2.01)
+            self.assertLess(steps.mean(), 0.1)
+            steps = np.abs(got_q - ort_outputs(self.quant_path, x, self.dir.name).ravel()) / step
+            self.assertLessEqual(steps.max(), 4.01)
+            self.assertLess(steps.mean(), 1.0)
+
+    def test_agrees_with_float_model(self):
+        self.check_agrees_with_float(self.SHAPE, 3, 0.04, min_top1=3)
 
 
 class DynamicConvNet(QuantizedModelCase):
