@@ -436,6 +436,14 @@ int main(int argc, char** argv) {
                           ModelCase{"input", {1, 3, 224, 224}, "quantize_static.py", "", "", {"--model", "resnet18"},
                                     2e-2},
                           env, args);
+  // MobileNetV2 (scripts/models/mobilenet_v2.py, torchvision's network as
+  // the exporter writes it) in float and in QDQ: depthwise convs.
+  tessera::register_model("BM_Model_MobileNetV2",
+                          ModelCase{"input", {1, 3, 224, 224}, "mobilenet_v2.py", "", ""}, env, args);
+  tessera::register_model("BM_Model_MobileNetV2Int8",
+                          ModelCase{"input", {1, 3, 224, 224}, "quantize_static.py", "", "",
+                                    {"--model", "mobilenet_v2"}, 2e-2},
+                          env, args);
   // The same with int8 activations (ONNX Runtime's S8S8 QDQ form).
   tessera::register_model("BM_Model_ResNet18S8S8",
                           ModelCase{"input", {1, 3, 224, 224}, "quantize_static.py", "", "",

@@ -3,9 +3,10 @@
 // acc + the two-way bfloat16 dot product of each lane in float32.
 //
 // Where the target has the instruction (x86 VNNI: vpdpbusd on 512-bit
-// vectors with AVX512-VNNI, on 256-bit ones with AVX-VNNI or AVX512-VL;
-// AArch64: USDOT with +i8mm), a vector of int32 whose lanes are a multiple
-// of those becomes one call a register, the accumulator its first operand.
+// vectors with AVX512-VNNI, on 256- and 128-bit ones with AVX-VNNI or
+// AVX512-VL; AArch64: USDOT with +i8mm), a vector of int32 becomes one call
+// per register of the widest of those that divides its lanes (24 lanes:
+// three 256-bit calls), the accumulator its first operand.
 // AArch64 with +dotprod alone has only signed x signed SDOT: the unsigned
 // bytes are shifted into int8 (a ^ 0x80 = a - 128) and 128 * (sum of b's
 // bytes) added back, by a second SDOT of -128s taken off (b is the weight:
@@ -14,7 +15,7 @@
 // the instruction is, and not VPMADDUBSW, whose 16-bit sums saturate. (LLVM
 // turns that form into VPMADDWD where it has it.)
 //
-// bfloat16: vdpbf16ps (AVX512-BF16; 256-bit with AVX512-VL) and AArch64's
+// bfloat16: vdpbf16ps (AVX512-BF16; 256- and 128-bit with AVX512-VL) and AArch64's
 // BFDOT (+bf16), one a register. Elsewhere each half is widened to float32
 // by a shift (a bfloat16 is the top half of a float32) and the two exact
 // products summed: the definition, rounded once.
@@ -52,6 +53,13 @@ llvm::Value* concat(llvm::IRBuilder<>& b, std::vector<llvm::Value*> parts) {
   return parts[0];
 }
 
+// The widest of `widths` (widest first) that divides `lanes`, or 0.
+int widest_dividing(const std::vector<int>& widths, int lanes) {
+  for (int w : widths)
+    if (lanes % w == 0) return w;
+  return 0;
+}
+
 // Whether `hi` - `lo` simplifies to the constant 1.
 bool next_to(const Expr& lo, const Expr& hi) {
   const Expr d = simplify(hi - lo);
@@ -75,15 +83,29 @@ const Expr* word_index(const LoadNode* lo, const LoadNode* hi) {
 
 }  // namespace
 
-int CodeGen::native_dot_lanes() {
-  if (native_dot_lanes_ >= 0) return native_dot_lanes_;
-  native_dot_lanes_ = 0;
-  if (target_.is_x86() && llvm_has_feature(target_, "avx512vnni"))
-    native_dot_lanes_ = target_.vector_bits >= 512 ? 16 : llvm_has_feature(target_, "avx512vl") ? 8 : 0;
-  if (native_dot_lanes_ == 0 && target_.is_x86() && llvm_has_feature(target_, "avxvnni")) native_dot_lanes_ = 8;
+const std::vector<int>& CodeGen::dot_widths() {
+  if (dot_widths_) return *dot_widths_;
+  dot_widths_.emplace();
+  if (target_.is_x86()) {
+    const bool vnni512 = llvm_has_feature(target_, "avx512vnni");
+    if (vnni512 && target_.vector_bits >= 512) dot_widths_->push_back(16);
+    if ((vnni512 && llvm_has_feature(target_, "avx512vl")) || llvm_has_feature(target_, "avxvnni"))
+      dot_widths_->insert(dot_widths_->end(), {8, 4});
+  }
   if (target_.is_aarch64() && (llvm_has_feature(target_, "i8mm") || llvm_has_feature(target_, "dotprod")))
-    native_dot_lanes_ = 4;
-  return native_dot_lanes_;
+    dot_widths_->push_back(4);
+  return *dot_widths_;
+}
+
+llvm::Value* CodeGen::emit_dot_parts(
+    int lanes, int width, llvm::Value* acc, llvm::Value* a, llvm::Value* b,
+    const std::function<llvm::Value*(llvm::Value*, llvm::Value*, llvm::Value*)>& one) {
+  std::vector<llvm::Value*> parts;
+  for (int first = 0; first < lanes; first += width) {
+    auto part = [&](llvm::Value* v) { return lanes == width ? v : lanes_of(b_, v, first, width); };
+    parts.push_back(one(part(acc), part(a), part(b)));
+  }
+  return concat(b_, std::move(parts));
 }
 
 // One AArch64 dot product of four int32 lanes: USDOT, or SDOT of the
@@ -110,31 +132,24 @@ llvm::Value* CodeGen::emit_dot_u8s8(llvm::Value* acc, const CallNode* dot) {
   llvm::Value* a = emit(dot->args[0]);
   llvm::Value* b = emit(dot->args[1]);
   llvm::Type* i32 = b_.getInt32Ty();
-  const int native = native_dot_lanes();
-  if (native > 0 && lanes % native == 0 && target_.is_aarch64()) {
+  const int width = widest_dividing(dot_widths(), lanes);
+  if (width > 0) {
     if (!acc) acc = llvm::Constant::getNullValue(type_of(dot->dtype));
-    std::vector<llvm::Value*> parts;
-    for (int first = 0; first < lanes; first += native) {
-      auto part = [&](llvm::Value* v) { return lanes == native ? v : lanes_of(b_, v, first, native); };
-      parts.push_back(emit_aarch64_dot(part(acc), part(a), part(b)));
-    }
-    return concat(b_, std::move(parts));
-  }
-  if (native > 0 && lanes % native == 0) {
-    const llvm::Intrinsic::ID id =
-        native == 16 ? llvm::Intrinsic::x86_avx512_vpdpbusd_512 : llvm::Intrinsic::x86_avx512_vpdpbusd_256;
+    if (target_.is_aarch64())
+      return emit_dot_parts(lanes, width, acc, a, b,
+                            [&](llvm::Value* c, llvm::Value* x, llvm::Value* y) { return emit_aarch64_dot(c, x, y); });
+    const llvm::Intrinsic::ID id = width == 16 ? llvm::Intrinsic::x86_avx512_vpdpbusd_512
+                                   : width == 8 ? llvm::Intrinsic::x86_avx512_vpdpbusd_256
+                                                : llvm::Intrinsic::x86_avx512_vpdpbusd_128;
     llvm::Function* fn = llvm::Intrinsic::getDeclaration(&mod_, id);
     llvm::FunctionType* ft = fn->getFunctionType();
-    if (!acc) acc = llvm::Constant::getNullValue(type_of(dot->dtype));
-    std::vector<llvm::Value*> parts;
-    for (int first = 0; first < lanes; first += native) {
-      auto part = [&](llvm::Value* v, unsigned param) {
-        return b_.CreateBitCast(lanes == native ? v : lanes_of(b_, v, first, native), ft->getParamType(param));
-      };
-      llvm::Value* r = b_.CreateCall(fn, {part(acc, 0), part(a, 1), part(b, 2)});
-      parts.push_back(b_.CreateBitCast(r, llvm::FixedVectorType::get(i32, static_cast<unsigned>(native))));
-    }
-    return concat(b_, std::move(parts));
+    auto* words = llvm::FixedVectorType::get(i32, static_cast<unsigned>(width));
+    return emit_dot_parts(lanes, width, acc, a, b, [&](llvm::Value* c, llvm::Value* x, llvm::Value* y) {
+      llvm::Value* r = b_.CreateCall(fn, {b_.CreateBitCast(c, ft->getParamType(0)),
+                                          b_.CreateBitCast(x, ft->getParamType(1)),
+                                          b_.CreateBitCast(y, ft->getParamType(2))});
+      return b_.CreateBitCast(r, words);
+    });
   }
   // Portable: each lane's four bytes widened, multiplied and summed.
   auto* bytes = llvm::FixedVectorType::get(b_.getInt8Ty(), static_cast<unsigned>(4 * lanes));
@@ -192,40 +207,39 @@ llvm::Value* CodeGen::emit_pack_bf16(const CallNode* pack) {
   return b_.CreateOr(b_.CreateAnd(low, llvm::ConstantInt::get(words, 0xffff)), high);
 }
 
-int CodeGen::native_bf16_dot_lanes() {
-  if (native_bf16_dot_lanes_ >= 0) return native_bf16_dot_lanes_;
-  native_bf16_dot_lanes_ = 0;
-  if (target_.is_x86() && llvm_has_feature(target_, "avx512bf16"))
-    native_bf16_dot_lanes_ = target_.vector_bits >= 512 ? 16 : llvm_has_feature(target_, "avx512vl") ? 8 : 0;
-  if (target_.is_aarch64() && llvm_has_feature(target_, "bf16")) native_bf16_dot_lanes_ = 4;
-  return native_bf16_dot_lanes_;
+const std::vector<int>& CodeGen::bf16_dot_widths() {
+  if (bf16_dot_widths_) return *bf16_dot_widths_;
+  bf16_dot_widths_.emplace();
+  if (target_.is_x86() && llvm_has_feature(target_, "avx512bf16")) {
+    if (target_.vector_bits >= 512) bf16_dot_widths_->push_back(16);
+    if (llvm_has_feature(target_, "avx512vl")) bf16_dot_widths_->insert(bf16_dot_widths_->end(), {8, 4});
+  }
+  if (target_.is_aarch64() && llvm_has_feature(target_, "bf16")) bf16_dot_widths_->push_back(4);
+  return *bf16_dot_widths_;
 }
 
 llvm::Value* CodeGen::emit_dot_bf16(llvm::Value* acc, const CallNode* dot) {
   const int lanes = dot->dtype.lanes;
   llvm::Value* a = emit(dot->args[0]);
   llvm::Value* b = emit(dot->args[1]);
-  const int native = native_bf16_dot_lanes();
-  if (native > 0 && lanes % native == 0) {
+  const int width = widest_dividing(bf16_dot_widths(), lanes);
+  if (width > 0) {
     llvm::Function* fn = nullptr;
     if (target_.is_aarch64()) {
       auto* v4f32 = llvm::FixedVectorType::get(b_.getFloatTy(), 4);
       auto* v8bf16 = llvm::FixedVectorType::get(b_.getBFloatTy(), 8);
       fn = llvm::Intrinsic::getDeclaration(&mod_, llvm::Intrinsic::aarch64_neon_bfdot, {v4f32, v8bf16});
     } else {
-      fn = llvm::Intrinsic::getDeclaration(&mod_, native == 16 ? llvm::Intrinsic::x86_avx512bf16_dpbf16ps_512
-                                                                : llvm::Intrinsic::x86_avx512bf16_dpbf16ps_256);
+      fn = llvm::Intrinsic::getDeclaration(&mod_, width == 16  ? llvm::Intrinsic::x86_avx512bf16_dpbf16ps_512
+                                                  : width == 8 ? llvm::Intrinsic::x86_avx512bf16_dpbf16ps_256
+                                                               : llvm::Intrinsic::x86_avx512bf16_dpbf16ps_128);
     }
     llvm::FunctionType* ft = fn->getFunctionType();
     if (!acc) acc = llvm::Constant::getNullValue(type_of(dot->dtype));
-    std::vector<llvm::Value*> parts;
-    for (int first = 0; first < lanes; first += native) {
-      auto part = [&](llvm::Value* v, unsigned param) {
-        return b_.CreateBitCast(lanes == native ? v : lanes_of(b_, v, first, native), ft->getParamType(param));
-      };
-      parts.push_back(b_.CreateCall(fn, {part(acc, 0), part(a, 1), part(b, 2)}));
-    }
-    return concat(b_, std::move(parts));
+    return emit_dot_parts(lanes, width, acc, a, b, [&](llvm::Value* c, llvm::Value* x, llvm::Value* y) {
+      return b_.CreateCall(fn, {b_.CreateBitCast(c, ft->getParamType(0)), b_.CreateBitCast(x, ft->getParamType(1)),
+                                b_.CreateBitCast(y, ft->getParamType(2))});
+    });
   }
   // Portable: each word's halves as float32, the two exact products summed.
   llvm::Type* f32 = type_of(dot->dtype);

@@ -3,6 +3,8 @@
 // and stores). Internal to tessera_codegen.
 #pragma once
 
+#include <functional>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -45,17 +47,21 @@ class CodeGen {
   /// acc + dot_u8s8(a, b) (acc null: 0), by the target's dot-product
   /// instruction where it has one for these lanes (llvm_dot.cc).
   llvm::Value* emit_dot_u8s8(llvm::Value* acc, const CallNode* dot);
-  /// The lanes of int32 one native u8 x s8 dot-product instruction covers
-  /// (16 for AVX512-VNNI, 8 with AVX-VNNI or AVX512-VL, 4 for AArch64's
-  /// USDOT (+i8mm) or SDOT (+dotprod)), 0 without one.
-  int native_dot_lanes();
+  /// The lanes of int32 a native u8 x s8 dot-product instruction covers,
+  /// widest first: 16 for AVX512-VNNI on 512-bit vectors, 8 and 4 with
+  /// AVX-VNNI or AVX512-VL, 4 for AArch64's USDOT (+i8mm) or SDOT
+  /// (+dotprod); none without one.
+  const std::vector<int>& dot_widths();
   /// acc + dot_bf16(a, b) (acc null: 0), by the target's bfloat16
   /// dot-product instruction where it has one for these lanes (llvm_dot.cc).
   llvm::Value* emit_dot_bf16(llvm::Value* acc, const CallNode* dot);
-  /// The lanes of float32 one native bfloat16 dot-product instruction covers
-  /// (16 for AVX512-BF16, 8 with AVX512-VL too, 4 for AArch64's BFDOT
-  /// (+bf16)), 0 without one.
-  int native_bf16_dot_lanes();
+  /// The same for bfloat16 (float32 lanes): 16 for AVX512-BF16 on 512-bit
+  /// vectors, 8 and 4 with AVX512-VL too, 4 for AArch64's BFDOT (+bf16).
+  const std::vector<int>& bf16_dot_widths();
+  /// acc + dot(a, b) over `lanes` lanes as calls of `one` on `width` lanes
+  /// each (slices of acc, a and b), joined (llvm_dot.cc).
+  llvm::Value* emit_dot_parts(int lanes, int width, llvm::Value* acc, llvm::Value* a, llvm::Value* b,
+                              const std::function<llvm::Value*(llvm::Value*, llvm::Value*, llvm::Value*)>& one);
   /// pack_bf16(lo, hi): one load of the words where lo and hi are loads of
   /// neighbouring bfloat16 elements, else rounded and packed (llvm_dot.cc).
   llvm::Value* emit_pack_bf16(const CallNode* pack);
@@ -110,8 +116,7 @@ class CodeGen {
   std::unordered_map<const BufferNode*, llvm::Value*> buffers_;
   int parallel_depth_ = 0;
   int select_depth_ = 0;  // > 0 while emitting the branches of a Select
-  int native_dot_lanes_ = -1;       // native_dot_lanes(), once asked
-  int native_bf16_dot_lanes_ = -1;  // native_bf16_dot_lanes(), once asked
+  std::optional<std::vector<int>> dot_widths_, bf16_dot_widths_;  // once asked
   // The condition of each Select branch being emitted, outermost first (the
   // negation for a false branch): i1 when the same for every lane, else one
   // i1 per lane.

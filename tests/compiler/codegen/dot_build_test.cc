@@ -136,6 +136,21 @@ TEST(DotU8S8Assembly, AvxVnniTargetUsesItOn256BitRegisters) {
   EXPECT_EQ(text->find("zmm"), std::string::npos);
 }
 
+// 24 columns on Zen 4 (a MobileNet's 24-channel projection): vectors of 8
+// lanes, each a 256-bit vpdpbusd (AVX512-VL), not the widened products of a
+// CPU without the instruction (vpmaddwd).
+TEST(DotU8S8Assembly, VectorsNarrowerThanTheWidestUseTheNarrowerInstruction) {
+  const Problem p = random_problem(16, 24, 64, 7);
+  auto target = parse_target("llvm -mtriple=x86_64-linux-gnu -mcpu=znver4");
+  ASSERT_TRUE(target.is_ok()) << target.status().to_string();
+  auto f = lower(template_fallback(p, *target), "kernel");
+  ASSERT_TRUE(f.is_ok());
+  auto text = emit_assembly({*f}, *target);
+  ASSERT_TRUE(text.is_ok()) << text.status().to_string();
+  EXPECT_GT(count(*text, "vpdpbusd"), 0);
+  EXPECT_EQ(count(*text, "vpmaddwd"), 0);
+}
+
 // Random valid schedules: native code equals the interpreter bit for bit.
 TEST(DotU8S8, RandomSchedulesBuildWhatTheInterpreterComputes) {
   const Problem p = random_problem(7, 19, 36, 17);
