@@ -109,6 +109,13 @@ Result<ConvGeometry> conv_geometry(const onnx::NodeProto& node, const std::vecto
 /// (onnx_quant_ops.cc): the int32 convolution, then its scales and bias as
 /// an epilogue. False, with nothing emitted, where that does not apply.
 Result<bool> convert_dequantized_conv(ImportContext& ctx, const onnx::NodeProto& node, const ConvGeometry& geometry);
+/// A MatMul (or Gemm, its B transposed when `trans_b`) of dequantized
+/// uint8 or int8 A (one scale and zero point) and dequantized constant int8
+/// B (zero points 0, scaled as a whole or per output column) run on the
+/// integers (onnx_quant_ops.cc): the int32 product on packed words, then
+/// its scales and a Gemm's bias as an epilogue. False, with nothing
+/// emitted, where that does not apply.
+Result<bool> convert_dequantized_matmul(ImportContext& ctx, const onnx::NodeProto& node, bool trans_b);
 
 /// 3-D Conv and ConvTranspose (rank-5 input), as 2-D convolutions
 /// (onnx_conv3d.cc); convert_conv and convert_conv_transpose dispatch here.

@@ -469,6 +469,10 @@ Status convert_gemm(ImportContext& ctx, const Node& node) {
   const int64_t m = at.trans_a ? as[1] : as[0], ka = at.trans_a ? as[0] : as[1];
   const int64_t kb = at.trans_b ? bs[1] : bs[0], n = at.trans_b ? bs[0] : bs[1];
   if (ka != kb) return invalid("inner dimensions differ: " + graph::shape_string(as) + " x " + graph::shape_string(bs));
+  if (at.alpha == 1.0 && at.beta == 1.0 && !at.trans_a) {
+    TESSERA_ASSIGN_OR_RETURN(bool on_integers, convert_dequantized_matmul(ctx, node, at.trans_b));
+    if (on_integers) return Status::ok();
+  }
   std::vector<ValueId> inputs{a, b};
   if (ImportContext::has_input(node, 2)) {
     TESSERA_ASSIGN_OR_RETURN(ValueId c, ctx.input(node, 2));
@@ -493,6 +497,10 @@ Status convert_matmul(ImportContext& ctx, const Node& node) {
   }
   out[rank - 2] = as[as.size() - 2];
   out[rank - 1] = bs.back();
+  if (bs.size() == 2) {
+    TESSERA_ASSIGN_OR_RETURN(bool on_integers, convert_dequantized_matmul(ctx, node, false));
+    if (on_integers) return Status::ok();
+  }
   return ctx.emit(node, OpKind::kMatMul, graph::NoAttrs{}, {a, b}, out, ctx.value(a).dtype);
 }
 

@@ -230,10 +230,33 @@ Result<PackedWeights> pack_weights(const graph::Constant& b) {
   return PackedWeights{std::move(words), graph::Constant::from_doubles(DType::i32(), {n}, sums)};
 }
 
+// uint8 x [..., K] times constant int8 w [K, N] on the dot-product path, in
+// int32: sum (x - xz) w = sum x w - xz * (column sums of w), the correction
+// an epilogue over N (xz: x's zero point, or -1 for none).
+Result<ValueId> matmul_on_words(ImportContext& ctx, const std::string& name, const std::string& output, ValueId x,
+                                ValueId xz, const graph::Constant& w) {
+  TESSERA_ASSIGN_OR_RETURN(PackedWeights packed, pack_weights(w));
+  const ValueId words = ctx.g.add_constant(name + ".b_words", std::move(packed.words));
+  const auto xs = ctx.value(x).shape;
+  std::vector<int64_t> shape(xs.begin(), xs.end() - 1);
+  shape.push_back(w.shape[1]);
+  const DType i32 = DType::i32();
+  if (xz < 0) return ctx.add(output, OpKind::kMatMulU8S8, graph::NoAttrs{}, {x, words}, shape, i32);
+  // The correction first: the subtraction then follows the product at once
+  // and fuses into its kernel as an epilogue.
+  const ValueId sums = ctx.g.add_constant(name + ".b_column_sums", std::move(packed.column_sums));
+  TESSERA_ASSIGN_OR_RETURN(ValueId z, ctx.add(name + ".a_zp_i32", OpKind::kCast, graph::CastAttrs{i32}, {xz},
+                                              ctx.value(xz).shape, i32));
+  TESSERA_ASSIGN_OR_RETURN(ValueId correction, ctx.add(name + ".zp_correction", OpKind::kMul, graph::NoAttrs{},
+                                                       {z, sums}, {w.shape[1]}, i32));
+  TESSERA_ASSIGN_OR_RETURN(ValueId product, ctx.add(name + ".dot", OpKind::kMatMulU8S8, graph::NoAttrs{}, {x, words},
+                                                    shape, i32));
+  return ctx.add(output, OpKind::kSub, graph::NoAttrs{}, {product, correction}, shape, i32);
+}
+
 // The product on the dot-product path, where it applies: uint8 A with one
 // zero point, constant int8 B (K a multiple of 4) whose zero point is 0.
-// sum (a - za) b = sum a b - za * (column sums of B): the correction is an
-// epilogue over N. Nothing (nullopt) where it does not apply.
+// Nothing (nullopt) where it does not apply.
 Result<std::optional<ValueId>> dot_product_matmul(ImportContext& ctx, const Node& node, int a, int a_zp, int b,
                                                   int b_zp, const std::string& output) {
   TESSERA_ASSIGN_OR_RETURN(ValueId x, ctx.input(node, a));
@@ -246,34 +269,15 @@ Result<std::optional<ValueId>> dot_product_matmul(ImportContext& ctx, const Node
     TESSERA_ASSIGN_OR_RETURN(ValueId wz, ctx.input(node, b_zp));
     if (!is_zero_constant(ctx, wz)) return std::optional<ValueId>();
   }
-  std::optional<ValueId> xz;
+  ValueId xz = -1;
   if (ImportContext::has_input(node, a_zp)) {
     TESSERA_ASSIGN_OR_RETURN(ValueId z, ctx.input(node, a_zp));
     if (graph::shape_size(ctx.value(z).shape) != 1) return std::optional<ValueId>();
     TESSERA_RETURN_IF_ERROR(check_zero_point_type(ctx.value(z).dtype, DType::u8(), "a"));
     if (!is_zero_constant(ctx, z)) xz = z;
   }
-  const std::string name = base_name(node);
-  TESSERA_ASSIGN_OR_RETURN(PackedWeights packed, pack_weights(ctx.g.constant(w)));
-  const ValueId words = ctx.g.add_constant(name + ".b_words", std::move(packed.words));
-  std::vector<int64_t> shape(xs.begin(), xs.end() - 1);
-  shape.push_back(ws[1]);
-  const DType i32 = DType::i32();
-  if (!xz) {
-    TESSERA_ASSIGN_OR_RETURN(ValueId product, ctx.add(output, OpKind::kMatMulU8S8, graph::NoAttrs{}, {x, words}, shape, i32));
-    return std::optional<ValueId>(product);
-  }
-  // The correction first: the subtraction then follows the product at once
-  // and fuses into its kernel as an epilogue.
-  const ValueId sums = ctx.g.add_constant(name + ".b_column_sums", std::move(packed.column_sums));
-  const auto zs = ctx.value(*xz).shape;
-  TESSERA_ASSIGN_OR_RETURN(ValueId z, ctx.add(name + ".a_zp_i32", OpKind::kCast, graph::CastAttrs{i32}, {*xz}, zs, i32));
-  TESSERA_ASSIGN_OR_RETURN(ValueId correction, ctx.add(name + ".zp_correction", OpKind::kMul, graph::NoAttrs{},
-                                                       {z, sums}, {ws[1]}, i32));
-  TESSERA_ASSIGN_OR_RETURN(ValueId product, ctx.add(name + ".dot", OpKind::kMatMulU8S8, graph::NoAttrs{}, {x, words},
-                                                    shape, i32));
-  TESSERA_ASSIGN_OR_RETURN(ValueId c, ctx.add(output, OpKind::kSub, graph::NoAttrs{}, {product, correction}, shape, i32));
-  return std::optional<ValueId>(c);
+  TESSERA_ASSIGN_OR_RETURN(ValueId y, matmul_on_words(ctx, base_name(node), output, x, xz, ctx.g.constant(w)));
+  return std::optional<ValueId>(y);
 }
 
 // The int32 product of MatMulInteger and QLinearMatMul: a's zero point one
@@ -539,6 +543,66 @@ Result<bool> convert_dequantized_conv(ImportContext& ctx, const Node& node, cons
   TESSERA_ASSIGN_OR_RETURN(ValueId b, ctx.input(node, 2));
   TESSERA_ASSIGN_OR_RETURN(b, per_output_channel(ctx, name + ".bias", b, k));
   TESSERA_RETURN_IF_ERROR(ctx.emit(node, OpKind::kAdd, graph::NoAttrs{}, {scaled, b}, geometry.shape, f));
+  return true;
+}
+
+Result<bool> convert_dequantized_matmul(ImportContext& ctx, const Node& node, bool trans_b) {
+  TESSERA_ASSIGN_OR_RETURN(ValueId a, ctx.input(node, 0));
+  TESSERA_ASSIGN_OR_RETURN(ValueId b, ctx.input(node, 1));
+  const auto ad = ctx.dequantized.find(a), bd = ctx.dequantized.find(b);
+  if (ad == ctx.dequantized.end() || bd == ctx.dequantized.end()) return false;
+  const ImportContext::Dequantized xq = ad->second, wq = bd->second;
+  const auto& g = ctx.g;
+  // One constant scale and zero point for x; constant int8 weights of zero
+  // points 0, scaled as a whole or per output column.
+  const auto xs = ctx.value(xq.x).shape, ws = ctx.value(wq.x).shape;
+  if (!g.is_constant(xq.scale) || graph::shape_size(ctx.value(xq.scale).shape) != 1 ||
+      !g.is_constant(xq.zero_point) || graph::shape_size(ctx.value(xq.zero_point).shape) != 1 ||
+      !is_8_bit_integer(ctx.value(xq.x).dtype) || xs.size() < 2 || !g.is_constant(wq.x) ||
+      ctx.value(wq.x).dtype != DType::i8() || ws.size() != 2 || !g.is_constant(wq.scale) ||
+      !is_zero_constant(ctx, wq.zero_point))
+    return false;
+  const int64_t k = trans_b ? ws[1] : ws[0], n = trans_b ? ws[0] : ws[1];
+  const auto scale_shape = ctx.value(wq.scale).shape;
+  const bool per_column = graph::shape_size(scale_shape) == n && n > 1;
+  // A per-column scale lies along N: [N, 1] of [N, K], [N] of [K, N].
+  if (per_column && scale_shape != (trans_b ? std::vector<int64_t>{n, 1} : std::vector<int64_t>{n})) return false;
+  if (!per_column && graph::shape_size(scale_shape) != 1) return false;
+  if (k % 4 != 0 || xs.back() != k) return false;
+  const std::string name = base_name(node);
+  ValueId x = xq.x;
+  double zero_point = g.constant(xq.zero_point).at(0);
+  if (ctx.value(x).dtype == DType::i8()) {
+    TESSERA_ASSIGN_OR_RETURN(x, shifted_to_unsigned(ctx, name + ".a", x));
+    zero_point += 128.0;
+  }
+  const ValueId xz = zero_point == 0 ? -1 : scalar_constant(ctx, name + ".a_zp_u8", DType::u8(), zero_point);
+  graph::Constant w = g.constant(wq.x);
+  if (trans_b) {
+    graph::Constant t{w.dtype, {k, n}, std::vector<uint8_t>(w.bytes.size())};
+    for (int64_t r = 0; r < n; ++r)
+      for (int64_t c = 0; c < k; ++c) t.bytes[static_cast<size_t>(c * n + r)] = w.bytes[static_cast<size_t>(r * k + c)];
+    w = std::move(t);
+  }
+  TESSERA_ASSIGN_OR_RETURN(ValueId acc, matmul_on_words(ctx, name, name + ".acc", x, xz, w));
+  // y = acc * (x_scale * w_scale[n]) (+ the bias).
+  const float x_scale = static_cast<float>(g.constant(xq.scale).at(0));
+  const std::vector<double> w_scale = g.constant(wq.scale).to_doubles();
+  std::vector<float> scales(static_cast<size_t>(n));
+  for (int64_t c = 0; c < n; ++c) scales[static_cast<size_t>(c)] = x_scale * static_cast<float>(w_scale[per_column ? c : 0]);
+  const ValueId scale = ctx.g.add_constant(name + ".scale", graph::Constant::from_floats({n}, scales));
+  const DType f = DType::f32();
+  const auto shape = ctx.value(acc).shape;
+  TESSERA_ASSIGN_OR_RETURN(ValueId real, ctx.add(name + ".f32", OpKind::kCast, graph::CastAttrs{f}, {acc}, shape, f));
+  const bool biased = node.op_type() == "Gemm" && ImportContext::has_input(node, 2);
+  if (!biased) {
+    TESSERA_RETURN_IF_ERROR(ctx.emit(node, OpKind::kMul, graph::NoAttrs{}, {real, scale}, shape, f));
+    return true;
+  }
+  TESSERA_ASSIGN_OR_RETURN(ValueId scaled, ctx.add(name + ".scaled", OpKind::kMul, graph::NoAttrs{}, {real, scale},
+                                                   shape, f));
+  TESSERA_ASSIGN_OR_RETURN(ValueId c, ctx.input(node, 2));
+  TESSERA_RETURN_IF_ERROR(ctx.emit(node, OpKind::kAdd, graph::NoAttrs{}, {scaled, c}, shape, f));
   return true;
 }
 

@@ -451,6 +451,70 @@ TEST(OnnxQuantOps, ADepthwiseConvOfDequantizedOperandsRunsOnTheIntegers) {
 }
 TEST(OnnxQuantOps, AGroupedConvOfWholeWordsRunsOnTheIntegers) { check_dequantized_conv(16, false, 2, 6); }
 
+// A MatMul, or a Gemm with its weights transposed and a bias, between
+// DequantizeLinear nodes as a static QDQ model holds them (uint8 or int8
+// activations, per-column int8 weights): matmul_u8s8 on packed words, then
+// x_scale * w_scale[n] and the bias; equal to the float product of the
+// dequantized values up to float32 rounding.
+void check_dequantized_matmul(bool gemm, bool int8_activations) {
+  const int m = 3, k = 12, n = 5;
+  std::vector<uint8_t> x;
+  std::vector<int8_t> w;
+  for (int i = 0; i < m * k; ++i) x.push_back(static_cast<uint8_t>((i * 37 + 11) % 256));
+  for (int i = 0; i < k * n; ++i) w.push_back(static_cast<int8_t>((i * 53 + 7) % 256 - 128));
+  const float xs = 0.02f;
+  const int xz = 120;
+  const std::vector<float> ws = {0.01f, 0.003f, 0.05f, 0.02f, 0.007f}, bias = {0.5f, -1.25f, 3.0f, 0.0f, 1.0f};
+  ModelBuilder mb(13);
+  mb.input("x", {m, k}, int8_activations ? TensorProto::INT8 : TensorProto::UINT8);
+  mb.floats("xs", {}, {xs});
+  if (int8_activations) mb.raw<int8_t>("xzp", {}, TensorProto::INT8, {xz - 128});
+  else mb.raw<uint8_t>("xzp", {}, TensorProto::UINT8, {static_cast<uint8_t>(xz)});
+  // Gemm's weights N x K (transB), MatMul's K x N; the scales along N.
+  std::vector<int8_t> stored = w;
+  if (gemm)
+    for (int r = 0; r < n; ++r)
+      for (int c = 0; c < k; ++c) stored[static_cast<size_t>(r * k + c)] = w[static_cast<size_t>(c * n + r)];
+  mb.raw<int8_t>("w", gemm ? std::vector<int64_t>{n, k} : std::vector<int64_t>{k, n}, TensorProto::INT8, stored);
+  mb.floats("ws", {n}, ws);
+  mb.raw<int8_t>("wzp", {n}, TensorProto::INT8, std::vector<int8_t>(n, 0));
+  mb.node("DequantizeLinear", {"x", "xs", "xzp"}, {"xf"});
+  attr(mb.node("DequantizeLinear", {"w", "ws", "wzp"}, {"wf"}), "axis", int64_t{gemm ? 0 : 1});
+  if (gemm) {
+    mb.floats("b", {n}, bias);
+    attr(mb.node("Gemm", {"xf", "wf", "b"}, {"y"}), "transB", int64_t{1});
+  } else {
+    mb.node("MatMul", {"xf", "wf"}, {"y"});
+  }
+  mb.output("y", {m, n});
+  auto g = import_onnx_bytes(mb.bytes());
+  ASSERT_TRUE(g.is_ok()) << g.status().to_string();
+  EXPECT_EQ(count_kind(*g, graph::OpKind::kMatMulU8S8), 1);
+  EXPECT_EQ(count_kind(*g, graph::OpKind::kGemm) + count_kind(*g, graph::OpKind::kMatMul), 0);
+  std::vector<uint8_t> xin = x;
+  if (int8_activations)
+    for (uint8_t& v : xin) v = static_cast<uint8_t>(v - 128);
+  auto y = graph::test::run_graph(*g, {{g->inputs()[0], bytes_of(xin)}});
+  ASSERT_TRUE(y.is_ok()) << y.status().to_string();
+  const std::vector<float> got = to_floats(y->at(0));
+  for (int r = 0; r < m; ++r)
+    for (int c = 0; c < n; ++c) {
+      int64_t acc = 0;
+      for (int i = 0; i < k; ++i) acc += (x[static_cast<size_t>(r * k + i)] - xz) * w[static_cast<size_t>(i * n + c)];
+      const double want = static_cast<double>(acc) * xs * ws[c] + (gemm ? bias[c] : 0.0f);
+      EXPECT_NEAR(got[static_cast<size_t>(r * n + c)], want, 1e-5 * std::max(1.0, std::fabs(want))) << r << "," << c;
+    }
+}
+
+TEST(OnnxQuantOps, AMatMulOfDequantizedOperandsRunsOnTheIntegers) {
+  check_dequantized_matmul(false, false);
+  check_dequantized_matmul(false, true);
+}
+TEST(OnnxQuantOps, AGemmOfDequantizedOperandsRunsOnTheIntegersWithItsBias) {
+  check_dequantized_matmul(true, false);
+  check_dequantized_matmul(true, true);
+}
+
 TEST(OnnxQuantOps, QLinearMatMulRequantizesPerColumn) {
   const int m = 4, k = 9, n = 3;
   std::vector<uint8_t> a;
