@@ -33,7 +33,8 @@ Result<Graph> optimize_graph(const Graph& g) {
   TESSERA_ASSIGN_OR_RETURN(Graph refolded, fold_constants(bn));
   TESSERA_ASSIGN_OR_RETURN(Graph normed, recognize_layer_norm(refolded));
   TESSERA_ASSIGN_OR_RETURN(Graph viewed, fold_matmul_views(normed));
-  return eliminate_dead_nodes(viewed);
+  TESSERA_ASSIGN_OR_RETURN(Graph moved, move_quantized_values(viewed));
+  return eliminate_dead_nodes(moved);
 }
 
 }  // namespace tessera::graph

@@ -2,7 +2,7 @@
 //
 // The usual order (see optimize_graph):
 //   fold_constants -> fold_batch_norm -> fold_constants -> recognize_layer_norm
-//   -> fold_matmul_views -> eliminate_dead_nodes
+//   -> fold_matmul_views -> move_quantized_values -> eliminate_dead_nodes
 // followed by fuse_ops (fuse_ops.h) and extract_tasks (extract_tasks.h).
 // Partitioning for external backends is partition_graph.h; compiler/model
 // runs it after these passes and before fusion when a backend is chosen.
@@ -16,6 +16,13 @@
 #include "base/status.h"
 
 namespace tessera::graph {
+
+/// A MaxPool, Concat, Reshape, Transpose, Slice or nearest Resize whose
+/// data inputs are all dequantized with the scale and zero point of the one
+/// QuantizeLinear that reads it (a QDQ model's moves) runs on the integers
+/// themselves and takes that QuantizeLinear's place; the result is exact.
+/// The dequantizations nobody else reads go.
+Result<Graph> move_quantized_values(const Graph& g);
 
 /// Whether evaluate_node can compute `kind` on constant inputs (shape-like and
 /// elementwise operators; never conv, gemm, matmul, pools or reductions: those
