@@ -33,6 +33,7 @@ enum class Scale : unsigned char { kLog, kSignedLog, kRaw };
   X(float_minmax, kSum, kLog, "float min and max executed")                                          \
   X(float_cmp, kSum, kLog, "float comparisons executed")                                             \
   X(float_math, kSum, kLog, "math calls executed (exp, log, sqrt, tanh, ...)")                       \
+  X(dot_mad, kSum, kLog, "multiply-adds of packed dot products (4 a lane of u8 x s8, 2 of bfloat16)") \
   X(int_addsub, kSum, kLog, "integer adds and subtracts executed (index arithmetic included)")       \
   X(int_mul, kSum, kLog, "integer multiplies executed")                                              \
   X(int_divmod, kSum, kLog, "integer divisions and modulos executed")                                \

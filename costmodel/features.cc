@@ -203,7 +203,11 @@ void Extractor::count(const Expr& e, Row& row, double weight) {
       r[kS_cast_op] += n;
       return count(e.as<CastNode>()->value, row, weight);
     case ExprKind::kCall: {
-      r[kS_float_math] += n;
+      // A dot product of packed words is its multiply-adds (one
+      // instruction a register where the target has one), not a math call.
+      const CallOp op = e.as<CallNode>()->op;
+      if (is_dot_product(op)) r[kS_dot_mad] += n * (op == CallOp::kDotU8S8 ? 4 : 2);
+      else if (op != CallOp::kPackBf16) r[kS_float_math] += n;
       for (const Expr& a : e.as<CallNode>()->args) count(a, row, weight);
       return;
     }
@@ -321,7 +325,7 @@ void Extractor::visit_store(const StoreNode* op) {
   double ops = 0;
   for (int f = kS_float_mad; f <= kS_cast_op; ++f) ops += r[f];
   row.flops = 2 * r[kS_float_mad] + r[kS_float_addsub] + r[kS_float_mul] + r[kS_float_divmod] +
-              r[kS_float_minmax] + r[kS_float_cmp] + r[kS_float_math];
+              r[kS_float_minmax] + r[kS_float_cmp] + r[kS_float_math] + 2 * r[kS_dot_mad];
   r[kS_vec_lanes] = lanes;
   r[kS_vec_op_frac] = ops > 0 ? std::min(1.0, row.vector_ops / ops) : (lanes > 1 ? 1 : 0);
   r[kS_outer_prod] = outer;

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "compiler/lower/lower.h"
+#include "compiler/ops/op_spec.h"
 #include "tests/costmodel/random_schedules.h"
 
 namespace tessera::costmodel {
@@ -47,7 +48,7 @@ TEST(FeatureTable, HasOneDocumentedUniqueNamePerFeature) {
     EXPECT_FALSE(f.doc.empty()) << f.name;
     EXPECT_TRUE(names.insert(f.name).second) << "duplicate " << f.name;
   }
-  EXPECT_EQ(feature_index("store.vec_lanes"), kProgramFeatureCount + 15);
+  EXPECT_EQ(feature_index("store.vec_lanes"), kProgramFeatureCount + 16);
   EXPECT_EQ(feature_index("no.such.feature"), -1);
 }
 
@@ -91,6 +92,24 @@ TEST(ExtractFeatures, VectorizedScheduleRecordsItsLanes) {
   // The same arithmetic is done either way.
   EXPECT_FLOAT_EQ(feature(*scalar, "store.float_mad"), feature(*vector, "store.float_mad"));
   EXPECT_FLOAT_EQ(feature(*scalar, "program.total_flops"), feature(*vector, "program.total_flops"));
+}
+
+// An int8 product on packed words: its dot products count as the
+// multiply-adds they are (4 a lane), none as a math call, and the program's
+// flops are the product's 2 M N K, vectorized or not.
+TEST(ExtractFeatures, PackedDotProductsCountTheirMultiplyAdds) {
+  auto inst = ops::parse_op_spec("matmul_u8s8:M=16,N=32,K=64");
+  ASSERT_TRUE(inst.is_ok()) << inst.status().to_string();
+  State scalar(inst->dag), vector(inst->dag);
+  const int c = vector.stage_index(vector.dag().args().back());
+  ASSERT_TRUE(vector.vectorize(c, 1).is_ok());
+  for (const State* s : {&scalar, &vector}) {
+    auto v = extract_features(*s);
+    ASSERT_TRUE(v.is_ok()) << v.status().to_string();
+    EXPECT_FLOAT_EQ(feature(*v, "store.dot_mad"), log_feature(16.0 * 32 * 64));
+    EXPECT_EQ(feature(*v, "store.float_math"), 0.f);
+    EXPECT_FLOAT_EQ(feature(*v, "program.total_flops"), log_feature(2.0 * 16 * 32 * 64));
+  }
 }
 
 TEST(ExtractFeatures, ParallelLoopRecordsItsExtent) {
