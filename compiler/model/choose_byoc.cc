@@ -203,8 +203,10 @@ Status decide_by_whole_model(RegionPlans& plans, double all_tessera, double all_
   plans.mixed_total_s = 0;
   const auto on_backend = std::count_if(plans.regions.begin(), plans.regions.end(),
                                         [](const RegionChoice& c) { return c.backend; });
+  const auto refused = std::count_if(plans.regions.begin(), plans.regions.end(),
+                                     [](const RegionChoice& c) { return !c.refused.empty(); });
   double mixed = on_backend == 0 ? all_tessera : all_backend;
-  if (on_backend > 0 && on_backend < static_cast<long>(plans.regions.size())) {
+  if (on_backend > 0 && on_backend + refused < static_cast<long>(plans.regions.size())) {
     if (!plans.graph || !plans.backend)
       return Status(ErrorCode::kInternal, "measure_regions needs plans from plan_regions");
     const std::unique_ptr<external::Backend> chosen = restrict_backend(*plans.backend, plans.regions);
@@ -222,6 +224,7 @@ Status decide_by_whole_model(RegionPlans& plans, double all_tessera, double all_
   if (mixed <= all_tessera && mixed <= all_backend) return Status::ok();
   const bool backend = all_backend < all_tessera;
   for (RegionChoice& c : plans.regions) {
+    if (!c.refused.empty()) continue;
     c.by_whole_model = c.backend != backend;
     c.backend = backend;
   }
@@ -230,13 +233,57 @@ Status decide_by_whole_model(RegionPlans& plans, double all_tessera, double all_
 
 }  // namespace
 
+namespace {
+
+// The index in plans.regions of the region `message` (a failed load) names
+// as refused by its module, or -1.
+int refused_region(const RegionPlans& plans, const std::string& message) {
+  const ModelPlan& plan_b = plans.with_backend;
+  for (size_t i = 0, r = 0; i < plan_b.groups.size(); ++i) {
+    if (plan_b.external_of_group[i] < 0) continue;
+    const std::string& symbol = plan_b.externals[static_cast<size_t>(plan_b.external_of_group[i])].code.symbol;
+    if (message.find("cannot build region " + symbol + ":") != std::string::npos) return static_cast<int>(r);
+    ++r;
+  }
+  return -1;
+}
+
+// The package with the backend's regions, built and loaded: a region whose
+// module refuses to build it becomes Tessera's (RegionChoice::refused) and
+// the model is planned again without it, until every region left builds.
+// The refused regions follow the others in plans.regions.
+Result<runtime::PackageContents> buildable_backend_package(RegionPlans& plans, const Target& target,
+                                                           ScheduleSource* source) {
+  std::vector<RegionChoice> refused;
+  for (;;) {
+    TESSERA_ASSIGN_OR_RETURN(runtime::PackageContents package, compile_package(plans.with_backend, target, source));
+    auto loaded = runtime::GraphExecutor::load(package);
+    const int r = loaded.is_ok() ? -1 : refused_region(plans, loaded.status().message());
+    if (loaded.is_ok() || r < 0) {
+      if (!loaded.is_ok()) return loaded.status();
+      plans.regions.insert(plans.regions.end(), refused.begin(), refused.end());
+      return package;
+    }
+    RegionChoice c = plans.regions[static_cast<size_t>(r)];
+    c.refused = loaded.status().message();
+    c.backend = false;
+    refused.push_back(std::move(c));
+    const std::unique_ptr<external::Backend> restricted = restrict_backend(*plans.backend, refused);
+    TESSERA_ASSIGN_OR_RETURN(RegionPlans again, plan_regions(*plans.graph, target, source, *restricted, plans.options));
+    plans.with_backend = std::move(again.with_backend);
+    plans.regions = std::move(again.regions);
+  }
+}
+
+}  // namespace
+
 Status measure_regions(RegionPlans& plans, const Target& target, ScheduleSource* source, int runs) {
   if (plans.regions.empty()) return Status::ok();
+  if (!plans.graph || !plans.backend) return Status(ErrorCode::kInternal, "measure_regions needs plans from plan_regions");
+  TESSERA_ASSIGN_OR_RETURN(runtime::PackageContents backend_package, buildable_backend_package(plans, target, source));
   std::map<std::string, size_t> region_of;
   for (size_t r = 0; r < plans.regions.size(); ++r)
     for (const std::string& node : plans.regions[r].nodes) region_of[node] = r;
-  TESSERA_ASSIGN_OR_RETURN(runtime::PackageContents backend_package,
-                           compile_package(plans.with_backend, target, source));
   TESSERA_ASSIGN_OR_RETURN(runtime::PackageContents tessera_package,
                            compile_package(plans.without_backend, target, source));
   TESSERA_ASSIGN_OR_RETURN(std::vector<std::vector<double>> calls,
@@ -256,7 +303,7 @@ Status measure_regions(RegionPlans& plans, const Target& target, ScheduleSource*
     const int r = region_of_group(plan_t, i, region_of);
     if (r >= 0) plans.regions[static_cast<size_t>(r)].tessera_s += tessera_calls[i];
   }
-  for (RegionChoice& c : plans.regions) c.backend = c.backend_s < c.tessera_s;
+  for (RegionChoice& c : plans.regions) c.backend = c.refused.empty() && c.backend_s < c.tessera_s;
   return decide_by_whole_model(plans, sum(tessera_calls), sum(backend_calls), tessera_package, backend_package, target,
                                source, runs);
 }
@@ -301,12 +348,16 @@ std::string format_region_choices(const std::string& backend, const std::vector<
         !c.stored ? "measured now"
                   : (c.session_id > 0 ? "tuning session " + std::to_string(c.session_id) : "from the records");
     if (c.by_whole_model) when += "; the whole model was faster so";
+    if (!c.refused.empty()) when = backend + " refused to build it";
     std::snprintf(line, sizeof line, "  %-24s %-8s (%zu operator%s; %s %.3f ms, tessera %.3f ms; %s)\n",
                   c.region.c_str(), c.backend ? backend.c_str() : "tessera", c.nodes.size(),
                   c.nodes.size() == 1 ? "" : "s", backend.c_str(), c.backend_s * 1e3, c.tessera_s * 1e3,
                   when.c_str());
     out += line;
   }
+  for (const RegionChoice& c : choices)
+    if (!c.refused.empty())
+      out += "  warning: " + backend + " refused to build " + c.region + ", so Tessera runs it: " + c.refused + "\n";
   return out;
 }
 

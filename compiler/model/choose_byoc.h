@@ -40,13 +40,16 @@ struct RegionChoice {
   bool by_whole_model = false;
   bool stored = false;              ///< the times are the records' (RegionMeasurement), not measured now
   int64_t session_id = 0;           ///< stored: the tuning session that measured them
+  /// Non-empty: the backend refused to build the region (its module's
+  /// message), so Tessera runs it whatever the times.
+  std::string refused;
 };
 
 /// A model planned both ways, and the regions the backend takes, untimed.
 struct RegionPlans {
   ModelPlan with_backend;     ///< the backend's regions as external groups
   ModelPlan without_backend;  ///< every operator Tessera's
-  std::vector<RegionChoice> regions;  ///< in the order of with_backend's external groups
+  std::vector<RegionChoice> regions;  ///< in the order of with_backend's external groups, then the refused
   // What plan_regions was given, for planning the mixed model; they must
   // outlive the plans.
   const graph::Graph* graph = nullptr;
@@ -78,7 +81,11 @@ Result<RegionPlans> plan_regions(const graph::Graph& g, const Target& target, Sc
 /// it (layout changes, a fusion it splits), so the whole model is timed
 /// too, with each region so decided: when all Tessera's or all the
 /// backend's is faster than that, every region goes that way
-/// (RegionChoice::by_whole_model). Errors: compiling, loading and running's.
+/// (RegionChoice::by_whole_model). A region the backend's module refuses
+/// to build at load is Tessera's (RegionChoice::refused, listed after the
+/// others) and the model is planned again without it: the default compile
+/// never fails where the backend does. Errors: compiling, loading and
+/// running's.
 Status measure_regions(RegionPlans& plans, const Target& target, ScheduleSource* source, int runs = 10);
 
 /// Each region as its stored measurement decides it (`source`'s
@@ -96,7 +103,8 @@ std::unique_ptr<external::Backend> restrict_backend(const external::Backend& bac
 
 /// One line per region for people: "dnnl_region0  dnnl     (47 operators;
 /// dnnl 21.3 ms, tessera 35.1 ms; measured now)" — or "; tuning session 3"
-/// for a stored time.
+/// for a stored time — then a warning for each region the backend refused
+/// to build, with its module's message.
 std::string format_region_choices(const std::string& backend, const std::vector<RegionChoice>& choices);
 
 }  // namespace tessera::model

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <map>
@@ -368,6 +369,61 @@ TEST(DnnlAuto, RegionsAreMeasuredBothWaysAndTheRestrictedBackendTakesTheChosen) 
     ASSERT_TRUE(got.is_ok()) << got.status().to_string();
     EXPECT_TRUE(near(got->at("y"), gt::to_floats((*want)[0]))) << mask;
   }
+}
+
+// The real oneDNN backend whose payload for a region holding `node` is
+// cut short, so its module refuses that region at build time (as it
+// refused a Clip whose bound was written as null).
+class RefusedRegion final : public Backend {
+ public:
+  RefusedRegion(const Backend& inner, std::string node) : inner_(inner), node_(std::move(node)) {}
+  std::string name() const override { return inner_.name(); }
+  external::BackendKind kind() const override { return inner_.kind(); }
+  graph::PartitionRules partition_rules() const override { return inner_.partition_rules(); }
+  Result<external::ExternalCode> generate(const Graph& body, const std::string& symbol) const override {
+    TESSERA_ASSIGN_OR_RETURN(external::ExternalCode code, inner_.generate(body, symbol));
+    for (const graph::Node& n : body.nodes())
+      if (n.name == node_) code.source = code.source.substr(0, code.source.size() / 2);
+    return code;
+  }
+  std::vector<std::string> link_libraries() const override { return inner_.link_libraries(); }
+  std::string runtime_library() const override { return inner_.runtime_library(); }
+
+ private:
+  const Backend& inner_;
+  std::string node_;
+};
+
+// --byoc auto never fails where the backend does: a region its module
+// refuses to build is Tessera's, with one warning giving the module's
+// message; the other region is still measured and decided, and the model
+// built from the choices runs and matches the reference.
+TEST(DnnlAuto, ARegionTheBackendRefusesToBuildIsTesserasWithAWarning) {
+  const Graph g = conv_model();
+  const std::unique_ptr<Backend> dnnl = make_dnnl_backend();
+  const RefusedRegion broken(*dnnl, "fc");
+  auto choices = model::choose_regions(g, host_target(), nullptr, broken, {}, 3);
+  ASSERT_TRUE(choices.is_ok()) << choices.status().to_string();
+  ASSERT_EQ(choices->size(), 2u);
+  const model::RegionChoice& head = choices->back();
+  EXPECT_NE(std::find(head.nodes.begin(), head.nodes.end(), "fc"), head.nodes.end());
+  EXPECT_FALSE(head.backend);
+  EXPECT_NE(head.refused.find("malformed payload"), std::string::npos) << head.refused;
+  EXPECT_TRUE(choices->front().refused.empty());
+  EXPECT_GT(choices->front().backend_s, 0);
+  const std::string text = model::format_region_choices("dnnl", *choices);
+  EXPECT_NE(text.find("warning: dnnl refused to build"), std::string::npos) << text;
+
+  const std::unique_ptr<Backend> chosen = model::restrict_backend(broken, *choices);
+  model::ModelPlan plan;
+  auto compiled = compile(g, chosen.get(), true, &plan);
+  ASSERT_TRUE(compiled.is_ok()) << compiled.status().to_string();
+  const auto x = gt::random_floats(3 * 16 * 16, 7);
+  auto want = gt::run_graph(g, {{g.inputs()[0], gt::to_bytes(x)}});
+  ASSERT_TRUE(want.is_ok()) << want.status().to_string();
+  auto got = run_package(compiled->package, x);
+  ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+  EXPECT_TRUE(near(got->at("y"), gt::to_floats((*want)[0])));
 }
 
 // A schedule source that also stores region times, as the records do.
