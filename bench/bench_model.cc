@@ -46,6 +46,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/model_cases.h"
 #include "bench/ort_peer.h"
 #include "compiler/model/compile_model.h"
 #include "runtime/graph_executor.h"
@@ -65,34 +66,11 @@ constexpr int kRuns = 20;       // timed runs per round, Tessera and ONNX Runtim
 constexpr int kWarmup = 3;
 constexpr double kAbsTol = 1e-3;
 constexpr double kRelTol = 1e-3;
-// The tuned budget registered for every model: an estimated 10-15 minutes of
-// `tessera tune` for the ResNet-18 on this 2-core machine (a 96-trial run took
-// 56 s at load 5, ~0.5 s per trial before the cost model grows; BENCHMARKS.md).
-constexpr int kTunedTrials = 1000;
-
 /// What main() read from the environment.
 struct BenchEnv {
   std::string reuse_db;  ///< TESSERA_BENCH_DB: compile tuned runs from it, no tuning
 };
 
-/// One model to benchmark.
-struct ModelCase {
-  std::string input_name;
-  std::vector<int64_t> input_shape;
-  /// Where the model comes from: a generator of scripts/models/ run into
-  /// the temp dir (bench::write_generated_model, seed 7), or, "", a file.
-  std::string generator;
-  std::string file;  ///< without a generator: a file in bench::ocr_models_dir()
-  std::string byoc;  ///< an external backend compiled and timed beside the all-Tessera package ("dnnl"), or ""
-  std::vector<std::string> generator_options;  ///< the generator's options
-  /// 0: every output element within kAbsTol + kRelTol * |ort|. Otherwise max
-  /// |tessera - ort| <= scale_tol * max |ort| (quantized models, whose
-  /// outputs may differ from ONNX Runtime's by a few quantization steps).
-  double scale_tol = 0;
-  /// tessera compile/tune --precision: "fp32", or "bf16" (then Tessera's
-  /// float32 package is timed beside it too: counter vs_float32).
-  std::string precision = "fp32";
-};
 
 /// A private temp dir, removed when done.
 class TempDir {
@@ -392,8 +370,8 @@ void run_model(benchmark::State& state, const ModelCase& mc, const BenchEnv& env
   }
 }
 
-void register_model(const char* name, ModelCase mc, const BenchEnv& env, std::vector<int64_t> args) {
-  auto* b = benchmark::RegisterBenchmark(name, [mc, env](benchmark::State& s) { run_model(s, mc, env); });
+void register_model(const std::string& name, ModelCase mc, const BenchEnv& env, std::vector<int64_t> args) {
+  auto* b = benchmark::RegisterBenchmark(name.c_str(), [mc, env](benchmark::State& s) { run_model(s, mc, env); });
   for (int64_t a : args) b->Arg(a);
   b->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
 }
@@ -402,108 +380,11 @@ void register_model(const char* name, ModelCase mc, const BenchEnv& env, std::ve
 }  // namespace tessera
 
 int main(int argc, char** argv) {
-  using tessera::ModelCase;
   tessera::BenchEnv env;
   if (const char* db = std::getenv("TESSERA_BENCH_DB")) env.reuse_db = db;
   const std::vector<int64_t> args = {0, tessera::kTunedTrials};
-  tessera::register_model("BM_Model_ResNet18", ModelCase{"input", {1, 3, 224, 224}, "resnet18.py", "", ""}, env, args);
-  tessera::register_model("BM_Model_PPOCRDet", ModelCase{"x", {1, 3, 640, 640}, "", "ch_PP-OCRv4_det_infer.onnx", ""},
-                          env, args);
-  // The classifier also has a 16-trial run: a quick check that tuning works end to end.
-  tessera::register_model("BM_Model_PPOCRCls",
-                          ModelCase{"x", {1, 3, 48, 192}, "", "ch_ppocr_mobile_v2.0_cls_infer.onnx", ""}, env,
-                          {0, 16, tessera::kTunedTrials});
-  // scripts/models/transformer.py: 2 post-norm layers, d_model 256, 4 heads,
-  // feed-forward 1024, erf GELU, sequence 128, batch 1 (issue 17).
-  tessera::register_model("BM_Model_Transformer",
-                          ModelCase{"input", {1, 128, 256}, "transformer.py", "", ""}, env, args);
-  // The same encoder at sizes nobody rounds: CLIP's text length (77), 6
-  // heads of 64, feed-forward 1536, 5 padded keys.
-  tessera::register_model("BM_Model_TransformerOdd",
-                          ModelCase{"input", {1, 77, 384}, "transformer.py", "", "",
-                                    {"--seq", "77", "--d-model", "384", "--heads", "6", "--ff", "1536", "--pad", "5"}},
-                          env, args);
-  // The PP-OCR recognizer: a convolutional trunk, then attention and
-  // layer norms over 40 columns, and a softmax over 6,625 characters.
-  tessera::register_model("BM_Model_PPOCRRec",
-                          ModelCase{"x", {1, 3, 48, 320}, "", "ch_PP-OCRv4_rec_infer.onnx", ""},
-                          env, args);
-  // Quantized as ONNX Runtime's quantization tool writes them
-  // (scripts/models/quantize_*.py): the ResNet-18 in QDQ form (per-channel
-  // int8 weights, uint8 activations), and dynamically (DynamicQuantizeLinear
-  // with ConvInteger / MatMulInteger) a small conv net and the encoder.
-  tessera::register_model("BM_Model_ResNet18Int8",
-                          ModelCase{"input", {1, 3, 224, 224}, "quantize_static.py", "", "", {"--model", "resnet18"},
-                                    2e-2},
-                          env, args);
-  // MobileNetV2 (scripts/models/mobilenet_v2.py, torchvision's network as
-  // the exporter writes it) in float and in QDQ: depthwise convs.
-  tessera::register_model("BM_Model_MobileNetV2",
-                          ModelCase{"input", {1, 3, 224, 224}, "mobilenet_v2.py", "", ""}, env, args);
-  tessera::register_model("BM_Model_MobileNetV2Int8",
-                          ModelCase{"input", {1, 3, 224, 224}, "quantize_static.py", "", "",
-                                    {"--model", "mobilenet_v2"}, 2e-2},
-                          env, args);
-  // The same with int8 activations (ONNX Runtime's S8S8 QDQ form).
-  tessera::register_model("BM_Model_ResNet18S8S8",
-                          ModelCase{"input", {1, 3, 224, 224}, "quantize_static.py", "", "",
-                                    {"--model", "resnet18", "--activation-type", "int8"}, 2e-2},
-                          env, args);
-  tessera::register_model("BM_Model_ConvNetDynInt8",
-                          ModelCase{"input", {1, 3, 64, 64}, "quantize_dynamic.py", "", "", {"--model", "convnet"}, 1e-3},
-                          env, args);
-  tessera::register_model("BM_Model_TransformerDynInt8",
-                          ModelCase{"input", {1, 128, 256}, "quantize_dynamic.py", "", "", {"--model", "transformer"},
-                                    1e-2},
-                          env, args);
-  // Converted to float16 as onnxconverter-common writes it
-  // (scripts/models/float16.py): the ResNet-18 with float16 inputs and
-  // outputs, the encoder with keep_io_types.
-  tessera::register_model("BM_Model_ResNet18Fp16",
-                          ModelCase{"input", {1, 3, 224, 224}, "float16.py", "", "", {"--model", "resnet18"}, 1e-2},
-                          env, args);
-  tessera::register_model("BM_Model_TransformerFp16",
-                          ModelCase{"input", {1, 128, 256}, "float16.py", "", "",
-                                    {"--model", "transformer", "--keep-io-types"}, 1e-2},
-                          env, args);
-  // Issue 34: speech, audio and segmentation models as torch.onnx.export
-  // writes them (scripts/models/): a log-mel front end (the STFT as two 1-D
-  // convs, n_fft 512, hop 160, 1 s at 16 kHz), a wav2vec2-style feature
-  // encoder, a Whisper-tiny-like encoder (1,500 positions) and a U2-Net RSU
-  // block at 320 x 320; within 1e-3 of the output's scale.
-  tessera::register_model("BM_Model_MelFrontEnd",
-                          ModelCase{"audio", {1, 1, 16000}, "mel_frontend.py", "", "", {}, 1e-3}, env, args);
-  tessera::register_model("BM_Model_AudioEncoder",
-                          ModelCase{"audio", {1, 16000}, "audio_encoder.py", "", "", {}, 1e-3}, env, args);
-  tessera::register_model("BM_Model_SpeechTransformer",
-                          ModelCase{"mel", {1, 80, 3000}, "speech_transformer.py", "", "", {}, 1e-3}, env, args);
-  tessera::register_model("BM_Model_SegmentationBlock",
-                          ModelCase{"input", {1, 3, 320, 320}, "segmentation_block.py", "", "", {}, 1e-3}, env, args);
-  // Issue 33: the float32 models with --precision bf16 (products by
-  // weights in bfloat16, float32 sums), against ONNX Runtime's float32 and
-  // Tessera's float32 package (vs_float32). Skipped where the CPU lacks a
-  // bfloat16 dot product.
-  tessera::register_model("BM_Model_ResNet18Bf16",
-                          ModelCase{"input", {1, 3, 224, 224}, "resnet18.py", "", "", {}, 2e-2, "bf16"}, env, args);
-  tessera::register_model("BM_Model_TransformerBf16",
-                          ModelCase{"input", {1, 128, 256}, "transformer.py", "", "", {}, 2e-2, "bf16"}, env, args);
-  // Recurrent speech models as torch.onnx.export writes them
-  // (scripts/models/lstm_speech.py, gru_speech.py): two layers over
-  // [1, 100, 64], hidden 128, unrolled over the 100 steps.
-  tessera::register_model("BM_Model_LstmSpeech",
-                          ModelCase{"input", {1, 100, 64}, "lstm_speech.py", "", "", {}, 1e-4}, env, args);
-  tessera::register_model("BM_Model_GruSpeech",
-                          ModelCase{"input", {1, 100, 64}, "gru_speech.py", "", "", {}, 1e-4}, env, args);
-  // Issue 20: the same models with their regions through oneDNN, beside the all-Tessera package.
-  tessera::register_model("BM_Model_ResNet18_Dnnl",
-                          ModelCase{"input", {1, 3, 224, 224}, "resnet18.py", "", "dnnl"}, env, args);
-  tessera::register_model("BM_Model_PPOCRDet_Dnnl",
-                          ModelCase{"x", {1, 3, 640, 640}, "", "ch_PP-OCRv4_det_infer.onnx", "dnnl"},
-                          env, args);
-  tessera::register_model("BM_Model_PPOCRCls_Dnnl",
-                          ModelCase{"x", {1, 3, 48, 192}, "", "ch_ppocr_mobile_v2.0_cls_infer.onnx",
-                                    "dnnl"},
-                          env, args);
+  for (const tessera::BenchmarkedModel& m : tessera::benchmarked_models())
+    tessera::register_model(m.name, m.model, env, m.trials.empty() ? args : m.trials);
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();
