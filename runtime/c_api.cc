@@ -207,6 +207,16 @@ TesseraStatus tessera_model_run(TesseraModel* model) {
   return guarded("tessera_model_run", [&] { return report(model->exec->run()); });
 }
 
+TesseraStatus tessera_model_carry(TesseraModel* model, const char* output, const char* input) {
+  constexpr const char* fn = "tessera_model_carry";
+  return guarded(fn, [&]() -> TesseraStatus {
+    if (model == nullptr) return null_argument(fn, "the model");
+    if (output == nullptr) return null_argument(fn, "the output name");
+    if (input == nullptr) return null_argument(fn, "the input name");
+    return report(model->exec->carry(output, input));
+  });
+}
+
 TesseraStatus tessera_model_get_output(TesseraModel* model, const char* name, const void** data,
                                        TesseraTensorInfo* info) {
   constexpr const char* fn = "tessera_model_get_output";

@@ -268,6 +268,9 @@ Status GraphExecutor::set_input(const std::string& name, const NDArray& array) {
   }
   TESSERA_RETURN_IF_ERROR(it->array.copy_from(array));
   it->set = true;
+  const size_t index = static_cast<size_t>(it - inputs_.begin());
+  for (Carried& c : carried_)
+    if (c.input == index) c.pending = false;  // the caller's value replaces the carried one
   return Status::ok();
 }
 
@@ -277,10 +280,59 @@ Status GraphExecutor::run() {
       return Status(ErrorCode::kInvalidArgument, "input '" + b.name + "' was never set");
     }
   }
+  carry_states();
   has_run_ = false;
   TESSERA_RETURN_IF_ERROR(call_kernels());
   has_run_ = true;
+  for (Carried& c : carried_) c.pending = true;
   return Status::ok();
+}
+
+Status GraphExecutor::carry(const std::string& output, const std::string& input) {
+  auto named = [](const std::vector<Binding>& list, const std::string& name) {
+    return std::find_if(list.begin(), list.end(), [&](const Binding& b) { return b.name == name; });
+  };
+  const auto out = named(outputs_, output);
+  if (out == outputs_.end())
+    return Status(ErrorCode::kNotFound,
+                  "the model has no output '" + output + "' (its outputs: " + join_names(output_names()) + ")");
+  const auto in = named(inputs_, input);
+  if (in == inputs_.end())
+    return Status(ErrorCode::kNotFound,
+                  "the model has no input '" + input + "' (its inputs: " + join_names(input_names()) + ")");
+  if (out->array.dtype() != in->array.dtype() || out->array.shape() != in->array.shape())
+    return Status(ErrorCode::kInvalidArgument, "output '" + output + "' is " +
+                                                   describe(out->array.dtype(), out->array.shape()) + ", input '" +
+                                                   input + "' " + describe(in->array.dtype(), in->array.shape()) +
+                                                   ": a carried state must be the same tensor");
+  const size_t o = static_cast<size_t>(out - outputs_.begin()), i = static_cast<size_t>(in - inputs_.begin());
+  for (const Carried& c : carried_)
+    if (c.output == o || c.input == i)
+      return Status(ErrorCode::kInvalidArgument, "output '" + outputs_[c.output].name +
+                                                     "' is already carried to input '" + inputs_[c.input].name + "'");
+  carried_.push_back(Carried{o, i, false});
+  return Status::ok();
+}
+
+void GraphExecutor::carry_states() {
+  for (Carried& c : carried_) {
+    if (!c.pending) continue;
+    c.pending = false;
+    Binding& out = outputs_[c.output];
+    Binding& in = inputs_[c.input];
+    in.set = true;
+    if (out.fixed || in.fixed) {
+      std::memcpy(in.array.raw_data(), out.array.raw_data(), static_cast<size_t>(in.array.nbytes()));
+      continue;
+    }
+    // The next run reads the state where this one wrote it, and writes the
+    // next state over the one it has consumed.
+    std::swap(out.array, in.array);
+    point_uses(out, nullptr);
+    point_uses(in, nullptr);
+    value_ptrs_[static_cast<size_t>(out.value_id)] = out.array.raw_data();
+    value_ptrs_[static_cast<size_t>(in.value_id)] = in.array.raw_data();
+  }
 }
 
 Status GraphExecutor::call_kernels() {
@@ -303,6 +355,7 @@ Status GraphExecutor::call_kernels() {
 Result<std::vector<CallSpan>> GraphExecutor::run_traced() {
   for (const Binding& b : inputs_)
     if (!b.set) return Status(ErrorCode::kInvalidArgument, "input '" + b.name + "' was never set");
+  carry_states();
   has_run_ = false;
   PoolTimeline timeline(pool_->num_threads());
   struct TimelineScope {
@@ -337,6 +390,7 @@ Result<std::vector<CallSpan>> GraphExecutor::run_traced() {
     spans.push_back(std::move(span));
   }
   has_run_ = true;
+  for (Carried& c : carried_) c.pending = true;
   return spans;
 }
 
@@ -346,6 +400,10 @@ void GraphExecutor::point_uses(Binding& b, void* data) {
 }
 
 Status GraphExecutor::run_with(const std::vector<const void*>& inputs, const std::vector<void*>& outputs) {
+  if (!carried_.empty())
+    return Status(ErrorCode::kInvalidArgument,
+                  "run_with reads the caller's memory, and this model carries a state from run to run (carry): "
+                  "use run");
   if (inputs.size() != inputs_.size() || outputs.size() != outputs_.size()) {
     return Status(ErrorCode::kInvalidArgument,
                   "run_with needs " + std::to_string(inputs_.size()) + " input and " +

@@ -112,6 +112,18 @@ class GraphExecutor {
   /// never set), run()'s.
   Status run_with(const std::vector<const void*>& inputs, const std::vector<void*>& outputs);
 
+  /// Carries a state from run to run (a streaming model's): the output
+  /// `output` of each successful run() is the input `input` of the next.
+  /// Their buffers trade places as the next run starts, so the state is
+  /// never copied, by the caller or here (one that an external region uses
+  /// is copied instead: its pointers are fixed), and get_output still gives
+  /// the last run's output. Until the first run the input is set as usual;
+  /// set_input between runs replaces the carried state. run_with, which
+  /// reads the caller's memory, refuses a model with a carried state.
+  /// Errors: kNotFound (no such output or input), kInvalidArgument (their
+  /// dtypes or shapes differ, or either is already carried).
+  Status carry(const std::string& output, const std::string& input);
+
   /// A copy of the output `name` as of the last run. Errors: kNotFound (no such
   /// output), kInvalidArgument (no successful run yet), kIOError (out of memory).
   Result<NDArray> get_output(const std::string& name) const;
@@ -180,6 +192,9 @@ class GraphExecutor {
   Status allocate(const PackageContents& contents);
   Status resolve_calls(const PackageContents& contents);
   Status call_kernels();
+  // As a run starts: each carried output of the last run becomes its input
+  // (carry()), unless set_input replaced it since.
+  void carry_states();
   // Points every use of `b` at `data` (its own buffer's when null).
   void point_uses(Binding& b, void* data);
 
@@ -193,6 +208,11 @@ class GraphExecutor {
   std::vector<Binding> outputs_;
   std::vector<void*> value_ptrs_;    // data pointer of every value id
   std::vector<Call> calls_;
+  struct Carried {
+    size_t output = 0, input = 0;  // indices into outputs_, inputs_
+    bool pending = false;          // the last run's output is still to become the input
+  };
+  std::vector<Carried> carried_;
   std::vector<CallDescription> descriptions_;
   bool has_run_ = false;
 };

@@ -92,6 +92,13 @@ TESSERA_C_API TesseraStatus tessera_model_set_input(TesseraModel* model, const c
 /** Runs the model once; every input must have been set. */
 TESSERA_C_API TesseraStatus tessera_model_run(TesseraModel* model);
 
+/** Carries a state from run to run (a streaming model's): the output
+ *  `output` of each run is the input `input` of the next, without a copy
+ *  (their buffers trade places as the next run starts). Set the input once
+ *  before the first run; tessera_model_set_input replaces the state. The
+ *  two must have the same dtype and shape. */
+TESSERA_C_API TesseraStatus tessera_model_carry(TesseraModel* model, const char* output, const char* input);
+
 /** The output `name` of the last run: *data points to its bytes (valid until
  *  the next run or free), and `info` (may be NULL) gets its shape. */
 TESSERA_C_API TesseraStatus tessera_model_get_output(TesseraModel* model, const char* name,

@@ -6,11 +6,13 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <vector>
 
 #include "runtime/graph_executor.h"
 #include "tests/tools/command.h"
@@ -187,6 +189,50 @@ TEST_F(CApi, NullHandlesAreErrorsNotCrashes) {
   EXPECT_EQ(error(), "tessera_model_load: the path is NULL");
   tessera_model_free(nullptr);
   EXPECT_STREQ(tessera_status_name(TESSERA_ERROR_NOT_FOUND), "not found");
+  EXPECT_EQ(tessera_model_carry(nullptr, "y", "x"), TESSERA_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(error(), "tessera_model_carry: the model is NULL");
+}
+
+// A streaming model (the voice-activity detector of
+// scripts/models/streaming_vad.py, its sample rate bound at compile time)
+// called ten times: with its state carried by tessera_model_carry, and with
+// the caller copying each state output back in, the same bytes every call.
+TEST_F(CApi, ACarriedStateGivesWhatTheCallerCopyingItGives) {
+  const fs::path onnx = dir_ / "vad.onnx", package = dir_ / "vad.tsr";
+  Output g = shell("/usr/bin/python3 " + std::string(TESSERA_SOURCE_DIR) + "/scripts/models/streaming_vad.py -o " +
+                   onnx.string() + " --seed 3");
+  ASSERT_EQ(g.code, 0) << g.text;
+  Output c = shell(std::string(TESSERA_BINARY) + " compile " + onnx.string() + " -o " + package.string() +
+                   " --input-value sr=16000 --byoc none");
+  ASSERT_EQ(c.code, 0) << c.text;
+  TesseraModel *carried = nullptr, *copied = nullptr;
+  ASSERT_EQ(tessera_model_load(package.c_str(), 1, &carried), TESSERA_OK) << error();
+  ASSERT_EQ(tessera_model_load(package.c_str(), 1, &copied), TESSERA_OK) << error();
+  EXPECT_EQ(tessera_model_carry(carried, "output", "state"), TESSERA_ERROR_INVALID_ARGUMENT);  // [1, 1] vs [2, 1, 128]
+  EXPECT_EQ(tessera_model_carry(carried, "stateN", "nope"), TESSERA_ERROR_NOT_FOUND);
+  EXPECT_NE(error().find("its inputs"), std::string::npos) << error();
+  ASSERT_EQ(tessera_model_carry(carried, "stateN", "state"), TESSERA_OK) << error();
+  std::vector<float> state(2 * 128, 0.0f), audio(512);
+  for (TesseraModel* m : {carried, copied})
+    ASSERT_EQ(tessera_model_set_input(m, "state", state.data(), state.size() * 4), TESSERA_OK) << error();
+  for (int call = 0; call < 10; ++call) {
+    for (size_t i = 0; i < audio.size(); ++i) audio[i] = 0.3f * std::sin(0.05f * static_cast<float>(call * 512 + i));
+    for (TesseraModel* m : {carried, copied}) {
+      ASSERT_EQ(tessera_model_set_input(m, "input", audio.data(), audio.size() * 4), TESSERA_OK) << error();
+      ASSERT_EQ(tessera_model_run(m), TESSERA_OK) << error();
+    }
+    ASSERT_EQ(tessera_model_copy_output(copied, "stateN", state.data(), state.size() * 4), TESSERA_OK);
+    ASSERT_EQ(tessera_model_set_input(copied, "state", state.data(), state.size() * 4), TESSERA_OK);
+    for (const char* name : {"output", "stateN"}) {
+      const void *a = nullptr, *b = nullptr;
+      TesseraTensorInfo info;
+      ASSERT_EQ(tessera_model_get_output(carried, name, &a, &info), TESSERA_OK) << error();
+      ASSERT_EQ(tessera_model_get_output(copied, name, &b, nullptr), TESSERA_OK) << error();
+      EXPECT_EQ(std::memcmp(a, b, info.nbytes), 0) << name << " at call " << call;
+    }
+  }
+  tessera_model_free(carried);
+  tessera_model_free(copied);
 }
 
 }  // namespace

@@ -256,6 +256,67 @@ TEST(GraphExecutor, RunWithReadsAndWritesTheCallersMemory) {
   expect_output_near(**exec, expected);
 }
 
+// TinyModel with a state: s_next = s + b1, the state [4, 16] carried from
+// call to call beside y.
+PackageContents stateful_package(const TinyModel& model) {
+  PackageContents c = model.package();
+  c.values.push_back({"s", ValueKind::kInput, DType::f32(), {4, 16}, ""});        // 8
+  c.values.push_back({"s_next", ValueKind::kOutput, DType::f32(), {4, 16}, ""});  // 9
+  c.calls.push_back({"add_bias_4x16", {8, 2, 9}});
+  c.inputs = {0, 8};
+  c.outputs = {7, 9};
+  return c;
+}
+
+// A carried state: each run's s_next is the next run's s, with no set_input
+// between them; get_output gives each run's own output; set_input replaces
+// the state; y is unaffected.
+TEST(GraphExecutor, ACarriedStateFeedsTheNextRun) {
+  TinyModel model;
+  auto exec = GraphExecutor::load(stateful_package(model), two_threads());
+  ASSERT_TRUE(exec.is_ok()) << exec.status().to_string();
+  ASSERT_TRUE((*exec)->carry("s_next", "s").is_ok());
+  NDArray x = random_array({4, 8}, 9);
+  NDArray zeros = NDArray::create({4, 16}, DType::f32()).value();
+  ASSERT_TRUE((*exec)->set_input("x", x).is_ok());
+  ASSERT_TRUE((*exec)->set_input("s", zeros).is_ok());
+  const float* b1 = model.b1.data<float>();
+  auto expect_state = [&](float base, float steps) {
+    auto s = (*exec)->get_output("s_next");
+    ASSERT_TRUE(s.is_ok()) << s.status().to_string();
+    for (int i = 0; i < 64; ++i) EXPECT_NEAR(s->data<float>()[i], base + steps * b1[i % 16], 1e-5f) << i;
+  };
+  for (int run = 1; run <= 5; ++run) {
+    ASSERT_TRUE((*exec)->run().is_ok());
+    expect_state(0.0f, static_cast<float>(run));
+    expect_output_near(**exec, model.expected(x));
+  }
+  NDArray ones = NDArray::create({4, 16}, DType::f32()).value();
+  for (int i = 0; i < 64; ++i) ones.data<float>()[i] = 1.0f;
+  ASSERT_TRUE((*exec)->set_input("s", ones).is_ok());
+  ASSERT_TRUE((*exec)->run().is_ok());
+  expect_state(1.0f, 1.0f);
+  ASSERT_TRUE((*exec)->run().is_ok());
+  expect_state(1.0f, 2.0f);
+}
+
+TEST(GraphExecutor, CarryingWhatCannotBeCarriedIsRefused) {
+  TinyModel model;
+  auto exec = GraphExecutor::load(stateful_package(model), two_threads());
+  ASSERT_TRUE(exec.is_ok()) << exec.status().to_string();
+  EXPECT_EQ((*exec)->carry("nope", "s").code(), ErrorCode::kNotFound);
+  EXPECT_EQ((*exec)->carry("s_next", "nope").code(), ErrorCode::kNotFound);
+  const Status shape = (*exec)->carry("y", "s");
+  EXPECT_EQ(shape.code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(shape.message().find("float32[4, 4]"), std::string::npos) << shape.message();
+  ASSERT_TRUE((*exec)->carry("s_next", "s").is_ok());
+  EXPECT_EQ((*exec)->carry("s_next", "s").code(), ErrorCode::kInvalidArgument);
+  NDArray x = random_array({4, 8}, 9), s = random_array({4, 16}, 10), y = random_array({4, 4}, 11);
+  NDArray s_next = random_array({4, 16}, 12);
+  EXPECT_EQ((*exec)->run_with({x.raw_data(), s.raw_data()}, {y.raw_data(), s_next.raw_data()}).code(),
+            ErrorCode::kInvalidArgument);
+}
+
 TEST(GraphExecutor, RunWithRefusesMisalignedPointersAndWrongCounts) {
   auto exec = GraphExecutor::load(TinyModel().package(), two_threads());
   ASSERT_TRUE(exec.is_ok());
