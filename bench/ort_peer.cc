@@ -171,16 +171,10 @@ bool ort_available(std::string* why) {
   return true;
 }
 
-Result<double> ort_median_ms(const std::string& model_path, const NpyInputs& inputs,
-                             const InputShapes& input_shapes, int threads, int runs, int warmup) {
-  if (runs < 1 || warmup < 0) {
-    return Status(ErrorCode::kInvalidArgument, "ORT benchmark needs runs >= 1 and warmup >= 0, got runs=" +
-                                                   std::to_string(runs) + " warmup=" + std::to_string(warmup));
-  }
-  TESSERA_ASSIGN_OR_RETURN(std::vector<std::string> cmd, ort_command(model_path, inputs, input_shapes, threads));
-  cmd.insert(cmd.end(), {"--bench", std::to_string(runs), "--warmup", std::to_string(warmup)});
-  TESSERA_ASSIGN_OR_RETURN(std::string out, run_ort(cmd, model_path));
-  // The script prints one `median_ms=<float>` line among others.
+namespace {
+
+// The value of ort_run.js's `median_ms=<float>` line in `out`.
+Result<double> median_ms_of(const std::string& out, const std::string& model_path) {
   const std::string key = "median_ms=";
   for (size_t pos = 0; pos < out.size();) {
     size_t end = out.find('\n', pos);
@@ -197,6 +191,33 @@ Result<double> ort_median_ms(const std::string& model_path, const NpyInputs& inp
   }
   return Status(ErrorCode::kRuntimeError, "ort_run.js printed no median_ms=<float> line for " + model_path +
                                               ": '" + trimmed(out) + "'");
+}
+
+}  // namespace
+
+Result<double> ort_median_ms(const std::string& model_path, const NpyInputs& inputs,
+                             const InputShapes& input_shapes, int threads, int runs, int warmup) {
+  if (runs < 1 || warmup < 0) {
+    return Status(ErrorCode::kInvalidArgument, "ORT benchmark needs runs >= 1 and warmup >= 0, got runs=" +
+                                                   std::to_string(runs) + " warmup=" + std::to_string(warmup));
+  }
+  TESSERA_ASSIGN_OR_RETURN(std::vector<std::string> cmd, ort_command(model_path, inputs, input_shapes, threads));
+  cmd.insert(cmd.end(), {"--bench", std::to_string(runs), "--warmup", std::to_string(warmup)});
+  TESSERA_ASSIGN_OR_RETURN(std::string out, run_ort(cmd, model_path));
+  return median_ms_of(out, model_path);
+}
+
+Result<double> ort_stream_median_ms(const std::string& model_path, const NpyInputs& inputs,
+                                    const std::vector<std::string>& per_call,
+                                    const std::map<std::string, std::string>& carry, int calls, int threads,
+                                    const std::string& output_dir) {
+  if (calls < 1) return Status(ErrorCode::kInvalidArgument, "a stream needs calls >= 1, got " + std::to_string(calls));
+  TESSERA_ASSIGN_OR_RETURN(std::vector<std::string> cmd, ort_command(model_path, inputs, {}, threads));
+  cmd.insert(cmd.end(), {"--stream", std::to_string(calls), "--output-dir", output_dir});
+  for (const std::string& name : per_call) cmd.insert(cmd.end(), {"--per-call", name});
+  for (const auto& [out, in] : carry) cmd.insert(cmd.end(), {"--carry", out + "=" + in});
+  TESSERA_ASSIGN_OR_RETURN(std::string out, run_ort(cmd, model_path));
+  return median_ms_of(out, model_path);
 }
 
 Status ort_run_outputs(const std::string& model_path, const NpyInputs& inputs,

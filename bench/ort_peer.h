@@ -43,6 +43,17 @@ bool ort_available(std::string* why);
 Result<double> ort_median_ms(const std::string& model_path, const NpyInputs& inputs,
                              const InputShapes& input_shapes, int threads, int runs, int warmup);
 
+/// A streaming model called `calls` times in a row in one session
+/// (ort_run.js --stream): each input in `per_call` takes slice k of its file
+/// at call k, each carried output (`carry`: output -> input) is the next
+/// call's input, and every output is written stacked [calls, ...] to
+/// `output_dir`. Returns the median milliseconds of one call. Errors as for
+/// ort_median_ms.
+Result<double> ort_stream_median_ms(const std::string& model_path, const NpyInputs& inputs,
+                                    const std::vector<std::string>& per_call,
+                                    const std::map<std::string, std::string>& carry, int calls, int threads,
+                                    const std::string& output_dir);
+
 /// Runs `model_path` once and writes each output as `output_dir`/<name>.npy
 /// (names made file-safe: characters other than [A-Za-z0-9._-] become '_').
 /// Inputs as for ort_median_ms. Errors as for ort_median_ms.
