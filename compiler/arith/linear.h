@@ -47,7 +47,8 @@ struct LinearForm {
   void add_term(const Expr& atom, int64_t coef);
 };
 
-/// The linear form of an integer expression.
+/// The linear form of an integer expression; k * (x % c) and k * c * (x / c)
+/// (a constant c > 1) merge into k * x, floor division's identity.
 LinearForm linear_form(const Expr& e);
 
 /// The canonical expression of `form` in type `t`: positive terms summed, then
