@@ -34,7 +34,8 @@ Result<Graph> optimize_graph(const Graph& g) {
   TESSERA_ASSIGN_OR_RETURN(Graph normed, recognize_layer_norm(refolded));
   TESSERA_ASSIGN_OR_RETURN(Graph viewed, fold_matmul_views(normed));
   TESSERA_ASSIGN_OR_RETURN(Graph moved, move_quantized_values(viewed));
-  return eliminate_dead_nodes(moved);
+  TESSERA_ASSIGN_OR_RETURN(Graph powers, reduce_powers(moved));
+  return eliminate_dead_nodes(powers);
 }
 
 }  // namespace tessera::graph

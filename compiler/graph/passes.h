@@ -2,7 +2,7 @@
 //
 // The usual order (see optimize_graph):
 //   fold_constants -> fold_batch_norm -> fold_constants -> recognize_layer_norm
-//   -> fold_matmul_views -> move_quantized_values -> eliminate_dead_nodes
+//   -> fold_matmul_views -> move_quantized_values -> reduce_powers -> eliminate_dead_nodes
 // followed by fuse_ops (fuse_ops.h) and extract_tasks (extract_tasks.h).
 // Partitioning for external backends is partition_graph.h; compiler/model
 // runs it after these passes and before fusion when a backend is chosen.
@@ -23,6 +23,10 @@ namespace tessera::graph {
 /// themselves and takes that QuantizeLinear's place; the result is exact.
 /// The dequantizations nobody else reads go.
 Result<Graph> move_quantized_values(const Graph& g);
+
+/// Pow by one constant exponent of 2 or 3 becomes x * x or x * x * x (as
+/// ONNX Runtime computes them): multiplies instead of a pow call per element.
+Result<Graph> reduce_powers(const Graph& g);
 
 /// Whether evaluate_node can compute `kind` on constant inputs (shape-like and
 /// elementwise operators; never conv, gemm, matmul, pools or reductions: those

@@ -201,3 +201,38 @@ TEST(ConvertWinograd, TransformsTheWeightAndKeepsTheResult) {
 
 }  // namespace
 }  // namespace tessera::graph
+
+namespace tessera::graph {
+namespace {
+
+// Pow by a constant 2 or 3 becomes multiplies (the results: x * x and
+// x * x * x, what ONNX Runtime computes); another exponent stays a pow.
+TEST(ReducePowers, SquaresAndCubesBecomeMultiplies) {
+  for (const double e : {2.0, 3.0, 2.5}) {
+    Graph g;
+    const ValueId x = g.add_input("x", {4, 5}, DType::f32());
+    const ValueId p = g.add_constant("p", Constant::from_floats({}, {static_cast<float>(e)}));
+    g.set_outputs({g.add_op("pow", OpKind::kPow, NoAttrs{}, {x, p}, {4, 5}, DType::f32())});
+    auto reduced = reduce_powers(g);
+    ASSERT_TRUE(reduced.is_ok()) << reduced.status().to_string();
+    int pows = 0, muls = 0;
+    for (const Node& n : reduced->nodes()) {
+      pows += n.kind == OpKind::kPow;
+      muls += n.kind == OpKind::kMul;
+    }
+    EXPECT_EQ(pows, e == 2.5 ? 1 : 0) << e;
+    EXPECT_EQ(muls, e == 2.0 ? 1 : e == 3.0 ? 2 : 0) << e;
+    const std::vector<float> xs = test::random_floats(20, 3);
+    auto y = test::run_graph(*reduced, {{x, test::to_bytes(xs)}});
+    ASSERT_TRUE(y.is_ok()) << y.status().to_string();
+    const std::vector<float> got = test::to_floats(y->at(0));
+    for (size_t i = 0; i < xs.size(); ++i) {
+      const float want = e == 2.0 ? xs[i] * xs[i] : e == 3.0 ? xs[i] * xs[i] * xs[i] : std::pow(xs[i], 2.5f);
+      if (e == 2.5 && !(xs[i] >= 0)) continue;  // pow of a negative base by 2.5 is NaN
+      EXPECT_FLOAT_EQ(got[i], want) << e << " " << i;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tessera::graph
