@@ -503,6 +503,29 @@ Status convert_qlinear_conv(ImportContext& ctx, const Node& node) {
   return requantize(ctx, node, acc, 1, 4, 6, 7, 1);
 }
 
+// `node`'s output y = float(acc) * (x_scale * w_scale[c]) (+ bias): the
+// product of dequantized operands, with the integers summed exactly first.
+// The n scales (one w_scale, or one a channel) are shaped `scale_shape` to
+// broadcast along acc's channels; `bias` (or -1) is already shaped so.
+Status emit_rescaled(ImportContext& ctx, const Node& node, ValueId acc, const ImportContext::Dequantized& xq,
+                     const ImportContext::Dequantized& wq, int64_t n, const std::vector<int64_t>& scale_shape,
+                     ValueId bias) {
+  const std::string name = base_name(node);
+  const float x_scale = static_cast<float>(ctx.g.constant(xq.scale).at(0));
+  const std::vector<double> w_scale = ctx.g.constant(wq.scale).to_doubles();
+  std::vector<float> scales(static_cast<size_t>(n));
+  for (int64_t c = 0; c < n; ++c)
+    scales[static_cast<size_t>(c)] = x_scale * static_cast<float>(w_scale[w_scale.size() == 1 ? 0 : c]);
+  const ValueId scale = ctx.g.add_constant(name + ".scale", graph::Constant::from_floats(scale_shape, scales));
+  const DType f = DType::f32();
+  const auto shape = ctx.value(acc).shape;
+  TESSERA_ASSIGN_OR_RETURN(ValueId real, ctx.add(name + ".f32", OpKind::kCast, graph::CastAttrs{f}, {acc}, shape, f));
+  if (bias < 0) return ctx.emit(node, OpKind::kMul, graph::NoAttrs{}, {real, scale}, shape, f);
+  TESSERA_ASSIGN_OR_RETURN(ValueId scaled, ctx.add(name + ".scaled", OpKind::kMul, graph::NoAttrs{}, {real, scale},
+                                                   shape, f));
+  return ctx.emit(node, OpKind::kAdd, graph::NoAttrs{}, {scaled, bias}, shape, f);
+}
+
 }  // namespace
 
 Result<bool> convert_dequantized_conv(ImportContext& ctx, const Node& node, const ConvGeometry& geometry) {
@@ -524,25 +547,12 @@ Result<bool> convert_dequantized_conv(ImportContext& ctx, const Node& node, cons
   TESSERA_ASSIGN_OR_RETURN(std::optional<ValueId> acc, dot_product_conv(ctx, name + ".acc", xq.x, xq.zero_point, wq.x,
                                                                         geometry.attrs, geometry.shape));
   if (!acc) return false;
-  // y = acc * (x_scale * w_scale[k]) (+ bias): the dequantized operands'
-  // product, with the integers summed exactly first.
-  const float x_scale = static_cast<float>(g.constant(xq.scale).at(0));
-  const std::vector<double> w_scale = g.constant(wq.scale).to_doubles();
-  std::vector<float> scales(static_cast<size_t>(k));
-  for (int64_t c = 0; c < k; ++c) scales[static_cast<size_t>(c)] = x_scale * static_cast<float>(w_scale[w_scales == 1 ? 0 : c]);
-  const ValueId scale = ctx.g.add_constant(name + ".scale", graph::Constant::from_floats({k, 1, 1}, scales));
-  const DType f = DType::f32();
-  TESSERA_ASSIGN_OR_RETURN(ValueId real, ctx.add(name + ".f32", OpKind::kCast, graph::CastAttrs{f}, {*acc},
-                                                 geometry.shape, f));
-  if (!ImportContext::has_input(node, 2)) {
-    TESSERA_RETURN_IF_ERROR(ctx.emit(node, OpKind::kMul, graph::NoAttrs{}, {real, scale}, geometry.shape, f));
-    return true;
+  ValueId bias = -1;
+  if (ImportContext::has_input(node, 2)) {
+    TESSERA_ASSIGN_OR_RETURN(bias, ctx.input(node, 2));
+    TESSERA_ASSIGN_OR_RETURN(bias, per_output_channel(ctx, name + ".bias", bias, k));
   }
-  TESSERA_ASSIGN_OR_RETURN(ValueId scaled, ctx.add(name + ".scaled", OpKind::kMul, graph::NoAttrs{}, {real, scale},
-                                                   geometry.shape, f));
-  TESSERA_ASSIGN_OR_RETURN(ValueId b, ctx.input(node, 2));
-  TESSERA_ASSIGN_OR_RETURN(b, per_output_channel(ctx, name + ".bias", b, k));
-  TESSERA_RETURN_IF_ERROR(ctx.emit(node, OpKind::kAdd, graph::NoAttrs{}, {scaled, b}, geometry.shape, f));
+  TESSERA_RETURN_IF_ERROR(emit_rescaled(ctx, node, *acc, xq, wq, k, {k, 1, 1}, bias));
   return true;
 }
 
@@ -585,24 +595,11 @@ Result<bool> convert_dequantized_matmul(ImportContext& ctx, const Node& node, bo
     w = std::move(t);
   }
   TESSERA_ASSIGN_OR_RETURN(ValueId acc, matmul_on_words(ctx, name, name + ".acc", x, xz, w));
-  // y = acc * (x_scale * w_scale[n]) (+ the bias).
-  const float x_scale = static_cast<float>(g.constant(xq.scale).at(0));
-  const std::vector<double> w_scale = g.constant(wq.scale).to_doubles();
-  std::vector<float> scales(static_cast<size_t>(n));
-  for (int64_t c = 0; c < n; ++c) scales[static_cast<size_t>(c)] = x_scale * static_cast<float>(w_scale[per_column ? c : 0]);
-  const ValueId scale = ctx.g.add_constant(name + ".scale", graph::Constant::from_floats({n}, scales));
-  const DType f = DType::f32();
-  const auto shape = ctx.value(acc).shape;
-  TESSERA_ASSIGN_OR_RETURN(ValueId real, ctx.add(name + ".f32", OpKind::kCast, graph::CastAttrs{f}, {acc}, shape, f));
-  const bool biased = node.op_type() == "Gemm" && ImportContext::has_input(node, 2);
-  if (!biased) {
-    TESSERA_RETURN_IF_ERROR(ctx.emit(node, OpKind::kMul, graph::NoAttrs{}, {real, scale}, shape, f));
-    return true;
+  ValueId bias = -1;
+  if (node.op_type() == "Gemm" && ImportContext::has_input(node, 2)) {
+    TESSERA_ASSIGN_OR_RETURN(bias, ctx.input(node, 2));
   }
-  TESSERA_ASSIGN_OR_RETURN(ValueId scaled, ctx.add(name + ".scaled", OpKind::kMul, graph::NoAttrs{}, {real, scale},
-                                                   shape, f));
-  TESSERA_ASSIGN_OR_RETURN(ValueId c, ctx.input(node, 2));
-  TESSERA_RETURN_IF_ERROR(ctx.emit(node, OpKind::kAdd, graph::NoAttrs{}, {scaled, c}, shape, f));
+  TESSERA_RETURN_IF_ERROR(emit_rescaled(ctx, node, acc, xq, wq, n, {n}, bias));
   return true;
 }
 

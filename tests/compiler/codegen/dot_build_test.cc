@@ -123,32 +123,35 @@ TEST(DotU8S8Assembly, AVnniTargetUsesVpdpbusdAndOthersDoNot) {
   EXPECT_EQ(count(*asm_without, "vpdpbusd"), 0);
 }
 
+// The assembly of the gemm template's fallback for `p` on `target_text`.
+std::string fallback_assembly(const Problem& p, const std::string& target_text) {
+  auto target = parse_target(target_text);
+  EXPECT_TRUE(target.is_ok()) << target.status().to_string();
+  if (!target.is_ok()) return "";
+  auto f = lower(template_fallback(p, *target), "kernel");
+  EXPECT_TRUE(f.is_ok()) << f.status().to_string();
+  if (!f.is_ok()) return "";
+  auto text = emit_assembly({*f}, *target);
+  EXPECT_TRUE(text.is_ok()) << text.status().to_string();
+  return text.is_ok() ? *text : "";
+}
+
 // A 256-bit target with AVX-VNNI (no AVX-512): the same instruction on ymm.
 TEST(DotU8S8Assembly, AvxVnniTargetUsesItOn256BitRegisters) {
-  const Problem p = random_problem(16, 32, 64, 5);
-  auto target = parse_target("llvm -mtriple=x86_64-linux-gnu -mcpu=alderlake");
-  ASSERT_TRUE(target.is_ok()) << target.status().to_string();
-  auto f = lower(template_fallback(p, *target), "kernel");
-  ASSERT_TRUE(f.is_ok());
-  auto text = emit_assembly({*f}, *target);
-  ASSERT_TRUE(text.is_ok()) << text.status().to_string();
-  EXPECT_GT(count(*text, "vpdpbusd"), 0);
-  EXPECT_EQ(text->find("zmm"), std::string::npos);
+  const std::string text =
+      fallback_assembly(random_problem(16, 32, 64, 5), "llvm -mtriple=x86_64-linux-gnu -mcpu=alderlake");
+  EXPECT_GT(count(text, "vpdpbusd"), 0);
+  EXPECT_EQ(text.find("zmm"), std::string::npos);
 }
 
 // 24 columns on Zen 4 (a MobileNet's 24-channel projection): vectors of 8
 // lanes, each a 256-bit vpdpbusd (AVX512-VL), not the widened products of a
 // CPU without the instruction (vpmaddwd).
 TEST(DotU8S8Assembly, VectorsNarrowerThanTheWidestUseTheNarrowerInstruction) {
-  const Problem p = random_problem(16, 24, 64, 7);
-  auto target = parse_target("llvm -mtriple=x86_64-linux-gnu -mcpu=znver4");
-  ASSERT_TRUE(target.is_ok()) << target.status().to_string();
-  auto f = lower(template_fallback(p, *target), "kernel");
-  ASSERT_TRUE(f.is_ok());
-  auto text = emit_assembly({*f}, *target);
-  ASSERT_TRUE(text.is_ok()) << text.status().to_string();
-  EXPECT_GT(count(*text, "vpdpbusd"), 0);
-  EXPECT_EQ(count(*text, "vpmaddwd"), 0);
+  const std::string text =
+      fallback_assembly(random_problem(16, 24, 64, 7), "llvm -mtriple=x86_64-linux-gnu -mcpu=znver4");
+  EXPECT_GT(count(text, "vpdpbusd"), 0);
+  EXPECT_EQ(count(text, "vpmaddwd"), 0);
 }
 
 // Random valid schedules: native code equals the interpreter bit for bit.
