@@ -248,24 +248,32 @@ int refused_region(const RegionPlans& plans, const std::string& message) {
   return -1;
 }
 
-// The package with the backend's regions, built and loaded: a region whose
-// module refuses to build it becomes Tessera's (RegionChoice::refused) and
-// the model is planned again without it, until every region left builds.
-// The refused regions follow the others in plans.regions.
-Result<runtime::PackageContents> buildable_backend_package(RegionPlans& plans, const Target& target,
-                                                           ScheduleSource* source) {
+// The packages with the backend's regions and without, profiled in turn: a
+// region whose module refuses to build it (the backend package's load
+// fails naming it) becomes Tessera's (RegionChoice::refused) and the model
+// is planned again without it, until every region left builds. The refused
+// regions follow the others in plans.regions.
+struct Profiled {
+  runtime::PackageContents backend_package, tessera_package;
+  std::vector<std::vector<double>> calls;  // each call's median, the backend package's first
+};
+
+Result<Profiled> profile_buildable(RegionPlans& plans, const Target& target, ScheduleSource* source, int runs) {
+  Profiled p;
+  TESSERA_ASSIGN_OR_RETURN(p.tessera_package, compile_package(plans.without_backend, target, source));
   std::vector<RegionChoice> refused;
   for (;;) {
-    TESSERA_ASSIGN_OR_RETURN(runtime::PackageContents package, compile_package(plans.with_backend, target, source));
-    auto loaded = runtime::GraphExecutor::load(package);
-    const int r = loaded.is_ok() ? -1 : refused_region(plans, loaded.status().message());
-    if (loaded.is_ok() || r < 0) {
-      if (!loaded.is_ok()) return loaded.status();
+    TESSERA_ASSIGN_OR_RETURN(p.backend_package, compile_package(plans.with_backend, target, source));
+    auto calls = profile_alternately({&p.backend_package, &p.tessera_package}, runs);
+    const int r = calls.is_ok() ? -1 : refused_region(plans, calls.status().message());
+    if (r < 0) {
+      if (!calls.is_ok()) return calls.status();
       plans.regions.insert(plans.regions.end(), refused.begin(), refused.end());
-      return package;
+      p.calls = std::move(calls).value();
+      return p;
     }
     RegionChoice c = plans.regions[static_cast<size_t>(r)];
-    c.refused = loaded.status().message();
+    c.refused = calls.status().message();
     c.backend = false;
     refused.push_back(std::move(c));
     const std::unique_ptr<external::Backend> restricted = restrict_backend(*plans.backend, refused);
@@ -280,14 +288,11 @@ Result<runtime::PackageContents> buildable_backend_package(RegionPlans& plans, c
 Status measure_regions(RegionPlans& plans, const Target& target, ScheduleSource* source, int runs) {
   if (plans.regions.empty()) return Status::ok();
   if (!plans.graph || !plans.backend) return Status(ErrorCode::kInternal, "measure_regions needs plans from plan_regions");
-  TESSERA_ASSIGN_OR_RETURN(runtime::PackageContents backend_package, buildable_backend_package(plans, target, source));
+  TESSERA_ASSIGN_OR_RETURN(Profiled profiled, profile_buildable(plans, target, source, runs));
+  const std::vector<std::vector<double>>& calls = profiled.calls;
   std::map<std::string, size_t> region_of;
   for (size_t r = 0; r < plans.regions.size(); ++r)
     for (const std::string& node : plans.regions[r].nodes) region_of[node] = r;
-  TESSERA_ASSIGN_OR_RETURN(runtime::PackageContents tessera_package,
-                           compile_package(plans.without_backend, target, source));
-  TESSERA_ASSIGN_OR_RETURN(std::vector<std::vector<double>> calls,
-                           profile_alternately({&backend_package, &tessera_package}, runs));
   const std::vector<double>& backend_calls = calls[0];
   const std::vector<double>& tessera_calls = calls[1];
   for (RegionChoice& c : plans.regions) {
@@ -304,7 +309,8 @@ Status measure_regions(RegionPlans& plans, const Target& target, ScheduleSource*
     if (r >= 0) plans.regions[static_cast<size_t>(r)].tessera_s += tessera_calls[i];
   }
   for (RegionChoice& c : plans.regions) c.backend = c.refused.empty() && c.backend_s < c.tessera_s;
-  return decide_by_whole_model(plans, sum(tessera_calls), sum(backend_calls), tessera_package, backend_package, target,
+  return decide_by_whole_model(plans, sum(tessera_calls), sum(backend_calls), profiled.tessera_package,
+                               profiled.backend_package, target,
                                source, runs);
 }
 
