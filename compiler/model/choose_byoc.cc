@@ -207,8 +207,6 @@ Status decide_by_whole_model(RegionPlans& plans, double all_tessera, double all_
                                      [](const RegionChoice& c) { return !c.refused.empty(); });
   double mixed = on_backend == 0 ? all_tessera : all_backend;
   if (on_backend > 0 && on_backend + refused < static_cast<long>(plans.regions.size())) {
-    if (!plans.graph || !plans.backend)
-      return Status(ErrorCode::kInternal, "measure_regions needs plans from plan_regions");
     const std::unique_ptr<external::Backend> chosen = restrict_backend(*plans.backend, plans.regions);
     PlanOptions options = plans.options;
     options.byoc = chosen.get();
@@ -230,10 +228,6 @@ Status decide_by_whole_model(RegionPlans& plans, double all_tessera, double all_
   }
   return Status::ok();
 }
-
-}  // namespace
-
-namespace {
 
 // The index in plans.regions of the region `message` (a failed load) names
 // as refused by its module, or -1.
@@ -310,8 +304,7 @@ Status measure_regions(RegionPlans& plans, const Target& target, ScheduleSource*
   }
   for (RegionChoice& c : plans.regions) c.backend = c.refused.empty() && c.backend_s < c.tessera_s;
   return decide_by_whole_model(plans, sum(tessera_calls), sum(backend_calls), profiled.tessera_package,
-                               profiled.backend_package, target,
-                               source, runs);
+                               profiled.backend_package, target, source, runs);
 }
 
 Result<std::vector<RegionChoice>> choose_regions(const Graph& g, const Target& target, ScheduleSource* source,

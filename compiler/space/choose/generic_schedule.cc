@@ -46,7 +46,8 @@ Status schedule_root_stage(Sched& s, const std::string& name, int64_t lanes) {
   // A short power-of-two innermost axis (4 channels of an NHWC image) joins
   // the axis outside it, so that a vector holds several of its rows: one
   // vector every 4 elements was the input's channel pad and transpose at
-  // 0.7 ns an element. Its index's division and remainder are shifts.
+  // 0.7 ns an element. Where an access splits the fused index again, its
+  // division and remainder merge back (arith::linear_form) or are shifts.
   if (last >= 1 && last == static_cast<int>(spatial.size()) - 1) {
     const int64_t extent = stage.iters[stage.iter_index(spatial[last])].extent;
     const int64_t outside = stage.iters[stage.iter_index(spatial[last - 1])].extent;
