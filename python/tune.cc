@@ -105,6 +105,7 @@ py::dict tune(const std::string& model, tuner::OptionValues options, const std::
     if (!p.is_ok()) throw py::value_error(p.status().message());
     plan_options.precision = *p;
   }
+  plan_options.int8_pairs = model::int8_pairs_pay(config->target);
   config->command_line = command_line;
   config->worker_binary = worker_binary();
   tuner::ModelKernels kernels;

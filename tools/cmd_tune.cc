@@ -180,6 +180,7 @@ int run_tune(int argc, char** argv, int first) {
   model::PlanOptions plan_options;
   if (auto p = parse_precision(args->get("precision", "fp32"), config->target); p.is_ok()) plan_options.precision = *p;
   else return usage_error(p.status().message());
+  plan_options.int8_pairs = model::int8_pairs_pay(config->target);
   tuner::ModelKernels model;
   if (has_model) {
     auto kernels = model_kernels(args->positional()[0], args->get_all("input-shape"), args->get_all("input-value"),

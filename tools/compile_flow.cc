@@ -80,6 +80,7 @@ Result<ModelCompile> compile_model_file(const ModelCompileArgs& args) {
   model::PlanOptions plan_options;
   plan_options.byoc = backend.get();
   plan_options.precision = precision;
+  plan_options.int8_pairs = model::int8_pairs_pay(out.target);
   // --byoc auto: each region the faster way, as tune timed it or timed now.
   std::unique_ptr<external::Backend> chosen;
   if (out.byoc_auto && backend) {

@@ -48,6 +48,19 @@ class AllocatedBuffers final : public IRVisitor {
   }
 };
 
+// The two dot products of sum x + y when both are dot_u8s8 (none: not).
+std::optional<std::pair<const CallNode*, const CallNode*>> dot_u8s8_pair(const Expr& x, const Expr& y) {
+  const auto* a = x.as<CallNode>();
+  const auto* b = y.as<CallNode>();
+  if (!a || !b || a->op != CallOp::kDotU8S8 || b->op != CallOp::kDotU8S8) return std::nullopt;
+  return std::pair{a, b};
+}
+std::optional<std::pair<const CallNode*, const CallNode*>> dot_u8s8_pair(const Expr& sum) {
+  if (!sum.defined() || sum.kind() != ExprKind::kAdd) return std::nullopt;
+  const auto* add = static_cast<const BinaryNode*>(sum.get());
+  return dot_u8s8_pair(add->a, add->b);
+}
+
 }  // namespace
 
 llvm::Value* CodeGen::unsupported(const std::string& why, llvm::Type* type) {
@@ -205,13 +218,24 @@ llvm::Value* CodeGen::emit(const Expr& e) {
 }
 
 llvm::Value* CodeGen::emit_binary(const BinaryNode* op) {
-  // acc + dot: the dot-product instruction accumulates itself.
-  if (op->kind == ExprKind::kAdd)
-    for (const auto& [dot, acc] : {std::pair{op->b, op->a}, std::pair{op->a, op->b}})
+  // acc + dot: the dot-product instruction accumulates itself; acc + (dot +
+  // dot) of u8 x s8 words, the pair a matrix-multiply instruction may take.
+  if (op->kind == ExprKind::kAdd) {
+    if (const auto pair = dot_u8s8_pair(op->a, op->b)) return emit_dot_pair(nullptr, pair->first, pair->second);
+    for (const auto& [dot, acc] : {std::pair{op->b, op->a}, std::pair{op->a, op->b}}) {
+      if (const auto pair = dot_u8s8_pair(dot)) return emit_dot_pair(emit(acc), pair->first, pair->second);
+      // (acc + dot0) + dot1, as the simplifier leaves a sum of the pair.
+      if (acc.kind() == ExprKind::kAdd && dot.as<CallNode>() && dot.as<CallNode>()->op == CallOp::kDotU8S8) {
+        const auto* inner = static_cast<const BinaryNode*>(acc.get());
+        for (const auto& [first, rest] : {std::pair{inner->b, inner->a}, std::pair{inner->a, inner->b}})
+          if (const auto pair = dot_u8s8_pair(first, dot)) return emit_dot_pair(emit(rest), pair->first, pair->second);
+      }
       if (const auto* call = dot.as<CallNode>(); call && call->op == CallOp::kDotU8S8)
         return emit_dot_u8s8(emit(acc), call);
       else if (call && call->op == CallOp::kDotBf16)
         return emit_dot_bf16(emit(acc), call);
+    }
+  }
   llvm::Value* a = emit(op->a);
   llvm::Value* b = emit(op->b);
   DType t = op->a.dtype();

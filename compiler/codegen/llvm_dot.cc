@@ -25,6 +25,7 @@
 
 #include "compiler/codegen/llvm_emitter.h"
 #include "compiler/codegen/llvm_target.h"
+#include "compiler/ir/functor.h"
 #include "compiler/ir/op.h"
 #include "compiler/lower/simplify.h"
 
@@ -81,7 +82,97 @@ const Expr* word_index(const LoadNode* lo, const LoadNode* hi) {
   return next_to(a->base, b->base) ? &a->base : nullptr;
 }
 
+// Whether lanes `i` and `j` of `e` are provably equal: every load in it
+// reads one address for both (lane_offsets), every ramp has stride 0.
+bool lanes_equal(const Expr& e, int i, int j) {
+  if (e.dtype().lanes == 1 || e.as<BroadcastNode>()) return true;
+  if (const auto* ramp = e.as<RampNode>()) return is_const_value(ramp->stride, 0);
+  if (const auto* cast = e.as<CastNode>()) return lanes_equal(cast->value, i, j);
+  if (const auto* load = e.as<LoadNode>()) {
+    if (load->predicate.defined()) return false;
+    const auto split = lane_offsets(load->index, load->dtype.lanes);
+    return split && split->offsets[static_cast<size_t>(i)] == split->offsets[static_cast<size_t>(j)];
+  }
+  if (const auto* call = e.as<CallNode>()) {
+    for (const Expr& a : call->args)
+      if (!lanes_equal(a, i, j)) return false;
+    return true;
+  }
+  switch (e->kind) {
+    case ExprKind::kAdd: case ExprKind::kSub: case ExprKind::kMul: case ExprKind::kDiv: case ExprKind::kMod:
+    case ExprKind::kMin: case ExprKind::kMax: {
+      const auto* bin = static_cast<const BinaryNode*>(e.get());
+      return lanes_equal(bin->a, i, j) && lanes_equal(bin->b, i, j);
+    }
+    default: return false;
+  }
+}
+
+// Lane `lane` of vector expression `e`, as a scalar expression.
+class LaneOf final : public IRMutator {
+ public:
+  explicit LaneOf(int lane) : lane_(lane) {}
+
+ protected:
+  using IRMutator::visit;
+  Expr visit(const RampNode* op, const Expr&) override {
+    return mutate(op->base) + mutate(op->stride) * make_int(lane_, op->base.dtype());
+  }
+  Expr visit(const BroadcastNode* op, const Expr&) override { return mutate(op->value); }
+
+ private:
+  int lane_;
+};
+
 }  // namespace
+
+llvm::Value* CodeGen::emit_dot_pair(llvm::Value* acc, const CallNode* dot0, const CallNode* dot1) {
+  const int lanes = dot0->dtype.lanes;
+  const Expr& a0 = dot0->args[0];
+  const Expr& a1 = dot1->args[0];
+  const Expr& b0 = dot0->args[1];
+  const Expr& b1 = dot1->args[1];
+  // Lane 4t + 2r + c of a tile is its row r, column c: the unsigned words
+  // (rows) agree across c, the signed ones (columns) across r.
+  bool tiles = target_.is_aarch64() && llvm_has_feature(target_, "i8mm") && lanes % 4 == 0 && select_depth_ == 0;
+  for (int t = 0; tiles && t < lanes; t += 4)
+    tiles = lanes_equal(a0, t, t + 1) && lanes_equal(a0, t + 2, t + 3) && lanes_equal(a1, t, t + 1) &&
+            lanes_equal(a1, t + 2, t + 3) && lanes_equal(b0, t, t + 2) && lanes_equal(b0, t + 1, t + 3) &&
+            lanes_equal(b1, t, t + 2) && lanes_equal(b1, t + 1, t + 3);
+  if (!tiles) return emit_dot_u8s8(emit_dot_u8s8(acc, dot0), dot1);
+  // USMMLA: acc[2r + c] += the eight bytes of row r of its first operand
+  // (words a0, a1 of lane 2r) by those of column c of its second (words b0,
+  // b1 of lane c).
+  auto* v4i32 = llvm::FixedVectorType::get(b_.getInt32Ty(), 4);
+  auto* v16i8 = llvm::FixedVectorType::get(b_.getInt8Ty(), 16);
+  llvm::Function* usmmla = llvm::Intrinsic::getDeclaration(&mod_, llvm::Intrinsic::aarch64_neon_usmmla, {v4i32, v16i8});
+  // The rows: each row's two words as one 64-bit value (neighbouring words
+  // of a row of bytes become one load), two rows a register. The first
+  // operand is the same for every tile of a pair of rows; LLVM merges the
+  // repeats.
+  auto* i64 = b_.getInt64Ty();
+  auto* v2i64 = llvm::FixedVectorType::get(i64, 2);
+  auto row_words = [&](int t) {
+    llvm::Value* v = llvm::PoisonValue::get(v2i64);
+    for (int r = 0; r < 2; ++r) {
+      llvm::Value* low = b_.CreateZExt(emit(LaneOf(t + 2 * r)(a0)), i64);
+      llvm::Value* high = b_.CreateShl(b_.CreateZExt(emit(LaneOf(t + 2 * r)(a1)), i64), 32);
+      v = b_.CreateInsertElement(v, b_.CreateOr(low, high), static_cast<uint64_t>(r));
+    }
+    return b_.CreateBitCast(v, v16i8);
+  };
+  // The columns: two vector operands, their words interleaved per tile.
+  llvm::Value* b0v = emit(b0);
+  llvm::Value* b1v = emit(b1);
+  if (!acc) acc = llvm::Constant::getNullValue(type_of(dot0->dtype));
+  std::vector<llvm::Value*> parts;
+  for (int t = 0; t < lanes; t += 4) {
+    llvm::Value* columns = b_.CreateBitCast(b_.CreateShuffleVector(b0v, b1v, {t, lanes + t, t + 1, lanes + t + 1}), v16i8);
+    llvm::Value* sums = lanes == 4 ? acc : lanes_of(b_, acc, t, 4);
+    parts.push_back(b_.CreateCall(usmmla, {sums, row_words(t), columns}));
+  }
+  return concat(b_, std::move(parts));
+}
 
 const std::vector<int>& CodeGen::dot_widths() {
   if (dot_widths_) return *dot_widths_;

@@ -21,6 +21,17 @@ namespace tessera::codegen_detail {
 /// A kCodegenError with `why`.
 inline Status codegen_error(const std::string& why) { return Status(ErrorCode::kCodegenError, why); }
 
+/// A vector index as a lane-invariant part plus a constant offset per lane,
+/// when it is one: ramps of constant stride, broadcasts, sums, and products,
+/// quotients and remainders by constants of parts whose invariant part is a
+/// constant (the interleave `ramp(0, 1, n) / 2 + ramp(0, 1, n) % 2 * S`)
+/// (llvm_memory.cc).
+struct LaneOffsets {
+  Expr invariant;                ///< a scalar index
+  std::vector<int64_t> offsets;  ///< one per lane
+};
+std::optional<LaneOffsets> lane_offsets(const Expr& e, int lanes);
+
 class CodeGen {
  public:
   CodeGen(llvm::LLVMContext& ctx, llvm::Module& mod, const Target& target)
@@ -47,6 +58,12 @@ class CodeGen {
   /// acc + dot_u8s8(a, b) (acc null: 0), by the target's dot-product
   /// instruction where it has one for these lanes (llvm_dot.cc).
   llvm::Value* emit_dot_u8s8(llvm::Value* acc, const CallNode* dot);
+  /// acc + dot0 + dot1, two u8 x s8 dot products (matmul_u8s8_pairs's eight
+  /// bytes): with AArch64's +i8mm, where every four lanes are a 2 x 2 tile
+  /// (dot0 and dot1's first operands equal across each tile's columns, their
+  /// second across its rows), one USMMLA a tile; else the two chained
+  /// (llvm_dot.cc).
+  llvm::Value* emit_dot_pair(llvm::Value* acc, const CallNode* dot0, const CallNode* dot1);
   /// The lanes of int32 a native u8 x s8 dot-product instruction covers,
   /// widest first: 16 for AVX512-VNNI on 512-bit vectors, 8 and 4 with
   /// AVX-VNNI or AVX512-VL, 4 for AArch64's USDOT (+i8mm) or SDOT

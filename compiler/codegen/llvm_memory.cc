@@ -143,17 +143,6 @@ llvm::Value* CodeGen::emit_strided_load(const LoadNode* op, llvm::Value* mask) {
   return b_.CreateShuffleVector(wide, lanes);
 }
 
-namespace {
-
-// A vector index as a lane-invariant part plus a constant offset per lane,
-// when it is one: ramps of constant stride, broadcasts, sums, and products,
-// quotients and remainders by constants of parts whose invariant part is a
-// constant (the interleave `ramp(0, 1, n) / 2 + ramp(0, 1, n) % 2 * S`).
-struct LaneOffsets {
-  Expr invariant;                ///< a scalar index
-  std::vector<int64_t> offsets;  ///< one per lane
-};
-
 std::optional<LaneOffsets> lane_offsets(const Expr& e, int lanes) {
   int64_t c = 0;
   if (e.dtype().lanes == 1) return LaneOffsets{e, std::vector<int64_t>(static_cast<size_t>(lanes), 0)};
@@ -192,8 +181,6 @@ std::optional<LaneOffsets> lane_offsets(const Expr& e, int lanes) {
   a->invariant = make_int(0, a->invariant.dtype());
   return a;
 }
-
-}  // namespace
 
 // A load whose lanes read a few contiguous runs at constant offsets from a
 // lane-invariant index (an interleave of two planes, each element twice):

@@ -708,7 +708,11 @@ Result<Tensor> build_node(const Graph& g, const Node& n, const std::vector<Tenso
     case OpKind::kConvTranspose: r = build_conv_transpose(g, n, in); break;
     case OpKind::kGemm: r = build_gemm(n, in); break;
     case OpKind::kMatMul: r = build_matmul(g, n, in); break;
-    case OpKind::kMatMulU8S8: r = ops::matmul_u8s8(in[0], in[1], n.name); break;
+    case OpKind::kMatMulU8S8: {
+      const auto* attrs = std::get_if<MatMulAttrs>(&n.attrs);
+      r = attrs && attrs->pairs ? ops::matmul_u8s8_pairs(in[0], in[1], n.name) : ops::matmul_u8s8(in[0], in[1], n.name);
+      break;
+    }
     case OpKind::kMatMulBf16: r = ops::matmul_bf16(in[0], in[1], n.name); break;
     case OpKind::kConvBf16: r = build_conv_bf16(n, in); break;
     case OpKind::kConvU8S8: r = build_conv_u8s8(n, in); break;

@@ -359,8 +359,10 @@ struct AttrPrinter {
       for (size_t j = 0; j < v.map.size(); ++j) s += (j ? ";" : "") + ints(v.map[j]);
       return s + ")";
     };
-    const std::string sa = view("a", a.a), sb = view("b", a.b);
-    return sa + (!sa.empty() && !sb.empty() ? " " : "") + sb;
+    std::string s = view("a", a.a);
+    for (const std::string& more : {view("b", a.b), std::string(a.pairs ? "pairs" : "")})
+      if (!more.empty()) s += (s.empty() ? "" : " ") + more;
+    return s;
   }
   std::string operator()(const ArgAttrs& a) const {
     return "axis=" + std::to_string(a.axis) + " keepdims=" + (a.keepdims ? "1" : "0") +

@@ -243,6 +243,9 @@ struct MatMulAttrs {
     std::vector<std::vector<int64_t>> map;  ///< source rank x view rank
   };
   View a, b;
+  /// kMatMulU8S8 only: computed as ops::matmul_u8s8_pairs, in 2 x 2 tiles over
+  /// eight bytes of K (pair_int8_products).
+  bool pairs = false;
 };
 class Graph;
 /// kExternal: the region an external backend runs as one function. `body`

@@ -66,6 +66,11 @@ Result<Graph> recognize_layer_norm(const Graph& g);
 /// division).
 Result<Graph> fold_matmul_views(const Graph& g);
 
+/// Targets with an int8 matrix-multiply instruction (AArch64's USMMLA): every
+/// kMatMulU8S8 of bytes with an even M and N and K a multiple of 8 becomes
+/// ops::matmul_u8s8_pairs (MatMulAttrs::pairs), its product in 2 x 2 tiles.
+Result<Graph> pair_int8_products(const Graph& g);
+
 /// Whether convert_bf16 runs `n` on the bfloat16 dot product: a MatMul (no
 /// views) or Gemm (alpha 1, no transposed A, beta 1 where C is given) of
 /// float32 activations [..., K] by a constant float32 weight, K even; or an

@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "compiler/codegen/build.h"
+#include "compiler/codegen/llvm_target.h"
 #include "compiler/external/c_compiler.h"
 #include "compiler/graph/passes.h"
 #include "compiler/lower/lower.h"
@@ -224,7 +225,10 @@ std::string template_op_for(const Graph& g, const graph::Node& anchor) {
     }
     case OpKind::kGemm: return std::get<graph::GemmAttrs>(anchor.attrs).trans_b ? "dense" : "matmul";
     case OpKind::kMatMul: return g.value(anchor.outputs[0]).shape.size() == 2 ? "matmul" : "batch_matmul";
-    case OpKind::kMatMulU8S8: return "matmul_u8s8";
+    case OpKind::kMatMulU8S8: {
+      const auto* attrs = std::get_if<graph::MatMulAttrs>(&anchor.attrs);
+      return attrs && attrs->pairs ? "matmul_u8s8_pairs" : "matmul_u8s8";
+    }
     case OpKind::kMatMulBf16: return "matmul_bf16";
     case OpKind::kConvBf16: return "conv2d_nhwc_bf16";
     case OpKind::kConvU8S8: {
@@ -248,6 +252,8 @@ std::string template_op_for(const Graph& g, const graph::Node& anchor) {
   }
 }
 
+bool int8_pairs_pay(const Target& target) { return target.is_aarch64() && llvm_has_feature(target, "i8mm"); }
+
 Result<ModelPlan> plan_model(const Graph& g, const PlanOptions& options) {
   ModelPlan plan;
   TESSERA_ASSIGN_OR_RETURN(graph::Graph optimized, graph::optimize_graph(g));
@@ -268,6 +274,9 @@ Result<ModelPlan> plan_model(const Graph& g, const PlanOptions& options) {
   }
   if (options.precision == PlanOptions::Precision::kBf16) {
     TESSERA_ASSIGN_OR_RETURN(plan.graph, graph::convert_bf16(plan.graph));
+  }
+  if (options.int8_pairs) {
+    TESSERA_ASSIGN_OR_RETURN(plan.graph, graph::pair_int8_products(plan.graph));
   }
   add_output_copies(&plan.graph);
   if (options.byoc) {

@@ -65,7 +65,14 @@ struct PlanOptions {
   /// bfloat16 accumulated in float32 (graph::convert_bf16, --precision bf16).
   enum class Precision : uint8_t { kFloat32, kBf16 };
   Precision precision = Precision::kFloat32;
+  /// Int8 products in 2 x 2 tiles for a matrix-multiply instruction
+  /// (graph::pair_int8_products); int8_pairs_pay says which targets gain.
+  bool int8_pairs = false;
 };
+
+/// Whether `target` has an int8 matrix-multiply instruction that
+/// PlanOptions::int8_pairs feeds: AArch64 with +i8mm (USMMLA).
+bool int8_pairs_pay(const Target& target);
 
 /// Optimizes `g` (constant and BatchNorm folding, dead nodes, the layout
 /// transformation), fuses it and extracts its tasks. A graph output that is a

@@ -61,6 +61,50 @@ Result<Tensor> matmul_u8s8(const Tensor& a, const Tensor& b, const std::string& 
       OpPattern::kComplex);
 }
 
+Result<Tensor> matmul_u8s8_pairs(const Tensor& a, const Tensor& b, const std::string& name) {
+  if (!a.defined() || a->dtype != DType::u8() || a->ndim() < 2)
+    return invalid("matmul_u8s8_pairs", "A must be uint8 bytes of rank 2 or more");
+  TESSERA_RETURN_IF_ERROR(check_rank("matmul_u8s8_pairs", "B", b, 2));
+  if (b->dtype != DType::i32()) return invalid("matmul_u8s8_pairs", "B is int32 words, not " + b->dtype.to_string());
+  const size_t rank = a->shape.size();
+  const int64_t m = a->shape[rank - 2], k = a->shape.back(), n = b->shape[1];
+  if (k % 8 != 0 || k / 4 != b->shape[0] || m % 2 != 0 || n % 2 != 0)
+    return invalid("matmul_u8s8_pairs", "A " + shape_str(a->shape) + " and B " + shape_str(b->shape) +
+                                            " must have an even M and N, K a multiple of 8 and B K/4 words");
+  // T[..., m2, n2, r, c] = C[..., 2 m2 + r, 2 n2 + c], the sum over eight
+  // bytes of K at a time: two words of row 2 m2 + r of A by two of column
+  // 2 n2 + c of B.
+  std::vector<int64_t> tiles(a->shape.begin(), a->shape.end() - 2);
+  tiles.insert(tiles.end(), {m / 2, n / 2, 2, 2});
+  IterVar p = reduce_axis(k / 8, "k");
+  const Expr two = make_int(2);
+  Tensor t = compute(
+      tiles,
+      [&](const Vars& i) {
+        std::vector<Expr> row = detail::as_exprs(i);
+        row.resize(rank - 2);
+        row.push_back(i[rank - 2] * two + i[rank]);
+        const Expr column = i[rank - 1] * two + i[rank + 1];
+        auto product = [&](int w) {
+          const Expr q = p->var * two + make_int(w);
+          return dot_u8s8(detail::byte_word(a, row, q), read(b, {q, column}));
+        };
+        return sum(product(0) + product(1), {p});
+      },
+      name + ".tiles", OpPattern::kComplex);
+  std::vector<int64_t> shape(a->shape.begin(), a->shape.end() - 1);
+  shape.push_back(n);
+  return compute(
+      shape,
+      [&](const Vars& i) {
+        std::vector<Expr> at = detail::as_exprs(i);
+        at.resize(rank - 2);
+        at.insert(at.end(), {i[rank - 2] / two, i[rank - 1] / two, i[rank - 2] % two, i[rank - 1] % two});
+        return read(t, at);
+      },
+      name, OpPattern::kInjective);
+}
+
 Result<Tensor> matmul_bf16(const Tensor& a, const Tensor& b, const std::string& name) {
   if (!a.defined() || a->ndim() < 2) return invalid("matmul_bf16", "A needs rank 2 or more");
   TESSERA_RETURN_IF_ERROR(check_rank("matmul_bf16", "B", b, 3));

@@ -27,6 +27,16 @@ Result<Tensor> matmul(const Tensor& a, const Tensor& b, const std::string& name 
 /// model's activations, which arrive as bytes).
 Result<Tensor> matmul_u8s8(const Tensor& a, const Tensor& b, const std::string& name = "matmul_u8s8");
 
+/// matmul_u8s8 of uint8 bytes A [..., M, K] (M even, K a multiple of 8) and
+/// B: K/4 x N words (N even), computed as 2 x 2 tiles of C over eight bytes
+/// of K at a time: T[..., m2, n2, r, c] = sum_p dot_u8s8(A[2 m2 + r, 2p],
+/// B[2p, 2 n2 + c]) + dot_u8s8(A[2 m2 + r, 2p + 1], B[2p + 1, 2 n2 + c]),
+/// then C[..., i, j] = T[..., i / 2, j / 2, i % 2, j % 2]. A vector of such
+/// tiles is what a 2 x 8 by 8 x 2 matrix-multiply instruction (AArch64's
+/// USMMLA, +i8mm) computes, one tile a register (the gemm_pairs template);
+/// elsewhere the two words are two dot products. Same sums as matmul_u8s8.
+Result<Tensor> matmul_u8s8_pairs(const Tensor& a, const Tensor& b, const std::string& name = "matmul_u8s8_pairs");
+
 /// The bfloat16 product of A: M x K and B: K x N accumulated in float32, K
 /// even (A may have leading batch axes, [..., M, K], kept in C). A is
 /// bfloat16, or float32 rounded to bfloat16 as it is read; B is

@@ -23,15 +23,14 @@ OpParam size_or(const char* name, int64_t def, int64_t lo, const char* help) {
   return {name, def, lo, std::numeric_limits<int64_t>::max(), help};
 }
 OpParam flag(const char* name, const char* help) { return {name, 0, 0, 1, help}; }
+// A size that must be a multiple of `factor`.
+OpParam multiple(const char* name, int64_t factor, const char* help) {
+  return {name, std::nullopt, factor, std::numeric_limits<int64_t>::max(), help, factor};
+}
 // A size of bytes packed four to a word.
-OpParam four_bytes(const char* name, const char* help) {
-  return {name, std::nullopt, 4, std::numeric_limits<int64_t>::max(), help, 4};
-}
-
+OpParam four_bytes(const char* name, const char* help) { return multiple(name, 4, help); }
 // A reduction of bfloat16 values packed two to a word: even.
-OpParam pairs(const char* name, const char* help) {
-  return {name, std::nullopt, 2, std::numeric_limits<int64_t>::max(), help, 2};
-}
+OpParam pairs(const char* name, const char* help) { return multiple(name, 2, help); }
 
 Tensor input(std::vector<int64_t> shape, const char* name) { return placeholder(std::move(shape), DType::f32(), name); }
 
@@ -111,6 +110,15 @@ std::vector<OpEntry> op_table() {
                    Tensor a = placeholder({q.at("M"), q.at("K") / 4}, DType::i32(), "A");
                    Tensor b = placeholder({q.at("K") / 4, q.at("N")}, DType::i32(), "B");
                    return with_output({a, b}, matmul_u8s8(a, b));
+                 }});
+  ops.push_back({{"matmul_u8s8_pairs",
+                  "C = A B in int32 for A: M x K uint8 bytes, B: K x N int8 packed four bytes of K to an int32 word, "
+                  "computed in 2 x 2 tiles over eight bytes of K (AArch64's USMMLA)",
+                  {multiple("M", 2, "rows of A"), multiple("N", 2, "columns of B"), multiple("K", 8, "reduction")}},
+                 [](const Params& q) {
+                   Tensor a = placeholder({q.at("M"), q.at("K")}, DType::u8(), "A");
+                   Tensor b = placeholder({q.at("K") / 4, q.at("N")}, DType::i32(), "B");
+                   return with_output({a, b}, matmul_u8s8_pairs(a, b));
                  }});
   ops.push_back({{"matmul_bf16",
                   "C = A B in float32 for A: M x K and B: K x N bfloat16, B packed in pairs along K (K/2 x N x 2)",

@@ -133,4 +133,22 @@ TEST_F(Aarch64Package, QuantizedResNetOnTheDotProductUnitRunsUnderQemu) {
   }
 }
 
+// A transformer quantized dynamically (MatMulInteger), its int8 products in
+// 2 x 2 tiles on USMMLA (+i8mm) and on SDOT (+dotprod): the host's outputs.
+TEST_F(Aarch64Package, DynamicallyQuantizedTransformerOnTheMatrixUnitRunsUnderQemu) {
+  const fs::path model = dir_ / "transformer_dyn.onnx";
+  const std::string make = std::string("/usr/bin/python3 ") + TESSERA_SOURCE_DIR +
+                           "/scripts/models/quantize_dynamic.py --model transformer --seq 16 --layers 1 --d-model 64 "
+                           "--heads 2 --ff 128 -o " + model.string();
+  Output made = shell(make);
+  if (made.code != 0 && made.text.find("No module named") != std::string::npos) GTEST_SKIP() << made.text;
+  ASSERT_EQ(made.code, 0) << made.text;
+  for (const char* features : {"+neon,+i8mm", "+neon,+dotprod"}) {
+    SCOPED_TRACE(features);
+    fs::remove_all(dir_ / "host");
+    fs::remove_all(dir_ / "arm");
+    check_model(dir_, model.string(), {{"input", {1, 16, 64}}}, "", "", features);
+  }
+}
+
 }  // namespace

@@ -12,6 +12,12 @@ Result<KnobSpace> define_gemm(const ComputeDAG& dag, const Target& target);
 Status apply_gemm(const KnobConfig& config, const Target& target, State* state);
 Result<KnobConfig> fallback_gemm(const KnobSpace& space, const ComputeDAG& dag, const Target& target);
 
+/// matmul_u8s8_pairs: 2 x 2 tiles of the int8 product, a vector of tiles per
+/// micro-kernel row pair, for a matrix-multiply instruction (template_gemm_pairs.cc).
+Result<KnobSpace> define_gemm_pairs(const ComputeDAG& dag, const Target& target);
+Status apply_gemm_pairs(const KnobConfig& config, const Target& target, State* state);
+Result<KnobConfig> fallback_gemm_pairs(const KnobSpace& space, const ComputeDAG& dag, const Target& target);
+
 /// conv2d NCHW: output channels unrolled, output width vectorized (template_conv.cc).
 Result<KnobSpace> define_conv_nchw(const ComputeDAG& dag, const Target& target);
 Status apply_conv_nchw(const KnobConfig& config, const Target& target, State* state);

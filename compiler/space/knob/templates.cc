@@ -11,6 +11,7 @@ using namespace template_detail;
 constexpr KnobTemplate kTemplates[] = {
     {"matmul", "gemm", define_gemm, apply_gemm, fallback_gemm},
     {"matmul_u8s8", "gemm", define_gemm, apply_gemm, fallback_gemm},
+    {"matmul_u8s8_pairs", "gemm_pairs", define_gemm_pairs, apply_gemm_pairs, fallback_gemm_pairs},
     {"matmul_bf16", "gemm", define_gemm, apply_gemm, fallback_gemm},
     {"dense", "gemm", define_gemm, apply_gemm, fallback_gemm},
     {"batch_matmul", "gemm", define_gemm, apply_gemm, fallback_gemm},

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 #include "tests/compiler/graph/graph_test_util.h"
 
 namespace tessera::graph {
@@ -197,6 +199,31 @@ TEST(ConvertWinograd, TransformsTheWeightAndKeepsTheResult) {
   ASSERT_TRUE(want.is_ok()) << want.status().to_string();
   ASSERT_TRUE(got.is_ok()) << got.status().to_string();
   EXPECT_TRUE(test::close(test::to_floats((*got)[0]), test::to_floats((*want)[0]), 1e-4, 1e-5));
+}
+
+// An int8 product of an even M and N and K a multiple of 8 becomes its 2 x 2
+// tiles (MatMulAttrs::pairs), with the same integers; other shapes stay.
+TEST(PairInt8Products, EvenProductsBecomeTilesWithTheSameSums) {
+  for (const auto& [m, k, n, paired] : std::vector<std::tuple<int64_t, int64_t, int64_t, bool>>{
+           {4, 16, 6, true}, {3, 16, 6, false}, {4, 12, 6, false}, {4, 16, 5, false}}) {
+    Graph g;
+    const ValueId a = g.add_input("a", {m, k}, DType::u8());
+    std::vector<double> words;
+    for (int64_t i = 0; i < k / 4 * n; ++i) words.push_back(static_cast<double>((i * 2654435761u) % 65536) - 32768.0);
+    const ValueId b = g.add_constant("b", Constant::from_doubles(DType::i32(), {k / 4, n}, words));
+    g.set_outputs({g.add_op("product", OpKind::kMatMulU8S8, NoAttrs{}, {a, b}, {m, n}, DType::i32())});
+    auto paired_graph = pair_int8_products(g);
+    ASSERT_TRUE(paired_graph.is_ok()) << paired_graph.status().to_string();
+    const Node& product = paired_graph->nodes().back();
+    const auto* attrs = std::get_if<MatMulAttrs>(&product.attrs);
+    EXPECT_EQ(attrs && attrs->pairs, paired) << m << "x" << k << "x" << n;
+    Bytes bytes(static_cast<size_t>(m * k));
+    for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<uint8_t>(i * 37 + 11);
+    auto want = test::run_graph(g, {{a, bytes}});
+    auto got = test::run_graph(*paired_graph, {{a, bytes}});
+    ASSERT_TRUE(want.is_ok() && got.is_ok());
+    EXPECT_EQ(got->at(0), want->at(0));
+  }
 }
 
 }  // namespace

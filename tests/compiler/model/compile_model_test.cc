@@ -118,6 +118,25 @@ TEST(CompileModel, TemplateOpsFollowTheAnchor) {
   EXPECT_EQ(plan->task_labels[0], "fused_conv_relu [1, 8, 10, 10]");
 }
 
+// Int8 products in 2 x 2 tiles where the target has the matrix-multiply
+// instruction: their tasks take the gemm_pairs template.
+TEST(CompileModel, Int8ProductsPairUpForAMatrixMultiplyInstruction) {
+  auto target = [](const std::string& text) { return parse_target(text).value(); };
+  EXPECT_TRUE(int8_pairs_pay(target("llvm -mtriple=aarch64-linux-gnu -mcpu=cortex-a72 -mattr=+neon,+i8mm")));
+  EXPECT_FALSE(int8_pairs_pay(target("llvm -mtriple=aarch64-linux-gnu -mcpu=cortex-a72 -mattr=+neon,+dotprod")));
+  EXPECT_FALSE(int8_pairs_pay(target("llvm -mtriple=x86_64-linux-gnu -mcpu=sapphirerapids")));
+  Graph g;
+  const ValueId a = g.add_input("a", {8, 32}, DType::u8());
+  const ValueId b = g.add_constant("b", graph::Constant::from_doubles(DType::i32(), {8, 16}, std::vector<double>(128, 7)));
+  g.set_outputs({g.add_op("product", OpKind::kMatMulU8S8, graph::NoAttrs{}, {a, b}, {8, 16}, DType::i32())});
+  for (const bool pairs : {false, true}) {
+    auto plan = plan_model(g, {.int8_pairs = pairs});
+    ASSERT_TRUE(plan.is_ok()) << plan.status().to_string();
+    ASSERT_EQ(plan->task_ops.size(), 1u);
+    EXPECT_EQ(plan->task_ops[0], pairs ? "matmul_u8s8_pairs" : "matmul_u8s8");
+  }
+}
+
 TEST(CompileModel, ConstantArgumentsAreConstantInEveryCall) {
   // small_cnn: both convs read constant weights and biases, as does the dense.
   auto plan = plan_model(small_cnn(), {.nhwc_layout = false});
