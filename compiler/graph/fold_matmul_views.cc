@@ -73,6 +73,29 @@ std::optional<Map> view_map(const Graph& g, const Node& p) {
   return std::nullopt;
 }
 
+// A product of one row per batch element by a shared matrix, A [..., 1, K]
+// (one leading axis of extent P > 1) by B [K, N]: as read, A is the matrix
+// [P, K] (the map from [P, K] to A's shape; nullopt otherwise). Batched,
+// it would be P products of one row, each streaming all of B (an LSTM's
+// input projection over 100 steps ran at 56 GFLOP/s).
+std::optional<Map> rows_map(const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
+  const size_t rank = a.size();
+  if (rank < 3 || b.size() != 2 || a[rank - 2] != 1) return std::nullopt;
+  Map m(rank, std::vector<int64_t>(2, 0));
+  int leading = 0;
+  for (size_t d = 0; d + 2 < rank; ++d)
+    if (a[d] != 1) ++leading, m[d][0] = 1;
+  if (leading != 1) return std::nullopt;
+  m[rank - 1][1] = 1;
+  return m;
+}
+
+// The shape a MatMul reads operand k as: its view's, else the value's.
+const std::vector<int64_t>& read_shape(const Graph& g, const Node& n, const MatMulAttrs& attrs, size_t k) {
+  const MatMulAttrs::View& view = k == 0 ? attrs.a : attrs.b;
+  return view.map.empty() ? g.value(n.inputs[k]).shape : view.shape;
+}
+
 }  // namespace
 
 Result<Graph> fold_matmul_views(const Graph& g) {
@@ -103,6 +126,35 @@ Result<Graph> fold_matmul_views(const Graph& g) {
     }
     if (!attrs.a.map.empty() || !attrs.b.map.empty()) n.attrs = std::move(attrs);
   }
+  // One row per batch element by a shared matrix: a 2-D product over the
+  // rows, then a Reshape to the batched shape.
+  std::vector<Node> nodes;
+  for (Node& n : out.mutable_nodes()) {
+    if (n.kind != OpKind::kMatMul || n.inputs.size() != 2) {
+      nodes.push_back(std::move(n));
+      continue;
+    }
+    MatMulAttrs attrs = std::holds_alternative<MatMulAttrs>(n.attrs) ? std::get<MatMulAttrs>(n.attrs) : MatMulAttrs{};
+    const std::vector<int64_t> a_shape = read_shape(out, n, attrs, 0);
+    const std::optional<Map> rows = rows_map(a_shape, read_shape(out, n, attrs, 1));
+    if (!rows) {
+      nodes.push_back(std::move(n));
+      continue;
+    }
+    const Map& to_source = attrs.a.map.empty() ? identity(a_shape.size()) : attrs.a.map;
+    const int64_t p = graph::shape_size(a_shape) / a_shape.back();
+    attrs.a = MatMulAttrs::View{{p, a_shape.back()}, compose(to_source, *rows)};
+    const ValueId batched = n.outputs[0];
+    const Value& y = out.value(batched);
+    const ValueId flat = out.add_value(y.name + ".rows", {p, y.shape.back()}, y.dtype);
+    Node reshape{n.name + ".rows", OpKind::kReshape, NoAttrs{}, {flat}, {batched}};
+    n.attrs = std::move(attrs);
+    n.outputs[0] = flat;
+    nodes.push_back(std::move(n));
+    nodes.push_back(std::move(reshape));
+    changed = true;
+  }
+  out.mutable_nodes() = std::move(nodes);
   if (!changed) return g;
   TESSERA_RETURN_IF_ERROR(out.validate());
   return eliminate_dead_nodes(out);

@@ -91,5 +91,37 @@ TEST(FoldMatMulViews, AReshapeThatMergesAxesStays) {
   EXPECT_TRUE(std::holds_alternative<NoAttrs>(got->nodes().back().attrs));
 }
 
+// One row per step by a shared matrix (an LSTM's input projection, [T, 1, K]
+// by [K, N]): one [T, K] product read in place, then a Reshape back; the
+// same numbers. [T, 2, K] (two rows a step) stays batched.
+TEST(FoldMatMulViews, OneRowPerBatchElementBecomesOneMatrixProduct) {
+  for (const int64_t rows : {1, 2}) {
+    Graph g;
+    const DType f = DType::f32();
+    ValueId x = g.add_input("x", {7, rows, 5}, f);
+    ValueId w = g.add_constant("w", Constant::from_floats({5, 6}, test::random_floats(30, 34)));
+    ValueId y = g.add_op("proj", OpKind::kMatMul, NoAttrs{}, {x, w}, {7, rows, 6}, f);
+    g.set_outputs({y});
+    auto got = fold_matmul_views(g);
+    ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+    if (rows == 2) {
+      EXPECT_EQ(got->nodes().size(), 1u) << graph_to_string(*got);
+      continue;
+    }
+    ASSERT_EQ(got->nodes().size(), 2u) << graph_to_string(*got);
+    const Node& mm = got->nodes()[0];
+    EXPECT_EQ(mm.inputs[0], x);
+    EXPECT_EQ(got->value(mm.outputs[0]).shape, (std::vector<int64_t>{7, 6}));
+    EXPECT_EQ(std::get<MatMulAttrs>(mm.attrs).a.shape, (std::vector<int64_t>{7, 5}));
+    EXPECT_EQ(got->nodes()[1].kind, OpKind::kReshape);
+    EXPECT_EQ(got->nodes()[1].outputs[0], y);
+    const auto xd = test::random_floats(35, 35);
+    auto want = test::run_graph(g, {{x, test::to_bytes(xd)}});
+    auto out = test::run_graph(*got, {{x, test::to_bytes(xd)}});
+    ASSERT_TRUE(want.is_ok() && out.is_ok());
+    EXPECT_TRUE(test::close(test::to_floats((*out)[0]), test::to_floats((*want)[0])));
+  }
+}
+
 }  // namespace
 }  // namespace tessera::graph
