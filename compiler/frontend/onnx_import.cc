@@ -150,6 +150,24 @@ Status check_supported(const onnx::ModelProto& model, const std::string& origin)
   return Status::ok();
 }
 
+// A node given two types where ONNX requires one (a float16 input beside a
+// float32 one: the importer computes both in float32 and would hide it),
+// named by ONNX's own type check. Its other inference errors are advisory
+// here, as in cross_check_shapes.
+Status check_types(const onnx::ModelProto& original, const std::string& origin) {
+  onnx::ModelProto model = original;
+  try {
+    onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(),
+                                       onnx::ShapeInferenceOptions(/*check_type=*/true, /*error_mode=*/1));
+  } catch (const std::exception& e) {
+    const std::string what = e.what();
+    if (what.find("inconsistent type") != std::string::npos || what.find("bound to different types") != std::string::npos)
+      return Status(ErrorCode::kInvalidArgument,
+                    origin + ": " + what + " (ONNX requires these inputs to share one type: add a Cast)");
+  }
+  return Status::ok();
+}
+
 // Cross-checks the importer's shapes against ONNX's own shape inference run on
 // the model with the bound input shapes: a disagreement is an importer bug or
 // an inconsistent model, reported per value. Inference failing is not an error
@@ -192,6 +210,7 @@ Status cross_check_shapes(const onnx::ModelProto& original, const ImportContext&
 Result<graph::Graph> import_model(const onnx::ModelProto& model, const ImportOptions& options,
                                   const std::string& origin) {
   TESSERA_RETURN_IF_ERROR(check_supported(model, origin));
+  TESSERA_RETURN_IF_ERROR(check_types(model, origin));
   const auto& gp = model.graph();
   ImportContext ctx;
   ctx.opset = default_opset(model);

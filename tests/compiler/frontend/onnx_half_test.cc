@@ -135,5 +135,20 @@ TEST(OnnxHalf, HalfDataOfTheWrongLengthIsRefusedNamingTheTensor) {
       << g.status().message();
 }
 
+// An operator whose inputs ONNX requires to share one type, given float16
+// and float32 (the importer computes both in float32, which would hide it):
+// refused, naming the node.
+TEST(OnnxHalf, MixingFloat16AndFloat32InOneOperatorIsRefusedNamingTheNode) {
+  ModelBuilder m(13);
+  m.input("x", {4}, TensorProto::FLOAT16);
+  m.raw<float>("w", {4}, TensorProto::FLOAT, {1, 2, 3, 4});
+  m.node("Mul", {"x", "w"}, {"y"})->set_name("scale_by_w");
+  m.output("y", {4}, TensorProto::FLOAT16);
+  auto g = import_onnx_bytes(m.bytes());
+  ASSERT_FALSE(g.is_ok());
+  EXPECT_NE(g.status().message().find("scale_by_w"), std::string::npos) << g.status().message();
+  EXPECT_NE(g.status().message().find("inconsistent type"), std::string::npos) << g.status().message();
+}
+
 }  // namespace
 }  // namespace tessera::frontend
