@@ -63,7 +63,10 @@ Result<Graph> recognize_layer_norm(const Graph& g);
 /// alone, is read in place: the MatMul gets MatMulAttrs with the chain's
 /// index map and reads the chain's source, and the chain's nodes (copy
 /// kernels) go. Reshapes that merge axes stay (the map would need a
-/// division).
+/// division). A MatMul of one row per batch element by a shared matrix (A
+/// [..., 1, K] with one leading axis of extent P > 1, B [K, N]: an LSTM's
+/// input projection over its steps) reads A as [P, K] and becomes one
+/// matrix product [P, N] and a Reshape, not P products of one row.
 Result<Graph> fold_matmul_views(const Graph& g);
 
 /// Targets with an int8 matrix-multiply instruction (AArch64's USMMLA): every
@@ -96,6 +99,15 @@ Graph eliminate_dead_nodes(const Graph& g);
 /// graph output reads the value. Graphs with grouped or depthwise
 /// convolutions, or none, are returned unchanged.
 Result<Graph> convert_layout_nhwc(const Graph& g);
+/// A 1-D convolution of one input channel (NHWC, input [N, 1, W, 1], a
+/// constant float32 weight [1, S, 1, K] of 64 taps or more, no padding, no dilation, one group:
+/// an audio front end's STFT) becomes a MatMul reading its windows in place
+/// (a view [N, 1, M, S]: row m starts at sample m * stride) by the weight as
+/// [S, K], its bias an Add: the gemm template's speed, not the conv
+/// template's single broadcast input channel. Those `use` accepts; the rest
+/// stay (a conv an external backend takes).
+Result<Graph> convert_window_products(const Graph& g, const std::function<bool(const Node&)>& use);
+
 /// Whether conv `n` can run by Winograd F(2x2, 3x3): NHWC, a 3x3 window,
 /// stride 1, undilated, one group, a constant float32 weight, and an even
 /// output height and width (whole 2x2 tiles).

@@ -262,12 +262,15 @@ Result<ModelPlan> plan_model(const Graph& g, const PlanOptions& options) {
   } else {
     plan.graph = std::move(optimized);
   }
+  // A convolution the external backend takes stays a convolution: the
+  // backend runs it (a window product or a Winograd-transformed weight is
+  // Tessera's alone).
+  const graph::PartitionRules rules = options.byoc ? options.byoc->partition_rules() : graph::PartitionRules{};
+  auto tesseras = [&](const graph::Node& n) { return !(rules.supports && rules.supports(plan.graph, n)); };
+  TESSERA_ASSIGN_OR_RETURN(plan.graph, graph::convert_window_products(plan.graph, tesseras));
   if (options.winograd != PlanOptions::Winograd::kNone) {
-    // A convolution the external backend takes stays direct: the backend
-    // runs it (a Winograd-transformed weight is Tessera's alone).
-    const graph::PartitionRules rules = options.byoc ? options.byoc->partition_rules() : graph::PartitionRules{};
     auto use = [&](const graph::Node& n) {
-      if (rules.supports && rules.supports(plan.graph, n)) return false;
+      if (!tesseras(n)) return false;
       return options.winograd == PlanOptions::Winograd::kAll || options.winograd_convs.count(n.name) > 0;
     };
     TESSERA_ASSIGN_OR_RETURN(plan.graph, graph::convert_winograd(plan.graph, use));

@@ -201,6 +201,35 @@ TEST(ConvertWinograd, TransformsTheWeightAndKeepsTheResult) {
   EXPECT_TRUE(test::close(test::to_floats((*got)[0]), test::to_floats((*want)[0]), 1e-4, 1e-5));
 }
 
+// A long 1-D conv of one input channel (NHWC) becomes a MatMul reading its
+// windows in place and an Add of its bias, with the conv's numbers; a short
+// one, or one `use` declines, stays a conv.
+TEST(ConvertWindowProducts, LongOneChannelConvsBecomeProductsOfTheirWindows) {
+  for (const auto& [taps, used] : std::vector<std::pair<int64_t, bool>>{{96, true}, {10, true}, {96, false}}) {
+    const int64_t width = 400, stride = 7, k = 5, m = (width - taps) / stride + 1;
+    Graph g;
+    const ValueId x = g.add_input("x", {1, 1, width, 1}, DType::f32());
+    const ValueId w = g.add_constant("w", Constant::from_floats({1, taps, 1, k}, test::random_floats(taps * k, 5)));
+    const ValueId b = g.add_constant("b", Constant::from_floats({k}, test::random_floats(k, 6)));
+    ConvAttrs attrs;
+    attrs.nhwc = true;
+    attrs.stride_w = stride;
+    g.set_outputs({g.add_op("stft", OpKind::kConv, attrs, {x, w, b}, {1, 1, m, k}, DType::f32())});
+    auto converted = convert_window_products(g, [&](const Node&) { return used; });
+    ASSERT_TRUE(converted.is_ok()) << converted.status().to_string();
+    const bool product = taps >= 64 && used;
+    int matmuls = 0, convs = 0;
+    for (const Node& n : converted->nodes()) matmuls += n.kind == OpKind::kMatMul, convs += n.kind == OpKind::kConv;
+    EXPECT_EQ(matmuls, product ? 1 : 0) << taps << " " << used;
+    EXPECT_EQ(convs, product ? 0 : 1) << taps << " " << used;
+    const std::vector<float> xs = test::random_floats(width, 7);
+    auto want = test::run_graph(g, {{x, test::to_bytes(xs)}});
+    auto got = test::run_graph(*converted, {{x, test::to_bytes(xs)}});
+    ASSERT_TRUE(want.is_ok() && got.is_ok()) << (want.is_ok() ? got.status() : want.status()).to_string();
+    EXPECT_TRUE(test::close(test::to_floats(got->at(0)), test::to_floats(want->at(0))));
+  }
+}
+
 // An int8 product of an even M and N and K a multiple of 8 becomes its 2 x 2
 // tiles (MatMulAttrs::pairs), with the same integers; other shapes stay.
 TEST(PairInt8Products, EvenProductsBecomeTilesWithTheSameSums) {
