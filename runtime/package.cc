@@ -11,6 +11,8 @@
 #include <limits>
 #include <set>
 
+#include "base/half.h"
+
 namespace tessera::runtime {
 namespace {
 
@@ -274,12 +276,61 @@ void read_call_info(Reader& r, PackageContents* c) {
   }
 }
 
-// Constants come as (id, nbytes, padding, bytes), ids strictly increasing.
-void read_constants(Reader& r, PackageContents* c) {
+// How a constant's bytes are stored (format 4 writes it): as its dtype, or
+// a float32 constant whose every value is a float16 (a bfloat16) in half the
+// bytes, widened as it is read. A float16 model's weights, widened to
+// float32 at import, go back to the package at their own size.
+enum class Storage : uint8_t { kAsIs = 0, kFloat16 = 1, kBfloat16 = 2 };
+
+// The narrowest storage that holds `v` exactly.
+Storage narrowest_storage(const PackageValue& v) {
+  constexpr size_t kMinBytes = 64;  // a scalar or a bias is not worth a format 4
+  if (v.kind != ValueKind::kConstant || v.dtype != DType::f32() || v.data.size() < kMinBytes) return Storage::kAsIs;
+  bool half = true, bfloat = true;
+  for (size_t at = 0; at + 4 <= v.data.size() && (half || bfloat); at += 4) {
+    uint32_t bits = 0;
+    float x = 0;
+    std::memcpy(&bits, v.data.data() + at, 4);
+    std::memcpy(&x, &bits, 4);
+    const float back = half_to_float(float_to_half(x));
+    half = half && std::memcmp(&back, &x, 4) == 0;
+    bfloat = bfloat && (bits & 0xffffu) == 0;
+  }
+  return half ? Storage::kFloat16 : bfloat ? Storage::kBfloat16 : Storage::kAsIs;
+}
+
+// `data` (float32) as stored: two bytes a value.
+std::string narrowed(const std::string& data, Storage storage) {
+  std::string out(data.size() / 2, '\0');
+  for (size_t i = 0; i < data.size() / 4; ++i) {
+    float x = 0;
+    std::memcpy(&x, data.data() + 4 * i, 4);
+    const uint16_t h = storage == Storage::kFloat16 ? float_to_half(x) : float_to_bfloat16(x);
+    std::memcpy(out.data() + 2 * i, &h, 2);
+  }
+  return out;
+}
+
+// Stored halves widened back to float32.
+std::string widened(std::string_view stored, Storage storage) {
+  std::string out(stored.size() * 2, '\0');
+  for (size_t i = 0; i < stored.size() / 2; ++i) {
+    uint16_t h = 0;
+    std::memcpy(&h, stored.data() + 2 * i, 2);
+    const float x = storage == Storage::kFloat16 ? half_to_float(h) : bfloat16_to_float(h);
+    std::memcpy(out.data() + 4 * i, &x, 4);
+  }
+  return out;
+}
+
+// Constants come as (id, [storage,] nbytes, padding, bytes), ids strictly
+// increasing; the storage byte from format 4.
+void read_constants(Reader& r, PackageContents* c, uint32_t version) {
   const uint32_t n = r.count(12, "constants");
   int64_t previous = -1;
   for (uint32_t i = 0; i < n && r.ok(); ++i) {
     const int32_t id = r.i32("constant id");
+    const uint8_t storage_code = version >= 4 ? r.u8("constant storage") : 0;
     const uint64_t nbytes = r.u64("constant size");
     if (!r.ok()) return;
     if (id <= previous || static_cast<size_t>(id) >= c->values.size()) {
@@ -292,12 +343,19 @@ void read_constants(Reader& r, PackageContents* c) {
       return r.fail("constant " + std::to_string(i) + ": value " + std::to_string(id) +
                     " is of kind " + value_kind_name(v.kind));
     }
-    if (static_cast<int64_t>(nbytes) != v.nbytes() || nbytes > (uint64_t{1} << 62)) {
+    if (storage_code > 2 || (storage_code != 0 && v.dtype != DType::f32())) {
+      return r.fail("constant value " + std::to_string(id) + " has storage " + std::to_string(storage_code) +
+                    (storage_code > 2 ? " (unknown)" : " for a " + v.dtype.to_string() + " value"));
+    }
+    const auto storage = static_cast<Storage>(storage_code);
+    const int64_t want = storage == Storage::kAsIs || v.nbytes() < 0 ? v.nbytes() : v.nbytes() / 2;
+    if (static_cast<int64_t>(nbytes) != want || nbytes > (uint64_t{1} << 62)) {
       return r.fail("constant value " + std::to_string(id) + " has " + std::to_string(nbytes) +
-                    " bytes, its shape and dtype need " + std::to_string(v.nbytes()));
+                    " bytes, its shape and dtype need " + std::to_string(want));
     }
     r.skip_padding();
-    v.data = std::string(r.bytes(nbytes, "constant bytes"));
+    const std::string_view stored = r.bytes(nbytes, "constant bytes");
+    v.data = storage == Storage::kAsIs ? std::string(stored) : widened(stored, storage);
   }
 }
 
@@ -440,7 +498,13 @@ Result<std::string> write_package_bytes(const PackageContents& c) {
   TESSERA_RETURN_IF_ERROR(validate_package(c).with_context("invalid package"));
   Writer w;
   w.bytes(std::string_view(kPackageMagic, sizeof(kPackageMagic)));
-  w.u32(!c.payloads.empty() ? 3 : c.externals.empty() ? 1 : 2);
+  std::vector<Storage> storage;
+  bool narrowed_any = false;
+  for (const PackageValue& v : c.values) {
+    storage.push_back(narrowest_storage(v));
+    narrowed_any = narrowed_any || storage.back() != Storage::kAsIs;
+  }
+  w.u32(narrowed_any ? 4 : !c.payloads.empty() ? 3 : c.externals.empty() ? 1 : 2);
   w.u32(c.call_info.empty() ? 0 : kPackageFlagCallInfo);
   w.u64(0);  // payload size, patched below
   w.u32(0);  // payload CRC-32, patched below
@@ -466,7 +530,7 @@ Result<std::string> write_package_bytes(const PackageContents& c) {
     w.u32(static_cast<uint32_t>(list->size()));
     for (int32_t id : *list) w.i32(id);
   }
-  if (!c.externals.empty()) {
+  if (!c.externals.empty() || narrowed_any) {
     w.u32(static_cast<uint32_t>(c.externals.size()));
     for (const ExternalModule& m : c.externals) {
       w.str(m.backend);
@@ -474,7 +538,7 @@ Result<std::string> write_package_bytes(const PackageContents& c) {
       w.str(m.library);
     }
   }
-  if (!c.payloads.empty()) {
+  if (!c.payloads.empty() || narrowed_any) {
     w.u32(static_cast<uint32_t>(c.payloads.size()));
     for (const ExternalPayload& p : c.payloads) {
       w.str(p.backend);
@@ -503,9 +567,12 @@ Result<std::string> write_package_bytes(const PackageContents& c) {
     const PackageValue& v = c.values[i];
     if (v.kind != ValueKind::kConstant) continue;
     w.i32(static_cast<int32_t>(i));
-    w.u64(v.data.size());
+    if (narrowed_any) w.u8(static_cast<uint8_t>(storage[i]));
+    const std::string stored = storage[i] == Storage::kAsIs ? std::string() : narrowed(v.data, storage[i]);
+    const std::string& bytes = storage[i] == Storage::kAsIs ? v.data : stored;
+    w.u64(bytes.size());
     w.pad_to_alignment();
-    w.bytes(v.data);
+    w.bytes(bytes);
   }
   w.u64(c.library.size());
   w.pad_to_alignment();
@@ -583,7 +650,7 @@ Result<PackageContents> read_package_bytes(std::string_view bytes, const std::st
   if (version >= 2) read_externals(r, &c);
   if (version >= 3) read_payloads(r, &c);
   if (flags & kPackageFlagCallInfo) read_call_info(r, &c);
-  read_constants(r, &c);
+  read_constants(r, &c, version);
   const uint64_t library_size = r.u64("library size");
   r.skip_padding();
   c.library = std::string(r.bytes(library_size, "library bytes"));

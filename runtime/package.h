@@ -18,8 +18,10 @@ namespace tessera::runtime {
 inline constexpr char kPackageMagic[8] = {'T', 'S', 'R', 'P', 'K', 'G', '0', '1'};
 /// The newest format version this runtime reads. It writes version 1 for a
 /// package without external modules (byte for byte as before), 2 for one
-/// with them and 3 for one carrying graph payloads.
-inline constexpr uint32_t kPackageFormatVersion = 3;
+/// with them, 3 for one carrying graph payloads and 4 for one storing a
+/// float32 constant in half its bytes (every value a float16 or a bfloat16:
+/// a half-precision model's weights), widened as it is read.
+inline constexpr uint32_t kPackageFormatVersion = 4;
 /// Header flag: the payload carries per-call metadata (PackageContents::call_info).
 /// A flag, not a version, because the section is optional and independent of
 /// the version's sections; a runtime that does not know it refuses the

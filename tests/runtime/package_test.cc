@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <random>
@@ -85,6 +86,71 @@ TEST(Package, EveryTruncationOfAFormatTwoPackageIsAParseError) {
   for (size_t n = 0; n < bytes.size(); ++n)
     ASSERT_EQ(read_package_bytes(std::string_view(bytes).substr(0, n)).status().code(), ErrorCode::kParseError)
         << "length " << n;
+}
+
+// A small package whose constant `w` holds 64 values made by `value`.
+PackageContents package_with_weights(float (*value)(int)) {
+  PackageContents c = small_package();
+  std::string w;
+  for (int i = 0; i < 64; ++i) {
+    const float v = value(i);
+    w.append(reinterpret_cast<const char*>(&v), sizeof v);
+  }
+  c.values[1].shape = {64};
+  c.values[1].data = w;
+  return c;
+}
+
+// Weights that are all float16 (a float16 model's, widened at import) or all
+// bfloat16 are stored in half the bytes (format 4) and read back exactly; a
+// float32 weight that is neither keeps its four bytes (format 1).
+TEST(Package, HalfPrecisionWeightsAreStoredInHalfTheBytes) {
+  struct Case {
+    float (*value)(int);
+    uint32_t version;
+  };
+  const Case cases[] = {
+      {[](int i) { return i == 3 ? 65504.0f : static_cast<float>(i - 32) / 1024.0f; }, 4},  // float16
+      {[](int i) { return std::ldexp(static_cast<float>(i + 1), 60); }, 4},  // bfloat16, beyond float16's range
+      {[](int i) { return 1.0f / static_cast<float>(i + 3); }, 1},     // float32
+  };
+  const size_t full = write_package_bytes(package_with_weights(cases[2].value)).value().size();
+  for (const Case& k : cases) {
+    const PackageContents c = package_with_weights(k.value);
+    auto bytes = write_package_bytes(c);
+    ASSERT_TRUE(bytes.is_ok()) << bytes.status().to_string();
+    EXPECT_EQ(static_cast<uint8_t>((*bytes)[8]), k.version);
+    if (k.version == 4) EXPECT_LT(bytes->size(), full);
+    auto back = read_package_bytes(*bytes);
+    ASSERT_TRUE(back.is_ok()) << back.status().to_string();
+    EXPECT_EQ(*back, c);
+    if (k.version != 4) continue;
+    for (size_t n = 0; n < bytes->size(); n += 7)
+      ASSERT_EQ(read_package_bytes(std::string_view(*bytes).substr(0, n)).status().code(), ErrorCode::kParseError);
+  }
+}
+
+// A format-4 constant's storage byte: an unknown code, or half storage of a
+// value that is not float32, is refused naming the value.
+TEST(Package, ABadStorageCodeIsRejected) {
+  const PackageContents c = package_with_weights([](int i) { return static_cast<float>(i); });
+  const std::string good = write_package_bytes(c).value();
+  // The storage byte follows the constant's id (1) among the constants; the
+  // float16 data is 128 bytes, so the size field reads 128.
+  const std::string id_then_storage = std::string("\x01\0\0\0\x01", 5);
+  const size_t at = good.find(id_then_storage + std::string("\x80\0\0\0\0\0\0\0", 8));
+  ASSERT_NE(at, std::string::npos);
+  std::string bad = good;
+  bad[at + 4] = 7;
+  EXPECT_EQ(read_code(bad), ErrorCode::kParseError);
+  auto r = read_package_bytes([&] { fix_checksum(&bad); return bad; }());
+  EXPECT_NE(r.status().message().find("storage 7"), std::string::npos) << r.status().message();
+  // The int64 constant `idx` (id 4) stored as float16.
+  const size_t idx = good.find(std::string("\x04\0\0\0\0", 5) + std::string("\x08\0\0\0\0\0\0\0", 8));
+  ASSERT_NE(idx, std::string::npos);
+  bad = good;
+  bad[idx + 4] = 1;
+  EXPECT_EQ(read_code(bad), ErrorCode::kParseError);
 }
 
 TEST(Package, RoundTripsThroughAFile) {
