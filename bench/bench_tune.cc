@@ -4,7 +4,7 @@
 //
 //   build/bin/bench_tune --benchmark_filter=BM_Tune_Matmul1024   (argument = trials)
 //   build/bin/bench_tune --benchmark_filter=BM_Tuner_Overhead    (matmul 512^3, 128 trials)
-//   build/bin/bench_tune --benchmark_filter='BM_Tune_OddShapes(/.*/trials:200/.*|Geomean)'   (seven shapes, the depthwise ones in NCHW and NHWC, x two spaces)
+//   build/bin/bench_tune --benchmark_filter='BM_Tune_OddShapes(/.*/trials:200/.*|Geomean)'   (eight shapes, the depthwise ones in NCHW and NHWC, an STFT conv, x two spaces)
 //   build/bin/bench_tune --benchmark_filter=BM_Fallback_RandomMatmuls   (24 untuned matmuls of random shapes;
 //       TESSERA_BENCH_MATMULS="77x384x384 512x512x512" for those shapes instead)
 #include <benchmark/benchmark.h>
@@ -573,6 +573,9 @@ const OddShape kOddShapes[] = {
     // blocked layout either way, its reorders untimed).
     {"depthwise_conv2d_nhwc:N=1,C=144,H=56,W=56,R=3,S=3,stride=1,pad=1", "oneDNN"},
     {"depthwise_conv2d_nhwc:N=1,C=144,H=56,W=56,R=3,S=3,stride=2,pad=1", "oneDNN"},
+    // A mel front end's STFT (one input channel, 512 taps, 257 channels,
+    // stride 160), as a model compiles it: the product of its windows.
+    {"conv1d:W=16512,K=257,S=512,stride=160", "oneDNN"},
 };
 
 bool is_nhwc_shape(int index) { return index >= 5; }
@@ -607,6 +610,13 @@ std::function<void()> odd_shape_peer(int index, std::vector<runtime::NDArray>& a
         bench::openblas_dense(40, 6625, 120, args[0].data<float>(), args[1].data<float>(), args[2].data<float>(), out, kThreads);
       };
     case 2: return [&args, out] { bench::openblas_sgemv(1000, 2048, args[1].data<float>(), args[0].data<float>(), out, kThreads); };
+    case 7: {
+      // X is N x 1 x W x 1, the same bytes as NCHW; the S x K weights as OIHW.
+      dnnl = std::make_unique<bench::DnnlConv>(1, 1, 16512, 257, 1, 512, 160, 0);
+      const std::vector<float> w = transposed(args[1].data<float>(), {1, 1, 512, 257}, {3, 0, 1, 2});
+      dnnl->prepare(args[0].data<float>(), w.data());
+      return [&dnnl] { dnnl->run(); };
+    }
     default: {
       const int64_t stride = index == 3 || index == 5 ? 1 : 2;
       dnnl = std::make_unique<bench::DnnlConv>(144, 56, 56, 144, 3, 3, stride, 1, 144);
@@ -728,7 +738,7 @@ void BM_Tune_OddShapes(benchmark::State& state) {
 }
 BENCHMARK(BM_Tune_OddShapes)
     ->ArgNames({"shape", "trials", "knob"})
-    ->ArgsProduct({{0, 1, 2, 3, 4, 5, 6}, {16, 200}, {0, 1}})
+    ->ArgsProduct({{0, 1, 2, 3, 4, 5, 6, 7}, {16, 200}, {0, 1}})
     ->UseManualTime()
     ->Iterations(1)
     ->Unit(benchmark::kSecond);

@@ -410,55 +410,15 @@ Result<Tensor> build_gemm(const Node& n, const std::vector<Tensor>& in) {
   return ops::add(out, c, n.name + ".bias");
 }
 
-// Reads operand `t` at view index `idx`: through the view's linear map
-// (fold_matmul_views) when it has one.
-Expr read_view(const Tensor& t, const MatMulAttrs::View& view, const std::vector<Expr>& idx) {
-  if (view.map.empty()) return read(t, idx);
-  std::vector<Expr> src;
-  for (const std::vector<int64_t>& row : view.map) {
-    Expr e;
-    for (size_t d = 0; d < row.size(); ++d) {
-      if (row[d] == 0) continue;
-      Expr term = row[d] == 1 ? idx[d] : idx[d] * make_int(row[d]);
-      e = e.defined() ? e + term : term;
-    }
-    src.push_back(e.defined() ? e : make_int(0));
-  }
-  return read(t, src);
-}
-
 // Batched matmul with NumPy broadcasting of the batch dims (ranks >= 2);
 // operands may be views (MatMulAttrs), read in place.
 Result<Tensor> build_matmul(const Graph& g, const Node& n, const std::vector<Tensor>& in) {
-  const Tensor a = in[0], b = in[1];
   static const MatMulAttrs kPlain;
   const MatMulAttrs& views = std::holds_alternative<MatMulAttrs>(n.attrs) ? std::get<MatMulAttrs>(n.attrs) : kPlain;
-  const std::vector<int64_t>& a_shape = views.a.map.empty() ? a->shape : views.a.shape;
-  const std::vector<int64_t>& b_shape = views.b.map.empty() ? b->shape : views.b.shape;
-  if (a_shape.size() == 2 && b_shape.size() == 2 && views.a.map.empty() && views.b.map.empty())
-    return ops::matmul(a, b, n.name);
-  if (a_shape.size() < 2 || b_shape.size() < 2) return error(n, "1-D operands are not supported");
-  const auto& out_shape = g.value(n.outputs[0]).shape;
-  const int rank = static_cast<int>(out_shape.size());
-  IterVar k = reduce_axis(a_shape.back(), "k");
-  auto operand = [&](const Tensor& t, const MatMulAttrs::View& view, const std::vector<int64_t>& shape,
-                     const Vars& i, Expr row, Expr col) {
-    std::vector<Expr> idx;
-    const int offset = rank - static_cast<int>(shape.size());
-    for (size_t d = 0; d + 2 < shape.size(); ++d)
-      idx.push_back(shape[d] == 1 ? make_int(0) : static_cast<const Expr&>(i[offset + static_cast<int>(d)]));
-    idx.push_back(std::move(row));
-    idx.push_back(std::move(col));
-    return read_view(t, view, idx);
-  };
-  return compute(
-      out_shape,
-      [&](const Vars& i) {
-        return sum(operand(a, views.a, a_shape, i, i[rank - 2], k->var) *
-                       operand(b, views.b, b_shape, i, k->var, i[rank - 1]),
-                   {k});
-      },
-      n.name, OpPattern::kComplex);
+  if (in[0]->ndim() == 2 && in[1]->ndim() == 2 && views.a.map.empty() && views.b.map.empty())
+    return ops::matmul(in[0], in[1], n.name);
+  return ops::matmul_views(in[0], ops::OperandView{views.a.shape, views.a.map}, in[1],
+                           ops::OperandView{views.b.shape, views.b.map}, g.value(n.outputs[0]).shape, n.name);
 }
 
 Tensor build_batch_norm(const Node& n, const std::vector<Tensor>& in) {

@@ -34,6 +34,67 @@ Result<Tensor> matmul(const Tensor& a, const Tensor& b, const std::string& name)
       OpPattern::kComplex);
 }
 
+namespace {
+
+// Operand `t` at view index `idx`: through the view's linear map when it has one.
+Expr read_view(const Tensor& t, const OperandView& view, const std::vector<Expr>& idx) {
+  if (view.map.empty()) return read(t, idx);
+  std::vector<Expr> src;
+  for (const std::vector<int64_t>& row : view.map) {
+    Expr e;
+    for (size_t d = 0; d < row.size(); ++d) {
+      if (row[d] == 0) continue;
+      Expr term = row[d] == 1 ? idx[d] : idx[d] * make_int(row[d]);
+      e = e.defined() ? e + term : term;
+    }
+    src.push_back(e.defined() ? e : make_int(0));
+  }
+  return read(t, src);
+}
+
+}  // namespace
+
+Result<Tensor> matmul_views(const Tensor& a, const OperandView& va, const Tensor& b, const OperandView& vb,
+                            const std::vector<int64_t>& out_shape, const std::string& name) {
+  const std::vector<int64_t>& a_shape = va.map.empty() ? a->shape : va.shape;
+  const std::vector<int64_t>& b_shape = vb.map.empty() ? b->shape : vb.shape;
+  if (a_shape.size() < 2 || b_shape.size() < 2) return invalid(name, "1-D operands are not supported");
+  if (a_shape.back() != b_shape[b_shape.size() - 2])
+    return invalid(name, "A " + shape_str(a_shape) + " and B " + shape_str(b_shape) + " disagree on K");
+  const int rank = static_cast<int>(out_shape.size());
+  IterVar k = reduce_axis(a_shape.back(), "k");
+  auto operand = [&](const Tensor& t, const OperandView& view, const std::vector<int64_t>& shape, const Vars& i,
+                     Expr row, Expr col) {
+    std::vector<Expr> idx;
+    const int offset = rank - static_cast<int>(shape.size());
+    for (size_t d = 0; d + 2 < shape.size(); ++d)
+      idx.push_back(shape[d] == 1 ? make_int(0) : static_cast<const Expr&>(i[offset + static_cast<int>(d)]));
+    idx.push_back(std::move(row));
+    idx.push_back(std::move(col));
+    return read_view(t, view, idx);
+  };
+  return compute(
+      out_shape,
+      [&](const Vars& i) {
+        return sum(operand(a, va, a_shape, i, i[rank - 2], k->var) * operand(b, vb, b_shape, i, k->var, i[rank - 1]),
+                   {k});
+      },
+      name, OpPattern::kComplex);
+}
+
+Result<Tensor> conv1d_windows(const Tensor& x, const Tensor& w, int64_t stride, const std::string& name) {
+  TESSERA_RETURN_IF_ERROR(check_rank(name, "X", x, 4));
+  TESSERA_RETURN_IF_ERROR(check_rank(name, "W", w, 2));
+  if (x->shape[1] != 1 || x->shape[3] != 1 || stride < 1)
+    return invalid(name, "X must be N x 1 x W x 1 (one input channel) and the stride positive, not " +
+                             shape_str(x->shape));
+  const int64_t n = x->shape[0], width = x->shape[2], taps = w->shape[0], k = w->shape[1];
+  if (taps > width) return invalid(name, "the kernel (" + std::to_string(taps) + " taps) is longer than the input");
+  const int64_t m = (width - taps) / stride + 1;
+  const OperandView windows{{n, 1, m, taps}, {{1, 0, 0, 0}, {0, 0, 0, 0}, {0, 0, stride, 1}, {0, 0, 0, 0}}};
+  return matmul_views(x, windows, w, {}, {n, 1, m, k}, name);
+}
+
 Result<Tensor> matmul_u8s8(const Tensor& a, const Tensor& b, const std::string& name) {
   const bool bytes = a.defined() && a->dtype == DType::u8();
   if (!bytes) TESSERA_RETURN_IF_ERROR(check_rank("matmul_u8s8", "A", a, 2));

@@ -7,6 +7,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "compiler/te/tensor.h"
 #include "base/status.h"
@@ -15,6 +16,29 @@ namespace tessera::ops {
 
 /// C[i, j] = sum_k A[i, k] * B[k, j] for A: M x K and B: K x N.
 Result<Tensor> matmul(const Tensor& a, const Tensor& b, const std::string& name = "matmul");
+
+/// How a product reads an operand in place: as `shape`, element idx of the
+/// view being element map * idx of the tensor (one row of `map` per tensor
+/// dimension, one column per view dimension). An empty map: the tensor as
+/// it is.
+struct OperandView {
+  std::vector<int64_t> shape;
+  std::vector<std::vector<int64_t>> map;
+};
+
+/// C = A B with NumPy broadcasting of the leading (batch) dimensions, each
+/// operand read through its view: C[..., i, j] = sum_k A[..., i, k] B[...,
+/// k, j] of the views, C of shape `out_shape`. A transposed or axis-split
+/// operand (attention's K^T) and the windows of a 1-D conv (row m starting
+/// at sample m * stride) are such views.
+Result<Tensor> matmul_views(const Tensor& a, const OperandView& va, const Tensor& b, const OperandView& vb,
+                            const std::vector<int64_t>& out_shape, const std::string& name = "matmul");
+
+/// A 1-D convolution of one input channel as the product of its windows:
+/// X: N x 1 x W x 1 (NHWC), weights S x K, C[n, 0, m, k] = sum_s X[n, 0, m *
+/// stride + s, 0] W[s, k]: matmul_views with X read as [N, 1, M, S]. The
+/// kernel a model's long one-channel conv compiles to (an STFT).
+Result<Tensor> conv1d_windows(const Tensor& x, const Tensor& w, int64_t stride, const std::string& name = "conv1d");
 
 /// The u8 x s8 -> int32 product of an M x K matrix of uint8 and a K x N
 /// matrix of int8, with K's bytes packed four to an int32 word: A is M x K/4

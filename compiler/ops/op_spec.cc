@@ -103,6 +103,16 @@ std::vector<OpEntry> op_table() {
                    Tensor a = input({q.at("M"), q.at("K")}, "A"), b = input({q.at("K"), q.at("N")}, "B");
                    return with_output({a, b}, matmul(a, b));
                  }});
+  ops.push_back({{"conv1d",
+                  "1-D convolution of one input channel as the product of its windows (a model's long one-channel "
+                  "conv, an STFT): X: N x 1 x W x 1 (NHWC), weights S x K, the window m starting at sample m * stride",
+                  {size_or("N", 1, 1, "batch"), OpParam{"C", 1, 1, 1, "input channels (one)"}, size("W", "input length"),
+                   size("K", "output channels"), size("S", "taps"), size_or("stride", 1, 1, "stride")}},
+                 [](const Params& q) {
+                   Tensor x = placeholder({q.at("N"), 1, q.at("W"), 1}, DType::f32(), "X");
+                   Tensor w = placeholder({q.at("S"), q.at("K")}, DType::f32(), "W");
+                   return with_output({x, w}, conv1d_windows(x, w, q.at("stride")));
+                 }});
   ops.push_back({{"matmul_u8s8",
                   "C = A B in int32 for A: M x K uint8, B: K x N int8, packed four bytes of K to an int32 word",
                   {size("M", "rows of A"), size("N", "columns of B"), four_bytes("K", "reduction")}},

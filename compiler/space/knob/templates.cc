@@ -15,6 +15,7 @@ constexpr KnobTemplate kTemplates[] = {
     {"matmul_bf16", "gemm", define_gemm, apply_gemm, fallback_gemm},
     {"dense", "gemm", define_gemm, apply_gemm, fallback_gemm},
     {"batch_matmul", "gemm", define_gemm, apply_gemm, fallback_gemm},
+    {"conv1d", "gemm", define_gemm, apply_gemm, fallback_gemm},
     {"conv2d", "conv2d_nchw", define_conv_nchw, apply_conv_nchw, fallback_conv_nchw},
     {"conv2d_nhwc", "conv2d_nhwc", define_conv_nhwc, apply_conv_nhwc, fallback_conv_nhwc},
     {"conv2d_nhwc_u8s8", "conv2d_nhwc", define_conv_nhwc, apply_conv_nhwc, fallback_conv_nhwc},

@@ -7,8 +7,14 @@
 #include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
+
 #include "compiler/codegen/build.h"
+#include "compiler/codegen/llvm_codegen.h"
 #include "compiler/codegen/llvm_target.h"
+#include "compiler/lower/lower.h"
+#include "compiler/ops/op_spec.h"
+#include "compiler/space/knob/templates.h"
 #include "runtime/module.h"
 #include "runtime/thread_pool.h"
 
@@ -61,6 +67,36 @@ inline int count(const std::string& text, const std::string& what) {
   int n = 0;
   for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
   return n;
+}
+
+/// The DAG of operator spec `spec` ("matmul_u8s8:M=64,N=64,K=256").
+inline std::shared_ptr<const ComputeDAG> dag_of_spec(const std::string& spec) {
+  auto inst = ops::parse_op_spec(spec);
+  EXPECT_TRUE(inst.is_ok()) << inst.status().to_string();
+  return inst.is_ok() ? inst->dag : nullptr;
+}
+
+/// The fallback schedule of `spec`'s template on `target`.
+inline State template_fallback_of(const std::string& spec, const Target& target) {
+  const std::string op = spec.substr(0, spec.find(':'));
+  const KnobTemplate* t = find_template(op);
+  EXPECT_NE(t, nullptr) << op;
+  auto state = apply_fallback(*t, dag_of_spec(spec), target);
+  EXPECT_TRUE(state.is_ok()) << state.status().to_string();
+  return std::move(state).value();
+}
+
+/// The assembly of `spec`'s template fallback on the target `target_text`.
+inline std::string fallback_assembly_of(const std::string& spec, const std::string& target_text) {
+  auto target = parse_target(target_text);
+  EXPECT_TRUE(target.is_ok()) << target.status().to_string();
+  if (!target.is_ok()) return "";
+  auto f = lower(template_fallback_of(spec, *target), "kernel");
+  EXPECT_TRUE(f.is_ok()) << f.status().to_string();
+  if (!f.is_ok()) return "";
+  auto text = emit_assembly({*f}, *target);
+  EXPECT_TRUE(text.is_ok()) << text.status().to_string();
+  return text.is_ok() ? *text : "";
 }
 
 }  // namespace tessera::test

@@ -8,10 +8,6 @@
 #include <cstring>
 #include <random>
 
-#include "compiler/codegen/llvm_codegen.h"
-#include "compiler/codegen/llvm_target.h"
-#include "compiler/ops/op_spec.h"
-#include "compiler/space/knob/templates.h"
 #include "tests/compiler/codegen/int8_test_util.h"
 #include "tests/compiler/codegen/run_native.h"
 #include "tests/compiler/schedule/random_steps.h"
@@ -57,20 +53,11 @@ Problem random_problem(int64_t m, int64_t n, int64_t k, uint32_t seed) {
   return p;
 }
 
-std::shared_ptr<const ComputeDAG> dag_of(const Problem& p) {
-  auto inst = ops::parse_op_spec("matmul_u8s8_pairs:M=" + std::to_string(p.m) + ",N=" + std::to_string(p.n) +
-                                 ",K=" + std::to_string(p.k));
-  EXPECT_TRUE(inst.is_ok()) << inst.status().to_string();
-  return inst->dag;
+std::string spec_of(const Problem& p) {
+  return "matmul_u8s8_pairs:M=" + std::to_string(p.m) + ",N=" + std::to_string(p.n) + ",K=" + std::to_string(p.k);
 }
 
-State template_fallback(const Problem& p, const Target& target) {
-  const KnobTemplate* t = find_template("matmul_u8s8_pairs");
-  EXPECT_NE(t, nullptr);
-  auto state = apply_fallback(*t, dag_of(p), target);
-  EXPECT_TRUE(state.is_ok()) << state.status().to_string();
-  return std::move(state).value();
-}
+State template_fallback(const Problem& p, const Target& target) { return test::template_fallback_of(spec_of(p), target); }
 
 std::vector<std::vector<float>> inputs(const Problem& p) { return {bytes_storage(p.a), as_storage(p.b)}; }
 
@@ -100,7 +87,7 @@ TEST(MatmulPairs, RandomSchedulesBuildWhatTheInterpreterComputes) {
   runtime::ThreadPool pool(2);
   for (int trial = 0; trial < 20; ++trial) {
     test::RandomScheduler gen(static_cast<uint32_t>(700 + trial * 7919));
-    State state = gen.generate(dag_of(p), 4 + trial % 10);
+    State state = gen.generate(test::dag_of_spec(spec_of(p)), 4 + trial % 10);
     auto want = test::run(state, inputs(p));
     ASSERT_TRUE(want.is_ok()) << want.status().to_string() << "\nsteps: " << steps_to_json(state.steps());
     ASSERT_EQ(as_words(*want), p.product) << "trial " << trial << "\nsteps: " << steps_to_json(state.steps());
@@ -110,17 +97,8 @@ TEST(MatmulPairs, RandomSchedulesBuildWhatTheInterpreterComputes) {
   }
 }
 
-// The assembly of the template's fallback for `p` on `target_text`.
 std::string fallback_assembly(const Problem& p, const std::string& target_text) {
-  auto target = parse_target(target_text);
-  EXPECT_TRUE(target.is_ok()) << target.status().to_string();
-  if (!target.is_ok()) return "";
-  auto f = lower(template_fallback(p, *target), "kernel");
-  EXPECT_TRUE(f.is_ok()) << f.status().to_string();
-  if (!f.is_ok()) return "";
-  auto text = emit_assembly({*f}, *target);
-  EXPECT_TRUE(text.is_ok()) << text.status().to_string();
-  return text.is_ok() ? *text : "";
+  return test::fallback_assembly_of(spec_of(p), target_text);
 }
 
 // +i8mm: every tile's product is one USMMLA (no dot products left); with

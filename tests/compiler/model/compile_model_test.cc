@@ -137,6 +137,29 @@ TEST(CompileModel, Int8ProductsPairUpForAMatrixMultiplyInstruction) {
   }
 }
 
+// A model's long one-channel 1-D conv (an STFT, as torch exports it: NCHW,
+// H = 1) runs as the product of its windows, the same task as `tessera tune
+// --op conv1d:...` tunes: one workload key.
+TEST(CompileModel, ALongOneChannelConvIsTheConv1dOperatorsTask) {
+  Graph g;
+  const ValueId x = g.add_input("x", {1, 1, 1, 400}, DType::f32());
+  const ValueId w = g.add_constant("w", graph::Constant::from_floats({5, 1, 1, 96}, std::vector<float>(480, 0.5f)));
+  graph::ConvAttrs attrs;
+  attrs.stride_w = 7;
+  g.set_outputs({g.add_op("stft", OpKind::kConv, attrs, {x, w}, {1, 5, 1, 44}, DType::f32())});
+  auto plan = plan_model(g);
+  ASSERT_TRUE(plan.is_ok()) << plan.status().to_string();
+  auto op = ops::parse_op_spec("conv1d:W=400,K=5,S=96,stride=7");
+  ASSERT_TRUE(op.is_ok()) << op.status().to_string();
+  bool found = false;
+  std::string tasks;
+  for (const graph::GraphTask& task : plan->tasks) {
+    found = found || task.dag->workload_key() == op->dag->workload_key();
+    tasks += " " + task.name;
+  }
+  EXPECT_TRUE(found) << tasks;
+}
+
 TEST(CompileModel, ConstantArgumentsAreConstantInEveryCall) {
   // small_cnn: both convs read constant weights and biases, as does the dense.
   auto plan = plan_model(small_cnn(), {.nhwc_layout = false});

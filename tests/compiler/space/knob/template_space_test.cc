@@ -257,13 +257,13 @@ TEST(KnobTemplates, SameDagAndTargetGiveTheSameSpaceAndSteps) {
 }
 
 TEST(KnobTemplates, EveryOperatorSpecNameHasItsTemplate) {
-  for (const char* op : {"matmul", "matmul_u8s8", "matmul_u8s8_pairs", "matmul_bf16", "dense", "batch_matmul", "conv2d", "conv2d_nhwc",
+  for (const char* op : {"matmul", "matmul_u8s8", "matmul_u8s8_pairs", "matmul_bf16", "dense", "batch_matmul", "conv1d", "conv2d", "conv2d_nhwc",
                          "conv2d_nhwc_u8s8", "conv2d_nhwc_bf16", "conv2d_winograd_nhwc", "depthwise_conv2d",
                          "depthwise_conv2d_nhwc", "depthwise_conv2d_nhwc_u8s8", "max_pool2d", "avg_pool2d",
                          "global_avg_pool2d"})
     EXPECT_NE(find_template(op), nullptr) << op;
   EXPECT_EQ(find_template("softmax"), nullptr);
-  EXPECT_EQ(knob_templates().size(), 18u);  // and "rows", a model's softmax (no op spec)
+  EXPECT_EQ(knob_templates().size(), 19u);  // and "rows", a model's softmax (no op spec)
 }
 
 TEST(KnobTemplates, AConfigOfAnotherSpaceIsRefused) {
