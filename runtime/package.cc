@@ -614,6 +614,12 @@ Result<PackageContents> read_package_bytes(std::string_view bytes, const std::st
                                    " bytes, shorter than the 32-byte package header");
   }
   if (std::memcmp(bytes.data(), kPackageMagic, sizeof(kPackageMagic)) != 0) {
+    // An ONNX model (a protobuf whose first field is ir_version, 0x08) given
+    // where its compiled package belongs: say what to run.
+    const bool onnx = bytes[0] == '\x08' || (source.size() > 5 && source.compare(source.size() - 5, 5, ".onnx") == 0);
+    if (onnx)
+      return parse_error(source, "an ONNX model, not a compiled package: compile it first (tessera compile " + source +
+                                     " -o MODEL.tsr) and run the package");
     return parse_error(source, "not a Tessera package (bad magic; expected \"TSRPKG01\")");
   }
   Reader h(bytes, sizeof(kPackageMagic));

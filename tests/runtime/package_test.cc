@@ -186,6 +186,16 @@ TEST(Package, BadMagicIsAParseError) {
   EXPECT_NE(r.status().message().find("magic"), std::string::npos);
 }
 
+// An ONNX model where its package belongs: the message says to compile it.
+TEST(Package, AnOnnxModelIsRefusedSayingToCompileItFirst) {
+  std::string onnx = "\x08\x07\x12\x07pytorch";  // ir_version 7, producer_name
+  onnx.resize(64, '\0');
+  auto r = read_package_bytes(onnx, "model.onnx");
+  EXPECT_EQ(r.status().code(), ErrorCode::kParseError);
+  EXPECT_NE(r.status().message().find("compile it first (tessera compile model.onnx"), std::string::npos)
+      << r.status().message();
+}
+
 TEST(Package, NewerVersionIsAParseErrorThatSaysSo) {
   std::string bytes = write_package_bytes(small_package()).value();
   bytes[8] = static_cast<char>(kPackageFormatVersion + 1);
