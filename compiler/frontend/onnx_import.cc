@@ -325,13 +325,19 @@ Result<graph::Graph> import_model(const onnx::ModelProto& model, const ImportOpt
 Result<InputShapes> parse_input_shapes(const std::vector<std::string>& specs) {
   InputShapes out;
   for (const std::string& spec : specs) {
-    const auto colon = spec.rfind(':');
+    // name:d0,d1 (a name may hold colons: the last one separates), or
+    // name=d0,d1; the dimensions may be bracketed as tvmc writes them
+    // (x:[1,3,224,224]).
+    auto colon = spec.rfind(':');
+    if (colon == std::string::npos) colon = spec.rfind('=');
     auto bad = [&](const std::string& why) {
       return Status(ErrorCode::kInvalidArgument, "--input-shape '" + spec + "': " + why + " (expected name:d0,d1,...)");
     };
     if (colon == std::string::npos || colon == 0) return bad("no input name");
+    std::string list = spec.substr(colon + 1);
+    if (list.size() >= 2 && list.front() == '[' && list.back() == ']') list = list.substr(1, list.size() - 2);
     std::vector<int64_t> dims;
-    std::stringstream ss(spec.substr(colon + 1));
+    std::stringstream ss(list);
     std::string item;
     while (std::getline(ss, item, ',')) {
       char* end = nullptr;

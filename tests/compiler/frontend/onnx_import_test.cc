@@ -304,8 +304,17 @@ TEST(ParseInputShapes, AcceptsNameColonDims) {
   EXPECT_EQ(s->at("ids"), (std::vector<int64_t>{4}));
 }
 
+// name=dims, and tvmc's bracketed dims; a name holding colons keeps them.
+TEST(ParseInputShapes, AcceptsAnEqualsSignAndBracketedDims) {
+  auto s = parse_input_shapes({"x=1,3,48,192", "y:[2,5]", "input:0:[4]"});
+  ASSERT_TRUE(s.is_ok()) << s.status().to_string();
+  EXPECT_EQ(s->at("x"), (std::vector<int64_t>{1, 3, 48, 192}));
+  EXPECT_EQ(s->at("y"), (std::vector<int64_t>{2, 5}));
+  EXPECT_EQ(s->at("input:0"), (std::vector<int64_t>{4}));
+}
+
 TEST(ParseInputShapes, RejectsMalformedSpecs) {
-  for (const char* bad : {"x", ":1,2", "x:", "x:1,a", "x:0", "x:1,,2"}) {
+  for (const char* bad : {"x", ":1,2", "x:", "x:1,a", "x:0", "x:1,,2", "x:[]", "x:[1,2", "=3"}) {
     auto s = parse_input_shapes({bad});
     EXPECT_EQ(s.status().code(), ErrorCode::kInvalidArgument) << bad;
   }
