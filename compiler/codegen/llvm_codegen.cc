@@ -225,7 +225,7 @@ llvm::Value* CodeGen::emit_binary(const BinaryNode* op) {
     for (const auto& [dot, acc] : {std::pair{op->b, op->a}, std::pair{op->a, op->b}}) {
       if (const auto pair = dot_u8s8_pair(dot)) return emit_dot_pair(emit(acc), pair->first, pair->second);
       // (acc + dot0) + dot1, as the simplifier leaves a sum of the pair.
-      if (acc.kind() == ExprKind::kAdd && dot.as<CallNode>() && dot.as<CallNode>()->op == CallOp::kDotU8S8) {
+      if (acc.kind() == ExprKind::kAdd) {
         const auto* inner = static_cast<const BinaryNode*>(acc.get());
         for (const auto& [first, rest] : {std::pair{inner->b, inner->a}, std::pair{inner->a, inner->b}})
           if (const auto pair = dot_u8s8_pair(first, dot)) return emit_dot_pair(emit(rest), pair->first, pair->second);
