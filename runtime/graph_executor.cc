@@ -173,7 +173,7 @@ namespace {
 // symbol, and its metadata with its outputs' shapes when the package has them.
 CallDescription describe_call(const PackageContents& contents, size_t i) {
   const KernelCall& call = contents.calls[i];
-  CallDescription d{call.symbol, std::nullopt, {}};
+  CallDescription d{call.kind == CallKind::kKernel ? call.symbol : call_kind_name(call.kind), std::nullopt, {}};
   if (!contents.call_info.empty()) {
     d.info = contents.call_info[i];
     for (size_t a = call.args.size() - d.info->num_outputs; a < call.args.size(); ++a)
@@ -190,8 +190,24 @@ Status GraphExecutor::resolve_calls(const PackageContents& contents) {
   std::map<std::string, TesseraKernelFn> resolved;
   for (size_t i = 0; i < contents.calls.size(); ++i) {
     const KernelCall& call = contents.calls[i];
+    if (call.kind != CallKind::kKernel) {
+      Call c;
+      c.kind = call.kind;
+      c.symbol = call_kind_name(call.kind);
+      for (int32_t id : call.args) c.args.push_back(value_ptrs_[static_cast<size_t>(id)]);
+      c.target = static_cast<size_t>(call.target);
+      if (call.kind == CallKind::kCopy || call.kind == CallKind::kCopySlice) {
+        const int64_t part = contents.values[static_cast<size_t>(call.args[0])].nbytes();
+        c.nbytes = static_cast<size_t>(part);
+        c.slots = part > 0 ? contents.values[static_cast<size_t>(call.args[1])].nbytes() / part : 0;
+      }
+      calls_.push_back(std::move(c));
+      descriptions_.push_back(describe_call(contents, i));
+      continue;
+    }
     if (const ExternalPayload* payload = externals_.payload_for(call.symbol)) {
-      Call c{nullptr, call.symbol, {}, {}};
+      Call c;
+      c.symbol = call.symbol;
       for (int32_t id : call.args) c.args.push_back(value_ptrs_[static_cast<size_t>(id)]);
       auto region = externals_.create(*payload, c.args.data());
       if (!region.is_ok()) return region.status().with_context("call " + std::to_string(i) + " of the graph");
@@ -213,7 +229,9 @@ Status GraphExecutor::resolve_calls(const PackageContents& contents) {
       }
       it = resolved.emplace(call.symbol, fn.value()).first;
     }
-    Call c{it->second, call.symbol, {}, {}};
+    Call c;
+    c.fn = it->second;
+    c.symbol = call.symbol;
     for (int32_t id : call.args) c.args.push_back(value_ptrs_[static_cast<size_t>(id)]);
     calls_.push_back(std::move(c));
     descriptions_.push_back(describe_call(contents, i));
@@ -225,7 +243,7 @@ Status GraphExecutor::resolve_calls(const PackageContents& contents) {
         for (size_t a = 0; a < contents.calls[i].args.size(); ++a)
           if (contents.calls[i].args[a] == b.value_id) {
             b.uses.emplace_back(i, a);
-            b.fixed = b.fixed || calls_[i].fn == nullptr;
+            b.fixed = b.fixed || (calls_[i].kind == CallKind::kKernel && calls_[i].fn == nullptr);
           }
   return Status::ok();
 }
@@ -335,17 +353,23 @@ void GraphExecutor::carry_states() {
   }
 }
 
+Status GraphExecutor::call_failed(size_t pc, int32_t status) const {
+  const Call& call = calls_[pc];
+  const std::string what = "call " + std::to_string(pc) + " of " + std::to_string(calls_.size()) + " ('" +
+                           call.symbol + "')";
+  if (call.kind == CallKind::kCopySlice && status == kSliceOutOfRange)
+    return Status(ErrorCode::kRuntimeError, what + " writes slot " +
+                                                std::to_string(*static_cast<const int64_t*>(call.args[2])) +
+                                                " of a value holding " + std::to_string(call.slots));
+  return Status(ErrorCode::kRuntimeError, what + " returned status " + std::to_string(status));
+}
+
 Status GraphExecutor::call_kernels() {
   ParallelScope scope(pool_.get());
-  for (size_t i = 0; i < calls_.size(); ++i) {
-    Call& call = calls_[i];
-    const int32_t status = call.invoke();
-    if (status != 0) {
-      return Status(ErrorCode::kRuntimeError, "call " + std::to_string(i) + " of " +
-                                                  std::to_string(calls_.size()) + " ('" +
-                                                  call.symbol + "') returned status " +
-                                                  std::to_string(status));
-    }
+  for (size_t pc = 0; pc < calls_.size();) {
+    const size_t at = pc;
+    const int32_t status = calls_[pc].invoke(pc);
+    if (status != 0) return call_failed(at, status);
   }
   return Status::ok();
 }
@@ -371,14 +395,12 @@ Result<std::vector<CallSpan>> GraphExecutor::run_traced() {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
   };
   const int64_t start = ns(std::chrono::steady_clock::now());
-  for (size_t i = 0; i < calls_.size(); ++i) {
+  for (size_t pc = 0; pc < calls_.size();) {
+    const size_t i = pc;
     const int64_t begin = ns(std::chrono::steady_clock::now());
-    const int32_t status = calls_[i].invoke();
+    const int32_t status = calls_[i].invoke(pc);
     const int64_t end = ns(std::chrono::steady_clock::now());
-    if (status != 0)
-      return Status(ErrorCode::kRuntimeError, "call " + std::to_string(i) + " of " + std::to_string(calls_.size()) +
-                                                  " ('" + calls_[i].symbol + "') returned status " +
-                                                  std::to_string(status));
+    if (status != 0) return call_failed(i, status);
     CallSpan span{i, begin - start, end - begin, {}};
     for (size_t p = 0; p < timeline.shares.size(); ++p) {
       for (; recorded[p] < timeline.shares[p].size(); ++recorded[p]) {
@@ -462,16 +484,18 @@ Result<std::vector<GraphExecutor::CallProfile>> GraphExecutor::profile(int n_run
   TESSERA_RETURN_IF_ERROR(run());
   std::vector<std::vector<double>> times(calls_.size());
   ParallelScope scope(pool_.get());
+  std::vector<double> run_times(calls_.size());
   for (int r = 0; r < n_runs; ++r) {
-    for (size_t i = 0; i < calls_.size(); ++i) {
+    std::fill(run_times.begin(), run_times.end(), 0.0);
+    for (size_t pc = 0; pc < calls_.size();) {
+      const size_t i = pc;
       const auto start = std::chrono::steady_clock::now();
-      const int32_t status = calls_[i].invoke();
+      const int32_t status = calls_[i].invoke(pc);
       const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
-      if (status != 0)
-        return Status(ErrorCode::kRuntimeError, "call " + std::to_string(i) + " ('" + calls_[i].symbol +
-                                                    "') returned status " + std::to_string(status));
-      times[i].push_back(elapsed.count());
+      if (status != 0) return call_failed(i, status);
+      run_times[i] += elapsed.count();  // a call in a loop: all its iterations
     }
+    for (size_t i = 0; i < calls_.size(); ++i) times[i].push_back(run_times[i]);
   }
   std::vector<CallProfile> out;
   for (size_t i = 0; i < calls_.size(); ++i) {

@@ -6,7 +6,9 @@
 //   NDArray y = exec->get_output("y").value();
 #pragma once
 
+#include <climits>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <string>
@@ -94,7 +96,8 @@ class GraphExecutor {
   /// the message gives both).
   Status set_input(const std::string& name, const NDArray& array);
 
-  /// Calls every kernel in order with the executor's pool installed.
+  /// Calls every kernel in order with the executor's pool installed,
+  /// following the package's control steps (jumps of an If or a Loop).
   /// Errors: kInvalidArgument (an input was never set), kRuntimeError (a kernel
   /// returned non-zero; the message names the call index, symbol and status).
   Status run();
@@ -134,7 +137,7 @@ class GraphExecutor {
 
   /// Median seconds of each kernel call over `n_runs` runs (after one
   /// untimed run), in call order, with the call's symbol: where a run's time
-  /// goes. Errors: kInvalidArgument (n_runs < 1), run()'s.
+  /// goes. A call inside a loop counts all its iterations of a run. Errors: kInvalidArgument (n_runs < 1), run()'s.
   struct CallProfile {
     std::string symbol;
     double median_s = 0;
@@ -168,12 +171,38 @@ class GraphExecutor {
   ~GraphExecutor();
 
  private:
+  // A status of Call::invoke that no kernel returns: a kCopySlice's index
+  // was outside its destination.
+  static constexpr int32_t kSliceOutOfRange = INT32_MIN;
   struct Call {
+    CallKind kind = CallKind::kKernel;
     TesseraKernelFn fn = nullptr;
-    std::string symbol;
+    std::string symbol;       // the kernel's; a control step's kind name
     std::vector<void*> args;  // data pointers, fixed at load time
-    ExternalRegionCall external;  // a region a backend's module runs (fn is null then)
-    int32_t invoke() { return fn ? fn(args.data()) : external.run(external.region, args.data()); }
+    ExternalRegionCall external;  // a region a backend's module runs (a kernel whose fn is null)
+    size_t target = 0;        // where a jump continues
+    size_t nbytes = 0;        // kCopy: the bytes copied; kCopySlice: one slice's
+    int64_t slots = 0;        // kCopySlice: the slices the destination holds
+    // Runs the call and moves `pc` to the next one; a kernel's status (0: success).
+    int32_t invoke(size_t& pc) {
+      switch (kind) {
+        case CallKind::kKernel: ++pc; return fn ? fn(args.data()) : external.run(external.region, args.data());
+        case CallKind::kCopy:
+          if (args[0] != args[1]) std::memcpy(args[1], args[0], nbytes);
+          ++pc;
+          return 0;
+        case CallKind::kCopySlice: {
+          const int64_t slot = *static_cast<const int64_t*>(args[2]);
+          if (slot < 0 || slot >= slots) return kSliceOutOfRange;
+          std::memcpy(static_cast<char*>(args[1]) + static_cast<size_t>(slot) * nbytes, args[0], nbytes);
+          ++pc;
+          return 0;
+        }
+        case CallKind::kJumpUnless: pc = *static_cast<const uint8_t*>(args[0]) ? pc + 1 : target; return 0;
+        case CallKind::kJump: pc = target; return 0;
+      }
+      return 0;
+    }
   };
   struct Binding {
     std::string name;
@@ -192,6 +221,8 @@ class GraphExecutor {
   Status allocate(const PackageContents& contents);
   Status resolve_calls(const PackageContents& contents);
   Status call_kernels();
+  // The error of call `pc` having returned `status`.
+  Status call_failed(size_t pc, int32_t status) const;
   // As a run starts: each carried output of the last run becomes its input
   // (carry()), unless set_input replaced it since.
   void carry_states();

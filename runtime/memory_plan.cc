@@ -80,6 +80,25 @@ Result<MemoryPlan> plan_graph_memory(const PackageContents& contents) {
       last[id] = static_cast<int32_t>(i);
     }
   }
+  // A loop runs its calls again: a value that lives at any point of a loop
+  // (a jump back from call j to call t <= j) lives through all of it, since
+  // the next iteration may read it again or write over it. Loops nest, so
+  // this widens until nothing changes.
+  for (bool widened = true; widened;) {
+    widened = false;
+    for (size_t j = 0; j < contents.calls.size(); ++j) {
+      const KernelCall& call = contents.calls[j];
+      const bool jumps = call.kind == CallKind::kJump || call.kind == CallKind::kJumpUnless;
+      if (!jumps || static_cast<size_t>(call.target) > j) continue;
+      const int32_t t = call.target, end = static_cast<int32_t>(j);
+      for (size_t id = 0; id < n; ++id) {
+        if (first[id] < 0 || last[id] < t || first[id] > end) continue;
+        if (first[id] > t || last[id] < end) widened = true;
+        first[id] = std::min(first[id], t);
+        last[id] = std::max(last[id], end);
+      }
+    }
+  }
   std::vector<LiveInterval> intervals;
   std::vector<size_t> ids;
   for (size_t id = 0; id < n; ++id) {

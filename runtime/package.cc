@@ -210,7 +210,7 @@ void read_values(Reader& r, PackageContents* c) {
   }
 }
 
-void read_calls(Reader& r, PackageContents* c) {
+void read_calls(Reader& r, PackageContents* c, uint32_t version) {
   const uint32_t n = r.count(8, "calls");  // empty symbol (4) + nargs (4)
   c->calls.reserve(n);
   for (uint32_t i = 0; i < n && r.ok(); ++i) {
@@ -219,6 +219,13 @@ void read_calls(Reader& r, PackageContents* c) {
     const uint32_t nargs = r.count(4, "call arguments");
     call.args.reserve(nargs);
     for (uint32_t a = 0; a < nargs && r.ok(); ++a) call.args.push_back(r.i32("argument id"));
+    if (version >= 5) {
+      const uint8_t kind = r.u8("call kind");
+      if (r.ok() && kind > static_cast<uint8_t>(CallKind::kJump))
+        return r.fail("call " + std::to_string(i) + ": unknown kind " + std::to_string(kind));
+      call.kind = static_cast<CallKind>(kind);
+      call.target = r.i32("call target");
+    }
     c->calls.push_back(std::move(call));
   }
 }
@@ -377,6 +384,36 @@ Status validate_call_info(const PackageContents& c) {
   return Status::ok();
 }
 
+// A control step's arguments and target (its ids already in range).
+Status validate_control_step(const PackageContents& c, size_t i, const std::string& what) {
+  const KernelCall& call = c.calls[i];
+  const auto bad = [&](const std::string& why) { return Status(ErrorCode::kParseError, what + ": " + why); };
+  const auto value = [&](size_t a) -> const PackageValue& { return c.values[static_cast<size_t>(call.args[a])]; };
+  const size_t want = call.kind == CallKind::kCopy ? 2 : call.kind == CallKind::kCopySlice ? 3
+                      : call.kind == CallKind::kJumpUnless ? 1 : 0;
+  if (call.args.size() != want)
+    return bad("takes " + std::to_string(want) + " arguments, has " + std::to_string(call.args.size()));
+  if (!call.symbol.empty()) return bad("a control step names no symbol");
+  const bool jumps = call.kind == CallKind::kJumpUnless || call.kind == CallKind::kJump;
+  if (!jumps && call.target != 0) return bad("only a jump has a target");
+  if (jumps && (call.target < 0 || static_cast<size_t>(call.target) > c.calls.size()))
+    return bad("target " + std::to_string(call.target) + " is out of range [0, " + std::to_string(c.calls.size()) + "]");
+  if (call.kind == CallKind::kCopy && value(0).nbytes() != value(1).nbytes())
+    return bad("copies " + std::to_string(value(0).nbytes()) + " bytes into " + std::to_string(value(1).nbytes()));
+  if (call.kind == CallKind::kCopySlice) {
+    const int64_t part = value(0).nbytes(), whole = value(1).nbytes();
+    if (part <= 0 || whole % part != 0)
+      return bad(std::to_string(whole) + " bytes do not hold whole slices of " + std::to_string(part));
+    if (value(2).dtype != DType::i64() || !value(2).shape.empty()) return bad("its index is not an int64 scalar");
+  }
+  if (call.kind == CallKind::kJumpUnless && (value(0).dtype.storage_bytes() != 1 || value(0).nbytes() != 1))
+    return bad("its condition is not a one-byte scalar");
+  if ((call.kind == CallKind::kCopy || call.kind == CallKind::kCopySlice) &&
+      (value(1).kind == ValueKind::kConstant || value(1).kind == ValueKind::kInput))
+    return bad("it writes " + std::string(value_kind_name(value(1).kind)) + " value " + std::to_string(call.args[1]));
+  return Status::ok();
+}
+
 }  // namespace
 
 const char* value_kind_name(ValueKind kind) {
@@ -385,6 +422,17 @@ const char* value_kind_name(ValueKind kind) {
     case ValueKind::kOutput: return "output";
     case ValueKind::kConstant: return "constant";
     case ValueKind::kIntermediate: return "intermediate";
+  }
+  return "unknown";
+}
+
+const char* call_kind_name(CallKind kind) {
+  switch (kind) {
+    case CallKind::kKernel: return "kernel";
+    case CallKind::kCopy: return "copy";
+    case CallKind::kCopySlice: return "copy_slice";
+    case CallKind::kJumpUnless: return "jump_unless";
+    case CallKind::kJump: return "jump";
   }
   return "unknown";
 }
@@ -447,8 +495,9 @@ Status validate_package(const PackageContents& c) {
   }
   for (size_t i = 0; i < c.calls.size(); ++i) {
     const KernelCall& call = c.calls[i];
-    const std::string what = "call " + std::to_string(i) + " ('" + call.symbol + "')";
-    if (call.symbol.empty() || call.symbol.find('\0') != std::string::npos) {
+    const std::string what = "call " + std::to_string(i) + " ('" +
+                             (call.kind == CallKind::kKernel ? call.symbol : call_kind_name(call.kind)) + "')";
+    if (call.kind == CallKind::kKernel && (call.symbol.empty() || call.symbol.find('\0') != std::string::npos)) {
       return Status(ErrorCode::kParseError, "call " + std::to_string(i) + ": empty or invalid symbol");
     }
     for (size_t a = 0; a < call.args.size(); ++a) {
@@ -460,6 +509,7 @@ Status validate_package(const PackageContents& c) {
                                                   std::to_string(c.values.size()) + ")");
       }
     }
+    if (call.kind != CallKind::kKernel) TESSERA_RETURN_IF_ERROR(validate_control_step(c, i, what));
   }
   for (size_t i = 0; i < c.externals.size(); ++i) {
     const ExternalModule& m = c.externals[i];
@@ -483,7 +533,7 @@ Status validate_package(const PackageContents& c) {
       return Status(ErrorCode::kParseError, what + ": backend '" + p.backend + "' is not a listed graph-payload module");
   }
   const bool calls_library = std::any_of(c.calls.begin(), c.calls.end(), [&](const KernelCall& call) {
-    return payload_symbols.count(call.symbol) == 0;
+    return call.kind == CallKind::kKernel && payload_symbols.count(call.symbol) == 0;
   });
   if (calls_library && c.library.empty()) {
     return Status(ErrorCode::kParseError, "the graph calls kernels but the package has no library");
@@ -504,7 +554,10 @@ Result<std::string> write_package_bytes(const PackageContents& c) {
     storage.push_back(narrowest_storage(v));
     narrowed_any = narrowed_any || storage.back() != Storage::kAsIs;
   }
-  w.u32(narrowed_any ? 4 : !c.payloads.empty() ? 3 : c.externals.empty() ? 1 : 2);
+  const bool control = std::any_of(c.calls.begin(), c.calls.end(),
+                                   [](const KernelCall& call) { return call.kind != CallKind::kKernel; });
+  const uint32_t version = control ? 5 : narrowed_any ? 4 : !c.payloads.empty() ? 3 : c.externals.empty() ? 1 : 2;
+  w.u32(version);
   w.u32(c.call_info.empty() ? 0 : kPackageFlagCallInfo);
   w.u64(0);  // payload size, patched below
   w.u32(0);  // payload CRC-32, patched below
@@ -525,12 +578,16 @@ Result<std::string> write_package_bytes(const PackageContents& c) {
     w.str(call.symbol);
     w.u32(static_cast<uint32_t>(call.args.size()));
     for (int32_t id : call.args) w.i32(id);
+    if (version >= 5) {
+      w.u8(static_cast<uint8_t>(call.kind));
+      w.i32(call.target);
+    }
   }
   for (const auto* list : {&c.inputs, &c.outputs}) {
     w.u32(static_cast<uint32_t>(list->size()));
     for (int32_t id : *list) w.i32(id);
   }
-  if (!c.externals.empty() || narrowed_any) {
+  if (version >= 2) {
     w.u32(static_cast<uint32_t>(c.externals.size()));
     for (const ExternalModule& m : c.externals) {
       w.str(m.backend);
@@ -538,7 +595,7 @@ Result<std::string> write_package_bytes(const PackageContents& c) {
       w.str(m.library);
     }
   }
-  if (!c.payloads.empty() || narrowed_any) {
+  if (version >= 3) {
     w.u32(static_cast<uint32_t>(c.payloads.size()));
     for (const ExternalPayload& p : c.payloads) {
       w.str(p.backend);
@@ -567,7 +624,7 @@ Result<std::string> write_package_bytes(const PackageContents& c) {
     const PackageValue& v = c.values[i];
     if (v.kind != ValueKind::kConstant) continue;
     w.i32(static_cast<int32_t>(i));
-    if (narrowed_any) w.u8(static_cast<uint8_t>(storage[i]));
+    if (version >= 4) w.u8(static_cast<uint8_t>(storage[i]));
     const std::string stored = storage[i] == Storage::kAsIs ? std::string() : narrowed(v.data, storage[i]);
     const std::string& bytes = storage[i] == Storage::kAsIs ? v.data : stored;
     w.u64(bytes.size());
@@ -650,7 +707,7 @@ Result<PackageContents> read_package_bytes(std::string_view bytes, const std::st
   Reader r(bytes, kPackageHeaderBytes);
   c.target = r.str("target");
   read_values(r, &c);
-  read_calls(r, &c);
+  read_calls(r, &c, version);
   c.inputs = read_id_list(r, "inputs");
   c.outputs = read_id_list(r, "outputs");
   if (version >= 2) read_externals(r, &c);

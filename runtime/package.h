@@ -18,10 +18,12 @@ namespace tessera::runtime {
 inline constexpr char kPackageMagic[8] = {'T', 'S', 'R', 'P', 'K', 'G', '0', '1'};
 /// The newest format version this runtime reads. It writes version 1 for a
 /// package without external modules (byte for byte as before), 2 for one
-/// with them, 3 for one carrying graph payloads and 4 for one storing a
+/// with them, 3 for one carrying graph payloads, 4 for one storing a
 /// float32 constant in half its bytes (every value a float16 or a bfloat16:
-/// a half-precision model's weights), widened as it is read.
-inline constexpr uint32_t kPackageFormatVersion = 4;
+/// a half-precision model's weights), widened as it is read, and 5 for one
+/// whose calls include control steps (CallKind: a branch or a loop run on
+/// the device).
+inline constexpr uint32_t kPackageFormatVersion = 5;
 /// Header flag: the payload carries per-call metadata (PackageContents::call_info).
 /// A flag, not a version, because the section is optional and independent of
 /// the version's sections; a runtime that does not know it refuses the
@@ -56,10 +58,28 @@ struct PackageValue {
   bool operator==(const PackageValue&) const = default;
 };
 
-/// One kernel call: `symbol(args)`, args[i] the data pointer of value args[i].
+/// What a call does. Every call but a kernel is a control step: a model's
+/// If and Loop run on the device as steps over the same values table, the
+/// executor following `target` where a step jumps (format 5).
+enum class CallKind : uint8_t {
+  kKernel = 0,     ///< symbol(args)
+  kCopy = 1,       ///< args {src, dst}: dst's bytes become src's (the same size)
+  kCopySlice = 2,  ///< args {src, dst, index}: slot `index` (an int64 scalar) of dst, which holds
+                   ///< whole copies of src, becomes src; an index out of range fails the run
+  kJumpUnless = 3, ///< args {cond}: continue at call `target` when cond (a bool scalar) is false
+  kJump = 4,       ///< no args: continue at call `target`
+};
+
+/// "kernel", "copy", "copy_slice", "jump_unless", "jump".
+const char* call_kind_name(CallKind kind);
+
+/// One call: `symbol(args)`, args[i] the data pointer of value args[i]; or a
+/// control step (kind not kKernel, symbol empty).
 struct KernelCall {
   std::string symbol;            ///< a C symbol of the library with the kernel ABI (c_abi.h)
   std::vector<int32_t> args;     ///< value ids, in the kernel's parameter order
+  CallKind kind = CallKind::kKernel;
+  int32_t target = 0;            ///< kJumpUnless, kJump: the call to continue at (calls.size(): the end)
   bool operator==(const KernelCall&) const = default;
 };
 

@@ -60,3 +60,31 @@ int32_t graph_fail_with_5(void** args) {
   (void)args;
   return 5;
 }
+
+/* The kernels of the control-step tests: a loop's counter and test, and a
+ * body that doubles or negates four floats. */
+int32_t double_4(void** args) {
+  const float* in = (const float*)args[0];
+  float* out = (float*)args[1];
+  for (int i = 0; i < 4; ++i) out[i] = 2.0f * in[i];
+  return 0;
+}
+
+int32_t negate_4(void** args) {
+  const float* in = (const float*)args[0];
+  float* out = (float*)args[1];
+  for (int i = 0; i < 4; ++i) out[i] = -in[i];
+  return 0;
+}
+
+/* out = in + 1, int64 scalars. */
+int32_t add_one_i64(void** args) {
+  *(int64_t*)args[1] = *(const int64_t*)args[0] + 1;
+  return 0;
+}
+
+/* out = a < b, int64 scalars to a bool byte. */
+int32_t less_i64(void** args) {
+  *(uint8_t*)args[2] = *(const int64_t*)args[0] < *(const int64_t*)args[1];
+  return 0;
+}
