@@ -207,8 +207,13 @@ int run_compile(int argc, char** argv, int first) {
 
   std::printf("%s", model::format_compile_summary(*compiled).c_str());
   auto memory = runtime::plan_graph_memory(compiled->package);
-  std::printf("wrote %s: %zu kernel calls, %zu kernels, library %.1f KiB, parameters %.1f MiB\n", output.c_str(),
-              compiled->package.calls.size(), compiled->kernels.size(), compiled->package.library.size() / 1024.0,
+  const auto& calls = compiled->package.calls;
+  const auto steps = std::count_if(calls.begin(), calls.end(),
+                                   [](const runtime::KernelCall& c) { return c.kind != runtime::CallKind::kKernel; });
+  const std::string control = steps ? " (and " + std::to_string(steps) + " control steps)" : "";
+  std::printf("wrote %s: %zu kernel calls%s, %zu kernels, library %.1f KiB, parameters %.1f MiB\n", output.c_str(),
+              calls.size() - static_cast<size_t>(steps), control.c_str(), compiled->kernels.size(),
+              compiled->package.library.size() / 1024.0,
               [&] {
                 double bytes = 0;
                 for (const auto& v : compiled->package.values) bytes += static_cast<double>(v.data.size());

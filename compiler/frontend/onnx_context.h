@@ -5,6 +5,7 @@
 #include <onnx/onnx_pb.h>
 
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -166,6 +167,19 @@ void add_control_flow_converters(std::map<std::string, Converter>& table);
 /// become constants; outer values read by name) in dependency order;
 /// errors name `where` and the node.
 Status convert_subgraph(ImportContext& ctx, const onnx::GraphProto& graph, const std::string& where);
+
+/// Converts the initializers and nodes of `graph` (its inputs already
+/// bound in `ctx`) in dependency order; errors name `where` and the node.
+Status convert_body_nodes(ImportContext& ctx, const onnx::GraphProto& graph, const std::string& where);
+/// An If whose condition `cond` is known only at run time, as a kIf node
+/// whose branches are graphs of their own (onnx_control_bodies.cc).
+Status convert_if_at_run_time(ImportContext& ctx, const onnx::NodeProto& node, graph::ValueId cond);
+/// A Loop whose trip count or condition is known only at run time, or too
+/// long to unroll, as a kLoop node (`trips`: its trip count where constant).
+Status convert_loop_at_run_time(ImportContext& ctx, const onnx::NodeProto& node, std::optional<double> trips);
+/// Names `graph` reads that none of its inputs, initializers or nodes
+/// define: what it reads from enclosing scopes (onnx_graph_order.cc).
+std::set<std::string> free_names(const onnx::GraphProto& graph);
 
 /// The nodes of `graph` in an order where each comes after the producers of
 /// what it reads, its subgraphs' reads from enclosing scopes included

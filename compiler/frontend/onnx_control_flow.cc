@@ -2,11 +2,9 @@
 // is known once constants are folded and input shapes bound (a shape check,
 // a sample rate bound with --input-value) becomes the nodes of the branch it
 // takes, nested Ifs included; a Loop whose trip count and conditions are so
-// known is unrolled (a scripted for-loop over a static length). An If on
-// data computes both branches and takes each output from the one its
-// condition names (the untaken branch's work is spent: a branch at run time
-// is the next step). A Loop that runs as long as data says stays
-// unsupported: the error says so and what to bind.
+// known is unrolled (a scripted for-loop over a static length). The rest
+// runs on the device (onnx_control_bodies.cc): an If on data, a Loop whose
+// trip count or condition comes from the data or that is too long to unroll.
 #include <algorithm>
 
 #include "compiler/frontend/onnx_context.h"
@@ -18,48 +16,11 @@ namespace {
 
 using Node = onnx::NodeProto;
 
-// An If whose condition is known only at run time: both branches computed
-// and each output taken from the branch the condition names (Where). Both
-// branches must give outputs of one shape and type each.
-Status convert_if_on_data(ImportContext& ctx, const Node& node, graph::ValueId cond) {
-  if (graph::shape_size(ctx.value(cond).shape) != 1 || ctx.value(cond).dtype != DType::boolean())
-    return invalid("its condition is " + ctx.value(cond).dtype.to_string() + " " +
-                   graph::shape_string(ctx.value(cond).shape) + ", not one bool");
-  std::vector<std::vector<graph::ValueId>> outs(2);
-  const char* branches[2] = {"then_branch", "else_branch"};
-  for (int b = 0; b < 2; ++b) {
-    const onnx::AttributeProto* attr = find_attr(node, branches[b]);
-    if (!attr || attr->type() != onnx::AttributeProto::GRAPH) return invalid(std::string("it has no ") + branches[b] + " graph");
-    const onnx::GraphProto& g = attr->g();
-    if (g.output_size() != node.output_size())
-      return invalid(std::string(branches[b]) + " has " + std::to_string(g.output_size()) + " outputs, the If " +
-                     std::to_string(node.output_size()));
-    TESSERA_RETURN_IF_ERROR(convert_subgraph(ctx, g, branches[b]));
-    for (int i = 0; i < g.output_size(); ++i) {
-      auto it = ctx.values.find(g.output(i).name());
-      if (it == ctx.values.end()) return invalid(std::string(branches[b]) + " output '" + g.output(i).name() + "' is never computed");
-      outs[static_cast<size_t>(b)].push_back(it->second);
-    }
-  }
-  Emitter e(ctx, base_name(node));
-  for (int i = 0; i < node.output_size(); ++i) {
-    const graph::Value t = ctx.value(outs[0][static_cast<size_t>(i)]), f = ctx.value(outs[1][static_cast<size_t>(i)]);
-    if (t.shape != f.shape || t.dtype != f.dtype)
-      return invalid("output " + std::to_string(i) + " is " + t.dtype.to_string() + " " + graph::shape_string(t.shape) +
-                     " in then_branch but " + f.dtype.to_string() + " " + graph::shape_string(f.shape) +
-                     " in else_branch: an If on data needs both branches to agree");
-    if (node.output(i).empty()) continue;
-    TESSERA_ASSIGN_OR_RETURN(ctx.values[node.output(i)],
-                             e.op("Where", {cond, outs[0][static_cast<size_t>(i)], outs[1][static_cast<size_t>(i)]}));
-  }
-  return Status::ok();
-}
-
 Status convert_if(ImportContext& ctx, const Node& node) {
   const graph::Constant* cond = ctx.constant_input(node, 0);
   if (!cond) {
     TESSERA_ASSIGN_OR_RETURN(graph::ValueId c, ctx.input(node, 0));
-    return convert_if_on_data(ctx, node, c);
+    return convert_if_at_run_time(ctx, node, c);
   }
   if (cond->num_elements() != 1)
     return invalid("the condition has " + std::to_string(cond->num_elements()) + " elements, not one");
@@ -167,17 +128,17 @@ Status convert_loop(ImportContext& ctx, const Node& node) {
   if (ImportContext::has_input(node, 0)) {
     TESSERA_ASSIGN_OR_RETURN(graph::ValueId m, ctx.input(node, 0));
     trips = constant_scalar(ctx, m);
-    if (!trips) return invalid("its trip count '" + node.input(0) + "' is known only at run time: a Loop is unrolled, so its trip count must fold to a constant (bind what it depends on with --input-shape or --input-value)");
   }
   if (ImportContext::has_input(node, 1)) {
     TESSERA_ASSIGN_OR_RETURN(graph::ValueId c, ctx.input(node, 1));
     cond = constant_scalar(ctx, c);
-    if (!cond) return invalid("its condition '" + node.input(1) + "' is known only at run time: a Loop on data is not supported");
   }
-  if (!trips && !ImportContext::has_input(node, 1)) return invalid("it has neither a trip count nor a condition: it would never stop");
-  if (trips && *trips > kMaxUnrolledIterations)
-    return invalid("its trip count " + std::to_string(static_cast<int64_t>(*trips)) + " is more than the " +
-                   std::to_string(kMaxUnrolledIterations) + " iterations a Loop is unrolled to");
+  if (!ImportContext::has_input(node, 0) && !ImportContext::has_input(node, 1))
+    return invalid("it has neither a trip count nor a condition: it would never stop");
+  // Known only from the data, or too long to unroll: the device runs it.
+  const bool unrollable = (trips || !ImportContext::has_input(node, 0)) && cond &&
+                          (!trips || (*trips <= kMaxUnrolledIterations && *trips * body.node_size() <= kMaxUnrolledNodes));
+  if (!unrollable) return convert_loop_at_run_time(ctx, node, trips);
   std::vector<graph::ValueId> values;
   for (int i = 0; i < carried; ++i) {
     TESSERA_ASSIGN_OR_RETURN(graph::ValueId v, ctx.input(node, i + 2));
@@ -186,11 +147,10 @@ Status convert_loop(ImportContext& ctx, const Node& node) {
   std::vector<std::vector<graph::ValueId>> scanned(static_cast<size_t>(scans));
   const std::string base = base_name(node);
   for (int64_t k = 0; (!trips || k < static_cast<int64_t>(*trips)) && *cond != 0; ++k) {
-    if (k >= kMaxUnrolledIterations)
-      return invalid("it ran " + std::to_string(k) + " iterations without its condition turning false; a Loop is "
-                     "unrolled to " + std::to_string(kMaxUnrolledIterations) + " at most");
-    if ((k + 1) * body.node_size() > kMaxUnrolledNodes)
-      return invalid("unrolled, it would be more than " + std::to_string(kMaxUnrolledNodes) + " nodes");
+    // A condition that has not turned false yet: the device runs the loop
+    // (the iterations unrolled so far are left unread, and removed).
+    if (k >= kMaxUnrolledIterations || (k + 1) * body.node_size() > kMaxUnrolledNodes)
+      return convert_loop_at_run_time(ctx, node, trips);
     std::vector<graph::ValueId> inputs = {
         ctx.g.add_constant(base + ".iteration" + std::to_string(k), graph::Constant::from_int64s({}, {k})),
         ctx.g.add_constant(base + ".condition" + std::to_string(k),
@@ -198,8 +158,7 @@ Status convert_loop(ImportContext& ctx, const Node& node) {
     inputs.insert(inputs.end(), values.begin(), values.end());
     TESSERA_ASSIGN_OR_RETURN(std::vector<graph::ValueId> out, unroll_body(ctx, body, inputs, base, k));
     cond = constant_scalar(ctx, out[0]);
-    if (!cond)
-      return invalid("the condition its body computes is known only at run time: a Loop on data is not supported");
+    if (!cond) return convert_loop_at_run_time(ctx, node, trips);
     for (int i = 0; i < carried; ++i) values[static_cast<size_t>(i)] = out[static_cast<size_t>(i + 1)];
     for (int j = 0; j < scans; ++j) scanned[static_cast<size_t>(j)].push_back(out[static_cast<size_t>(carried + 1 + j)]);
   }
@@ -298,6 +257,10 @@ Status convert_scan(ImportContext& ctx, const Node& node) {
 Status convert_subgraph(ImportContext& ctx, const onnx::GraphProto& graph, const std::string& where) {
   if (graph.input_size() != 0)
     return invalid(where + " takes inputs (" + std::to_string(graph.input_size()) + "): not an If branch");
+  return convert_body_nodes(ctx, graph, where);
+}
+
+Status convert_body_nodes(ImportContext& ctx, const onnx::GraphProto& graph, const std::string& where) {
   for (const auto& init : graph.initializer()) {
     auto c = constant_of_tensor(init);
     if (!c.is_ok()) return invalid(where + " initializer '" + init.name() + "': " + c.status().message());

@@ -23,14 +23,14 @@ std::vector<const onnx::GraphProto*> subgraphs(const Node& node) {
 }
 
 // Names `g` reads that none of its inputs, initializers or nodes define.
-void free_names(const onnx::GraphProto& g, std::set<std::string>* out) {
+void add_free_names(const onnx::GraphProto& g, std::set<std::string>* out) {
   std::set<std::string> local, reads;
   for (const auto& in : g.input()) local.insert(in.name());
   for (const auto& init : g.initializer()) local.insert(init.name());
   for (const Node& n : g.node()) {
     for (const std::string& in : n.input())
       if (!in.empty()) reads.insert(in);
-    for (const onnx::GraphProto* sub : subgraphs(n)) free_names(*sub, &reads);
+    for (const onnx::GraphProto* sub : subgraphs(n)) add_free_names(*sub, &reads);
     for (const std::string& o : n.output()) local.insert(o);
   }
   for (const auto& o : g.output()) reads.insert(o.name());
@@ -49,8 +49,14 @@ std::set<std::string> node_reads(const Node& node) {
   std::set<std::string> reads;
   for (const std::string& in : node.input())
     if (!in.empty()) reads.insert(in);
-  for (const onnx::GraphProto* sub : subgraphs(node)) free_names(*sub, &reads);
+  for (const onnx::GraphProto* sub : subgraphs(node)) add_free_names(*sub, &reads);
   return reads;
+}
+
+std::set<std::string> free_names(const onnx::GraphProto& graph) {
+  std::set<std::string> names;
+  add_free_names(graph, &names);
+  return names;
 }
 
 Result<std::vector<int>> topological_order(const onnx::GraphProto& graph) {

@@ -757,6 +757,7 @@ Result<Tensor> build_node(const Graph& g, const Node& n, const std::vector<Tenso
     case OpKind::kGather: r = build_gather(g, n, in[0], in[1]); break;
     case OpKind::kShape: break;
     case OpKind::kExternal: break;  // its backend's code, never a Tessera kernel
+    case OpKind::kIf: case OpKind::kLoop: break;  // control steps around its bodies' kernels
   }
   if (!r.is_ok()) return r.status().code() == ErrorCode::kInvalidArgument && r.status().message().rfind("node ", 0) == 0
                             ? r.status()

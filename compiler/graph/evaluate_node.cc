@@ -245,7 +245,7 @@ bool is_foldable(OpKind kind) {
     case OpKind::kReduceSum: case OpKind::kReduceMax: case OpKind::kLayerNorm: case OpKind::kResize:
     case OpKind::kReduceMin: case OpKind::kReduceProd: case OpKind::kArgMax: case OpKind::kArgMin:
     case OpKind::kCumSum: case OpKind::kGatherND: case OpKind::kScatterElements: case OpKind::kScatterND:
-    case OpKind::kEinsum: case OpKind::kGridSample:
+    case OpKind::kEinsum: case OpKind::kGridSample: case OpKind::kExternal: case OpKind::kIf: case OpKind::kLoop:
       return false;
     default:
       return true;

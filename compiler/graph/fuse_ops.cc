@@ -50,11 +50,11 @@ class Fuser {
     const OpPattern p = node_pattern(g_, n);
     int target = -1;
     // An external region is one call of its backend's code: alone in its group.
-    if (n.outputs.size() == 1 && n.kind != OpKind::kExternal) {
+    if (n.outputs.size() == 1 && !runs_alone(n.kind)) {
       for (ValueId v : n.inputs) {
         const int grp = group_of_value_[static_cast<size_t>(v)];
         if (grp < 0 || groups_[grp].output != v || pinned_[static_cast<size_t>(v)]) continue;
-        if (g_.nodes()[static_cast<size_t>(groups_[grp].anchor)].kind == OpKind::kExternal) continue;
+        if (runs_alone(g_.nodes()[static_cast<size_t>(groups_[grp].anchor)].kind)) continue;
         if (!may_join(groups_[grp].pattern, p) || !inputs_precede(n, v, grp)) continue;
         target = grp;
         break;
@@ -88,7 +88,7 @@ class Fuser {
       FusedGroup& from = groups_[static_cast<size_t>(other)];
       const bool light = std::all_of(from.nodes.begin(), from.nodes.end(), [&](int i) {
         const Node& m = g_.nodes()[static_cast<size_t>(i)];
-        return m.kind != OpKind::kExternal && m.outputs.size() == 1 &&
+        return !runs_alone(m.kind) && m.outputs.size() == 1 &&
                may_join(groups_[static_cast<size_t>(target)].pattern, node_pattern(g_, m));
       });
       if (!light) continue;

@@ -211,7 +211,7 @@ OpPattern node_pattern(const Graph& g, const Node& n) {
   switch (n.kind) {
     case OpKind::kConv: case OpKind::kConvTranspose: case OpKind::kGemm: case OpKind::kMatMul:
     case OpKind::kMatMulU8S8: case OpKind::kConvU8S8: case OpKind::kMatMulBf16: case OpKind::kConvBf16:
-    case OpKind::kExternal:
+    case OpKind::kExternal: case OpKind::kIf: case OpKind::kLoop:
       return OpPattern::kComplex;
     case OpKind::kMaxPool: case OpKind::kAvgPool: case OpKind::kGlobalAvgPool: case OpKind::kSoftmax:
     case OpKind::kReduceMean: case OpKind::kReduceSum: case OpKind::kReduceMax: case OpKind::kLayerNorm:
@@ -368,7 +368,13 @@ struct AttrPrinter {
     return "axis=" + std::to_string(a.axis) + " keepdims=" + (a.keepdims ? "1" : "0") +
            (a.select_last ? " select_last" : "") + (a.exclusive ? " exclusive" : "") + (a.reverse ? " reverse" : "");
   }
-  std::string operator()(const ExternalAttrs& a) const {
+  std::string operator()(const ControlAttrs& a) const {
+    std::string s = "bodies=" + std::to_string(a.bodies.size());
+    for (const auto& body : a.bodies) s += " " + std::to_string(body ? body->nodes().size() : 0) + "nodes";
+    if (a.num_carried || a.scan_slots) s += " carried=" + std::to_string(a.num_carried) + " slots=" + std::to_string(a.scan_slots);
+    return s;
+  }
+    std::string operator()(const ExternalAttrs& a) const {
     std::string s = "backend=" + a.backend + " nodes=";
     if (!a.body) return s + "none";
     for (size_t i = 0; i < a.body->nodes().size(); ++i) s += (i ? "," : "") + a.body->nodes()[i].name;

@@ -43,7 +43,7 @@ namespace tessera::graph {
   X(kScatterElements, "scatter_elements") X(kScatterND, "scatter_nd") X(kEinsum, "einsum") \
   X(kGridSample, "grid_sample") X(kQuantize, "quantize") X(kDequantize, "dequantize") \
   X(kMatMulU8S8, "matmul_u8s8") X(kConvU8S8, "conv_u8s8") X(kMatMulBf16, "matmul_bf16") X(kConvBf16, "conv_bf16") \
-  X(kExternal, "external")
+  X(kExternal, "external") X(kIf, "if") X(kLoop, "loop")
 
 /// The operator a node applies. Reshape also stands for Flatten, Squeeze and
 /// Unsqueeze: its output value's shape says everything. kQuantize and
@@ -64,7 +64,9 @@ namespace tessera::graph {
 /// (ConvAttrs, NHWC, groups 1; made by convert_bf16).
 /// kExternal is a region
 /// handed whole to an external backend (ExternalAttrs; made by partitioning,
-/// never by the importer).
+/// never by the importer). kIf and kLoop are control flow the device runs
+/// (ControlAttrs): made by the importer where a condition or a trip count
+/// is known only from the data.
 enum class OpKind : uint8_t {
 #define TESSERA_GRAPH_OP_ENUM(e, s) e,
   TESSERA_GRAPH_OPS(TESSERA_GRAPH_OP_ENUM)
@@ -255,11 +257,32 @@ struct ExternalAttrs {
   std::string backend;                ///< the backend's name, e.g. "cblas"
   std::shared_ptr<const Graph> body;  ///< never null on a valid node
 };
+/// kIf and kLoop: control flow run on the device, each branch or body a
+/// graph of its own (planned and compiled as a model, run between the
+/// package's control steps).
+///   kIf: inputs {cond (a bool scalar), captured...}; bodies {then, else},
+///   each taking the captured values as its inputs, in order, and giving
+///   the node's outputs (the same shapes and types).
+///   kLoop: inputs {go (a bool scalar: run the first iteration),
+///   carried..., captured...}; one body taking {i (the iteration, an int64
+///   scalar from 0), carried..., captured...} and giving {go (run another),
+///   i + 1, carried next..., scan elements...}; outputs {carried...,
+///   scans...}, scan j holding `scan_slots` slots of its element: the
+///   iterations' elements in order (the loop must not run more).
+struct ControlAttrs {
+  std::vector<std::shared_ptr<const Graph>> bodies;
+  int num_carried = 0;     ///< kLoop only
+  int64_t scan_slots = 0;  ///< kLoop only
+};
 /// A node's attributes; which alternative goes with which kind is fixed by the
 /// importer and checked where they are read.
 using Attrs = std::variant<NoAttrs, ConvAttrs, GemmAttrs, PoolAttrs, ScalarAttrs, AffineAttrs, AxisAttrs, PermAttrs,
                            ReduceAttrs, CastAttrs, NormAttrs, PadAttrs, SliceAttrs, ResizeAttrs, UnaryAttrs,
-                           BinaryAttrs, ArgAttrs, ScatterAttrs, EinsumAttrs, GridSampleAttrs, MatMulAttrs, ExternalAttrs>;
+                           BinaryAttrs, ArgAttrs, ScatterAttrs, EinsumAttrs, GridSampleAttrs, MatMulAttrs, ExternalAttrs,
+                           ControlAttrs>;
+/// Whether a node of `kind` is a call of its own, never fused with another:
+/// an external region or control flow.
+inline bool runs_alone(OpKind kind) { return kind == OpKind::kExternal || kind == OpKind::kIf || kind == OpKind::kLoop; }
 
 /// Index of a value in its graph.
 using ValueId = int32_t;

@@ -55,10 +55,12 @@ Result<std::vector<std::vector<double>>> profile_alternately(const std::vector<c
   return seconds;
 }
 
-Result<runtime::PackageContents> compile_package(const ModelPlan& plan, const Target& target, ScheduleSource* source) {
+Result<runtime::PackageContents> compile_package(const ModelPlan& plan, const Target& target, ScheduleSource* source,
+                                                 std::vector<size_t>* group_calls = nullptr) {
   CompileOptions co;
   co.source = source;
   TESSERA_ASSIGN_OR_RETURN(CompiledModel compiled, compile_model(plan, target, co));
+  if (group_calls) *group_calls = std::move(compiled.group_calls);
   return std::move(compiled.package);
 }
 
@@ -250,14 +252,17 @@ int refused_region(const RegionPlans& plans, const std::string& message) {
 struct Profiled {
   runtime::PackageContents backend_package, tessera_package;
   std::vector<std::vector<double>> calls;  // each call's median, the backend package's first
+  std::vector<size_t> backend_group_calls, tessera_group_calls;  // per group of each plan: its call
 };
 
 Result<Profiled> profile_buildable(RegionPlans& plans, const Target& target, ScheduleSource* source, int runs) {
   Profiled p;
-  TESSERA_ASSIGN_OR_RETURN(p.tessera_package, compile_package(plans.without_backend, target, source));
+  TESSERA_ASSIGN_OR_RETURN(p.tessera_package,
+                           compile_package(plans.without_backend, target, source, &p.tessera_group_calls));
   std::vector<RegionChoice> refused;
   for (;;) {
-    TESSERA_ASSIGN_OR_RETURN(p.backend_package, compile_package(plans.with_backend, target, source));
+    TESSERA_ASSIGN_OR_RETURN(p.backend_package,
+                             compile_package(plans.with_backend, target, source, &p.backend_group_calls));
     auto calls = profile_alternately({&p.backend_package, &p.tessera_package}, runs);
     const int r = calls.is_ok() ? -1 : refused_region(plans, calls.status().message());
     if (r < 0) {
@@ -295,12 +300,14 @@ Status measure_regions(RegionPlans& plans, const Target& target, ScheduleSource*
     c.session_id = 0;
   }
   const ModelPlan& plan_b = plans.with_backend;
-  for (size_t i = 0, r = 0; i < plan_b.groups.size() && i < backend_calls.size(); ++i)
-    if (plan_b.external_of_group[i] >= 0) plans.regions[r++].backend_s = backend_calls[i];
+  // Regions are top-level groups; a group's call is found by group_calls
+  // (control flow lays out several calls for one group).
+  for (size_t i = 0, r = 0; i < plan_b.groups.size() && i < profiled.backend_group_calls.size(); ++i)
+    if (plan_b.external_of_group[i] >= 0) plans.regions[r++].backend_s = backend_calls[profiled.backend_group_calls[i]];
   const ModelPlan& plan_t = plans.without_backend;
-  for (size_t i = 0; i < plan_t.groups.size() && i < tessera_calls.size(); ++i) {
+  for (size_t i = 0; i < plan_t.groups.size() && i < profiled.tessera_group_calls.size(); ++i) {
     const int r = region_of_group(plan_t, i, region_of);
-    if (r >= 0) plans.regions[static_cast<size_t>(r)].tessera_s += tessera_calls[i];
+    if (r >= 0) plans.regions[static_cast<size_t>(r)].tessera_s += tessera_calls[profiled.tessera_group_calls[i]];
   }
   for (RegionChoice& c : plans.regions) c.backend = c.refused.empty() && c.backend_s < c.tessera_s;
   return decide_by_whole_model(plans, sum(tessera_calls), sum(backend_calls), profiled.tessera_package,

@@ -13,6 +13,7 @@
 #include "compiler/external/c_compiler.h"
 #include "compiler/graph/passes.h"
 #include "compiler/lower/lower.h"
+#include "compiler/model/package_layout.h"
 
 namespace tessera::model {
 
@@ -52,161 +53,49 @@ std::string kernel_symbol(int task, const std::string& group_name) {
   return s.substr(0, 64);
 }
 
-// Builds the values table and the calls of `plan` (kernel `symbols` per task).
-//
-// A kernel that stores an argument packed (compiler/schedule/layout.h) reads
-// a copy of the constant packed that way, made once per layout.
-class PackageLayout {
- public:
-  using ArgLayouts = std::vector<std::pair<int, PackedLayout>>;
-
-  PackageLayout(const ModelPlan& plan, const std::vector<ArgLayouts>& task_layouts, runtime::PackageContents* out)
-      : plan_(plan), g_(plan.graph), task_layouts_(task_layouts), out_(out) {}
-
-  Status run(const std::vector<std::string>& symbols) {
-    std::map<ValueId, size_t> output_index;
-    for (size_t i = 0; i < g_.outputs().size(); ++i) output_index[g_.outputs()[i]] = i;
-    std::set<std::string> io_names;
-    for (ValueId v : g_.inputs()) {
-      const int32_t id = add(v, runtime::ValueKind::kInput, g_.value(v).name);
-      out_->inputs.push_back(id);
-      io_names.insert(g_.value(v).name);
-    }
-    for (size_t i = 0; i < plan_.groups.size(); ++i) {
-      const graph::FusedGroup& group = plan_.groups[i];
-      runtime::KernelCall call;
-      const int external = i < plan_.external_of_group.size() ? plan_.external_of_group[i] : -1;
-      const int task = plan_.task_of_group[i];
-      static const ArgLayouts kPlain;
-      const ArgLayouts& layouts = task >= 0 ? task_layouts_[static_cast<size_t>(task)] : kPlain;
-      call.symbol = task >= 0 ? symbols[static_cast<size_t>(task)]
-                              : plan_.externals[static_cast<size_t>(external)].code.symbol;
-      for (size_t j = 0; j < group.inputs.size(); ++j) {
-        const ValueId v = group.inputs[j];
-        const PackedLayout* layout = layout_of(layouts, static_cast<int>(j));
-        auto it = ids_.find(v);
-        if (layout) {
-          if (!g_.is_constant(v))
-            return Status(ErrorCode::kInternal, "group " + group.name + " packs " + g_.value(v).name +
-                                                    ", which is not a constant");
-          call.args.push_back(add_packed(v, *layout));
-        } else if (it != ids_.end()) {
-          call.args.push_back(it->second);
-        } else if (g_.is_constant(v)) {
-          call.args.push_back(add(v, runtime::ValueKind::kConstant, g_.value(v).name));
-        } else {
-          return Status(ErrorCode::kInternal, "group " + group.name + " reads %" + std::to_string(v) +
-                                                  " before any group computes it");
-        }
-      }
-      // An external region writes every output of its node; a kernel one.
-      std::vector<ValueId> results = {group.output};
-      if (external >= 0) results = g_.nodes()[static_cast<size_t>(group.nodes.front())].outputs;
-      for (ValueId result : results) {
-        auto out = output_index.find(result);
-        const bool is_output = out != output_index.end();
-        std::string name = is_output ? g_.output_name(out->second) : g_.value(result).name;
-        if (is_output) {
-          // Names of inputs and outputs are how callers find them: keep them unique.
-          for (int k = 2; io_names.count(name); ++k) name = g_.output_name(out->second) + "." + std::to_string(k);
-          io_names.insert(name);
-        }
-        call.args.push_back(
-            add(result, is_output ? runtime::ValueKind::kOutput : runtime::ValueKind::kIntermediate, name));
-      }
-      out_->calls.push_back(std::move(call));
-      out_->call_info.push_back(call_info(group, task, external, results.size()));
-    }
-    for (size_t i = 0; i < g_.outputs().size(); ++i) {
-      const ValueId v = g_.outputs()[i];
-      if (graph::shape_size(g_.value(v).shape) == 0) {
-        // An empty output: no kernel writes it, a value of 0 bytes with its shape.
-        std::string name = g_.output_name(i);
-        for (int k = 2; io_names.count(name); ++k) name = g_.output_name(i) + "." + std::to_string(k);
-        io_names.insert(name);
-        out_->outputs.push_back(add(v, runtime::ValueKind::kOutput, name));
-        continue;
-      }
-      auto it = ids_.find(v);
-      if (it == ids_.end())
-        return Status(ErrorCode::kInternal, "output " + g_.value(v).name + " is computed by no kernel");
-      out_->outputs.push_back(it->second);
-    }
-    return Status::ok();
+// A task of a body, in the plan that holds the body: the one of its
+// workload key there (a kernel the model already has), or a new one. An
+// argument stays constant (packable) only where every call has a constant.
+int merge_task(ModelPlan& plan, const ModelPlan& body, size_t t) {
+  const graph::GraphTask& task = body.tasks[t];
+  for (size_t k = 0; k < plan.tasks.size(); ++k) {
+    if (plan.tasks[k].dag->workload_key() != task.dag->workload_key()) continue;
+    plan.tasks[k].weight += task.weight;
+    std::vector<int>& constants = plan.task_constant_args[k];
+    const std::vector<int>& theirs = body.task_constant_args[t];
+    constants.erase(std::remove_if(constants.begin(), constants.end(),
+                                   [&](int a) { return std::find(theirs.begin(), theirs.end(), a) == theirs.end(); }),
+                    constants.end());
+    return static_cast<int>(k);
   }
+  plan.tasks.push_back(task);
+  plan.task_ops.push_back(body.task_ops[t]);
+  plan.task_labels.push_back(body.task_labels[t]);
+  plan.task_constant_args.push_back(body.task_constant_args[t]);
+  return static_cast<int>(plan.tasks.size()) - 1;
+}
 
- private:
-  static const PackedLayout* layout_of(const ArgLayouts& layouts, int arg) {
-    for (const auto& [a, layout] : layouts)
-      if (a == arg) return &layout;
-    return nullptr;
-  }
-
-  // What the call of `group` computes, for profiles and traces: the model's
-  // node names (an external region's original nodes), its task's key and flops.
-  runtime::CallInfo call_info(const graph::FusedGroup& group, int task, int external, size_t outputs) const {
-    runtime::CallInfo info;
-    info.name = group.name;
-    info.num_outputs = static_cast<uint32_t>(outputs);
-    for (int n : group.nodes) {
-      const graph::Node& node = g_.nodes()[static_cast<size_t>(n)];
-      const auto* region = std::get_if<graph::ExternalAttrs>(&node.attrs);
-      if (!region || !region->body) info.nodes.push_back(node.name);
-      else
-        for (const graph::Node& inner : region->body->nodes()) info.nodes.push_back(inner.name);
+// Plans the bodies of every control group (Tessera's kernels alone: an
+// external backend's regions are the top level's), merging their tasks.
+Status plan_control_bodies(ModelPlan& plan, const PlanOptions& options) {
+  PlanOptions inner = options;
+  inner.byoc = nullptr;
+  for (size_t i = 0; i < plan.groups.size(); ++i) {
+    if (plan.control_of_group[i] < 0) continue;
+    const graph::Node& node = plan.graph.nodes()[static_cast<size_t>(plan.groups[i].nodes.front())];
+    ModelPlan::Control& control = plan.controls[static_cast<size_t>(plan.control_of_group[i])];
+    for (const auto& body : std::get<graph::ControlAttrs>(node.attrs).bodies) {
+      auto planned = plan_model(*body, inner);
+      if (!planned.is_ok()) return planned.status().with_context(std::string(graph::op_kind_name(node.kind)) + " " + node.name);
+      std::vector<int> tasks;
+      for (size_t t = 0; t < planned->tasks.size(); ++t) tasks.push_back(merge_task(plan, *planned, t));
+      plan.constant_bytes += planned->constant_bytes;
+      control.bodies.push_back(std::make_shared<const ModelPlan>(std::move(planned).value()));
+      control.body_tasks.push_back(std::move(tasks));
     }
-    if (external >= 0) info.name = plan_.externals[static_cast<size_t>(external)].name;
-    if (task >= 0) {
-      info.workload_key = plan_.tasks[static_cast<size_t>(task)].dag->workload_key();
-      info.flops = plan_.tasks[static_cast<size_t>(task)].flops;
-    }
-    return info;
   }
-
-  // Constant `v` stored in `layout`, once per (value, layout).
-  int32_t add_packed(ValueId v, const PackedLayout& layout) {
-    const auto key = std::make_tuple(v, layout.axis, layout.factor);
-    auto it = packed_ids_.find(key);
-    if (it != packed_ids_.end()) return it->second;
-    const graph::Value& value = g_.value(v);
-    const graph::Constant& c = g_.constant(v);
-    runtime::PackageValue pv;
-    pv.name = value.name + ".packed" + std::to_string(layout.axis) + "x" + std::to_string(layout.factor);
-    pv.kind = runtime::ValueKind::kConstant;
-    pv.dtype = value.dtype;
-    pv.shape = packed_shape(value.shape, layout);
-    pv.data.resize(static_cast<size_t>(pv.nbytes()));  // more than the value's when the last block is padded
-    pack_elements(c.bytes.data(), pv.data.data(), value.shape, value.dtype.storage_bytes(), layout);
-    const auto id = static_cast<int32_t>(out_->values.size());
-    out_->values.push_back(std::move(pv));
-    packed_ids_[key] = id;
-    return id;
-  }
-
-  int32_t add(ValueId v, runtime::ValueKind kind, const std::string& name) {
-    const graph::Value& value = g_.value(v);
-    runtime::PackageValue pv;
-    pv.name = name;
-    pv.kind = kind;
-    pv.dtype = value.dtype;
-    pv.shape = value.shape;
-    if (kind == runtime::ValueKind::kConstant) {
-      const std::vector<uint8_t>& bytes = g_.constant(v).bytes;
-      pv.data.assign(bytes.begin(), bytes.end());
-    }
-    const auto id = static_cast<int32_t>(out_->values.size());
-    out_->values.push_back(std::move(pv));
-    ids_[v] = id;
-    return id;
-  }
-
-  const ModelPlan& plan_;
-  const Graph& g_;
-  const std::vector<ArgLayouts>& task_layouts_;
-  runtime::PackageContents* out_;
-  std::map<ValueId, int32_t> ids_;
-  std::map<std::tuple<ValueId, int, int64_t>, int32_t> packed_ids_;
-};
+  return Status::ok();
+}
 
 }  // namespace
 
@@ -289,7 +178,8 @@ Result<ModelPlan> plan_model(const Graph& g, const PlanOptions& options) {
     plan.warnings = std::move(offload.warnings);
   }
   plan.groups = graph::fuse_ops(plan.graph);
-  // External groups call their backend's code; the others become tasks.
+  // External groups call their backend's code, control flow runs its
+  // bodies' kernels; the others become tasks.
   std::vector<graph::FusedGroup> kernel_groups;
   for (const graph::FusedGroup& group : plan.groups) {
     const graph::Node& anchor = plan.graph.nodes()[static_cast<size_t>(group.nodes.front())];
@@ -297,12 +187,17 @@ Result<ModelPlan> plan_model(const Graph& g, const PlanOptions& options) {
     for (size_t r = 0; r < plan.externals.size(); ++r)
       if (anchor.kind == OpKind::kExternal && plan.externals[r].name == anchor.name) external = static_cast<int>(r);
     plan.external_of_group.push_back(external);
-    if (external < 0) kernel_groups.push_back(group);
+    const bool control = anchor.kind == OpKind::kIf || anchor.kind == OpKind::kLoop;
+    plan.control_of_group.push_back(control ? static_cast<int>(plan.controls.size()) : -1);
+    if (control) plan.controls.emplace_back();
+    if (external < 0 && !control) kernel_groups.push_back(group);
   }
   TESSERA_ASSIGN_OR_RETURN(graph::TaskExtraction extraction, graph::extract_tasks(plan.graph, kernel_groups));
   plan.tasks = std::move(extraction.tasks);
   for (size_t i = 0, k = 0; i < plan.groups.size(); ++i)
-    plan.task_of_group.push_back(plan.external_of_group[i] >= 0 ? -1 : extraction.task_of_group[k++]);
+    plan.task_of_group.push_back(plan.external_of_group[i] >= 0 || plan.control_of_group[i] >= 0
+                                     ? -1
+                                     : extraction.task_of_group[k++]);
   plan.task_ops.resize(plan.tasks.size());
   plan.task_labels.resize(plan.tasks.size());
   std::vector<bool> named(plan.tasks.size(), false);
@@ -333,6 +228,7 @@ Result<ModelPlan> plan_model(const Graph& g, const PlanOptions& options) {
       if (constant) plan.task_constant_args[t].push_back(static_cast<int>(arg));
     }
   }
+  TESSERA_RETURN_IF_ERROR(plan_control_bodies(plan, options));
   return plan;
 }
 
@@ -341,7 +237,7 @@ Result<CompiledModel> compile_model(const ModelPlan& plan, const Target& target,
   const int n = static_cast<int>(plan.tasks.size());
   std::vector<PrimFunc> funcs;
   std::vector<std::string> symbols;
-  std::vector<PackageLayout::ArgLayouts> task_layouts;
+  std::vector<ArgLayouts> task_layouts;
   auto t0 = std::chrono::steady_clock::now();
   for (int t = 0; t < n; ++t) {
     const graph::GraphTask& task = plan.tasks[static_cast<size_t>(t)];
@@ -404,7 +300,7 @@ Result<CompiledModel> compile_model(const ModelPlan& plan, const Target& target,
   model.link_seconds = lib.link_seconds;
 
   model.package.target = target.to_string();
-  TESSERA_RETURN_IF_ERROR(PackageLayout(plan, task_layouts, &model.package).run(symbols));
+  TESSERA_RETURN_IF_ERROR(lay_out_package(plan, task_layouts, symbols, &model.package, &model.group_calls));
   TESSERA_RETURN_IF_ERROR(runtime::validate_package(model.package));
   return model;
 }

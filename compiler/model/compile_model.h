@@ -10,6 +10,7 @@
 // exactly the DAGs of plan.tasks, so their records apply here by workload key.
 #pragma once
 
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -46,6 +47,16 @@ struct ModelPlan {
   std::vector<std::vector<int>> task_constant_args;
   /// Bytes of the constants the kernels read (each counted once).
   int64_t constant_bytes = 0;
+  /// Control flow the device runs (a kIf or kLoop node, one group alone):
+  /// each branch or body planned as a model of its own with Tessera's
+  /// kernels, its tasks merged into `tasks` (a task two bodies share is one
+  /// kernel), laid out between the package's control steps.
+  struct Control {
+    std::vector<std::shared_ptr<const ModelPlan>> bodies;
+    std::vector<std::vector<int>> body_tasks;  ///< per body: its task t is tasks[body_tasks[b][t]]
+  };
+  std::vector<Control> controls;
+  std::vector<int> control_of_group;      ///< per group: its index in `controls`, or -1
 };
 
 /// How a model is planned.
@@ -120,6 +131,9 @@ struct CompiledModel {
   std::vector<KernelInfo> kernels;  ///< one per task
   std::vector<ExternalRegionInfo> externals;  ///< one per external region
   std::vector<PrimFunc> lowered;    ///< per kernel (as `kernels`): its lowered function, for dumps
+  /// Per group of the plan: the index of its call in the package (a control
+  /// group's first step; its bodies' calls follow).
+  std::vector<size_t> group_calls;
   double schedule_seconds = 0;      ///< choosing schedules and lowering
   double codegen_seconds = 0;       ///< LLVM, all kernels (wall, in parallel)
   double link_seconds = 0;

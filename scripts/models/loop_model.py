@@ -12,6 +12,8 @@ writes it) or with a Scan (a cumulative sum over time), with random weights.
             ys.append(self.proj(h))
         return torch.stack(ys), h               # output [T, 1, 8], hidden [1, 32]
 
+(--hidden-only: the same loop returning h alone, so no scan output.)
+
 exported as torch writes it: the zeros from Shape/Gather/Unsqueeze/Concat/
 ConstantOfShape; Loop(M, cond, h0) with cond a Constant true; the trip count
 M from the input's shape (Shape -> Gather(0), as x.size(0)), or with
@@ -66,7 +68,7 @@ def parameters(seed):
     return params
 
 
-def build_loop(seed=0, steps=10, trip_count="shape", sequence=False):
+def build_loop(seed=0, steps=10, trip_count="shape", sequence=False, hidden_only=False):
     params = parameters(seed)
     g = ts.Graph()
     x = g.input("input", FLOAT, [steps, 1, FEATURES])
@@ -99,9 +101,14 @@ def build_loop(seed=0, steps=10, trip_count="shape", sequence=False):
     pre = body.op("Add", [ts.gemm(body, xt, "cell_x.weight", "cell_x.bias", "/cell_x"),
                           ts.gemm(body, "h.1", "cell_h.weight", "cell_h.bias", "/cell_h")])
     h = body.op("Tanh", [pre])
-    y = ts.gemm(body, h, "proj.weight", "proj.bias", "/proj")
     body.output(body.op("Identity", [true]), BOOL, [])
     body.output(h, FLOAT, [1, HIDDEN])
+    if hidden_only:
+        # forward returns h alone: the exporter writes no scan output.
+        outs = g.op("Loop", [trips, true] + carried, outputs=1, body=body.proto())
+        g.output(ts.rename_output(g, outs, "hidden"), FLOAT, [1, HIDDEN])
+        return ts.make_model(g, producer="tessera-loop_model", doc="scripted for-loop RNN, torch.onnx.export style")
+    y = ts.gemm(body, h, "proj.weight", "proj.bias", "/proj")
     if sequence:
         ys = body.op("SequenceInsert", ["ys.1", y])
         body.outputs.append(helper.make_tensor_sequence_value_info(ys, FLOAT, None))
@@ -140,10 +147,10 @@ def build_scan(seed=0, steps=10, reverse=False):
     return ts.make_model(g, producer="tessera-loop_model", doc="cumulative sum over time with Scan")
 
 
-def build(kind="loop", seed=0, steps=10, trip_count="shape", sequence=False, reverse=False):
+def build(kind="loop", seed=0, steps=10, trip_count="shape", sequence=False, reverse=False, hidden_only=False):
     if kind == "scan":
         return build_scan(seed, steps, reverse)
-    return build_loop(seed, steps, trip_count, sequence)
+    return build_loop(seed, steps, trip_count, sequence, hidden_only)
 
 
 def main(argv):
@@ -156,13 +163,16 @@ def main(argv):
                         help="loop: where M comes from (default shape: x.size(0))")
     parser.add_argument("--sequence", action="store_true",
                         help="loop: the list as a loop-carried sequence (torch at opset 13+)")
+    parser.add_argument("--hidden-only", action="store_true",
+                        help="loop: forward returns h alone (no scan output); with --trip-count input the loop "
+                             "runs as long as its input says")
     parser.add_argument("--reverse", action="store_true", help="scan: scan from the last step")
     parser.add_argument("--shuffle-nodes", action="store_true",
                         help="write the top-level nodes in a seeded non-topological order")
     args = parser.parse_args(argv)
     if args.steps < 1:
         parser.error("--steps must be at least 1")
-    model = build(args.kind, args.seed, args.steps, args.trip_count, args.sequence, args.reverse)
+    model = build(args.kind, args.seed, args.steps, args.trip_count, args.sequence, args.reverse, args.hidden_only)
     if args.shuffle_nodes:
         model = onnx_builder.shuffle_nodes(model, args.seed)
     try:

@@ -279,6 +279,42 @@ TEST_F(MatchOrt, LoopModelUnrolled) {
   }
 }
 
+// The scripted RNN returning its hidden state alone, its trip count an
+// input (loop_model.py --trip-count input --hidden-only): the device runs
+// the Loop as many times as the input says, and ONNX Runtime agrees.
+TEST_F(MatchOrt, LoopModelOnDataRunsOnTheDevice) {
+  const std::string model = dir_ + "/loop_on_data.onnx";
+  Status st = bench::write_generated_model("loop_model.py", model, 3, {"--trip-count", "input", "--hidden-only"});
+  if (!st.is_ok()) GTEST_SKIP() << st.to_string();
+  auto graph = frontend::import_onnx_file(model);
+  ASSERT_TRUE(graph.is_ok()) << graph.status().to_string();
+  auto plan = model::plan_model(*graph);
+  ASSERT_TRUE(plan.is_ok()) << plan.status().to_string();
+  auto compiled = model::compile_model(*plan, target_);
+  ASSERT_TRUE(compiled.is_ok()) << compiled.status().to_string();
+  auto exec = runtime::GraphExecutor::load(compiled->package, {});
+  ASSERT_TRUE(exec.is_ok()) << exec.status().to_string();
+  NDArray x = NDArray::create({10, 1, 16}, DType::f32()).value();
+  x.fill_random(9);
+  const std::string x_path = dir_ + "/x.npy", steps_path = dir_ + "/steps.npy";
+  ASSERT_TRUE(runtime::save_npy(x, x_path).is_ok());
+  ASSERT_TRUE((*exec)->set_input("input", x).is_ok());
+  for (int64_t steps : {10, 3, 0}) {
+    NDArray m = NDArray::create({}, DType::i64()).value();
+    *m.data<int64_t>() = steps;
+    ASSERT_TRUE(runtime::save_npy(m, steps_path).is_ok());
+    ASSERT_TRUE((*exec)->set_input("steps", m).is_ok());
+    ASSERT_TRUE((*exec)->run().is_ok());
+    Status ort = bench::ort_run_outputs(model, {{"input", x_path}, {"steps", steps_path}}, dir_ + "/ort", 2);
+    ASSERT_TRUE(ort.is_ok()) << ort.to_string();
+    auto want = runtime::load_npy(dir_ + "/ort/hidden.npy");
+    ASSERT_TRUE(want.is_ok()) << want.status().to_string();
+    const std::vector<float> ours = (*exec)->get_output("hidden")->to_float32(), theirs = want->to_float32();
+    ASSERT_EQ(ours.size(), theirs.size());
+    for (size_t i = 0; i < ours.size(); ++i) EXPECT_NEAR(ours[i], theirs[i], 1e-5) << steps << " steps, [" << i << "]";
+  }
+}
+
 // A classifier whose second head is an If on its first head's score
 // (scripts/models/gated_classifier.py): both ways the gate can go.
 TEST_F(MatchOrt, GatedClassifierIfOnData) {

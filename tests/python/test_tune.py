@@ -209,3 +209,41 @@ def test_compile_binds_a_scalar_input_to_a_value(tmp_path):
         tessera.compile(path, output=str(tmp_path / "bad.tsr"), values={"sr": 0.5}, use_records=False)
     with pytest.raises(TypeError):
         tessera.compile(path, output=str(tmp_path / "bad.tsr"), values={"sr": "fast"})
+
+
+def test_an_if_and_a_loop_on_data_run_on_the_device(tmp_path):
+    """Unbound, the If on the sample rate and a Loop whose trip count is an
+    input run on the device: the branch the input names, as many iterations
+    as it says."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [3])
+    sr = helper.make_tensor_value_info("sr", TensorProto.INT64, [])
+    steps = helper.make_tensor_value_info("steps", TensorProto.INT64, [])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [3])
+    acc = helper.make_tensor_value_info("acc", TensorProto.FLOAT, [3])
+    wide = helper.make_graph([helper.make_node("Relu", ["x"], ["ra"])], "wide", [],
+                             [helper.make_tensor_value_info("ra", TensorProto.FLOAT, [3])])
+    narrow = helper.make_graph([helper.make_node("Neg", ["x"], ["rb"])], "narrow", [],
+                               [helper.make_tensor_value_info("rb", TensorProto.FLOAT, [3])])
+    body = helper.make_graph(
+        [helper.make_node("Add", ["a", "x"], ["a_next"]), helper.make_node("Identity", ["c"], ["c_out"])], "body",
+        [helper.make_tensor_value_info("i", TensorProto.INT64, []), helper.make_tensor_value_info("c", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("a", TensorProto.FLOAT, [3])],
+        [helper.make_tensor_value_info("c_out", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("a_next", TensorProto.FLOAT, [3])])
+    nodes = [helper.make_node("Equal", ["sr", "k"], ["is_16k"]),
+             helper.make_node("If", ["is_16k"], ["y"], then_branch=wide, else_branch=narrow),
+             helper.make_node("Loop", ["steps", "", "zeros"], ["acc"], body=body)]
+    graph = helper.make_graph(nodes, "on_data", [x, sr, steps], [y, acc],
+                              [helper.make_tensor("k", TensorProto.INT64, [], [16000]),
+                               helper.make_tensor("zeros", TensorProto.FLOAT, [3], [0, 0, 0])])
+    path = str(tmp_path / "on_data.onnx")
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
+    module = tessera.Module(tessera.compile(path, output=str(tmp_path / "on_data.tsr"), use_records=False))
+    data = np.array([-1.0, 0.5, 2.0], dtype=np.float32)
+    for rate, n, want in ((16000, 3, np.maximum(data, 0)), (8000, 0, -data), (16000, 5, np.maximum(data, 0))):
+        out = module.run({"x": data, "sr": np.array(rate, dtype=np.int64), "steps": np.array(n, dtype=np.int64)})
+        np.testing.assert_array_equal(out["y"], want)
+        np.testing.assert_allclose(out["acc"], data * n, rtol=1e-6)

@@ -235,4 +235,48 @@ TEST_F(CApi, ACarriedStateGivesWhatTheCallerCopyingItGives) {
   tessera_model_free(copied);
 }
 
+// The same detector with its sample rate left an input: the If on it runs
+// on the device. At 16 kHz it gives what the package compiled for 16 kHz
+// gives; at 8 kHz it takes the other branch.
+TEST_F(CApi, AnIfOnASampleRateInputRunsOnTheDevice) {
+  const fs::path onnx = dir_ / "vad.onnx", bound = dir_ / "vad16k.tsr", open = dir_ / "vad.tsr";
+  Output g = shell("/usr/bin/python3 " + std::string(TESSERA_SOURCE_DIR) + "/scripts/models/streaming_vad.py -o " +
+                   onnx.string() + " --seed 3");
+  ASSERT_EQ(g.code, 0) << g.text;
+  for (const auto& [package, flags] : {std::pair{bound, " --input-value sr=16000"}, {open, ""}}) {
+    Output c = shell(std::string(TESSERA_BINARY) + " compile " + onnx.string() + " -o " + package.string() + flags +
+                     " --byoc none");
+    ASSERT_EQ(c.code, 0) << c.text;
+  }
+  EXPECT_NE(shell(std::string(TESSERA_BINARY) + " compile " + onnx.string() + " -o " + open.string() + " --byoc none")
+                .text.find("control steps"),
+            std::string::npos);
+  TesseraModel *b = nullptr, *o = nullptr;
+  ASSERT_EQ(tessera_model_load(bound.c_str(), 1, &b), TESSERA_OK) << error();
+  ASSERT_EQ(tessera_model_load(open.c_str(), 1, &o), TESSERA_OK) << error();
+  std::vector<float> state(2 * 128, 0.0f), audio(512);
+  for (size_t i = 0; i < audio.size(); ++i) audio[i] = 0.3f * std::sin(0.05f * static_cast<float>(i));
+  std::vector<std::vector<float>> outputs;
+  for (int64_t rate : {16000, 8000}) {
+    for (TesseraModel* m : {b, o}) {
+      if (m == b && rate != 16000) continue;
+      ASSERT_EQ(tessera_model_set_input(m, "state", state.data(), state.size() * 4), TESSERA_OK) << error();
+      ASSERT_EQ(tessera_model_set_input(m, "input", audio.data(), audio.size() * 4), TESSERA_OK) << error();
+      if (m == o) {
+        ASSERT_EQ(tessera_model_set_input(m, "sr", &rate, sizeof rate), TESSERA_OK) << error();
+      }
+      ASSERT_EQ(tessera_model_run(m), TESSERA_OK) << error();
+      std::vector<float> out(2 * 128);
+      ASSERT_EQ(tessera_model_copy_output(m, "stateN", out.data(), out.size() * 4), TESSERA_OK) << error();
+      outputs.push_back(out);
+    }
+  }
+  ASSERT_EQ(outputs.size(), 3u);
+  for (size_t i = 0; i < outputs[0].size(); ++i)
+    EXPECT_NEAR(outputs[1][i], outputs[0][i], 1e-5f + 1e-5f * std::fabs(outputs[0][i])) << i;
+  EXPECT_NE(outputs[2], outputs[1]);  // 8 kHz: the other branch
+  tessera_model_free(b);
+  tessera_model_free(o);
+}
+
 }  // namespace
