@@ -59,7 +59,10 @@ inline bool is_parameter_input(const std::string& op, int index) {
       {"ConstantOfShape", {0}}, {"TopK", {1}},     {"Dropout", {1, 2}},   {"OneHot", {1}},
       {"Range", {0, 1, 2}},  {"CumSum", {1}},      {"Trilu", {1}},
       // The output's shape depends on these values: Tessera needs them static.
-      {"Compress", {1}},     {"NonZero", {0}}};
+      {"Compress", {1}},     {"NonZero", {0}},
+      // A Loop's scan outputs have a row per iteration: with a trip count
+      // and condition known only at run time their length would be too.
+      {"Loop", {0, 1}}};
   auto it = kParams.find(op);
   return it != kParams.end() && it->second.count(index) != 0;
 }
