@@ -4,6 +4,9 @@
 #include <string>
 #include <vector>
 
+#include "compiler/arith/linear.h"
+#include "compiler/ir/functor.h"
+#include "compiler/lower/lower.h"
 #include "compiler/space/knob/template_util.h"
 
 namespace tessera {
@@ -32,7 +35,17 @@ int64_t vector_width(int64_t extent, int64_t lanes) {
 
 // A root stage: [outer spatial loops, fused and parallel] [reduction loops]
 // [the innermost spatial axis's vector part].
-Status schedule_root_stage(Sched& s, const std::string& name, int64_t lanes) {
+// How a root stage is scheduled: `probe` stops after the vector split (to
+// read the accesses' strides); `contiguous_axis` names the loop that walks
+// the input's contiguous axis where the vector reads across input rows.
+struct RootOptions {
+  bool probe = false;
+  std::string contiguous_axis;
+  int64_t line_elements = 16;  ///< elements of a 64-byte cache line
+};
+
+Status schedule_root_stage(Sched& s, const std::string& name, int64_t lanes, const Target& target,
+                           const RootOptions& options) {
   const Stage& stage = s.state().stage(s.state().stage_index(name));
   std::vector<Var> spatial, reduce;
   int64_t work = 1;
@@ -59,9 +72,13 @@ Status schedule_root_stage(Sched& s, const std::string& name, int64_t lanes) {
       outer = spatial;
     }
   }
+  int64_t vector_lanes = 1;
   if (last >= 0) {
     const int64_t extent = stage.iters[stage.iter_index(spatial[last])].extent;
-    const int64_t width = vector_width(extent, lanes);
+    int64_t width = vector_width(extent, lanes);
+    // A long axis that no vector divides (101 frames, 3199 samples): whole
+    // vectors and a masked remainder, not a scalar loop.
+    if (width == 1 && extent > 4 * lanes) width = lanes;
     if (width == extent) {
       vector = {spatial[last]};
       outer.erase(outer.begin() + last);
@@ -70,15 +87,58 @@ Status schedule_root_stage(Sched& s, const std::string& name, int64_t lanes) {
       outer[last] = parts[0];
       vector = {parts[1]};
     }
+    vector_lanes = std::min(width, extent);
+  }
+  if (options.probe) {
+    if (!vector.empty()) TESSERA_RETURN_IF_ERROR(s.annotate(name, vector[0], IterAnnotation::kVectorize));
+    return Status::ok();
+  }
+  // A transpose: each lane of the vector reads another input row. The loop
+  // along the rows' contiguous axis is tiled by a cache line's elements and
+  // its tile goes right outside the vector: a tile reads one line of each
+  // of the vector's rows and writes one line of each of its own rows, whole.
+  bool moved = false;
+  // Only a vector of a whole line (or more) writes whole lines of its rows:
+  // with a narrower one, a tile writes parts of many lines, and the plain
+  // order's long contiguous rows of output are faster.
+  if (!options.contiguous_axis.empty() && !vector.empty() && reduce.empty() && vector_lanes >= options.line_elements) {
+    for (size_t i = 0; i + 1 < outer.size(); ++i) {
+      if (outer[i].as<VarNode>()->name != options.contiguous_axis) continue;
+      const int64_t extent = stage.iters[stage.iter_index(outer[i])].extent;
+      // A tile that does not divide the axis would guard its loop, and the
+      // guard hides the bounds that keep a reshape's index plain.
+      if (extent > options.line_elements && extent % options.line_elements != 0) break;
+      Var inner = outer[i];
+      if (extent > options.line_elements) {
+        TESSERA_ASSIGN_OR_RETURN(std::vector<Var> parts, s.split(name, outer[i], {options.line_elements}));
+        outer[i] = parts[0];
+        inner = parts[1];
+      } else {
+        outer.erase(outer.begin() + static_cast<std::ptrdiff_t>(i));
+      }
+      outer.push_back(inner);
+      moved = true;
+      break;
+    }
   }
   std::vector<Var> order = outer;
   order.insert(order.end(), reduce.begin(), reduce.end());
   order.insert(order.end(), vector.begin(), vector.end());
-  if (!reduce.empty() && !vector.empty()) TESSERA_RETURN_IF_ERROR(s.reorder(name, order));
+  if ((!reduce.empty() && !vector.empty()) || moved) TESSERA_RETURN_IF_ERROR(s.reorder(name, order));
   if (!vector.empty()) TESSERA_RETURN_IF_ERROR(s.annotate(name, vector[0], IterAnnotation::kVectorize));
   if (outer.empty() || work < kMinParallelWork) return Status::ok();
-  if (outer.size() == 1) return s.annotate(name, outer[0], IterAnnotation::kParallel);
-  TESSERA_ASSIGN_OR_RETURN(Var fused, s.fuse(name, outer));
+  // The parallel loop fuses the outer loops, only as many as give every
+  // thread several chunks: a loop left inside keeps its index plain, where
+  // fusing it would split the fused index again by division and remainder
+  // in every access (a transpose reads i / 3199 + i % 3199 * 512).
+  size_t fused_count = 0;
+  int64_t chunks = 1;
+  while (fused_count < outer.size() && chunks < 8 * int64_t{target.num_cores}) {
+    chunks *= stage.iters[stage.iter_index(outer[fused_count])].extent;
+    ++fused_count;
+  }
+  if (fused_count == 1) return s.annotate(name, outer[0], IterAnnotation::kParallel);
+  TESSERA_ASSIGN_OR_RETURN(Var fused, s.fuse(name, std::vector<Var>(outer.begin(), outer.begin() + fused_count)));
   return s.annotate(name, fused, IterAnnotation::kParallel);
 }
 
@@ -102,10 +162,34 @@ Status schedule_partial_results(Sched& s, const std::string& name, int64_t lanes
   return s.vectorize_partial_results(name + ".rf");
 }
 
-}  // namespace
+// Where `f` stores whole vectors of contiguous elements read with a stride
+// (a transpose's inner loop: each lane of such a load is another row of the
+// input), the loop that walks the rows' contiguous axis: the variable whose
+// coefficient in that load's index is 1. Empty where there is none.
+std::string contiguous_axis_of_strided_reads(const PrimFunc& f) {
+  struct Finder : IRVisitor {
+    bool contiguous_store = false;
+    std::string axis;
+    void visit(const StoreNode* op) override {
+      const auto* ramp = op->index.as<RampNode>();
+      int64_t stride = 0;
+      contiguous_store = contiguous_store || (ramp && is_const_int(ramp->stride, &stride) && stride == 1);
+      IRVisitor::visit(op);
+    }
+    void visit(const LoadNode* op) override {
+      const auto* ramp = op->index.as<RampNode>();
+      int64_t stride = 0;
+      if (ramp && is_const_int(ramp->stride, &stride) && stride > 1 && axis.empty())
+        for (const auto& [atom, coef] : arith::linear_form(ramp->base).terms)
+          if (const auto* v = atom.as<VarNode>(); v && coef == 1) axis = v->name;
+      IRVisitor::visit(op);
+    }
+  } finder;
+  finder(f.body);
+  return finder.contiguous_store ? finder.axis : std::string();
+}
 
-Result<State> generic_schedule(std::shared_ptr<const ComputeDAG> dag, const Target& target) {
-  if (!dag) return Status(ErrorCode::kInvalidArgument, "generic_schedule: no DAG");
+Result<State> schedule(std::shared_ptr<const ComputeDAG> dag, const Target& target, const RootOptions& options) {
   State state(dag);
   Sched s(&state);
   for (const Tensor& t : dag->tensors())
@@ -113,12 +197,35 @@ Result<State> generic_schedule(std::shared_ptr<const ComputeDAG> dag, const Targ
   for (const Tensor& t : dag->tensors()) {
     if (compute_op(t) == nullptr || inlinable(*dag, t)) continue;
     const int64_t lanes = target.vector_lanes(t->dtype);
+    RootOptions stage_options = options;
+    stage_options.line_elements = std::max<int64_t>(1, 64 / std::max<int64_t>(1, t->dtype.storage_bytes()));
     if (reduces_to_one_value(state.stage(state.stage_index(t->name)), lanes))
       TESSERA_RETURN_IF_ERROR(schedule_partial_results(s, t->name, lanes));
     else
-      TESSERA_RETURN_IF_ERROR(schedule_root_stage(s, t->name, lanes));
+      TESSERA_RETURN_IF_ERROR(schedule_root_stage(s, t->name, lanes, target, stage_options));
   }
   return state;
+}
+
+}  // namespace
+
+Result<State> generic_schedule(std::shared_ptr<const ComputeDAG> dag, const Target& target) {
+  if (!dag) return Status(ErrorCode::kInvalidArgument, "generic_schedule: no DAG");
+  TESSERA_ASSIGN_OR_RETURN(State plain, schedule(dag, target, {}));
+  // One stage that moves data across rows (a transpose, alone or with
+  // elementwise work): its loops tiled around the input's contiguous axis.
+  size_t stages = 0;
+  for (const Tensor& t : dag->tensors()) stages += compute_op(t) != nullptr && !inlinable(*dag, t);
+  if (stages != 1) return plain;
+  RootOptions probe;
+  probe.probe = true;
+  TESSERA_ASSIGN_OR_RETURN(State probed, schedule(dag, target, probe));
+  auto lowered = lower(probed, "probe");
+  if (!lowered.is_ok()) return plain;
+  RootOptions tiled;
+  tiled.contiguous_axis = contiguous_axis_of_strided_reads(*lowered);
+  if (tiled.contiguous_axis.empty()) return plain;
+  return schedule(dag, target, tiled);
 }
 
 }  // namespace tessera

@@ -6,8 +6,14 @@
 // are elementwise, broadcast or injective are inlined into their readers;
 // every remaining stage keeps its loops at the root, vectorizes its
 // innermost axis (moved inside its reduction loops, so a sum accumulates
-// whole vectors), and runs its outer loops in parallel when there is enough
-// work to pay for the launch.
+// whole vectors; a long axis no vector divides gets a masked remainder),
+// and runs its outer loops in parallel when there is enough work to pay for
+// the launch, fusing only as many as give each thread several chunks.
+// A transpose (one stage whose vector stores contiguous elements read with
+// a stride) is tiled: the loop along the input rows' contiguous axis is
+// split by a cache line and its tile goes right outside the vector, so that
+// a tile reads and writes whole lines (where the vector spans a line and
+// the line divides the axis).
 #pragma once
 
 #include <memory>

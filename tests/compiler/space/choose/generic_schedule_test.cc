@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "compiler/codegen/llvm_target.h"
+#include "compiler/ir/op.h"
 #include "compiler/lower/lower.h"
 #include "compiler/ops/op_spec.h"
 #include "compiler/ops/ops.h"
@@ -32,6 +33,24 @@ std::shared_ptr<const ComputeDAG> max_pool_nhwc_dag() {
 std::shared_ptr<const ComputeDAG> transpose_dag() {
   Tensor x = placeholder({1, 24, 30, 40}, DType::f32(), "X");
   Tensor y = compute({1, 30, 40, 24}, [&](const Vars& i) { return read(x, {i[0], i[3], i[1], i[2]}); }, "nhwc");
+  return std::make_shared<const ComputeDAG>(ComputeDAG::make({x, y}).value());
+}
+
+// A layout change back from NHWC (the rows of the input are pixels, 64
+// channels each): the transpose the generic schedule tiles by cache lines;
+// and a scaled one over 199 time steps (no vector divides them), as a 1-D
+// conv's output is read back.
+std::shared_ptr<const ComputeDAG> nchw_transpose_dag() {
+  Tensor x = placeholder({1, 20, 40, 64}, DType::f32(), "X");
+  Tensor y = compute({1, 64, 20, 40}, [&](const Vars& i) { return read(x, {i[0], i[2], i[3], i[1]}); }, "nchw",
+                     OpPattern::kInjective);
+  return std::make_shared<const ComputeDAG>(ComputeDAG::make({x, y}).value());
+}
+
+std::shared_ptr<const ComputeDAG> time_major_dag() {
+  Tensor x = placeholder({1, 199, 64}, DType::f32(), "X");
+  Tensor y = compute({1, 64, 199}, [&](const Vars& i) { return read(x, {i[0], i[2], i[1]}) * make_const(DType::f32(), 2.0); },
+                     "ncw", OpPattern::kInjective);
   return std::make_shared<const ComputeDAG>(ComputeDAG::make({x, y}).value());
 }
 
@@ -74,6 +93,8 @@ std::vector<Case> cases() {
       {"global_avg_pool", "global_avg_pool2d:N=1,C=8,H=12,W=12"},
       {"max_pool_nhwc", ""},
       {"transpose", ""},
+      {"nchw_transpose", ""},
+      {"time_major", ""},
       {"gated_hardswish", ""},
       {"tensor_minimum", ""},
       {"tensor_sum", "reduce_sum:M=1,N=4099"},
@@ -83,6 +104,8 @@ std::vector<Case> cases() {
 std::shared_ptr<const ComputeDAG> dag_of(const Case& c) {
   if (c.name == "max_pool_nhwc") return max_pool_nhwc_dag();
   if (c.name == "transpose") return transpose_dag();
+  if (c.name == "nchw_transpose") return nchw_transpose_dag();
+  if (c.name == "time_major") return time_major_dag();
   if (c.name == "gated_hardswish") return gated_hardswish_dag();
   if (c.name == "tensor_minimum") return tensor_minimum_dag();
   return ops::parse_op_spec(c.spec).value().dag;
@@ -155,13 +178,33 @@ TEST(GenericScheduleShape, AReductionToOneValueAccumulatesAVectorOfPartialResult
   EXPECT_EQ(partials.iters.back().kind, IterKind::kSpatial) << s.to_string();
 }
 
-TEST(GenericScheduleShape, AnAxisWithoutAVectorDivisorStaysScalar) {
-  // 517 = 11 x 47: no whole registers and no power of two divide it, and a
-  // guarded vector loop would run as scalars anyway.
+TEST(GenericScheduleShape, AnAxisWithoutAVectorDivisorGetsWholeVectorsAndAMaskedRemainder) {
+  // 517 = 11 x 47: no whole registers and no power of two divide it.
   auto dag = ops::parse_op_spec("relu:M=300,N=517").value().dag;
   State s = generic_schedule(dag, host_target()).value();
-  EXPECT_FALSE(has_annotation(s, IterAnnotation::kVectorize)) << s.to_string();
+  EXPECT_TRUE(has_annotation(s, IterAnnotation::kVectorize)) << s.to_string();
   EXPECT_TRUE(has_annotation(s, IterAnnotation::kParallel)) << s.to_string();
+  // The parallel loop is the rows alone: the columns keep their own loop.
+  const Stage& relu = s.stage(static_cast<int>(s.stages().size()) - 1);
+  EXPECT_EQ(relu.iters.front().annotation, IterAnnotation::kParallel) << s.to_string();
+  EXPECT_EQ(relu.iters.front().extent, 300) << s.to_string();
+}
+
+TEST(GenericScheduleShape, ATransposeIsTiledByCacheLinesOfTheInputsRows) {
+  // The vector runs along the output's width (40 pixels, strided reads of
+  // the input); a 16-channel line of each pixel goes right outside it.
+  const Target target = host_target();
+  State s = generic_schedule(nchw_transpose_dag(), target).value();
+  const Stage& y = s.stage(static_cast<int>(s.stages().size()) - 1);
+  ASSERT_GE(y.iters.size(), 2u);
+  const Iter& tile = y.iters[y.iters.size() - 2];
+  EXPECT_EQ(y.iters.back().annotation, IterAnnotation::kVectorize) << s.to_string();
+  EXPECT_EQ(tile.extent, 16) << s.to_string();
+  EXPECT_EQ(tile.var.as<VarNode>()->name, "j.1") << s.to_string();
+  // A kernel that reads no input across rows keeps the plain order.
+  State plain = generic_schedule(ops::parse_op_spec("relu:M=300,N=512").value().dag, target).value();
+  for (const Iter& it : plain.stage(static_cast<int>(plain.stages().size()) - 1).iters)
+    EXPECT_NE(it.extent, 16) << plain.to_string();
 }
 
 TEST(GenericScheduleShape, NoDagIsAnError) {
