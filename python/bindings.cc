@@ -3,6 +3,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include "base/version.h"
 #include "python/compile.h"
 #include "python/errors.h"
 #include "python/module.h"
@@ -13,6 +14,8 @@ using namespace tessera::python;
 
 PYBIND11_MODULE(_tessera, m) {
   m.doc() = "Tessera's compiled models, compiler and tuner (the tessera package's engine).";
+  m.attr("__version__") = tessera::kProjectVersion;
+  m.attr("build") = tessera::kToolVersion;
   register_errors(m);
   register_module(m);
   m.def(

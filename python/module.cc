@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 
@@ -124,17 +125,16 @@ const void* Module::input_pointer(size_t i, const py::handle& value, std::vector
   return copy.data();
 }
 
-py::dict Module::run(const py::dict& given) {
-  if (py::len(given) > inputs_.size()) {
-    for (auto [key, value] : given) {
-      const std::string name = py::str(key);
-      if (std::none_of(inputs_.begin(), inputs_.end(), [&](const Binding& b) { return b.name == name; }))
-        throw py::value_error(exec_->set_input(name, runtime::NDArray()).message());
-    }
+std::vector<const void*> Module::input_pointers(const py::dict& given, std::vector<py::object>* keep) {
+  // An unknown name first: `run(y=a)` on a model whose input is x is a
+  // misspelled name, not a missing x.
+  for (auto [key, value] : given) {
+    const std::string name = py::str(key);
+    if (std::none_of(inputs_.begin(), inputs_.end(), [&](const Binding& b) { return b.name == name; }))
+      throw py::value_error(exec_->set_input(name, runtime::NDArray()).message());
   }
   std::vector<const void*> in(inputs_.size(), nullptr);
-  std::vector<py::object> keep;
-  keep.reserve(inputs_.size());
+  keep->reserve(inputs_.size());
   for (size_t i = 0; i < inputs_.size(); ++i) {
     PyObject* value = PyDict_GetItemWithError(given.ptr(), inputs_[i].key.ptr());
     if (!value) {
@@ -143,8 +143,14 @@ py::dict Module::run(const py::dict& given) {
       for (const Binding& b : inputs_) names += (names.empty() ? "'" : ", '") + b.name + "'";
       throw py::value_error("input '" + inputs_[i].name + "' is missing (its inputs: " + names + ")");
     }
-    in[i] = input_pointer(i, value, &keep);
+    in[i] = input_pointer(i, value, keep);
   }
+  return in;
+}
+
+py::dict Module::run(const py::dict& given) {
+  std::vector<py::object> keep;
+  const std::vector<const void*> in = input_pointers(given, &keep);
   // Each run writes into new arrays: no result is ever overwritten by a later run.
   py::dict result;
   std::vector<void*> out(outputs_.size(), nullptr);
@@ -161,6 +167,81 @@ py::dict Module::run(const py::dict& given) {
     status = exec_->run_with(in, out);
   }
   check(status);
+  return result;
+}
+
+py::dict Module::benchmark(const py::dict& given, int runs, int warmup) {
+  if (runs < 1 || warmup < 0)
+    throw py::value_error("benchmark needs runs >= 1 and warmup >= 0, got " + std::to_string(runs) + " and " +
+                          std::to_string(warmup));
+  std::vector<py::object> keep;
+  const std::vector<const void*> in = input_pointers(given, &keep);
+  std::vector<py::array> arrays;
+  std::vector<void*> out;
+  for (const Binding& b : outputs_) {
+    arrays.push_back(aligned_empty(b.dtype, b.shape, /*zero=*/false));
+    out.push_back(arrays.back().mutable_data());
+  }
+  std::vector<double> ms;
+  Status status;
+  {
+    py::gil_scoped_release release;
+    std::lock_guard<std::mutex> lock(run_mutex_);
+    for (int i = 0; i < warmup + runs && status.is_ok(); ++i) {
+      const auto start = std::chrono::steady_clock::now();
+      status = exec_->run_with(in, out);
+      const std::chrono::duration<double, std::milli> elapsed = std::chrono::steady_clock::now() - start;
+      if (i >= warmup) ms.push_back(elapsed.count());
+    }
+  }
+  check(status);
+  std::vector<double> sorted = ms;
+  std::sort(sorted.begin(), sorted.end());
+  const size_t n = sorted.size();
+  double mean = 0;
+  for (double t : ms) mean += t / static_cast<double>(n);
+  py::dict result;
+  result["median_ms"] = n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
+  result["mean_ms"] = mean;
+  result["min_ms"] = sorted.front();
+  result["runs"] = runs;
+  return result;
+}
+
+py::list Module::profile(const py::dict& given, int runs) {
+  if (runs < 1) throw py::value_error("profile needs runs >= 1, got " + std::to_string(runs));
+  std::vector<py::object> keep;
+  const std::vector<const void*> in = input_pointers(given, &keep);
+  Result<std::vector<runtime::GraphExecutor::CallProfile>> calls = Status(ErrorCode::kInternal, "not profiled");
+  {
+    py::gil_scoped_release release;
+    std::lock_guard<std::mutex> lock(run_mutex_);
+    // The profile runs on the executor's own buffers: the inputs are copied in.
+    Status st;
+    for (size_t i = 0; i < inputs_.size() && st.is_ok(); ++i) {
+      auto array = runtime::NDArray::create(std::vector<int64_t>(inputs_[i].shape.begin(), inputs_[i].shape.end()),
+                                            inputs_[i].tessera_dtype);
+      st = array.is_ok() ? Status::ok() : array.status();
+      if (st.is_ok()) {
+        std::memcpy(array->raw_data(), in[i], static_cast<size_t>(array->nbytes()));
+        st = exec_->set_input(inputs_[i].name, *array);
+      }
+    }
+    calls = st.is_ok() ? exec_->profile(runs) : Result<std::vector<runtime::GraphExecutor::CallProfile>>(st);
+  }
+  check(calls.status());
+  py::list result;
+  const auto& descriptions = exec_->call_descriptions();
+  for (size_t i = 0; i < calls->size(); ++i) {
+    py::dict row;
+    row["call"] = i;
+    row["kernel"] = (*calls)[i].symbol;
+    row["ms"] = (*calls)[i].median_s * 1e3;
+    const auto& info = descriptions[i].info;
+    row["name"] = info ? info->name : std::string();
+    row["nodes"] = info ? info->nodes : std::vector<std::string>();
+    result.append(row);
+  }
   return result;
 }
 
@@ -203,6 +284,16 @@ tessera.empty() and the outputs of run() are. Any other array of the right dtype
 Raises ValueError for a missing or unknown input or a wrong shape, TypeError for a wrong
 dtype (Tessera's message, "input 'x' must be float32[1, 3], got float64[1, 3]"), and
 tessera.Error when a kernel fails. The GIL is released while the kernels run.)doc")
+      .def("benchmark", &Module::benchmark, py::arg("inputs"), py::arg("runs") = 100, py::arg("warmup") = 3,
+           R"doc(Times runs of the model on `inputs` ({name: array}, as run() takes them).
+
+Returns {"median_ms", "mean_ms", "min_ms", "runs"} over `runs` timed runs after `warmup` untimed
+ones, as `tessera run --bench` does.)doc")
+      .def("profile", &Module::profile, py::arg("inputs"), py::arg("runs") = 10,
+           R"doc(Where a run's time goes: each call's median over `runs` runs on `inputs`.
+
+Returns [{"call", "kernel", "ms", "name", "nodes"}] in call order, as `tessera run --profile`
+lists them (a call inside a loop counts all its iterations).)doc")
       .def("__repr__", [](const Module& self) { return "tessera.Module('" + self.path() + "')"; });
 
   m.def(

@@ -42,6 +42,16 @@ class Module {
   /// input, a wrong shape; TypeError: a wrong dtype; StatusError: a kernel failed.
   pybind11::dict run(const pybind11::dict& given);
 
+  /// Times `runs` runs on `given` after `warmup` untimed ones (the inputs
+  /// read in place as run() reads them): {"median_ms", "mean_ms", "min_ms",
+  /// "runs"}. ValueError: runs < 1 or warmup < 0, and run()'s errors.
+  pybind11::dict benchmark(const pybind11::dict& given, int runs, int warmup);
+
+  /// Where a run's time goes: each call's median milliseconds over `runs`
+  /// runs on `given`, in call order, as {"call", "kernel", "ms", "name",
+  /// "nodes"} (name and nodes from the package's metadata, empty without).
+  pybind11::list profile(const pybind11::dict& given, int runs);
+
  private:
   struct Binding {
     std::string name;
@@ -54,6 +64,9 @@ class Module {
   /// The pointer the executor reads input `i` from: `value`'s data when it
   /// fits in place, else a copy kept alive in `keep`.
   const void* input_pointer(size_t i, const pybind11::handle& value, std::vector<pybind11::object>* keep);
+  /// Every input's pointer for `given`: ValueError naming an unknown or a
+  /// missing input first.
+  std::vector<const void*> input_pointers(const pybind11::dict& given, std::vector<pybind11::object>* keep);
   [[noreturn]] void raise_input_error(const std::string& name, const pybind11::array& array);
 
   std::string path_;

@@ -133,6 +133,19 @@ bool is_option_word(const std::string& word) {
   return word.size() >= 3 && word.compare(0, 2, "--") == 0;
 }
 
+// Damerau-Levenshtein distance (optimal string alignment).
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
+  for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+  for (size_t i = 1; i <= a.size(); ++i)
+    for (size_t j = 1; j <= b.size(); ++j) {
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] != b[j - 1])});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  return d[a.size()][b.size()];
+}
+
 std::string accepted_list(const std::vector<OptionSpec>& specs) {
   std::string accepted;
   for (const auto& s : specs) accepted += (accepted.empty() ? "--" : ", --") + s.name;
@@ -213,6 +226,10 @@ Result<Args> Args::parse(int argc, char** argv, int first, const std::vector<Opt
     }
     const std::string name = word.substr(0, word.find('='));
     if (name.size() == 2) return Status(ErrorCode::kInvalidArgument, "unknown option " + name);
+    std::vector<std::string> names;
+    for (const OptionSpec& s : specs) names.push_back("--" + s.name);
+    if (const std::string near = nearest_word(name, names); !near.empty())
+      return Status(ErrorCode::kInvalidArgument, "unknown option " + name + ": did you mean " + near + "?");
     return Status(ErrorCode::kInvalidArgument, "unknown option " + name + " (accepted: " + accepted_list(specs) + ")");
   }
   for (const auto& [name, given] : values)
@@ -260,6 +277,17 @@ Result<double> Args::get_double(const std::string& name, double fallback) const 
     return Status(ErrorCode::kInvalidArgument,
                   "option --" + name + " expects a number, got '" + text + "'");
   return v;
+}
+
+std::string nearest_word(const std::string& word, const std::vector<std::string>& candidates) {
+  std::string best;
+  size_t best_distance = 0;
+  for (const std::string& c : candidates) {
+    const size_t d = edit_distance(word, c);
+    if (best.empty() || d < best_distance) best = c, best_distance = d;
+  }
+  const size_t allowed = std::min<size_t>(3, std::max<size_t>(1, word.size() / 3));
+  return !best.empty() && best_distance <= allowed ? best : std::string();
 }
 
 std::string format_options(const std::vector<OptionSpec>& specs) {

@@ -53,6 +53,12 @@ class Args {
 /// "VALUE" for a name the table does not know.
 std::string placeholder(const std::string& option_name);
 
+/// The candidate nearest to `word` by edit distance (insertions, deletions,
+/// substitutions and swaps of neighbours), when it is near enough to be a
+/// slip of the keyboard (a third of its length, at least 1, at most 3
+/// edits); "" otherwise: what "did you mean ...?" suggests.
+std::string nearest_word(const std::string& word, const std::vector<std::string>& candidates);
+
 /// The "options:" block of a usage message: one "  --name PLACEHOLDER  help"
 /// line per option, laid out by CLI11.
 std::string format_options(const std::vector<OptionSpec>& specs);

@@ -201,8 +201,8 @@ int run_compile(int argc, char** argv, int first) {
     std::printf("%s", difference->c_str());
   }
   if (auto st = write_graph_dump(*dumps, result->plan); !st.is_ok()) return failure(st.message());
-  if (auto st = runtime::write_package(compiled->package, output); !st.is_ok()) return failure(st.to_string());
-  if (auto st = write_kernel_dumps(*dumps, *compiled, target); !st.is_ok()) return failure(st.to_string());
+  if (auto st = runtime::write_package(compiled->package, output); !st.is_ok()) return failure(st.message());
+  if (auto st = write_kernel_dumps(*dumps, *compiled, target); !st.is_ok()) return failure(st.message());
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
   std::printf("%s", model::format_compile_summary(*compiled).c_str());

@@ -38,7 +38,7 @@ int run_farm(int argc, char** argv, int first) {
     auto keys = rpc::load_keypair(args->get("keyfile"));
     auto server = rpc::load_public_key(args->get("tracker-key"));
     if (!keys.is_ok() || !server.is_ok()) {
-      std::fprintf(stderr, "tessera farm: %s\n", (!keys.is_ok() ? keys.status() : server.status()).to_string().c_str());
+      std::fprintf(stderr, "tessera farm: %s\n", (!keys.is_ok() ? keys.status() : server.status()).message().c_str());
       return 1;
     }
     security.own = *keys;
@@ -52,7 +52,7 @@ int run_farm(int argc, char** argv, int first) {
   auto status = rpc::query_farm_status(args->get("tracker", "tcp://127.0.0.1:9190"), security,
                                        static_cast<int>(*timeout));
   if (!status.is_ok()) {
-    std::fprintf(stderr, "tessera farm: %s\n", status.status().to_string().c_str());
+    std::fprintf(stderr, "tessera farm: %s\n", status.status().message().c_str());
     return 1;
   }
   std::fputs(rpc::format_farm_status(*status).c_str(), stdout);

@@ -32,7 +32,7 @@ int run_keys(int argc, char** argv, int first) {
   }
   auto keys = rpc::generate_keypair();
   if (!keys.is_ok()) {
-    std::fprintf(stderr, "tessera keys: %s\n", keys.status().to_string().c_str());
+    std::fprintf(stderr, "tessera keys: %s\n", keys.status().message().c_str());
     return 1;
   }
   const std::string dir = args->get("out"), name = args->get("name", "tessera");
@@ -47,7 +47,7 @@ int run_keys(int argc, char** argv, int first) {
   }
   Status written = rpc::write_keypair(dir, name, *keys, role);
   if (!written.is_ok()) {
-    std::fprintf(stderr, "tessera keys: %s\n", written.to_string().c_str());
+    std::fprintf(stderr, "tessera keys: %s\n", written.message().c_str());
     return 1;
   }
   std::printf("wrote %s/%s.key (secret) and %s/%s.pub\npublic key: %s\nrole: %s\n", dir.c_str(), name.c_str(),

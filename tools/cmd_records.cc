@@ -188,7 +188,7 @@ Result<double> parse_duration(const std::string& text) {
 // ---------------------------------------------------------------- plumbing
 
 int fail(const Status& st) {
-  std::fprintf(stderr, "tessera records: %s\n", st.to_string().c_str());
+  std::fprintf(stderr, "tessera records: %s\n", st.message().c_str());
   return st.code() == ErrorCode::kInvalidArgument ? 2 : 1;
 }
 
@@ -592,6 +592,12 @@ int run_records(int argc, char** argv, int first) {
       return 0;
     }
     return sub.run(*args);
+  }
+  std::vector<std::string> names;
+  for (const Subcommand& sub : subcommands()) names.push_back(sub.name);
+  if (const std::string near = nearest_word(name, names); !near.empty()) {
+    std::fprintf(stderr, "tessera records: unknown command '%s': did you mean '%s'?\n", name.c_str(), near.c_str());
+    return 2;
   }
   std::fprintf(stderr, "tessera records: unknown command '%s'\n\n", name.c_str());
   return print_usage(stderr);

@@ -87,7 +87,7 @@ int run_report(int argc, char** argv, int first) {
   }
   const std::string output = args->get("out");
   Status st = report::write_report(options.db_label, options, output);
-  if (!st) return failure(st.to_string());
+  if (!st) return failure(st.message());
   std::printf("wrote %s\n", output.c_str());
   return 0;
 }

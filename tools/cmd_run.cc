@@ -95,7 +95,7 @@ std::string summary(const runtime::NDArray& a) {
 // call metadata prints "-" where the metadata would be.
 int print_profile(runtime::GraphExecutor& ex, int runs) {
   auto calls = ex.profile(runs);
-  if (!calls.is_ok()) return failure(calls.status().to_string());
+  if (!calls.is_ok()) return failure(calls.status().message());
   const std::vector<runtime::CallDescription>& about = ex.call_descriptions();
   double total = 0;
   for (const auto& c : *calls) total += c.median_s;
@@ -146,16 +146,16 @@ int trace_one_run(runtime::GraphExecutor& ex, const std::string& model, const st
                   int64_t profile_runs, int64_t warmup) {
   const bool warm = bench > 0 || profile_runs > 0;
   for (int64_t i = 0; !warm && i < warmup; ++i)
-    if (auto st = ex.run(); !st.is_ok()) return failure(st.to_string());
+    if (auto st = ex.run(); !st.is_ok()) return failure(st.message());
   auto spans = ex.run_traced();
-  if (!spans.is_ok()) return failure(spans.status().to_string());
+  if (!spans.is_ok()) return failure(spans.status().message());
   runtime::TraceProcess who;
   who.pid = ::getpid();
   who.tid = static_cast<int64_t>(::syscall(SYS_gettid));
   who.process_name = std::string(program) + " " + model;
   who.thread_name = "executor (kernels; " + std::to_string(ex.num_threads()) + "-thread pool)";
   if (auto st = runtime::write_chrome_trace(path, ex.call_descriptions(), *spans, who); !st.is_ok())
-    return failure(st.to_string());
+    return failure(st.message());
   std::printf("trace: %s, %s\n", path.c_str(), traced_run_name(bench, profile_runs, warmup).c_str());
   return 0;
 }
@@ -201,7 +201,7 @@ int run_run(int argc, char** argv, int first) {
   runtime::ExecutorOptions eo;
   eo.num_threads = static_cast<int>(*threads);
   auto exec = runtime::GraphExecutor::load_file(args->positional()[0], eo);
-  if (!exec.is_ok()) return failure(exec.status().to_string());
+  if (!exec.is_ok()) return failure(exec.status().message());
   runtime::GraphExecutor& ex = **exec;
 
   // Every input named on the command line must exist, and every input must be fed.
@@ -224,21 +224,21 @@ int run_run(int argc, char** argv, int first) {
       return failure("input '" + in.name + "' is not given (--input " + in.name +
                      "=FILE.npy, or --random-inputs SEED); the model's inputs:" + inputs_list);
     }
-    if (!array.is_ok()) return failure(array.status().to_string());
-    if (auto st = ex.set_input(in.name, *array); !st.is_ok()) return failure(st.to_string());
+    if (!array.is_ok()) return failure(array.status().message());
+    if (auto st = ex.set_input(in.name, *array); !st.is_ok()) return failure(st.message());
   }
 
-  if (auto st = ex.run(); !st.is_ok()) return failure(st.to_string());
+  if (auto st = ex.run(); !st.is_ok()) return failure(st.message());
   const std::string dir = args->get("output-dir");
   if (!dir.empty() && ::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST)
     return failure("cannot create " + dir + ": " + std::strerror(errno));
   for (const std::string& name : ex.output_names()) {
     auto y = ex.get_output(name);
-    if (!y.is_ok()) return failure(y.status().to_string());
+    if (!y.is_ok()) return failure(y.status().message());
     std::string where;
     if (!dir.empty()) {
       where = dir + "/" + file_safe_name(name) + ".npy";
-      if (auto st = runtime::save_npy(*y, where); !st.is_ok()) return failure(st.to_string());
+      if (auto st = runtime::save_npy(*y, where); !st.is_ok()) return failure(st.message());
       where = " -> " + where;
     }
     std::printf("%s: %s%s\n", name.c_str(), summary(*y).c_str(), where.c_str());
@@ -246,7 +246,7 @@ int run_run(int argc, char** argv, int first) {
 
   if (*bench > 0) {
     auto timing = ex.benchmark(static_cast<int>(*warmup), static_cast<int>(*bench));
-    if (!timing.is_ok()) return failure(timing.status().to_string());
+    if (!timing.is_ok()) return failure(timing.status().message());
     std::printf("latency: median %.3f ms, min %.3f ms, mean %.3f ms over %lld runs (%lld warm-up), %d threads\n",
                 timing->median_s * 1e3, timing->min_s * 1e3, timing->mean_s * 1e3, static_cast<long long>(*bench),
                 static_cast<long long>(*warmup), ex.num_threads());

@@ -38,7 +38,7 @@ void show_program(const State& state, bool with_ir, const std::string& dump_afte
   std::vector<PassDump> trace;
   auto func = lower(state, "kernel", LowerOptions{.stop_after = dump_after, .trace = &trace});
   if (!func.is_ok()) {
-    std::printf("  (does not lower: %s)\n", func.status().to_string().c_str());
+    std::printf("  (does not lower: %s)\n", func.status().message().c_str());
     return;
   }
   if (dump_after.empty()) {
@@ -132,7 +132,7 @@ int run_space(int argc, char** argv, int first) {
     }
     auto knobs = tmpl->define(*op->dag, target);
     if (!knobs.is_ok()) {
-      std::fprintf(stderr, "tessera space: %s\n", knobs.status().to_string().c_str());
+      std::fprintf(stderr, "tessera space: %s\n", knobs.status().message().c_str());
       return 1;
     }
     std::printf("template %.*s (family %.*s)\n%s\n", static_cast<int>(tmpl->op.size()), tmpl->op.data(),
@@ -162,13 +162,13 @@ int run_space(int argc, char** argv, int first) {
 
   auto sketches = SketchSpace::make(op->dag, target);
   if (!sketches.is_ok()) {
-    std::fprintf(stderr, "tessera space: %s\n", sketches.status().to_string().c_str());
+    std::fprintf(stderr, "tessera space: %s\n", sketches.status().message().c_str());
     return 1;
   }
   std::printf("%s\n", sketches->to_string().c_str());
   auto programs = sketches->sample(static_cast<int>(*samples), static_cast<uint64_t>(*seed));
   if (!programs.is_ok()) {
-    std::fprintf(stderr, "tessera space: %s\n", programs.status().to_string().c_str());
+    std::fprintf(stderr, "tessera space: %s\n", programs.status().message().c_str());
     return 1;
   }
   for (size_t i = 0; i < programs->size(); ++i) {

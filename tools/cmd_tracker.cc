@@ -76,7 +76,7 @@ int run_tracker(int argc, char** argv, int first) {
     auto authorized = rpc::load_authorized_keys(args->get("authorized"));
     if (!keys.is_ok() || !authorized.is_ok()) {
       std::fprintf(stderr, "tessera tracker: %s\n",
-                   (!keys.is_ok() ? keys.status() : authorized.status()).to_string().c_str());
+                   (!keys.is_ok() ? keys.status() : authorized.status()).message().c_str());
       return 1;
     }
     o.security.own = *keys;
@@ -96,7 +96,7 @@ int run_tracker(int argc, char** argv, int first) {
   rpc::Tracker tracker(o);
   Status bound = tracker.bind();
   if (!bound.is_ok()) {
-    std::fprintf(stderr, "tessera tracker: %s\n", bound.to_string().c_str());
+    std::fprintf(stderr, "tessera tracker: %s\n", bound.message().c_str());
     return 1;
   }
   std::fprintf(stderr, "tessera tracker: listening on %s\n", tracker.endpoint().c_str());
@@ -107,7 +107,7 @@ int run_tracker(int argc, char** argv, int first) {
   ::sigaction(SIGTERM, &action, nullptr);
   Status ran = tracker.run(g_tracker_stop);
   if (!ran.is_ok()) {
-    std::fprintf(stderr, "tessera tracker: %s\n", ran.to_string().c_str());
+    std::fprintf(stderr, "tessera tracker: %s\n", ran.message().c_str());
     return 1;
   }
   return 0;

@@ -55,7 +55,7 @@ Result<ModelCompile> compile_model_file(const ModelCompileArgs& args) {
   out.backend = out.byoc_auto ? model::auto_backend_name(out.target) : args.byoc;
   TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<external::Backend> backend, external::make_backend(out.backend));
   auto graph = import_model(args.model, args.input_shapes, args.input_values);
-  if (!graph.is_ok()) return Status(graph.status().code(), graph.status().to_string());
+  if (!graph.is_ok()) return Status(graph.status().code(), graph.status().message());
 
   // The records, read-only: compiling never changes the database. A missing
   // database is not an error: the model compiles from fallbacks, as noted.
@@ -71,7 +71,7 @@ Result<ModelCompile> compile_model_file(const ModelCompileArgs& args) {
     auto opened = records::Store::open(args.db, oo);
     if (!opened.is_ok())
       return Status(opened.status().code(),
-                    "cannot open the records database " + args.db + ": " + opened.status().to_string());
+                    "cannot open the records database " + args.db + ": " + opened.status().message());
     store.emplace(std::move(opened).value());
     source.emplace(*store);
   }
@@ -85,7 +85,7 @@ Result<ModelCompile> compile_model_file(const ModelCompileArgs& args) {
   std::unique_ptr<external::Backend> chosen;
   if (out.byoc_auto && backend) {
     auto regions = model::choose_regions(*graph, out.target, schedules, *backend, plan_options);
-    if (!regions.is_ok()) return Status(regions.status().code(), "--byoc auto: " + regions.status().to_string());
+    if (!regions.is_ok()) return Status(regions.status().code(), "--byoc auto: " + regions.status().message());
     out.regions = std::move(regions).value();
     chosen = model::restrict_backend(*backend, out.regions);
     plan_options.byoc = chosen.get();
@@ -93,14 +93,14 @@ Result<ModelCompile> compile_model_file(const ModelCompileArgs& args) {
   // Each convolution that can run by Winograd does when its records say it
   // is faster (compiler/model/choose_winograd.h).
   auto plan = model::plan_model_from_records(*graph, out.target, schedules, &out.winograd, plan_options);
-  if (!plan.is_ok()) return Status(plan.status().code(), args.model + ": " + plan.status().to_string());
+  if (!plan.is_ok()) return Status(plan.status().code(), args.model + ": " + plan.status().message());
   out.plan = std::move(plan).value();
 
   model::CompileOptions co;
   co.source = schedules;
   co.jobs = args.jobs;
   auto compiled = model::compile_model(out.plan, out.target, co);
-  if (!compiled.is_ok()) return Status(compiled.status().code(), args.model + ": " + compiled.status().to_string());
+  if (!compiled.is_ok()) return Status(compiled.status().code(), args.model + ": " + compiled.status().message());
   out.compiled = std::move(compiled).value();
   return out;
 }

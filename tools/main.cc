@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "base/version.h"
+#include "tools/args.h"
 #include "tools/commands.h"
 
 namespace {
@@ -53,6 +54,14 @@ const Command* find_command(const char* name) {
 }
 
 int unknown_command(const char* name) {
+  std::vector<std::string> names;
+  for (const auto& c : kCommands)
+    if (c.run) names.push_back(c.name);
+  if (const std::string near = tessera::cli::nearest_word(name, names); !near.empty()) {
+    std::fprintf(stderr, "tessera: unknown command '%s': did you mean '%s'? (tessera --help lists them)\n", name,
+                 near.c_str());
+    return 2;
+  }
   std::fprintf(stderr, "tessera: unknown command '%s'\n\n", name);
   return print_usage(stderr);
 }

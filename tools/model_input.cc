@@ -25,11 +25,11 @@ Result<tuner::ModelKernels> model_kernels(const std::string& path, const std::ve
                                           const std::vector<std::string>& input_values,
                                           const model::PlanOptions& options) {
   auto graph = import_model(path, input_shapes, input_values);
-  if (!graph.is_ok()) return Status(graph.status().code(), graph.status().to_string());
+  if (!graph.is_ok()) return Status(graph.status().code(), graph.status().message());
   // Both kernels of a convolution that can run by Winograd: compile time
   // runs the faster (compiler/model/choose_winograd.h).
   auto plans = model::tuning_plans(*graph, options);
-  if (!plans.is_ok()) return Status(plans.status().code(), path + ": " + plans.status().to_string());
+  if (!plans.is_ok()) return Status(plans.status().code(), path + ": " + plans.status().message());
   tuner::ModelKernels out;
   std::set<std::string> keys;
   for (const model::ModelPlan& plan : *plans) {

@@ -32,9 +32,9 @@ struct Kernel {
 // The kernels of every tuning plan (both ways of a Winograd-able conv), by workload key.
 Result<std::vector<Kernel>> model_kernels(const WhyModelOptions& o) {
   auto graph = import_model(o.model_path, o.input_shapes);
-  if (!graph.is_ok()) return Status(graph.status().code(), graph.status().to_string());
+  if (!graph.is_ok()) return Status(graph.status().code(), graph.status().message());
   auto plans = model::tuning_plans(*graph);
-  if (!plans.is_ok()) return Status(plans.status().code(), o.model_path + ": " + plans.status().to_string());
+  if (!plans.is_ok()) return Status(plans.status().code(), o.model_path + ": " + plans.status().message());
   std::vector<Kernel> out;
   std::set<std::string> keys;
   for (const model::ModelPlan& plan : *plans)
@@ -137,11 +137,11 @@ int explain_model_schedules(const WhyModelOptions& o) {
   open.read_only = true;
   open.create = false;
   auto store = records::Store::open(o.db, open);
-  if (!store.is_ok() && store.status().code() != ErrorCode::kNotFound) return fail(store.status().to_string());
+  if (!store.is_ok() && store.status().code() != ErrorCode::kNotFound) return fail(store.status().message());
   std::vector<records::WorkloadStats> stats;
   if (store.is_ok()) {
     auto s = store->stats();
-    if (!s.is_ok()) return fail(s.status().to_string());
+    if (!s.is_ok()) return fail(s.status().message());
     stats = std::move(*s);
   }
   std::optional<records::RecordsScheduleSource> source;
@@ -153,7 +153,7 @@ int explain_model_schedules(const WhyModelOptions& o) {
   for (size_t i = 0; i < kernels->size(); ++i) {
     const Kernel& k = (*kernels)[i];
     auto choice = choose_schedule(k.dag, k.op, target, source ? &*source : nullptr);
-    if (!choice.is_ok()) return fail(k.label + ": " + choice.status().to_string());
+    if (!choice.is_ok()) return fail(k.label + ": " + choice.status().message());
     const std::string& key = k.dag->workload_key();
     std::printf("\n%zu/%zu  %s  (%s, %d call%s a run)\n", i + 1, kernels->size(), k.label.c_str(),
                 k.op.empty() ? "no template" : k.op.c_str(), k.calls, k.calls == 1 ? "" : "s");
@@ -173,7 +173,7 @@ int explain_model_schedules(const WhyModelOptions& o) {
   std::printf("\n%zu kernels: %d from records, %zu on fallbacks\n", kernels->size(), from_records,
               kernels->size() - static_cast<size_t>(from_records));
   if (Status st = explain_regions(o, target, source ? &*source : nullptr); !st.is_ok())
-    return fail("the regions of an external backend: " + st.to_string());
+    return fail("the regions of an external backend: " + st.message());
   return 0;
 }
 

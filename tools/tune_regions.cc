@@ -83,7 +83,7 @@ void time_regions_after_tuning(const std::string& model_path, const std::vector<
                                              : Result<TunedRegions>(graph.status());
   if (!tuned.is_ok()) {
     std::fprintf(stderr, "tessera tune: warning: the regions were not timed: %s\n",
-                 tuned.status().to_string().c_str());
+                 tuned.status().message().c_str());
     return;
   }
   if (out) std::fprintf(out, "%s", format_tuned_regions(*tuned).c_str());

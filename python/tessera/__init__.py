@@ -21,7 +21,9 @@ os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 from ._tessera import Error, Module, TensorInfo, empty
 from . import _tessera
 
-__all__ = ["Error", "Module", "TensorInfo", "empty", "compile", "tune"]
+__version__ = _tessera.__version__
+
+__all__ = ["Error", "Module", "TensorInfo", "empty", "compile", "tune", "__version__"]
 
 # tessera.tune's keyword arguments, each `tessera tune`'s option of the same
 # name with "_" for "-" (check=False is --no-check).

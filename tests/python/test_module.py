@@ -89,6 +89,33 @@ def test_unknown_or_missing_input_is_a_value_error_naming_the_inputs(package):
         m.run(z=given["x"], **given)
     with pytest.raises(ValueError, match=r"input 'W' is missing \(its inputs: 'x', 'W'\)"):
         m.run(x=given["x"])
+    # A misspelled name is named, even when the count of inputs is right.
+    with pytest.raises(ValueError, match=r"the model has no input 'w' \(its inputs: 'x', 'W'\)"):
+        m.run(x=given["x"], w=given["W"])
+
+
+def test_benchmark_and_profile_time_the_model_as_the_command_line_does(package):
+    m = tessera.Module(package, threads=1)
+    given = inputs_of(m)
+    timing = m.benchmark(given, runs=20, warmup=2)
+    assert set(timing) == {"median_ms", "mean_ms", "min_ms", "runs"}
+    assert timing["runs"] == 20
+    assert 0 < timing["min_ms"] <= timing["median_ms"]
+    calls = m.profile(given, runs=5)
+    assert [c["call"] for c in calls] == list(range(len(calls)))
+    assert calls and all(c["kernel"] and c["ms"] >= 0 for c in calls)
+    assert any(c["nodes"] for c in calls)  # the package's metadata names the model's nodes
+    with pytest.raises(ValueError, match="runs >= 1"):
+        m.benchmark(given, runs=0)
+    with pytest.raises(ValueError, match="no input 'z'"):
+        m.profile({"z": given["x"]})
+    # The module still runs as before, with the same result.
+    np.testing.assert_array_equal(m.run(given)["y"], m.run(given)["y"])
+
+
+def test_the_package_has_a_version():
+    assert tessera.__version__ and tessera.__version__[0].isdigit()
+    assert tessera.__version__ in tessera._tessera.build
 
 
 def test_a_package_that_does_not_load_is_a_tessera_error(tmp_path):

@@ -71,6 +71,27 @@ TEST(CommandLine, UnknownOptionIsAOneLineUsageError) {
   EXPECT_EQ(records.text.rfind("tessera records: unknown command '--bogus-option'\n", 0), 0u) << records.text;
 }
 
+// A slip of the keyboard gets the nearest option or command; messages are
+// for people, without the internal status names.
+TEST(CommandLine, ASlipGetsDidYouMeanAndMessagesCarryNoStatusNames) {
+  Output option = tessera("tune --trails 5 --op matmul:M=8,N=8,K=8");
+  EXPECT_EQ(option.code, 2);
+  EXPECT_EQ(option.text, "tessera tune: unknown option --trails: did you mean --trials?\n");
+  Output command = tessera("compil model.onnx");
+  EXPECT_EQ(command.code, 2);
+  EXPECT_EQ(command.text.rfind("tessera: unknown command 'compil': did you mean 'compile'?", 0), 0u) << command.text;
+  Output sub = tessera("records lst");
+  EXPECT_EQ(sub.code, 2);
+  EXPECT_EQ(sub.text.rfind("tessera records: unknown command 'lst': did you mean 'list'?", 0), 0u) << sub.text;
+  Output far = tessera("tune --zzzzzz 5");
+  EXPECT_NE(far.text.find("(accepted: "), std::string::npos) << far.text;  // nothing near: the list
+  Output missing = tessera("compile /nonexistent/model.onnx -o /tmp/never.tsr");
+  EXPECT_EQ(missing.code, 1) << missing.text;
+  EXPECT_EQ(missing.text.rfind("tessera compile: /nonexistent/model.onnx: ", 0), 0u) << missing.text;
+  for (const char* name : {"not-found:", "invalid-argument:", "parse-error:", "io-error:"})
+    EXPECT_EQ(missing.text.find(name), std::string::npos) << missing.text;
+}
+
 TEST(CommandLine, FlagsAndValuesAreCheckedInOneLine) {
   Output flag = tessera("tune --op matmul:M=8,N=8,K=8 --insecure=yes");
   EXPECT_EQ(flag.code, 2);
