@@ -65,6 +65,11 @@ struct Target {
   }
   /// The canonical string: parse(to_string()) gives an equal target.
   std::string to_string() const;
+  /// What tells targets apart, for tables and messages: the architecture,
+  /// the CPU, the features it adds and the cores ("x86_64 znver4, 2 cores";
+  /// "aarch64 neon dotprod, 4 cores"). The features a host target turns
+  /// off (-mwaitx, ...) are left out; to_string() has everything.
+  std::string short_name() const;
   /// The features joined for LLVM ("+a,+b").
   std::string feature_string() const;
 };
@@ -237,6 +242,21 @@ inline std::string Target::to_string() const {
   if (!features.empty()) s.append(" -mattr=").append(feature_string());
   s.append(" -num-cores=").append(std::to_string(num_cores));
   return s;
+}
+
+inline std::string Target::short_name() const {
+  std::string s = is_aarch64() ? "aarch64" : "x86_64";
+  if (cpu != "generic") s.append(" ").append(cpu);
+  for (const std::string& f : features)
+    if (f.size() > 1 && f[0] == '+') s.append(" ").append(f.substr(1));
+  return s + ", " + std::to_string(num_cores) + (num_cores == 1 ? " core" : " cores");
+}
+
+/// Target::short_name of a target string; the string itself when it does
+/// not parse (a record written by another version, say).
+inline std::string short_target_name(const std::string& text) {
+  Result<Target> t = Target::parse(text);
+  return t.is_ok() ? t->short_name() : text;
 }
 
 inline Result<Target> Target::parse(const std::string& text) {

@@ -45,10 +45,50 @@ const std::vector<OptionSpec> kOptions = {
      "write graph=FILE.dot (the fused graph), ir=DIR, ll=DIR or asm=DIR (each kernel); repeatable; "
      "FILE.dot alone is graph=FILE.dot",
      0, "KIND=PATH"},
+    {"verbose", false,
+     "also list each backend region with both its times, each Winograd choice and each kernel with where its "
+     "schedule came from, and the whole target string"},
     {"list-ops", false, "print the ONNX operators the importer accepts, one a line, and exit"},
     {"markdown", false, "with --list-ops: print them as docs/operators.md"},
     {"help", false, "this message"},
 };
+
+// What compile chose, in a line or two; --verbose has the tables.
+std::string summarize_model_choices(const ModelCompile& result) {
+  std::string text;
+  if (!result.regions.empty()) {
+    const auto on_backend =
+        std::count_if(result.regions.begin(), result.regions.end(), [](const auto& r) { return r.backend; });
+    const auto& first = result.regions.front();
+    const bool stored = std::all_of(result.regions.begin(), result.regions.end(), [&](const auto& r) {
+      return r.stored && r.session_id == first.session_id;
+    });
+    const std::string when = stored ? "times from tuning session " + std::to_string(first.session_id) : "timed now";
+    text += on_backend ? std::to_string(on_backend) + " of " + std::to_string(result.regions.size()) +
+                             " regions run on " + result.backend + ", the faster way each (" + when +
+                             "; --verbose lists them)\n"
+                       : "every region " + result.backend + " can run is faster as Tessera's kernels (" +
+                             std::to_string(result.regions.size()) + ", " + when + "; --verbose lists them)\n";
+  }
+  const auto winograd =
+      std::count_if(result.winograd.begin(), result.winograd.end(), [](const auto& c) { return c.winograd; });
+  if (winograd > 0)
+    text += std::to_string(winograd) + " of " + std::to_string(result.winograd.size()) +
+            " convolutions by Winograd (--verbose lists them)\n";
+  return text;
+}
+
+// The kernels in two lines: how many came from records, and what to run
+// when some did not.
+std::string summarize_kernels(const CompileReport& report, const std::string& model_path) {
+  std::string text = std::to_string(report.kernels) + " kernels, " + std::to_string(report.from_records) +
+                     " scheduled from records\n";
+  if (!report.without_record.empty())
+    text += "  " + std::to_string(report.without_record.size()) +
+            " on fallbacks, without a record: `tessera tune " + model_path + "` searches them; --verbose lists them\n";
+  for (const auto& w : report.warnings) text += "warning: " + w + "\n";
+  return text;
+}
 
 int usage_error(const std::string& message) {
   std::fprintf(stderr, "tessera compile: %s\n", message.c_str());
@@ -193,7 +233,8 @@ int run_compile(int argc, char** argv, int first) {
   if (!result->records_note.empty()) std::printf("%s\n", result->records_note.c_str());
   for (const std::string& warning : result->plan.warnings)
     std::fprintf(stderr, "tessera compile: warning: %s\n", warning.c_str());
-  std::printf("%s", format_model_choices(*result).c_str());
+  const bool verbose = args->has("verbose");
+  std::printf("%s", verbose ? format_model_choices(*result).c_str() : summarize_model_choices(*result).c_str());
   if (precision != "fp32") {
     // What the reduced precision costs, seen before the package is used.
     auto difference = difference_from_float32(request, *result);
@@ -205,7 +246,8 @@ int run_compile(int argc, char** argv, int first) {
   if (auto st = write_kernel_dumps(*dumps, *compiled, target); !st.is_ok()) return failure(st.message());
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
-  std::printf("%s", model::format_compile_summary(*compiled).c_str());
+  std::printf("%s", verbose ? model::format_compile_summary(*compiled).c_str()
+                            : summarize_kernels(compiled->report, model_path).c_str());
   auto memory = runtime::plan_graph_memory(compiled->package);
   const auto& calls = compiled->package.calls;
   const auto steps = std::count_if(calls.begin(), calls.end(),
@@ -224,7 +266,7 @@ int run_compile(int argc, char** argv, int first) {
                 memory->total_bytes / 1048576.0);
   std::printf("compiled in %.2f s (schedules and lowering %.2f s, code generation %.2f s, link %.2f s) for %s\n",
               seconds, compiled->schedule_seconds, compiled->codegen_seconds, compiled->link_seconds,
-              target.to_string().c_str());
+              (verbose ? target.to_string() : target.short_name()).c_str());
   return 0;
 }
 

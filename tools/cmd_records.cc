@@ -132,6 +132,12 @@ std::string compact_target(const std::string& target) {
   return out.empty() ? target : out;
 }
 
+// A table's TARGET cell: the target's short name (architecture, CPU, added
+// features, cores), the whole string with --full-target.
+std::string target_cell(const Args& args, const std::string& target) {
+  return args.has("full-target") ? target : short_target_name(target);
+}
+
 // The width of the terminal on stdout; 0 when stdout is not a terminal.
 size_t terminal_width() {
   struct winsize ws;
@@ -204,6 +210,7 @@ const OptionSpec kDbOption{"db", true, "the records database (default tessera.db
 const OptionSpec kHelpOption{"help", false, "this help"};
 const OptionSpec kWorkloadOption{"workload", true, "a workload key, or a unique prefix of one"};
 const OptionSpec kTargetOption{"target", true, "a target string, or a unique part of one"};
+const OptionSpec kFullTargetOption{"full-target", false, "print each target's whole string, not its short name"};
 
 Result<Store> open_store(const Args& args, bool writable) {
   records::OpenOptions options;
@@ -298,7 +305,8 @@ int run_list(const Args& args) {
     auto w = infos->find(r.workload_key);
     double flops = w == infos->end() ? 0 : w->second.flop_count;
     table.add({std::to_string(r.id), format_time(r.timestamp), short_key(r.workload_key),
-               w == infos->end() ? "" : w->second.op_name, w == infos->end() ? "" : w->second.shapes, r.target,
+               w == infos->end() ? "" : w->second.op_name, w == infos->end() ? "" : w->second.shapes,
+               target_cell(args, r.target),
                records::space_kind_name(r.space),
                format_seconds(r.mean_cost()), r.ok() ? format_gflops(flops, r.mean_cost()) : "-",
                r.checked ? "yes" : "no", r.error_kind});
@@ -339,7 +347,7 @@ int run_best(const Args& args) {
     if (!best) return fail(best.status());
     int rank = 0;
     for (const Record& r : *best) {
-      table.add({short_key(r.workload_key), s.op_name, s.shapes, r.target, std::to_string(++rank),
+      table.add({short_key(r.workload_key), s.op_name, s.shapes, target_cell(args, r.target), std::to_string(++rank),
                  std::to_string(r.id), format_seconds(r.mean_cost()),
                  format_gflops(s.flop_count, r.mean_cost()), r.device_key, format_time(r.timestamp)});
       ++shown;
@@ -367,7 +375,7 @@ int run_stats(const Args& args) {
     if (!task->first.empty() && s.workload_key != task->first) continue;
     if (!task->second.empty() && s.target != task->second) continue;
     double best = s.best_cost.value_or(INFINITY);
-    table.add({short_key(s.workload_key), s.op_name, s.shapes, s.target, std::to_string(s.count),
+    table.add({short_key(s.workload_key), s.op_name, s.shapes, target_cell(args, s.target), std::to_string(s.count),
                std::to_string(s.ok_count), std::to_string(s.infrastructure_count), format_seconds(best),
                format_gflops(s.flop_count, best), format_time(s.last_timestamp)});
     records += s.count;
@@ -498,7 +506,7 @@ int run_why(const Args& args) {
   };
   line("operator", op->spec);
   line("workload", op->dag->workload_key());
-  line("target", target.to_string());
+  line("target", target_cell(args, target.to_string()));
   line("database", store ? db : no_db);
   const bool from_record = choice->record.has_value();
   std::string picked = schedule_source_name(choice->source);
@@ -508,7 +516,7 @@ int run_why(const Args& args) {
   if (from_record) {
     const ScheduleCandidate& c = *choice->record;
     line("cost", format_seconds(c.cost_s) + "   " + format_gflops(op->flops, c.cost_s) + " GFLOP/s");
-    line("measured on", c.target + (c.device_key.empty() ? "" : "   (device " + c.device_key + ")"));
+    line("measured on", target_cell(args, c.target) + (c.device_key.empty() ? "" : "   (device " + c.device_key + ")"));
     line("records", std::to_string(c.considered) + " ok on " +
                         (c.match == TargetMatch::kExact ? "this target" : "that target"));
   }
@@ -526,15 +534,15 @@ const std::vector<Subcommand>& subcommands() {
       {"list", "records, newest first", "tessera records list [--db DB] [--workload KEY] [--target TARGET] [--ok] [--worker ID]",
        {kDbOption, kWorkloadOption, kTargetOption, {"ok", false, "only successful measurements"},
         {"worker", true, "only what this worker id measured", 0, "ID"},
-        {"limit", true, "how many (default 20)"}, {"all", false, "every record"}, kHelpOption},
+        {"limit", true, "how many (default 20)"}, {"all", false, "every record"}, kFullTargetOption, kHelpOption},
        run_list},
       {"best", "the fastest records of each workload and target",
        "tessera records best [--db DB] [--workload KEY] [--target TARGET] [--k N]",
        {kDbOption, kWorkloadOption, kTargetOption, {"k", true, "how many per workload and target (default 5)"},
-        kHelpOption},
+        kFullTargetOption, kHelpOption},
        run_best},
       {"stats", "counts and best cost per workload and target", "tessera records stats [--db DB] [--workload KEY]",
-       {kDbOption, kWorkloadOption, kTargetOption, kHelpOption}, run_stats},
+       {kDbOption, kWorkloadOption, kTargetOption, kFullTargetOption, kHelpOption}, run_stats},
       {"export", "write records as JSON Lines", "tessera records export [--db DB] [--out FILE] [--workload KEY]",
        {kDbOption, kWorkloadOption, kTargetOption, {"ok", false, "only successful measurements"},
         {"out", true, "the file to write (default: stdout)", 'o', "FILE"}, kHelpOption},
@@ -555,7 +563,8 @@ const std::vector<Subcommand>& subcommands() {
         {"target", true, "the full target string (default: this machine)"},
         {"k", true, "records to try per target before falling back (default 5)"},
         {"steps", false, "also print the chosen step list"},
-        {"input-shape", true, "with a model: bind a dynamic input dimension (name:d0,d1,...)"}, kHelpOption},
+        {"input-shape", true, "with a model: bind a dynamic input dimension (name:d0,d1,...)"}, kFullTargetOption,
+        kHelpOption},
        run_why},
   };
   return kSubcommands;

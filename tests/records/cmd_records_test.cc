@@ -78,8 +78,11 @@ TEST(RecordsCli, BestShowsCostsWithGflops) {
   EXPECT_NE(run.output.find("2.000 ms"), std::string::npos) << run.output;
   EXPECT_NE(run.output.find("1073.7"), std::string::npos) << run.output;  // 2 GFLOP in 2 ms
   EXPECT_EQ(run.output.find("4.000 ms"), std::string::npos) << "k = 2 shows two records";
-  // Into a pipe the target is printed whole.
-  EXPECT_NE(run.output.find(kTarget), std::string::npos) << run.output;
+  // A target by its short name; whole with --full-target.
+  EXPECT_NE(run.output.find("x86_64 icelake-server, 2 cores"), std::string::npos) << run.output;
+  EXPECT_EQ(run.output.find(kTarget), std::string::npos) << run.output;
+  CliRun full = tessera_records("best --db " + db + " --workload " + key_of(1).substr(0, 30) + " --k 2 --full-target");
+  EXPECT_NE(full.output.find(kTarget), std::string::npos) << full.output;
 }
 
 TEST(RecordsCli, StatsCountsRecordsAndFailures) {

@@ -111,7 +111,7 @@ TEST_F(Aarch64Package, DenseLayersThroughCblasRunUnderQemu) {
   if (!fs::exists(model)) GTEST_SKIP() << model << " is missing: run scripts/install-deps.sh";
   if (!fs::exists("/usr/lib/aarch64-linux-gnu/libopenblas.so"))
     GTEST_SKIP() << "the arm64 OpenBLAS is missing (libopenblas-dev:arm64, scripts/install-deps.sh)";
-  check_model(dir_, model.string(), {{"x", {1, 3, 48, 192}}}, " --input-shape x:1,3,48,192 --byoc cblas",
+  check_model(dir_, model.string(), {{"x", {1, 3, 48, 192}}}, " --input-shape x:1,3,48,192 --byoc cblas --verbose",
               "external: cblas (2 operators)");
 }
 

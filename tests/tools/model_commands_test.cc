@@ -202,8 +202,12 @@ TEST_F(ModelCommands, TuneTimesTheBackendsRegionsAndCompileTakesTheFasterFromThe
   EXPECT_NE(t.text.find("dnnl_region0"), std::string::npos) << t.text;
   Output c = tessera("compile " + model + " --db " + db + " -o " + path("r.tsr"));
   ASSERT_EQ(c.code, 0) << c.text;
-  EXPECT_NE(c.text.find("each the faster way (--byoc auto)"), std::string::npos) << c.text;
-  EXPECT_NE(c.text.find("tuning session 1)"), std::string::npos) << c.text;  // not timed again
+  EXPECT_NE(c.text.find("times from tuning session 1;"), std::string::npos) << c.text;
+  EXPECT_EQ(c.text.find("dnnl_region0"), std::string::npos) << c.text;  // the table is --verbose's
+  Output verbose = tessera("compile " + model + " --db " + db + " -o " + path("r.tsr") + " --verbose");
+  ASSERT_EQ(verbose.code, 0) << verbose.text;
+  EXPECT_NE(verbose.text.find("each the faster way (--byoc auto)"), std::string::npos) << verbose.text;
+  EXPECT_NE(verbose.text.find("tuning session 1)"), std::string::npos) << verbose.text;  // not timed again
   EXPECT_EQ(tessera("run " + path("r.tsr") + " --random-inputs 3").code, 0);
   Output why = tessera("records why " + model + " --db " + db);
   ASSERT_EQ(why.code, 0) << why.text;
@@ -214,7 +218,7 @@ TEST_F(ModelCommands, TuneTimesTheBackendsRegionsAndCompileTakesTheFasterFromThe
   // Without the records' times (another database), compile times the regions itself.
   Output fresh = tessera("compile " + model + " --db " + path("none.db") + " -o " + path("f.tsr"));
   ASSERT_EQ(fresh.code, 0) << fresh.text;
-  EXPECT_NE(fresh.text.find("measured now)"), std::string::npos) << fresh.text;
+  EXPECT_NE(fresh.text.find("timed now;"), std::string::npos) << fresh.text;
   // --byoc none: nothing timed, nothing offloaded.
   Output none = tessera("tune " + model + " --trials 2 --batch 2 --repeat 1 --db " + path("n.db") + " --byoc none");
   ASSERT_EQ(none.code, 0) << none.text;
@@ -256,7 +260,8 @@ TEST_F(ModelCommands, PrecisionBf16SaysWhatItCostsOrWhyItCannot) {
 
   // --byoc none: the precision's message is the point, and oneDNN's OpenMP
   // threads outliving the process crash LeakSanitizer's tracer at exit.
-  Output here = tessera("compile " + model + " -o " + path("c.tsr") + " --precision bf16 --no-records --byoc none");
+  Output here =
+      tessera("compile " + model + " -o " + path("c.tsr") + " --precision bf16 --no-records --byoc none --verbose");
   if (here.code == 2 && here.text.find("lacks") != std::string::npos) GTEST_SKIP() << "this CPU has no bf16 dot product";
   ASSERT_EQ(here.code, 0) << here.text;
   EXPECT_NE(here.text.find("--precision bf16 against float32 on 3 random inputs: largest difference"),
