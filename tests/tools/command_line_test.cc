@@ -57,6 +57,14 @@ TEST(CommandLine, VersionComesFromTheBuild) {
   EXPECT_NE(out.text.find(TESSERA_PROJECT_VERSION), std::string::npos);
 }
 
+TEST(CommandLine, TheBoardsBinariesSayTheirVersion) {
+  for (const auto& [binary, name] : {std::pair{TESSERA_RUN_BINARY, "tessera-run"}, {TESSERA_WORKER_BINARY, "tessera-worker"}}) {
+    Output out = tessera::test::shell(std::string(binary) + " --version");
+    EXPECT_EQ(out.code, 0) << out.text;
+    EXPECT_EQ(out.text, std::string(name) + " " + TESSERA_PROJECT_VERSION + "\n");
+  }
+}
+
 TEST(CommandLine, UnknownOptionIsAOneLineUsageError) {
   for (const std::string& command : kCommands) {
     if (command == "records") continue;  // its first word names a subcommand: below
