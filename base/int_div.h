@@ -1,5 +1,6 @@
-// Integer floor division and modulo: the one definition every part of the
-// compiler uses (constant folding, the simplifier, the interpreter).
+// Integer floor division, modulo and ceiling division: the one definition
+// every part of the compiler uses (constant folding, the simplifier, the
+// interpreter, the templates' tile counts).
 //
 // Header-only and free of dependencies: it lives in base/ so that
 // compiler/ir (constant folding) and compiler/arith share it.
@@ -25,5 +26,8 @@ constexpr int64_t floormod(int64_t a, int64_t b) {
   if (r != 0 && ((r < 0) != (b < 0))) r += b;
   return r;
 }
+
+/// ceil(a / b) for a >= 0 and b > 0: how many blocks of b cover a.
+constexpr int64_t ceil_div(int64_t a, int64_t b) { return floordiv(a + b - 1, b); }
 
 }  // namespace tessera

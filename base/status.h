@@ -4,7 +4,8 @@
 // boards without LLVM) and every other folder can share it.
 #pragma once
 
-#include <cassert>
+#include "base/check.h"
+
 #include <string>
 #include <utility>
 #include <variant>
@@ -81,7 +82,7 @@ class [[nodiscard]] Result {
  public:
   Result(T value) : v_(std::move(value)) {}  // NOLINT: implicit by design
   Result(Status status) : v_(std::move(status)) {  // NOLINT
-    assert(!std::get<Status>(v_).is_ok() && "Result built from an ok Status");
+    TESSERA_CHECK(!std::get<Status>(v_).is_ok()) << "a Result built from an ok Status";
   }
 
   bool is_ok() const { return v_.index() == 0; }
@@ -90,15 +91,29 @@ class [[nodiscard]] Result {
     static const Status kOkStatus;
     return is_ok() ? kOkStatus : std::get<Status>(v_);
   }
-  T& value() & { assert(is_ok()); return std::get<T>(v_); }
-  const T& value() const& { assert(is_ok()); return std::get<T>(v_); }
-  T&& value() && { assert(is_ok()); return std::get<T>(std::move(v_)); }
+  T& value() & {
+    check_ok();
+    return std::get<T>(v_);
+  }
+  const T& value() const& {
+    check_ok();
+    return std::get<T>(v_);
+  }
+  T&& value() && {
+    check_ok();
+    return std::get<T>(std::move(v_));
+  }
   T* operator->() { return &value(); }
   const T* operator->() const { return &value(); }
   T& operator*() & { return value(); }
   const T& operator*() const& { return value(); }
 
  private:
+  // The value of an error is a broken invariant of the caller: say which error.
+  void check_ok() const {
+    TESSERA_CHECK(is_ok()) << "value() of a Result holding an error: " << std::get<Status>(v_).to_string();
+  }
+
   std::variant<T, Status> v_;
 };
 

@@ -136,7 +136,8 @@ py::dict tune(const std::string& model, tuner::OptionValues options, const std::
   FILE* log = progress ? stdout : nullptr;
   std::thread worker([&, config = std::move(config).value(), kernels = std::move(kernels)]() mutable {
     auto job = tuner::TuneJob::open(std::move(config), std::move(kernels), log);
-    Result<tuner::JobSummary> summary = job.status();
+    Result<tuner::JobSummary> summary = job.is_ok() ? Status(ErrorCode::kInternal, "the tuning job did not run")
+                                                    : job.status();
     if (job.is_ok()) {
       tuner::Progress printer(stdout, progress && ::isatty(STDOUT_FILENO));
       summary = (*job)->run(progress ? &printer : nullptr, &stop, &cancel);

@@ -2,7 +2,6 @@
 // and its .npy file format (the model runner's inputs and outputs).
 #pragma once
 
-#include <cassert>
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
@@ -10,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/check.h"
 #include "base/dtype.h"
 #include "base/status.h"
 
@@ -57,12 +57,12 @@ class NDArray {
   /// The data as T; T's size must match the dtype's storage size.
   template <typename T>
   T* data() {
-    assert(sizeof(T) == static_cast<size_t>(dtype_.storage_bytes()) && "data<T>: size mismatch");
+    TESSERA_CHECK(sizeof(T) == static_cast<size_t>(dtype_.storage_bytes())) << "data<T>: size mismatch";
     return static_cast<T*>(raw_data());
   }
   template <typename T>
   const T* data() const {
-    assert(sizeof(T) == static_cast<size_t>(dtype_.storage_bytes()) && "data<T>: size mismatch");
+    TESSERA_CHECK(sizeof(T) == static_cast<size_t>(dtype_.storage_bytes())) << "data<T>: size mismatch";
     return static_cast<const T*>(raw_data());
   }
 

@@ -6,6 +6,8 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "base/int_div.h"
+
 namespace tessera {
 namespace {
 
@@ -109,7 +111,6 @@ class SplitEnumerator {
     for (int i = 1; i < n_; ++i) p *= sizes_[i];
     return p;
   }
-  static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
   static int64_t pow2_ceil(int64_t n) {
     int64_t p = 1;
     while (p < n) p *= 2;
@@ -303,7 +304,7 @@ const std::vector<int64_t>* KnobConfig::find(std::string_view name) const {
 
 const std::vector<int64_t>& KnobConfig::get(std::string_view name) const {
   const std::vector<int64_t>* v = find(name);
-  assert(v && "a template read a knob it did not define");
+  TESSERA_CHECK(v != nullptr) << "a template read the knob '" << name << "', which it did not define";
   return *v;
 }
 

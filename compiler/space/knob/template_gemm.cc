@@ -25,6 +25,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "base/int_div.h"
 #include "compiler/ir/functor.h"
 #include "compiler/ir/util.h"
 #include "compiler/lower/infer_bounds.h"
@@ -37,7 +38,6 @@ namespace {
 // The `tail` knob's values (PadTileStep for kTailPad).
 enum TailPolicy : int64_t { kTailGuard = 0, kTailPad = 1 };
 
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 struct Gemm {
   OpStages stages;
