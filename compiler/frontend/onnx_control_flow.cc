@@ -176,6 +176,110 @@ Status convert_loop(ImportContext& ctx, const Node& node) {
   return Status::ok();
 }
 
+// A Scan's m scan inputs, n states (after `skip` leading inputs: opset 8's
+// sequence_lens) and k scan outputs, checked against its body's signature.
+struct ScanCounts {
+  int m = 0, n = 0, k = 0;
+};
+
+Result<ScanCounts> scan_counts(const Node& node, const onnx::GraphProto& body, int skip) {
+  ScanCounts c;
+  c.m = static_cast<int>(attr_int(node, "num_scan_inputs", -1));
+  c.n = node.input_size() - skip - c.m;
+  if (c.m <= 0 || c.n < 0)
+    return invalid("num_scan_inputs " + std::to_string(c.m) + " does not fit its " + std::to_string(node.input_size()) +
+                   " inputs" + (skip ? " (sequence_lens first)" : ""));
+  c.k = body.output_size() - c.n;
+  if (body.input_size() != c.n + c.m || c.k < 0)
+    return invalid("the body takes " + std::to_string(body.input_size()) + " inputs and gives " +
+                   std::to_string(body.output_size()) + "; " + std::to_string(c.n) + " states and " +
+                   std::to_string(c.m) + " scan inputs need " + std::to_string(c.n + c.m) + " and at least " +
+                   std::to_string(c.n));
+  return c;
+}
+
+// Scan of opset 8: Scan(sequence_lens, state..., scan inputs...), every
+// tensor with a batch axis first and the scan inputs' sequence axis second
+// (directions per scan input); each batch element is scanned on its own,
+// unrolled, and the results stacked back along the batch axis.
+// sequence_lens must be absent, or a constant as long as every sequence.
+Status convert_scan_8(ImportContext& ctx, const Node& node, const onnx::GraphProto& body) {
+  TESSERA_ASSIGN_OR_RETURN(const ScanCounts counts, scan_counts(node, body, 1));
+  const int m = counts.m, n = counts.n, k_outputs = counts.k;
+  std::vector<int64_t> directions = attr_ints(node, "directions", std::vector<int64_t>(static_cast<size_t>(m), 0));
+  if (static_cast<int>(directions.size()) != m)
+    return invalid("directions has " + std::to_string(directions.size()) + " values, not " + std::to_string(m));
+  std::vector<graph::ValueId> states, inputs;
+  for (int i = 1; i < node.input_size(); ++i) {
+    TESSERA_ASSIGN_OR_RETURN(graph::ValueId v, ctx.input(node, i));
+    if (ctx.value(v).shape.size() < (i <= n ? 1u : 2u))
+      return invalid("input " + std::to_string(i) + " has no batch" + (i <= n ? "" : " and sequence") + " axis");
+    (i <= n ? states : inputs).push_back(v);
+  }
+  const int64_t batch = ctx.value(inputs[0]).shape[0], length = ctx.value(inputs[0]).shape[1];
+  for (graph::ValueId v : inputs)
+    if (ctx.value(v).shape[0] != batch || ctx.value(v).shape[1] != length)
+      return invalid("its scan inputs differ in batch or sequence length");
+  for (graph::ValueId v : states)
+    if (ctx.value(v).shape[0] != batch) return invalid("a state's batch differs from the scan inputs'");
+  if (ImportContext::has_input(node, 0)) {
+    const graph::Constant* lens = ctx.constant_input(node, 0);
+    if (!lens) return invalid("its sequence_lens are known only at run time: every sequence must have the same, static, length");
+    for (int64_t b = 0; b < lens->num_elements(); ++b)
+      if (lens->at(b) != static_cast<double>(length))
+        return invalid("its sequence_lens give a length other than the inputs' " + std::to_string(length) +
+                       ": sequences of several lengths are not supported");
+  }
+  if (length <= 0 || batch <= 0) return invalid("its scan inputs are empty");
+  if (batch * length > kMaxUnrolledIterations || batch * length * body.node_size() > kMaxUnrolledNodes)
+    return invalid("a Scan over " + std::to_string(batch) + " x " + std::to_string(length) + " steps is more than is unrolled");
+  const std::string base = base_name(node);
+  Emitter e(ctx, base);
+  auto at = [&](graph::ValueId v, int64_t index) {
+    return e.op("Gather", {v, ctx.g.add_constant(base + ".at" + std::to_string(index) + "." + std::to_string(v),
+                                                 graph::Constant::from_int64s({}, {index}))},
+                {int_attr("axis", 0)});
+  };
+  std::vector<std::vector<graph::ValueId>> final_states(static_cast<size_t>(n)), scanned(static_cast<size_t>(k_outputs));
+  for (int64_t b = 0; b < batch; ++b) {
+    std::vector<graph::ValueId> state, sequence;
+    for (graph::ValueId v : states) {
+      TESSERA_ASSIGN_OR_RETURN(graph::ValueId s, at(v, b));
+      state.push_back(s);
+    }
+    for (graph::ValueId v : inputs) {
+      TESSERA_ASSIGN_OR_RETURN(graph::ValueId s, at(v, b));
+      sequence.push_back(s);
+    }
+    std::vector<std::vector<graph::ValueId>> steps(static_cast<size_t>(k_outputs));
+    for (int64_t t = 0; t < length; ++t) {
+      std::vector<graph::ValueId> bound = state;
+      for (int j = 0; j < m; ++j) {
+        TESSERA_ASSIGN_OR_RETURN(graph::ValueId element,
+                                 at(sequence[static_cast<size_t>(j)], directions[static_cast<size_t>(j)] ? length - 1 - t : t));
+        bound.push_back(element);
+      }
+      TESSERA_ASSIGN_OR_RETURN(std::vector<graph::ValueId> out, unroll_body(ctx, body, bound, base, b * length + t));
+      for (int i = 0; i < n; ++i) state[static_cast<size_t>(i)] = out[static_cast<size_t>(i)];
+      for (int k = 0; k < k_outputs; ++k) steps[static_cast<size_t>(k)].push_back(out[static_cast<size_t>(n + k)]);
+    }
+    for (int i = 0; i < n; ++i) final_states[static_cast<size_t>(i)].push_back(state[static_cast<size_t>(i)]);
+    for (int k = 0; k < k_outputs; ++k) {
+      TESSERA_ASSIGN_OR_RETURN(graph::ValueId stacked, stack(e, steps[static_cast<size_t>(k)], 0));
+      scanned[static_cast<size_t>(k)].push_back(stacked);
+    }
+  }
+  for (int i = 0; i < n && i < node.output_size(); ++i)
+    if (!node.output(i).empty()) {
+      TESSERA_ASSIGN_OR_RETURN(ctx.values[node.output(i)], stack(e, final_states[static_cast<size_t>(i)], 0));
+    }
+  for (int k = 0; k < k_outputs && n + k < node.output_size(); ++k)
+    if (!node.output(n + k).empty()) {
+      TESSERA_ASSIGN_OR_RETURN(ctx.values[node.output(n + k)], stack(e, scanned[static_cast<size_t>(k)], 0));
+    }
+  return Status::ok();
+}
+
 // Scan(state..., scan inputs...) with body (state..., element...) ->
 // (state..., scan output element...): unrolled over the scan inputs' length
 // (static), each in its direction along its axis.
@@ -183,18 +287,9 @@ Status convert_scan(ImportContext& ctx, const Node& node) {
   const onnx::AttributeProto* attr = find_attr(node, "body");
   if (!attr || attr->type() != onnx::AttributeProto::GRAPH) return invalid("it has no body graph");
   const onnx::GraphProto& body = attr->g();
-  if (ctx.opset < 9)
-    return invalid("Scan of opset 8 (a batch axis and sequence_lens first) is not supported; opset 9's is");
-  const int m = static_cast<int>(attr_int(node, "num_scan_inputs", -1));
-  const int n = node.input_size() - m;
-  if (m <= 0 || n < 0) return invalid("num_scan_inputs " + std::to_string(m) + " does not fit its " +
-                                      std::to_string(node.input_size()) + " inputs");
-  const int k_outputs = body.output_size() - n;
-  if (body.input_size() != n + m || k_outputs < 0)
-    return invalid("the body takes " + std::to_string(body.input_size()) + " inputs and gives " +
-                   std::to_string(body.output_size()) + "; " + std::to_string(n) + " states and " +
-                   std::to_string(m) + " scan inputs need " + std::to_string(n + m) + " and at least " +
-                   std::to_string(n));
+  if (ctx.opset < 9) return convert_scan_8(ctx, node, body);
+  TESSERA_ASSIGN_OR_RETURN(const ScanCounts counts, scan_counts(node, body, 0));
+  const int m = counts.m, n = counts.n, k_outputs = counts.k;
   auto per = [&](const char* name, int count) -> Result<std::vector<int64_t>> {
     std::vector<int64_t> v = attr_ints(node, name, std::vector<int64_t>(static_cast<size_t>(count), 0));
     if (static_cast<int>(v.size()) != count)

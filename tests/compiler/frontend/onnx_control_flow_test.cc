@@ -16,6 +16,7 @@ using graph::test::to_bytes;
 using graph::test::to_floats;
 using onnx::TensorProto;
 using test::attr;
+using test::make_node;
 using test::ModelBuilder;
 using test::run_model;
 
@@ -70,15 +71,6 @@ onnx::GraphProto branch(const std::string& name, const std::vector<onnx::NodePro
   for (const onnx::NodeProto& n : nodes) *g.add_node() = n;
   g.add_output()->set_name(output);
   return g;
-}
-
-onnx::NodeProto make_node(const std::string& op, const std::vector<std::string>& inputs, const std::string& output) {
-  onnx::NodeProto n;
-  n.set_op_type(op);
-  n.set_name(output + "_node");
-  for (const auto& i : inputs) n.add_input(i);
-  n.add_output(output);
-  return n;
 }
 
 void set_branches(onnx::NodeProto* n, const onnx::GraphProto& then_g, const onnx::GraphProto& else_g) {
@@ -349,6 +341,69 @@ TEST(OnnxLoop, ATripCountKnownOnlyAtRunTimeWithScanOutputsIsRefusedSayingWhatToB
   ASSERT_NE(loop, nullptr);
   EXPECT_EQ(std::get<graph::ControlAttrs>(loop->attrs).scan_slots, 5000);
   EXPECT_EQ(h->value(loop->outputs[1]).shape, (std::vector<int64_t>{5000, 2}));
+}
+
+// Scan of opset 8: a batch axis first, the sequence second, sequence_lens
+// (empty here, or a constant as long as the sequences) as the first input;
+// each batch element scanned on its own: a running sum, forward and reversed.
+TEST(OnnxScan, OpsetEightScansEachBatchElementAlongItsSecondAxis) {
+  for (int64_t direction : {0, 1}) {
+    ModelBuilder m(8);
+    m.input("init", {2, 2});
+    m.input("x", {2, 3, 2});
+    m.output("total", {2, 2});
+    m.output("sums", {2, 3, 2});
+    onnx::GraphProto body;
+    body.set_name("scan_body");
+    for (const char* in : {"sum_in", "next"}) body.add_input()->set_name(in);
+    *body.add_node() = make_node("Add", {"sum_in", "next"}, "sum_out");
+    *body.add_node() = make_node("Identity", {"sum_out"}, "scan_out");
+    for (const char* out : {"sum_out", "scan_out"}) body.add_output()->set_name(out);
+    onnx::NodeProto* scan = m.node("Scan", {"", "init", "x"}, {"total", "sums"}, "scan");
+    attr(scan, "num_scan_inputs", int64_t{1});
+    attr(scan, "directions", std::vector<int64_t>{direction});
+    auto* b = scan->add_attribute();
+    b->set_name("body");
+    b->set_type(onnx::AttributeProto::GRAPH);
+    *b->mutable_g() = body;
+    const std::vector<float> init = {1, 2, 3, 4}, x = {1, 1, 2, 2, 3, 3, 10, 20, 30, 40, 50, 60};
+    auto out = test::run_model_outputs(m, {to_bytes(init), to_bytes(x)});
+    ASSERT_TRUE(out.is_ok()) << out.status().to_string();
+    std::vector<float> total, sums(12);
+    for (int batch = 0; batch < 2; ++batch) {
+      float acc[2] = {init[static_cast<size_t>(2 * batch)], init[static_cast<size_t>(2 * batch + 1)]};
+      for (int t = 0; t < 3; ++t) {
+        const int at = direction ? 2 - t : t;
+        for (int j = 0; j < 2; ++j) {
+          acc[j] += x[static_cast<size_t>(batch * 6 + at * 2 + j)];
+          sums[static_cast<size_t>(batch * 6 + t * 2 + j)] = acc[j];
+        }
+      }
+      total.insert(total.end(), acc, acc + 2);
+    }
+    EXPECT_EQ(to_floats(out->at(0)), total) << direction;
+    EXPECT_EQ(to_floats(out->at(1)), sums) << direction;
+  }
+  // sequence_lens shorter than the sequences: refused, saying so.
+  ModelBuilder m(8);
+  m.input("init", {1, 2});
+  m.input("x", {1, 3, 2});
+  m.int64s("lens", {1}, {2});
+  m.output("total", {1, 2});
+  onnx::GraphProto body;
+  for (const char* in : {"sum_in", "next"}) body.add_input()->set_name(in);
+  *body.add_node() = make_node("Add", {"sum_in", "next"}, "sum_out");
+  body.add_output()->set_name("sum_out");
+  onnx::NodeProto* scan = m.node("Scan", {"lens", "init", "x"}, {"total"}, "scan");
+  attr(scan, "num_scan_inputs", int64_t{1});
+  auto* b = scan->add_attribute();
+  b->set_name("body");
+  b->set_type(onnx::AttributeProto::GRAPH);
+  *b->mutable_g() = body;
+  auto g = import_onnx_bytes(m.bytes());
+  ASSERT_FALSE(g.is_ok());
+  EXPECT_NE(g.status().message().find("sequences of several lengths are not supported"), std::string::npos)
+      << g.status().message();
 }
 
 }  // namespace

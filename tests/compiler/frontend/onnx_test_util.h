@@ -107,4 +107,15 @@ inline void attr(onnx::NodeProto* n, const std::string& name, const std::string&
   a->set_s(v);
 }
 
+/// A node of a subgraph: `op` on `inputs`, one output, named after it.
+inline onnx::NodeProto make_node(const std::string& op, const std::vector<std::string>& inputs,
+                                 const std::string& output) {
+  onnx::NodeProto n;
+  n.set_op_type(op);
+  n.set_name(output + "_node");
+  for (const auto& i : inputs) n.add_input(i);
+  n.add_output(output);
+  return n;
+}
+
 }  // namespace tessera::frontend::test

@@ -21,6 +21,7 @@ namespace tessera::model {
 namespace {
 
 using frontend::test::attr;
+using frontend::test::make_node;
 using frontend::test::ModelBuilder;
 using onnx::TensorProto;
 using Bytes = std::string;
@@ -30,15 +31,6 @@ Bytes int64(int64_t v) { return Bytes(reinterpret_cast<const char*>(&v), 8); }
 Bytes boolean(bool v) { return Bytes(1, v ? '\1' : '\0'); }
 std::vector<float> floats_of(const runtime::NDArray& a) {
   return std::vector<float>(a.data<float>(), a.data<float>() + a.numel());
-}
-
-onnx::NodeProto make_node(const std::string& op, const std::vector<std::string>& inputs, const std::string& output) {
-  onnx::NodeProto n;
-  n.set_op_type(op);
-  n.set_name(output + "_node");
-  for (const auto& i : inputs) n.add_input(i);
-  n.add_output(output);
-  return n;
 }
 
 onnx::GraphProto graph_of(const std::string& name, const std::vector<std::string>& inputs,
