@@ -411,7 +411,7 @@ Result<PruneReport> Store::prune(const PruneOptions& options) {
   if (options.keep_k < 1) return Status(ErrorCode::kInvalidArgument, "prune needs keep_k >= 1");
   PruneReport report;
   const double now = options.now == 0 ? unix_now() : options.now;
-  TESSERA_RETURN_IF_ERROR(impl_->conn.write_transaction([&]() -> Status {
+  auto drop = [&]() -> Status {
     report = PruneReport{};
     // A worker's records go first, so that the best k are counted without them.
     if (!options.drop_worker.empty()) {
@@ -440,7 +440,16 @@ Result<PruneReport> Store::prune(const PruneOptions& options) {
     TESSERA_RETURN_IF_ERROR(errors.run());
     report.dropped_errors = sqlite3_changes(impl_->conn.get());
     return Status::ok();
-  }));
+  };
+  // A dry run deletes inside the transaction and then fails it on purpose,
+  // so that the counts are the real ones and nothing is written.
+  const Status kDryRun(ErrorCode::kInternal, "records prune: dry run");
+  Status done = impl_->conn.write_transaction([&]() -> Status {
+    TESSERA_RETURN_IF_ERROR(drop());
+    return options.dry_run ? kDryRun : Status::ok();
+  });
+  if (options.dry_run && done.code() == kDryRun.code() && done.message() == kDryRun.message()) return report;
+  TESSERA_RETURN_IF_ERROR(done);
   return report;
 }
 

@@ -46,6 +46,9 @@ struct PruneOptions {
   bool drop_infrastructure = false;                     ///< drop every infrastructure error, whatever its age
   std::string drop_worker;                              ///< non-empty: drop every record this worker id measured
   double now = 0;                                       ///< Unix seconds; 0: the current time
+  /// Count what would go, and roll the deletion back: the database is left
+  /// as it was.
+  bool dry_run = false;
 };
 
 /// What prune() removed.

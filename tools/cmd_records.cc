@@ -452,17 +452,20 @@ int run_prune(const Args& args) {
   open.create = false;
   auto store = Store::open(args.get("db", kDefaultDb), open);
   if (!store) return fail(store.status());
+  options.dry_run = !args.has("yes");
   auto report = store->prune(options);
   if (!report) return fail(report.status());
-  std::printf("dropped %lld ok records beyond the best %lld of each workload and target, "
-              "%lld old error records\n",
+  // Without --yes nothing is deleted: the same counts, as what would go.
+  const char* verb = options.dry_run ? "would drop" : "dropped";
+  std::printf("%s %lld ok records beyond the best %lld of each workload and target, %lld old error records\n", verb,
               static_cast<long long>(report->dropped_ok), static_cast<long long>(options.keep_k),
               static_cast<long long>(report->dropped_errors));
   if (options.drop_infrastructure)
-    std::printf("dropped %lld infrastructure errors\n", static_cast<long long>(report->dropped_infrastructure));
+    std::printf("%s %lld infrastructure errors\n", verb, static_cast<long long>(report->dropped_infrastructure));
   if (!options.drop_worker.empty())
-    std::printf("dropped %lld records measured by worker %s\n", static_cast<long long>(report->dropped_worker),
+    std::printf("%s %lld records measured by worker %s\n", verb, static_cast<long long>(report->dropped_worker),
                 options.drop_worker.c_str());
+  if (options.dry_run) std::printf("nothing was deleted: run again with --yes to delete them\n");
   return 0;
 }
 
@@ -550,12 +553,12 @@ const std::vector<Subcommand>& subcommands() {
       {"import", "read JSON Lines files, skipping records already present",
        "tessera records import [--db DB] FILE... (- reads stdin)", {kDbOption, kHelpOption}, run_import},
       {"prune", "keep the best k per workload and target; drop old errors",
-       "tessera records prune [--db DB] [--keep N] [--errors-older-than AGE] [--infrastructure] [--worker ID]",
+       "tessera records prune [--db DB] [--keep N] [--errors-older-than AGE] [--infrastructure] [--worker ID] [--yes]",
        {kDbOption, {"keep", true, "ok records to keep per workload and target (default 10)"},
         {"errors-older-than", true, "drop error records older than this (3600, 90m, 12h, 7d)"},
         {"infrastructure", false, "drop every infrastructure error (no worker, no result, protocol)"},
         {"worker", true, "drop every record this worker id measured (before keeping the best N)", 0, "ID"},
-        kHelpOption},
+        {"yes", false, "delete them; without it, prune says what it would drop and deletes nothing"}, kHelpOption},
        run_prune},
       {"why", "which schedule compile time would pick for an operator, or each kernel of a model, and why",
        "tessera records why --op SPEC | MODEL.onnx [--input-shape NAME:D,...] [--target TARGET] [--db DB]",

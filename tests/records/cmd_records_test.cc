@@ -120,7 +120,7 @@ TEST(RecordsCli, StatsCountsInfrastructureErrorsApartAndPruneDropsThem) {
   EXPECT_NE(line_with(stats.output, "WORKLOAD").find("INFRA"), std::string::npos) << stats.output;
   EXPECT_NE(stats.output.find("5 records, 3 ok, 1 failed, 1 infrastructure errors"), std::string::npos)
       << stats.output;
-  CliRun prune = tessera_records("prune --infrastructure --db " + db);
+  CliRun prune = tessera_records("prune --infrastructure --yes --db " + db);
   EXPECT_EQ(prune.exit_code, 0) << prune.output;
   EXPECT_NE(prune.output.find("dropped 1 infrastructure errors"), std::string::npos) << prune.output;
   auto store = Store::open(db);
@@ -180,11 +180,19 @@ TEST(RecordsCli, PhaseTimesRoundTripAndAMalformedLineStoresNothing) {
   EXPECT_TRUE(none->sessions().value().empty());
 }
 
-TEST(RecordsCli, PruneKeepsTheBestK) {
+TEST(RecordsCli, PruneSaysWhatItWouldDropAndDeletesOnlyWithYes) {
   TempDir dir;
   const std::string db = make_db(dir);
-  CliRun run = tessera_records("prune --db " + db + " --keep 1 --errors-older-than 1d");
+  CliRun dry = tessera_records("prune --db " + db + " --keep 1 --errors-older-than 1d");
+  EXPECT_EQ(dry.exit_code, 0) << dry.output;
+  EXPECT_NE(dry.output.find("would drop 2 ok records beyond the best 1 of each workload and target, 1 old error"),
+            std::string::npos)
+      << dry.output;
+  EXPECT_NE(dry.output.find("run again with --yes"), std::string::npos) << dry.output;
+  EXPECT_EQ(Store::open(db)->count().value(), 4);  // nothing deleted
+  CliRun run = tessera_records("prune --db " + db + " --keep 1 --errors-older-than 1d --yes");
   EXPECT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_NE(run.output.find("dropped 2 ok records"), std::string::npos) << run.output;
   auto store = Store::open(db);
   ASSERT_TRUE(store);
   EXPECT_EQ(store->count().value(), 1);
