@@ -10,6 +10,7 @@
 #include "runtime/graph_executor.h"
 #include "runtime/memory_plan.h"
 #include "runtime/package.h"
+#include "tests/runtime/package_bytes.h"
 
 namespace tessera::runtime {
 namespace {
@@ -173,8 +174,7 @@ TEST(ControlSteps, AnUnknownKindInTheFileIsAParseError) {
   const size_t at = bytes.find(needle);
   ASSERT_NE(at, std::string::npos);
   bytes[at + needle.size() - 1] = 9;
-  const uint32_t crc = package_crc32(std::string_view(bytes).substr(kPackageHeaderBytes));
-  for (int i = 0; i < 4; ++i) bytes[24 + i] = static_cast<char>(crc >> (8 * i));
+  test::fix_checksum(&bytes);
   auto r = read_package_bytes(bytes);
   EXPECT_EQ(r.status().code(), ErrorCode::kParseError);
   EXPECT_NE(r.status().message().find("unknown kind 9"), std::string::npos) << r.status().message();

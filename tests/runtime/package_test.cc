@@ -9,6 +9,8 @@
 #include <random>
 #include <string>
 
+#include "tests/runtime/package_bytes.h"
+
 namespace tessera::runtime {
 namespace {
 
@@ -36,13 +38,7 @@ PackageContents small_package() {
   return c;
 }
 
-// Rewrites the header's checksum so that a corruption reaches the parser
-// behind it instead of stopping at the checksum.
-void fix_checksum(std::string* bytes) {
-  if (bytes->size() < static_cast<size_t>(kPackageHeaderBytes)) return;
-  const uint32_t crc = package_crc32(std::string_view(*bytes).substr(kPackageHeaderBytes));
-  for (int i = 0; i < 4; ++i) (*bytes)[24 + i] = static_cast<char>(crc >> (8 * i));
-}
+using test::fix_checksum;
 
 ErrorCode read_code(std::string bytes, bool fix = true) {
   if (fix) fix_checksum(&bytes);

@@ -12,6 +12,7 @@
 
 #include "runtime/graph_executor.h"
 #include "runtime/package.h"
+#include "tests/runtime/package_bytes.h"
 
 namespace tessera::runtime {
 namespace {
@@ -114,8 +115,7 @@ TEST(CallInfo, MoreOutputsThanArgumentsAreRejected) {
 TEST(CallInfo, AnUnknownHeaderFlagIsRejected) {
   std::string bytes = write_package_bytes(traced_package()).value();
   bytes[12] = 3;
-  const uint32_t crc = package_crc32(std::string_view(bytes).substr(kPackageHeaderBytes));
-  for (int i = 0; i < 4; ++i) bytes[24 + i] = static_cast<char>(crc >> (8 * i));
+  test::fix_checksum(&bytes);
   auto r = read_package_bytes(bytes);
   EXPECT_EQ(r.status().code(), ErrorCode::kParseError);
   EXPECT_NE(r.status().message().find("flags"), std::string::npos) << r.status().message();
