@@ -76,6 +76,10 @@ class Emitter {
   graph::ValueId scalar(float v) {
     return ctx_.g.add_constant(prefix_ + ".c" + std::to_string(next_++), graph::Constant::from_floats({}, {v}));
   }
+  /// An int64 scalar constant.
+  graph::ValueId index(int64_t v) {
+    return ctx_.g.add_constant(prefix_ + ".c" + std::to_string(next_++), graph::Constant::from_int64s({}, {v}));
+  }
 
   /// `parts` concatenated along `axis`, at most 32 to a Concat (a kernel of
   /// a hundred inputs is more arguments than a worker measures, and a chain

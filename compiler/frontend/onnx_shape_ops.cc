@@ -3,8 +3,10 @@
 // Cast, Identity, Dropout. (Math and NN operators are in onnx_ops.cc.)
 #include <algorithm>
 #include <map>
+#include <optional>
 
 #include "compiler/frontend/onnx_context.h"
+#include "compiler/frontend/onnx_emitter.h"
 
 namespace tessera::frontend::detail {
 
@@ -127,9 +129,89 @@ Status convert_concat(ImportContext& ctx, const Node& node) {
   return ctx.emit(node, OpKind::kConcat, graph::AxisAttrs{axis}, inputs, shape, ctx.value(inputs[0]).dtype);
 }
 
+namespace {
+
+// `v` as base + offset: through reshapes of one element (Unsqueeze,
+// Squeeze) and additions or subtractions of a constant scalar, back to the
+// value they start from. A loop body's `i` and `i + 1` have one base.
+std::pair<ValueId, int64_t> base_and_offset(const ImportContext& ctx, ValueId v) {
+  const std::vector<int> producer = ctx.g.producers();
+  int64_t offset = 0;
+  for (int depth = 0; depth < 16; ++depth) {
+    const int p = producer[static_cast<size_t>(v)];
+    if (p < 0) break;
+    const graph::Node& n = ctx.g.nodes()[static_cast<size_t>(p)];
+    const auto constant = [&](ValueId c) -> std::optional<int64_t> {
+      if (!ctx.g.is_constant(c) || graph::shape_size(ctx.value(c).shape) != 1) return std::nullopt;
+      return ctx.g.constant(c).to_int64s()[0];
+    };
+    if (n.kind == OpKind::kReshape && graph::shape_size(ctx.value(n.inputs[0]).shape) == 1) {
+      v = n.inputs[0];
+    } else if ((n.kind == OpKind::kAdd || n.kind == OpKind::kSub) && n.inputs.size() == 2 && constant(n.inputs[1])) {
+      offset += (n.kind == OpKind::kAdd ? 1 : -1) * *constant(n.inputs[1]);
+      v = n.inputs[0];
+    } else if (n.kind == OpKind::kAdd && n.inputs.size() == 2 && constant(n.inputs[0])) {
+      offset += *constant(n.inputs[0]);
+      v = n.inputs[1];
+    } else {
+      break;
+    }
+  }
+  return {v, offset};
+}
+
+// A Slice whose start is known only at run time (a loop body's x[i:i+1])
+// and whose end is that start plus a constant: a Gather of the rows from
+// the start on, of a static length. One axis, step 1. A start from the end
+// (negative) counts back from the axis' extent; a start whose rows would
+// run past the axis is moved back to fit (where ONNX would give fewer rows).
+Status convert_slice_at_offset(ImportContext& ctx, const Node& node) {
+  TESSERA_ASSIGN_OR_RETURN(ValueId x, ctx.input(node, 0));
+  const auto xs = ctx.value(x).shape;
+  TESSERA_ASSIGN_OR_RETURN(ValueId starts, ctx.input(node, 1));
+  TESSERA_ASSIGN_OR_RETURN(ValueId ends, ctx.input(node, 2));
+  if (graph::shape_size(ctx.value(starts).shape) != 1 || graph::shape_size(ctx.value(ends).shape) != 1)
+    return invalid("'starts' (input 1) is known only at run time: a Slice at a run-time offset takes one axis");
+  bool given = false;
+  TESSERA_ASSIGN_OR_RETURN(auto axes, ints_from(ctx, node, "axes", 3, &given));
+  if (!given) axes = {0};
+  TESSERA_ASSIGN_OR_RETURN(auto steps, ints_from(ctx, node, "steps", 4, &given));
+  if (given && (steps.size() != 1 || steps[0] != 1))
+    return invalid("'starts' (input 1) is known only at run time: a Slice at a run-time offset takes steps of 1");
+  TESSERA_ASSIGN_OR_RETURN(int64_t axis, norm_axis(axes.at(0), xs.size(), "axis"));
+  const auto [start_base, start_offset] = base_and_offset(ctx, starts);
+  const auto [end_base, end_offset] = base_and_offset(ctx, ends);
+  const int64_t length = end_offset - start_offset;
+  if (start_base != end_base || length <= 0 || length > xs[static_cast<size_t>(axis)])
+    return invalid("'starts' (input 1) is known only at run time, and 'ends' is not 'starts' plus a constant "
+                   "count: the slice's length would be known only at run time");
+  const int64_t dim = xs[static_cast<size_t>(axis)];
+  Emitter e(ctx, base_name(node));
+  TESSERA_ASSIGN_OR_RETURN(ValueId start, e.op("Reshape", {starts, e.ints({})}));
+  if (ctx.value(start).dtype != DType::i64()) {
+    TESSERA_ASSIGN_OR_RETURN(start, e.op("Cast", {start}, {int_attr("to", onnx::TensorProto::INT64)}));
+  }
+  // From the end when negative, then within [0, dim - length].
+  TESSERA_ASSIGN_OR_RETURN(ValueId negative, e.op("Less", {start, e.index(0)}));
+  TESSERA_ASSIGN_OR_RETURN(ValueId wrapped, e.op("Add", {start, e.index(dim)}));
+  TESSERA_ASSIGN_OR_RETURN(start, e.op("Where", {negative, wrapped, start}));
+  TESSERA_ASSIGN_OR_RETURN(start, e.op("Max", {start, e.index(0)}));
+  TESSERA_ASSIGN_OR_RETURN(start, e.op("Min", {start, e.index(dim - length)}));
+  std::vector<int64_t> rows(static_cast<size_t>(length));
+  for (int64_t r = 0; r < length; ++r) rows[static_cast<size_t>(r)] = r;
+  TESSERA_ASSIGN_OR_RETURN(ValueId indices, e.op("Add", {start, e.ints(rows)}));
+  TESSERA_ASSIGN_OR_RETURN(ValueId out, e.op("Gather", {x, indices}, {int_attr("axis", axis)}));
+  ctx.values[node.output(0)] = out;
+  return Status::ok();
+}
+
+}  // namespace
+
 Status convert_slice(ImportContext& ctx, const Node& node) {
   TESSERA_ASSIGN_OR_RETURN(ValueId x, ctx.input(node, 0));
   const auto xs = ctx.value(x).shape;
+  if (ctx.opset >= 10 && ImportContext::has_input(node, 1) && !ctx.constant_input(node, 1))
+    return convert_slice_at_offset(ctx, node);
   bool given = false;
   TESSERA_ASSIGN_OR_RETURN(auto starts, ints_from(ctx, node, "starts", 1, &given));
   TESSERA_ASSIGN_OR_RETURN(auto ends, ints_from(ctx, node, "ends", 2, &given));

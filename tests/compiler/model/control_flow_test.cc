@@ -235,6 +235,38 @@ TEST(ControlFlow, ALoopTooLongToUnrollKeepsItsScanOutput) {
   EXPECT_EQ(out->at("ys"), ys);
 }
 
+// The body reads row i of an outer input as torch writes x[i:i+1]:
+// Slice(x, Unsqueeze(i), Unsqueeze(i + 1)), its start known only at run
+// time, its length one row (test_loop11's body, its trip count an input).
+TEST(ControlFlow, ALoopBodySlicesTheRowOfItsIteration) {
+  ModelBuilder m(13);
+  m.input("x", {5, 2});
+  m.input("steps", {}, TensorProto::INT64);
+  m.floats("zeros", {1, 2}, {0.0f, 0.0f});
+  m.int64s("one", {}, {1});
+  m.int64s("axis0", {1}, {0});
+  m.output("acc_out", {1, 2});
+  std::vector<onnx::NodeProto> nodes = {make_node("Add", {"i", "one"}, "end"),
+                                        make_node("Unsqueeze", {"i", "axis0"}, "start1"),
+                                        make_node("Unsqueeze", {"end", "axis0"}, "end1"),
+                                        make_node("Slice", {"x", "start1", "end1"}, "row"),
+                                        make_node("Add", {"acc", "row"}, "acc_next"),
+                                        make_node("Identity", {"cond_in"}, "cond_out")};
+  set_graph(m.node("Loop", {"steps", "", "zeros"}, {"acc_out"}, "loop"), "body",
+            graph_of("body", {"i", "cond_in", "acc"}, nodes, {"cond_out", "acc_next"}));
+  auto c = Compiled::of(m);
+  ASSERT_TRUE(c.is_ok()) << c.status().to_string();
+  const std::vector<float> x = {1, 2, 10, 20, 100, 200, 1000, 2000, 5, 6};
+  for (int64_t steps : {5, 2, 0}) {
+    auto out = c->run({{"x", floats(x)}, {"steps", int64(steps)}});
+    ASSERT_TRUE(out.is_ok()) << out.status().to_string();
+    std::vector<float> acc = {0, 0};
+    for (int64_t i = 0; i < steps; ++i)
+      for (size_t j = 0; j < 2; ++j) acc[j] += x[static_cast<size_t>(2 * i) + j];
+    EXPECT_EQ(out->at("acc_out"), acc) << steps;
+  }
+}
+
 TEST(ControlFlow, LoopsTheDeviceCannotRunAreRefusedSayingWhy) {
   // The condition stays true and there is no trip count.
   ModelBuilder forever(13);
