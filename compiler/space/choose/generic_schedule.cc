@@ -44,6 +44,37 @@ struct RootOptions {
   int64_t line_elements = 16;  ///< elements of a 64-byte cache line
 };
 
+// A transpose: each lane of the vector reads another input row. The loop
+// along the rows' contiguous axis (options.contiguous_axis, one of `outer`)
+// is tiled by a cache line's elements and its tile goes last in `outer`,
+// right outside the vector: a tile reads one line of each of the vector's
+// rows and writes one line of each of its own rows, whole. (Only a vector
+// of a whole line or more writes whole lines: with a narrower one a tile
+// writes parts of many lines, and the caller keeps the plain order.)
+// Whether it applied.
+Result<bool> tile_contiguous_axis(Sched& s, const std::string& name, const RootOptions& options,
+                                  std::vector<Var>& outer) {
+  const Stage& stage = s.state().stage(s.state().stage_index(name));
+  for (size_t i = 0; i + 1 < outer.size(); ++i) {
+    if (outer[i].as<VarNode>()->name != options.contiguous_axis) continue;
+    const int64_t extent = stage.iters[stage.iter_index(outer[i])].extent;
+    // A tile that does not divide the axis would guard its loop, and the
+    // guard hides the bounds that keep a reshape's index plain.
+    if (extent > options.line_elements && extent % options.line_elements != 0) return false;
+    Var inner = outer[i];
+    if (extent > options.line_elements) {
+      TESSERA_ASSIGN_OR_RETURN(std::vector<Var> parts, s.split(name, outer[i], {options.line_elements}));
+      outer[i] = parts[0];
+      inner = parts[1];
+    } else {
+      outer.erase(outer.begin() + static_cast<std::ptrdiff_t>(i));
+    }
+    outer.push_back(inner);
+    return true;
+  }
+  return false;
+}
+
 Status schedule_root_stage(Sched& s, const std::string& name, int64_t lanes, const Target& target,
                            const RootOptions& options) {
   const Stage& stage = s.state().stage(s.state().stage_index(name));
@@ -93,33 +124,9 @@ Status schedule_root_stage(Sched& s, const std::string& name, int64_t lanes, con
     if (!vector.empty()) TESSERA_RETURN_IF_ERROR(s.annotate(name, vector[0], IterAnnotation::kVectorize));
     return Status::ok();
   }
-  // A transpose: each lane of the vector reads another input row. The loop
-  // along the rows' contiguous axis is tiled by a cache line's elements and
-  // its tile goes right outside the vector: a tile reads one line of each
-  // of the vector's rows and writes one line of each of its own rows, whole.
   bool moved = false;
-  // Only a vector of a whole line (or more) writes whole lines of its rows:
-  // with a narrower one, a tile writes parts of many lines, and the plain
-  // order's long contiguous rows of output are faster.
   if (!options.contiguous_axis.empty() && !vector.empty() && reduce.empty() && vector_lanes >= options.line_elements) {
-    for (size_t i = 0; i + 1 < outer.size(); ++i) {
-      if (outer[i].as<VarNode>()->name != options.contiguous_axis) continue;
-      const int64_t extent = stage.iters[stage.iter_index(outer[i])].extent;
-      // A tile that does not divide the axis would guard its loop, and the
-      // guard hides the bounds that keep a reshape's index plain.
-      if (extent > options.line_elements && extent % options.line_elements != 0) break;
-      Var inner = outer[i];
-      if (extent > options.line_elements) {
-        TESSERA_ASSIGN_OR_RETURN(std::vector<Var> parts, s.split(name, outer[i], {options.line_elements}));
-        outer[i] = parts[0];
-        inner = parts[1];
-      } else {
-        outer.erase(outer.begin() + static_cast<std::ptrdiff_t>(i));
-      }
-      outer.push_back(inner);
-      moved = true;
-      break;
-    }
+    TESSERA_ASSIGN_OR_RETURN(moved, tile_contiguous_axis(s, name, options, outer));
   }
   std::vector<Var> order = outer;
   order.insert(order.end(), reduce.begin(), reduce.end());
