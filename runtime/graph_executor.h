@@ -188,7 +188,7 @@ class GraphExecutor {
       switch (kind) {
         case CallKind::kKernel: ++pc; return fn ? fn(args.data()) : external.run(external.region, args.data());
         case CallKind::kCopy:
-          if (args[0] != args[1]) std::memcpy(args[1], args[0], nbytes);
+          if (nbytes != 0 && args[0] != args[1]) std::memcpy(args[1], args[0], nbytes);  // empty: no buffers
           ++pc;
           return 0;
         case CallKind::kCopySlice: {

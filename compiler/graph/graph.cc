@@ -105,13 +105,13 @@ Constant Constant::from_doubles(DType dtype, std::vector<int64_t> shape, const s
 
 Constant Constant::from_floats(std::vector<int64_t> shape, const std::vector<float>& values) {
   Constant c{DType::f32(), std::move(shape), std::vector<uint8_t>(values.size() * sizeof(float))};
-  std::memcpy(c.bytes.data(), values.data(), c.bytes.size());
+  if (!c.bytes.empty()) std::memcpy(c.bytes.data(), values.data(), c.bytes.size());  // none: both may be null
   return c;
 }
 
 Constant Constant::from_int64s(std::vector<int64_t> shape, const std::vector<int64_t>& values) {
   Constant c{DType::i64(), std::move(shape), std::vector<uint8_t>(values.size() * sizeof(int64_t))};
-  std::memcpy(c.bytes.data(), values.data(), c.bytes.size());
+  if (!c.bytes.empty()) std::memcpy(c.bytes.data(), values.data(), c.bytes.size());  // none: both may be null
   return c;
 }
 
