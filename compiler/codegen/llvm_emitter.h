@@ -93,6 +93,12 @@ class CodeGen {
   llvm::Value* emit_segmented_load(const LoadNode* op);
   void emit_masked_store(const StoreNode* op, llvm::Value* value);
   void emit_for(const ForNode* op);
+  /// A serial loop of 4, 8 or 16 steps whose one store reads, at each step,
+  /// a vector across input rows (a transpose's tile): the rows' block loaded
+  /// whole and transposed by shuffles, then the steps unrolled on its
+  /// columns (llvm_transpose.cc). False, with nothing emitted, for any other
+  /// loop.
+  bool emit_transposed_tile(const ForNode* op);
   void emit_serial_loop(const Var& var, llvm::Value* begin, llvm::Value* end, const Stmt& body);
   void emit_parallel(const ForNode* op);
   void emit_allocate(const AllocateNode* op);

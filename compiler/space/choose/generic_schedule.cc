@@ -48,7 +48,8 @@ struct RootOptions {
 // along the rows' contiguous axis (options.contiguous_axis, one of `outer`)
 // is tiled by a cache line's elements and its tile goes last in `outer`,
 // right outside the vector: a tile reads one line of each of the vector's
-// rows and writes one line of each of its own rows, whole. (Only a vector
+// rows and writes one line of each of its own rows, whole, and code
+// generation loads the block as rows and transposes it in registers. (Only a vector
 // of a whole line or more writes whole lines: with a narrower one a tile
 // writes parts of many lines, and the caller keeps the plain order.)
 // Whether it applied.
@@ -58,9 +59,9 @@ Result<bool> tile_contiguous_axis(Sched& s, const std::string& name, const RootO
   for (size_t i = 0; i + 1 < outer.size(); ++i) {
     if (outer[i].as<VarNode>()->name != options.contiguous_axis) continue;
     const int64_t extent = stage.iters[stage.iter_index(outer[i])].extent;
-    // A tile that does not divide the axis would guard its loop, and the
-    // guard hides the bounds that keep a reshape's index plain.
-    if (extent > options.line_elements && extent % options.line_elements != 0) return false;
+    // A tile that does not divide the axis splits it into whole tiles
+    // and a guarded last one (lowering partitions the loop): the whole
+    // ones transpose in registers (codegen's emit_transposed_tile).
     Var inner = outer[i];
     if (extent > options.line_elements) {
       TESSERA_ASSIGN_OR_RETURN(std::vector<Var> parts, s.split(name, outer[i], {options.line_elements}));
