@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <unordered_set>
 
+#include "compiler/arith/linear.h"
 #include "compiler/arith/sym_interval.h"
 #include "compiler/ir/op.h"
 #include "compiler/lower/inline_stages.h"
@@ -110,8 +111,11 @@ void infer_region(LoweringPlan& plan, int p, const BoundMap& outer_bounds) {
           exact = false;
           continue;
         }
-        add_bound(&los[d], iv->lo);
-        add_bound(&his[d], iv->hi);
+        // Canonical and simplified, so that one row reached by two paths of
+        // attachment is one bound: ((i.0*16 + i.1) + 0) + 0 and
+        // 0 + (i.0*16 + i.1); f / 750 % 6 and f / 750 where f < 4500.
+        add_bound(&los[d], simplify(arith::canonical(iv->lo), outer_bounds));
+        add_bound(&his[d], simplify(arith::canonical(iv->hi), outer_bounds));
       }
     }
   }

@@ -170,21 +170,6 @@ Status apply_rows(const KnobConfig& cfg, const Target& target, State* state) {
     TESSERA_RETURN_IF_ERROR(s.rfactor(r.statistics[i], axis, lanes));
     partials[i] = true;
   }
-  for (const std::string& stage : r.stored) {
-    // At the root: rows in parallel, each row vectorized.
-    const std::vector<Var> loops = s.loops(stage);
-    const std::vector<Var> rows(loops.begin(), loops.begin() + r.row_axes);
-    const std::vector<Var> cols(loops.begin() + r.row_axes, loops.end());
-    Var row = rows[0], col = cols[0];
-    if (rows.size() > 1) {
-      TESSERA_ASSIGN_OR_RETURN(row, s.fuse(stage, rows));
-    }
-    if (cols.size() > 1) {
-      TESSERA_ASSIGN_OR_RETURN(col, s.fuse(stage, cols));
-    }
-    TESSERA_RETURN_IF_ERROR(s.annotate(stage, row, IterAnnotation::kParallel));
-    TESSERA_RETURN_IF_ERROR(vectorize_columns(s, stage, col, cfg.get("tile_cols")[1]));
-  }
   // out: rows... r cols... -> (rows... r.0) parallel, r.1, col.0, col.1
   // vectorized. Only the innermost row axis is split, so a row's index stays
   // linear in the loops and bound inference gives each statistic one row.
@@ -204,30 +189,44 @@ Status apply_rows(const KnobConfig& cfg, const Target& target, State* state) {
   }
   TESSERA_RETURN_IF_ERROR(s.annotate(r.out, blocks, IterAnnotation::kParallel));
   if (cfg.get("tile_cols")[1] > 1) TESSERA_RETURN_IF_ERROR(s.annotate(r.out, cv[1], IterAnnotation::kVectorize));
-  // A statistic only the output reads is computed at the row, right before
-  // the row is written. One that another statistic reads too (softmax's
-  // max, layer_norm's sum) stays at the root, rows in parallel: bound
-  // inference would give it the whole tensor at every row otherwise.
-  for (size_t i = r.statistics.size(); i-- > 0;) {
-    const std::string& stat = r.statistics[i];
-    if (r.read_by_output_only[i]) {
-      TESSERA_RETURN_IF_ERROR(s.compute_at(stat, r.out, rb[1]));
-      if (partials[i]) {
-        // At the statistic's innermost row loop (one row: the loops of its
-        // row axes, which bound inference gives extent 1, then its reduce).
-        const size_t rank = s.state().stage(s.state().stage_index(stat)).axes.size();
-        TESSERA_RETURN_IF_ERROR(place_partials(s, stat, stat, s.loops(stat)[rank - 1]));
+  // Every statistic, and a stage stored between two (softmax's exp), is
+  // computed at the row block, right before it is written: the block is
+  // read from memory once and from L1 after. Readers are placed before what
+  // they read (a stage's readers must already run inside its loop).
+  std::vector<std::string> at_rows;
+  for (const Tensor& t : state->dag().tensors()) {
+    const bool stat = std::find(r.statistics.begin(), r.statistics.end(), t->name) != r.statistics.end();
+    if (stat || std::find(r.stored.begin(), r.stored.end(), t->name) != r.stored.end()) at_rows.push_back(t->name);
+  }
+  for (auto it = at_rows.rbegin(); it != at_rows.rend(); ++it) {
+    const std::string& stage = *it;
+    // At the output's row block where the output reads it; else at the one
+    // row of its one reader (softmax's max, which only exp reads).
+    std::vector<std::string> readers;
+    for (const Tensor& t : state->dag().tensors())
+      for (const Tensor& in : input_tensors(t))
+        if (in->name == stage) readers.push_back(t->name);
+    if (std::find(readers.begin(), readers.end(), r.out) != readers.end() || readers.size() != 1) {
+      TESSERA_RETURN_IF_ERROR(s.compute_at(stage, r.out, rb[1]));
+    } else {
+      const std::vector<Var> reader_loops = s.loops(readers[0]);
+      TESSERA_RETURN_IF_ERROR(s.compute_at(stage, readers[0], reader_loops[static_cast<size_t>(r.row_axes) - 1]));
+    }
+    const size_t i = static_cast<size_t>(std::find(r.statistics.begin(), r.statistics.end(), stage) - r.statistics.begin());
+    if (i == r.statistics.size()) {  // stored: vectorized along the row
+      const std::vector<Var> loops = s.loops(stage);
+      const std::vector<Var> cols(loops.begin() + r.row_axes, loops.end());
+      Var col = cols[0];
+      if (cols.size() > 1) {
+        TESSERA_ASSIGN_OR_RETURN(col, s.fuse(stage, cols));
       }
-      continue;
+      TESSERA_RETURN_IF_ERROR(vectorize_columns(s, stage, col, cfg.get("tile_cols")[1]));
+    } else if (partials[i]) {
+      // At the statistic's innermost row loop (one row: the loops of its
+      // row axes, which bound inference gives extent 1, then its reduce).
+      const size_t rank = s.state().stage(s.state().stage_index(stage)).axes.size();
+      TESSERA_RETURN_IF_ERROR(place_partials(s, stage, stage, s.loops(stage)[rank - 1]));
     }
-    const std::vector<Var> stat_loops = s.loops(stat);
-    const std::vector<Var> rows(stat_loops.begin(), stat_loops.begin() + r.row_axes);
-    Var fused = rows[0];
-    if (rows.size() > 1) {
-      TESSERA_ASSIGN_OR_RETURN(fused, s.fuse(stat, rows));
-    }
-    TESSERA_RETURN_IF_ERROR(s.annotate(stat, fused, IterAnnotation::kParallel));
-    if (partials[i]) TESSERA_RETURN_IF_ERROR(place_partials(s, stat, stat, fused));
   }
   return Status::ok();
 }
