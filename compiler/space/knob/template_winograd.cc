@@ -289,7 +289,7 @@ Result<KnobConfig> fallback_winograd(const KnobSpace& space, const ComputeDAG& d
   const int64_t regs_per_row = (vec + lanes - 1) / lanes;
   const int64_t rows = std::max<int64_t>(1, target.vector_registers() / 2 / regs_per_row);
   const std::vector<int64_t> blocks = block_choices(w);
-  const int64_t block = nearest_size(blocks, 16);
+  const int64_t block = nearest_size(blocks, std::max<int64_t>(16, w.tiles / (16 * std::max(1, target.num_cores))));
   const int64_t u_bytes = 16 * w.c * w.k * w.dtype.storage_bytes();
   return nearest_config(space, {{"block", {block}},
                                 {"rows", {largest_at_most(row_choices(blocks), rows)}},
