@@ -335,7 +335,7 @@ llvm::Value* CodeGen::emit_call(const CallNode* op) {
   DType ct = widen ? DType::f32(t.lanes) : t;
   if (widen) x = b_.CreateFPExt(x, type_of(ct));
   llvm::Value* r = nullptr;
-  // float32 vectors: exp and tanh as polynomials (llvm_math.cc), not a libm
+  // float32 vectors: exp, log and tanh as polynomials (llvm_math.cc), not a libm
   // call a lane.
   const bool vector_f32 = ct.lanes > 1 && ct.is_float() && ct.bits == 32;
   auto exp = [&](llvm::Value* v) {
@@ -343,7 +343,7 @@ llvm::Value* CodeGen::emit_call(const CallNode* op) {
   };
   switch (op->op) {
     case CallOp::kExp: r = exp(x); break;
-    case CallOp::kLog: r = b_.CreateUnaryIntrinsic(llvm::Intrinsic::log, x); break;
+    case CallOp::kLog: r = vector_f32 ? emit_vector_log(x) : b_.CreateUnaryIntrinsic(llvm::Intrinsic::log, x); break;
     case CallOp::kSqrt: r = b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x); break;
     case CallOp::kFloor: r = b_.CreateUnaryIntrinsic(llvm::Intrinsic::floor, x); break;
     case CallOp::kCeil: r = b_.CreateUnaryIntrinsic(llvm::Intrinsic::ceil, x); break;

@@ -51,9 +51,10 @@ class CodeGen {
   /// inputs), emitted as branches: only the taken value is computed.
   bool is_uniform_chain(const SelectNode* n);
   llvm::Value* emit_select_chain(const SelectNode* n);
-  /// exp and tanh of a float32 vector, polynomials in straight-line code
+  /// exp, log and tanh of a float32 vector, polynomials in straight-line code
   /// (llvm_math.cc); libm stays for scalars.
   llvm::Value* emit_vector_exp(llvm::Value* x);
+  llvm::Value* emit_vector_log(llvm::Value* x);
   llvm::Value* emit_vector_tanh(llvm::Value* x);
   /// acc + dot_u8s8(a, b) (acc null: 0), by the target's dot-product
   /// instruction where it has one for these lanes (llvm_dot.cc).

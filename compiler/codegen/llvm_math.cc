@@ -1,4 +1,4 @@
-// exp and tanh of float32 vectors as straight-line code.
+// exp, log and tanh of float32 vectors as straight-line code.
 //
 // LLVM lowers llvm.exp of a vector (and Tessera lowered tanh) to one libm
 // call a lane: a 64-lane sigmoid cost 64 calls of expf, and a recurrent
@@ -9,6 +9,11 @@
 //        exact); e^r by its degree-6 minimax polynomial (Cephes' expf
 //        coefficients); 2^n put in the exponent bits. Within 2 ulp of libm on
 //        [-87.3, 88.7]; 0 below, +inf above, NaN kept.
+//  log:  x = m 2^e with m in [sqrt(1/2), sqrt(2)) (subnormals scaled by
+//        2^23 first); log(m) = f - f^2/2 + f^3 p(f), f = m - 1, by Cephes'
+//        logf polynomial; e ln2 added in two parts. Within 2 ulp of libm;
+//        -inf at 0, NaN below it, +inf and NaN kept. A log-mel front end's
+//        8,080 logs took 32 us as libm calls.
 //  tanh: the odd rational minimax approximation p(x) / q(x) on [-7.9, 7.9]
 //        (degree 13 over 6, the published coefficients Eigen uses), ±1
 //        beyond, x itself for |x| < 4e-4 (where tanh x = x in float32).
@@ -69,6 +74,38 @@ llvm::Value* CodeGen::emit_vector_exp(llvm::Value* x) {
   y = b.CreateSelect(b.CreateFCmpOLT(x, constant(x, lo)), constant(x, 0.0), y);
   y = b.CreateSelect(b.CreateFCmpOGT(x, constant(x, hi)), constant(x, HUGE_VAL), y);
   return b.CreateSelect(b.CreateFCmpUNO(x, x), x, y);
+}
+
+llvm::Value* CodeGen::emit_vector_log(llvm::Value* x) {
+  auto& b = b_;
+  auto* vt = llvm::cast<llvm::FixedVectorType>(x->getType());
+  auto* it = llvm::FixedVectorType::get(b.getInt32Ty(), vt->getNumElements());
+  auto int_constant = [&](int64_t v) { return llvm::ConstantInt::get(it, static_cast<uint64_t>(v), true); };
+  // Subnormals scaled into the normal range, their exponent corrected.
+  llvm::Value* subnormal = b.CreateFCmpOLT(x, constant(x, 1.1754943508222875e-38));
+  llvm::Value* scaled = b.CreateSelect(subnormal, b.CreateFMul(x, constant(x, 8388608.0)), x);
+  llvm::Value* bits = b.CreateBitCast(scaled, it);
+  // x = m 2^e with m in [1/2, 1).
+  llvm::Value* e = b.CreateSub(b.CreateLShr(bits, int_constant(23)), int_constant(126));
+  e = b.CreateSelect(subnormal, b.CreateSub(e, int_constant(23)), e);
+  llvm::Value* m = b.CreateBitCast(b.CreateOr(b.CreateAnd(bits, int_constant(0x007fffff)), int_constant(0x3f000000)), vt);
+  // m below sqrt(1/2) doubles (e one less): f = m - 1 in [-0.29, 0.41).
+  llvm::Value* low = b.CreateFCmpOLT(m, constant(x, 0.707106781186547524));
+  llvm::Value* ef = b.CreateSIToFP(b.CreateSelect(low, b.CreateSub(e, int_constant(1)), e), vt);
+  llvm::Value* f = b.CreateFSub(b.CreateSelect(low, b.CreateFAdd(m, m), m), constant(x, 1.0));
+  llvm::Value* f2 = b.CreateFMul(f, f);
+  llvm::Value* p = horner(b, f, {3.3333331174e-1, -2.4999993993e-1, 2.0000714765e-1, -1.6668057665e-1,
+                                 1.4249322787e-1, -1.2420140846e-1, 1.1676998740e-1, -1.1514610310e-1,
+                                 7.0376836292e-2});
+  llvm::Value* y = b.CreateFMul(b.CreateFMul(p, f), f2);
+  y = fma(b, ef, constant(x, -2.12194440e-4), y);
+  y = fma(b, f2, constant(x, -0.5), y);
+  llvm::Value* r = b.CreateFAdd(f, y);
+  r = fma(b, ef, constant(x, 0.693359375), r);
+  r = b.CreateSelect(b.CreateFCmpOEQ(x, constant(x, 0.0)), constant(x, -HUGE_VAL), r);
+  r = b.CreateSelect(b.CreateFCmpOLT(x, constant(x, 0.0)), constant(x, std::nan("")), r);
+  r = b.CreateSelect(b.CreateFCmpOEQ(x, constant(x, HUGE_VAL)), x, r);
+  return b.CreateSelect(b.CreateFCmpUNO(x, x), x, r);
 }
 
 llvm::Value* CodeGen::emit_vector_tanh(llvm::Value* x) {

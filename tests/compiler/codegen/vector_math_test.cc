@@ -1,4 +1,4 @@
-// exp, tanh and sigmoid of float32 vectors (compiler/codegen/llvm_math.cc:
+// exp, log, tanh and sigmoid of float32 vectors (compiler/codegen/llvm_math.cc:
 // polynomials, not a libm call a lane) against the double-precision
 // functions over their whole range: within 2 ulp where the result is a
 // normal float32, exact at the special values (0 and +inf beyond the range,
@@ -80,6 +80,17 @@ void expect_close(const std::vector<float>& x, const std::vector<float>& got, do
 TEST(VectorMath, ExpIsWithinTwoUlpOverItsRange) {
   const std::vector<float> x = inputs();
   expect_close(x, run([](Expr v) { return exp(v); }, x), [](double v) { return std::exp(v); }, 2.0, "exp");
+}
+
+// log over the inputs (NaN below 0, -inf at 0), then over every power of
+// two's neighbourhood from the subnormals up (1e-45 to 3e38).
+TEST(VectorMath, LogIsWithinTwoUlpFromSubnormalsToTheLargestFloat) {
+  std::vector<float> x = inputs();
+  for (double v = 1.5e-45; v < 3e38; v *= 1.37) x.push_back(static_cast<float>(v));
+  for (float v : {1.0f, std::nextafter(1.0f, 2.0f), std::nextafter(1.0f, 0.0f), 0.70710677f, 0.70710683f,
+                  std::numeric_limits<float>::max(), std::numeric_limits<float>::denorm_min()})
+    x.push_back(v);
+  expect_close(x, run([](Expr v) { return log(v); }, x), [](double v) { return std::log(v); }, 2.0, "log");
 }
 
 TEST(VectorMath, TanhIsWithinAFewUlpAndSaturates) {
