@@ -90,14 +90,16 @@ std::string Progress::overall_line() const {
   const double now = estimated_latency_s(tasks_);
   if (now <= 0) return line;
   line += "  model ~" + milliseconds(now);
-  // The untuned start: every task at its default schedule, when all are known.
+  // Against what compile makes without records: every task at the schedule
+  // compile would take, when all are known (not the unscheduled default,
+  // scalar and on one thread, which no compile runs).
   double untuned = 0;
   bool known = !tasks_.empty();
   for (const auto& t : tasks_) {
-    known = known && t.default_cost_s > 0;
-    untuned += t.weight * t.default_cost_s;
+    known = known && t.untuned_compile_s > 0;
+    untuned += t.weight * t.untuned_compile_s;
   }
-  if (known) line += format(", %.2fx faster than untuned (%s)", untuned / now, milliseconds(untuned).c_str());
+  if (known) line += format(", %.2fx an untuned compile's (%s)", untuned / now, milliseconds(untuned).c_str());
   return line;
 }
 

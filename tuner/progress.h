@@ -25,6 +25,9 @@ struct TaskProgress {
   int64_t errors = 0;
   double best_cost_s = 0;        ///< 0 while nothing succeeded
   double default_cost_s = 0;     ///< the untuned default's time; 0: unknown
+  /// The schedule compile takes without a record (the template's fallback,
+  /// else the generic schedule): what tuning is measured against. 0: unknown.
+  double untuned_compile_s = 0;
   double best_gflops = 0;        ///< 0 while nothing succeeded
   double last_batch_gflops = 0;  ///< best of the latest batch
   double eta_s = -1;             ///< < 0: unknown

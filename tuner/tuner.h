@@ -56,6 +56,10 @@ struct TaskSummary {
   std::vector<Step> best_steps;
   double flops = 0;
   std::optional<double> default_cost_s;  ///< the untuned default schedule's time
+  /// The time of the schedule compile takes without a record (the template's
+  /// fallback, else the generic schedule): tuning's gain is measured
+  /// against it.
+  std::optional<double> untuned_compile_s;
   double seconds = 0;              ///< wall time spent on the task
   double search_seconds = 0;       ///< of which proposing candidates (search + cost model)
   double build_seconds = 0;        ///< of which building (wall)

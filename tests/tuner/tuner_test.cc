@@ -214,6 +214,9 @@ TEST(Tuner, AResumedRunMeasuresAgainWhatTheInfrastructureLost) {
     ASSERT_TRUE(store.is_ok()) << store.status().to_string();
     auto first = tune_matmul(task, *store, 8);
     ASSERT_TRUE(first.is_ok()) << first.status().to_string();
+    // What tuning is measured against: the baseline compile would take.
+    ASSERT_TRUE((*first)[0].untuned_compile_s.has_value());
+    EXPECT_GT(*(*first)[0].untuned_compile_s, 0);
   }
   {
     auto conn = records::sql::Connection::open(db, SQLITE_OPEN_READWRITE, 1000, {});
@@ -235,6 +238,7 @@ TEST(Tuner, AResumedRunMeasuresAgainWhatTheInfrastructureLost) {
   EXPECT_EQ((*second)[0].trials, 3);
   EXPECT_EQ((*second)[0].infrastructure_errors, 0);
   EXPECT_TRUE((*second)[0].default_cost_s.has_value());
+  EXPECT_TRUE((*second)[0].untuned_compile_s.has_value());  // the lost baseline, measured again
   const std::vector<records::Record> all = store->list({}).value();
   EXPECT_EQ(static_cast<int64_t>(all.size()), before + 5);
   std::set<std::string> facts;
