@@ -31,6 +31,9 @@ std::atomic<bool> g_stop{false};
 std::atomic<bool> g_cancel{false};
 std::atomic<int> g_interrupts{0};
 constexpr int kInterrupted = 130;  // 128 + SIGINT, as a shell reports a Ctrl-C
+// The summary's task rows at defaults: with the regions and the run's
+// lines, tune's end fits a terminal of 24 rows.
+constexpr size_t kSummaryRows = 12;
 
 void say(const char* text) { (void)!::write(STDERR_FILENO, text, std::strlen(text)); }
 
@@ -118,6 +121,8 @@ const std::vector<OptionSpec> kOptions = {
     {"byoc", true, "with a model, after tuning: time each region this external backend can run both ways on "
                    "this machine and store the times, which compile --byoc auto reads: none, cblas, dnnl or "
                    "auto (default: dnnl where its runtime module is installed; docs/byoc.md)"},
+    {"verbose", false, "end with every task's row and time per trial, and every region timed both ways (default: "
+                       "the 12 largest tasks, and the regions that run on the backend)"},
     {"help", false, "this message"},
 };
 
@@ -218,14 +223,16 @@ int run_tune(int argc, char** argv, int first) {
     return kInterrupted;
   }
   if (summary->stopped) print_stored(*summary, db);
-  std::printf("\n%s", tuner::format_summary(summary->tasks).c_str());
+  const bool verbose = args->has("verbose");
+  std::printf("\n%s", verbose ? tuner::format_summary(summary->tasks).c_str()
+                               : tuner::format_summary(summary->tasks, kSummaryRows, false).c_str());
   if (summary->all_failed) {
     std::fprintf(stderr, "tessera tune: every trial of this run failed; the first errors:\n");
     for (const std::string& e : summary->errors) std::fprintf(stderr, "  %s\n", e.c_str());
     return 1;
   }
   if (summary->stopped) return kInterrupted;
-  if (has_model) time_regions_after_tuning(args->positional()[0], args->get_all("input-shape"), args->get_all("input-value"), *byoc, **job, stdout);
+  if (has_model) time_regions_after_tuning(args->positional()[0], args->get_all("input-shape"), args->get_all("input-value"), *byoc, **job, stdout, verbose);
   return 0;
 }
 

@@ -57,7 +57,7 @@ Result<TunedRegions> time_model_regions(const graph::Graph& g, const std::string
   return tuned;
 }
 
-std::string format_tuned_regions(const TunedRegions& tuned) {
+std::string format_tuned_regions(const TunedRegions& tuned, bool all) {
   if (!tuned.skipped.empty()) return "regions not timed both ways: " + tuned.skipped + "\n";
   char whole[240];
   const int n = std::snprintf(whole, sizeof whole, "the whole model: all tessera %.3f ms, all %s %.3f ms",
@@ -65,13 +65,20 @@ std::string format_tuned_regions(const TunedRegions& tuned) {
   if (tuned.mixed_total_s > 0 && n > 0 && static_cast<size_t>(n) < sizeof whole)
     std::snprintf(whole + n, sizeof whole - static_cast<size_t>(n), ", each region its faster way %.3f ms",
                   tuned.mixed_total_s * 1e3);
+  std::vector<model::RegionChoice> shown;
+  for (const model::RegionChoice& c : tuned.regions)
+    if (all || c.backend || !c.refused.empty()) shown.push_back(c);
+  std::string hidden;
+  if (shown.size() < tuned.regions.size())
+    hidden = "  " + std::to_string(tuned.regions.size() - shown.size()) + " of " + std::to_string(tuned.regions.size()) +
+             " regions run faster on Tessera (--verbose lists them)\n";
   return "regions timed both ways (" + tuned.backend + "), stored for compile --byoc auto:\n" +
-         model::format_region_choices(tuned.backend, tuned.regions) + "  " + whole + "\n";
+         model::format_region_choices(tuned.backend, shown) + hidden + "  " + whole + "\n";
 }
 
 void time_regions_after_tuning(const std::string& model_path, const std::vector<std::string>& input_shapes,
                                const std::vector<std::string>& input_values,
-                               const std::string& backend, tuner::TuneJob& job, FILE* out) {
+                               const std::string& backend, tuner::TuneJob& job, FILE* out, bool all_regions) {
   if (backend == "none") return;
   if (out) {
     std::fprintf(out, "\ntiming the regions %s can run, both ways (for compile --byoc auto)...\n", backend.c_str());
@@ -86,7 +93,7 @@ void time_regions_after_tuning(const std::string& model_path, const std::vector<
                  tuned.status().message().c_str());
     return;
   }
-  if (out) std::fprintf(out, "%s", format_tuned_regions(*tuned).c_str());
+  if (out) std::fprintf(out, "%s", format_tuned_regions(*tuned, all_regions).c_str());
 }
 
 }  // namespace tessera::cli

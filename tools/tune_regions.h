@@ -39,9 +39,10 @@ Result<std::string> resolve_byoc(const std::string& byoc, const Target& target);
 Result<TunedRegions> time_model_regions(const graph::Graph& g, const std::string& backend, const Target& target,
                                         records::Store& store, int64_t session_id);
 
-/// "regions timed both ways (dnnl), stored for compile --byoc auto:" and a
-/// line per region; or the reason nothing was timed.
-std::string format_tuned_regions(const TunedRegions& tuned);
+/// "regions timed both ways (dnnl), stored for compile --byoc auto:", a
+/// line per region that runs on the backend (every region with `all`), and
+/// the whole model both ways; or the reason nothing was timed.
+std::string format_tuned_regions(const TunedRegions& tuned, bool all = true);
 
 /// What `tessera tune MODEL` (and tessera.tune) does once the tuning has
 /// ended: the model's regions timed through `backend` (a name
@@ -50,6 +51,7 @@ std::string format_tuned_regions(const TunedRegions& tuned);
 /// the tuning's records are stored either way.
 void time_regions_after_tuning(const std::string& model_path, const std::vector<std::string>& input_shapes,
                                const std::vector<std::string>& input_values,
-                               const std::string& backend, tuner::TuneJob& job, FILE* out);
+                               const std::string& backend, tuner::TuneJob& job, FILE* out,
+                               bool all_regions = true);
 
 }  // namespace tessera::cli

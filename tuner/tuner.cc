@@ -448,7 +448,7 @@ double median_overhead_per_trial_s(const TaskSummary& summary) {
   return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
 }
 
-std::string format_summary(const std::vector<TaskSummary>& summaries) {
+std::string format_summary(const std::vector<TaskSummary>& summaries, size_t max_rows, bool per_trial_times) {
   std::string out;
   char buf[512];
   // By share of the model's time (weight x best; the default's where nothing succeeded).
@@ -465,7 +465,14 @@ std::string format_summary(const std::vector<TaskSummary>& summaries) {
                 "GFLOP/s", "errors", "vs untuned", "workload", "task");
   out += buf;
   const std::vector<size_t> order = by_share_of_time(shares);
-  for (size_t i : order) {
+  double rest_share = 0;
+  for (size_t row = 0; row < order.size(); ++row) {
+    const size_t i = order[row];
+    const double share = total > 0 ? time_in_model_s(shares[i]) / total : 0;
+    if (row >= max_rows) {
+      rest_share += share;
+      continue;
+    }
     const TaskSummary& s = summaries[i];
     std::string speedup = "-";
     if (s.untuned_compile_s && std::isfinite(s.best_cost_s)) {
@@ -473,13 +480,18 @@ std::string format_summary(const std::vector<TaskSummary>& summaries) {
       std::snprintf(x, sizeof x, "%.2fx", *s.untuned_compile_s / s.best_cost_s);
       speedup = x;
     }
-    const double share = total > 0 ? time_in_model_s(shares[i]) / total : 0;
     std::snprintf(buf, sizeof buf, "%5.1f%% %6g %8lld %10.3f %10.1f %8lld %11s  %-12.12s  %s\n", share * 100, s.weight,
                   static_cast<long long>(s.trials), std::isfinite(s.best_cost_s) ? s.best_cost_s * 1e3 : 0.0,
                   gflops(s.flops, s.best_cost_s), static_cast<long long>(s.errors), speedup.c_str(),
                   s.workload_key.c_str(), s.name.c_str());
     out += buf;
   }
+  if (order.size() > max_rows) {
+    std::snprintf(buf, sizeof buf, "  ... %zu more tasks, %.1f%% of the time\n", order.size() - max_rows,
+                  rest_share * 100);
+    out += buf;
+  }
+  if (!per_trial_times) return out;
   for (size_t i : order) {
     const TaskSummary& s = summaries[i];
     if (s.trials == 0) continue;

@@ -2,6 +2,8 @@
 // over one or more tasks, until the budget is spent.
 #pragma once
 
+#include <cstdint>
+
 #include <atomic>
 #include <chrono>
 #include <functional>
@@ -142,7 +144,10 @@ class Tuner {
 double median_overhead_per_trial_s(const TaskSummary& summary);
 
 /// The summary table printed at the end of a run: full names and workload
-/// key prefixes, the tasks by their share of the model's time.
-std::string format_summary(const std::vector<TaskSummary>& summaries);
+/// key prefixes, the tasks by their share of the model's time. At most
+/// `max_rows` tasks (the rest counted in one line, with their share), and
+/// each task's time per trial only when `per_trial_times`.
+std::string format_summary(const std::vector<TaskSummary>& summaries, size_t max_rows = SIZE_MAX,
+                           bool per_trial_times = true);
 
 }  // namespace tessera::tuner

@@ -195,11 +195,21 @@ TEST_F(ModelCommands, TheGenericScheduleIsTheBaselineOfAKernelWithoutATemplate) 
 TEST_F(ModelCommands, TuneTimesTheBackendsRegionsAndCompileTakesTheFasterFromTheRecords) {
   // A max pool: one region oneDNN takes (the conv model's weights are inputs, which it does not).
   const std::string model = (kNodeDir / "test_maxpool_2d_default" / "model.onnx").string(), db = path("r.db");
-  Output t = tessera("tune " + model + " --trials 4 --batch 4 --repeat 1 --db " + db + " --byoc dnnl");
+  Output t = tessera("tune " + model + " --trials 4 --batch 4 --repeat 1 --db " + db + " --byoc dnnl --verbose");
   ASSERT_EQ(t.code, 0) << t.text;
   ASSERT_NE(t.text.find("regions timed both ways (dnnl), stored for compile --byoc auto:"), std::string::npos)
       << t.text;
-  EXPECT_NE(t.text.find("dnnl_region0"), std::string::npos) << t.text;
+  EXPECT_NE(t.text.find("dnnl_region0"), std::string::npos) << t.text;  // --verbose lists every region
+  EXPECT_NE(t.text.find("s per trial"), std::string::npos) << t.text;
+  // At defaults only a region that runs on the backend has its line; the
+  // others are counted.
+  Output quiet = tessera("tune " + model + " --trials 4 --batch 4 --repeat 1 --db " + path("q.db") + " --byoc dnnl");
+  ASSERT_EQ(quiet.code, 0) << quiet.text;
+  EXPECT_EQ(quiet.text.find("s per trial"), std::string::npos) << quiet.text;
+  const bool listed = quiet.text.find("dnnl_region0") != std::string::npos;
+  if (listed) EXPECT_NE(quiet.text.find("dnnl_region0             dnnl "), std::string::npos) << quiet.text;
+  else EXPECT_NE(quiet.text.find("1 of 1 regions run faster on Tessera (--verbose lists them)"), std::string::npos)
+      << quiet.text;
   Output c = tessera("compile " + model + " --db " + db + " -o " + path("r.tsr"));
   ASSERT_EQ(c.code, 0) << c.text;
   EXPECT_NE(c.text.find("times from tuning session 1;"), std::string::npos) << c.text;

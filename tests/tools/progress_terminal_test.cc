@@ -155,13 +155,18 @@ TEST(ProgressTerminal, SixtyThreeTasksInFortyRowsNeverOverflow) {
   }
   EXPECT_LE(most, 40u) << output.substr(0, 3000);
   EXPECT_GE(most, 30u) << "the display should use the rows it has";
-  // The overall line and the phase line were shown; the summary lists every task.
+  // The overall line and the phase line were shown; the summary lists the
+  // 12 largest tasks and counts the rest (--verbose lists every one).
   EXPECT_NE(output.find("63 tasks  "), std::string::npos);
   EXPECT_NE(output.find("measuring untuned defaults: "), std::string::npos);
   size_t summary_rows = 0;
   for (const auto& l : screen.lines()) summary_rows += l.find("relu:M=") != std::string::npos && !is_progress_line(l) &&
                                                        l.find("s per trial") == std::string::npos;
-  EXPECT_EQ(summary_rows, 63u);
+  EXPECT_EQ(summary_rows, 12u);
+  const size_t summary = output.rfind("vs untuned");
+  ASSERT_NE(summary, std::string::npos);
+  EXPECT_NE(output.find("... 51 more tasks, ", summary), std::string::npos) << output.substr(summary);
+  EXPECT_EQ(output.find("s per trial", summary), std::string::npos) << output.substr(summary);
   fs::remove_all(dir);
 }
 
