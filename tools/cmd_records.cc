@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <ctime>
+#include <cctype>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -49,6 +50,10 @@ class Table {
     bool elastic = false;  // may be shortened to fit the terminal
     /// A shorter spelling tried before cutting cells (may be null).
     std::string (*compact)(const std::string&) = nullptr;
+    /// When every row has the same value (one target, the usual case), it
+    /// is printed once above the table ("target: x86_64 znver4, 2 cores")
+    /// and the column left out.
+    bool shared = false;
   };
   explicit Table(std::vector<Column> columns) : columns_(std::move(columns)) {}
 
@@ -59,6 +64,8 @@ class Table {
 
   /// Prints to stdout, fitting `terminal_width` columns when it is not 0.
   void print(size_t terminal_width) const {
+    Table narrowed = without_shared_columns();
+    if (narrowed.columns_.size() < columns_.size()) return narrowed.print(terminal_width);
     std::vector<std::vector<std::string>> rows = rows_;
     std::vector<size_t> width;
     size_t total = measure(rows, width);
@@ -68,7 +75,7 @@ class Table {
           for (auto& row : rows) row[i] = columns_[i].compact(row[i]);
       total = measure(rows, width);
     }
-    constexpr size_t kMinElastic = 20;
+    constexpr size_t kMinElastic = 14;
     // Shrink the widest elastic column a character at a time until it fits.
     while (terminal_width > 0 && total > terminal_width) {
       size_t widest = columns_.size();
@@ -101,6 +108,33 @@ class Table {
   }
 
  private:
+  // The table without its shared columns whose rows all agree, each of
+  // those printed first as "title: value".
+  Table without_shared_columns() const {
+    std::vector<bool> keep(columns_.size(), true);
+    for (size_t i = 0; i < columns_.size(); ++i) {
+      if (!columns_[i].shared || rows_.empty()) continue;
+      bool same = true;
+      for (const auto& row : rows_) same = same && row[i] == rows_[0][i];
+      if (!same) continue;
+      keep[i] = false;
+      std::string title = columns_[i].title;
+      for (char& c : title) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      std::printf("%s: %s\n", title.c_str(), rows_[0][i].c_str());
+    }
+    std::vector<Column> columns;
+    for (size_t i = 0; i < columns_.size(); ++i)
+      if (keep[i]) columns.push_back(columns_[i]);
+    Table out(std::move(columns));
+    for (const auto& row : rows_) {
+      std::vector<std::string> cells;
+      for (size_t i = 0; i < row.size(); ++i)
+        if (keep[i]) cells.push_back(row[i]);
+      out.add(std::move(cells));
+    }
+    return out;
+  }
+
   // Column widths for `rows` into `width`; returns the line length.
   size_t measure(const std::vector<std::vector<std::string>>& rows, std::vector<size_t>& width) const {
     width.assign(columns_.size(), 0);
@@ -132,6 +166,19 @@ std::string compact_target(const std::string& target) {
   return out.empty() ? target : out;
 }
 
+// "1x320x320x32 4x4x32x64 64 1x320x320x64 -> 1x320x320x64 float32" ->
+// "1x320x320x32 .. -> 1x320x320x64": the first input and the output, the
+// type only when it is not float32, for narrow tables (the workload key
+// tells the rest apart).
+std::string compact_shapes(const std::string& shapes) {
+  const size_t arrow = shapes.find(" -> ");
+  const size_t first = shapes.find(' ');
+  if (arrow == std::string::npos || first == std::string::npos) return shapes;
+  std::string out = shapes.substr(arrow);
+  if (out.size() > 8 && out.compare(out.size() - 8, 8, " float32") == 0) out.resize(out.size() - 8);
+  return shapes.substr(0, first) + (first < arrow ? " .." : "") + out;
+}
+
 // A table's TARGET cell: the target's short name (architecture, CPU, added
 // features, cores), the whole string with --full-target.
 std::string target_cell(const Args& args, const std::string& target) {
@@ -144,6 +191,14 @@ size_t terminal_width() {
   if (!::isatty(STDOUT_FILENO) || ::ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) != 0 || ws.ws_col == 0)
     return 0;
   return ws.ws_col;
+}
+
+// The width a table fits: the terminal's, else 120 columns (a pipe, a log);
+// unlimited with --wide or --full-target, which ask for every cell whole.
+size_t table_width(const Args& args) {
+  if (args.has("wide") || args.has("full-target")) return 0;
+  const size_t terminal = terminal_width();
+  return terminal > 0 ? terminal : 120;
 }
 
 std::string printf_string(const char* format, double value) {
@@ -211,6 +266,8 @@ const OptionSpec kHelpOption{"help", false, "this help"};
 const OptionSpec kWorkloadOption{"workload", true, "a workload key, or a unique prefix of one"};
 const OptionSpec kTargetOption{"target", true, "a target string, or a unique part of one"};
 const OptionSpec kFullTargetOption{"full-target", false, "print each target's whole string, not its short name"};
+const OptionSpec kWideOption{"wide", false, "print every cell whole, however wide (default: fit the terminal, "
+                                            "or 120 columns into a pipe)"};
 
 Result<Store> open_store(const Args& args, bool writable) {
   records::OpenOptions options;
@@ -298,8 +355,8 @@ int run_list(const Args& args) {
   filter.limit = args.has("all") ? 0 : *limit;
   auto infos = workload_infos(*store);
   if (!infos) return fail(infos.status());
-  Table table({{"ID", true}, {"TIME"}, {"WORKLOAD"}, {"OP"}, {"SHAPES", false, true},
-               {"TARGET", false, true, compact_target}, {"SPACE"},
+  Table table({{"ID", true}, {"TIME"}, {"WORKLOAD"}, {"OP", false, true}, {"SHAPES", false, true, compact_shapes},
+               {"TARGET", false, true, compact_target, true}, {"SPACE"},
                {"MEAN COST", true}, {"GFLOP/S", true}, {"CHECKED"}, {"RESULT"}});
   Status st = store->for_each(filter, [&](const Record& r) {
     auto w = infos->find(r.workload_key);
@@ -313,7 +370,7 @@ int run_list(const Args& args) {
     return Status::ok();
   });
   if (!st) return fail(st);
-  table.print(terminal_width());
+  table.print(table_width(args));
   auto total = store->count(filter);
   if (total && filter.limit > 0 && *total > filter.limit)
     std::printf("(%lld newest of %lld; --all or --limit N for more)\n",
@@ -333,8 +390,8 @@ int run_best(const Args& args) {
   if (!stats) return fail(stats.status());
   auto infos = workload_infos(*store);
   if (!infos) return fail(infos.status());
-  Table table({{"WORKLOAD"}, {"OP"}, {"SHAPES", false, true}, {"TARGET", false, true, compact_target},
-               {"RANK", true}, {"ID", true},
+  Table table({{"WORKLOAD"}, {"OP", false, true}, {"SHAPES", false, true, compact_shapes},
+               {"TARGET", false, true, compact_target, true}, {"RANK", true}, {"ID", true},
                {"MEAN COST", true}, {"GFLOP/S", true}, {"DEVICE"}, {"TIME"}});
   int shown = 0;
   for (const auto& s : *stats) {
@@ -357,7 +414,7 @@ int run_best(const Args& args) {
     std::printf("no successful records%s\n", task->first.empty() ? "" : " for this workload");
     return 0;
   }
-  table.print(terminal_width());
+  table.print(table_width(args));
   return 0;
 }
 
@@ -368,8 +425,8 @@ int run_stats(const Args& args) {
   if (!task) return fail(task.status());
   auto stats = store->stats();
   if (!stats) return fail(stats.status());
-  Table table({{"WORKLOAD"}, {"OP"}, {"SHAPES", false, true}, {"TARGET", false, true, compact_target},
-               {"RECORDS", true}, {"OK", true}, {"INFRA", true}, {"BEST", true}, {"GFLOP/S", true}, {"LAST"}});
+  Table table({{"WORKLOAD"}, {"OP", false, true}, {"SHAPES", false, true, compact_shapes},
+               {"TARGET", false, true, compact_target, true}, {"RECORDS", true}, {"OK", true}, {"INFRA", true}, {"BEST", true}, {"GFLOP/S", true}, {"LAST"}});
   int64_t records = 0, ok = 0, infra = 0;
   for (const auto& s : *stats) {
     if (!task->first.empty() && s.workload_key != task->first) continue;
@@ -382,7 +439,7 @@ int run_stats(const Args& args) {
     ok += s.ok_count;
     infra += s.infrastructure_count;
   }
-  table.print(terminal_width());
+  table.print(table_width(args));
   std::printf("%lld records, %lld ok, %lld failed, %lld infrastructure errors (not measurements)\n",
               static_cast<long long>(records), static_cast<long long>(ok),
               static_cast<long long>(records - ok - infra), static_cast<long long>(infra));
@@ -537,15 +594,15 @@ const std::vector<Subcommand>& subcommands() {
       {"list", "records, newest first", "tessera records list [--db DB] [--workload KEY] [--target TARGET] [--ok] [--worker ID]",
        {kDbOption, kWorkloadOption, kTargetOption, {"ok", false, "only successful measurements"},
         {"worker", true, "only what this worker id measured", 0, "ID"},
-        {"limit", true, "how many (default 20)"}, {"all", false, "every record"}, kFullTargetOption, kHelpOption},
+        {"limit", true, "how many (default 20)"}, {"all", false, "every record"}, kFullTargetOption, kWideOption, kHelpOption},
        run_list},
       {"best", "the fastest records of each workload and target",
        "tessera records best [--db DB] [--workload KEY] [--target TARGET] [--k N]",
        {kDbOption, kWorkloadOption, kTargetOption, {"k", true, "how many per workload and target (default 5)"},
-        kFullTargetOption, kHelpOption},
+        kFullTargetOption, kWideOption, kHelpOption},
        run_best},
       {"stats", "counts and best cost per workload and target", "tessera records stats [--db DB] [--workload KEY]",
-       {kDbOption, kWorkloadOption, kTargetOption, kFullTargetOption, kHelpOption}, run_stats},
+       {kDbOption, kWorkloadOption, kTargetOption, kFullTargetOption, kWideOption, kHelpOption}, run_stats},
       {"export", "write records as JSON Lines", "tessera records export [--db DB] [--out FILE] [--workload KEY]",
        {kDbOption, kWorkloadOption, kTargetOption, {"ok", false, "only successful measurements"},
         {"out", true, "the file to write (default: stdout)", 'o', "FILE"}, kHelpOption},

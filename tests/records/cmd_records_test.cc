@@ -105,6 +105,46 @@ TEST(RecordsCli, EveryTableShowsTheWorkloadsShapes) {
   }
 }
 
+// Into a pipe every table fits 120 columns: the one target is named once
+// above it, a long shapes cell keeps its first input and its output; with
+// --wide every cell is whole, and with two targets the column returns.
+TEST(RecordsCli, TablesFitOneHundredTwentyColumnsAndWidePrintsEveryCell) {
+  TempDir dir;
+  const std::string db = make_db(dir);
+  const std::string shapes = "1x320x320x32 4x4x32x64 64 1x320x320x64 -> 1x320x320x64 float32";
+  {
+    auto store = Store::open(db);
+    ASSERT_TRUE(store);
+    ASSERT_TRUE(store->add_workload({key_of(2), "", "fused_transpose_reshape_transpose_reshape_mul_mul_add", shapes, 1e9}));
+    ASSERT_TRUE(store->append({ok_record(key_of(2), kTarget, 0.001, 5)}));
+  }
+  auto widest = [](const std::string& text) {
+    size_t most = 0, begin = 0;
+    for (size_t end = text.find('\n'); end != std::string::npos; begin = end + 1, end = text.find('\n', begin))
+      most = std::max(most, end - begin);
+    return most;
+  };
+  for (const char* command : {"list", "best", "stats"}) {
+    CliRun run = tessera_records(std::string(command) + " --db " + db);
+    EXPECT_EQ(run.exit_code, 0) << run.output;
+    EXPECT_LE(widest(run.output), 120u) << command << "\n" << run.output;
+    EXPECT_EQ(run.output.rfind("target: x86_64 icelake-server, 2 cores\n", 0), 0u) << command << run.output;
+    EXPECT_EQ(line_with(run.output, "WORKLOAD").find("TARGET"), std::string::npos) << command << run.output;
+    CliRun wide = tessera_records(std::string(command) + " --db " + db + " --wide");
+    EXPECT_NE(wide.output.find(shapes), std::string::npos) << command << wide.output;
+  }
+  CliRun stats = tessera_records("stats --db " + db);
+  EXPECT_NE(line_with(stats.output, "fused_").find("  1x320x320x"), std::string::npos) << stats.output;  // its first input first
+  {
+    auto store = Store::open(db);
+    ASSERT_TRUE(store);
+    ASSERT_TRUE(store->append({ok_record(key_of(2), "llvm -mtriple=aarch64-linux-gnu -mattr=+neon", 0.002, 6)}));
+  }
+  CliRun two = tessera_records("stats --db " + db);
+  EXPECT_NE(line_with(two.output, "WORKLOAD").find("TARGET"), std::string::npos) << two.output;
+  EXPECT_LE(widest(two.output), 120u) << two.output;
+}
+
 TEST(RecordsCli, StatsCountsInfrastructureErrorsApartAndPruneDropsThem) {
   TempDir dir;
   const std::string db = make_db(dir);
