@@ -26,7 +26,7 @@ if [[ "$plot_only" == --plot-only ]]; then
   gzip -dc "$out" > "$work/fixture.jsonl"
 else
   (cd "$work" && "$tessera" tune resnet18.onnx --trials 1000 --db fixture.db --threads 2)
-  "$tessera" records export --db "$work/fixture.db" --out "$work/fixture.jsonl"
+  "$tessera" records export --db "$work/fixture.db" --output "$work/fixture.jsonl"
   mkdir -p "$(dirname "$out")"
   gzip -9 -n -c "$work/fixture.jsonl" > "$out"
   echo "wrote $out ($(stat -c %s "$out") bytes, $(grep -c '"type":"record"' "$work/fixture.jsonl") records)"

@@ -194,6 +194,21 @@ std::string wrap(const std::string& block) {
   return out;
 }
 
+// Spellings an option had before every command spelled it one way, still
+// read where the command has the new one: `--out` (keys, records export,
+// report) is `--output`, as in compile.
+void respell_old_options(std::vector<std::string>& words, const std::vector<OptionSpec>& specs) {
+  static const std::pair<const char*, const char*> kOld[] = {{"out", "output"}};
+  for (const auto& [old_name, name] : kOld) {
+    const bool takes_new = std::any_of(specs.begin(), specs.end(), [&](const OptionSpec& s) { return s.name == name; });
+    const bool takes_old = std::any_of(specs.begin(), specs.end(), [&](const OptionSpec& s) { return s.name == old_name; });
+    if (!takes_new || takes_old) continue;
+    const std::string word = std::string("--") + old_name;
+    for (std::string& w : words)
+      if (w == word || w.rfind(word + "=", 0) == 0) w = std::string("--") + name + w.substr(word.size());
+  }
+}
+
 }  // namespace
 
 std::string placeholder(const std::string& option_name) {
@@ -208,6 +223,7 @@ Result<Args> Args::parse(int argc, char** argv, int first, const std::vector<Opt
   std::map<std::string, int> counts;
   describe(app, specs, values, counts);
   std::vector<std::string> words(argv + first, argv + argc);
+  respell_old_options(words, specs);
   std::reverse(words.begin(), words.end());  // CLI11 takes them last first
   try {
     app.parse(words);

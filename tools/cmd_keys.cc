@@ -1,4 +1,4 @@
-// `tessera keys generate --out DIR [--name NAME] [--role worker|client]`: a
+// `tessera keys generate --output DIR [--name NAME] [--role worker|client]`: a
 // CURVE keypair for a tracker, a worker or a client (rpc/keys.h).
 #include <cstdio>
 
@@ -10,7 +10,7 @@ namespace tessera::cli {
 
 int run_keys(int argc, char** argv, int first) {
   const std::vector<OptionSpec> specs = {
-      {"out", true, "directory for NAME.key (secret) and NAME.pub (public); created with mode 0700", 0, "DIR"},
+      {"output", true, "directory for NAME.key (secret) and NAME.pub (public); created with mode 0700", 'o', "DIR"},
       {"name", true, "the keypair's name (default: tessera)"},
       {"role", true, "worker or client: written into both files; the tracker admits the key only in that role"},
       {"help", false, "this text"},
@@ -18,10 +18,10 @@ int run_keys(int argc, char** argv, int first) {
   auto args = Args::parse(argc, argv, first, specs);
   const bool help = args.is_ok() && args->has("help");
   if (!args.is_ok() || help || args->positional().size() != 1 || args->positional()[0] != "generate" ||
-      !args->has("out")) {
+      !args->has("output")) {
     if (!args.is_ok()) std::fprintf(stderr, "tessera keys: %s\n\n", args.status().message().c_str());
     std::fprintf(help ? stdout : stderr,
-                 "usage: tessera keys generate --out DIR [--name NAME] [--role worker|client]\n\n"
+                 "usage: tessera keys generate --output DIR [--name NAME] [--role worker|client]\n\n"
                  "Writes a CURVE keypair (Z85) as DIR/NAME.key and DIR/NAME.pub, mode 0600.\n"
                  "Give NAME.pub to the other side: the tracker lists its workers' public keys in\n"
                  "DIR/workers/ and its clients' in DIR/clients/ (--authorized DIR), they name\n"
@@ -35,7 +35,7 @@ int run_keys(int argc, char** argv, int first) {
     std::fprintf(stderr, "tessera keys: %s\n", keys.status().message().c_str());
     return 1;
   }
-  const std::string dir = args->get("out"), name = args->get("name", "tessera");
+  const std::string dir = args->get("output"), name = args->get("name", "tessera");
   rpc::KeyRole role = rpc::KeyRole::kAny;
   if (args->has("role")) {
     auto parsed = rpc::parse_key_role(args->get("role"));

@@ -455,7 +455,7 @@ int run_export(const Args& args) {
   filter.workload_key = task->first;
   filter.target = task->second;
   filter.ok_only = args.has("ok");
-  std::string out = args.get("out", "-");
+  std::string out = args.get("output", "-");
   auto report = out == "-" ? records::export_jsonl(*store, std::cout, filter)
                            : records::export_jsonl_file(*store, out, filter);
   if (!report) return fail(report.status());
@@ -603,9 +603,9 @@ const std::vector<Subcommand>& subcommands() {
        run_best},
       {"stats", "counts and best cost per workload and target", "tessera records stats [--db DB] [--workload KEY]",
        {kDbOption, kWorkloadOption, kTargetOption, kFullTargetOption, kWideOption, kHelpOption}, run_stats},
-      {"export", "write records as JSON Lines", "tessera records export [--db DB] [--out FILE] [--workload KEY]",
+      {"export", "write records as JSON Lines", "tessera records export [--db DB] [--output FILE] [--workload KEY]",
        {kDbOption, kWorkloadOption, kTargetOption, {"ok", false, "only successful measurements"},
-        {"out", true, "the file to write (default: stdout)", 'o', "FILE"}, kHelpOption},
+        {"output", true, "the file to write (default: stdout)", 'o', "FILE"}, kHelpOption},
        run_export},
       {"import", "read JSON Lines files, skipping records already present",
        "tessera records import [--db DB] FILE... (- reads stdin)", {kDbOption, kHelpOption}, run_import},

@@ -13,7 +13,7 @@ namespace {
 
 const std::vector<OptionSpec> kOptions = {
     {"db", true, "the records database to report on (default: tessera.db)"},
-    {"out", true, "the HTML file to write (required)", 'o', "FILE"},
+    {"output", true, "the HTML file to write (required)", 'o', "FILE"},
     {"input-shape", true, "bind a dynamic input of MODEL.onnx, name:d0,d1,... (repeatable)"},
     {"target", true, "only records of this target, spelled as stored (`tessera records stats` lists them)"},
     {"ort-ms", true, "ONNX Runtime's latency of the model in ms: a line on the model's plots", 0, "MS"},
@@ -57,7 +57,7 @@ int run_report(int argc, char** argv, int first) {
     return 0;
   }
   if (args->positional().size() > 1) return usage_error("unexpected argument '" + args->positional()[1] + "'");
-  if (!args->has("out")) return usage_error("-o report.html is required");
+  if (!args->has("output")) return usage_error("-o report.html is required");
   report::ReportOptions options;
   options.db_label = args->get("db", "tessera.db");
   options.target = args->get("target");
@@ -85,7 +85,7 @@ int run_report(int argc, char** argv, int first) {
   } else if (args->has("input-shape")) {
     return usage_error("--input-shape goes with a model, MODEL.onnx");
   }
-  const std::string output = args->get("out");
+  const std::string output = args->get("output");
   Status st = report::write_report(options.db_label, options, output);
   if (!st) return failure(st.message());
   std::printf("wrote %s\n", output.c_str());

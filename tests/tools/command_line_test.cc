@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 #include "base/version.h"
 #include "compiler/ops/op_spec.h"
 #include "tests/tools/command.h"
@@ -136,15 +138,32 @@ TEST(CommandLine, EachOptionHasOnePlaceholderEverywhere) {
   EXPECT_EQ(seen["db"], std::set<std::string>{"DB"});
   EXPECT_EQ(seen["key"], std::set<std::string>{"KEY"});
   EXPECT_EQ(seen["tracker"], std::set<std::string>{"ENDPOINT"});
-  // The one exception, said in both helps: keys writes into a directory,
-  // records export and report to a file.
-  EXPECT_EQ(seen["out"], (std::set<std::string>{"DIR", "FILE"}));
-  seen.erase("out");
+  // One spelling for what a command writes, --output (-o): a package for
+  // compile, a directory for keys, a file for records export and report.
+  // The old --out is read still but shown nowhere.
+  EXPECT_EQ(seen.count("out"), 0u);
+  EXPECT_EQ(seen["output"], (std::set<std::string>{"DIR", "FILE", "MODEL.tsr"}));
+  seen.erase("output");
   for (const auto& [name, placeholders] : seen) {
     std::string all;
     for (const auto& p : placeholders) all += " " + p;
     EXPECT_EQ(placeholders.size(), 1u) << "--" << name << " is shown as" << all;
   }
+}
+
+// Scripts written for the old spelling keep working: --out and --out=X are
+// --output where a command has it (and an unknown option elsewhere).
+TEST(CommandLine, TheOldOutSpellingIsReadAsOutput) {
+  const std::string dir = ::testing::TempDir() + "tessera_out_spelling_" + std::to_string(::getpid());
+  Output a = tessera("keys generate --out " + dir + " --name a");
+  EXPECT_EQ(a.code, 0) << a.text;
+  Output b = tessera("keys generate --out=" + dir + " --name b");
+  EXPECT_EQ(b.code, 0) << b.text;
+  EXPECT_NE(a.text.find(dir + "/a.key"), std::string::npos) << a.text;
+  EXPECT_NE(b.text.find(dir + "/b.key"), std::string::npos) << b.text;
+  Output run = tessera("run --out x.tsr");
+  EXPECT_EQ(run.code, 2) << run.text;
+  (void)tessera::test::shell("rm -rf " + dir);
 }
 
 TEST(CommandLine, SpaceHelpListsEveryOperatorWithItsParameters) {
