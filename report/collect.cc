@@ -10,7 +10,8 @@ namespace {
 
 // Adds one record to its task, its session and its worker.
 void add_record(const records::Record& r, TaskRecords& task, SessionRecords& session, WorkerRecords& worker) {
-  if (!r.infrastructure) ++task.trials;
+  const bool baseline = is_baseline(r);
+  if (!r.infrastructure) ++(baseline ? task.baselines : task.trials);
   ++session.records;
   session.build_s += r.build_seconds;
   session.measure_s += r.run_seconds;
@@ -24,15 +25,17 @@ void add_record(const records::Record& r, TaskRecords& task, SessionRecords& ses
     // best_of's rule: the lowest mean cost, a tie to the earlier record.
     const bool improved = !task.best || cost < task.best->mean_cost();
     if (improved) task.best = r;
-    task.ok.push_back({task.trials, cost, improved});
+    task.ok.push_back({baseline ? 0 : task.trials, cost, improved});
     return;
   }
   r.infrastructure ? ++worker.infrastructure : ++worker.errors;
-  task.failures.push_back({task.trials, r.error_kind, r.infrastructure});
+  task.failures.push_back({baseline ? 0 : task.trials, r.error_kind, r.infrastructure});
   if (++task.errors_by_kind[r.error_kind] == 1) task.example_message[r.error_kind] = r.error_message;
 }
 
 }  // namespace
+
+bool is_baseline(const records::Record& r) { return r.steps_json == "[]" || r.space == records::SpaceKind::kManual; }
 
 int find_task(const ReportData& data, const std::string& key, const std::string& target) {
   auto it = std::lower_bound(data.tasks.begin(), data.tasks.end(), std::make_pair(key, target),
@@ -67,7 +70,7 @@ Result<ReportData> collect(records::Store& store, const std::string& target) {
     SessionRecords& session = s == session_index.end() ? data.orphans : data.sessions[s->second];
     add_record(r, data.tasks[it->second], session, data.workers[r.worker]);
     data.events.push_back({it->second, r.ok() ? r.mean_cost() : std::numeric_limits<double>::infinity(),
-                           r.timestamp, r.infrastructure});
+                           r.timestamp, r.infrastructure, is_baseline(r)});
     ++data.total_records;
     return Status::ok();
   }));

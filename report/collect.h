@@ -19,7 +19,7 @@ namespace tessera::report {
 
 /// One successful measurement of a task.
 struct Measurement {
-  int64_t trial = 0;      ///< 1-based: the task's n-th measurement that was not an infrastructure error
+  int64_t trial = 0;      ///< 1-based: the task's n-th trial (TaskRecords::trials); 0: a baseline
   double cost_s = 0;      ///< mean seconds per run
   bool improved = false;  ///< a new best-so-far (strictly faster than every earlier one)
 };
@@ -36,7 +36,12 @@ struct TaskRecords {
   std::string key, target;
   std::string op_name, shapes;  ///< from the workloads table; may be empty
   double flop_count = 0;        ///< 0: unknown
-  int64_t trials = 0;           ///< records that are not infrastructure errors
+  /// Measurements of the search, as tune counts them: records that are
+  /// neither infrastructure errors nor baselines.
+  int64_t trials = 0;
+  /// Baselines, counted apart: the unscheduled default (no steps) and the
+  /// schedule compile takes without records (space "manual").
+  int64_t baselines = 0;
   std::vector<Measurement> ok;  ///< in trial order
   std::vector<Failure> failures;
   std::map<std::string, int64_t> errors_by_kind;         ///< every error kind, infrastructure included
@@ -67,7 +72,13 @@ struct Event {
   double cost_s = 0;         ///< +infinity for an error
   double timestamp = 0;      ///< Unix seconds
   bool infrastructure = false;
+  bool baseline = false;     ///< a baseline (TaskRecords::baselines), not a trial
 };
+
+/// Whether `r` is a baseline the tuner measures before its search (the
+/// unscheduled default, the schedule compile takes without records), not
+/// one of its trials.
+bool is_baseline(const records::Record& r);
 
 /// The whole store as the report needs it.
 struct ReportData {

@@ -243,7 +243,9 @@ std::string best_section(const PageContext& page) {
     for (const Measurement& m : task.ok)
       if (m.improved) found = m.trial;
     const double g = gflops_of(page, t, b.mean_cost());
-    out += "<td>" + std::to_string(b.id) + "</td><td>" + std::to_string(found) + "</td><td data-v=\"" +
+    // Trial 0: a baseline was best (nothing the search found beat it).
+    out += "<td>" + std::to_string(b.id) + "</td><td>" + (found > 0 ? std::to_string(found) : std::string("baseline")) +
+           "</td><td data-v=\"" +
            format_number(b.mean_cost() * 1e3, 6) + "\">" + format_number(b.mean_cost() * 1e3, 4) + "</td><td>" +
            (g > 0 ? format_number(g, 4) : std::string("flops unknown")) + "</td><td>" +
            (g > 0 && peak ? format_number(100 * g / *peak, 3) + "%" : std::string("peak unknown")) + "</td><td>" +

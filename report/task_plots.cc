@@ -45,7 +45,7 @@ LatencyCurve latency_curve(const PageContext& page) {
   for (const Event& e : d.events) {
     if (page.weight[e.task] <= 0 || d.tasks[e.task].target != page.model_target) continue;
     if (first == 0) first = e.timestamp;
-    if (!e.infrastructure) ++curve.trials;
+    if (!e.infrastructure && !e.baseline) ++curve.trials;
     curve.seconds = std::max(curve.seconds, e.timestamp - first);
     if (!(e.cost_s < best[e.task])) continue;
     if (!std::isfinite(best[e.task])) ++covered;
@@ -86,7 +86,9 @@ std::string task_block(const PageContext& page, int t, const std::set<std::strin
   std::string out = "<div class=\"task\" id=\"task-" + std::to_string(t) + "\"><h3>" + escape_html(page.label[t]) +
                     "</h3><p class=\"meta\"><a href=\"#" + escape_html(task.key) + "\"><code>" +
                     escape_html(task.key) + "</code></a> on " + escape_html(task.target) + " · " +
-                    std::to_string(task.trials) + " trials, " + std::to_string(task.ok.size()) + " ok";
+                    std::to_string(task.trials) + " trials" +
+                    (task.baselines ? " and " + std::to_string(task.baselines) + " baselines" : std::string()) + ", " +
+                    std::to_string(task.ok.size()) + " ok";
   if (task.best) {
     const double cost = task.best->mean_cost();
     out += " · best " + format_number(cost * 1e3, 4) + " ms";

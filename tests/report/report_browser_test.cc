@@ -113,6 +113,16 @@ TEST_F(ReportInBrowser, TheTunersPhaseTimesAreInTheReport) {
   EXPECT_EQ(section.find("<td class=\"unknown\">"), std::string::npos) << "tune stores search, build, measure and store";
 }
 
+// One trial count: the report's equals tune's (--trials 24); the baselines
+// measured before the search are counted apart.
+TEST_F(ReportInBrowser, TheReportCountsTheTrialsTuneRan) {
+  const std::string html = read_bytes(dir_->file("report.html"));
+  std::smatch trials;
+  ASSERT_TRUE(std::regex_search(html, trials, std::regex("ms</b> after (\\d+) trials"))) << html.substr(0, 2000);
+  EXPECT_EQ(trials[1], "24");
+  EXPECT_NE(html.find(" baselines, "), std::string::npos);
+}
+
 TEST_F(ReportInBrowser, AScriptErrorWouldBeSeen) {
   // The same page with its script broken: the check above must catch it.
   std::string html = read_bytes(dir_->file("report.html"));

@@ -136,6 +136,22 @@ TEST_F(ReportTest, FiguresMatchTheRecords) {
   EXPECT_NE(html.find("<td class=\"unknown\">unknown</td>"), std::string::npos) << "search and store are not stored";
 }
 
+// The report counts trials as tune does: the unscheduled default and the
+// baseline (space "manual") are counted apart, before trial 1.
+TEST_F(ReportTest, BaselinesAreCountedApartFromTrials) {
+  {
+    auto store = records::Store::open(db());
+    ASSERT_TRUE(store.is_ok());
+    records::Record untuned = record(key_of(1), {0.5}), baseline = record(key_of(1), {0.2});
+    untuned.steps_json = "[]";
+    baseline.space = records::SpaceKind::kManual;
+    ASSERT_TRUE(store->append({untuned, baseline}));
+  }
+  const std::string html = render(ReportOptions{});
+  // Key 1: 5 trials (3 ok, 2 errors) before, and two ok baselines now.
+  EXPECT_NE(html.find("5 trials and 2 baselines, 5 ok"), std::string::npos) << html;
+}
+
 TEST_F(ReportTest, PhaseTimesOfASessionAreShownWhereStored) {
   {
     auto store = records::Store::open(db());
