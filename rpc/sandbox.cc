@@ -140,7 +140,7 @@ pb::Result measure(const pb::Job& job, const SandboxOptions& options, const std:
   // Read from sysfs now: once locked down, the process opens no file.
   const int64_t cache_bytes = job.timing().flush_cache() ? runtime::last_level_cache_bytes() : 0;
   Status locked = lock_down();
-  if (!locked.is_ok()) return fail(pb::RUNTIME_ERROR, "the sandbox could not be set up: " + locked.message());
+  if (!locked.is_ok()) return fail(pb::SANDBOX_ERROR, "the sandbox could not be set up: " + locked.message());
   double check_seconds = 0;
   if (job.has_reference()) {
     runtime::ParallelScope scope(&pool);
@@ -331,7 +331,7 @@ Status lock_down(bool filter_system_calls) {
   if (contained.is_ok()) contained = contain_child(job, options, options.temp_dir, parent);
   pb::Result result = contained.is_ok()
                           ? measure(job, inside, [&] { return lock_down(options.filter_system_calls); })
-                          : error_result(job, pb::RUNTIME_ERROR,
+                          : error_result(job, pb::SANDBOX_ERROR,
                                          "the sandbox could not be set up: " + contained.message(),
                                          options.worker_id);
   std::string bytes;

@@ -107,13 +107,14 @@ const char* measure_error_kind_name(MeasureErrorKind kind) {
     case MeasureErrorKind::kNoWorker: return "no-worker";
     case MeasureErrorKind::kProtocolError: return "protocol-error";
     case MeasureErrorKind::kNoResult: return "no-result";
+    case MeasureErrorKind::kSandboxError: return "sandbox-error";
   }
   return "unknown";
 }
 
 bool is_infrastructure_error(MeasureErrorKind kind) {
   return kind == MeasureErrorKind::kNoWorker || kind == MeasureErrorKind::kProtocolError ||
-         kind == MeasureErrorKind::kNoResult;
+         kind == MeasureErrorKind::kNoResult || kind == MeasureErrorKind::kSandboxError;
 }
 
 double MeasureResult::mean_cost() const {

@@ -191,7 +191,9 @@ class JobLoop {
       pending_.pop_front();
       auto m = Measurement::start(job, o_.sandbox);
       if (!m.is_ok()) {
-        send_result(error_result(job, pb::RUNTIME_ERROR, m.status().message(), o_.worker_id));
+        // No child to measure in (fork, pipe, the job's directory): the
+        // worker's failure, measured again elsewhere or later.
+        send_result(error_result(job, pb::SANDBOX_ERROR, m.status().message(), o_.worker_id));
         continue;
       }
       running_.push_back(std::move(m).value());

@@ -25,9 +25,10 @@ namespace {
 
 Status usage(const std::string& message) { return Status(ErrorCode::kInvalidArgument, message); }
 
-// A user-facing line for a failure of `cause`, with its code ("what: code: message").
+// A user-facing line for a failure of `cause` ("what: message"); the code
+// stays the status's, not in its words (messages carry no status names).
 Status failure(const Status& cause, const std::string& what = "") {
-  return Status(cause.code(), what.empty() ? cause.to_string() : what + ": " + cause.to_string());
+  return Status(cause.code(), what.empty() ? cause.message() : what + ": " + cause.message());
 }
 
 // Reads OptionValues as the command line's parser does: the last value of

@@ -9,6 +9,7 @@
 #include <set>
 #include <thread>
 
+#include "rpc/measure_types.h"
 #include "tuner/measure/plausibility.h"
 
 namespace tessera::tuner {
@@ -124,7 +125,19 @@ void Tuner::announce(const std::string& line) {
   if (options_.on_wait) options_.on_wait(line);
 }
 
+void Tuner::note_infrastructure_error(const records::Record& r) {
+  last_infrastructure_error_ = r.error_kind + ": " + r.error_message;
+  if (r.error_kind == rpc::measure_error_kind_name(rpc::MeasureErrorKind::kSandboxError) && sandbox_error_.empty())
+    sandbox_error_ = r.error_message + (r.worker.empty() ? "" : " (worker " + r.worker + ")");
+}
+
 Status Tuner::wait_for_workers(const std::atomic<bool>* stop) {
+  // Waiting would not help: the worker's machine refuses the sandbox.
+  if (!sandbox_error_.empty())
+    return Status(ErrorCode::kUnavailable,
+                  "a worker could not set up the measurement's sandbox: " + sandbox_error_ +
+                      "; stopped, everything measured is stored (the lost measurements are taken again on the "
+                      "next run, once the worker can)");
   if (!failing_since_) failing_since_ = Clock::now();
   rpc::Runner& runner = measurer_.runner();
   const std::string key = runner.device_key();
@@ -177,7 +190,7 @@ Result<std::vector<records::Record>> Tuner::measure_alone(int i, const Candidate
       return r;
     }
     ++summaries_[i].infrastructure_errors;
-    last_infrastructure_error_ = r[0].error_kind + ": " + r[0].error_message;
+    note_infrastructure_error(r[0]);
     avoid_on_retry(c, r[0]);
     TESSERA_RETURN_IF_ERROR(wait_for_workers(stop));
     if (stop && stop->load()) return std::vector<records::Record>{};
@@ -344,7 +357,7 @@ Result<std::optional<Candidate>> Tuner::measure_batch(int i, std::vector<Candida
   for (size_t j = 0; j < all.size(); ++j) {
     if (all[j].infrastructure) {
       ++s.infrastructure_errors;
-      last_infrastructure_error_ = all[j].error_kind + ": " + all[j].error_message;
+      note_infrastructure_error(all[j]);
       avoid_on_retry(candidates[j], all[j]);
       retry_[i].push_back(std::move(candidates[j]));
     } else {

@@ -113,6 +113,8 @@ class Tuner {
   // After an infrastructure failure: returns once a worker of the key is there
   // (at once when one is), or stop is set; kUnavailable once the failures
   // have lasted options_.worker_wait_s.
+  /// Records an infrastructure error's message (and a sandbox error apart).
+  void note_infrastructure_error(const records::Record& r);
   Status wait_for_workers(const std::atomic<bool>* stop);
   // A message while the run is on screen (through the progress display).
   void announce(const std::string& line);
@@ -125,6 +127,10 @@ class Tuner {
   bool infrastructure_failed_ = false;       // a batch of this round had an infrastructure failure
   std::optional<std::chrono::steady_clock::time_point> failing_since_;  // no fact since then
   std::string last_infrastructure_error_;
+  /// A worker's sandbox could not be set up (sandbox-error): every job of
+  /// that worker would fail alike, so the run stops at the next wait, the
+  /// message said once. Empty: none seen.
+  std::string sandbox_error_;
   int max_workers_ = 0;                      // the most workers of the key seen
   std::vector<std::vector<Candidate>> retry_;  // per task: to measure again
 

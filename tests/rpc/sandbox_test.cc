@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <termios.h>
@@ -225,6 +226,41 @@ TerminalRun measure_on_a_terminal(const std::string& library) {
 // A worker started from a root shell: a job that reached that shell's
 // terminal could stop the worker (^Z) and type the shell's next command.
 // The job has no controlling terminal, so /dev/tty does not open.
+// A sandbox the worker cannot set up is the machine's failure, not the
+// schedule's: a worker that may not raise its CPU-time limit (not root, a
+// hard limit of 3 s under the 5 s job's 6) gets SANDBOX_ERROR naming the
+// limit, an infrastructure error the tuner stores as such and measures
+// again. Run in a child process, which drops root for good.
+TEST(Sandbox, ALimitTheWorkerCannotRaiseIsASandboxError) {
+  const MeasureInput in = probe_input("probe_add_one");
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    const rlimit low{3, 3};
+    if (::setrlimit(RLIMIT_CPU, &low) != 0) ::_exit(10);
+    if (::geteuid() == 0 && (::setgid(65534) != 0 || ::setuid(65534) != 0)) ::_exit(11);
+    pb::Job job = to_wire_job(in);
+    job.set_session_id("s");
+    job.set_job_id(1);
+    SandboxOptions options;
+    options.isolate_network = false;
+    auto m = Measurement::start(job, options);
+    if (!m.is_ok()) ::_exit(12);
+    pollfd p{m->fd(), POLLIN, 0};
+    while (::poll(&p, 1, 5000) > 0 && !m->on_readable()) {
+    }
+    const pb::Result r = m->finish();
+    const bool named = r.message().find("setrlimit(RLIMIT_CPU)") != std::string::npos;
+    ::_exit(r.error() == pb::SANDBOX_ERROR && named ? 0 : 13);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "10: setrlimit, 11: dropping root, 12: start, 13: not a sandbox error";
+  EXPECT_TRUE(is_infrastructure_error(MeasureErrorKind::kSandboxError));
+  EXPECT_STREQ(measure_error_kind_name(MeasureErrorKind::kSandboxError), "sandbox-error");
+}
+
 TEST(Sandbox, AJobCannotTypeIntoTheWorkersTerminal) {
   TerminalRun run = measure_on_a_terminal(read_file(TESSERA_TERMINAL_PROBE_TTY_PATH));
   EXPECT_EQ(run.typed, "");
