@@ -4,16 +4,16 @@
 // output of the input's shape that combines them with the input, maybe with
 // elementwise stages before or after.
 //
-// Rows run in parallel blocks; the last statistic of a row (softmax's
-// exp-sum, layer_norm's squared deviations) is computed at the row, right
-// before the row is written, so the row is read from L1 for both. A
-// statistic that another one reads too (the max, the sum) is one parallel
-// sweep before, row by row (bound inference cannot yet give a stage attached
-// beside its reader one row). The generic schedule computes every statistic
-// at the root, reading the input column-wise to vectorize across rows. The
-// write-back is vectorized along the row. A stage between two statistics
-// (softmax's exp(x - max) as compiler/graph builds it, summed and divided)
-// is stored in a parallel sweep of its own, so exp runs once per element.
+// Rows run in parallel blocks. Every statistic of a row (softmax's max and
+// exp-sum, layer_norm's sum and squared deviations) is computed at the row
+// block, right before the block is written, so the block is read from
+// memory once and from L1 after; one that only another statistic's stage
+// reads (softmax's max, read by exp) goes at that reader's row. A stage
+// between two statistics (softmax's exp(x - max) as compiler/graph builds
+// it, summed and divided) is stored for the block, vectorized along the
+// row, so exp runs once per element. The generic schedule computes every
+// statistic at the root, reading the input column-wise to vectorize across
+// rows. The write-back is vectorized along the row.
 //
 // Knobs: tile_rows [outer, rows per block] (of the innermost row axis),
 // tile_cols [outer, vector width].
@@ -28,7 +28,6 @@ namespace {
 struct Rows {
   std::string out;                      // the DAG's output
   std::vector<std::string> statistics;  // reductions, in DAG order
-  std::vector<bool> read_by_output_only;  // per statistic
   std::vector<std::string> inlined;     // other computed stages, but:
   std::vector<std::string> stored;      // those that read a statistic and feed another (softmax's exp)
   int row_axes = 0;                     // leading axes of `out` that index rows
@@ -97,14 +96,6 @@ Result<Rows> analyze(const ComputeDAG& dag) {
     (feeds_statistic && reads(stage, r.statistics) ? r.stored : inlined).push_back(stage);
   }
   r.inlined = std::move(inlined);
-  for (const std::string& stat : r.statistics) {
-    bool only_output = true;
-    for (const Tensor& t : dag.tensors()) {
-      if (!compute_op(t) || t->name == r.out) continue;
-      for (const Tensor& in : input_tensors(t)) only_output = only_output && in->name != stat;
-    }
-    r.read_by_output_only.push_back(only_output);
-  }
   for (size_t d = 0; d < shape.size(); ++d) (static_cast<int>(d) < r.row_axes ? r.rows : r.cols) *= shape[d];
   r.last_row_extent = shape[static_cast<size_t>(r.row_axes) - 1];
   return r;
