@@ -7,6 +7,8 @@
 // of its V rows T contiguous elements. The block is loaded instead as V
 // vectors of T elements and transposed by shuffles: T columns of V lanes,
 // each the value one of the T strided loads would have read.
+#include <algorithm>
+
 #include <llvm/IR/Constants.h>
 
 #include "compiler/arith/linear.h"
@@ -56,7 +58,8 @@ struct TileLoads : IRVisitor {
       if (const auto* v = atom.as<VarNode>(); v == t) coef += c;
       else if (uses_var(atom, t)) ok = false;  // t inside a division or product
     if (coef != 1) ok = false;
-    loads.push_back(op);
+    // A load the tree shares is read twice by the visit, transposed once.
+    if (std::find(loads.begin(), loads.end(), op) == loads.end()) loads.push_back(op);
   }
 };
 
@@ -94,7 +97,8 @@ std::vector<llvm::Value*> transpose_square(llvm::IRBuilder<>& b, std::vector<llv
   return rows;
 }
 
-// Vectors of equal length joined end to end.
+// Vectors of equal length joined end to end; their count a power of two
+// (emit_transposed_tile checks it), so each round pairs them all.
 llvm::Value* concatenate(llvm::IRBuilder<>& b, std::vector<llvm::Value*> parts) {
   while (parts.size() > 1) {
     std::vector<llvm::Value*> joined;
@@ -104,7 +108,6 @@ llvm::Value* concatenate(llvm::IRBuilder<>& b, std::vector<llvm::Value*> parts) 
       for (int l = 0; l < 2 * n; ++l) both.push_back(l);
       joined.push_back(b.CreateShuffleVector(parts[i], parts[i + 1], both));
     }
-    if (parts.size() % 2) joined.push_back(parts.back());  // V / T is a power of two but for odd counts
     parts = std::move(joined);
   }
   return parts[0];
