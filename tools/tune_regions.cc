@@ -71,7 +71,7 @@ std::string format_tuned_regions(const TunedRegions& tuned, bool all) {
   std::string hidden;
   if (shown.size() < tuned.regions.size())
     hidden = "  " + std::to_string(tuned.regions.size() - shown.size()) + " of " + std::to_string(tuned.regions.size()) +
-             " regions run faster on Tessera (--verbose lists them)\n";
+             " regions run on Tessera (--verbose lists them)\n";
   return "regions timed both ways (" + tuned.backend + "), stored for compile --byoc auto:\n" +
          model::format_region_choices(tuned.backend, shown) + hidden + "  " + whole + "\n";
 }
