@@ -2,9 +2,8 @@
 // over one or more tasks, until the budget is spent.
 #pragma once
 
-#include <cstdint>
-
 #include <atomic>
+#include <cstdint>
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -110,11 +109,11 @@ class Tuner {
   // it fails for the infrastructure; the stored record that is a fact.
   Result<std::vector<records::Record>> measure_alone(int task, const Candidate& c, MeasureOverride override,
                                                       const std::atomic<bool>* stop);
-  // After an infrastructure failure: returns once a worker of the key is there
-  // (at once when one is), or stop is set; kUnavailable once the failures
-  // have lasted options_.worker_wait_s.
   /// Records an infrastructure error's message (and a sandbox error apart).
   void note_infrastructure_error(const records::Record& r);
+  // After an infrastructure failure: returns once a worker of the key is there
+  // (at once when one is), or stop is set; kUnavailable once the failures
+  // have lasted options_.worker_wait_s, and at once after a sandbox error.
   Status wait_for_workers(const std::atomic<bool>* stop);
   // A message while the run is on screen (through the progress display).
   void announce(const std::string& line);
