@@ -173,9 +173,13 @@ def test_ctrl_c_stops_after_the_batch_keeps_its_records_and_raises_keyboard_inte
 
 def test_second_ctrl_c_drops_the_batch_in_flight(tmp_path):
     db = str(tmp_path / "c.db")
-    # The two baselines, then a first batch of 16 stored: the second batch
-    # (seconds long) has just started when the two Ctrl-Cs come.
-    child = start_long_tune(db, batch=16, records=3)
+    # The two baselines, then a first batch stored (a batch's records are
+    # stored together). The search for the second batch follows (under a
+    # second or so, even on a loaded machine): a Ctrl-C there has no batch to
+    # drop. A second later the second batch (32 candidates: about ten
+    # seconds) is in flight when the two Ctrl-Cs come.
+    child = start_long_tune(db, batch=32, records=3)
+    time.sleep(1.0)
     out, err = interrupt(child, 2)
     assert "KeyboardInterrupt" in err, err
     assert "stopped by Ctrl-C at once (the batch in flight was dropped)" in out, out
