@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "python/errors.h"
+#include "tools/after_tuning.h"
 #include "tools/compile_flow.h"
 #include "tools/model_input.h"
 #include "tools/tune_regions.h"
@@ -141,9 +142,10 @@ py::dict tune(const std::string& model, tuner::OptionValues options, const std::
     if (job.is_ok()) {
       tuner::Progress printer(stdout, progress && ::isatty(STDOUT_FILENO));
       summary = (*job)->run(progress ? &printer : nullptr, &stop, &cancel);
-      // Then the regions of an external backend, both ways, for compile's --byoc auto.
+      // Then the records checked in the model, and the regions of an
+      // external backend timed both ways, for compile.
       if (has_model && summary.is_ok() && !summary->stopped && !summary->all_failed)
-        cli::time_regions_after_tuning(model, shapes, values, *byoc, **job, log);
+        cli::after_model_tuning(model, shapes, values, plan_options, *byoc, **job, log, true);
     }
     std::fflush(stdout);
     std::lock_guard<std::mutex> lock(outcome.mutex);

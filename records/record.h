@@ -88,6 +88,27 @@ struct RegionTime {
   bool operator==(const RegionTime&) const = default;
 };
 
+/// A workload's best record checked in the model it was tuned for, after
+/// the tuning: the model's calls of that workload timed with the record's
+/// schedule and with the fallback an untuned compile gives (alternating
+/// runs, each call's median, summed over the workload's calls). A record
+/// measured alone can lose in the model (a winner of noise, or caches the
+/// model's other kernels share); while it is still the workload's best,
+/// compile keeps the fallback when `keeps_fallback`.
+struct ModelCheck {
+  int64_t id = 0;                 ///< assigned by the store; 0 before add_model_check
+  std::string workload_key;       ///< 32 lowercase hex characters
+  std::string target;             ///< the target both ran on
+  int64_t record_id = 0;          ///< the record checked (the workload's best then)
+  double record_seconds = 0;      ///< the workload's calls in the model with the record's schedule
+  double fallback_seconds = 0;    ///< the same calls with the untuned compile's schedule
+  bool keeps_fallback = false;    ///< the record lost: compile uses the fallback while it is the best
+  int64_t session_id = 0;         ///< the tuning session that checked it; 0: none
+  double timestamp = 0;           ///< Unix seconds; 0 means "now" at add_model_check
+
+  bool operator==(const ModelCheck&) const = default;
+};
+
 /// One measurement of one schedule of one workload on one target, good or bad.
 struct Record {
   int64_t id = 0;                   ///< assigned by the store; 0 before append

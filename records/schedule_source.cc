@@ -1,6 +1,7 @@
 #include "records/schedule_source.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <iterator>
 #include <map>
 
@@ -43,6 +44,8 @@ Result<std::vector<ScheduleCandidate>> RecordsScheduleSource::candidates(const s
                   "workload key '" + workload_key + "' is not 32 lowercase hex characters");
   TESSERA_ASSIGN_OR_RETURN(std::vector<Record> best, store_.best_k(workload_key, target, k_));
   if (best.empty()) return compatible_candidates(workload_key, target);
+  TESSERA_ASSIGN_OR_RETURN(std::optional<ModelCheck> lost, check_keeping_fallback(workload_key, target, best[0].id));
+  if (lost) return std::vector<ScheduleCandidate>{};
   RecordFilter ok_here;
   ok_here.workload_key = workload_key;
   ok_here.target = target;
@@ -51,6 +54,28 @@ Result<std::vector<ScheduleCandidate>> RecordsScheduleSource::candidates(const s
   std::vector<ScheduleCandidate> out;
   for (size_t i = 0; i < best.size(); ++i)
     out.push_back(to_candidate(best[i], TargetMatch::kExact, rank_text(i, count) + " on this target", count));
+  return out;
+}
+
+Result<std::optional<ModelCheck>> RecordsScheduleSource::check_keeping_fallback(const std::string& workload_key,
+                                                                               const std::string& target,
+                                                                               int64_t best_id) {
+  TESSERA_ASSIGN_OR_RETURN(std::optional<ModelCheck> check, store_.latest_model_check(workload_key, target));
+  if (!check || !check->keeps_fallback || check->record_id != best_id) return std::optional<ModelCheck>();
+  return check;
+}
+
+Result<std::string> RecordsScheduleSource::passed_over(const std::string& workload_key, const std::string& target) {
+  if (!is_valid_workload_key(workload_key)) return std::string();
+  TESSERA_ASSIGN_OR_RETURN(std::vector<Record> best, store_.best_k(workload_key, target, 1));
+  if (best.empty()) return std::string();
+  TESSERA_ASSIGN_OR_RETURN(std::optional<ModelCheck> lost, check_keeping_fallback(workload_key, target, best[0].id));
+  if (!lost) return std::string();
+  char text[200];
+  std::snprintf(text, sizeof text, "the model ran %.4g ms with its best record %lld, %.4g ms with the fallback",
+                lost->record_seconds * 1e3, static_cast<long long>(lost->record_id), lost->fallback_seconds * 1e3);
+  std::string out = text;
+  if (lost->session_id > 0) out += " (tuning session " + std::to_string(lost->session_id) + "'s check)";
   return out;
 }
 

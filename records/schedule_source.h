@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,7 +22,9 @@ namespace tessera::records {
 /// A ScheduleSource over a Store: for (key, target) the best `k` successful
 /// records on exactly that target string, best first (ties to the earlier
 /// record); when there are none, the best `k` over every compatible target
-/// (lowest mean cost first, then target string, then record id). The store is
+/// (lowest mean cost first, then target string, then record id). None when
+/// the newest model check of (key, target) kept the fallback over the
+/// record that is still the best (records::ModelCheck). The store is
 /// borrowed and must outlive the source; use it from one thread.
 class RecordsScheduleSource final : public ScheduleSource {
  public:
@@ -34,6 +37,9 @@ class RecordsScheduleSource final : public ScheduleSource {
   Result<std::vector<ScheduleCandidate>> candidates(const std::string& workload_key,
                                                     const std::string& target) override;
 
+  /// The model check that keeps the fallback, in words (see candidates).
+  Result<std::string> passed_over(const std::string& workload_key, const std::string& target) override;
+
   /// The store's newest region time (Store::latest_region_time).
   Result<std::optional<RegionMeasurement>> region_measurement(const std::string& region_key,
                                                               const std::string& target,
@@ -42,6 +48,10 @@ class RecordsScheduleSource final : public ScheduleSource {
  private:
   Result<std::vector<ScheduleCandidate>> compatible_candidates(const std::string& workload_key,
                                                                const std::string& target);
+  /// The newest check of (key, target) when it keeps the fallback over
+  /// `best_id`, the workload's best record now.
+  Result<std::optional<ModelCheck>> check_keeping_fallback(const std::string& workload_key,
+                                                           const std::string& target, int64_t best_id);
 
   Store& store_;
   int64_t k_;

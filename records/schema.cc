@@ -191,12 +191,33 @@ Status migrate_to_8(sql::Connection& conn) {
   )sql");
 }
 
+// Version 9: each workload's best record checked in its model after the
+// tuning, against the untuned compile's schedule (ModelCheck), which
+// compile reads. Databases of earlier versions have none: compile takes
+// the best record.
+Status migrate_to_9(sql::Connection& conn) {
+  return conn.exec(R"sql(
+    CREATE TABLE model_checks (
+      id               INTEGER PRIMARY KEY,
+      workload         TEXT NOT NULL,
+      target           TEXT NOT NULL,
+      record_id        INTEGER NOT NULL,
+      record_seconds   REAL NOT NULL,
+      fallback_seconds REAL NOT NULL,
+      keeps_fallback   INTEGER NOT NULL CHECK (keeps_fallback IN (0, 1)),
+      session_id       INTEGER REFERENCES sessions(id),
+      timestamp        REAL NOT NULL
+    );
+    CREATE INDEX model_checks_by_workload ON model_checks(workload, target, timestamp);
+  )sql");
+}
+
 using Migration = Status (*)(sql::Connection&);
 
 // kMigrations[v] takes a database from version v to v + 1. Append only: a
 // released migration never changes, since databases in the field ran it.
 constexpr Migration kMigrations[] = {migrate_to_1, migrate_to_2, migrate_to_3, migrate_to_4, migrate_to_5,
-                                     migrate_to_6, migrate_to_7, migrate_to_8};
+                                     migrate_to_6, migrate_to_7, migrate_to_8, migrate_to_9};
 static_assert(std::size(kMigrations) == kSchemaVersion);
 
 Result<int64_t> read_version(sql::Connection& conn) { return conn.query_int("PRAGMA user_version"); }

@@ -12,10 +12,11 @@
 namespace tessera::records {
 
 /// The schema version this build reads and writes.
-inline constexpr int kSchemaVersion = 8;
+inline constexpr int kSchemaVersion = 9;
 
-/// The oldest version a read-only open accepts: 7 and 8 only add tables
-/// (phase_times, region_times), which read as empty in a version 6 database.
+/// The oldest version a read-only open accepts: 7, 8 and 9 only add tables
+/// (phase_times, region_times, model_checks), which read as empty in a
+/// version 6 database.
 inline constexpr int kOldestReadOnlyVersion = 6;
 
 /// PRAGMA application_id of a Tessera records database ("TSRD"); a database with

@@ -124,6 +124,15 @@ class Store {
   /// Every region time, oldest first.
   Result<std::vector<RegionTime>> region_times();
 
+  /// Stores one model check (ModelCheck::id is ignored). kInvalidArgument
+  /// for a bad workload key, record id 0, a negative or non-finite time.
+  Status add_model_check(const ModelCheck& check);
+  /// The newest check of `workload_key` on `target`, or nullopt. Empty for
+  /// a database older than schema 9 opened read-only.
+  Result<std::optional<ModelCheck>> latest_model_check(const std::string& workload_key, const std::string& target);
+  /// Every model check, oldest first.
+  Result<std::vector<ModelCheck>> model_checks();
+
   /// Appends a batch in one transaction: all of it is stored or none of it.
   /// kInvalidArgument (nothing stored) when any record is malformed; see
   /// normalize_record for what is checked.

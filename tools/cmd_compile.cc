@@ -83,9 +83,14 @@ std::string summarize_model_choices(const ModelCompile& result) {
 std::string summarize_kernels(const CompileReport& report, const std::string& model_path) {
   std::string text = std::to_string(report.kernels) + " kernels, " + std::to_string(report.from_records) +
                      " scheduled from records\n";
-  if (!report.without_record.empty())
-    text += "  " + std::to_string(report.without_record.size()) +
-            " on fallbacks, without a record: `tessera tune " + model_path + "` searches them; --verbose lists them\n";
+  const size_t unrecorded = report.without_record.size() - report.kept_fallback.size();
+  if (unrecorded > 0)
+    text += "  " + std::to_string(unrecorded) + " on fallbacks, without a record: `tessera tune " + model_path +
+            "` searches them; --verbose lists them\n";
+  if (!report.kept_fallback.empty())
+    text += "  " + std::to_string(report.kept_fallback.size()) +
+            " on fallbacks kept by tune's check: their records made the model slower (`tessera records why " +
+            model_path + "` says by how much)\n";
   for (const auto& w : report.warnings) text += "warning: " + w + "\n";
   return text;
 }

@@ -14,6 +14,7 @@
 #include <cstring>
 
 #include "rpc/runner.h"
+#include "tools/after_tuning.h"
 #include "tools/args.h"
 #include "tools/commands.h"
 #include "tools/compile_flow.h"
@@ -232,7 +233,9 @@ int run_tune(int argc, char** argv, int first) {
     return 1;
   }
   if (summary->stopped) return kInterrupted;
-  if (has_model) time_regions_after_tuning(args->positional()[0], args->get_all("input-shape"), args->get_all("input-value"), *byoc, **job, stdout, verbose);
+  if (has_model)
+    after_model_tuning(args->positional()[0], args->get_all("input-shape"), args->get_all("input-value"), plan_options,
+                       *byoc, **job, stdout, verbose);
   return 0;
 }
 

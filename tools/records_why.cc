@@ -163,6 +163,10 @@ int explain_model_schedules(const WhyModelOptions& o) {
       const ScheduleCandidate& c = *choice->record;
       std::printf("  uses      record %lld (%s), %s\n  why       %s\n", static_cast<long long>(c.record_id),
                   schedule_source_name(choice->source), milliseconds(c.cost_s).c_str(), c.why.c_str());
+    } else if (!choice->passed_over.empty()) {
+      std::printf("  uses      %s (its records passed over)\n  why not   tune's check in the model kept the "
+                  "fallback: %s\n",
+                  schedule_source_name(choice->source), choice->passed_over.c_str());
     } else {
       const std::string why =
           store.is_ok() ? why_no_record(*store, stats, key, target_text, *choice) : "no records database";

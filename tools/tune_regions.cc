@@ -5,7 +5,6 @@
 #include "compiler/codegen/llvm_target.h"
 #include "compiler/external/backend.h"
 #include "records/schedule_source.h"
-#include "tools/model_input.h"
 
 namespace tessera::cli {
 
@@ -16,7 +15,8 @@ Result<std::string> resolve_byoc(const std::string& byoc, const Target& target) 
 }
 
 Result<TunedRegions> time_model_regions(const graph::Graph& g, const std::string& backend_name, const Target& target,
-                                        records::Store& store, int64_t session_id) {
+                                        records::Store& store, int64_t session_id,
+                                        const model::PlanOptions& options) {
   TunedRegions tuned;
   tuned.backend = backend_name;
   TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<external::Backend> backend, external::make_backend(backend_name));
@@ -31,7 +31,7 @@ Result<TunedRegions> time_model_regions(const graph::Graph& g, const std::string
     return tuned;
   }
   records::RecordsScheduleSource source(store);
-  TESSERA_ASSIGN_OR_RETURN(model::RegionPlans plans, model::plan_regions(g, target, &source, *backend));
+  TESSERA_ASSIGN_OR_RETURN(model::RegionPlans plans, model::plan_regions(g, target, &source, *backend, options));
   if (plans.regions.empty()) {
     tuned.skipped = backend_name + " takes no region of this model";
     return tuned;
@@ -74,26 +74,6 @@ std::string format_tuned_regions(const TunedRegions& tuned, bool all) {
              " regions run on Tessera (--verbose lists them)\n";
   return "regions timed both ways (" + tuned.backend + "), stored for compile --byoc auto:\n" +
          model::format_region_choices(tuned.backend, shown) + hidden + "  " + whole + "\n";
-}
-
-void time_regions_after_tuning(const std::string& model_path, const std::vector<std::string>& input_shapes,
-                               const std::vector<std::string>& input_values,
-                               const std::string& backend, tuner::TuneJob& job, FILE* out, bool all_regions) {
-  if (backend == "none") return;
-  if (out) {
-    std::fprintf(out, "\ntiming the regions %s can run, both ways (for compile --byoc auto)...\n", backend.c_str());
-    std::fflush(out);
-  }
-  auto graph = import_model(model_path, input_shapes, input_values);
-  Result<TunedRegions> tuned = graph.is_ok() ? time_model_regions(*graph, backend, job.config().target, job.store(),
-                                                                  job.session_id())
-                                             : Result<TunedRegions>(graph.status());
-  if (!tuned.is_ok()) {
-    std::fprintf(stderr, "tessera tune: warning: the regions were not timed: %s\n",
-                 tuned.status().message().c_str());
-    return;
-  }
-  if (out) std::fprintf(out, "%s", format_tuned_regions(*tuned, all_regions).c_str());
 }
 
 }  // namespace tessera::cli

@@ -31,27 +31,19 @@ struct TunedRegions {
 /// unknown name (listing the known ones).
 Result<std::string> resolve_byoc(const std::string& byoc, const Target& target);
 
-/// Times each region `backend` ("none": nothing) takes in `g` both ways
+/// Times each region `backend` ("none": nothing) takes in `g` (planned
+/// with `options`) both ways
 /// (model::measure_regions, schedules from `store`'s records) and stores
 /// the times under `session_id`. Skipped, with the reason, when `target` is
 /// not this machine's (a region is timed here, not on the device) or the
 /// backend takes no region. Errors: the measurement's and the store's.
 Result<TunedRegions> time_model_regions(const graph::Graph& g, const std::string& backend, const Target& target,
-                                        records::Store& store, int64_t session_id);
+                                        records::Store& store, int64_t session_id,
+                                        const model::PlanOptions& options = {});
 
 /// "regions timed both ways (dnnl), stored for compile --byoc auto:", a
 /// line per region that runs on the backend (every region with `all`), and
 /// the whole model both ways; or the reason nothing was timed.
 std::string format_tuned_regions(const TunedRegions& tuned, bool all = true);
-
-/// What `tessera tune MODEL` (and tessera.tune) does once the tuning has
-/// ended: the model's regions timed through `backend` (a name
-/// resolve_byoc gave) and stored with `job`'s session, a report written to
-/// `out` (null: nothing). A failure is a warning on stderr, not an error:
-/// the tuning's records are stored either way.
-void time_regions_after_tuning(const std::string& model_path, const std::vector<std::string>& input_shapes,
-                               const std::vector<std::string>& input_values,
-                               const std::string& backend, tuner::TuneJob& job, FILE* out,
-                               bool all_regions = true);
 
 }  // namespace tessera::cli

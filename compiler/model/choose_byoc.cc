@@ -10,6 +10,7 @@
 #include "compiler/codegen/llvm_target.h"
 #include "compiler/external/dnnl.h"
 #include "compiler/model/choose_winograd.h"
+#include "compiler/model/profile_packages.h"
 #include "compiler/te/workload_key.h"
 #include "runtime/external_modules.h"
 #include "runtime/graph_executor.h"
@@ -18,51 +19,6 @@ namespace tessera::model {
 namespace {
 
 using graph::Graph;
-
-// Per call of each package, its median seconds over about `runs` runs on
-// random inputs, the packages profiled in alternating rounds: a burst of
-// load on a shared machine then falls on every package alike. Profiled one
-// block each, a burst during the all-Tessera block once put a whole
-// ResNet-18 on oneDNN, 30% slower there.
-Result<std::vector<std::vector<double>>> profile_alternately(const std::vector<const runtime::PackageContents*>& packages,
-                                                             int runs) {
-  constexpr int kRounds = 5;
-  std::vector<std::unique_ptr<runtime::GraphExecutor>> execs;
-  for (const runtime::PackageContents* package : packages) {
-    TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<runtime::GraphExecutor> exec, runtime::GraphExecutor::load(*package));
-    uint64_t seed = 1;
-    for (const runtime::TensorInfo& in : exec->input_info()) {
-      TESSERA_ASSIGN_OR_RETURN(runtime::NDArray array, runtime::NDArray::create(in.shape, in.dtype));
-      array.fill_random(seed++);
-      TESSERA_RETURN_IF_ERROR(exec->set_input(in.name, array));
-    }
-    execs.push_back(std::move(exec));
-  }
-  const int per_round = std::max(1, (runs + kRounds - 1) / kRounds);
-  std::vector<std::vector<std::vector<double>>> rounds(execs.size());  // package, call, round
-  for (int round = 0; round < kRounds; ++round)
-    for (size_t p = 0; p < execs.size(); ++p) {
-      TESSERA_ASSIGN_OR_RETURN(std::vector<runtime::GraphExecutor::CallProfile> profile, execs[p]->profile(per_round));
-      rounds[p].resize(profile.size());
-      for (size_t c = 0; c < profile.size(); ++c) rounds[p][c].push_back(profile[c].median_s);
-    }
-  std::vector<std::vector<double>> seconds(execs.size());
-  for (size_t p = 0; p < execs.size(); ++p)
-    for (std::vector<double>& calls : rounds[p]) {
-      std::nth_element(calls.begin(), calls.begin() + calls.size() / 2, calls.end());
-      seconds[p].push_back(calls[calls.size() / 2]);
-    }
-  return seconds;
-}
-
-Result<runtime::PackageContents> compile_package(const ModelPlan& plan, const Target& target, ScheduleSource* source,
-                                                 std::vector<size_t>* group_calls = nullptr) {
-  CompileOptions co;
-  co.source = source;
-  TESSERA_ASSIGN_OR_RETURN(CompiledModel compiled, compile_model(plan, target, co));
-  if (group_calls) *group_calls = std::move(compiled.group_calls);
-  return std::move(compiled.package);
-}
 
 // A region's key: its backend and the code generated for it (the symbol,
 // which numbers regions in partition order, left out).

@@ -100,7 +100,9 @@ Result<ScheduleChoice> choose_schedule(std::shared_ptr<const ComputeDAG> dag, co
   if (!dag) return Status(ErrorCode::kInvalidArgument, "choose_schedule: no DAG");
   std::vector<std::string> warnings;
   int seen = 0, skipped = 0;
+  std::string passed_over;
   auto finish = [&](ScheduleChoice choice) {
+    choice.passed_over = passed_over;
     choice.warnings = std::move(warnings);
     choice.candidates_seen = seen;
     choice.candidates_skipped = skipped;
@@ -110,7 +112,12 @@ Result<ScheduleChoice> choose_schedule(std::shared_ptr<const ComputeDAG> dag, co
     if (auto chosen = choose_from_source(dag, target, *source, &warnings, &seen, &skipped))
       return finish(std::move(*chosen));
   }
-  const std::string no_record = !source  ? "no schedule source"
+  if (source && seen == 0) {
+    auto why = source->passed_over(dag->workload_key(), target.to_string());
+    if (why.is_ok()) passed_over = std::move(why).value();
+  }
+  const std::string no_record = !source               ? "no schedule source"
+                                : !passed_over.empty() ? "the fallback kept: " + passed_over
                                 : seen == 0 ? "no record for this workload on this or a compatible target"
                                             : "none of the " + std::to_string(seen) + " candidate schedules could be used";
   // A fallback is taken when it exists and lowers; else a warning says why not.
@@ -153,7 +160,10 @@ void CompileReport::add(const std::string& name, const std::string& workload_key
   if (record) ++from_records;
   const std::string entry = name + " (workload " + workload_key.substr(0, 8) + "): " +
                             schedule_source_name(choice.source);
-  if (!record && listed_.insert(workload_key).second) without_record.push_back(entry);
+  if (!record && listed_.insert(workload_key).second) {
+    without_record.push_back(entry);
+    if (!choice.passed_over.empty()) kept_fallback.push_back(entry);
+  }
   if (choice.source == ScheduleChoice::Source::kCompatibleRecord && listed_.insert(workload_key).second)
     compatible_only.push_back(entry);
   for (const std::string& w : choice.warnings) warnings.push_back(name + ": " + w);

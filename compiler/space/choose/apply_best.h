@@ -48,6 +48,9 @@ struct ScheduleChoice {
   std::optional<ScheduleCandidate> record;   ///< the candidate used (kRecord, kCompatibleRecord)
   int candidates_seen = 0;                   ///< how many the source proposed
   int candidates_skipped = 0;                ///< of those, how many failed to parse, replay or lower
+  /// Non-empty: the source passed its records over (a check in the model
+  /// kept the fallback; ScheduleSource::passed_over), in its words.
+  std::string passed_over;
 };
 
 /// "record", "compatible-record", "template-fallback", "generic-fallback" or "default".
@@ -65,6 +68,9 @@ Result<ScheduleChoice> choose_schedule(std::shared_ptr<const ComputeDAG> dag, co
 struct CompileReport {
   std::vector<std::string> without_record;    ///< "name (workload 1a2b3c4d): template-fallback", once per workload
   std::vector<std::string> compatible_only;   ///< workloads scheduled from a compatible target's record
+  /// Of without_record, the workloads that have records the source passed
+  /// over (ScheduleChoice::passed_over): a check in the model kept their fallback.
+  std::vector<std::string> kept_fallback;
   std::vector<std::string> warnings;          ///< "name: warning", in the order the choices were added
   int kernels = 0;                            ///< choices added
   int from_records = 0;                       ///< of those, scheduled from a record (exact or compatible)
