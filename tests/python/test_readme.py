@@ -2,10 +2,11 @@
 with a model.onnx (the convolution of conftest.py)."""
 import os
 import re
+import signal
 import subprocess
 import sys
 
-from conftest import SOURCE_DIR
+from conftest import BUILD_DIR, SOURCE_DIR
 
 
 def readme_example():
@@ -21,3 +22,69 @@ def test_readme_python_example_runs_end_to_end(model_dir):
     assert run.returncode == 0, run.stdout + run.stderr
     assert "y (1, 1, 4, 3) float32" in run.stdout, run.stdout
     assert (model_dir / "tessera.db").exists() and (model_dir / "model.tsr").exists()
+
+
+def walkthrough():
+    """The README's ```sh blocks in order, each with the ```text sample that
+    follows it (None when none does)."""
+    with open(os.path.join(SOURCE_DIR, "README.md")) as f:
+        text = f.read()
+    blocks = []
+    previous = None
+    for match in re.finditer(r"```(sh|text)\n(.*?)```", text, re.S):
+        kind, body = match.groups()
+        if kind == "sh":
+            blocks.append([body, None])
+        elif previous == "sh":
+            blocks[-1][1] = body
+        previous = kind
+    return blocks
+
+
+def sample_pattern(line):
+    """A sample line as a pattern: its numbers any numbers, its runs of
+    spaces any runs (columns widen with their numbers)."""
+    parts = re.split(r"\d+(?:\.\d+)?", line.strip())
+    pattern = r"\d+(?:\.\d+)?".join(re.escape(p) for p in parts)
+    return re.compile(re.sub(r"(\\ )+", r"\\s+", pattern))
+
+
+def test_readme_walkthrough_runs_as_written_and_prints_its_samples(tmp_path):
+    """Each ```sh block of README.md, in order, in one shell from a folder
+    laid out as the repository (build/, scripts/); each sample's lines,
+    numbers aside, are among what its block printed."""
+    if not BUILD_DIR:
+        import pytest
+        pytest.skip("TESSERA_BUILD_DIR is not set")
+    root = tmp_path / "repo"
+    root.mkdir()
+    os.symlink(BUILD_DIR, root / "build")
+    os.symlink(os.path.join(SOURCE_DIR, "scripts"), root / "scripts")
+    blocks = walkthrough()
+    assert len(blocks) >= 5, "README.md's walk-through has %d blocks" % len(blocks)
+    script = "set -e\nexec 2>&1\n"
+    for i, (commands, _) in enumerate(blocks):
+        script += "echo '@@ block %d @@'\n%s" % (i, commands)
+    env = dict(os.environ, TMPDIR=str(tmp_path), PATH="/usr/bin:/bin")
+    child = subprocess.Popen(["/bin/bash", "-c", script], cwd=root, env=env, stdout=subprocess.PIPE, text=True,
+                             start_new_session=True)
+    try:
+        out, _ = child.communicate(timeout=900)
+    finally:
+        try:
+            os.killpg(child.pid, signal.SIGKILL)  # a tracker or worker a failed block left running
+        except ProcessLookupError:
+            pass
+    assert child.returncode == 0, out[-4000:]
+    printed = re.split(r"^@@ block \d+ @@\n", out, flags=re.M)[1:]
+    assert len(printed) == len(blocks)
+    for (commands, sample), got in zip(blocks, printed):
+        if sample is None:
+            continue
+        lines = got.splitlines()
+        for want in sample.splitlines():
+            if want.strip() in ("", "..."):
+                continue
+            pattern = sample_pattern(want)
+            assert any(pattern.fullmatch(line.strip()) for line in lines), \
+                "README.md shows %r after\n%s\nbut the commands printed:\n%s" % (want, commands, got[-3000:])
