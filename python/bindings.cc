@@ -30,5 +30,6 @@ PYBIND11_MODULE(_tessera, m) {
       py::arg("target"), py::arg("byoc"), py::arg("jobs"), py::arg("verbose"), py::arg("precision"),
       "tessera.compile's engine: every argument given (see tessera.compile).");
   m.def("tune", &tune, py::arg("model"), py::arg("options"), py::arg("command_line"), py::arg("progress"),
+        py::arg("verbose"),
         "tessera.tune's engine: `tessera tune`'s options by name, without \"--\" (see tessera.tune).");
 }

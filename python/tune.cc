@@ -92,7 +92,7 @@ std::optional<py::error_already_set> wait_for(Outcome& outcome, std::atomic<bool
 }  // namespace
 
 py::dict tune(const std::string& model, tuner::OptionValues options, const std::string& command_line,
-              bool progress) {
+              bool progress, bool verbose) {
   const bool has_model = !model.empty();
   auto config = tuner::parse_tune_config(options, has_model);
   if (!config.is_ok()) throw py::value_error(config.status().message());
@@ -145,7 +145,7 @@ py::dict tune(const std::string& model, tuner::OptionValues options, const std::
       // Then the records checked in the model, and the regions of an
       // external backend timed both ways, for compile.
       if (has_model && summary.is_ok() && !summary->stopped && !summary->all_failed)
-        cli::after_model_tuning(model, shapes, values, plan_options, *byoc, **job, log, true);
+        cli::after_model_tuning(model, shapes, values, plan_options, *byoc, **job, log, verbose);
     }
     std::fflush(stdout);
     std::lock_guard<std::mutex> lock(outcome.mutex);
@@ -175,7 +175,8 @@ py::dict tune(const std::string& model, tuner::OptionValues options, const std::
   check(outcome.summary.status());
   const tuner::JobSummary& s = *outcome.summary;
   if (progress) {
-    std::printf("\n%s", tuner::format_summary(s.tasks).c_str());
+    std::printf("\n%s", verbose ? tuner::format_summary(s.tasks).c_str()
+                                 : tuner::format_summary(s.tasks, tuner::kSummaryRows, false).c_str());
     std::fflush(stdout);
   }
   if (s.all_failed) {

@@ -21,6 +21,6 @@ namespace tessera::python {
 /// (or what a Python SIGINT handler raised) after the job stopped with what
 /// it measured stored.
 pybind11::dict tune(const std::string& model, tuner::OptionValues options, const std::string& command_line,
-                    bool progress);
+                    bool progress, bool verbose);
 
 }  // namespace tessera::python

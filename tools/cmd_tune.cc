@@ -32,9 +32,6 @@ std::atomic<bool> g_stop{false};
 std::atomic<bool> g_cancel{false};
 std::atomic<int> g_interrupts{0};
 constexpr int kInterrupted = 130;  // 128 + SIGINT, as a shell reports a Ctrl-C
-// The summary's task rows at defaults: with the regions and the run's
-// lines, tune's end fits a terminal of 24 rows.
-constexpr size_t kSummaryRows = 12;
 
 void say(const char* text) { (void)!::write(STDERR_FILENO, text, std::strlen(text)); }
 
@@ -226,7 +223,7 @@ int run_tune(int argc, char** argv, int first) {
   if (summary->stopped) print_stored(*summary, db);
   const bool verbose = args->has("verbose");
   std::printf("\n%s", verbose ? tuner::format_summary(summary->tasks).c_str()
-                               : tuner::format_summary(summary->tasks, kSummaryRows, false).c_str());
+                               : tuner::format_summary(summary->tasks, tuner::kSummaryRows, false).c_str());
   if (summary->all_failed) {
     std::fprintf(stderr, "tessera tune: every trial of this run failed; the first errors:\n");
     for (const std::string& e : summary->errors) std::fprintf(stderr, "  %s\n", e.c_str());

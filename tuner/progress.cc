@@ -129,7 +129,8 @@ std::vector<std::string> Progress::lines() const {
     else rest += share;
   }
   if (shown < order.size() && out.size() < room)
-    out.push_back(format("  ... %zu more tasks, %.1f%% of the time", order.size() - shown, rest * 100));
+    out.push_back(format("  ... %zu more task%s, %.1f%% of the time", order.size() - shown,
+                         order.size() - shown == 1 ? "" : "s", rest * 100));
   for (auto& l : out) l = fit(l, size_.columns);
   return out;
 }

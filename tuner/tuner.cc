@@ -500,8 +500,8 @@ std::string format_summary(const std::vector<TaskSummary>& summaries, size_t max
     out += buf;
   }
   if (order.size() > max_rows) {
-    std::snprintf(buf, sizeof buf, "  ... %zu more tasks, %.1f%% of the time\n", order.size() - max_rows,
-                  rest_share * 100);
+    std::snprintf(buf, sizeof buf, "  ... %zu more task%s, %.1f%% of the time\n", order.size() - max_rows,
+                  order.size() - max_rows == 1 ? "" : "s", rest_share * 100);
     out += buf;
   }
   if (!per_trial_times) return out;

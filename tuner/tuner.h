@@ -155,4 +155,9 @@ double median_overhead_per_trial_s(const TaskSummary& summary);
 std::string format_summary(const std::vector<TaskSummary>& summaries, size_t max_rows = SIZE_MAX,
                            bool per_trial_times = true);
 
+/// The summary's task rows at defaults (tessera tune, tessera.tune): with
+/// the check in the model, the regions and the run's lines, tune's end fits
+/// a terminal of 24 rows.
+inline constexpr size_t kSummaryRows = 12;
+
 }  // namespace tessera::tuner

@@ -101,7 +101,7 @@ def _option_values(kwargs):
             continue
         if name not in _TUNE_OPTIONS:
             raise TypeError("tune() got an unexpected keyword argument '%s' (accepted: check, input_shapes, "
-                            "progress, %s)" % (name, ", ".join(sorted(_TUNE_OPTIONS))))
+                            "progress, verbose, %s)" % (name, ", ".join(sorted(_TUNE_OPTIONS))))
         if value is None or value is False:
             continue
         values[name.replace("_", "-")] = [""] if value is True else [os.fspath(value) if name in
@@ -120,7 +120,8 @@ def _command_line(model, ops, values):
     return " ".join(words)  # the tuner records the timing mode when the line does not name it
 
 
-def tune(model_or_op, trials=64, db="tessera.db", input_shapes=None, progress=True, values=None, **options):
+def tune(model_or_op, trials=64, db="tessera.db", input_shapes=None, progress=True, values=None, verbose=False,
+         **options):
     """Tunes a model's kernels or operators, as `tessera tune` does, on local
     workers (or a farm with tracker=..., key=...), every measurement kept in `db`.
 
@@ -133,7 +134,8 @@ def tune(model_or_op, trials=64, db="tessera.db", input_shapes=None, progress=Tr
     (with a model: the external backend whose regions are timed both ways
     after tuning, for compile's byoc="auto"; default "auto"); and
     check=False for --no-check. values: as tessera.compile's. progress: print as `tessera tune` does (a block
-    redrawn at a terminal, a line per batch otherwise); False: silent.
+    redrawn at a terminal, a line per batch otherwise, and at the end the 12 largest tasks); False: silent.
+    verbose: at the end, every task and every backend region, as `tessera tune --verbose`.
 
     The GIL is released while tuning. Ctrl-C stops after the current batch with
     every measurement stored (again: stops at once, dropping the batch in
@@ -153,4 +155,5 @@ def tune(model_or_op, trials=64, db="tessera.db", input_shapes=None, progress=Tr
         raise ValueError("input_shapes and values go with a model, not an operator")
     option_values["op"] = [str(op) for op in ops]
     model = model_or_op if is_model else ""
-    return _tessera.tune(model, option_values, _command_line(model, ops, option_values), bool(progress))
+    return _tessera.tune(model, option_values, _command_line(model, ops, option_values), bool(progress),
+                         bool(verbose))

@@ -251,3 +251,16 @@ def test_an_if_and_a_loop_on_data_run_on_the_device(tmp_path):
         out = module.run({"x": data, "sr": np.array(rate, dtype=np.int64), "steps": np.array(n, dtype=np.int64)})
         np.testing.assert_array_equal(out["y"], want)
         np.testing.assert_allclose(out["acc"], data * n, rtol=1e-6)
+
+
+def test_tune_ends_with_the_twelve_largest_tasks_unless_verbose(tmp_path, capfd):
+    db = str(tmp_path / "v.db")
+    ops = ["matmul:M=%d,N=16,K=16" % (8 * (i + 1)) for i in range(13)]
+    tessera.tune(ops, trials=13, batch=13, db=db)
+    quiet = capfd.readouterr().out
+    assert "... 1 more task, " in quiet, quiet
+    assert "matmul:M=8,N=16,K=16" not in quiet.split(" share weight")[-1]  # the smallest, counted, not listed
+    tessera.tune(ops, trials=13, batch=13, db=db, verbose=True)
+    loud = capfd.readouterr().out.split(" share weight")[-1]
+    assert "more task" not in loud, loud
+    assert all(op in loud for op in ops), loud
