@@ -252,9 +252,8 @@ Result<std::vector<PhaseTimes>> Store::phase_times() {
   TESSERA_RETURN_IF_ERROR(impl_->conn.retrying([&]() -> Status {
     out.clear();
     // A version 6 database opened read-only has no such table: nothing is known.
-    TESSERA_ASSIGN_OR_RETURN(int64_t tables, impl_->conn.query_int("SELECT count(*) FROM sqlite_master "
-                                                                   "WHERE type = 'table' AND name = 'phase_times'"));
-    if (tables == 0) return Status::ok();
+    TESSERA_ASSIGN_OR_RETURN(bool table, impl_->has_table("phase_times"));
+    if (!table) return Status::ok();
     TESSERA_ASSIGN_OR_RETURN(sql::Lease st,
                              impl_->conn.cached("SELECT session_id, workload, target, search_seconds, build_seconds, "
                                                 "measure_seconds, store_seconds, batches FROM phase_times "

@@ -10,7 +10,8 @@ namespace tessera::records {
 namespace {
 
 constexpr const char* kColumns =
-    "id, workload, target, record_id, record_seconds, fallback_seconds, keeps_fallback, session_id, timestamp";
+    "id, workload, target, record_id, record_seconds, fallback_seconds, keeps_fallback, "
+    "session_id, timestamp";
 
 ModelCheck read_row(const sql::Statement& st) {
   ModelCheck c;
@@ -26,13 +27,6 @@ ModelCheck read_row(const sql::Statement& st) {
   return c;
 }
 
-// Whether the table exists: a database older than schema 9 opened read-only has none.
-Result<bool> has_table(sql::Connection& conn) {
-  TESSERA_ASSIGN_OR_RETURN(int64_t tables, conn.query_int("SELECT count(*) FROM sqlite_master "
-                                                          "WHERE type = 'table' AND name = 'model_checks'"));
-  return tables > 0;
-}
-
 }  // namespace
 
 Status Store::add_model_check(const ModelCheck& c) {
@@ -40,10 +34,12 @@ Status Store::add_model_check(const ModelCheck& c) {
   if (!is_valid_workload_key(c.workload_key))
     return Status(ErrorCode::kInvalidArgument,
                   "workload key '" + c.workload_key + "' is not 32 lowercase hex characters");
-  if (c.record_id <= 0) return Status(ErrorCode::kInvalidArgument, "a model check names the record it checked");
+  if (c.record_id <= 0)
+    return Status(ErrorCode::kInvalidArgument, "a model check names the record it checked");
   for (double s : {c.record_seconds, c.fallback_seconds})
     if (!std::isfinite(s) || s < 0)
-      return Status(ErrorCode::kInvalidArgument, "model check times must be finite and >= 0 seconds");
+      return Status(ErrorCode::kInvalidArgument,
+                    "model check times must be finite and >= 0 seconds");
   return impl_->conn.write_transaction([&]() -> Status {
     TESSERA_ASSIGN_OR_RETURN(
         sql::Lease st,
@@ -71,12 +67,12 @@ Result<std::optional<ModelCheck>> Store::latest_model_check(const std::string& w
   std::optional<ModelCheck> out;
   TESSERA_RETURN_IF_ERROR(impl_->conn.retrying([&]() -> Status {
     out.reset();
-    TESSERA_ASSIGN_OR_RETURN(bool table, has_table(impl_->conn));
+    TESSERA_ASSIGN_OR_RETURN(bool table, impl_->has_table("model_checks"));
     if (!table) return Status::ok();
-    TESSERA_ASSIGN_OR_RETURN(sql::Lease st,
-                             impl_->conn.cached(std::string("SELECT ") + kColumns +
-                                                " FROM model_checks WHERE workload = ?1 AND target = ?2 "
-                                                "ORDER BY timestamp DESC, id DESC LIMIT 1"));
+    TESSERA_ASSIGN_OR_RETURN(
+        sql::Lease st, impl_->conn.cached(std::string("SELECT ") + kColumns +
+                                          " FROM model_checks WHERE workload = ?1 AND target = ?2 "
+                                          "ORDER BY timestamp DESC, id DESC LIMIT 1"));
     st->bind(1, std::string_view(workload_key));
     st->bind(2, std::string_view(target));
     TESSERA_ASSIGN_OR_RETURN(bool row, st->step());
@@ -87,20 +83,9 @@ Result<std::optional<ModelCheck>> Store::latest_model_check(const std::string& w
 }
 
 Result<std::vector<ModelCheck>> Store::model_checks() {
-  std::vector<ModelCheck> out;
-  TESSERA_RETURN_IF_ERROR(impl_->conn.retrying([&]() -> Status {
-    out.clear();
-    TESSERA_ASSIGN_OR_RETURN(bool table, has_table(impl_->conn));
-    if (!table) return Status::ok();
-    TESSERA_ASSIGN_OR_RETURN(sql::Lease st, impl_->conn.cached(std::string("SELECT ") + kColumns +
-                                                               " FROM model_checks ORDER BY timestamp, id"));
-    for (;;) {
-      TESSERA_ASSIGN_OR_RETURN(bool row, st->step());
-      if (!row) return Status::ok();
-      out.push_back(read_row(*st));
-    }
-  }));
-  return out;
+  return impl_->rows_of<ModelCheck>(
+      "model_checks",
+      std::string("SELECT ") + kColumns + " FROM model_checks ORDER BY timestamp, id", read_row);
 }
 
 }  // namespace tessera::records

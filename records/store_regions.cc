@@ -29,12 +29,6 @@ RegionTime read_row(const sql::Statement& st) {
   return t;
 }
 
-// Whether the table exists: a database older than schema 8 opened read-only has none.
-Result<bool> has_table(sql::Connection& conn) {
-  TESSERA_ASSIGN_OR_RETURN(int64_t tables, conn.query_int("SELECT count(*) FROM sqlite_master "
-                                                          "WHERE type = 'table' AND name = 'region_times'"));
-  return tables > 0;
-}
 
 }  // namespace
 
@@ -76,7 +70,7 @@ Result<std::optional<RegionTime>> Store::latest_region_time(const std::string& r
   std::optional<RegionTime> out;
   TESSERA_RETURN_IF_ERROR(impl_->conn.retrying([&]() -> Status {
     out.reset();
-    TESSERA_ASSIGN_OR_RETURN(bool table, has_table(impl_->conn));
+    TESSERA_ASSIGN_OR_RETURN(bool table, impl_->has_table("region_times"));
     if (!table) return Status::ok();
     TESSERA_ASSIGN_OR_RETURN(
         sql::Lease st, impl_->conn.cached(std::string("SELECT ") + kColumns +
@@ -93,20 +87,9 @@ Result<std::optional<RegionTime>> Store::latest_region_time(const std::string& r
 }
 
 Result<std::vector<RegionTime>> Store::region_times() {
-  std::vector<RegionTime> out;
-  TESSERA_RETURN_IF_ERROR(impl_->conn.retrying([&]() -> Status {
-    out.clear();
-    TESSERA_ASSIGN_OR_RETURN(bool table, has_table(impl_->conn));
-    if (!table) return Status::ok();
-    TESSERA_ASSIGN_OR_RETURN(sql::Lease st, impl_->conn.cached(std::string("SELECT ") + kColumns +
-                                                               " FROM region_times ORDER BY timestamp, id"));
-    for (;;) {
-      TESSERA_ASSIGN_OR_RETURN(bool row, st->step());
-      if (!row) return Status::ok();
-      out.push_back(read_row(*st));
-    }
-  }));
-  return out;
+  return impl_->rows_of<RegionTime>(
+      "region_times",
+      std::string("SELECT ") + kColumns + " FROM region_times ORDER BY timestamp, id", read_row);
 }
 
 }  // namespace tessera::records

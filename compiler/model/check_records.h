@@ -44,9 +44,9 @@ struct ModelRecordsCheck {
   std::vector<RecordCheck> records;  ///< each kernel taken from a record, in task order
   double tuned_s = 0;                ///< the model from every record: median of whole runs
   double untuned_s = 0;              ///< the untuned compile, timed in the same rounds
-  double chosen_s = 0;               ///< the model as compile now builds it (tuned_s when nothing was dropped)
-  double chosen_vs_untuned = 1;      ///< median over rounds of chosen / untuned
-  int packages_timed = 0;            ///< the candidate models timed after the first
+  double chosen_s = 0;  ///< the model as compile now builds it (tuned_s when nothing was dropped)
+  double chosen_vs_untuned = 1;  ///< median over rounds of chosen / untuned
+  int packages_timed = 0;        ///< the candidate models timed after the first
 };
 
 /// A model is "no slower" than untuned within this ratio: the rounds of a
@@ -58,7 +58,8 @@ inline constexpr double kNoSlowerThan = 1.02;
 /// than kNoSlowerThan times untuned, drops the records of the kernels whose
 /// calls take under 10 µs, then under 100 µs, then every record. Nothing is
 /// stored. Errors: planning's, compiling's, loading's and running's.
-Result<ModelRecordsCheck> check_records_in_model(const graph::Graph& g, const Target& target, ScheduleSource& source,
+Result<ModelRecordsCheck> check_records_in_model(const graph::Graph& g, const Target& target,
+                                                 ScheduleSource& source,
                                                  const PlanOptions& options = {});
 
 /// A few lines for people: the model tuned and untuned, and the records

@@ -14,10 +14,12 @@ Result<std::vector<std::unique_ptr<runtime::GraphExecutor>>> load_with_random_in
     const std::vector<const runtime::PackageContents*>& packages) {
   std::vector<std::unique_ptr<runtime::GraphExecutor>> execs;
   for (const runtime::PackageContents* package : packages) {
-    TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<runtime::GraphExecutor> exec, runtime::GraphExecutor::load(*package));
+    TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<runtime::GraphExecutor> exec,
+                             runtime::GraphExecutor::load(*package));
     uint64_t seed = 1;
     for (const runtime::TensorInfo& in : exec->input_info()) {
-      TESSERA_ASSIGN_OR_RETURN(runtime::NDArray array, runtime::NDArray::create(in.shape, in.dtype));
+      TESSERA_ASSIGN_OR_RETURN(runtime::NDArray array,
+                               runtime::NDArray::create(in.shape, in.dtype));
       array.fill_random(seed++);
       TESSERA_RETURN_IF_ERROR(exec->set_input(in.name, array));
     }
@@ -34,7 +36,8 @@ double median_of(std::vector<double> values) {
 
 }  // namespace
 
-Result<runtime::PackageContents> compile_package(const ModelPlan& plan, const Target& target, ScheduleSource* source,
+Result<runtime::PackageContents> compile_package(const ModelPlan& plan, const Target& target,
+                                                 ScheduleSource* source,
                                                  std::vector<size_t>* group_calls) {
   CompileOptions co;
   co.source = source;
@@ -48,8 +51,8 @@ Result<runtime::PackageContents> compile_package(const ModelPlan& plan, const Ta
 // load on a shared machine then falls on every package alike. Profiled one
 // block each, a burst during the all-Tessera block once put a whole
 // ResNet-18 on oneDNN, 30% slower there.
-Result<std::vector<std::vector<double>>> profile_alternately(const std::vector<const runtime::PackageContents*>& packages,
-                                                             int runs) {
+Result<std::vector<std::vector<double>>> profile_alternately(
+    const std::vector<const runtime::PackageContents*>& packages, int runs) {
   constexpr int kRounds = 5;
   TESSERA_ASSIGN_OR_RETURN(std::vector<std::unique_ptr<runtime::GraphExecutor>> execs,
                            load_with_random_inputs(packages));
@@ -57,7 +60,8 @@ Result<std::vector<std::vector<double>>> profile_alternately(const std::vector<c
   std::vector<std::vector<std::vector<double>>> rounds(execs.size());  // package, call, round
   for (int round = 0; round < kRounds; ++round)
     for (size_t p = 0; p < execs.size(); ++p) {
-      TESSERA_ASSIGN_OR_RETURN(std::vector<runtime::GraphExecutor::CallProfile> profile, execs[p]->profile(per_round));
+      TESSERA_ASSIGN_OR_RETURN(std::vector<runtime::GraphExecutor::CallProfile> profile,
+                               execs[p]->profile(per_round));
       rounds[p].resize(profile.size());
       for (size_t c = 0; c < profile.size(); ++c) rounds[p][c].push_back(profile[c].median_s);
     }
@@ -67,8 +71,8 @@ Result<std::vector<std::vector<double>>> profile_alternately(const std::vector<c
   return seconds;
 }
 
-Result<AlternatingTimes> time_alternately(const std::vector<const runtime::PackageContents*>& packages, int rounds,
-                                          double round_s) {
+Result<AlternatingTimes> time_alternately(
+    const std::vector<const runtime::PackageContents*>& packages, int rounds, double round_s) {
   TESSERA_ASSIGN_OR_RETURN(std::vector<std::unique_ptr<runtime::GraphExecutor>> execs,
                            load_with_random_inputs(packages));
   // A warm run of each, and the slowest sizes the rounds (the same number
@@ -79,7 +83,8 @@ Result<AlternatingTimes> time_alternately(const std::vector<const runtime::Packa
     TESSERA_ASSIGN_OR_RETURN(runtime::TimingResult warm, exec->benchmark(1, 1));
     slowest_s = std::max(slowest_s, warm.median_s);
   }
-  const int runs = static_cast<int>(std::clamp(std::ceil(round_s / std::max(slowest_s, 1e-7)), 1.0, 1000.0));
+  const int runs =
+      static_cast<int>(std::clamp(std::ceil(round_s / std::max(slowest_s, 1e-7)), 1.0, 1000.0));
   std::vector<std::vector<double>> medians(execs.size());  // package, round
   for (int round = 0; round < std::max(rounds, 1); ++round)
     for (size_t p = 0; p < execs.size(); ++p) {
@@ -95,6 +100,5 @@ Result<AlternatingTimes> time_alternately(const std::vector<const runtime::Packa
   }
   return out;
 }
-
 
 }  // namespace tessera::model

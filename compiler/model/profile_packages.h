@@ -19,13 +19,14 @@ namespace tessera::model {
 
 /// `plan` compiled with schedules from `source` (null: fallbacks), as a
 /// package in memory; `group_calls` (optional) gets each group's call.
-Result<runtime::PackageContents> compile_package(const ModelPlan& plan, const Target& target, ScheduleSource* source,
+Result<runtime::PackageContents> compile_package(const ModelPlan& plan, const Target& target,
+                                                 ScheduleSource* source,
                                                  std::vector<size_t>* group_calls = nullptr);
 
 /// Per package, per call: its median seconds over about `runs` runs on
 /// random inputs, the packages profiled in alternating rounds.
-Result<std::vector<std::vector<double>>> profile_alternately(const std::vector<const runtime::PackageContents*>& packages,
-                                                             int runs);
+Result<std::vector<std::vector<double>>> profile_alternately(
+    const std::vector<const runtime::PackageContents*>& packages, int runs);
 
 /// Whole runs of each package on random inputs, in `rounds` alternating
 /// rounds of a few runs each (enough for about `round_s` seconds): per
@@ -36,7 +37,8 @@ struct AlternatingTimes {
   std::vector<double> median_s;
   std::vector<double> ratio_to_first;
 };
-Result<AlternatingTimes> time_alternately(const std::vector<const runtime::PackageContents*>& packages,
-                                          int rounds = 12, double round_s = 0.04);
+Result<AlternatingTimes> time_alternately(
+    const std::vector<const runtime::PackageContents*>& packages, int rounds = 12,
+    double round_s = 0.04);
 
 }  // namespace tessera::model
