@@ -5,6 +5,9 @@
 #include <functional>
 #include <map>
 #include <set>
+#include <vector>
+
+#include "base/target.h"
 
 #include "report/plot.h"
 #include "report/sections.h"
@@ -138,6 +141,37 @@ std::string task_block(const PageContext& page, int t, const std::set<std::strin
   return out + "</div>\n";
 }
 
+// Tasks tuned fewer trials than this share one table: a plot of a few
+// dots (the baselines and up to three trials) says nothing a row does not.
+constexpr int64_t kTrialsForAPlot = 4;
+
+// One row per task of `few`: its key, target, counts, best and errors, with
+// the anchor its plot would have had.
+std::string few_trials_table(const PageContext& page, const std::vector<int>& few) {
+  std::string out = "<p>" + std::to_string(few.size()) + " task" + (few.size() == 1 ? "" : "s") +
+                    " with fewer than " + std::to_string(kTrialsForAPlot) +
+                    " trials, in a table rather than a plot each:</p><table class=\"few\"><tr><th>task</th>"
+                    "<th>workload</th><th>target</th><th>trials</th><th>baselines</th><th>ok</th><th>best ms</th>"
+                    "<th>GFLOP/s</th><th>errors</th></tr>";
+  for (int t : few) {
+    const TaskRecords& task = page.data.tasks[static_cast<size_t>(t)];
+    std::string best = "-", gflops = "-", errors;
+    if (task.best) {
+      best = format_number(task.best->mean_cost() * 1e3, 4);
+      if (page.flops[t] > 0) gflops = format_number(gflops_of(page, t, task.best->mean_cost()), 4);
+    }
+    for (const auto& [kind, n] : task.errors_by_kind)
+      errors += (errors.empty() ? "" : ", ") + std::to_string(n) + " " + escape_html(kind);
+    out += "<tr id=\"task-" + std::to_string(t) + "\"><td>" + escape_html(page.label[t]) + "</td><td><a href=\"#" +
+           escape_html(task.key) + "\"><code>" + escape_html(task.key.substr(0, 12)) + "</code></a></td><td title=\"" +
+           escape_html(task.target) + "\">" + escape_html(short_target_name(task.target)) + "</td><td>" +
+           std::to_string(task.trials) + "</td><td>" + std::to_string(task.baselines) + "</td><td>" +
+           std::to_string(task.ok.size()) + "</td><td>" + best + "</td><td>" + gflops + "</td><td>" +
+           (errors.empty() ? "-" : errors) + "</td></tr>";
+  }
+  return out + "</table>\n";
+}
+
 }  // namespace
 
 std::string model_section(const PageContext& page) {
@@ -210,7 +244,12 @@ std::string tasks_section(const PageContext& page) {
   for (const ModelKernel* k : page.missing)
     out += "<div class=\"task missing\"><h3>" + escape_html(k->label) + "</h3><p class=\"unknown\"><code>" +
            escape_html(k->key) + "</code>: no records of this task in the database.</p></div>\n";
-  for (int t : page.order) out += task_block(page, t, kinds);
+  std::vector<int> few;
+  for (int t : page.order)
+    if (page.data.tasks[static_cast<size_t>(t)].trials < kTrialsForAPlot) few.push_back(t);
+  for (int t : page.order)
+    if (page.data.tasks[static_cast<size_t>(t)].trials >= kTrialsForAPlot) out += task_block(page, t, kinds);
+  if (!few.empty()) out += few_trials_table(page, few);
   return out + "</section>\n";
 }
 

@@ -88,7 +88,8 @@ TEST_F(ReportTest, EverySectionIsThereWithAnAnchorPerWorkloadKey) {
   EXPECT_EQ(html.find("id=\"model\""), std::string::npos) << "no model was given";
   EXPECT_EQ(count(html, "id=\"" + key_of(1) + "\""), 1u);
   EXPECT_EQ(count(html, "id=\"" + key_of(2) + "\""), 1u);
-  EXPECT_EQ(count(html, "<svg"), 2u) << "one plot per task";
+  EXPECT_EQ(count(html, "<svg"), 1u) << "a plot for key 1 (5 trials), a row for key 2 (1 trial)";
+  EXPECT_NE(html.find("<tr id=\"task-"), std::string::npos) << "key 2's row, with its plot's anchor";
   EXPECT_EQ(html.rfind("</html>\n"), html.size() - 8);
 }
 
@@ -123,8 +124,14 @@ TEST_F(ReportTest, FiguresMatchTheRecords) {
   EXPECT_NE(best.find("{&quot;factors&quot;:[10000.0],&quot;kind&quot;:&quot;split&quot;}"),
             std::string::npos)
       << "the best record's steps, one per line, canonical: " << best;
-  // Key 2 has no flops: no GFLOP/s, its plot in ms.
-  EXPECT_NE(html.find("flops unknown"), std::string::npos);
+  // Key 2 (one trial, no flops): a row of the few-trial table, no GFLOP/s.
+  const size_t few = html.find("<table class=\"few\">");
+  ASSERT_NE(few, std::string::npos);
+  const std::string table = html.substr(few, html.find("</table>", few) - few);
+  EXPECT_NE(table.find("<td>1</td><td>0</td><td>1</td><td>1.000</td><td>-</td><td>-</td>"), std::string::npos)
+      << table;  // 1 trial, 0 baselines, 1 ok, 1 ms, no GFLOP/s, no errors
+  EXPECT_NE(table.find("href=\"#" + key_of(2) + "\""), std::string::npos) << table;
+  EXPECT_EQ(table.find("href=\"#" + key_of(1) + "\""), std::string::npos) << "key 1 has 5 trials: a plot";
   // Errors by kind, with counts, and the trials of key 1 (5, all stored).
   EXPECT_NE(html.find("1 × <b>crash</b>"), std::string::npos);
   EXPECT_NE(html.find("1 × <b>build-timeout</b>"), std::string::npos);
