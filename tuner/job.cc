@@ -524,6 +524,14 @@ Result<JobSummary> TuneJob::run(Progress* progress, const std::atomic<bool>* sto
                  describe_search(config_).c_str(),
                  config_.check ? "outputs checked" : "outputs not checked (--no-check)",
                  static_cast<long long>(*resumed), *resumed ? " (not measured again)" : "", retried.c_str());
+    // Each task's first round takes warm_up trials, the largest share of the
+    // model's time first: a budget short of every task says so up front.
+    const int warm_up = warm_up_batch(config_.trials, tasks_.size(), config_.batch);
+    const int64_t reached = config_.trials / std::max(warm_up, 1);
+    if (tasks_.size() > 1 && reached < static_cast<int64_t>(tasks_.size()))
+      std::fprintf(log_, "%lld trials give a first round (%d each) to %lld of the %zu tasks, the largest share of "
+                   "the model's time first\n",
+                   static_cast<long long>(config_.trials), warm_up, static_cast<long long>(reached), tasks_.size());
     if (!config_.tracker) warn_if_busy(log_, config_.target.num_cores);
     std::fflush(log_);
   }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <utility>
 
 namespace tessera::tuner {
 namespace {
@@ -72,8 +73,12 @@ int TaskScheduler::next() {
   for (int i = 0; i < n; ++i)
     if (!retired_[i]) live.push_back(i);
   if (live.empty()) return -1;
+  // Warm-up rounds, the largest share first (ties to the earlier task).
+  int cold = -1;
+  auto share = [&](int i) { return std::make_pair(tasks_[i].weight * tasks_[i].cost_s, tasks_[i].weight * tasks_[i].flops); };
   for (int i : live)
-    if (history_[i].empty()) return i;  // warm-up round
+    if (history_[i].empty() && (cold < 0 || share(i) > share(cold))) cold = i;
+  if (cold >= 0) return cold;
   const int m = static_cast<int>(live.size());
   if (kind_ == SchedulerKind::kRoundRobin || m == 1) return live[round_robin_++ % m];
   if (std::uniform_real_distribution<double>(0, 1)(rng_) < epsilon_)

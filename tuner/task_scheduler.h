@@ -15,6 +15,9 @@ struct TaskWeight {
   double weight = 1;  ///< how many times it runs per model inference
   double flops = 0;   ///< floating-point operations per run
   int group = 0;      ///< tasks of one group (same operator kind) should reach similar throughput
+  /// Its best known time per run before any round (the baselines', or an
+  /// earlier run's); 0: unknown. The warm-up rounds go by weight × cost.
+  double cost_s = 0;
 };
 
 /// Picks the next task to give a round of trials. The objective is the
@@ -22,8 +25,11 @@ struct TaskWeight {
 /// estimated gradient: a blend of its recent improvement rate and an
 /// optimistic bound from its FLOPs at the best throughput its group reached
 /// (held only while the task keeps improving). Every task first gets one
-/// warm-up round; with probability epsilon a random task is chosen; retired
-/// tasks are never chosen.
+/// warm-up round, the largest share of the model's time first (weight ×
+/// cost, then weight × flops): a budget that cannot reach every task goes to
+/// those that matter. A task that update() was told of before its first
+/// round (an earlier run's trials) is warmed up already. With probability
+/// epsilon a random task is chosen; retired tasks are never chosen.
 class TaskScheduler {
  public:
   TaskScheduler(std::vector<TaskWeight> tasks, SchedulerKind kind, uint64_t seed, double epsilon = 0.05);

@@ -64,6 +64,7 @@ Tuner::Tuner(std::vector<Task> tasks, std::vector<std::unique_ptr<SearchPolicy>>
   retry_.resize(tasks_.size());
   last_batch_gflops_.assign(tasks_.size(), 0);
   exhausted_.assign(tasks_.size(), false);
+  earlier_trials_.assign(tasks_.size(), 0);
 }
 
 Result<int64_t> Tuner::resume() {
@@ -96,9 +97,11 @@ Result<int64_t> Tuner::resume() {
     // Measured again in this run; the default and the baseline are measured
     // again by measure_defaults and measure_baselines.
     const std::string baseline = task.baseline.empty() ? "" : steps_to_json(task.baseline);
-    for (const records::Record& r : usable)
+    for (const records::Record& r : usable) {
       if (r.ok() && !baseline.empty() && r.steps_json == baseline)
         summaries_[i].untuned_compile_s = std::min(summaries_[i].untuned_compile_s.value_or(r.mean_cost()), r.mean_cost());
+      if (r.steps_json != empty_steps && r.steps_json != baseline) ++earlier_trials_[i];
+    }
     for (const auto& [steps_json, r] : lost) {
       if (facts.count(steps_json) || steps_json == empty_steps || steps_json == baseline) continue;
       auto steps = steps_from_json(steps_json);
@@ -414,9 +417,15 @@ Result<std::vector<TaskSummary>> Tuner::run(Progress* progress, const std::atomi
   for (size_t i = 0; i < tasks_.size(); ++i) {
     const std::string& g = tasks_[i].group;
     const int group = g.empty() ? -1 - static_cast<int>(i) : groups.emplace(g, static_cast<int>(groups.size())).first->second;
-    weights.push_back({tasks_[i].weight, tasks_[i].dag->flop_count(), group});
+    const double cost = std::isfinite(summaries_[i].best_cost_s) ? summaries_[i].best_cost_s : 0;
+    weights.push_back({tasks_[i].weight, tasks_[i].dag->flop_count(), group, cost});
   }
   TaskScheduler scheduler(weights, options_.scheduler, options_.seed);
+  // Trials an earlier run stored count, so a resumed run goes on where the
+  // scheduler stood instead of warming the same first tasks up again.
+  auto total_trials = [&](int t) { return earlier_trials_[t] + summaries_[t].trials; };
+  for (size_t i = 0; i < tasks_.size(); ++i)
+    if (earlier_trials_[i] > 0) scheduler.update(static_cast<int>(i), total_trials(static_cast<int>(i)), summaries_[i].best_cost_s);
   const int warm_up = warm_up_batch(options_.trials, tasks_.size(), options_.batch_size);
   auto start = Clock::now();
   std::vector<TaskProgress> shown;
@@ -437,12 +446,12 @@ Result<std::vector<TaskSummary>> Tuner::run(Progress* progress, const std::atomi
     infrastructure_failed_ = false;
     auto improved = round(i, scheduler.warmed_up(i) ? options_.batch_size : warm_up);
     if (!improved.is_ok()) return improved.status().with_context("tuning " + tasks_[i].name);
-    scheduler.update(i, summaries_[i].trials, summaries_[i].best_cost_s);
+    scheduler.update(i, total_trials(i), summaries_[i].best_cost_s);
     // A new best is tried at once by the tasks that share its search space
     // (ResNet's conv, conv + relu and conv + add + relu of one shape).
     if (*improved) {
       TESSERA_ASSIGN_OR_RETURN(std::vector<int> siblings, share_best(i, **improved));
-      for (int u : siblings) scheduler.update(u, summaries_[u].trials, summaries_[u].best_cost_s);
+      for (int u : siblings) scheduler.update(u, total_trials(u), summaries_[u].best_cost_s);
     }
     // Lost to the infrastructure: pause until a worker is there again.
     if (infrastructure_failed_) TESSERA_RETURN_IF_ERROR(wait_for_workers(stop));

@@ -142,6 +142,7 @@ class Tuner {
   std::vector<int64_t> since_improvement_;
   std::vector<double> last_batch_gflops_;
   std::vector<bool> exhausted_;
+  std::vector<int64_t> earlier_trials_;  // per task: trials stored by earlier runs (resume)
   Progress* progress_ = nullptr;  // during run()
 };
 

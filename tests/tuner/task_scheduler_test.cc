@@ -23,6 +23,25 @@ TEST(TaskScheduler, EveryTaskGetsAWarmUpRoundFirst) {
   }
 }
 
+TEST(TaskScheduler, WarmUpRoundsGoToTheLargestShareOfTheModelFirst) {
+  // weight x cost: 0.2, 3.0, 0.5 ms; the fourth's cost is unknown (its
+  // baseline failed), so its weight x flops ranks it after the others.
+  TaskScheduler s({{1, 1e9, 0, 0.2e-3}, {3, 1e6, 1, 1e-3}, {5, 1e6, 2, 0.1e-3}, {1, 1e12, 3, 0}},
+                  SchedulerKind::kGradient, 1);
+  for (int want : {1, 2, 0, 3}) {
+    EXPECT_EQ(s.next(), want);
+    s.update(want, 4, 1e-3);
+  }
+}
+
+TEST(TaskScheduler, ATaskWithEarlierTrialsIsNotWarmedUpAgain) {
+  // A resumed run: task 0 (the largest share) had 40 trials before.
+  TaskScheduler s({{1, 1e9, 0, 2e-3}, {1, 1e9, 0, 1e-3}}, SchedulerKind::kGradient, 1);
+  s.update(0, 40, 2e-3);
+  EXPECT_TRUE(s.warmed_up(0));
+  EXPECT_EQ(s.next(), 1);
+}
+
 TEST(TaskScheduler, TheTaskWithTheLargerExpectedGainGetsMoreTrials) {
   // Two tasks that improve alike, but task 0 runs ten times per inference.
   TaskScheduler s({{10, 2e9}, {1, 2e9}}, SchedulerKind::kGradient, 7);
