@@ -72,10 +72,10 @@ Result<std::string> RecordsScheduleSource::passed_over(const std::string& worklo
   TESSERA_ASSIGN_OR_RETURN(std::optional<ModelCheck> lost, check_keeping_fallback(workload_key, target, best[0].id));
   if (!lost) return std::string();
   char text[200];
-  std::snprintf(text, sizeof text, "the model ran %.4g ms with its best record %lld, %.4g ms with the fallback",
+  std::snprintf(text, sizeof text, "the model ran %.4g ms with record %lld, %.4g ms with the fallback",
                 lost->record_seconds * 1e3, static_cast<long long>(lost->record_id), lost->fallback_seconds * 1e3);
   std::string out = text;
-  if (lost->session_id > 0) out += " (tuning session " + std::to_string(lost->session_id) + "'s check)";
+  if (lost->session_id > 0) out += " (session " + std::to_string(lost->session_id) + ")";
   return out;
 }
 

@@ -89,8 +89,7 @@ std::string summarize_kernels(const CompileReport& report, const std::string& mo
             "` searches them; --verbose lists them\n";
   if (!report.kept_fallback.empty())
     text += "  " + std::to_string(report.kept_fallback.size()) +
-            " on fallbacks kept by tune's check: their records made the model slower (`tessera records why " +
-            model_path + "` says by how much)\n";
+            " on fallbacks kept by tune's check (their records made the model slower; `records why` says more)\n";
   for (const auto& w : report.warnings) text += "warning: " + w + "\n";
   return text;
 }

@@ -164,8 +164,7 @@ int explain_model_schedules(const WhyModelOptions& o) {
       std::printf("  uses      record %lld (%s), %s\n  why       %s\n", static_cast<long long>(c.record_id),
                   schedule_source_name(choice->source), milliseconds(c.cost_s).c_str(), c.why.c_str());
     } else if (!choice->passed_over.empty()) {
-      std::printf("  uses      %s (its records passed over)\n  why not   tune's check in the model kept the "
-                  "fallback: %s\n",
+      std::printf("  uses      %s (kept by tune's check in the model)\n  why not   %s\n",
                   schedule_source_name(choice->source), choice->passed_over.c_str());
     } else {
       const std::string why =

@@ -165,8 +165,7 @@ std::string format_records_check(const ModelRecordsCheck& check) {
   }
   std::snprintf(line, sizeof line,
                 "  slower than untuned: %d of %zu kernels keep their fallback (their records won "
-                "alone, not in "
-                "the model); the model now %.4g ms, %.2fx untuned's time\n",
+                "alone, not in the model)\n  the model now %.4g ms, %.2fx untuned's time\n",
                 kept, check.records.size(), check.chosen_s * 1e3, check.chosen_vs_untuned);
   out += line;
   for (const RecordCheck& r : check.records)

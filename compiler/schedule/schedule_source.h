@@ -69,9 +69,9 @@ class ScheduleSource {
                                                             const std::string& target) = 0;
 
   /// Why `candidates` proposes nothing for `workload_key` on `target` although
-  /// it holds records of it, for people ("the model ran 0.131 ms with its
-  /// best record 812, 0.104 ms with the fallback"); empty when it proposes
-  /// them or has none.
+  /// it holds records of it, for people ("the model ran 0.131 ms with
+  /// record 812, 0.104 ms with the fallback"); empty when it proposes them
+  /// or has none.
   /// The default source passes nothing over.
   virtual Result<std::string> passed_over(const std::string& workload_key, const std::string& target) {
     (void)workload_key, (void)target;

@@ -124,9 +124,8 @@ TEST(ModelCheckedSource, ARecordThatMadeTheModelSlowerIsPassedOverWhileItIsTheBe
 
   EXPECT_TRUE(source.candidates(key_of(1), kTarget).value().empty());
   EXPECT_EQ(source.passed_over(key_of(1), kTarget).value(),
-            "the model ran 0.612 ms with its best record " + std::to_string(lost.record_id) +
-                ", 0.571 ms with the fallback (tuning session " + std::to_string(session) +
-                "'s check)");
+            "the model ran 0.612 ms with record " + std::to_string(lost.record_id) +
+                ", 0.571 ms with the fallback (session " + std::to_string(session) + ")");
   EXPECT_EQ(source.candidates(key_of(2), kTarget).value().size(), 1u);
   EXPECT_EQ(source.passed_over(key_of(2), kTarget).value(), "");
   EXPECT_EQ(source.passed_over(key_of(3), kTarget).value(), "");  // no record at all
