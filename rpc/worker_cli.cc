@@ -157,7 +157,7 @@ int fill_security(const OptionMap& opts, WorkerOptions& o) {
   auto keys = load_keypair(get(opts, "keyfile"));
   auto server = load_public_key(get(opts, "tracker-key"));
   if (!keys.is_ok() || !server.is_ok()) {
-    std::fprintf(stderr, "tessera worker: %s\n", (!keys.is_ok() ? keys.status() : server.status()).to_string().c_str());
+    std::fprintf(stderr, "tessera worker: %s\n", (!keys.is_ok() ? keys.status() : server.status()).message().c_str());
     return 1;
   }
   o.security.own = *keys;
@@ -183,7 +183,7 @@ int serve(WorkerOptions o, LogLevel level) {
   log.info("%s: key %s, tracker %s", worker.options().worker_id.c_str(), o.device_key.c_str(), o.tracker.c_str());
   Status status = worker.run(g_worker_stop);
   if (!status.is_ok()) {
-    std::fprintf(stderr, "tessera worker: %s\n", status.to_string().c_str());
+    std::fprintf(stderr, "tessera worker: %s\n", status.message().c_str());
     return 1;
   }
   WorkerStats s = worker.stats();

@@ -191,7 +191,7 @@ Status parse_runner(const OptionReader& o, TuneConfig* c) {
       return usage("--tracker needs --keyfile and --tracker-key (CURVE), or --insecure on ipc/loopback");
     auto keys = rpc::load_keypair(o.get("keyfile"));
     auto server = rpc::load_public_key(o.get("tracker-key"));
-    if (!keys.is_ok() || !server.is_ok()) return usage((!keys.is_ok() ? keys.status() : server.status()).to_string());
+    if (!keys.is_ok() || !server.is_ok()) return usage((!keys.is_ok() ? keys.status() : server.status()).message());
     ro.security.own = *keys;
     ro.security.server_public_z85 = *server;
   } else if (Status st = rpc::check_insecure_endpoint(ro.tracker); !st.is_ok()) {

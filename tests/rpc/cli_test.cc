@@ -1,4 +1,6 @@
 // The rpc commands of the `tessera` binary: keys, tracker, worker, farm status.
+#include <sys/stat.h>
+
 #include <cstdio>
 
 #include "tests/rpc/test_util.h"
@@ -68,6 +70,30 @@ TEST(Cli, UsageErrorsAndRefusedPlaintext) {
   out.clear();
   EXPECT_EQ(run(tessera + " farm status --tracker ipc:///nonexistent/t --insecure --timeout-ms 300", &out), 1);
   EXPECT_NE(out.find("no answer"), std::string::npos) << out;
+}
+
+// A key file that is no key: the message names the file and the line, with
+// no internal status name ("parse-error:"), from tune and worker alike.
+TEST(Cli, ABadKeyFileIsNamedWithoutAStatusName) {
+  const std::string tessera = bin_dir() + "/tessera";
+  TempDir dir;
+  const std::string key = dir.path() + "/bad.key";
+  {
+    FILE* f = std::fopen(key.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs("not a key\n", f);
+    std::fclose(f);
+  }
+  ASSERT_EQ(::chmod(key.c_str(), 0600), 0);
+  for (const std::string& command :
+       {tessera + " tune --op matmul:M=8,N=8,K=8 --trials 1 --db " + dir.path() + "/t.db --tracker tcp://127.0.0.1:9 "
+                  "--key x --keyfile " + key + " --tracker-key " + key,
+        tessera + " worker --tracker tcp://127.0.0.1:9 --key x --keyfile " + key + " --tracker-key " + key}) {
+    std::string out;
+    EXPECT_NE(run(command, &out), 0) << command;
+    EXPECT_NE(out.find(key + ":1: expected 'name = key'"), std::string::npos) << out;
+    EXPECT_EQ(out.find("parse-error"), std::string::npos) << out;
+  }
 }
 
 }  // namespace
