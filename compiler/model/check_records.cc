@@ -83,6 +83,13 @@ Result<std::vector<RecordCheck>> kernels_from_records(const Compiled& tuned, con
   return out;
 }
 
+// Whether package `p` of `times` is slower than packages[0] (kNoSlowerThan,
+// kNoSlowerBy_s).
+bool slower(const AlternatingTimes& times, size_t p) {
+  return times.ratio_to_first[p] > kNoSlowerThan && times.rounds_slower[p] >= times.rounds - 1 &&
+         times.median_s[p] - times.median_s[0] > kNoSlowerBy_s;
+}
+
 // The workloads of `records` whose calls take under `below` seconds.
 std::set<std::string> smaller_than(const std::vector<RecordCheck>& records, double below) {
   std::set<std::string> keys;
@@ -106,6 +113,7 @@ Result<ModelRecordsCheck> check_records_in_model(const graph::Graph& g, const Ta
   check.untuned_s = first.median_s[0];
   check.tuned_s = check.chosen_s = first.median_s[1];
   check.chosen_vs_untuned = first.ratio_to_first[1];
+  check.chosen_slower = slower(first, 1);
   for (RecordCheck& r : check.records) {
     r.model_with_record_s = check.tuned_s;
     r.model_with_fallback_s = check.untuned_s;
@@ -113,7 +121,7 @@ Result<ModelRecordsCheck> check_records_in_model(const graph::Graph& g, const Ta
   // Drop the records of ever larger kernels while the model is slower.
   std::set<std::string> dropped;
   for (double below : {10e-6, 100e-6, 0.0}) {
-    if (check.chosen_vs_untuned <= kNoSlowerThan) break;
+    if (!check.chosen_slower) break;
     std::set<std::string> drop =
         below > 0 ? smaller_than(check.records, below) : std::set<std::string>{};
     if (below == 0)
@@ -121,6 +129,7 @@ Result<ModelRecordsCheck> check_records_in_model(const graph::Graph& g, const Ta
     if (drop.size() == dropped.size()) continue;  // no kernel of that size: nothing new to try
     const double before_s = check.chosen_s;
     double after_s = check.untuned_s, ratio = 1;
+    bool still_slower = false;
     if (drop.size() < check.records.size()) {
       WithoutRecordsOf withheld(source, drop);
       TESSERA_ASSIGN_OR_RETURN(Compiled candidate, compile_from(g, target, &withheld, options));
@@ -130,6 +139,7 @@ Result<ModelRecordsCheck> check_records_in_model(const graph::Graph& g, const Ta
       ++check.packages_timed;
       after_s = times.median_s[1];
       ratio = times.ratio_to_first[1];
+      still_slower = slower(times, 1);
       if (ratio > check.chosen_vs_untuned) continue;  // no better: try larger kernels
     }
     for (RecordCheck& r : check.records) {
@@ -141,6 +151,7 @@ Result<ModelRecordsCheck> check_records_in_model(const graph::Graph& g, const Ta
     dropped = std::move(drop);
     check.chosen_s = after_s;
     check.chosen_vs_untuned = ratio;
+    check.chosen_slower = still_slower;
   }
   for (RecordCheck& r : check.records)
     if (!r.keeps_fallback) r.model_with_record_s = check.chosen_s;

@@ -92,9 +92,11 @@ Result<AlternatingTimes> time_alternately(
       medians[p].push_back(t.median_s);
     }
   AlternatingTimes out;
+  out.rounds = std::max(rounds, 1);
   for (size_t p = 0; p < execs.size(); ++p) {
     std::vector<double> ratios;
     for (size_t r = 0; r < medians[p].size(); ++r) ratios.push_back(medians[p][r] / medians[0][r]);
+    out.rounds_slower.push_back(static_cast<int>(std::count_if(ratios.begin(), ratios.end(), [](double x) { return x > 1; })));
     out.median_s.push_back(median_of(medians[p]));
     out.ratio_to_first.push_back(median_of(std::move(ratios)));
   }

@@ -36,6 +36,9 @@ Result<std::vector<std::vector<double>>> profile_alternately(
 struct AlternatingTimes {
   std::vector<double> median_s;
   std::vector<double> ratio_to_first;
+  /// Per package: the rounds in which it was slower than packages[0].
+  std::vector<int> rounds_slower;
+  int rounds = 0;
 };
 Result<AlternatingTimes> time_alternately(
     const std::vector<const runtime::PackageContents*>& packages, int rounds = 12,
