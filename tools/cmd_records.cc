@@ -533,7 +533,8 @@ int run_why(const Args& args) {
     auto k = args.get_int("k", 5);
     if (!k) return fail(k.status());
     return explain_model_schedules({args.positional()[1], args.get_all("input-shape"), args.get("db", kDefaultDb),
-                                    args.has("target") ? std::optional(args.get("target")) : std::nullopt, *k});
+                                    args.has("target") ? std::optional(args.get("target")) : std::nullopt, *k,
+                                    args.has("full-target")});
   }
   if (!args.has("op"))
     return fail(Status(ErrorCode::kInvalidArgument,

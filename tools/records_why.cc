@@ -147,7 +147,8 @@ int explain_model_schedules(const WhyModelOptions& o) {
   std::optional<records::RecordsScheduleSource> source;
   if (store.is_ok()) source.emplace(*store, o.k);
   const std::string target_text = target.to_string();
-  std::printf("model     %s\ntarget    %s\ndatabase  %s\n", o.model_path.c_str(), target_text.c_str(),
+  const std::string shown_target = o.full_target ? target_text : short_target_name(target_text);
+  std::printf("model     %s\ntarget    %s\ndatabase  %s\n", o.model_path.c_str(), shown_target.c_str(),
               store.is_ok() ? o.db.c_str() : ("none (no file " + o.db + ")").c_str());
   int from_records = 0;
   for (size_t i = 0; i < kernels->size(); ++i) {

@@ -18,6 +18,7 @@ struct WhyModelOptions {
   std::string db = "tessera.db";
   std::optional<std::string> target;      ///< the full target string; empty: this machine
   int64_t k = 5;                          ///< records tried per target before falling back
+  bool full_target = false;               ///< print the target's whole string, not its short name
 };
 
 /// Prints, for every distinct kernel of the model (those `tessera tune` tunes

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "base/target.h"
 #include "records/store.h"
 #include "test_util.h"
 
@@ -145,8 +146,8 @@ namespace {
 
 const std::string kConvModel = "/usr/share/libonnx-testdata/data/node/test_basic_conv_with_padding/model.onnx";
 
-CliRun why_model(const std::string& db) {
-  return tessera_records("why " + kConvModel + " --db " + db + " --target '" + kIcelake + "'");
+CliRun why_model(const std::string& db, const std::string& more = "") {
+  return tessera_records("why " + kConvModel + " --db " + db + " --target '" + kIcelake + "'" + more);
 }
 
 // `records why MODEL.onnx`: every kernel with its workload key, the record
@@ -181,6 +182,29 @@ TEST(RecordsWhy, AModelsKernelsWithTheirKeysAndWhyEachHasARecordOrNot) {
   EXPECT_EQ(used.exit_code, 0) << used.output;
   EXPECT_EQ(field(used.output, "  uses").rfind("record 3 (record)", 0), 0u) << used.output;
   EXPECT_NE(used.output.find("1 kernels: 1 from records, 0 on fallbacks"), std::string::npos) << used.output;
+  // The target by its short name; whole with --full-target.
+  EXPECT_EQ(field(used.output, "target"), short_target_name(kIcelake)) << used.output;
+  EXPECT_EQ(field(why_model(db, " --full-target").output, "target"), kIcelake);
+
+  // Tune's check in the model kept the fallback over record 3: said, with its figures.
+  {
+    auto store = Store::open(db);
+    ASSERT_OK(store);
+    ModelCheck check;
+    check.workload_key = key;
+    check.target = kIcelake;
+    check.record_id = 3;
+    check.record_seconds = 0.612e-3;
+    check.fallback_seconds = 0.571e-3;
+    check.keeps_fallback = true;
+    ASSERT_OK(store->add_model_check(check));
+  }
+  CliRun kept = why_model(db);
+  EXPECT_EQ(kept.exit_code, 0) << kept.output;
+  EXPECT_NE(field(kept.output, "  uses").find("(kept by tune's check in the model)"), std::string::npos)
+      << kept.output;
+  EXPECT_EQ(field(kept.output, "  why not"), "the model ran 0.612 ms with record 3, 0.571 ms with the fallback")
+      << kept.output;
 }
 
 TEST(RecordsWhy, AModelThatDoesNotImportIsAFailure) {
