@@ -52,8 +52,7 @@ Result<Compiled> compile_from(const graph::Graph& g, const Target& target, Sched
 
 // Each kernel of `tuned` taken from a record, with its calls' mean time in
 // the model (a profile of the tuned package).
-Result<std::vector<RecordCheck>> kernels_from_records(const Compiled& tuned, const Target& target,
-                                                      ScheduleSource& source) {
+Result<std::vector<RecordCheck>> kernels_from_records(const Compiled& tuned) {
   TESSERA_ASSIGN_OR_RETURN(std::vector<std::vector<double>> calls,
                            profile_alternately({&tuned.model.package}, 5));
   std::map<std::string, std::pair<double, int>> time_of_symbol;  // total seconds, calls
@@ -64,17 +63,13 @@ Result<std::vector<RecordCheck>> kernels_from_records(const Compiled& tuned, con
     ++count;
   }
   std::vector<RecordCheck> out;
-  const std::string target_text = target.to_string();
   for (size_t t = 0; t < tuned.model.kernels.size(); ++t) {
     const KernelInfo& k = tuned.model.kernels[t];
-    if (k.source != ScheduleChoice::Source::kRecord) continue;
+    if (k.source != ScheduleChoice::Source::kRecord || k.record_id <= 0) continue;
     RecordCheck r;
     r.workload_key = tuned.plan.tasks[t].dag->workload_key();
     r.label = k.label;
-    TESSERA_ASSIGN_OR_RETURN(std::vector<ScheduleCandidate> candidates,
-                             source.candidates(r.workload_key, target_text));
-    if (!candidates.empty()) r.record_id = candidates.front().record_id;
-    if (r.record_id <= 0) continue;
+    r.record_id = k.record_id;
     const auto it = time_of_symbol.find(k.symbol);
     if (it != time_of_symbol.end() && it->second.second > 0)
       r.call_s = it->second.first / it->second.second;
@@ -105,7 +100,7 @@ Result<ModelRecordsCheck> check_records_in_model(const graph::Graph& g, const Ta
                                                  const PlanOptions& options) {
   ModelRecordsCheck check;
   TESSERA_ASSIGN_OR_RETURN(Compiled tuned, compile_from(g, target, &source, options));
-  TESSERA_ASSIGN_OR_RETURN(check.records, kernels_from_records(tuned, target, source));
+  TESSERA_ASSIGN_OR_RETURN(check.records, kernels_from_records(tuned));
   if (check.records.empty()) return check;
   TESSERA_ASSIGN_OR_RETURN(Compiled untuned, compile_from(g, target, nullptr, options));
   TESSERA_ASSIGN_OR_RETURN(AlternatingTimes first,

@@ -263,7 +263,7 @@ Result<CompiledModel> compile_model(const ModelPlan& plan, const Target& target,
     funcs.push_back(std::move(func).value());
     model.lowered.push_back(funcs.back());
     model.kernels.push_back(KernelInfo{symbols.back(), label, task.weight, task.flops, choice->source,
-                                       choice->explanation});
+                                       choice->explanation, choice->record ? choice->record->record_id : 0});
   }
   model.schedule_seconds = seconds_since(t0);
 

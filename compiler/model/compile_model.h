@@ -114,6 +114,7 @@ struct KernelInfo {
   double flops = 0;         ///< of one call
   ScheduleChoice::Source source = ScheduleChoice::Source::kDefault;
   std::string explanation;  ///< ScheduleChoice::explanation
+  int64_t record_id = 0;    ///< the record its schedule came from (ScheduleChoice::record); 0: none
 };
 
 /// What an external backend runs.

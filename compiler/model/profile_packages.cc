@@ -96,7 +96,8 @@ Result<AlternatingTimes> time_alternately(
   for (size_t p = 0; p < execs.size(); ++p) {
     std::vector<double> ratios;
     for (size_t r = 0; r < medians[p].size(); ++r) ratios.push_back(medians[p][r] / medians[0][r]);
-    out.rounds_slower.push_back(static_cast<int>(std::count_if(ratios.begin(), ratios.end(), [](double x) { return x > 1; })));
+    const auto slower = std::count_if(ratios.begin(), ratios.end(), [](double x) { return x > 1; });
+    out.rounds_slower.push_back(static_cast<int>(slower));
     out.median_s.push_back(median_of(medians[p]));
     out.ratio_to_first.push_back(median_of(std::move(ratios)));
   }
