@@ -525,10 +525,11 @@ Result<JobSummary> TuneJob::run(Progress* progress, const std::atomic<bool>* sto
                  config_.check ? "outputs checked" : "outputs not checked (--no-check)",
                  static_cast<long long>(*resumed), *resumed ? " (not measured again)" : "", retried.c_str());
     // Each task's first round takes warm_up trials, the largest share of the
-    // model's time first: a budget short of every task says so up front.
+    // model's time first: a budget short of every task says so up front. (A
+    // resumed run's tuned tasks are warm already: nothing is said then.)
     const int warm_up = warm_up_batch(config_.trials, tasks_.size(), config_.batch);
     const int64_t reached = config_.trials / std::max(warm_up, 1);
-    if (tasks_.size() > 1 && reached < static_cast<int64_t>(tasks_.size()))
+    if (*resumed == 0 && tasks_.size() > 1 && reached < static_cast<int64_t>(tasks_.size()))
       std::fprintf(log_, "%lld trials give a first round (%d each) to %lld of the %zu tasks, the largest share of "
                    "the model's time first\n",
                    static_cast<long long>(config_.trials), warm_up, static_cast<long long>(reached), tasks_.size());

@@ -75,7 +75,9 @@ int TaskScheduler::next() {
   if (live.empty()) return -1;
   // Warm-up rounds, the largest share first (ties to the earlier task).
   int cold = -1;
-  auto share = [&](int i) { return std::make_pair(tasks_[i].weight * tasks_[i].cost_s, tasks_[i].weight * tasks_[i].flops); };
+  auto share = [&](int i) {
+    return std::make_pair(tasks_[i].weight * tasks_[i].cost_s, tasks_[i].weight * tasks_[i].flops);
+  };
   for (int i : live)
     if (history_[i].empty() && (cold < 0 || share(i) > share(cold))) cold = i;
   if (cold >= 0) return cold;

@@ -425,7 +425,9 @@ Result<std::vector<TaskSummary>> Tuner::run(Progress* progress, const std::atomi
   // scheduler stood instead of warming the same first tasks up again.
   auto total_trials = [&](int t) { return earlier_trials_[t] + summaries_[t].trials; };
   for (size_t i = 0; i < tasks_.size(); ++i)
-    if (earlier_trials_[i] > 0) scheduler.update(static_cast<int>(i), total_trials(static_cast<int>(i)), summaries_[i].best_cost_s);
+    if (earlier_trials_[i] > 0)
+      scheduler.update(static_cast<int>(i), total_trials(static_cast<int>(i)),
+                       summaries_[i].best_cost_s);
   const int warm_up = warm_up_batch(options_.trials, tasks_.size(), options_.batch_size);
   auto start = Clock::now();
   std::vector<TaskProgress> shown;
