@@ -7,6 +7,7 @@
 
 #include <chrono>
 
+#include "bench/bench_main.h"
 #include "compiler/codegen/llvm_target.h"
 #include "compiler/ops/op_spec.h"
 #include "compiler/space/sketch/sketch_space.h"
@@ -43,4 +44,4 @@ BENCHMARK(BM_Build_Candidates)->Arg(1)->Arg(2)->UseManualTime()->Iterations(1)->
 }  // namespace
 }  // namespace tessera
 
-BENCHMARK_MAIN();
+TESSERA_BENCHMARK_MAIN()

@@ -19,6 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "bench/bench_main.h"
 #include "compiler/codegen/llvm_target.h"
 #include "bench/peers.h"
 #include "compiler/codegen/build.h"
@@ -348,4 +349,4 @@ BENCHMARK(BM_Layout_Transpose)->Args({97, 257})->Args({1024, 1000})->Args({3199,
 }  // namespace
 }  // namespace tessera
 
-BENCHMARK_MAIN();
+TESSERA_BENCHMARK_MAIN()

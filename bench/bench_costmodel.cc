@@ -17,6 +17,7 @@
 #include <random>
 #include <ctime>
 
+#include "bench/bench_main.h"
 #include "compiler/codegen/build.h"
 #include "compiler/codegen/llvm_target.h"
 #include "costmodel/features.h"
@@ -249,4 +250,4 @@ BENCHMARK(BM_CostModel_Ranking)
 }  // namespace
 }  // namespace tessera
 
-BENCHMARK_MAIN();
+TESSERA_BENCHMARK_MAIN()

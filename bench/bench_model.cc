@@ -46,6 +46,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench_main.h"
 #include "bench/model_cases.h"
 #include "bench/ort_peer.h"
 #include "compiler/model/compile_model.h"
@@ -204,169 +205,214 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+// The records a run compiles with: none (0 trials), TESSERA_BENCH_DB's, or
+// those of `tessera tune` run here (and of the float32 model it is compared
+// with, tuned as long, for a reduced precision).
+struct Tuning {
+  std::string db;
+  double tune_s = 0;
+  std::string label = "untuned";
+};
+
+Result<Tuning> tune_for(const std::string& model_path, const ModelCase& mc, const BenchEnv& env, int64_t trials,
+                        const std::string& tmp) {
+  Tuning tuning;
+  if (trials == 0) return tuning;
+  if (!env.reuse_db.empty()) {
+    if (!fs::exists(env.reuse_db)) return Status(ErrorCode::kNotFound, "TESSERA_BENCH_DB=" + env.reuse_db + ": no such file");
+    tuning.db = env.reuse_db;
+    tuning.label = "records from TESSERA_BENCH_DB=" + tuning.db + " (not tuned here)";
+    return tuning;
+  }
+  tuning.db = tmp + "/tune.db";
+  TESSERA_RETURN_IF_ERROR(run_tune(model_path, mc, trials, tuning.db, tmp + "/tune.log", &tuning.tune_s));
+  if (mc.precision != "fp32") {
+    ModelCase full = mc;
+    full.precision = "fp32";
+    double full_s = 0;
+    TESSERA_RETURN_IF_ERROR(run_tune(model_path, full, trials, tuning.db, tmp + "/tune_fp32.log", &full_s));
+  }
+  tuning.label = "tuned here: " + std::to_string(trials) + " trials";
+  return tuning;
+}
+
+// A compiled package loaded to run on the benchmark's threads; `what`
+// names it in errors.
+Result<std::unique_ptr<runtime::GraphExecutor>> load_package(const model::CompiledModel& compiled,
+                                                             const std::string& what) {
+  runtime::ExecutorOptions eo;
+  eo.num_threads = kThreads;
+  auto exec = runtime::GraphExecutor::load(compiled.package, eo);
+  if (!exec.is_ok()) return exec.status().with_context("load " + what);
+  return std::move(exec).value();
+}
+
+// The same, with the benchmark's input set.
+Result<std::unique_ptr<runtime::GraphExecutor>> load_with_input(const model::CompiledModel& compiled,
+                                                                const ModelCase& mc, const NDArray& input,
+                                                                const std::string& what) {
+  TESSERA_ASSIGN_OR_RETURN(auto exec, load_package(compiled, what));
+  TESSERA_RETURN_IF_ERROR(exec->set_input(mc.input_name, input).with_context(what));
+  return exec;
+}
+
+// The packages raced against ONNX Runtime: Tessera's, and where the case
+// asks, through the backend ([0] --byoc mc.byoc, [1] --byoc auto) and
+// Tessera's float32 package of the same model.
+struct Contestants {
+  std::unique_ptr<runtime::GraphExecutor> tessera, byoc[2], float32;
+  size_t byoc_regions[2] = {0, 0};
+};
+
+// The backend's packages, each run once and checked against ONNX Runtime's
+// outputs in `ort_dir` (the largest error into `max_err`), and the float32 one.
+Status add_other_packages(Contestants& c, const std::string& model_path, const ModelCase& mc, const std::string& db,
+                          const NDArray& input, const std::string& ort_dir, double* max_err) {
+  for (int k = 0; k < 2 && !mc.byoc.empty(); ++k) {
+    const std::string which = k == 0 ? mc.byoc : "auto";
+    auto with_backend = compile(model_path, mc, db, which);
+    if (!with_backend.is_ok())
+      return with_backend.status().with_context("compile --byoc " + which);
+    c.byoc_regions[k] = with_backend->externals.size();
+    TESSERA_ASSIGN_OR_RETURN(c.byoc[k], load_with_input(*with_backend, mc, input, "--byoc " + which));
+    double byoc_err = 0;
+    Status st = c.byoc[k]->run();
+    if (st.is_ok()) st = compare_outputs(*c.byoc[k], ort_dir, mc.scale_tol, &byoc_err);
+    TESSERA_RETURN_IF_ERROR(st.with_context("--byoc " + which));
+    *max_err = std::max(*max_err, byoc_err);
+  }
+  if (mc.precision != "fp32") {
+    ModelCase full = mc;
+    full.precision = "fp32";
+    auto compiled32 = compile(model_path, full, db);
+    if (!compiled32.is_ok()) return compiled32.status().with_context("compile fp32");
+    TESSERA_ASSIGN_OR_RETURN(c.float32, load_with_input(*compiled32, mc, input, "fp32"));
+  }
+  return Status::ok();
+}
+
+// Medians of the race: ORT's in ms, the packages' in seconds.
+struct RaceTimes {
+  double ort_ms = 0, tessera_s = 0, byoc_s[2] = {0, 0}, float32_s = 0;
+};
+
+// ORT, Tessera, ORT, Tessera, ORT: the load of a shared machine shifts.
+// With a backend, its packages run right after Tessera's in each round;
+// with a reduced precision, the float32 package.
+Result<RaceTimes> race(Contestants& c, const std::string& model_path, const bench::NpyInputs& ort_inputs,
+                       const bench::InputShapes& ort_shapes) {
+  std::vector<double> ort_ms, ours_s, byoc_s[2], float32_s;
+  auto time_package = [](runtime::GraphExecutor& exec, std::vector<double>& into, const char* what) -> Status {
+    auto t = exec.benchmark(kWarmup, kRuns);
+    if (!t.is_ok()) return t.status().with_context(std::string("benchmark") + what);
+    into.insert(into.end(), t->costs_s.begin(), t->costs_s.end());
+    return Status::ok();
+  };
+  for (int round = 0; round < 5; ++round) {
+    if (round % 2 == 0) {
+      auto ms = bench::ort_median_ms(model_path, ort_inputs, ort_shapes, kThreads, kRuns, kWarmup);
+      if (!ms.is_ok()) return ms.status().with_context("ONNX Runtime");
+      ort_ms.push_back(*ms);
+      continue;
+    }
+    TESSERA_RETURN_IF_ERROR(time_package(*c.tessera, ours_s, ""));
+    for (int k = 0; k < 2 && c.byoc[k]; ++k) TESSERA_RETURN_IF_ERROR(time_package(*c.byoc[k], byoc_s[k], " --byoc"));
+    if (c.float32) TESSERA_RETURN_IF_ERROR(time_package(*c.float32, float32_s, " fp32"));
+  }
+  RaceTimes t;
+  t.ort_ms = median(ort_ms);
+  t.tessera_s = median(ours_s);
+  for (int k = 0; k < 2 && c.byoc[k]; ++k) t.byoc_s[k] = median(byoc_s[k]);
+  if (c.float32) t.float32_s = median(float32_s);
+  return t;
+}
+
+void report_race(benchmark::State& state, const Contestants& c, const RaceTimes& t) {
+  // With a backend, the case's latency is the backend's package.
+  const double latency_s = c.byoc[0] ? t.byoc_s[0] : t.tessera_s;
+  if (c.byoc[0]) {
+    state.counters["byoc_ms"] = latency_s * 1e3;
+    state.counters["auto_ms"] = t.byoc_s[1] * 1e3;
+    state.counters["tessera_ms"] = t.tessera_s * 1e3;
+    state.counters["auto_vs_peer"] = t.ort_ms / (t.byoc_s[1] * 1e3);
+    state.counters["byoc_regions"] = static_cast<double>(c.byoc_regions[0]);
+    state.counters["auto_regions"] = static_cast<double>(c.byoc_regions[1]);
+  }
+  if (c.float32) {
+    state.counters["float32_ms"] = t.float32_s * 1e3;
+    state.counters["vs_float32"] = t.float32_s / latency_s;
+  }
+  state.SetIterationTime(latency_s);
+  state.counters["latency_ms"] = latency_s * 1e3;
+  state.counters["ort_ms"] = t.ort_ms;
+  state.counters["vs_peer"] = t.ort_ms / (latency_s * 1e3);
+  state.counters["peak_mb"] = c.tessera->peak_memory_bytes() / 1048576.0;
+  state.counters["intermediates_mb"] = c.tessera->intermediate_bytes_total() / 1048576.0;
+}
+
+// The case's model: generated into `tmp`, or one of the downloaded OCR models.
+Result<std::string> model_file(const ModelCase& mc, const std::string& tmp) {
+  if (mc.generator.empty()) {
+    const std::string path = bench::ocr_models_dir() + "/" + mc.file;
+    if (!fs::exists(path)) return Status(ErrorCode::kNotFound, path + " missing: run scripts/install-deps.sh");
+    return path;
+  }
+  const std::string path = tmp + "/model.onnx";
+  TESSERA_RETURN_IF_ERROR(bench::write_generated_model(mc.generator, path, /*seed=*/7, mc.generator_options)
+                              .with_context("cannot write the model"));
+  return path;
+}
+
+// One case: tune (or not), compile in-process, run on a fixed random input
+// checked against ONNX Runtime, then race the packages against it.
+Status run_case(benchmark::State& state, const ModelCase& mc, const BenchEnv& env, const std::string& tmp) {
+  TESSERA_ASSIGN_OR_RETURN(const std::string model_path, model_file(mc, tmp));
+  TESSERA_ASSIGN_OR_RETURN(const Tuning tuning, tune_for(model_path, mc, env, state.range(0), tmp));
+  auto start = std::chrono::steady_clock::now();
+  auto compiled = compile(model_path, mc, tuning.db);
+  const double compile_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (!compiled.is_ok()) return compiled.status().with_context("compile");
+
+  Contestants c;
+  TESSERA_ASSIGN_OR_RETURN(c.tessera, load_package(*compiled, "Tessera's package"));
+  // The input: float16 for a float16 model.
+  DType input_type = DType::f32();
+  for (const auto& info : c.tessera->input_info()) input_type = info.name == mc.input_name ? info.dtype : input_type;
+  TESSERA_ASSIGN_OR_RETURN(NDArray input, NDArray::create(mc.input_shape, input_type));
+  input.fill_random(1);
+  const std::string input_npy = tmp + "/input.npy";
+  TESSERA_RETURN_IF_ERROR(runtime::save_npy(input, input_npy));
+  TESSERA_RETURN_IF_ERROR(c.tessera->set_input(mc.input_name, input));
+  TESSERA_RETURN_IF_ERROR(c.tessera->run().with_context("run"));
+  const bench::NpyInputs ort_inputs = {{mc.input_name, input_npy}};
+  const bench::InputShapes ort_shapes = {{mc.input_name, mc.input_shape}};
+  const std::string ort_dir = tmp + "/ort";
+  TESSERA_RETURN_IF_ERROR(
+      bench::ort_run_outputs(model_path, ort_inputs, ort_dir, kThreads, ort_shapes).with_context("ONNX Runtime"));
+  double max_err = 0;
+  TESSERA_RETURN_IF_ERROR(compare_outputs(*c.tessera, ort_dir, mc.scale_tol, &max_err));
+  TESSERA_RETURN_IF_ERROR(add_other_packages(c, model_path, mc, tuning.db, input, ort_dir, &max_err));
+
+  TESSERA_ASSIGN_OR_RETURN(const RaceTimes times, race(c, model_path, ort_inputs, ort_shapes));
+  report_race(state, c, times);
+  state.counters["compile_s"] = compile_s;
+  state.counters["tune_s"] = tuning.tune_s;
+  state.counters["kernels"] = compiled->report.kernels;
+  state.counters["from_records"] = compiled->report.from_records;
+  state.counters["max_abs_err"] = max_err;
+  state.SetLabel(tuning.label + (mc.byoc.empty() ? "" : ", --byoc " + mc.byoc) +
+                 (mc.precision == "fp32" ? "" : ", --precision " + mc.precision) + ", input " + mc.input_name + ":" +
+                 shape_text(mc.input_shape));
+  return Status::ok();
+}
+
 void run_model(benchmark::State& state, const ModelCase& mc, const BenchEnv& env) {
-  const int64_t trials = state.range(0);
   std::string why;
   if (!bench::ort_available(&why)) return state.SkipWithError(("ONNX Runtime unavailable: " + why).c_str());
   TempDir tmp;
   if (tmp.path().empty()) return state.SkipWithError("cannot create a temp dir under /tmp");
-  std::string model_path;
-  if (!mc.generator.empty()) {
-    model_path = tmp.path() + "/model.onnx";
-    if (Status st = bench::write_generated_model(mc.generator, model_path, /*seed=*/7, mc.generator_options);
-        !st.is_ok())
-      return state.SkipWithError(("cannot write the model: " + st.to_string()).c_str());
-  } else {
-    model_path = bench::ocr_models_dir() + "/" + mc.file;
-    if (!fs::exists(model_path))
-      return state.SkipWithError((model_path + " missing: run scripts/install-deps.sh").c_str());
-  }
-
   for (auto _ : state) {
-    // 1. Tuning: none (0), a reused database, or `tessera tune` here.
-    std::string db;
-    double tune_s = 0;
-    std::string label = "untuned";
-    if (trials > 0 && !env.reuse_db.empty()) {
-      if (!fs::exists(env.reuse_db))
-        return state.SkipWithError(("TESSERA_BENCH_DB=" + env.reuse_db + ": no such file").c_str());
-      db = env.reuse_db;
-      label = "records from TESSERA_BENCH_DB=" + db + " (not tuned here)";
-    } else if (trials > 0) {
-      db = tmp.path() + "/tune.db";
-      if (Status st = run_tune(model_path, mc, trials, db, tmp.path() + "/tune.log", &tune_s); !st.is_ok())
-        return state.SkipWithError(st.to_string().c_str());
-      if (mc.precision != "fp32") {
-        // The float32 package it is compared with, tuned as long.
-        ModelCase full = mc;
-        full.precision = "fp32";
-        double full_s = 0;
-        if (Status st = run_tune(model_path, full, trials, db, tmp.path() + "/tune_fp32.log", &full_s); !st.is_ok())
-          return state.SkipWithError(st.to_string().c_str());
-      }
-      label = "tuned here: " + std::to_string(trials) + " trials";
-    }
-
-    // 2. Compile in-process.
-    auto start = std::chrono::steady_clock::now();
-    auto compiled = compile(model_path, mc, db);
-    const double compile_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (!compiled.is_ok()) return state.SkipWithError(("compile: " + compiled.status().to_string()).c_str());
-
-    // 3. Run on a fixed random input, check against ONNX Runtime, time both interleaved.
-    runtime::ExecutorOptions eo;
-    eo.num_threads = kThreads;
-    auto exec = runtime::GraphExecutor::load(compiled->package, eo);
-    if (!exec.is_ok()) return state.SkipWithError(("load: " + exec.status().to_string()).c_str());
-    DType input_type = DType::f32();  // float16 for a float16 model
-    for (const auto& info : (*exec)->input_info()) input_type = info.name == mc.input_name ? info.dtype : input_type;
-    auto input = NDArray::create(mc.input_shape, input_type);
-    if (!input.is_ok()) return state.SkipWithError(input.status().to_string().c_str());
-    input->fill_random(1);
-    const std::string input_npy = tmp.path() + "/input.npy";
-    if (Status st = runtime::save_npy(*input, input_npy); !st.is_ok())
-      return state.SkipWithError(st.to_string().c_str());
-    if (Status st = (*exec)->set_input(mc.input_name, *input); !st.is_ok())
-      return state.SkipWithError(st.to_string().c_str());
-    if (Status st = (*exec)->run(); !st.is_ok()) return state.SkipWithError(("run: " + st.to_string()).c_str());
-    const bench::NpyInputs ort_inputs = {{mc.input_name, input_npy}};
-    const bench::InputShapes ort_shapes = {{mc.input_name, mc.input_shape}};
-    const std::string ort_dir = tmp.path() + "/ort";
-    if (Status st = bench::ort_run_outputs(model_path, ort_inputs, ort_dir, kThreads, ort_shapes); !st.is_ok())
-      return state.SkipWithError(("ONNX Runtime: " + st.to_string()).c_str());
-    double max_err = 0;
-    if (Status st = compare_outputs(**exec, ort_dir, mc.scale_tol, &max_err); !st.is_ok())
-      return state.SkipWithError(st.message().c_str());
-    // The same model through the external backend, checked the same way.
-    // [0]: --byoc <mc.byoc>, [1]: --byoc auto.
-    std::unique_ptr<runtime::GraphExecutor> byoc_exec[2];
-    size_t byoc_regions[2] = {0, 0};
-    for (int k = 0; k < 2 && !mc.byoc.empty(); ++k) {
-      const std::string which = k == 0 ? mc.byoc : "auto";
-      auto with_backend = compile(model_path, mc, db, which);
-      if (!with_backend.is_ok())
-        return state.SkipWithError(("compile --byoc " + which + ": " + with_backend.status().to_string()).c_str());
-      byoc_regions[k] = with_backend->externals.size();
-      auto loaded = runtime::GraphExecutor::load(with_backend->package, eo);
-      if (!loaded.is_ok()) return state.SkipWithError(("load --byoc " + which + ": " + loaded.status().to_string()).c_str());
-      byoc_exec[k] = std::move(loaded).value();
-      double byoc_err = 0;
-      Status st = byoc_exec[k]->set_input(mc.input_name, *input);
-      if (st.is_ok()) st = byoc_exec[k]->run();
-      if (st.is_ok()) st = compare_outputs(*byoc_exec[k], ort_dir, mc.scale_tol, &byoc_err);
-      if (!st.is_ok()) return state.SkipWithError(("--byoc " + which + ": " + st.message()).c_str());
-      max_err = std::max(max_err, byoc_err);
-    }
-
-    // With a reduced precision, Tessera's float32 package of the same model.
-    std::unique_ptr<runtime::GraphExecutor> float32_exec;
-    if (mc.precision != "fp32") {
-      ModelCase full = mc;
-      full.precision = "fp32";
-      auto compiled32 = compile(model_path, full, db);
-      if (!compiled32.is_ok()) return state.SkipWithError(("compile fp32: " + compiled32.status().to_string()).c_str());
-      auto loaded = runtime::GraphExecutor::load(compiled32->package, eo);
-      if (!loaded.is_ok()) return state.SkipWithError(("load fp32: " + loaded.status().to_string()).c_str());
-      float32_exec = std::move(loaded).value();
-      if (Status st = float32_exec->set_input(mc.input_name, *input); !st.is_ok())
-        return state.SkipWithError(st.to_string().c_str());
-    }
-    // ORT, Tessera, ORT, Tessera, ORT: the load of a shared machine shifts.
-    // With a backend, its package runs right after Tessera's in each round;
-    // with a reduced precision, the float32 package.
-    std::vector<double> ort_ms, ours_s, byoc_s[2], float32_s;
-    for (int round = 0; round < 5; ++round) {
-      if (round % 2 == 0) {
-        auto ms = bench::ort_median_ms(model_path, ort_inputs, ort_shapes, kThreads, kRuns, kWarmup);
-        if (!ms.is_ok()) return state.SkipWithError(("ONNX Runtime: " + ms.status().to_string()).c_str());
-        ort_ms.push_back(*ms);
-        continue;
-      }
-      auto t = (*exec)->benchmark(kWarmup, kRuns);
-      if (!t.is_ok()) return state.SkipWithError(("benchmark: " + t.status().to_string()).c_str());
-      ours_s.insert(ours_s.end(), t->costs_s.begin(), t->costs_s.end());
-      for (int k = 0; k < 2 && byoc_exec[k]; ++k) {
-        auto b = byoc_exec[k]->benchmark(kWarmup, kRuns);
-        if (!b.is_ok()) return state.SkipWithError(("benchmark --byoc: " + b.status().to_string()).c_str());
-        byoc_s[k].insert(byoc_s[k].end(), b->costs_s.begin(), b->costs_s.end());
-      }
-      if (float32_exec) {
-        auto f = float32_exec->benchmark(kWarmup, kRuns);
-        if (!f.is_ok()) return state.SkipWithError(("benchmark fp32: " + f.status().to_string()).c_str());
-        float32_s.insert(float32_s.end(), f->costs_s.begin(), f->costs_s.end());
-      }
-    }
-    const double tessera_s = median(ours_s);
-    const double latency_s = byoc_exec[0] ? median(byoc_s[0]) : tessera_s;
-    const double ort = median(ort_ms);
-    if (byoc_exec[0]) {
-      const double auto_s = median(byoc_s[1]);
-      state.counters["byoc_ms"] = latency_s * 1e3;
-      state.counters["auto_ms"] = auto_s * 1e3;
-      state.counters["tessera_ms"] = tessera_s * 1e3;
-      state.counters["auto_vs_peer"] = ort / (auto_s * 1e3);
-      state.counters["byoc_regions"] = static_cast<double>(byoc_regions[0]);
-      state.counters["auto_regions"] = static_cast<double>(byoc_regions[1]);
-    }
-
-    if (float32_exec) {
-      state.counters["float32_ms"] = median(float32_s) * 1e3;
-      state.counters["vs_float32"] = median(float32_s) / latency_s;
-    }
-    state.SetIterationTime(latency_s);
-    state.counters["latency_ms"] = latency_s * 1e3;
-    state.counters["ort_ms"] = ort;
-    state.counters["vs_peer"] = ort / (latency_s * 1e3);
-    state.counters["compile_s"] = compile_s;
-    state.counters["tune_s"] = tune_s;
-    state.counters["kernels"] = compiled->report.kernels;
-    state.counters["from_records"] = compiled->report.from_records;
-    state.counters["peak_mb"] = (*exec)->peak_memory_bytes() / 1048576.0;
-    state.counters["intermediates_mb"] = (*exec)->intermediate_bytes_total() / 1048576.0;
-    state.counters["max_abs_err"] = max_err;
-    state.SetLabel(label + (mc.byoc.empty() ? "" : ", --byoc " + mc.byoc) +
-                   (mc.precision == "fp32" ? "" : ", --precision " + mc.precision) + ", input " + mc.input_name + ":" +
-                   shape_text(mc.input_shape));
+    if (Status st = run_case(state, mc, env, tmp.path()); !st.is_ok()) return state.SkipWithError(st.to_string().c_str());
   }
 }
 
@@ -387,6 +433,7 @@ int main(int argc, char** argv) {
     tessera::register_model(m.name, m.model, env, m.trials.empty() ? args : m.trials);
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  tessera::bench::add_machine_context();
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;

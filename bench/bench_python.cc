@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench_main.h"
 #include "runtime/graph_executor.h"
 
 namespace py = pybind11;
@@ -135,6 +136,7 @@ int main(int argc, char** argv) {
   py::module_::import("sys").attr("path").attr("insert")(0, TESSERA_PYTHON_DIR);
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  tessera::bench::add_machine_context();
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   std::filesystem::remove(tessera::runtime::package_path());

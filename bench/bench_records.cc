@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench_main.h"
 #include "bench/records_fixture.h"
 #include "records/store.h"
 
@@ -245,6 +246,7 @@ int main(int argc, char** argv) {
     ensure_built();
     BM_Records_BestK1MNoIndex(s, big);
   })->Arg(10)->Iterations(5)->UseRealTime();
+  tessera::bench::add_machine_context();
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   std::filesystem::remove_all(dir);

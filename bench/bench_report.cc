@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench_main.h"
 #include "bench/records_fixture.h"
 #include "records/store.h"
 #include "report/report.h"
@@ -125,4 +126,4 @@ BENCHMARK(BM_Report_Write100k)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->M
 
 }  // namespace
 }  // namespace tessera::report
-BENCHMARK_MAIN();
+TESSERA_BENCHMARK_MAIN()

@@ -23,6 +23,7 @@
 #include <sstream>
 #include <thread>
 
+#include "bench/bench_main.h"
 #include "rpc/client.h"
 #include "rpc/runner.h"
 #include "rpc/tracker.h"
@@ -176,4 +177,4 @@ BENCHMARK(BM_Rpc_Scaling)->Arg(1)->Arg(2)->Arg(4)->Arg(8)->UseManualTime()->Iter
 }  // namespace
 }  // namespace tessera::rpc
 
-BENCHMARK_MAIN();
+TESSERA_BENCHMARK_MAIN()

@@ -20,6 +20,7 @@
 #include <random>
 #include <string>
 
+#include "bench/bench_main.h"
 #include "bench/peers.h"
 #include "bench/workloads.h"
 #include "compiler/codegen/build.h"
@@ -344,6 +345,7 @@ int main(int argc, char** argv) {
       ->Unit(benchmark::kMicrosecond);
   benchmark::Initialize(&rest_argc, rest.data());
   if (benchmark::ReportUnrecognizedArguments(rest_argc, rest.data())) return 1;
+  tessera::bench::add_machine_context();
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;

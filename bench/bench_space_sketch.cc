@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "bench/bench_main.h"
 #include "bench/peers.h"
 #include "compiler/codegen/build.h"
 #include "compiler/codegen/llvm_target.h"
@@ -177,4 +178,4 @@ BENCHMARK(BM_Space_BestOf1000Matmul1024)->Arg(1000)->UseManualTime()->Iterations
 }  // namespace
 }  // namespace tessera
 
-BENCHMARK_MAIN();
+TESSERA_BENCHMARK_MAIN()

@@ -23,6 +23,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "bench/bench_main.h"
 #include "bench/ort_peer.h"
 #include "runtime/graph_executor.h"
 #include "runtime/ndarray.h"
@@ -151,4 +152,4 @@ BENCHMARK(BM_Model_StreamingVad)->Arg(1)->Arg(2)->UseManualTime()->Iterations(1)
 }  // namespace
 }  // namespace tessera
 
-BENCHMARK_MAIN();
+TESSERA_BENCHMARK_MAIN()

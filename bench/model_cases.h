@@ -10,7 +10,7 @@ namespace tessera {
 
 // The tuned budget registered for every model: an estimated 10-15 minutes of
 // `tessera tune` for the ResNet-18 on this 2-core machine (a 96-trial run took
-// 56 s at load 5, ~0.5 s per trial before the cost model grows; BENCHMARKS.md).
+// 56 s at load 5, ~0.5 s per trial before the cost model grows; docs/benchmark-history.md).
 constexpr int kTunedTrials = 1000;
 
 /// One model to benchmark.

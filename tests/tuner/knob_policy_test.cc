@@ -339,7 +339,7 @@ TEST(KnobPolicy, GaReachesTheTopOnePercentInNoMoreTrialsThanRandom) {
   EXPECT_LE(ga, random);
 }
 
-// BENCHMARKS.md "Knob strategies": matmul 512^3 on this machine, real builds
+// docs/benchmark-history.md "Knob strategies": matmul 512^3 on this machine, real builds
 // and a LocalRunner, xgb vs random from three seeds each; trials until a run
 // reaches 90% of the best kernel any run found. Disabled: it takes ~5 minutes.
 //   build/bin/test_tuner --gtest_also_run_disabled_tests --gtest_filter='*DISABLED_Matmul512*'
