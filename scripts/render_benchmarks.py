@@ -94,7 +94,10 @@ def figures_of_run(path, run):
             raise Error(f"{path}: a figure without a name, a program or a date: {json.dumps(b)[:120]}")
         values = {k: v for k, v in b.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
         figures.append(Figure(cpu, program, name, b.get("variant", ""), date, values, transcribed))
-    return cpu, str(context.get("cpu_model", "")), figures
+    model = str(context.get("cpu_model", ""))
+    if context.get("target"):
+        model += f" ({context['target']})"
+    return cpu, model, figures
 
 
 def load_results(folder):
@@ -137,16 +140,15 @@ def row_matching(figure, rows):
 
 
 def number(v):
-    """Three significant digits, and at least two decimals below 10 (1.00,
-    0.97, 0.126, 10.2, 771, 4096)."""
+    """Two decimals from 0.1 to 10 (0.97, 1.00), three significant digits
+    above (10.2, 771), two below (0.083); whole numbers from 1000."""
     if v == 0 or abs(v) >= 1000:
         return f"{v:.0f}"
-    if abs(v) < 0.001:
-        return f"{v:.2g}"
-    text = f"{v:#.3g}".rstrip(".")
-    while "." in text and len(text.split(".")[1]) > 2 and text.endswith("0"):
-        text = text[:-1]
-    return text
+    if 0.1 <= abs(v) < 10:
+        return f"{v:.2f}"
+    if abs(v) >= 10:
+        return f"{v:.3g}" if abs(v) < 100 or v == int(v) else f"{v:.0f}"
+    return f"{v:#.2g}"
 
 
 def cell(figure, counters):
