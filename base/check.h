@@ -57,8 +57,7 @@ struct Voidify {
 
 /// Aborts with file:line, the condition and the streamed message when `cond`
 /// is false; in Release builds as well as Debug ones.
-#define TESSERA_CHECK(cond)                                                       \
-  (__builtin_expect(static_cast<bool>(cond), 1))                                  \
-      ? (void)0                                                                   \
-      : ::tessera::check_detail::Voidify() &                                      \
-            ::tessera::check_detail::CheckFailure(__FILE__, __LINE__, #cond)
+#define TESSERA_CHECK(cond)                      \
+  (__builtin_expect(static_cast<bool>(cond), 1)) \
+      ? (void)0                                  \
+      : ::tessera::check_detail::Voidify() & ::tessera::check_detail::CheckFailure(__FILE__, __LINE__, #cond)

@@ -47,9 +47,7 @@ struct DType {
   /// Bytes one lane occupies in memory (bool: one byte).
   constexpr int storage_bytes() const { return bits < 8 ? 1 : bits / 8; }
 
-  constexpr bool operator==(const DType& o) const {
-    return code == o.code && bits == o.bits && lanes == o.lanes;
-  }
+  constexpr bool operator==(const DType& o) const { return code == o.code && bits == o.bits && lanes == o.lanes; }
   constexpr bool operator!=(const DType& o) const { return !(*this == o); }
 
   /// "float32", "int8", "bool", "float32x16".
@@ -59,8 +57,10 @@ struct DType {
     switch (code) {
       case TypeCode::kInt: s.append("int").append(std::to_string(bits)); break;
       case TypeCode::kUInt:
-        if (bits == 1) s.append("bool");
-        else s.append("uint").append(std::to_string(bits));
+        if (bits == 1)
+          s.append("bool");
+        else
+          s.append("uint").append(std::to_string(bits));
         break;
       case TypeCode::kFloat: s.append("float").append(std::to_string(bits)); break;
       case TypeCode::kBFloat: s.append("bfloat").append(std::to_string(bits)); break;
@@ -72,10 +72,15 @@ struct DType {
 
   /// Parses the names to_string prints for scalars; false when unknown.
   static bool parse(const std::string& name, DType* out) {
-    static const struct { const char* name; DType type; } kNames[] = {
-        {"float32", f32()}, {"float16", f16()}, {"bfloat16", bf16()}, {"float64", f64()},
-        {"int8", i8()},     {"int32", i32()},   {"int64", i64()},     {"uint8", u8()},
-        {"bool", boolean()}, {"int16", DType(TypeCode::kInt, 16)},
+    static const struct {
+      const char* name;
+      DType type;
+    } kNames[] = {
+        {"float32", f32()},   {"float16", f16()},
+        {"bfloat16", bf16()}, {"float64", f64()},
+        {"int8", i8()},       {"int32", i32()},
+        {"int64", i64()},     {"uint8", u8()},
+        {"bool", boolean()},  {"int16", DType(TypeCode::kInt, 16)},
     };
     for (const auto& entry : kNames) {
       if (name == entry.name) {

@@ -28,6 +28,8 @@ constexpr int64_t floormod(int64_t a, int64_t b) {
 }
 
 /// ceil(a / b) for a >= 0 and b > 0: how many blocks of b cover a.
-constexpr int64_t ceil_div(int64_t a, int64_t b) { return floordiv(a + b - 1, b); }
+constexpr int64_t ceil_div(int64_t a, int64_t b) {
+  return floordiv(a + b - 1, b);
+}
 
 }  // namespace tessera

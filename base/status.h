@@ -4,28 +4,28 @@
 // boards without LLVM) and every other folder can share it.
 #pragma once
 
-#include "base/check.h"
-
 #include <string>
 #include <utility>
 #include <variant>
+
+#include "base/check.h"
 
 namespace tessera {
 
 /// What went wrong, coarse enough to test against and to store in a record.
 enum class ErrorCode {
   kOk = 0,
-  kInvalidArgument,   ///< bad user input: a command line, an operator spec, a step
-  kInvalidSchedule,   ///< a step that does not apply to the schedule state
-  kLoweringError,     ///< a schedule that cannot be lowered to loop IR
-  kCodegenError,      ///< LLVM or the linker refused
-  kTargetError,       ///< a target string that does not parse or names an unknown CPU
-  kNotFound,          ///< a file, a symbol, a record
-  kIOError,           ///< the operating system said no
-  kParseError,        ///< a file or frame with the wrong shape
-  kRuntimeError,      ///< a kernel returned a non-zero status
+  kInvalidArgument,  ///< bad user input: a command line, an operator spec, a step
+  kInvalidSchedule,  ///< a step that does not apply to the schedule state
+  kLoweringError,    ///< a schedule that cannot be lowered to loop IR
+  kCodegenError,     ///< LLVM or the linker refused
+  kTargetError,      ///< a target string that does not parse or names an unknown CPU
+  kNotFound,         ///< a file, a symbol, a record
+  kIOError,          ///< the operating system said no
+  kParseError,       ///< a file or frame with the wrong shape
+  kRuntimeError,     ///< a kernel returned a non-zero status
   kTimeout,
-  kUnavailable,       ///< a peer (tracker, worker, database) is not there
+  kUnavailable,  ///< a peer (tracker, worker, database) is not there
   kDatabaseError,
   kInternal,
 };
@@ -63,9 +63,7 @@ class [[nodiscard]] Status {
   ErrorCode code() const { return code_; }
   const std::string& message() const { return message_; }
   /// "invalid-schedule: split of stage C: factor 0 ..."
-  std::string to_string() const {
-    return is_ok() ? "ok" : std::string(error_code_name(code_)) + ": " + message_;
-  }
+  std::string to_string() const { return is_ok() ? "ok" : std::string(error_code_name(code_)) + ": " + message_; }
   /// The same error with `context` in front of the message ("while X: ...").
   Status with_context(const std::string& context) const {
     return is_ok() ? *this : Status(code_, context + ": " + message_);
@@ -80,7 +78,7 @@ class [[nodiscard]] Status {
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : v_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(T value) : v_(std::move(value)) {}        // NOLINT: implicit by design
   Result(Status status) : v_(std::move(status)) {  // NOLINT
     TESSERA_CHECK(!std::get<Status>(v_).is_ok()) << "a Result built from an ok Status";
   }
@@ -120,17 +118,16 @@ class [[nodiscard]] Result {
 }  // namespace tessera
 
 /// Returns early with the error of a Status-returning expression.
-#define TESSERA_RETURN_IF_ERROR(expr)          \
-  do {                                         \
-    ::tessera::Status _st = (expr);            \
-    if (!_st.is_ok()) return _st;              \
+#define TESSERA_RETURN_IF_ERROR(expr) \
+  do {                                \
+    ::tessera::Status _st = (expr);   \
+    if (!_st.is_ok()) return _st;     \
   } while (0)
 
 #define TESSERA_CONCAT_INNER(a, b) a##b
 #define TESSERA_CONCAT(a, b) TESSERA_CONCAT_INNER(a, b)
 /// `TESSERA_ASSIGN_OR_RETURN(auto x, f());` binds the value or returns the error.
-#define TESSERA_ASSIGN_OR_RETURN(lhs, expr) \
-  TESSERA_ASSIGN_OR_RETURN_IMPL(TESSERA_CONCAT(_res_, __LINE__), lhs, expr)
+#define TESSERA_ASSIGN_OR_RETURN(lhs, expr) TESSERA_ASSIGN_OR_RETURN_IMPL(TESSERA_CONCAT(_res_, __LINE__), lhs, expr)
 #define TESSERA_ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr) \
   auto tmp = (expr);                                  \
   if (!tmp.is_ok()) return tmp.status();              \

@@ -78,6 +78,8 @@ namespace target_tables {
 
 // LLVM 19's x86-64 CPU names by the widest vector register their features
 // enable (AVX-512F: 512, AVX: 256, else 128), aliases included.
+// (Tables of names, filled to the line.)
+// clang-format off
 inline constexpr std::string_view kX86Cpus512[] = {
     "cannonlake", "cascadelake", "cooperlake", "emeraldrapids", "graniterapids", "graniterapids-d",
     "graniterapids_d", "icelake-client", "icelake-server", "icelake_client", "icelake_server", "knl",
@@ -115,6 +117,7 @@ inline constexpr std::string_view kAarch64Cpus[] = {
     "neoverse-e1", "neoverse-n1", "neoverse-n2", "neoverse-n3", "neoverse-v1", "neoverse-v2",
     "neoverse-v3", "neoverse-v3ae", "oryon-1", "saphira", "thunderx", "thunderx2t99", "thunderx3t110",
     "thunderxt81", "thunderxt83", "thunderxt88", "tsv110"};
+// clang-format on
 
 // x86 -mattr features by what they do to the vector width, as LLVM applies
 // them after the CPU's own, in order: '+' raises the width to at least the
@@ -168,8 +171,10 @@ inline int x86_vector_bits(std::string_view cpu, const std::vector<std::string>&
   for (const std::string& f : features) {
     const std::string_view name = std::string_view(f).substr(1);
     if (f[0] == '+') {
-      if (starts_with(name, "avx512") || starts_with(name, "avx10")) bits = 512;
-      else if (starts_with(name, "avx") || listed(kX86Features256, name)) bits = std::max(bits, 256);
+      if (starts_with(name, "avx512") || starts_with(name, "avx10"))
+        bits = 512;
+      else if (starts_with(name, "avx") || listed(kX86Features256, name))
+        bits = std::max(bits, 256);
     } else if (listed(kX86Removal128, name)) {
       bits = 128;
     } else if (listed(kX86Removal256, name)) {
@@ -201,9 +206,12 @@ inline Status read_options(const std::string& text, Target* t, bool* has_cores) 
     const size_t eq = word.find('=');
     const std::string key = word.substr(0, eq), value = eq == std::string::npos ? "" : word.substr(eq + 1);
     if (eq == std::string::npos || value.empty()) return target_error(text, "option '" + word + "' needs a value");
-    if (key == "-mtriple") t->triple = value;
-    else if (key == "-mcpu") t->cpu = value;
-    else if (key == "-mattr") t->features = split_commas(value);
+    if (key == "-mtriple")
+      t->triple = value;
+    else if (key == "-mcpu")
+      t->cpu = value;
+    else if (key == "-mattr")
+      t->features = split_commas(value);
     else if (key == "-num-cores") {
       try {
         t->num_cores = std::stoi(value);
@@ -220,14 +228,19 @@ inline Status read_options(const std::string& text, Target* t, bool* has_cores) 
     }
   }
   for (const auto& f : t->features)
-    if (f.size() < 2 || (f[0] != '+' && f[0] != '-')) return target_error(text, "feature '" + f + "' must start with + or -");
+    if (f.size() < 2 || (f[0] != '+' && f[0] != '-'))
+      return target_error(text, "feature '" + f + "' must start with + or -");
   return Status::ok();
 }
 
 }  // namespace target_tables
 
-inline bool Target::is_x86() const { return target_tables::x86_triple(triple); }
-inline bool Target::is_aarch64() const { return target_tables::aarch64_triple(triple); }
+inline bool Target::is_x86() const {
+  return target_tables::x86_triple(triple);
+}
+inline bool Target::is_aarch64() const {
+  return target_tables::aarch64_triple(triple);
+}
 
 inline std::string Target::feature_string() const {
   std::string s;
@@ -276,7 +289,8 @@ inline Result<Target> Target::parse(const std::string& text) {
   t.l1_bytes = caches.l1_bytes;
   t.l2_bytes = caches.l2_bytes;
   t.l3_bytes = caches.l3_bytes;
-  if (!has_cores) t.num_cores = t.is_aarch64() ? 4 : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  if (!has_cores)
+    t.num_cores = t.is_aarch64() ? 4 : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   return t;
 }
 

@@ -24,7 +24,8 @@ void BM_Build_Candidates(benchmark::State& state) {
   auto programs = space->sample(32, /*seed=*/7);
   if (!programs.is_ok()) return state.SkipWithError(programs.status().to_string().c_str());
   std::vector<tuner::BuildInput> inputs;
-  for (const auto& p : *programs) inputs.push_back({op.dag, tuner::Candidate(p.state.steps())});  // replayed by the build
+  for (const auto& p : *programs)
+    inputs.push_back({op.dag, tuner::Candidate(p.state.steps())});  // replayed by the build
   tuner::BuilderPool pool(target, {.n_parallel = static_cast<int>(state.range(0))});
   int64_t built = 0, failed = 0;
   double seconds = 0;

@@ -5,24 +5,23 @@
 //   build/bin/bench_core --benchmark_filter=BM_Core_LaunchBesideABusyCore
 //   build/bin/bench_core --benchmark_filter=BM_Layout_Transpose
 #include <benchmark/benchmark.h>
-
-#include <algorithm>
-#include <chrono>
-#include <cmath>
-#include <cstring>
-#include <cstdio>
-#include <thread>
-#include <vector>
-
 #include <sched.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <thread>
+#include <vector>
+
 #include "bench/bench_main.h"
-#include "compiler/codegen/llvm_target.h"
 #include "bench/peers.h"
 #include "compiler/codegen/build.h"
+#include "compiler/codegen/llvm_target.h"
 #include "compiler/ir/op.h"
 #include "compiler/ops/conv.h"
 #include "compiler/space/choose/generic_schedule.h"
@@ -40,8 +39,12 @@ std::shared_ptr<const ComputeDAG> matmul_dag(int64_t m, int64_t n, int64_t k) {
   Tensor a = placeholder({m, k}, DType::f32(), "A");
   Tensor b = placeholder({k, n}, DType::f32(), "B");
   IterVar r = reduce_axis(k, "k");
-  Tensor c = compute({m, n}, [&](const Vars& i) { return sum(read(a, {i[0], r->var}) * read(b, {r->var, i[1]}), {r}); },
-                     "C", OpPattern::kComplex);
+  Tensor c = compute(
+      {m, n},
+      [&](const Vars& i) {
+        return sum(read(a, {i[0], r->var}) * read(b, {r->var, i[1]}), {r});
+      },
+      "C", OpPattern::kComplex);
   return std::make_shared<const ComputeDAG>(ComputeDAG::make({a, b, c}).value());
 }
 
@@ -122,14 +125,20 @@ void BM_Core_HandMatmul(benchmark::State& state) {
     state.SetIterationTime(ours);
   }
   double max_err = 0;
-  for (int64_t i = 0; i < m * n; ++i) max_err = std::max<double>(max_err, std::fabs(d.c.data<float>()[i] - d.ref.data<float>()[i]));
+  for (int64_t i = 0; i < m * n; ++i)
+    max_err = std::max<double>(max_err, std::fabs(d.c.data<float>()[i] - d.ref.data<float>()[i]));
   if (max_err > 1e-2) return state.SkipWithError("result differs from OpenBLAS");
   double flops = 2.0 * m * n * k;
   state.counters["gflops"] = flops / ours / 1e9;
   state.counters["peer_gflops"] = flops / peer / 1e9;
   state.counters["vs_peer"] = peer / ours;
 }
-BENCHMARK(BM_Core_HandMatmul)->Args({1024, 1024, 1024})->Args({997, 1009, 499})->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Core_HandMatmul)
+    ->Args({1024, 1024, 1024})
+    ->Args({997, 1009, 499})
+    ->UseManualTime()
+    ->Iterations(1)
+    ->Unit(benchmark::kMillisecond);
 
 // Direct NCHW conv: the output is cut into (8 channels x 4 rows x 8 columns)
 // register tiles, each accumulated over (c, r, s) in conv.local with the
@@ -188,11 +197,13 @@ void BM_Core_HandConv2dResNet(benchmark::State& state) {
   double ours = 0, peer = 0;
   for (auto _ : state) {
     ours = bench::median_seconds([&] { fn(args); });
-    peer = bench::median_seconds([&] { baseline.run(in.data<float>(), weights.data<float>(), ref.data<float>(), kThreads); });
+    peer = bench::median_seconds(
+        [&] { baseline.run(in.data<float>(), weights.data<float>(), ref.data<float>(), kThreads); });
     state.SetIterationTime(ours);
   }
   for (int64_t i = 0; i < k * h * w; ++i)
-    if (std::fabs(out.data<float>()[i] - ref.data<float>()[i]) > 1e-3) return state.SkipWithError("result differs from im2col");
+    if (std::fabs(out.data<float>()[i] - ref.data<float>()[i]) > 1e-3)
+      return state.SkipWithError("result differs from im2col");
   double flops = 2.0 * k * c * 9 * h * w;
   state.counters["gflops"] = flops / ours / 1e9;
   state.counters["peer_gflops"] = flops / peer / 1e9;
@@ -313,7 +324,12 @@ void BM_Layout_Transpose(benchmark::State& state) {
   const int64_t rows = state.range(0), cols = state.range(1);
   const Target target = host_target();
   Tensor in = placeholder({rows, cols}, DType::f32(), "X");
-  Tensor out = compute({cols, rows}, [&](const Vars& i) { return read(in, {i[1], i[0]}); }, "Y", OpPattern::kInjective);
+  Tensor out = compute(
+      {cols, rows},
+      [&](const Vars& i) {
+        return read(in, {i[1], i[0]});
+      },
+      "Y", OpPattern::kInjective);
   auto dag = std::make_shared<const ComputeDAG>(ComputeDAG::make({in, out}).value());
   auto schedule = generic_schedule(dag, target);
   if (!schedule.is_ok()) return state.SkipWithError(schedule.status().to_string().c_str());
@@ -344,7 +360,13 @@ void BM_Layout_Transpose(benchmark::State& state) {
   state.counters["copy_gb_per_s"] = bytes / peer / 1e9;
   state.counters["of_copy"] = peer / ours;
 }
-BENCHMARK(BM_Layout_Transpose)->Args({97, 257})->Args({1024, 1000})->Args({3199, 512})->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Layout_Transpose)
+    ->Args({97, 257})
+    ->Args({1024, 1000})
+    ->Args({3199, 512})
+    ->UseManualTime()
+    ->Iterations(1)
+    ->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace tessera

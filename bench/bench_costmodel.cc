@@ -13,9 +13,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <ctime>
 #include <numeric>
 #include <random>
-#include <ctime>
 
 #include "bench/bench_main.h"
 #include "compiler/codegen/build.h"
@@ -79,10 +79,14 @@ void BM_CostModel_FeatureExtraction(benchmark::State& state) {
   // machine runs; the wall-clock rate is reported beside it.
   state.counters["candidates_per_s"] = double(done) / cpu_seconds;
   state.counters["candidates_per_s_wall"] = double(done) / seconds;
-  state.SetLabel(include_lowering ? "lowering included (schedule_to_loops, simplify, vectorize)"
-                                  : "lowering excluded");
+  state.SetLabel(include_lowering ? "lowering included (schedule_to_loops, simplify, vectorize)" : "lowering excluded");
 }
-BENCHMARK(BM_CostModel_FeatureExtraction)->Arg(0)->Arg(1)->UseManualTime()->Iterations(10)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_CostModel_FeatureExtraction)
+    ->Arg(0)
+    ->Arg(1)
+    ->UseManualTime()
+    ->Iterations(10)
+    ->Unit(benchmark::kMillisecond);
 
 // One workload's measured candidates.
 struct Measured {
@@ -186,7 +190,8 @@ double accuracy_in_group(const std::vector<double>& pred, const Split& sp, int64
 }
 
 void BM_CostModel_Ranking(benchmark::State& state) {
-  const auto objective = state.range(0) == 0 ? costmodel::XGBObjective::kRankPairwise : costmodel::XGBObjective::kRegression;
+  const auto objective =
+      state.range(0) == 0 ? costmodel::XGBObjective::kRankPairwise : costmodel::XGBObjective::kRegression;
   const std::vector<Measured>& workloads = measured_workloads();
   const Split sp = split(workloads);
   std::vector<double> predicted, random_scores;
@@ -227,7 +232,8 @@ void BM_CostModel_Ranking(benchmark::State& state) {
   size_t failed = 0;
   for (const Measured& m : workloads) failed += std::count(m.seconds.begin(), m.seconds.end(), 0.0);
   state.counters["pairwise_acc"] = costmodel::pairwise_accuracy(predicted, sp.test_throughput, sp.test_groups);
-  state.counters["pairwise_acc_random"] = costmodel::pairwise_accuracy(random_scores, sp.test_throughput, sp.test_groups);
+  state.counters["pairwise_acc_random"] =
+      costmodel::pairwise_accuracy(random_scores, sp.test_throughput, sp.test_groups);
   state.counters["acc_matmul"] = accuracy_in_group(predicted, sp, 0);
   state.counters["acc_conv"] = accuracy_in_group(predicted, sp, 1);
   state.counters["train_ms"] = train_s * 1e3;

@@ -22,5 +22,7 @@ int run_benchmarks(int argc, char** argv);
 
 }  // namespace tessera::bench
 
-#define TESSERA_BENCHMARK_MAIN() \
-  int main(int argc, char** argv) { return ::tessera::bench::run_benchmarks(argc, argv); }
+#define TESSERA_BENCHMARK_MAIN()                         \
+  int main(int argc, char** argv) {                      \
+    return ::tessera::bench::run_benchmarks(argc, argv); \
+  }

@@ -34,9 +34,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
-#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -63,7 +63,7 @@ namespace fs = std::filesystem;
 using runtime::NDArray;
 
 constexpr int kThreads = 2;
-constexpr int kRuns = 20;       // timed runs per round, Tessera and ONNX Runtime alike
+constexpr int kRuns = 20;  // timed runs per round, Tessera and ONNX Runtime alike
 constexpr int kWarmup = 3;
 constexpr double kAbsTol = 1e-3;
 constexpr double kRelTol = 1e-3;
@@ -71,7 +71,6 @@ constexpr double kRelTol = 1e-3;
 struct BenchEnv {
   std::string reuse_db;  ///< TESSERA_BENCH_DB: compile tuned runs from it, no tuning
 };
-
 
 /// A private temp dir, removed when done.
 class TempDir {
@@ -120,9 +119,17 @@ Status run_tune(const std::string& model, const ModelCase& mc, int64_t trials, c
   const std::string binary = TESSERA_BINARY;
   if (::access(binary.c_str(), X_OK) != 0)
     return Status(ErrorCode::kUnavailable, "no tessera binary at " + binary + " (build the target `tessera`)");
-  std::vector<std::string> argv_s = {binary,    "tune", model, "--trials", std::to_string(trials), "--db", db,
-                                     "--input-shape", mc.input_name + ":" + shape_text(mc.input_shape),
-                                     "--precision", mc.precision};
+  std::vector<std::string> argv_s = {binary,
+                                     "tune",
+                                     model,
+                                     "--trials",
+                                     std::to_string(trials),
+                                     "--db",
+                                     db,
+                                     "--input-shape",
+                                     mc.input_name + ":" + shape_text(mc.input_shape),
+                                     "--precision",
+                                     mc.precision};
   std::vector<char*> argv;
   for (std::string& a : argv_s) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -185,14 +192,17 @@ Status compare_outputs(runtime::GraphExecutor& exec, const std::string& ort_dir,
       double excess = err - (scale_tol > 0 ? scale_tol * scale : kAbsTol + kRelTol * std::fabs(b[i]));
       if (!(excess <= 0)) {
         ++bad;
-        if (std::isnan(excess) || excess > worst_excess) worst_excess = std::isnan(excess) ? INFINITY : excess, worst = i;
+        if (std::isnan(excess) || excess > worst_excess)
+          worst_excess = std::isnan(excess) ? INFINITY : excess, worst = i;
       }
     }
     if (bad) {
       char msg[256];
-      std::snprintf(msg, sizeof msg, "output %s differs from ONNX Runtime's at %lld of %lld elements: max abs error %g "
-                    "(element %lld: %g vs %g)", name.c_str(), static_cast<long long>(bad),
-                    static_cast<long long>(ours.numel()), *max_err, static_cast<long long>(worst), a[worst], b[worst]);
+      std::snprintf(msg, sizeof msg,
+                    "output %s differs from ONNX Runtime's at %lld of %lld elements: max abs error %g "
+                    "(element %lld: %g vs %g)",
+                    name.c_str(), static_cast<long long>(bad), static_cast<long long>(ours.numel()), *max_err,
+                    static_cast<long long>(worst), a[worst], b[worst]);
       return Status(ErrorCode::kRuntimeError, msg);
     }
   }
@@ -219,7 +229,8 @@ Result<Tuning> tune_for(const std::string& model_path, const ModelCase& mc, cons
   Tuning tuning;
   if (trials == 0) return tuning;
   if (!env.reuse_db.empty()) {
-    if (!fs::exists(env.reuse_db)) return Status(ErrorCode::kNotFound, "TESSERA_BENCH_DB=" + env.reuse_db + ": no such file");
+    if (!fs::exists(env.reuse_db))
+      return Status(ErrorCode::kNotFound, "TESSERA_BENCH_DB=" + env.reuse_db + ": no such file");
     tuning.db = env.reuse_db;
     tuning.label = "records from TESSERA_BENCH_DB=" + tuning.db + " (not tuned here)";
     return tuning;
@@ -271,8 +282,7 @@ Status add_other_packages(Contestants& c, const std::string& model_path, const M
   for (int k = 0; k < 2 && !mc.byoc.empty(); ++k) {
     const std::string which = k == 0 ? mc.byoc : "auto";
     auto with_backend = compile(model_path, mc, db, which);
-    if (!with_backend.is_ok())
-      return with_backend.status().with_context("compile --byoc " + which);
+    if (!with_backend.is_ok()) return with_backend.status().with_context("compile --byoc " + which);
     c.byoc_regions[k] = with_backend->externals.size();
     TESSERA_ASSIGN_OR_RETURN(c.byoc[k], load_with_input(*with_backend, mc, input, "--byoc " + which));
     double byoc_err = 0;
@@ -412,7 +422,8 @@ void run_model(benchmark::State& state, const ModelCase& mc, const BenchEnv& env
   TempDir tmp;
   if (tmp.path().empty()) return state.SkipWithError("cannot create a temp dir under /tmp");
   for (auto _ : state) {
-    if (Status st = run_case(state, mc, env, tmp.path()); !st.is_ok()) return state.SkipWithError(st.to_string().c_str());
+    if (Status st = run_case(state, mc, env, tmp.path()); !st.is_ok())
+      return state.SkipWithError(st.to_string().c_str());
   }
 }
 

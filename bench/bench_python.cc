@@ -94,7 +94,8 @@ if aligned:
     x, W = tessera.empty(x.shape), tessera.empty(W.shape)
 def step():
     return m.run(x=x, W=W)
-)", scope);
+)",
+           scope);
   py::object step = scope["step"];
   step();
   const auto start = Clock::now();
@@ -108,8 +109,12 @@ def step():
   state.counters["overhead_us"] = python_us - cpp_us;
 }
 
-void BM_Python_ModuleRun(benchmark::State& state) { module_run(state, false); }
-void BM_Python_ModuleRunAlignedInputs(benchmark::State& state) { module_run(state, true); }
+void BM_Python_ModuleRun(benchmark::State& state) {
+  module_run(state, false);
+}
+void BM_Python_ModuleRunAlignedInputs(benchmark::State& state) {
+  module_run(state, true);
+}
 BENCHMARK(BM_Python_ModuleRun)->MinTime(1.0);
 BENCHMARK(BM_Python_ModuleRunAlignedInputs)->MinTime(1.0);
 

@@ -134,15 +134,18 @@ void BM_Records_InsertRawSqlite(benchmark::State& state, const std::string& dir)
       sqlite3_bind_text(insert, 4, "sketch", -1, SQLITE_STATIC);
       sqlite3_bind_text(insert, 5, r.steps_json.c_str(), -1, SQLITE_STATIC);
       sqlite3_bind_text(insert, 6, costs[i].c_str(), -1, SQLITE_STATIC);
-      if (r.costs.empty()) sqlite3_bind_null(insert, 7);
-      else sqlite3_bind_double(insert, 7, r.mean_cost());
+      if (r.costs.empty())
+        sqlite3_bind_null(insert, 7);
+      else
+        sqlite3_bind_double(insert, 7, r.mean_cost());
       sqlite3_bind_text(insert, 8, r.error_kind.c_str(), -1, SQLITE_STATIC);
       sqlite3_bind_text(insert, 9, r.error_message.c_str(), -1, SQLITE_STATIC);
       sqlite3_bind_double(insert, 10, r.build_seconds);
       sqlite3_bind_double(insert, 11, r.run_seconds);
       sqlite3_bind_double(insert, 12, r.timestamp);
       sqlite3_bind_int64(insert, 13, steps_hash(r.steps_json));
-      if (sqlite3_step(insert) != SQLITE_DONE) check(Status(ErrorCode::kDatabaseError, sqlite3_errmsg(db)), "raw insert");
+      if (sqlite3_step(insert) != SQLITE_DONE)
+        check(Status(ErrorCode::kDatabaseError, sqlite3_errmsg(db)), "raw insert");
       sqlite3_reset(insert);
     }
     sqlite3_exec(db, "COMMIT", nullptr, nullptr, nullptr);
@@ -160,8 +163,7 @@ void build_1m(const std::string& path) {
   check(store.status(), "open");
   std::minstd_rand rng(7);
   constexpr int kBatch = 1000;  // one task's records per batch
-  for (int first = 0; first < kRecords1M; first += kBatch)
-    check(store->append(make_batch(kBatch, first, rng)), "fill");
+  for (int first = 0; first < kRecords1M; first += kBatch) check(store->append(make_batch(kBatch, first, rng)), "fill");
   double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::fprintf(stderr, "filled %d records over %d workloads in %.1f s\n", kRecords1M, kWorkloads, s);
 }
@@ -226,9 +228,13 @@ int main(int argc, char** argv) {
   // Args: batch size, scattered (0: one task per batch, as a tuner appends).
   for (auto args : std::vector<std::vector<int64_t>>{{64, 0}, {1000, 0}, {1000, 1}}) {
     benchmark::RegisterBenchmark("BM_Records_Insert", BM_Records_Insert, dir)
-        ->Args(args)->ArgNames({"batch", "scattered"})->UseRealTime();
+        ->Args(args)
+        ->ArgNames({"batch", "scattered"})
+        ->UseRealTime();
     benchmark::RegisterBenchmark("BM_Records_InsertRawSqlite", BM_Records_InsertRawSqlite, dir)
-        ->Args(args)->ArgNames({"batch", "scattered"})->UseRealTime();
+        ->Args(args)
+        ->ArgNames({"batch", "scattered"})
+        ->UseRealTime();
   }
   // The 1M-record database is built only when a best-k benchmark will run.
   bool built = false;
@@ -237,15 +243,22 @@ int main(int argc, char** argv) {
     built = true;
   };
   for (int k : {1, 10}) {
-    benchmark::RegisterBenchmark("BM_Records_BestK1M", [&](benchmark::State& s) {
-      ensure_built();
-      BM_Records_BestK1M(s, big);
-    })->Arg(k)->UseRealTime();
+    benchmark::RegisterBenchmark("BM_Records_BestK1M",
+                                 [&](benchmark::State& s) {
+                                   ensure_built();
+                                   BM_Records_BestK1M(s, big);
+                                 })
+        ->Arg(k)
+        ->UseRealTime();
   }
-  benchmark::RegisterBenchmark("BM_Records_BestK1MNoIndex", [&](benchmark::State& s) {
-    ensure_built();
-    BM_Records_BestK1MNoIndex(s, big);
-  })->Arg(10)->Iterations(5)->UseRealTime();
+  benchmark::RegisterBenchmark("BM_Records_BestK1MNoIndex",
+                               [&](benchmark::State& s) {
+                                 ensure_built();
+                                 BM_Records_BestK1MNoIndex(s, big);
+                               })
+      ->Arg(10)
+      ->Iterations(5)
+      ->UseRealTime();
   tessera::bench::add_machine_context();
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

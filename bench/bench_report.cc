@@ -45,8 +45,8 @@ struct Database {
     auto s = store->begin_session({0, "tessera tune (synthetic)", "bench", "bench", "19", 7, 1.7e9, {}});
     check(s.status(), "session");
     for (int t = 0; t < kTasks; ++t) {
-      check(store->add_workload({key_of(t), "", "conv2d", "1x64x56x56 64x64x3x3 -> 1x64x56x56 float32",
-                                 2.0 * 64 * 56 * 56 * 64 * 9}),
+      check(store->add_workload(
+                {key_of(t), "", "conv2d", "1x64x56x56 64x64x3x3 -> 1x64x56x56 float32", 2.0 * 64 * 56 * 56 * 64 * 9}),
             "workload");
       // A sketch-like record: ~10 steps, three repeats, one in ten failed,
       // costs drifting down as a search would find faster schedules.
@@ -94,7 +94,12 @@ void BM_Report_ReadRecords100k(benchmark::State& state) {
     auto store = records::Store::open(path, o);
     check(store.status(), "open");
     int64_t n = 0;
-    check(store->for_each({}, [&](const records::Record&) { ++n; return Status::ok(); }), "read");
+    check(store->for_each({},
+                          [&](const records::Record&) {
+                            ++n;
+                            return Status::ok();
+                          }),
+          "read");
     benchmark::DoNotOptimize(n);
   }
   state.counters["records"] = kTasks * kRecordsPerTask;

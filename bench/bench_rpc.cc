@@ -54,8 +54,9 @@ class Farm {
     thread_ = std::thread([this] { (void)tracker_->run(stop_); });
     const std::string worker = executable_dir() + "/tessera-worker";
     for (int i = 0; i < workers; ++i) {
-      std::vector<std::string> args = {worker, "--tracker", tracker_->endpoint(), "--key", "bench", "--insecure",
-                                       "--threads", "1", "--id", "bench-" + std::to_string(i)};
+      std::vector<std::string> args = {
+          worker, "--tracker", tracker_->endpoint(),        "--key", "bench", "--insecure", "--threads",
+          "1",    "--id",      "bench-" + std::to_string(i)};
       std::vector<char*> argv;
       for (auto& a : args) argv.push_back(a.data());
       argv.push_back(nullptr);
@@ -172,7 +173,14 @@ void BM_Rpc_Scaling(benchmark::State& state) {
   state.counters["jobs_per_s"] = throughput;
   if (g_one_worker_throughput > 0) state.counters["efficiency"] = throughput / (workers * g_one_worker_throughput);
 }
-BENCHMARK(BM_Rpc_Scaling)->Arg(1)->Arg(2)->Arg(4)->Arg(8)->UseManualTime()->Iterations(5)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Rpc_Scaling)
+    ->Arg(1)
+    ->Arg(2)
+    ->Arg(4)
+    ->Arg(8)
+    ->UseManualTime()
+    ->Iterations(5)
+    ->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace tessera::rpc

@@ -131,8 +131,9 @@ void BM_Space_BestOfKnobMatmul1024(benchmark::State& state) {
     auto winner = build(tmpl, inst, best_config, target);
     if (!winner.is_ok()) return state.SkipWithError(winner.status().to_string().c_str());
     ours = bench::median_seconds([&] { winner->fn(args); });
-    peer = bench::median_seconds(
-        [&] { bench::openblas_sgemm(kSize, kSize, kSize, d.a.data<float>(), d.b.data<float>(), d.ref.data<float>(), kThreads); });
+    peer = bench::median_seconds([&] {
+      bench::openblas_sgemm(kSize, kSize, kSize, d.a.data<float>(), d.b.data<float>(), d.ref.data<float>(), kThreads);
+    });
     state.SetIterationTime(ours);
   }
   const double search_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - search_start).count();
@@ -167,8 +168,9 @@ void BM_Space_KnobFallbackMatmul1024(benchmark::State& state) {
   double ours = 0, peer = 0;
   for (auto _ : state) {
     ours = bench::median_seconds([&] { cand->fn(args); });
-    peer = bench::median_seconds(
-        [&] { bench::openblas_sgemm(kSize, kSize, kSize, d.a.data<float>(), d.b.data<float>(), d.ref.data<float>(), kThreads); });
+    peer = bench::median_seconds([&] {
+      bench::openblas_sgemm(kSize, kSize, kSize, d.a.data<float>(), d.b.data<float>(), d.ref.data<float>(), kThreads);
+    });
     state.SetIterationTime(ours);
   }
   const double flops = 2.0 * kSize * kSize * kSize;
@@ -235,7 +237,8 @@ void BM_Space_KnobFallbackWinogradConvs(benchmark::State& state) {
     for (const bench::ConvLayer& l : bench::resnet50_conv_layers()) {
       if (l.r != 3) continue;
       const std::string spec = "conv2d_winograd_nhwc:N=1,C=" + std::to_string(l.c) + ",H=" + std::to_string(l.h) +
-                               ",W=" + std::to_string(l.w) + ",K=" + std::to_string(l.k) + ",pad=" + std::to_string(l.pad);
+                               ",W=" + std::to_string(l.w) + ",K=" + std::to_string(l.k) +
+                               ",pad=" + std::to_string(l.pad);
       auto ours = fallback_seconds(winograd, spec);
       auto plain = fallback_seconds(direct, bench::conv2d_nhwc_spec(l));
       if (!ours.is_ok()) return state.SkipWithError(ours.status().to_string().c_str());
@@ -304,7 +307,8 @@ void BM_Space_KnobFallbackDepthwise(benchmark::State& state) {
   state.counters["vs_peer"] = peer / ours;
   state.counters["generic_vs_peer"] = peer / generic;
   state.counters["nhwc_vs_peer"] = peer / nhwc_ours;
-  state.counters["gbytes_per_s"] = static_cast<double>(dw->arrays[0].numel() + dw->arrays.back().numel()) * 4 / ours / 1e9;
+  state.counters["gbytes_per_s"] =
+      static_cast<double>(dw->arrays[0].numel() + dw->arrays.back().numel()) * 4 / ours / 1e9;
   state.SetLabel(dw->config.to_string() + "; nhwc " + nhwc_k->config.to_string());
 }
 
@@ -316,8 +320,10 @@ int main(int argc, char** argv) {
   int64_t samples = 100;
   std::vector<char*> rest;
   for (int i = 0; i < argc; ++i) {
-    if (std::strncmp(argv[i], "--samples=", 10) == 0) samples = std::max<int64_t>(1, std::atoll(argv[i] + 10));
-    else rest.push_back(argv[i]);
+    if (std::strncmp(argv[i], "--samples=", 10) == 0)
+      samples = std::max<int64_t>(1, std::atoll(argv[i] + 10));
+    else
+      rest.push_back(argv[i]);
   }
   int rest_argc = static_cast<int>(rest.size());
   benchmark::RegisterBenchmark("BM_Space_BestOfKnobMatmul1024", tessera::BM_Space_BestOfKnobMatmul1024)

@@ -29,7 +29,9 @@ namespace {
 
 constexpr int kThreads = 2;
 
-std::shared_ptr<const ComputeDAG> dag_of(const std::string& spec) { return ops::parse_op_spec(spec).value().dag; }
+std::shared_ptr<const ComputeDAG> dag_of(const std::string& spec) {
+  return ops::parse_op_spec(spec).value().dag;
+}
 
 // Random complete programs per second, one thread: sample (annotation
 // replays the steps on a fresh state) + lower, as the evolutionary search

@@ -94,7 +94,8 @@ void BM_Model_StreamingVad(benchmark::State& state) {
   NDArray zeros = NDArray::create({2, 1, kHidden}, DType::f32()).value();
   NDArray rate = NDArray::create({}, DType::i64()).value();
   rate.data<int64_t>()[0] = 16000;
-  for (auto [array, name] : {std::pair<const NDArray*, const char*>{&chunks, "audio"}, {&zeros, "state"}, {&rate, "sr"}})
+  for (auto [array, name] :
+       {std::pair<const NDArray*, const char*>{&chunks, "audio"}, {&zeros, "state"}, {&rate, "sr"}})
     if (Status st = runtime::save_npy(*array, dir + "/" + name + ".npy"); !st.is_ok())
       return state.SkipWithError(st.to_string().c_str());
   auto ort_ms = bench::ort_stream_median_ms(

@@ -4,20 +4,21 @@
 //
 //   build/bin/bench_tune --benchmark_filter=BM_Tune_Matmul1024   (argument = trials)
 //   build/bin/bench_tune --benchmark_filter=BM_Tuner_Overhead    (matmul 512^3, 128 trials)
-//   build/bin/bench_tune --benchmark_filter='BM_Tune_OddShapes(/.*/trials:200/.*|Geomean)'   (eight shapes, the depthwise ones in NCHW and NHWC, an STFT conv, x two spaces)
-//   build/bin/bench_tune --benchmark_filter=BM_Fallback_RandomMatmuls   (24 untuned matmuls of random shapes;
+//   build/bin/bench_tune --benchmark_filter='BM_Tune_OddShapes(/.*/trials:200/.*|Geomean)'   (eight shapes, the
+//   depthwise ones in NCHW and NHWC, an STFT conv, x two spaces) build/bin/bench_tune
+//   --benchmark_filter=BM_Fallback_RandomMatmuls   (24 untuned matmuls of random shapes;
 //       TESSERA_BENCH_MATMULS="77x384x384 512x512x512" for those shapes instead)
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
-#include <iterator>
-#include <cmath>
 #include <functional>
+#include <iterator>
 #include <limits>
 #include <memory>
 #include <sstream>
@@ -26,8 +27,8 @@
 #include "bench/peers.h"
 #include "bench/tune_harness.h"
 #include "bench/workloads.h"
-#include "compiler/codegen/llvm_target.h"
 #include "compiler/codegen/build.h"
+#include "compiler/codegen/llvm_target.h"
 #include "compiler/ops/op_spec.h"
 #include "compiler/schedule/layout.h"
 #include "compiler/space/choose/apply_best.h"
@@ -54,7 +55,8 @@ void BM_Tune_Matmul1024(benchmark::State& state) {
     auto args = bench::make_args(op);
     runtime::NDArray ref = runtime::NDArray::create({1024, 1024}, DType::f32()).value();
     double peer = bench::median_seconds([&] {
-      bench::openblas_sgemm(1024, 1024, 1024, args[0].data<float>(), args[1].data<float>(), ref.data<float>(), kThreads);
+      bench::openblas_sgemm(1024, 1024, 1024, args[0].data<float>(), args[1].data<float>(), ref.data<float>(),
+                            kThreads);
     });
     double ratio = 0;
     report_checkpoints(state, op, *run, peer, args, &ratio);
@@ -88,7 +90,8 @@ BENCHMARK(BM_Tune_Matmul1024)
 // vs_peer_64 and vs_peer_200 are timed after the peer's rounds.
 void report_against_dnnl(benchmark::State& state, const ops::OpInstance& op, const TuneRun& run,
                          std::vector<runtime::NDArray>& args, const std::function<void()>& peer_call,
-                         const std::function<double()>& peak_probe, const char* peak_counter, const char* peer_counter) {
+                         const std::function<double()>& peak_probe, const char* peak_counter,
+                         const char* peer_counter) {
   double peak = peak_probe();
   const records::Record* best = best_of_first(run.history, run.history.size());
   if (!best) return state.SkipWithError("no schedule measured");
@@ -318,7 +321,9 @@ BENCHMARK(BM_Tune_Efficiency)
     ->ArgNames({"trials", "seeds", "knob"})
     ->Args({128, 3, 0})
     ->Args({128, 3, 1})
-    ->UseManualTime()->Iterations(1)->Unit(benchmark::kSecond);
+    ->UseManualTime()
+    ->Iterations(1)
+    ->Unit(benchmark::kSecond);
 
 // The tuner's own time per trial (search, cost model, records store; not
 // building or measuring): the median over rounds, matmul 512^3.
@@ -377,7 +382,9 @@ void BM_Tune_Dense1x1000x2048(benchmark::State& state) {
     std::vector<float> ref(kN);
     runtime::ThreadPool pool(kThreads);
     runtime::ParallelScope scope(&pool);
-    auto peer = [&] { bench::openblas_sgemv(kN, kK, args[1].data<float>(), args[0].data<float>(), ref.data(), kThreads); };
+    auto peer = [&] {
+      bench::openblas_sgemv(kN, kK, args[1].data<float>(), args[0].data<float>(), ref.data(), kThreads);
+    };
     std::vector<std::vector<double>> ratios(kernels.size()), times(kernels.size());
     std::vector<double> peer_times;
     for (int r = 0; r < kRounds; ++r) {
@@ -417,7 +424,6 @@ void BM_Tune_Dense1x1000x2048(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_Tune_Dense1x1000x2048)->Arg(128)->UseManualTime()->Iterations(1)->Unit(benchmark::kSecond);
-
 
 // Evolution with and without crossover on the same space and seeds (matmul
 // 512^3): trials to 90% of the best kernel either run of a seed found, and

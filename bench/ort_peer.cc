@@ -37,8 +37,12 @@ std::string node_program() {
   return !configured.empty() && is_file(configured) ? configured : "node";
 }
 
-std::string ort_dir() { return source_dir() + "/.cache/onnxruntime"; }
-std::string ort_script() { return source_dir() + "/scripts/ort_run.js"; }
+std::string ort_dir() {
+  return source_dir() + "/.cache/onnxruntime";
+}
+std::string ort_script() {
+  return source_dir() + "/scripts/ort_run.js";
+}
 
 struct ProcessResult {
   int exit_code = 0;
@@ -49,7 +53,8 @@ struct ProcessResult {
 // collecting stdout and stderr. No shell: arguments pass through untouched.
 Result<ProcessResult> run_process(const std::vector<std::string>& args) {
   int out_pipe[2], err_pipe[2];
-  if (::pipe2(out_pipe, O_CLOEXEC) != 0) return Status(ErrorCode::kIOError, std::string("pipe: ") + std::strerror(errno));
+  if (::pipe2(out_pipe, O_CLOEXEC) != 0)
+    return Status(ErrorCode::kIOError, std::string("pipe: ") + std::strerror(errno));
   if (::pipe2(err_pipe, O_CLOEXEC) != 0) {
     ::close(out_pipe[0]);
     ::close(out_pipe[1]);
@@ -122,12 +127,14 @@ std::string trimmed(std::string s) {
 // The command line of ort_run.js shared by both entry points.
 Result<std::vector<std::string>> ort_command(const std::string& model_path, const NpyInputs& inputs,
                                              const InputShapes& input_shapes, int threads) {
-  if (threads < 1) return Status(ErrorCode::kInvalidArgument, "ORT threads must be at least 1, got " + std::to_string(threads));
+  if (threads < 1)
+    return Status(ErrorCode::kInvalidArgument, "ORT threads must be at least 1, got " + std::to_string(threads));
   if (!is_file(model_path)) return Status(ErrorCode::kNotFound, "model " + model_path + " does not exist");
   std::string why;
   if (!ort_available(&why)) return Status(ErrorCode::kUnavailable, why);
-  std::vector<std::string> cmd = {node_program(), ort_script(), model_path, "--ort", ort_dir(),
-                                  "--threads", std::to_string(threads), "--random-inputs", "0"};
+  std::vector<std::string> cmd = {
+      node_program(),          ort_script(),      model_path, "--ort", ort_dir(), "--threads",
+      std::to_string(threads), "--random-inputs", "0"};
   for (const auto& [name, file] : inputs) {
     cmd.push_back("--input");
     cmd.push_back(name + "=" + file);
@@ -144,17 +151,22 @@ Result<std::vector<std::string>> ort_command(const std::string& model_path, cons
 Result<std::string> run_ort(const std::vector<std::string>& cmd, const std::string& model_path) {
   TESSERA_ASSIGN_OR_RETURN(ProcessResult r, run_process(cmd));
   if (r.exit_code != 0) {
-    return Status(ErrorCode::kRuntimeError, "ONNX Runtime on " + model_path + ": " +
-                                                (r.err.empty() ? "exit code " + std::to_string(r.exit_code) : trimmed(r.err)));
+    return Status(ErrorCode::kRuntimeError,
+                  "ONNX Runtime on " + model_path + ": " +
+                      (r.err.empty() ? "exit code " + std::to_string(r.exit_code) : trimmed(r.err)));
   }
   return std::move(r.out);
 }
 
 }  // namespace
 
-std::string source_dir() { return TESSERA_SOURCE_DIR; }
+std::string source_dir() {
+  return TESSERA_SOURCE_DIR;
+}
 
-std::string ocr_models_dir() { return source_dir() + "/.cache/ocr-models/package/assets"; }
+std::string ocr_models_dir() {
+  return source_dir() + "/.cache/ocr-models/package/assets";
+}
 
 bool ort_available(std::string* why) {
   auto say = [&](std::string text) {
@@ -166,7 +178,8 @@ bool ort_available(std::string* why) {
     return say("onnxruntime-node is not installed in " + ort_dir() + ": run scripts/install-deps.sh");
   }
   Result<ProcessResult> node = run_process({node_program(), "--version"});
-  if (!node.is_ok()) return say("node not found (" + node.status().message() + "): install nodejs (scripts/install-deps.sh)");
+  if (!node.is_ok())
+    return say("node not found (" + node.status().message() + "): install nodejs (scripts/install-deps.sh)");
   if (node->exit_code != 0) return say(node_program() + " --version failed: " + trimmed(node->err));
   return true;
 }
@@ -189,14 +202,14 @@ Result<double> median_ms_of(const std::string& out, const std::string& model_pat
     }
     pos = end + 1;
   }
-  return Status(ErrorCode::kRuntimeError, "ort_run.js printed no median_ms=<float> line for " + model_path +
-                                              ": '" + trimmed(out) + "'");
+  return Status(ErrorCode::kRuntimeError,
+                "ort_run.js printed no median_ms=<float> line for " + model_path + ": '" + trimmed(out) + "'");
 }
 
 }  // namespace
 
-Result<double> ort_median_ms(const std::string& model_path, const NpyInputs& inputs,
-                             const InputShapes& input_shapes, int threads, int runs, int warmup) {
+Result<double> ort_median_ms(const std::string& model_path, const NpyInputs& inputs, const InputShapes& input_shapes,
+                             int threads, int runs, int warmup) {
   if (runs < 1 || warmup < 0) {
     return Status(ErrorCode::kInvalidArgument, "ORT benchmark needs runs >= 1 and warmup >= 0, got runs=" +
                                                    std::to_string(runs) + " warmup=" + std::to_string(warmup));
@@ -220,8 +233,8 @@ Result<double> ort_stream_median_ms(const std::string& model_path, const NpyInpu
   return median_ms_of(out, model_path);
 }
 
-Status ort_run_outputs(const std::string& model_path, const NpyInputs& inputs,
-                       const std::string& output_dir, int threads, const InputShapes& input_shapes) {
+Status ort_run_outputs(const std::string& model_path, const NpyInputs& inputs, const std::string& output_dir,
+                       int threads, const InputShapes& input_shapes) {
   TESSERA_ASSIGN_OR_RETURN(std::vector<std::string> cmd, ort_command(model_path, inputs, input_shapes, threads));
   cmd.insert(cmd.end(), {"--output-dir", output_dir});
   TESSERA_ASSIGN_OR_RETURN(std::string out, run_ort(cmd, model_path));
@@ -232,8 +245,8 @@ Status ort_run_outputs(const std::string& model_path, const NpyInputs& inputs,
 Status write_generated_model(const std::string& script, const std::string& path, int seed,
                              const std::vector<std::string>& options) {
   if (!is_file(kDebianPython)) return Status(ErrorCode::kUnavailable, std::string(kDebianPython) + " is missing");
-  std::vector<std::string> argv = {kDebianPython, source_dir() + "/scripts/models/" + script, "-o", path, "--seed",
-                                   std::to_string(seed)};
+  std::vector<std::string> argv = {
+      kDebianPython, source_dir() + "/scripts/models/" + script, "-o", path, "--seed", std::to_string(seed)};
   argv.insert(argv.end(), options.begin(), options.end());
   TESSERA_ASSIGN_OR_RETURN(ProcessResult r, run_process(argv));
   if (r.exit_code == 0) return Status::ok();

@@ -40,8 +40,8 @@ bool ort_available(std::string* why);
 /// Errors: kNotFound (no model), kUnavailable (no node or ORT),
 /// kInvalidArgument (threads/runs < 1, warmup < 0), kRuntimeError (ORT or the
 /// script failed; the message holds its error).
-Result<double> ort_median_ms(const std::string& model_path, const NpyInputs& inputs,
-                             const InputShapes& input_shapes, int threads, int runs, int warmup);
+Result<double> ort_median_ms(const std::string& model_path, const NpyInputs& inputs, const InputShapes& input_shapes,
+                             int threads, int runs, int warmup);
 
 /// A streaming model called `calls` times in a row in one session
 /// (ort_run.js --stream): each input in `per_call` takes slice k of its file
@@ -57,8 +57,8 @@ Result<double> ort_stream_median_ms(const std::string& model_path, const NpyInpu
 /// Runs `model_path` once and writes each output as `output_dir`/<name>.npy
 /// (names made file-safe: characters other than [A-Za-z0-9._-] become '_').
 /// Inputs as for ort_median_ms. Errors as for ort_median_ms.
-Status ort_run_outputs(const std::string& model_path, const NpyInputs& inputs,
-                       const std::string& output_dir, int threads, const InputShapes& input_shapes = {});
+Status ort_run_outputs(const std::string& model_path, const NpyInputs& inputs, const std::string& output_dir,
+                       int threads, const InputShapes& input_shapes = {});
 
 /// Runs the model generator scripts/models/`script` under Debian's
 /// /usr/bin/python3 with `-o path --seed seed` and `options`

@@ -41,7 +41,9 @@ double median_seconds(const std::function<void()>& fn, int repeats, double min_m
   return times[times.size() / 2];
 }
 
-void let_peer_threads_idle() { std::this_thread::sleep_for(std::chrono::milliseconds(250)); }
+void let_peer_threads_idle() {
+  std::this_thread::sleep_for(std::chrono::milliseconds(250));
+}
 
 void openblas_sgemm(int64_t m, int64_t n, int64_t k, const float* a, const float* b, float* c, int threads) {
   openblas_set_num_threads(threads);
@@ -67,7 +69,9 @@ Im2colConv::Im2colConv(int64_t c, int64_t h, int64_t w, int64_t k, int64_t r, in
   columns_ = static_cast<float*>(std::aligned_alloc(64, ((c * r * s * oh_ * ow_ * 4 + 63) / 64) * 64));
 }
 
-Im2colConv::~Im2colConv() { std::free(columns_); }
+Im2colConv::~Im2colConv() {
+  std::free(columns_);
+}
 
 void Im2colConv::run(const float* in, const float* weights, float* out, int threads) {
   // columns[(c, r, s), (oh, ow)]
@@ -102,12 +106,12 @@ DnnlConv::DnnlConv(int64_t c, int64_t h, int64_t w, int64_t k, int64_t r, int64_
   using tag = dnnl::memory::format_tag;
   const int64_t oh = (h + 2 * pad - r) / stride + 1, ow = (w + 2 * pad - s) / stride + 1;
   // Grouped weights are G x K/G x C/G x R x S (goihw), the same bytes as OIHW.
-  const dnnl::memory::dims wei_dims = groups == 1 ? dnnl::memory::dims{k, c, r, s}
-                                                  : dnnl::memory::dims{groups, k / groups, c / groups, r, s};
+  const dnnl::memory::dims wei_dims =
+      groups == 1 ? dnnl::memory::dims{k, c, r, s} : dnnl::memory::dims{groups, k / groups, c / groups, r, s};
   dnnl::memory::desc src_any({1, c, h, w}, dt::f32, tag::any), wei_any(wei_dims, dt::f32, tag::any),
       dst_any({1, k, oh, ow}, dt::f32, tag::any);
-  dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                                       src_any, wei_any, dst_any, {stride, stride}, {pad, pad}, {pad, pad});
+  dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src_any,
+                                       wei_any, dst_any, {stride, stride}, {pad, pad}, {pad, pad});
   impl_->pd = dnnl::convolution_forward::primitive_desc(desc, impl_->engine);
   impl_->conv = dnnl::convolution_forward(impl_->pd);
   impl_->user_src = dnnl::memory({{1, c, h, w}, dt::f32, tag::nchw}, impl_->engine);
@@ -118,7 +122,9 @@ DnnlConv::DnnlConv(int64_t c, int64_t h, int64_t w, int64_t k, int64_t r, int64_
   impl_->dst = dnnl::memory(impl_->pd.dst_desc(), impl_->engine);
 }
 
-DnnlConv::~DnnlConv() { delete impl_; }
+DnnlConv::~DnnlConv() {
+  delete impl_;
+}
 
 void DnnlConv::prepare(const float* input, const float* weights) {
   std::memcpy(impl_->user_src.get_data_handle(), input, impl_->user_src.get_desc().get_size());
@@ -160,7 +166,9 @@ DnnlMatmulU8S8::DnnlMatmulU8S8(int64_t m, int64_t n, int64_t k) : impl_(new Impl
   impl_->dst = dnnl::memory(dst, impl_->engine);
 }
 
-DnnlMatmulU8S8::~DnnlMatmulU8S8() { delete impl_; }
+DnnlMatmulU8S8::~DnnlMatmulU8S8() {
+  delete impl_;
+}
 
 void DnnlMatmulU8S8::prepare(const uint8_t* a, const int8_t* b) {
   std::memcpy(impl_->src.get_data_handle(), a, impl_->src.get_desc().get_size());
@@ -175,7 +183,9 @@ void DnnlMatmulU8S8::run() {
   impl_->stream.wait();
 }
 
-const int32_t* DnnlMatmulU8S8::output() const { return static_cast<const int32_t*>(impl_->dst.get_data_handle()); }
+const int32_t* DnnlMatmulU8S8::output() const {
+  return static_cast<const int32_t*>(impl_->dst.get_data_handle());
+}
 
 struct DnnlMatmulBf16::Impl {
   dnnl::engine engine{dnnl::engine::kind::cpu, 0};
@@ -197,7 +207,9 @@ DnnlMatmulBf16::DnnlMatmulBf16(int64_t m, int64_t n, int64_t k) : impl_(new Impl
   impl_->dst = dnnl::memory(dst, impl_->engine);
 }
 
-DnnlMatmulBf16::~DnnlMatmulBf16() { delete impl_; }
+DnnlMatmulBf16::~DnnlMatmulBf16() {
+  delete impl_;
+}
 
 void DnnlMatmulBf16::prepare(const uint16_t* a, const uint16_t* b) {
   std::memcpy(impl_->src.get_data_handle(), a, impl_->src.get_desc().get_size());
@@ -212,9 +224,13 @@ void DnnlMatmulBf16::run() {
   impl_->stream.wait();
 }
 
-const float* DnnlMatmulBf16::output() const { return static_cast<const float*>(impl_->dst.get_data_handle()); }
+const float* DnnlMatmulBf16::output() const {
+  return static_cast<const float*>(impl_->dst.get_data_handle());
+}
 
-void set_dnnl_threads(int threads) { omp_set_num_threads(threads); }
+void set_dnnl_threads(int threads) {
+  omp_set_num_threads(threads);
+}
 #endif
 
 namespace {
@@ -273,21 +289,30 @@ double median_parallel_seconds(int threads, const std::function<void()>& body) {
 double measure_vnni_peak_gops(int threads) {
   if (!__builtin_cpu_supports("avx512vnni")) return 0;
   const int64_t iterations = 20'000'000;
-  const double seconds = median_parallel_seconds(threads, [&] { volatile int64_t s = vnni_loop(iterations); (void)s; });
+  const double seconds = median_parallel_seconds(threads, [&] {
+    volatile int64_t s = vnni_loop(iterations);
+    (void)s;
+  });
   return threads * iterations * 12.0 * 64 * 2 / seconds / 1e9;
 }
 
 double measure_bf16_peak_gflops(int threads) {
   if (!__builtin_cpu_supports("avx512bf16")) return 0;
   const int64_t iterations = 20'000'000;
-  const double seconds = median_parallel_seconds(threads, [&] { volatile float s = bf16_loop(iterations); (void)s; });
+  const double seconds = median_parallel_seconds(threads, [&] {
+    volatile float s = bf16_loop(iterations);
+    (void)s;
+  });
   return threads * iterations * 12.0 * 32 * 2 / seconds / 1e9;
 }
 
 double measure_fma_peak_gflops(int threads) {
   if (!__builtin_cpu_supports("avx512f")) return 0;
   const int64_t iterations = 20'000'000;
-  const double seconds = median_parallel_seconds(threads, [&] { volatile double s = fma_loop(iterations); (void)s; });
+  const double seconds = median_parallel_seconds(threads, [&] {
+    volatile double s = fma_loop(iterations);
+    (void)s;
+  });
   return threads * iterations * 12.0 * 16 * 2 / seconds / 1e9;
 }
 

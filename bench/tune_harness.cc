@@ -59,7 +59,9 @@ Result<TuneRun> tune(const ops::OpInstance& op, int64_t trials, bool guided, uin
   return tune(op, TuneConfig{.trials = trials, .guided = guided, .seed = seed, .knob = knob});
 }
 
-const char* space_label(bool knob) { return knob ? "knob space (xgb)" : "sketch space (evolutionary)"; }
+const char* space_label(bool knob) {
+  return knob ? "knob space (xgb)" : "sketch space (evolutionary)";
+}
 
 const records::Record* best_of_first(const std::vector<records::Record>& history, size_t n) {
   const records::Record* best = nullptr;
@@ -81,7 +83,8 @@ Result<BuiltKernel> build_steps(const ops::OpInstance& op, const std::string& st
   return build_state(st);
 }
 
-Result<double> time_steps(const ops::OpInstance& op, const std::string& steps_json, std::vector<runtime::NDArray>& args) {
+Result<double> time_steps(const ops::OpInstance& op, const std::string& steps_json,
+                          std::vector<runtime::NDArray>& args) {
   TESSERA_ASSIGN_OR_RETURN(BuiltKernel kernel, build_steps(op, steps_json));
   const TesseraKernelFn fn = kernel.fn;
   std::vector<void*> ptrs;

@@ -54,7 +54,9 @@ const OddShape kOddShapes[] = {
     {"conv1d:W=16512,K=257,S=512,stride=160", "oneDNN"},
 };
 
-bool is_nhwc_shape(int index) { return index >= 5; }
+bool is_nhwc_shape(int index) {
+  return index >= 5;
+}
 
 // `from` (d0 x d1 x d2 x d3) transposed by `perm` (out dim i is in dim perm[i]).
 std::vector<float> transposed(const float* from, const std::vector<int64_t>& shape, const std::vector<int>& perm) {
@@ -80,12 +82,19 @@ std::function<void()> odd_shape_peer(int index, std::vector<runtime::NDArray>& a
                                      std::unique_ptr<bench::DnnlConv>& dnnl) {
   float* out = args.back().data<float>();
   switch (index) {
-    case 0: return [&args, out] { bench::openblas_sgemm(997, 1009, 499, args[0].data<float>(), args[1].data<float>(), out, kThreads); };
+    case 0:
+      return [&args, out] {
+        bench::openblas_sgemm(997, 1009, 499, args[0].data<float>(), args[1].data<float>(), out, kThreads);
+      };
     case 1:
       return [&args, out] {
-        bench::openblas_dense(40, 6625, 120, args[0].data<float>(), args[1].data<float>(), args[2].data<float>(), out, kThreads);
+        bench::openblas_dense(40, 6625, 120, args[0].data<float>(), args[1].data<float>(), args[2].data<float>(), out,
+                              kThreads);
       };
-    case 2: return [&args, out] { bench::openblas_sgemv(1000, 2048, args[1].data<float>(), args[0].data<float>(), out, kThreads); };
+    case 2:
+      return [&args, out] {
+        bench::openblas_sgemv(1000, 2048, args[1].data<float>(), args[0].data<float>(), out, kThreads);
+      };
     case 7: {
       // X is N x 1 x W x 1, the same bytes as NCHW; the S x K weights as OIHW.
       dnnl = std::make_unique<bench::DnnlConv>(1, 1, 16512, 257, 1, 512, 160, 0);
@@ -127,7 +136,8 @@ double ratio_to_peer(const std::function<void()>& kernel, const std::function<vo
 // an error message when the kernel fails or differs.
 std::string check_against_peer(TesseraKernelFn kernel, std::vector<void*> ptrs, const std::function<void()>& peer,
                                runtime::NDArray& out, std::unique_ptr<bench::DnnlConv>& dnnl, bool nhwc) {
-  if (const int32_t status = kernel(ptrs.data()); status != 0) return "kernel returned status " + std::to_string(status);
+  if (const int32_t status = kernel(ptrs.data()); status != 0)
+    return "kernel returned status " + std::to_string(status);
   std::vector<float> ours(out.data<float>(), out.data<float>() + out.numel());
   peer();
   if (dnnl && nhwc) {
@@ -197,8 +207,9 @@ void BM_Tune_OddShapes(benchmark::State& state) {
     runtime::ThreadPool pool(kThreads);
     runtime::ParallelScope scope(&pool);
     for (bool is_fallback : {false, true}) {
-      const std::string wrong = check_against_peer(is_fallback ? fallback : tuned->fn, is_fallback ? fallback_ptrs : ptrs,
-                                                   peer, args.back(), dnnl, is_nhwc_shape(index));
+      const std::string wrong =
+          check_against_peer(is_fallback ? fallback : tuned->fn, is_fallback ? fallback_ptrs : ptrs, peer, args.back(),
+                             dnnl, is_nhwc_shape(index));
       if (!wrong.empty()) return state.SkipWithError(((is_fallback ? "fallback: " : "tuned: ") + wrong).c_str());
     }
     const double vs_peer = ratio_to_peer([&] { tuned->fn(ptrs.data()); }, peer);
@@ -271,7 +282,8 @@ std::vector<std::array<int64_t, 3>> fallback_matmul_shapes(int64_t count) {
       std::array<int64_t, 3> mnk{};
       char x1 = 0, x2 = 0;
       std::istringstream w(word);
-      if (!(w >> mnk[0] >> x1 >> mnk[1] >> x2 >> mnk[2]) || x1 != 'x' || x2 != 'x' || mnk[0] < 1 || mnk[1] < 1 || mnk[2] < 1)
+      if (!(w >> mnk[0] >> x1 >> mnk[1] >> x2 >> mnk[2]) || x1 != 'x' || x2 != 'x' || mnk[0] < 1 || mnk[1] < 1 ||
+          mnk[2] < 1)
         return {};
       shapes.push_back(mnk);
     }
@@ -298,8 +310,7 @@ void BM_Fallback_RandomMatmuls(benchmark::State& state) {
   std::string worst_shape;
   for (auto _ : state) {
     for (const auto& [m, n, k] : shapes) {
-      const std::string spec =
-          "matmul:M=" + std::to_string(m) + ",N=" + std::to_string(n) + ",K=" + std::to_string(k);
+      const std::string spec = "matmul:M=" + std::to_string(m) + ",N=" + std::to_string(n) + ",K=" + std::to_string(k);
       auto op = ops::parse_op_spec(spec).value();
       auto choice = choose_schedule(op.dag, op.op, host_target(), nullptr);
       if (!choice.is_ok()) return state.SkipWithError((spec + ": " + choice.status().to_string()).c_str());

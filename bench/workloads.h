@@ -32,8 +32,10 @@ struct ConvLayer {
 /// The ResNet-50 layers of the tuning benchmarks: (64,56,56,64,3x3),
 /// (128,28,28,128,3x3), (256,14,14,256,3x3), (64,56,56,256,1x1).
 inline std::vector<ConvLayer> resnet50_conv_layers() {
-  return {{64, 56, 56, 64, 3, 3, 1, 1}, {128, 28, 28, 128, 3, 3, 1, 1},
-          {256, 14, 14, 256, 3, 3, 1, 1}, {64, 56, 56, 256, 1, 1, 1, 0}};
+  return {{64, 56, 56, 64, 3, 3, 1, 1},
+          {128, 28, 28, 128, 3, 3, 1, 1},
+          {256, 14, 14, 256, 3, 3, 1, 1},
+          {64, 56, 56, 256, 1, 1, 1, 0}};
 }
 
 /// The layer as an NHWC operator spec (the layout the model compiler gives

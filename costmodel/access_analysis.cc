@@ -28,8 +28,7 @@ class IndexRates {
  private:
   void add_atom(const Expr& e, double scale) {
     switch (e.kind()) {
-      case ExprKind::kFloatImm:
-        return;
+      case ExprKind::kFloatImm: return;
       case ExprKind::kVar: {
         const auto* v = e.as<VarNode>();
         for (size_t i = vars_.size(); i-- > 0;) {
@@ -65,11 +64,8 @@ class IndexRates {
         exact_ = false;
         return add(static_cast<const BinaryNode*>(e.get())->a, scale);
       }
-      case ExprKind::kSelect:
-        exact_ = false;
-        return add(e.as<SelectNode>()->true_value, scale);
-      case ExprKind::kCast:
-        return add(e.as<CastNode>()->value, scale);
+      case ExprKind::kSelect: exact_ = false; return add(e.as<SelectNode>()->true_value, scale);
+      case ExprKind::kCast: return add(e.as<CastNode>()->value, scale);
       case ExprKind::kRamp: {
         const auto* r = e.as<RampNode>();
         add(r->base, scale);
@@ -81,8 +77,7 @@ class IndexRates {
         }
         return;
       }
-      case ExprKind::kBroadcast:
-        return add(e.as<BroadcastNode>()->value, scale);
+      case ExprKind::kBroadcast: return add(e.as<BroadcastNode>()->value, scale);
       default:
         // Loads (indirect indices), calls, logic: not an affine index.
         exact_ = false;
@@ -124,7 +119,7 @@ Footprint footprint(const std::vector<double>& coefs, const std::vector<int64_t>
   const double line = static_cast<double>(kCacheLineBytes);
   const double eb = static_cast<double>(elem_bytes);
   Footprint f;
-  double span = 1;           // elements between the lowest and highest touched, inclusive
+  double span = 1;  // elements between the lowest and highest touched, inclusive
   double span_bytes = eb;
   for (int k = 0; k < n; ++k) {
     const double a = std::fabs(coefs[order[k]]);

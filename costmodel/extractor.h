@@ -17,19 +17,19 @@ enum ProgramFeature : int {
 #define TESSERA_X(name, agg, scale, doc) kP_##name,
   TESSERA_PROGRAM_FEATURES(TESSERA_X)
 #undef TESSERA_X
-  kProgramEnd
+      kProgramEnd
 };
 enum StoreFeature : int {
 #define TESSERA_X(name, agg, scale, doc) kS_##name,
   TESSERA_STORE_FEATURES(TESSERA_X)
 #undef TESSERA_X
-  kStoreEnd
+      kStoreEnd
 };
 enum BufferFeature : int {
 #define TESSERA_X(name, agg, scale, doc) kB_##name,
   TESSERA_BUFFER_FEATURES(TESSERA_X)
 #undef TESSERA_X
-  kBufferEnd
+      kBufferEnd
 };
 static_assert(kProgramEnd == kProgramFeatureCount, "update kProgramFeatureCount in features.h");
 static_assert(kStoreEnd == kStoreFeatureCount, "update kStoreFeatureCount in features.h");
@@ -64,8 +64,8 @@ struct Access {
 struct AccessStats {
   double bytes = 0, lines = 0;
   Footprint whole;
-  Footprint level[3];  // inside the 1, 2, 3 innermost loops (and the lanes)
-  int reuse_loop = -1; // innermost loop that leaves the address unchanged
+  Footprint level[3];   // inside the 1, 2, 3 innermost loops (and the lanes)
+  int reuse_loop = -1;  // innermost loop that leaves the address unchanged
   double stride = 0, stride_moving = 0;
 };
 

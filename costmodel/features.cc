@@ -76,7 +76,6 @@ int64_t const_extent(const Expr& e) {
   return is_const_int(e, &v) ? std::max<int64_t>(v, 0) : 1;
 }
 
-
 // The counter of a binary op other than + and -: by kind, and by the
 // result's type (`is_float`) or, for comparisons, the operands' type.
 int binary_slot(ExprKind kind, bool is_float, bool operands_float) {
@@ -162,8 +161,7 @@ void Extractor::count(const Expr& e, Row& row, double weight) {
   switch (e.kind()) {
     case ExprKind::kIntImm:
     case ExprKind::kFloatImm:
-    case ExprKind::kVar:
-      return;
+    case ExprKind::kVar: return;
     case ExprKind::kAdd:
     case ExprKind::kSub:
       return count_addsub(static_cast<const BinaryNode*>(e.get()), e.kind() == ExprKind::kAdd, row, weight, n);
@@ -188,9 +186,7 @@ void Extractor::count(const Expr& e, Row& row, double weight) {
       count(b->b, row, weight);
       return;
     }
-    case ExprKind::kNot:
-      r[kS_bool_op] += n;
-      return count(e.as<NotNode>()->a, row, weight);
+    case ExprKind::kNot: r[kS_bool_op] += n; return count(e.as<NotNode>()->a, row, weight);
     case ExprKind::kSelect: {
       const auto* s = e.as<SelectNode>();
       r[kS_select_op] += n;
@@ -199,15 +195,15 @@ void Extractor::count(const Expr& e, Row& row, double weight) {
       count(s->false_value, row, weight);
       return;
     }
-    case ExprKind::kCast:
-      r[kS_cast_op] += n;
-      return count(e.as<CastNode>()->value, row, weight);
+    case ExprKind::kCast: r[kS_cast_op] += n; return count(e.as<CastNode>()->value, row, weight);
     case ExprKind::kCall: {
       // A dot product of packed words is its multiply-adds (one
       // instruction a register where the target has one), not a math call.
       const CallOp op = e.as<CallNode>()->op;
-      if (is_dot_product(op)) r[kS_dot_mad] += n * (op == CallOp::kDotU8S8 ? 4 : 2);
-      else if (op != CallOp::kPackBf16) r[kS_float_math] += n;
+      if (is_dot_product(op))
+        r[kS_dot_mad] += n * (op == CallOp::kDotU8S8 ? 4 : 2);
+      else if (op != CallOp::kPackBf16)
+        r[kS_float_math] += n;
       for (const Expr& a : e.as<CallNode>()->args) count(a, row, weight);
       return;
     }
@@ -222,11 +218,9 @@ void Extractor::count(const Expr& e, Row& row, double weight) {
       r[kS_int_addsub] += n;
       return count(rp->base, row, weight);
     }
-    case ExprKind::kBroadcast:
-      return count(e.as<BroadcastNode>()->value, row, weight);
+    case ExprKind::kBroadcast: return count(e.as<BroadcastNode>()->value, row, weight);
     case ExprKind::kTensorRead:
-    case ExprKind::kReduce:
-      return;  // not in lowered code
+    case ExprKind::kReduce: return;  // not in lowered code
   }
 }
 
@@ -324,8 +318,8 @@ void Extractor::visit_store(const StoreNode* op) {
 
   double ops = 0;
   for (int f = kS_float_mad; f <= kS_cast_op; ++f) ops += r[f];
-  row.flops = 2 * r[kS_float_mad] + r[kS_float_addsub] + r[kS_float_mul] + r[kS_float_divmod] +
-              r[kS_float_minmax] + r[kS_float_cmp] + r[kS_float_math] + 2 * r[kS_dot_mad];
+  row.flops = 2 * r[kS_float_mad] + r[kS_float_addsub] + r[kS_float_mul] + r[kS_float_divmod] + r[kS_float_minmax] +
+              r[kS_float_cmp] + r[kS_float_math] + 2 * r[kS_dot_mad];
   r[kS_vec_lanes] = lanes;
   r[kS_vec_op_frac] = ops > 0 ? std::min(1.0, row.vector_ops / ops) : (lanes > 1 ? 1 : 0);
   r[kS_outer_prod] = outer;
@@ -341,7 +335,6 @@ void Extractor::visit_store(const StoreNode* op) {
   r[kS_writes_local] = op->buffer->scope != MemoryScope::kGlobal ? 1 : 0;
   access_features(op, row, lanes, outer, outer > 0 ? row.flops / outer : 0);
 }
-
 
 std::vector<float> Extractor::finish() const {
   std::vector<float> out(kFeatureCount, 0.f);
@@ -397,9 +390,12 @@ std::vector<FeatureInfo> make_table() {
   for (const Spec& s : kStoreSpecs) t.push_back({std::string("store.") + s.name, s.doc});
   for (int b = 0; b < kMaxBuffers; ++b) {
     for (const Spec& s : kBufferSpecs) {
-      t.push_back({"buf" + std::to_string(b) + "." + s.name,
-                   "buffer with the " + std::to_string(b + 1) + (b == 0 ? "st" : b == 1 ? "nd" : b == 2 ? "rd" : "th") +
-                       " most bytes: " + s.doc});
+      t.push_back({"buf" + std::to_string(b) + "." + s.name, "buffer with the " + std::to_string(b + 1) +
+                                                                 (b == 0   ? "st"
+                                                                  : b == 1 ? "nd"
+                                                                  : b == 2 ? "rd"
+                                                                           : "th") +
+                                                                 " most bytes: " + s.doc});
     }
   }
   return t;

@@ -20,9 +20,9 @@
 #include <string_view>
 #include <vector>
 
+#include "base/status.h"
 #include "compiler/ir/stmt.h"
 #include "compiler/schedule/state.h"
-#include "base/status.h"
 
 namespace tessera::costmodel {
 
@@ -42,8 +42,7 @@ inline constexpr int kStoreFeatureCount = 62;
 /// Features of one buffer access slot.
 inline constexpr int kBufferFeatureCount = 17;
 /// Length of every feature vector.
-inline constexpr int kFeatureCount =
-    kProgramFeatureCount + kStoreFeatureCount + kMaxBuffers * kBufferFeatureCount;
+inline constexpr int kFeatureCount = kProgramFeatureCount + kStoreFeatureCount + kMaxBuffers * kBufferFeatureCount;
 
 /// One entry of the feature table: its name ("store.float_mad",
 /// "buf0.stride") and a one-line meaning.

@@ -175,9 +175,10 @@ double Extractor::reuse_loop_features(int l, double* b) {
   double dis_bytes = 0;
   for (int a = 0; a < n; ++a) {
     const BufferNode* buf = accesses_[a].buffer;
-    dis_bytes += footprint(access_coefs_[a], extents_, loop_set_, buf->dtype.storage_bytes(),
-                           double(buf->num_elements())).elements *
-                 buf->dtype.storage_bytes();
+    dis_bytes +=
+        footprint(access_coefs_[a], extents_, loop_set_, buf->dtype.storage_bytes(), double(buf->num_elements()))
+            .elements *
+        buf->dtype.storage_bytes();
   }
   b[kB_reuse_loop] = 1;
   b[kB_reuse_dis_iter] = dis_iter;
@@ -244,6 +245,5 @@ void Extractor::cache_misses(Row& row) {
     row.store[c == 0 ? kS_l1_misses : kS_l2_misses] = outer * lines;
   }
 }
-
 
 }  // namespace tessera::costmodel::detail

@@ -90,7 +90,9 @@ const char* xgb_objective_name(XGBObjective objective) {
 
 XGBModel::XGBModel(XGBOptions options) : options_(std::move(options)) {}
 
-XGBModel::~XGBModel() { free_booster(); }
+XGBModel::~XGBModel() {
+  free_booster();
+}
 
 XGBModel::XGBModel(XGBModel&& other) noexcept
     : options_(std::move(other.options_)),
@@ -216,7 +218,8 @@ Status XGBModel::train(int continue_rounds) {
     sorted_data.resize(n * nf);
     sorted_labels.resize(n);
     for (size_t i = 0; i < n; ++i) {
-      std::copy_n(data_.begin() + static_cast<std::ptrdiff_t>(order[i] * nf), nf, sorted_data.begin() + static_cast<std::ptrdiff_t>(i * nf));
+      std::copy_n(data_.begin() + static_cast<std::ptrdiff_t>(order[i] * nf), nf,
+                  sorted_data.begin() + static_cast<std::ptrdiff_t>(i * nf));
       sorted_labels[i] = labels_[order[i]];
       if (i == 0 || groups_[order[i]] != groups_[order[i - 1]]) group_sizes.push_back(0);
       ++group_sizes.back();
@@ -252,8 +255,7 @@ Status XGBModel::train(int continue_rounds) {
 
 Result<std::vector<double>> XGBModel::predict(const std::vector<std::vector<float>>& features) {
   if (!booster_) {
-    return Status(ErrorCode::kInvalidArgument,
-                  name() + " predict: not trained; call update, pretrain or load first");
+    return Status(ErrorCode::kInvalidArgument, name() + " predict: not trained; call update, pretrain or load first");
   }
   TESSERA_RETURN_IF_ERROR(check_features(features, num_features_, name() + " predict"));
   if (features.empty()) return std::vector<double>{};

@@ -30,9 +30,9 @@ const char* xgb_objective_name(XGBObjective objective);
 /// Training parameters.
 struct XGBOptions {
   XGBObjective objective = XGBObjective::kRankPairwise;
-  int num_rounds = 100;           ///< boosting rounds per (re)training
+  int num_rounds = 100;  ///< boosting rounds per (re)training
   int max_depth = 6;
-  double eta = 0.25;              ///< learning rate
+  double eta = 0.25;  ///< learning rate
   double min_child_weight = 1.0;
   /// rank:pairwise: pairs sampled per sample and round. More pairs ranked
   /// held-out measurements clearly better (0.825 -> 0.85 pairwise accuracy
@@ -49,11 +49,11 @@ struct XGBOptions {
   /// many trees fitted to all samples (the residuals of the current model)
   /// instead of retraining from scratch. A full retraining happens when the
   /// samples given by update() have grown by `retrain_growth` (1.0:
-  /// doubled) since the last one, and at the first update after pretrain(). 0: every update retrains from scratch (AutoTVM's way; a tuning
-  /// run's retrainings then cost O(n^2) rounds x rows).
+  /// doubled) since the last one, and at the first update after pretrain(). 0: every update retrains from scratch
+  /// (AutoTVM's way; a tuning run's retrainings then cost O(n^2) rounds x rows).
   int incremental_rounds = 10;
   double retrain_growth = 1.0;
-  int nthread = 1;                ///< > 1 is faster but may not be deterministic
+  int nthread = 1;  ///< > 1 is faster but may not be deterministic
   uint64_t seed = 0;
   /// Keep pretrain() records in the training set of later updates; groups
   /// keep them apart from the new workload's samples when ranking.
@@ -130,10 +130,10 @@ class XGBModel final : public CostModel {
   std::vector<float> data_;  // row-major, num_samples x num_features_
   std::vector<float> labels_;
   std::vector<int64_t> groups_;
-  size_t own_samples_ = 0;   // samples given by update() (not pretrain)
-  size_t own_at_full_ = 0;   // own_samples_ at the last training from scratch; 0: retrain at the next update
+  size_t own_samples_ = 0;  // samples given by update() (not pretrain)
+  size_t own_at_full_ = 0;  // own_samples_ at the last training from scratch; 0: retrain at the next update
   bool pretraining_ = false;
-  int boosted_rounds_ = 0;       // rounds in the current booster
+  int boosted_rounds_ = 0;  // rounds in the current booster
 };
 
 }  // namespace tessera::costmodel

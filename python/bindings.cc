@@ -26,9 +26,8 @@ PYBIND11_MODULE(_tessera, m) {
         compile({model, output, input_shapes, input_values, db, use_records, target, byoc, jobs, verbose, precision});
       },
       py::arg("model"), py::arg("output"), py::arg("input_shapes"), py::arg("input_values"), py::arg("db"),
-      py::arg("use_records"),
-      py::arg("target"), py::arg("byoc"), py::arg("jobs"), py::arg("verbose"), py::arg("precision"),
-      "tessera.compile's engine: every argument given (see tessera.compile).");
+      py::arg("use_records"), py::arg("target"), py::arg("byoc"), py::arg("jobs"), py::arg("verbose"),
+      py::arg("precision"), "tessera.compile's engine: every argument given (see tessera.compile).");
   m.def("tune", &tune, py::arg("model"), py::arg("options"), py::arg("command_line"), py::arg("progress"),
         py::arg("verbose"),
         "tessera.tune's engine: `tessera tune`'s options by name, without \"--\" (see tessera.tune).");

@@ -22,7 +22,9 @@ std::string describe_tensor(const std::string& dtype, const std::vector<py::ssiz
   return s + "]";
 }
 
-bool aligned(const void* p) { return reinterpret_cast<uintptr_t>(p) % runtime::NDArray::kAlignment == 0; }
+bool aligned(const void* p) {
+  return reinterpret_cast<uintptr_t>(p) % runtime::NDArray::kAlignment == 0;
+}
 
 }  // namespace
 
@@ -60,7 +62,8 @@ Module::Module(const std::string& path, std::optional<int> threads) : path_(path
     loaded = runtime::GraphExecutor::load_file(path, options);
   }
   exec_ = take(std::move(loaded));
-  for (auto [infos, bindings] : {std::pair{exec_->input_info(), &inputs_}, std::pair{exec_->output_info(), &outputs_}}) {
+  for (auto [infos, bindings] :
+       {std::pair{exec_->input_info(), &inputs_}, std::pair{exec_->output_info(), &outputs_}}) {
     for (const runtime::TensorInfo& t : infos) {
       Binding b{t.name, py::str(t.name), numpy_dtype(t.name, t.dtype), {}, t.dtype};
       b.shape.assign(t.shape.begin(), t.shape.end());
@@ -80,8 +83,12 @@ py::list Module::describe(const std::vector<Binding>& bindings) const {
   return out;
 }
 
-py::list Module::inputs() const { return describe(inputs_); }
-py::list Module::outputs() const { return describe(outputs_); }
+py::list Module::inputs() const {
+  return describe(inputs_);
+}
+py::list Module::outputs() const {
+  return describe(outputs_);
+}
 
 // The executor's own message for a wrong dtype or shape (set_input checks
 // both), raised as TypeError (dtype) or ValueError (shape).
@@ -254,9 +261,11 @@ void register_module(py::module_& m) {
     ::dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_GLOBAL);
   m.attr("TensorInfo") = py::module_::import("collections").attr("namedtuple")("TensorInfo", "name shape dtype");
   m.attr("TensorInfo").attr("__module__") = "tessera";
-  m.attr("TensorInfo").attr("__doc__") = "An input or output of a Module: its name, shape (a tuple) and dtype (\"float32\").";
+  m.attr("TensorInfo").attr("__doc__") =
+      "An input or output of a Module: its name, shape (a tuple) and dtype (\"float32\").";
 
-  py::class_<Module>(m, "Module", R"doc(A compiled model (a .tsr package from tessera.compile or `tessera compile`), loaded to run.
+  py::class_<Module>(m, "Module",
+                     R"doc(A compiled model (a .tsr package from tessera.compile or `tessera compile`), loaded to run.
 
 Module(path, threads=None): threads for the kernels, the caller's included (None: one per CPU).
 Raises tessera.Error when the package cannot be loaded (Tessera's message: a missing file,
@@ -274,7 +283,8 @@ a corrupt package, one built for another architecture).)doc")
             for (auto [key, value] : kwargs) merged[key] = value;
             return self.run(merged);
           },
-          py::arg("inputs") = py::none(), py::pos_only(), R"doc(Runs the model once: run(x=array, ...) or run({"x": array, ...}).
+          py::arg("inputs") = py::none(), py::pos_only(),
+          R"doc(Runs the model once: run(x=array, ...) or run({"x": array, ...}).
 
 Returns {output name: numpy array}; every call returns new arrays (their memory is their own).
 An input is read in place, without a copy, when it is a C-contiguous numpy array of the

@@ -55,7 +55,7 @@ class Module {
  private:
   struct Binding {
     std::string name;
-    pybind11::str key;                        // the dict key, made once
+    pybind11::str key;  // the dict key, made once
     pybind11::dtype dtype;
     std::vector<pybind11::ssize_t> shape;
     DType tessera_dtype;

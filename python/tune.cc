@@ -28,8 +28,7 @@ namespace {
 // the build tree and in an install.
 std::string worker_binary() {
   Dl_info info{};
-  if (::dladdr(reinterpret_cast<void*>(&rpc::stop_local_workers_from_signal), &info) == 0 || !info.dli_fname)
-    return "";
+  if (::dladdr(reinterpret_cast<void*>(&rpc::stop_local_workers_from_signal), &info) == 0 || !info.dli_fname) return "";
   std::string lib = info.dli_fname;
   const size_t slash = lib.find_last_of('/');
   return (slash == std::string::npos ? std::string(".") : lib.substr(0, slash)) + "/../bin/tessera-worker";
@@ -91,8 +90,8 @@ std::optional<py::error_already_set> wait_for(Outcome& outcome, std::atomic<bool
 
 }  // namespace
 
-py::dict tune(const std::string& model, tuner::OptionValues options, const std::string& command_line,
-              bool progress, bool verbose) {
+py::dict tune(const std::string& model, tuner::OptionValues options, const std::string& command_line, bool progress,
+              bool verbose) {
   const bool has_model = !model.empty();
   auto config = tuner::parse_tune_config(options, has_model);
   if (!config.is_ok()) throw py::value_error(config.status().message());
@@ -137,8 +136,8 @@ py::dict tune(const std::string& model, tuner::OptionValues options, const std::
   FILE* log = progress ? stdout : nullptr;
   std::thread worker([&, config = std::move(config).value(), kernels = std::move(kernels)]() mutable {
     auto job = tuner::TuneJob::open(std::move(config), std::move(kernels), log);
-    Result<tuner::JobSummary> summary = job.is_ok() ? Status(ErrorCode::kInternal, "the tuning job did not run")
-                                                    : job.status();
+    Result<tuner::JobSummary> summary =
+        job.is_ok() ? Status(ErrorCode::kInternal, "the tuning job did not run") : job.status();
     if (job.is_ok()) {
       tuner::Progress printer(stdout, progress && ::isatty(STDOUT_FILENO));
       summary = (*job)->run(progress ? &printer : nullptr, &stop, &cancel);
@@ -176,7 +175,7 @@ py::dict tune(const std::string& model, tuner::OptionValues options, const std::
   const tuner::JobSummary& s = *outcome.summary;
   if (progress) {
     std::printf("\n%s", verbose ? tuner::format_summary(s.tasks).c_str()
-                                 : tuner::format_summary(s.tasks, tuner::kSummaryRows, false).c_str());
+                                : tuner::format_summary(s.tasks, tuner::kSummaryRows, false).c_str());
     std::fflush(stdout);
   }
   if (s.all_failed) {

@@ -8,10 +8,9 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
-
-#include <nlohmann/json.hpp>
 
 #include "compiler/te/workload_key.h"
 
@@ -382,7 +381,7 @@ class Importer {
   Store& store_;
   ImportOptions options_;
   std::vector<Record> batch_;
-  std::map<int64_t, int64_t> sessions_;  // session id in the file -> id in the store
+  std::map<int64_t, int64_t> sessions_;         // session id in the file -> id in the store
   std::map<std::string, std::string> rekeyed_;  // a legacy workload key in the file -> its key now
   ImportReport report_;
 };
@@ -465,8 +464,7 @@ Result<ImportReport> import_jsonl(Store& store, std::istream& in, const ImportOp
   return importer.take_report();
 }
 
-Result<ExportReport> export_jsonl_file(Store& store, const std::string& path,
-                                       const RecordFilter& filter) {
+Result<ExportReport> export_jsonl_file(Store& store, const std::string& path, const RecordFilter& filter) {
   // Written beside `path` and renamed over it once whole: a failed export
   // (a full disk, a database error) leaves no partial file, and a file
   // already at `path` as it was.
@@ -486,8 +484,7 @@ Result<ExportReport> export_jsonl_file(Store& store, const std::string& path,
   return report;
 }
 
-Result<ImportReport> import_jsonl_file(Store& store, const std::string& path,
-                                       const ImportOptions& options) {
+Result<ImportReport> import_jsonl_file(Store& store, const std::string& path, const ImportOptions& options) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return Status(ErrorCode::kNotFound, path + ": cannot open for reading");
   auto report = import_jsonl(store, in, options);

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "records/store.h"
 #include "base/status.h"
+#include "records/store.h"
 
 namespace tessera::records {
 
@@ -40,16 +40,16 @@ struct LineError {
 struct ImportReport {
   int64_t lines = 0;
   int64_t records_added = 0;
-  int64_t duplicates = 0;       ///< records already stored (same workload, target, steps, costs, timestamp)
-  int64_t workloads = 0;        ///< workload lines applied
-  int64_t sessions = 0;         ///< session lines applied (matched or added)
-  int64_t phase_times = 0;      ///< phase_times lines applied (merged: see Store::merge_phase_times)
+  int64_t duplicates = 0;         ///< records already stored (same workload, target, steps, costs, timestamp)
+  int64_t workloads = 0;          ///< workload lines applied
+  int64_t sessions = 0;           ///< session lines applied (matched or added)
+  int64_t phase_times = 0;        ///< phase_times lines applied (merged: see Store::merge_phase_times)
   std::vector<LineError> errors;  ///< malformed lines; every other line was imported
 };
 
 /// Import settings.
 struct ImportOptions {
-  int64_t batch_size = 1000;    ///< records per transaction
+  int64_t batch_size = 1000;  ///< records per transaction
 };
 
 /// Reads JSON Lines from `in` into `store`. A malformed line is reported in the
@@ -61,10 +61,8 @@ struct ImportOptions {
 Result<ImportReport> import_jsonl(Store& store, std::istream& in, const ImportOptions& options = {});
 
 /// export_jsonl to a file (replaced if present). kIOError when it cannot be written.
-Result<ExportReport> export_jsonl_file(Store& store, const std::string& path,
-                                       const RecordFilter& filter = {});
+Result<ExportReport> export_jsonl_file(Store& store, const std::string& path, const RecordFilter& filter = {});
 /// import_jsonl from a file. kNotFound when it cannot be opened.
-Result<ImportReport> import_jsonl_file(Store& store, const std::string& path,
-                                       const ImportOptions& options = {});
+Result<ImportReport> import_jsonl_file(Store& store, const std::string& path, const ImportOptions& options = {});
 
 }  // namespace tessera::records

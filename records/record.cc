@@ -3,9 +3,8 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
-#include <numeric>
-
 #include <nlohmann/json.hpp>
+#include <numeric>
 
 namespace tessera::records {
 
@@ -35,7 +34,8 @@ const Record* best_of(const std::vector<Record>& records) {
   for (const Record& r : records) {
     if (!r.ok()) continue;
     const double c = r.mean_cost();
-    if (!best || c < best->mean_cost() || (c == best->mean_cost() && r.id != 0 && best->id != 0 && r.id < best->id)) best = &r;
+    if (!best || c < best->mean_cost() || (c == best->mean_cost() && r.id != 0 && best->id != 0 && r.id < best->id))
+      best = &r;
   }
   return best;
 }
@@ -131,7 +131,7 @@ class CanonicalScanner {
     size_t digits = i_;
     while (i_ < s_.size() && s_[i_] >= '0' && s_[i_] <= '9') ++i_;
     size_t n = i_ - digits;
-    if (n == 0 || n > 18) return false;               // longer ones may not be int64
+    if (n == 0 || n > 18) return false;                                // longer ones may not be int64
     if (s_[digits] == '0' && (n > 1 || digits > start)) return false;  // "01", "-0"
     return true;
   }
@@ -142,7 +142,9 @@ class CanonicalScanner {
 
 }  // namespace
 
-bool is_canonical_json(std::string_view json) { return CanonicalScanner(json).scan(); }
+bool is_canonical_json(std::string_view json) {
+  return CanonicalScanner(json).scan();
+}
 
 bool json_too_deep(std::string_view json) {
   int depth = 0;
@@ -150,8 +152,10 @@ bool json_too_deep(std::string_view json) {
   for (size_t i = 0; i < json.size(); ++i) {
     const char c = json[i];
     if (in_string) {
-      if (c == '\\') ++i;
-      else if (c == '"') in_string = false;
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        in_string = false;
     } else if (c == '"') {
       in_string = true;
     } else if (c == '[' || c == '{') {
@@ -166,13 +170,12 @@ bool json_too_deep(std::string_view json) {
 Result<std::string> canonical_json(std::string_view json, std::string_view what) {
   if (is_canonical_json(json)) return std::string(json);
   if (json_too_deep(json))
-    return Status(ErrorCode::kInvalidArgument, std::string(what) + " nests deeper than " +
-                                                   std::to_string(kMaxJsonDepth) + " levels");
+    return Status(ErrorCode::kInvalidArgument,
+                  std::string(what) + " nests deeper than " + std::to_string(kMaxJsonDepth) + " levels");
   // nlohmann keeps object keys in a std::map, so dump() sorts them; numbers
   // print in their shortest round-trip form.
   nlohmann::json value = nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
-  if (value.is_discarded())
-    return Status(ErrorCode::kInvalidArgument, std::string(what) + " is not valid JSON");
+  if (value.is_discarded()) return Status(ErrorCode::kInvalidArgument, std::string(what) + " is not valid JSON");
   return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
@@ -221,7 +224,9 @@ bool is_error_kind_word(std::string_view kind) {
   return true;
 }
 
-bool is_finite_non_negative(double v) { return std::isfinite(v) && v >= 0; }
+bool is_finite_non_negative(double v) {
+  return std::isfinite(v) && v >= 0;
+}
 
 }  // namespace
 
@@ -229,8 +234,7 @@ Result<Record> normalize_record(Record r, double now) {
   auto bad = [&](const std::string& why) {
     return Status(ErrorCode::kInvalidArgument, "record of workload '" + r.workload_key + "': " + why);
   };
-  if (!is_valid_workload_key(r.workload_key))
-    return bad("workload key must be 32 lowercase hex characters");
+  if (!is_valid_workload_key(r.workload_key)) return bad("workload key must be 32 lowercase hex characters");
   if (r.target.empty()) return bad("target is empty");
   if (!is_error_kind_word(r.error_kind))
     return bad("error kind '" + r.error_kind + "' is not a lowercase kebab-case word");

@@ -28,25 +28,25 @@ inline constexpr std::string_view kErrorOk = "ok";
 /// A tensor computation, described for people and for GFLOP/s figures. The key
 /// identifies it; every other field is informational and may be empty.
 struct WorkloadInfo {
-  std::string key;         ///< 32 lowercase hex characters, from the compiler
-  std::string dag_text;    ///< canonical ComputeDAG text
-  std::string op_name;     ///< e.g. "matmul"
-  std::string shapes;      ///< e.g. "1024x1024 1024x1024 -> 1024x1024 float32" (arguments: inputs -> outputs)
-  double flop_count = 0;   ///< floating-point operations per run; 0 when unknown
+  std::string key;        ///< 32 lowercase hex characters, from the compiler
+  std::string dag_text;   ///< canonical ComputeDAG text
+  std::string op_name;    ///< e.g. "matmul"
+  std::string shapes;     ///< e.g. "1024x1024 1024x1024 -> 1024x1024 float32" (arguments: inputs -> outputs)
+  double flop_count = 0;  ///< floating-point operations per run; 0 when unknown
 
   bool operator==(const WorkloadInfo&) const = default;
 };
 
 /// Provenance of a tuning run: every record it produces points at it.
 struct SessionInfo {
-  int64_t id = 0;          ///< assigned by the store; 0 before begin_session
+  int64_t id = 0;  ///< assigned by the store; 0 before begin_session
   std::string command_line;
   std::string host;
   std::string tool_version;
   std::string llvm_version;
   int64_t seed = 0;
-  double started = 0;                ///< Unix seconds; 0 means "now" at begin_session
-  std::optional<double> ended;       ///< Unix seconds; empty while the session runs
+  double started = 0;           ///< Unix seconds; 0 means "now" at begin_session
+  std::optional<double> ended;  ///< Unix seconds; empty while the session runs
 
   bool operator==(const SessionInfo&) const = default;
 };
@@ -82,8 +82,8 @@ struct RegionTime {
   /// Where the region runs, as decided: usually where it was faster, but the
   /// whole model's time may overrule that (compiler/model/choose_byoc.h).
   bool on_backend = false;
-  int64_t session_id = 0;      ///< the tuning session that measured it; 0: none
-  double timestamp = 0;        ///< Unix seconds; 0 means "now" at add_region_time
+  int64_t session_id = 0;  ///< the tuning session that measured it; 0: none
+  double timestamp = 0;    ///< Unix seconds; 0 means "now" at add_region_time
 
   bool operator==(const RegionTime&) const = default;
 };
@@ -96,35 +96,35 @@ struct RegionTime {
 /// model's other kernels share); while it is still the workload's best,
 /// compile keeps the fallback when `keeps_fallback`.
 struct ModelCheck {
-  int64_t id = 0;                 ///< assigned by the store; 0 before add_model_check
-  std::string workload_key;       ///< 32 lowercase hex characters
-  std::string target;             ///< the target both ran on
-  int64_t record_id = 0;          ///< the record checked (the workload's best then)
-  double record_seconds = 0;      ///< the workload's calls in the model with the record's schedule
-  double fallback_seconds = 0;    ///< the same calls with the untuned compile's schedule
-  bool keeps_fallback = false;    ///< the record lost: compile uses the fallback while it is the best
-  int64_t session_id = 0;         ///< the tuning session that checked it; 0: none
-  double timestamp = 0;           ///< Unix seconds; 0 means "now" at add_model_check
+  int64_t id = 0;               ///< assigned by the store; 0 before add_model_check
+  std::string workload_key;     ///< 32 lowercase hex characters
+  std::string target;           ///< the target both ran on
+  int64_t record_id = 0;        ///< the record checked (the workload's best then)
+  double record_seconds = 0;    ///< the workload's calls in the model with the record's schedule
+  double fallback_seconds = 0;  ///< the same calls with the untuned compile's schedule
+  bool keeps_fallback = false;  ///< the record lost: compile uses the fallback while it is the best
+  int64_t session_id = 0;       ///< the tuning session that checked it; 0: none
+  double timestamp = 0;         ///< Unix seconds; 0 means "now" at add_model_check
 
   bool operator==(const ModelCheck&) const = default;
 };
 
 /// One measurement of one schedule of one workload on one target, good or bad.
 struct Record {
-  int64_t id = 0;                   ///< assigned by the store; 0 before append
-  std::string workload_key;         ///< 32 lowercase hex characters
-  std::string target;               ///< e.g. "llvm -mtriple=x86_64-linux-gnu -mcpu=icelake-server"
-  std::string device_key;           ///< which device (kind) ran it, e.g. "x86-icelake"; may be empty
+  int64_t id = 0;            ///< assigned by the store; 0 before append
+  std::string workload_key;  ///< 32 lowercase hex characters
+  std::string target;        ///< e.g. "llvm -mtriple=x86_64-linux-gnu -mcpu=icelake-server"
+  std::string device_key;    ///< which device (kind) ran it, e.g. "x86-icelake"; may be empty
   SpaceKind space = SpaceKind::kSketch;
-  std::string steps_json;           ///< a JSON array of step objects (stored in canonical form)
-  std::string knob_config_json;     ///< a JSON value, or empty when the space has no knobs
-  std::vector<double> costs;        ///< seconds per repeat; non-empty when error_kind is "ok"
+  std::string steps_json;        ///< a JSON array of step objects (stored in canonical form)
+  std::string knob_config_json;  ///< a JSON value, or empty when the space has no knobs
+  std::vector<double> costs;     ///< seconds per repeat; non-empty when error_kind is "ok"
   std::string error_kind{kErrorOk};
   std::string error_message;
   double build_seconds = 0;
   double run_seconds = 0;
-  double timestamp = 0;             ///< Unix seconds; 0 means "now" at append
-  int64_t session_id = 0;           ///< 0 when the record belongs to no session
+  double timestamp = 0;    ///< Unix seconds; 0 means "now" at append
+  int64_t session_id = 0;  ///< 0 when the record belongs to no session
   /// True when the kernel's output was compared with a reference before it
   /// was timed (a wrong one is error_kind "wrong-answer"); false for records
   /// measured without a check and for records from before checks were kept.
@@ -153,13 +153,13 @@ struct Record {
 struct WorkloadStats {
   std::string workload_key;
   std::string target;
-  std::string op_name;       ///< from the workloads table; empty when not registered
-  std::string shapes;        ///< from the workloads table; empty when not registered
-  double flop_count = 0;     ///< 0 when unknown
-  int64_t count = 0;         ///< records, good and bad
+  std::string op_name;    ///< from the workloads table; empty when not registered
+  std::string shapes;     ///< from the workloads table; empty when not registered
+  double flop_count = 0;  ///< 0 when unknown
+  int64_t count = 0;      ///< records, good and bad
   int64_t ok_count = 0;
   int64_t infrastructure_count = 0;  ///< of `count`, infrastructure errors (Record::infrastructure)
-  std::optional<double> best_cost;  ///< lowest mean cost of an ok record, seconds
+  std::optional<double> best_cost;   ///< lowest mean cost of an ok record, seconds
   double last_timestamp = 0;
 };
 

@@ -58,8 +58,8 @@ Result<std::vector<ScheduleCandidate>> RecordsScheduleSource::candidates(const s
 }
 
 Result<std::optional<ModelCheck>> RecordsScheduleSource::check_keeping_fallback(const std::string& workload_key,
-                                                                               const std::string& target,
-                                                                               int64_t best_id) {
+                                                                                const std::string& target,
+                                                                                int64_t best_id) {
   TESSERA_ASSIGN_OR_RETURN(std::optional<ModelCheck> check, store_.latest_model_check(workload_key, target));
   if (!check || !check->keeps_fallback || check->record_id != best_id) return std::optional<ModelCheck>();
   return check;
@@ -79,8 +79,8 @@ Result<std::string> RecordsScheduleSource::passed_over(const std::string& worklo
   return out;
 }
 
-Result<std::vector<ScheduleCandidate>> RecordsScheduleSource::compatible_candidates(
-    const std::string& workload_key, const std::string& target) {
+Result<std::vector<ScheduleCandidate>> RecordsScheduleSource::compatible_candidates(const std::string& workload_key,
+                                                                                    const std::string& target) {
   // The targets this workload was measured on, with their ok counts (a
   // std::map: visited in string order, so the result does not depend on
   // insertion order).
@@ -124,8 +124,8 @@ Result<std::vector<ScheduleCandidate>> RecordsScheduleSource::compatible_candida
 }
 
 Result<std::optional<RegionMeasurement>> RecordsScheduleSource::region_measurement(const std::string& region_key,
-                                                                                const std::string& target,
-                                                                                const std::string& backend) {
+                                                                                   const std::string& target,
+                                                                                   const std::string& backend) {
   TESSERA_ASSIGN_OR_RETURN(std::optional<RegionTime> stored, store_.latest_region_time(region_key, target, backend));
   if (!stored) return std::optional<RegionMeasurement>();
   return std::optional<RegionMeasurement>(RegionMeasurement{stored->backend_seconds, stored->tessera_seconds,

@@ -41,8 +41,7 @@ class RecordsScheduleSource final : public ScheduleSource {
   Result<std::string> passed_over(const std::string& workload_key, const std::string& target) override;
 
   /// The store's newest region time (Store::latest_region_time).
-  Result<std::optional<RegionMeasurement>> region_measurement(const std::string& region_key,
-                                                              const std::string& target,
+  Result<std::optional<RegionMeasurement>> region_measurement(const std::string& region_key, const std::string& target,
                                                               const std::string& backend) override;
 
  private:
@@ -50,8 +49,8 @@ class RecordsScheduleSource final : public ScheduleSource {
                                                                const std::string& target);
   /// The newest check of (key, target) when it keeps the fallback over
   /// `best_id`, the workload's best record now.
-  Result<std::optional<ModelCheck>> check_keeping_fallback(const std::string& workload_key,
-                                                           const std::string& target, int64_t best_id);
+  Result<std::optional<ModelCheck>> check_keeping_fallback(const std::string& workload_key, const std::string& target,
+                                                           int64_t best_id);
 
   Store& store_;
   int64_t k_;

@@ -12,7 +12,8 @@ namespace {
 // Version 1: the three tables and the time-order index.
 Status migrate_to_1(sql::Connection& conn) {
   return conn.exec(R"sql(
-    PRAGMA application_id = )sql" + std::to_string(kApplicationId) + R"sql(;
+    PRAGMA application_id = )sql" +
+                   std::to_string(kApplicationId) + R"sql(;
     CREATE TABLE workloads (
       key        TEXT PRIMARY KEY NOT NULL,
       dag_text   TEXT NOT NULL DEFAULT '',
@@ -122,7 +123,8 @@ Status migrate_to_5(sql::Connection& conn) {
       if (!text.empty() && key == legacy_workload_key_of(text)) rekey.emplace_back(key, workload_key_of(text));
     }
   }
-  TESSERA_ASSIGN_OR_RETURN(sql::Statement records, conn.prepare("UPDATE records SET workload = ?2 WHERE workload = ?1"));
+  TESSERA_ASSIGN_OR_RETURN(sql::Statement records,
+                           conn.prepare("UPDATE records SET workload = ?2 WHERE workload = ?1"));
   TESSERA_ASSIGN_OR_RETURN(sql::Statement move, conn.prepare("UPDATE OR IGNORE workloads SET key = ?2 WHERE key = ?1"));
   TESSERA_ASSIGN_OR_RETURN(sql::Statement drop, conn.prepare("DELETE FROM workloads WHERE key = ?1"));
   for (const auto& [old_key, new_key] : rekey) {
@@ -220,7 +222,9 @@ constexpr Migration kMigrations[] = {migrate_to_1, migrate_to_2, migrate_to_3, m
                                      migrate_to_6, migrate_to_7, migrate_to_8, migrate_to_9};
 static_assert(std::size(kMigrations) == kSchemaVersion);
 
-Result<int64_t> read_version(sql::Connection& conn) { return conn.query_int("PRAGMA user_version"); }
+Result<int64_t> read_version(sql::Connection& conn) {
+  return conn.query_int("PRAGMA user_version");
+}
 
 }  // namespace
 
@@ -231,7 +235,8 @@ Status migrate(sql::Connection& conn, int version) {
     // Read again under the write lock: another process may have migrated first.
     TESSERA_ASSIGN_OR_RETURN(int64_t current, read_version(conn));
     if (current < 0)
-      return Status(ErrorCode::kDatabaseError, "schema version " + std::to_string(current) + " is no version Tessera ever wrote");
+      return Status(ErrorCode::kDatabaseError,
+                    "schema version " + std::to_string(current) + " is no version Tessera ever wrote");
     if (current >= version) return Status::ok();
     if (current == 0) {
       TESSERA_ASSIGN_OR_RETURN(int64_t objects, conn.query_int("SELECT count(*) FROM sqlite_master"));
@@ -252,10 +257,9 @@ Status prepare_schema(sql::Connection& conn, bool read_only, const std::string& 
   Status read = conn.retrying([&]() -> Status {
     // One statement, so one snapshot: a process creating the schema at this
     // moment must not be seen half-done (tables but version 0).
-    TESSERA_ASSIGN_OR_RETURN(sql::Statement st,
-                             conn.prepare("SELECT (SELECT user_version FROM pragma_user_version), "
-                                          "(SELECT application_id FROM pragma_application_id), "
-                                          "(SELECT count(*) FROM sqlite_master)"));
+    TESSERA_ASSIGN_OR_RETURN(sql::Statement st, conn.prepare("SELECT (SELECT user_version FROM pragma_user_version), "
+                                                             "(SELECT application_id FROM pragma_application_id), "
+                                                             "(SELECT count(*) FROM sqlite_master)"));
     TESSERA_ASSIGN_OR_RETURN(bool row, st.step());
     if (!row) return Status(ErrorCode::kDatabaseError, "reading the schema version returned nothing");
     version = st.column_int(0);
@@ -270,17 +274,15 @@ Status prepare_schema(sql::Connection& conn, bool read_only, const std::string& 
     return Status(ErrorCode::kDatabaseError,
                   path + ": a SQLite database without a Tessera schema version; refusing to use it");
   if (app_id != 0 && app_id != kApplicationId)
-    return Status(ErrorCode::kDatabaseError,
-                  path + ": a SQLite database of another program (application id " +
-                      std::to_string(app_id) + "); refusing to use it");
+    return Status(ErrorCode::kDatabaseError, path + ": a SQLite database of another program (application id " +
+                                                 std::to_string(app_id) + "); refusing to use it");
   if (version < 0)
     return Status(ErrorCode::kDatabaseError, path + ": schema version " + std::to_string(version) +
                                                  " is no version Tessera ever wrote; the database was left untouched");
   if (version > kSchemaVersion)
     return Status(ErrorCode::kDatabaseError,
-                  path + ": schema version " + std::to_string(version) +
-                      " is newer than this build supports (" + std::to_string(kSchemaVersion) +
-                      "); use a newer tessera, the database was left untouched");
+                  path + ": schema version " + std::to_string(version) + " is newer than this build supports (" +
+                      std::to_string(kSchemaVersion) + "); use a newer tessera, the database was left untouched");
   if (read_only) {
     if (version < kOldestReadOnlyVersion)
       return Status(ErrorCode::kDatabaseError,
@@ -300,8 +302,7 @@ Status prepare_schema(sql::Connection& conn, bool read_only, const std::string& 
     return Status::ok();
   });
   if (!wal) return wal.with_context(path + ": switching to WAL");
-  if (mode != "wal")
-    return Status(ErrorCode::kDatabaseError, path + ": cannot use WAL mode (got " + mode + ")");
+  if (mode != "wal") return Status(ErrorCode::kDatabaseError, path + ": cannot use WAL mode (got " + mode + ")");
   TESSERA_RETURN_IF_ERROR(conn.exec("PRAGMA synchronous = FULL"));
   if (version < kSchemaVersion) {
     Status st = migrate(conn, kSchemaVersion);

@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <string>
 
-#include "records/sqlite.h"
 #include "base/status.h"
+#include "records/sqlite.h"
 
 namespace tessera::records {
 

@@ -24,14 +24,9 @@ Status status_from(int rc, sqlite3* db, std::string_view context) {
     case SQLITE_READONLY:
     case SQLITE_CANTOPEN:
     case SQLITE_PERM:
-    case SQLITE_IOERR:
-      code = ErrorCode::kIOError;
-      break;
-    case SQLITE_NOTADB:
-      what = "file is not a SQLite database";
-      break;
-    default:
-      break;
+    case SQLITE_IOERR: code = ErrorCode::kIOError; break;
+    case SQLITE_NOTADB: what = "file is not a SQLite database"; break;
+    default: break;
   }
   // sqlite3_errmsg describes the most recent failure on `db`, which is `rc`'s
   // when the caller asks straight away; fall back to the generic text.
@@ -80,12 +75,10 @@ void Statement::reset() {
 std::string Statement::column_text(int i) const {
   const unsigned char* text = sqlite3_column_text(stmt_, i);
   if (!text) return {};
-  return std::string(reinterpret_cast<const char*>(text),
-                     static_cast<size_t>(sqlite3_column_bytes(stmt_, i)));
+  return std::string(reinterpret_cast<const char*>(text), static_cast<size_t>(sqlite3_column_bytes(stmt_, i)));
 }
 
-Result<Connection> Connection::open(const std::string& path, int flags, int busy_timeout_ms,
-                                    RetryPolicy retry) {
+Result<Connection> Connection::open(const std::string& path, int flags, int busy_timeout_ms, RetryPolicy retry) {
   Connection conn;
   conn.retry_ = retry;
   conn.jitter_.seed(static_cast<unsigned>(::getpid()) ^
@@ -97,7 +90,9 @@ Result<Connection> Connection::open(const std::string& path, int flags, int busy
   return conn;
 }
 
-Connection::Connection(Connection&& other) noexcept { *this = std::move(other); }
+Connection::Connection(Connection&& other) noexcept {
+  *this = std::move(other);
+}
 
 Connection& Connection::operator=(Connection&& other) noexcept {
   if (this != &other) {
@@ -111,7 +106,9 @@ Connection& Connection::operator=(Connection&& other) noexcept {
   return *this;
 }
 
-Connection::~Connection() { close(); }
+Connection::~Connection() {
+  close();
+}
 
 void Connection::close() {
   cache_.clear();  // statements are finalized before their connection closes
@@ -141,8 +138,8 @@ Result<std::string> Connection::query_text(const std::string& sql) {
 
 Result<Statement> Connection::prepare(const std::string& sql) {
   sqlite3_stmt* stmt = nullptr;
-  int rc = sqlite3_prepare_v3(db_, sql.c_str(), static_cast<int>(sql.size()),
-                              SQLITE_PREPARE_PERSISTENT, &stmt, nullptr);
+  int rc =
+      sqlite3_prepare_v3(db_, sql.c_str(), static_cast<int>(sql.size()), SQLITE_PREPARE_PERSISTENT, &stmt, nullptr);
   if (rc != SQLITE_OK) return status_from(rc, db_, "preparing " + sql);
   return Statement(stmt, db_);
 }

@@ -93,8 +93,7 @@ class Lease {
 class Connection {
  public:
   /// Opens `path` with sqlite3_open_v2 `flags`; the connection uses extended result codes.
-  static Result<Connection> open(const std::string& path, int flags, int busy_timeout_ms,
-                                 RetryPolicy retry);
+  static Result<Connection> open(const std::string& path, int flags, int busy_timeout_ms, RetryPolicy retry);
   Connection() = default;
   Connection(Connection&&) noexcept;
   Connection& operator=(Connection&&) noexcept;

@@ -5,7 +5,6 @@
 
 #include <cerrno>
 #include <cstring>
-
 #include <nlohmann/json.hpp>
 
 #include "records/schema.h"
@@ -30,12 +29,14 @@ constexpr const char* kInsertRecord =
 // index records_best; its rows are already in (mean_cost, id) order.
 constexpr const char* kBestK =
     "SELECT id, workload, target, device_key, space, steps, knob_config, costs, error_kind, "
-    "error_message, build_seconds, run_seconds, timestamp, session_id, checked, infrastructure, worker, worker_key FROM records "
+    "error_message, build_seconds, run_seconds, timestamp, session_id, checked, infrastructure, worker, worker_key "
+    "FROM records "
     "WHERE workload = ?1 AND target = ?2 AND error_kind = 'ok' ORDER BY mean_cost, id LIMIT ?3";
 
 constexpr const char* kRecordsOf =
     "SELECT id, workload, target, device_key, space, steps, knob_config, costs, error_kind, "
-    "error_message, build_seconds, run_seconds, timestamp, session_id, checked, infrastructure, worker, worker_key FROM records "
+    "error_message, build_seconds, run_seconds, timestamp, session_id, checked, infrastructure, worker, worker_key "
+    "FROM records "
     "WHERE workload = ?1 AND target = ?2 ORDER BY timestamp, id";
 
 // An infrastructure error is not a measurement of the steps.
@@ -47,7 +48,9 @@ constexpr const char* kDuplicate =
     "SELECT 1 FROM records WHERE workload = ?1 AND target = ?2 AND steps_hash = ?3 AND steps = ?4 "
     "AND costs = ?5 AND timestamp = ?6 LIMIT 1";
 
-std::string costs_json(const std::vector<double>& costs) { return nlohmann::json(costs).dump(); }
+std::string costs_json(const std::vector<double>& costs) {
+  return nlohmann::json(costs).dump();
+}
 
 Result<Record> read_record(const sql::Statement& row) {
   Record r;
@@ -56,19 +59,17 @@ Result<Record> read_record(const sql::Statement& row) {
   r.target = row.column_text(2);
   r.device_key = row.column_text(3);
   auto space = parse_space_kind(row.column_text(4));
-  if (!space) return Status(ErrorCode::kDatabaseError, "record " + std::to_string(r.id) + ": " +
-                                                           space.status().message());
+  if (!space)
+    return Status(ErrorCode::kDatabaseError, "record " + std::to_string(r.id) + ": " + space.status().message());
   r.space = *space;
   r.steps_json = row.column_text(5);
   r.knob_config_json = row.column_text(6);
   auto costs = nlohmann::json::parse(row.column_text(7), nullptr, false);
   if (costs.is_discarded() || !costs.is_array())
-    return Status(ErrorCode::kDatabaseError,
-                  "record " + std::to_string(r.id) + ": costs are not a JSON array");
+    return Status(ErrorCode::kDatabaseError, "record " + std::to_string(r.id) + ": costs are not a JSON array");
   for (const auto& c : costs) {
     if (!c.is_number())
-      return Status(ErrorCode::kDatabaseError,
-                    "record " + std::to_string(r.id) + ": a cost is not a number");
+      return Status(ErrorCode::kDatabaseError, "record " + std::to_string(r.id) + ": a cost is not a number");
     r.costs.push_back(c.get<double>());
   }
   r.error_kind = row.column_text(8);
@@ -116,16 +117,13 @@ std::string immutable_uri(const std::string& path) {
   return uri + "?immutable=1";
 }
 
-Result<sql::Connection> open_connection(const std::string& path, const OpenOptions& options,
-                                        bool immutable) {
+Result<sql::Connection> open_connection(const std::string& path, const OpenOptions& options, bool immutable) {
   int flags = SQLITE_OPEN_NOMUTEX;
-  flags |= options.read_only ? SQLITE_OPEN_READONLY
-                             : SQLITE_OPEN_READWRITE | (options.create ? SQLITE_OPEN_CREATE : 0);
+  flags |= options.read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | (options.create ? SQLITE_OPEN_CREATE : 0);
   if (immutable) flags |= SQLITE_OPEN_URI;
   sql::RetryPolicy retry;
   retry.max_retries = options.max_retries;
-  return sql::Connection::open(immutable ? immutable_uri(path) : path, flags,
-                               options.busy_timeout_ms, retry);
+  return sql::Connection::open(immutable ? immutable_uri(path) : path, flags, options.busy_timeout_ms, retry);
 }
 
 // Inserts one normalized record inside the caller's transaction.
@@ -191,30 +189,29 @@ Result<std::vector<Record>> normalize_batch(const std::vector<Record>& batch) {
 
 }  // namespace
 
-
 Store::Store(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Store::Store(Store&&) noexcept = default;
 Store& Store::operator=(Store&&) noexcept = default;
 Store::~Store() = default;
 
-const std::string& Store::path() const { return impl_->path; }
+const std::string& Store::path() const {
+  return impl_->path;
+}
 
 Result<Store> Store::open(const std::string& path, const OpenOptions& options) {
   const bool exists = file_exists(path);
   if (!exists && (options.read_only || !options.create))
     return Status(ErrorCode::kNotFound, path + ": no such database");
   if (exists && !options.read_only && ::access(path.c_str(), R_OK | W_OK) != 0)
-    return Status(ErrorCode::kIOError, path + ": cannot write the database (" +
-                                           std::strerror(errno) + "); open it read-only to query it");
+    return Status(ErrorCode::kIOError,
+                  path + ": cannot write the database (" + std::strerror(errno) + "); open it read-only to query it");
   TESSERA_ASSIGN_OR_RETURN(sql::Connection conn, open_connection(path, options, false));
   // SQLite falls back to read-only when the OS refuses writes (root passes
   // access() even on a 0444 file, so ask SQLite too).
   if (!options.read_only && sqlite3_db_readonly(conn.get(), "main") == 1)
-    return Status(ErrorCode::kIOError,
-                  path + ": the database file is read-only; open it read-only to query it");
+    return Status(ErrorCode::kIOError, path + ": the database file is read-only; open it read-only to query it");
   Status schema = prepare_schema(conn, options.read_only, path);
-  if (!schema && options.read_only && schema.code() == ErrorCode::kIOError &&
-      !file_exists(path + "-wal")) {
+  if (!schema && options.read_only && schema.code() == ErrorCode::kIOError && !file_exists(path + "-wal")) {
     // Reading a WAL database needs its -shm file, which cannot be created in a
     // directory we may not write (a database shipped read-only). With no -wal
     // file no write is in progress, so read the file as an immutable snapshot.
@@ -268,8 +265,7 @@ Result<AppendReport> Store::append_unique(const std::vector<Record>& batch) {
   return report;
 }
 
-Result<std::vector<Record>> Store::best_k(const std::string& workload_key,
-                                          const std::string& target, int64_t k) {
+Result<std::vector<Record>> Store::best_k(const std::string& workload_key, const std::string& target, int64_t k) {
   if (k < 1) return Status(ErrorCode::kInvalidArgument, "best_k needs k >= 1");
   std::vector<Record> out;
   TESSERA_RETURN_IF_ERROR(impl_->conn.retrying([&]() -> Status {
@@ -282,8 +278,7 @@ Result<std::vector<Record>> Store::best_k(const std::string& workload_key,
   return out;
 }
 
-Result<std::vector<Record>> Store::records_of(const std::string& workload_key,
-                                              const std::string& target) {
+Result<std::vector<Record>> Store::records_of(const std::string& workload_key, const std::string& target) {
   std::vector<Record> out;
   TESSERA_RETURN_IF_ERROR(impl_->conn.retrying([&]() -> Status {
     TESSERA_ASSIGN_OR_RETURN(sql::Lease st, impl_->conn.cached(kRecordsOf));
@@ -316,11 +311,11 @@ Result<std::vector<WorkloadStats>> Store::stats() {
     out.clear();
     TESSERA_ASSIGN_OR_RETURN(
         sql::Lease st,
-        impl_->conn.cached(
-            "SELECT r.workload, r.target, coalesce(w.op_name, ''), coalesce(w.flop_count, 0), "
-            "count(*), sum(r.error_kind = 'ok'), min(iif(r.error_kind = 'ok', r.mean_cost, NULL)), "
-            "max(r.timestamp), sum(r.infrastructure), coalesce(w.shapes, '') FROM records r LEFT JOIN workloads w ON w.key = r.workload "
-            "GROUP BY r.workload, r.target ORDER BY r.workload, r.target"));
+        impl_->conn.cached("SELECT r.workload, r.target, coalesce(w.op_name, ''), coalesce(w.flop_count, 0), "
+                           "count(*), sum(r.error_kind = 'ok'), min(iif(r.error_kind = 'ok', r.mean_cost, NULL)), "
+                           "max(r.timestamp), sum(r.infrastructure), coalesce(w.shapes, '') FROM records r LEFT JOIN "
+                           "workloads w ON w.key = r.workload "
+                           "GROUP BY r.workload, r.target ORDER BY r.workload, r.target"));
     for (;;) {
       TESSERA_ASSIGN_OR_RETURN(bool row, st->step());
       if (!row) return Status::ok();
@@ -365,8 +360,7 @@ void bind_filter(sql::Statement& st, const RecordFilter& f) {
 Result<int64_t> Store::count(const RecordFilter& filter) {
   int64_t n = 0;
   TESSERA_RETURN_IF_ERROR(impl_->conn.retrying([&]() -> Status {
-    TESSERA_ASSIGN_OR_RETURN(sql::Lease st,
-                             impl_->conn.cached("SELECT count(*) FROM records" + filter_sql(filter)));
+    TESSERA_ASSIGN_OR_RETURN(sql::Lease st, impl_->conn.cached("SELECT count(*) FROM records" + filter_sql(filter)));
     bind_filter(*st, filter);
     TESSERA_ASSIGN_OR_RETURN(bool row, st->step());
     n = row ? st->column_int(0) : 0;
@@ -375,8 +369,7 @@ Result<int64_t> Store::count(const RecordFilter& filter) {
   return n;
 }
 
-Status Store::for_each(const RecordFilter& filter,
-                       const std::function<Status(const Record&)>& visit) {
+Status Store::for_each(const RecordFilter& filter, const std::function<Status(const Record&)>& visit) {
   std::string sql = std::string("SELECT ") + kRecordColumns + " FROM records" + filter_sql(filter) +
                     (filter.newest_first ? " ORDER BY timestamp DESC, id DESC" : " ORDER BY id");
   if (filter.limit > 0) sql += " LIMIT " + std::to_string(filter.limit);
@@ -420,11 +413,10 @@ Result<PruneReport> Store::prune(const PruneOptions& options) {
       TESSERA_RETURN_IF_ERROR(drop.run());
       report.dropped_worker = sqlite3_changes(impl_->conn.get());
     }
-    TESSERA_ASSIGN_OR_RETURN(
-        sql::Statement ok,
-        impl_->conn.prepare("DELETE FROM records WHERE id IN (SELECT id FROM (SELECT id, "
-                            "row_number() OVER (PARTITION BY workload, target ORDER BY mean_cost, "
-                            "id) AS rank FROM records WHERE error_kind = 'ok') WHERE rank > ?1)"));
+    TESSERA_ASSIGN_OR_RETURN(sql::Statement ok,
+                             impl_->conn.prepare("DELETE FROM records WHERE id IN (SELECT id FROM (SELECT id, "
+                                                 "row_number() OVER (PARTITION BY workload, target ORDER BY mean_cost, "
+                                                 "id) AS rank FROM records WHERE error_kind = 'ok') WHERE rank > ?1)"));
     ok.bind(1, options.keep_k);
     TESSERA_RETURN_IF_ERROR(ok.run());
     report.dropped_ok = sqlite3_changes(impl_->conn.get());
@@ -433,9 +425,8 @@ Result<PruneReport> Store::prune(const PruneOptions& options) {
       report.dropped_infrastructure = sqlite3_changes(impl_->conn.get());
     }
     if (!options.drop_errors_older_than_seconds) return Status::ok();
-    TESSERA_ASSIGN_OR_RETURN(
-        sql::Statement errors,
-        impl_->conn.prepare("DELETE FROM records WHERE error_kind <> 'ok' AND timestamp < ?1"));
+    TESSERA_ASSIGN_OR_RETURN(sql::Statement errors,
+                             impl_->conn.prepare("DELETE FROM records WHERE error_kind <> 'ok' AND timestamp < ?1"));
     errors.bind(1, now - *options.drop_errors_older_than_seconds);
     TESSERA_RETURN_IF_ERROR(errors.run());
     report.dropped_errors = sqlite3_changes(impl_->conn.get());

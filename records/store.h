@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "records/record.h"
 #include "base/status.h"
+#include "records/record.h"
 
 namespace tessera::records {
 
@@ -29,23 +29,23 @@ struct OpenOptions {
 
 /// Which records for_each() and list() visit.
 struct RecordFilter {
-  std::string workload_key;    ///< empty: every workload
-  std::string target;          ///< empty: every target
-  bool ok_only = false;        ///< only successful measurements
+  std::string workload_key;          ///< empty: every workload
+  std::string target;                ///< empty: every target
+  bool ok_only = false;              ///< only successful measurements
   bool infrastructure_only = false;  ///< only infrastructure errors (Record::infrastructure)
-  std::string worker;          ///< empty: every worker; otherwise only what this worker id measured
-  bool newest_first = false;   ///< by timestamp, newest first; otherwise in insertion order
-  int64_t limit = 0;           ///< at most this many; 0: all
+  std::string worker;                ///< empty: every worker; otherwise only what this worker id measured
+  bool newest_first = false;         ///< by timestamp, newest first; otherwise in insertion order
+  int64_t limit = 0;                 ///< at most this many; 0: all
 };
 
 /// What prune() keeps: the best `keep_k` ok records of every (workload, target),
 /// every error younger than the age limit.
 struct PruneOptions {
-  int64_t keep_k = 10;                                  ///< >= 1
-  std::optional<double> drop_errors_older_than_seconds; ///< empty: keep every error
-  bool drop_infrastructure = false;                     ///< drop every infrastructure error, whatever its age
-  std::string drop_worker;                              ///< non-empty: drop every record this worker id measured
-  double now = 0;                                       ///< Unix seconds; 0: the current time
+  int64_t keep_k = 10;                                   ///< >= 1
+  std::optional<double> drop_errors_older_than_seconds;  ///< empty: keep every error
+  bool drop_infrastructure = false;                      ///< drop every infrastructure error, whatever its age
+  std::string drop_worker;                               ///< non-empty: drop every record this worker id measured
+  double now = 0;                                        ///< Unix seconds; 0: the current time
   /// Count what would go, and roll the deletion back: the database is left
   /// as it was.
   bool dry_run = false;
@@ -53,8 +53,8 @@ struct PruneOptions {
 
 /// What prune() removed.
 struct PruneReport {
-  int64_t dropped_ok = 0;      ///< ok records beyond the best k
-  int64_t dropped_errors = 0;  ///< error records older than the limit
+  int64_t dropped_ok = 0;              ///< ok records beyond the best k
+  int64_t dropped_errors = 0;          ///< error records older than the limit
   int64_t dropped_infrastructure = 0;  ///< infrastructure errors (drop_infrastructure)
   int64_t dropped_worker = 0;          ///< records of PruneOptions::drop_worker
 };
@@ -62,7 +62,7 @@ struct PruneReport {
 /// What append_unique() did with a batch.
 struct AppendReport {
   int64_t added = 0;
-  int64_t duplicates = 0;      ///< already stored with the same steps, costs and timestamp
+  int64_t duplicates = 0;  ///< already stored with the same steps, costs and timestamp
 };
 
 /// A records database. One Store is one connection: use it from one thread at a
@@ -143,15 +143,12 @@ class Store {
 
   /// The k successful records of (workload, target) with the lowest mean cost,
   /// best first; ties go to the earlier record.
-  Result<std::vector<Record>> best_k(const std::string& workload_key, const std::string& target,
-                                     int64_t k);
+  Result<std::vector<Record>> best_k(const std::string& workload_key, const std::string& target, int64_t k);
   /// Every record of (workload, target), good and bad, oldest first.
-  Result<std::vector<Record>> records_of(const std::string& workload_key,
-                                         const std::string& target);
+  Result<std::vector<Record>> records_of(const std::string& workload_key, const std::string& target);
   /// Whether the step list was already measured for (workload, target), with any
   /// outcome but an infrastructure error. The steps may be spelled in any JSON layout.
-  Result<bool> measured(const std::string& workload_key, const std::string& target,
-                        const std::string& steps_json);
+  Result<bool> measured(const std::string& workload_key, const std::string& target, const std::string& steps_json);
   /// One row per (workload, target) that has records, ordered by workload then target.
   Result<std::vector<WorkloadStats>> stats();
   /// Number of records that pass `filter` (its order and limit are ignored).

@@ -10,8 +10,7 @@ namespace tessera::records {
 
 namespace {
 
-constexpr const char* kSessionColumns =
-    "id, command_line, host, tool_version, llvm_version, seed, started, ended";
+constexpr const char* kSessionColumns = "id, command_line, host, tool_version, llvm_version, seed, started, ended";
 
 SessionInfo read_session(const sql::Statement& row) {
   SessionInfo s;
@@ -27,8 +26,8 @@ SessionInfo read_session(const sql::Statement& row) {
 }
 
 WorkloadInfo read_workload(const sql::Statement& row) {
-  return WorkloadInfo{row.column_text(0), row.column_text(1), row.column_text(2),
-                      row.column_text(3), row.column_double(4)};
+  return WorkloadInfo{row.column_text(0), row.column_text(1), row.column_text(2), row.column_text(3),
+                      row.column_double(4)};
 }
 
 }  // namespace
@@ -36,21 +35,19 @@ WorkloadInfo read_workload(const sql::Statement& row) {
 Status Store::add_workload(const WorkloadInfo& w) {
   TESSERA_RETURN_IF_ERROR(impl_->check_writable());
   if (!is_valid_workload_key(w.key))
-    return Status(ErrorCode::kInvalidArgument,
-                  "workload key '" + w.key + "' is not 32 lowercase hex characters");
+    return Status(ErrorCode::kInvalidArgument, "workload key '" + w.key + "' is not 32 lowercase hex characters");
   if (!std::isfinite(w.flop_count) || w.flop_count < 0)
     return Status(ErrorCode::kInvalidArgument, "workload " + w.key + ": flop count must be >= 0");
   return impl_->conn.write_transaction([&]() -> Status {
     // Registering a workload again only fills in what was unknown.
     TESSERA_ASSIGN_OR_RETURN(
         sql::Lease st,
-        impl_->conn.cached(
-            "INSERT INTO workloads (key, dag_text, op_name, shapes, flop_count) "
-            "VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (key) DO UPDATE SET "
-            "dag_text = iif(excluded.dag_text <> '', excluded.dag_text, dag_text), "
-            "op_name = iif(excluded.op_name <> '', excluded.op_name, op_name), "
-            "shapes = iif(excluded.shapes <> '', excluded.shapes, shapes), "
-            "flop_count = iif(excluded.flop_count > 0, excluded.flop_count, flop_count)"));
+        impl_->conn.cached("INSERT INTO workloads (key, dag_text, op_name, shapes, flop_count) "
+                           "VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (key) DO UPDATE SET "
+                           "dag_text = iif(excluded.dag_text <> '', excluded.dag_text, dag_text), "
+                           "op_name = iif(excluded.op_name <> '', excluded.op_name, op_name), "
+                           "shapes = iif(excluded.shapes <> '', excluded.shapes, shapes), "
+                           "flop_count = iif(excluded.flop_count > 0, excluded.flop_count, flop_count)"));
     st->bind(1, std::string_view(w.key));
     st->bind(2, std::string_view(w.dag_text));
     st->bind(3, std::string_view(w.op_name));
@@ -63,9 +60,8 @@ Status Store::add_workload(const WorkloadInfo& w) {
 Result<std::optional<WorkloadInfo>> Store::workload(const std::string& key) {
   std::optional<WorkloadInfo> out;
   TESSERA_RETURN_IF_ERROR(impl_->conn.retrying([&]() -> Status {
-    TESSERA_ASSIGN_OR_RETURN(sql::Lease st,
-                             impl_->conn.cached("SELECT key, dag_text, op_name, shapes, flop_count "
-                                                "FROM workloads WHERE key = ?1"));
+    TESSERA_ASSIGN_OR_RETURN(sql::Lease st, impl_->conn.cached("SELECT key, dag_text, op_name, shapes, flop_count "
+                                                               "FROM workloads WHERE key = ?1"));
     st->bind(1, std::string_view(key));
     TESSERA_ASSIGN_OR_RETURN(bool row, st->step());
     out.reset();
@@ -79,9 +75,8 @@ Result<std::vector<WorkloadInfo>> Store::workloads() {
   std::vector<WorkloadInfo> out;
   TESSERA_RETURN_IF_ERROR(impl_->conn.retrying([&]() -> Status {
     out.clear();
-    TESSERA_ASSIGN_OR_RETURN(sql::Lease st,
-                             impl_->conn.cached("SELECT key, dag_text, op_name, shapes, flop_count "
-                                                "FROM workloads ORDER BY key"));
+    TESSERA_ASSIGN_OR_RETURN(sql::Lease st, impl_->conn.cached("SELECT key, dag_text, op_name, shapes, flop_count "
+                                                               "FROM workloads ORDER BY key"));
     for (;;) {
       TESSERA_ASSIGN_OR_RETURN(bool row, st->step());
       if (!row) return Status::ok();
@@ -95,10 +90,9 @@ Result<int64_t> Store::begin_session(const SessionInfo& info) {
   TESSERA_RETURN_IF_ERROR(impl_->check_writable());
   int64_t id = 0;
   TESSERA_RETURN_IF_ERROR(impl_->conn.write_transaction([&]() -> Status {
-    TESSERA_ASSIGN_OR_RETURN(
-        sql::Lease st,
-        impl_->conn.cached("INSERT INTO sessions (command_line, host, tool_version, llvm_version, "
-                           "seed, started, ended) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"));
+    TESSERA_ASSIGN_OR_RETURN(sql::Lease st,
+                             impl_->conn.cached("INSERT INTO sessions (command_line, host, tool_version, llvm_version, "
+                                                "seed, started, ended) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"));
     st->bind(1, std::string_view(info.command_line));
     st->bind(2, std::string_view(info.host));
     st->bind(3, std::string_view(info.tool_version));
@@ -120,8 +114,7 @@ Result<int64_t> Store::begin_session(const SessionInfo& info) {
 Status Store::end_session(int64_t id, double ended) {
   TESSERA_RETURN_IF_ERROR(impl_->check_writable());
   return impl_->conn.write_transaction([&]() -> Status {
-    TESSERA_ASSIGN_OR_RETURN(sql::Lease st,
-                             impl_->conn.cached("UPDATE sessions SET ended = ?2 WHERE id = ?1"));
+    TESSERA_ASSIGN_OR_RETURN(sql::Lease st, impl_->conn.cached("UPDATE sessions SET ended = ?2 WHERE id = ?1"));
     st->bind(1, id);
     st->bind(2, ended == 0 ? unix_now() : ended);
     TESSERA_RETURN_IF_ERROR(st->run());
@@ -136,8 +129,7 @@ Result<std::vector<SessionInfo>> Store::sessions() {
   TESSERA_RETURN_IF_ERROR(impl_->conn.retrying([&]() -> Status {
     out.clear();
     TESSERA_ASSIGN_OR_RETURN(
-        sql::Lease st,
-        impl_->conn.cached(std::string("SELECT ") + kSessionColumns + " FROM sessions ORDER BY id"));
+        sql::Lease st, impl_->conn.cached(std::string("SELECT ") + kSessionColumns + " FROM sessions ORDER BY id"));
     for (;;) {
       TESSERA_ASSIGN_OR_RETURN(bool row, st->step());
       if (!row) return Status::ok();
@@ -151,11 +143,10 @@ Result<int64_t> Store::find_or_add_session(const SessionInfo& info) {
   TESSERA_RETURN_IF_ERROR(impl_->check_writable());
   int64_t id = 0;
   TESSERA_RETURN_IF_ERROR(impl_->conn.write_transaction([&]() -> Status {
-    TESSERA_ASSIGN_OR_RETURN(
-        sql::Lease find,
-        impl_->conn.cached("SELECT id FROM sessions WHERE command_line = ?1 AND host = ?2 AND "
-                           "tool_version = ?3 AND llvm_version = ?4 AND seed = ?5 AND "
-                           "started = ?6 ORDER BY id LIMIT 1"));
+    TESSERA_ASSIGN_OR_RETURN(sql::Lease find,
+                             impl_->conn.cached("SELECT id FROM sessions WHERE command_line = ?1 AND host = ?2 AND "
+                                                "tool_version = ?3 AND llvm_version = ?4 AND seed = ?5 AND "
+                                                "started = ?6 ORDER BY id LIMIT 1"));
     find->bind(1, std::string_view(info.command_line));
     find->bind(2, std::string_view(info.host));
     find->bind(3, std::string_view(info.tool_version));
@@ -167,17 +158,15 @@ Result<int64_t> Store::find_or_add_session(const SessionInfo& info) {
       id = find->column_int(0);
       if (!info.ended) return Status::ok();
       // A later export may know when the session ended.
-      TESSERA_ASSIGN_OR_RETURN(
-          sql::Lease end,
-          impl_->conn.cached("UPDATE sessions SET ended = ?2 WHERE id = ?1 AND ended IS NULL"));
+      TESSERA_ASSIGN_OR_RETURN(sql::Lease end,
+                               impl_->conn.cached("UPDATE sessions SET ended = ?2 WHERE id = ?1 AND ended IS NULL"));
       end->bind(1, id);
       end->bind(2, *info.ended);
       return end->run();
     }
-    TESSERA_ASSIGN_OR_RETURN(
-        sql::Lease add,
-        impl_->conn.cached("INSERT INTO sessions (command_line, host, tool_version, llvm_version, "
-                           "seed, started, ended) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"));
+    TESSERA_ASSIGN_OR_RETURN(sql::Lease add,
+                             impl_->conn.cached("INSERT INTO sessions (command_line, host, tool_version, llvm_version, "
+                                                "seed, started, ended) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"));
     add->bind(1, std::string_view(info.command_line));
     add->bind(2, std::string_view(info.host));
     add->bind(3, std::string_view(info.tool_version));
@@ -234,14 +223,13 @@ Status Store::add_phase_times(const PhaseTimes& t) {
   return impl_->conn.write_transaction([&]() -> Status {
     TESSERA_ASSIGN_OR_RETURN(
         sql::Lease st,
-        impl_->conn.cached(
-            "INSERT INTO phase_times (session_id, workload, target, search_seconds, build_seconds, "
-            "measure_seconds, store_seconds, batches) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 1) "
-            "ON CONFLICT (session_id, workload, target) DO UPDATE SET "
-            "search_seconds = search_seconds + excluded.search_seconds, "
-            "build_seconds = build_seconds + excluded.build_seconds, "
-            "measure_seconds = measure_seconds + excluded.measure_seconds, "
-            "store_seconds = store_seconds + excluded.store_seconds, batches = batches + 1"));
+        impl_->conn.cached("INSERT INTO phase_times (session_id, workload, target, search_seconds, build_seconds, "
+                           "measure_seconds, store_seconds, batches) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 1) "
+                           "ON CONFLICT (session_id, workload, target) DO UPDATE SET "
+                           "search_seconds = search_seconds + excluded.search_seconds, "
+                           "build_seconds = build_seconds + excluded.build_seconds, "
+                           "measure_seconds = measure_seconds + excluded.measure_seconds, "
+                           "store_seconds = store_seconds + excluded.store_seconds, batches = batches + 1"));
     bind_phase_times(*st, t);
     return st->run();
   });
@@ -290,13 +278,12 @@ Status Store::merge_phase_times(const PhaseTimes& t) {
   return impl_->conn.write_transaction([&]() -> Status {
     TESSERA_ASSIGN_OR_RETURN(
         sql::Lease st,
-        impl_->conn.cached(
-            "INSERT INTO phase_times (session_id, workload, target, search_seconds, build_seconds, "
-            "measure_seconds, store_seconds, batches) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) "
-            "ON CONFLICT (session_id, workload, target) DO UPDATE SET "
-            "search_seconds = excluded.search_seconds, build_seconds = excluded.build_seconds, "
-            "measure_seconds = excluded.measure_seconds, store_seconds = excluded.store_seconds, "
-            "batches = excluded.batches WHERE excluded.batches > phase_times.batches"));
+        impl_->conn.cached("INSERT INTO phase_times (session_id, workload, target, search_seconds, build_seconds, "
+                           "measure_seconds, store_seconds, batches) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) "
+                           "ON CONFLICT (session_id, workload, target) DO UPDATE SET "
+                           "search_seconds = excluded.search_seconds, build_seconds = excluded.build_seconds, "
+                           "measure_seconds = excluded.measure_seconds, store_seconds = excluded.store_seconds, "
+                           "batches = excluded.batches WHERE excluded.batches > phase_times.batches"));
     bind_phase_times(*st, t);
     st->bind(8, t.batches);
     return st->run();

@@ -34,18 +34,15 @@ Status Store::add_model_check(const ModelCheck& c) {
   if (!is_valid_workload_key(c.workload_key))
     return Status(ErrorCode::kInvalidArgument,
                   "workload key '" + c.workload_key + "' is not 32 lowercase hex characters");
-  if (c.record_id <= 0)
-    return Status(ErrorCode::kInvalidArgument, "a model check names the record it checked");
+  if (c.record_id <= 0) return Status(ErrorCode::kInvalidArgument, "a model check names the record it checked");
   for (double s : {c.record_seconds, c.fallback_seconds})
     if (!std::isfinite(s) || s < 0)
-      return Status(ErrorCode::kInvalidArgument,
-                    "model check times must be finite and >= 0 seconds");
+      return Status(ErrorCode::kInvalidArgument, "model check times must be finite and >= 0 seconds");
   return impl_->conn.write_transaction([&]() -> Status {
     TESSERA_ASSIGN_OR_RETURN(
-        sql::Lease st,
-        impl_->conn.cached("INSERT INTO model_checks (workload, target, record_id, record_seconds, "
-                           "fallback_seconds, keeps_fallback, session_id, timestamp) "
-                           "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"));
+        sql::Lease st, impl_->conn.cached("INSERT INTO model_checks (workload, target, record_id, record_seconds, "
+                                          "fallback_seconds, keeps_fallback, session_id, timestamp) "
+                                          "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"));
     st->bind(1, std::string_view(c.workload_key));
     st->bind(2, std::string_view(c.target));
     st->bind(3, c.record_id);
@@ -69,10 +66,9 @@ Result<std::optional<ModelCheck>> Store::latest_model_check(const std::string& w
     out.reset();
     TESSERA_ASSIGN_OR_RETURN(bool table, impl_->has_table("model_checks"));
     if (!table) return Status::ok();
-    TESSERA_ASSIGN_OR_RETURN(
-        sql::Lease st, impl_->conn.cached(std::string("SELECT ") + kColumns +
-                                          " FROM model_checks WHERE workload = ?1 AND target = ?2 "
-                                          "ORDER BY timestamp DESC, id DESC LIMIT 1"));
+    TESSERA_ASSIGN_OR_RETURN(sql::Lease st, impl_->conn.cached(std::string("SELECT ") + kColumns +
+                                                               " FROM model_checks WHERE workload = ?1 AND target = ?2 "
+                                                               "ORDER BY timestamp DESC, id DESC LIMIT 1"));
     st->bind(1, std::string_view(workload_key));
     st->bind(2, std::string_view(target));
     TESSERA_ASSIGN_OR_RETURN(bool row, st->step());
@@ -84,8 +80,7 @@ Result<std::optional<ModelCheck>> Store::latest_model_check(const std::string& w
 
 Result<std::vector<ModelCheck>> Store::model_checks() {
   return impl_->rows_of<ModelCheck>(
-      "model_checks",
-      std::string("SELECT ") + kColumns + " FROM model_checks ORDER BY timestamp, id", read_row);
+      "model_checks", std::string("SELECT ") + kColumns + " FROM model_checks ORDER BY timestamp, id", read_row);
 }
 
 }  // namespace tessera::records

@@ -18,8 +18,7 @@ struct Store::Impl {
 
   /// kInvalidArgument when the store was opened read-only.
   Status check_writable() const {
-    if (options.read_only)
-      return Status(ErrorCode::kInvalidArgument, path + ": the store was opened read-only");
+    if (options.read_only) return Status(ErrorCode::kInvalidArgument, path + ": the store was opened read-only");
     return Status::ok();
   }
 

@@ -29,7 +29,6 @@ RegionTime read_row(const sql::Statement& st) {
   return t;
 }
 
-
 }  // namespace
 
 Status Store::add_region_time(const RegionTime& t) {
@@ -72,10 +71,10 @@ Result<std::optional<RegionTime>> Store::latest_region_time(const std::string& r
     out.reset();
     TESSERA_ASSIGN_OR_RETURN(bool table, impl_->has_table("region_times"));
     if (!table) return Status::ok();
-    TESSERA_ASSIGN_OR_RETURN(
-        sql::Lease st, impl_->conn.cached(std::string("SELECT ") + kColumns +
-                                          " FROM region_times WHERE region_key = ?1 AND target = ?2 AND "
-                                          "backend = ?3 ORDER BY timestamp DESC, id DESC LIMIT 1"));
+    TESSERA_ASSIGN_OR_RETURN(sql::Lease st,
+                             impl_->conn.cached(std::string("SELECT ") + kColumns +
+                                                " FROM region_times WHERE region_key = ?1 AND target = ?2 AND "
+                                                "backend = ?3 ORDER BY timestamp DESC, id DESC LIMIT 1"));
     st->bind(1, std::string_view(region_key));
     st->bind(2, std::string_view(target));
     st->bind(3, std::string_view(backend));
@@ -88,8 +87,7 @@ Result<std::optional<RegionTime>> Store::latest_region_time(const std::string& r
 
 Result<std::vector<RegionTime>> Store::region_times() {
   return impl_->rows_of<RegionTime>(
-      "region_times",
-      std::string("SELECT ") + kColumns + " FROM region_times ORDER BY timestamp, id", read_row);
+      "region_times", std::string("SELECT ") + kColumns + " FROM region_times ORDER BY timestamp, id", read_row);
 }
 
 }  // namespace tessera::records

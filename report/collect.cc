@@ -35,7 +35,9 @@ void add_record(const records::Record& r, TaskRecords& task, SessionRecords& ses
 
 }  // namespace
 
-bool is_baseline(const records::Record& r) { return r.steps_json == "[]" || r.space == records::SpaceKind::kManual; }
+bool is_baseline(const records::Record& r) {
+  return r.steps_json == "[]" || r.space == records::SpaceKind::kManual;
+}
 
 int find_task(const ReportData& data, const std::string& key, const std::string& target) {
   auto it = std::lower_bound(data.tasks.begin(), data.tasks.end(), std::make_pair(key, target),
@@ -69,8 +71,8 @@ Result<ReportData> collect(records::Store& store, const std::string& target) {
     auto s = session_index.find(r.session_id);
     SessionRecords& session = s == session_index.end() ? data.orphans : data.sessions[s->second];
     add_record(r, data.tasks[it->second], session, data.workers[r.worker]);
-    data.events.push_back({it->second, r.ok() ? r.mean_cost() : std::numeric_limits<double>::infinity(),
-                           r.timestamp, r.infrastructure, is_baseline(r)});
+    data.events.push_back({it->second, r.ok() ? r.mean_cost() : std::numeric_limits<double>::infinity(), r.timestamp,
+                           r.infrastructure, is_baseline(r)});
     ++data.total_records;
     return Status::ok();
   }));

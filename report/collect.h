@@ -44,17 +44,17 @@ struct TaskRecords {
   int64_t baselines = 0;
   std::vector<Measurement> ok;  ///< in trial order
   std::vector<Failure> failures;
-  std::map<std::string, int64_t> errors_by_kind;         ///< every error kind, infrastructure included
-  std::map<std::string, std::string> example_message;    ///< per kind: the first message seen
-  std::optional<records::Record> best;                   ///< records::best_of's rule
+  std::map<std::string, int64_t> errors_by_kind;       ///< every error kind, infrastructure included
+  std::map<std::string, std::string> example_message;  ///< per kind: the first message seen
+  std::optional<records::Record> best;                 ///< records::best_of's rule
 };
 
 /// What one tuning session stored, with the times the records carry.
 struct SessionRecords {
   records::SessionInfo info;
   int64_t records = 0, ok = 0;
-  double build_s = 0;     ///< Σ build_seconds of its records
-  double measure_s = 0;   ///< Σ run_seconds of its records
+  double build_s = 0;          ///< Σ build_seconds of its records
+  double measure_s = 0;        ///< Σ run_seconds of its records
   double first = 0, last = 0;  ///< timestamps of its first and last record
   /// The tuner's clocks summed over the session's tasks (schema 7 on);
   /// empty for sessions from before, or that no tuner wrote.
@@ -68,11 +68,11 @@ struct WorkerRecords {
 
 /// One stored measurement in store order, for the model's latency curve.
 struct Event {
-  int32_t task = 0;          ///< index in ReportData::tasks
-  double cost_s = 0;         ///< +infinity for an error
-  double timestamp = 0;      ///< Unix seconds
+  int32_t task = 0;      ///< index in ReportData::tasks
+  double cost_s = 0;     ///< +infinity for an error
+  double timestamp = 0;  ///< Unix seconds
   bool infrastructure = false;
-  bool baseline = false;     ///< a baseline (TaskRecords::baselines), not a trial
+  bool baseline = false;  ///< a baseline (TaskRecords::baselines), not a trial
 };
 
 /// Whether `r` is a baseline the tuner measures before its search (the
@@ -82,11 +82,11 @@ bool is_baseline(const records::Record& r);
 
 /// The whole store as the report needs it.
 struct ReportData {
-  std::vector<TaskRecords> tasks;            ///< ordered by key, then target
-  std::vector<SessionRecords> sessions;      ///< by id; records of no session are in `orphans`
-  SessionRecords orphans;                    ///< records without a session
+  std::vector<TaskRecords> tasks;                ///< ordered by key, then target
+  std::vector<SessionRecords> sessions;          ///< by id; records of no session are in `orphans`
+  SessionRecords orphans;                        ///< records without a session
   std::map<std::string, WorkerRecords> workers;  ///< by worker id; "" for records no worker measured
-  std::vector<Event> events;                 ///< every record, in store order
+  std::vector<Event> events;                     ///< every record, in store order
   int64_t total_records = 0;
 };
 

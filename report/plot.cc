@@ -110,7 +110,9 @@ void Plot::add_marks(const std::vector<double>& xs, const std::string& color, co
   layers_.push_back({Layer::kMarks, std::move(points), color, name});
 }
 
-void Plot::extend_x(double x) { x_max_ = std::max(x_max_, x); }
+void Plot::extend_x(double x) {
+  x_max_ = std::max(x_max_, x);
+}
 
 void Plot::note_y(double y) {
   if (y > 0 && (y_min_positive_ == 0 || y < y_min_positive_)) y_min_positive_ = y;
@@ -137,8 +139,8 @@ std::string Plot::svg(const std::string& title) const {
   // Grid and ticks.
   const double xs = tick_step(x_end), ys = tick_step(y_end);
   for (double x = 0; x <= x_end * (1 + 1e-9); x += xs)
-    out += "<line x1=\"" + px(sx(x)) + "\" y1=\"" + px(kTop) + "\" x2=\"" + px(sx(x)) + "\" y2=\"" +
-           px(kTop + plot_h) + "\" stroke=\"#eee\"/><text x=\"" + px(sx(x)) + "\" y=\"" + px(kTop + plot_h + 14) +
+    out += "<line x1=\"" + px(sx(x)) + "\" y1=\"" + px(kTop) + "\" x2=\"" + px(sx(x)) + "\" y2=\"" + px(kTop + plot_h) +
+           "\" stroke=\"#eee\"/><text x=\"" + px(sx(x)) + "\" y=\"" + px(kTop + plot_h + 14) +
            "\" text-anchor=\"middle\">" + tick_label(x) + "</text>";
   std::vector<double> y_ticks;
   if (log_y) {
@@ -173,8 +175,10 @@ std::string Plot::svg(const std::string& title) const {
       case Layer::kSteps:
         for (size_t i = 0; i < layer.points.size(); ++i) {
           const Point& p = layer.points[i];
-          if (i == 0) d += "M" + px(sx(p.x)) + " " + px(sy(p.y));
-          else d += "H" + px(sx(p.x)) + "V" + px(sy(p.y));
+          if (i == 0)
+            d += "M" + px(sx(p.x)) + " " + px(sy(p.y));
+          else
+            d += "H" + px(sx(p.x)) + "V" + px(sy(p.y));
         }
         if (!layer.points.empty()) d += "H" + px(sx(x_end));
         out += "<path class=\"steps\" d=\"" + d + "\" stroke=\"" + color + "\" stroke-width=\"2\" fill=\"none\"/>";
@@ -185,8 +189,7 @@ std::string Plot::svg(const std::string& title) const {
                "\" stroke-width=\"1.5\" stroke-dasharray=\"6 4\"/>";
         break;
       case Layer::kMarks:
-        for (const Point& p : layer.points)
-          d += "M" + px(sx(p.x) - 3) + " " + px(kTop + plot_h - 6) + "l6 6m0 -6l-6 6";
+        for (const Point& p : layer.points) d += "M" + px(sx(p.x) - 3) + " " + px(kTop + plot_h - 6) + "l6 6m0 -6l-6 6";
         out += "<path class=\"marks\" d=\"" + d + "\" stroke=\"" + color + "\" stroke-width=\"1.2\" fill=\"none\"/>";
         break;
     }

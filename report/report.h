@@ -25,10 +25,10 @@ namespace tessera::report {
 
 /// One distinct kernel of a model, as `tessera tune MODEL.onnx` tunes it.
 struct ModelKernel {
-  std::string key;     ///< workload key
-  std::string label;   ///< e.g. "conv2d_relu 1x64x56x56"
-  double weight = 1;   ///< calls per run of the model
-  double flops = 0;    ///< of one call; 0: unknown (the workloads table may know)
+  std::string key;    ///< workload key
+  std::string label;  ///< e.g. "conv2d_relu 1x64x56x56"
+  double weight = 1;  ///< calls per run of the model
+  double flops = 0;   ///< of one call; 0: unknown (the workloads table may know)
 };
 
 /// The model a report weighs its tasks by.
@@ -40,12 +40,12 @@ struct ModelInfo {
 /// What a report shows beyond the database.
 struct ReportOptions {
   std::string title = "Tessera tuning report";
-  std::string db_label;                    ///< how the database is named on the page (its path)
-  std::optional<ModelInfo> model;          ///< the model section, and tasks sorted by share
-  std::string target;                      ///< only this target's records; empty: every target
-  std::optional<double> ort_ms;            ///< ONNX Runtime's latency of the model, a line on its plots
-  std::optional<double> peak_gflops;       ///< the machine's FMA peak; empty: "peak unknown"
-  int max_dots = 2000;                     ///< per plot; beyond, ok dots are sampled (every best-so-far step kept)
+  std::string db_label;               ///< how the database is named on the page (its path)
+  std::optional<ModelInfo> model;     ///< the model section, and tasks sorted by share
+  std::string target;                 ///< only this target's records; empty: every target
+  std::optional<double> ort_ms;       ///< ONNX Runtime's latency of the model, a line on its plots
+  std::optional<double> peak_gflops;  ///< the machine's FMA peak; empty: "peak unknown"
+  int max_dots = 2000;                ///< per plot; beyond, ok dots are sampled (every best-so-far step kept)
 };
 
 /// The report page for everything in `store` (see the file comment).

@@ -6,9 +6,8 @@
 #include <cmath>
 #include <ctime>
 #include <map>
-#include <set>
-
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "report/plot.h"
 
@@ -119,7 +118,9 @@ std::string summary_section(const PageContext& page) {
     last = std::max(last, e.timestamp);
   }
   std::string out = "<section id=\"summary\"><h2>Summary</h2><table class=\"kv\">";
-  auto row = [&](const std::string& k, const std::string& v) { out += "<tr><th>" + k + "</th><td>" + v + "</td></tr>"; };
+  auto row = [&](const std::string& k, const std::string& v) {
+    out += "<tr><th>" + k + "</th><td>" + v + "</td></tr>";
+  };
   row("database", escape_html(o.db_label));
   row("records", std::to_string(d.total_records) + " (" + std::to_string(ok) + " ok)");
   row("tasks", std::to_string(d.tasks.size()) + " (workload × target)");
@@ -135,8 +136,9 @@ std::string summary_section(const PageContext& page) {
   if (o.ort_ms) row("ONNX Runtime", format_number(*o.ort_ms, 4) + " ms (given with --ort-ms)");
   out += "</table><nav>Sections: ";
   if (o.model) out += "<a href=\"#model\">model</a> · ";
-  out += "<a href=\"#time\">where the time went</a> · <a href=\"#tasks\">tasks</a> · "
-         "<a href=\"#best\">best kernels</a></nav></section>\n";
+  out +=
+      "<a href=\"#time\">where the time went</a> · <a href=\"#tasks\">tasks</a> · "
+      "<a href=\"#best\">best kernels</a></nav></section>\n";
   return out;
 }
 
@@ -179,16 +181,14 @@ std::string time_section(const PageContext& page) {
       "<table class=\"sortable\"><thead><tr><th>session</th><th>command</th><th>host</th><th>started</th>"
       "<th>wall</th><th>records</th><th>ok</th><th>search</th><th>build</th><th>measure</th><th>store</th>"
       "<th>split</th><th>Σ record build</th><th>Σ record run</th></tr></thead><tbody>";
-  auto seconds_cell = [](double s) {
-    return "<td data-v=\"" + format_number(s, 6) + "\">" + duration(s) + "</td>";
-  };
+  auto seconds_cell = [](double s) { return "<td data-v=\"" + format_number(s, 6) + "\">" + duration(s) + "</td>"; };
   auto row = [&](const std::string& id, const std::string& command, const std::string& host, double started,
                  std::optional<double> ended, const SessionRecords& s) {
-    const std::string wall = ended ? duration(*ended - started) : "not ended (" + duration(s.last - s.first) +
-                                                                      " between its first and last record)";
+    const std::string wall = ended ? duration(*ended - started)
+                                   : "not ended (" + duration(s.last - s.first) + " between its first and last record)";
     out += "<tr><td>" + id + "</td><td class=\"cmd\">" + escape_html(command) + "</td><td>" + escape_html(host) +
-           "</td><td>" + utc(started) + "</td><td>" + wall + "</td><td data-v=\"" + std::to_string(s.records) +
-           "\">" + std::to_string(s.records) + "</td><td>" + std::to_string(s.ok) + "</td>";
+           "</td><td>" + utc(started) + "</td><td>" + wall + "</td><td data-v=\"" + std::to_string(s.records) + "\">" +
+           std::to_string(s.records) + "</td><td>" + std::to_string(s.ok) + "</td>";
     if (s.phases) {
       const records::PhaseTimes& p = *s.phases;
       out += seconds_cell(p.search_seconds) + seconds_cell(p.build_seconds) + seconds_cell(p.measure_seconds) +
@@ -200,12 +200,14 @@ std::string time_section(const PageContext& page) {
     out += seconds_cell(s.build_s) + seconds_cell(s.measure_s) + "</tr>";
   };
   for (const SessionRecords& s : d.sessions)
-    if (s.records > 0) row(std::to_string(s.info.id), s.info.command_line, s.info.host, s.info.started, s.info.ended, s);
-  if (d.orphans.records > 0) row("-", "(records of no session: imported or appended directly)", "", d.orphans.first,
-                                 d.orphans.last, d.orphans);
-  out += "</tbody></table><h3 id=\"workers\">Measurements per worker</h3>"
-         "<table class=\"sortable\"><thead><tr><th>worker</th><th>records</th><th>ok</th><th>errors</th>"
-         "<th>infrastructure errors</th></tr></thead><tbody>";
+    if (s.records > 0)
+      row(std::to_string(s.info.id), s.info.command_line, s.info.host, s.info.started, s.info.ended, s);
+  if (d.orphans.records > 0)
+    row("-", "(records of no session: imported or appended directly)", "", d.orphans.first, d.orphans.last, d.orphans);
+  out +=
+      "</tbody></table><h3 id=\"workers\">Measurements per worker</h3>"
+      "<table class=\"sortable\"><thead><tr><th>worker</th><th>records</th><th>ok</th><th>errors</th>"
+      "<th>infrastructure errors</th></tr></thead><tbody>";
   for (const auto& [worker, w] : d.workers)
     out += "<tr><td>" +
            (worker.empty() ? std::string("<i>none recorded</i> (local workers, build errors, or records from "
@@ -234,8 +236,7 @@ std::string best_section(const PageContext& page) {
            escape_html(task.key) + "</code></td><td>" + escape_html(page.label[t]) + "</td><td>" +
            escape_html(task.target) + "</td>";
     if (!task.best) {
-      out += "<td colspan=\"7\" class=\"unknown\">no ok record in " + std::to_string(task.trials) +
-             " trials</td></tr>";
+      out += "<td colspan=\"7\" class=\"unknown\">no ok record in " + std::to_string(task.trials) + " trials</td></tr>";
       continue;
     }
     const records::Record& b = *task.best;
@@ -245,8 +246,8 @@ std::string best_section(const PageContext& page) {
     const double g = gflops_of(page, t, b.mean_cost());
     // Trial 0: a baseline was best (nothing the search found beat it).
     out += "<td>" + std::to_string(b.id) + "</td><td>" + (found > 0 ? std::to_string(found) : std::string("baseline")) +
-           "</td><td data-v=\"" +
-           format_number(b.mean_cost() * 1e3, 6) + "\">" + format_number(b.mean_cost() * 1e3, 4) + "</td><td>" +
+           "</td><td data-v=\"" + format_number(b.mean_cost() * 1e3, 6) + "\">" +
+           format_number(b.mean_cost() * 1e3, 4) + "</td><td>" +
            (g > 0 ? format_number(g, 4) : std::string("flops unknown")) + "</td><td>" +
            (g > 0 && peak ? format_number(100 * g / *peak, 3) + "%" : std::string("peak unknown")) + "</td><td>" +
            records::space_kind_name(b.space) + "</td><td><pre class=\"steps\">" +

@@ -32,7 +32,7 @@ double gflops_of(const PageContext& page, int t, double cost_s);
 std::string summary_section(const PageContext& page);  ///< id "summary"
 std::string model_section(const PageContext& page);    ///< id "model"; empty without a model
 std::string time_section(const PageContext& page);     ///< id "time": sessions and workers
-std::string tasks_section(const PageContext& page);    ///< id "tasks": a plot per task of 4+ trials, a table of the rest
-std::string best_section(const PageContext& page);     ///< id "best": rows with id = workload key
+std::string tasks_section(const PageContext& page);  ///< id "tasks": a plot per task of 4+ trials, a table of the rest
+std::string best_section(const PageContext& page);   ///< id "best": rows with id = workload key
 
 }  // namespace tessera::report

@@ -8,7 +8,6 @@
 #include <vector>
 
 #include "base/target.h"
-
 #include "report/plot.h"
 #include "report/sections.h"
 
@@ -20,8 +19,8 @@ constexpr const char* kBestColor = "#d04a2a";
 constexpr const char* kOrtColor = "#2a9d4a";
 constexpr const char* kPeakColor = "#999";
 // Error kinds get colors in the order of their names, over the whole page.
-constexpr const char* kErrorColors[] = {"#c0392b", "#8e44ad", "#d35400", "#16a085", "#7f8c8d",
-                                        "#2c3e50", "#b7950b", "#e84393"};
+constexpr const char* kErrorColors[] = {"#c0392b", "#8e44ad", "#d35400", "#16a085",
+                                        "#7f8c8d", "#2c3e50", "#b7950b", "#e84393"};
 
 std::string error_color(const std::set<std::string>& kinds, const std::string& kind) {
   const auto i = static_cast<size_t>(std::distance(kinds.begin(), kinds.find(kind)));
@@ -87,9 +86,8 @@ std::string task_block(const PageContext& page, int t, const std::set<std::strin
   const bool have_flops = page.flops[t] > 0;
   auto y_of = [&](double cost) { return have_flops ? gflops_of(page, t, cost) : cost * 1e3; };
   std::string out = "<div class=\"task\" id=\"task-" + std::to_string(t) + "\"><h3>" + escape_html(page.label[t]) +
-                    "</h3><p class=\"meta\"><a href=\"#" + escape_html(task.key) + "\"><code>" +
-                    escape_html(task.key) + "</code></a> on " + escape_html(task.target) + " · " +
-                    std::to_string(task.trials) + " trials" +
+                    "</h3><p class=\"meta\"><a href=\"#" + escape_html(task.key) + "\"><code>" + escape_html(task.key) +
+                    "</code></a> on " + escape_html(task.target) + " · " + std::to_string(task.trials) + " trials" +
                     (task.baselines ? " and " + std::to_string(task.baselines) + " baselines" : std::string()) + ", " +
                     std::to_string(task.ok.size()) + " ok";
   if (task.best) {
@@ -109,8 +107,7 @@ std::string task_block(const PageContext& page, int t, const std::set<std::strin
       const std::string& message = task.example_message.at(kind);
       out += "<li><span class=\"swatch\" style=\"background:" + error_color(kinds, kind) + "\"></span>" +
              std::to_string(n) + " × <b>" + escape_html(kind) + "</b>" +
-             (message.empty() ? std::string() : ": <span class=\"msg\">" + escape_html(message) + "</span>") +
-             "</li>";
+             (message.empty() ? std::string() : ": <span class=\"msg\">" + escape_html(message) + "</span>") + "</li>";
     }
     out += "</ul>";
   }
@@ -148,8 +145,8 @@ constexpr int64_t kTrialsForAPlot = 4;
 // One row per task of `few`: its key, target, counts, best and errors, with
 // the anchor its plot would have had.
 std::string few_trials_table(const PageContext& page, const std::vector<int>& few) {
-  std::string out = "<p>" + std::to_string(few.size()) + " task" + (few.size() == 1 ? "" : "s") +
-                    " with fewer than " + std::to_string(kTrialsForAPlot) +
+  std::string out = "<p>" + std::to_string(few.size()) + " task" + (few.size() == 1 ? "" : "s") + " with fewer than " +
+                    std::to_string(kTrialsForAPlot) +
                     " trials, in a table rather than a plot each:</p><table class=\"few\"><tr><th>task</th>"
                     "<th>workload</th><th>target</th><th>trials</th><th>baselines</th><th>ok</th><th>best ms</th>"
                     "<th>GFLOP/s</th><th>errors</th></tr>";
@@ -181,17 +178,18 @@ std::string model_section(const PageContext& page) {
   const LatencyCurve curve = latency_curve(page);
   if (curve.by_trial.empty()) {
     out += "<p class=\"unknown\">No estimated latency: " +
-           (page.missing.empty() ? std::string("not every kernel has an ok record yet")
-                                 : std::to_string(page.missing.size()) + " of its " +
-                                       std::to_string(o.model->kernels.size()) +
-                                       " kernels have no records in this database") +
+           (page.missing.empty()
+                ? std::string("not every kernel has an ok record yet")
+                : std::to_string(page.missing.size()) + " of its " + std::to_string(o.model->kernels.size()) +
+                      " kernels have no records in this database") +
            ".</p>";
   } else {
-    out += "<p>Estimated latency: Σ over its kernels of calls per run × best time so far, from the first "
-           "moment every kernel had an ok record; now <b>" +
-           format_number(curve.by_trial.back().y, 4) + " ms</b> after " + std::to_string(curve.trials) +
-           " trials" + (o.ort_ms ? ", ONNX Runtime " + format_number(*o.ort_ms, 4) + " ms" : std::string()) +
-           ".</p><div class=\"plots\">";
+    out +=
+        "<p>Estimated latency: Σ over its kernels of calls per run × best time so far, from the first "
+        "moment every kernel had an ok record; now <b>" +
+        format_number(curve.by_trial.back().y, 4) + " ms</b> after " + std::to_string(curve.trials) + " trials" +
+        (o.ort_ms ? ", ONNX Runtime " + format_number(*o.ort_ms, 4) + " ms" : std::string()) +
+        ".</p><div class=\"plots\">";
     Plot by_trial(560, 260, "trials (all kernels)", "estimated latency (ms)");
     by_trial.extend_x(static_cast<double>(curve.trials));
     by_trial.set_log_y();
@@ -208,9 +206,10 @@ std::string model_section(const PageContext& page) {
   double total = 0;
   for (int t : page.order)
     if (page.weight[t] > 0 && page.data.tasks[t].best) total += page.weight[t] * page.data.tasks[t].best->mean_cost();
-  out += "<h3>Kernels by share of the model's time</h3><table class=\"sortable\"><thead><tr><th>share</th>"
-         "<th>kernel</th><th>calls</th><th>best ms</th><th>× calls ms</th><th>GFLOP/s</th><th>trials</th>"
-         "<th>errors</th></tr></thead><tbody>";
+  out +=
+      "<h3>Kernels by share of the model's time</h3><table class=\"sortable\"><thead><tr><th>share</th>"
+      "<th>kernel</th><th>calls</th><th>best ms</th><th>× calls ms</th><th>GFLOP/s</th><th>trials</th>"
+      "<th>errors</th></tr></thead><tbody>";
   for (int t : page.order) {
     if (page.weight[t] <= 0) continue;
     const TaskRecords& task = page.data.tasks[t];
@@ -224,8 +223,8 @@ std::string model_section(const PageContext& page) {
            format_number(page.weight[t], 3) + "</td><td>" +
            (task.best ? format_number(cost * 1e3, 4) : std::string("no ok record")) + "</td><td>" +
            (task.best ? format_number(page.weight[t] * cost * 1e3, 4) : std::string("-")) + "</td><td>" +
-           (g > 0 ? format_number(g, 4) : std::string("-")) + "</td><td>" + std::to_string(task.trials) +
-           "</td><td>" + std::to_string(errors) + "</td></tr>";
+           (g > 0 ? format_number(g, 4) : std::string("-")) + "</td><td>" + std::to_string(task.trials) + "</td><td>" +
+           std::to_string(errors) + "</td></tr>";
   }
   for (const ModelKernel* k : page.missing)
     out += "<tr><td data-v=\"-1\">-</td><td><a href=\"#" + escape_html(k->key) + "\">" + escape_html(k->label) +
@@ -238,9 +237,10 @@ std::string tasks_section(const PageContext& page) {
   std::set<std::string> kinds;
   for (const TaskRecords& t : page.data.tasks)
     for (const auto& [kind, n] : t.errors_by_kind) kinds.insert(kind);
-  std::string out = "<section id=\"tasks\"><h2>Tasks</h2><p>Each measurement is a dot (GFLOP/s, or time per "
-                    "run where the task's flops are unknown); the line is the best so far; errors are "
-                    "crosses along the bottom, one color per error kind.</p>";
+  std::string out =
+      "<section id=\"tasks\"><h2>Tasks</h2><p>Each measurement is a dot (GFLOP/s, or time per "
+      "run where the task's flops are unknown); the line is the best so far; errors are "
+      "crosses along the bottom, one color per error kind.</p>";
   for (const ModelKernel* k : page.missing)
     out += "<div class=\"task missing\"><h3>" + escape_html(k->label) + "</h3><p class=\"unknown\"><code>" +
            escape_html(k->key) + "</code>: no records of this task in the database.</p></div>\n";

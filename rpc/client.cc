@@ -1,13 +1,13 @@
 #include "rpc/client.h"
 
-#include "rpc/handshake.h"
-
 #include <zmq.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <sstream>
+
+#include "rpc/handshake.h"
 
 namespace tessera::rpc {
 namespace {
@@ -20,7 +20,8 @@ Result<Socket> open_dealer(void* ctx, const std::string& endpoint, const Securit
                            const std::string& routing, int64_t max_frame, HandshakeWatch* watch) {
   if (security.insecure) TESSERA_RETURN_IF_ERROR(check_insecure_endpoint(endpoint));
   TESSERA_ASSIGN_OR_RETURN(Socket s, Socket::create(ctx, ZMQ_DEALER, max_frame));
-  if (!routing.empty()) TESSERA_RETURN_IF_ERROR(s.set(ZMQ_ROUTING_ID, routing.data(), routing.size(), "ZMQ_ROUTING_ID"));
+  if (!routing.empty())
+    TESSERA_RETURN_IF_ERROR(s.set(ZMQ_ROUTING_ID, routing.data(), routing.size(), "ZMQ_ROUTING_ID"));
   TESSERA_RETURN_IF_ERROR(s.set_int(ZMQ_SNDHWM, 100000, "ZMQ_SNDHWM"));
   TESSERA_RETURN_IF_ERROR(s.set_int(ZMQ_RCVHWM, 100000, "ZMQ_RCVHWM"));
   TESSERA_RETURN_IF_ERROR(apply_client_security(s, security));
@@ -85,8 +86,10 @@ void RpcClient::sync() {
 
 void RpcClient::read_monitor() {
   watch_.read();
-  if (watch_.failures() > 0) auth_status_ = watch_.status();
-  else if (refused_.is_ok()) auth_status_ = Status::ok();
+  if (watch_.failures() > 0)
+    auth_status_ = watch_.status();
+  else if (refused_.is_ok())
+    auth_status_ = Status::ok();
 }
 
 std::vector<std::pair<uint64_t, MeasureResult>> RpcClient::poll(int timeout_ms) {
@@ -129,8 +132,7 @@ std::vector<std::pair<uint64_t, MeasureResult>> RpcClient::poll(int timeout_ms) 
   return results;
 }
 
-Result<pb::FarmStatus> query_farm_status(const std::string& endpoint, const SecurityOptions& security,
-                                         int timeout_ms) {
+Result<pb::FarmStatus> query_farm_status(const std::string& endpoint, const SecurityOptions& security, int timeout_ms) {
   Context ctx;
   Socket s;
   HandshakeWatch watch;  // after s: stops monitoring before s closes
@@ -150,8 +152,8 @@ Result<pb::FarmStatus> query_farm_status(const std::string& endpoint, const Secu
     }
     if (watch.failures() > 0) return watch.status();
   }
-  return Status(ErrorCode::kUnavailable, "no answer from a tracker at " + endpoint + " within " +
-                                             std::to_string(timeout_ms) + " ms");
+  return Status(ErrorCode::kUnavailable,
+                "no answer from a tracker at " + endpoint + " within " + std::to_string(timeout_ms) + " ms");
 }
 
 std::string format_farm_status(const pb::FarmStatus& st) {
@@ -168,8 +170,8 @@ std::string format_farm_status(const pb::FarmStatus& st) {
     for (size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
   std::ostringstream out;
   char buf[128];
-  std::snprintf(buf, sizeof buf, "tracker %s, up %.0f s, %u session(s)\n", st.tracker_instance().c_str(),
-                st.uptime_s(), st.sessions());
+  std::snprintf(buf, sizeof buf, "tracker %s, up %.0f s, %u session(s)\n", st.tracker_instance().c_str(), st.uptime_s(),
+                st.sessions());
   out << buf;
   for (const auto& row : rows) {
     std::string line;

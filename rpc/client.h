@@ -13,16 +13,16 @@
 #include <utility>
 #include <vector>
 
+#include "base/status.h"
 #include "rpc/handshake.h"
 #include "rpc/measure_types.h"
 #include "rpc/wire.h"
-#include "base/status.h"
 
 namespace tessera::rpc {
 
 /// Where the tracker is and who we are.
 struct ClientOptions {
-  std::string tracker;     ///< endpoint
+  std::string tracker;  ///< endpoint
   SecurityOptions security;
   std::string session_id;  ///< empty: a random one (fair share is per session)
   int sync_ms = 500;

@@ -66,7 +66,8 @@ Status HandshakeWatch::explain(int event, uint32_t value) const {
                   at + " refused this " + who_ + "'s key " + security_.own.public_z85 +
                       " (CURVE authentication failed, ZAP status " + std::to_string(value) +
                       "): this side's key is not among the tracker's --authorized keys; add its .pub file there "
-                      "(under " + who_ + "s/)");
+                      "(under " +
+                      who_ + "s/)");
   if (security_.insecure)
     return Status(ErrorCode::kUnavailable,
                   at + " requires CURVE keys, but this " + who_ +
@@ -81,9 +82,10 @@ Status HandshakeWatch::explain(int event, uint32_t value) const {
                                                " uses CURVE keys: run both with keys, or both --insecure");
   char code[16];
   std::snprintf(code, sizeof code, "0x%08x", value);
-  return Status(ErrorCode::kUnavailable,
-                at + " failed the CURVE handshake (ZMTP error " + code + "): the tracker runs --insecure "
-                     "(plaintext), or the --tracker-key this " + who_ + " was given is not the tracker's");
+  return Status(ErrorCode::kUnavailable, at + " failed the CURVE handshake (ZMTP error " + code +
+                                             "): the tracker runs --insecure "
+                                             "(plaintext), or the --tracker-key this " +
+                                             who_ + " was given is not the tracker's");
 }
 
 }  // namespace tessera::rpc

@@ -7,8 +7,8 @@
 #include <chrono>
 #include <string>
 
-#include "rpc/wire.h"
 #include "base/status.h"
+#include "rpc/wire.h"
 
 namespace tessera::rpc {
 
@@ -40,8 +40,8 @@ class HandshakeWatch {
   /// kMaxHandshakeFailingMs without a success: time to give up.
   bool hopeless() const {
     return failures_ >= kMaxHandshakeFailures ||
-           (failures_ > 0 && std::chrono::steady_clock::now() - first_failure_ >=
-                                 std::chrono::milliseconds(kMaxHandshakeFailingMs));
+           (failures_ > 0 &&
+            std::chrono::steady_clock::now() - first_failure_ >= std::chrono::milliseconds(kMaxHandshakeFailingMs));
   }
   /// Ok, or why the last handshake failed (which key is wrong, and what to do).
   const Status& status() const { return status_; }

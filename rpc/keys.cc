@@ -32,8 +32,7 @@ std::string trim(const std::string& s) {
 Status write_private_file(const std::string& path, const std::string& text) {
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (fd < 0) {
-    if (errno == EEXIST)
-      return Status(ErrorCode::kInvalidArgument, path + " exists; refusing to overwrite a key");
+    if (errno == EEXIST) return Status(ErrorCode::kInvalidArgument, path + " exists; refusing to overwrite a key");
     return Status(ErrorCode::kIOError, "cannot create " + path + ": " + std::strerror(errno));
   }
   size_t done = 0;
@@ -79,9 +78,12 @@ Result<KeyLines> read_key_lines(const std::string& path) {
       continue;
     }
     if (!is_z85_key(value)) return Status(ErrorCode::kParseError, where + ": not a 40-character Z85 key");
-    if (name == "public-key") out.pub = value;
-    else if (name == "secret-key") out.sec = value;
-    else return Status(ErrorCode::kParseError, where + ": unknown field '" + name + "'");
+    if (name == "public-key")
+      out.pub = value;
+    else if (name == "secret-key")
+      out.sec = value;
+    else
+      return Status(ErrorCode::kParseError, where + ": unknown field '" + name + "'");
   }
   return out;
 }
@@ -117,9 +119,8 @@ Status load_key_folder(const std::string& dir, KeyRole folder_role, AuthorizedKe
     if (!lines.role.empty()) {
       KeyRole declared = parse_key_role(lines.role).value();
       if (folder_role != KeyRole::kAny && declared != folder_role)
-        return Status(ErrorCode::kInvalidArgument, path + ":" + std::to_string(lines.role_line) + ": a " +
-                                                       lines.role + " key in the " + key_role_name(folder_role) +
-                                                       "s' folder");
+        return Status(ErrorCode::kInvalidArgument, path + ":" + std::to_string(lines.role_line) + ": a " + lines.role +
+                                                       " key in the " + key_role_name(folder_role) + "s' folder");
       role = declared;
     }
     TESSERA_RETURN_IF_ERROR(add_key(keys, lines.pub, role, path));
@@ -226,12 +227,13 @@ Result<std::string> load_public_key(const std::string& path_or_key) {
 Result<AuthorizedKeys> load_authorized_keys(const std::string& path) {
   AuthorizedKeys keys;
   struct stat info;
-  if (::stat(path.c_str(), &info) != 0)
-    return Status(ErrorCode::kNotFound, "authorized keys " + path + ": not found");
+  if (::stat(path.c_str(), &info) != 0) return Status(ErrorCode::kNotFound, "authorized keys " + path + ": not found");
   if (S_ISDIR(info.st_mode)) {
     TESSERA_RETURN_IF_ERROR(load_key_folder(path, KeyRole::kAny, keys));
-    if (is_directory(path + "/workers")) TESSERA_RETURN_IF_ERROR(load_key_folder(path + "/workers", KeyRole::kWorker, keys));
-    if (is_directory(path + "/clients")) TESSERA_RETURN_IF_ERROR(load_key_folder(path + "/clients", KeyRole::kClient, keys));
+    if (is_directory(path + "/workers"))
+      TESSERA_RETURN_IF_ERROR(load_key_folder(path + "/workers", KeyRole::kWorker, keys));
+    if (is_directory(path + "/clients"))
+      TESSERA_RETURN_IF_ERROR(load_key_folder(path + "/clients", KeyRole::kClient, keys));
     return keys;
   }
   std::ifstream in(path);
@@ -309,7 +311,7 @@ void ZapHandler::loop() {
     zmq_send(socket_.get(), code, 3, ZMQ_SNDMORE);
     zmq_send(socket_.get(), text, std::strlen(text), ZMQ_SNDMORE);
     zmq_send(socket_.get(), user_id.data(), user_id.size(), ZMQ_SNDMORE);
-    zmq_send(socket_.get(), "", 0, 0);            // metadata
+    zmq_send(socket_.get(), "", 0, 0);  // metadata
   }
 }
 

@@ -11,9 +11,9 @@
 #include <string>
 #include <thread>
 
+#include "base/status.h"
 #include "rpc/log.h"
 #include "rpc/wire.h"
-#include "base/status.h"
 
 namespace tessera::rpc {
 

@@ -43,7 +43,9 @@ Log::Log(const std::string& name, LogLevel level)
 
 Log::~Log() = default;
 
-bool Log::enabled(LogLevel level) const { return level != LogLevel::kOff && level >= level_; }
+bool Log::enabled(LogLevel level) const {
+  return level != LogLevel::kOff && level >= level_;
+}
 
 void Log::write(LogLevel level, const std::string& text) {
   if (enabled(level)) logger_->log(to_spdlog(level), text);

@@ -37,13 +37,21 @@ class Log {
 
   /// printf-style lines of each level.
   template <typename... A>
-  void debug(const char* fmt, A... args) { format(LogLevel::kDebug, fmt, args...); }
+  void debug(const char* fmt, A... args) {
+    format(LogLevel::kDebug, fmt, args...);
+  }
   template <typename... A>
-  void info(const char* fmt, A... args) { format(LogLevel::kInfo, fmt, args...); }
+  void info(const char* fmt, A... args) {
+    format(LogLevel::kInfo, fmt, args...);
+  }
   template <typename... A>
-  void warn(const char* fmt, A... args) { format(LogLevel::kWarn, fmt, args...); }
+  void warn(const char* fmt, A... args) {
+    format(LogLevel::kWarn, fmt, args...);
+  }
   template <typename... A>
-  void error(const char* fmt, A... args) { format(LogLevel::kError, fmt, args...); }
+  void error(const char* fmt, A... args) {
+    format(LogLevel::kError, fmt, args...);
+  }
 
  private:
   template <typename... A>

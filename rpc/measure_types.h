@@ -64,14 +64,14 @@ struct ReferenceCheck {
 
 /// What to measure: a built library and how to call and time its kernel.
 struct MeasureInput {
-  std::string library;          ///< shared library bytes (the builder's output)
-  std::string symbol;           ///< entry point, int32_t symbol(void** args)
-  std::vector<ArgSpec> args;    ///< in the kernel's parameter order; the last is the output
+  std::string library;        ///< shared library bytes (the builder's output)
+  std::string symbol;         ///< entry point, int32_t symbol(void** args)
+  std::vector<ArgSpec> args;  ///< in the kernel's parameter order; the last is the output
   runtime::TimingOptions timing;
-  int timeout_ms = 10000;       ///< wall time on the worker for load + check + timing
+  int timeout_ms = 10000;  ///< wall time on the worker for load + check + timing
   uint64_t input_seed = 1;
   std::optional<ReferenceCheck> reference;
-  int priority = 0;             ///< higher first, within one device key
+  int priority = 0;  ///< higher first, within one device key
   /// Workers to measure this elsewhere than (their result was implausible);
   /// one of them still gets it when no other worker serves the key.
   std::vector<std::string> avoid_workers = {};
@@ -81,12 +81,12 @@ struct MeasureInput {
 struct MeasureResult {
   std::vector<double> costs_s;  ///< seconds per call, one per repeat; empty unless kOk
   MeasureErrorKind error = MeasureErrorKind::kOk;
-  std::string message;          ///< empty when kOk
-  std::string worker_id;        ///< who measured it (empty when nobody did), as the tracker knows it
+  std::string message;            ///< empty when kOk
+  std::string worker_id;          ///< who measured it (empty when nobody did), as the tracker knows it
   std::string worker_public_key;  ///< that worker's CURVE public key (Z85); empty on plaintext farms
-  double run_seconds = 0;       ///< wall time of the isolated run on the worker
-  double check_seconds = 0;     ///< of which the reference check's comparison took (its call is the warm-up)
-  int threads = 0;              ///< threads that timed the kernel, as the worker says (0: not said)
+  double run_seconds = 0;         ///< wall time of the isolated run on the worker
+  double check_seconds = 0;       ///< of which the reference check's comparison took (its call is the warm-up)
+  int threads = 0;                ///< threads that timed the kernel, as the worker says (0: not said)
 
   bool ok() const { return error == MeasureErrorKind::kOk; }
   /// Mean of costs_s, or +inf when there are none.

@@ -56,8 +56,10 @@ void stop_all_slots() {
       for (int i = 0; i < slot.npids.load(); ++i) {
         if (slot.pids[i] <= 0) continue;
         const pid_t r = ::waitpid(slot.pids[i], nullptr, WNOHANG);
-        if (r == slot.pids[i] || (r < 0 && errno == ECHILD)) slot.pids[i] = -1;
-        else alive = true;
+        if (r == slot.pids[i] || (r < 0 && errno == ECHILD))
+          slot.pids[i] = -1;
+        else
+          alive = true;
       }
     }
     if (!alive) break;
@@ -137,7 +139,9 @@ Result<pid_t> spawn_worker(const std::string& binary, const std::vector<std::str
 
 }  // namespace
 
-void stop_local_workers_from_signal() { stop_all_slots(); }
+void stop_local_workers_from_signal() {
+  stop_all_slots();
+}
 
 std::string executable_dir() {
   char buf[4096];
@@ -165,8 +169,8 @@ Result<std::vector<MeasureResult>> RpcRunner::run(const std::vector<MeasureInput
   return run(inputs, nullptr);
 }
 
-Result<std::vector<MeasureResult>> RpcRunner::run(
-    const std::vector<MeasureInput>& inputs, const std::function<void(size_t, const MeasureResult&)>& on_result) {
+Result<std::vector<MeasureResult>> RpcRunner::run(const std::vector<MeasureInput>& inputs,
+                                                  const std::function<void(size_t, const MeasureResult&)>& on_result) {
   if (cancelled()) return Status(ErrorCode::kUnavailable, "cancelled before the batch was submitted");
   std::vector<MeasureResult> results(inputs.size());
   std::map<uint64_t, size_t> index;                 // job id -> input
@@ -271,11 +275,19 @@ Result<std::unique_ptr<LocalRunner>> LocalRunner::start(LocalRunnerOptions optio
 
   const long cpus = std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN));
   for (int i = 0; i < options.num_workers; ++i) {
-    std::vector<std::string> args = {"--tracker", runner->endpoint_, "--key", options.device_key, "--insecure",
-                                     "--id", "local-" + std::to_string(::getpid()) + "-" + std::to_string(i),
-                                     "--threads", std::to_string(options.threads_per_worker),
-                                     "--temp-dir", runner->dir_,
-                                     "--heartbeat-ms", std::to_string(options.heartbeat_ms)};
+    std::vector<std::string> args = {"--tracker",
+                                     runner->endpoint_,
+                                     "--key",
+                                     options.device_key,
+                                     "--insecure",
+                                     "--id",
+                                     "local-" + std::to_string(::getpid()) + "-" + std::to_string(i),
+                                     "--threads",
+                                     std::to_string(options.threads_per_worker),
+                                     "--temp-dir",
+                                     runner->dir_,
+                                     "--heartbeat-ms",
+                                     std::to_string(options.heartbeat_ms)};
     if (options.pin_workers) {
       args.push_back("--pin-cpus");
       args.push_back(std::to_string(i % cpus));
@@ -320,7 +332,9 @@ Result<std::vector<MeasureResult>> LocalRunner::run(const std::vector<MeasureInp
   return rpc_->run(inputs);
 }
 
-LocalRunner::~LocalRunner() { shutdown(); }
+LocalRunner::~LocalRunner() {
+  shutdown();
+}
 
 void LocalRunner::shutdown() {
   rpc_.reset();

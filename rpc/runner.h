@@ -13,9 +13,9 @@
 #include <thread>
 #include <vector>
 
+#include "base/status.h"
 #include "rpc/client.h"
 #include "rpc/measure_types.h"
-#include "base/status.h"
 
 namespace tessera::rpc {
 
@@ -51,10 +51,10 @@ class Runner {
 
 /// Where a farm's tracker is and which workers to use.
 struct RpcRunnerOptions {
-  std::string tracker;      ///< e.g. tcp://farm:9190
+  std::string tracker;  ///< e.g. tcp://farm:9190
   SecurityOptions security;
-  std::string device_key;   ///< the workers to measure on
-  std::string session_id;   ///< empty: random (fair share between sessions)
+  std::string device_key;  ///< the workers to measure on
+  std::string session_id;  ///< empty: random (fair share between sessions)
   /// Longest a job may take from submission to result (queue wait included);
   /// past it the job is cancelled and reported as kTimeout. 0: 2 × its
   /// timeout_ms + 60 s.
@@ -101,8 +101,8 @@ struct LocalRunnerOptions {
   bool pin_workers = false;    ///< pin worker i (and its kernels) to CPU i mod #CPUs
   int heartbeat_ms = 1000;
   int dead_after_ms = 3000;
-  int deadline_ms = 0;         ///< as RpcRunnerOptions::deadline_ms
-  int start_timeout_ms = 10000;  ///< for every worker to register
+  int deadline_ms = 0;             ///< as RpcRunnerOptions::deadline_ms
+  int start_timeout_ms = 10000;    ///< for every worker to register
   std::string temp_base = "/tmp";  ///< where the private directory is made
 };
 

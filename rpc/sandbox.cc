@@ -2,9 +2,9 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <sched.h>
 #include <signal.h>
-#include <grp.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -127,7 +127,8 @@ pb::Result measure(const pb::Job& job, const SandboxOptions& options, const std:
     DType::parse(job.args(i).dtype(), &dtype);  // validated by the worker's loop
     std::vector<int64_t> shape(job.args(i).shape().begin(), job.args(i).shape().end());
     auto array = runtime::NDArray::create(shape, dtype);
-    if (!array.is_ok()) return fail(pb::RUNTIME_ERROR, "argument " + std::to_string(i) + ": " + array.status().message());
+    if (!array.is_ok())
+      return fail(pb::RUNTIME_ERROR, "argument " + std::to_string(i) + ": " + array.status().message());
     array->fill_random(job.input_seed() + static_cast<uint64_t>(i));
     args.push_back(array->raw_data());
     arrays.push_back(std::move(array).value());
@@ -287,12 +288,12 @@ Status contain_child(const pb::Job& job, const SandboxOptions& options, const st
   if (root) {
     const uid_t uid = options.unprivileged_uid;
     const gid_t gid = options.unprivileged_gid;
-    if (::chown(job_dir.c_str(), uid, gid) != 0 || ::setgroups(0, nullptr) != 0 ||
-        ::setresgid(gid, gid, gid) != 0 || ::setresuid(uid, uid, uid) != 0)
+    if (::chown(job_dir.c_str(), uid, gid) != 0 || ::setgroups(0, nullptr) != 0 || ::setresgid(gid, gid, gid) != 0 ||
+        ::setresuid(uid, uid, uid) != 0)
       return Status(ErrorCode::kIOError, "cannot run as uid " + std::to_string(uid) + ": " + std::strerror(errno));
     if (::geteuid() == 0 || ::setuid(0) == 0) return Status(ErrorCode::kIOError, "still root after dropping it");
   }
-  ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // a kernel that loops must not outlive a killed worker
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);     // a kernel that loops must not outlive a killed worker
   if (::getppid() != parent) ::_exit(1);  // it died before the line above
   ::signal(SIGINT, SIG_DFL);
   ::signal(SIGTERM, SIG_DFL);
@@ -332,8 +333,7 @@ Status lock_down(bool filter_system_calls) {
   pb::Result result = contained.is_ok()
                           ? measure(job, inside, [&] { return lock_down(options.filter_system_calls); })
                           : error_result(job, pb::SANDBOX_ERROR,
-                                         "the sandbox could not be set up: " + contained.message(),
-                                         options.worker_id);
+                                         "the sandbox could not be set up: " + contained.message(), options.worker_id);
   std::string bytes;
   result.SerializeToString(&bytes);
   write_all(out_fd, bytes);
@@ -354,7 +354,8 @@ bool reap_probe(pid_t pid, int* status) {
     ::usleep(1000);
   }
   ::kill(pid, SIGKILL);
-  while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {}
+  while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+  }
   return false;
 }
 
@@ -405,8 +406,8 @@ std::string probe_network_isolation() {
 Result<Measurement> Measurement::start(const pb::Job& job, const SandboxOptions& options) {
   std::string job_dir = options.temp_dir + "/tessera-job-XXXXXX";
   if (!::mkdtemp(job_dir.data()))
-    return Status(ErrorCode::kIOError, "cannot create a job directory in " + options.temp_dir + ": " +
-                                           std::strerror(errno));
+    return Status(ErrorCode::kIOError,
+                  "cannot create a job directory in " + options.temp_dir + ": " + std::strerror(errno));
   SandboxOptions child_options = options;
   child_options.temp_dir = job_dir;
   int fds[2];
@@ -441,10 +442,16 @@ Measurement::Measurement(pb::Job job, pid_t pid, int fd, std::string worker_id)
 }
 
 Measurement::Measurement(Measurement&& other) noexcept
-    : job_(std::move(other.job_)), pid_(other.pid_), fd_(other.fd_), worker_id_(std::move(other.worker_id_)),
-      report_(std::move(other.report_)), job_dir_(std::move(other.job_dir_)), timed_out_(other.timed_out_),
+    : job_(std::move(other.job_)),
+      pid_(other.pid_),
+      fd_(other.fd_),
+      worker_id_(std::move(other.worker_id_)),
+      report_(std::move(other.report_)),
+      job_dir_(std::move(other.job_dir_)),
+      timed_out_(other.timed_out_),
       cpu_limit_s_(other.cpu_limit_s_),
-      started_(other.started_), deadline_(other.deadline_) {
+      started_(other.started_),
+      deadline_(other.deadline_) {
   other.pid_ = -1;
   other.fd_ = -1;
   other.job_dir_.clear();
@@ -454,7 +461,8 @@ Measurement::~Measurement() {
   if (pid_ > 0) {
     ::kill(-pid_, SIGKILL);  // the whole group: whatever the child started dies with it
     ::kill(pid_, SIGKILL);   // in case it had not yet made its group
-    while (::waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {}
+    while (::waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {
+    }
   }
   if (fd_ >= 0) ::close(fd_);
   remove_job_dir(job_dir_);
@@ -487,7 +495,8 @@ pb::Result Measurement::finish() {
     // The group dies with the job, before the reap: until then the child's
     // pid (the group's id) cannot be reused.
     ::kill(-pid_, SIGKILL);
-    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {}
+    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+    }
     pid_ = -1;
   }
   remove_job_dir(job_dir_);
@@ -496,25 +505,23 @@ pb::Result Measurement::finish() {
   pb::Result result;
   if (timed_out_) {
     result = error_result(job_, pb::TIMEOUT,
-                              "killed after the job's timeout of " + std::to_string(job_.timeout_ms()) + " ms",
-                              worker_id_);
+                          "killed after the job's timeout of " + std::to_string(job_.timeout_ms()) + " ms", worker_id_);
   } else if (WIFSIGNALED(status) && WTERMSIG(status) == SIGXCPU) {
     result = error_result(job_, pb::TIMEOUT,
-                          "killed after its CPU time limit of " + std::to_string(cpu_limit_s_) + " s",
-                          worker_id_);
+                          "killed after its CPU time limit of " + std::to_string(cpu_limit_s_) + " s", worker_id_);
   } else if (WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS) {
-    result = error_result(job_, pb::CRASH, "the sandbox killed the measuring process: a forbidden system call",
-                          worker_id_);
+    result =
+        error_result(job_, pb::CRASH, "the sandbox killed the measuring process: a forbidden system call", worker_id_);
   } else if (WIFSIGNALED(status)) {
-    result = error_result(job_, pb::CRASH, "the measuring process died by " + signal_text(WTERMSIG(status)),
-                              worker_id_);
+    result =
+        error_result(job_, pb::CRASH, "the measuring process died by " + signal_text(WTERMSIG(status)), worker_id_);
   } else if (report_.empty() || !result.ParseFromString(report_) || WEXITSTATUS(status) != 0) {
     // An empty report parses as an empty OK result: a kernel that exits
     // early (_exit(0)) must not pass for a measurement.
-    result = error_result(job_, pb::CRASH,
-                              "the measuring process exited with status " + std::to_string(WEXITSTATUS(status)) +
-                                  " without a report",
-                              worker_id_);
+    result = error_result(
+        job_, pb::CRASH,
+        "the measuring process exited with status " + std::to_string(WEXITSTATUS(status)) + " without a report",
+        worker_id_);
   }
   // The child's report names the job it measured; keep the ids authoritative.
   result.set_job_id(job_.job_id());

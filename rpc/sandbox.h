@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "rpc/tessera.pb.h"
 #include "base/status.h"
+#include "rpc/tessera.pb.h"
 
 namespace tessera::rpc {
 
@@ -29,7 +29,7 @@ struct SandboxOptions {
   std::vector<int> pin_cpus;      ///< pin the child and its pool to these CPUs (empty: no pinning)
   std::string worker_id;          ///< written into results
   bool isolate_network = true;    ///< each job in a new network namespace (probe_network_isolation says whether it can)
-  bool filter_system_calls = true;  ///< the seccomp filters (probe_system_call_filter says whether it can)
+  bool filter_system_calls = true;    ///< the seccomp filters (probe_system_call_filter says whether it can)
   uint32_t unprivileged_uid = 65534;  ///< who a root worker's jobs run as (nobody)
   uint32_t unprivileged_gid = 65534;  ///< and their group (nogroup)
 };

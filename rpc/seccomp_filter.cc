@@ -43,12 +43,10 @@ class Filter {
   Status load(const char* which) {
     if (!ctx_) return Status(ErrorCode::kIOError, std::string("cannot start the ") + which + " filter");
     if (rc_ != 0)
-      return Status(ErrorCode::kIOError,
-                    std::string("cannot build the ") + which + " filter: " + std::strerror(-rc_));
+      return Status(ErrorCode::kIOError, std::string("cannot build the ") + which + " filter: " + std::strerror(-rc_));
     const int rc = seccomp_load(ctx_);
     if (rc != 0)
-      return Status(ErrorCode::kIOError,
-                    std::string("cannot install the ") + which + " filter: " + std::strerror(-rc));
+      return Status(ErrorCode::kIOError, std::string("cannot install the ") + which + " filter: " + std::strerror(-rc));
     return Status::ok();
   }
 
@@ -108,14 +106,38 @@ Status install_loader_filter() {
   f.rule(kill, SCMP_SYS(prlimit64), SCMP_A0(SCMP_CMP_NE, 0));
   // The death signal stays: a job must die with its worker.
   f.rule(kill, SCMP_SYS(prctl), SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffffu, PR_SET_PDEATHSIG));
-  f.rules(kill, {SCMP_SYS(ptrace), SCMP_SYS(process_vm_readv), SCMP_SYS(process_vm_writev), SCMP_SYS(setsid),
-                 SCMP_SYS(setpgid), SCMP_SYS(unshare), SCMP_SYS(setns), SCMP_SYS(mount), SCMP_SYS(umount2),
-                 SCMP_SYS(chroot), SCMP_SYS(pivot_root), SCMP_SYS(reboot), SCMP_SYS(kexec_load),
-                 SCMP_SYS(init_module), SCMP_SYS(finit_module), SCMP_SYS(delete_module), SCMP_SYS(bpf),
-                 SCMP_SYS(perf_event_open), SCMP_SYS(keyctl), SCMP_SYS(add_key), SCMP_SYS(request_key),
-                 SCMP_SYS(personality), SCMP_SYS(io_uring_setup), SCMP_SYS(userfaultfd), SCMP_SYS(setuid),
-                 SCMP_SYS(setgid), SCMP_SYS(setreuid), SCMP_SYS(setregid), SCMP_SYS(setresuid),
-                 SCMP_SYS(setresgid), SCMP_SYS(setgroups), SCMP_SYS(capset)});
+  f.rules(kill, {SCMP_SYS(ptrace),
+                 SCMP_SYS(process_vm_readv),
+                 SCMP_SYS(process_vm_writev),
+                 SCMP_SYS(setsid),
+                 SCMP_SYS(setpgid),
+                 SCMP_SYS(unshare),
+                 SCMP_SYS(setns),
+                 SCMP_SYS(mount),
+                 SCMP_SYS(umount2),
+                 SCMP_SYS(chroot),
+                 SCMP_SYS(pivot_root),
+                 SCMP_SYS(reboot),
+                 SCMP_SYS(kexec_load),
+                 SCMP_SYS(init_module),
+                 SCMP_SYS(finit_module),
+                 SCMP_SYS(delete_module),
+                 SCMP_SYS(bpf),
+                 SCMP_SYS(perf_event_open),
+                 SCMP_SYS(keyctl),
+                 SCMP_SYS(add_key),
+                 SCMP_SYS(request_key),
+                 SCMP_SYS(personality),
+                 SCMP_SYS(io_uring_setup),
+                 SCMP_SYS(userfaultfd),
+                 SCMP_SYS(setuid),
+                 SCMP_SYS(setgid),
+                 SCMP_SYS(setreuid),
+                 SCMP_SYS(setregid),
+                 SCMP_SYS(setresuid),
+                 SCMP_SYS(setresgid),
+                 SCMP_SYS(setgroups),
+                 SCMP_SYS(capset)});
   kill_terminal_injection(f);
   TESSERA_RETURN_IF_ERROR(f.load("loader"));
   return refuse_other_ioctls();
@@ -125,17 +147,16 @@ Status install_kernel_filter(int report_fd) {
   Filter f(SCMP_ACT_KILL_PROCESS);
   const uint32_t allow = SCMP_ACT_ALLOW;
   // Memory: the kernel's buffers, the allocator, thread stacks.
-  f.rules(allow, {SCMP_SYS(mmap), SCMP_SYS(munmap), SCMP_SYS(mprotect), SCMP_SYS(mremap), SCMP_SYS(brk),
-                  SCMP_SYS(madvise)});
+  f.rules(allow,
+          {SCMP_SYS(mmap), SCMP_SYS(munmap), SCMP_SYS(mprotect), SCMP_SYS(mremap), SCMP_SYS(brk), SCMP_SYS(madvise)});
   // The pool's synchronisation, the timing loop's clocks and cool-down sleeps.
   f.rules(allow, {SCMP_SYS(futex), SCMP_SYS(sched_yield), SCMP_SYS(clock_gettime), SCMP_SYS(clock_getres),
-                  SCMP_SYS(gettimeofday), SCMP_SYS(nanosleep), SCMP_SYS(clock_nanosleep),
-                  SCMP_SYS(sched_getaffinity), SCMP_SYS(getrandom)});
+                  SCMP_SYS(gettimeofday), SCMP_SYS(nanosleep), SCMP_SYS(clock_nanosleep), SCMP_SYS(sched_getaffinity),
+                  SCMP_SYS(getrandom)});
   // Threads (their start and end), signals to itself, exit.
   allow_threads_only(f, allow);
   f.rules(allow, {SCMP_SYS(set_robust_list), SCMP_SYS(rseq), SCMP_SYS(rt_sigprocmask), SCMP_SYS(rt_sigreturn),
-                  SCMP_SYS(restart_syscall), SCMP_SYS(getpid), SCMP_SYS(gettid), SCMP_SYS(exit),
-                  SCMP_SYS(exit_group)});
+                  SCMP_SYS(restart_syscall), SCMP_SYS(getpid), SCMP_SYS(gettid), SCMP_SYS(exit), SCMP_SYS(exit_group)});
   f.rule(allow, SCMP_SYS(tgkill), SCMP_A0(SCMP_CMP_EQ, static_cast<scmp_datum_t>(::getpid())));
   // A thread's own alternate signal stack (the sanitizers' runtime sets one
   // for every thread it sees end).

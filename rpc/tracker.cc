@@ -15,7 +15,7 @@ namespace tessera::rpc {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-using JobKey = std::pair<std::string, uint64_t>;  // (session, job id)
+using JobKey = std::pair<std::string, uint64_t>;            // (session, job id)
 using QueueItem = std::tuple<int64_t, uint64_t, uint64_t>;  // (-priority, seq, job id)
 
 enum class JobState { kQueued, kRunning, kDone };
@@ -24,7 +24,7 @@ struct JobEntry {
   pb::Job job;  // keeps the library so a dead worker's job can be dispatched again
   JobState state = JobState::kQueued;
   uint64_t seq = 0;
-  std::string worker;  // current assignee while running
+  std::string worker;              // current assignee while running
   std::set<std::string> given_to;  // every worker it was dispatched to: only they may return its result
   Clock::time_point submitted, dispatched, done_at;
   pb::Result result;
@@ -70,8 +70,10 @@ class Tracker::Impl {
       size_t any = 0;
       for (const auto& [key, role] : options_.authorized) any += role == KeyRole::kAny;
       if (any > 0)
-        log_.warn("%zu authorized key(s) have no role and may both register as workers and submit jobs; "
-                  "put them in workers/ or clients/ (tessera keys generate --role)", any);
+        log_.warn(
+            "%zu authorized key(s) have no role and may both register as workers and submit jobs; "
+            "put them in workers/ or clients/ (tessera keys generate --role)",
+            any);
     }
     TESSERA_ASSIGN_OR_RETURN(socket_, Socket::create(ctx_.get(), ZMQ_ROUTER, options_.limits.max_frame_bytes()));
     // A peer that reconnects under the same routing id (after a restart on
@@ -85,7 +87,7 @@ class Tracker::Impl {
     instance_ = random_hex(8);
     started_ = Clock::now();
     log_.info("tracker %s listening on %s (%s)", instance_.c_str(), endpoint_.c_str(),
-        options_.security.insecure ? "plaintext" : "CURVE");
+              options_.security.insecure ? "plaintext" : "CURVE");
     return Status::ok();
   }
 
@@ -337,7 +339,7 @@ class Tracker::Impl {
     auto it = jobs_.find(key);
     if (it == jobs_.end() || it->second.state != JobState::kRunning) return;
     log_.info("requeue %s/%llu (%s, was on %s)", key.first.c_str(), static_cast<unsigned long long>(key.second), why,
-        it->second.worker.c_str());
+              it->second.worker.c_str());
     ++requeued_;
     enqueue(key, it->second);
   }
@@ -347,7 +349,8 @@ class Tracker::Impl {
       ++malformed_;
       return;
     }
-    if (auto held = workers_.find(reg.worker_id()); held != workers_.end() && held->second.public_key != peer.public_key) {
+    if (auto held = workers_.find(reg.worker_id());
+        held != workers_.end() && held->second.public_key != peer.public_key) {
       ++role_refused_;
       pb::Envelope out;
       out.mutable_refused()->set_reason("the tracker refused this peer: worker id '" + reg.worker_id() +
@@ -367,7 +370,9 @@ class Tracker::Impl {
     w.reg = reg;
     w.routing = from;
     w.last_seen = Clock::now();
-    if (fresh) log_.info("worker %s registered for key %s (%s)", reg.worker_id().c_str(), reg.device_key().c_str(), reg.target().c_str());
+    if (fresh)
+      log_.info("worker %s registered for key %s (%s)", reg.worker_id().c_str(), reg.device_key().c_str(),
+                reg.target().c_str());
     pb::Envelope env;
     env.mutable_register_ack()->set_tracker_instance(instance_);
     env.mutable_register_ack()->set_heartbeat_interval_ms(static_cast<uint32_t>(options_.heartbeat_ms));
@@ -416,14 +421,18 @@ class Tracker::Impl {
     out->set_tracker_instance(instance_);
     for (uint64_t id : outstanding) {
       auto it = jobs_.find({sync.session_id(), id});
-      if (it == jobs_.end()) out->add_unknown(id);
-      else if (it->second.state == JobState::kDone && !it->second.cancelled) send_result(sync.session_id(), it->second.result);
+      if (it == jobs_.end())
+        out->add_unknown(id);
+      else if (it->second.state == JobState::kDone && !it->second.cancelled)
+        send_result(sync.session_id(), it->second.result);
     }
     // Finished jobs the client no longer waits for are forgotten.
     for (auto it = jobs_.lower_bound({sync.session_id(), 0});
          it != jobs_.end() && it->first.first == sync.session_id();) {
-      if (it->second.state == JobState::kDone && !outstanding.count(it->first.second)) it = jobs_.erase(it);
-      else ++it;
+      if (it->second.state == JobState::kDone && !outstanding.count(it->first.second))
+        it = jobs_.erase(it);
+      else
+        ++it;
     }
     reply(from, env);
   }
@@ -455,7 +464,7 @@ class Tracker::Impl {
       auto node = workers_.extract(id);
       ++dead_workers_;
       log_.warn("worker %s is dead (no heartbeat for %d ms); requeueing %zu job(s)", id.c_str(), options_.dead_after_ms,
-          node.mapped().assigned.size());
+                node.mapped().assigned.size());
       for (const auto& key : node.mapped().assigned) requeue(key, "worker dead");
       dispatch(node.mapped().reg.device_key());
     }
@@ -478,8 +487,9 @@ class Tracker::Impl {
                   options_.no_worker_grace_ms);
       for (const auto& key : expired) {
         JobEntry& entry = jobs_[key];
-        finish(key, entry, error_result(entry.job, pb::NO_WORKER,
-                                        "no worker serves device key '" + device_key + "'; " + farm_keys()));
+        finish(
+            key, entry,
+            error_result(entry.job, pb::NO_WORKER, "no worker serves device key '" + device_key + "'; " + farm_keys()));
       }
     }
     // Every few seconds: results nobody asked for again within ten minutes
@@ -496,8 +506,10 @@ class Tracker::Impl {
       }
     }
     for (auto it = sessions_.begin(); it != sessions_.end();) {
-      if (!active.count(it->first) && now - it->second.last_seen > std::chrono::minutes(10)) it = sessions_.erase(it);
-      else ++it;
+      if (!active.count(it->first) && now - it->second.last_seen > std::chrono::minutes(10))
+        it = sessions_.erase(it);
+      else
+        ++it;
     }
   }
 
@@ -509,8 +521,10 @@ class Tracker::Impl {
     for (const auto& [id, w] : workers_) {
       auto& k = keys[w.reg.device_key()];
       k.set_workers(k.workers() + 1);
-      if (w.assigned.empty()) k.set_idle(k.idle() + 1);
-      else k.set_busy(k.busy() + 1);
+      if (w.assigned.empty())
+        k.set_idle(k.idle() + 1);
+      else
+        k.set_busy(k.busy() + 1);
       bool seen = false;
       for (const auto& t : k.targets()) seen |= t == w.reg.target();
       if (!seen) k.add_targets(w.reg.target());
@@ -561,8 +575,14 @@ class Tracker::Impl {
 
 Tracker::Tracker(TrackerOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}
 Tracker::~Tracker() = default;
-Status Tracker::bind() { return impl_->bind(); }
-std::string Tracker::endpoint() const { return impl_->endpoint(); }
-Status Tracker::run(const std::atomic<bool>& stop) { return impl_->run(stop); }
+Status Tracker::bind() {
+  return impl_->bind();
+}
+std::string Tracker::endpoint() const {
+  return impl_->endpoint();
+}
+Status Tracker::run(const std::atomic<bool>& stop) {
+  return impl_->run(stop);
+}
 
 }  // namespace tessera::rpc

@@ -10,10 +10,10 @@
 #include <set>
 #include <string>
 
+#include "base/status.h"
 #include "rpc/keys.h"
 #include "rpc/log.h"
 #include "rpc/wire.h"
-#include "base/status.h"
 
 namespace tessera::rpc {
 
@@ -33,7 +33,7 @@ struct TrackerOptions {
   size_t max_queued_jobs = 100000;
   int64_t max_queued_bytes = 8LL << 30;  ///< library + reference bytes held for queued and running jobs
   WireLimits limits;
-  bool log = false;               ///< one line per event on stderr (at least LogLevel::kInfo)
+  bool log = false;  ///< one line per event on stderr (at least LogLevel::kInfo)
   /// What the tracker logs on stderr (rpc/log.h): refused keys, dead
   /// workers and jobs failed for want of one at kWarn; registrations,
   /// requeues and its start at kInfo.

@@ -131,12 +131,15 @@ Status check_insecure_endpoint(const std::string& endpoint) {
     return Status::ok();
   return Status(ErrorCode::kInvalidArgument,
                 "--insecure (plaintext) is allowed only on ipc:// or loopback endpoints "
-                "(tcp://127.0.0.1, localhost, [::1]), not on '" + endpoint +
+                "(tcp://127.0.0.1, localhost, [::1]), not on '" +
+                    endpoint +
                     "': workers run the code they receive, so use CURVE keys "
                     "(tessera keys generate) on any other address");
 }
 
-bool is_well_formed_endpoint(const std::string& endpoint) { return check_endpoint(endpoint, /*bind=*/true).is_ok(); }
+bool is_well_formed_endpoint(const std::string& endpoint) {
+  return check_endpoint(endpoint, /*bind=*/true).is_ok();
+}
 
 Context::Context() : ctx_(zmq_ctx_new()) {}
 Context::~Context() {
@@ -199,8 +202,7 @@ Status apply_server_security(Socket& socket, const SecurityOptions& security) {
   if (security.own.secret_z85.size() != 40)
     return Status(ErrorCode::kInvalidArgument, "the tracker needs its CURVE secret key (40 Z85 characters)");
   TESSERA_RETURN_IF_ERROR(socket.set_int(ZMQ_CURVE_SERVER, 1, "ZMQ_CURVE_SERVER"));
-  TESSERA_RETURN_IF_ERROR(socket.set(ZMQ_CURVE_SECRETKEY, security.own.secret_z85.c_str(), 41,
-                                     "ZMQ_CURVE_SECRETKEY"));
+  TESSERA_RETURN_IF_ERROR(socket.set(ZMQ_CURVE_SECRETKEY, security.own.secret_z85.c_str(), 41, "ZMQ_CURVE_SECRETKEY"));
   // A ZAP domain makes libzmq consult the handler (keys.h) for every peer.
   return socket.set(ZMQ_ZAP_DOMAIN, "tessera", 7, "ZMQ_ZAP_DOMAIN");
 }
@@ -211,10 +213,9 @@ Status apply_client_security(Socket& socket, const SecurityOptions& security) {
     return Status(ErrorCode::kInvalidArgument, "a CURVE keypair is needed (tessera keys generate), or --insecure");
   if (security.server_public_z85.size() != 40)
     return Status(ErrorCode::kInvalidArgument, "the tracker's CURVE public key is needed (--tracker-key)");
-  TESSERA_RETURN_IF_ERROR(socket.set(ZMQ_CURVE_SERVERKEY, security.server_public_z85.c_str(), 41,
-                                     "ZMQ_CURVE_SERVERKEY"));
-  TESSERA_RETURN_IF_ERROR(socket.set(ZMQ_CURVE_PUBLICKEY, security.own.public_z85.c_str(), 41,
-                                     "ZMQ_CURVE_PUBLICKEY"));
+  TESSERA_RETURN_IF_ERROR(
+      socket.set(ZMQ_CURVE_SERVERKEY, security.server_public_z85.c_str(), 41, "ZMQ_CURVE_SERVERKEY"));
+  TESSERA_RETURN_IF_ERROR(socket.set(ZMQ_CURVE_PUBLICKEY, security.own.public_z85.c_str(), 41, "ZMQ_CURVE_PUBLICKEY"));
   return socket.set(ZMQ_CURVE_SECRETKEY, security.own.secret_z85.c_str(), 41, "ZMQ_CURVE_SECRETKEY");
 }
 
@@ -222,8 +223,7 @@ Status send_envelope(Socket& socket, pb::Envelope envelope, const std::string& r
   envelope.set_protocol_version(kProtocolVersion);
   std::string bytes;
   if (!envelope.SerializeToString(&bytes)) return Status(ErrorCode::kInternal, "cannot serialize an envelope");
-  if (!routing.empty() &&
-      zmq_send(socket.get(), routing.data(), routing.size(), ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0)
+  if (!routing.empty() && zmq_send(socket.get(), routing.data(), routing.size(), ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0)
     return Status(ErrorCode::kUnavailable, std::string("cannot send: ") + zmq_strerror(zmq_errno()));
   if (zmq_send(socket.get(), bytes.data(), bytes.size(), ZMQ_DONTWAIT) < 0)
     return Status(ErrorCode::kUnavailable, std::string("cannot send: ") + zmq_strerror(zmq_errno()));
@@ -325,9 +325,9 @@ Status validate_job(const pb::Job& job, const WireLimits& limits) {
         return bad("reference point " + std::to_string(p) + " is outside the last argument's " +
                    std::to_string(last_elements) + " elements");
     // Sampled: one element per point; whole: the argument's bytes.
-    const int64_t want_bytes = ref.points_size() == 0
-                                   ? last_bytes
-                                   : static_cast<int64_t>(ref.points_size()) * (last_elements ? last_bytes / last_elements : 0);
+    const int64_t want_bytes = ref.points_size() == 0 ? last_bytes
+                                                      : static_cast<int64_t>(ref.points_size()) *
+                                                            (last_elements ? last_bytes / last_elements : 0);
     if (static_cast<int64_t>(ref.expected_output().size()) != want_bytes)
       return bad("reference output has " + std::to_string(ref.expected_output().size()) + " bytes, expected " +
                  std::to_string(want_bytes) +
@@ -341,7 +341,8 @@ Status validate_result(const pb::Result& result) {
   if (!is_valid_name(result.session_id())) return Status(ErrorCode::kInvalidArgument, "result: bad session id");
   if (!pb::ErrorKind_IsValid(result.error())) return Status(ErrorCode::kInvalidArgument, "result: bad error kind");
   if (result.costs_s_size() > 100000) return Status(ErrorCode::kInvalidArgument, "result: too many costs");
-  if (result.threads() > kMaxResultThreads) return Status(ErrorCode::kInvalidArgument, "result: more than 4096 threads");
+  if (result.threads() > kMaxResultThreads)
+    return Status(ErrorCode::kInvalidArgument, "result: more than 4096 threads");
   if (!std::isfinite(result.check_seconds()) || result.check_seconds() < 0)
     return Status(ErrorCode::kInvalidArgument, "result: bad check time");
   for (double c : result.costs_s())
@@ -357,7 +358,8 @@ Status validate_register(const pb::Register& reg) {
   if (!is_valid_name(reg.device_key())) return Status(ErrorCode::kInvalidArgument, "register: bad device key");
   if (!is_printable(reg.target(), 512) || !is_printable(reg.incarnation(), 64) || reg.incarnation().empty())
     return Status(ErrorCode::kInvalidArgument, "register: bad target or incarnation");
-  if (reg.max_jobs() < 1 || reg.max_jobs() > 256) return Status(ErrorCode::kInvalidArgument, "register: max_jobs 1-256");
+  if (reg.max_jobs() < 1 || reg.max_jobs() > 256)
+    return Status(ErrorCode::kInvalidArgument, "register: max_jobs 1-256");
   if (reg.capabilities_size() > 64) return Status(ErrorCode::kInvalidArgument, "register: too many capabilities");
   for (const auto& c : reg.capabilities())
     if (!is_printable(c, 128)) return Status(ErrorCode::kInvalidArgument, "register: bad capability");

@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "base/status.h"
 #include "rpc/measure_types.h"
 #include "rpc/tessera.pb.h"
-#include "base/status.h"
 
 namespace tessera::rpc {
 

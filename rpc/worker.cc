@@ -1,8 +1,5 @@
 #include "rpc/worker.h"
 
-#include "rpc/handshake.h"
-#include "rpc/temp_dirs.h"
-
 #include <unistd.h>
 #include <zmq.h>
 
@@ -12,6 +9,9 @@
 #include <list>
 #include <mutex>
 #include <thread>
+
+#include "rpc/handshake.h"
+#include "rpc/temp_dirs.h"
 
 namespace tessera::rpc {
 namespace {
@@ -24,7 +24,7 @@ constexpr size_t kMaxPendingJobs = 256;
 // Jobs the worker holds, shared with the heartbeat thread.
 struct JobBook {
   std::mutex mutex;
-  std::vector<pb::JobRef> held;                             // queued or running
+  std::vector<pb::JobRef> held;                                 // queued or running
   std::deque<std::pair<Clock::time_point, pb::JobRef>> recent;  // finished lately
 };
 
@@ -49,10 +49,8 @@ struct Counters {
 Status check_options(const WorkerOptions& o) {
   if (!is_valid_name(o.device_key))
     return Status(ErrorCode::kInvalidArgument, "bad device key '" + o.device_key + "' (1-128 of [A-Za-z0-9._:@+-])");
-  if (!is_valid_name(o.worker_id))
-    return Status(ErrorCode::kInvalidArgument, "bad worker id '" + o.worker_id + "'");
-  if (o.max_jobs < 1 || o.max_jobs > 256)
-    return Status(ErrorCode::kInvalidArgument, "--max-jobs must be 1-256");
+  if (!is_valid_name(o.worker_id)) return Status(ErrorCode::kInvalidArgument, "bad worker id '" + o.worker_id + "'");
+  if (o.max_jobs < 1 || o.max_jobs > 256) return Status(ErrorCode::kInvalidArgument, "--max-jobs must be 1-256");
   if (o.security.insecure) TESSERA_RETURN_IF_ERROR(check_insecure_endpoint(o.tracker));
   return Status::ok();
 }
@@ -94,8 +92,8 @@ void send_heartbeat(Socket& beat_socket, const WorkerOptions& o, const std::stri
 // measurement, or a busy main loop, never looks like a dead worker. An ack
 // saying the tracker does not know this worker asks for a new registration.
 void heartbeat_loop(Socket& beat_socket, const WorkerOptions& o, const std::string& incarnation, JobBook& book,
-                    std::atomic<bool>& need_register, const std::atomic<bool>& beat_stop,
-                    const std::atomic<bool>& stop, std::atomic<uint64_t>& malformed) {
+                    std::atomic<bool>& need_register, const std::atomic<bool>& beat_stop, const std::atomic<bool>& stop,
+                    std::atomic<uint64_t>& malformed) {
   auto next = Clock::now();
   while (!beat_stop && !stop) {
     if (Clock::now() >= next) {
@@ -133,8 +131,7 @@ class JobLoop {
       if (need_register.exchange(false)) send_registration();
       start_pending();
       std::vector<zmq_pollitem_t> items = poll_items();
-      if (zmq_poll(items.data(), static_cast<int>(items.size()), poll_timeout_ms()) < 0 && zmq_errno() != EINTR)
-        break;
+      if (zmq_poll(items.data(), static_cast<int>(items.size()), poll_timeout_ms()) < 0 && zmq_errno() != EINTR) break;
       if (items[0].revents & ZMQ_POLLIN) read_messages();
       reap_finished(items);
     }
@@ -341,9 +338,8 @@ Status Worker::serve(const std::atomic<bool>& stop) {
   JobBook book;
   std::atomic<bool> need_register{true};
   std::atomic<bool> beat_stop{false};
-  std::thread beater([&] {
-    heartbeat_loop(beat_socket, options_, incarnation, book, need_register, beat_stop, stop, malformed_);
-  });
+  std::thread beater(
+      [&] { heartbeat_loop(beat_socket, options_, incarnation, book, need_register, beat_stop, stop, malformed_); });
   Status result;
   {
     JobLoop loop(options_, incarnation, main_socket, watch, book, Counters{jobs_done_, malformed_, registrations_});

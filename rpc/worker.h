@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
+#include "base/status.h"
 #include "rpc/log.h"
 #include "rpc/sandbox.h"
 #include "rpc/wire.h"
-#include "base/status.h"
 
 namespace tessera::rpc {
 
@@ -27,7 +27,7 @@ struct WorkerOptions {
   SandboxOptions sandbox;
   SecurityOptions security;
   WireLimits limits;
-  Log* log = nullptr;                     ///< where the worker says what happens (not owned); null: silent
+  Log* log = nullptr;  ///< where the worker says what happens (not owned); null: silent
 };
 
 /// Counters a worker keeps (for tests and its log line at exit).

@@ -20,7 +20,9 @@ namespace {
 // Set by SIGINT/SIGTERM; the worker loop polls it. A signal handler can only
 // reach a global, and a lock-free atomic is async-signal-safe.
 std::atomic<bool> g_worker_stop{false};
-void on_stop_signal(int) { g_worker_stop = true; }
+void on_stop_signal(int) {
+  g_worker_stop = true;
+}
 
 constexpr const char* kUsage =
     "usage: tessera worker --tracker ENDPOINT --key KEY [options]\n"
@@ -69,9 +71,9 @@ constexpr int kUsageError = 2;
 // a message on stderr) for anything else.
 bool parse_args(int argc, char** argv, int first, OptionMap* opts) {
   const std::set<std::string> flags = {"insecure", "log", "help"};
-  const std::set<std::string> valued = {"tracker", "key", "target", "id", "max-jobs", "threads", "pin-cpus",
-                                        "capability", "temp-dir", "heartbeat-ms", "max-library-mb", "keyfile",
-                                        "tracker-key", "log-level"};
+  const std::set<std::string> valued = {"tracker",        "key",      "target",      "id",       "max-jobs",
+                                        "threads",        "pin-cpus", "capability",  "temp-dir", "heartbeat-ms",
+                                        "max-library-mb", "keyfile",  "tracker-key", "log-level"};
   for (int i = first; i < argc; ++i) {
     std::string word = argv[i];
     if (word == "-h") word = "--help";  // as every tessera command

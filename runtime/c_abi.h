@@ -36,8 +36,7 @@ typedef int32_t (*TesseraParallelBody)(int32_t task_id, int32_t num_tasks, void*
  *  in the caller (and n = 1 when num_tasks <= 0). Every task runs even when
  *  one fails. Returns the non-zero status of the lowest-numbered failing task,
  *  else 0. Called from generated code. */
-TESSERA_RUNTIME_EXPORT int32_t tessera_parallel_launch(TesseraParallelBody body, void* closure,
-                                                       int32_t num_tasks);
+TESSERA_RUNTIME_EXPORT int32_t tessera_parallel_launch(TesseraParallelBody body, void* closure, int32_t num_tasks);
 
 /** Scratch memory for large intermediate buffers of a kernel, 64-byte aligned.
  *  Returns NULL when nbytes < 0 or memory is exhausted; nbytes == 0 gives a
@@ -48,7 +47,7 @@ TESSERA_RUNTIME_EXPORT void* tessera_workspace_alloc(int64_t nbytes);
 TESSERA_RUNTIME_EXPORT void tessera_workspace_free(void* ptr);
 
 #ifdef __cplusplus
-}  /* extern "C" */
+} /* extern "C" */
 #endif
 
 #endif /* TESSERA_RUNTIME_C_ABI_H_ */

@@ -2,8 +2,6 @@
 // `extern "C"` outside: every entry point catches whatever the C++ side
 // throws (memory exhaustion) and turns Status into a TesseraStatus and a
 // thread-local message, so no exception or C++ type crosses the boundary.
-#include "runtime/tessera_runtime.h"
-
 #include <cstring>
 #include <memory>
 #include <new>
@@ -11,6 +9,7 @@
 #include <vector>
 
 #include "runtime/graph_executor.h"
+#include "runtime/tessera_runtime.h"
 
 struct TesseraModel {
   std::unique_ptr<tessera::runtime::GraphExecutor> exec;
@@ -95,15 +94,14 @@ int find_tensor(const char* fn, const char* kind, const std::vector<TensorInfo>&
   return -1;
 }
 
-TesseraStatus info_at(const char* fn, const TesseraModel* model, int32_t index, bool input,
-                      TesseraTensorInfo* out) {
+TesseraStatus info_at(const char* fn, const TesseraModel* model, int32_t index, bool input, TesseraTensorInfo* out) {
   if (model == nullptr) return null_argument(fn, "the model");
   if (out == nullptr) return null_argument(fn, "the info pointer");
   const auto& list = input ? model->inputs : model->outputs;
   if (index < 0 || static_cast<size_t>(index) >= list.size())
     return fail(TESSERA_ERROR_INVALID_ARGUMENT, std::string(fn) + ": index " + std::to_string(index) +
-                                                    " is out of range; the model has " +
-                                                    std::to_string(list.size()) + (input ? " inputs" : " outputs"));
+                                                    " is out of range; the model has " + std::to_string(list.size()) +
+                                                    (input ? " inputs" : " outputs"));
   fill_info(list[index], (input ? model->input_dtypes : model->output_dtypes)[index], out);
   return TESSERA_OK;
 }
@@ -119,7 +117,9 @@ std::string size_mismatch(const char* fn, const char* kind, const TensorInfo& t,
 
 extern "C" {
 
-const char* tessera_last_error(void) { return last_error.c_str(); }
+const char* tessera_last_error(void) {
+  return last_error.c_str();
+}
 
 const char* tessera_status_name(TesseraStatus status) {
   switch (status) {
@@ -157,7 +157,9 @@ TesseraStatus tessera_model_load(const char* path, int32_t num_threads, TesseraM
   });
 }
 
-void tessera_model_free(TesseraModel* model) { delete model; }
+void tessera_model_free(TesseraModel* model) {
+  delete model;
+}
 
 TesseraStatus tessera_model_num_inputs(const TesseraModel* model, int32_t* out) {
   if (model == nullptr) return null_argument("tessera_model_num_inputs", "the model");
@@ -230,7 +232,8 @@ TesseraStatus tessera_model_get_output(TesseraModel* model, const char* name, co
     if (!array.is_ok()) return report(array.status());
     model->fetched[static_cast<size_t>(i)] = std::move(array).value();
     *data = model->fetched[static_cast<size_t>(i)].raw_data();
-    if (info != nullptr) fill_info(model->outputs[static_cast<size_t>(i)], model->output_dtypes[static_cast<size_t>(i)], info);
+    if (info != nullptr)
+      fill_info(model->outputs[static_cast<size_t>(i)], model->output_dtypes[static_cast<size_t>(i)], info);
     return TESSERA_OK;
   });
 }

@@ -19,8 +19,7 @@ Result<ColdArguments> ColdArguments::make(std::vector<NDArray>& arrays, const st
     cold_bytes += arrays[static_cast<size_t>(index)].nbytes();
   }
   int64_t lists = 1;
-  if (cold_bytes > 0)
-    lists = std::clamp<int64_t>((min_bytes + cold_bytes - 1) / cold_bytes, 1, kMaxColdArgumentSets);
+  if (cold_bytes > 0) lists = std::clamp<int64_t>((min_bytes + cold_bytes - 1) / cold_bytes, 1, kMaxColdArgumentSets);
 
   ColdArguments out;
   std::vector<void*> original;

@@ -10,8 +10,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "runtime/ndarray.h"
 #include "base/status.h"
+#include "runtime/ndarray.h"
 
 namespace tessera::runtime {
 

@@ -39,7 +39,7 @@ typedef int32_t (*TesseraExternalRunFn)(TesseraExternalRegion* region, void** ar
 typedef void (*TesseraExternalDestroyFn)(TesseraExternalRegion* region);
 
 #ifdef __cplusplus
-}  /* extern "C" */
+} /* extern "C" */
 #endif
 
 #endif /* TESSERA_RUNTIME_EXTERNAL_ABI_H_ */

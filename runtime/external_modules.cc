@@ -69,11 +69,11 @@ Status ExternalModules::open(const PackageContents& contents) {
     auto version = symbol<TesseraExternalAbiVersionFn>(handle, "tessera_external_abi_version");
     modules_.push_back(o);
     if (!version || !o.create || !o.run || !o.destroy)
-      return Status(ErrorCode::kInvalidArgument, m.library + " is not a Tessera external module (an entry point is missing)");
+      return Status(ErrorCode::kInvalidArgument,
+                    m.library + " is not a Tessera external module (an entry point is missing)");
     if (version() != TESSERA_EXTERNAL_ABI_VERSION)
       return Status(ErrorCode::kInvalidArgument, m.library + " speaks external ABI " + std::to_string(version()) +
-                                                     ", this runtime " +
-                                                     std::to_string(TESSERA_EXTERNAL_ABI_VERSION));
+                                                     ", this runtime " + std::to_string(TESSERA_EXTERNAL_ABI_VERSION));
   }
   payloads_ = contents.payloads;
   return Status::ok();
@@ -95,8 +95,8 @@ Result<ExternalRegionCall> ExternalModules::create(const ExternalPayload& payloa
   TesseraExternalRegion* region = module->create(payload.data.data(), static_cast<int64_t>(payload.data.size()),
                                                  payload.version.c_str(), args, error, sizeof error);
   if (!region)
-    return Status(ErrorCode::kParseError, "the " + payload.backend + " module cannot build region " + payload.symbol +
-                                              ": " + error);
+    return Status(ErrorCode::kParseError,
+                  "the " + payload.backend + " module cannot build region " + payload.symbol + ": " + error);
   regions_.emplace_back(module->destroy, region);
   return ExternalRegionCall{module->run, region};
 }

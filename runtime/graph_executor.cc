@@ -45,7 +45,6 @@ Status check_external_libraries(const PackageContents& contents) {
   return Status::ok();
 }
 
-
 // The ELF machine this runtime was built for, and a name for an ELF machine.
 constexpr uint16_t host_elf_machine() {
 #if defined(__x86_64__)
@@ -77,10 +76,15 @@ std::string elf_machine_name(uint16_t machine) {
 // package's target triple (or the library's machine) and this machine's.
 Status check_architecture(const PackageContents& contents) {
   const std::string& lib = contents.library;
-  if (lib.size() < 20 || lib.compare(0, 4, "\x7f" "ELF") != 0 || host_elf_machine() == EM_NONE) return Status::ok();
+  if (lib.size() < 20 ||
+      lib.compare(0, 4,
+                  "\x7f"
+                  "ELF") != 0 ||
+      host_elf_machine() == EM_NONE)
+    return Status::ok();
   const auto* b = reinterpret_cast<const unsigned char*>(lib.data());
-  const uint16_t machine = b[EI_DATA] == ELFDATA2MSB ? static_cast<uint16_t>(b[18] << 8 | b[19])
-                                                     : static_cast<uint16_t>(b[19] << 8 | b[18]);
+  const uint16_t machine =
+      b[EI_DATA] == ELFDATA2MSB ? static_cast<uint16_t>(b[18] << 8 | b[19]) : static_cast<uint16_t>(b[19] << 8 | b[18]);
   if (machine == host_elf_machine()) return Status::ok();
   std::string built_for = elf_machine_name(machine);
   const size_t t = contents.target.find("-mtriple=");
@@ -150,12 +154,10 @@ Status GraphExecutor::allocate(const PackageContents& contents) {
         break;
       }
       case ValueKind::kInput:
-      case ValueKind::kOutput:
-        break;  // bound below, in the package's order
+      case ValueKind::kOutput: break;  // bound below, in the package's order
     }
   }
-  for (auto [list, bindings] : {std::pair{&contents.inputs, &inputs_},
-                                std::pair{&contents.outputs, &outputs_}}) {
+  for (auto [list, bindings] : {std::pair{&contents.inputs, &inputs_}, std::pair{&contents.outputs, &outputs_}}) {
     for (int32_t id : *list) {
       const PackageValue& v = contents.values[static_cast<size_t>(id)];
       auto array = NDArray::create(v.shape, v.dtype);
@@ -218,14 +220,15 @@ Status GraphExecutor::resolve_calls(const PackageContents& contents) {
     }
     auto it = resolved.find(call.symbol);
     if (it == resolved.end()) {
-      if (!module_) return Status(ErrorCode::kNotFound, "call " + std::to_string(i) + " of the graph: kernel '" +
-                                                            call.symbol + "' needs a library the package lacks");
+      if (!module_)
+        return Status(ErrorCode::kNotFound, "call " + std::to_string(i) + " of the graph: kernel '" + call.symbol +
+                                                "' needs a library the package lacks");
       auto fn = module_->get_kernel(call.symbol);
       if (!fn.is_ok()) {
         // The module's own message names the unlinked temporary file; say
         // what the user can act on instead.
-        return Status(fn.status().code(), "call " + std::to_string(i) + " of the graph: kernel '" +
-                                              call.symbol + "' is not in the package's library");
+        return Status(fn.status().code(), "call " + std::to_string(i) + " of the graph: kernel '" + call.symbol +
+                                              "' is not in the package's library");
       }
       it = resolved.emplace(call.symbol, fn.value()).first;
     }
@@ -273,16 +276,15 @@ std::vector<TensorInfo> GraphExecutor::output_info() const {
 }
 
 Status GraphExecutor::set_input(const std::string& name, const NDArray& array) {
-  auto it = std::find_if(inputs_.begin(), inputs_.end(),
-                         [&](const Binding& b) { return b.name == name; });
+  auto it = std::find_if(inputs_.begin(), inputs_.end(), [&](const Binding& b) { return b.name == name; });
   if (it == inputs_.end()) {
     return Status(ErrorCode::kNotFound,
                   "the model has no input '" + name + "' (its inputs: " + join_names(input_names()) + ")");
   }
   if (array.dtype() != it->array.dtype() || array.shape() != it->array.shape()) {
-    return Status(ErrorCode::kInvalidArgument,
-                  "input '" + name + "' must be " + describe(it->array.dtype(), it->array.shape()) +
-                      ", got " + describe(array.dtype(), array.shape()));
+    return Status(ErrorCode::kInvalidArgument, "input '" + name + "' must be " +
+                                                   describe(it->array.dtype(), it->array.shape()) + ", got " +
+                                                   describe(array.dtype(), array.shape()));
   }
   TESSERA_RETURN_IF_ERROR(it->array.copy_from(array));
   it->set = true;
@@ -355,8 +357,8 @@ void GraphExecutor::carry_states() {
 
 Status GraphExecutor::call_failed(size_t pc, int32_t status) const {
   const Call& call = calls_[pc];
-  const std::string what = "call " + std::to_string(pc) + " of " + std::to_string(calls_.size()) + " ('" +
-                           call.symbol + "')";
+  const std::string what =
+      "call " + std::to_string(pc) + " of " + std::to_string(calls_.size()) + " ('" + call.symbol + "')";
   if (call.kind == CallKind::kCopySlice && status == kSliceOutOfRange)
     return Status(ErrorCode::kRuntimeError, what + " writes slot " +
                                                 std::to_string(*static_cast<const int64_t*>(call.args[2])) +
@@ -405,8 +407,8 @@ Result<std::vector<CallSpan>> GraphExecutor::run_traced() {
     for (size_t p = 0; p < timeline.shares.size(); ++p) {
       for (; recorded[p] < timeline.shares[p].size(); ++recorded[p]) {
         const PoolTimeline::Share& share = timeline.shares[p][recorded[p]];
-        span.shares.push_back({static_cast<int>(p), timeline.thread_ids[p], share.start_ns - start,
-                               share.end_ns - share.start_ns});
+        span.shares.push_back(
+            {static_cast<int>(p), timeline.thread_ids[p], share.start_ns - start, share.end_ns - share.start_ns});
       }
     }
     spans.push_back(std::move(span));
@@ -427,10 +429,10 @@ Status GraphExecutor::run_with(const std::vector<const void*>& inputs, const std
                   "run_with reads the caller's memory, and this model carries a state from run to run (carry): "
                   "use run");
   if (inputs.size() != inputs_.size() || outputs.size() != outputs_.size()) {
-    return Status(ErrorCode::kInvalidArgument,
-                  "run_with needs " + std::to_string(inputs_.size()) + " input and " +
-                      std::to_string(outputs_.size()) + " output pointers, got " + std::to_string(inputs.size()) +
-                      " and " + std::to_string(outputs.size()));
+    return Status(ErrorCode::kInvalidArgument, "run_with needs " + std::to_string(inputs_.size()) + " input and " +
+                                                   std::to_string(outputs_.size()) + " output pointers, got " +
+                                                   std::to_string(inputs.size()) + " and " +
+                                                   std::to_string(outputs.size()));
   }
   const auto misaligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % NDArray::kAlignment != 0; };
   for (size_t i = 0; i < inputs.size(); ++i) {
@@ -466,15 +468,13 @@ Status GraphExecutor::run_with(const std::vector<const void*>& inputs, const std
 }
 
 Result<NDArray> GraphExecutor::get_output(const std::string& name) const {
-  auto it = std::find_if(outputs_.begin(), outputs_.end(),
-                         [&](const Binding& b) { return b.name == name; });
+  auto it = std::find_if(outputs_.begin(), outputs_.end(), [&](const Binding& b) { return b.name == name; });
   if (it == outputs_.end()) {
-    return Status(ErrorCode::kNotFound, "the model has no output '" + name +
-                                            "' (its outputs: " + join_names(output_names()) + ")");
+    return Status(ErrorCode::kNotFound,
+                  "the model has no output '" + name + "' (its outputs: " + join_names(output_names()) + ")");
   }
   if (!has_run_) {
-    return Status(ErrorCode::kInvalidArgument,
-                  "output '" + name + "' is not available: no successful run yet");
+    return Status(ErrorCode::kInvalidArgument, "output '" + name + "' is not available: no successful run yet");
   }
   return it->array.copy();
 }
@@ -509,9 +509,8 @@ Result<std::vector<GraphExecutor::CallProfile>> GraphExecutor::profile(int n_run
 
 Result<TimingResult> GraphExecutor::benchmark(int n_warmup, int n_runs) {
   if (n_runs < 1 || n_warmup < 0) {
-    return Status(ErrorCode::kInvalidArgument,
-                  "benchmark needs n_runs >= 1 and n_warmup >= 0, got " + std::to_string(n_runs) +
-                      " and " + std::to_string(n_warmup));
+    return Status(ErrorCode::kInvalidArgument, "benchmark needs n_runs >= 1 and n_warmup >= 0, got " +
+                                                   std::to_string(n_runs) + " and " + std::to_string(n_warmup));
   }
   for (int i = 0; i < n_warmup; ++i) TESSERA_RETURN_IF_ERROR(run());
   TimingResult result;

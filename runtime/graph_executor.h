@@ -14,12 +14,12 @@
 #include <string>
 #include <vector>
 
+#include "base/status.h"
 #include "runtime/external_modules.h"
 #include "runtime/memory_plan.h"
 #include "runtime/module.h"
 #include "runtime/ndarray.h"
 #include "runtime/package.h"
-#include "base/status.h"
 #include "runtime/thread_pool.h"
 #include "runtime/time_evaluator.h"
 
@@ -88,8 +88,7 @@ class GraphExecutor {
   static Result<std::unique_ptr<GraphExecutor>> load(const PackageContents& contents,
                                                      const ExecutorOptions& options = {});
   /// read_package(path), then load.
-  static Result<std::unique_ptr<GraphExecutor>> load_file(const std::string& path,
-                                                          const ExecutorOptions& options = {});
+  static Result<std::unique_ptr<GraphExecutor>> load_file(const std::string& path, const ExecutorOptions& options = {});
 
   /// Copies `array` into the input `name`. Errors: kNotFound (no such input;
   /// the message lists the inputs), kInvalidArgument (dtype or shape differs;
@@ -177,12 +176,12 @@ class GraphExecutor {
   struct Call {
     CallKind kind = CallKind::kKernel;
     TesseraKernelFn fn = nullptr;
-    std::string symbol;       // the kernel's; a control step's kind name
-    std::vector<void*> args;  // data pointers, fixed at load time
+    std::string symbol;           // the kernel's; a control step's kind name
+    std::vector<void*> args;      // data pointers, fixed at load time
     ExternalRegionCall external;  // a region a backend's module runs (a kernel whose fn is null)
-    size_t target = 0;        // where a jump continues
-    size_t nbytes = 0;        // kCopy: the bytes copied; kCopySlice: one slice's
-    int64_t slots = 0;        // kCopySlice: the slices the destination holds
+    size_t target = 0;            // where a jump continues
+    size_t nbytes = 0;            // kCopy: the bytes copied; kCopySlice: one slice's
+    int64_t slots = 0;            // kCopySlice: the slices the destination holds
     // Runs the call and moves `pc` to the next one; a kernel's status (0: success).
     int32_t invoke(size_t& pc) {
       switch (kind) {
@@ -208,7 +207,7 @@ class GraphExecutor {
     std::string name;
     int32_t value_id = 0;
     NDArray array;
-    bool set = false;  // inputs only: set_input was called
+    bool set = false;                             // inputs only: set_input was called
     std::vector<std::pair<size_t, size_t>> uses;  // (call, argument) positions of the value
     // An external region reads or writes it: its pointers are fixed when the
     // region is created (runtime/external_abi.h), so run_with copies it
@@ -229,15 +228,15 @@ class GraphExecutor {
   // Points every use of `b` at `data` (its own buffer's when null).
   void point_uses(Binding& b, void* data);
 
-  std::optional<Module> module_;    // none for a graph without calls
-  ExternalModules externals_;        // modules of graph-payload backends, and their regions
+  std::optional<Module> module_;  // none for a graph without calls
+  ExternalModules externals_;     // modules of graph-payload backends, and their regions
   std::unique_ptr<ThreadPool> pool_;
   MemoryPlan plan_;
-  NDArray arena_;                    // uint8, plan_.arena_bytes long
+  NDArray arena_;  // uint8, plan_.arena_bytes long
   std::vector<NDArray> constants_;
   std::vector<Binding> inputs_;
   std::vector<Binding> outputs_;
-  std::vector<void*> value_ptrs_;    // data pointer of every value id
+  std::vector<void*> value_ptrs_;  // data pointer of every value id
   std::vector<Call> calls_;
   struct Carried {
     size_t output = 0, input = 0;  // indices into outputs_, inputs_

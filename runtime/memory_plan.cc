@@ -73,8 +73,7 @@ Result<MemoryPlan> plan_graph_memory(const PackageContents& contents) {
     for (int32_t id : contents.calls[i].args) {
       if (id < 0 || static_cast<size_t>(id) >= n) {
         return Status(ErrorCode::kInvalidArgument,
-                      "call " + std::to_string(i) + " names value " + std::to_string(id) +
-                          ", out of range");
+                      "call " + std::to_string(i) + " names value " + std::to_string(id) + ", out of range");
       }
       if (first[id] < 0) first[id] = static_cast<int32_t>(i);
       last[id] = static_cast<int32_t>(i);
@@ -106,8 +105,7 @@ Result<MemoryPlan> plan_graph_memory(const PackageContents& contents) {
     if (v.kind != ValueKind::kIntermediate || first[id] < 0) continue;
     const int64_t nbytes = v.nbytes();
     if (nbytes < 0 || nbytes > (int64_t{1} << 56)) {
-      return Status(ErrorCode::kInvalidArgument,
-                    "value " + std::to_string(id) + " has an invalid size");
+      return Status(ErrorCode::kInvalidArgument, "value " + std::to_string(id) + " has an invalid size");
     }
     intervals.push_back({nbytes, first[id], last[id]});
     ids.push_back(id);

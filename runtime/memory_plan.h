@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "runtime/package.h"
 #include "base/status.h"
+#include "runtime/package.h"
 
 namespace tessera::runtime {
 

@@ -24,8 +24,8 @@ Status write_all(int fd, std::string_view bytes, const std::string& path) {
     const ssize_t n = ::write(fd, bytes.data() + written, bytes.size() - written);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
-      return Status(ErrorCode::kIOError, "cannot write module bytes to " + path + ": " +
-                                             std::strerror(n < 0 ? errno : EIO));
+      return Status(ErrorCode::kIOError,
+                    "cannot write module bytes to " + path + ": " + std::strerror(n < 0 ? errno : EIO));
     }
     written += static_cast<size_t>(n);
   }
@@ -60,8 +60,7 @@ Result<Module> Module::load_from_bytes(std::string_view bytes, const std::string
   name.assign(buffer.data());
   Status written = write_all(fd, bytes, name);
   if (::close(fd) != 0 && written.is_ok()) {
-    written = Status(ErrorCode::kIOError, "cannot write module bytes to " + name + ": " +
-                                              std::strerror(errno));
+    written = Status(ErrorCode::kIOError, "cannot write module bytes to " + name + ": " + std::strerror(errno));
   }
   if (!written.is_ok()) {
     ::unlink(name.c_str());
@@ -71,8 +70,8 @@ Result<Module> Module::load_from_bytes(std::string_view bytes, const std::string
   // The mapping keeps the library alive; the name is not needed any more.
   ::unlink(name.c_str());
   if (handle == nullptr) {
-    return Status(ErrorCode::kIOError, "cannot load module from " + std::to_string(bytes.size()) +
-                                           " bytes (" + name + "): " + last_dl_error());
+    return Status(ErrorCode::kIOError, "cannot load module from " + std::to_string(bytes.size()) + " bytes (" + name +
+                                           "): " + last_dl_error());
   }
   return Module(handle, name);
 }
@@ -84,8 +83,7 @@ Result<TesseraKernelFn> Module::get_kernel(const std::string& symbol) const {
   dlerror();  // clear a stale error so the one below is ours
   void* address = dlsym(handle_, symbol.c_str());
   if (address == nullptr) {
-    return Status(ErrorCode::kNotFound,
-                  "no kernel " + symbol + " in module " + path_ + ": " + last_dl_error());
+    return Status(ErrorCode::kNotFound, "no kernel " + symbol + " in module " + path_ + ": " + last_dl_error());
   }
   return reinterpret_cast<TesseraKernelFn>(address);
 }
@@ -102,7 +100,9 @@ Module& Module::operator=(Module&& other) noexcept {
   return *this;
 }
 
-Module::~Module() { close(); }
+Module::~Module() {
+  close();
+}
 
 void Module::close() {
   if (handle_ != nullptr) dlclose(handle_);

@@ -5,8 +5,8 @@
 #include <string>
 #include <string_view>
 
-#include "runtime/c_abi.h"
 #include "base/status.h"
+#include "runtime/c_abi.h"
 
 namespace tessera::runtime {
 

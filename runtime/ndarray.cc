@@ -37,15 +37,12 @@ void fill_integers(void* data, int64_t n, uint64_t& state, int64_t low, int64_t 
 
 Status check_dtype(DType dtype) {
   const bool ok = dtype.lanes == 1 &&
-                  ((dtype.code == TypeCode::kFloat &&
-                    (dtype.bits == 16 || dtype.bits == 32 || dtype.bits == 64)) ||
+                  ((dtype.code == TypeCode::kFloat && (dtype.bits == 16 || dtype.bits == 32 || dtype.bits == 64)) ||
                    (dtype.code == TypeCode::kBFloat && dtype.bits == 16) ||
-                   (dtype.is_integral() && (dtype.bits == 1 || dtype.bits == 8 ||
-                                            dtype.bits == 16 || dtype.bits == 32 ||
-                                            dtype.bits == 64)));
+                   (dtype.is_integral() &&
+                    (dtype.bits == 1 || dtype.bits == 8 || dtype.bits == 16 || dtype.bits == 32 || dtype.bits == 64)));
   if (ok) return Status::ok();
-  return Status(ErrorCode::kInvalidArgument,
-                "an NDArray cannot hold elements of type " + dtype.to_string());
+  return Status(ErrorCode::kInvalidArgument, "an NDArray cannot hold elements of type " + dtype.to_string());
 }
 
 }  // namespace
@@ -55,9 +52,8 @@ Result<NDArray> NDArray::create(std::vector<int64_t> shape, DType dtype) {
   int64_t numel = 1;
   for (size_t i = 0; i < shape.size(); ++i) {
     if (shape[i] < 0) {
-      return Status(ErrorCode::kInvalidArgument, "dimension " + std::to_string(i) +
-                                                     " of an NDArray is negative (" +
-                                                     std::to_string(shape[i]) + ")");
+      return Status(ErrorCode::kInvalidArgument,
+                    "dimension " + std::to_string(i) + " of an NDArray is negative (" + std::to_string(shape[i]) + ")");
     }
     if (__builtin_mul_overflow(numel, shape[i], &numel)) {
       return Status(ErrorCode::kInvalidArgument, "NDArray shape has too many elements");
@@ -66,16 +62,14 @@ Result<NDArray> NDArray::create(std::vector<int64_t> shape, DType dtype) {
   int64_t nbytes = 0;
   if (__builtin_mul_overflow(numel, static_cast<int64_t>(dtype.storage_bytes()), &nbytes) ||
       nbytes > INT64_MAX - kAlignment) {
-    return Status(ErrorCode::kInvalidArgument, "NDArray of " + std::to_string(numel) +
-                                                   " elements does not fit in memory");
+    return Status(ErrorCode::kInvalidArgument,
+                  "NDArray of " + std::to_string(numel) + " elements does not fit in memory");
   }
   // Whole cache lines, at least one: vector code may touch the last line's tail.
-  const int64_t allocated = nbytes == 0 ? kAlignment : (nbytes + kAlignment - 1) / kAlignment *
-                                                           kAlignment;
+  const int64_t allocated = nbytes == 0 ? kAlignment : (nbytes + kAlignment - 1) / kAlignment * kAlignment;
   void* memory = nullptr;
   if (posix_memalign(&memory, kAlignment, static_cast<size_t>(allocated)) != 0) {
-    return Status(ErrorCode::kIOError,
-                  "cannot allocate " + std::to_string(allocated) + " bytes for an NDArray");
+    return Status(ErrorCode::kIOError, "cannot allocate " + std::to_string(allocated) + " bytes for an NDArray");
   }
   std::memset(memory, 0, static_cast<size_t>(allocated));
   NDArray array;
@@ -94,8 +88,7 @@ Result<NDArray> NDArray::copy() const {
 
 Status NDArray::copy_from(const NDArray& other) {
   if (other.dtype_ != dtype_ || other.shape_ != shape_) {
-    return Status(ErrorCode::kInvalidArgument,
-                  "cannot copy " + other.describe() + " into " + describe());
+    return Status(ErrorCode::kInvalidArgument, "cannot copy " + other.describe() + " into " + describe());
   }
   if (nbytes() > 0) std::memcpy(raw_data(), other.raw_data(), static_cast<size_t>(nbytes()));
   return Status::ok();
@@ -140,8 +133,7 @@ void NDArray::fill_random(uint64_t seed) {
       }
       return;
     }
-    case TypeCode::kHandle:
-      return;  // create() refuses handles
+    case TypeCode::kHandle: return;  // create() refuses handles
   }
 }
 
@@ -162,7 +154,8 @@ std::vector<float> NDArray::to_float32() const {
   } else if (dtype_ == DType::f16() || dtype_ == DType::bf16()) {
     const uint16_t* v = data<uint16_t>();
     out.resize(static_cast<size_t>(numel_));
-    for (int64_t i = 0; i < numel_; ++i) out[i] = dtype_ == DType::f16() ? half_to_float(v[i]) : bfloat16_to_float(v[i]);
+    for (int64_t i = 0; i < numel_; ++i)
+      out[i] = dtype_ == DType::f16() ? half_to_float(v[i]) : bfloat16_to_float(v[i]);
   }
   return out;
 }

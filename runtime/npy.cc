@@ -66,8 +66,7 @@ class HeaderParser {
       return error("header lacks one of 'descr', 'fortran_order', 'shape'");
     }
     if (fortran_order) {
-      return Status(ErrorCode::kInvalidArgument,
-                    source_ + ": Fortran-order arrays are not supported; save in C order");
+      return Status(ErrorCode::kInvalidArgument, source_ + ": Fortran-order arrays are not supported; save in C order");
     }
     TESSERA_ASSIGN_OR_RETURN(header.dtype, dtype_of_descr(descr));
     return header;
@@ -78,8 +77,8 @@ class HeaderParser {
     return parse_error(source_, what + " (header offset " + std::to_string(pos_) + ")");
   }
   void skip_space() {
-    while (pos_ < text_.size() && (text_[pos_] == ' ' || text_[pos_] == '\t' ||
-                                   text_[pos_] == '\n' || text_[pos_] == '\r')) {
+    while (pos_ < text_.size() &&
+           (text_[pos_] == ' ' || text_[pos_] == '\t' || text_[pos_] == '\n' || text_[pos_] == '\r')) {
       ++pos_;
     }
   }
@@ -124,8 +123,7 @@ class HeaderParser {
       }
       int64_t dim = 0;
       while (pos_ < text_.size() && text_[pos_] >= '0' && text_[pos_] <= '9') {
-        if (__builtin_mul_overflow(dim, 10, &dim) ||
-            __builtin_add_overflow(dim, text_[pos_] - '0', &dim)) {
+        if (__builtin_mul_overflow(dim, 10, &dim) || __builtin_add_overflow(dim, text_[pos_] - '0', &dim)) {
           return error("dimension in 'shape' overflows int64");
         }
         ++pos_;
@@ -142,10 +140,17 @@ class HeaderParser {
       const char* kind_size;
       DType dtype;
     } kTypes[] = {
-        {"f2", DType::f16()}, {"f4", DType::f32()},         {"f8", DType::f64()},
-        {"i1", DType::i8()},  {"i2", DType(TypeCode::kInt, 16)}, {"i4", DType::i32()},
-        {"i8", DType::i64()}, {"u1", DType::u8()},          {"u2", DType(TypeCode::kUInt, 16)},
-        {"u4", DType(TypeCode::kUInt, 32)},                 {"u8", DType(TypeCode::kUInt, 64)},
+        {"f2", DType::f16()},
+        {"f4", DType::f32()},
+        {"f8", DType::f64()},
+        {"i1", DType::i8()},
+        {"i2", DType(TypeCode::kInt, 16)},
+        {"i4", DType::i32()},
+        {"i8", DType::i64()},
+        {"u1", DType::u8()},
+        {"u2", DType(TypeCode::kUInt, 16)},
+        {"u4", DType(TypeCode::kUInt, 32)},
+        {"u8", DType(TypeCode::kUInt, 64)},
         {"b1", DType::boolean()},
     };
     const std::string unsupported = source_ + ": unsupported dtype '" + descr + "'";
@@ -182,8 +187,8 @@ Result<size_t> npy_data_offset(std::string_view prefix, const std::string& sourc
     if (prefix.size() < 12) return parse_error(source, "truncated .npy preamble");
     return 12 + (byte(8) | byte(9) << 8 | byte(10) << 16 | byte(11) << 24);
   }
-  return parse_error(source, "unsupported .npy format version " + std::to_string(major) + "." +
-                                 std::to_string(byte(7)));
+  return parse_error(source,
+                     "unsupported .npy format version " + std::to_string(major) + "." + std::to_string(byte(7)));
 }
 
 // `bytes` holds at least the whole header (npy_data_offset bytes).
@@ -200,14 +205,12 @@ Result<NpyHeader> parse_npy_header(std::string_view bytes, const std::string& so
 Status check_data_size(size_t have, int64_t want, const std::string& source) {
   if (have == static_cast<size_t>(want) || have == SIZE_MAX) return Status::ok();  // MAX: unknown
   return parse_error(source, std::string(have < static_cast<size_t>(want) ? "truncated" : "over-long") +
-                                 " data: expected " + std::to_string(want) + " bytes, found " +
-                                 std::to_string(have));
+                                 " data: expected " + std::to_string(want) + " bytes, found " + std::to_string(have));
 }
 
 // Checks the data size the header declares against what is there before
 // allocating, so a corrupt shape cannot ask for terabytes.
-Result<NDArray> create_for(const NpyHeader& header, size_t data_available,
-                           const std::string& source) {
+Result<NDArray> create_for(const NpyHeader& header, size_t data_available, const std::string& source) {
   int64_t want = header.dtype.storage_bytes();
   for (int64_t dim : header.shape) {
     if (__builtin_mul_overflow(want, dim, &want)) return parse_error(source, "shape too large");
@@ -232,8 +235,7 @@ Result<std::string> descr_of(DType dtype) {
       return std::string(size == 1 ? "|" : "<") + kind + std::to_string(size);
     }
   }
-  return Status(ErrorCode::kInvalidArgument,
-                "cannot save " + dtype.to_string() + " as .npy: numpy has no such dtype");
+  return Status(ErrorCode::kInvalidArgument, "cannot save " + dtype.to_string() + " as .npy: numpy has no such dtype");
 }
 
 // The preamble and header numpy writes: version 1.0 unless the header is too long.
@@ -246,12 +248,10 @@ Result<std::string> npy_header_bytes(const NDArray& array) {
   }
   dict += array.shape().size() == 1 ? ",), }" : "), }";
   size_t preamble = 10;
-  size_t total = (preamble + dict.size() + 1 + kHeaderAlignment - 1) / kHeaderAlignment *
-                 kHeaderAlignment;
+  size_t total = (preamble + dict.size() + 1 + kHeaderAlignment - 1) / kHeaderAlignment * kHeaderAlignment;
   if (total - preamble > 0xffff) {
     preamble = 12;
-    total = (preamble + dict.size() + 1 + kHeaderAlignment - 1) / kHeaderAlignment *
-            kHeaderAlignment;
+    total = (preamble + dict.size() + 1 + kHeaderAlignment - 1) / kHeaderAlignment * kHeaderAlignment;
   }
   const size_t header_len = total - preamble;
   std::string out(kMagic, kMagicSize);
@@ -268,11 +268,9 @@ Result<std::string> npy_header_bytes(const NDArray& array) {
 
 Result<NDArray> parse_npy(std::string_view bytes, const std::string& source) {
   TESSERA_ASSIGN_OR_RETURN(NpyHeader header, parse_npy_header(bytes, source));
-  TESSERA_ASSIGN_OR_RETURN(NDArray array,
-                           create_for(header, bytes.size() - header.data_offset, source));
+  TESSERA_ASSIGN_OR_RETURN(NDArray array, create_for(header, bytes.size() - header.data_offset, source));
   if (array.nbytes() > 0) {
-    std::memcpy(array.raw_data(), bytes.data() + header.data_offset,
-                static_cast<size_t>(array.nbytes()));
+    std::memcpy(array.raw_data(), bytes.data() + header.data_offset, static_cast<size_t>(array.nbytes()));
   }
   return array;
 }
@@ -304,8 +302,7 @@ Result<NDArray> load_npy(const std::string& path) {
                      static_cast<size_t>(info.st_size) >= parsed.data_offset;
   TESSERA_ASSIGN_OR_RETURN(
       NDArray array,
-      create_for(parsed, sized ? static_cast<size_t>(info.st_size) - parsed.data_offset
-                               : static_cast<size_t>(SIZE_MAX),
+      create_for(parsed, sized ? static_cast<size_t>(info.st_size) - parsed.data_offset : static_cast<size_t>(SIZE_MAX),
                  path));
   // The 12-byte preamble read takes data bytes too when the header is tiny.
   size_t have = header.size() - parsed.data_offset;

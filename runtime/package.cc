@@ -26,8 +26,7 @@ bool dtype_storable(DType t) {
   if (t.lanes != 1) return false;
   switch (t.code) {
     case TypeCode::kInt: return t.bits == 8 || t.bits == 16 || t.bits == 32 || t.bits == 64;
-    case TypeCode::kUInt:
-      return t.bits == 1 || t.bits == 8 || t.bits == 16 || t.bits == 32 || t.bits == 64;
+    case TypeCode::kUInt: return t.bits == 1 || t.bits == 8 || t.bits == 16 || t.bits == 32 || t.bits == 64;
     case TypeCode::kFloat: return t.bits == 16 || t.bits == 32 || t.bits == 64;
     case TypeCode::kBFloat: return t.bits == 16;
     case TypeCode::kHandle: return false;
@@ -50,23 +49,19 @@ Status validate_io_list(const PackageContents& c, const std::vector<int32_t>& id
   std::set<int32_t> seen;
   for (int32_t id : ids) {
     if (id < 0 || static_cast<size_t>(id) >= c.values.size()) {
-      return Status(ErrorCode::kParseError, std::string(what) + " list names value " +
-                                                std::to_string(id) + ", out of range [0, " +
-                                                std::to_string(c.values.size()) + ")");
+      return Status(ErrorCode::kParseError, std::string(what) + " list names value " + std::to_string(id) +
+                                                ", out of range [0, " + std::to_string(c.values.size()) + ")");
     }
     const PackageValue& v = c.values[static_cast<size_t>(id)];
     if (v.kind != kind) {
-      return Status(ErrorCode::kParseError, std::string(what) + " list names " +
-                                                describe_value(c, id) + " of kind " +
-                                                value_kind_name(v.kind));
+      return Status(ErrorCode::kParseError,
+                    std::string(what) + " list names " + describe_value(c, id) + " of kind " + value_kind_name(v.kind));
     }
     if (!seen.insert(id).second) {
-      return Status(ErrorCode::kParseError,
-                    std::string(what) + " list names " + describe_value(c, id) + " twice");
+      return Status(ErrorCode::kParseError, std::string(what) + " list names " + describe_value(c, id) + " twice");
     }
     if (v.name.empty()) {
-      return Status(ErrorCode::kParseError,
-                    std::string(what) + " value " + std::to_string(id) + " has no name");
+      return Status(ErrorCode::kParseError, std::string(what) + " value " + std::to_string(id) + " has no name");
     }
     if (!names->insert(v.name).second) {
       return Status(ErrorCode::kParseError, "graph input/output name '" + v.name + "' is not unique");
@@ -74,9 +69,8 @@ Status validate_io_list(const PackageContents& c, const std::vector<int32_t>& id
   }
   for (size_t id = 0; id < c.values.size(); ++id) {
     if (c.values[id].kind == kind && seen.count(static_cast<int32_t>(id)) == 0) {
-      return Status(ErrorCode::kParseError, describe_value(c, static_cast<int64_t>(id)) +
-                                                " is an " + what + " but not in the " + what +
-                                                " list");
+      return Status(ErrorCode::kParseError, describe_value(c, static_cast<int64_t>(id)) + " is an " + what +
+                                                " but not in the " + what + " list");
     }
   }
   return Status::ok();
@@ -200,8 +194,8 @@ void read_values(Reader& r, PackageContents* c) {
     }
     if (reserved != 0) return r.fail("value " + std::to_string(i) + ": reserved byte is not 0");
     if (ndim > static_cast<uint32_t>(kPackageMaxDims)) {
-      return r.fail("value " + std::to_string(i) + ": " + std::to_string(ndim) +
-                    " dimensions, more than " + std::to_string(kPackageMaxDims));
+      return r.fail("value " + std::to_string(i) + ": " + std::to_string(ndim) + " dimensions, more than " +
+                    std::to_string(kPackageMaxDims));
     }
     v.kind = static_cast<ValueKind>(kind);
     v.dtype = DType(static_cast<TypeCode>(code), bits);
@@ -347,8 +341,8 @@ void read_constants(Reader& r, PackageContents* c, uint32_t version) {
     previous = id;
     PackageValue& v = c->values[static_cast<size_t>(id)];
     if (v.kind != ValueKind::kConstant) {
-      return r.fail("constant " + std::to_string(i) + ": value " + std::to_string(id) +
-                    " is of kind " + value_kind_name(v.kind));
+      return r.fail("constant " + std::to_string(i) + ": value " + std::to_string(id) + " is of kind " +
+                    value_kind_name(v.kind));
     }
     if (storage_code > 2 || (storage_code != 0 && v.dtype != DType::f32())) {
       return r.fail("constant value " + std::to_string(id) + " has storage " + std::to_string(storage_code) +
@@ -369,8 +363,8 @@ void read_constants(Reader& r, PackageContents* c, uint32_t version) {
 Status validate_call_info(const PackageContents& c) {
   if (c.call_info.empty()) return Status::ok();
   if (c.call_info.size() != c.calls.size()) {
-    return Status(ErrorCode::kParseError, "call metadata has " + std::to_string(c.call_info.size()) +
-                                              " entries for " + std::to_string(c.calls.size()) + " calls");
+    return Status(ErrorCode::kParseError, "call metadata has " + std::to_string(c.call_info.size()) + " entries for " +
+                                              std::to_string(c.calls.size()) + " calls");
   }
   for (size_t i = 0; i < c.calls.size(); ++i) {
     const CallInfo& info = c.call_info[i];
@@ -389,15 +383,18 @@ Status validate_control_step(const PackageContents& c, size_t i, const std::stri
   const KernelCall& call = c.calls[i];
   const auto bad = [&](const std::string& why) { return Status(ErrorCode::kParseError, what + ": " + why); };
   const auto value = [&](size_t a) -> const PackageValue& { return c.values[static_cast<size_t>(call.args[a])]; };
-  const size_t want = call.kind == CallKind::kCopy ? 2 : call.kind == CallKind::kCopySlice ? 3
-                      : call.kind == CallKind::kJumpUnless ? 1 : 0;
+  const size_t want = call.kind == CallKind::kCopy         ? 2
+                      : call.kind == CallKind::kCopySlice  ? 3
+                      : call.kind == CallKind::kJumpUnless ? 1
+                                                           : 0;
   if (call.args.size() != want)
     return bad("takes " + std::to_string(want) + " arguments, has " + std::to_string(call.args.size()));
   if (!call.symbol.empty()) return bad("a control step names no symbol");
   const bool jumps = call.kind == CallKind::kJumpUnless || call.kind == CallKind::kJump;
   if (!jumps && call.target != 0) return bad("only a jump has a target");
   if (jumps && (call.target < 0 || static_cast<size_t>(call.target) > c.calls.size()))
-    return bad("target " + std::to_string(call.target) + " is out of range [0, " + std::to_string(c.calls.size()) + "]");
+    return bad("target " + std::to_string(call.target) + " is out of range [0, " + std::to_string(c.calls.size()) +
+               "]");
   if (call.kind == CallKind::kCopy && value(0).nbytes() != value(1).nbytes())
     return bad("copies " + std::to_string(value(0).nbytes()) + " bytes into " + std::to_string(value(1).nbytes()));
   if (call.kind == CallKind::kCopySlice) {
@@ -470,27 +467,23 @@ Status validate_package(const PackageContents& c) {
     const PackageValue& v = c.values[i];
     const std::string what = describe_value(c, static_cast<int64_t>(i));
     if (!dtype_storable(v.dtype)) {
-      return Status(ErrorCode::kParseError, what + ": dtype " + v.dtype.to_string() +
-                                                " cannot be stored (code " +
-                                                std::to_string(static_cast<int>(v.dtype.code)) +
-                                                ", " + std::to_string(v.dtype.bits) + " bits)");
+      return Status(ErrorCode::kParseError, what + ": dtype " + v.dtype.to_string() + " cannot be stored (code " +
+                                                std::to_string(static_cast<int>(v.dtype.code)) + ", " +
+                                                std::to_string(v.dtype.bits) + " bits)");
     }
     if (v.shape.size() > static_cast<size_t>(kPackageMaxDims)) {
-      return Status(ErrorCode::kParseError, what + ": more than " +
-                                                std::to_string(kPackageMaxDims) + " dimensions");
+      return Status(ErrorCode::kParseError, what + ": more than " + std::to_string(kPackageMaxDims) + " dimensions");
     }
     if (v.nbytes() < 0) {
       return Status(ErrorCode::kParseError, what + ": negative dimension or size overflow");
     }
     if (v.kind == ValueKind::kConstant && static_cast<int64_t>(v.data.size()) != v.nbytes()) {
-      return Status(ErrorCode::kParseError, what + ": constant has " +
-                                                std::to_string(v.data.size()) + " bytes, " +
+      return Status(ErrorCode::kParseError, what + ": constant has " + std::to_string(v.data.size()) + " bytes, " +
                                                 v.dtype.to_string() + " of its shape needs " +
                                                 std::to_string(v.nbytes()));
     }
     if (v.kind != ValueKind::kConstant && !v.data.empty()) {
-      return Status(ErrorCode::kParseError, what + ": a " + value_kind_name(v.kind) +
-                                                " value carries data");
+      return Status(ErrorCode::kParseError, what + ": a " + value_kind_name(v.kind) + " value carries data");
     }
   }
   for (size_t i = 0; i < c.calls.size(); ++i) {
@@ -503,9 +496,8 @@ Status validate_package(const PackageContents& c) {
     for (size_t a = 0; a < call.args.size(); ++a) {
       const int32_t id = call.args[a];
       if (id < 0 || static_cast<size_t>(id) >= c.values.size()) {
-        return Status(ErrorCode::kParseError, what + ": argument " + std::to_string(a) +
-                                                  " is value " + std::to_string(id) +
-                                                  ", out of range [0, " +
+        return Status(ErrorCode::kParseError, what + ": argument " + std::to_string(a) + " is value " +
+                                                  std::to_string(id) + ", out of range [0, " +
                                                   std::to_string(c.values.size()) + ")");
       }
     }
@@ -530,7 +522,8 @@ Status validate_package(const PackageContents& c) {
       return m.backend == p.backend && m.kind == "graph-payload";
     });
     if (!listed)
-      return Status(ErrorCode::kParseError, what + ": backend '" + p.backend + "' is not a listed graph-payload module");
+      return Status(ErrorCode::kParseError,
+                    what + ": backend '" + p.backend + "' is not a listed graph-payload module");
   }
   const bool calls_library = std::any_of(c.calls.begin(), c.calls.end(), [&](const KernelCall& call) {
     return call.kind == CallKind::kKernel && payload_symbols.count(call.symbol) == 0;
@@ -667,8 +660,8 @@ Status write_package(const PackageContents& contents, const std::string& path) {
 
 Result<PackageContents> read_package_bytes(std::string_view bytes, const std::string& source) {
   if (bytes.size() < static_cast<size_t>(kPackageHeaderBytes)) {
-    return parse_error(source, "truncated: " + std::to_string(bytes.size()) +
-                                   " bytes, shorter than the 32-byte package header");
+    return parse_error(
+        source, "truncated: " + std::to_string(bytes.size()) + " bytes, shorter than the 32-byte package header");
   }
   if (std::memcmp(bytes.data(), kPackageMagic, sizeof(kPackageMagic)) != 0) {
     // An ONNX model (a protobuf whose first field is ir_version, 0x08) given
@@ -686,8 +679,7 @@ Result<PackageContents> read_package_bytes(std::string_view bytes, const std::st
   const uint32_t crc = h.u32("checksum");
   const uint32_t reserved = h.u32("reserved");
   if (version > kPackageFormatVersion) {
-    return parse_error(source, "format version " + std::to_string(version) +
-                                   " is newer than this runtime reads (" +
+    return parse_error(source, "format version " + std::to_string(version) + " is newer than this runtime reads (" +
                                    std::to_string(kPackageFormatVersion) + ")");
   }
   if (version == 0) return parse_error(source, "format version 0 is invalid");
@@ -695,9 +687,8 @@ Result<PackageContents> read_package_bytes(std::string_view bytes, const std::st
   const uint64_t actual = bytes.size() - kPackageHeaderBytes;
   if (payload_size != actual) {
     return parse_error(source, (payload_size > actual ? "truncated: " : "trailing bytes: ") +
-                                   std::string("header announces ") +
-                                   std::to_string(payload_size) + " payload bytes, file has " +
-                                   std::to_string(actual));
+                                   std::string("header announces ") + std::to_string(payload_size) +
+                                   " payload bytes, file has " + std::to_string(actual));
   }
   if (package_crc32(bytes.substr(kPackageHeaderBytes)) != crc) {
     return parse_error(source, "checksum mismatch: the file is corrupted");

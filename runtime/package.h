@@ -47,11 +47,11 @@ const char* value_kind_name(ValueKind kind);
 
 /// One tensor of the graph. Its id is its index in PackageContents::values.
 struct PackageValue {
-  std::string name;             ///< unique among inputs and outputs; may be empty otherwise
+  std::string name;  ///< unique among inputs and outputs; may be empty otherwise
   ValueKind kind = ValueKind::kIntermediate;
-  DType dtype = DType::f32();   ///< scalar, storable (no handles, no vectors)
-  std::vector<int64_t> shape;   ///< dense C order; empty for a scalar
-  std::string data;             ///< the bytes of a constant (nbytes() long); empty otherwise
+  DType dtype = DType::f32();  ///< scalar, storable (no handles, no vectors)
+  std::vector<int64_t> shape;  ///< dense C order; empty for a scalar
+  std::string data;            ///< the bytes of a constant (nbytes() long); empty otherwise
 
   /// Elements times element bytes; -1 when a dimension is negative or the size overflows.
   int64_t nbytes() const;
@@ -62,12 +62,12 @@ struct PackageValue {
 /// If and Loop run on the device as steps over the same values table, the
 /// executor following `target` where a step jumps (format 5).
 enum class CallKind : uint8_t {
-  kKernel = 0,     ///< symbol(args)
-  kCopy = 1,       ///< args {src, dst}: dst's bytes become src's (the same size)
-  kCopySlice = 2,  ///< args {src, dst, index}: slot `index` (an int64 scalar) of dst, which holds
-                   ///< whole copies of src, becomes src; an index out of range fails the run
-  kJumpUnless = 3, ///< args {cond}: continue at call `target` when cond (a bool scalar) is false
-  kJump = 4,       ///< no args: continue at call `target`
+  kKernel = 0,      ///< symbol(args)
+  kCopy = 1,        ///< args {src, dst}: dst's bytes become src's (the same size)
+  kCopySlice = 2,   ///< args {src, dst, index}: slot `index` (an int64 scalar) of dst, which holds
+                    ///< whole copies of src, becomes src; an index out of range fails the run
+  kJumpUnless = 3,  ///< args {cond}: continue at call `target` when cond (a bool scalar) is false
+  kJump = 4,        ///< no args: continue at call `target`
 };
 
 /// "kernel", "copy", "copy_slice", "jump_unless", "jump".
@@ -76,10 +76,10 @@ const char* call_kind_name(CallKind kind);
 /// One call: `symbol(args)`, args[i] the data pointer of value args[i]; or a
 /// control step (kind not kKernel, symbol empty).
 struct KernelCall {
-  std::string symbol;            ///< a C symbol of the library with the kernel ABI (c_abi.h)
-  std::vector<int32_t> args;     ///< value ids, in the kernel's parameter order
+  std::string symbol;         ///< a C symbol of the library with the kernel ABI (c_abi.h)
+  std::vector<int32_t> args;  ///< value ids, in the kernel's parameter order
   CallKind kind = CallKind::kKernel;
-  int32_t target = 0;            ///< kJumpUnless, kJump: the call to continue at (calls.size(): the end)
+  int32_t target = 0;  ///< kJumpUnless, kJump: the call to continue at (calls.size(): the end)
   bool operator==(const KernelCall&) const = default;
 };
 
@@ -117,12 +117,12 @@ struct CallInfo {
 
 /// Everything in a package, in memory.
 struct PackageContents {
-  std::string target;                 ///< the target string the library was built for (informational)
-  std::string library;                ///< the shared library's bytes (every kernel)
-  std::vector<PackageValue> values;   ///< the values table; id = index
-  std::vector<KernelCall> calls;      ///< the graph, in execution order
-  std::vector<int32_t> inputs;        ///< ids of the graph inputs, in the caller's order
-  std::vector<int32_t> outputs;       ///< ids of the graph outputs, in the caller's order
+  std::string target;                     ///< the target string the library was built for (informational)
+  std::string library;                    ///< the shared library's bytes (every kernel)
+  std::vector<PackageValue> values;       ///< the values table; id = index
+  std::vector<KernelCall> calls;          ///< the graph, in execution order
+  std::vector<int32_t> inputs;            ///< ids of the graph inputs, in the caller's order
+  std::vector<int32_t> outputs;           ///< ids of the graph outputs, in the caller's order
   std::vector<ExternalModule> externals;  ///< external backends' code the calls use (format 2)
   std::vector<ExternalPayload> payloads;  ///< regions run by graph-payload backends' modules (format 3)
   /// One per call, or empty (a package written before call metadata, or
@@ -149,8 +149,7 @@ Status write_package(const PackageContents& contents, const std::string& path);
 /// Parses and validates package bytes; `source` names them in messages. Never
 /// crashes on malformed input. Errors: kParseError (bad magic, truncated,
 /// newer format version, checksum mismatch, out-of-range ids, size mismatches).
-Result<PackageContents> read_package_bytes(std::string_view bytes,
-                                           const std::string& source = "<package bytes>");
+Result<PackageContents> read_package_bytes(std::string_view bytes, const std::string& source = "<package bytes>");
 
 /// Reads and parses the package at `path`. Errors: kNotFound (no file),
 /// kIOError (cannot read), and read_package_bytes's.

@@ -50,12 +50,12 @@ typedef struct TesseraModel TesseraModel;
 /** Name, element type and shape of an input or output. The pointers stay
  *  valid until the model is freed. */
 typedef struct TesseraTensorInfo {
-  const char* name;       /**< the graph's name for it */
-  const char* dtype;      /**< "float32", "int64", "uint8", "bool", ... */
-  int32_t element_bytes;  /**< bytes of one element */
-  int32_t ndim;           /**< number of dimensions (0 for a scalar) */
-  const int64_t* shape;   /**< ndim extents, outermost first, dense C order */
-  size_t nbytes;          /**< bytes of the whole tensor */
+  const char* name;      /**< the graph's name for it */
+  const char* dtype;     /**< "float32", "int64", "uint8", "bool", ... */
+  int32_t element_bytes; /**< bytes of one element */
+  int32_t ndim;          /**< number of dimensions (0 for a scalar) */
+  const int64_t* shape;  /**< ndim extents, outermost first, dense C order */
+  size_t nbytes;         /**< bytes of the whole tensor */
 } TesseraTensorInfo;
 
 /** The message of the last failed call on this thread ("" if none). Valid
@@ -68,8 +68,7 @@ TESSERA_C_API const char* tessera_status_name(TesseraStatus status);
 /** Loads the package at `path` and prepares it to run with `num_threads`
  *  threads (the caller included; 0: one per CPU). On success *out is a model
  *  to free with tessera_model_free; on failure *out is NULL. */
-TESSERA_C_API TesseraStatus tessera_model_load(const char* path, int32_t num_threads,
-                                               TesseraModel** out);
+TESSERA_C_API TesseraStatus tessera_model_load(const char* path, int32_t num_threads, TesseraModel** out);
 
 /** Frees a model and everything it owns; NULL is a no-op. */
 TESSERA_C_API void tessera_model_free(TesseraModel* model);
@@ -79,15 +78,13 @@ TESSERA_C_API TesseraStatus tessera_model_num_inputs(const TesseraModel* model, 
 TESSERA_C_API TesseraStatus tessera_model_num_outputs(const TesseraModel* model, int32_t* out);
 
 /** Name, dtype and shape of input (output) `index`, in the package's order. */
-TESSERA_C_API TesseraStatus tessera_model_input_info(const TesseraModel* model, int32_t index,
-                                                     TesseraTensorInfo* out);
-TESSERA_C_API TesseraStatus tessera_model_output_info(const TesseraModel* model, int32_t index,
-                                                      TesseraTensorInfo* out);
+TESSERA_C_API TesseraStatus tessera_model_input_info(const TesseraModel* model, int32_t index, TesseraTensorInfo* out);
+TESSERA_C_API TesseraStatus tessera_model_output_info(const TesseraModel* model, int32_t index, TesseraTensorInfo* out);
 
 /** Copies `nbytes` bytes from `data` into the input `name`; nbytes must be
  *  exactly the input's size (TesseraTensorInfo.nbytes). */
-TESSERA_C_API TesseraStatus tessera_model_set_input(TesseraModel* model, const char* name,
-                                                    const void* data, size_t nbytes);
+TESSERA_C_API TesseraStatus tessera_model_set_input(TesseraModel* model, const char* name, const void* data,
+                                                    size_t nbytes);
 
 /** Runs the model once; every input must have been set. */
 TESSERA_C_API TesseraStatus tessera_model_run(TesseraModel* model);
@@ -101,16 +98,16 @@ TESSERA_C_API TesseraStatus tessera_model_carry(TesseraModel* model, const char*
 
 /** The output `name` of the last run: *data points to its bytes (valid until
  *  the next run or free), and `info` (may be NULL) gets its shape. */
-TESSERA_C_API TesseraStatus tessera_model_get_output(TesseraModel* model, const char* name,
-                                                     const void** data, TesseraTensorInfo* info);
+TESSERA_C_API TesseraStatus tessera_model_get_output(TesseraModel* model, const char* name, const void** data,
+                                                     TesseraTensorInfo* info);
 
 /** Copies the output `name` of the last run into `buffer`, whose size
  *  `nbytes` must be exactly the output's size. */
-TESSERA_C_API TesseraStatus tessera_model_copy_output(TesseraModel* model, const char* name,
-                                                      void* buffer, size_t nbytes);
+TESSERA_C_API TesseraStatus tessera_model_copy_output(TesseraModel* model, const char* name, void* buffer,
+                                                      size_t nbytes);
 
 #ifdef __cplusplus
-}  /* extern "C" */
+} /* extern "C" */
 #endif
 
 #endif /* TESSERA_RUNTIME_TESSERA_RUNTIME_H_ */

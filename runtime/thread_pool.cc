@@ -23,19 +23,16 @@ thread_local bool tls_in_task = false;
 
 constexpr uint64_t kNoError = UINT64_MAX;
 
-static_assert(sizeof(std::atomic<uint32_t>) == sizeof(uint32_t) &&
-                  std::atomic<uint32_t>::is_always_lock_free,
+static_assert(sizeof(std::atomic<uint32_t>) == sizeof(uint32_t) && std::atomic<uint32_t>::is_always_lock_free,
               "futex needs a plain 32-bit word");
-static_assert(sizeof(std::atomic<int32_t>) == sizeof(int32_t) &&
-                  std::atomic<int32_t>::is_always_lock_free,
+static_assert(sizeof(std::atomic<int32_t>) == sizeof(int32_t) && std::atomic<int32_t>::is_always_lock_free,
               "futex needs a plain 32-bit word");
 
 template <typename T>
 void futex_wait(std::atomic<T>* word, T expected) {
   // Returns at once when *word != expected, so a wake between our check and
   // the sleep is never lost.
-  syscall(SYS_futex, reinterpret_cast<T*>(word), FUTEX_WAIT_PRIVATE, expected, nullptr, nullptr,
-          0);
+  syscall(SYS_futex, reinterpret_cast<T*>(word), FUTEX_WAIT_PRIVATE, expected, nullptr, nullptr, 0);
 }
 
 template <typename T>
@@ -92,18 +89,16 @@ int32_t run_serially(TesseraParallelBody body, void* closure, int32_t n) {
 
 Status pin_thread(std::thread& thread, int cpu, int participant) {
   if (cpu < 0 || cpu >= CPU_SETSIZE) {
-    return Status(ErrorCode::kInvalidArgument,
-                  "cannot pin worker " + std::to_string(participant) + " to CPU " +
-                      std::to_string(cpu) + ": no such CPU");
+    return Status(ErrorCode::kInvalidArgument, "cannot pin worker " + std::to_string(participant) + " to CPU " +
+                                                   std::to_string(cpu) + ": no such CPU");
   }
   cpu_set_t set;
   CPU_ZERO(&set);
   CPU_SET(cpu, &set);
   const int rc = pthread_setaffinity_np(thread.native_handle(), sizeof(set), &set);
   if (rc != 0) {
-    return Status(ErrorCode::kIOError, "cannot pin worker " + std::to_string(participant) +
-                                           " to CPU " + std::to_string(cpu) + ": " +
-                                           std::strerror(rc));
+    return Status(ErrorCode::kIOError, "cannot pin worker " + std::to_string(participant) + " to CPU " +
+                                           std::to_string(cpu) + ": " + std::strerror(rc));
   }
   return Status::ok();
 }
@@ -186,7 +181,9 @@ int32_t ThreadPool::run(TesseraParallelBody body, void* closure, int32_t num_tas
   return error == kNoError ? 0 : static_cast<int32_t>(static_cast<uint32_t>(error));
 }
 
-bool ThreadPool::claim(int share) { return open_[share].exchange(0, std::memory_order_acq_rel) == 1; }
+bool ThreadPool::claim(int share) {
+  return open_[share].exchange(0, std::memory_order_acq_rel) == 1;
+}
 
 void ThreadPool::run_late_shares() {
   for (int p = 1; p < num_threads_; ++p) {
@@ -225,8 +222,7 @@ void ThreadPool::run_tasks(int share) {
     // The lowest task id wins, so the result does not depend on timing.
     const uint64_t key = (static_cast<uint64_t>(t) << 32) | static_cast<uint32_t>(st);
     uint64_t current = first_error_.load(std::memory_order_relaxed);
-    while (key < current &&
-           !first_error_.compare_exchange_weak(current, key, std::memory_order_relaxed)) {
+    while (key < current && !first_error_.compare_exchange_weak(current, key, std::memory_order_relaxed)) {
     }
   }
 }
@@ -268,16 +264,21 @@ void ThreadPool::wait_for_workers() {
   launcher_sleeping_.store(0, std::memory_order_relaxed);
 }
 
-ParallelScope::ParallelScope(ThreadPool* pool) : previous_(tls_pool) { tls_pool = pool; }
+ParallelScope::ParallelScope(ThreadPool* pool) : previous_(tls_pool) {
+  tls_pool = pool;
+}
 
-ParallelScope::~ParallelScope() { tls_pool = previous_; }
+ParallelScope::~ParallelScope() {
+  tls_pool = previous_;
+}
 
-ThreadPool* ParallelScope::current() { return tls_pool; }
+ThreadPool* ParallelScope::current() {
+  return tls_pool;
+}
 
 }  // namespace tessera::runtime
 
-extern "C" int32_t tessera_parallel_launch(TesseraParallelBody body, void* closure,
-                                           int32_t num_tasks) {
+extern "C" int32_t tessera_parallel_launch(TesseraParallelBody body, void* closure, int32_t num_tasks) {
   using tessera::runtime::tls_pool;
   if (tls_pool != nullptr) return tls_pool->run(body, closure, num_tasks);
   return tessera::runtime::run_serially(body, closure, num_tasks > 0 ? num_tasks : 1);

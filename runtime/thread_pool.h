@@ -13,8 +13,8 @@
 #include <thread>
 #include <vector>
 
-#include "runtime/c_abi.h"
 #include "base/status.h"
+#include "runtime/c_abi.h"
 
 namespace tessera::runtime {
 

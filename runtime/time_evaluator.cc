@@ -23,8 +23,7 @@ using Clock = std::chrono::steady_clock;
 constexpr int64_t kMaxNumber = int64_t{1} << 31;
 
 Status kernel_failed(int32_t status, const std::string& when) {
-  return Status(ErrorCode::kRuntimeError,
-                "kernel returned status " + std::to_string(status) + " " + when);
+  return Status(ErrorCode::kRuntimeError, "kernel returned status " + std::to_string(status) + " " + when);
 }
 
 // Evicts the kernel's data: every cache line of a buffer larger than the
@@ -106,21 +105,18 @@ int64_t grown_number(int64_t number, double duration_ms, double min_repeat_ms) {
   if (duration_ms > 0) {
     next = std::max(next, min_repeat_ms / (duration_ms / static_cast<double>(number)) + 1);
   }
-  return std::clamp(static_cast<int64_t>(std::min(next, static_cast<double>(kMaxNumber))),
-                    number + 1, kMaxNumber);
+  return std::clamp(static_cast<int64_t>(std::min(next, static_cast<double>(kMaxNumber))), number + 1, kMaxNumber);
 }
 
 Status check_options(TesseraKernelFn kernel, const TimingOptions& options) {
   if (kernel == nullptr) return Status(ErrorCode::kInvalidArgument, "time_kernel: no kernel");
   if (options.number < 1 || options.repeat < 1) {
     return Status(ErrorCode::kInvalidArgument,
-                  "time_kernel: number and repeat must be at least 1 (got number=" +
-                      std::to_string(options.number) + ", repeat=" +
-                      std::to_string(options.repeat) + ")");
+                  "time_kernel: number and repeat must be at least 1 (got number=" + std::to_string(options.number) +
+                      ", repeat=" + std::to_string(options.repeat) + ")");
   }
   if (!(options.min_repeat_ms >= 0) || !(options.cooldown_ms >= 0)) {
-    return Status(ErrorCode::kInvalidArgument,
-                  "time_kernel: min_repeat_ms and cooldown_ms must be non-negative");
+    return Status(ErrorCode::kInvalidArgument, "time_kernel: min_repeat_ms and cooldown_ms must be non-negative");
   }
   return Status::ok();
 }
@@ -212,8 +208,7 @@ int64_t private_cache_bytes(int64_t fallback) {
   return bytes > 0 ? bytes : fallback;
 }
 
-Result<TimingResult> time_kernel(TesseraKernelFn kernel, void** args, const TimingOptions& options,
-                                 ThreadPool* pool) {
+Result<TimingResult> time_kernel(TesseraKernelFn kernel, void** args, const TimingOptions& options, ThreadPool* pool) {
   ArgCycle cycle(args);
   return time_calls(kernel, cycle, options, pool);
 }

@@ -4,8 +4,8 @@
 
 #include <vector>
 
-#include "runtime/c_abi.h"
 #include "base/status.h"
+#include "runtime/c_abi.h"
 #include "runtime/thread_pool.h"
 
 namespace tessera::runtime {
@@ -47,8 +47,7 @@ struct TimingResult {
 /// parallel launches (nullptr: they run serially). Errors: kInvalidArgument
 /// (no kernel, number or repeat < 1, negative times), kRuntimeError (the kernel
 /// returned a non-zero status; the message gives it).
-Result<TimingResult> time_kernel(TesseraKernelFn kernel, void** args, const TimingOptions& options,
-                                 ThreadPool* pool);
+Result<TimingResult> time_kernel(TesseraKernelFn kernel, void** args, const TimingOptions& options, ThreadPool* pool);
 
 /// The same, where call i (the warm-up included) gets `arg_sets[i % size]`:
 /// argument lists that differ in which copy of some inputs they point to

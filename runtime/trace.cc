@@ -85,7 +85,8 @@ void append_call_args(std::string* out, const CallDescription& call, size_t inde
 }  // namespace
 
 std::string call_display_name(const CallDescription& call) {
-  if (!call.info || call.info->nodes.empty()) return call.info && !call.info->name.empty() ? call.info->name : call.symbol;
+  if (!call.info || call.info->nodes.empty())
+    return call.info && !call.info->name.empty() ? call.info->name : call.symbol;
   const std::vector<std::string>& nodes = call.info->nodes;
   std::string out = nodes[0];
   for (size_t k = 1; k < nodes.size(); ++k) {
@@ -149,8 +150,8 @@ std::string chrome_trace_json(const std::vector<CallDescription>& calls, const s
       out += ",\"cat\":\"pool\",\"ph\":\"X\",\"ts\":" + microseconds(share.start_ns) +
              ",\"dur\":" + microseconds(share.duration_ns) + ",\"pid\":" + std::to_string(who.pid) +
              ",\"tid\":" + std::to_string(share.participant == 0 ? who.tid : share.thread_id) +
-             ",\"args\":{\"call\":" + std::to_string(span.call) + ",\"participant\":" +
-             std::to_string(share.participant) + "}}";
+             ",\"args\":{\"call\":" + std::to_string(span.call) +
+             ",\"participant\":" + std::to_string(share.participant) + "}}";
     }
   }
   out += "\n]}\n";

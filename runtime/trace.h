@@ -24,9 +24,9 @@ std::string shapes_text(const std::vector<std::vector<int64_t>>& shapes);
 /// Who ran a traced run, for the trace's metadata ("M") events.
 struct TraceProcess {
   int64_t pid = 0;
-  int64_t tid = 0;             ///< the executor's (calling) thread
-  std::string process_name;    ///< "tessera run resnet18.tsr"
-  std::string thread_name;     ///< "executor (kernels; 4-thread pool)"
+  int64_t tid = 0;           ///< the executor's (calling) thread
+  std::string process_name;  ///< "tessera run resnet18.tsr"
+  std::string thread_name;   ///< "executor (kernels; 4-thread pool)"
 };
 
 /// The trace of one run in the Chrome trace event format (JSON object form):

@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(
-  build-essential cmake ninja-build ccache pkg-config
+  build-essential cmake ninja-build ccache pkg-config clang-format
   llvm-19-dev lld-19 liblld-19-dev
   libxgboost-dev
   libzmq3-dev cppzmq-dev libsodium-dev

@@ -7,19 +7,16 @@
 
 namespace tessera::cli {
 
-Result<model::ModelRecordsCheck> check_and_store_records(const graph::Graph& g,
-                                                         const Target& target,
-                                                         const model::PlanOptions& options,
-                                                         records::Store& store, int64_t session_id,
-                                                         std::string* skipped) {
+Result<model::ModelRecordsCheck> check_and_store_records(const graph::Graph& g, const Target& target,
+                                                         const model::PlanOptions& options, records::Store& store,
+                                                         int64_t session_id, std::string* skipped) {
   const std::string target_text = target.to_string();
   if (target_text != host_target().to_string()) {
     *skipped = "the target is not this machine (" + host_target().to_string() + ")";
     return model::ModelRecordsCheck{};
   }
   records::RecordsScheduleSource source(store);
-  TESSERA_ASSIGN_OR_RETURN(model::ModelRecordsCheck check,
-                           model::check_records_in_model(g, target, source, options));
+  TESSERA_ASSIGN_OR_RETURN(model::ModelRecordsCheck check, model::check_records_in_model(g, target, source, options));
   for (const model::RecordCheck& r : check.records) {
     records::ModelCheck row;
     row.workload_key = r.workload_key;
@@ -35,13 +32,11 @@ Result<model::ModelRecordsCheck> check_and_store_records(const graph::Graph& g,
 }
 
 void after_model_tuning(const std::string& model_path, const std::vector<std::string>& input_shapes,
-                        const std::vector<std::string>& input_values,
-                        const model::PlanOptions& options, const std::string& backend,
-                        tuner::TuneJob& job, FILE* out, bool verbose) {
+                        const std::vector<std::string>& input_values, const model::PlanOptions& options,
+                        const std::string& backend, tuner::TuneJob& job, FILE* out, bool verbose) {
   auto graph = import_model(model_path, input_shapes, input_values);
   if (!graph.is_ok()) {
-    std::fprintf(stderr, "tessera tune: warning: the model was not checked: %s\n",
-                 graph.status().message().c_str());
+    std::fprintf(stderr, "tessera tune: warning: the model was not checked: %s\n", graph.status().message().c_str());
     return;
   }
   if (out) {
@@ -49,8 +44,7 @@ void after_model_tuning(const std::string& model_path, const std::vector<std::st
     std::fflush(out);
   }
   std::string skipped;
-  auto check = check_and_store_records(*graph, job.config().target, options, job.store(),
-                                       job.session_id(), &skipped);
+  auto check = check_and_store_records(*graph, job.config().target, options, job.store(), job.session_id(), &skipped);
   if (!check.is_ok()) {
     std::fprintf(stderr, "tessera tune: warning: the records were not checked in the model: %s\n",
                  check.status().message().c_str());
@@ -61,15 +55,13 @@ void after_model_tuning(const std::string& model_path, const std::vector<std::st
   }
   if (backend == "none") return;
   if (out) {
-    std::fprintf(out, "\ntiming the regions %s can run, both ways (for compile --byoc auto)...\n",
-                 backend.c_str());
+    std::fprintf(out, "\ntiming the regions %s can run, both ways (for compile --byoc auto)...\n", backend.c_str());
     std::fflush(out);
   }
-  Result<TunedRegions> tuned = time_model_regions(*graph, backend, job.config().target, job.store(),
-                                                  job.session_id(), options);
+  Result<TunedRegions> tuned =
+      time_model_regions(*graph, backend, job.config().target, job.store(), job.session_id(), options);
   if (!tuned.is_ok()) {
-    std::fprintf(stderr, "tessera tune: warning: the regions were not timed: %s\n",
-                 tuned.status().message().c_str());
+    std::fprintf(stderr, "tessera tune: warning: the regions were not timed: %s\n", tuned.status().message().c_str());
     return;
   }
   if (out) std::fprintf(out, "%s", format_tuned_regions(*tuned, verbose).c_str());

@@ -24,11 +24,9 @@ namespace tessera::cli {
 /// a ModelCheck per kernel taken from a record under `session_id`. Returns
 /// the check, or in `skipped` why there was none. Errors: the check's and
 /// the store's.
-Result<model::ModelRecordsCheck> check_and_store_records(const graph::Graph& g,
-                                                         const Target& target,
-                                                         const model::PlanOptions& options,
-                                                         records::Store& store, int64_t session_id,
-                                                         std::string* skipped);
+Result<model::ModelRecordsCheck> check_and_store_records(const graph::Graph& g, const Target& target,
+                                                         const model::PlanOptions& options, records::Store& store,
+                                                         int64_t session_id, std::string* skipped);
 
 /// The model at `model_path` (bound as the tuning bound it) checked and its
 /// regions timed through `backend` (a name resolve_byoc gave; "none": not
@@ -36,8 +34,7 @@ Result<model::ModelRecordsCheck> check_and_store_records(const graph::Graph& g,
 /// (null: nothing; `verbose`: every region). A failure is a warning on
 /// stderr, not an error: the tuning's records are stored either way.
 void after_model_tuning(const std::string& model_path, const std::vector<std::string>& input_shapes,
-                        const std::vector<std::string>& input_values,
-                        const model::PlanOptions& options, const std::string& backend,
-                        tuner::TuneJob& job, FILE* out, bool verbose);
+                        const std::vector<std::string>& input_values, const model::PlanOptions& options,
+                        const std::string& backend, tuner::TuneJob& job, FILE* out, bool verbose);
 
 }  // namespace tessera::cli

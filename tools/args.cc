@@ -1,7 +1,6 @@
 #include "tools/args.h"
 
 #include <CLI/CLI.hpp>
-
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
@@ -20,18 +19,55 @@ constexpr size_t kHelpColumn = 30;  // where descriptions start
 // command names a value the same way.
 const std::map<std::string, std::string>& placeholders() {
   static const std::map<std::string, std::string> table = {
-      {"authorized", "DIR"}, {"batch", "N"}, {"bench", "N"}, {"bind", "ENDPOINT"}, {"byoc", "BACKEND"},
-      {"cache", "model|warm|cold"}, {"db", "DB"}, {"dead-after-ms", "MS"}, {"dump-after", "PASS"},
-      {"early-stopping", "N"}, {"errors-older-than", "AGE"}, {"heartbeat-ms", "MS"}, {"input", "NAME=FILE"},
-      {"input-shape", "NAME:D,..."}, {"input-value", "NAME=VALUE"}, {"jobs", "N"}, {"k", "N"}, {"keep", "N"}, {"key", "KEY"},
-      {"keyfile", "NAME.key"}, {"limit", "N"}, {"log-level", "LEVEL"}, {"max-library-mb", "MB"},
-      {"min-repeat-ms", "MS"}, {"name", "NAME"}, {"no-worker-grace-ms", "MS"}, {"op", "SPEC"},
-      {"out", "PATH"}, {"output", "MODEL.tsr"}, {"output-dir", "DIR"}, {"profile", "N"},
-      {"random-inputs", "SEED"}, {"repeat", "N"}, {"samples", "N"}, {"scheduler", "gradient|round-robin"},
-      {"seed", "SEED"}, {"space", "SPACE"}, {"strategy", "STRATEGY"}, {"target", "TARGET"},
-      {"threads", "N"}, {"time-budget", "SECONDS"}, {"timeout", "SECONDS"}, {"timeout-ms", "MS"},
-      {"tracker", "ENDPOINT"}, {"tracker-key", "NAME.pub"}, {"trials", "N"}, {"warmup", "N"},
-      {"workers", "N"}, {"workload", "KEY"},
+      {"authorized", "DIR"},
+      {"batch", "N"},
+      {"bench", "N"},
+      {"bind", "ENDPOINT"},
+      {"byoc", "BACKEND"},
+      {"cache", "model|warm|cold"},
+      {"db", "DB"},
+      {"dead-after-ms", "MS"},
+      {"dump-after", "PASS"},
+      {"early-stopping", "N"},
+      {"errors-older-than", "AGE"},
+      {"heartbeat-ms", "MS"},
+      {"input", "NAME=FILE"},
+      {"input-shape", "NAME:D,..."},
+      {"input-value", "NAME=VALUE"},
+      {"jobs", "N"},
+      {"k", "N"},
+      {"keep", "N"},
+      {"key", "KEY"},
+      {"keyfile", "NAME.key"},
+      {"limit", "N"},
+      {"log-level", "LEVEL"},
+      {"max-library-mb", "MB"},
+      {"min-repeat-ms", "MS"},
+      {"name", "NAME"},
+      {"no-worker-grace-ms", "MS"},
+      {"op", "SPEC"},
+      {"out", "PATH"},
+      {"output", "MODEL.tsr"},
+      {"output-dir", "DIR"},
+      {"profile", "N"},
+      {"random-inputs", "SEED"},
+      {"repeat", "N"},
+      {"samples", "N"},
+      {"scheduler", "gradient|round-robin"},
+      {"seed", "SEED"},
+      {"space", "SPACE"},
+      {"strategy", "STRATEGY"},
+      {"target", "TARGET"},
+      {"threads", "N"},
+      {"time-budget", "SECONDS"},
+      {"timeout", "SECONDS"},
+      {"timeout-ms", "MS"},
+      {"tracker", "ENDPOINT"},
+      {"tracker-key", "NAME.pub"},
+      {"trials", "N"},
+      {"warmup", "N"},
+      {"workers", "N"},
+      {"workload", "KEY"},
   };
   return table;
 }
@@ -47,17 +83,10 @@ constexpr double kNoIntegerMax = -1;
 
 const std::map<std::string, NumericRange>& numeric_ranges() {
   static const std::map<std::string, NumericRange> table = {
-      {"batch", {true, 1, 65536}},
-      {"early-stopping", {true, 0, 1e9}},
-      {"min-repeat-ms", {false, 0, 60000}},
-      {"repeat", {true, 1, 1000}},
-      {"seed", {true, 0, kNoIntegerMax}},
-      {"threads", {true, 0, 4096}},
-      {"time-budget", {false, 0, 1e7}},
-      {"timeout", {false, 0.001, 3600}},
-      {"trials", {true, 1, 1e8}},
-      {"worker-wait", {false, 0, 86400}},
-      {"workers", {true, 1, 1024}},
+      {"batch", {true, 1, 65536}},        {"early-stopping", {true, 0, 1e9}}, {"min-repeat-ms", {false, 0, 60000}},
+      {"repeat", {true, 1, 1000}},        {"seed", {true, 0, kNoIntegerMax}}, {"threads", {true, 0, 4096}},
+      {"time-budget", {false, 0, 1e7}},   {"timeout", {false, 0.001, 3600}},  {"trials", {true, 1, 1e8}},
+      {"worker-wait", {false, 0, 86400}}, {"workers", {true, 1, 1024}},
   };
   return table;
 }
@@ -107,8 +136,8 @@ std::string cli11_names(const OptionSpec& spec, const std::vector<OptionSpec>& s
 // A CLI11 app that knows `specs`; each option's values land in `values`
 // (one entry per occurrence), each flag's count in `counts`. Help is an
 // option like the others: the command decides what it prints.
-void describe(CLI::App& app, const std::vector<OptionSpec>& specs, std::map<std::string, std::vector<std::string>>& values,
-              std::map<std::string, int>& counts) {
+void describe(CLI::App& app, const std::vector<OptionSpec>& specs,
+              std::map<std::string, std::vector<std::string>>& values, std::map<std::string, int>& counts) {
   app.set_help_flag();
   app.allow_extras();  // unknown words come back in order: positionals, or an error in our words
   auto formatter = std::make_shared<CLI::Formatter>();
@@ -141,7 +170,8 @@ size_t edit_distance(const std::string& a, const std::string& b) {
   for (size_t i = 1; i <= a.size(); ++i)
     for (size_t j = 1; j <= b.size(); ++j) {
       d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] != b[j - 1])});
-      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
     }
   return d[a.size()][b.size()];
 }
@@ -165,18 +195,16 @@ Status check_values(int argc, char** argv, int first, const std::vector<OptionSp
       if (!s.takes_value && eq != std::string::npos)
         return Status(ErrorCode::kInvalidArgument, "option --" + name + " takes no value");
       // At the end, or followed by another of the command's options.
-      const bool next_is_option =
-          i + 1 < argc && std::any_of(specs.begin(), specs.end(), [&](const OptionSpec& o) {
-            const std::string next = argv[i + 1];
-            return next == "--" + o.name || next.rfind("--" + o.name + "=", 0) == 0;
-          });
+      const bool next_is_option = i + 1 < argc && std::any_of(specs.begin(), specs.end(), [&](const OptionSpec& o) {
+                                    const std::string next = argv[i + 1];
+                                    return next == "--" + o.name || next.rfind("--" + o.name + "=", 0) == 0;
+                                  });
       if (s.takes_value && eq == std::string::npos && (i + 1 >= argc || next_is_option))
         return Status(ErrorCode::kInvalidArgument, "option --" + name + " needs a value");
     }
   }
   return Status::ok();
 }
-
 
 // A long description continues on lines of its own, under its column.
 std::string wrap(const std::string& block) {
@@ -201,7 +229,8 @@ void respell_old_options(std::vector<std::string>& words, const std::vector<Opti
   static const std::pair<const char*, const char*> kOld[] = {{"out", "output"}};
   for (const auto& [old_name, name] : kOld) {
     const bool takes_new = std::any_of(specs.begin(), specs.end(), [&](const OptionSpec& s) { return s.name == name; });
-    const bool takes_old = std::any_of(specs.begin(), specs.end(), [&](const OptionSpec& s) { return s.name == old_name; });
+    const bool takes_old =
+        std::any_of(specs.begin(), specs.end(), [&](const OptionSpec& s) { return s.name == old_name; });
     if (!takes_new || takes_old) continue;
     const std::string word = std::string("--") + old_name;
     for (std::string& w : words)
@@ -278,8 +307,7 @@ Result<long long> Args::get_int(const std::string& name, long long fallback) con
   errno = 0;
   long long v = std::strtoll(text.c_str(), &end, 10);
   if (text.empty() || *end != '\0' || errno == ERANGE)
-    return Status(ErrorCode::kInvalidArgument,
-                  "option --" + name + " expects an integer, got '" + text + "'");
+    return Status(ErrorCode::kInvalidArgument, "option --" + name + " expects an integer, got '" + text + "'");
   return v;
 }
 
@@ -290,8 +318,7 @@ Result<double> Args::get_double(const std::string& name, double fallback) const 
   errno = 0;
   double v = std::strtod(text.c_str(), &end);
   if (text.empty() || *end != '\0' || errno == ERANGE || !std::isfinite(v))
-    return Status(ErrorCode::kInvalidArgument,
-                  "option --" + name + " expects a number, got '" + text + "'");
+    return Status(ErrorCode::kInvalidArgument, "option --" + name + " expects a number, got '" + text + "'");
   return v;
 }
 

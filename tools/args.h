@@ -21,7 +21,7 @@ struct OptionSpec {
   std::string name;
   bool takes_value = true;
   std::string help;
-  char short_name = 0;  ///< a one-letter alias, `-o`, when not 0
+  char short_name = 0;          ///< a one-letter alias, `-o`, when not 0
   std::string value_name = "";  ///< the value's placeholder in help, when not placeholder(name)
 };
 

@@ -60,15 +60,14 @@ std::string summarize_model_choices(const ModelCompile& result) {
     const auto on_backend =
         std::count_if(result.regions.begin(), result.regions.end(), [](const auto& r) { return r.backend; });
     const auto& first = result.regions.front();
-    const bool stored = std::all_of(result.regions.begin(), result.regions.end(), [&](const auto& r) {
-      return r.stored && r.session_id == first.session_id;
-    });
+    const bool stored = std::all_of(result.regions.begin(), result.regions.end(),
+                                    [&](const auto& r) { return r.stored && r.session_id == first.session_id; });
     const std::string when = stored ? "times from tuning session " + std::to_string(first.session_id) : "timed now";
-    text += on_backend ? std::to_string(on_backend) + " of " + std::to_string(result.regions.size()) +
-                             " regions run on " + result.backend + ", the faster way each (" + when +
-                             "; --verbose lists them)\n"
-                       : "every region " + result.backend + " can run is faster as Tessera's kernels (" +
-                             std::to_string(result.regions.size()) + ", " + when + "; --verbose lists them)\n";
+    text += on_backend
+                ? std::to_string(on_backend) + " of " + std::to_string(result.regions.size()) + " regions run on " +
+                      result.backend + ", the faster way each (" + when + "; --verbose lists them)\n"
+                : "every region " + result.backend + " can run is faster as Tessera's kernels (" +
+                      std::to_string(result.regions.size()) + ", " + when + "; --verbose lists them)\n";
   }
   const auto winograd =
       std::count_if(result.winograd.begin(), result.winograd.end(), [](const auto& c) { return c.winograd; });
@@ -81,8 +80,8 @@ std::string summarize_model_choices(const ModelCompile& result) {
 // The kernels in two lines: how many came from records, and what to run
 // when some did not.
 std::string summarize_kernels(const CompileReport& report, const std::string& model_path) {
-  std::string text = std::to_string(report.kernels) + " kernels, " + std::to_string(report.from_records) +
-                     " scheduled from records\n";
+  std::string text =
+      std::to_string(report.kernels) + " kernels, " + std::to_string(report.from_records) + " scheduled from records\n";
   const size_t unrecorded = report.without_record.size() - report.kept_fallback.size();
   if (unrecorded > 0)
     text += "  " + std::to_string(unrecorded) + " on fallbacks, without a record: `tessera tune " + model_path +
@@ -139,13 +138,14 @@ Result<DumpRequest> parse_dumps(const std::vector<std::string>& specs) {
       if (!request.graph_file.empty()) return Status(ErrorCode::kInvalidArgument, "--dump graph is given twice");
       const bool existed = file_exists(path);
       std::ofstream probe(path, std::ios::app);
-      if (!probe) return Status(ErrorCode::kIOError, "cannot write the graph dump " + path + ": " + std::strerror(errno));
+      if (!probe)
+        return Status(ErrorCode::kIOError, "cannot write the graph dump " + path + ": " + std::strerror(errno));
       probe.close();
       if (!existed) std::remove(path.c_str());
       request.graph_file = path;
       continue;
     }
-    const model::DumpKind k = kind == "ir" ? model::DumpKind::kIr
+    const model::DumpKind k = kind == "ir"   ? model::DumpKind::kIr
                               : kind == "ll" ? model::DumpKind::kLlvmIr
                                              : model::DumpKind::kAssembly;
     for (const auto& [other, dir] : request.kernel_dirs)
@@ -174,8 +174,8 @@ Status write_graph_dump(const DumpRequest& dumps, const model::ModelPlan& plan) 
 Status write_kernel_dumps(const DumpRequest& dumps, const model::CompiledModel& compiled, const Target& target) {
   for (const auto& [kind, dir] : dumps.kernel_dirs) {
     TESSERA_RETURN_IF_ERROR(model::dump_kernels(compiled, target, kind, dir));
-    std::printf("%s of %zu kernels: %s (index.tsv lists them)\n", model::dump_kind_name(kind),
-                compiled.kernels.size(), dir.c_str());
+    std::printf("%s of %zu kernels: %s (index.tsv lists them)\n", model::dump_kind_name(kind), compiled.kernels.size(),
+                dir.c_str());
   }
   return Status::ok();
 }
@@ -186,19 +186,21 @@ int run_compile(int argc, char** argv, int first) {
   auto args = Args::parse(argc, argv, first, kOptions);
   if (!args.is_ok()) return usage_error(args.status().message());
   if (args->has("list-ops")) {
-    if (args->has("markdown")) std::fputs(frontend::supported_onnx_ops_markdown().c_str(), stdout);
+    if (args->has("markdown"))
+      std::fputs(frontend::supported_onnx_ops_markdown().c_str(), stdout);
     else
       for (const std::string& op : frontend::supported_onnx_ops()) std::printf("%s\n", op.c_str());
     return 0;
   }
   if (args->has("markdown")) return usage_error("--markdown goes with --list-ops");
   if (args->has("help") || args->positional().size() != 1) {
-    std::fprintf(args->has("help") ? stdout : stderr,
-                 "usage: tessera compile MODEL.onnx [-o MODEL.tsr] [--target TARGET] [--db DB] [--input-shape NAME:D,...]\n"
-                 "                       [--input-value NAME=VALUE ...] [--precision fp32|bf16]\n"
-                 "                       [--byoc none|cblas|dnnl|auto] [--dump graph=FILE.dot|ir=DIR|ll=DIR|asm=DIR ...]\n"
-                 "       tessera compile --list-ops [--markdown]\n\n%s",
-                 format_options(kOptions).c_str());
+    std::fprintf(
+        args->has("help") ? stdout : stderr,
+        "usage: tessera compile MODEL.onnx [-o MODEL.tsr] [--target TARGET] [--db DB] [--input-shape NAME:D,...]\n"
+        "                       [--input-value NAME=VALUE ...] [--precision fp32|bf16]\n"
+        "                       [--byoc none|cblas|dnnl|auto] [--dump graph=FILE.dot|ir=DIR|ll=DIR|asm=DIR ...]\n"
+        "       tessera compile --list-ops [--markdown]\n\n%s",
+        format_options(kOptions).c_str());
     return args->has("help") ? 0 : 2;
   }
   const std::string model_path = args->positional()[0];
@@ -259,8 +261,7 @@ int run_compile(int argc, char** argv, int first) {
   const std::string control = steps ? " (and " + std::to_string(steps) + " control steps)" : "";
   std::printf("wrote %s: %zu kernel calls%s, %zu kernels, library %.1f KiB, parameters %.1f MiB\n", output.c_str(),
               calls.size() - static_cast<size_t>(steps), control.c_str(), compiled->kernels.size(),
-              compiled->package.library.size() / 1024.0,
-              [&] {
+              compiled->package.library.size() / 1024.0, [&] {
                 double bytes = 0;
                 for (const auto& v : compiled->package.values) bytes += static_cast<double>(v.data.size());
                 return bytes / (1024.0 * 1024.0);

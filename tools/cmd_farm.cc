@@ -22,9 +22,10 @@ int run_farm(int argc, char** argv, int first) {
   const bool help = args.is_ok() && args->has("help");
   if (!args.is_ok() || help || args->positional().size() != 1 || args->positional()[0] != "status") {
     if (!args.is_ok()) std::fprintf(stderr, "tessera farm: %s\n\n", args.status().message().c_str());
-    std::fprintf(help ? stdout : stderr,
-                 "usage: tessera farm status --tracker ENDPOINT (--keyfile NAME.key --tracker-key NAME.pub | --insecure)\n\n%s",
-                 format_options(specs).c_str());
+    std::fprintf(
+        help ? stdout : stderr,
+        "usage: tessera farm status --tracker ENDPOINT (--keyfile NAME.key --tracker-key NAME.pub | --insecure)\n\n%s",
+        format_options(specs).c_str());
     return help ? 0 : 2;
   }
   rpc::SecurityOptions security;
@@ -49,8 +50,8 @@ int run_farm(int argc, char** argv, int first) {
     std::fprintf(stderr, "tessera farm: %s\n", timeout.status().message().c_str());
     return 2;
   }
-  auto status = rpc::query_farm_status(args->get("tracker", "tcp://127.0.0.1:9190"), security,
-                                       static_cast<int>(*timeout));
+  auto status =
+      rpc::query_farm_status(args->get("tracker", "tcp://127.0.0.1:9190"), security, static_cast<int>(*timeout));
   if (!status.is_ok()) {
     std::fprintf(stderr, "tessera farm: %s\n", status.status().message().c_str());
     return 1;

@@ -5,10 +5,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <cmath>
-#include <ctime>
 #include <cctype>
+#include <cmath>
 #include <cstdio>
+#include <ctime>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -18,8 +18,8 @@
 #include <string>
 #include <vector>
 
-#include "compiler/codegen/llvm_target.h"
 #include "base/target.h"
+#include "compiler/codegen/llvm_target.h"
 #include "compiler/ops/op_spec.h"
 #include "compiler/space/choose/apply_best.h"
 #include "records/jsonl.h"
@@ -158,9 +158,12 @@ std::string compact_target(const std::string& target) {
   std::istringstream words(target);
   while (words >> word) {
     if (word == "llvm") continue;
-    if (word.rfind("-mtriple=", 0) == 0) word = word.substr(9, word.find('-', 9) - 9);
-    else if (word.rfind("-mcpu=", 0) == 0) word = word.substr(6);
-    else if (word.rfind("-mattr=", 0) == 0) word = word.substr(7);
+    if (word.rfind("-mtriple=", 0) == 0)
+      word = word.substr(9, word.find('-', 9) - 9);
+    else if (word.rfind("-mcpu=", 0) == 0)
+      word = word.substr(6);
+    else if (word.rfind("-mattr=", 0) == 0)
+      word = word.substr(7);
     out += (out.empty() ? "" : " ") + word;
   }
   return out.empty() ? target : out;
@@ -188,8 +191,7 @@ std::string target_cell(const Args& args, const std::string& target) {
 // The width of the terminal on stdout; 0 when stdout is not a terminal.
 size_t terminal_width() {
   struct winsize ws;
-  if (!::isatty(STDOUT_FILENO) || ::ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) != 0 || ws.ws_col == 0)
-    return 0;
+  if (!::isatty(STDOUT_FILENO) || ::ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) != 0 || ws.ws_col == 0) return 0;
   return ws.ws_col;
 }
 
@@ -231,7 +233,9 @@ std::string format_time(double unix_seconds) {
 
 // Like a short git hash: enough to tell workloads apart on screen, and --workload
 // accepts any unique prefix.
-std::string short_key(const std::string& key) { return key.substr(0, 8); }
+std::string short_key(const std::string& key) {
+  return key.substr(0, 8);
+}
 
 // "7d", "12h", "30m", "45s" or plain seconds.
 Result<double> parse_duration(const std::string& text) {
@@ -241,8 +245,7 @@ Result<double> parse_duration(const std::string& text) {
   const std::map<std::string, double> scale = {{"", 1}, {"s", 1}, {"m", 60}, {"h", 3600}, {"d", 86400}};
   auto it = scale.find(unit);
   if (text.empty() || end == text.c_str() || it == scale.end() || !(value >= 0))
-    return Status(ErrorCode::kInvalidArgument,
-                  "'" + text + "' is not a duration (examples: 3600, 90m, 12h, 7d)");
+    return Status(ErrorCode::kInvalidArgument, "'" + text + "' is not a duration (examples: 3600, 90m, 12h, 7d)");
   return value * it->second;
 }
 
@@ -266,8 +269,9 @@ const OptionSpec kHelpOption{"help", false, "this help"};
 const OptionSpec kWorkloadOption{"workload", true, "a workload key, or a unique prefix of one"};
 const OptionSpec kTargetOption{"target", true, "a target string, or a unique part of one"};
 const OptionSpec kFullTargetOption{"full-target", false, "print each target's whole string, not its short name"};
-const OptionSpec kWideOption{"wide", false, "print every cell whole, however wide (default: fit the terminal, "
-                                            "or 120 columns into a pipe)"};
+const OptionSpec kWideOption{"wide", false,
+                             "print every cell whole, however wide (default: fit the terminal, "
+                             "or 120 columns into a pipe)"};
 
 Result<Store> open_store(const Args& args, bool writable) {
   records::OpenOptions options;
@@ -297,8 +301,8 @@ Result<Known> known_tasks(Store& store) {
 // Resolves a typed value against known ones: exact, else the unique one that
 // `matches` accepts. Empty input stays empty (no filter).
 template <typename Match>
-Result<std::string> resolve(const std::string& typed, const std::set<std::string>& known,
-                            const char* what, Match matches) {
+Result<std::string> resolve(const std::string& typed, const std::set<std::string>& known, const char* what,
+                            Match matches) {
   if (typed.empty() || known.count(typed)) return typed;
   std::vector<std::string> hits;
   for (const auto& k : known)
@@ -308,8 +312,7 @@ Result<std::string> resolve(const std::string& typed, const std::set<std::string
   std::string list;
   for (size_t i = 0; i < hits.size() && i < 5; ++i) list += "\n  " + hits[i];
   return Status(ErrorCode::kInvalidArgument,
-                std::string("'") + typed + "' matches " + std::to_string(hits.size()) + " " + what +
-                    "s:" + list);
+                std::string("'") + typed + "' matches " + std::to_string(hits.size()) + " " + what + "s:" + list);
 }
 
 // The workload and target filters of `args`, resolved against the database.
@@ -317,15 +320,13 @@ Result<std::pair<std::string, std::string>> resolve_task(Store& store, const Arg
   std::string workload = args.get("workload"), target = args.get("target");
   if (workload.empty() && target.empty()) return std::pair{workload, target};
   TESSERA_ASSIGN_OR_RETURN(Known known, known_tasks(store));
-  TESSERA_ASSIGN_OR_RETURN(workload, resolve(workload, known.workloads, "workload", [&](const std::string& k) {
-                             return k.rfind(workload, 0) == 0;
-                           }));
+  TESSERA_ASSIGN_OR_RETURN(workload, resolve(workload, known.workloads, "workload",
+                                             [&](const std::string& k) { return k.rfind(workload, 0) == 0; }));
   std::set<std::string> targets;
   for (const auto& [w, t] : known.tasks)
     if (workload.empty() || w == workload) targets.insert(t);
-  TESSERA_ASSIGN_OR_RETURN(target, resolve(target, targets, "target", [&](const std::string& t) {
-                             return t.find(target) != std::string::npos;
-                           }));
+  TESSERA_ASSIGN_OR_RETURN(target, resolve(target, targets, "target",
+                                           [&](const std::string& t) { return t.find(target) != std::string::npos; }));
   return std::pair{workload, target};
 }
 
@@ -355,26 +356,32 @@ int run_list(const Args& args) {
   filter.limit = args.has("all") ? 0 : *limit;
   auto infos = workload_infos(*store);
   if (!infos) return fail(infos.status());
-  Table table({{"ID", true}, {"TIME"}, {"WORKLOAD"}, {"OP", false, true}, {"SHAPES", false, true, compact_shapes},
-               {"TARGET", false, true, compact_target, true}, {"SPACE"},
-               {"MEAN COST", true}, {"GFLOP/S", true}, {"CHECKED"}, {"RESULT"}});
+  Table table({{"ID", true},
+               {"TIME"},
+               {"WORKLOAD"},
+               {"OP", false, true},
+               {"SHAPES", false, true, compact_shapes},
+               {"TARGET", false, true, compact_target, true},
+               {"SPACE"},
+               {"MEAN COST", true},
+               {"GFLOP/S", true},
+               {"CHECKED"},
+               {"RESULT"}});
   Status st = store->for_each(filter, [&](const Record& r) {
     auto w = infos->find(r.workload_key);
     double flops = w == infos->end() ? 0 : w->second.flop_count;
     table.add({std::to_string(r.id), format_time(r.timestamp), short_key(r.workload_key),
                w == infos->end() ? "" : w->second.op_name, w == infos->end() ? "" : w->second.shapes,
-               target_cell(args, r.target),
-               records::space_kind_name(r.space),
-               format_seconds(r.mean_cost()), r.ok() ? format_gflops(flops, r.mean_cost()) : "-",
-               r.checked ? "yes" : "no", r.error_kind});
+               target_cell(args, r.target), records::space_kind_name(r.space), format_seconds(r.mean_cost()),
+               r.ok() ? format_gflops(flops, r.mean_cost()) : "-", r.checked ? "yes" : "no", r.error_kind});
     return Status::ok();
   });
   if (!st) return fail(st);
   table.print(table_width(args));
   auto total = store->count(filter);
   if (total && filter.limit > 0 && *total > filter.limit)
-    std::printf("(%lld newest of %lld; --all or --limit N for more)\n",
-                static_cast<long long>(filter.limit), static_cast<long long>(*total));
+    std::printf("(%lld newest of %lld; --all or --limit N for more)\n", static_cast<long long>(filter.limit),
+                static_cast<long long>(*total));
   return 0;
 }
 
@@ -390,9 +397,16 @@ int run_best(const Args& args) {
   if (!stats) return fail(stats.status());
   auto infos = workload_infos(*store);
   if (!infos) return fail(infos.status());
-  Table table({{"WORKLOAD"}, {"OP", false, true}, {"SHAPES", false, true, compact_shapes},
-               {"TARGET", false, true, compact_target, true}, {"RANK", true}, {"ID", true},
-               {"MEAN COST", true}, {"GFLOP/S", true}, {"DEVICE"}, {"TIME"}});
+  Table table({{"WORKLOAD"},
+               {"OP", false, true},
+               {"SHAPES", false, true, compact_shapes},
+               {"TARGET", false, true, compact_target, true},
+               {"RANK", true},
+               {"ID", true},
+               {"MEAN COST", true},
+               {"GFLOP/S", true},
+               {"DEVICE"},
+               {"TIME"}});
   int shown = 0;
   for (const auto& s : *stats) {
     if (!task->first.empty() && s.workload_key != task->first) continue;
@@ -405,8 +419,8 @@ int run_best(const Args& args) {
     int rank = 0;
     for (const Record& r : *best) {
       table.add({short_key(r.workload_key), s.op_name, s.shapes, target_cell(args, r.target), std::to_string(++rank),
-                 std::to_string(r.id), format_seconds(r.mean_cost()),
-                 format_gflops(s.flop_count, r.mean_cost()), r.device_key, format_time(r.timestamp)});
+                 std::to_string(r.id), format_seconds(r.mean_cost()), format_gflops(s.flop_count, r.mean_cost()),
+                 r.device_key, format_time(r.timestamp)});
       ++shown;
     }
   }
@@ -425,8 +439,16 @@ int run_stats(const Args& args) {
   if (!task) return fail(task.status());
   auto stats = store->stats();
   if (!stats) return fail(stats.status());
-  Table table({{"WORKLOAD"}, {"OP", false, true}, {"SHAPES", false, true, compact_shapes},
-               {"TARGET", false, true, compact_target, true}, {"RECORDS", true}, {"OK", true}, {"INFRA", true}, {"BEST", true}, {"GFLOP/S", true}, {"LAST"}});
+  Table table({{"WORKLOAD"},
+               {"OP", false, true},
+               {"SHAPES", false, true, compact_shapes},
+               {"TARGET", false, true, compact_target, true},
+               {"RECORDS", true},
+               {"OK", true},
+               {"INFRA", true},
+               {"BEST", true},
+               {"GFLOP/S", true},
+               {"LAST"}});
   int64_t records = 0, ok = 0, infra = 0;
   for (const auto& s : *stats) {
     if (!task->first.empty() && s.workload_key != task->first) continue;
@@ -441,8 +463,8 @@ int run_stats(const Args& args) {
   }
   table.print(table_width(args));
   std::printf("%lld records, %lld ok, %lld failed, %lld infrastructure errors (not measurements)\n",
-              static_cast<long long>(records), static_cast<long long>(ok),
-              static_cast<long long>(records - ok - infra), static_cast<long long>(infra));
+              static_cast<long long>(records), static_cast<long long>(ok), static_cast<long long>(records - ok - infra),
+              static_cast<long long>(infra));
   return 0;
 }
 
@@ -456,8 +478,8 @@ int run_export(const Args& args) {
   filter.target = task->second;
   filter.ok_only = args.has("ok");
   std::string out = args.get("output", "-");
-  auto report = out == "-" ? records::export_jsonl(*store, std::cout, filter)
-                           : records::export_jsonl_file(*store, out, filter);
+  auto report =
+      out == "-" ? records::export_jsonl(*store, std::cout, filter) : records::export_jsonl_file(*store, out, filter);
   if (!report) return fail(report.status());
   std::fprintf(stderr, "exported %lld records, %lld workloads, %lld sessions, %lld phase times to %s\n",
                static_cast<long long>(report->records), static_cast<long long>(report->workloads),
@@ -473,20 +495,17 @@ int run_import(const Args& args) {
   if (!store) return fail(store.status());
   bool any_bad = false;
   for (const std::string& file : files) {
-    auto report = file == "-" ? records::import_jsonl(*store, std::cin)
-                              : records::import_jsonl_file(*store, file);
+    auto report = file == "-" ? records::import_jsonl(*store, std::cin) : records::import_jsonl_file(*store, file);
     if (!report) return fail(report.status());
     constexpr size_t kShown = 20;
     for (size_t i = 0; i < report->errors.size() && i < kShown; ++i)
       std::fprintf(stderr, "%s:%lld: %s\n", file.c_str(), static_cast<long long>(report->errors[i].line),
                    report->errors[i].message.c_str());
     if (report->errors.size() > kShown)
-      std::fprintf(stderr, "%s: ... and %zu more malformed lines\n", file.c_str(),
-                   report->errors.size() - kShown);
+      std::fprintf(stderr, "%s: ... and %zu more malformed lines\n", file.c_str(), report->errors.size() - kShown);
     std::printf("%s: %lld records added, %lld already present, %zu malformed lines skipped; %lld phase times\n",
-                file.c_str(), static_cast<long long>(report->records_added),
-                static_cast<long long>(report->duplicates), report->errors.size(),
-                static_cast<long long>(report->phase_times));
+                file.c_str(), static_cast<long long>(report->records_added), static_cast<long long>(report->duplicates),
+                report->errors.size(), static_cast<long long>(report->phase_times));
     any_bad = any_bad || !report->errors.empty();
   }
   return any_bad ? 1 : 0;
@@ -554,17 +573,18 @@ int run_why(const Args& args) {
   std::optional<Store> store;
   std::string no_db;
   auto opened = open_store(args, false);
-  if (opened) store.emplace(std::move(opened).value());
-  else if (opened.status().code() == ErrorCode::kNotFound) no_db = "no records database at " + db;
-  else return fail(opened.status());
+  if (opened)
+    store.emplace(std::move(opened).value());
+  else if (opened.status().code() == ErrorCode::kNotFound)
+    no_db = "no records database at " + db;
+  else
+    return fail(opened.status());
   std::optional<records::RecordsScheduleSource> source;
   if (store) source.emplace(*store, *k);
   auto choice = choose_schedule(op->dag, op->op, target, source ? &*source : nullptr);
   if (!choice) return fail(choice.status());
 
-  auto line = [](const char* label, const std::string& value) {
-    std::printf("%-12s%s\n", label, value.c_str());
-  };
+  auto line = [](const char* label, const std::string& value) { std::printf("%-12s%s\n", label, value.c_str()); };
   line("operator", op->spec);
   line("workload", op->dag->workload_key());
   line("target", target_cell(args, target.to_string()));
@@ -578,8 +598,8 @@ int run_why(const Args& args) {
     const ScheduleCandidate& c = *choice->record;
     line("cost", format_seconds(c.cost_s) + "   " + format_gflops(op->flops, c.cost_s) + " GFLOP/s");
     line("measured on", target_cell(args, c.target) + (c.device_key.empty() ? "" : "   (device " + c.device_key + ")"));
-    line("records", std::to_string(c.considered) + " ok on " +
-                        (c.match == TargetMatch::kExact ? "this target" : "that target"));
+    line("records",
+         std::to_string(c.considered) + " ok on " + (c.match == TargetMatch::kExact ? "this target" : "that target"));
   }
   line("candidates", std::to_string(choice->candidates_seen) + " proposed, " +
                          std::to_string(choice->candidates_skipped) + " skipped");
@@ -592,39 +612,72 @@ int run_why(const Args& args) {
 
 const std::vector<Subcommand>& subcommands() {
   static const std::vector<Subcommand> kSubcommands = {
-      {"list", "records, newest first", "tessera records list [--db DB] [--workload KEY] [--target TARGET] [--ok] [--worker ID]",
-       {kDbOption, kWorkloadOption, kTargetOption, {"ok", false, "only successful measurements"},
+      {"list",
+       "records, newest first",
+       "tessera records list [--db DB] [--workload KEY] [--target TARGET] [--ok] [--worker ID]",
+       {kDbOption,
+        kWorkloadOption,
+        kTargetOption,
+        {"ok", false, "only successful measurements"},
         {"worker", true, "only what this worker id measured", 0, "ID"},
-        {"limit", true, "how many (default 20)"}, {"all", false, "every record"}, kFullTargetOption, kWideOption, kHelpOption},
+        {"limit", true, "how many (default 20)"},
+        {"all", false, "every record"},
+        kFullTargetOption,
+        kWideOption,
+        kHelpOption},
        run_list},
-      {"best", "the fastest records of each workload and target",
+      {"best",
+       "the fastest records of each workload and target",
        "tessera records best [--db DB] [--workload KEY] [--target TARGET] [--k N]",
-       {kDbOption, kWorkloadOption, kTargetOption, {"k", true, "how many per workload and target (default 5)"},
-        kFullTargetOption, kWideOption, kHelpOption},
+       {kDbOption,
+        kWorkloadOption,
+        kTargetOption,
+        {"k", true, "how many per workload and target (default 5)"},
+        kFullTargetOption,
+        kWideOption,
+        kHelpOption},
        run_best},
-      {"stats", "counts and best cost per workload and target", "tessera records stats [--db DB] [--workload KEY]",
-       {kDbOption, kWorkloadOption, kTargetOption, kFullTargetOption, kWideOption, kHelpOption}, run_stats},
-      {"export", "write records as JSON Lines", "tessera records export [--db DB] [--output FILE] [--workload KEY]",
-       {kDbOption, kWorkloadOption, kTargetOption, {"ok", false, "only successful measurements"},
-        {"output", true, "the file to write (default: stdout)", 'o', "FILE"}, kHelpOption},
+      {"stats",
+       "counts and best cost per workload and target",
+       "tessera records stats [--db DB] [--workload KEY]",
+       {kDbOption, kWorkloadOption, kTargetOption, kFullTargetOption, kWideOption, kHelpOption},
+       run_stats},
+      {"export",
+       "write records as JSON Lines",
+       "tessera records export [--db DB] [--output FILE] [--workload KEY]",
+       {kDbOption,
+        kWorkloadOption,
+        kTargetOption,
+        {"ok", false, "only successful measurements"},
+        {"output", true, "the file to write (default: stdout)", 'o', "FILE"},
+        kHelpOption},
        run_export},
-      {"import", "read JSON Lines files, skipping records already present",
-       "tessera records import [--db DB] FILE... (- reads stdin)", {kDbOption, kHelpOption}, run_import},
-      {"prune", "keep the best k per workload and target; drop old errors",
+      {"import",
+       "read JSON Lines files, skipping records already present",
+       "tessera records import [--db DB] FILE... (- reads stdin)",
+       {kDbOption, kHelpOption},
+       run_import},
+      {"prune",
+       "keep the best k per workload and target; drop old errors",
        "tessera records prune [--db DB] [--keep N] [--errors-older-than AGE] [--infrastructure] [--worker ID] [--yes]",
-       {kDbOption, {"keep", true, "ok records to keep per workload and target (default 10)"},
+       {kDbOption,
+        {"keep", true, "ok records to keep per workload and target (default 10)"},
         {"errors-older-than", true, "drop error records older than this (3600, 90m, 12h, 7d)"},
         {"infrastructure", false, "drop every infrastructure error (no worker, no result, protocol)"},
         {"worker", true, "drop every record this worker id measured (before keeping the best N)", 0, "ID"},
-        {"yes", false, "delete them; without it, prune says what it would drop and deletes nothing"}, kHelpOption},
+        {"yes", false, "delete them; without it, prune says what it would drop and deletes nothing"},
+        kHelpOption},
        run_prune},
-      {"why", "which schedule compile time would pick for an operator, or each kernel of a model, and why",
+      {"why",
+       "which schedule compile time would pick for an operator, or each kernel of a model, and why",
        "tessera records why --op SPEC | MODEL.onnx [--input-shape NAME:D,...] [--target TARGET] [--db DB]",
-       {kDbOption, {"op", true, "the operator, e.g. matmul:M=512,N=512,K=512"},
+       {kDbOption,
+        {"op", true, "the operator, e.g. matmul:M=512,N=512,K=512"},
         {"target", true, "the full target string (default: this machine)"},
         {"k", true, "records to try per target before falling back (default 5)"},
         {"steps", false, "also print the chosen step list"},
-        {"input-shape", true, "with a model: bind a dynamic input dimension (name:d0,d1,...)"}, kFullTargetOption,
+        {"input-shape", true, "with a model: bind a dynamic input dimension (name:d0,d1,...)"},
+        kFullTargetOption,
         kHelpOption},
        run_why},
   };
@@ -648,8 +701,8 @@ int run_records(int argc, char** argv, int first) {
     if (name != sub.name) continue;
     auto args = Args::parse(argc, argv, first, sub.options);
     if (!args) {
-      std::fprintf(stderr, "tessera records %s: %s\nusage: %s\n%s", sub.name,
-                   args.status().message().c_str(), sub.usage, format_options(sub.options).c_str());
+      std::fprintf(stderr, "tessera records %s: %s\nusage: %s\n%s", sub.name, args.status().message().c_str(),
+                   sub.usage, format_options(sub.options).c_str());
       return 2;
     }
     if (args->positional().size() > (sub.run == run_why ? 2u : 1u) && sub.run != run_import) {

@@ -5,10 +5,10 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <algorithm>
 #include <fstream>
 #include <random>
 
@@ -60,14 +60,22 @@ Result<runtime::NDArray> random_array(const runtime::TensorInfo& t, std::mt19937
   auto* bytes = static_cast<uint8_t*>(a.raw_data());
   for (int64_t i = 0; i < a.numel(); ++i) {
     const double u = std::uniform_real_distribution<double>(-1.0, 1.0)(rng);
-    if (t.dtype == DType::f32()) reinterpret_cast<float*>(bytes)[i] = static_cast<float>(u);
-    else if (t.dtype == DType::f64()) reinterpret_cast<double*>(bytes)[i] = u;
-    else if (t.dtype == DType::f16()) reinterpret_cast<uint16_t*>(bytes)[i] = float_to_half(static_cast<float>(u));
-    else if (t.dtype == DType::bf16()) reinterpret_cast<uint16_t*>(bytes)[i] = float_to_bfloat16(static_cast<float>(u));
-    else if (t.dtype == DType::i64()) reinterpret_cast<int64_t*>(bytes)[i] = static_cast<int64_t>((u + 1) * 5);
-    else if (t.dtype == DType::i32()) reinterpret_cast<int32_t*>(bytes)[i] = static_cast<int32_t>((u + 1) * 5);
-    else if (t.dtype.storage_bytes() == 1) bytes[i] = u > 0;
-    else return Status(ErrorCode::kInvalidArgument, "no random data for " + describe(t) + "; give it with --input");
+    if (t.dtype == DType::f32())
+      reinterpret_cast<float*>(bytes)[i] = static_cast<float>(u);
+    else if (t.dtype == DType::f64())
+      reinterpret_cast<double*>(bytes)[i] = u;
+    else if (t.dtype == DType::f16())
+      reinterpret_cast<uint16_t*>(bytes)[i] = float_to_half(static_cast<float>(u));
+    else if (t.dtype == DType::bf16())
+      reinterpret_cast<uint16_t*>(bytes)[i] = float_to_bfloat16(static_cast<float>(u));
+    else if (t.dtype == DType::i64())
+      reinterpret_cast<int64_t*>(bytes)[i] = static_cast<int64_t>((u + 1) * 5);
+    else if (t.dtype == DType::i32())
+      reinterpret_cast<int32_t*>(bytes)[i] = static_cast<int32_t>((u + 1) * 5);
+    else if (t.dtype.storage_bytes() == 1)
+      bytes[i] = u > 0;
+    else
+      return Status(ErrorCode::kInvalidArgument, "no random data for " + describe(t) + "; give it with --input");
   }
   return a;
 }
@@ -110,7 +118,8 @@ int print_profile(runtime::GraphExecutor& ex, int runs) {
     const runtime::CallDescription& d = i < about.size() ? about[i] : unknown;
     const double seconds = (*calls)[i].median_s;
     char gflops[32] = "-";
-    if (d.info && d.info->flops > 0 && seconds > 0) std::snprintf(gflops, sizeof gflops, "%.2f", d.info->flops / seconds / 1e9);
+    if (d.info && d.info->flops > 0 && seconds > 0)
+      std::snprintf(gflops, sizeof gflops, "%.2f", d.info->flops / seconds / 1e9);
     const std::string output = d.info ? runtime::shapes_text(d.output_shapes) : "-";
     const std::string key = d.info && !d.info->workload_key.empty() ? d.info->workload_key : "-";
     const std::string nodes = d.info ? runtime::call_display_name(d) : "-";
@@ -178,9 +187,11 @@ int run_run(int argc, char** argv, int first) {
   auto threads = args->get_int("threads", 0);
   auto seed = args->get_int("random-inputs", 0);
   auto profile_runs = args->get_int("profile", 0);
-  for (const Status* st : {&bench.status(), &warmup.status(), &threads.status(), &seed.status(), &profile_runs.status()})
+  for (const Status* st :
+       {&bench.status(), &warmup.status(), &threads.status(), &seed.status(), &profile_runs.status()})
     if (!st->is_ok()) return usage_error(st->message());
-  if (*bench < 0 || *warmup < 0 || *threads < 0) return usage_error("--bench, --warmup and --threads must not be negative");
+  if (*bench < 0 || *warmup < 0 || *threads < 0)
+    return usage_error("--bench, --warmup and --threads must not be negative");
   std::map<std::string, std::string> files;
   for (const std::string& spec : args->get_all("input")) {
     const size_t eq = spec.find('=');
@@ -250,8 +261,8 @@ int run_run(int argc, char** argv, int first) {
     std::printf("latency: median %.3f ms, min %.3f ms, mean %.3f ms over %lld runs (%lld warm-up), %d threads\n",
                 timing->median_s * 1e3, timing->min_s * 1e3, timing->mean_s * 1e3, static_cast<long long>(*bench),
                 static_cast<long long>(*warmup), ex.num_threads());
-    std::printf("memory: intermediates %.2f MiB planned, %.2f MiB without reuse\n",
-                ex.peak_memory_bytes() / 1048576.0, ex.intermediate_bytes_total() / 1048576.0);
+    std::printf("memory: intermediates %.2f MiB planned, %.2f MiB without reuse\n", ex.peak_memory_bytes() / 1048576.0,
+                ex.intermediate_bytes_total() / 1048576.0);
   }
   if (*profile_runs > 0) {
     if (int code = print_profile(ex, static_cast<int>(*profile_runs)); code != 0) return code;

@@ -11,8 +11,8 @@
 #include "compiler/lower/lower.h"
 #include "compiler/ops/op_spec.h"
 #include "compiler/space/knob/knob_space.h"
-#include "compiler/space/sketch/sketch_space.h"
 #include "compiler/space/knob/templates.h"
+#include "compiler/space/sketch/sketch_space.h"
 #include "tools/args.h"
 #include "tools/commands.h"
 
@@ -58,7 +58,8 @@ std::string pass_list() {
 bool check_pass_name(const std::string& name) {
   const std::vector<std::string> passes = lowering_pass_names();
   if (std::find(passes.begin(), passes.end(), name) != passes.end()) return true;
-  std::fprintf(stderr, "tessera space: unknown --dump-after pass '%s' (passes: %s)\n", name.c_str(), pass_list().c_str());
+  std::fprintf(stderr, "tessera space: unknown --dump-after pass '%s' (passes: %s)\n", name.c_str(),
+               pass_list().c_str());
   return false;
 }
 
@@ -79,7 +80,8 @@ int print_usage(FILE* out) {
   std::fprintf(out,
                "usage: tessera space --op SPEC [--space sketch|knob] [--target TARGET] [--samples N] [--seed SEED]\n"
                "                     [--no-ir] [--dump-after PASS]\n\n%s\n"
-               "lowering passes: %s\n\noperators (--op SPEC is NAME:PARAM=VALUE,...; [...] are optional, with their defaults):\n%s",
+               "lowering passes: %s\n\noperators (--op SPEC is NAME:PARAM=VALUE,...; [...] are optional, with their "
+               "defaults):\n%s",
                format_options(kOptions).c_str(), pass_list().c_str(), operator_list().c_str());
   return out == stdout ? 0 : 2;
 }
@@ -142,8 +144,10 @@ int run_space(int argc, char** argv, int first) {
     if (fallback.is_ok()) {
       std::printf("fallback (the untuned default): %s\n", fallback->to_string().c_str());
       auto state = apply_template(*tmpl, op->dag, *fallback, target);
-      if (state.is_ok()) show_program(*state, with_ir, dump_after);
-      else std::printf("  (template rejected it: %s)\n", state.status().message().c_str());
+      if (state.is_ok())
+        show_program(*state, with_ir, dump_after);
+      else
+        std::printf("  (template rejected it: %s)\n", state.status().message().c_str());
     }
     SpaceRng rng(static_cast<uint64_t>(*seed));
     for (int64_t i = 0; i < *samples && knobs->size() > 0; ++i) {

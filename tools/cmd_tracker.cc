@@ -14,7 +14,9 @@ namespace {
 
 // Set by SIGINT/SIGTERM: a handler can only reach a global (lock-free atomic).
 std::atomic<bool> g_tracker_stop{false};
-void on_stop(int) { g_tracker_stop = true; }
+void on_stop(int) {
+  g_tracker_stop = true;
+}
 
 }  // namespace
 
@@ -29,8 +31,9 @@ int run_tracker(int argc, char** argv, int first) {
       {"no-worker-grace-ms", true, "how long a job waits for a worker of its key (default 2000)"},
       {"max-library-mb", true, "largest library accepted (default 256)"},
       {"log", false, "one line per event on stderr (--log-level info)"},
-      {"log-level", true, "debug, info (registrations, requeues), warn (refused keys, dead workers), error or off "
-                          "(the default without --log); lines carry a timestamp and the level"},
+      {"log-level", true,
+       "debug, info (registrations, requeues), warn (refused keys, dead workers), error or off "
+       "(the default without --log); lines carry a timestamp and the level"},
       {"help", false, "this text"},
   };
   auto args = Args::parse(argc, argv, first, specs);
@@ -59,7 +62,8 @@ int run_tracker(int argc, char** argv, int first) {
   auto mb = args->get_int("max-library-mb", 256);
   for (const auto* r : {&hb, &dead, &grace, &mb})
     if (!r->is_ok() || **r <= 0) {
-      std::fprintf(stderr, "tessera tracker: %s\n", r->is_ok() ? "values must be positive" : r->status().message().c_str());
+      std::fprintf(stderr, "tessera tracker: %s\n",
+                   r->is_ok() ? "values must be positive" : r->status().message().c_str());
       return 2;
     }
   o.heartbeat_ms = static_cast<int>(*hb);

@@ -33,7 +33,9 @@ std::atomic<bool> g_cancel{false};
 std::atomic<int> g_interrupts{0};
 constexpr int kInterrupted = 130;  // 128 + SIGINT, as a shell reports a Ctrl-C
 
-void say(const char* text) { (void)!::write(STDERR_FILENO, text, std::strlen(text)); }
+void say(const char* text) {
+  (void)!::write(STDERR_FILENO, text, std::strlen(text));
+}
 
 void exit_now(int) {
   say("\ntessera tune: stopped at once; the batch in flight is not stored\n");
@@ -90,7 +92,9 @@ const std::vector<OptionSpec> kOptions = {
     {"precision", true, "with a model: fp32 (default) or bf16, the kernels compile --precision will look up"},
     {"target", true, "target string (default: this machine)"},
     {"trials", true, "measurements in this run over all tasks (default 64)"},
-    {"space", true, "sketch (template-free; default for --op), knob (templates) or auto (knob where a template fits; default for a model)"},
+    {"space", true,
+     "sketch (template-free; default for --op), knob (templates) or auto (knob where a template fits; default for a "
+     "model)"},
     {"strategy", true, "sketch: evolutionary (default), random; knob: xgb (default), random, grid, ga"},
     {"db", true, "records database (default tessera.db)"},
     {"tracker", true, "measure on a farm: the tracker's endpoint, e.g. tcp://farm:9190"},
@@ -105,22 +109,26 @@ const std::vector<OptionSpec> kOptions = {
     {"time-budget", true, "stop after this many seconds"},
     {"early-stopping", true, "stop a task after N trials without improvement"},
     {"scheduler", true, "gradient (default) or round-robin, for several tasks"},
-    {"cache", true, "model (default): calls back to back, each reading the model's weights afresh from beyond "
-                     "a core's own caches when they outgrow them, as the model does; warm: everything stays "
-                     "cached; cold: each repeat times one call after the caches are swept"},
+    {"cache", true,
+     "model (default): calls back to back, each reading the model's weights afresh from beyond "
+     "a core's own caches when they outgrow them, as the model does; warm: everything stays "
+     "cached; cold: each repeat times one call after the caches are swept"},
     {"repeat", true, "timing repeats per candidate (default 8 cold, else 3)"},
     {"min-repeat-ms", true, "shortest timed repeat in ms, model and warm (default 50)"},
     {"timeout", true, "longest one measurement may run, in seconds (default 10)"},
     {"worker-wait", true, "when every worker of the key is lost mid-run, wait this many seconds for one (default 300)"},
-    {"no-check", false, "time candidates without first checking their output (checked by default: each is "
-                        "compared at sampled points with values evaluated from the computation's definition, "
-                        "and a wrong one is stored as wrong-answer, never used)"},
+    {"no-check", false,
+     "time candidates without first checking their output (checked by default: each is "
+     "compared at sampled points with values evaluated from the computation's definition, "
+     "and a wrong one is stored as wrong-answer, never used)"},
     {"check", false, "the default (kept for old scripts)"},
-    {"byoc", true, "with a model, after tuning: time each region this external backend can run both ways on "
-                   "this machine and store the times, which compile --byoc auto reads: none, cblas, dnnl or "
-                   "auto (default: dnnl where its runtime module is installed; docs/byoc.md)"},
-    {"verbose", false, "end with every task's row and time per trial, and every region timed both ways (default: "
-                       "the 12 largest tasks, and the regions that run on the backend)"},
+    {"byoc", true,
+     "with a model, after tuning: time each region this external backend can run both ways on "
+     "this machine and store the times, which compile --byoc auto reads: none, cblas, dnnl or "
+     "auto (default: dnnl where its runtime module is installed; docs/byoc.md)"},
+    {"verbose", false,
+     "end with every task's row and time per trial, and every region timed both ways (default: "
+     "the 12 largest tasks, and the regions that run on the backend)"},
     {"help", false, "this message"},
 };
 
@@ -164,11 +172,12 @@ int run_tune(int argc, char** argv, int first) {
   const bool has_model = args->positional().size() == 1 && is_onnx_path(args->positional()[0]);
   if (args->has("help") || (args->get_all("op").empty() && !has_model) || args->positional().size() > 1 ||
       (args->positional().size() == 1 && !has_model)) {
-    std::fprintf(args->has("help") ? stdout : stderr,
-                 "usage: tessera tune --op SPEC [--op SPEC ...] [--target TARGET] [--trials N] [--space SPACE]\n"
-                 "                    [--strategy STRATEGY] [--db DB] [--tracker ENDPOINT --key KEY]\n"
-                 "       tessera tune MODEL.onnx [--input-shape NAME:D,...] [--input-value NAME=VALUE] [same options]\n\n%s",
-                 format_options(kOptions).c_str());
+    std::fprintf(
+        args->has("help") ? stdout : stderr,
+        "usage: tessera tune --op SPEC [--op SPEC ...] [--target TARGET] [--trials N] [--space SPACE]\n"
+        "                    [--strategy STRATEGY] [--db DB] [--tracker ENDPOINT --key KEY]\n"
+        "       tessera tune MODEL.onnx [--input-shape NAME:D,...] [--input-value NAME=VALUE] [same options]\n\n%s",
+        format_options(kOptions).c_str());
     return args->has("help") ? 0 : 2;
   }
 
@@ -181,13 +190,15 @@ int run_tune(int argc, char** argv, int first) {
   if (!byoc.is_ok()) return usage_error("--byoc: " + byoc.status().message());
   if (args->has("precision") && !has_model) return usage_error("--precision applies to a model's tuning");
   model::PlanOptions plan_options;
-  if (auto p = parse_precision(args->get("precision", "fp32"), config->target); p.is_ok()) plan_options.precision = *p;
-  else return usage_error(p.status().message());
+  if (auto p = parse_precision(args->get("precision", "fp32"), config->target); p.is_ok())
+    plan_options.precision = *p;
+  else
+    return usage_error(p.status().message());
   plan_options.int8_pairs = model::int8_pairs_pay(config->target);
   tuner::ModelKernels model;
   if (has_model) {
-    auto kernels = model_kernels(args->positional()[0], args->get_all("input-shape"), args->get_all("input-value"),
-                                 plan_options);
+    auto kernels =
+        model_kernels(args->positional()[0], args->get_all("input-shape"), args->get_all("input-value"), plan_options);
     if (!kernels.is_ok()) {
       std::fprintf(stderr, "tessera tune: %s\n", kernels.status().message().c_str());
       return 1;
@@ -223,7 +234,7 @@ int run_tune(int argc, char** argv, int first) {
   if (summary->stopped) print_stored(*summary, db);
   const bool verbose = args->has("verbose");
   std::printf("\n%s", verbose ? tuner::format_summary(summary->tasks).c_str()
-                               : tuner::format_summary(summary->tasks, tuner::kSummaryRows, false).c_str());
+                              : tuner::format_summary(summary->tasks, tuner::kSummaryRows, false).c_str());
   if (summary->all_failed) {
     std::fprintf(stderr, "tessera tune: every trial of this run failed; the first errors:\n");
     for (const std::string& e : summary->errors) std::fprintf(stderr, "  %s\n", e.c_str());

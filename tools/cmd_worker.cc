@@ -5,6 +5,8 @@
 
 namespace tessera::cli {
 
-int run_worker(int argc, char** argv, int first) { return rpc::worker_main(argc, argv, first); }
+int run_worker(int argc, char** argv, int first) {
+  return rpc::worker_main(argc, argv, first);
+}
 
 }  // namespace tessera::cli

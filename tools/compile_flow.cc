@@ -8,10 +8,10 @@
 #include <memory>
 
 #include "compiler/codegen/llvm_target.h"
-#include "runtime/graph_executor.h"
 #include "compiler/external/backend.h"
 #include "records/schedule_source.h"
 #include "records/store.h"
+#include "runtime/graph_executor.h"
 #include "tools/model_input.h"
 
 namespace tessera::cli {
@@ -35,15 +35,14 @@ Result<model::PlanOptions::Precision> parse_precision(const std::string& name, c
   if (name == "fp16")
     return Status(ErrorCode::kInvalidArgument,
                   "--precision fp16 is not supported: Tessera has no float16 dot-product kernels yet (bf16 is)");
-  if (name != "bf16")
-    return Status(ErrorCode::kInvalidArgument, "--precision '" + name + "': expected fp32 or bf16");
+  if (name != "bf16") return Status(ErrorCode::kInvalidArgument, "--precision '" + name + "': expected fp32 or bf16");
   const bool has = target.is_x86() ? llvm_has_feature(target, "avx512bf16")
                                    : target.is_aarch64() && llvm_has_feature(target, "bf16");
   if (!has)
     return Status(ErrorCode::kInvalidArgument,
                   "--precision bf16 needs a bfloat16 dot product, which the target lacks (" +
-                      std::string(target.is_x86() ? "AVX512-BF16" : "the Arm BF16 extension") + "): " +
-                      target.to_string());
+                      std::string(target.is_x86() ? "AVX512-BF16" : "the Arm BF16 extension") +
+                      "): " + target.to_string());
   return Precision::kBf16;
 }
 

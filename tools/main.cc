@@ -23,11 +23,14 @@ struct Command {
 constexpr Command kCommands[] = {
     {"help", nullptr, "this list; `tessera help CMD` describes one command"},
     {"space", tessera::cli::run_space, "show the search space of an operator: knobs, sketches, random samples"},
-    {"tune", tessera::cli::run_tune, "search fast schedules for operators or a whole ONNX model, on local workers or a farm"},
+    {"tune", tessera::cli::run_tune,
+     "search fast schedules for operators or a whole ONNX model, on local workers or a farm"},
     {"compile", tessera::cli::run_compile, "compile an ONNX model with the best records into one package file"},
-    {"run", tessera::cli::run_run, "run a compiled package on this machine: inputs from files, outputs to files, latency"},
+    {"run", tessera::cli::run_run,
+     "run a compiled package on this machine: inputs from files, outputs to files, latency"},
     {"records", tessera::cli::run_records, "list, compare, export, import and prune measurement records"},
-    {"report", tessera::cli::run_report, "write a self-contained HTML report of how tuning went: plots per task and model, time, best kernels"},
+    {"report", tessera::cli::run_report,
+     "write a self-contained HTML report of how tuning went: plots per task and model, time, best kernels"},
     {"tracker", tessera::cli::run_tracker, "the measurement farm's tracker: queues per device key, workers, results"},
     {"worker", tessera::cli::run_worker, "a measuring worker: runs each job in an isolated child process"},
     {"farm", tessera::cli::run_farm, "farm status: workers per key, busy/idle, queues, done and failed"},
@@ -35,7 +38,9 @@ constexpr Command kCommands[] = {
 };
 
 int print_usage(FILE* out) {
-  std::fprintf(out, "usage: tessera <command> [options]\n       tessera help <command>\n       tessera --version\n\ncommands:\n");
+  std::fprintf(
+      out,
+      "usage: tessera <command> [options]\n       tessera help <command>\n       tessera --version\n\ncommands:\n");
   for (const auto& c : kCommands) std::fprintf(out, "  %-10s %s\n", c.name, c.summary);
   std::fprintf(out, "\n`tessera <command> --help` (or -h) describes one command.\n");
   return out == stdout ? 0 : 2;

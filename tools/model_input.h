@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "base/status.h"
 #include "compiler/graph/graph.h"
 #include "compiler/model/compile_model.h"
-#include "base/status.h"
 #include "rpc/runner.h"
 #include "tuner/job.h"
 

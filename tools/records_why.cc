@@ -57,8 +57,10 @@ std::string why_no_record(records::Store& store, const std::vector<records::Work
   std::vector<std::string> elsewhere;
   for (const auto& s : stats) {
     if (s.workload_key != key) continue;
-    if (s.target == target) here = &s;
-    else elsewhere.push_back(s.target + " (" + std::to_string(s.ok_count) + " ok)");
+    if (s.target == target)
+      here = &s;
+    else
+      elsewhere.push_back(s.target + " (" + std::to_string(s.ok_count) + " ok)");
   }
   if (!here && elsewhere.empty()) return "no record of this workload";
   if (!here || here->count == 0) {
@@ -90,8 +92,9 @@ Status explain_regions(const WhyModelOptions& o, const Target& target, ScheduleS
   const std::string name = model::auto_backend_name(target);
   TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<external::Backend> backend, external::make_backend(name));
   if (!backend) {
-    std::printf("\nexternal backends (--byoc auto): none for this target (no runtime module installed, or "
-                "another machine's target)\n");
+    std::printf(
+        "\nexternal backends (--byoc auto): none for this target (no runtime module installed, or "
+        "another machine's target)\n");
     return Status::ok();
   }
   auto graph = import_model(o.model_path, o.input_shapes);
@@ -111,9 +114,8 @@ Status explain_regions(const WhyModelOptions& o, const Target& target, ScheduleS
       continue;
     }
     const bool faster = stored->backend_s < stored->tessera_s;
-    std::printf("    %s %s, tessera %s (tuning session %lld)\n", name.c_str(),
-                milliseconds(stored->backend_s).c_str(), milliseconds(stored->tessera_s).c_str(),
-                static_cast<long long>(stored->session_id));
+    std::printf("    %s %s, tessera %s (tuning session %lld)\n", name.c_str(), milliseconds(stored->backend_s).c_str(),
+                milliseconds(stored->tessera_s).c_str(), static_cast<long long>(stored->session_id));
     if (stored->tessera_basis == c.tessera_basis)
       std::printf("    runs on %s: it was faster\n", faster ? name.c_str() : "tessera");
     else
@@ -170,8 +172,7 @@ int explain_model_schedules(const WhyModelOptions& o) {
     } else {
       const std::string why =
           store.is_ok() ? why_no_record(*store, stats, key, target_text, *choice) : "no records database";
-      std::printf("  uses      %s (no record)\n  why not   %s\n", schedule_source_name(choice->source),
-                  why.c_str());
+      std::printf("  uses      %s (no record)\n  why not   %s\n", schedule_source_name(choice->source), why.c_str());
     }
   }
   std::printf("\n%zu kernels: %d from records, %zu on fallbacks\n", kernels->size(), from_records,

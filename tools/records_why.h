@@ -16,9 +16,9 @@ struct WhyModelOptions {
   std::string model_path;
   std::vector<std::string> input_shapes;  ///< --input-shape bindings, "name:d0,d1,..."
   std::string db = "tessera.db";
-  std::optional<std::string> target;      ///< the full target string; empty: this machine
-  int64_t k = 5;                          ///< records tried per target before falling back
-  bool full_target = false;               ///< print the target's whole string, not its short name
+  std::optional<std::string> target;  ///< the full target string; empty: this machine
+  int64_t k = 5;                      ///< records tried per target before falling back
+  bool full_target = false;           ///< print the target's whole string, not its short name
 };
 
 /// Prints, for every distinct kernel of the model (those `tessera tune` tunes

@@ -5,8 +5,8 @@
 
 #include <string>
 
-#include "runtime/ndarray.h"
 #include "base/status.h"
+#include "runtime/ndarray.h"
 
 namespace tessera::cli {
 

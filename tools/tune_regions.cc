@@ -15,8 +15,7 @@ Result<std::string> resolve_byoc(const std::string& byoc, const Target& target) 
 }
 
 Result<TunedRegions> time_model_regions(const graph::Graph& g, const std::string& backend_name, const Target& target,
-                                        records::Store& store, int64_t session_id,
-                                        const model::PlanOptions& options) {
+                                        records::Store& store, int64_t session_id, const model::PlanOptions& options) {
   TunedRegions tuned;
   tuned.backend = backend_name;
   TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<external::Backend> backend, external::make_backend(backend_name));
@@ -26,8 +25,8 @@ Result<TunedRegions> time_model_regions(const graph::Graph& g, const std::string
   }
   const std::string target_text = target.to_string();
   if (target_text != host_target().to_string()) {
-    tuned.skipped = "the target is not this machine (" + host_target().to_string() +
-                    "): regions are timed where compile runs";
+    tuned.skipped =
+        "the target is not this machine (" + host_target().to_string() + "): regions are timed where compile runs";
     return tuned;
   }
   records::RecordsScheduleSource source(store);
@@ -70,8 +69,8 @@ std::string format_tuned_regions(const TunedRegions& tuned, bool all) {
     if (all || c.backend || !c.refused.empty()) shown.push_back(c);
   std::string hidden;
   if (shown.size() < tuned.regions.size())
-    hidden = "  " + std::to_string(tuned.regions.size() - shown.size()) + " of " + std::to_string(tuned.regions.size()) +
-             " regions run on Tessera (--verbose lists them)\n";
+    hidden = "  " + std::to_string(tuned.regions.size() - shown.size()) + " of " +
+             std::to_string(tuned.regions.size()) + " regions run on Tessera (--verbose lists them)\n";
   return "regions timed both ways (" + tuned.backend + "), stored for compile --byoc auto:\n" +
          model::format_region_choices(tuned.backend, shown) + hidden + "  " + whole + "\n";
 }

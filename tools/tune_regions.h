@@ -18,12 +18,12 @@ namespace tessera::cli {
 
 /// What timing a model's regions did.
 struct TunedRegions {
-  std::string backend;                      ///< the backend timed ("dnnl"); "none" when none was
+  std::string backend;                       ///< the backend timed ("dnnl"); "none" when none was
   std::vector<model::RegionChoice> regions;  ///< each region, both ways
   /// The whole model all Tessera's, all the backend's, each region its
   /// faster way (0: that is one of the two): model::RegionPlans'.
   double tessera_total_s = 0, backend_total_s = 0, mixed_total_s = 0;
-  std::string skipped;                      ///< why nothing was timed, for people; empty when timed
+  std::string skipped;  ///< why nothing was timed, for people; empty when timed
 };
 
 /// The backend `--byoc` names for timing regions on `target`: "auto" is

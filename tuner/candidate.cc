@@ -28,8 +28,10 @@ const std::shared_ptr<const std::vector<Step>>& no_steps() {
 Candidate::Candidate() : steps_(no_steps()), hash_(hash_steps({})), made_(std::make_shared<Made>()) {}
 
 Candidate::Candidate(std::vector<Step> steps, records::SpaceKind space, std::string knob_config_json)
-    : space(space), knob_config_json(std::move(knob_config_json)),
-      steps_(std::make_shared<const std::vector<Step>>(std::move(steps))), hash_(hash_steps(*steps_)),
+    : space(space),
+      knob_config_json(std::move(knob_config_json)),
+      steps_(std::make_shared<const std::vector<Step>>(std::move(steps))),
+      hash_(hash_steps(*steps_)),
       made_(std::make_shared<Made>()) {}
 
 Candidate Candidate::from_state(State state, records::SpaceKind space, std::string knob_config_json) {
@@ -39,9 +41,13 @@ Candidate Candidate::from_state(State state, records::SpaceKind space, std::stri
   return c;
 }
 
-const std::vector<Step>& Candidate::steps() const { return *steps_; }
+const std::vector<Step>& Candidate::steps() const {
+  return *steps_;
+}
 
-uint64_t Candidate::hash() const { return hash_; }
+uint64_t Candidate::hash() const {
+  return hash_;
+}
 
 bool Candidate::operator==(const Candidate& o) const {
   return hash_ == o.hash_ && (steps_ == o.steps_ || *steps_ == *o.steps_);

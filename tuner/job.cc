@@ -11,8 +11,8 @@
 #include "base/version.h"
 #include "compiler/codegen/llvm_target.h"
 #include "compiler/space/choose/generic_schedule.h"
-#include "compiler/space/sketch/sketch_space.h"
 #include "compiler/space/knob/templates.h"
+#include "compiler/space/sketch/sketch_space.h"
 #include "costmodel/xgb_model.h"
 #include "rpc/keys.h"
 #include "rpc/wire.h"
@@ -23,7 +23,9 @@
 namespace tessera::tuner {
 namespace {
 
-Status usage(const std::string& message) { return Status(ErrorCode::kInvalidArgument, message); }
+Status usage(const std::string& message) {
+  return Status(ErrorCode::kInvalidArgument, message);
+}
 
 // A user-facing line for a failure of `cause` ("what: message"); the code
 // stays the status's, not in its words (messages carry no status names).
@@ -81,8 +83,9 @@ Status parse_search(const OptionReader& o, bool with_model, TuneConfig* c) {
     return usage("unknown --space '" + space + "' (sketch, knob, auto)");
   }
   if (c->space == SpaceChoice::kAuto && o.has("strategy"))
-    return usage("--space auto picks xgb for knob spaces and evolutionary for sketch spaces; give --space "
-                 "knob or sketch to choose a strategy");
+    return usage(
+        "--space auto picks xgb for knob spaces and evolutionary for sketch spaces; give --space "
+        "knob or sketch to choose a strategy");
   const std::string strategy = o.get("strategy", space == "sketch" ? "evolutionary" : "xgb");
   if (c->space == SpaceChoice::kSketch) {
     if (strategy != "evolutionary" && strategy != "random")
@@ -128,9 +131,9 @@ Status parse_budget(const OptionReader& o, TuneConfig* c) {
   auto timeout = o.get_double("timeout", c->timeout_ms / 1000.0);
   auto early = o.get_int("early-stopping", 0);
   auto worker_wait = o.get_double("worker-wait", c->worker_wait_s);
-  for (const Status* st : {&trials.status(), &batch.status(), &seed.status(), &workers.status(), &repeat.status(),
-                           &min_repeat_ms.status(), &time_budget.status(), &early.status(), &timeout.status(),
-                           &worker_wait.status()})
+  for (const Status* st :
+       {&trials.status(), &batch.status(), &seed.status(), &workers.status(), &repeat.status(), &min_repeat_ms.status(),
+        &time_budget.status(), &early.status(), &timeout.status(), &worker_wait.status()})
     if (!st->is_ok()) return *st;
   if (*trials <= 0) return usage("--trials must be positive");
   TESSERA_RETURN_IF_ERROR(positive_int(*batch, "batch", &c->batch));
@@ -284,9 +287,9 @@ Result<PolicyChoice> knob_policy_for(const TuneConfig& c, const PlannedTask& p, 
   if (strategy == KnobStrategy::kXgb) {
     TESSERA_ASSIGN_OR_RETURN(model, new_cost_model(c));
   }
-  return PolicyChoice{std::make_unique<KnobPolicy>(*tmpl, p.task.dag, c.target, std::move(*knobs), strategy,
-                                                   std::move(model), seed),
-                      ""};
+  return PolicyChoice{
+      std::make_unique<KnobPolicy>(*tmpl, p.task.dag, c.target, std::move(*knobs), strategy, std::move(model), seed),
+      ""};
 }
 
 Result<PolicyChoice> sketch_policy_for(const TuneConfig& c, const PlannedTask& p, bool guided, uint64_t seed) {
@@ -445,19 +448,17 @@ Result<TuneConfig> parse_tune_config(const OptionValues& options, bool with_mode
   TESSERA_RETURN_IF_ERROR(parse_runner(o, &c));
   c.db_path = o.get("db", "tessera.db");
   if (o.has("check") && o.has("no-check"))
-    return Status(ErrorCode::kInvalidArgument, "--check and --no-check contradict each other (checking is the default)");
+    return Status(ErrorCode::kInvalidArgument,
+                  "--check and --no-check contradict each other (checking is the default)");
   c.check = !o.has("no-check");
   return c;
 }
 
 std::string describe_search(const TuneConfig& c) {
   switch (c.space) {
-    case SpaceChoice::kAuto:
-      return "knob spaces (xgb) where a template fits, sketch spaces (evolutionary) elsewhere";
-    case SpaceChoice::kKnob:
-      return std::string("knob space, ") + knob_strategy_name(c.knob_strategy) + " search";
-    case SpaceChoice::kSketch:
-      break;
+    case SpaceChoice::kAuto: return "knob spaces (xgb) where a template fits, sketch spaces (evolutionary) elsewhere";
+    case SpaceChoice::kKnob: return std::string("knob space, ") + knob_strategy_name(c.knob_strategy) + " search";
+    case SpaceChoice::kSketch: break;
   }
   return std::string("sketch space, ") + (c.sketch_guided ? "evolutionary" : "random") + " search";
 }
@@ -488,8 +489,8 @@ Result<std::unique_ptr<TuneJob>> TuneJob::open(TuneConfig config, ModelKernels m
   TESSERA_ASSIGN_OR_RETURN(job->session_id_, begin_session(*job->store_, c, job->tasks_));
   job->session_open_ = true;
   job->builder_ = std::make_unique<BuilderPool>(c.target);
-  job->measurer_ = std::make_unique<Measurer>(
-      *job->builder_, *job->runner_, measure_options(c, model.constant_bytes, job->session_id_, log));
+  job->measurer_ = std::make_unique<Measurer>(*job->builder_, *job->runner_,
+                                              measure_options(c, model.constant_bytes, job->session_id_, log));
   TuneOptions to;
   to.trials = c.trials;
   to.batch_size = c.batch;
@@ -530,7 +531,8 @@ Result<JobSummary> TuneJob::run(Progress* progress, const std::atomic<bool>* sto
     const int warm_up = warm_up_batch(config_.trials, tasks_.size(), config_.batch);
     const int64_t reached = config_.trials / std::max(warm_up, 1);
     if (*resumed == 0 && tasks_.size() > 1 && reached < static_cast<int64_t>(tasks_.size()))
-      std::fprintf(log_, "%lld trials give a first round (%d each) to %lld of the %zu tasks, the largest share of "
+      std::fprintf(log_,
+                   "%lld trials give a first round (%d each) to %lld of the %zu tasks, the largest share of "
                    "the model's time first\n",
                    static_cast<long long>(config_.trials), warm_up, static_cast<long long>(reached), tasks_.size());
     if (!config_.tracker) warn_if_busy(log_, config_.target.num_cores);
@@ -547,8 +549,9 @@ Result<JobSummary> TuneJob::run(Progress* progress, const std::atomic<bool>* sto
   summary.stopped = stop && stop->load();
   TESSERA_RETURN_IF_ERROR(summarize_records(&summary));
   if (log_ && summary.stored_infrastructure > 0) {
-    std::fprintf(log_, "%lld infrastructure error(s) stored (no worker, no result, protocol): not trials, "
-                       "their candidates are measured again (in this run, or by the next)\n",
+    std::fprintf(log_,
+                 "%lld infrastructure error(s) stored (no worker, no result, protocol): not trials, "
+                 "their candidates are measured again (in this run, or by the next)\n",
                  static_cast<long long>(summary.stored_infrastructure));
     std::fflush(log_);
   }
@@ -564,8 +567,10 @@ Status TuneJob::summarize_records(JobSummary* summary) {
       if (r.session_id != session_id_) continue;
       ++summary->stored;
       if (r.ok()) ++summary->stored_ok;
-      if (r.infrastructure) ++summary->stored_infrastructure;
-      else failed.push_back(std::move(r));
+      if (r.infrastructure)
+        ++summary->stored_infrastructure;
+      else
+        failed.push_back(std::move(r));
     }
   }
   int64_t trials = 0, errors = 0;

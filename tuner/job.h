@@ -22,14 +22,14 @@
 #include <string>
 #include <vector>
 
-#include "compiler/codegen/llvm_target.h"
+#include "base/status.h"
 #include "base/target.h"
+#include "compiler/codegen/llvm_target.h"
 #include "compiler/ops/op_spec.h"
 #include "costmodel/cost_model.h"
 #include "costmodel/xgb_model.h"
 #include "records/store.h"
 #include "rpc/runner.h"
-#include "base/status.h"
 #include "tuner/knob_policy.h"
 #include "tuner/sketch_policy.h"
 #include "tuner/tuner.h"
@@ -53,43 +53,43 @@ enum class CacheMode : uint8_t {
 /// Everything a tuning job is made from. parse_tune_config fills it from
 /// `tessera tune`'s options; benchmarks and tests also set it directly.
 struct TuneConfig {
-  std::vector<ops::OpInstance> ops;          ///< the operators to tune (--op), in order
+  std::vector<ops::OpInstance> ops;  ///< the operators to tune (--op), in order
   SpaceChoice space = SpaceChoice::kSketch;
   KnobStrategy knob_strategy = KnobStrategy::kXgb;  ///< with kKnob (kAuto: always xgb)
-  bool sketch_guided = true;                 ///< with kSketch: evolutionary (true) or random (kAuto: evolutionary)
+  bool sketch_guided = true;  ///< with kSketch: evolutionary (true) or random (kAuto: evolutionary)
   Target target = host_target();
-  int64_t trials = 64;                       ///< measurements in this run over all tasks
-  int batch = 16;                            ///< candidates per round
-  uint64_t seed = 0;                         ///< task i searches with seed + i
-  int workers = 1;                           ///< local workers (without a tracker)
+  int64_t trials = 64;  ///< measurements in this run over all tasks
+  int batch = 16;       ///< candidates per round
+  uint64_t seed = 0;    ///< task i searches with seed + i
+  int workers = 1;      ///< local workers (without a tracker)
   /// The local workers' program; empty: tessera-worker beside this executable
   /// (a program that is not in Tessera's bin/, such as Python, names it).
   std::string worker_binary;
   /// Threads per measurement on the local workers (parse_tune_config's default: the target's cores).
   int threads = 1;
   CacheMode cache = CacheMode::kModel;
-  int number = 1;                            ///< calls per timed repeat (grown up to min_repeat_ms)
-  int repeat = 3;                            ///< timed repeats per candidate
-  double min_repeat_ms = 50;                 ///< shortest timed repeat (ignored with kCold)
-  int timeout_ms = 10000;                    ///< longest one measurement may run (--timeout, in seconds)
+  int number = 1;             ///< calls per timed repeat (grown up to min_repeat_ms)
+  int repeat = 3;             ///< timed repeats per candidate
+  double min_repeat_ms = 50;  ///< shortest timed repeat (ignored with kCold)
+  int timeout_ms = 10000;     ///< longest one measurement may run (--timeout, in seconds)
   /// How long to wait for a worker of the key when every one is lost mid-run
   /// (--worker-wait, seconds); past it the run stops with the reason.
   double worker_wait_s = 300;
-  double time_budget_s = 0;                  ///< 0: none
-  int64_t early_stopping = 0;                ///< 0: never
+  double time_budget_s = 0;    ///< 0: none
+  int64_t early_stopping = 0;  ///< 0: never
   SchedulerKind scheduler = SchedulerKind::kGradient;
   /// Check every candidate's output against the computation's definition
   /// before timing it (MeasureOptions::check_correctness); --no-check: off.
   bool check = true;
-  std::string db_path = "tessera.db";        ///< the records store
-  std::string device_key = "local";          ///< the tasks' device key (the farm's with a tracker)
+  std::string db_path = "tessera.db";            ///< the records store
+  std::string device_key = "local";              ///< the tasks' device key (the farm's with a tracker)
   std::optional<rpc::RpcRunnerOptions> tracker;  ///< measure on a farm; empty: start local workers
-  std::string command_line;                  ///< recorded with the session
+  std::string command_line;                      ///< recorded with the session
   // Not on the command line: benchmarks set them.
-  bool measure_default = true;               ///< measure each task's untuned default schedule first
-  bool measure_baselines = true;             ///< measure each task's fallback (template's or generic) first
-  EvolutionOptions evolution{};              ///< of the sketch space's evolutionary search
-  bool keep_pretrain_data = true;            ///< costmodel::XGBOptions::keep_pretrain_data
+  bool measure_default = true;     ///< measure each task's untuned default schedule first
+  bool measure_baselines = true;   ///< measure each task's fallback (template's or generic) first
+  EvolutionOptions evolution{};    ///< of the sketch space's evolutionary search
+  bool keep_pretrain_data = true;  ///< costmodel::XGBOptions::keep_pretrain_data
   /// Records every new cost model is pre-trained on (a warm start); empty: cold.
   std::vector<costmodel::TrainingRecord> pretrain;
 };
@@ -109,11 +109,11 @@ Result<TuneConfig> parse_tune_config(const OptionValues& options, bool with_mode
 /// tuning_plans); the caller extracts them, since the tuner does not link the
 /// model compiler.
 struct ModelKernel {
-  std::string label;                      ///< "fused_conv_add_relu [1, 64, 56, 56]"
+  std::string label;  ///< "fused_conv_add_relu [1, 64, 56, 56]"
   std::shared_ptr<const ComputeDAG> dag;
-  std::string op;                         ///< the anchor's operator ("conv2d"), "" for none
-  double weight = 1;                      ///< calls per model run
-  std::vector<int> constant_args;         ///< arguments that are the model's weights, ascending
+  std::string op;                  ///< the anchor's operator ("conv2d"), "" for none
+  double weight = 1;               ///< calls per model run
+  std::vector<int> constant_args;  ///< arguments that are the model's weights, ascending
 };
 
 /// The distinct kernels of a model (by workload key) and how many bytes of
@@ -129,10 +129,10 @@ struct JobSummary {
   int64_t resumed = 0;             ///< records of earlier runs found in the store (not measured again)
   /// Candidates of earlier runs lost to the infrastructure, queued to be measured again.
   int64_t retried = 0;
-  bool stopped = false;            ///< the stop flag was set when the run ended
-  bool cancelled = false;          ///< the cancel flag dropped the batch in flight (nothing of it stored)
-  int64_t stored = 0;              ///< records this run stored (its session's)
-  int64_t stored_ok = 0;           ///< of them, successful measurements
+  bool stopped = false;               ///< the stop flag was set when the run ended
+  bool cancelled = false;             ///< the cancel flag dropped the batch in flight (nothing of it stored)
+  int64_t stored = 0;                 ///< records this run stored (its session's)
+  int64_t stored_ok = 0;              ///< of them, successful measurements
   int64_t stored_infrastructure = 0;  ///< of them, infrastructure errors (not measurements)
   /// Every trial of the run failed (or, with no trial run, every record it
   /// stored): the run learned nothing, and the caller should say why.
@@ -165,8 +165,7 @@ class TuneJob {
   /// says cancelled; its tasks are empty). Ends the session. `progress`,
   /// `stop` and `cancel` may be null; the flags may be set by a signal
   /// handler. Errors as open()'s.
-  Result<JobSummary> run(Progress* progress, const std::atomic<bool>* stop,
-                         const std::atomic<bool>* cancel = nullptr);
+  Result<JobSummary> run(Progress* progress, const std::atomic<bool>* stop, const std::atomic<bool>* cancel = nullptr);
 
   /// The tasks being tuned (those a space could express).
   const std::vector<Task>& tasks() const { return tasks_; }

@@ -59,11 +59,16 @@ Result<KnobStrategy> parse_knob_strategy(std::string_view name) {
                 "unknown knob strategy '" + std::string(name) + "' (accepted: " + accepted + ")");
 }
 
-KnobPolicy::KnobPolicy(const KnobTemplate& tmpl, std::shared_ptr<const ComputeDAG> dag, Target target,
-                       KnobSpace space, KnobStrategy strategy, std::unique_ptr<costmodel::CostModel> model,
-                       uint64_t seed, KnobPolicyOptions options)
-    : tmpl_(tmpl), dag_(std::move(dag)), target_(std::move(target)), space_(std::move(space)),
-      strategy_(strategy), model_(model ? std::move(model) : default_model(strategy, seed)), options_(options),
+KnobPolicy::KnobPolicy(const KnobTemplate& tmpl, std::shared_ptr<const ComputeDAG> dag, Target target, KnobSpace space,
+                       KnobStrategy strategy, std::unique_ptr<costmodel::CostModel> model, uint64_t seed,
+                       KnobPolicyOptions options)
+    : tmpl_(tmpl),
+      dag_(std::move(dag)),
+      target_(std::move(target)),
+      space_(std::move(space)),
+      strategy_(strategy),
+      model_(model ? std::move(model) : default_model(strategy, seed)),
+      options_(options),
       rng_(seed) {
   for (const Knob& k : space_.knobs()) radix_.push_back(k.candidates.size());
 }
@@ -196,8 +201,8 @@ void KnobPolicy::breed() {
   };
 
   std::unordered_set<uint64_t> children;
-  for (int attempts = 0; static_cast<int>(ga_pending_.size()) < options_.ga_population &&
-                         attempts < 20 * options_.ga_population;
+  for (int attempts = 0;
+       static_cast<int>(ga_pending_.size()) < options_.ga_population && attempts < 20 * options_.ga_population;
        ++attempts) {
     std::vector<int64_t> genes = genes_of(select());
     const std::vector<int64_t> other = genes_of(select());
@@ -368,17 +373,10 @@ Result<std::vector<Candidate>> KnobPolicy::propose(int n) {
   std::vector<Candidate> out;
   if (n <= 0) return out;
   switch (strategy_) {
-    case KnobStrategy::kRandom:
-      take_random(n, &out);
-      break;
-    case KnobStrategy::kGrid:
-      take_grid(n, &out);
-      break;
-    case KnobStrategy::kGa:
-      take_ga(n, &out);
-      break;
-    case KnobStrategy::kXgb:
-      return propose_xgb(n);
+    case KnobStrategy::kRandom: take_random(n, &out); break;
+    case KnobStrategy::kGrid: take_grid(n, &out); break;
+    case KnobStrategy::kGa: take_ga(n, &out); break;
+    case KnobStrategy::kXgb: return propose_xgb(n);
   }
   return out;
 }

@@ -29,8 +29,8 @@
 #include <unordered_set>
 #include <vector>
 
-#include "compiler/space/space_rng.h"
 #include "compiler/space/knob/templates.h"
+#include "compiler/space/space_rng.h"
 #include "costmodel/cost_model.h"
 #include "tuner/search_policy.h"
 
@@ -52,9 +52,9 @@ Result<KnobStrategy> parse_knob_strategy(std::string_view name);
 /// Parameters of the genetic algorithm and of the simulated annealing.
 struct KnobPolicyOptions {
   // Genetic algorithm (AutoTVM's GATuner, with crossover by knob).
-  int ga_population = 64;          ///< children per generation; parents are the best this many measured
-  int ga_elites = 8;               ///< best measured configurations always among the parents
-  double ga_mutation_prob = 0.1;   ///< chance each knob of a child takes a random choice
+  int ga_population = 64;         ///< children per generation; parents are the best this many measured
+  int ga_elites = 8;              ///< best measured configurations always among the parents
+  double ga_mutation_prob = 0.1;  ///< chance each knob of a child takes a random choice
 
   // Simulated annealing over the cost model (AutoTVM's SimulatedAnnealingOptimizer).
   // AutoTVM runs 128 chains for up to 500 steps (early stop 50). Every new
@@ -63,16 +63,16 @@ struct KnobPolicyOptions {
   // synthetic tests (matmul 64^3 and 512^3, 32 seeds) a budget of 500
   // lowerings per search found the top 1% in as few trials as no budget
   // (27 vs 28 and 39 vs 51 trials; random 58 and 49) at 1/4 to 1/7 the cost.
-  int sa_chains = 64;              ///< parallel chains; their end points start the next search
-  int sa_max_iters = 200;          ///< steps of every chain per search
-  int sa_early_stop = 30;          ///< stop after this many steps without a new top-k entry
-  double sa_temp_start = 1.0;      ///< temperature at the first step, falling linearly ...
-  double sa_temp_end = 0.0;        ///< ... to this at sa_max_iters
-  int sa_keep = 64;                ///< top-k kept by predicted score (at least the batch size)
+  int sa_chains = 64;          ///< parallel chains; their end points start the next search
+  int sa_max_iters = 200;      ///< steps of every chain per search
+  int sa_early_stop = 30;      ///< stop after this many steps without a new top-k entry
+  double sa_temp_start = 1.0;  ///< temperature at the first step, falling linearly ...
+  double sa_temp_end = 0.0;    ///< ... to this at sa_max_iters
+  int sa_keep = 64;            ///< top-k kept by predicted score (at least the batch size)
   /// Stop a search once it has lowered this many new configurations for
   /// their features; 0: no limit.
   int64_t sa_max_lowerings = 500;
-  double eps_greedy = 0.05;        ///< share of each model-guided batch drawn at random
+  double eps_greedy = 0.05;  ///< share of each model-guided batch drawn at random
 
   size_t feature_cache_limit = 200000;  ///< cached feature vectors before the cache is cleared
 };
@@ -150,28 +150,28 @@ class KnobPolicy final : public SearchPolicy {
   KnobPolicyOptions options_;
   SpaceRng rng_;
 
-  std::vector<uint64_t> radix_;                // candidates per knob
-  SeenSet seen_;                               // step lists proposed or measured
-  std::unordered_set<uint64_t> visited_;       // configurations proposed or measured
-  std::unordered_set<uint64_t> invalid_;       // configurations the template rejects
-  std::map<uint64_t, double> measured_;        // configuration -> best mean cost (infinity: error)
+  std::vector<uint64_t> radix_;           // candidates per knob
+  SeenSet seen_;                          // step lists proposed or measured
+  std::unordered_set<uint64_t> visited_;  // configurations proposed or measured
+  std::unordered_set<uint64_t> invalid_;  // configurations the template rejects
+  std::map<uint64_t, double> measured_;   // configuration -> best mean cost (infinity: error)
   int64_t duplicates_ = 0;
   int64_t foreign_records_ = 0;
   uint64_t grid_next_ = 0;
 
-  std::vector<uint64_t> ga_pending_;           // the current generation, proposed in order
-  size_t ga_next_ = 0;                         // next of ga_pending_ to propose
-  std::vector<uint64_t> ga_generation_;        // the last generation bred (parents of the next)
+  std::vector<uint64_t> ga_pending_;     // the current generation, proposed in order
+  size_t ga_next_ = 0;                   // next of ga_pending_ to propose
+  std::vector<uint64_t> ga_generation_;  // the last generation bred (parents of the next)
 
   std::unordered_map<uint64_t, std::optional<std::vector<float>>> features_;
   // Candidates whose features were extracted, with their state and loop
   // nest, until take() proposes them; bounded (cleared when full).
   std::unordered_map<uint64_t, Candidate> lowered_;
-  std::vector<uint64_t> sa_points_;            // where the chains stopped last time
+  std::vector<uint64_t> sa_points_;              // where the chains stopped last time
   std::unordered_set<uint64_t> known_features_;  // hashes of the features of proposed and measured configurations
-  std::vector<uint64_t> untrained_;            // measured before any success: trained once one arrives
+  std::vector<uint64_t> untrained_;              // measured before any success: trained once one arrives
   std::vector<double> untrained_costs_;
-  double reference_cost_ = 0;                  // labels are reference_cost_ / cost; 0 until a success
+  double reference_cost_ = 0;  // labels are reference_cost_ / cost; 0 until a success
   bool trained_ = false;
   int64_t feature_extractions_ = 0;
   int last_model_picks_ = 0;

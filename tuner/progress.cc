@@ -25,7 +25,9 @@ double task_cost_s(const TaskProgress& t) {
   return t.default_cost_s > 0 ? t.default_cost_s : 0;
 }
 
-std::string milliseconds(double seconds) { return format("%.4g ms", seconds * 1e3); }
+std::string milliseconds(double seconds) {
+  return format("%.4g ms", seconds * 1e3);
+}
 
 // A line that fits the terminal: a longer one would wrap onto a second row
 // and the cursor-up of the next redraw would miss it.
@@ -36,7 +38,9 @@ std::string fit(const std::string& line, int columns) {
 
 }  // namespace
 
-double time_in_model_s(const TaskProgress& t) { return t.weight * task_cost_s(t); }
+double time_in_model_s(const TaskProgress& t) {
+  return t.weight * task_cost_s(t);
+}
 
 std::string task_line(const TaskProgress& t, double share) {
   const std::string best = t.best_cost_s > 0 && std::isfinite(t.best_cost_s)
@@ -55,9 +59,8 @@ double estimated_latency_s(const std::vector<TaskProgress>& tasks) {
 std::vector<size_t> by_share_of_time(const std::vector<TaskProgress>& tasks) {
   std::vector<size_t> order(tasks.size());
   std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    return time_in_model_s(tasks[a]) > time_in_model_s(tasks[b]);
-  });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return time_in_model_s(tasks[a]) > time_in_model_s(tasks[b]); });
   return order;
 }
 
@@ -83,10 +86,11 @@ std::string Progress::overall_line() const {
   planned += budget;
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   std::string eta = "-";
-  if (done > 0 && planned >= done) eta = clock_time(elapsed / static_cast<double>(done) * static_cast<double>(planned - done));
-  std::string line = format("%zu tasks  %lld/%lld trials  elapsed %s  eta %s", tasks_.size(),
-                            static_cast<long long>(trials), static_cast<long long>(budget), clock_time(elapsed).c_str(),
-                            eta.c_str());
+  if (done > 0 && planned >= done)
+    eta = clock_time(elapsed / static_cast<double>(done) * static_cast<double>(planned - done));
+  std::string line =
+      format("%zu tasks  %lld/%lld trials  elapsed %s  eta %s", tasks_.size(), static_cast<long long>(trials),
+             static_cast<long long>(budget), clock_time(elapsed).c_str(), eta.c_str());
   const double now = estimated_latency_s(tasks_);
   if (now <= 0) return line;
   line += "  model ~" + milliseconds(now);
@@ -125,8 +129,10 @@ std::vector<std::string> Progress::lines() const {
   for (size_t k = 0; k < order.size(); ++k) {
     const TaskProgress& t = tasks_[order[k]];
     const double share = total > 0 ? time_in_model_s(t) / total : 0;
-    if (k < shown) out.push_back(task_line(t, share));
-    else rest += share;
+    if (k < shown)
+      out.push_back(task_line(t, share));
+    else
+      rest += share;
   }
   if (shown < order.size() && out.size() < room)
     out.push_back(format("  ... %zu more task%s, %.1f%% of the time", order.size() - shown,
@@ -177,6 +183,8 @@ void Progress::note(const std::string& line) {
   std::fflush(out_);
 }
 
-void Progress::finish() { std::fflush(out_); }
+void Progress::finish() {
+  std::fflush(out_);
+}
 
 }  // namespace tessera::tuner

@@ -17,14 +17,14 @@ namespace tessera::tuner {
 
 /// What a person wants to know about one task while it tunes.
 struct TaskProgress {
-  std::string name;              ///< the full operator and shapes
-  std::string key;               ///< the workload key (a prefix is shown, to tell tasks apart)
-  double weight = 1;             ///< calls of the task per model run
-  int64_t trials = 0;            ///< of this task
-  int64_t budget = 0;            ///< the run's budget over all tasks (not this task's)
+  std::string name;    ///< the full operator and shapes
+  std::string key;     ///< the workload key (a prefix is shown, to tell tasks apart)
+  double weight = 1;   ///< calls of the task per model run
+  int64_t trials = 0;  ///< of this task
+  int64_t budget = 0;  ///< the run's budget over all tasks (not this task's)
   int64_t errors = 0;
-  double best_cost_s = 0;        ///< 0 while nothing succeeded
-  double default_cost_s = 0;     ///< the untuned default's time; 0: unknown
+  double best_cost_s = 0;     ///< 0 while nothing succeeded
+  double default_cost_s = 0;  ///< the untuned default's time; 0: unknown
   /// The schedule compile takes without a record (the template's fallback,
   /// else the generic schedule): what tuning is measured against. 0: unknown.
   double untuned_compile_s = 0;

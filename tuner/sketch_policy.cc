@@ -70,8 +70,8 @@ std::vector<const std::vector<float>*> SketchPolicy::features_of(const Populatio
     }
   };
   // Threads only pay for themselves with a few programs each.
-  const size_t threads = std::min(static_cast<size_t>(std::max(1, options_.feature_threads)),
-                                  std::max<size_t>(1, missing.size() / 8));
+  const size_t threads =
+      std::min(static_cast<size_t>(std::max(1, options_.feature_threads)), std::max<size_t>(1, missing.size() / 8));
   std::vector<std::thread> helpers;
   for (size_t t = 1; t < threads; ++t) helpers.emplace_back(extract, t, threads);
   extract(0, threads);

@@ -4,10 +4,10 @@
 // epsilon-greedy share of random candidates).
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <unordered_map>
 #include <unordered_set>
-#include <memory>
 
 #include "compiler/space/sketch/sketch_space.h"
 #include "costmodel/cost_model.h"
@@ -16,12 +16,12 @@
 namespace tessera::tuner {
 
 struct EvolutionOptions {
-  int population = 128;        ///< programs per generation
-  int generations = 3;         ///< rounds of mutation and selection per proposal
-  double elite_share = 0.25;   ///< share of the initial population taken from the best measured programs
-  double crossover_prob = 0.1; ///< chance a child comes from two parents instead of one mutation
-  double eps_greedy = 0.05;    ///< share of each batch drawn at random
-  bool crossover = true;       ///< Ansor's crossover of compatible decisions (TVM never shipped it)
+  int population = 128;         ///< programs per generation
+  int generations = 3;          ///< rounds of mutation and selection per proposal
+  double elite_share = 0.25;    ///< share of the initial population taken from the best measured programs
+  double crossover_prob = 0.1;  ///< chance a child comes from two parents instead of one mutation
+  double eps_greedy = 0.05;     ///< share of each batch drawn at random
+  bool crossover = true;        ///< Ansor's crossover of compatible decisions (TVM never shipped it)
   /// Threads that extract candidates' features (lowering them) when
   /// scoring. Proposing runs while no build or measurement does, so a
   /// second core is otherwise idle then; the result does not depend on it.
@@ -31,8 +31,7 @@ struct EvolutionOptions {
 class SketchPolicy final : public SearchPolicy {
  public:
   /// With `model` null the policy samples at random; otherwise it evolves.
-  SketchPolicy(SketchSpace space, std::unique_ptr<costmodel::CostModel> model, EvolutionOptions options,
-               uint64_t seed);
+  SketchPolicy(SketchSpace space, std::unique_ptr<costmodel::CostModel> model, EvolutionOptions options, uint64_t seed);
 
   std::string name() const override { return model_ ? "evolutionary" : "random"; }
   Result<std::vector<Candidate>> propose(int n) override;

@@ -14,11 +14,11 @@
 namespace tessera::tuner {
 
 struct Task {
-  std::string name;                        ///< what a person reads: "matmul:M=1024,N=1024,K=1024"
+  std::string name;  ///< what a person reads: "matmul:M=1024,N=1024,K=1024"
   std::shared_ptr<const ComputeDAG> dag;
   Target target;
-  std::string device_key;                  ///< the workers that measure it (farm key)
-  double weight = 1;                       ///< how often it runs in the model
+  std::string device_key;  ///< the workers that measure it (farm key)
+  double weight = 1;       ///< how often it runs in the model
   /// The operator kind ("conv2d_nhwc", "matmul"): the task scheduler bounds a
   /// task's expected gain by the best throughput of its group. Empty: a
   /// group of its own (a transpose's or a pool's throughput says nothing of

@@ -7,9 +7,9 @@
 
 namespace tessera::tuner {
 namespace {
-constexpr double kAlpha = 0.2;   // weight of the observed improvement rate
-constexpr double kBeta = 2.0;    // a task may reach 1/beta of its group's best throughput
-constexpr int kWindow = 3;       // rounds looked back for the improvement rate
+constexpr double kAlpha = 0.2;         // weight of the observed improvement rate
+constexpr double kBeta = 2.0;          // a task may reach 1/beta of its group's best throughput
+constexpr int kWindow = 3;             // rounds looked back for the improvement rate
 constexpr double kKeptPromise = 0.05;  // the cut over kWindow rounds that keeps the group bound
 }  // namespace
 
@@ -21,7 +21,9 @@ TaskScheduler::TaskScheduler(std::vector<TaskWeight> tasks, SchedulerKind kind, 
       history_(tasks_.size()),
       retired_(tasks_.size(), false) {}
 
-void TaskScheduler::retire(int task) { retired_[task] = true; }
+void TaskScheduler::retire(int task) {
+  retired_[task] = true;
+}
 
 double TaskScheduler::gradient(int i) const {
   const auto& h = history_[i];

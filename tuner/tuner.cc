@@ -18,9 +18,13 @@ namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 using Clock = std::chrono::steady_clock;
 
-double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+double since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
 
-double gflops(double flops, double cost) { return cost > 0 && std::isfinite(cost) ? flops / cost / 1e9 : 0; }
+double gflops(double flops, double cost) {
+  return cost > 0 && std::isfinite(cost) ? flops / cost / 1e9 : 0;
+}
 
 // Sleeps a second, or less when `stop` is set meanwhile.
 void pause_a_second(const std::atomic<bool>* stop) {
@@ -50,8 +54,7 @@ Result<bool> has_fact(records::Store* store, const Task& task, const std::string
 
 Tuner::Tuner(std::vector<Task> tasks, std::vector<std::unique_ptr<SearchPolicy>> policies, Measurer& measurer,
              records::Store* store, TuneOptions options)
-    : tasks_(std::move(tasks)), policies_(std::move(policies)), measurer_(measurer), store_(store),
-      options_(options) {
+    : tasks_(std::move(tasks)), policies_(std::move(policies)), measurer_(measurer), store_(store), options_(options) {
   summaries_.resize(tasks_.size());
   for (size_t i = 0; i < tasks_.size(); ++i) {
     summaries_[i].name = tasks_[i].name;
@@ -80,8 +83,10 @@ Result<int64_t> Tuner::resume() {
     std::map<std::string, const records::Record*> lost;  // steps -> an infrastructure error, none of it a fact
     std::set<std::string> facts;
     for (const records::Record& r : old) {
-      if (r.infrastructure) lost.emplace(r.steps_json, &r);
-      else facts.insert(r.steps_json);
+      if (r.infrastructure)
+        lost.emplace(r.steps_json, &r);
+      else
+        facts.insert(r.steps_json);
     }
     for (auto& r : old) {
       if (r.infrastructure) continue;  // not a measurement: never seen, never learned from
@@ -99,7 +104,8 @@ Result<int64_t> Tuner::resume() {
     const std::string baseline = task.baseline.empty() ? "" : steps_to_json(task.baseline);
     for (const records::Record& r : usable) {
       if (r.ok() && !baseline.empty() && r.steps_json == baseline)
-        summaries_[i].untuned_compile_s = std::min(summaries_[i].untuned_compile_s.value_or(r.mean_cost()), r.mean_cost());
+        summaries_[i].untuned_compile_s =
+            std::min(summaries_[i].untuned_compile_s.value_or(r.mean_cost()), r.mean_cost());
       if (r.steps_json != empty_steps && r.steps_json != baseline) ++earlier_trials_[i];
     }
     for (const auto& [steps_json, r] : lost) {
@@ -170,13 +176,13 @@ Status Tuner::wait_for_workers(const std::atomic<bool>* stop) {
     if (present) {
       if (announced)
         announce("a worker of key '" + key + "' is back (" + std::to_string(*workers) + " of " +
-                         std::to_string(max_workers_) + "); going on");
+                 std::to_string(max_workers_) + "); going on");
       return Status::ok();
     }
     if (!announced)
-      announce(workers.is_ok() ? "waiting for a worker of key " + key + ": 0 of " +
-                                             std::to_string(max_workers_) + " left"
-                                       : "waiting for the tracker: " + workers.status().message());
+      announce(workers.is_ok()
+                   ? "waiting for a worker of key " + key + ": 0 of " + std::to_string(max_workers_) + " left"
+                   : "waiting for the tracker: " + workers.status().message());
     announced = true;
     pause_a_second(stop);
   }
@@ -328,16 +334,16 @@ Result<std::vector<int>> Tuner::share_best(int i, const Candidate& best) {
     std::optional<Candidate> adopted = policies_[u]->adopt(best);
     if (!adopted) continue;
     if (trials_spent() >= options_.trials) break;
-    TESSERA_RETURN_IF_ERROR(
-        measure_batch(static_cast<int>(u), {std::move(*adopted)}, Clock::now(), 0).status().with_context(
-            "tuning " + tasks_[u].name));
+    TESSERA_RETURN_IF_ERROR(measure_batch(static_cast<int>(u), {std::move(*adopted)}, Clock::now(), 0)
+                                .status()
+                                .with_context("tuning " + tasks_[u].name));
     measured.push_back(static_cast<int>(u));
   }
   return measured;
 }
 
-Result<std::optional<Candidate>> Tuner::measure_batch(int i, std::vector<Candidate> candidates,
-                                                      Clock::time_point start, double propose_s) {
+Result<std::optional<Candidate>> Tuner::measure_batch(int i, std::vector<Candidate> candidates, Clock::time_point start,
+                                                      double propose_s) {
   const Task& task = tasks_[i];
   TaskSummary& s = summaries_[i];
   TESSERA_ASSIGN_OR_RETURN(std::vector<records::Record> all, measurer_.measure(task, candidates));
@@ -351,8 +357,14 @@ Result<std::optional<Candidate>> Tuner::measure_batch(int i, std::vector<Candida
   // The batch's records are moved below: what the phase times need, first.
   records::PhaseTimes phases;
   if (!all.empty())
-    phases = {all.front().session_id, all.front().workload_key, all.front().target, 0,
-              measurer_.last_build_seconds(), measurer_.last_run_seconds(), store_s, 0};
+    phases = {all.front().session_id,
+              all.front().workload_key,
+              all.front().target,
+              0,
+              measurer_.last_build_seconds(),
+              measurer_.last_run_seconds(),
+              store_s,
+              0};
   // Infrastructure failures are stored but are no measurement: the policy
   // never sees them (nor learns from them), and they are measured again.
   std::vector<Candidate> measured;
@@ -416,7 +428,8 @@ Result<std::vector<TaskSummary>> Tuner::run(Progress* progress, const std::atomi
   std::map<std::string, int> groups;
   for (size_t i = 0; i < tasks_.size(); ++i) {
     const std::string& g = tasks_[i].group;
-    const int group = g.empty() ? -1 - static_cast<int>(i) : groups.emplace(g, static_cast<int>(groups.size())).first->second;
+    const int group =
+        g.empty() ? -1 - static_cast<int>(i) : groups.emplace(g, static_cast<int>(groups.size())).first->second;
     const double cost = std::isfinite(summaries_[i].best_cost_s) ? summaries_[i].best_cost_s : 0;
     weights.push_back({tasks_[i].weight, tasks_[i].dag->flop_count(), group, cost});
   }
@@ -426,8 +439,7 @@ Result<std::vector<TaskSummary>> Tuner::run(Progress* progress, const std::atomi
   auto total_trials = [&](int t) { return earlier_trials_[t] + summaries_[t].trials; };
   for (size_t i = 0; i < tasks_.size(); ++i)
     if (earlier_trials_[i] > 0)
-      scheduler.update(static_cast<int>(i), total_trials(static_cast<int>(i)),
-                       summaries_[i].best_cost_s);
+      scheduler.update(static_cast<int>(i), total_trials(static_cast<int>(i)), summaries_[i].best_cost_s);
   const int warm_up = warm_up_batch(options_.trials, tasks_.size(), options_.batch_size);
   auto start = Clock::now();
   std::vector<TaskProgress> shown;

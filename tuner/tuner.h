@@ -3,12 +3,12 @@
 #pragma once
 
 #include <atomic>
-#include <cstdint>
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <memory>
-#include <string>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "records/store.h"
@@ -19,13 +19,13 @@
 namespace tessera::tuner {
 
 struct TuneOptions {
-  int64_t trials = 64;            ///< measurements in this run, over all tasks
-  int batch_size = 16;            ///< candidates per round (a task's first round: see warm_up_batch)
-  double time_budget_s = 0;       ///< stop after this much wall time; 0: none
-  int64_t early_stopping = 0;     ///< stop a task after this many trials without improvement; 0: never
+  int64_t trials = 64;         ///< measurements in this run, over all tasks
+  int batch_size = 16;         ///< candidates per round (a task's first round: see warm_up_batch)
+  double time_budget_s = 0;    ///< stop after this much wall time; 0: none
+  int64_t early_stopping = 0;  ///< stop a task after this many trials without improvement; 0: never
   SchedulerKind scheduler = SchedulerKind::kGradient;
   uint64_t seed = 0;
-  bool measure_default = true;    ///< also measure each task's untuned default schedule
+  bool measure_default = true;  ///< also measure each task's untuned default schedule
   /// How long the run waits for a worker of its device key when a batch failed
   /// for want of one (or for any other infrastructure reason) before it stops
   /// with kUnavailable. Infrastructure failures never count as trials.
@@ -61,15 +61,15 @@ struct TaskSummary {
   /// fallback, else the generic schedule): tuning's gain is measured
   /// against it.
   std::optional<double> untuned_compile_s;
-  double seconds = 0;              ///< wall time spent on the task
-  double search_seconds = 0;       ///< of which proposing candidates (search + cost model)
-  double build_seconds = 0;        ///< of which building (wall)
-  double measure_seconds = 0;      ///< of which measuring, queueing included (wall)
+  double seconds = 0;          ///< wall time spent on the task
+  double search_seconds = 0;   ///< of which proposing candidates (search + cost model)
+  double build_seconds = 0;    ///< of which building (wall)
+  double measure_seconds = 0;  ///< of which measuring, queueing included (wall)
   /// Checking candidates' outputs: references evaluated here, plus the
   /// workers' comparisons (those are also within measure_seconds; the
   /// checked call is the timing's warm-up call, made anyway).
   double check_seconds = 0;
-  double store_seconds = 0;        ///< of which writing records
+  double store_seconds = 0;  ///< of which writing records
   /// Per round: the tuner's own time (search, cost model, records store; not
   /// building or measuring) divided by the round's trials, in seconds.
   std::vector<double> overhead_per_trial_s;
@@ -108,7 +108,7 @@ class Tuner {
   // Measures a task's default or baseline alone, waiting for workers while
   // it fails for the infrastructure; the stored record that is a fact.
   Result<std::vector<records::Record>> measure_alone(int task, const Candidate& c, MeasureOverride override,
-                                                      const std::atomic<bool>* stop);
+                                                     const std::atomic<bool>* stop);
   /// Records an infrastructure error's message (and a sandbox error apart).
   void note_infrastructure_error(const records::Record& r);
   // After an infrastructure failure: returns once a worker of the key is there
@@ -130,7 +130,7 @@ class Tuner {
   /// that worker would fail alike, so the run stops at the next wait, the
   /// message said once. Empty: none seen.
   std::string sandbox_error_;
-  int max_workers_ = 0;                      // the most workers of the key seen
+  int max_workers_ = 0;                        // the most workers of the key seen
   std::vector<std::vector<Candidate>> retry_;  // per task: to measure again
 
   std::vector<Task> tasks_;
@@ -143,7 +143,7 @@ class Tuner {
   std::vector<double> last_batch_gflops_;
   std::vector<bool> exhausted_;
   std::vector<int64_t> earlier_trials_;  // per task: trials stored by earlier runs (resume)
-  Progress* progress_ = nullptr;  // during run()
+  Progress* progress_ = nullptr;         // during run()
 };
 
 /// Median over rounds of TaskSummary::overhead_per_trial_s (0 when empty).

@@ -10,7 +10,9 @@ namespace {
 constexpr int64_t kNegInf = Interval::kNegInf;
 constexpr int64_t kPosInf = Interval::kPosInf;
 
-bool is_index_like(DType t) { return t.is_integral() && t.is_scalar() && !t.is_bool(); }
+bool is_index_like(DType t) {
+  return t.is_integral() && t.is_scalar() && !t.is_bool();
+}
 
 }  // namespace
 
@@ -42,7 +44,9 @@ int64_t sat_floordiv(int64_t a, int64_t c) {
   return tessera::floordiv(a, c);
 }
 
-Interval add(Interval a, Interval b) { return {sat_add(a.lo, b.lo), sat_add(a.hi, b.hi)}; }
+Interval add(Interval a, Interval b) {
+  return {sat_add(a.lo, b.lo), sat_add(a.hi, b.hi)};
+}
 
 Interval sub(Interval a, Interval b) {
   return {sat_add(a.lo, sat_neg(b.hi)), sat_add(a.hi, sat_neg(b.lo))};
@@ -61,7 +65,9 @@ Interval mul(Interval a, Interval b) {
   return {*std::min_element(p, p + 4), *std::max_element(p, p + 4)};
 }
 
-Interval floordiv(Interval a, int64_t c) { return {sat_floordiv(a.lo, c), sat_floordiv(a.hi, c)}; }
+Interval floordiv(Interval a, int64_t c) {
+  return {sat_floordiv(a.lo, c), sat_floordiv(a.hi, c)};
+}
 
 Interval floormod(Interval a, int64_t c) {
   if (a.bounded()) {
@@ -71,9 +77,15 @@ Interval floormod(Interval a, int64_t c) {
   return {0, c - 1};
 }
 
-Interval min(Interval a, Interval b) { return {std::min(a.lo, b.lo), std::min(a.hi, b.hi)}; }
-Interval max(Interval a, Interval b) { return {std::max(a.lo, b.lo), std::max(a.hi, b.hi)}; }
-Interval hull(Interval a, Interval b) { return {std::min(a.lo, b.lo), std::max(a.hi, b.hi)}; }
+Interval min(Interval a, Interval b) {
+  return {std::min(a.lo, b.lo), std::min(a.hi, b.hi)};
+}
+Interval max(Interval a, Interval b) {
+  return {std::max(a.lo, b.lo), std::max(a.hi, b.hi)};
+}
+Interval hull(Interval a, Interval b) {
+  return {std::min(a.lo, b.lo), std::max(a.hi, b.hi)};
+}
 
 Interval bounds_of(const Expr& e, const BoundMap& bounds) {
   int64_t c;
@@ -84,8 +96,13 @@ Interval bounds_of(const Expr& e, const BoundMap& bounds) {
       auto it = bounds.find(e.as<VarNode>());
       return it == bounds.end() ? Interval{} : it->second;
     }
-    case ExprKind::kAdd: case ExprKind::kSub: case ExprKind::kMul: case ExprKind::kDiv:
-    case ExprKind::kMod: case ExprKind::kMin: case ExprKind::kMax: {
+    case ExprKind::kAdd:
+    case ExprKind::kSub:
+    case ExprKind::kMul:
+    case ExprKind::kDiv:
+    case ExprKind::kMod:
+    case ExprKind::kMin:
+    case ExprKind::kMax: {
       const auto* n = static_cast<const BinaryNode*>(e.get());
       Interval a = bounds_of(n->a, bounds), b = bounds_of(n->b, bounds);
       switch (e.kind()) {
@@ -104,12 +121,10 @@ Interval bounds_of(const Expr& e, const BoundMap& bounds) {
     }
     case ExprKind::kCast: {
       const auto* n = e.as<CastNode>();
-      if (n->value.dtype().is_integral() && n->value.dtype().bits <= e.dtype().bits)
-        return bounds_of(n->value, bounds);
+      if (n->value.dtype().is_integral() && n->value.dtype().bits <= e.dtype().bits) return bounds_of(n->value, bounds);
       return {};
     }
-    default:
-      return {};
+    default: return {};
   }
 }
 

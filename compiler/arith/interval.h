@@ -61,7 +61,9 @@ Interval max(Interval a, Interval b);
 Interval hull(Interval a, Interval b);
 
 /// True when every x in a is <= every y in b.
-inline bool always_le(Interval a, Interval b) { return a.hi <= b.lo; }
+inline bool always_le(Interval a, Interval b) {
+  return a.hi <= b.lo;
+}
 
 /// The range of an integer scalar expression given the ranges of its
 /// variables; unknown parts widen to unbounded, booleans are [0, 1].

@@ -52,8 +52,7 @@ void merge_quotient_and_remainder(LinearForm& form) {
 
 LinearForm linear_form(const Expr& e) {
   LinearForm form;
-  form.constant = visit_affine<int64_t>(
-      e, 1, [&form](const Expr& atom, int64_t coef) { form.add_term(atom, coef); });
+  form.constant = visit_affine<int64_t>(e, 1, [&form](const Expr& atom, int64_t coef) { form.add_term(atom, coef); });
   merge_quotient_and_remainder(form);
   return form;
 }
@@ -69,8 +68,8 @@ Expr to_expr(const LinearForm& form, DType t) {
   }
   Expr result = pos;
   if (neg.defined()) {
-    result = result.defined() ? make_binary(ExprKind::kSub, result, neg)
-                              : make_binary(ExprKind::kSub, make_int(0, t), neg);
+    result =
+        result.defined() ? make_binary(ExprKind::kSub, result, neg) : make_binary(ExprKind::kSub, make_int(0, t), neg);
   }
   if (!result.defined()) return make_int(form.constant, t);
   if (form.constant > 0) result = make_binary(ExprKind::kAdd, result, make_int(form.constant, t));
@@ -78,6 +77,8 @@ Expr to_expr(const LinearForm& form, DType t) {
   return result;
 }
 
-Expr canonical(const Expr& e) { return to_expr(linear_form(e), e.dtype()); }
+Expr canonical(const Expr& e) {
+  return to_expr(linear_form(e), e.dtype());
+}
 
 }  // namespace tessera::arith

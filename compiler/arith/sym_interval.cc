@@ -30,10 +30,11 @@ std::optional<SymInterval> eval_binary(const BinaryNode* b, const RelaxMap& rela
     case ExprKind::kMod:
       if (!is_const_int(b->b, &c) || c <= 0) return std::nullopt;
       return SymInterval{make_int(0), make_int(c - 1)};
-    case ExprKind::kAdd: case ExprKind::kSub: case ExprKind::kMin: case ExprKind::kMax:
-      break;
-    default:
-      return std::nullopt;
+    case ExprKind::kAdd:
+    case ExprKind::kSub:
+    case ExprKind::kMin:
+    case ExprKind::kMax: break;
+    default: return std::nullopt;
   }
   auto x = eval_interval(b->a, relax);
   if (!x) return std::nullopt;

@@ -25,8 +25,10 @@ Result<std::vector<std::string>> emit_objects(const std::vector<PrimFunc>& funcs
   auto work = [&] {
     for (size_t i = next++; i < n; i = next++) {
       auto object = emit_object({funcs[i]}, target);
-      if (object.is_ok()) objects[i] = std::move(object).value();
-      else status[i] = object.status().with_context("compiling " + funcs[i].name);
+      if (object.is_ok())
+        objects[i] = std::move(object).value();
+      else
+        status[i] = object.status().with_context("compiling " + funcs[i].name);
     }
   };
   std::vector<std::thread> threads;

@@ -7,8 +7,8 @@
 
 #include "base/half.h"
 #include "base/int_div.h"
-#include "compiler/ir/scalar_semantics.h"
 #include "compiler/ir/printer.h"
+#include "compiler/ir/scalar_semantics.h"
 
 namespace tessera {
 namespace {
@@ -69,8 +69,8 @@ bool is_supported(DType t) {
   switch (e.code) {
     case TypeCode::kFloat: return e.bits == 16 || e.bits == 32 || e.bits == 64;
     case TypeCode::kBFloat: return e.bits == 16;
-    case TypeCode::kInt: case TypeCode::kUInt:
-      return e.bits == 8 || e.bits == 16 || e.bits == 32 || e.bits == 64;
+    case TypeCode::kInt:
+    case TypeCode::kUInt: return e.bits == 8 || e.bits == 16 || e.bits == 32 || e.bits == 64;
     case TypeCode::kHandle: return false;
   }
   return false;
@@ -90,22 +90,33 @@ Lane read_element(DType t, const uint8_t* p) {
   };
   switch (t.code) {
     case TypeCode::kFloat:
-      if (t.bits == 32) out.f = load(float{});
-      else if (t.bits == 64) out.f = load(double{});
-      else out.f = half_to_float(load(uint16_t{}));
+      if (t.bits == 32)
+        out.f = load(float{});
+      else if (t.bits == 64)
+        out.f = load(double{});
+      else
+        out.f = half_to_float(load(uint16_t{}));
       break;
     case TypeCode::kBFloat: out.f = bfloat16_to_float(load(uint16_t{})); break;
     case TypeCode::kInt:
-      if (t.bits == 8) out.i = load(int8_t{});
-      else if (t.bits == 16) out.i = load(int16_t{});
-      else if (t.bits == 32) out.i = load(int32_t{});
-      else out.i = load(int64_t{});
+      if (t.bits == 8)
+        out.i = load(int8_t{});
+      else if (t.bits == 16)
+        out.i = load(int16_t{});
+      else if (t.bits == 32)
+        out.i = load(int32_t{});
+      else
+        out.i = load(int64_t{});
       break;
     case TypeCode::kUInt:
-      if (t.bits == 8) out.i = load(uint8_t{});
-      else if (t.bits == 16) out.i = load(uint16_t{});
-      else if (t.bits == 32) out.i = load(uint32_t{});
-      else out.i = static_cast<int64_t>(load(uint64_t{}));
+      if (t.bits == 8)
+        out.i = load(uint8_t{});
+      else if (t.bits == 16)
+        out.i = load(uint16_t{});
+      else if (t.bits == 32)
+        out.i = load(uint32_t{});
+      else
+        out.i = static_cast<int64_t>(load(uint64_t{}));
       break;
     case TypeCode::kHandle: break;
   }
@@ -120,16 +131,24 @@ void write_element(DType t, uint8_t* p, Lane v) {
   }
   switch (t.code) {
     case TypeCode::kFloat:
-      if (t.bits == 32) store(static_cast<float>(v.f));
-      else if (t.bits == 64) store(v.f);
-      else store(float_to_half(static_cast<float>(v.f)));
+      if (t.bits == 32)
+        store(static_cast<float>(v.f));
+      else if (t.bits == 64)
+        store(v.f);
+      else
+        store(float_to_half(static_cast<float>(v.f)));
       break;
     case TypeCode::kBFloat: store(float_to_bfloat16(static_cast<float>(v.f))); break;
-    case TypeCode::kInt: case TypeCode::kUInt:
-      if (t.bits == 8) store(static_cast<uint8_t>(v.i));
-      else if (t.bits == 16) store(static_cast<uint16_t>(v.i));
-      else if (t.bits == 32) store(static_cast<uint32_t>(v.i));
-      else store(static_cast<uint64_t>(v.i));
+    case TypeCode::kInt:
+    case TypeCode::kUInt:
+      if (t.bits == 8)
+        store(static_cast<uint8_t>(v.i));
+      else if (t.bits == 16)
+        store(static_cast<uint16_t>(v.i));
+      else if (t.bits == 32)
+        store(static_cast<uint32_t>(v.i));
+      else
+        store(static_cast<uint64_t>(v.i));
       break;
     case TypeCode::kHandle: break;
   }
@@ -140,7 +159,7 @@ void write_element(DType t, uint8_t* p, Lane v) {
 Lane cast_lane(DType from, DType to, Lane v) {
   Lane out;
   if (to.is_float()) {
-    double x = from.is_float() ? v.f
+    double x = from.is_float()                       ? v.f
                : (from.is_uint() && from.bits == 64) ? static_cast<double>(static_cast<uint64_t>(v.i))
                                                      : static_cast<double>(v.i);
     out.f = round_float(to, x);
@@ -162,9 +181,12 @@ Lane cast_lane(DType from, DType to, Lane v) {
   }
   const double lo = to.is_uint() ? 0.0 : -std::ldexp(1.0, to.bits - 1);
   const double hi = to.is_uint() ? std::ldexp(1.0, to.bits) - 1 : std::ldexp(1.0, to.bits - 1) - 1;
-  if (x <= lo) out.i = to.is_uint() ? 0 : std::numeric_limits<int64_t>::min() >> (64 - to.bits);
-  else if (x >= hi) out.i = to.is_uint() && to.bits == 64 ? -1 : static_cast<int64_t>(hi);
-  else out.i = to.is_uint() && to.bits == 64 ? static_cast<int64_t>(static_cast<uint64_t>(x)) : static_cast<int64_t>(x);
+  if (x <= lo)
+    out.i = to.is_uint() ? 0 : std::numeric_limits<int64_t>::min() >> (64 - to.bits);
+  else if (x >= hi)
+    out.i = to.is_uint() && to.bits == 64 ? -1 : static_cast<int64_t>(hi);
+  else
+    out.i = to.is_uint() && to.bits == 64 ? static_cast<int64_t>(static_cast<uint64_t>(x)) : static_cast<int64_t>(x);
   out.i = wrap_int(to, out.i);
   return out;
 }
@@ -225,7 +247,7 @@ class Interpreter {
   const InterpretOptions options_;
   Status error_;
   std::vector<std::pair<const VarNode*, int64_t>> env_;  // innermost binding last
-  std::vector<Binding> buffers_;                          // innermost binding last
+  std::vector<Binding> buffers_;                         // innermost binding last
 };
 
 Status Interpreter::run(const std::vector<void*>& args) {
@@ -256,8 +278,8 @@ const Binding* Interpreter::find_buffer(const BufferNode* b) {
 bool Interpreter::check_index(const Binding& b, int64_t index, const char* access) {
   if (index >= 0 && index < b.elements) return true;
   fail(ErrorCode::kRuntimeError, std::string("out-of-bounds ") + access + " of buffer " + b.buffer->name +
-                                     " at index " + std::to_string(index) + " (it has " +
-                                     std::to_string(b.elements) + " elements)");
+                                     " at index " + std::to_string(index) + " (it has " + std::to_string(b.elements) +
+                                     " elements)");
   return false;
 }
 
@@ -296,11 +318,21 @@ Value Interpreter::eval_node(const Expr& e, Mask mask) {
       fail(ErrorCode::kInternal, "variable " + var->name + " is not bound by an enclosing loop");
       return v;
     }
-    case ExprKind::kAdd: case ExprKind::kSub: case ExprKind::kMul: case ExprKind::kDiv:
-    case ExprKind::kMod: case ExprKind::kMin: case ExprKind::kMax: case ExprKind::kEQ:
-    case ExprKind::kNE: case ExprKind::kLT: case ExprKind::kLE: case ExprKind::kGT:
-    case ExprKind::kGE: case ExprKind::kAnd: case ExprKind::kOr:
-      return eval_binary(static_cast<const BinaryNode*>(e.get()), mask);
+    case ExprKind::kAdd:
+    case ExprKind::kSub:
+    case ExprKind::kMul:
+    case ExprKind::kDiv:
+    case ExprKind::kMod:
+    case ExprKind::kMin:
+    case ExprKind::kMax:
+    case ExprKind::kEQ:
+    case ExprKind::kNE:
+    case ExprKind::kLT:
+    case ExprKind::kLE:
+    case ExprKind::kGT:
+    case ExprKind::kGE:
+    case ExprKind::kAnd:
+    case ExprKind::kOr: return eval_binary(static_cast<const BinaryNode*>(e.get()), mask);
     case ExprKind::kNot: {
       Value a = eval(e.as<NotNode>()->a, mask), v(t);
       for (int l = 0; l < v.lanes(); ++l) v[l].i = a.at(l).i == 0;
@@ -348,9 +380,11 @@ Value Interpreter::eval_node(const Expr& e, Mask mask) {
       const auto* op = e.as<RampNode>();
       Value base = eval(op->base), stride = eval(op->stride), v(t);
       for (int l = 0; l < v.lanes(); ++l) {
-        if (t.is_float()) v[l].f = round_float(t, base.at(0).f + l * stride.at(0).f);
-        else v[l].i = wrap_int(t, static_cast<int64_t>(static_cast<uint64_t>(base.at(0).i) +
-                                                       static_cast<uint64_t>(l) * static_cast<uint64_t>(stride.at(0).i)));
+        if (t.is_float())
+          v[l].f = round_float(t, base.at(0).f + l * stride.at(0).f);
+        else
+          v[l].i = wrap_int(t, static_cast<int64_t>(static_cast<uint64_t>(base.at(0).i) +
+                                                    static_cast<uint64_t>(l) * static_cast<uint64_t>(stride.at(0).i)));
       }
       return v;
     }
@@ -359,10 +393,11 @@ Value Interpreter::eval_node(const Expr& e, Mask mask) {
       for (int l = 0; l < v.lanes(); ++l) v[l] = x.at(0);
       return v;
     }
-    case ExprKind::kTensorRead: case ExprKind::kReduce:
-      fail(ErrorCode::kInternal, std::string(expr_kind_name(e.kind())) +
-                                     " left in lowered code (lowering must turn it into loads and loops): " +
-                                     to_string(e));
+    case ExprKind::kTensorRead:
+    case ExprKind::kReduce:
+      fail(ErrorCode::kInternal,
+           std::string(expr_kind_name(e.kind())) +
+               " left in lowered code (lowering must turn it into loads and loops): " + to_string(e));
       return Value(t);
   }
   return Value(t);
@@ -407,17 +442,21 @@ Lane Interpreter::binary_lane(ExprKind kind, DType t, Lane a, Lane b) {
     case ExprKind::kAdd: z = static_cast<int64_t>(ux + uy); break;
     case ExprKind::kSub: z = static_cast<int64_t>(ux - uy); break;
     case ExprKind::kMul: z = static_cast<int64_t>(ux * uy); break;
-    case ExprKind::kDiv: case ExprKind::kMod:
+    case ExprKind::kDiv:
+    case ExprKind::kMod:
       if (b.i == 0) {
         fail(ErrorCode::kRuntimeError, std::string("integer ") + (kind == ExprKind::kDiv ? "division" : "modulo") +
                                            " by zero (" + std::to_string(a.i) + " " +
                                            (kind == ExprKind::kDiv ? "/" : "%") + " 0)");
         break;
       }
-      if (t.is_uint()) z = static_cast<int64_t>(kind == ExprKind::kDiv ? ux / uy : ux % uy);
-      else z = kind == ExprKind::kDiv ? floordiv(a.i, b.i) : floormod(a.i, b.i);
+      if (t.is_uint())
+        z = static_cast<int64_t>(kind == ExprKind::kDiv ? ux / uy : ux % uy);
+      else
+        z = kind == ExprKind::kDiv ? floordiv(a.i, b.i) : floormod(a.i, b.i);
       break;
-    case ExprKind::kMin: case ExprKind::kMax: {
+    case ExprKind::kMin:
+    case ExprKind::kMax: {
       bool unordered;
       bool a_less = compare_lane(t, a, b, &unordered) < 0;
       z = (kind == ExprKind::kMin) == a_less ? a.i : b.i;
@@ -489,8 +528,10 @@ void Interpreter::exec(const Stmt& s) {
       const auto* op = s.as<IfThenElseNode>();
       Value cond = eval(op->cond);
       if (failed()) return;
-      if (cond.at(0).i != 0) exec(op->then_case);
-      else if (op->else_case.defined()) exec(op->else_case);
+      if (cond.at(0).i != 0)
+        exec(op->then_case);
+      else if (op->else_case.defined())
+        exec(op->else_case);
       return;
     }
     case StmtKind::kAllocate: exec_allocate(s.as<AllocateNode>()); return;

@@ -20,8 +20,8 @@
 
 #include <vector>
 
-#include "compiler/ir/stmt.h"
 #include "base/status.h"
+#include "compiler/ir/stmt.h"
 
 namespace tessera {
 

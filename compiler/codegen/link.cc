@@ -1,5 +1,7 @@
 #include "compiler/codegen/link.h"
 
+#include <lld/Common/Driver.h>
+#include <llvm/Support/raw_ostream.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -7,9 +9,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
-
-#include <lld/Common/Driver.h>
-#include <llvm/Support/raw_ostream.h>
 
 #include "base/subprocess.h"
 

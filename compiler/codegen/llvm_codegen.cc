@@ -1,8 +1,5 @@
 #include "compiler/codegen/llvm_codegen.h"
 
-#include <unordered_map>
-#include <unordered_set>
-
 #include <llvm/Analysis/CGSCCPassManager.h>
 #include <llvm/Analysis/LoopAnalysisManager.h>
 #include <llvm/IR/IRBuilder.h>
@@ -12,6 +9,9 @@
 #include <llvm/IR/Verifier.h>
 #include <llvm/MC/TargetRegistry.h>
 #include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/Target/TargetMachine.h>
+#include <llvm/Target/TargetOptions.h>
 #include <llvm/Transforms/IPO/AlwaysInliner.h>
 #include <llvm/Transforms/InstCombine/InstCombine.h>
 #include <llvm/Transforms/Scalar/DeadStoreElimination.h>
@@ -22,14 +22,14 @@
 #include <llvm/Transforms/Scalar/LoopRotation.h>
 #include <llvm/Transforms/Scalar/SROA.h>
 #include <llvm/Transforms/Scalar/SimplifyCFG.h>
-#include <llvm/Support/raw_ostream.h>
-#include <llvm/Target/TargetMachine.h>
-#include <llvm/Target/TargetOptions.h>
 
+#include <unordered_map>
+#include <unordered_set>
+
+#include "compiler/codegen/llvm_emitter.h"
 #include "compiler/codegen/llvm_init.h"
 #include "compiler/ir/functor.h"
 #include "compiler/ir/util.h"
-#include "compiler/codegen/llvm_emitter.h"
 
 namespace tessera {
 namespace codegen_detail {
@@ -88,7 +88,8 @@ llvm::Type* CodeGen::type_of(DType t) {
       scalar = t.bits == 16 ? b_.getHalfTy() : t.bits == 64 ? b_.getDoubleTy() : b_.getFloatTy();
       break;
     case TypeCode::kBFloat: scalar = b_.getBFloatTy(); break;
-    case TypeCode::kInt: case TypeCode::kUInt: scalar = b_.getIntNTy(t.bits); break;
+    case TypeCode::kInt:
+    case TypeCode::kUInt: scalar = b_.getIntNTy(t.bits); break;
     case TypeCode::kHandle: scalar = b_.getPtrTy(); break;
   }
   return t.lanes > 1 ? llvm::FixedVectorType::get(scalar, t.lanes) : scalar;
@@ -164,11 +165,21 @@ llvm::Value* CodeGen::emit(const Expr& e) {
     }
     case ExprKind::kFloatImm: return llvm::ConstantFP::get(type_of(e.dtype()), e.as<FloatImmNode>()->value);
     case ExprKind::kVar: return var_value(e.as<VarNode>());
-    case ExprKind::kAdd: case ExprKind::kSub: case ExprKind::kMul: case ExprKind::kDiv:
-    case ExprKind::kMod: case ExprKind::kMin: case ExprKind::kMax: case ExprKind::kEQ:
-    case ExprKind::kNE: case ExprKind::kLT: case ExprKind::kLE: case ExprKind::kGT:
-    case ExprKind::kGE: case ExprKind::kAnd: case ExprKind::kOr:
-      return emit_binary(static_cast<const BinaryNode*>(e.get()));
+    case ExprKind::kAdd:
+    case ExprKind::kSub:
+    case ExprKind::kMul:
+    case ExprKind::kDiv:
+    case ExprKind::kMod:
+    case ExprKind::kMin:
+    case ExprKind::kMax:
+    case ExprKind::kEQ:
+    case ExprKind::kNE:
+    case ExprKind::kLT:
+    case ExprKind::kLE:
+    case ExprKind::kGT:
+    case ExprKind::kGE:
+    case ExprKind::kAnd:
+    case ExprKind::kOr: return emit_binary(static_cast<const BinaryNode*>(e.get()));
     case ExprKind::kNot: return b_.CreateNot(emit(e.as<NotNode>()->a));
     case ExprKind::kSelect: {
       // Both branches are evaluated, so a load in a branch that is not taken
@@ -266,7 +277,8 @@ llvm::Value* CodeGen::emit_binary(const BinaryNode* op) {
     case ExprKind::kAdd: return b_.CreateAdd(a, b);
     case ExprKind::kSub: return b_.CreateSub(a, b);
     case ExprKind::kMul: return b_.CreateMul(a, b);
-    case ExprKind::kDiv: case ExprKind::kMod: {
+    case ExprKind::kDiv:
+    case ExprKind::kMod: {
       // In a Select's branch, a lane the branch does not keep may have read
       // no element (guard_branch_load): it divides by 1, not by a zero that
       // would trap.
@@ -278,8 +290,8 @@ llvm::Value* CodeGen::emit_binary(const BinaryNode* op) {
       llvm::Value* q = b_.CreateSDiv(a, b);
       llvm::Value* r = b_.CreateSRem(a, b);
       llvm::Value* zero = llvm::Constant::getNullValue(a->getType());
-      llvm::Value* adjust = b_.CreateAnd(b_.CreateICmpNE(r, zero),
-                                         b_.CreateICmpNE(b_.CreateICmpSLT(r, zero), b_.CreateICmpSLT(b, zero)));
+      llvm::Value* adjust =
+          b_.CreateAnd(b_.CreateICmpNE(r, zero), b_.CreateICmpNE(b_.CreateICmpSLT(r, zero), b_.CreateICmpSLT(b, zero)));
       if (op->kind == ExprKind::kDiv) return b_.CreateSub(q, b_.CreateZExt(adjust, q->getType()));
       return b_.CreateSelect(adjust, b_.CreateAdd(r, b), r);
     }
@@ -320,7 +332,8 @@ llvm::Value* CodeGen::per_lane(llvm::Value* v, DType t, const char* name) {
   llvm::FunctionCallee fn = mod_.getOrInsertFunction(fn_name, scalar, scalar);
   if (t.lanes == 1) return b_.CreateCall(fn, {v});
   llvm::Value* out = llvm::PoisonValue::get(v->getType());
-  for (int i = 0; i < t.lanes; ++i) out = b_.CreateInsertElement(out, b_.CreateCall(fn, {b_.CreateExtractElement(v, i)}), i);
+  for (int i = 0; i < t.lanes; ++i)
+    out = b_.CreateInsertElement(out, b_.CreateCall(fn, {b_.CreateExtractElement(v, i)}), i);
   return out;
 }
 
@@ -375,7 +388,7 @@ llvm::Value* CodeGen::emit_call(const CallNode* op) {
       r = b_.CreateFDiv(one, b_.CreateFAdd(one, e));
       break;
     }
-    case CallOp::kDotU8S8: break;  // emit_dot_u8s8, above
+    case CallOp::kDotU8S8: break;   // emit_dot_u8s8, above
     case CallOp::kDotBf16: break;   // emit_dot_bf16, above
     case CallOp::kPackBf16: break;  // emit_pack_bf16, above
     case CallOp::kAbs:
@@ -515,8 +528,8 @@ void CodeGen::emit_parallel(const ForNode* op) {
   set_attributes(body_fn, true);
   for (size_t i = 0; i < captured.size(); ++i) body_fn->addParamAttr(2 + free.size() + i, llvm::Attribute::NoAlias);
 
-  llvm::FunctionCallee launch = mod_.getOrInsertFunction(
-      "tessera_parallel_launch", llvm::FunctionType::get(i32, {ptr, ptr, i32}, false));
+  llvm::FunctionCallee launch =
+      mod_.getOrInsertFunction("tessera_parallel_launch", llvm::FunctionType::get(i32, {ptr, ptr, i32}, false));
   llvm::Value* status = b_.CreateCall(launch, {task, closure, b_.getInt32(0)});
   return_if_error(status);
 

@@ -99,8 +99,13 @@ bool lanes_equal(const Expr& e, int i, int j) {
     return true;
   }
   switch (e->kind) {
-    case ExprKind::kAdd: case ExprKind::kSub: case ExprKind::kMul: case ExprKind::kDiv: case ExprKind::kMod:
-    case ExprKind::kMin: case ExprKind::kMax: {
+    case ExprKind::kAdd:
+    case ExprKind::kSub:
+    case ExprKind::kMul:
+    case ExprKind::kDiv:
+    case ExprKind::kMod:
+    case ExprKind::kMin:
+    case ExprKind::kMax: {
       const auto* bin = static_cast<const BinaryNode*>(e.get());
       return lanes_equal(bin->a, i, j) && lanes_equal(bin->b, i, j);
     }
@@ -167,7 +172,8 @@ llvm::Value* CodeGen::emit_dot_pair(llvm::Value* acc, const CallNode* dot0, cons
   if (!acc) acc = llvm::Constant::getNullValue(type_of(dot0->dtype));
   std::vector<llvm::Value*> parts;
   for (int t = 0; t < lanes; t += 4) {
-    llvm::Value* columns = b_.CreateBitCast(b_.CreateShuffleVector(b0v, b1v, {t, lanes + t, t + 1, lanes + t + 1}), v16i8);
+    llvm::Value* columns =
+        b_.CreateBitCast(b_.CreateShuffleVector(b0v, b1v, {t, lanes + t, t + 1, lanes + t + 1}), v16i8);
     llvm::Value* sums = lanes == 4 ? acc : lanes_of(b_, acc, t, 4);
     parts.push_back(b_.CreateCall(usmmla, {sums, row_words(t), columns}));
   }
@@ -188,9 +194,8 @@ const std::vector<int>& CodeGen::dot_widths() {
   return *dot_widths_;
 }
 
-llvm::Value* CodeGen::emit_dot_parts(
-    int lanes, int width, llvm::Value* acc, llvm::Value* a, llvm::Value* b,
-    const std::function<llvm::Value*(llvm::Value*, llvm::Value*, llvm::Value*)>& one) {
+llvm::Value* CodeGen::emit_dot_parts(int lanes, int width, llvm::Value* acc, llvm::Value* a, llvm::Value* b,
+                                     const std::function<llvm::Value*(llvm::Value*, llvm::Value*, llvm::Value*)>& one) {
   std::vector<llvm::Value*> parts;
   for (int first = 0; first < lanes; first += width) {
     auto part = [&](llvm::Value* v) { return lanes == width ? v : lanes_of(b_, v, first, width); };
@@ -229,24 +234,24 @@ llvm::Value* CodeGen::emit_dot_u8s8(llvm::Value* acc, const CallNode* dot) {
     if (target_.is_aarch64())
       return emit_dot_parts(lanes, width, acc, a, b,
                             [&](llvm::Value* c, llvm::Value* x, llvm::Value* y) { return emit_aarch64_dot(c, x, y); });
-    const llvm::Intrinsic::ID id = width == 16 ? llvm::Intrinsic::x86_avx512_vpdpbusd_512
+    const llvm::Intrinsic::ID id = width == 16  ? llvm::Intrinsic::x86_avx512_vpdpbusd_512
                                    : width == 8 ? llvm::Intrinsic::x86_avx512_vpdpbusd_256
                                                 : llvm::Intrinsic::x86_avx512_vpdpbusd_128;
     llvm::Function* fn = llvm::Intrinsic::getDeclaration(&mod_, id);
     llvm::FunctionType* ft = fn->getFunctionType();
     auto* words = llvm::FixedVectorType::get(i32, static_cast<unsigned>(width));
     return emit_dot_parts(lanes, width, acc, a, b, [&](llvm::Value* c, llvm::Value* x, llvm::Value* y) {
-      llvm::Value* r = b_.CreateCall(fn, {b_.CreateBitCast(c, ft->getParamType(0)),
-                                          b_.CreateBitCast(x, ft->getParamType(1)),
-                                          b_.CreateBitCast(y, ft->getParamType(2))});
+      llvm::Value* r =
+          b_.CreateCall(fn, {b_.CreateBitCast(c, ft->getParamType(0)), b_.CreateBitCast(x, ft->getParamType(1)),
+                             b_.CreateBitCast(y, ft->getParamType(2))});
       return b_.CreateBitCast(r, words);
     });
   }
   // Portable: each lane's four bytes widened, multiplied and summed.
   auto* bytes = llvm::FixedVectorType::get(b_.getInt8Ty(), static_cast<unsigned>(4 * lanes));
   auto* wide = llvm::FixedVectorType::get(i32, static_cast<unsigned>(4 * lanes));
-  llvm::Value* products = b_.CreateMul(b_.CreateZExt(b_.CreateBitCast(a, bytes), wide),
-                                       b_.CreateSExt(b_.CreateBitCast(b, bytes), wide));
+  llvm::Value* products =
+      b_.CreateMul(b_.CreateZExt(b_.CreateBitCast(a, bytes), wide), b_.CreateSExt(b_.CreateBitCast(b, bytes), wide));
   llvm::Value* sum = nullptr;
   for (int byte = 0; byte < 4; ++byte) {
     std::vector<int> mask(static_cast<size_t>(lanes));

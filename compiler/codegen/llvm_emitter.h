@@ -3,14 +3,14 @@
 // and stores). Internal to tessera_codegen.
 #pragma once
 
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Module.h>
+
 #include <functional>
 #include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
-
-#include <llvm/IR/IRBuilder.h>
-#include <llvm/IR/Module.h>
 
 #include "base/status.h"
 #include "base/target.h"
@@ -19,7 +19,9 @@
 namespace tessera::codegen_detail {
 
 /// A kCodegenError with `why`.
-inline Status codegen_error(const std::string& why) { return Status(ErrorCode::kCodegenError, why); }
+inline Status codegen_error(const std::string& why) {
+  return Status(ErrorCode::kCodegenError, why);
+}
 
 /// A vector index as a lane-invariant part plus a constant offset per lane,
 /// when it is one: ramps of constant stride, broadcasts, sums, and products,
@@ -139,13 +141,13 @@ class CodeGen {
   std::unordered_map<const VarNode*, llvm::Value*> vars_;
   std::unordered_map<const BufferNode*, llvm::Value*> buffers_;
   int parallel_depth_ = 0;
-  int select_depth_ = 0;  // > 0 while emitting the branches of a Select
+  int select_depth_ = 0;                                          // > 0 while emitting the branches of a Select
   std::optional<std::vector<int>> dot_widths_, bf16_dot_widths_;  // once asked
   // The condition of each Select branch being emitted, outermost first (the
   // negation for a false branch): i1 when the same for every lane, else one
   // i1 per lane.
   std::vector<llvm::Value*> branch_conds_;
-  Status error_;          // the first node that could not be emitted
+  Status error_;  // the first node that could not be emitted
 };
 
 }  // namespace tessera::codegen_detail

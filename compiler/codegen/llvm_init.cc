@@ -1,8 +1,8 @@
 #include "compiler/codegen/llvm_init.h"
 
-#include <mutex>
-
 #include <llvm/Support/TargetSelect.h>
+
+#include <mutex>
 
 namespace tessera {
 

@@ -48,8 +48,10 @@ void CodeGen::guard_branch_load(const Buffer& buf, const Expr& index, int n, int
   }
   if (lanes) *mask = both(*mask, lanes);
   if (!uniform) return;
-  if (buf->num_elements() >= span) *ptr = b_.CreateSelect(uniform, *ptr, buffer_base(buf.get()));
-  else *mask = both(*mask, splat(uniform, n));
+  if (buf->num_elements() >= span)
+    *ptr = b_.CreateSelect(uniform, *ptr, buffer_base(buf.get()));
+  else
+    *mask = both(*mask, splat(uniform, n));
 }
 
 // A predicated load or store touches only the lanes its predicate holds:
@@ -78,8 +80,11 @@ llvm::Value* CodeGen::emit_masked_load(const LoadNode* op) {
     --select_depth_;
     out = zero;
     for (int i = 0; i < t.lanes; ++i) {
-      llvm::Value* lane = b_.CreateAlignedLoad(storage_type(t), element_ptr(op->buffer, b_.CreateExtractElement(index, i)), align);
-      out = b_.CreateInsertElement(out, b_.CreateSelect(b_.CreateExtractElement(mask, i), lane, llvm::Constant::getNullValue(storage_type(t))), i);
+      llvm::Value* lane =
+          b_.CreateAlignedLoad(storage_type(t), element_ptr(op->buffer, b_.CreateExtractElement(index, i)), align);
+      out = b_.CreateInsertElement(
+          out, b_.CreateSelect(b_.CreateExtractElement(mask, i), lane, llvm::Constant::getNullValue(storage_type(t))),
+          i);
     }
   }
   if (t.lanes == 1) out = b_.CreateExtractElement(out, uint64_t{0});
@@ -105,7 +110,8 @@ void CodeGen::emit_masked_store(const StoreNode* op, llvm::Value* value) {
     auto* next = llvm::BasicBlock::Create(ctx_, "lane.next", fn_);
     b_.CreateCondBr(b_.CreateExtractElement(mask, i), store, next);
     b_.SetInsertPoint(store);
-    b_.CreateAlignedStore(b_.CreateExtractElement(value, i), element_ptr(op->buffer, b_.CreateExtractElement(index, i)), align);
+    b_.CreateAlignedStore(b_.CreateExtractElement(value, i), element_ptr(op->buffer, b_.CreateExtractElement(index, i)),
+                          align);
     b_.CreateBr(next);
     b_.SetInsertPoint(next);
   }
@@ -116,8 +122,8 @@ void CodeGen::emit_masked_store(const StoreNode* op, llvm::Value* value) {
 // element (a vector of odd length, which LLVM splits without reading past
 // it), then a shuffle picking every stride-th lane. With a mask (i1 per
 // lane) the span is loaded masked, each lane's element live when the lane
-// is and the elements between lanes off. Null when not such a load. Inside a Select's branch, guarded like any (its lanes may
-// lie outside the buffer).
+// is and the elements between lanes off. Null when not such a load. Inside a Select's branch, guarded like any (its
+// lanes may lie outside the buffer).
 llvm::Value* CodeGen::emit_strided_load(const LoadNode* op, llvm::Value* mask) {
   const auto* ramp = op->index.as<RampNode>();
   int64_t stride = 0;
@@ -146,7 +152,8 @@ llvm::Value* CodeGen::emit_strided_load(const LoadNode* op, llvm::Value* mask) {
 std::optional<LaneOffsets> lane_offsets(const Expr& e, int lanes) {
   int64_t c = 0;
   if (e.dtype().lanes == 1) return LaneOffsets{e, std::vector<int64_t>(static_cast<size_t>(lanes), 0)};
-  if (const auto* bc = e.as<BroadcastNode>()) return LaneOffsets{bc->value, std::vector<int64_t>(static_cast<size_t>(lanes), 0)};
+  if (const auto* bc = e.as<BroadcastNode>())
+    return LaneOffsets{bc->value, std::vector<int64_t>(static_cast<size_t>(lanes), 0)};
   if (const auto* ramp = e.as<RampNode>()) {
     if (!is_const_int(ramp->stride, &c)) return std::nullopt;
     LaneOffsets r{ramp->base, {}};
@@ -163,7 +170,8 @@ std::optional<LaneOffsets> lane_offsets(const Expr& e, int lanes) {
   if (k == ExprKind::kAdd || k == ExprKind::kSub) {
     auto b = lane_offsets(bin->b, lanes);
     if (!b) return std::nullopt;
-    for (size_t i = 0; i < a->offsets.size(); ++i) a->offsets[i] += k == ExprKind::kAdd ? b->offsets[i] : -b->offsets[i];
+    for (size_t i = 0; i < a->offsets.size(); ++i)
+      a->offsets[i] += k == ExprKind::kAdd ? b->offsets[i] : -b->offsets[i];
     a->invariant = k == ExprKind::kAdd ? a->invariant + b->invariant : a->invariant - b->invariant;
     return a;
   }
@@ -199,8 +207,10 @@ llvm::Value* CodeGen::emit_segmented_load(const LoadNode* op) {
   distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
   std::vector<std::pair<int64_t, int>> runs;  // first offset, length
   for (int64_t o : distinct) {
-    if (!runs.empty() && runs.back().first + runs.back().second == o) ++runs.back().second;
-    else runs.push_back({o, 1});
+    if (!runs.empty() && runs.back().first + runs.back().second == o)
+      ++runs.back().second;
+    else
+      runs.push_back({o, 1});
   }
   // Runs of one or two elements on average gain nothing over lane by lane.
   if (runs.size() > kMaxRuns || (runs.size() > 1 && 2 * runs.size() > distinct.size())) return nullptr;
@@ -213,7 +223,8 @@ llvm::Value* CodeGen::emit_segmented_load(const LoadNode* op) {
   int filled = 0;
   for (const auto& [first, length] : runs) {
     llvm::Value* at = b_.CreateAdd(invariant, llvm::ConstantInt::get(invariant->getType(), first));
-    llvm::Value* run = b_.CreateAlignedLoad(llvm::FixedVectorType::get(elem, length), element_ptr(op->buffer, at), align);
+    llvm::Value* run =
+        b_.CreateAlignedLoad(llvm::FixedVectorType::get(elem, length), element_ptr(op->buffer, at), align);
     llvm::SmallVector<int, 256> widen(pool_size, -1);
     for (int i = 0; i < length; ++i) widen[filled + i] = i;
     llvm::Value* placed = b_.CreateShuffleVector(run, widen);
@@ -279,7 +290,8 @@ void CodeGen::emit_store(const StoreNode* op) {
   }
   llvm::Value* index = emit(op->index);
   for (int i = 0; i < t.lanes; ++i)
-    b_.CreateAlignedStore(b_.CreateExtractElement(value, i), element_ptr(op->buffer, b_.CreateExtractElement(index, i)), align);
+    b_.CreateAlignedStore(b_.CreateExtractElement(value, i), element_ptr(op->buffer, b_.CreateExtractElement(index, i)),
+                          align);
 }
 
 }  // namespace tessera::codegen_detail

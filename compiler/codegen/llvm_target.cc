@@ -1,8 +1,5 @@
 #include "compiler/codegen/llvm_target.h"
 
-#include <algorithm>
-#include <memory>
-
 #include <llvm/ADT/StringMap.h>
 #include <llvm/MC/MCSubtargetInfo.h>
 #include <llvm/MC/TargetRegistry.h>
@@ -10,6 +7,9 @@
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/TargetParser/Host.h>
 #include <llvm/TargetParser/Triple.h>
+
+#include <algorithm>
+#include <memory>
 
 #include "compiler/codegen/llvm_init.h"
 
@@ -91,8 +91,8 @@ Target host_target() {
   std::string cpu(llvm::sys::getHostCPUName());
   std::string error;
   const llvm::Target* llvm_target = llvm::TargetRegistry::lookupTarget(triple, error);
-  std::unique_ptr<llvm::MCSubtargetInfo> sti(
-      llvm_target ? llvm_target->createMCSubtargetInfo(triple, cpu, "") : nullptr);
+  std::unique_ptr<llvm::MCSubtargetInfo> sti(llvm_target ? llvm_target->createMCSubtargetInfo(triple, cpu, "")
+                                                         : nullptr);
   std::vector<std::string> names;
   for (const auto& f : llvm::sys::getHostCPUFeatures()) {
     std::string name = f.first().str();

@@ -7,9 +7,9 @@
 // of its V rows T contiguous elements. The block is loaded instead as V
 // vectors of T elements and transposed by shuffles: T columns of V lanes,
 // each the value one of the T strided loads would have read.
-#include <algorithm>
-
 #include <llvm/IR/Constants.h>
+
+#include <algorithm>
 
 #include "compiler/arith/linear.h"
 #include "compiler/codegen/llvm_emitter.h"
@@ -21,7 +21,9 @@ namespace {
 
 // The tile extents transposed in registers: a cache line of float32 or
 // int32 at most.
-bool tile_extent_fits(int64_t extent) { return extent == 4 || extent == 8 || extent == 16; }
+bool tile_extent_fits(int64_t extent) {
+  return extent == 4 || extent == 8 || extent == 16;
+}
 
 // The loads of `body` whose lanes walk input rows while the loop variable
 // `t` walks along them: index ramp(base, S, V) with S a constant other than
@@ -55,8 +57,10 @@ struct TileLoads : IRVisitor {
     }
     int64_t coef = 0;
     for (const auto& [atom, c] : arith::linear_form(ramp->base).terms)
-      if (const auto* v = atom.as<VarNode>(); v == t) coef += c;
-      else if (uses_var(atom, t)) ok = false;  // t inside a division or product
+      if (const auto* v = atom.as<VarNode>(); v == t)
+        coef += c;
+      else if (uses_var(atom, t))
+        ok = false;  // t inside a division or product
     if (coef != 1) ok = false;
     // A load the tree shares is read twice by the visit, transposed once.
     if (std::find(loads.begin(), loads.end(), op) == loads.end()) loads.push_back(op);
@@ -146,8 +150,8 @@ bool CodeGen::emit_transposed_tile(const ForNode* op) {
       std::vector<llvm::Value*> rows;
       for (int64_t j = 0; j < tile; ++j) {
         llvm::Value* row = b_.CreateAdd(base, b_.CreateMul(stride, llvm::ConstantInt::get(index_type, g * tile + j)));
-        rows.push_back(b_.CreateAlignedLoad(row_type, element_ptr(load->buffer, row),
-                                           llvm::Align(load->dtype.storage_bytes())));
+        rows.push_back(
+            b_.CreateAlignedLoad(row_type, element_ptr(load->buffer, row), llvm::Align(load->dtype.storage_bytes())));
       }
       blocks.push_back(transpose_square(b_, std::move(rows)));
     }
@@ -163,7 +167,8 @@ bool CodeGen::emit_transposed_tile(const ForNode* op) {
   const Stmt body = replace(op->body);
   for (int64_t s = 0; s < tile; ++s) {
     vars_[op->var.node()] = llvm::ConstantInt::get(index_type, min + s);
-    for (size_t l = 0; l < columns.size(); ++l) vars_[replace.columns[l].second.node()] = columns[l][static_cast<size_t>(s)];
+    for (size_t l = 0; l < columns.size(); ++l)
+      vars_[replace.columns[l].second.node()] = columns[l][static_cast<size_t>(s)];
     emit(body);
   }
   return true;

@@ -13,7 +13,9 @@ const char* backend_kind_name(BackendKind kind) {
   return "?";
 }
 
-std::vector<std::string> backend_names() { return {"cblas", "dnnl"}; }
+std::vector<std::string> backend_names() {
+  return {"cblas", "dnnl"};
+}
 
 Result<std::unique_ptr<Backend>> make_backend(const std::string& name) {
   if (name == "none") return std::unique_ptr<Backend>();

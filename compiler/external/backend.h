@@ -31,8 +31,8 @@ const char* backend_kind_name(BackendKind kind);
 
 /// What a backend generated for one region.
 struct ExternalCode {
-  std::string symbol;  ///< the entry point, with the kernel ABI (runtime/c_abi.h): args = region inputs, then outputs
-  std::string source;  ///< kCSource: one C translation unit defining `symbol`; kGraphPayload: the payload
+  std::string symbol;   ///< the entry point, with the kernel ABI (runtime/c_abi.h): args = region inputs, then outputs
+  std::string source;   ///< kCSource: one C translation unit defining `symbol`; kGraphPayload: the payload
   std::string version;  ///< kGraphPayload: the payload format's version, which the runtime module checks
 };
 

@@ -11,7 +11,9 @@
 namespace tessera::external {
 namespace {
 
-std::string read_all(const std::string& path) { return read_file_bytes(path); }
+std::string read_all(const std::string& path) {
+  return read_file_bytes(path);
+}
 
 // A private directory for the source, the object and the compiler's log,
 // removed with them.
@@ -46,7 +48,8 @@ std::string c_compiler_for(const Target& target) {
 Result<std::string> compile_c_object(const std::string& source, const Target& target, const std::string& compiler) {
   const std::string cc = compiler.empty() ? c_compiler_for(target) : compiler;
   ScratchDir dir;
-  if (!dir.ok()) return Status(ErrorCode::kIOError, std::string("cannot create a temporary directory: ") + std::strerror(errno));
+  if (!dir.ok())
+    return Status(ErrorCode::kIOError, std::string("cannot create a temporary directory: ") + std::strerror(errno));
   const std::string src = dir.file("region.c"), obj = dir.file("region.o"), log = dir.file("cc.log");
   {
     std::ofstream out(src, std::ios::binary);

@@ -18,7 +18,6 @@ std::string c_compiler_for(const Target& target);
 /// c_compiler_for(target), found on PATH when it runs. Errors: kNotFound
 /// when the compiler is not installed (naming it), kCodegenError with the
 /// compiler's messages when it rejects the source.
-Result<std::string> compile_c_object(const std::string& source, const Target& target,
-                                     const std::string& compiler = "");
+Result<std::string> compile_c_object(const std::string& source, const Target& target, const std::string& compiler = "");
 
 }  // namespace tessera::external

@@ -109,8 +109,8 @@ std::string broadcast_index(const std::vector<int64_t>& in, const std::vector<in
   for (size_t d = 0; d < in.size(); ++d) {
     if (in[d] == 1) continue;
     const int64_t out_stride = product(out, off + d + 1, out.size()), in_stride = product(in, d + 1, in.size());
-    e += (e.empty() ? "" : " + ") + std::string("(i / ") + std::to_string(out_stride) + " % " +
-         std::to_string(in[d]) + ") * " + std::to_string(in_stride);
+    e += (e.empty() ? "" : " + ") + std::string("(i / ") + std::to_string(out_stride) + " % " + std::to_string(in[d]) +
+         ") * " + std::to_string(in_stride);
   }
   return e.empty() ? "0" : e;
 }
@@ -174,16 +174,16 @@ class RegionWriter {
     TESSERA_RETURN_IF_ERROR(check_int(n, {m * batch, k, nn}));
     if (!b_batched) {  // one call: the batch folds into the rows of A
       const int64_t rows = a_batched ? m * batch : m;
-      s << "  cblas_sgemm(101, 111, 111, " << rows << ", " << nn << ", " << k << ", 1.0f, in0, " << k << ", in1, "
-        << nn << ", 0.0f, out, " << nn << ");\n";
+      s << "  cblas_sgemm(101, 111, 111, " << rows << ", " << nn << ", " << k << ", 1.0f, in0, " << k << ", in1, " << nn
+        << ", 0.0f, out, " << nn << ");\n";
       if (!a_batched && batch > 1)
         s << "  for (int64_t b = 1; b < " << batch << "; ++b) memcpy(out + b * " << m * nn << ", out, sizeof(float) * "
           << m * nn << ");\n";
       return Status::ok();
     }
-    s << "  for (int64_t b = 0; b < " << batch << "; ++b)\n    cblas_sgemm(101, 111, 111, " << m << ", " << nn
-      << ", " << k << ", 1.0f, in0 + " << (a_batched ? "b * " + std::to_string(m * k) : "0") << ", " << k
-      << ", in1 + b * " << k * nn << ", " << nn << ", 0.0f, out + b * " << m * nn << ", " << nn << ");\n";
+    s << "  for (int64_t b = 0; b < " << batch << "; ++b)\n    cblas_sgemm(101, 111, 111, " << m << ", " << nn << ", "
+      << k << ", 1.0f, in0 + " << (a_batched ? "b * " + std::to_string(m * k) : "0") << ", " << k << ", in1 + b * "
+      << k * nn << ", " << nn << ", 0.0f, out + b * " << m * nn << ", " << nn << ");\n";
     return Status::ok();
   }
 
@@ -336,6 +336,8 @@ class CblasBackend final : public Backend {
 
 }  // namespace
 
-std::unique_ptr<Backend> make_cblas_backend() { return std::make_unique<CblasBackend>(); }
+std::unique_ptr<Backend> make_cblas_backend() {
+  return std::make_unique<CblasBackend>();
+}
 
 }  // namespace tessera::external

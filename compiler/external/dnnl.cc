@@ -23,7 +23,9 @@ bool all_f32(const Graph& g, const Node& n) {
   return n.outputs.size() == 1;
 }
 
-size_t rank(const Graph& g, ValueId v) { return g.value(v).shape.size(); }
+size_t rank(const Graph& g, ValueId v) {
+  return g.value(v).shape.size();
+}
 
 bool is_conv(const Graph& g, const Node& n) {
   if (n.kind != OpKind::kConv || !all_f32(g, n) || n.inputs.size() < 2 || n.inputs.size() > 3) return false;
@@ -99,7 +101,9 @@ bool is_post_op(const Graph& g, const Node& n, ValueId v) {
   return producer[static_cast<size_t>(other)] < producer[static_cast<size_t>(v)];
 }
 
-bool is_anchor(const Graph& g, const Node& n) { return is_conv(g, n) || is_dense(g, n); }
+bool is_anchor(const Graph& g, const Node& n) {
+  return is_conv(g, n) || is_dense(g, n);
+}
 
 // A Clip's bounds, each only when finite: JSON has no infinity (it would
 // write null), and an absent bound is no bound (the module reads ±infinity).
@@ -301,6 +305,8 @@ class DnnlBackend final : public Backend {
 
 }  // namespace
 
-std::unique_ptr<Backend> make_dnnl_backend() { return std::make_unique<DnnlBackend>(); }
+std::unique_ptr<Backend> make_dnnl_backend() {
+  return std::make_unique<DnnlBackend>();
+}
 
 }  // namespace tessera::external

@@ -1,6 +1,7 @@
+#include "compiler/frontend/onnx_context.h"
+
 #include <cstring>
 
-#include "compiler/frontend/onnx_context.h"
 #include "compiler/graph/passes.h"
 
 namespace tessera::frontend::detail {
@@ -181,10 +182,14 @@ Result<Constant> tensor_data_of(const onnx::TensorProto& t) {
     return c;
   }
   std::vector<double> v;
-  if (dtype == DType::f32()) v.assign(t.float_data().begin(), t.float_data().end());
-  else if (dtype == DType::f64()) v.assign(t.double_data().begin(), t.double_data().end());
-  else if (dtype == DType::i64()) v.assign(t.int64_data().begin(), t.int64_data().end());
-  else v.assign(t.int32_data().begin(), t.int32_data().end());  // int32, int8, uint8 and bool live here
+  if (dtype == DType::f32())
+    v.assign(t.float_data().begin(), t.float_data().end());
+  else if (dtype == DType::f64())
+    v.assign(t.double_data().begin(), t.double_data().end());
+  else if (dtype == DType::i64())
+    v.assign(t.int64_data().begin(), t.int64_data().end());
+  else
+    v.assign(t.int32_data().begin(), t.int32_data().end());  // int32, int8, uint8 and bool live here
   if (static_cast<int64_t>(v.size()) != n)
     return invalid("tensor holds " + std::to_string(v.size()) + " values, the shape needs " + std::to_string(n));
   return Constant::from_doubles(dtype, shape, v);

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "compiler/graph/graph.h"
 #include "base/status.h"
+#include "compiler/graph/graph.h"
 
 namespace tessera::frontend::detail {
 
@@ -132,7 +132,9 @@ bool has_legacy_broadcast(const std::string& op_type);
 Result<onnx::NodeProto> legacy_broadcast(ImportContext& ctx, const onnx::NodeProto& node);
 
 /// kInvalidArgument with `why`: how a converter refuses a node.
-inline Status invalid(const std::string& why) { return Status(ErrorCode::kInvalidArgument, why); }
+inline Status invalid(const std::string& why) {
+  return Status(ErrorCode::kInvalidArgument, why);
+}
 
 /// A converter: validates `node` and emits its graph nodes into `ctx`.
 using Converter = Status (*)(ImportContext& ctx, const onnx::NodeProto& node);

@@ -103,11 +103,12 @@ Status convert_if_at_run_time(ImportContext& ctx, const onnx::NodeProto& node, V
   const onnx::GraphProto* branches[2];
   for (int b = 0; b < 2; ++b) {
     const onnx::AttributeProto* attr = find_attr(node, names[b]);
-    if (!attr || attr->type() != onnx::AttributeProto::GRAPH) return invalid(std::string("it has no ") + names[b] + " graph");
+    if (!attr || attr->type() != onnx::AttributeProto::GRAPH)
+      return invalid(std::string("it has no ") + names[b] + " graph");
     branches[b] = &attr->g();
     if (branches[b]->output_size() != node.output_size())
-      return invalid(std::string(names[b]) + " has " + std::to_string(branches[b]->output_size()) + " outputs, the If " +
-                     std::to_string(node.output_size()));
+      return invalid(std::string(names[b]) + " has " + std::to_string(branches[b]->output_size()) +
+                     " outputs, the If " + std::to_string(node.output_size()));
     if (branches[b]->input_size() != 0)
       return invalid(std::string(names[b]) + " takes inputs (" + std::to_string(branches[b]->input_size()) +
                      "): not an If branch");
@@ -171,7 +172,8 @@ Status convert_loop_at_run_time(ImportContext& ctx, const onnx::NodeProto& node,
   if (m && ctx.g.is_constant(*m)) sub.values[node.input(0)] = sub.g.add_constant(node.input(0), ctx.g.constant(*m));
   TESSERA_ASSIGN_OR_RETURN(std::vector<ValueId> outs, body_outputs(sub, body, "body"));
   for (int k = 0; k < carried; ++k) {
-    const graph::Value before = ctx.value(initial[static_cast<size_t>(k)]), after = sub.value(outs[static_cast<size_t>(1 + k)]);
+    const graph::Value before = ctx.value(initial[static_cast<size_t>(k)]),
+                       after = sub.value(outs[static_cast<size_t>(1 + k)]);
     if (before.shape != after.shape || before.dtype != after.dtype)
       return invalid("carried value " + std::to_string(k) + " is " + before.dtype.to_string() + " " +
                      graph::shape_string(before.shape) + " before an iteration and " + after.dtype.to_string() + " " +
@@ -185,13 +187,16 @@ Status convert_loop_at_run_time(ImportContext& ctx, const onnx::NodeProto& node,
   // count with conditions that never turn false gives.
   const bool exact = trips && !body_stops && (!cond || ctx.g.is_constant(*cond));
   if (scans > 0 && !exact)
-    return invalid("it has scan outputs and its trip count or condition is known only at run time: their length "
-                   "would be too (bind what the trip count depends on with --input-value or --input-shape, and the "
-                   "loop is unrolled)");
+    return invalid(
+        "it has scan outputs and its trip count or condition is known only at run time: their length "
+        "would be too (bind what the trip count depends on with --input-value or --input-shape, and the "
+        "loop is unrolled)");
   // The body's own test of the next iteration: go = cond_out && i + 1 < M.
   Emitter inner(sub, base_name(node) + ".next");
   const ValueId i = sub.values.at(body.input(0).name());
-  TESSERA_ASSIGN_OR_RETURN(ValueId i_next, inner.op("Add", {i, sub.g.add_constant(base_name(node) + ".one", graph::Constant::from_int64s({}, {1}))}));
+  TESSERA_ASSIGN_OR_RETURN(
+      ValueId i_next,
+      inner.op("Add", {i, sub.g.add_constant(base_name(node) + ".one", graph::Constant::from_int64s({}, {1}))}));
   ValueId go = cond_out;
   if (m) {
     TESSERA_ASSIGN_OR_RETURN(ValueId more, inner.op("Less", {i_next, sub.values.at(node.input(0))}));
@@ -216,9 +221,13 @@ Status convert_loop_at_run_time(ImportContext& ctx, const onnx::NodeProto& node,
   attrs.bodies.push_back(close_body(sub, std::move(body_outs)));
   // The first iteration runs when the condition holds and 0 < M.
   Emitter outer(ctx, base_name(node) + ".first");
-  ValueId go0 = cond ? *cond : ctx.g.add_constant(base_name(node) + ".true", graph::Constant::from_doubles(DType::boolean(), {}, {1.0}));
+  ValueId go0 =
+      cond ? *cond
+           : ctx.g.add_constant(base_name(node) + ".true", graph::Constant::from_doubles(DType::boolean(), {}, {1.0}));
   if (m) {
-    TESSERA_ASSIGN_OR_RETURN(ValueId any, outer.op("Less", {ctx.g.add_constant(base_name(node) + ".zero", graph::Constant::from_int64s({}, {0})), *m}));
+    TESSERA_ASSIGN_OR_RETURN(
+        ValueId any,
+        outer.op("Less", {ctx.g.add_constant(base_name(node) + ".zero", graph::Constant::from_int64s({}, {0})), *m}));
     TESSERA_ASSIGN_OR_RETURN(go0, outer.op("And", {go0, any}));
   }
   TESSERA_ASSIGN_OR_RETURN(go0, outer.op("Reshape", {go0, outer.ints({})}));

@@ -27,7 +27,8 @@ Status convert_if(ImportContext& ctx, const Node& node) {
   const bool taken = cond->at(0) != 0;
   const char* which = taken ? "then_branch" : "else_branch";
   const onnx::AttributeProto* attr = find_attr(node, which);
-  if (!attr || attr->type() != onnx::AttributeProto::GRAPH) return invalid(std::string("it has no ") + which + " graph");
+  if (!attr || attr->type() != onnx::AttributeProto::GRAPH)
+    return invalid(std::string("it has no ") + which + " graph");
   const onnx::GraphProto& branch = attr->g();
   if (branch.output_size() != node.output_size())
     return invalid(std::string(which) + " has " + std::to_string(branch.output_size()) + " outputs, the If " +
@@ -89,7 +90,8 @@ Result<std::vector<graph::ValueId>> unroll_body(ImportContext& ctx, const onnx::
   onnx::GraphProto step = body;
   rename_graph(&step, names, suffix);
   step.clear_input();
-  for (int i = 0; i < body.input_size(); ++i) ctx.values[names.at(body.input(i).name())] = inputs[static_cast<size_t>(i)];
+  for (int i = 0; i < body.input_size(); ++i)
+    ctx.values[names.at(body.input(i).name())] = inputs[static_cast<size_t>(i)];
   TESSERA_RETURN_IF_ERROR(convert_subgraph(ctx, step, "body (iteration " + std::to_string(k) + ")"));
   std::vector<graph::ValueId> out;
   for (int i = 0; i < step.output_size(); ++i) {
@@ -136,8 +138,9 @@ Status convert_loop(ImportContext& ctx, const Node& node) {
   if (!ImportContext::has_input(node, 0) && !ImportContext::has_input(node, 1))
     return invalid("it has neither a trip count nor a condition: it would never stop");
   // Known only from the data, or too long to unroll: the device runs it.
-  const bool unrollable = (trips || !ImportContext::has_input(node, 0)) && cond &&
-                          (!trips || (*trips <= kMaxUnrolledIterations && *trips * body.node_size() <= kMaxUnrolledNodes));
+  const bool unrollable =
+      (trips || !ImportContext::has_input(node, 0)) && cond &&
+      (!trips || (*trips <= kMaxUnrolledIterations && *trips * body.node_size() <= kMaxUnrolledNodes));
   if (!unrollable) return convert_loop_at_run_time(ctx, node, trips);
   std::vector<graph::ValueId> values;
   for (int i = 0; i < carried; ++i) {
@@ -160,7 +163,8 @@ Status convert_loop(ImportContext& ctx, const Node& node) {
     cond = constant_scalar(ctx, out[0]);
     if (!cond) return convert_loop_at_run_time(ctx, node, trips);
     for (int i = 0; i < carried; ++i) values[static_cast<size_t>(i)] = out[static_cast<size_t>(i + 1)];
-    for (int j = 0; j < scans; ++j) scanned[static_cast<size_t>(j)].push_back(out[static_cast<size_t>(carried + 1 + j)]);
+    for (int j = 0; j < scans; ++j)
+      scanned[static_cast<size_t>(j)].push_back(out[static_cast<size_t>(carried + 1 + j)]);
   }
   for (int i = 0; i < carried && i < node.output_size(); ++i)
     if (!node.output(i).empty()) ctx.values[node.output(i)] = values[static_cast<size_t>(i)];
@@ -224,7 +228,8 @@ Status convert_scan_8(ImportContext& ctx, const Node& node, const onnx::GraphPro
     if (ctx.value(v).shape[0] != batch) return invalid("a state's batch differs from the scan inputs'");
   if (ImportContext::has_input(node, 0)) {
     const graph::Constant* lens = ctx.constant_input(node, 0);
-    if (!lens) return invalid("its sequence_lens are known only at run time: every sequence must have the same, static, length");
+    if (!lens)
+      return invalid("its sequence_lens are known only at run time: every sequence must have the same, static, length");
     for (int64_t b = 0; b < lens->num_elements(); ++b)
       if (lens->at(b) != static_cast<double>(length))
         return invalid("its sequence_lens give a length other than the inputs' " + std::to_string(length) +
@@ -232,15 +237,18 @@ Status convert_scan_8(ImportContext& ctx, const Node& node, const onnx::GraphPro
   }
   if (length <= 0 || batch <= 0) return invalid("its scan inputs are empty");
   if (batch * length > kMaxUnrolledIterations || batch * length * body.node_size() > kMaxUnrolledNodes)
-    return invalid("a Scan over " + std::to_string(batch) + " x " + std::to_string(length) + " steps is more than is unrolled");
+    return invalid("a Scan over " + std::to_string(batch) + " x " + std::to_string(length) +
+                   " steps is more than is unrolled");
   const std::string base = base_name(node);
   Emitter e(ctx, base);
   auto at = [&](graph::ValueId v, int64_t index) {
-    return e.op("Gather", {v, ctx.g.add_constant(base + ".at" + std::to_string(index) + "." + std::to_string(v),
-                                                 graph::Constant::from_int64s({}, {index}))},
+    return e.op("Gather",
+                {v, ctx.g.add_constant(base + ".at" + std::to_string(index) + "." + std::to_string(v),
+                                       graph::Constant::from_int64s({}, {index}))},
                 {int_attr("axis", 0)});
   };
-  std::vector<std::vector<graph::ValueId>> final_states(static_cast<size_t>(n)), scanned(static_cast<size_t>(k_outputs));
+  std::vector<std::vector<graph::ValueId>> final_states(static_cast<size_t>(n)),
+      scanned(static_cast<size_t>(k_outputs));
   for (int64_t b = 0; b < batch; ++b) {
     std::vector<graph::ValueId> state, sequence;
     for (graph::ValueId v : states) {
@@ -255,8 +263,8 @@ Status convert_scan_8(ImportContext& ctx, const Node& node, const onnx::GraphPro
     for (int64_t t = 0; t < length; ++t) {
       std::vector<graph::ValueId> bound = state;
       for (int j = 0; j < m; ++j) {
-        TESSERA_ASSIGN_OR_RETURN(graph::ValueId element,
-                                 at(sequence[static_cast<size_t>(j)], directions[static_cast<size_t>(j)] ? length - 1 - t : t));
+        TESSERA_ASSIGN_OR_RETURN(graph::ValueId element, at(sequence[static_cast<size_t>(j)],
+                                                            directions[static_cast<size_t>(j)] ? length - 1 - t : t));
         bound.push_back(element);
       }
       TESSERA_ASSIGN_OR_RETURN(std::vector<graph::ValueId> out, unroll_body(ctx, body, bound, base, b * length + t));
@@ -308,7 +316,8 @@ Status convert_scan(ImportContext& ctx, const Node& node) {
   int64_t length = -1;
   for (int j = 0; j < m; ++j) {
     const auto shape = ctx.value(inputs[static_cast<size_t>(j)]).shape;
-    TESSERA_ASSIGN_OR_RETURN(in_axes[static_cast<size_t>(j)], norm_axis(in_axes[static_cast<size_t>(j)], shape.size(), "scan_input_axes"));
+    TESSERA_ASSIGN_OR_RETURN(in_axes[static_cast<size_t>(j)],
+                             norm_axis(in_axes[static_cast<size_t>(j)], shape.size(), "scan_input_axes"));
     const int64_t l = shape[static_cast<size_t>(in_axes[static_cast<size_t>(j)])];
     if (length >= 0 && l != length)
       return invalid("its scan inputs have lengths " + std::to_string(length) + " and " + std::to_string(l));
@@ -324,10 +333,10 @@ Status convert_scan(ImportContext& ctx, const Node& node) {
     std::vector<graph::ValueId> bound = states;
     for (int j = 0; j < m; ++j) {
       const int64_t at = in_dirs[static_cast<size_t>(j)] ? length - 1 - t : t;
-      const graph::ValueId index =
-          ctx.g.add_constant(base + ".step" + std::to_string(t) + "." + std::to_string(j), graph::Constant::from_int64s({}, {at}));
+      const graph::ValueId index = ctx.g.add_constant(base + ".step" + std::to_string(t) + "." + std::to_string(j),
+                                                      graph::Constant::from_int64s({}, {at}));
       TESSERA_ASSIGN_OR_RETURN(graph::ValueId element, e.op("Gather", {inputs[static_cast<size_t>(j)], index},
-                                                             {int_attr("axis", in_axes[static_cast<size_t>(j)])}));
+                                                            {int_attr("axis", in_axes[static_cast<size_t>(j)])}));
       bound.push_back(element);
     }
     TESSERA_ASSIGN_OR_RETURN(std::vector<graph::ValueId> out, unroll_body(ctx, body, bound, base, t));

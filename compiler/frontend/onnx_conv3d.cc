@@ -35,8 +35,8 @@ Result<Window3> read_window(const Node& node, const std::vector<int64_t>& ws, in
   const auto ks = attr_ints(node, "kernel_shape", w.kernel);
   if (w.strides.size() != 3 || w.dilations.size() != 3 || w.pads.size() != 6)
     return invalid("strides and dilations need 3 values and pads 6 for a 3-D window");
-  if (ks != w.kernel) return invalid("kernel_shape " + graph::shape_string(ks) + " does not match the weight " +
-                                     graph::shape_string(ws));
+  if (ks != w.kernel)
+    return invalid("kernel_shape " + graph::shape_string(ks) + " does not match the weight " + graph::shape_string(ws));
   for (int i = 0; i < 3; ++i)
     if (w.strides[i] <= 0 || w.dilations[i] <= 0) return invalid("strides and dilations must be positive");
   if (w.groups <= 0) return invalid("group must be positive");
@@ -99,7 +99,8 @@ struct Steps {
 Status finish(ImportContext& ctx, const Node& node, Steps& st, ValueId y, const std::vector<int64_t>& perm) {
   std::vector<int64_t> shape;
   for (int64_t p : perm) shape.push_back(ctx.value(y).shape[p]);
-  if (!ImportContext::has_input(node, 2)) return ctx.emit(node, OpKind::kTranspose, graph::PermAttrs{perm}, {y}, shape, st.t);
+  if (!ImportContext::has_input(node, 2))
+    return ctx.emit(node, OpKind::kTranspose, graph::PermAttrs{perm}, {y}, shape, st.t);
   const int64_t k = shape[1];
   TESSERA_ASSIGN_OR_RETURN(ValueId b, ctx.input(node, 2));
   if (ctx.value(b).shape != std::vector<int64_t>{k}) return invalid("bias must have shape [K]");
@@ -121,8 +122,8 @@ Status convert_conv_3d(ImportContext& ctx, const Node& node) {
   TESSERA_ASSIGN_OR_RETURN(Window3 w, read_window(node, ws, 2));
   const int64_t n = xs[0], c = xs[1], k = ws[0], g = w.groups;
   if (c % g || k % g || ws[1] * g != c)
-    return invalid("group " + std::to_string(g) + " does not match input " + graph::shape_string(xs) +
-                   " and weight " + graph::shape_string(ws));
+    return invalid("group " + std::to_string(g) + " does not match input " + graph::shape_string(xs) + " and weight " +
+                   graph::shape_string(ws));
   TESSERA_RETURN_IF_ERROR(conv_auto_pads(node, xs, w));
   int64_t out[3];
   for (int i = 0; i < 3; ++i) {
@@ -136,16 +137,16 @@ Status convert_conv_3d(ImportContext& ctx, const Node& node) {
     graph::PadAttrs pa;
     pa.before = {0, 0, w.pads[0], 0, 0};
     pa.after = {0, 0, w.pads[3], 0, 0};
-    TESSERA_ASSIGN_OR_RETURN(in, ctx.add(st.base + ".pad_depth", OpKind::kPad, pa, {x},
-                                         {n, c, xs[2] + w.pads[0] + w.pads[3], h, wd}, t));
+    TESSERA_ASSIGN_OR_RETURN(
+        in, ctx.add(st.base + ".pad_depth", OpKind::kPad, pa, {x}, {n, c, xs[2] + w.pads[0] + w.pads[3], h, wd}, t));
   }
   // planes[n, c, o, j] = in[n, c, o * stride + j * dilation]: the depth taps of output depth o.
   std::vector<int64_t> taps;
   for (int64_t o = 0; o < od; ++o)
     for (int64_t j = 0; j < kd; ++j) taps.push_back(o * w.strides[0] + j * w.dilations[0]);
   const ValueId idx = ctx.g.add_constant(st.base + ".depth_taps", graph::Constant::from_int64s({od, kd}, taps));
-  TESSERA_ASSIGN_OR_RETURN(ValueId planes, ctx.add(st.base + ".planes", OpKind::kGather, graph::AxisAttrs{2},
-                                                   {in, idx}, {n, c, od, kd, h, wd}, t));
+  TESSERA_ASSIGN_OR_RETURN(ValueId planes, ctx.add(st.base + ".planes", OpKind::kGather, graph::AxisAttrs{2}, {in, idx},
+                                                   {n, c, od, kd, h, wd}, t));
   TESSERA_ASSIGN_OR_RETURN(ValueId p7, st.reshape("planes_grouped", planes, {n, g, cg, od, kd, h, wd}));
   TESSERA_ASSIGN_OR_RETURN(ValueId pt, st.transpose("planes_by_depth", p7, {0, 3, 1, 4, 2, 5, 6}));
   TESSERA_ASSIGN_OR_RETURN(ValueId x2, st.reshape("x2d", pt, {n * od, g * kd * cg, h, wd}));
@@ -182,7 +183,9 @@ Status convert_conv_transpose_3d(ImportContext& ctx, const Node& node) {
       return invalid("output_padding must be in [0, max(stride, dilation))");
     full[i] = w.strides[i] * (xs[2 + i] - 1) + out_pad[i] + (w.kernel[i] - 1) * w.dilations[i] + 1;
     const bool same = autopad == "SAME_UPPER" || autopad == "SAME_LOWER";
-    const int64_t want = !out_shape.empty() ? out_shape[out_shape.size() - 3 + i] : same ? xs[2 + i] * w.strides[i] : -1;
+    const int64_t want = !out_shape.empty() ? out_shape[out_shape.size() - 3 + i]
+                         : same             ? xs[2 + i] * w.strides[i]
+                                            : -1;
     if (want > 0) {
       // As the 2-D converter: SAME_UPPER puts the smaller half first.
       const int64_t total = full[i] - want;
@@ -211,7 +214,8 @@ Status convert_conv_transpose_3d(ImportContext& ctx, const Node& node) {
   // transposed conv along depth whose weight is the identity over the taps.
   std::vector<double> eye(static_cast<size_t>(kd * kd), 0.0);
   for (int64_t j = 0; j < kd; ++j) eye[static_cast<size_t>(j * kd + j)] = 1.0;
-  const ValueId id = ctx.g.add_constant(st.base + ".tap_identity", graph::Constant::from_doubles(t, {kd, 1, 1, kd}, eye));
+  const ValueId id =
+      ctx.g.add_constant(st.base + ".tap_identity", graph::Constant::from_doubles(t, {kd, 1, 1, kd}, eye));
   graph::ConvAttrs da;
   da.stride_w = w.strides[0], da.dilation_w = w.dilations[0], da.pad_left = w.pads[0], da.pad_right = w.pads[3];
   TESSERA_ASSIGN_OR_RETURN(ValueId z, ctx.add(st.base + ".depth_scatter", OpKind::kConvTranspose, da, {rows, id},

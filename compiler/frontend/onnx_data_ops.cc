@@ -39,9 +39,9 @@ Status convert_constant_of_shape(ImportContext& ctx, const Node& node) {
     if (fill.num_elements() != 1) return invalid("value must hold one element");
   }
   if (graph::shape_size(shape) > (int64_t{1} << 28)) return invalid("the constant is too large to fold");
-  return bind_constant(ctx, node,
-                       graph::Constant::from_doubles(fill.dtype, shape,
-                                                     std::vector<double>(graph::shape_size(shape), fill.at(0))));
+  return bind_constant(
+      ctx, node,
+      graph::Constant::from_doubles(fill.dtype, shape, std::vector<double>(graph::shape_size(shape), fill.at(0))));
 }
 
 Status convert_size(ImportContext& ctx, const Node& node) {
@@ -108,11 +108,13 @@ Status convert_gather_elements(ImportContext& ctx, const Node& node) {
   TESSERA_ASSIGN_OR_RETURN(int64_t axis, norm_axis(attr_int(node, "axis", 0), ds.size(), "axis"));
   for (size_t d = 0; d < ds.size(); ++d)
     if (static_cast<int64_t>(d) != axis && is[d] > ds[d])
-      return invalid("indices " + graph::shape_string(is) + " exceed data " + graph::shape_string(ds) + " off the axis");
+      return invalid("indices " + graph::shape_string(is) + " exceed data " + graph::shape_string(ds) +
+                     " off the axis");
   if (ctx.value(indices).dtype.is_float()) return invalid("indices must be integers");
   if (const auto* c = ctx.constant_input(node, 1))
     for (double j : c->to_doubles())
-      if (j < -ds[axis] || j >= ds[axis]) return invalid("index " + std::to_string(static_cast<int64_t>(j)) + " is out of range");
+      if (j < -ds[axis] || j >= ds[axis])
+        return invalid("index " + std::to_string(static_cast<int64_t>(j)) + " is out of range");
   return ctx.emit(node, OpKind::kGatherElements, graph::AxisAttrs{axis}, {data, indices}, is, ctx.value(data).dtype);
 }
 
@@ -134,7 +136,8 @@ Status convert_trilu(ImportContext& ctx, const Node& node) {
   for (int64_t i = 0; i < rows; ++i)
     for (int64_t j = 0; j < cols; ++j) mask[i * cols + j] = upper ? j - i >= k : j - i <= k;
   const std::string name = base_name(node);
-  const ValueId m = ctx.g.add_constant(name + ".mask", graph::Constant::from_doubles(DType::boolean(), {rows, cols}, mask));
+  const ValueId m =
+      ctx.g.add_constant(name + ".mask", graph::Constant::from_doubles(DType::boolean(), {rows, cols}, mask));
   const ValueId zero = scalar_constant(ctx, name + ".zero", t, 0.0);
   return ctx.emit(node, OpKind::kWhere, graph::NoAttrs{}, {m, x, zero}, xs, t);
 }
@@ -152,9 +155,12 @@ Status convert_depth_space(ImportContext& ctx, const Node& node) {
   if (node.op_type() == "DepthToSpace") {
     if (c % (b * b)) return invalid("channels " + std::to_string(c) + " do not divide by blocksize^2");
     const std::string mode = attr_string(node, "mode", "DCR");
-    if (mode == "DCR") split = {n, b, b, c / (b * b), h, w}, perm = {0, 3, 4, 1, 5, 2};
-    else if (mode == "CRD") split = {n, c / (b * b), b, b, h, w}, perm = {0, 1, 4, 2, 5, 3};
-    else return invalid("mode '" + mode + "' is not one of DCR, CRD");
+    if (mode == "DCR")
+      split = {n, b, b, c / (b * b), h, w}, perm = {0, 3, 4, 1, 5, 2};
+    else if (mode == "CRD")
+      split = {n, c / (b * b), b, b, h, w}, perm = {0, 1, 4, 2, 5, 3};
+    else
+      return invalid("mode '" + mode + "' is not one of DCR, CRD");
     out = {n, c / (b * b), h * b, w * b};
   } else {
     if (h % b || w % b) return invalid("height and width must divide by blocksize");
@@ -165,7 +171,8 @@ Status convert_depth_space(ImportContext& ctx, const Node& node) {
   TESSERA_ASSIGN_OR_RETURN(ValueId r, ctx.add(name + ".split", OpKind::kReshape, graph::NoAttrs{}, {x}, split, t));
   std::vector<int64_t> moved(6);
   for (size_t d = 0; d < 6; ++d) moved[d] = split[perm[d]];
-  TESSERA_ASSIGN_OR_RETURN(ValueId p, ctx.add(name + ".move", OpKind::kTranspose, graph::PermAttrs{perm}, {r}, moved, t));
+  TESSERA_ASSIGN_OR_RETURN(ValueId p,
+                           ctx.add(name + ".move", OpKind::kTranspose, graph::PermAttrs{perm}, {r}, moved, t));
   return ctx.emit(node, OpKind::kReshape, graph::NoAttrs{}, {p}, out, t);
 }
 
@@ -184,33 +191,39 @@ Status convert_one_hot(ImportContext& ctx, const Node& node) {
   const std::string name = base_name(node);
   ValueId idx = indices;
   if (ctx.value(indices).dtype != DType::i64()) {
-    TESSERA_ASSIGN_OR_RETURN(idx, ctx.add(name + ".idx", OpKind::kCast, graph::CastAttrs{DType::i64()}, {indices}, is,
-                                          DType::i64()));
+    TESSERA_ASSIGN_OR_RETURN(
+        idx, ctx.add(name + ".idx", OpKind::kCast, graph::CastAttrs{DType::i64()}, {indices}, is, DType::i64()));
   }
   // Negative indices count from the end (depth is added once); anything
   // else outside [0, depth) matches no position, so its row is all off.
   const ValueId d = scalar_constant(ctx, name + ".depth", DType::i64(), static_cast<double>(depth));
   const ValueId zero = scalar_constant(ctx, name + ".zero", DType::i64(), 0.0);
-  TESSERA_ASSIGN_OR_RETURN(ValueId neg, ctx.add(name + ".neg", OpKind::kBinary, graph::BinaryAttrs{ops::BinaryFn::kLess},
-                                                {idx, zero}, is, DType::boolean()));
-  TESSERA_ASSIGN_OR_RETURN(ValueId wrapped, ctx.add(name + ".wrapped", OpKind::kAdd, graph::NoAttrs{}, {idx, d}, is, DType::i64()));
-  TESSERA_ASSIGN_OR_RETURN(ValueId fixed, ctx.add(name + ".fixed", OpKind::kWhere, graph::NoAttrs{}, {neg, wrapped, idx}, is, DType::i64()));
+  TESSERA_ASSIGN_OR_RETURN(
+      ValueId neg, ctx.add(name + ".neg", OpKind::kBinary, graph::BinaryAttrs{ops::BinaryFn::kLess}, {idx, zero}, is,
+                           DType::boolean()));
+  TESSERA_ASSIGN_OR_RETURN(ValueId wrapped,
+                           ctx.add(name + ".wrapped", OpKind::kAdd, graph::NoAttrs{}, {idx, d}, is, DType::i64()));
+  TESSERA_ASSIGN_OR_RETURN(
+      ValueId fixed, ctx.add(name + ".fixed", OpKind::kWhere, graph::NoAttrs{}, {neg, wrapped, idx}, is, DType::i64()));
   auto lifted = is;
   lifted.insert(lifted.begin() + axis, 1);
-  TESSERA_ASSIGN_OR_RETURN(ValueId col, ctx.add(name + ".lifted", OpKind::kReshape, graph::NoAttrs{}, {fixed}, lifted, DType::i64()));
+  TESSERA_ASSIGN_OR_RETURN(
+      ValueId col, ctx.add(name + ".lifted", OpKind::kReshape, graph::NoAttrs{}, {fixed}, lifted, DType::i64()));
   std::vector<int64_t> pos_shape(lifted.size(), 1), pos(depth);
   pos_shape[axis] = depth;
   for (int64_t i = 0; i < depth; ++i) pos[i] = i;
   const ValueId positions = ctx.g.add_constant(name + ".positions", graph::Constant::from_int64s(pos_shape, pos));
   auto out = lifted;
   out[axis] = depth;
-  TESSERA_ASSIGN_OR_RETURN(ValueId hit, ctx.add(name + ".hit", OpKind::kBinary, graph::BinaryAttrs{ops::BinaryFn::kEqual},
-                                                {col, positions}, out, DType::boolean()));
+  TESSERA_ASSIGN_OR_RETURN(
+      ValueId hit, ctx.add(name + ".hit", OpKind::kBinary, graph::BinaryAttrs{ops::BinaryFn::kEqual}, {col, positions},
+                           out, DType::boolean()));
   ValueId sides[2];
   for (int64_t i = 0; i < 2; ++i) {
     TESSERA_ASSIGN_OR_RETURN(ValueId s, ctx.add(name + (i ? ".on1" : ".off1"), OpKind::kSlice,
-                                                 graph::SliceAttrs{{i}, {1}}, {values}, {1}, t));
-    TESSERA_ASSIGN_OR_RETURN(sides[i], ctx.add(name + (i ? ".on" : ".off"), OpKind::kReshape, graph::NoAttrs{}, {s}, {}, t));
+                                                graph::SliceAttrs{{i}, {1}}, {values}, {1}, t));
+    TESSERA_ASSIGN_OR_RETURN(sides[i],
+                             ctx.add(name + (i ? ".on" : ".off"), OpKind::kReshape, graph::NoAttrs{}, {s}, {}, t));
   }
   return ctx.emit(node, OpKind::kWhere, graph::NoAttrs{}, {hit, sides[1], sides[0]}, out, t);
 }
@@ -236,7 +249,8 @@ Status convert_gather_nd(ImportContext& ctx, const Node& node) {
   const int64_t k = is.back();
   if (b < 0 || b >= static_cast<int64_t>(std::min(ds.size(), is.size())))
     return invalid("batch_dims must be in [0, min(rank(data), rank(indices)))");
-  if (k < 1 || b + k > static_cast<int64_t>(ds.size())) return invalid("indices.shape[-1] must be in [1, rank(data) - batch_dims]");
+  if (k < 1 || b + k > static_cast<int64_t>(ds.size()))
+    return invalid("indices.shape[-1] must be in [1, rank(data) - batch_dims]");
   for (int64_t d = 0; d < b; ++d)
     if (ds[d] != is[d]) return invalid("the batch dimensions of data and indices differ");
   std::vector<int64_t> out(is.begin(), is.end() - 1);
@@ -271,7 +285,8 @@ Status convert_scatter(ImportContext& ctx, const Node& node) {
     want.insert(want.end(), ds.begin() + is.back(), ds.end());
     if (us != want) return invalid("updates must have shape " + graph::shape_string(want));
   } else {
-    if (ds.empty() || is.size() != ds.size() || us != is) return invalid("indices and updates must have data's rank and one shape");
+    if (ds.empty() || is.size() != ds.size() || us != is)
+      return invalid("indices and updates must have data's rank and one shape");
     TESSERA_ASSIGN_OR_RETURN(a.axis, norm_axis(attr_int(node, "axis", 0), ds.size(), "axis"));
     for (size_t d = 0; d < ds.size(); ++d)
       if (is[d] > ds[d] && static_cast<int64_t>(d) != a.axis) return invalid("indices exceed data off the axis");
@@ -305,7 +320,8 @@ Status convert_einsum(ImportContext& ctx, const Node& node) {
   auto parse = [&](const std::string& term, size_t rank, std::vector<int>* out) -> Status {
     const size_t dots = term.find("...");
     const size_t named = term.size() - (dots == std::string::npos ? 0 : 3);
-    if (dots != std::string::npos && named > rank) return invalid("term '" + term + "' has more subscripts than dimensions");
+    if (dots != std::string::npos && named > rank)
+      return invalid("term '" + term + "' has more subscripts than dimensions");
     const size_t ellipsis = dots == std::string::npos ? 0 : rank - named;
     if (ellipsis > 8) return invalid("an ellipsis of more than 8 dimensions");
     for (size_t i = 0; i < term.size(); ++i) {
@@ -389,7 +405,8 @@ Result<std::pair<ValueId, ValueId>> emit_top_k_last(ImportContext& ctx, const st
   auto cmp = [&](const char* what, ops::BinaryFn fn, ValueId a, ValueId b, const std::vector<int64_t>& shape) {
     return ctx.add(name + what, OpKind::kBinary, graph::BinaryAttrs{fn}, {a, b}, shape, DType::boolean());
   };
-  TESSERA_ASSIGN_OR_RETURN(ValueId better, cmp(".better", largest ? ops::BinaryFn::kGreater : ops::BinaryFn::kLess, xj, xi, pair));
+  TESSERA_ASSIGN_OR_RETURN(ValueId better,
+                           cmp(".better", largest ? ops::BinaryFn::kGreater : ops::BinaryFn::kLess, xj, xi, pair));
   TESSERA_ASSIGN_OR_RETURN(ValueId same, cmp(".same", ops::BinaryFn::kEqual, xj, xi, pair));
   const ValueId pi = positions(ctx, name + ".i", r + 1, r - 1, n), pj = positions(ctx, name + ".j", r + 1, r, n);
   std::vector<int64_t> square(r + 1, 1);
@@ -397,23 +414,30 @@ Result<std::pair<ValueId, ValueId>> emit_top_k_last(ImportContext& ctx, const st
   TESSERA_ASSIGN_OR_RETURN(ValueId earlier, cmp(".earlier", ops::BinaryFn::kLess, pj, pi, square));
   TESSERA_ASSIGN_OR_RETURN(ValueId tie, cmp(".tie", ops::BinaryFn::kAnd, same, earlier, pair));
   TESSERA_ASSIGN_OR_RETURN(ValueId before, cmp(".before", ops::BinaryFn::kOr, better, tie, pair));
-  TESSERA_ASSIGN_OR_RETURN(ValueId ones, ctx.add(name + ".count", OpKind::kCast, graph::CastAttrs{i64}, {before}, pair, i64));
-  TESSERA_ASSIGN_OR_RETURN(ValueId rank, ctx.add(name + ".rank", OpKind::kReduceSum,
-                                                 graph::ReduceAttrs{{static_cast<int64_t>(r)}, false}, {ones}, xs, i64));
+  TESSERA_ASSIGN_OR_RETURN(ValueId ones,
+                           ctx.add(name + ".count", OpKind::kCast, graph::CastAttrs{i64}, {before}, pair, i64));
+  TESSERA_ASSIGN_OR_RETURN(
+      ValueId rank, ctx.add(name + ".rank", OpKind::kReduceSum, graph::ReduceAttrs{{static_cast<int64_t>(r)}, false},
+                            {ones}, xs, i64));
   // slot[.., s, i] = rank[.., i] == s; index[.., s] = sum over i of i * slot.
-  TESSERA_ASSIGN_OR_RETURN(ValueId rank_row, ctx.add(name + ".rank_row", OpKind::kReshape, graph::NoAttrs{}, {rank}, col, i64));
+  TESSERA_ASSIGN_OR_RETURN(ValueId rank_row,
+                           ctx.add(name + ".rank_row", OpKind::kReshape, graph::NoAttrs{}, {rank}, col, i64));
   auto slots = xs;
   slots.back() = k;
   slots.push_back(n);
-  TESSERA_ASSIGN_OR_RETURN(ValueId hit, cmp(".slot", ops::BinaryFn::kEqual, rank_row, positions(ctx, name + ".s", r + 1, r - 1, k), slots));
-  TESSERA_ASSIGN_OR_RETURN(ValueId picked, ctx.add(name + ".picked", OpKind::kWhere, graph::NoAttrs{},
-                                                   {hit, pj, scalar_constant(ctx, name + ".none", i64, 0.0)}, slots, i64));
+  TESSERA_ASSIGN_OR_RETURN(
+      ValueId hit, cmp(".slot", ops::BinaryFn::kEqual, rank_row, positions(ctx, name + ".s", r + 1, r - 1, k), slots));
+  TESSERA_ASSIGN_OR_RETURN(ValueId picked,
+                           ctx.add(name + ".picked", OpKind::kWhere, graph::NoAttrs{},
+                                   {hit, pj, scalar_constant(ctx, name + ".none", i64, 0.0)}, slots, i64));
   auto out = xs;
   out.back() = k;
-  TESSERA_ASSIGN_OR_RETURN(ValueId indices, ctx.add(name + ".indices", OpKind::kReduceSum,
-                                                    graph::ReduceAttrs{{static_cast<int64_t>(r)}, false}, {picked}, out, i64));
-  TESSERA_ASSIGN_OR_RETURN(ValueId values, ctx.add(name + ".values", OpKind::kGatherElements,
-                                                   graph::AxisAttrs{static_cast<int64_t>(r - 1)}, {x, indices}, out, t));
+  TESSERA_ASSIGN_OR_RETURN(ValueId indices,
+                           ctx.add(name + ".indices", OpKind::kReduceSum,
+                                   graph::ReduceAttrs{{static_cast<int64_t>(r)}, false}, {picked}, out, i64));
+  TESSERA_ASSIGN_OR_RETURN(
+      ValueId values, ctx.add(name + ".values", OpKind::kGatherElements, graph::AxisAttrs{static_cast<int64_t>(r - 1)},
+                              {x, indices}, out, t));
   return std::make_pair(values, indices);
 }
 
@@ -450,8 +474,8 @@ Status convert_top_k(ImportContext& ctx, const Node& node) {
       std::vector<int64_t> back(perm.size()), shape = xs;
       for (size_t d = 0; d < perm.size(); ++d) back[perm[d]] = static_cast<int64_t>(d);
       shape[axis] = k;
-      TESSERA_ASSIGN_OR_RETURN(v, ctx.add(node.output(o), OpKind::kTranspose, graph::PermAttrs{back}, {v}, shape,
-                                          ctx.value(v).dtype));
+      TESSERA_ASSIGN_OR_RETURN(
+          v, ctx.add(node.output(o), OpKind::kTranspose, graph::PermAttrs{back}, {v}, shape, ctx.value(v).dtype));
     }
     ctx.values[node.output(o)] = v;
   }
@@ -469,22 +493,28 @@ Status convert_reverse_sequence(ImportContext& ctx, const Node& node) {
   if (xs.size() < 2) return invalid("input must have rank 2 or more");
   if (!((batch_axis == 0 && time_axis == 1) || (batch_axis == 1 && time_axis == 0)))
     return invalid("batch_axis and time_axis must be 0 and 1 in some order");
-  if (ctx.value(lens).shape != std::vector<int64_t>{xs[batch_axis]}) return invalid("sequence_lens must have shape [batch]");
+  if (ctx.value(lens).shape != std::vector<int64_t>{xs[batch_axis]})
+    return invalid("sequence_lens must have shape [batch]");
   const DType i64 = DType::i64();
   if (ctx.value(lens).dtype != i64) return invalid("sequence_lens must be int64");
   const std::string name = base_name(node);
   std::vector<int64_t> lens_shape(xs.size(), 1);
   lens_shape[batch_axis] = xs[batch_axis];
-  TESSERA_ASSIGN_OR_RETURN(ValueId len, ctx.add(name + ".len", OpKind::kReshape, graph::NoAttrs{}, {lens}, lens_shape, i64));
+  TESSERA_ASSIGN_OR_RETURN(ValueId len,
+                           ctx.add(name + ".len", OpKind::kReshape, graph::NoAttrs{}, {lens}, lens_shape, i64));
   const ValueId t = positions(ctx, name + ".t", xs.size(), static_cast<size_t>(time_axis), xs[time_axis]);
   std::vector<int64_t> grid(xs.size(), 1);
   grid[0] = xs[0], grid[1] = xs[1];
-  TESSERA_ASSIGN_OR_RETURN(ValueId inside, ctx.add(name + ".inside", OpKind::kBinary, graph::BinaryAttrs{ops::BinaryFn::kLess},
-                                                   {t, len}, grid, DType::boolean()));
-  TESSERA_ASSIGN_OR_RETURN(ValueId last, ctx.add(name + ".last", OpKind::kSub, graph::NoAttrs{},
-                                                 {len, scalar_constant(ctx, name + ".one", i64, 1.0)}, lens_shape, i64));
-  TESSERA_ASSIGN_OR_RETURN(ValueId mirrored, ctx.add(name + ".mirrored", OpKind::kSub, graph::NoAttrs{}, {last, t}, grid, i64));
-  TESSERA_ASSIGN_OR_RETURN(ValueId at, ctx.add(name + ".at", OpKind::kWhere, graph::NoAttrs{}, {inside, mirrored, t}, grid, i64));
+  TESSERA_ASSIGN_OR_RETURN(
+      ValueId inside, ctx.add(name + ".inside", OpKind::kBinary, graph::BinaryAttrs{ops::BinaryFn::kLess}, {t, len},
+                              grid, DType::boolean()));
+  TESSERA_ASSIGN_OR_RETURN(ValueId last,
+                           ctx.add(name + ".last", OpKind::kSub, graph::NoAttrs{},
+                                   {len, scalar_constant(ctx, name + ".one", i64, 1.0)}, lens_shape, i64));
+  TESSERA_ASSIGN_OR_RETURN(ValueId mirrored,
+                           ctx.add(name + ".mirrored", OpKind::kSub, graph::NoAttrs{}, {last, t}, grid, i64));
+  TESSERA_ASSIGN_OR_RETURN(ValueId at,
+                           ctx.add(name + ".at", OpKind::kWhere, graph::NoAttrs{}, {inside, mirrored, t}, grid, i64));
   TESSERA_ASSIGN_OR_RETURN(ValueId full, ctx.add(name + ".at_full", OpKind::kExpand, graph::NoAttrs{}, {at}, xs, i64));
   return ctx.emit(node, OpKind::kGatherElements, graph::AxisAttrs{time_axis}, {x, full}, xs, ctx.value(x).dtype);
 }
@@ -503,7 +533,8 @@ Status convert_compress(ImportContext& ctx, const Node& node) {
     TESSERA_ASSIGN_OR_RETURN(axis, norm_axis(axis_attr->i(), xs.size(), "axis"));
   } else {  // without an axis, the flattened input
     const int64_t total = graph::shape_size(xs);
-    TESSERA_ASSIGN_OR_RETURN(data, ctx.add(name + ".flat", OpKind::kReshape, graph::NoAttrs{}, {x}, {total}, ctx.value(x).dtype));
+    TESSERA_ASSIGN_OR_RETURN(
+        data, ctx.add(name + ".flat", OpKind::kReshape, graph::NoAttrs{}, {x}, {total}, ctx.value(x).dtype));
     xs = {total};
   }
   if (static_cast<int64_t>(cond.size()) > xs[axis]) return invalid("condition is longer than the axis");
@@ -511,7 +542,8 @@ Status convert_compress(ImportContext& ctx, const Node& node) {
   for (size_t i = 0; i < cond.size(); ++i)
     if (cond[i] != 0) kept.push_back(static_cast<int64_t>(i));
   if (kept.empty()) return invalid("the condition keeps nothing: empty tensors are not supported");
-  const ValueId idx = ctx.g.add_constant(name + ".kept", graph::Constant::from_int64s({static_cast<int64_t>(kept.size())}, kept));
+  const ValueId idx =
+      ctx.g.add_constant(name + ".kept", graph::Constant::from_int64s({static_cast<int64_t>(kept.size())}, kept));
   xs[axis] = static_cast<int64_t>(kept.size());
   return ctx.emit(node, OpKind::kGather, graph::AxisAttrs{axis}, {data, idx}, xs, ctx.value(x).dtype);
 }
@@ -548,12 +580,18 @@ Status convert_grid_sample(ImportContext& ctx, const Node& node) {
     return invalid("X and Grid must be of one floating-point type");
   graph::GridSampleAttrs a;
   const std::string mode = attr_string(node, "mode", "bilinear"), padding = attr_string(node, "padding_mode", "zeros");
-  if (mode == "nearest") a.mode = graph::GridSampleAttrs::Mode::kNearest;
-  else if (mode == "bicubic") a.mode = graph::GridSampleAttrs::Mode::kBicubic;
-  else if (mode != "bilinear") return invalid("mode '" + mode + "' is not one of bilinear, nearest, bicubic");
-  if (padding == "border") a.padding = graph::GridSampleAttrs::Padding::kBorder;
-  else if (padding == "reflection") a.padding = graph::GridSampleAttrs::Padding::kReflection;
-  else if (padding != "zeros") return invalid("padding_mode '" + padding + "' is not one of zeros, border, reflection");
+  if (mode == "nearest")
+    a.mode = graph::GridSampleAttrs::Mode::kNearest;
+  else if (mode == "bicubic")
+    a.mode = graph::GridSampleAttrs::Mode::kBicubic;
+  else if (mode != "bilinear")
+    return invalid("mode '" + mode + "' is not one of bilinear, nearest, bicubic");
+  if (padding == "border")
+    a.padding = graph::GridSampleAttrs::Padding::kBorder;
+  else if (padding == "reflection")
+    a.padding = graph::GridSampleAttrs::Padding::kReflection;
+  else if (padding != "zeros")
+    return invalid("padding_mode '" + padding + "' is not one of zeros, border, reflection");
   a.align_corners = attr_int(node, "align_corners", 0) != 0;
   return ctx.emit(node, OpKind::kGridSample, a, {x, grid}, {xs[0], xs[1], gs[1], gs[2]}, ctx.value(x).dtype);
 }

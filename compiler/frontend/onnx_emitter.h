@@ -89,8 +89,9 @@ class Emitter {
     while (parts.size() > 1) {
       std::vector<graph::ValueId> joined;
       for (size_t i = 0; i < parts.size(); i += kFanIn) {
-        const std::vector<graph::ValueId> chunk(parts.begin() + static_cast<std::ptrdiff_t>(i),
-                                                parts.begin() + static_cast<std::ptrdiff_t>(std::min(parts.size(), i + kFanIn)));
+        const std::vector<graph::ValueId> chunk(
+            parts.begin() + static_cast<std::ptrdiff_t>(i),
+            parts.begin() + static_cast<std::ptrdiff_t>(std::min(parts.size(), i + kFanIn)));
         if (chunk.size() == 1) {
           joined.push_back(chunk[0]);
           continue;
@@ -105,8 +106,8 @@ class Emitter {
 
   /// x[index] along axis 0, that axis dropped.
   Result<graph::ValueId> at(graph::ValueId x, int64_t index) {
-    const graph::ValueId i = ctx_.g.add_constant(prefix_ + ".i" + std::to_string(next_++),
-                                                 graph::Constant::from_int64s({}, {index}));
+    const graph::ValueId i =
+        ctx_.g.add_constant(prefix_ + ".i" + std::to_string(next_++), graph::Constant::from_int64s({}, {index}));
     return op("Gather", {x, i}, {int_attr("axis", 0)});
   }
 

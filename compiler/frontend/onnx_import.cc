@@ -1,12 +1,12 @@
 #include "compiler/frontend/onnx_import.h"
 
+#include <onnx/defs/schema.h>
+#include <onnx/shape_inference/implementation.h>
+
 #include <cmath>
 #include <cstring>
 #include <fstream>
 #include <sstream>
-
-#include <onnx/defs/schema.h>
-#include <onnx/shape_inference/implementation.h>
 
 #include "compiler/frontend/onnx_context.h"
 #include "compiler/graph/passes.h"
@@ -96,7 +96,8 @@ Result<graph::Constant> input_value_constant(const onnx::ValueInfoProto& in, dou
   }
   const bool integral = dtype.is_int() || dtype.is_uint() || dtype == DType::boolean();
   if (integral && value != std::floor(value))
-    return Status(ErrorCode::kInvalidArgument, std::to_string(value) + " is not an integer, the input is " + dtype.to_string());
+    return Status(ErrorCode::kInvalidArgument,
+                  std::to_string(value) + " is not an integer, the input is " + dtype.to_string());
   if (dtype == DType::boolean() && value != 0 && value != 1)
     return Status(ErrorCode::kInvalidArgument, "a bool input takes 0 or 1");
   return detail::widened(graph::Constant::from_doubles(dtype, shape, {value}));
@@ -161,7 +162,8 @@ Status check_types(const onnx::ModelProto& original, const std::string& origin) 
                                        onnx::ShapeInferenceOptions(/*check_type=*/true, /*error_mode=*/1));
   } catch (const std::exception& e) {
     const std::string what = e.what();
-    if (what.find("inconsistent type") != std::string::npos || what.find("bound to different types") != std::string::npos)
+    if (what.find("inconsistent type") != std::string::npos ||
+        what.find("bound to different types") != std::string::npos)
       return Status(ErrorCode::kInvalidArgument,
                     origin + ": " + what + " (ONNX requires these inputs to share one type: add a Cast)");
   }
@@ -235,8 +237,10 @@ Result<graph::Graph> import_model(const onnx::ModelProto& model, const ImportOpt
       if (!dtype.is_ok() || *dtype != data.dtype || !shape_ok)
         errors.push_back("constant input '" + name + "' does not match the model's type or shape");
     }
-    if (!found) errors.push_back("a constant is given for '" + name + "', which is not a model input");
-    else if (!ctx.values.count(name)) ctx.values[name] = ctx.g.add_constant(name, detail::widened(data));
+    if (!found)
+      errors.push_back("a constant is given for '" + name + "', which is not a model input");
+    else if (!ctx.values.count(name))
+      ctx.values[name] = ctx.g.add_constant(name, detail::widened(data));
   }
   for (const auto& [name, value] : options.input_values) {
     const onnx::ValueInfoProto* in = nullptr;
@@ -246,8 +250,10 @@ Result<graph::Graph> import_model(const onnx::ModelProto& model, const ImportOpt
       continue;
     }
     auto c = input_value_constant(*in, value, options.input_shapes.count(name) != 0);
-    if (!c.is_ok()) errors.push_back("--input-value " + name + ": " + c.status().message());
-    else if (!ctx.values.count(name)) ctx.values[name] = ctx.g.add_constant(name, std::move(c).value());
+    if (!c.is_ok())
+      errors.push_back("--input-value " + name + ": " + c.status().message());
+    else if (!ctx.values.count(name))
+      ctx.values[name] = ctx.g.add_constant(name, std::move(c).value());
   }
   for (const auto& name_shape : options.input_shapes) {
     bool found = false;
@@ -266,8 +272,10 @@ Result<graph::Graph> import_model(const onnx::ModelProto& model, const ImportOpt
     if (detail::computed_type(*dtype) != *dtype) {  // a float16 input computes in float32
       auto wide = ctx.add(in.name() + ".float32", graph::OpKind::kCast, graph::CastAttrs{DType::f32()},
                           {ctx.values[in.name()]}, shape, DType::f32());
-      if (wide.is_ok()) ctx.values[in.name()] = *wide;
-      else errors.push_back("input '" + in.name() + "': " + wide.status().message());
+      if (wide.is_ok())
+        ctx.values[in.name()] = *wide;
+      else
+        errors.push_back("input '" + in.name() + "': " + wide.status().message());
     }
   }
   if (!errors.empty()) return error_list(origin, errors);
@@ -302,10 +310,12 @@ Result<graph::Graph> import_model(const onnx::ModelProto& model, const ImportOpt
     if (declared.is_ok() && detail::computed_type(*declared) != *declared &&
         ctx.value(it->second).dtype == detail::computed_type(*declared)) {
       // A float16 output: computed in float32, given in the model's type.
-      auto narrow = ctx.add(out.name() + "." + declared->to_string(), graph::OpKind::kCast,
-                            graph::CastAttrs{*declared}, {it->second}, ctx.value(it->second).shape, *declared);
-      if (!narrow.is_ok()) errors.push_back("output '" + out.name() + "': " + narrow.status().message());
-      else outputs.push_back(*narrow);
+      auto narrow = ctx.add(out.name() + "." + declared->to_string(), graph::OpKind::kCast, graph::CastAttrs{*declared},
+                            {it->second}, ctx.value(it->second).shape, *declared);
+      if (!narrow.is_ok())
+        errors.push_back("output '" + out.name() + "': " + narrow.status().message());
+      else
+        outputs.push_back(*narrow);
       continue;
     }
     outputs.push_back(it->second);
@@ -392,7 +402,9 @@ Result<graph::Graph> import_onnx_file(const std::string& path, const ImportOptio
   return import_onnx_bytes(buffer.str(), options, path);
 }
 
-std::vector<std::string> supported_onnx_ops() { return detail::supported_ops(); }
+std::vector<std::string> supported_onnx_ops() {
+  return detail::supported_ops();
+}
 
 std::string supported_onnx_ops_markdown() {
   const std::vector<std::string> ops = supported_onnx_ops();
@@ -400,7 +412,8 @@ std::string supported_onnx_ops_markdown() {
       "# ONNX operators\n\n"
       "<!-- Generated by `tessera compile --list-ops --markdown` from the importer's converter table\n"
       "     (compiler/frontend); the test `docs_operators_md` fails when this file differs. -->\n\n"
-      "The " + std::to_string(ops.size()) +
+      "The " +
+      std::to_string(ops.size()) +
       " operators of the default ONNX domain that `tessera compile` imports (opsets 11-17).\n"
       "Each converter checks its attributes and shapes; an attribute value or a shape it does not\n"
       "support fails the import with an error that names the node. compiler/frontend/README.md says\n"

@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "compiler/graph/graph.h"
 #include "base/status.h"
+#include "compiler/graph/graph.h"
 
 namespace tessera::frontend {
 

@@ -14,9 +14,8 @@ namespace tessera::frontend::detail {
 using graph::ValueId;
 using Node = onnx::NodeProto;
 
-
 bool has_legacy_broadcast(const std::string& op_type) {
-  static const std::set<std::string> kOps = {"Add", "Sub", "Mul",  "Div",   "Pow",     "And",
+  static const std::set<std::string> kOps = {"Add", "Sub", "Mul",   "Div",  "Pow",     "And",
                                              "Or",  "Xor", "Equal", "Less", "Greater", "PRelu"};
   return kOps.count(op_type) != 0;
 }
@@ -35,16 +34,17 @@ Result<Node> legacy_broadcast(ImportContext& ctx, const Node& node) {
   auto reshape_b = [&](const std::vector<int64_t>& shape) -> Result<Node> {
     if (shape == bs) return out;
     const std::string name = base_name(node) + ".legacy_b";
-    TESSERA_ASSIGN_OR_RETURN(ValueId r, ctx.add(name, graph::OpKind::kReshape, graph::NoAttrs{}, {b}, shape,
-                                                ctx.value(b).dtype));
+    TESSERA_ASSIGN_OR_RETURN(ValueId r,
+                             ctx.add(name, graph::OpKind::kReshape, graph::NoAttrs{}, {b}, shape, ctx.value(b).dtype));
     ctx.values[name] = r;
     out.set_input(1, name);
     return out;
   };
   if (node.op_type() == "PRelu") {
     if (bs.size() != 1 || bs[0] == 1 || as.size() < 2) return out;  // a scalar slope, or today's broadcasting
-    if (bs[0] != as[1]) return invalid("the slope " + graph::shape_string(bs) + " has not one value per channel of " +
-                                       graph::shape_string(as));
+    if (bs[0] != as[1])
+      return invalid("the slope " + graph::shape_string(bs) + " has not one value per channel of " +
+                     graph::shape_string(as));
     std::vector<int64_t> shape(as.size() - 1, 1);
     shape[0] = bs[0];
     return reshape_b(shape);

@@ -45,17 +45,22 @@ Result<ValueId> add_binary(ImportContext& ctx, const std::string& name, OpKind k
 
 Status convert_unary_fn(ImportContext& ctx, const Node& node) {
   static const std::map<std::string, UnaryFn> kFns = {
-      {"Neg", UnaryFn::kNeg},       {"Abs", UnaryFn::kAbs},         {"Sign", UnaryFn::kSign},
-      {"Reciprocal", UnaryFn::kReciprocal}, {"Sqrt", UnaryFn::kSqrt}, {"Exp", UnaryFn::kExp},
-      {"Log", UnaryFn::kLog},       {"Floor", UnaryFn::kFloor},     {"Ceil", UnaryFn::kCeil},
-      {"Round", UnaryFn::kRound},   {"Sin", UnaryFn::kSin},         {"Cos", UnaryFn::kCos},
-      {"Tan", UnaryFn::kTan},       {"Asin", UnaryFn::kAsin},       {"Acos", UnaryFn::kAcos},
-      {"Atan", UnaryFn::kAtan},     {"Sinh", UnaryFn::kSinh},       {"Cosh", UnaryFn::kCosh},
-      {"Asinh", UnaryFn::kAsinh},   {"Acosh", UnaryFn::kAcosh},     {"Atanh", UnaryFn::kAtanh},
-      {"Not", UnaryFn::kNot},       {"IsNaN", UnaryFn::kIsNaN},     {"IsInf", UnaryFn::kIsInf},
-      {"Elu", UnaryFn::kElu},       {"Selu", UnaryFn::kSelu},       {"Celu", UnaryFn::kCelu},
-      {"Softplus", UnaryFn::kSoftplus}, {"Softsign", UnaryFn::kSoftsign},
-      {"ThresholdedRelu", UnaryFn::kThresholdedRelu}, {"Shrink", UnaryFn::kShrink}, {"Mish", UnaryFn::kMish},
+      {"Neg", UnaryFn::kNeg},           {"Abs", UnaryFn::kAbs},
+      {"Sign", UnaryFn::kSign},         {"Reciprocal", UnaryFn::kReciprocal},
+      {"Sqrt", UnaryFn::kSqrt},         {"Exp", UnaryFn::kExp},
+      {"Log", UnaryFn::kLog},           {"Floor", UnaryFn::kFloor},
+      {"Ceil", UnaryFn::kCeil},         {"Round", UnaryFn::kRound},
+      {"Sin", UnaryFn::kSin},           {"Cos", UnaryFn::kCos},
+      {"Tan", UnaryFn::kTan},           {"Asin", UnaryFn::kAsin},
+      {"Acos", UnaryFn::kAcos},         {"Atan", UnaryFn::kAtan},
+      {"Sinh", UnaryFn::kSinh},         {"Cosh", UnaryFn::kCosh},
+      {"Asinh", UnaryFn::kAsinh},       {"Acosh", UnaryFn::kAcosh},
+      {"Atanh", UnaryFn::kAtanh},       {"Not", UnaryFn::kNot},
+      {"IsNaN", UnaryFn::kIsNaN},       {"IsInf", UnaryFn::kIsInf},
+      {"Elu", UnaryFn::kElu},           {"Selu", UnaryFn::kSelu},
+      {"Celu", UnaryFn::kCelu},         {"Softplus", UnaryFn::kSoftplus},
+      {"Softsign", UnaryFn::kSoftsign}, {"ThresholdedRelu", UnaryFn::kThresholdedRelu},
+      {"Shrink", UnaryFn::kShrink},     {"Mish", UnaryFn::kMish},
       {"Gelu", UnaryFn::kGelu}};
   TESSERA_ASSIGN_OR_RETURN(ValueId x, ctx.input(node, 0));
   const std::string& op = node.op_type();
@@ -83,8 +88,10 @@ Status convert_unary_fn(ImportContext& ctx, const Node& node) {
   }
   if (op == "Gelu") {
     const std::string approximate = attr_string(node, "approximate", "none");
-    if (approximate == "tanh") fn = UnaryFn::kGeluTanh;
-    else if (approximate != "none") return invalid("approximate '" + approximate + "' is not one of none, tanh");
+    if (approximate == "tanh")
+      fn = UnaryFn::kGeluTanh;
+    else if (approximate != "none")
+      return invalid("approximate '" + approximate + "' is not one of none, tanh");
   }
   TESSERA_ASSIGN_OR_RETURN(ValueId y, add_unary(ctx, node.output(0), fn, x, p));
   ctx.alias(node, y);
@@ -92,10 +99,15 @@ Status convert_unary_fn(ImportContext& ctx, const Node& node) {
 }
 
 Status convert_binary_fn(ImportContext& ctx, const Node& node) {
-  static const std::map<std::string, BinaryFn> kFns = {
-      {"Equal", BinaryFn::kEqual}, {"Less", BinaryFn::kLess}, {"LessOrEqual", BinaryFn::kLessEqual},
-      {"Greater", BinaryFn::kGreater}, {"GreaterOrEqual", BinaryFn::kGreaterEqual}, {"And", BinaryFn::kAnd},
-      {"Or", BinaryFn::kOr}, {"Xor", BinaryFn::kXor}, {"PRelu", BinaryFn::kPRelu}};
+  static const std::map<std::string, BinaryFn> kFns = {{"Equal", BinaryFn::kEqual},
+                                                       {"Less", BinaryFn::kLess},
+                                                       {"LessOrEqual", BinaryFn::kLessEqual},
+                                                       {"Greater", BinaryFn::kGreater},
+                                                       {"GreaterOrEqual", BinaryFn::kGreaterEqual},
+                                                       {"And", BinaryFn::kAnd},
+                                                       {"Or", BinaryFn::kOr},
+                                                       {"Xor", BinaryFn::kXor},
+                                                       {"PRelu", BinaryFn::kPRelu}};
   TESSERA_ASSIGN_OR_RETURN(ValueId a, ctx.input(node, 0));
   TESSERA_ASSIGN_OR_RETURN(ValueId b, ctx.input(node, 1));
   const std::string& op = node.op_type();
@@ -114,8 +126,9 @@ Status convert_binary_fn(ImportContext& ctx, const Node& node) {
   if (op == "PRelu") {
     // The slope broadcasts to X (unidirectionally).
     TESSERA_ASSIGN_OR_RETURN(auto shape, ops::broadcast_shape(ctx.value(a).shape, ctx.value(b).shape));
-    if (shape != ctx.value(a).shape) return invalid("slope " + graph::shape_string(ctx.value(b).shape) +
-                                                    " does not broadcast to X " + graph::shape_string(ctx.value(a).shape));
+    if (shape != ctx.value(a).shape)
+      return invalid("slope " + graph::shape_string(ctx.value(b).shape) + " does not broadcast to X " +
+                     graph::shape_string(ctx.value(a).shape));
   }
   TESSERA_ASSIGN_OR_RETURN(ValueId y, add_binary(ctx, node.output(0), OpKind::kBinary, graph::BinaryAttrs{fn}, a, b));
   ctx.alias(node, y);
@@ -130,7 +143,8 @@ Status convert_where(ImportContext& ctx, const Node& node) {
   }
   const auto c = ctx.value(in[0]), a = ctx.value(in[1]), b = ctx.value(in[2]);
   if (!c.dtype.is_bool()) return invalid("the condition must be bool, not " + c.dtype.to_string());
-  if (a.dtype != b.dtype) return invalid("operand types differ: " + a.dtype.to_string() + " and " + b.dtype.to_string());
+  if (a.dtype != b.dtype)
+    return invalid("operand types differ: " + a.dtype.to_string() + " and " + b.dtype.to_string());
   TESSERA_ASSIGN_OR_RETURN(auto ab, ops::broadcast_shape(a.shape, b.shape));
   TESSERA_ASSIGN_OR_RETURN(auto shape, ops::broadcast_shape(c.shape, ab));
   return ctx.emit(node, OpKind::kWhere, graph::NoAttrs{}, in, shape, a.dtype);
@@ -142,7 +156,8 @@ Status convert_sum_mean(ImportContext& ctx, const Node& node) {
   TESSERA_ASSIGN_OR_RETURN(ValueId acc, ctx.input(node, 0));
   for (int i = 1; i < node.input_size(); ++i) {
     TESSERA_ASSIGN_OR_RETURN(ValueId v, ctx.input(node, i));
-    TESSERA_ASSIGN_OR_RETURN(acc, add_binary(ctx, name + ".sum" + std::to_string(i), OpKind::kAdd, graph::NoAttrs{}, acc, v));
+    TESSERA_ASSIGN_OR_RETURN(
+        acc, add_binary(ctx, name + ".sum" + std::to_string(i), OpKind::kAdd, graph::NoAttrs{}, acc, v));
   }
   if (node.op_type() == "Mean") {
     const DType t = ctx.value(acc).dtype;
@@ -160,7 +175,7 @@ struct ReduceShape {
   bool keepdims = true;
   std::vector<int64_t> kept;  ///< the input shape with reduced axes set to 1
   std::vector<int64_t> out;
-  bool noop = false;          ///< noop_with_empty_axes with no axes: the identity
+  bool noop = false;  ///< noop_with_empty_axes with no axes: the identity
 };
 
 Result<ReduceShape> reduce_shape(ImportContext& ctx, const Node& node, const std::vector<int64_t>& xs) {
@@ -195,9 +210,11 @@ Result<ReduceShape> reduce_shape(ImportContext& ctx, const Node& node, const std
 // SumSquare as their definitions over ReduceSum (LogSumExp subtracts the
 // maximum first so exp cannot overflow).
 Status convert_reduce(ImportContext& ctx, const Node& node) {
-  static const std::map<std::string, OpKind> kKinds = {
-      {"ReduceMean", OpKind::kReduceMean}, {"ReduceSum", OpKind::kReduceSum}, {"ReduceMax", OpKind::kReduceMax},
-      {"ReduceMin", OpKind::kReduceMin},   {"ReduceProd", OpKind::kReduceProd}};
+  static const std::map<std::string, OpKind> kKinds = {{"ReduceMean", OpKind::kReduceMean},
+                                                       {"ReduceSum", OpKind::kReduceSum},
+                                                       {"ReduceMax", OpKind::kReduceMax},
+                                                       {"ReduceMin", OpKind::kReduceMin},
+                                                       {"ReduceProd", OpKind::kReduceProd}};
   TESSERA_ASSIGN_OR_RETURN(ValueId x, ctx.input(node, 0));
   const auto xs = ctx.value(x).shape;
   const DType t = ctx.value(x).dtype;
@@ -206,7 +223,8 @@ Status convert_reduce(ImportContext& ctx, const Node& node) {
   TESSERA_ASSIGN_OR_RETURN(ReduceShape r, reduce_shape(ctx, node, xs));
   for (int64_t a : r.axes)
     if (xs[a] == 0) return invalid("reducing an empty axis is not supported");
-  if (r.noop && (kKinds.count(op) || op == "ReduceLogSumExp")) return ctx.emit(node, OpKind::kReshape, graph::NoAttrs{}, {x}, xs, t);
+  if (r.noop && (kKinds.count(op) || op == "ReduceLogSumExp"))
+    return ctx.emit(node, OpKind::kReshape, graph::NoAttrs{}, {x}, xs, t);
   if (kKinds.count(op)) {
     if (op == "ReduceMean" && !t.is_float()) return invalid("ReduceMean needs floating-point input");
     return ctx.emit(node, kKinds.at(op), graph::ReduceAttrs{r.axes, r.keepdims}, {x}, r.out, t);
@@ -229,8 +247,8 @@ Status convert_reduce(ImportContext& ctx, const Node& node) {
     TESSERA_ASSIGN_OR_RETURN(ValueId s, reduce_sum(x, ".sum", r.keepdims));
     TESSERA_ASSIGN_OR_RETURN(y, add_unary(ctx, name + ".log", UnaryFn::kLog, s));
   } else {  // ReduceLogSumExp: log(sum(exp(x - max))) + max
-    TESSERA_ASSIGN_OR_RETURN(ValueId m, ctx.add(name + ".max", OpKind::kReduceMax, graph::ReduceAttrs{r.axes, true},
-                                                 {x}, r.kept, t));
+    TESSERA_ASSIGN_OR_RETURN(
+        ValueId m, ctx.add(name + ".max", OpKind::kReduceMax, graph::ReduceAttrs{r.axes, true}, {x}, r.kept, t));
     TESSERA_ASSIGN_OR_RETURN(ValueId d, add_binary(ctx, name + ".shifted", OpKind::kSub, graph::NoAttrs{}, x, m));
     TESSERA_ASSIGN_OR_RETURN(ValueId e, add_unary(ctx, name + ".exp", UnaryFn::kExp, d));
     TESSERA_ASSIGN_OR_RETURN(ValueId s, reduce_sum(e, ".sum", true));
@@ -249,8 +267,8 @@ Status convert_reduce(ImportContext& ctx, const Node& node) {
 Result<int64_t> softmax_axis(const ImportContext& ctx, const Node& node, size_t rank) {
   TESSERA_ASSIGN_OR_RETURN(int64_t axis, norm_axis(attr_int(node, "axis", ctx.opset < 13 ? 1 : -1), rank, "axis"));
   if (ctx.opset < 13 && axis != static_cast<int64_t>(rank) - 1)
-    return invalid("opset-" + std::to_string(ctx.opset) + " " + node.op_type() + " over axes [" +
-                   std::to_string(axis) + ", rank) is not supported; only the last axis");
+    return invalid("opset-" + std::to_string(ctx.opset) + " " + node.op_type() + " over axes [" + std::to_string(axis) +
+                   ", rank) is not supported; only the last axis");
   return axis;
 }
 
@@ -264,10 +282,12 @@ Status convert_log_softmax(ImportContext& ctx, const Node& node) {
   const std::string name = base_name(node);
   auto kept = xs;
   kept[axis] = 1;
-  TESSERA_ASSIGN_OR_RETURN(ValueId m, ctx.add(name + ".max", OpKind::kReduceMax, graph::ReduceAttrs{{axis}, true}, {x}, kept, t));
+  TESSERA_ASSIGN_OR_RETURN(ValueId m,
+                           ctx.add(name + ".max", OpKind::kReduceMax, graph::ReduceAttrs{{axis}, true}, {x}, kept, t));
   TESSERA_ASSIGN_OR_RETURN(ValueId d, add_binary(ctx, name + ".shifted", OpKind::kSub, graph::NoAttrs{}, x, m));
   TESSERA_ASSIGN_OR_RETURN(ValueId e, add_unary(ctx, name + ".exp", UnaryFn::kExp, d));
-  TESSERA_ASSIGN_OR_RETURN(ValueId s, ctx.add(name + ".sum", OpKind::kReduceSum, graph::ReduceAttrs{{axis}, true}, {e}, kept, t));
+  TESSERA_ASSIGN_OR_RETURN(ValueId s,
+                           ctx.add(name + ".sum", OpKind::kReduceSum, graph::ReduceAttrs{{axis}, true}, {e}, kept, t));
   TESSERA_ASSIGN_OR_RETURN(ValueId l, add_unary(ctx, name + ".log", UnaryFn::kLog, s));
   TESSERA_ASSIGN_OR_RETURN(ValueId y, add_binary(ctx, node.output(0), OpKind::kSub, graph::NoAttrs{}, d, l));
   ctx.alias(node, y);
@@ -285,8 +305,10 @@ Status convert_arg(ImportContext& ctx, const Node& node) {
   a.keepdims = attr_int(node, "keepdims", 1) != 0;
   a.select_last = attr_int(node, "select_last_index", 0) != 0;
   auto out = xs;
-  if (a.keepdims) out[a.axis] = 1;
-  else out.erase(out.begin() + a.axis);
+  if (a.keepdims)
+    out[a.axis] = 1;
+  else
+    out.erase(out.begin() + a.axis);
   const OpKind kind = node.op_type() == "ArgMax" ? OpKind::kArgMax : OpKind::kArgMin;
   return ctx.emit(node, kind, a, {x}, out, DType::i64());
 }
@@ -334,10 +356,12 @@ Result<ValueId> add_standardize(ImportContext& ctx, const std::string& name, Val
   const DType t = ctx.value(x).dtype;
   auto kept = xs;
   for (int64_t a : axes) kept[a] = 1;
-  TESSERA_ASSIGN_OR_RETURN(ValueId mean, ctx.add(name + ".mean", OpKind::kReduceMean, graph::ReduceAttrs{axes, true}, {x}, kept, t));
+  TESSERA_ASSIGN_OR_RETURN(ValueId mean,
+                           ctx.add(name + ".mean", OpKind::kReduceMean, graph::ReduceAttrs{axes, true}, {x}, kept, t));
   TESSERA_ASSIGN_OR_RETURN(ValueId dev, add_binary(ctx, name + ".dev", OpKind::kSub, graph::NoAttrs{}, x, mean));
   TESSERA_ASSIGN_OR_RETURN(ValueId sq, add_binary(ctx, name + ".sq", OpKind::kMul, graph::NoAttrs{}, dev, dev));
-  TESSERA_ASSIGN_OR_RETURN(ValueId var, ctx.add(name + ".var", OpKind::kReduceMean, graph::ReduceAttrs{axes, true}, {sq}, kept, t));
+  TESSERA_ASSIGN_OR_RETURN(ValueId var,
+                           ctx.add(name + ".var", OpKind::kReduceMean, graph::ReduceAttrs{axes, true}, {sq}, kept, t));
   TESSERA_ASSIGN_OR_RETURN(ValueId ve, add_binary(ctx, name + ".var_eps", OpKind::kAdd, graph::NoAttrs{}, var,
                                                   scalar_constant(ctx, name + ".eps", t, eps)));
   TESSERA_ASSIGN_OR_RETURN(ValueId sd, add_unary(ctx, name + ".std", UnaryFn::kSqrt, ve));
@@ -362,9 +386,12 @@ Status convert_instance_norm(ImportContext& ctx, const Node& node) {
   for (size_t d = 2; d < xs.size(); ++d) axes.push_back(static_cast<int64_t>(d));
   per_channel[0] = xs[1];
   TESSERA_ASSIGN_OR_RETURN(ValueId normed, add_standardize(ctx, name, x, axes, attr_float(node, "epsilon", 1e-5f)));
-  TESSERA_ASSIGN_OR_RETURN(ValueId s, ctx.add(name + ".scale_c", OpKind::kReshape, graph::NoAttrs{}, {scale}, per_channel, t));
-  TESSERA_ASSIGN_OR_RETURN(ValueId b, ctx.add(name + ".bias_c", OpKind::kReshape, graph::NoAttrs{}, {bias}, per_channel, t));
-  TESSERA_ASSIGN_OR_RETURN(ValueId scaled, add_binary(ctx, name + ".scaled", OpKind::kMul, graph::NoAttrs{}, normed, s));
+  TESSERA_ASSIGN_OR_RETURN(ValueId s,
+                           ctx.add(name + ".scale_c", OpKind::kReshape, graph::NoAttrs{}, {scale}, per_channel, t));
+  TESSERA_ASSIGN_OR_RETURN(ValueId b,
+                           ctx.add(name + ".bias_c", OpKind::kReshape, graph::NoAttrs{}, {bias}, per_channel, t));
+  TESSERA_ASSIGN_OR_RETURN(ValueId scaled,
+                           add_binary(ctx, name + ".scaled", OpKind::kMul, graph::NoAttrs{}, normed, s));
   TESSERA_ASSIGN_OR_RETURN(ValueId y, add_binary(ctx, node.output(0), OpKind::kAdd, graph::NoAttrs{}, scaled, b));
   ctx.alias(node, y);
   return Status::ok();
@@ -388,7 +415,8 @@ Status convert_lp_norm(ImportContext& ctx, const Node& node) {
   } else {
     TESSERA_ASSIGN_OR_RETURN(term, add_binary(ctx, name + ".sq", OpKind::kMul, graph::NoAttrs{}, x, x));
   }
-  TESSERA_ASSIGN_OR_RETURN(ValueId norm, ctx.add(name + ".sum", OpKind::kReduceSum, graph::ReduceAttrs{{axis}, true}, {term}, kept, t));
+  TESSERA_ASSIGN_OR_RETURN(
+      ValueId norm, ctx.add(name + ".sum", OpKind::kReduceSum, graph::ReduceAttrs{{axis}, true}, {term}, kept, t));
   if (p == 2) {
     TESSERA_ASSIGN_OR_RETURN(norm, add_unary(ctx, name + ".norm", UnaryFn::kSqrt, norm));
   }
@@ -444,15 +472,18 @@ Status convert_lrn(ImportContext& ctx, const Node& node) {
     s.starts.assign(xs.size(), 0);
     s.steps.assign(xs.size(), 1);
     s.starts[1] = i;
-    TESSERA_ASSIGN_OR_RETURN(ValueId shifted, ctx.add(name + ".shift" + std::to_string(i), OpKind::kSlice, s, {padded}, xs, t));
+    TESSERA_ASSIGN_OR_RETURN(ValueId shifted,
+                             ctx.add(name + ".shift" + std::to_string(i), OpKind::kSlice, s, {padded}, xs, t));
     if (total < 0) {
       total = shifted;
     } else {
-      TESSERA_ASSIGN_OR_RETURN(total, add_binary(ctx, name + ".sum" + std::to_string(i), OpKind::kAdd, graph::NoAttrs{}, total, shifted));
+      TESSERA_ASSIGN_OR_RETURN(
+          total, add_binary(ctx, name + ".sum" + std::to_string(i), OpKind::kAdd, graph::NoAttrs{}, total, shifted));
     }
   }
-  TESSERA_ASSIGN_OR_RETURN(ValueId scaled, add_binary(ctx, name + ".scaled", OpKind::kMul, graph::NoAttrs{}, total,
-                                                      scalar_constant(ctx, name + ".alpha", t, alpha / static_cast<double>(size))));
+  TESSERA_ASSIGN_OR_RETURN(ValueId scaled,
+                           add_binary(ctx, name + ".scaled", OpKind::kMul, graph::NoAttrs{}, total,
+                                      scalar_constant(ctx, name + ".alpha", t, alpha / static_cast<double>(size))));
   TESSERA_ASSIGN_OR_RETURN(ValueId based, add_binary(ctx, name + ".biased", OpKind::kAdd, graph::NoAttrs{}, scaled,
                                                      scalar_constant(ctx, name + ".bias", t, bias)));
   TESSERA_ASSIGN_OR_RETURN(ValueId denom, add_binary(ctx, name + ".denom", OpKind::kPow, graph::NoAttrs{}, based,
@@ -487,7 +518,8 @@ Status emit_nll(ImportContext& ctx, const Node& node, ValueId x, ValueId target,
   if (xs.size() < 2 || ts.size() + 1 != xs.size() || ts[0] != xs[0] ||
       !std::equal(ts.begin() + 1, ts.end(), xs.begin() + 2))
     return invalid("target " + graph::shape_string(ts) + " does not match input " + graph::shape_string(xs));
-  if (weight >= 0 && ctx.value(weight).shape != std::vector<int64_t>{xs[1]}) return invalid("weight must have shape [C]");
+  if (weight >= 0 && ctx.value(weight).shape != std::vector<int64_t>{xs[1]})
+    return invalid("weight must have shape [C]");
   const std::string reduction = attr_string(node, "reduction", "mean");
   if (reduction != "none" && reduction != "sum" && reduction != "mean")
     return invalid("reduction '" + reduction + "' is not one of none, sum, mean");
@@ -495,18 +527,21 @@ Status emit_nll(ImportContext& ctx, const Node& node, ValueId x, ValueId target,
   ValueId safe = target, ignored = -1;
   if (find_attr(node, "ignore_index")) {
     // Ignored targets read class 0 (any valid one) and get weight 0.
-    const ValueId ii = scalar_constant(ctx, name + ".ignore_index", it, static_cast<double>(attr_int(node, "ignore_index", 0)));
-    TESSERA_ASSIGN_OR_RETURN(ignored, add_binary(ctx, name + ".ignored", OpKind::kBinary,
-                                                 graph::BinaryAttrs{BinaryFn::kEqual}, target, ii));
+    const ValueId ii =
+        scalar_constant(ctx, name + ".ignore_index", it, static_cast<double>(attr_int(node, "ignore_index", 0)));
+    TESSERA_ASSIGN_OR_RETURN(
+        ignored, add_binary(ctx, name + ".ignored", OpKind::kBinary, graph::BinaryAttrs{BinaryFn::kEqual}, target, ii));
     TESSERA_ASSIGN_OR_RETURN(safe, ctx.add(name + ".safe_target", OpKind::kWhere, graph::NoAttrs{},
                                            {ignored, scalar_constant(ctx, name + ".class0", it, 0.0), target}, ts, it));
   }
   auto lifted = ts;
   lifted.insert(lifted.begin() + 1, 1);
-  TESSERA_ASSIGN_OR_RETURN(ValueId col, ctx.add(name + ".target_col", OpKind::kReshape, graph::NoAttrs{}, {safe}, lifted, it));
-  TESSERA_ASSIGN_OR_RETURN(ValueId picked, ctx.add(name + ".picked", OpKind::kGatherElements, graph::AxisAttrs{1},
-                                                   {x, col}, lifted, t));
-  TESSERA_ASSIGN_OR_RETURN(ValueId flat, ctx.add(name + ".picked_flat", OpKind::kReshape, graph::NoAttrs{}, {picked}, ts, t));
+  TESSERA_ASSIGN_OR_RETURN(ValueId col,
+                           ctx.add(name + ".target_col", OpKind::kReshape, graph::NoAttrs{}, {safe}, lifted, it));
+  TESSERA_ASSIGN_OR_RETURN(
+      ValueId picked, ctx.add(name + ".picked", OpKind::kGatherElements, graph::AxisAttrs{1}, {x, col}, lifted, t));
+  TESSERA_ASSIGN_OR_RETURN(ValueId flat,
+                           ctx.add(name + ".picked_flat", OpKind::kReshape, graph::NoAttrs{}, {picked}, ts, t));
   TESSERA_ASSIGN_OR_RETURN(ValueId loss, add_unary(ctx, name + ".neg", UnaryFn::kNeg, flat));
   ValueId w = -1;  // the weight of each element, when not all 1
   if (weight >= 0) {
@@ -515,7 +550,8 @@ Status emit_nll(ImportContext& ctx, const Node& node, ValueId x, ValueId target,
   if (ignored >= 0) {
     const ValueId zero = scalar_constant(ctx, name + ".zero", t, 0.0);
     const ValueId base = w >= 0 ? w : scalar_constant(ctx, name + ".one", t, 1.0);
-    TESSERA_ASSIGN_OR_RETURN(w, ctx.add(name + ".w_kept", OpKind::kWhere, graph::NoAttrs{}, {ignored, zero, base}, ts, t));
+    TESSERA_ASSIGN_OR_RETURN(w,
+                             ctx.add(name + ".w_kept", OpKind::kWhere, graph::NoAttrs{}, {ignored, zero, base}, ts, t));
   }
   if (w >= 0) {
     TESSERA_ASSIGN_OR_RETURN(loss, add_binary(ctx, name + ".weighted", OpKind::kMul, graph::NoAttrs{}, loss, w));
@@ -528,10 +564,11 @@ Status emit_nll(ImportContext& ctx, const Node& node, ValueId x, ValueId target,
   for (size_t d = 0; d < ts.size(); ++d) all.push_back(static_cast<int64_t>(d));
   const bool mean_of_weights = reduction == "mean" && w >= 0;
   const OpKind kind = reduction == "sum" || mean_of_weights ? OpKind::kReduceSum : OpKind::kReduceMean;
-  TESSERA_ASSIGN_OR_RETURN(ValueId total, ctx.add(name + ".total", kind, graph::ReduceAttrs{all, false}, {loss}, {}, t));
+  TESSERA_ASSIGN_OR_RETURN(ValueId total,
+                           ctx.add(name + ".total", kind, graph::ReduceAttrs{all, false}, {loss}, {}, t));
   if (mean_of_weights) {
-    TESSERA_ASSIGN_OR_RETURN(ValueId wsum, ctx.add(name + ".weight_sum", OpKind::kReduceSum, graph::ReduceAttrs{all, false},
-                                                   {w}, {}, t));
+    TESSERA_ASSIGN_OR_RETURN(
+        ValueId wsum, ctx.add(name + ".weight_sum", OpKind::kReduceSum, graph::ReduceAttrs{all, false}, {w}, {}, t));
     TESSERA_ASSIGN_OR_RETURN(total, add_binary(ctx, name + ".mean", OpKind::kDiv, graph::NoAttrs{}, total, wsum));
   }
   ctx.alias(node, total);
@@ -579,13 +616,14 @@ Status convert_softmax_cross_entropy(ImportContext& ctx, const Node& node) {
 }  // namespace
 
 void add_math_converters(std::map<std::string, Converter>& table) {
-  for (const char* op : {"Neg", "Abs", "Sign", "Reciprocal", "Sqrt", "Exp", "Log", "Floor", "Ceil", "Round", "Sin",
-                         "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Not",
-                         "IsNaN", "IsInf", "Elu", "Selu", "Celu", "Softplus", "Softsign", "ThresholdedRelu", "Shrink",
-                         "Mish", "Gelu"})
+  for (const char* op :
+       {"Neg",    "Abs",  "Sign",  "Reciprocal", "Sqrt", "Exp",  "Log",  "Floor",    "Ceil",     "Round",
+        "Sin",    "Cos",  "Tan",   "Asin",       "Acos", "Atan", "Sinh", "Cosh",     "Asinh",    "Acosh",
+        "Atanh",  "Not",  "IsNaN", "IsInf",      "Elu",  "Selu", "Celu", "Softplus", "Softsign", "ThresholdedRelu",
+        "Shrink", "Mish", "Gelu"})
     table[op] = convert_unary_fn;
-  for (const char* op : {"Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "And", "Or", "Xor", "Mod",
-                         "BitShift", "PRelu"})
+  for (const char* op :
+       {"Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "And", "Or", "Xor", "Mod", "BitShift", "PRelu"})
     table[op] = convert_binary_fn;
   for (const char* op : {"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
                          "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare"})

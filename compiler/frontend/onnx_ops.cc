@@ -22,9 +22,11 @@ Status emit_like(ImportContext& ctx, const Node& node, OpKind kind, graph::Attrs
 
 Status convert_unary(ImportContext& ctx, const Node& node) {
   TESSERA_ASSIGN_OR_RETURN(ValueId x, ctx.input(node, 0));
-  static const std::map<std::string, OpKind> kKinds = {
-      {"Relu", OpKind::kRelu}, {"Sigmoid", OpKind::kSigmoid}, {"Tanh", OpKind::kTanh},
-      {"Erf", OpKind::kErf},   {"HardSwish", OpKind::kHardSwish}};
+  static const std::map<std::string, OpKind> kKinds = {{"Relu", OpKind::kRelu},
+                                                       {"Sigmoid", OpKind::kSigmoid},
+                                                       {"Tanh", OpKind::kTanh},
+                                                       {"Erf", OpKind::kErf},
+                                                       {"HardSwish", OpKind::kHardSwish}};
   const std::string& op = node.op_type();
   if (op == "LeakyRelu")
     return emit_like(ctx, node, OpKind::kLeakyRelu, graph::ScalarAttrs{attr_float(node, "alpha", 0.01f)}, x);
@@ -54,10 +56,11 @@ Status emit_chain(ImportContext& ctx, const Node& node, OpKind kind, std::vector
   ValueId acc = inputs[0];
   for (size_t i = 1; i < inputs.size(); ++i) {
     const auto va = ctx.value(acc), vb = ctx.value(inputs[i]);
-    if (va.dtype != vb.dtype) return invalid("operand types differ: " + va.dtype.to_string() + " and " + vb.dtype.to_string());
+    if (va.dtype != vb.dtype)
+      return invalid("operand types differ: " + va.dtype.to_string() + " and " + vb.dtype.to_string());
     TESSERA_ASSIGN_OR_RETURN(auto shape, broadcast(va.shape, vb.shape));
-    const std::string name = (node.name().empty() ? node.output(0) : node.name()) +
-                             (i + 1 < inputs.size() ? "." + std::to_string(i) : "");
+    const std::string name =
+        (node.name().empty() ? node.output(0) : node.name()) + (i + 1 < inputs.size() ? "." + std::to_string(i) : "");
     TESSERA_ASSIGN_OR_RETURN(acc, ctx.add(name, kind, graph::NoAttrs{}, {acc, inputs[i]}, shape, va.dtype));
   }
   ctx.alias(node, acc);
@@ -81,9 +84,12 @@ Status convert_clip(ImportContext& ctx, const Node& node) {
   for (int i : {1, 2}) {
     if (!ImportContext::has_input(node, i)) continue;
     const auto* c = ctx.constant_input(node, i);
-    if (!c) runtime_bounds = true;
-    else if (c->num_elements() != 1) return invalid(std::string(i == 1 ? "min" : "max") + " is not a scalar");
-    else (i == 1 ? lo : hi) = c->at(0);
+    if (!c)
+      runtime_bounds = true;
+    else if (c->num_elements() != 1)
+      return invalid(std::string(i == 1 ? "min" : "max") + " is not a scalar");
+    else
+      (i == 1 ? lo : hi) = c->at(0);
   }
   const DType t = ctx.value(x).dtype;
   if (t.is_integral() && !t.is_bool()) {
@@ -104,8 +110,8 @@ Status convert_clip(ImportContext& ctx, const Node& node) {
       return invalid(std::string(i == 1 ? "min" : "max") + " is not a scalar");
     const OpKind kind = i == 1 ? OpKind::kMax : OpKind::kMin;
     TESSERA_ASSIGN_OR_RETURN(auto shape, broadcast(ctx.value(v).shape, ctx.value(bound).shape));
-    TESSERA_ASSIGN_OR_RETURN(v, ctx.add(node.name() + (i == 1 ? ".min" : ".max"), kind, graph::NoAttrs{},
-                                        {v, bound}, shape, ctx.value(x).dtype));
+    TESSERA_ASSIGN_OR_RETURN(v, ctx.add(node.name() + (i == 1 ? ".min" : ".max"), kind, graph::NoAttrs{}, {v, bound},
+                                        shape, ctx.value(x).dtype));
   }
   ctx.alias(node, v);
   return Status::ok();
@@ -133,8 +139,11 @@ Status emit_pow(ImportContext& ctx, const Node& node, ValueId a, ValueId b, cons
 }
 
 Status convert_binary(ImportContext& ctx, const Node& node) {
-  static const std::map<std::string, OpKind> kKinds = {
-      {"Add", OpKind::kAdd}, {"Sub", OpKind::kSub}, {"Mul", OpKind::kMul}, {"Div", OpKind::kDiv}, {"Pow", OpKind::kPow}};
+  static const std::map<std::string, OpKind> kKinds = {{"Add", OpKind::kAdd},
+                                                       {"Sub", OpKind::kSub},
+                                                       {"Mul", OpKind::kMul},
+                                                       {"Div", OpKind::kDiv},
+                                                       {"Pow", OpKind::kPow}};
   TESSERA_ASSIGN_OR_RETURN(ValueId a, ctx.input(node, 0));
   TESSERA_ASSIGN_OR_RETURN(ValueId b, ctx.input(node, 1));
   const auto va = ctx.value(a), vb = ctx.value(b);
@@ -190,8 +199,8 @@ Status convert_1d_as_2d(ImportContext& ctx, const Node& node, Status (*convert_2
     if (shape.size() != 3) return invalid("input " + std::to_string(i) + " of a 1-D window must have rank 3");
     shape.insert(shape.begin() + 2, 1);
     const std::string lifted_name = name + ".2d_in" + std::to_string(i);
-    TESSERA_ASSIGN_OR_RETURN(ValueId r, ctx.add(lifted_name, OpKind::kReshape, graph::NoAttrs{}, {v}, shape,
-                                                ctx.value(v).dtype));
+    TESSERA_ASSIGN_OR_RETURN(ValueId r,
+                             ctx.add(lifted_name, OpKind::kReshape, graph::NoAttrs{}, {v}, shape, ctx.value(v).dtype));
     ctx.values[lifted_name] = r;
     lifted.set_input(i, lifted_name);
   }
@@ -247,7 +256,8 @@ Status convert_conv(ImportContext& ctx, const Node& node) {
   const auto xs = ctx.value(x).shape, ws = ctx.value(w).shape;
   if (xs.size() == 3) return convert_1d_as_2d(ctx, node, convert_conv);
   if (xs.size() == 5) return convert_conv_3d(ctx, node);
-  if (xs.size() != 4 || ws.size() != 4) return invalid("only 1-D, 2-D and 3-D convolutions (rank-3/4/5 input and weight) are supported");
+  if (xs.size() != 4 || ws.size() != 4)
+    return invalid("only 1-D, 2-D and 3-D convolutions (rank-3/4/5 input and weight) are supported");
   TESSERA_ASSIGN_OR_RETURN(ConvGeometry geometry, conv_geometry(node, xs, ws));
   std::vector<ValueId> inputs{x, w};
   if (ImportContext::has_input(node, 2)) {
@@ -272,7 +282,8 @@ Status convert_conv_transpose(ImportContext& ctx, const Node& node) {
   if (a.groups <= 0 || xs[1] != ws[0] || xs[1] % a.groups) return invalid("group and weight do not match the input");
   const auto strides = attr_ints(node, "strides", {1, 1}), dil = attr_ints(node, "dilations", {1, 1});
   const auto out_pad = attr_ints(node, "output_padding", {0, 0}), out_shape = attr_ints(node, "output_shape");
-  if (strides.size() != 2 || dil.size() != 2 || out_pad.size() != 2) return invalid("strides, dilations and output_padding need 2 values");
+  if (strides.size() != 2 || dil.size() != 2 || out_pad.size() != 2)
+    return invalid("strides, dilations and output_padding need 2 values");
   TESSERA_RETURN_IF_ERROR(check_positive(strides, "strides"));
   TESSERA_RETURN_IF_ERROR(check_positive(dil, "dilations"));
   a.stride_h = strides[0], a.stride_w = strides[1], a.dilation_h = dil[0], a.dilation_w = dil[1];
@@ -284,8 +295,9 @@ Status convert_conv_transpose(ImportContext& ctx, const Node& node) {
   int64_t out[2];
   for (int i = 0; i < 2; ++i) {
     const int64_t full = strides[i] * (xs[2 + i] - 1) + out_pad[i] + (ws[2 + i] - 1) * dil[i] + 1;
-    const int64_t want = !out_shape.empty() ? out_shape[out_shape.size() - 2 + i]
-                         : autopad == "SAME_UPPER" || autopad == "SAME_LOWER" ? xs[2 + i] * strides[i] : -1;
+    const int64_t want = !out_shape.empty()                                   ? out_shape[out_shape.size() - 2 + i]
+                         : autopad == "SAME_UPPER" || autopad == "SAME_LOWER" ? xs[2 + i] * strides[i]
+                                                                              : -1;
     if (want > 0) {
       // ONNX: SAME_UPPER puts the smaller half first, otherwise the larger;
       // a negative total (more output than the windows cover) floors.
@@ -314,18 +326,24 @@ Status convert_resize(ImportContext& ctx, const Node& node) {
   if (!ctx.value(x).dtype.is_float()) return invalid("only floating-point input is supported");
   A a;
   const std::string mode = attr_string(node, "mode", "nearest");
-  if (mode == "linear") a.mode = A::Mode::kLinear;
-  else if (mode == "cubic") a.mode = A::Mode::kCubic;
-  else if (mode != "nearest") return invalid("mode '" + mode + "' is not supported (nearest, linear, cubic)");
+  if (mode == "linear")
+    a.mode = A::Mode::kLinear;
+  else if (mode == "cubic")
+    a.mode = A::Mode::kCubic;
+  else if (mode != "nearest")
+    return invalid("mode '" + mode + "' is not supported (nearest, linear, cubic)");
   a.cubic_a = attr_float(node, "cubic_coeff_a", -0.75f);
   a.exclude_outside = attr_int(node, "exclude_outside", 0) != 0;
-  static const std::map<std::string, A::Coord> kCoords = {
-      {"half_pixel", A::Coord::kHalfPixel}, {"asymmetric", A::Coord::kAsymmetric},
-      {"align_corners", A::Coord::kAlignCorners}, {"pytorch_half_pixel", A::Coord::kPytorchHalfPixel},
-      {"tf_half_pixel_for_nn", A::Coord::kTfHalfPixelForNn}, {"tf_crop_and_resize", A::Coord::kTfCropAndResize}};
-  static const std::map<std::string, A::Round> kRounds = {
-      {"round_prefer_floor", A::Round::kPreferFloor}, {"round_prefer_ceil", A::Round::kPreferCeil},
-      {"floor", A::Round::kFloor}, {"ceil", A::Round::kCeil}};
+  static const std::map<std::string, A::Coord> kCoords = {{"half_pixel", A::Coord::kHalfPixel},
+                                                          {"asymmetric", A::Coord::kAsymmetric},
+                                                          {"align_corners", A::Coord::kAlignCorners},
+                                                          {"pytorch_half_pixel", A::Coord::kPytorchHalfPixel},
+                                                          {"tf_half_pixel_for_nn", A::Coord::kTfHalfPixelForNn},
+                                                          {"tf_crop_and_resize", A::Coord::kTfCropAndResize}};
+  static const std::map<std::string, A::Round> kRounds = {{"round_prefer_floor", A::Round::kPreferFloor},
+                                                          {"round_prefer_ceil", A::Round::kPreferCeil},
+                                                          {"floor", A::Round::kFloor},
+                                                          {"ceil", A::Round::kCeil}};
   const std::string coord = attr_string(node, "coordinate_transformation_mode", "half_pixel");
   const std::string round = attr_string(node, "nearest_mode", "round_prefer_floor");
   if (!kCoords.count(coord)) return invalid("coordinate_transformation_mode '" + coord + "' is not supported");
@@ -344,13 +362,15 @@ Status convert_resize(ImportContext& ctx, const Node& node) {
   const auto* sizes = ctx.constant_input(node, 3);
   std::vector<int64_t> shape = xs;
   if (sizes && sizes->num_elements() > 0) {
-    if (sizes->num_elements() != static_cast<int64_t>(xs.size())) return invalid("sizes must have one value per dimension");
+    if (sizes->num_elements() != static_cast<int64_t>(xs.size()))
+      return invalid("sizes must have one value per dimension");
     for (size_t d = 0; d < xs.size(); ++d) {
       shape[d] = static_cast<int64_t>(sizes->at(static_cast<int64_t>(d)));
       a.scales.push_back(static_cast<double>(shape[d]) / static_cast<double>(xs[d]));
     }
   } else if (scales && scales->num_elements() > 0) {
-    if (scales->num_elements() != static_cast<int64_t>(xs.size())) return invalid("scales must have one value per dimension");
+    if (scales->num_elements() != static_cast<int64_t>(xs.size()))
+      return invalid("scales must have one value per dimension");
     for (size_t d = 0; d < xs.size(); ++d) {
       a.scales.push_back(scales->at(static_cast<int64_t>(d)));
       shape[d] = static_cast<int64_t>(std::floor(static_cast<double>(xs[d]) * a.scales[d]));
@@ -406,7 +426,8 @@ Status convert_pool_3d(ImportContext& ctx, const Node& node, Status (*convert_2d
   const auto hs = ctx.value(hw).shape;  // [N, C * D, OH, OW]
   TESSERA_ASSIGN_OR_RETURN(ValueId d_in, ctx.add(name + ".fold_hw", OpKind::kReshape, graph::NoAttrs{}, {hw},
                                                  {xs[0], xs[1], xs[2], hs[2] * hs[3]}, t));
-  TESSERA_ASSIGN_OR_RETURN(ValueId d, pass("d", d_in, {ks[0], 1}, {strides[0], 1}, {dil[0], 1}, {pads[0], 0, pads[3], 0}));
+  TESSERA_ASSIGN_OR_RETURN(ValueId d,
+                           pass("d", d_in, {ks[0], 1}, {strides[0], 1}, {dil[0], 1}, {pads[0], 0, pads[3], 0}));
   const int64_t od = ctx.value(d).shape[2];
   return ctx.emit(node, OpKind::kReshape, graph::NoAttrs{}, {d}, {xs[0], xs[1], od, hs[2], hs[3]}, t);
 }
@@ -425,15 +446,16 @@ Status convert_pool(ImportContext& ctx, const Node& node) {
     return invalid(node.op_type() + " of " + t.to_string() + " is not supported");
   const auto ks = attr_ints(node, "kernel_shape"), strides = attr_ints(node, "strides", {1, 1});
   const auto dil = attr_ints(node, "dilations", {1, 1});
-  if (ks.size() != 2 || strides.size() != 2 || dil.size() != 2) return invalid("kernel_shape, strides and dilations need 2 values");
+  if (ks.size() != 2 || strides.size() != 2 || dil.size() != 2)
+    return invalid("kernel_shape, strides and dilations need 2 values");
   TESSERA_RETURN_IF_ERROR(check_positive(ks, "kernel_shape"));
   TESSERA_RETURN_IF_ERROR(check_positive(strides, "strides"));
   TESSERA_RETURN_IF_ERROR(check_positive(dil, "dilations"));
   if (!is_max && (dil[0] != 1 || dil[1] != 1)) return invalid("dilated average pooling is not supported");
   const int64_t k[2] = {ks[0], ks[1]}, s[2] = {strides[0], strides[1]}, d[2] = {dil[0], dil[1]};
   TESSERA_ASSIGN_OR_RETURN(auto p, window_pads(node, xs, k, s, d));
-  graph::PoolAttrs a{k[0], k[1], s[0], s[1], d[0], d[1], p[0], p[1], p[2], p[3],
-                     attr_int(node, "count_include_pad", 0) != 0};
+  graph::PoolAttrs a{
+      k[0], k[1], s[0], s[1], d[0], d[1], p[0], p[1], p[2], p[3], attr_int(node, "count_include_pad", 0) != 0};
   int64_t out[2];
   for (int i = 0; i < 2; ++i) {
     const int64_t span = xs[2 + i] + p[i] + p[i + 2] - d[i] * (k[i] - 1) - 1;
@@ -462,8 +484,8 @@ Status convert_pool(ImportContext& ctx, const Node& node) {
 Status convert_gemm(ImportContext& ctx, const Node& node) {
   TESSERA_ASSIGN_OR_RETURN(ValueId a, ctx.input(node, 0));
   TESSERA_ASSIGN_OR_RETURN(ValueId b, ctx.input(node, 1));
-  graph::GemmAttrs at{attr_float(node, "alpha", 1.0f), attr_float(node, "beta", 1.0f),
-                      attr_int(node, "transA", 0) != 0, attr_int(node, "transB", 0) != 0};
+  graph::GemmAttrs at{attr_float(node, "alpha", 1.0f), attr_float(node, "beta", 1.0f), attr_int(node, "transA", 0) != 0,
+                      attr_int(node, "transB", 0) != 0};
   const auto as = ctx.value(a).shape, bs = ctx.value(b).shape;
   if (as.size() != 2 || bs.size() != 2) return invalid("Gemm operands must be 2-D");
   const int64_t m = at.trans_a ? as[1] : as[0], ka = at.trans_a ? as[0] : as[1];
@@ -486,7 +508,8 @@ Status convert_matmul(ImportContext& ctx, const Node& node) {
   TESSERA_ASSIGN_OR_RETURN(ValueId b, ctx.input(node, 1));
   const auto as = ctx.value(a).shape, bs = ctx.value(b).shape;
   if (as.size() < 2 || bs.size() < 2) return invalid("1-D MatMul operands are not supported");
-  if (as.back() != bs[bs.size() - 2]) return invalid("inner dimensions differ: " + graph::shape_string(as) + " x " + graph::shape_string(bs));
+  if (as.back() != bs[bs.size() - 2])
+    return invalid("inner dimensions differ: " + graph::shape_string(as) + " x " + graph::shape_string(bs));
   const size_t rank = std::max(as.size(), bs.size());
   std::vector<int64_t> out(rank);
   for (size_t d = 0; d + 2 < rank; ++d) {
@@ -518,14 +541,14 @@ Status emit_batch_norm_training(ImportContext& ctx, const Node& node, std::vecto
     if (d != 1) axes.push_back(static_cast<int64_t>(d));
   kept[1] = xs[1];
   const std::vector<int64_t> channels{xs[1]};
-  TESSERA_ASSIGN_OR_RETURN(ValueId mean_k, ctx.add(name + ".batch_mean", OpKind::kReduceMean,
-                                                   graph::ReduceAttrs{axes, true}, {x}, kept, t));
+  TESSERA_ASSIGN_OR_RETURN(
+      ValueId mean_k, ctx.add(name + ".batch_mean", OpKind::kReduceMean, graph::ReduceAttrs{axes, true}, {x}, kept, t));
   TESSERA_ASSIGN_OR_RETURN(ValueId dev, ctx.add(name + ".dev", OpKind::kSub, graph::NoAttrs{}, {x, mean_k}, xs, t));
   TESSERA_ASSIGN_OR_RETURN(ValueId sq, ctx.add(name + ".sq", OpKind::kMul, graph::NoAttrs{}, {dev, dev}, xs, t));
   TESSERA_ASSIGN_OR_RETURN(ValueId var, ctx.add(name + ".batch_var", OpKind::kReduceMean,
                                                 graph::ReduceAttrs{axes, false}, {sq}, channels, t));
-  TESSERA_ASSIGN_OR_RETURN(ValueId mean, ctx.add(name + ".batch_mean_c", OpKind::kReshape, graph::NoAttrs{},
-                                                 {mean_k}, channels, t));
+  TESSERA_ASSIGN_OR_RETURN(ValueId mean,
+                           ctx.add(name + ".batch_mean_c", OpKind::kReshape, graph::NoAttrs{}, {mean_k}, channels, t));
   const ValueId running_mean = inputs[3], running_var = inputs[4];
   inputs[3] = mean;
   inputs[4] = var;
@@ -533,17 +556,18 @@ Status emit_batch_norm_training(ImportContext& ctx, const Node& node, std::vecto
       ctx.emit(node, OpKind::kBatchNorm, graph::ScalarAttrs{attr_float(node, "epsilon", 1e-5f)}, inputs, xs, t));
   const double momentum = attr_float(node, "momentum", 0.9f);
   const ValueId keep = ctx.g.add_constant(name + ".momentum", graph::Constant::from_doubles(t, {}, {momentum}));
-  const ValueId take = ctx.g.add_constant(name + ".one_minus_momentum", graph::Constant::from_doubles(t, {}, {1 - momentum}));
+  const ValueId take =
+      ctx.g.add_constant(name + ".one_minus_momentum", graph::Constant::from_doubles(t, {}, {1 - momentum}));
   const std::pair<ValueId, ValueId> stats[2] = {{running_mean, mean}, {running_var, var}};
   for (int i = 0; i < 2; ++i) {
     if (node.output_size() <= i + 1 || node.output(i + 1).empty()) continue;
     const std::string out = node.output(i + 1);
-    TESSERA_ASSIGN_OR_RETURN(ValueId old_part, ctx.add(out + ".old", OpKind::kMul, graph::NoAttrs{},
-                                                       {stats[i].first, keep}, channels, t));
-    TESSERA_ASSIGN_OR_RETURN(ValueId new_part, ctx.add(out + ".new", OpKind::kMul, graph::NoAttrs{},
-                                                       {stats[i].second, take}, channels, t));
-    TESSERA_ASSIGN_OR_RETURN(ValueId sum, ctx.add(out, OpKind::kAdd, graph::NoAttrs{}, {old_part, new_part},
-                                                  channels, t));
+    TESSERA_ASSIGN_OR_RETURN(
+        ValueId old_part, ctx.add(out + ".old", OpKind::kMul, graph::NoAttrs{}, {stats[i].first, keep}, channels, t));
+    TESSERA_ASSIGN_OR_RETURN(
+        ValueId new_part, ctx.add(out + ".new", OpKind::kMul, graph::NoAttrs{}, {stats[i].second, take}, channels, t));
+    TESSERA_ASSIGN_OR_RETURN(ValueId sum,
+                             ctx.add(out, OpKind::kAdd, graph::NoAttrs{}, {old_part, new_part}, channels, t));
     ctx.values[out] = sum;
   }
   return Status::ok();
@@ -589,8 +613,9 @@ Status convert_layer_norm(ImportContext& ctx, const Node& node) {
   if (ImportContext::has_input(node, 2)) {
     TESSERA_ASSIGN_OR_RETURN(bias, ctx.input(node, 2));
   } else {
-    bias = ctx.g.add_constant(name + ".zero_bias",
-                              graph::Constant::from_doubles(t, norm_shape, std::vector<double>(graph::shape_size(norm_shape), 0.0)));
+    bias = ctx.g.add_constant(
+        name + ".zero_bias",
+        graph::Constant::from_doubles(t, norm_shape, std::vector<double>(graph::shape_size(norm_shape), 0.0)));
   }
   if (ctx.value(scale).shape != norm_shape || ctx.value(bias).shape != norm_shape)
     return invalid("Scale and B must have the normalized shape " + graph::shape_string(norm_shape));
@@ -605,16 +630,20 @@ Status convert_layer_norm(ImportContext& ctx, const Node& node) {
     axes.push_back(d);
     reduced[d] = 1;
   }
-  TESSERA_ASSIGN_OR_RETURN(ValueId mean, ctx.add(name + ".mean", OpKind::kReduceMean, graph::ReduceAttrs{axes, true}, {x}, reduced, t));
+  TESSERA_ASSIGN_OR_RETURN(
+      ValueId mean, ctx.add(name + ".mean", OpKind::kReduceMean, graph::ReduceAttrs{axes, true}, {x}, reduced, t));
   if (want_mean) ctx.values[node.output(1)] = mean;
   if (!want_inv) return Status::ok();
   TESSERA_ASSIGN_OR_RETURN(ValueId dev, ctx.add(name + ".dev", OpKind::kSub, graph::NoAttrs{}, {x, mean}, xs, t));
   TESSERA_ASSIGN_OR_RETURN(ValueId sq, ctx.add(name + ".sq", OpKind::kMul, graph::NoAttrs{}, {dev, dev}, xs, t));
-  TESSERA_ASSIGN_OR_RETURN(ValueId var, ctx.add(name + ".var", OpKind::kReduceMean, graph::ReduceAttrs{axes, true}, {sq}, reduced, t));
+  TESSERA_ASSIGN_OR_RETURN(
+      ValueId var, ctx.add(name + ".var", OpKind::kReduceMean, graph::ReduceAttrs{axes, true}, {sq}, reduced, t));
   const ValueId e = ctx.g.add_constant(name + ".eps", graph::Constant::from_doubles(t, {}, {eps}));
-  TESSERA_ASSIGN_OR_RETURN(ValueId ve, ctx.add(name + ".var_eps", OpKind::kAdd, graph::NoAttrs{}, {var, e}, reduced, t));
+  TESSERA_ASSIGN_OR_RETURN(ValueId ve,
+                           ctx.add(name + ".var_eps", OpKind::kAdd, graph::NoAttrs{}, {var, e}, reduced, t));
   const ValueId p = ctx.g.add_constant(name + ".minus_half", graph::Constant::from_doubles(t, {}, {-0.5}));
-  TESSERA_ASSIGN_OR_RETURN(ValueId inv, ctx.add(name + ".inv_std", OpKind::kPow, graph::NoAttrs{}, {ve, p}, reduced, t));
+  TESSERA_ASSIGN_OR_RETURN(ValueId inv,
+                           ctx.add(name + ".inv_std", OpKind::kPow, graph::NoAttrs{}, {ve, p}, reduced, t));
   ctx.values[node.output(2)] = inv;
   return Status::ok();
 }
@@ -628,17 +657,46 @@ Status convert_global_pool(ImportContext& ctx, const Node& node) {
 
 std::map<std::string, Converter> make_converters() {
   std::map<std::string, Converter> table = {
-      {"Add", convert_binary}, {"Sub", convert_binary}, {"Mul", convert_binary}, {"Div", convert_binary},
-      {"Pow", convert_binary}, {"Relu", convert_unary}, {"LeakyRelu", convert_unary}, {"Sigmoid", convert_unary},
-      {"HardSigmoid", convert_unary}, {"HardSwish", convert_unary}, {"Tanh", convert_unary}, {"Erf", convert_unary},
-      {"Clip", convert_clip}, {"Conv", convert_conv}, {"Resize", convert_resize}, {"ConvTranspose", convert_conv_transpose}, {"Gemm", convert_gemm}, {"MatMul", convert_matmul},
-      {"BatchNormalization", convert_batch_norm}, {"MaxPool", convert_pool}, {"AveragePool", convert_pool},
-      {"GlobalAveragePool", convert_global_pool}, {"Flatten", convert_reshape}, {"Reshape", convert_reshape},
-      {"Squeeze", convert_reshape}, {"Unsqueeze", convert_reshape}, {"Transpose", convert_transpose},
-      {"Concat", convert_concat}, {"Softmax", convert_softmax}, {"LayerNormalization", convert_layer_norm},
-      {"Slice", convert_slice}, {"Split", convert_split}, {"Pad", convert_pad},
-      {"Constant", convert_constant}, {"Shape", convert_shape}, {"Gather", convert_gather}, {"Cast", convert_cast},
-      {"Identity", convert_identity}, {"Dropout", convert_identity}, {"Max", convert_max_min},
+      {"Add", convert_binary},
+      {"Sub", convert_binary},
+      {"Mul", convert_binary},
+      {"Div", convert_binary},
+      {"Pow", convert_binary},
+      {"Relu", convert_unary},
+      {"LeakyRelu", convert_unary},
+      {"Sigmoid", convert_unary},
+      {"HardSigmoid", convert_unary},
+      {"HardSwish", convert_unary},
+      {"Tanh", convert_unary},
+      {"Erf", convert_unary},
+      {"Clip", convert_clip},
+      {"Conv", convert_conv},
+      {"Resize", convert_resize},
+      {"ConvTranspose", convert_conv_transpose},
+      {"Gemm", convert_gemm},
+      {"MatMul", convert_matmul},
+      {"BatchNormalization", convert_batch_norm},
+      {"MaxPool", convert_pool},
+      {"AveragePool", convert_pool},
+      {"GlobalAveragePool", convert_global_pool},
+      {"Flatten", convert_reshape},
+      {"Reshape", convert_reshape},
+      {"Squeeze", convert_reshape},
+      {"Unsqueeze", convert_reshape},
+      {"Transpose", convert_transpose},
+      {"Concat", convert_concat},
+      {"Softmax", convert_softmax},
+      {"LayerNormalization", convert_layer_norm},
+      {"Slice", convert_slice},
+      {"Split", convert_split},
+      {"Pad", convert_pad},
+      {"Constant", convert_constant},
+      {"Shape", convert_shape},
+      {"Gather", convert_gather},
+      {"Cast", convert_cast},
+      {"Identity", convert_identity},
+      {"Dropout", convert_identity},
+      {"Max", convert_max_min},
       {"Min", convert_max_min},
   };
   add_math_converters(table);
@@ -656,7 +714,9 @@ const std::map<std::string, Converter>& converters() {
 
 }  // namespace
 
-std::string base_name(const Node& node) { return node.name().empty() ? node.output(0) : node.name(); }
+std::string base_name(const Node& node) {
+  return node.name().empty() ? node.output(0) : node.name();
+}
 
 ValueId scalar_constant(ImportContext& ctx, const std::string& name, DType dtype, double value) {
   return ctx.g.add_constant(name, graph::Constant::from_doubles(dtype, {}, {value}));
@@ -679,13 +739,16 @@ Status convert_node(ImportContext& ctx, const Node& node) {
     return invalid("legacy attribute 'broadcast' with an axis (opset < 7) is not supported");
   if (find_attr(node, "is_test") && attr_int(node, "is_test", 0) == 0)
     return invalid("legacy attribute 'is_test=0' (training, opset < 7) is not supported");
-  if (node.op_type() == "Reshape" && find_attr(node, "shape")) return invalid("the opset < 5 'shape' attribute is not supported");
+  if (node.op_type() == "Reshape" && find_attr(node, "shape"))
+    return invalid("the opset < 5 'shape' attribute is not supported");
   if (node.op_type() == "BatchNormalization" && attr_int(node, "spatial", 1) == 0)
     return invalid("spatial=0 (opset < 9) is not supported");
   return converters().at(node.op_type())(ctx, node);
 }
 
-bool is_supported_op(const std::string& op_type) { return converters().count(op_type) != 0; }
+bool is_supported_op(const std::string& op_type) {
+  return converters().count(op_type) != 0;
+}
 
 std::vector<std::string> supported_ops() {
   std::vector<std::string> out;

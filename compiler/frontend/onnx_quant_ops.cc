@@ -151,8 +151,9 @@ Status convert_dynamic_quantize_linear(ImportContext& ctx, const Node& node) {
   TESSERA_ASSIGN_OR_RETURN(ValueId range, ctx.add(name + ".range", OpKind::kSub, none, {hi, lo}, {}, f));
   TESSERA_ASSIGN_OR_RETURN(ValueId scale, ctx.add(name + ".scale_raw", OpKind::kDiv, none,
                                                   {range, scalar_constant(ctx, name + ".levels", f, 255.0)}, {}, f));
-  TESSERA_ASSIGN_OR_RETURN(ValueId flat, ctx.add(name + ".flat", OpKind::kBinary, graph::BinaryAttrs{ops::BinaryFn::kEqual},
-                                                 {range, zero}, {}, DType::boolean()));
+  TESSERA_ASSIGN_OR_RETURN(
+      ValueId flat, ctx.add(name + ".flat", OpKind::kBinary, graph::BinaryAttrs{ops::BinaryFn::kEqual}, {range, zero},
+                            {}, DType::boolean()));
   TESSERA_ASSIGN_OR_RETURN(scale, ctx.add(name + ".scale", OpKind::kWhere, none,
                                           {flat, scalar_constant(ctx, name + ".one", f, 1.0), scale}, {}, f));
   TESSERA_ASSIGN_OR_RETURN(ValueId neg_lo, ctx.add(name + ".neg_min", OpKind::kSub, none, {zero, lo}, {}, f));
@@ -172,8 +173,8 @@ Result<ValueId> widen(ImportContext& ctx, const std::string& name, ValueId x, Va
   TESSERA_ASSIGN_OR_RETURN(ValueId wide, ctx.add(name + ".i32", OpKind::kCast, graph::CastAttrs{i32}, {x}, xs, i32));
   if (is_zero_constant(ctx, zero_point)) return wide;
   const auto zs = ctx.value(zero_point).shape;
-  TESSERA_ASSIGN_OR_RETURN(ValueId z, ctx.add(name + ".zp_i32", OpKind::kCast, graph::CastAttrs{i32}, {zero_point},
-                                              zs, i32));
+  TESSERA_ASSIGN_OR_RETURN(ValueId z,
+                           ctx.add(name + ".zp_i32", OpKind::kCast, graph::CastAttrs{i32}, {zero_point}, zs, i32));
   return ctx.add(name + ".centered", OpKind::kSub, graph::NoAttrs{}, {wide, z}, xs, i32);
 }
 
@@ -192,7 +193,8 @@ Result<ValueId> integer_operand(ImportContext& ctx, const Node& node, int index,
     if (graph::shape_size(ctx.value(zp).shape) != 1)
       return invalid(std::string(what) + " takes one zero point, not " + graph::shape_string(ctx.value(zp).shape));
   } else {
-    TESSERA_ASSIGN_OR_RETURN(zp, along_axis(ctx, name + ".zp", zp, xs, axis, (std::string(what) + " zero point").c_str()));
+    TESSERA_ASSIGN_OR_RETURN(zp,
+                             along_axis(ctx, name + ".zp", zp, xs, axis, (std::string(what) + " zero point").c_str()));
   }
   return widen(ctx, name, x, zp);
 }
@@ -245,12 +247,12 @@ Result<ValueId> matmul_on_words(ImportContext& ctx, const std::string& name, con
   // The correction first: the subtraction then follows the product at once
   // and fuses into its kernel as an epilogue.
   const ValueId sums = ctx.g.add_constant(name + ".b_column_sums", std::move(packed.column_sums));
-  TESSERA_ASSIGN_OR_RETURN(ValueId z, ctx.add(name + ".a_zp_i32", OpKind::kCast, graph::CastAttrs{i32}, {xz},
-                                              ctx.value(xz).shape, i32));
+  TESSERA_ASSIGN_OR_RETURN(
+      ValueId z, ctx.add(name + ".a_zp_i32", OpKind::kCast, graph::CastAttrs{i32}, {xz}, ctx.value(xz).shape, i32));
   TESSERA_ASSIGN_OR_RETURN(ValueId correction, ctx.add(name + ".zp_correction", OpKind::kMul, graph::NoAttrs{},
                                                        {z, sums}, {w.shape[1]}, i32));
-  TESSERA_ASSIGN_OR_RETURN(ValueId product, ctx.add(name + ".dot", OpKind::kMatMulU8S8, graph::NoAttrs{}, {x, words},
-                                                    shape, i32));
+  TESSERA_ASSIGN_OR_RETURN(ValueId product,
+                           ctx.add(name + ".dot", OpKind::kMatMulU8S8, graph::NoAttrs{}, {x, words}, shape, i32));
   return ctx.add(output, OpKind::kSub, graph::NoAttrs{}, {product, correction}, shape, i32);
 }
 
@@ -327,9 +329,8 @@ Result<ValueId> shifted_to_unsigned(ImportContext& ctx, const std::string& name,
 // multiple of 4 (an image's 3) are padded to one, by xz with zero weights. A
 // zero point known only at run time serves an unpadded conv alone. Nothing
 // (nullopt) where it does not apply.
-Result<std::optional<ValueId>> dot_product_conv(ImportContext& ctx, const std::string& output, ValueId x,
-                                                ValueId xz, ValueId w, graph::ConvAttrs a,
-                                                const std::vector<int64_t>& shape) {
+Result<std::optional<ValueId>> dot_product_conv(ImportContext& ctx, const std::string& output, ValueId x, ValueId xz,
+                                                ValueId w, graph::ConvAttrs a, const std::vector<int64_t>& shape) {
   // xz: x's zero point, or -1 for none (0).
   const auto xs = ctx.value(x).shape, ws = ctx.value(w).shape;
   if (!is_8_bit_integer(ctx.value(x).dtype) || ctx.value(w).dtype != DType::i8() || !ctx.g.is_constant(w) ||
@@ -338,8 +339,8 @@ Result<std::optional<ValueId>> dot_product_conv(ImportContext& ctx, const std::s
   // Groups of whole words, or one channel a group (depthwise).
   if (a.groups != 1 && ws[1] % 4 != 0 && !(ws[1] == 1 && a.groups == xs[1])) return std::optional<ValueId>();
   if (ctx.value(x).dtype == DType::i8()) {
-    if (xz >= 0 && (!ctx.g.is_constant(xz) || graph::shape_size(ctx.value(xz).shape) != 1 ||
-                    ctx.value(xz).dtype != DType::i8()))
+    if (xz >= 0 &&
+        (!ctx.g.is_constant(xz) || graph::shape_size(ctx.value(xz).shape) != 1 || ctx.value(xz).dtype != DType::i8()))
       return std::optional<ValueId>();
     const double z = xz >= 0 ? ctx.g.constant(xz).at(0) : 0.0;
     TESSERA_ASSIGN_OR_RETURN(x, shifted_to_unsigned(ctx, output + ".x", x));
@@ -353,8 +354,10 @@ Result<std::optional<ValueId>> dot_product_conv(ImportContext& ctx, const std::s
     if (graph::shape_size(ctx.value(xz).shape) != 1 || ctx.value(xz).dtype != DType::u8())
       return std::optional<ValueId>();
     const bool padded = a.pad_top || a.pad_left || a.pad_bottom || a.pad_right;
-    if (ctx.g.is_constant(xz)) a.pad_value = static_cast<int64_t>(ctx.g.constant(xz).at(0));
-    else if (padded) inputs.push_back(xz);
+    if (ctx.g.is_constant(xz))
+      a.pad_value = static_cast<int64_t>(ctx.g.constant(xz).at(0));
+    else if (padded)
+      inputs.push_back(xz);
     if (is_zero_constant(ctx, xz)) xz = -1;
   }
   if (extra_channels) {
@@ -377,13 +380,13 @@ Result<std::optional<ValueId>> dot_product_conv(ImportContext& ctx, const std::s
     std::vector<double> sums(static_cast<size_t>(ws[0]));
     for (size_t i = 0; i < v.size(); ++i) sums[i / per_channel] += v[i];
     const ValueId sum = ctx.g.add_constant(output + ".w_sums", graph::Constant::from_doubles(i32, {ws[0], 1, 1}, sums));
-    TESSERA_ASSIGN_OR_RETURN(ValueId z, ctx.add(output + ".x_zp_i32", OpKind::kCast, graph::CastAttrs{i32}, {xz},
-                                                ctx.value(xz).shape, i32));
-    TESSERA_ASSIGN_OR_RETURN(correction, ctx.add(output + ".zp_correction", OpKind::kMul, graph::NoAttrs{}, {z, sum},
-                                                 {ws[0], 1, 1}, i32));
+    TESSERA_ASSIGN_OR_RETURN(
+        ValueId z, ctx.add(output + ".x_zp_i32", OpKind::kCast, graph::CastAttrs{i32}, {xz}, ctx.value(xz).shape, i32));
+    TESSERA_ASSIGN_OR_RETURN(
+        correction, ctx.add(output + ".zp_correction", OpKind::kMul, graph::NoAttrs{}, {z, sum}, {ws[0], 1, 1}, i32));
   }
-  TESSERA_ASSIGN_OR_RETURN(ValueId acc, ctx.add(correction ? output + ".dot" : output, OpKind::kConvU8S8, a, inputs,
-                                                shape, i32));
+  TESSERA_ASSIGN_OR_RETURN(ValueId acc,
+                           ctx.add(correction ? output + ".dot" : output, OpKind::kConvU8S8, a, inputs, shape, i32));
   if (!correction) return std::optional<ValueId>(acc);
   TESSERA_ASSIGN_OR_RETURN(ValueId c, ctx.add(output, OpKind::kSub, graph::NoAttrs{}, {acc, *correction}, shape, i32));
   return std::optional<ValueId>(c);
@@ -417,15 +420,16 @@ Result<std::optional<ValueId>> dot_product_integer_conv(ImportContext& ctx, cons
   if (xs.size() != 4 || ws.size() != 4) return std::optional<ValueId>();
   TESSERA_ASSIGN_OR_RETURN(ConvGeometry geometry, conv_geometry(node, xs, ws));
   const bool biased = bias >= 0 && ImportContext::has_input(node, bias);
-  TESSERA_ASSIGN_OR_RETURN(std::optional<ValueId> acc, dot_product_conv(ctx, biased ? output + ".acc" : output, xq,
-                                                                        xz.value_or(-1), wq, geometry.attrs,
-                                                                        geometry.shape));
+  TESSERA_ASSIGN_OR_RETURN(std::optional<ValueId> acc,
+                           dot_product_conv(ctx, biased ? output + ".acc" : output, xq, xz.value_or(-1), wq,
+                                            geometry.attrs, geometry.shape));
   if (!acc || !biased) return acc;
   TESSERA_ASSIGN_OR_RETURN(ValueId b, ctx.input(node, bias));
-  if (ctx.value(b).dtype != DType::i32()) return invalid("the bias is " + ctx.value(b).dtype.to_string() + ", not int32");
+  if (ctx.value(b).dtype != DType::i32())
+    return invalid("the bias is " + ctx.value(b).dtype.to_string() + ", not int32");
   TESSERA_ASSIGN_OR_RETURN(b, per_output_channel(ctx, output + ".bias", b, ws[0]));
-  TESSERA_ASSIGN_OR_RETURN(ValueId y, ctx.add(output, OpKind::kAdd, graph::NoAttrs{}, {*acc, b}, geometry.shape,
-                                              DType::i32()));
+  TESSERA_ASSIGN_OR_RETURN(ValueId y,
+                           ctx.add(output, OpKind::kAdd, graph::NoAttrs{}, {*acc, b}, geometry.shape, DType::i32()));
   return std::optional<ValueId>(y);
 }
 
@@ -441,7 +445,8 @@ Result<ValueId> integer_conv(ImportContext& ctx, const Node& node, int x, int x_
   std::vector<ValueId> inputs = {wx, ww};
   if (bias >= 0 && ImportContext::has_input(node, bias)) {
     TESSERA_ASSIGN_OR_RETURN(ValueId b, ctx.input(node, bias));
-    if (ctx.value(b).dtype != DType::i32()) return invalid("the bias is " + ctx.value(b).dtype.to_string() + ", not int32");
+    if (ctx.value(b).dtype != DType::i32())
+      return invalid("the bias is " + ctx.value(b).dtype.to_string() + ", not int32");
     inputs.push_back(b);
   }
   return convert_as(ctx, node, "Conv", inputs, output);
@@ -480,12 +485,13 @@ Status requantize(ImportContext& ctx, const Node& node, ValueId acc, int a_scale
     return invalid("the input's and the output's scale and zero point must be one value each");
   TESSERA_ASSIGN_OR_RETURN(bs, along_axis(ctx, name + ".b_scale", bs, shape, axis, "the weight scale"));
   const auto bs_shape = ctx.value(bs).shape;
-  TESSERA_ASSIGN_OR_RETURN(ValueId ab, ctx.add(name + ".ab_scale", OpKind::kMul, graph::NoAttrs{},
-                                               {bs, as}, bs_shape, f));
-  TESSERA_ASSIGN_OR_RETURN(ValueId multiplier, ctx.add(name + ".multiplier", OpKind::kDiv, graph::NoAttrs{},
-                                                       {ab, ys}, bs_shape, f));
+  TESSERA_ASSIGN_OR_RETURN(ValueId ab,
+                           ctx.add(name + ".ab_scale", OpKind::kMul, graph::NoAttrs{}, {bs, as}, bs_shape, f));
+  TESSERA_ASSIGN_OR_RETURN(ValueId multiplier,
+                           ctx.add(name + ".multiplier", OpKind::kDiv, graph::NoAttrs{}, {ab, ys}, bs_shape, f));
   TESSERA_ASSIGN_OR_RETURN(ValueId real, ctx.add(name + ".f32", OpKind::kCast, graph::CastAttrs{f}, {acc}, shape, f));
-  TESSERA_ASSIGN_OR_RETURN(real, ctx.add(name + ".scaled", OpKind::kMul, graph::NoAttrs{}, {real, multiplier}, shape, f));
+  TESSERA_ASSIGN_OR_RETURN(real,
+                           ctx.add(name + ".scaled", OpKind::kMul, graph::NoAttrs{}, {real, multiplier}, shape, f));
   const ValueId one = scalar_constant(ctx, name + ".unit_scale", f, 1.0);
   return ctx.emit(node, OpKind::kQuantize, graph::NoAttrs{}, {real, one, yzp}, shape, t);
 }
@@ -521,8 +527,8 @@ Status emit_rescaled(ImportContext& ctx, const Node& node, ValueId acc, const Im
   const auto shape = ctx.value(acc).shape;
   TESSERA_ASSIGN_OR_RETURN(ValueId real, ctx.add(name + ".f32", OpKind::kCast, graph::CastAttrs{f}, {acc}, shape, f));
   if (bias < 0) return ctx.emit(node, OpKind::kMul, graph::NoAttrs{}, {real, scale}, shape, f);
-  TESSERA_ASSIGN_OR_RETURN(ValueId scaled, ctx.add(name + ".scaled", OpKind::kMul, graph::NoAttrs{}, {real, scale},
-                                                   shape, f));
+  TESSERA_ASSIGN_OR_RETURN(ValueId scaled,
+                           ctx.add(name + ".scaled", OpKind::kMul, graph::NoAttrs{}, {real, scale}, shape, f));
   return ctx.emit(node, OpKind::kAdd, graph::NoAttrs{}, {scaled, bias}, shape, f);
 }
 
@@ -566,11 +572,10 @@ Result<bool> convert_dequantized_matmul(ImportContext& ctx, const Node& node, bo
   // One constant scale and zero point for x; constant int8 weights of zero
   // points 0, scaled as a whole or per output column.
   const auto xs = ctx.value(xq.x).shape, ws = ctx.value(wq.x).shape;
-  if (!g.is_constant(xq.scale) || graph::shape_size(ctx.value(xq.scale).shape) != 1 ||
-      !g.is_constant(xq.zero_point) || graph::shape_size(ctx.value(xq.zero_point).shape) != 1 ||
-      !is_8_bit_integer(ctx.value(xq.x).dtype) || xs.size() < 2 || !g.is_constant(wq.x) ||
-      ctx.value(wq.x).dtype != DType::i8() || ws.size() != 2 || !g.is_constant(wq.scale) ||
-      !is_zero_constant(ctx, wq.zero_point))
+  if (!g.is_constant(xq.scale) || graph::shape_size(ctx.value(xq.scale).shape) != 1 || !g.is_constant(xq.zero_point) ||
+      graph::shape_size(ctx.value(xq.zero_point).shape) != 1 || !is_8_bit_integer(ctx.value(xq.x).dtype) ||
+      xs.size() < 2 || !g.is_constant(wq.x) || ctx.value(wq.x).dtype != DType::i8() || ws.size() != 2 ||
+      !g.is_constant(wq.scale) || !is_zero_constant(ctx, wq.zero_point))
     return false;
   const int64_t k = trans_b ? ws[1] : ws[0], n = trans_b ? ws[0] : ws[1];
   const auto scale_shape = ctx.value(wq.scale).shape;

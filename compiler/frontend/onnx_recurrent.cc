@@ -51,7 +51,9 @@ bool takes_alpha(const std::string& n) {
   return n == "HardSigmoid" || n == "LeakyRelu" || n == "ThresholdedRelu" || n == "Elu" || n == "Affine" ||
          n == "ScaledTanh";
 }
-bool takes_beta(const std::string& n) { return n == "HardSigmoid" || n == "Affine" || n == "ScaledTanh"; }
+bool takes_beta(const std::string& n) {
+  return n == "HardSigmoid" || n == "Affine" || n == "ScaledTanh";
+}
 
 enum class Cell { kLstm, kGru, kRnn };
 
@@ -59,15 +61,14 @@ struct Spec {
   Cell cell = Cell::kLstm;
   int64_t t = 0, batch = 0, input = 0, hidden = 0, directions = 1, gates = 4;
   bool reverse_only = false;
-  bool batch_first = false;  // layout 1: X [B, T, I], states [B, D, H]
+  bool batch_first = false;             // layout 1: X [B, T, I], states [B, D, H]
   std::vector<Activation> activations;  // per direction: LSTM f g h, GRU f g, RNN f
   std::optional<float> clip;
   bool input_forget = false, linear_before_reset = false;
 };
 
 // The attributes, checked against W's shape.
-Result<Spec> read_spec(const Node& node, Cell cell, const std::vector<int64_t>& xs,
-                       const std::vector<int64_t>& ws) {
+Result<Spec> read_spec(const Node& node, Cell cell, const std::vector<int64_t>& xs, const std::vector<int64_t>& ws) {
   Spec s;
   s.cell = cell;
   s.gates = cell == Cell::kLstm ? 4 : cell == Cell::kGru ? 3 : 1;
@@ -93,7 +94,7 @@ Result<Spec> read_spec(const Node& node, Cell cell, const std::vector<int64_t>& 
   std::vector<std::string> names;
   if (const auto* a = find_attr(node, "activations")) names.assign(a->strings().begin(), a->strings().end());
   if (names.empty()) {
-    const std::vector<std::string> defaults = cell == Cell::kLstm ? std::vector<std::string>{"Sigmoid", "Tanh", "Tanh"}
+    const std::vector<std::string> defaults = cell == Cell::kLstm  ? std::vector<std::string>{"Sigmoid", "Tanh", "Tanh"}
                                               : cell == Cell::kGru ? std::vector<std::string>{"Sigmoid", "Tanh"}
                                                                    : std::vector<std::string>{"Tanh"};
     for (int64_t d = 0; d < s.directions; ++d) names.insert(names.end(), defaults.begin(), defaults.end());
@@ -123,12 +124,12 @@ Result<Spec> read_spec(const Node& node, Cell cell, const std::vector<int64_t>& 
 // What one direction reads: its weights transposed for x * W^T, the
 // summed biases, initial states, peepholes; and per-step lengths.
 struct Direction {
-  ValueId wt, rt;                        // [I, G*H], [H, G*H]
-  std::optional<ValueId> bias;           // [G*H]: Wb + Rb (GRU lbr: Wb, plus Rb's h part kept apart)
-  std::optional<ValueId> recurrent_hb;   // GRU with linear_before_reset: Rbh [H]
-  std::optional<ValueId> h0, c0;         // [B, H]
-  std::optional<ValueId> pi, po, pf;     // LSTM peepholes [H]
-  const Activation* f = nullptr;         // the cell's functions
+  ValueId wt, rt;                       // [I, G*H], [H, G*H]
+  std::optional<ValueId> bias;          // [G*H]: Wb + Rb (GRU lbr: Wb, plus Rb's h part kept apart)
+  std::optional<ValueId> recurrent_hb;  // GRU with linear_before_reset: Rbh [H]
+  std::optional<ValueId> h0, c0;        // [B, H]
+  std::optional<ValueId> pi, po, pf;    // LSTM peepholes [H]
+  const Activation* f = nullptr;        // the cell's functions
 };
 
 Result<ValueId> clip(Emitter& e, const Spec& s, ValueId x) {
@@ -141,7 +142,8 @@ Result<ValueId> clip(Emitter& e, const Spec& s, ValueId x) {
 Result<std::pair<ValueId, ValueId>> lstm_step(Emitter& e, const Spec& s, const Direction& d, ValueId gates,
                                               std::optional<ValueId> c) {
   TESSERA_ASSIGN_OR_RETURN(std::vector<ValueId> g, e.ops("Split", {gates}, 4, {int_attr("axis", 1)}));
-  auto peephole = [&](ValueId x, const std::optional<ValueId>& p, const std::optional<ValueId>& state) -> Result<ValueId> {
+  auto peephole = [&](ValueId x, const std::optional<ValueId>& p,
+                      const std::optional<ValueId>& state) -> Result<ValueId> {
     if (!p || !state) return x;
     TESSERA_ASSIGN_OR_RETURN(ValueId pc, e.op("Mul", {*p, *state}));
     return e.op("Add", {x, pc});
@@ -235,7 +237,6 @@ Result<ValueId> gru_step(Emitter& e, const Spec& s, const Direction& d, ValueId 
   return e.op("Add", {candidate, zd});
 }
 
-
 // The inputs a direction reads, sliced from the node's [D, ...] tensors.
 Result<Direction> read_direction(Emitter& e, const Node& node, const Spec& s, int64_t d) {
   ImportContext& ctx = e.ctx();
@@ -246,8 +247,8 @@ Result<Direction> read_direction(Emitter& e, const Node& node, const Spec& s, in
   TESSERA_ASSIGN_OR_RETURN(ValueId w, ctx.input(node, 1));
   TESSERA_ASSIGN_OR_RETURN(ValueId r, ctx.input(node, 2));
   if (ctx.value(r).shape != std::vector<int64_t>{s.directions, gh, s.hidden})
-    return invalid("R " + graph::shape_string(ctx.value(r).shape) + " is not [" + std::to_string(s.directions) +
-                   ", " + std::to_string(gh) + ", " + std::to_string(s.hidden) + "]");
+    return invalid("R " + graph::shape_string(ctx.value(r).shape) + " is not [" + std::to_string(s.directions) + ", " +
+                   std::to_string(gh) + ", " + std::to_string(s.hidden) + "]");
   TESSERA_ASSIGN_OR_RETURN(ValueId wd, e.at(w, d));
   TESSERA_ASSIGN_OR_RETURN(out.wt, e.op("Transpose", {wd}, {ints_attr("perm", {1, 0})}));
   TESSERA_ASSIGN_OR_RETURN(ValueId rd, e.at(r, d));
@@ -321,8 +322,8 @@ Result<DirectionOutputs> run_direction(Emitter& e, const Spec& s, const Directio
   TESSERA_ASSIGN_OR_RETURN(projected, add_optional(e, projected, d.bias));
   std::optional<ValueId> rzr_t, rh_t;
   if (s.cell == Cell::kGru) {
-    TESSERA_ASSIGN_OR_RETURN(std::vector<ValueId> rs, e.ops("Split", {d.rt, e.ints({2 * s.hidden, s.hidden})}, 2,
-                                                            {int_attr("axis", 1)}));
+    TESSERA_ASSIGN_OR_RETURN(std::vector<ValueId> rs,
+                             e.ops("Split", {d.rt, e.ints({2 * s.hidden, s.hidden})}, 2, {int_attr("axis", 1)}));
     rzr_t = rs[0], rh_t = rs[1];
   }
   std::optional<ValueId> h = d.h0, c = d.c0;
@@ -421,8 +422,8 @@ Status convert_recurrent(ImportContext& ctx, const Node& node, Cell cell) {
     if (parts.size() == 1) return parts[0];
     return e.op("Concat", parts, {int_attr("axis", axis)});
   };
-  TESSERA_ASSIGN_OR_RETURN(ValueId y, joined(ys, 1));      // [T, D, B, H]
-  TESSERA_ASSIGN_OR_RETURN(ValueId y_h, joined(hs, 0));    // [D, B, H]
+  TESSERA_ASSIGN_OR_RETURN(ValueId y, joined(ys, 1));    // [T, D, B, H]
+  TESSERA_ASSIGN_OR_RETURN(ValueId y_h, joined(hs, 0));  // [D, B, H]
   std::optional<ValueId> y_c;
   if (!cs.empty()) {
     TESSERA_ASSIGN_OR_RETURN(y_c, joined(cs, 0));
@@ -436,13 +437,20 @@ Status convert_recurrent(ImportContext& ctx, const Node& node, Cell cell) {
   }
   const std::vector<std::optional<ValueId>> outputs = {y, y_h, y_c};
   for (int i = 0; i < node.output_size() && i < 3; ++i)
-    if (!node.output(i).empty() && outputs[static_cast<size_t>(i)]) ctx.values[node.output(i)] = *outputs[static_cast<size_t>(i)];
+    if (!node.output(i).empty() && outputs[static_cast<size_t>(i)])
+      ctx.values[node.output(i)] = *outputs[static_cast<size_t>(i)];
   return Status::ok();
 }
 
-Status convert_lstm(ImportContext& ctx, const Node& node) { return convert_recurrent(ctx, node, Cell::kLstm); }
-Status convert_gru(ImportContext& ctx, const Node& node) { return convert_recurrent(ctx, node, Cell::kGru); }
-Status convert_rnn(ImportContext& ctx, const Node& node) { return convert_recurrent(ctx, node, Cell::kRnn); }
+Status convert_lstm(ImportContext& ctx, const Node& node) {
+  return convert_recurrent(ctx, node, Cell::kLstm);
+}
+Status convert_gru(ImportContext& ctx, const Node& node) {
+  return convert_recurrent(ctx, node, Cell::kGru);
+}
+Status convert_rnn(ImportContext& ctx, const Node& node) {
+  return convert_recurrent(ctx, node, Cell::kRnn);
+}
 
 }  // namespace
 

@@ -14,7 +14,6 @@ using graph::OpKind;
 using graph::ValueId;
 using Node = onnx::NodeProto;
 
-
 namespace {
 Status reshape_to(ImportContext& ctx, const Node& node, ValueId x, std::vector<int64_t> shape) {
   if (graph::shape_size(shape) != graph::shape_size(ctx.value(x).shape))
@@ -76,7 +75,8 @@ Status convert_reshape(ImportContext& ctx, const Node& node) {
       for (size_t d = 0; d < xs.size(); ++d) drop[d] = xs[d] == 1;
     for (int64_t a : axes) {
       TESSERA_ASSIGN_OR_RETURN(int64_t n, norm_axis(a, xs.size(), "axis"));
-      if (xs[n] != 1) return invalid("cannot squeeze axis " + std::to_string(n) + " of extent " + std::to_string(xs[n]));
+      if (xs[n] != 1)
+        return invalid("cannot squeeze axis " + std::to_string(n) + " of extent " + std::to_string(xs[n]));
       drop[static_cast<size_t>(n)] = true;
     }
     for (size_t d = 0; d < xs.size(); ++d)
@@ -94,7 +94,8 @@ Status convert_transpose(ImportContext& ctx, const Node& node) {
   std::vector<int64_t> sorted = perm, shape;
   std::sort(sorted.begin(), sorted.end());
   for (size_t d = 0; d < sorted.size(); ++d)
-    if (sorted[d] != static_cast<int64_t>(d) || sorted.size() != xs.size()) return invalid("perm is not a permutation of the input's axes");
+    if (sorted[d] != static_cast<int64_t>(d) || sorted.size() != xs.size())
+      return invalid("perm is not a permutation of the input's axes");
   for (int64_t p : perm) shape.push_back(xs[p]);
   return ctx.emit(node, OpKind::kTranspose, graph::PermAttrs{perm}, {x}, shape, ctx.value(x).dtype);
 }
@@ -183,8 +184,9 @@ Status convert_slice_at_offset(ImportContext& ctx, const Node& node) {
   const auto [end_base, end_offset] = base_and_offset(ctx, ends);
   const int64_t length = end_offset - start_offset;
   if (start_base != end_base || length <= 0 || length > xs[static_cast<size_t>(axis)])
-    return invalid("'starts' (input 1) is known only at run time, and 'ends' is not 'starts' plus a constant "
-                   "count: the slice's length would be known only at run time");
+    return invalid(
+        "'starts' (input 1) is known only at run time, and 'ends' is not 'starts' plus a constant "
+        "count: the slice's length would be known only at run time");
   const int64_t dim = xs[static_cast<size_t>(axis)];
   Emitter e(ctx, base_name(node));
   TESSERA_ASSIGN_OR_RETURN(ValueId start, e.op("Reshape", {starts, e.ints({})}));
@@ -249,7 +251,8 @@ Status convert_split(ImportContext& ctx, const Node& node) {
   const int64_t parts = node.output_size();
   if (!given) {
     if (xs[axis] % parts != 0)
-      return invalid("axis extent " + std::to_string(xs[axis]) + " does not split into " + std::to_string(parts) + " equal parts");
+      return invalid("axis extent " + std::to_string(xs[axis]) + " does not split into " + std::to_string(parts) +
+                     " equal parts");
     sizes.assign(static_cast<size_t>(parts), xs[axis] / parts);
   }
   int64_t total = 0;
@@ -278,10 +281,9 @@ Status convert_pad(ImportContext& ctx, const Node& node) {
   TESSERA_ASSIGN_OR_RETURN(ValueId x, ctx.input(node, 0));
   const auto xs = ctx.value(x).shape;
   const std::string mode = attr_string(node, "mode", "constant");
-  static const std::map<std::string, graph::PadAttrs::Mode> kModes = {
-      {"constant", graph::PadAttrs::Mode::kConstant},
-      {"edge", graph::PadAttrs::Mode::kEdge},
-      {"reflect", graph::PadAttrs::Mode::kReflect}};
+  static const std::map<std::string, graph::PadAttrs::Mode> kModes = {{"constant", graph::PadAttrs::Mode::kConstant},
+                                                                      {"edge", graph::PadAttrs::Mode::kEdge},
+                                                                      {"reflect", graph::PadAttrs::Mode::kReflect}};
   if (!kModes.count(mode)) return invalid("mode '" + mode + "' is not supported (constant, edge, reflect)");
   if (ImportContext::has_input(node, 3)) return invalid("the axes input (opset 18) is not supported");
   bool given = false;
@@ -339,7 +341,8 @@ Status convert_shape(ImportContext& ctx, const Node& node) {
   end = std::clamp(end < 0 ? end + rank : end, int64_t{0}, rank);
   if (start != 0 || end != rank) {
     std::vector<int64_t> dims(ctx.value(x).shape.begin() + start, ctx.value(x).shape.begin() + std::max(start, end));
-    ctx.values[node.output(0)] = ctx.g.add_constant(node.output(0), graph::Constant::from_int64s({static_cast<int64_t>(dims.size())}, dims));
+    ctx.values[node.output(0)] =
+        ctx.g.add_constant(node.output(0), graph::Constant::from_int64s({static_cast<int64_t>(dims.size())}, dims));
     return Status::ok();
   }
   return ctx.emit(node, OpKind::kShape, graph::NoAttrs{}, {x}, {rank}, DType::i64());
@@ -363,8 +366,8 @@ Status convert_cast(ImportContext& ctx, const Node& node) {
   const std::vector<int64_t> shape = ctx.value(x).shape;
   if (computed_type(to) != to) {
     // To float16 or bfloat16: rounded to it, and computed on in float32.
-    TESSERA_ASSIGN_OR_RETURN(x, ctx.add(base_name(node) + "." + to.to_string(), OpKind::kCast, graph::CastAttrs{to},
-                                        {x}, shape, to));
+    TESSERA_ASSIGN_OR_RETURN(
+        x, ctx.add(base_name(node) + "." + to.to_string(), OpKind::kCast, graph::CastAttrs{to}, {x}, shape, to));
     to = computed_type(to);
   }
   if (to == ctx.value(x).dtype) {
@@ -392,7 +395,8 @@ Status convert_identity(ImportContext& ctx, const Node& node) {
     // In inference the mask keeps everything.
     const auto shape = ctx.value(x).shape;
     ctx.values[node.output(1)] = ctx.g.add_constant(
-        node.output(1), graph::Constant::from_doubles(DType::boolean(), shape, std::vector<double>(graph::shape_size(shape), 1.0)));
+        node.output(1),
+        graph::Constant::from_doubles(DType::boolean(), shape, std::vector<double>(graph::shape_size(shape), 1.0)));
   }
   ctx.alias(node, x);
   return Status::ok();

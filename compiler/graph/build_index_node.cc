@@ -12,7 +12,9 @@ namespace tessera::graph {
 
 namespace {
 
-Expr cst(DType t, double v) { return make_const(t, v); }
+Expr cst(DType t, double v) {
+  return make_const(t, v);
+}
 
 std::vector<Expr> exprs(const Vars& vars) {
   std::vector<Expr> out;
@@ -52,11 +54,9 @@ Tensor build_gather_nd(const Graph& g, const Node& n, const Tensor& data, const 
 // for kNone `found` is 1 + the position of the last update that lands here
 // (0: none) and `take(pos)` reads that update; otherwise it is their sum or
 // product.
-Expr combine(ScatterAttrs::Reduction r, const Expr& value, const Expr& found,
-             const std::function<Expr(Expr)>& take) {
+Expr combine(ScatterAttrs::Reduction r, const Expr& value, const Expr& found, const std::function<Expr(Expr)>& take) {
   switch (r) {
-    case ScatterAttrs::Reduction::kNone:
-      return if_then_else(found > make_int(0), take(found - make_int(1)), value);
+    case ScatterAttrs::Reduction::kNone: return if_then_else(found > make_int(0), take(found - make_int(1)), value);
     case ScatterAttrs::Reduction::kAdd: return value + found;
     case ScatterAttrs::Reduction::kMul: return value * found;
   }
@@ -102,7 +102,8 @@ Tensor build_scatter_elements(const Node& n, const Tensor& data, const Tensor& i
       data->shape,
       [&](const Vars& p) {
         const auto idx = at(p, k->var);
-        const Expr hit = inside(p) && wrapped_index(indices, idx, data->shape[axis]) == static_cast<const Expr&>(p[axis]);
+        const Expr hit =
+            inside(p) && wrapped_index(indices, idx, data->shape[axis]) == static_cast<const Expr&>(p[axis]);
         return search(a.reduction, hit, k->var, read(updates, idx), {k});
       },
       n.name + ".search", OpPattern::kReduction);

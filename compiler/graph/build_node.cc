@@ -12,11 +12,12 @@ namespace tessera::graph {
 namespace {
 
 Status error(const Node& n, const std::string& why) {
-  return Status(ErrorCode::kInvalidArgument,
-                std::string("node ") + n.name + " (" + op_kind_name(n.kind) + "): " + why);
+  return Status(ErrorCode::kInvalidArgument, std::string("node ") + n.name + " (" + op_kind_name(n.kind) + "): " + why);
 }
 
-Expr cst(DType t, double v) { return make_const(t, v); }
+Expr cst(DType t, double v) {
+  return make_const(t, v);
+}
 
 std::vector<Expr> exprs(const Vars& vars) {
   std::vector<Expr> out;
@@ -93,9 +94,9 @@ Result<Tensor> build_conv_u8s8(const Node& n, const std::vector<Tensor>& in) {
   };
   const Tensor x = widen(in[0], n.name + ".x_i32");
   const std::vector<int64_t> before = {0, 0, a.pad_top, a.pad_left}, after = {0, 0, a.pad_bottom, a.pad_right};
-  TESSERA_ASSIGN_OR_RETURN(Tensor padded, in.size() > 2 ? ops::pad(x, before, after, in[2], n.name + ".pad")
-                                                        : ops::pad(x, before, after, static_cast<double>(a.pad_value),
-                                                                   n.name + ".pad"));
+  TESSERA_ASSIGN_OR_RETURN(
+      Tensor padded, in.size() > 2 ? ops::pad(x, before, after, in[2], n.name + ".pad")
+                                   : ops::pad(x, before, after, static_cast<double>(a.pad_value), n.name + ".pad"));
   return ops::conv2d_nchw(padded, widen(in[1], n.name + ".w_i32"), stride, 0, dilation, a.groups, n.name);
 }
 
@@ -103,9 +104,10 @@ Result<Tensor> build_conv_u8s8(const Node& n, const std::vector<Tensor>& in) {
 Result<Tensor> build_conv_bf16(const Node& n, const std::vector<Tensor>& in) {
   const auto& a = std::get<ConvAttrs>(n.attrs);
   if (!a.nhwc || a.groups != 1) return error(n, "a bfloat16 convolution is NHWC with one group");
-  TESSERA_ASSIGN_OR_RETURN(Tensor y, ops::conv2d_nhwc_bf16(in[0], in[1], ops::Size2(a.stride_h, a.stride_w),
-                                                           ops::Padding2(a.pad_top, a.pad_left, a.pad_bottom, a.pad_right),
-                                                           ops::Size2(a.dilation_h, a.dilation_w), n.name));
+  TESSERA_ASSIGN_OR_RETURN(Tensor y,
+                           ops::conv2d_nhwc_bf16(in[0], in[1], ops::Size2(a.stride_h, a.stride_w),
+                                                 ops::Padding2(a.pad_top, a.pad_left, a.pad_bottom, a.pad_right),
+                                                 ops::Size2(a.dilation_h, a.dilation_w), n.name));
   if (in.size() < 3) return y;
   const Tensor bias = in[2];
   return channel_epilogue(
@@ -121,7 +123,7 @@ Result<Tensor> build_conv_bf16(const Node& n, const std::vector<Tensor>& in) {
 // [N, sh, sw, K, OY/sh, OX/sw] (the last axis contiguous in the input too) and
 // interleaved by an injective stage that inlines into the epilogue.
 std::optional<Tensor> conv_transpose_by_phases(const ConvAttrs& a, const Tensor& x, const Tensor& w,
-                                                const std::vector<int64_t>& out_shape, const std::string& name) {
+                                               const std::vector<int64_t>& out_shape, const std::string& name) {
   const int64_t sh = a.stride_h, sw = a.stride_w, r_taps = w->shape[2], s_taps = w->shape[3];
   if ((sh == 1 && sw == 1) || a.dilation_h != 1 || a.dilation_w != 1 || r_taps % sh || s_taps % sw ||
       out_shape[2] % sh || out_shape[3] % sw)
@@ -217,7 +219,9 @@ Expr resize_coord(const ResizeAttrs& a, Expr i, size_t d, int64_t in_len, int64_
   return x;
 }
 
-Expr clamp_index(Expr i, int64_t len) { return min(max(i, make_int(0)), make_int(len - 1)); }
+Expr clamp_index(Expr i, int64_t len) {
+  return min(max(i, make_int(0)), make_int(len - 1));
+}
 
 // Weights of the 4 cubic taps at floor(c) - 1 .. floor(c) + 2 for t = c -
 // floor(c) (ONNX's cubic_coeffs): Keys' kernel with coefficient `a`.
@@ -280,8 +284,8 @@ Tensor build_resize(const Graph& g, const Node& n, const Tensor& x) {
                 const Expr raw = base + make_int(j - 1);
                 taps[d].push_back(clamp_index(raw, x->shape[d]));
                 if (a.exclude_outside)
-                  weights[d][j] = if_then_else(raw >= make_int(0) && raw < make_int(x->shape[d]), weights[d][j],
-                                               cst(f, 0.0));
+                  weights[d][j] =
+                      if_then_else(raw >= make_int(0) && raw < make_int(x->shape[d]), weights[d][j], cst(f, 0.0));
                 sum = sum.defined() ? sum + weights[d][j] : weights[d][j];
               }
               if (a.exclude_outside)
@@ -345,10 +349,10 @@ Tensor build_index_pad(const Graph& g, const Node& n, const Tensor& x) {
 // position inside X (padding is smaller than the window).
 Result<Tensor> build_max_pool_indices(const Graph& g, const Node& n, const Tensor& x) {
   const auto& a = std::get<PoolAttrs>(n.attrs);
-  TESSERA_ASSIGN_OR_RETURN(
-      Tensor m, ops::max_pool2d(x, ops::Size2(a.kernel_h, a.kernel_w), ops::Size2(a.stride_h, a.stride_w),
-                                ops::Padding2(a.pad_top, a.pad_left, a.pad_bottom, a.pad_right),
-                                ops::Size2(a.dilation_h, a.dilation_w), n.name + ".max"));
+  TESSERA_ASSIGN_OR_RETURN(Tensor m,
+                           ops::max_pool2d(x, ops::Size2(a.kernel_h, a.kernel_w), ops::Size2(a.stride_h, a.stride_w),
+                                           ops::Padding2(a.pad_top, a.pad_left, a.pad_bottom, a.pad_right),
+                                           ops::Size2(a.dilation_h, a.dilation_w), n.name + ".max"));
   const auto& out = g.value(n.outputs[0]).shape;
   const int64_t channels = x->shape[1], height = x->shape[2], width = x->shape[3];
   auto row = [&](const Expr& p, const Expr& k) {
@@ -369,8 +373,7 @@ Result<Tensor> build_max_pool_indices(const Graph& g, const Node& n, const Tenso
         // max of (window size - position) rather than min of position: the
         // int64 identity of a min reduction (reduce_identity) is not INT64_MAX
         // but 2^63 converted from double, which wraps to INT64_MIN.
-        return max_reduce(if_then_else(hit, make_int(window) - (ry->var * make_int(a.kernel_w) + rx->var),
-                                       make_int(0)),
+        return max_reduce(if_then_else(hit, make_int(window) - (ry->var * make_int(a.kernel_w) + rx->var), make_int(0)),
                           {ry, rx});
       },
       n.name + ".first", OpPattern::kReduction);
@@ -387,8 +390,11 @@ Result<Tensor> build_max_pool_indices(const Graph& g, const Node& n, const Tenso
 
 Tensor transpose2d(const Tensor& x, const std::string& name) {
   return compute(
-      {x->shape[1], x->shape[0]}, [&](const Vars& i) { return read(x, {i[1], i[0]}); }, name,
-      OpPattern::kInjective);
+      {x->shape[1], x->shape[0]},
+      [&](const Vars& i) {
+        return read(x, {i[1], i[0]});
+      },
+      name, OpPattern::kInjective);
 }
 
 Result<Tensor> build_gemm(const Node& n, const std::vector<Tensor>& in) {
@@ -399,14 +405,16 @@ Result<Tensor> build_gemm(const Node& n, const std::vector<Tensor>& in) {
   Tensor out = *y;
   if (a.alpha != 1.0) {
     const Tensor t = out;
-    out = compute(t->shape, [&](const Vars& i) { return read(t, exprs(i)) * cst(t->dtype, a.alpha); },
-                  n.name + ".alpha", OpPattern::kElementwise);
+    out = compute(
+        t->shape, [&](const Vars& i) { return read(t, exprs(i)) * cst(t->dtype, a.alpha); }, n.name + ".alpha",
+        OpPattern::kElementwise);
   }
   if (in.size() < 3 || a.beta == 0.0) return out;
   Tensor c = in[2];
   if (a.beta != 1.0)
-    c = compute(c->shape, [&](const Vars& i) { return read(in[2], exprs(i)) * cst(c->dtype, a.beta); },
-                n.name + ".beta", OpPattern::kElementwise);
+    c = compute(
+        c->shape, [&](const Vars& i) { return read(in[2], exprs(i)) * cst(c->dtype, a.beta); }, n.name + ".beta",
+        OpPattern::kElementwise);
   return ops::add(out, c, n.name + ".bias");
 }
 
@@ -476,8 +484,9 @@ Tensor build_concat(const Graph& g, const Node& n, const std::vector<Tensor>& in
           std::vector<Expr> idx = exprs(i);
           idx[axis] = idx[axis] - make_int(offsets[j]);
           Expr v = read(in[j], idx);
-          result = result.defined() ? if_then_else(static_cast<const Expr&>(i[axis]) < make_int(offsets[j + 1]), v, result)
-                                    : v;
+          result = result.defined()
+                       ? if_then_else(static_cast<const Expr&>(i[axis]) < make_int(offsets[j + 1]), v, result)
+                       : v;
         }
         return result;
       },
@@ -496,7 +505,9 @@ Tensor build_gather(const Graph& g, const Node& n, const Tensor& data, const Ten
         j = if_then_else(j < make_int(0), j + make_int(data->shape[axis]), j);
         std::vector<Expr> idx;
         for (size_t d = 0; d < data->shape.size(); ++d)
-          idx.push_back(d < axis ? static_cast<const Expr&>(i[d]) : d == axis ? j : static_cast<const Expr&>(i[d + q - 1]));
+          idx.push_back(d < axis    ? static_cast<const Expr&>(i[d])
+                        : d == axis ? j
+                                    : static_cast<const Expr&>(i[d + q - 1]));
         return read(data, idx);
       },
       n.name, OpPattern::kInjective);
@@ -640,7 +651,7 @@ Expr erf_f32(Expr v) {
   const DType t = v.dtype();
   const Expr x = min(max(v, cst(t, -4.0)), cst(t, 4.0));
   const Expr x2 = x * x;
-  constexpr double kAlpha[] = {-2.72614225801306e-10, 2.77068142495902e-08, -2.10102402082508e-06,
+  constexpr double kAlpha[] = {-2.72614225801306e-10, 2.77068142495902e-08,  -2.10102402082508e-06,
                                -5.69250639462346e-05, -7.34990630326855e-04, -2.95459980854025e-03,
                                -1.60960333262415e-02};
   constexpr double kBeta[] = {-1.45660718464996e-05, -2.13374055278905e-04, -1.68282697438203e-03,
@@ -695,23 +706,22 @@ Result<Tensor> build_node(const Graph& g, const Node& n, const std::vector<Tenso
     }
     case OpKind::kHardSigmoid: {
       const auto& a = std::get<AffineAttrs>(n.attrs);
-      r = unary(n, in[0], [&](Expr x) {
-        return max(cst(t, 0.0), min(cst(t, 1.0), x * cst(t, a.alpha) + cst(t, a.beta)));
-      });
+      r = unary(n, in[0],
+                [&](Expr x) { return max(cst(t, 0.0), min(cst(t, 1.0), x * cst(t, a.alpha) + cst(t, a.beta))); });
       break;
     }
-    case OpKind::kErf:
-      r = unary(n, in[0], [t](Expr x) { return t == DType::f32() ? erf_f32(x) : erf(x); });
-      break;
+    case OpKind::kErf: r = unary(n, in[0], [t](Expr x) { return t == DType::f32() ? erf_f32(x) : erf(x); }); break;
     case OpKind::kCast: r = unary(n, in[0], [&](Expr x) { return cast(t, x); }); break;
     case OpKind::kBatchNorm: r = build_batch_norm(n, in); break;
-    case OpKind::kMaxPool: case OpKind::kAvgPool: r = build_pool(g, n, in[0]); break;
+    case OpKind::kMaxPool:
+    case OpKind::kAvgPool: r = build_pool(g, n, in[0]); break;
     case OpKind::kGlobalAvgPool: r = ops::global_avg_pool2d(in[0], n.name); break;
     case OpKind::kSoftmax: r = build_softmax(n, in[0]); break;
-    case OpKind::kReduceMean: case OpKind::kReduceSum: case OpKind::kReduceMax: case OpKind::kReduceMin:
-    case OpKind::kReduceProd:
-      r = build_reduce(n, in[0]);
-      break;
+    case OpKind::kReduceMean:
+    case OpKind::kReduceSum:
+    case OpKind::kReduceMax:
+    case OpKind::kReduceMin:
+    case OpKind::kReduceProd: r = build_reduce(n, in[0]); break;
     case OpKind::kUnary: {
       const auto& a = std::get<UnaryAttrs>(n.attrs);
       r = ops::unary(a.fn, in[0], a.params, n.name);
@@ -721,7 +731,8 @@ Result<Tensor> build_node(const Graph& g, const Node& n, const std::vector<Tenso
     case OpKind::kWhere: r = ops::where(in[0], in[1], in[2], n.name); break;
     case OpKind::kQuantize: r = ops::quantize(in[0], in[1], in[2], n.name); break;
     case OpKind::kDequantize: r = ops::dequantize(in[0], in[1], in[2], n.name); break;
-    case OpKind::kArgMax: case OpKind::kArgMin: {
+    case OpKind::kArgMax:
+    case OpKind::kArgMin: {
       const auto& a = std::get<ArgAttrs>(n.attrs);
       r = ops::arg_reduce(in[0], static_cast<int>(a.axis), a.keepdims, n.kind == OpKind::kArgMax, a.select_last,
                           n.name);
@@ -733,11 +744,13 @@ Result<Tensor> build_node(const Graph& g, const Node& n, const std::vector<Tenso
       break;
     }
     case OpKind::kGatherElements: r = build_gather_elements(g, n, in[0], in[1]); break;
-    case OpKind::kExpand: case OpKind::kTile: r = build_broadcast_read(g, n, in[0]); break;
-    case OpKind::kGatherND: case OpKind::kScatterElements: case OpKind::kScatterND: case OpKind::kEinsum:
-    case OpKind::kGridSample:
-      r = build_index_node(g, n, in);
-      break;
+    case OpKind::kExpand:
+    case OpKind::kTile: r = build_broadcast_read(g, n, in[0]); break;
+    case OpKind::kGatherND:
+    case OpKind::kScatterElements:
+    case OpKind::kScatterND:
+    case OpKind::kEinsum:
+    case OpKind::kGridSample: r = build_index_node(g, n, in); break;
     case OpKind::kLayerNorm: {
       const auto& a = std::get<NormAttrs>(n.attrs);
       r = ops::layer_norm(in[0], in[1], in[2], static_cast<int>(a.axis), a.epsilon, n.name);
@@ -745,8 +758,10 @@ Result<Tensor> build_node(const Graph& g, const Node& n, const std::vector<Tenso
     }
     case OpKind::kPad: {
       const auto& a = std::get<PadAttrs>(n.attrs);
-      if (a.mode == PadAttrs::Mode::kConstant) r = ops::pad(in[0], a.before, a.after, a.value, n.name);
-      else r = build_index_pad(g, n, in[0]);
+      if (a.mode == PadAttrs::Mode::kConstant)
+        r = ops::pad(in[0], a.before, a.after, a.value, n.name);
+      else
+        r = build_index_pad(g, n, in[0]);
       break;
     }
     case OpKind::kSlice: r = build_slice(g, n, in[0]); break;
@@ -757,11 +772,13 @@ Result<Tensor> build_node(const Graph& g, const Node& n, const std::vector<Tenso
     case OpKind::kGather: r = build_gather(g, n, in[0], in[1]); break;
     case OpKind::kShape: break;
     case OpKind::kExternal: break;  // its backend's code, never a Tessera kernel
-    case OpKind::kIf: case OpKind::kLoop: break;  // control steps around its bodies' kernels
+    case OpKind::kIf:
+    case OpKind::kLoop: break;  // control steps around its bodies' kernels
   }
-  if (!r.is_ok()) return r.status().code() == ErrorCode::kInvalidArgument && r.status().message().rfind("node ", 0) == 0
-                            ? r.status()
-                            : r.status().with_context("node " + n.name);
+  if (!r.is_ok())
+    return r.status().code() == ErrorCode::kInvalidArgument && r.status().message().rfind("node ", 0) == 0
+               ? r.status()
+               : r.status().with_context("node " + n.name);
   if ((*r)->shape != g.value(n.outputs[0]).shape)
     return error(n, "kernel shape " + shape_string((*r)->shape) + " differs from the value's " +
                         shape_string(g.value(n.outputs[0]).shape));

@@ -5,9 +5,9 @@
 
 #include <vector>
 
+#include "base/status.h"
 #include "compiler/graph/graph.h"
 #include "compiler/te/tensor.h"
-#include "base/status.h"
 
 namespace tessera::graph {
 

@@ -4,12 +4,11 @@
 // packed in pairs along the reduction; the activations cast to bfloat16 by
 // a node of their own, which fuses into the kernel that produces them; the
 // sums accumulated in float32.
-#include "compiler/graph/passes.h"
-
 #include <cstring>
 #include <map>
 
 #include "base/half.h"
+#include "compiler/graph/passes.h"
 
 namespace tessera::graph {
 namespace {

@@ -61,14 +61,28 @@ Constant permute_constant(const Constant& c, const std::vector<int64_t>& perm) {
 
 bool follows_layout(OpKind k) {
   switch (k) {
-    case OpKind::kAdd: case OpKind::kSub: case OpKind::kMul: case OpKind::kDiv: case OpKind::kPow:
-    case OpKind::kMax: case OpKind::kMin: case OpKind::kRelu: case OpKind::kLeakyRelu: case OpKind::kSigmoid:
-    case OpKind::kHardSigmoid: case OpKind::kHardSwish: case OpKind::kTanh: case OpKind::kClip: case OpKind::kErf:
-    case OpKind::kCast: case OpKind::kUnary: case OpKind::kBinary: case OpKind::kWhere: case OpKind::kQuantize:
-    case OpKind::kDequantize:
-      return true;
-    default:
-      return false;
+    case OpKind::kAdd:
+    case OpKind::kSub:
+    case OpKind::kMul:
+    case OpKind::kDiv:
+    case OpKind::kPow:
+    case OpKind::kMax:
+    case OpKind::kMin:
+    case OpKind::kRelu:
+    case OpKind::kLeakyRelu:
+    case OpKind::kSigmoid:
+    case OpKind::kHardSigmoid:
+    case OpKind::kHardSwish:
+    case OpKind::kTanh:
+    case OpKind::kClip:
+    case OpKind::kErf:
+    case OpKind::kCast:
+    case OpKind::kUnary:
+    case OpKind::kBinary:
+    case OpKind::kWhere:
+    case OpKind::kQuantize:
+    case OpKind::kDequantize: return true;
+    default: return false;
   }
 }
 
@@ -227,8 +241,7 @@ class LayoutRewriter {
   // permuted with the dimensions: a feature pyramid's upsampling stays
   // between its convs.
   bool try_resize(const Node& n) {
-    if (n.kind != OpKind::kResize || !nhwc_.count(n.inputs[0]) || g_.value(n.inputs[0]).shape.size() != 4)
-      return false;
+    if (n.kind != OpKind::kResize || !nhwc_.count(n.inputs[0]) || g_.value(n.inputs[0]).shape.size() != 4) return false;
     auto a = std::get<ResizeAttrs>(n.attrs);
     a.scales = permuted(a.scales, kToNhwc);
     if (!a.roi.empty()) {
@@ -259,8 +272,8 @@ class LayoutRewriter {
   void produce_nhwc(const Node& n, Attrs attrs, std::vector<ValueId> inputs) {
     const ValueId v = n.outputs[0];
     const Value& val = g_.value(v);
-    const ValueId y = out_.add_op(n.name, n.kind, std::move(attrs), std::move(inputs), permuted(val.shape, kToNhwc),
-                                  val.dtype);
+    const ValueId y =
+        out_.add_op(n.name, n.kind, std::move(attrs), std::move(inputs), permuted(val.shape, kToNhwc), val.dtype);
     nhwc_[v] = y;
     pending_nchw_.insert(v);
   }
@@ -272,8 +285,8 @@ class LayoutRewriter {
 
   const Graph& g_;
   Graph out_;
-  std::map<ValueId, ValueId> nhwc_;    // NCHW id -> NHWC id
-  std::set<ValueId> pending_nchw_;     // NCHW ids not computed yet (their NHWC twin is)
+  std::map<ValueId, ValueId> nhwc_;       // NCHW id -> NHWC id
+  std::set<ValueId> pending_nchw_;        // NCHW ids not computed yet (their NHWC twin is)
   std::map<ValueId, ValueId> broadcast_;  // a computed lower-rank id -> its rank-4 NHWC reshape
 };
 

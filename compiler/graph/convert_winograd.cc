@@ -15,8 +15,8 @@ bool winograd_eligible(const Graph& g, const Node& n) {
     return false;
   const Value& w = g.value(n.inputs[1]);
   const Value& y = g.value(n.outputs[0]);
-  return w.dtype == DType::f32() && w.shape.size() == 4 && w.shape[0] == 3 && w.shape[1] == 3 &&
-         y.shape.size() == 4 && y.shape[1] % 2 == 0 && y.shape[2] % 2 == 0;
+  return w.dtype == DType::f32() && w.shape.size() == 4 && w.shape[0] == 3 && w.shape[1] == 3 && y.shape.size() == 4 &&
+         y.shape[1] % 2 == 0 && y.shape[2] % 2 == 0;
 }
 
 Result<Graph> convert_winograd(const Graph& g, const std::function<bool(const Node&)>& use) {

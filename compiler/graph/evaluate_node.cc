@@ -97,7 +97,8 @@ void fold_binary(const Fold& f, std::vector<double>& result) {
   for (int64_t i = 0; i < f.total; ++i) {
     const auto idx = unravel(i, f.out.shape);
     const double x = a.at(broadcast_offset(idx, a.shape)), y = b.at(broadcast_offset(idx, b.shape));
-    result[i] = generic ? ops::binary_reference(fn, x, y, a.dtype) : apply_binary(f.n.kind, x, y, f.out.dtype.is_integral());
+    result[i] =
+        generic ? ops::binary_reference(fn, x, y, a.dtype) : apply_binary(f.n.kind, x, y, f.out.dtype.is_integral());
   }
 }
 
@@ -230,7 +231,8 @@ Status fold_elementwise(const Fold& f, std::vector<double>& result) {
   const Constant& x = *f.in.at(0);
   for (int64_t i = 0; i < f.total; ++i) {
     TESSERA_ASSIGN_OR_RETURN(result[i], apply_unary(f.n, x.at(i)));
-    if (f.n.kind == OpKind::kCast && f.out.dtype.is_integral() && !f.out.dtype.is_bool()) result[i] = std::trunc(result[i]);
+    if (f.n.kind == OpKind::kCast && f.out.dtype.is_integral() && !f.out.dtype.is_bool())
+      result[i] = std::trunc(result[i]);
   }
   return Status::ok();
 }
@@ -239,16 +241,38 @@ Status fold_elementwise(const Fold& f, std::vector<double>& result) {
 
 bool is_foldable(OpKind kind) {
   switch (kind) {
-    case OpKind::kConv: case OpKind::kConvTranspose: case OpKind::kGemm: case OpKind::kMatMul: case OpKind::kMatMulU8S8: case OpKind::kConvU8S8:
-    case OpKind::kMatMulBf16: case OpKind::kConvBf16: case OpKind::kMaxPool: case OpKind::kAvgPool:
-    case OpKind::kGlobalAvgPool: case OpKind::kSoftmax: case OpKind::kReduceMean: case OpKind::kBatchNorm:
-    case OpKind::kReduceSum: case OpKind::kReduceMax: case OpKind::kLayerNorm: case OpKind::kResize:
-    case OpKind::kReduceMin: case OpKind::kReduceProd: case OpKind::kArgMax: case OpKind::kArgMin:
-    case OpKind::kCumSum: case OpKind::kGatherND: case OpKind::kScatterElements: case OpKind::kScatterND:
-    case OpKind::kEinsum: case OpKind::kGridSample: case OpKind::kExternal: case OpKind::kIf: case OpKind::kLoop:
-      return false;
-    default:
-      return true;
+    case OpKind::kConv:
+    case OpKind::kConvTranspose:
+    case OpKind::kGemm:
+    case OpKind::kMatMul:
+    case OpKind::kMatMulU8S8:
+    case OpKind::kConvU8S8:
+    case OpKind::kMatMulBf16:
+    case OpKind::kConvBf16:
+    case OpKind::kMaxPool:
+    case OpKind::kAvgPool:
+    case OpKind::kGlobalAvgPool:
+    case OpKind::kSoftmax:
+    case OpKind::kReduceMean:
+    case OpKind::kBatchNorm:
+    case OpKind::kReduceSum:
+    case OpKind::kReduceMax:
+    case OpKind::kLayerNorm:
+    case OpKind::kResize:
+    case OpKind::kReduceMin:
+    case OpKind::kReduceProd:
+    case OpKind::kArgMax:
+    case OpKind::kArgMin:
+    case OpKind::kCumSum:
+    case OpKind::kGatherND:
+    case OpKind::kScatterElements:
+    case OpKind::kScatterND:
+    case OpKind::kEinsum:
+    case OpKind::kGridSample:
+    case OpKind::kExternal:
+    case OpKind::kIf:
+    case OpKind::kLoop: return false;
+    default: return true;
   }
 }
 
@@ -266,18 +290,25 @@ Result<Constant> evaluate_node(const Graph& g, const Node& n, const std::vector<
     if (c == nullptr) return cannot(n, "an input is not constant");
   const Fold f{n, out, inputs, total};
   switch (n.kind) {
-    case OpKind::kAdd: case OpKind::kSub: case OpKind::kMul: case OpKind::kDiv: case OpKind::kPow:
-    case OpKind::kMax: case OpKind::kMin: case OpKind::kBinary:
-      fold_binary(f, result);
-      break;
-    case OpKind::kWhere: case OpKind::kExpand: fold_where_expand(f, result); break;
+    case OpKind::kAdd:
+    case OpKind::kSub:
+    case OpKind::kMul:
+    case OpKind::kDiv:
+    case OpKind::kPow:
+    case OpKind::kMax:
+    case OpKind::kMin:
+    case OpKind::kBinary: fold_binary(f, result); break;
+    case OpKind::kWhere:
+    case OpKind::kExpand: fold_where_expand(f, result); break;
     case OpKind::kTile: fold_tile(f, result); break;
-    case OpKind::kQuantize: case OpKind::kDequantize: fold_quantize(f, result); break;
+    case OpKind::kQuantize:
+    case OpKind::kDequantize: fold_quantize(f, result); break;
     case OpKind::kGatherElements: TESSERA_RETURN_IF_ERROR(fold_gather_elements(f, result)); break;
     case OpKind::kReshape: result = inputs.at(0)->to_doubles(); break;
     case OpKind::kTranspose: fold_transpose(f, result); break;
     case OpKind::kConcat: fold_concat(f, result); break;
-    case OpKind::kSlice: case OpKind::kPad: fold_slice_pad(f, result); break;
+    case OpKind::kSlice:
+    case OpKind::kPad: fold_slice_pad(f, result); break;
     case OpKind::kGather: TESSERA_RETURN_IF_ERROR(fold_gather(f, result)); break;
     default: TESSERA_RETURN_IF_ERROR(fold_elementwise(f, result));
   }

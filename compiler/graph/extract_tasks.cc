@@ -13,8 +13,9 @@ Result<ComputeDAG> build_group_dag(const Graph& g, const FusedGroup& group) {
     const Value& val = g.value(v);
     // "arg1.fc.bias": stage names come from node names ("fc", "fc.bias"), and
     // templates find stages by name, so an input must not share one.
-    Tensor t = placeholder(val.shape, val.dtype, "arg" + std::to_string(args.size()) + "." +
-                                                     (val.name.empty() ? "v" + std::to_string(v) : val.name));
+    Tensor t = placeholder(
+        val.shape, val.dtype,
+        "arg" + std::to_string(args.size()) + "." + (val.name.empty() ? "v" + std::to_string(v) : val.name));
     tensors[v] = t;
     args.push_back(t);
   }

@@ -6,18 +6,18 @@
 #include <string>
 #include <vector>
 
+#include "base/status.h"
 #include "compiler/graph/fuse_ops.h"
 #include "compiler/te/compute_dag.h"
-#include "base/status.h"
 
 namespace tessera::graph {
 
 /// One distinct kernel of a model, for the task scheduler.
 struct GraphTask {
-  std::string name;                        ///< the first group's name, e.g. "fused_conv_relu"
-  std::shared_ptr<const ComputeDAG> dag;   ///< args: the group's inputs (constants too), then its output
-  int weight = 0;                          ///< how many groups share this workload key
-  double flops = 0;                        ///< of one run of the kernel
+  std::string name;                       ///< the first group's name, e.g. "fused_conv_relu"
+  std::shared_ptr<const ComputeDAG> dag;  ///< args: the group's inputs (constants too), then its output
+  int weight = 0;                         ///< how many groups share this workload key
+  double flops = 0;                       ///< of one run of the kernel
 };
 
 /// The tasks and, for each group, the index of its task (for the executor).

@@ -95,7 +95,8 @@ class Fuser {
       for (int i : from.nodes) {
         groups_[static_cast<size_t>(target)].nodes.push_back(i);
         group_of_node_[static_cast<size_t>(i)] = target;
-        for (ValueId out : g_.nodes()[static_cast<size_t>(i)].outputs) group_of_value_[static_cast<size_t>(out)] = target;
+        for (ValueId out : g_.nodes()[static_cast<size_t>(i)].outputs)
+          group_of_value_[static_cast<size_t>(out)] = target;
       }
       from.nodes.clear();
       from.output = -1;
@@ -165,7 +166,9 @@ class Fuser {
 
 }  // namespace
 
-std::vector<FusedGroup> fuse_ops(const Graph& g) { return Fuser(g).run(); }
+std::vector<FusedGroup> fuse_ops(const Graph& g) {
+  return Fuser(g).run();
+}
 
 std::string groups_to_string(const Graph& g, const std::vector<FusedGroup>& groups) {
   std::ostringstream s;

@@ -13,12 +13,12 @@ namespace tessera::graph {
 /// node's); every other value inside it is read only by nodes of the group
 /// (one or several: x in x * clip(x + 3, 0, 6) / 6) and is no graph output.
 struct FusedGroup {
-  std::vector<int> nodes;       ///< indices into Graph::nodes(), in topological order
-  int anchor = 0;               ///< the first node, whose pattern decides what may join
+  std::vector<int> nodes;                       ///< indices into Graph::nodes(), in topological order
+  int anchor = 0;                               ///< the first node, whose pattern decides what may join
   OpPattern pattern = OpPattern::kElementwise;  ///< the anchor's pattern
-  std::vector<ValueId> inputs;  ///< values read from outside (graph inputs, constants, other groups)
+  std::vector<ValueId> inputs;                  ///< values read from outside (graph inputs, constants, other groups)
   ValueId output = -1;
-  std::string name;             ///< "fused_conv_add_relu"
+  std::string name;  ///< "fused_conv_add_relu"
 };
 
 /// Greedy fusion in topological order. A node joins the group that produced

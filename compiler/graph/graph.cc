@@ -37,7 +37,9 @@ std::string shape_string(const std::vector<int64_t>& shape) {
 // ---------------------------------------------------------------------------
 // Constant
 
-int64_t Constant::num_elements() const { return shape_size(shape); }
+int64_t Constant::num_elements() const {
+  return shape_size(shape);
+}
 
 namespace {
 template <typename T>
@@ -78,7 +80,9 @@ std::vector<int64_t> Constant::to_int64s() const {
       out[i] = load_as<int64_t>(bytes, k);
     } else {
       const double v = at(k);
-      out[i] = v >= 9.2233720368547758e18 ? INT64_MAX : v <= -9.2233720368547758e18 ? INT64_MIN : static_cast<int64_t>(v);
+      out[i] = v >= 9.2233720368547758e18    ? INT64_MAX
+               : v <= -9.2233720368547758e18 ? INT64_MIN
+                                             : static_cast<int64_t>(v);
     }
   }
   return out;
@@ -90,15 +94,24 @@ Constant Constant::from_doubles(DType dtype, std::vector<int64_t> shape, const s
   for (size_t i = 0; i < values.size(); ++i) {
     const auto k = static_cast<int64_t>(i);
     const double v = values[i];
-    if (dtype == DType::f32()) store_as<float>(c.bytes, k, static_cast<float>(v));
-    else if (dtype == DType::f64()) store_as<double>(c.bytes, k, v);
-    else if (dtype == DType::i64()) store_as<int64_t>(c.bytes, k, static_cast<int64_t>(v));
-    else if (dtype == DType::i32()) store_as<int32_t>(c.bytes, k, static_cast<int32_t>(v));
-    else if (dtype == DType::i8()) store_as<int8_t>(c.bytes, k, static_cast<int8_t>(v));
-    else if (dtype == DType::boolean()) store_as<uint8_t>(c.bytes, k, v != 0.0);
-    else if (dtype == DType::f16()) store_as<uint16_t>(c.bytes, k, float_to_half(static_cast<float>(v)));
-    else if (dtype == DType::bf16()) store_as<uint16_t>(c.bytes, k, float_to_bfloat16(static_cast<float>(v)));
-    else store_as<uint8_t>(c.bytes, k, static_cast<uint8_t>(v));
+    if (dtype == DType::f32())
+      store_as<float>(c.bytes, k, static_cast<float>(v));
+    else if (dtype == DType::f64())
+      store_as<double>(c.bytes, k, v);
+    else if (dtype == DType::i64())
+      store_as<int64_t>(c.bytes, k, static_cast<int64_t>(v));
+    else if (dtype == DType::i32())
+      store_as<int32_t>(c.bytes, k, static_cast<int32_t>(v));
+    else if (dtype == DType::i8())
+      store_as<int8_t>(c.bytes, k, static_cast<int8_t>(v));
+    else if (dtype == DType::boolean())
+      store_as<uint8_t>(c.bytes, k, v != 0.0);
+    else if (dtype == DType::f16())
+      store_as<uint16_t>(c.bytes, k, float_to_half(static_cast<float>(v)));
+    else if (dtype == DType::bf16())
+      store_as<uint16_t>(c.bytes, k, float_to_bfloat16(static_cast<float>(v)));
+    else
+      store_as<uint8_t>(c.bytes, k, static_cast<uint8_t>(v));
   }
   return c;
 }
@@ -135,7 +148,9 @@ ValueId Graph::add_constant(std::string name, Constant data) {
   return id;
 }
 
-void Graph::add_node(Node node) { nodes_.push_back(std::move(node)); }
+void Graph::add_node(Node node) {
+  nodes_.push_back(std::move(node));
+}
 
 ValueId Graph::add_op(std::string name, OpKind kind, Attrs attrs, std::vector<ValueId> inputs,
                       std::vector<int64_t> out_shape, DType out_dtype) {
@@ -209,15 +224,32 @@ Status Graph::validate() const {
 
 OpPattern node_pattern(const Graph& g, const Node& n) {
   switch (n.kind) {
-    case OpKind::kConv: case OpKind::kConvTranspose: case OpKind::kGemm: case OpKind::kMatMul:
-    case OpKind::kMatMulU8S8: case OpKind::kConvU8S8: case OpKind::kMatMulBf16: case OpKind::kConvBf16:
-    case OpKind::kExternal: case OpKind::kIf: case OpKind::kLoop:
-      return OpPattern::kComplex;
-    case OpKind::kMaxPool: case OpKind::kAvgPool: case OpKind::kGlobalAvgPool: case OpKind::kSoftmax:
-    case OpKind::kReduceMean: case OpKind::kReduceSum: case OpKind::kReduceMax: case OpKind::kLayerNorm:
-    case OpKind::kReduceMin: case OpKind::kReduceProd: case OpKind::kArgMax: case OpKind::kArgMin:
-    case OpKind::kCumSum: case OpKind::kScatterElements: case OpKind::kScatterND:
-      return OpPattern::kReduction;
+    case OpKind::kConv:
+    case OpKind::kConvTranspose:
+    case OpKind::kGemm:
+    case OpKind::kMatMul:
+    case OpKind::kMatMulU8S8:
+    case OpKind::kConvU8S8:
+    case OpKind::kMatMulBf16:
+    case OpKind::kConvBf16:
+    case OpKind::kExternal:
+    case OpKind::kIf:
+    case OpKind::kLoop: return OpPattern::kComplex;
+    case OpKind::kMaxPool:
+    case OpKind::kAvgPool:
+    case OpKind::kGlobalAvgPool:
+    case OpKind::kSoftmax:
+    case OpKind::kReduceMean:
+    case OpKind::kReduceSum:
+    case OpKind::kReduceMax:
+    case OpKind::kLayerNorm:
+    case OpKind::kReduceMin:
+    case OpKind::kReduceProd:
+    case OpKind::kArgMax:
+    case OpKind::kArgMin:
+    case OpKind::kCumSum:
+    case OpKind::kScatterElements:
+    case OpKind::kScatterND: return OpPattern::kReduction;
     case OpKind::kEinsum: {
       // A contraction is compute like a matmul; without summed letters it
       // only moves or multiplies data.
@@ -227,23 +259,37 @@ OpPattern node_pattern(const Graph& g, const Node& n) {
       if (letters > a.output.size()) return OpPattern::kComplex;
       return n.inputs.size() == 1 ? OpPattern::kInjective : OpPattern::kBroadcast;
     }
-    case OpKind::kReshape: case OpKind::kTranspose: case OpKind::kConcat: case OpKind::kGather:
-    case OpKind::kPad: case OpKind::kSlice: case OpKind::kResize: case OpKind::kGatherElements:
-    case OpKind::kExpand: case OpKind::kTile: case OpKind::kGatherND: case OpKind::kGridSample:
-    case OpKind::kShape:
-      return OpPattern::kInjective;
-    case OpKind::kBatchNorm:
-      return OpPattern::kBroadcast;
-    case OpKind::kAdd: case OpKind::kSub: case OpKind::kMul: case OpKind::kDiv: case OpKind::kPow:
-    case OpKind::kMax: case OpKind::kMin: case OpKind::kBinary: case OpKind::kWhere: case OpKind::kQuantize:
+    case OpKind::kReshape:
+    case OpKind::kTranspose:
+    case OpKind::kConcat:
+    case OpKind::kGather:
+    case OpKind::kPad:
+    case OpKind::kSlice:
+    case OpKind::kResize:
+    case OpKind::kGatherElements:
+    case OpKind::kExpand:
+    case OpKind::kTile:
+    case OpKind::kGatherND:
+    case OpKind::kGridSample:
+    case OpKind::kShape: return OpPattern::kInjective;
+    case OpKind::kBatchNorm: return OpPattern::kBroadcast;
+    case OpKind::kAdd:
+    case OpKind::kSub:
+    case OpKind::kMul:
+    case OpKind::kDiv:
+    case OpKind::kPow:
+    case OpKind::kMax:
+    case OpKind::kMin:
+    case OpKind::kBinary:
+    case OpKind::kWhere:
+    case OpKind::kQuantize:
     case OpKind::kDequantize: {
       const auto& out = g.value(n.outputs[0]).shape;
       for (ValueId v : n.inputs)
         if (g.value(v).shape != out) return OpPattern::kBroadcast;
       return OpPattern::kElementwise;
     }
-    default:
-      return OpPattern::kElementwise;
+    default: return OpPattern::kElementwise;
   }
 }
 
@@ -305,8 +351,10 @@ struct AttrPrinter {
   std::string operator()(const PadAttrs& a) const {
     std::ostringstream s;
     s << "before=" << ints(a.before) << " after=" << ints(a.after);
-    if (a.mode == PadAttrs::Mode::kConstant) s << " value=" << a.value;
-    else s << " mode=" << (a.mode == PadAttrs::Mode::kEdge ? "edge" : "reflect");
+    if (a.mode == PadAttrs::Mode::kConstant)
+      s << " value=" << a.value;
+    else
+      s << " mode=" << (a.mode == PadAttrs::Mode::kEdge ? "edge" : "reflect");
     return s.str();
   }
   std::string operator()(const ResizeAttrs& a) const {
@@ -335,8 +383,8 @@ struct AttrPrinter {
   std::string operator()(const GridSampleAttrs& a) const {
     static const char* const kModes[] = {"bilinear", "nearest", "bicubic"};
     static const char* const kPaddings[] = {"zeros", "border", "reflection"};
-    return std::string("mode=") + kModes[static_cast<int>(a.mode)] + " padding=" +
-           kPaddings[static_cast<int>(a.padding)] + " align_corners=" + (a.align_corners ? "1" : "0");
+    return std::string("mode=") + kModes[static_cast<int>(a.mode)] +
+           " padding=" + kPaddings[static_cast<int>(a.padding)] + " align_corners=" + (a.align_corners ? "1" : "0");
   }
   std::string operator()(const ScatterAttrs& a) const {
     static const char* const kReductions[] = {"none", "add", "mul"};
@@ -371,10 +419,11 @@ struct AttrPrinter {
   std::string operator()(const ControlAttrs& a) const {
     std::string s = "bodies=" + std::to_string(a.bodies.size());
     for (const auto& body : a.bodies) s += " " + std::to_string(body ? body->nodes().size() : 0) + "nodes";
-    if (a.num_carried || a.scan_slots) s += " carried=" + std::to_string(a.num_carried) + " slots=" + std::to_string(a.scan_slots);
+    if (a.num_carried || a.scan_slots)
+      s += " carried=" + std::to_string(a.num_carried) + " slots=" + std::to_string(a.scan_slots);
     return s;
   }
-    std::string operator()(const ExternalAttrs& a) const {
+  std::string operator()(const ExternalAttrs& a) const {
     std::string s = "backend=" + a.backend + " nodes=";
     if (!a.body) return s + "none";
     for (size_t i = 0; i < a.body->nodes().size(); ++i) s += (i ? "," : "") + a.body->nodes()[i].name;

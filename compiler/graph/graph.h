@@ -20,14 +20,15 @@
 #include <variant>
 #include <vector>
 
-#include "compiler/ops/elementwise.h"
-#include "compiler/te/tensor.h"
 #include "base/dtype.h"
 #include "base/status.h"
+#include "compiler/ops/elementwise.h"
+#include "compiler/te/tensor.h"
 
 namespace tessera::graph {
 
 /// Every operator kind, listed once: X(enum name, printed name).
+// clang-format off
 #define TESSERA_GRAPH_OPS(X)                                                                       \
   X(kConv, "conv") X(kConvTranspose, "conv_transpose") X(kGemm, "gemm") X(kMatMul, "matmul") X(kAdd, "add") X(kSub, "sub")             \
   X(kMul, "mul") X(kDiv, "div") X(kPow, "pow") X(kMax, "max") X(kMin, "min") X(kRelu, "relu") X(kLeakyRelu, "leaky_relu")        \
@@ -44,6 +45,7 @@ namespace tessera::graph {
   X(kGridSample, "grid_sample") X(kQuantize, "quantize") X(kDequantize, "dequantize") \
   X(kMatMulU8S8, "matmul_u8s8") X(kConvU8S8, "conv_u8s8") X(kMatMulBf16, "matmul_bf16") X(kConvBf16, "conv_bf16") \
   X(kExternal, "external") X(kIf, "if") X(kLoop, "loop")
+// clang-format on
 
 /// The operator a node applies. Reshape also stands for Flatten, Squeeze and
 /// Unsqueeze: its output value's shape says everything. kQuantize and
@@ -167,7 +169,12 @@ struct ResizeAttrs {
   /// kTfCropAndResize samples the box `roi` (starts then ends, fractions of
   /// each dimension) and yields `extrapolation_value` outside the input.
   enum class Coord : uint8_t {
-    kHalfPixel, kAsymmetric, kAlignCorners, kPytorchHalfPixel, kTfHalfPixelForNn, kTfCropAndResize
+    kHalfPixel,
+    kAsymmetric,
+    kAlignCorners,
+    kPytorchHalfPixel,
+    kTfHalfPixelForNn,
+    kTfCropAndResize
   };
   /// ONNX nearest_mode.
   enum class Round : uint8_t { kPreferFloor, kPreferCeil, kFloor, kCeil };
@@ -276,13 +283,15 @@ struct ControlAttrs {
 };
 /// A node's attributes; which alternative goes with which kind is fixed by the
 /// importer and checked where they are read.
-using Attrs = std::variant<NoAttrs, ConvAttrs, GemmAttrs, PoolAttrs, ScalarAttrs, AffineAttrs, AxisAttrs, PermAttrs,
-                           ReduceAttrs, CastAttrs, NormAttrs, PadAttrs, SliceAttrs, ResizeAttrs, UnaryAttrs,
-                           BinaryAttrs, ArgAttrs, ScatterAttrs, EinsumAttrs, GridSampleAttrs, MatMulAttrs, ExternalAttrs,
-                           ControlAttrs>;
+using Attrs =
+    std::variant<NoAttrs, ConvAttrs, GemmAttrs, PoolAttrs, ScalarAttrs, AffineAttrs, AxisAttrs, PermAttrs, ReduceAttrs,
+                 CastAttrs, NormAttrs, PadAttrs, SliceAttrs, ResizeAttrs, UnaryAttrs, BinaryAttrs, ArgAttrs,
+                 ScatterAttrs, EinsumAttrs, GridSampleAttrs, MatMulAttrs, ExternalAttrs, ControlAttrs>;
 /// Whether a node of `kind` is a call of its own, never fused with another:
 /// an external region or control flow.
-inline bool runs_alone(OpKind kind) { return kind == OpKind::kExternal || kind == OpKind::kIf || kind == OpKind::kLoop; }
+inline bool runs_alone(OpKind kind) {
+  return kind == OpKind::kExternal || kind == OpKind::kIf || kind == OpKind::kLoop;
+}
 
 /// Index of a value in its graph.
 using ValueId = int32_t;

@@ -20,8 +20,9 @@ std::vector<size_t> moved_inputs(const Node& n) {
     case OpKind::kMaxPool:
       if (std::get<PoolAttrs>(n.attrs).indices) return {};
       return {0};
-    case OpKind::kReshape: case OpKind::kTranspose: case OpKind::kSlice:
-      return {0};
+    case OpKind::kReshape:
+    case OpKind::kTranspose:
+    case OpKind::kSlice: return {0};
     case OpKind::kResize:
       if (std::get<ResizeAttrs>(n.attrs).mode != ResizeAttrs::Mode::kNearest) return {};
       return {0};
@@ -30,8 +31,7 @@ std::vector<size_t> moved_inputs(const Node& n) {
       for (size_t i = 0; i < all.size(); ++i) all[i] = i;
       return all;
     }
-    default:
-      return {};
+    default: return {};
   }
 }
 

@@ -12,10 +12,10 @@ namespace {
 
 // Who reads what, by node index.
 struct Edges {
-  std::vector<int> producer;                 // per value: its node, or -1
-  std::vector<std::vector<int>> readers;     // per value: the nodes reading it, ascending
-  std::vector<std::vector<int>> consumers;   // per node: the nodes reading any of its outputs, ascending, once each
-  std::vector<bool> is_output;               // per value: a graph output
+  std::vector<int> producer;                // per value: its node, or -1
+  std::vector<std::vector<int>> readers;    // per value: the nodes reading it, ascending
+  std::vector<std::vector<int>> consumers;  // per node: the nodes reading any of its outputs, ascending, once each
+  std::vector<bool> is_output;              // per value: a graph output
 };
 
 Edges edges_of(const Graph& g) {

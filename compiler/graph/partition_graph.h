@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "compiler/graph/graph.h"
 #include "base/status.h"
+#include "compiler/graph/graph.h"
 
 namespace tessera::graph {
 
@@ -23,7 +23,7 @@ namespace tessera::graph {
 /// chain of epilogue nodes, each the only reader of the chain's value so far
 /// (dense + bias, matmul + bias + relu).
 struct CompositePattern {
-  std::string name;                                      ///< "dense_bias"
+  std::string name;                                       ///< "dense_bias"
   std::function<bool(const Graph&, const Node&)> anchor;  ///< whether a node may start the chain
   /// Whether `n` may extend the chain whose current value is `v` (one of n's inputs).
   std::function<bool(const Graph&, const Node& n, ValueId v)> epilogue;

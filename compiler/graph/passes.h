@@ -12,8 +12,8 @@
 #include <optional>
 #include <vector>
 
-#include "compiler/graph/graph.h"
 #include "base/status.h"
+#include "compiler/graph/graph.h"
 
 namespace tessera::graph {
 

@@ -123,11 +123,11 @@ class Matcher {
 };
 
 // A constant of the normalized shape: `from`'s data, or `fill` everywhere.
-ValueId norm_constant(Graph& g, ValueId from, const std::string& name, const std::vector<int64_t>& shape,
-                      DType dtype, double fill) {
+ValueId norm_constant(Graph& g, ValueId from, const std::string& name, const std::vector<int64_t>& shape, DType dtype,
+                      double fill) {
   if (from >= 0 && g.value(from).shape == shape) return from;
-  Constant c = from >= 0 ? g.constant(from)
-                         : Constant::from_doubles(dtype, shape, std::vector<double>(shape_size(shape), fill));
+  Constant c =
+      from >= 0 ? g.constant(from) : Constant::from_doubles(dtype, shape, std::vector<double>(shape_size(shape), fill));
   c.shape = shape;
   return g.add_constant(name, std::move(c));
 }

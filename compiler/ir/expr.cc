@@ -29,7 +29,9 @@ Expr make_int(int64_t value, DType t) {
   return Expr(Ref<const ExprNode>(new IntImmNode(t, value)));
 }
 
-Expr make_bool(bool value) { return make_int(value ? 1 : 0, DType::boolean()); }
+Expr make_bool(bool value) {
+  return make_int(value ? 1 : 0, DType::boolean());
+}
 
 Expr make_float(double value, DType t) {
   TESSERA_CHECK(t.is_float() && t.is_scalar()) << "float constant of type " << t.to_string();
@@ -37,20 +39,23 @@ Expr make_float(double value, DType t) {
 }
 
 Expr make_const(DType t, double value) {
-  Expr scalar = t.is_float() ? make_float(value, t.element_of())
-                             : make_int(static_cast<int64_t>(value), t.element_of());
+  Expr scalar =
+      t.is_float() ? make_float(value, t.element_of()) : make_int(static_cast<int64_t>(value), t.element_of());
   return t.lanes > 1 ? make_broadcast(scalar, t.lanes) : scalar;
 }
 
-bool is_binary(ExprKind kind) { return kind >= ExprKind::kAdd && kind <= ExprKind::kOr; }
-bool is_comparison(ExprKind kind) { return kind >= ExprKind::kEQ && kind <= ExprKind::kGE; }
+bool is_binary(ExprKind kind) {
+  return kind >= ExprKind::kAdd && kind <= ExprKind::kOr;
+}
+bool is_comparison(ExprKind kind) {
+  return kind >= ExprKind::kEQ && kind <= ExprKind::kGE;
+}
 
 Expr make_binary(ExprKind kind, Expr a, Expr b) {
   TESSERA_CHECK(is_binary(kind)) << expr_kind_name(kind) << " is not a binary operator";
   TESSERA_CHECK(a.defined() && b.defined()) << expr_kind_name(kind) << " of an undefined operand";
-  TESSERA_CHECK(a.dtype() == b.dtype())
-      << expr_kind_name(kind) << " operands must have one type, not " << a.dtype().to_string() << " and "
-      << b.dtype().to_string();
+  TESSERA_CHECK(a.dtype() == b.dtype()) << expr_kind_name(kind) << " operands must have one type, not "
+                                        << a.dtype().to_string() << " and " << b.dtype().to_string();
   DType t = a.dtype();
   if (is_comparison(kind)) t = DType::boolean(t.lanes);
   if (kind == ExprKind::kAnd || kind == ExprKind::kOr)
@@ -67,8 +72,8 @@ Expr make_not(Expr a) {
 Expr make_select(Expr cond, Expr t, Expr f) {
   TESSERA_CHECK(cond.defined() && t.defined() && f.defined()) << "Select of an undefined operand";
   TESSERA_CHECK(cond.dtype().is_bool()) << "Select condition of type " << cond.dtype().to_string();
-  TESSERA_CHECK(t.dtype() == f.dtype())
-      << "Select branches of types " << t.dtype().to_string() << " and " << f.dtype().to_string();
+  TESSERA_CHECK(t.dtype() == f.dtype()) << "Select branches of types " << t.dtype().to_string() << " and "
+                                        << f.dtype().to_string();
   TESSERA_CHECK(cond.dtype().lanes == 1 || cond.dtype().lanes == t.dtype().lanes)
       << "Select of " << cond.dtype().lanes << " condition lanes and " << t.dtype().lanes << " value lanes";
   DType type = t.dtype();
@@ -127,15 +132,14 @@ Expr make_load(Buffer buffer, Expr index, Expr predicate) {
 Expr make_ramp(Expr base, Expr stride, int lanes) {
   TESSERA_CHECK(base.defined() && stride.defined()) << "Ramp of an undefined base or stride";
   TESSERA_CHECK(base.dtype().is_scalar() && base.dtype() == stride.dtype() && lanes > 1)
-      << "Ramp of base " << base.dtype().to_string() << ", stride " << stride.dtype().to_string() << ", "
-      << lanes << " lanes";
+      << "Ramp of base " << base.dtype().to_string() << ", stride " << stride.dtype().to_string() << ", " << lanes
+      << " lanes";
   DType t = base.dtype().with_lanes(lanes);
   return Expr(Ref<const ExprNode>(new RampNode(t, std::move(base), std::move(stride), lanes)));
 }
 
 Expr make_broadcast(Expr value, int lanes) {
-  TESSERA_CHECK(value.defined() && value.dtype().is_scalar() && lanes > 1)
-      << "Broadcast to " << lanes << " lanes";
+  TESSERA_CHECK(value.defined() && value.dtype().is_scalar() && lanes > 1) << "Broadcast to " << lanes << " lanes";
   DType t = value.dtype().with_lanes(lanes);
   return Expr(Ref<const ExprNode>(new BroadcastNode(t, std::move(value), lanes)));
 }

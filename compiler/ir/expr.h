@@ -16,14 +16,15 @@
 #include <string>
 #include <vector>
 
-#include "compiler/ir/object.h"
 #include "base/dtype.h"
+#include "compiler/ir/object.h"
 
 namespace tessera {
 
 /// The type of loop variables and flat buffer indices.
 inline constexpr DType kIndexType = DType::i64();
 
+// clang-format off
 #define TESSERA_EXPR_KINDS(X) \
   X(IntImm)                   \
   X(FloatImm)                 \
@@ -52,6 +53,7 @@ inline constexpr DType kIndexType = DType::i64();
   X(Broadcast)                \
   X(TensorRead)               \
   X(Reduce)
+// clang-format on
 
 enum class ExprKind : uint8_t {
 #define TESSERA_X(name) k##name,
@@ -184,12 +186,14 @@ Expr make_cast(DType t, Expr value);
 /// the int32 word holding them as bfloat16, lo in the lower half (rounded
 /// to nearest even; a NaN stays a quiet NaN): the operand kDotBf16 takes.
 /// Two loads of neighbouring bfloat16 elements become one load of the word.
+// clang-format off
 #define TESSERA_CALL_OPS(X)                                                                        \
   X(kExp, "exp") X(kLog, "log") X(kSqrt, "sqrt") X(kTanh, "tanh") X(kErf, "erf") X(kAbs, "abs")   \
   X(kFloor, "floor") X(kCeil, "ceil") X(kRound, "round") X(kPow, "pow") X(kSigmoid, "sigmoid")     \
   X(kSin, "sin") X(kCos, "cos") X(kTan, "tan") X(kAsin, "asin") X(kAcos, "acos") X(kAtan, "atan") \
   X(kSinh, "sinh") X(kCosh, "cosh") X(kAsinh, "asinh") X(kAcosh, "acosh") X(kAtanh, "atanh")       \
   X(kDotU8S8, "dot_u8s8") X(kDotBf16, "dot_bf16") X(kPackBf16, "pack_bf16")
+// clang-format on
 
 enum class CallOp : uint8_t {
 #define TESSERA_CALL_OP_ENUM(e, s) e,
@@ -197,7 +201,9 @@ enum class CallOp : uint8_t {
 #undef TESSERA_CALL_OP_ENUM
 };
 /// Whether `op` is a dot product of packed int32 words (kDotU8S8, kDotBf16).
-inline bool is_dot_product(CallOp op) { return op == CallOp::kDotU8S8 || op == CallOp::kDotBf16; }
+inline bool is_dot_product(CallOp op) {
+  return op == CallOp::kDotU8S8 || op == CallOp::kDotBf16;
+}
 
 /// The printed name of a call, e.g. "exp".
 const char* call_op_name(CallOp op);
@@ -233,8 +239,7 @@ struct BufferNode final : Object {
   }
 };
 using Buffer = Ref<const BufferNode>;
-Buffer make_buffer(std::string name, DType dtype, std::vector<int64_t> shape,
-                   MemoryScope scope = MemoryScope::kGlobal);
+Buffer make_buffer(std::string name, DType dtype, std::vector<int64_t> shape, MemoryScope scope = MemoryScope::kGlobal);
 
 /// buffer[index]: a vector load when index is a vector.
 /// buffer[index], or, with a predicate (bool, as many lanes as the index),
@@ -251,8 +256,7 @@ Expr make_load(Buffer buffer, Expr index, Expr predicate = Expr());
 
 struct RampNode final : ExprNode {
   static constexpr ExprKind kKind = ExprKind::kRamp;
-  RampNode(DType t, Expr b, Expr s, int n)
-      : ExprNode(kKind, t), base(std::move(b)), stride(std::move(s)), lanes(n) {}
+  RampNode(DType t, Expr b, Expr s, int n) : ExprNode(kKind, t), base(std::move(b)), stride(std::move(s)), lanes(n) {}
   const Expr base, stride;
   const int lanes;
 };

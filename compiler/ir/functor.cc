@@ -9,11 +9,21 @@ void IRVisitor::visit_expr(const Expr& e) {
     case ExprKind::kIntImm: return visit(static_cast<const IntImmNode*>(n));
     case ExprKind::kFloatImm: return visit(static_cast<const FloatImmNode*>(n));
     case ExprKind::kVar: return visit(static_cast<const VarNode*>(n));
-    case ExprKind::kAdd: case ExprKind::kSub: case ExprKind::kMul: case ExprKind::kDiv:
-    case ExprKind::kMod: case ExprKind::kMin: case ExprKind::kMax: case ExprKind::kEQ:
-    case ExprKind::kNE: case ExprKind::kLT: case ExprKind::kLE: case ExprKind::kGT:
-    case ExprKind::kGE: case ExprKind::kAnd: case ExprKind::kOr:
-      return visit(static_cast<const BinaryNode*>(n));
+    case ExprKind::kAdd:
+    case ExprKind::kSub:
+    case ExprKind::kMul:
+    case ExprKind::kDiv:
+    case ExprKind::kMod:
+    case ExprKind::kMin:
+    case ExprKind::kMax:
+    case ExprKind::kEQ:
+    case ExprKind::kNE:
+    case ExprKind::kLT:
+    case ExprKind::kLE:
+    case ExprKind::kGT:
+    case ExprKind::kGE:
+    case ExprKind::kAnd:
+    case ExprKind::kOr: return visit(static_cast<const BinaryNode*>(n));
     case ExprKind::kNot: return visit(static_cast<const NotNode*>(n));
     case ExprKind::kSelect: return visit(static_cast<const SelectNode*>(n));
     case ExprKind::kCast: return visit(static_cast<const CastNode*>(n));
@@ -39,35 +49,65 @@ void IRVisitor::visit_stmt(const Stmt& s) {
   }
 }
 
-void IRVisitor::visit(const BinaryNode* op) { visit_expr(op->a); visit_expr(op->b); }
-void IRVisitor::visit(const NotNode* op) { visit_expr(op->a); }
-void IRVisitor::visit(const SelectNode* op) {
-  visit_expr(op->cond); visit_expr(op->true_value); visit_expr(op->false_value);
+void IRVisitor::visit(const BinaryNode* op) {
+  visit_expr(op->a);
+  visit_expr(op->b);
 }
-void IRVisitor::visit(const CastNode* op) { visit_expr(op->value); }
-void IRVisitor::visit(const CallNode* op) { for (const Expr& a : op->args) visit_expr(a); }
+void IRVisitor::visit(const NotNode* op) {
+  visit_expr(op->a);
+}
+void IRVisitor::visit(const SelectNode* op) {
+  visit_expr(op->cond);
+  visit_expr(op->true_value);
+  visit_expr(op->false_value);
+}
+void IRVisitor::visit(const CastNode* op) {
+  visit_expr(op->value);
+}
+void IRVisitor::visit(const CallNode* op) {
+  for (const Expr& a : op->args) visit_expr(a);
+}
 void IRVisitor::visit(const LoadNode* op) {
   visit_expr(op->index);
   if (op->predicate.defined()) visit_expr(op->predicate);
 }
-void IRVisitor::visit(const RampNode* op) { visit_expr(op->base); visit_expr(op->stride); }
-void IRVisitor::visit(const BroadcastNode* op) { visit_expr(op->value); }
-void IRVisitor::visit(const TensorReadNode* op) { for (const Expr& i : op->indices) visit_expr(i); }
-void IRVisitor::visit(const ReduceNode* op) { visit_expr(op->source); }
+void IRVisitor::visit(const RampNode* op) {
+  visit_expr(op->base);
+  visit_expr(op->stride);
+}
+void IRVisitor::visit(const BroadcastNode* op) {
+  visit_expr(op->value);
+}
+void IRVisitor::visit(const TensorReadNode* op) {
+  for (const Expr& i : op->indices) visit_expr(i);
+}
+void IRVisitor::visit(const ReduceNode* op) {
+  visit_expr(op->source);
+}
 void IRVisitor::visit(const StoreNode* op) {
   visit_expr(op->value);
   visit_expr(op->index);
   if (op->predicate.defined()) visit_expr(op->predicate);
 }
 void IRVisitor::visit(const ForNode* op) {
-  visit_expr(op->min); visit_expr(op->extent); visit_stmt(op->body);
+  visit_expr(op->min);
+  visit_expr(op->extent);
+  visit_stmt(op->body);
 }
-void IRVisitor::visit(const SeqNode* op) { for (const Stmt& s : op->stmts) visit_stmt(s); }
+void IRVisitor::visit(const SeqNode* op) {
+  for (const Stmt& s : op->stmts) visit_stmt(s);
+}
 void IRVisitor::visit(const IfThenElseNode* op) {
-  visit_expr(op->cond); visit_stmt(op->then_case); visit_stmt(op->else_case);
+  visit_expr(op->cond);
+  visit_stmt(op->then_case);
+  visit_stmt(op->else_case);
 }
-void IRVisitor::visit(const AllocateNode* op) { visit_stmt(op->body); }
-void IRVisitor::visit(const AttrNode* op) { visit_stmt(op->body); }
+void IRVisitor::visit(const AllocateNode* op) {
+  visit_stmt(op->body);
+}
+void IRVisitor::visit(const AttrNode* op) {
+  visit_stmt(op->body);
+}
 
 Expr IRMutator::mutate(const Expr& e) {
   if (!e.defined()) return e;
@@ -76,11 +116,21 @@ Expr IRMutator::mutate(const Expr& e) {
     case ExprKind::kIntImm: return visit(static_cast<const IntImmNode*>(n), e);
     case ExprKind::kFloatImm: return visit(static_cast<const FloatImmNode*>(n), e);
     case ExprKind::kVar: return visit(static_cast<const VarNode*>(n), e);
-    case ExprKind::kAdd: case ExprKind::kSub: case ExprKind::kMul: case ExprKind::kDiv:
-    case ExprKind::kMod: case ExprKind::kMin: case ExprKind::kMax: case ExprKind::kEQ:
-    case ExprKind::kNE: case ExprKind::kLT: case ExprKind::kLE: case ExprKind::kGT:
-    case ExprKind::kGE: case ExprKind::kAnd: case ExprKind::kOr:
-      return visit(static_cast<const BinaryNode*>(n), e);
+    case ExprKind::kAdd:
+    case ExprKind::kSub:
+    case ExprKind::kMul:
+    case ExprKind::kDiv:
+    case ExprKind::kMod:
+    case ExprKind::kMin:
+    case ExprKind::kMax:
+    case ExprKind::kEQ:
+    case ExprKind::kNE:
+    case ExprKind::kLT:
+    case ExprKind::kLE:
+    case ExprKind::kGT:
+    case ExprKind::kGE:
+    case ExprKind::kAnd:
+    case ExprKind::kOr: return visit(static_cast<const BinaryNode*>(n), e);
     case ExprKind::kNot: return visit(static_cast<const NotNode*>(n), e);
     case ExprKind::kSelect: return visit(static_cast<const SelectNode*>(n), e);
     case ExprKind::kCast: return visit(static_cast<const CastNode*>(n), e);

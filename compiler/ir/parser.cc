@@ -22,9 +22,15 @@ Status error_at(int line, int col, const std::string& message) {
   return Status(ErrorCode::kParseError, std::to_string(line) + ":" + std::to_string(col) + ": " + message);
 }
 
-bool is_ident_start(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
-bool is_ident_char(char c) { return is_ident_start(c) || is_digit(c) || c == '.'; }
+bool is_ident_start(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+bool is_digit(char c) {
+  return c >= '0' && c <= '9';
+}
+bool is_ident_char(char c) {
+  return is_ident_start(c) || is_digit(c) || c == '.';
+}
 
 class Lexer {
  public:
@@ -65,8 +71,8 @@ class Lexer {
     ++pos_;
   }
   void skip_space() {
-    while (pos_ < text_.size() && (text_[pos_] == ' ' || text_[pos_] == '\t' || text_[pos_] == '\n' ||
-                                   text_[pos_] == '\r'))
+    while (pos_ < text_.size() &&
+           (text_[pos_] == ' ' || text_[pos_] == '\t' || text_[pos_] == '\n' || text_[pos_] == '\r'))
       advance();
   }
   std::string take_while(bool (*pred)(char)) {
@@ -165,20 +171,20 @@ constexpr BinaryOp kBinaryOps[] = {
 };
 constexpr int kTightestLevel = 5;
 
-const CallOp kCallOps[] = {CallOp::kExp,   CallOp::kLog,  CallOp::kSqrt,  CallOp::kTanh,
-                           CallOp::kErf,   CallOp::kAbs,  CallOp::kFloor, CallOp::kCeil,
-                           CallOp::kRound, CallOp::kPow,  CallOp::kSigmoid, CallOp::kDotU8S8,
-                           CallOp::kDotBf16, CallOp::kPackBf16};
+const CallOp kCallOps[] = {CallOp::kExp,     CallOp::kLog,     CallOp::kSqrt,    CallOp::kTanh,    CallOp::kErf,
+                           CallOp::kAbs,     CallOp::kFloor,   CallOp::kCeil,    CallOp::kRound,   CallOp::kPow,
+                           CallOp::kSigmoid, CallOp::kDotU8S8, CallOp::kDotBf16, CallOp::kPackBf16};
 
-std::string type_name(const Expr& e) { return e.dtype().to_string(); }
+std::string type_name(const Expr& e) {
+  return e.dtype().to_string();
+}
 
 // ---------------------------------------------------------------------------
 // The parser: recursive descent over the tokens; binders are scoped.
 
 class IRParser {
  public:
-  IRParser(std::vector<Token> tokens, const ParseContext& context)
-      : toks_(std::move(tokens)), ctx_(context) {}
+  IRParser(std::vector<Token> tokens, const ParseContext& context) : toks_(std::move(tokens)), ctx_(context) {}
 
   Result<Expr> whole_expr() {
     TESSERA_ASSIGN_OR_RETURN(Expr e, expr());
@@ -201,9 +207,7 @@ class IRParser {
     return t;
   }
   bool is(const char* punct, size_t k = 0) const { return peek(k).kind == Tok::kPunct && peek(k).text == punct; }
-  bool is_word(const char* word, size_t k = 0) const {
-    return peek(k).kind == Tok::kIdent && peek(k).text == word;
-  }
+  bool is_word(const char* word, size_t k = 0) const { return peek(k).kind == Tok::kIdent && peek(k).text == word; }
   bool accept(const char* punct) {
     if (!is(punct)) return false;
     next();
@@ -220,7 +224,8 @@ class IRParser {
     return error(peek(), "expected the end but found " + describe(peek()));
   }
   Result<std::string> ident(const char* what) {
-    if (peek().kind != Tok::kIdent) return error(peek(), std::string("expected ") + what + " but found " + describe(peek()));
+    if (peek().kind != Tok::kIdent)
+      return error(peek(), std::string("expected ") + what + " but found " + describe(peek()));
     return next().text;
   }
   Result<int64_t> int_literal(const char* what);
@@ -263,7 +268,8 @@ class IRParser {
 
 Result<int64_t> IRParser::int_literal(const char* what) {
   const bool negative = accept("-");
-  if (peek().kind != Tok::kInt) return error(peek(), std::string("expected ") + what + " but found " + describe(peek()));
+  if (peek().kind != Tok::kInt)
+    return error(peek(), std::string("expected ") + what + " but found " + describe(peek()));
   const Token& t = next();
   errno = 0;
   const long long v = std::strtoll(((negative ? "-" : "") + t.text).c_str(), nullptr, 10);
@@ -443,8 +449,8 @@ Result<Expr> IRParser::intrinsic(const Token& name, CallOp op) {
   if (a.size() != want) return error(name, name.text + " takes " + std::to_string(want) + " argument(s)");
   for (const Expr& x : a)
     if (x.dtype() != a[0].dtype()) return error(name, name.text + " of arguments of different types");
-  const bool types_fit = is_dot_product(op) ? a[0].dtype().element_of() == DType::i32()
-                                                : a[0].dtype().is_float() || op == CallOp::kAbs;
+  const bool types_fit =
+      is_dot_product(op) ? a[0].dtype().element_of() == DType::i32() : a[0].dtype().is_float() || op == CallOp::kAbs;
   if (!types_fit) return error(name, name.text + " of " + type_name(a[0]));
   return make_call(op, std::move(a));
 }
@@ -488,7 +494,8 @@ Result<Expr> IRParser::memory(const Token& name) {
       return error(name, "index of " + name.text + " of type " + type_name(indices[0]) + ", not int64");
     return make_load(*b, indices[0], pred);
   }
-  if (pred.defined()) return error(name, "tensor " + name.text + " is read whole; only buffer accesses take a predicate");
+  if (pred.defined())
+    return error(name, "tensor " + name.text + " is read whole; only buffer accesses take a predicate");
   auto t = ctx_.tensors.find(name.text);
   if (t == ctx_.tensors.end()) return error(name, "unknown buffer '" + name.text + "'");
   if (static_cast<int>(indices.size()) != t->second->ndim())
@@ -521,7 +528,9 @@ Result<Stmt> IRParser::block() {
 }
 
 // The body of an alloc or attr: a block, or the rest of the enclosing one.
-Result<Stmt> IRParser::scoped_body() { return is("{") ? block() : stmts_until_close(); }
+Result<Stmt> IRParser::scoped_body() {
+  return is("{") ? block() : stmts_until_close();
+}
 
 Result<Stmt> IRParser::statement() {
   const Token& t = peek();

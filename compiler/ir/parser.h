@@ -19,9 +19,9 @@
 #include <string>
 #include <unordered_map>
 
+#include "base/status.h"
 #include "compiler/ir/printer.h"
 #include "compiler/ir/stmt.h"
-#include "base/status.h"
 
 namespace tessera {
 

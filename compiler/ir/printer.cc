@@ -48,16 +48,15 @@ std::string shape_string(const std::vector<int64_t>& shape) {
 }
 
 bool is_keyword(const std::string& s) {
-  static const char* const kKeywords[] = {"for", "parallel", "vectorized", "unrolled", "if",   "else",
-                                          "alloc", "attr",   "in",         "func",     "true", "false"};
+  static const char* const kKeywords[] = {"for",   "parallel", "vectorized", "unrolled", "if",   "else",
+                                          "alloc", "attr",     "in",         "func",     "true", "false"};
   for (const char* k : kKeywords)
     if (s == k) return true;
   // Spellings of float constants: inf, nan with a type suffix.
   for (const char* special : {"inf", "nan"}) {
     if (s.rfind(special, 0) != 0) continue;
     const std::string suffix = s.substr(3);
-    if (suffix.empty() || suffix == "f" || suffix.rfind("float", 0) == 0 || suffix.rfind("bfloat", 0) == 0)
-      return true;
+    if (suffix.empty() || suffix == "f" || suffix.rfind("float", 0) == 0 || suffix.rfind("bfloat", 0) == 0) return true;
   }
   return false;
 }
@@ -116,7 +115,9 @@ class FreeObjectNamer final : public IRVisitor {
 
 }  // namespace
 
-std::string buffer_type_string(const BufferNode* b) { return b->dtype.to_string() + shape_string(b->shape); }
+std::string buffer_type_string(const BufferNode* b) {
+  return b->dtype.to_string() + shape_string(b->shape);
+}
 
 std::string IRPrinter::fresh(const std::string& name) const {
   auto used = [&](const std::string& n) { return taken_.count(n) || in_scope_.count(n); };
@@ -238,9 +239,12 @@ void IRPrinter::expr(const Expr& e, std::string& out) {
   switch (e.kind()) {
     case ExprKind::kIntImm: {
       const auto* n = e.as<IntImmNode>();
-      if (n->dtype.is_bool()) out += n->value ? "true" : "false";
-      else if (n->dtype == kIndexType) out += std::to_string(n->value);
-      else out += n->dtype.to_string() + "(" + std::to_string(n->value) + ")";
+      if (n->dtype.is_bool())
+        out += n->value ? "true" : "false";
+      else if (n->dtype == kIndexType)
+        out += std::to_string(n->value);
+      else
+        out += n->dtype.to_string() + "(" + std::to_string(n->value) + ")";
       return;
     }
     case ExprKind::kFloatImm: {
@@ -254,11 +258,21 @@ void IRPrinter::expr(const Expr& e, std::string& out) {
       out += it != bound_.end() ? it->second.back() : name_of(e.as<VarNode>());
       return;
     }
-    case ExprKind::kAdd: case ExprKind::kSub: case ExprKind::kMul: case ExprKind::kDiv:
-    case ExprKind::kMod: case ExprKind::kMin: case ExprKind::kMax: case ExprKind::kEQ:
-    case ExprKind::kNE: case ExprKind::kLT: case ExprKind::kLE: case ExprKind::kGT:
-    case ExprKind::kGE: case ExprKind::kAnd: case ExprKind::kOr:
-      return binary(e, out);
+    case ExprKind::kAdd:
+    case ExprKind::kSub:
+    case ExprKind::kMul:
+    case ExprKind::kDiv:
+    case ExprKind::kMod:
+    case ExprKind::kMin:
+    case ExprKind::kMax:
+    case ExprKind::kEQ:
+    case ExprKind::kNE:
+    case ExprKind::kLT:
+    case ExprKind::kLE:
+    case ExprKind::kGT:
+    case ExprKind::kGE:
+    case ExprKind::kAnd:
+    case ExprKind::kOr: return binary(e, out);
     case ExprKind::kNot:
       out += "!";
       expr(e.as<NotNode>()->a, out);
@@ -297,8 +311,8 @@ void IRPrinter::expr(const Expr& e, std::string& out) {
       out += ")";
       return;
     }
-    case ExprKind::kLoad: case ExprKind::kTensorRead:
-      return memory(e, out);
+    case ExprKind::kLoad:
+    case ExprKind::kTensorRead: return memory(e, out);
     case ExprKind::kRamp: {
       const auto* n = e.as<RampNode>();
       out += "ramp(";
@@ -417,8 +431,12 @@ void IRPrinter::stmt(const Stmt& s, int indent, std::string& out, bool braced_sc
   }
 }
 
-std::string to_string(const Expr& e) { return IRPrinter().print(e); }
-std::string to_string(const Stmt& s) { return IRPrinter().print(s); }
+std::string to_string(const Expr& e) {
+  return IRPrinter().print(e);
+}
+std::string to_string(const Stmt& s) {
+  return IRPrinter().print(s);
+}
 
 std::string to_string(const PrimFunc& f) {
   IRPrinter p;

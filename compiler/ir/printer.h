@@ -67,10 +67,10 @@ class IRPrinter {
   void unbind(const void* node);
 
   bool canonical_;
-  std::unordered_map<const void*, std::string> names_;             // free objects
+  std::unordered_map<const void*, std::string> names_;               // free objects
   std::unordered_map<const void*, std::vector<std::string>> bound_;  // loop vars, allocated buffers
-  std::unordered_set<std::string> taken_;                          // names of free objects
-  std::unordered_map<std::string, int> in_scope_;                  // names of enclosing binders
+  std::unordered_set<std::string> taken_;                            // names of free objects
+  std::unordered_map<std::string, int> in_scope_;                    // names of enclosing binders
   FreeNames free_;
   int next_var_ = 0, next_tensor_ = 0, next_buffer_ = 0;
 };

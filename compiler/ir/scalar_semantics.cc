@@ -1,8 +1,8 @@
 #include "compiler/ir/scalar_semantics.h"
 
-#include "base/half.h"
-
 #include <cmath>
+
+#include "base/half.h"
 
 namespace tessera {
 
@@ -30,7 +30,7 @@ double call_value(CallOp op, double x, double y) {
     case CallOp::kAsinh: return std::asinh(x);
     case CallOp::kAcosh: return std::acosh(x);
     case CallOp::kAtanh: return std::atanh(x);
-    case CallOp::kDotU8S8: break;  // integers: dot_u8s8
+    case CallOp::kDotU8S8: break;   // integers: dot_u8s8
     case CallOp::kDotBf16: break;   // words: dot_bf16_value
     case CallOp::kPackBf16: break;  // to a word: pack_bf16_value
   }
@@ -41,13 +41,16 @@ int64_t dot_u8s8_value(int64_t a, int64_t b) {
   const auto ua = static_cast<uint32_t>(a), ub = static_cast<uint32_t>(b);
   int64_t sum = 0;
   for (int byte = 0; byte < 4; ++byte)
-    sum += int64_t{static_cast<uint8_t>(ua >> (8 * byte))} * static_cast<int8_t>(static_cast<uint8_t>(ub >> (8 * byte)));
+    sum +=
+        int64_t{static_cast<uint8_t>(ua >> (8 * byte))} * static_cast<int8_t>(static_cast<uint8_t>(ub >> (8 * byte)));
   return sum;
 }
 
 double dot_bf16_value(int64_t a, int64_t b) {
   const auto ua = static_cast<uint32_t>(a), ub = static_cast<uint32_t>(b);
-  auto half = [](uint32_t word, int i) { return static_cast<double>(bfloat16_to_float(static_cast<uint16_t>(word >> (16 * i)))); };
+  auto half = [](uint32_t word, int i) {
+    return static_cast<double>(bfloat16_to_float(static_cast<uint16_t>(word >> (16 * i))));
+  };
   return static_cast<float>(half(ua, 0) * half(ub, 0) + half(ua, 1) * half(ub, 1));
 }
 

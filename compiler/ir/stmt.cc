@@ -7,12 +7,12 @@ namespace tessera {
 Stmt make_store(Buffer buffer, Expr value, Expr index, Expr predicate) {
   TESSERA_CHECK(buffer.defined() && value.defined() && index.defined()) << "Store with an undefined part";
   TESSERA_CHECK(value.dtype() == buffer->dtype.with_lanes(index.dtype().lanes))
-      << "Store of " << value.dtype().to_string() << " to " << buffer->name << " of "
-      << buffer->dtype.to_string() << " at " << index.dtype().lanes << " lanes";
+      << "Store of " << value.dtype().to_string() << " to " << buffer->name << " of " << buffer->dtype.to_string()
+      << " at " << index.dtype().lanes << " lanes";
   TESSERA_CHECK(!predicate.defined() || predicate.dtype() == DType::boolean(index.dtype().lanes))
       << "Store to " << buffer->name << " with a predicate of type " << predicate.dtype().to_string();
-  return Stmt(Ref<const StmtNode>(
-      new StoreNode(std::move(buffer), std::move(value), std::move(index), std::move(predicate))));
+  return Stmt(
+      Ref<const StmtNode>(new StoreNode(std::move(buffer), std::move(value), std::move(index), std::move(predicate))));
 }
 
 const char* loop_kind_name(LoopKind kind) {
@@ -26,13 +26,12 @@ const char* loop_kind_name(LoopKind kind) {
 }
 
 Stmt make_for(Var var, Expr min, Expr extent, LoopKind kind, Stmt body) {
-  TESSERA_CHECK(var.defined() && min.defined() && extent.defined() && body.defined())
-      << "For with an undefined part";
+  TESSERA_CHECK(var.defined() && min.defined() && extent.defined() && body.defined()) << "For with an undefined part";
   TESSERA_CHECK(min.dtype() == kIndexType && extent.dtype() == kIndexType)
       << "For " << var.name() << " over [" << min.dtype().to_string() << ", +" << extent.dtype().to_string()
       << "), not index type";
-  return Stmt(Ref<const StmtNode>(
-      new ForNode(std::move(var), std::move(min), std::move(extent), kind, std::move(body))));
+  return Stmt(
+      Ref<const StmtNode>(new ForNode(std::move(var), std::move(min), std::move(extent), kind, std::move(body))));
 }
 
 Stmt make_seq(std::vector<Stmt> stmts) {

@@ -48,8 +48,10 @@ class Equal {
     const Object* saved = it == bound_.end() ? nullptr : it->second;
     bound_[a] = b;
     bool same = stmt(body_a, body_b);
-    if (saved) bound_[a] = saved;
-    else bound_.erase(a);
+    if (saved)
+      bound_[a] = saved;
+    else
+      bound_.erase(a);
     return same;
   }
 
@@ -83,10 +85,21 @@ bool Equal::expr(const Expr& a, const Expr& b) {
   if (!a.defined() || !b.defined()) return a.defined() == b.defined();
   if (a.kind() != b.kind() || a.dtype() != b.dtype()) return false;
   switch (a.kind()) {
-    case ExprKind::kAdd: case ExprKind::kSub: case ExprKind::kMul: case ExprKind::kDiv:
-    case ExprKind::kMod: case ExprKind::kMin: case ExprKind::kMax: case ExprKind::kEQ:
-    case ExprKind::kNE: case ExprKind::kLT: case ExprKind::kLE: case ExprKind::kGT:
-    case ExprKind::kGE: case ExprKind::kAnd: case ExprKind::kOr: {
+    case ExprKind::kAdd:
+    case ExprKind::kSub:
+    case ExprKind::kMul:
+    case ExprKind::kDiv:
+    case ExprKind::kMod:
+    case ExprKind::kMin:
+    case ExprKind::kMax:
+    case ExprKind::kEQ:
+    case ExprKind::kNE:
+    case ExprKind::kLT:
+    case ExprKind::kLE:
+    case ExprKind::kGT:
+    case ExprKind::kGE:
+    case ExprKind::kAnd:
+    case ExprKind::kOr: {
       const auto* x = static_cast<const BinaryNode*>(a.get());
       const auto* y = static_cast<const BinaryNode*>(b.get());
       return expr(x->a, y->a) && expr(x->b, y->b);
@@ -106,9 +119,12 @@ bool Equal::expr(const Expr& a, const Expr& b) {
       return x->lanes == y->lanes && expr(x->base, y->base) && expr(x->stride, y->stride);
     }
     case ExprKind::kBroadcast: return expr(a.as<BroadcastNode>()->value, b.as<BroadcastNode>()->value);
-    case ExprKind::kIntImm: case ExprKind::kFloatImm: case ExprKind::kVar: case ExprKind::kLoad:
-    case ExprKind::kTensorRead: case ExprKind::kReduce:
-      return leaf_or_memory(a, b);
+    case ExprKind::kIntImm:
+    case ExprKind::kFloatImm:
+    case ExprKind::kVar:
+    case ExprKind::kLoad:
+    case ExprKind::kTensorRead:
+    case ExprKind::kReduce: return leaf_or_memory(a, b);
   }
   return false;
 }
@@ -154,7 +170,9 @@ bool Equal::stmt(const Stmt& a, const Stmt& b) {
 
 // ---------------------------------------------------------------------------
 
-size_t combine(size_t seed, size_t v) { return seed ^ (v + 0x9e3779b97f4a7c15ull + (seed << 6) + (seed >> 2)); }
+size_t combine(size_t seed, size_t v) {
+  return seed ^ (v + 0x9e3779b97f4a7c15ull + (seed << 6) + (seed >> 2));
+}
 
 size_t hash_dtype(DType t) {
   return (static_cast<size_t>(t.code) << 24) ^ (static_cast<size_t>(t.bits) << 16) ^ t.lanes;
@@ -186,8 +204,10 @@ class Hash {
     const size_t saved = shadows ? it->second : 0;
     bound_[o] = next_binding_++;
     size_t h = stmt(body);
-    if (shadows) bound_[o] = saved;
-    else bound_.erase(o);
+    if (shadows)
+      bound_[o] = saved;
+    else
+      bound_.erase(o);
     return h;
   }
   size_t exprs(size_t h, const std::vector<Expr>& list) {
@@ -206,10 +226,21 @@ size_t Hash::expr(const Expr& e) {
     case ExprKind::kIntImm: return combine(h, std::hash<int64_t>()(e.as<IntImmNode>()->value));
     case ExprKind::kFloatImm: return combine(h, hash_float(e.as<FloatImmNode>()));
     case ExprKind::kVar: return combine(h, object(e.get()));
-    case ExprKind::kAdd: case ExprKind::kSub: case ExprKind::kMul: case ExprKind::kDiv:
-    case ExprKind::kMod: case ExprKind::kMin: case ExprKind::kMax: case ExprKind::kEQ:
-    case ExprKind::kNE: case ExprKind::kLT: case ExprKind::kLE: case ExprKind::kGT:
-    case ExprKind::kGE: case ExprKind::kAnd: case ExprKind::kOr: {
+    case ExprKind::kAdd:
+    case ExprKind::kSub:
+    case ExprKind::kMul:
+    case ExprKind::kDiv:
+    case ExprKind::kMod:
+    case ExprKind::kMin:
+    case ExprKind::kMax:
+    case ExprKind::kEQ:
+    case ExprKind::kNE:
+    case ExprKind::kLT:
+    case ExprKind::kLE:
+    case ExprKind::kGT:
+    case ExprKind::kGE:
+    case ExprKind::kAnd:
+    case ExprKind::kOr: {
       const auto* n = static_cast<const BinaryNode*>(e.get());
       return combine(combine(h, expr(n->a)), expr(n->b));
     }
@@ -283,8 +314,12 @@ size_t Hash::stmt(const Stmt& s) {
 
 }  // namespace
 
-bool structural_equal(const Expr& a, const Expr& b) { return Equal().expr(a, b); }
-bool structural_equal(const Stmt& a, const Stmt& b) { return Equal().stmt(a, b); }
+bool structural_equal(const Expr& a, const Expr& b) {
+  return Equal().expr(a, b);
+}
+bool structural_equal(const Stmt& a, const Stmt& b) {
+  return Equal().stmt(a, b);
+}
 
 bool structural_equal(const PrimFunc& a, const PrimFunc& b) {
   if (a.params.size() != b.params.size()) return false;
@@ -296,7 +331,11 @@ bool structural_equal(const PrimFunc& a, const PrimFunc& b) {
   return eq.stmt(a.body, b.body);
 }
 
-size_t structural_hash(const Expr& e) { return Hash().expr(e); }
-size_t structural_hash(const Stmt& s) { return Hash().stmt(s); }
+size_t structural_hash(const Expr& e) {
+  return Hash().expr(e);
+}
+size_t structural_hash(const Stmt& s) {
+  return Hash().stmt(s);
+}
 
 }  // namespace tessera

@@ -3,8 +3,8 @@
 // kernel later. Lowering runs it between passes in tests (LowerOptions).
 #pragma once
 
-#include "compiler/ir/stmt.h"
 #include "base/status.h"
+#include "compiler/ir/stmt.h"
 
 namespace tessera {
 

@@ -8,8 +8,8 @@ Result<LoweringPlan> allocate_buffers(LoweringPlan plan) {
     if (s < 0) return Status(ErrorCode::kLoweringError, "kernel argument " + arg->name + " has no stage");
     // A packed argument is stored in its layout's shape (padded blocks too).
     const std::optional<PackedLayout>& layout = plan.stage(s).layout;
-    plan.stages[s].buffer =
-        make_buffer(arg->name, arg->dtype, layout ? packed_shape(arg->shape, *layout) : arg->shape, MemoryScope::kGlobal);
+    plan.stages[s].buffer = make_buffer(arg->name, arg->dtype, layout ? packed_shape(arg->shape, *layout) : arg->shape,
+                                        MemoryScope::kGlobal);
     plan.params.push_back(plan.stages[s].buffer);
   }
   for (int s = 0; s < static_cast<int>(plan.stages.size()); ++s) {
@@ -18,8 +18,8 @@ Result<LoweringPlan> allocate_buffers(LoweringPlan plan) {
     const Stage& st = plan.stage(s);
     int64_t elements = 1;
     for (int64_t e : sp.region_extent) elements *= e;
-    MemoryScope scope = elements * st.tensor->dtype.storage_bytes() <= kMaxLocalBytes ? MemoryScope::kLocal
-                                                                                     : MemoryScope::kWorkspace;
+    MemoryScope scope =
+        elements * st.tensor->dtype.storage_bytes() <= kMaxLocalBytes ? MemoryScope::kLocal : MemoryScope::kWorkspace;
     sp.buffer = make_buffer(st.name(), st.tensor->dtype, sp.region_extent, scope);
   }
   return plan;

@@ -25,8 +25,8 @@ LoopKind loop_kind(IterAnnotation annotation) {
 Stmt make_loop(const LoweringPlan& plan, int s, int i, Stmt body) {
   const Stage& st = plan.stage(s);
   const Iter& it = st.iters[i];
-  Stmt loop = make_for(it.var, make_int(0), make_int(plan.stages[s].extent.at(it.var.node())),
-                       loop_kind(it.annotation), body);
+  Stmt loop =
+      make_for(it.var, make_int(0), make_int(plan.stages[s].extent.at(it.var.node())), loop_kind(it.annotation), body);
   for (const auto& [var, step] : st.pragmas)
     if (var.same_as(it.var)) loop = make_attr(AttrKind::kAutoUnrollMaxStep, step, loop);
   return loop;

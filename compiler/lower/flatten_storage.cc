@@ -71,12 +71,14 @@ class ReadFlattener final : public IRMutator {
     for (size_t d = 0; d < indices.size(); ++d) {
       const int64_t hi = stored_extent(plan_, s, d) - 1;
       const arith::Interval range = arith::bounds_of(indices[d], loops_);
-      const bool below = range.lo < 0, above = range.hi > hi;
+      const bool below = range.lo<0, above = range.hi> hi;
       if (!below && !above) continue;
       const bool vector = uses_any_var(indices[d], [&](const VarNode* v) { return vector_loops_.count(v) > 0; });
       if (vector) {
         const Expr& x = indices[d];
-        Expr in = below && above ? (x >= make_int(0) && x <= make_int(hi)) : below ? x >= make_int(0) : x <= make_int(hi);
+        Expr in = below && above ? (x >= make_int(0) && x <= make_int(hi))
+                  : below        ? x >= make_int(0)
+                                 : x <= make_int(hi);
         predicate = predicate.defined() ? (predicate && in) : in;
         continue;
       }
@@ -126,6 +128,8 @@ Expr flat_index(const LoweringPlan& plan, int s, const std::vector<Expr>& global
   return index;
 }
 
-Stmt flatten_storage(const Stmt& body, const LoweringPlan& plan) { return ReadFlattener(plan)(body); }
+Stmt flatten_storage(const Stmt& body, const LoweringPlan& plan) {
+  return ReadFlattener(plan)(body);
+}
 
 }  // namespace tessera

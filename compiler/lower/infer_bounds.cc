@@ -12,7 +12,9 @@
 namespace tessera {
 namespace {
 
-Status lowering_error(const std::string& what) { return Status(ErrorCode::kLoweringError, what); }
+Status lowering_error(const std::string& what) {
+  return Status(ErrorCode::kLoweringError, what);
+}
 
 // Every reader of an attached stage must run inside the loop it is attached at.
 Status check_containment(const LoweringPlan& plan, int p) {
@@ -38,7 +40,8 @@ Status check_containment(const LoweringPlan& plan, int p) {
     }
     if (!inside)
       return lowering_error("stage " + ps.name() + " is computed at " + plan.stage(c).name() + "." +
-                            ps.attach_var.name() + " but stage " + plan.stage(x).name() + " reads it outside that loop");
+                            ps.attach_var.name() + " but stage " + plan.stage(x).name() +
+                            " reads it outside that loop");
   }
   return Status::ok();
 }
@@ -177,7 +180,8 @@ Result<LoweringPlan> infer_bounds(LoweringPlan plan) {
       infer_region(plan, s, outer_bounds);
     }
     compute_extents(plan, s);
-    for (const Iter& it : plan.stage(s).iters) outer_bounds[it.var.node()] = {0, plan.stages[s].extent.at(it.var.node()) - 1};
+    for (const Iter& it : plan.stage(s).iters)
+      outer_bounds[it.var.node()] = {0, plan.stages[s].extent.at(it.var.node()) - 1};
     TESSERA_RETURN_IF_ERROR(check_annotated_extents(plan, s));
   }
   return plan;

@@ -24,5 +24,4 @@ Result<LoweringPlan> infer_bounds(LoweringPlan plan);
 /// Search spaces call this before choosing split factors of attached stages.
 Result<State> infer_bounds(const State& state);
 
-
 }  // namespace tessera

@@ -77,7 +77,8 @@ VarMap root_values(const LoweringPlan& plan, int s, std::vector<Expr>* guards) {
       Expr value = v.at(split->outer.node()) * split->factor + v.at(split->inner.node());
       v[split->parent.node()] = value;
       int64_t parent_extent = ext.at(split->parent.node());
-      if (guards && ext.at(split->outer.node()) * split->factor != parent_extent) guards->push_back(value < parent_extent);
+      if (guards && ext.at(split->outer.node()) * split->factor != parent_extent)
+        guards->push_back(value < parent_extent);
     } else {
       const auto& fu = std::get<FuseRelation>(*rel);
       Expr fused = v.at(fu.fused.node());

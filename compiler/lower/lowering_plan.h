@@ -18,35 +18,35 @@ namespace tessera {
 /// get a buffer.
 struct PlannedStage {
   // inline_stages
-  Expr body;                         ///< the stage's body with inlined producers substituted
-  std::vector<int> consumers;        ///< computed stages whose bodies read this stage
-  std::vector<int> attached;         ///< stages computed at one of this stage's loops, in order
+  Expr body;                   ///< the stage's body with inlined producers substituted
+  std::vector<int> consumers;  ///< computed stages whose bodies read this stage
+  std::vector<int> attached;   ///< stages computed at one of this stage's loops, in order
   // infer_bounds
-  std::vector<Expr> region_min;      ///< per spatial dim: first global index computed (0 for root stages)
+  std::vector<Expr> region_min;        ///< per spatial dim: first global index computed (0 for root stages)
   std::vector<int64_t> region_extent;  ///< per spatial dim: elements computed (the tensor's shape for root stages)
   std::unordered_map<const VarNode*, int64_t> extent;  ///< every iter var (root, inner, leaf) of a computed stage
   // allocate_buffers
-  Buffer buffer;                     ///< where the stage's region lives (row-major region_extent)
+  Buffer buffer;  ///< where the stage's region lives (row-major region_extent)
 };
 
 /// Where a computed stage's iteration domain is checked (place_guards).
 struct StageGuards {
-  VarMap root_values;                ///< root axis var -> its value in leaf loop vars (global coordinates)
+  VarMap root_values;                        ///< root axis var -> its value in leaf loop vars (global coordinates)
   std::vector<std::vector<Expr>> guards_at;  ///< [d]: guards just inside leaf loop d-1 ([0]: outside all)
-  std::vector<Expr> init_guards;     ///< guards of a reduction's reset, innermost in its loop nest
+  std::vector<Expr> init_guards;             ///< guards of a reduction's reset, innermost in its loop nest
 };
 
 /// The plan of a whole schedule; `state` must outlive it.
 struct LoweringPlan {
   const State* state = nullptr;
-  std::vector<PlannedStage> stages;                       ///< parallel to state->stages()
+  std::vector<PlannedStage> stages;  ///< parallel to state->stages()
   /// Parallel to stages once place_guards ran. Kept apart from PlannedStage so
   /// that neither array reaches glibc's large-request size (1 KiB) for usual
   /// stage counts: such a request consolidates the allocator's fast bins and
   /// cost 5% of lowering.
   std::vector<StageGuards> guards;
-  std::unordered_map<const TensorNode*, int> stage_of;    ///< tensor -> its stage
-  std::vector<Buffer> params;                             ///< kernel parameters, in the DAG's argument order
+  std::unordered_map<const TensorNode*, int> stage_of;  ///< tensor -> its stage
+  std::vector<Buffer> params;                           ///< kernel parameters, in the DAG's argument order
 
   const Stage& stage(int s) const { return state->stage(s); }
   /// True for stages that get a loop nest (neither placeholders nor inlined).

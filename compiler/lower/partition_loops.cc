@@ -186,6 +186,8 @@ class Partitioner final : public IRMutator {
 
 }  // namespace
 
-Stmt partition_loops(const Stmt& s) { return simplify(Partitioner()(s)); }
+Stmt partition_loops(const Stmt& s) {
+  return simplify(Partitioner()(s));
+}
 
 }  // namespace tessera

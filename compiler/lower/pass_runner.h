@@ -18,7 +18,7 @@ struct LoweringUnit {
   const State* state = nullptr;
   std::string name;  ///< the kernel's name
   LoweringPlan plan;
-  PrimFunc func;     ///< body undefined until the loop nests are built
+  PrimFunc func;  ///< body undefined until the loop nests are built
 };
 
 /// One pass, by name. `ir_after` is the IR stage it leaves for the verifier;

@@ -16,7 +16,9 @@ namespace {
 using arith::LinearForm;
 using K = ExprKind;
 
-bool is_index_like(DType t) { return t.is_integral() && t.is_scalar() && !t.is_bool(); }
+bool is_index_like(DType t) {
+  return t.is_integral() && t.is_scalar() && !t.is_bool();
+}
 
 // ---------------------------------------------------------------------------
 // Rules for binary operators. A rule sees the already simplified operands and
@@ -102,8 +104,8 @@ class Simplifier final : public IRMutator {
     int64_t i;
     double f;
     if (op->dtype.is_scalar()) {
-      if (is_const_int(v, &i)) return op->dtype.is_float() ? make_float(static_cast<double>(i), op->dtype)
-                                                            : make_int(i, op->dtype);
+      if (is_const_int(v, &i))
+        return op->dtype.is_float() ? make_float(static_cast<double>(i), op->dtype) : make_int(i, op->dtype);
       if (is_const_float(v, &f) && op->dtype.is_float()) return make_float(round_to(f, op->dtype), op->dtype);
     }
     if (v.dtype() == op->dtype) return v;
@@ -117,9 +119,8 @@ class Simplifier final : public IRMutator {
     if (is_const_int(extent, &ext) && ext == 1 && op->loop_kind != LoopKind::kParallel)
       return mutate(substitute(op->body, op->var, min));
     Interval im = bounds_of(min, bounds_), ie = bounds_of(extent, bounds_);
-    Interval range{im.lo, ie.hi == Interval::kPosInf
-                              ? Interval::kPosInf
-                              : arith::sat_add(arith::sat_add(im.hi, ie.hi), -1)};
+    Interval range{im.lo,
+                   ie.hi == Interval::kPosInf ? Interval::kPosInf : arith::sat_add(arith::sat_add(im.hi, ie.hi), -1)};
     auto saved = bounds_.find(op->var.node());
     bounds_[op->var.node()] = range;
     Stmt body = mutate(op->body);
@@ -142,9 +143,7 @@ class Simplifier final : public IRMutator {
   }
 
  public:
-  static double round_to(double v, DType t) {
-    return t.bits == 32 ? static_cast<double>(static_cast<float>(v)) : v;
-  }
+  static double round_to(double v, DType t) { return t.bits == 32 ? static_cast<double>(static_cast<float>(v)) : v; }
 
  private:
   BoundMap bounds_;
@@ -209,15 +208,16 @@ std::optional<DivSplit> split_by_divisor(const Match& m) {
   if (d.c <= 1) return std::nullopt;
   LinearForm lin = arith::linear_form(m.a);
   for (const auto& [atom, coef] : lin.terms) {
-    if (coef % d.c == 0) d.q.add_term(atom, coef / d.c);
-    else d.r.add_term(atom, coef);
+    if (coef % d.c == 0)
+      d.q.add_term(atom, coef / d.c);
+    else
+      d.r.add_term(atom, coef);
   }
   d.q.constant = floordiv(lin.constant, d.c);
   d.r.constant = floormod(lin.constant, d.c);
   d.rest = arith::to_expr(d.r, m.t);
   Interval ir = bounds_of(d.rest, m.s.bounds());
-  if (ir.bounded() && floordiv(ir.lo, d.c) == floordiv(ir.hi, d.c))
-    d.whole = floordiv(ir.lo, d.c);
+  if (ir.bounded() && floordiv(ir.lo, d.c) == floordiv(ir.hi, d.c)) d.whole = floordiv(ir.lo, d.c);
   return d;
 }
 
@@ -225,8 +225,10 @@ std::optional<DivSplit> split_by_divisor(const Match& m) {
 Expr div_split(const Match& m) {
   std::optional<DivSplit> d = split_by_divisor(m);
   if (!d) return Expr();
-  if (d->whole) d->q.constant += *d->whole;
-  else if (!d->r.terms.empty()) d->q.add_term(make_binary(K::kDiv, d->rest, make_int(d->c, m.t)), 1);
+  if (d->whole)
+    d->q.constant += *d->whole;
+  else if (!d->r.terms.empty())
+    d->q.add_term(make_binary(K::kDiv, d->rest, make_int(d->c, m.t)), 1);
   return arith::to_expr(d->q, m.t);
 }
 
@@ -253,10 +255,18 @@ Expr compare_by_bounds(const Match& m) {
   return decided ? make_bool(*decided) : Expr();
 }
 
-const RampNode* ramp(const Expr& e) { return e.as<RampNode>(); }
-const BroadcastNode* bcast(const Expr& e) { return e.as<BroadcastNode>(); }
-int lanes(const Match& m) { return m.t.lanes; }
-Expr simp(const Match& m, const Expr& e) { return m.s.mutate(e); }
+const RampNode* ramp(const Expr& e) {
+  return e.as<RampNode>();
+}
+const BroadcastNode* bcast(const Expr& e) {
+  return e.as<BroadcastNode>();
+}
+int lanes(const Match& m) {
+  return m.t.lanes;
+}
+Expr simp(const Match& m, const Expr& e) {
+  return m.s.mutate(e);
+}
 
 Expr bcast_op_bcast(const Match& m) {
   const BroadcastNode *x = bcast(m.a), *y = bcast(m.b);
@@ -278,8 +288,7 @@ Expr bcast_add_ramp(const Match& m) {
 Expr ramp_op_ramp(const Match& m) {
   const RampNode *r = ramp(m.a), *q = ramp(m.b);
   if (!r || !q) return Expr();
-  return make_ramp(simp(m, binary(m.k, r->base, q->base)), simp(m, binary(m.k, r->stride, q->stride)),
-                   lanes(m));
+  return make_ramp(simp(m, binary(m.k, r->base, q->base)), simp(m, binary(m.k, r->stride, q->stride)), lanes(m));
 }
 
 Expr ramp_mul_bcast(const Match& m) {

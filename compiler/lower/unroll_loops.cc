@@ -75,6 +75,8 @@ class Unroller final : public IRMutator {
 
 }  // namespace
 
-Stmt unroll_loops(const Stmt& s) { return Unroller()(s); }
+Stmt unroll_loops(const Stmt& s) {
+  return Unroller()(s);
+}
 
 }  // namespace tessera

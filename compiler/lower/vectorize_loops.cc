@@ -24,9 +24,7 @@ class BodyVectorizer final : public IRMutator {
 
   Expr widen(const Expr& e) const { return e.dtype().lanes == lanes_ ? e : make_broadcast(e, lanes_); }
 
-  Expr visit(const VarNode* op, const Expr& self) override {
-    return op == var_.node() ? ramp_ : self;
-  }
+  Expr visit(const VarNode* op, const Expr& self) override { return op == var_.node() ? ramp_ : self; }
   Expr visit(const BinaryNode* op, const Expr& self) override {
     Expr a = mutate(op->a), b = mutate(op->b);
     if (a.same_as(op->a) && b.same_as(op->b)) return self;
@@ -164,7 +162,7 @@ class BodyVectorizer final : public IRMutator {
   Var var_;
   Expr ramp_;
   int lanes_;
-  Expr mask_;                             // lanes live under the enclosing lane-varying guards
+  Expr mask_;                     // lanes live under the enclosing lane-varying guards
   std::vector<Expr> mask_conds_;  // the conditions of those guards
 };
 
@@ -212,6 +210,8 @@ class LoopVectorizer final : public IRMutator {
 
 }  // namespace
 
-Stmt vectorize_loops(const Stmt& s) { return LoopVectorizer()(s); }
+Stmt vectorize_loops(const Stmt& s) {
+  return LoopVectorizer()(s);
+}
 
 }  // namespace tessera

@@ -23,8 +23,7 @@ class WithoutRecordsOf final : public ScheduleSource {
     if (withheld_.count(workload_key)) return std::vector<ScheduleCandidate>{};
     return inner_.candidates(workload_key, target);
   }
-  Result<std::optional<RegionMeasurement>> region_measurement(const std::string& region_key,
-                                                              const std::string& target,
+  Result<std::optional<RegionMeasurement>> region_measurement(const std::string& region_key, const std::string& target,
                                                               const std::string& backend) override {
     return inner_.region_measurement(region_key, target, backend);
   }
@@ -53,8 +52,7 @@ Result<Compiled> compile_from(const graph::Graph& g, const Target& target, Sched
 // Each kernel of `tuned` taken from a record, with its calls' mean time in
 // the model (a profile of the tuned package).
 Result<std::vector<RecordCheck>> kernels_from_records(const Compiled& tuned) {
-  TESSERA_ASSIGN_OR_RETURN(std::vector<std::vector<double>> calls,
-                           profile_alternately({&tuned.model.package}, 5));
+  TESSERA_ASSIGN_OR_RETURN(std::vector<std::vector<double>> calls, profile_alternately({&tuned.model.package}, 5));
   std::map<std::string, std::pair<double, int>> time_of_symbol;  // total seconds, calls
   const std::vector<runtime::KernelCall>& layout = tuned.model.package.calls;
   for (size_t i = 0; i < calls[0].size() && i < layout.size(); ++i) {
@@ -71,8 +69,7 @@ Result<std::vector<RecordCheck>> kernels_from_records(const Compiled& tuned) {
     r.label = k.label;
     r.record_id = k.record_id;
     const auto it = time_of_symbol.find(k.symbol);
-    if (it != time_of_symbol.end() && it->second.second > 0)
-      r.call_s = it->second.first / it->second.second;
+    if (it != time_of_symbol.end() && it->second.second > 0) r.call_s = it->second.first / it->second.second;
     out.push_back(std::move(r));
   }
   return out;
@@ -95,16 +92,14 @@ std::set<std::string> smaller_than(const std::vector<RecordCheck>& records, doub
 
 }  // namespace
 
-Result<ModelRecordsCheck> check_records_in_model(const graph::Graph& g, const Target& target,
-                                                 ScheduleSource& source,
+Result<ModelRecordsCheck> check_records_in_model(const graph::Graph& g, const Target& target, ScheduleSource& source,
                                                  const PlanOptions& options) {
   ModelRecordsCheck check;
   TESSERA_ASSIGN_OR_RETURN(Compiled tuned, compile_from(g, target, &source, options));
   TESSERA_ASSIGN_OR_RETURN(check.records, kernels_from_records(tuned));
   if (check.records.empty()) return check;
   TESSERA_ASSIGN_OR_RETURN(Compiled untuned, compile_from(g, target, nullptr, options));
-  TESSERA_ASSIGN_OR_RETURN(AlternatingTimes first,
-                           time_alternately({&untuned.model.package, &tuned.model.package}));
+  TESSERA_ASSIGN_OR_RETURN(AlternatingTimes first, time_alternately({&untuned.model.package, &tuned.model.package}));
   check.untuned_s = first.median_s[0];
   check.tuned_s = check.chosen_s = first.median_s[1];
   check.chosen_vs_untuned = first.ratio_to_first[1];
@@ -117,8 +112,7 @@ Result<ModelRecordsCheck> check_records_in_model(const graph::Graph& g, const Ta
   std::set<std::string> dropped;
   for (double below : {10e-6, 100e-6, 0.0}) {
     if (!check.chosen_slower) break;
-    std::set<std::string> drop =
-        below > 0 ? smaller_than(check.records, below) : std::set<std::string>{};
+    std::set<std::string> drop = below > 0 ? smaller_than(check.records, below) : std::set<std::string>{};
     if (below == 0)
       for (const RecordCheck& r : check.records) drop.insert(r.workload_key);
     if (drop.size() == dropped.size()) continue;  // no kernel of that size: nothing new to try
@@ -128,9 +122,8 @@ Result<ModelRecordsCheck> check_records_in_model(const graph::Graph& g, const Ta
     if (drop.size() < check.records.size()) {
       WithoutRecordsOf withheld(source, drop);
       TESSERA_ASSIGN_OR_RETURN(Compiled candidate, compile_from(g, target, &withheld, options));
-      TESSERA_ASSIGN_OR_RETURN(
-          AlternatingTimes times,
-          time_alternately({&untuned.model.package, &candidate.model.package}));
+      TESSERA_ASSIGN_OR_RETURN(AlternatingTimes times,
+                               time_alternately({&untuned.model.package, &candidate.model.package}));
       ++check.packages_timed;
       after_s = times.median_s[1];
       ratio = times.ratio_to_first[1];
@@ -156,16 +149,14 @@ Result<ModelRecordsCheck> check_records_in_model(const graph::Graph& g, const Ta
 std::string format_records_check(const ModelRecordsCheck& check) {
   if (check.records.empty()) return "the model takes no kernel from a record: nothing to check\n";
   char line[320];
-  std::snprintf(
-      line, sizeof line,
-      "the model from the records %.4g ms, its untuned compile %.4g ms (alternating runs)\n",
-      check.tuned_s * 1e3, check.untuned_s * 1e3);
+  std::snprintf(line, sizeof line,
+                "the model from the records %.4g ms, its untuned compile %.4g ms (alternating runs)\n",
+                check.tuned_s * 1e3, check.untuned_s * 1e3);
   std::string out = line;
   int kept = 0;
   for (const RecordCheck& r : check.records) kept += r.keeps_fallback ? 1 : 0;
   if (kept == 0) {
-    std::snprintf(line, sizeof line,
-                  "  every record holds in the model (%zu kernel%s from records)\n",
+    std::snprintf(line, sizeof line, "  every record holds in the model (%zu kernel%s from records)\n",
                   check.records.size(), check.records.size() == 1 ? "" : "s");
     return out + line;
   }

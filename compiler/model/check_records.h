@@ -44,10 +44,10 @@ struct ModelRecordsCheck {
   std::vector<RecordCheck> records;  ///< each kernel taken from a record, in task order
   double tuned_s = 0;                ///< the model from every record: median of whole runs
   double untuned_s = 0;              ///< the untuned compile, timed in the same rounds
-  double chosen_s = 0;  ///< the model as compile now builds it (tuned_s when nothing was dropped)
-  double chosen_vs_untuned = 1;  ///< median over rounds of chosen / untuned
-  bool chosen_slower = false;    ///< slower than untuned, as kNoSlowerThan says
-  int packages_timed = 0;        ///< the candidate models timed after the first
+  double chosen_s = 0;               ///< the model as compile now builds it (tuned_s when nothing was dropped)
+  double chosen_vs_untuned = 1;      ///< median over rounds of chosen / untuned
+  bool chosen_slower = false;        ///< slower than untuned, as kNoSlowerThan says
+  int packages_timed = 0;            ///< the candidate models timed after the first
 };
 
 /// A model is slower than untuned when the median of its rounds' ratios is
@@ -64,8 +64,7 @@ inline constexpr double kNoSlowerBy_s = 5e-6;
 /// (kNoSlowerThan), drops the records of the kernels whose
 /// calls take under 10 µs, then under 100 µs, then every record. Nothing is
 /// stored. Errors: planning's, compiling's, loading's and running's.
-Result<ModelRecordsCheck> check_records_in_model(const graph::Graph& g, const Target& target,
-                                                 ScheduleSource& source,
+Result<ModelRecordsCheck> check_records_in_model(const graph::Graph& g, const Target& target, ScheduleSource& source,
                                                  const PlanOptions& options = {});
 
 /// A few lines for people: the model tuned and untuned, and the records

@@ -159,8 +159,8 @@ Status decide_by_whole_model(RegionPlans& plans, double all_tessera, double all_
   plans.tessera_total_s = all_tessera;
   plans.backend_total_s = all_backend;
   plans.mixed_total_s = 0;
-  const auto on_backend = std::count_if(plans.regions.begin(), plans.regions.end(),
-                                        [](const RegionChoice& c) { return c.backend; });
+  const auto on_backend =
+      std::count_if(plans.regions.begin(), plans.regions.end(), [](const RegionChoice& c) { return c.backend; });
   const auto refused = std::count_if(plans.regions.begin(), plans.regions.end(),
                                      [](const RegionChoice& c) { return !c.refused.empty(); });
   double mixed = on_backend == 0 ? all_tessera : all_backend;
@@ -207,7 +207,7 @@ int refused_region(const RegionPlans& plans, const std::string& message) {
 // regions follow the others in plans.regions.
 struct Profiled {
   runtime::PackageContents backend_package, tessera_package;
-  std::vector<std::vector<double>> calls;  // each call's median, the backend package's first
+  std::vector<std::vector<double>> calls;                        // each call's median, the backend package's first
   std::vector<size_t> backend_group_calls, tessera_group_calls;  // per group of each plan: its call
 };
 
@@ -242,7 +242,8 @@ Result<Profiled> profile_buildable(RegionPlans& plans, const Target& target, Sch
 
 Status measure_regions(RegionPlans& plans, const Target& target, ScheduleSource* source, int runs) {
   if (plans.regions.empty()) return Status::ok();
-  if (!plans.graph || !plans.backend) return Status(ErrorCode::kInternal, "measure_regions needs plans from plan_regions");
+  if (!plans.graph || !plans.backend)
+    return Status(ErrorCode::kInternal, "measure_regions needs plans from plan_regions");
   TESSERA_ASSIGN_OR_RETURN(Profiled profiled, profile_buildable(plans, target, source, runs));
   const std::vector<std::vector<double>>& calls = profiled.calls;
   std::map<std::string, size_t> region_of;
@@ -306,15 +307,14 @@ std::string format_region_choices(const std::string& backend, const std::vector<
   std::string out;
   char line[320];
   for (const RegionChoice& c : choices) {
-    std::string when =
-        !c.stored ? "measured now"
-                  : (c.session_id > 0 ? "tuning session " + std::to_string(c.session_id) : "from the records");
+    std::string when = !c.stored
+                           ? "measured now"
+                           : (c.session_id > 0 ? "tuning session " + std::to_string(c.session_id) : "from the records");
     if (c.by_whole_model) when += "; the whole model was faster so";
     if (!c.refused.empty()) when = backend + " refused to build it";
     std::snprintf(line, sizeof line, "  %-24s %-8s (%zu operator%s; %s %.3f ms, tessera %.3f ms; %s)\n",
                   c.region.c_str(), c.backend ? backend.c_str() : "tessera", c.nodes.size(),
-                  c.nodes.size() == 1 ? "" : "s", backend.c_str(), c.backend_s * 1e3, c.tessera_s * 1e3,
-                  when.c_str());
+                  c.nodes.size() == 1 ? "" : "s", backend.c_str(), c.backend_s * 1e3, c.tessera_s * 1e3, when.c_str());
     out += line;
   }
   for (const RegionChoice& c : choices)

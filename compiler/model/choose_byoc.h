@@ -28,18 +28,18 @@ namespace tessera::model {
 
 /// How one region was decided.
 struct RegionChoice {
-  std::string region;               ///< "dnnl_region0"
-  std::string key;                  ///< 32 lowercase hex: the backend and its code for the region
-  std::vector<std::string> nodes;   ///< its operators, by name
-  std::string tessera_basis;        ///< 32 lowercase hex: the schedules of Tessera's calls for its operators
-  double backend_s = 0;             ///< median of its call through the backend
-  double tessera_s = 0;             ///< sum of the medians of Tessera's calls that compute its operators
-  bool backend = false;             ///< the backend runs it (it was faster, or the whole model was)
+  std::string region;              ///< "dnnl_region0"
+  std::string key;                 ///< 32 lowercase hex: the backend and its code for the region
+  std::vector<std::string> nodes;  ///< its operators, by name
+  std::string tessera_basis;       ///< 32 lowercase hex: the schedules of Tessera's calls for its operators
+  double backend_s = 0;            ///< median of its call through the backend
+  double tessera_s = 0;            ///< sum of the medians of Tessera's calls that compute its operators
+  bool backend = false;            ///< the backend runs it (it was faster, or the whole model was)
   /// Decided by the whole model's time against its own: every region one
   /// way ran faster than each region its faster way.
   bool by_whole_model = false;
-  bool stored = false;              ///< the times are the records' (RegionMeasurement), not measured now
-  int64_t session_id = 0;           ///< stored: the tuning session that measured them
+  bool stored = false;     ///< the times are the records' (RegionMeasurement), not measured now
+  int64_t session_id = 0;  ///< stored: the tuning session that measured them
   /// Non-empty: the backend refused to build the region (its module's
   /// message), so Tessera runs it whatever the times.
   std::string refused;
@@ -47,8 +47,8 @@ struct RegionChoice {
 
 /// A model planned both ways, and the regions the backend takes, untimed.
 struct RegionPlans {
-  ModelPlan with_backend;     ///< the backend's regions as external groups
-  ModelPlan without_backend;  ///< every operator Tessera's
+  ModelPlan with_backend;             ///< the backend's regions as external groups
+  ModelPlan without_backend;          ///< every operator Tessera's
   std::vector<RegionChoice> regions;  ///< in the order of with_backend's external groups, then the refused
   // What plan_regions was given, for planning the mixed model; they must
   // outlive the plans.

@@ -42,7 +42,9 @@ Result<double> best_cost(ScheduleSource* source, const std::string& key, const T
   return found.empty() ? 0.0 : found.front().cost_s;
 }
 
-bool is_winograd(const graph::Node& n) { return std::get<graph::ConvAttrs>(n.attrs).winograd; }
+bool is_winograd(const graph::Node& n) {
+  return std::get<graph::ConvAttrs>(n.attrs).winograd;
+}
 
 }  // namespace
 
@@ -58,8 +60,8 @@ Result<std::vector<ModelPlan>> tuning_plans(const graph::Graph& g, const PlanOpt
   return plans;
 }
 
-Result<std::vector<WinogradChoice>> choose_winograd(const graph::Graph& g, const Target& target,
-                                                    ScheduleSource* source, const PlanOptions& options) {
+Result<std::vector<WinogradChoice>> choose_winograd(const graph::Graph& g, const Target& target, ScheduleSource* source,
+                                                    const PlanOptions& options) {
   TESSERA_ASSIGN_OR_RETURN(std::vector<ModelPlan> plans, tuning_plans(g, options));
   std::vector<WinogradChoice> choices;
   if (plans.size() < 2) return choices;
@@ -117,16 +119,20 @@ Result<ModelPlan> plan_model_from_records(const graph::Graph& g, const Target& t
 std::string format_winograd_choices(const std::vector<WinogradChoice>& choices) {
   auto ms = [](double s) {
     char b[32];
-    if (s > 0) std::snprintf(b, sizeof b, "%.3f ms", s * 1e3);
-    else std::snprintf(b, sizeof b, "no record");
+    if (s > 0)
+      std::snprintf(b, sizeof b, "%.3f ms", s * 1e3);
+    else
+      std::snprintf(b, sizeof b, "no record");
     return std::string(b);
   };
   std::string out;
   for (const WinogradChoice& c : choices) {
     char line[512];
     std::snprintf(line, sizeof line, "  %-28s %-8s (winograd %s, direct %s)\n", c.conv.substr(0, 28).c_str(),
-                  c.external ? "external" : c.winograd ? "winograd" : "direct", ms(c.winograd_s).c_str(),
-                  ms(c.direct_s).c_str());
+                  c.external   ? "external"
+                  : c.winograd ? "winograd"
+                               : "direct",
+                  ms(c.winograd_s).c_str(), ms(c.direct_s).c_str());
     out += line;
   }
   return out;

@@ -28,12 +28,12 @@ Result<std::vector<ModelPlan>> tuning_plans(const graph::Graph& g, const PlanOpt
 
 /// How one convolution that can run by Winograd was decided.
 struct WinogradChoice {
-  std::string conv;        ///< the conv node's name
-  std::string label;       ///< its direct kernel's task label
-  double direct_s = 0;     ///< best record of its direct kernel; 0: none
-  double winograd_s = 0;   ///< best record of its Winograd kernel; 0: none
-  bool winograd = false;   ///< run by Winograd
-  bool external = false;   ///< taken by the external backend (runs there, direct)
+  std::string conv;       ///< the conv node's name
+  std::string label;      ///< its direct kernel's task label
+  double direct_s = 0;    ///< best record of its direct kernel; 0: none
+  double winograd_s = 0;  ///< best record of its Winograd kernel; 0: none
+  bool winograd = false;  ///< run by Winograd
+  bool external = false;  ///< taken by the external backend (runs there, direct)
 };
 
 /// Decides each convolution that can run by Winograd: it does when its
@@ -42,8 +42,8 @@ struct WinogradChoice {
 /// there is no source), by the fallbacks' measured rule: Winograd when it
 /// has at least 16 input and 16 output channels. Errors: the planning's and
 /// the source's.
-Result<std::vector<WinogradChoice>> choose_winograd(const graph::Graph& g, const Target& target,
-                                                    ScheduleSource* source, const PlanOptions& options = {});
+Result<std::vector<WinogradChoice>> choose_winograd(const graph::Graph& g, const Target& target, ScheduleSource* source,
+                                                    const PlanOptions& options = {});
 
 /// `options` with the convolutions `choices` picks listed for Winograd.
 PlanOptions with_winograd(PlanOptions options, const std::vector<WinogradChoice>& choices);

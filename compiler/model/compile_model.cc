@@ -86,7 +86,8 @@ Status plan_control_bodies(ModelPlan& plan, const PlanOptions& options) {
     ModelPlan::Control& control = plan.controls[static_cast<size_t>(plan.control_of_group[i])];
     for (const auto& body : std::get<graph::ControlAttrs>(node.attrs).bodies) {
       auto planned = plan_model(*body, inner);
-      if (!planned.is_ok()) return planned.status().with_context(std::string(graph::op_kind_name(node.kind)) + " " + node.name);
+      if (!planned.is_ok())
+        return planned.status().with_context(std::string(graph::op_kind_name(node.kind)) + " " + node.name);
       std::vector<int> tasks;
       for (size_t t = 0; t < planned->tasks.size(); ++t) tasks.push_back(merge_task(plan, *planned, t));
       plan.constant_bytes += planned->constant_bytes;
@@ -141,7 +142,9 @@ std::string template_op_for(const Graph& g, const graph::Node& anchor) {
   }
 }
 
-bool int8_pairs_pay(const Target& target) { return target.is_aarch64() && llvm_has_feature(target, "i8mm"); }
+bool int8_pairs_pay(const Target& target) {
+  return target.is_aarch64() && llvm_has_feature(target, "i8mm");
+}
 
 Result<ModelPlan> plan_model(const Graph& g, const PlanOptions& options) {
   ModelPlan plan;
@@ -195,9 +198,8 @@ Result<ModelPlan> plan_model(const Graph& g, const PlanOptions& options) {
   TESSERA_ASSIGN_OR_RETURN(graph::TaskExtraction extraction, graph::extract_tasks(plan.graph, kernel_groups));
   plan.tasks = std::move(extraction.tasks);
   for (size_t i = 0, k = 0; i < plan.groups.size(); ++i)
-    plan.task_of_group.push_back(plan.external_of_group[i] >= 0 || plan.control_of_group[i] >= 0
-                                     ? -1
-                                     : extraction.task_of_group[k++]);
+    plan.task_of_group.push_back(
+        plan.external_of_group[i] >= 0 || plan.control_of_group[i] >= 0 ? -1 : extraction.task_of_group[k++]);
   plan.task_ops.resize(plan.tasks.size());
   plan.task_labels.resize(plan.tasks.size());
   std::vector<bool> named(plan.tasks.size(), false);
@@ -283,7 +285,8 @@ Result<CompiledModel> compile_model(const ModelPlan& plan, const Target& target,
       build_options.extra_objects.push_back(std::move(object).value());
     }
     for (const std::string& lib : region.link_libraries)
-      if (std::find(build_options.libraries.begin(), build_options.libraries.end(), lib) == build_options.libraries.end())
+      if (std::find(build_options.libraries.begin(), build_options.libraries.end(), lib) ==
+          build_options.libraries.end())
         build_options.libraries.push_back(lib);
     const runtime::ExternalModule module{region.backend, external::backend_kind_name(region.kind),
                                          region.runtime_library};
@@ -311,13 +314,13 @@ std::string format_compile_summary(const CompiledModel& model) {
   std::snprintf(line, sizeof line, "%-52s %5s %10s  %s\n", "kernel", "calls", "MFLOP", "schedule");
   out += line;
   for (const KernelInfo& k : model.kernels) {
-    std::snprintf(line, sizeof line, "%-52s %5d %10.2f  %s\n", k.label.substr(0, 52).c_str(), k.weight,
-                  k.flops / 1e6, schedule_source_name(k.source));
+    std::snprintf(line, sizeof line, "%-52s %5d %10.2f  %s\n", k.label.substr(0, 52).c_str(), k.weight, k.flops / 1e6,
+                  schedule_source_name(k.source));
     out += line;
   }
   for (const ExternalRegionInfo& r : model.externals) {
-    std::snprintf(line, sizeof line, "%-52s %5d %10s  external: %s (%d operator%s)\n", r.name.substr(0, 52).c_str(),
-                  1, "-", r.backend.c_str(), r.nodes, r.nodes == 1 ? "" : "s");
+    std::snprintf(line, sizeof line, "%-52s %5d %10s  external: %s (%d operator%s)\n", r.name.substr(0, 52).c_str(), 1,
+                  "-", r.backend.c_str(), r.nodes, r.nodes == 1 ? "" : "s");
     out += line;
   }
   out += model.report.to_string();

@@ -16,10 +16,10 @@
 #include <vector>
 
 #include "base/target.h"
-#include "compiler/ir/stmt.h"
 #include "compiler/external/offload.h"
 #include "compiler/graph/extract_tasks.h"
 #include "compiler/graph/fuse_ops.h"
+#include "compiler/ir/stmt.h"
 #include "compiler/schedule/schedule_source.h"
 #include "compiler/space/choose/apply_best.h"
 #include "runtime/package.h"
@@ -36,12 +36,12 @@ struct ModelPlan {
   /// Regions an external backend runs (PlanOptions::byoc), in node order;
   /// each is one group, a kExternal node alone.
   std::vector<external::OffloadedRegion> externals;
-  std::vector<int> external_of_group;     ///< per group: its index in `externals`, or -1 (Tessera's kernel)
+  std::vector<int> external_of_group;  ///< per group: its index in `externals`, or -1 (Tessera's kernel)
   /// Regions the backend could not generate, now Tessera's: one line each
   /// naming the region and the reason.
   std::vector<std::string> warnings;
-  std::vector<std::string> task_ops;      ///< per task: the operator spec name of its anchor ("conv2d"), "" for none
-  std::vector<std::string> task_labels;   ///< per task: "fused_conv_add_relu [1, 64, 56, 56]"
+  std::vector<std::string> task_ops;     ///< per task: the operator spec name of its anchor ("conv2d"), "" for none
+  std::vector<std::string> task_labels;  ///< per task: "fused_conv_add_relu [1, 64, 56, 56]"
   /// Per task: its kernel's arguments that are constants (weights) in every
   /// call, ascending. They may be stored packed, and are timed cold.
   std::vector<std::vector<int>> task_constant_args;
@@ -56,7 +56,7 @@ struct ModelPlan {
     std::vector<std::vector<int>> body_tasks;  ///< per body: its task t is tasks[body_tasks[b][t]]
   };
   std::vector<Control> controls;
-  std::vector<int> control_of_group;      ///< per group: its index in `controls`, or -1
+  std::vector<int> control_of_group;  ///< per group: its index in `controls`, or -1
 };
 
 /// How a model is planned.
@@ -108,10 +108,10 @@ struct CompileOptions {
 
 /// What was compiled for one task.
 struct KernelInfo {
-  std::string symbol;       ///< its entry point in the library
-  std::string label;        ///< ModelPlan::task_labels
-  int weight = 0;           ///< groups that call it
-  double flops = 0;         ///< of one call
+  std::string symbol;  ///< its entry point in the library
+  std::string label;   ///< ModelPlan::task_labels
+  int weight = 0;      ///< groups that call it
+  double flops = 0;    ///< of one call
   ScheduleChoice::Source source = ScheduleChoice::Source::kDefault;
   std::string explanation;  ///< ScheduleChoice::explanation
   int64_t record_id = 0;    ///< the record its schedule came from (ScheduleChoice::record); 0: none
@@ -129,14 +129,14 @@ struct ExternalRegionInfo {
 struct CompiledModel {
   runtime::PackageContents package;
   CompileReport report;
-  std::vector<KernelInfo> kernels;  ///< one per task
+  std::vector<KernelInfo> kernels;            ///< one per task
   std::vector<ExternalRegionInfo> externals;  ///< one per external region
-  std::vector<PrimFunc> lowered;    ///< per kernel (as `kernels`): its lowered function, for dumps
+  std::vector<PrimFunc> lowered;              ///< per kernel (as `kernels`): its lowered function, for dumps
   /// Per group of the plan: the index of its call in the package (a control
   /// group's first step; its bodies' calls follow).
   std::vector<size_t> group_calls;
-  double schedule_seconds = 0;      ///< choosing schedules and lowering
-  double codegen_seconds = 0;       ///< LLVM, all kernels (wall, in parallel)
+  double schedule_seconds = 0;  ///< choosing schedules and lowering
+  double codegen_seconds = 0;   ///< LLVM, all kernels (wall, in parallel)
   double link_seconds = 0;
 };
 

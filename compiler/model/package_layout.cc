@@ -51,7 +51,8 @@ class Layout {
         continue;
       }
       auto it = s.ids.find(v);
-      if (it == s.ids.end()) return Status(ErrorCode::kInternal, "output " + g.value(v).name + " is computed by no kernel");
+      if (it == s.ids.end())
+        return Status(ErrorCode::kInternal, "output " + g.value(v).name + " is computed by no kernel");
       out_->outputs.push_back(it->second);
     }
     return Status::ok();
@@ -62,9 +63,12 @@ class Layout {
     for (size_t i = 0; i < s.plan.groups.size(); ++i) {
       if (s.top && group_calls_) group_calls_->push_back(out_->calls.size());
       const graph::Node& anchor = s.g().nodes()[static_cast<size_t>(s.plan.groups[i].nodes.front())];
-      if (anchor.kind == OpKind::kIf) TESSERA_RETURN_IF_ERROR(lay_out_if(s, i, anchor));
-      else if (anchor.kind == OpKind::kLoop) TESSERA_RETURN_IF_ERROR(lay_out_loop(s, i, anchor));
-      else TESSERA_RETURN_IF_ERROR(lay_out_call(s, i));
+      if (anchor.kind == OpKind::kIf)
+        TESSERA_RETURN_IF_ERROR(lay_out_if(s, i, anchor));
+      else if (anchor.kind == OpKind::kLoop)
+        TESSERA_RETURN_IF_ERROR(lay_out_loop(s, i, anchor));
+      else
+        TESSERA_RETURN_IF_ERROR(lay_out_call(s, i));
     }
     return Status::ok();
   }
@@ -78,14 +82,14 @@ class Layout {
     const int task = s.plan.task_of_group[i] >= 0 ? s.tasks[static_cast<size_t>(s.plan.task_of_group[i])] : -1;
     static const ArgLayouts kPlain;
     const ArgLayouts& layouts = task >= 0 ? task_layouts_[static_cast<size_t>(task)] : kPlain;
-    call.symbol = task >= 0 ? symbols_[static_cast<size_t>(task)]
-                            : s.plan.externals[static_cast<size_t>(external)].code.symbol;
+    call.symbol =
+        task >= 0 ? symbols_[static_cast<size_t>(task)] : s.plan.externals[static_cast<size_t>(external)].code.symbol;
     for (size_t j = 0; j < group.inputs.size(); ++j) {
       const ValueId v = group.inputs[j];
       if (const PackedLayout* layout = layout_of(layouts, static_cast<int>(j))) {
         if (!g.is_constant(v))
-          return Status(ErrorCode::kInternal, "group " + group.name + " packs " + g.value(v).name +
-                                                  ", which is not a constant");
+          return Status(ErrorCode::kInternal,
+                        "group " + group.name + " packs " + g.value(v).name + ", which is not a constant");
         call.args.push_back(add_packed(s, v, *layout));
       } else {
         TESSERA_ASSIGN_OR_RETURN(int32_t id, read(s, v, group.name));
@@ -153,7 +157,8 @@ class Layout {
     step(node, CallKind::kCopy, {reads[0], go});
     for (size_t k = 0; k < carried; ++k) {
       const graph::Value& v = s.g().value(node.inputs[1 + k]);
-      slots.push_back(add_value(node.name + ".carried" + std::to_string(k), ValueKind::kIntermediate, v.dtype, v.shape));
+      slots.push_back(
+          add_value(node.name + ".carried" + std::to_string(k), ValueKind::kIntermediate, v.dtype, v.shape));
       step(node, CallKind::kCopy, {reads[1 + k], slots.back()});
     }
     const size_t test = step(node, CallKind::kJumpUnless, {go});
@@ -161,8 +166,8 @@ class Layout {
     inputs.insert(inputs.end(), reads.begin() + 1 + static_cast<std::ptrdiff_t>(carried), reads.end());
     TESSERA_ASSIGN_OR_RETURN(std::vector<int32_t> results, lay_out_body(s, control, 0, inputs));
     if (results.size() != 2 + carried + (outs.size() - carried))
-      return Status(ErrorCode::kInternal, "loop " + node.name + "'s body gives " + std::to_string(results.size()) +
-                                              " outputs");
+      return Status(ErrorCode::kInternal,
+                    "loop " + node.name + "'s body gives " + std::to_string(results.size()) + " outputs");
     for (size_t j = carried; j < outs.size(); ++j) step(node, CallKind::kCopySlice, {results[2 + j], outs[j], counter});
     step(node, CallKind::kCopy, {results[0], go});
     for (size_t k = 0; k < slots.size(); ++k) step(node, CallKind::kCopy, {results[1 + k], slots[k]});
@@ -224,7 +229,8 @@ class Layout {
     for (int n : group.nodes) {
       const graph::Node& node = s.g().nodes()[static_cast<size_t>(n)];
       const auto* region = std::get_if<graph::ExternalAttrs>(&node.attrs);
-      if (!region || !region->body) info.nodes.push_back(node.name);
+      if (!region || !region->body)
+        info.nodes.push_back(node.name);
       else
         for (const graph::Node& inner : region->body->nodes()) info.nodes.push_back(inner.name);
     }
@@ -267,11 +273,13 @@ class Layout {
     const auto key = std::make_tuple(v, layout.axis, layout.factor);
     if (auto it = s.packed.find(key); it != s.packed.end()) return it->second;
     const graph::Value& value = s.g().value(v);
-    std::string data(static_cast<size_t>(graph::shape_size(packed_shape(value.shape, layout)) * value.dtype.storage_bytes()),
-                     '\0');  // more than the value's when the last block is padded
+    std::string data(
+        static_cast<size_t>(graph::shape_size(packed_shape(value.shape, layout)) * value.dtype.storage_bytes()),
+        '\0');  // more than the value's when the last block is padded
     pack_elements(s.g().constant(v).bytes.data(), data.data(), value.shape, value.dtype.storage_bytes(), layout);
-    const int32_t id = add_value(value.name + ".packed" + std::to_string(layout.axis) + "x" + std::to_string(layout.factor),
-                                 ValueKind::kConstant, value.dtype, packed_shape(value.shape, layout), std::move(data));
+    const int32_t id =
+        add_value(value.name + ".packed" + std::to_string(layout.axis) + "x" + std::to_string(layout.factor),
+                  ValueKind::kConstant, value.dtype, packed_shape(value.shape, layout), std::move(data));
     s.packed[key] = id;
     return id;
   }

@@ -14,12 +14,10 @@ Result<std::vector<std::unique_ptr<runtime::GraphExecutor>>> load_with_random_in
     const std::vector<const runtime::PackageContents*>& packages) {
   std::vector<std::unique_ptr<runtime::GraphExecutor>> execs;
   for (const runtime::PackageContents* package : packages) {
-    TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<runtime::GraphExecutor> exec,
-                             runtime::GraphExecutor::load(*package));
+    TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<runtime::GraphExecutor> exec, runtime::GraphExecutor::load(*package));
     uint64_t seed = 1;
     for (const runtime::TensorInfo& in : exec->input_info()) {
-      TESSERA_ASSIGN_OR_RETURN(runtime::NDArray array,
-                               runtime::NDArray::create(in.shape, in.dtype));
+      TESSERA_ASSIGN_OR_RETURN(runtime::NDArray array, runtime::NDArray::create(in.shape, in.dtype));
       array.fill_random(seed++);
       TESSERA_RETURN_IF_ERROR(exec->set_input(in.name, array));
     }
@@ -36,8 +34,7 @@ double median_of(std::vector<double> values) {
 
 }  // namespace
 
-Result<runtime::PackageContents> compile_package(const ModelPlan& plan, const Target& target,
-                                                 ScheduleSource* source,
+Result<runtime::PackageContents> compile_package(const ModelPlan& plan, const Target& target, ScheduleSource* source,
                                                  std::vector<size_t>* group_calls) {
   CompileOptions co;
   co.source = source;
@@ -60,8 +57,7 @@ Result<std::vector<std::vector<double>>> profile_alternately(
   std::vector<std::vector<std::vector<double>>> rounds(execs.size());  // package, call, round
   for (int round = 0; round < kRounds; ++round)
     for (size_t p = 0; p < execs.size(); ++p) {
-      TESSERA_ASSIGN_OR_RETURN(std::vector<runtime::GraphExecutor::CallProfile> profile,
-                               execs[p]->profile(per_round));
+      TESSERA_ASSIGN_OR_RETURN(std::vector<runtime::GraphExecutor::CallProfile> profile, execs[p]->profile(per_round));
       rounds[p].resize(profile.size());
       for (size_t c = 0; c < profile.size(); ++c) rounds[p][c].push_back(profile[c].median_s);
     }
@@ -71,8 +67,8 @@ Result<std::vector<std::vector<double>>> profile_alternately(
   return seconds;
 }
 
-Result<AlternatingTimes> time_alternately(
-    const std::vector<const runtime::PackageContents*>& packages, int rounds, double round_s) {
+Result<AlternatingTimes> time_alternately(const std::vector<const runtime::PackageContents*>& packages, int rounds,
+                                          double round_s) {
   TESSERA_ASSIGN_OR_RETURN(std::vector<std::unique_ptr<runtime::GraphExecutor>> execs,
                            load_with_random_inputs(packages));
   // A warm run of each, and the slowest sizes the rounds (the same number
@@ -83,8 +79,7 @@ Result<AlternatingTimes> time_alternately(
     TESSERA_ASSIGN_OR_RETURN(runtime::TimingResult warm, exec->benchmark(1, 1));
     slowest_s = std::max(slowest_s, warm.median_s);
   }
-  const int runs =
-      static_cast<int>(std::clamp(std::ceil(round_s / std::max(slowest_s, 1e-7)), 1.0, 1000.0));
+  const int runs = static_cast<int>(std::clamp(std::ceil(round_s / std::max(slowest_s, 1e-7)), 1.0, 1000.0));
   std::vector<std::vector<double>> medians(execs.size());  // package, round
   for (int round = 0; round < std::max(rounds, 1); ++round)
     for (size_t p = 0; p < execs.size(); ++p) {

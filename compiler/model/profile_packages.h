@@ -19,8 +19,7 @@ namespace tessera::model {
 
 /// `plan` compiled with schedules from `source` (null: fallbacks), as a
 /// package in memory; `group_calls` (optional) gets each group's call.
-Result<runtime::PackageContents> compile_package(const ModelPlan& plan, const Target& target,
-                                                 ScheduleSource* source,
+Result<runtime::PackageContents> compile_package(const ModelPlan& plan, const Target& target, ScheduleSource* source,
                                                  std::vector<size_t>* group_calls = nullptr);
 
 /// Per package, per call: its median seconds over about `runs` runs on
@@ -40,8 +39,7 @@ struct AlternatingTimes {
   std::vector<int> rounds_slower;
   int rounds = 0;
 };
-Result<AlternatingTimes> time_alternately(
-    const std::vector<const runtime::PackageContents*>& packages, int rounds = 12,
-    double round_s = 0.04);
+Result<AlternatingTimes> time_alternately(const std::vector<const runtime::PackageContents*>& packages, int rounds = 12,
+                                          double round_s = 0.04);
 
 }  // namespace tessera::model

@@ -8,10 +8,10 @@
 namespace tessera::ops {
 
 using detail::check_rank;
-using detail::Window;
-using detail::window_geometry;
 using detail::invalid;
 using detail::shape_str;
+using detail::Window;
+using detail::window_geometry;
 
 namespace {
 
@@ -80,10 +80,11 @@ Result<Tensor> pad_with(const Tensor& x, const std::vector<int64_t>& before, con
 
 }  // namespace
 
-Result<Tensor> pad(const Tensor& x, const std::vector<int64_t>& before, const std::vector<int64_t>& after,
-                   double value, const std::string& name) {
+Result<Tensor> pad(const Tensor& x, const std::vector<int64_t>& before, const std::vector<int64_t>& after, double value,
+                   const std::string& name) {
   if (!x.defined()) return invalid("pad", "input is undefined");
-  return pad_with(x, before, after, [&] { return detail::constant(x->dtype, value); }, name);
+  return pad_with(
+      x, before, after, [&] { return detail::constant(x->dtype, value); }, name);
 }
 
 Result<Tensor> pad(const Tensor& x, const std::vector<int64_t>& before, const std::vector<int64_t>& after,
@@ -107,11 +108,11 @@ Result<Tensor> conv2d_nchw(const Tensor& x, const Tensor& w, Size2 stride, Paddi
                            " and K=" + std::to_string(k));
   const int64_t cg = c / groups, kg = k / groups;
   if (w->shape[1] != cg)
-    return invalid(op, "W " + shape_str(w->shape) + " must be K x C/groups x R x S with C/groups = " +
-                           std::to_string(cg));
+    return invalid(op,
+                   "W " + shape_str(w->shape) + " must be K x C/groups x R x S with C/groups = " + std::to_string(cg));
   if (x->dtype != w->dtype) return invalid(op, "X and W types differ");
-  TESSERA_ASSIGN_OR_RETURN(Window g, window_geometry(op, x->shape[2], x->shape[3], w->shape[2], w->shape[3],
-                                                      stride, padding, dilation));
+  TESSERA_ASSIGN_OR_RETURN(
+      Window g, window_geometry(op, x->shape[2], x->shape[3], w->shape[2], w->shape[3], stride, padding, dilation));
   TESSERA_ASSIGN_OR_RETURN(Tensor in, pad_spatial(x, 2, 3, padding, 0.0, "pad"));
   IterVar rc = reduce_axis(cg, "rc"), ry = reduce_axis(w->shape[2], "ry"), rx = reduce_axis(w->shape[3], "rx");
   return compute(
@@ -135,11 +136,11 @@ Result<Tensor> conv2d_nhwc(const Tensor& x, const Tensor& w, Size2 stride, Paddi
                            " and K=" + std::to_string(k));
   const int64_t cg = c / groups, kg = k / groups;
   if (w->shape[2] != cg)
-    return invalid(op, "W " + shape_str(w->shape) + " must be R x S x C/groups x K with C/groups = " +
-                           std::to_string(cg));
+    return invalid(op,
+                   "W " + shape_str(w->shape) + " must be R x S x C/groups x K with C/groups = " + std::to_string(cg));
   if (x->dtype != w->dtype) return invalid(op, "X and W types differ");
-  TESSERA_ASSIGN_OR_RETURN(Window g, window_geometry(op, x->shape[1], x->shape[2], w->shape[0], w->shape[1],
-                                                      stride, padding, dilation));
+  TESSERA_ASSIGN_OR_RETURN(
+      Window g, window_geometry(op, x->shape[1], x->shape[2], w->shape[0], w->shape[1], stride, padding, dilation));
   TESSERA_ASSIGN_OR_RETURN(Tensor in, pad_spatial(x, 1, 2, padding, 0.0, "pad"));
   IterVar ry = reduce_axis(w->shape[0], "ry"), rx = reduce_axis(w->shape[1], "rx"), rc = reduce_axis(cg, "rc");
   return compute(
@@ -167,8 +168,8 @@ Result<Tensor> conv2d_nhwc_u8s8(const Tensor& x, const Tensor& w, Size2 stride, 
   if (cg % 4 != 0 || w->shape[2] != cg / 4)
     return invalid(op, "X " + shape_str(x->shape) + " and W " + shape_str(w->shape) +
                            " disagree on C (C/groups a multiple of 4, W holds C/(4 groups) words of four channels)");
-  TESSERA_ASSIGN_OR_RETURN(Window g, window_geometry(op, x->shape[1], x->shape[2], w->shape[0], w->shape[1],
-                                                      stride, padding, dilation));
+  TESSERA_ASSIGN_OR_RETURN(
+      Window g, window_geometry(op, x->shape[1], x->shape[2], w->shape[0], w->shape[1], stride, padding, dilation));
   TESSERA_ASSIGN_OR_RETURN(Tensor in, pad_spatial(op, x, padding, pad_value));
   IterVar ry = reduce_axis(w->shape[0], "ry"), rx = reduce_axis(w->shape[1], "rx"), rc = reduce_axis(cg / 4, "rc");
   return compute(
@@ -193,8 +194,8 @@ Result<Tensor> depthwise_conv2d_nhwc_u8s8(const Tensor& x, const Tensor& w, Size
   if (w->shape[2] != 1 || k % c != 0)
     return invalid(op, "W " + shape_str(w->shape) + " must be R x S x 1 x C*M with C = " + std::to_string(c));
   const int64_t m = k / c;
-  TESSERA_ASSIGN_OR_RETURN(Window g, window_geometry(op, x->shape[1], x->shape[2], w->shape[0], w->shape[1],
-                                                      stride, padding, dilation));
+  TESSERA_ASSIGN_OR_RETURN(
+      Window g, window_geometry(op, x->shape[1], x->shape[2], w->shape[0], w->shape[1], stride, padding, dilation));
   TESSERA_ASSIGN_OR_RETURN(Tensor in, pad_spatial(op, x, padding, pad_value));
   // Exact in float32 while no partial sum can pass 2^24 (see conv.h).
   constexpr int64_t kExactFloatTaps = (int64_t{1} << 24) / (255 * 128);
@@ -226,8 +227,8 @@ Result<Tensor> conv2d_nhwc_bf16(const Tensor& x, const Tensor& w, Size2 stride, 
   if (c % 2 != 0 || w->shape[2] != c / 2 || w->shape[4] != 2)
     return invalid(op, "X " + shape_str(x->shape) + " and W " + shape_str(w->shape) +
                            " disagree on C (C even, W is R x S x C/2 x K x 2)");
-  TESSERA_ASSIGN_OR_RETURN(Window g, window_geometry(op, x->shape[1], x->shape[2], w->shape[0], w->shape[1],
-                                                      stride, padding, dilation));
+  TESSERA_ASSIGN_OR_RETURN(
+      Window g, window_geometry(op, x->shape[1], x->shape[2], w->shape[0], w->shape[1], stride, padding, dilation));
   TESSERA_ASSIGN_OR_RETURN(Tensor in, pad_spatial(x, 1, 2, padding, 0.0, "pad"));
   IterVar ry = reduce_axis(w->shape[0], "ry"), rx = reduce_axis(w->shape[1], "rx"), rc = reduce_axis(c / 2, "rc");
   return compute(
@@ -243,8 +244,8 @@ Result<Tensor> conv2d_nhwc_bf16(const Tensor& x, const Tensor& w, Size2 stride, 
       name, OpPattern::kComplex);
 }
 
-Result<Tensor> depthwise_conv2d_nchw(const Tensor& x, const Tensor& w, Size2 stride, Padding2 padding,
-                                     Size2 dilation, const std::string& name) {
+Result<Tensor> depthwise_conv2d_nchw(const Tensor& x, const Tensor& w, Size2 stride, Padding2 padding, Size2 dilation,
+                                     const std::string& name) {
   const std::string op = "depthwise_conv2d_nchw";
   TESSERA_RETURN_IF_ERROR(check_rank(op, "X", x, 4));
   TESSERA_RETURN_IF_ERROR(check_rank(op, "W", w, 4));
@@ -252,8 +253,8 @@ Result<Tensor> depthwise_conv2d_nchw(const Tensor& x, const Tensor& w, Size2 str
   if (w->shape[0] != c)
     return invalid(op, "W " + shape_str(w->shape) + " must be C x M x R x S with C = " + std::to_string(c));
   if (x->dtype != w->dtype) return invalid(op, "X and W types differ");
-  TESSERA_ASSIGN_OR_RETURN(Window g, window_geometry(op, x->shape[2], x->shape[3], w->shape[2], w->shape[3],
-                                                      stride, padding, dilation));
+  TESSERA_ASSIGN_OR_RETURN(
+      Window g, window_geometry(op, x->shape[2], x->shape[3], w->shape[2], w->shape[3], stride, padding, dilation));
   TESSERA_ASSIGN_OR_RETURN(Tensor in, pad_spatial(x, 2, 3, padding, 0.0, "pad"));
   IterVar ry = reduce_axis(w->shape[2], "ry"), rx = reduce_axis(w->shape[3], "rx");
   return compute(
@@ -266,8 +267,8 @@ Result<Tensor> depthwise_conv2d_nchw(const Tensor& x, const Tensor& w, Size2 str
       name, OpPattern::kComplex);
 }
 
-Result<Tensor> depthwise_conv2d_nhwc(const Tensor& x, const Tensor& w, Size2 stride, Padding2 padding,
-                                     Size2 dilation, const std::string& name) {
+Result<Tensor> depthwise_conv2d_nhwc(const Tensor& x, const Tensor& w, Size2 stride, Padding2 padding, Size2 dilation,
+                                     const std::string& name) {
   const std::string op = "depthwise_conv2d_nhwc";
   TESSERA_RETURN_IF_ERROR(check_rank(op, "X", x, 4));
   TESSERA_RETURN_IF_ERROR(check_rank(op, "W", w, 4));
@@ -276,8 +277,8 @@ Result<Tensor> depthwise_conv2d_nhwc(const Tensor& x, const Tensor& w, Size2 str
     return invalid(op, "W " + shape_str(w->shape) + " must be R x S x 1 x C*M with C = " + std::to_string(c));
   if (x->dtype != w->dtype) return invalid(op, "X and W types differ");
   const int64_t m = k / c;
-  TESSERA_ASSIGN_OR_RETURN(Window g, window_geometry(op, x->shape[1], x->shape[2], w->shape[0], w->shape[1],
-                                                      stride, padding, dilation));
+  TESSERA_ASSIGN_OR_RETURN(
+      Window g, window_geometry(op, x->shape[1], x->shape[2], w->shape[0], w->shape[1], stride, padding, dilation));
   TESSERA_ASSIGN_OR_RETURN(Tensor in, pad_spatial(x, 1, 2, padding, 0.0, "pad"));
   IterVar ry = reduce_axis(w->shape[0], "ry"), rx = reduce_axis(w->shape[1], "rx");
   return compute(

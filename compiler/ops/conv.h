@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "base/status.h"
 #include "compiler/ops/window.h"
 #include "compiler/te/tensor.h"
-#include "base/status.h"
 
 namespace tessera::ops {
 
@@ -30,7 +30,7 @@ Result<Tensor> pad(const Tensor& x, const std::vector<int64_t>& before, const st
 /// uint8 tensor of one element known only at run time (the zero point a
 /// dynamically quantized model computes from its input).
 struct PadValue {
-  PadValue(int64_t v = 0) : constant(v) {}  // NOLINT: a constant converts
+  PadValue(int64_t v = 0) : constant(v) {}      // NOLINT: a constant converts
   PadValue(Tensor t) : tensor(std::move(t)) {}  // NOLINT: so does a tensor
   int64_t constant = 0;
   Tensor tensor;
@@ -38,13 +38,13 @@ struct PadValue {
 
 /// 2-D convolution of X: N x C x H x W with W: K x C/groups x R x S, giving
 /// N x K x P x Q where P = (H + top + bottom - dilation.h * (R - 1) - 1) / stride.h + 1.
-Result<Tensor> conv2d_nchw(const Tensor& x, const Tensor& w, Size2 stride = 1, Padding2 padding = 0,
-                           Size2 dilation = 1, int64_t groups = 1, const std::string& name = "conv2d");
+Result<Tensor> conv2d_nchw(const Tensor& x, const Tensor& w, Size2 stride = 1, Padding2 padding = 0, Size2 dilation = 1,
+                           int64_t groups = 1, const std::string& name = "conv2d");
 
 /// The same convolution on X: N x H x W x C with W: R x S x C/groups x K,
 /// giving N x P x Q x K.
-Result<Tensor> conv2d_nhwc(const Tensor& x, const Tensor& w, Size2 stride = 1, Padding2 padding = 0,
-                           Size2 dilation = 1, int64_t groups = 1, const std::string& name = "conv2d_nhwc");
+Result<Tensor> conv2d_nhwc(const Tensor& x, const Tensor& w, Size2 stride = 1, Padding2 padding = 0, Size2 dilation = 1,
+                           int64_t groups = 1, const std::string& name = "conv2d_nhwc");
 
 /// The integer convolution on a dot-product unit: X uint8 N x H x W x C
 /// (C a multiple of 4) and int8 weights packed four input channels to an

@@ -1,7 +1,7 @@
 #include "compiler/ops/elementwise.h"
 
-#include <cmath>
 #include <algorithm>
+#include <cmath>
 #include <functional>
 
 #include "compiler/ir/op.h"
@@ -27,8 +27,8 @@ Status check_defined(const std::string& op, const Tensor& t) {
   return Status::ok();
 }
 
-Result<Tensor> binary_op(const std::string& op, const Tensor& a, const Tensor& b, bool float_only,
-                         const BinaryBody& f, const std::string& name) {
+Result<Tensor> binary_op(const std::string& op, const Tensor& a, const Tensor& b, bool float_only, const BinaryBody& f,
+                         const std::string& name) {
   TESSERA_RETURN_IF_ERROR(check_defined(op, a));
   TESSERA_RETURN_IF_ERROR(check_defined(op, b));
   if (a->dtype != b->dtype)
@@ -67,68 +67,82 @@ Result<std::vector<int64_t>> broadcast_shape(const std::vector<int64_t>& a, cons
 }
 
 Result<Tensor> add(const Tensor& a, const Tensor& b, const std::string& name) {
-  return binary_op("add", a, b, false, [](Expr x, Expr y) { return x + y; }, name);
+  return binary_op(
+      "add", a, b, false, [](Expr x, Expr y) { return x + y; }, name);
 }
 Result<Tensor> sub(const Tensor& a, const Tensor& b, const std::string& name) {
-  return binary_op("sub", a, b, false, [](Expr x, Expr y) { return x - y; }, name);
+  return binary_op(
+      "sub", a, b, false, [](Expr x, Expr y) { return x - y; }, name);
 }
 Result<Tensor> mul(const Tensor& a, const Tensor& b, const std::string& name) {
-  return binary_op("mul", a, b, false, [](Expr x, Expr y) { return x * y; }, name);
+  return binary_op(
+      "mul", a, b, false, [](Expr x, Expr y) { return x * y; }, name);
 }
 Result<Tensor> div(const Tensor& a, const Tensor& b, const std::string& name) {
-  return binary_op("div", a, b, false, [](Expr x, Expr y) { return x / y; }, name);
+  return binary_op(
+      "div", a, b, false, [](Expr x, Expr y) { return x / y; }, name);
 }
 Result<Tensor> maximum(const Tensor& a, const Tensor& b, const std::string& name) {
-  return binary_op("maximum", a, b, false, [](Expr x, Expr y) { return max(x, y); }, name);
+  return binary_op(
+      "maximum", a, b, false, [](Expr x, Expr y) { return max(x, y); }, name);
 }
 Result<Tensor> minimum(const Tensor& a, const Tensor& b, const std::string& name) {
-  return binary_op("minimum", a, b, false, [](Expr x, Expr y) { return min(x, y); }, name);
+  return binary_op(
+      "minimum", a, b, false, [](Expr x, Expr y) { return min(x, y); }, name);
 }
 Result<Tensor> power(const Tensor& a, const Tensor& b, const std::string& name) {
-  return binary_op("power", a, b, true, [](Expr x, Expr y) { return tessera::pow(x, y); }, name);
+  return binary_op(
+      "power", a, b, true, [](Expr x, Expr y) { return tessera::pow(x, y); }, name);
 }
 
 Result<Tensor> relu(const Tensor& x, const std::string& name) {
-  return unary_op("relu", x, false, [](Expr v) { return max(v, constant(v.dtype(), 0.0)); }, name);
+  return unary_op(
+      "relu", x, false, [](Expr v) { return max(v, constant(v.dtype(), 0.0)); }, name);
 }
 Result<Tensor> sigmoid(const Tensor& x, const std::string& name) {
-  return unary_op("sigmoid", x, true, [](Expr v) { return tessera::sigmoid(v); }, name);
+  return unary_op(
+      "sigmoid", x, true, [](Expr v) { return tessera::sigmoid(v); }, name);
 }
 Result<Tensor> tanh(const Tensor& x, const std::string& name) {
-  return unary_op("tanh", x, true, [](Expr v) { return tessera::tanh(v); }, name);
+  return unary_op(
+      "tanh", x, true, [](Expr v) { return tessera::tanh(v); }, name);
 }
 Result<Tensor> exp(const Tensor& x, const std::string& name) {
-  return unary_op("exp", x, true, [](Expr v) { return tessera::exp(v); }, name);
+  return unary_op(
+      "exp", x, true, [](Expr v) { return tessera::exp(v); }, name);
 }
 Result<Tensor> hardswish(const Tensor& x, const std::string& name) {
-  return unary_op("hardswish", x, true,
-                  [](Expr v) {
-                    DType t = v.dtype();
-                    Expr gate = min(max(v + constant(t, 3.0), constant(t, 0.0)), constant(t, 6.0));
-                    return v * gate / constant(t, 6.0);
-                  },
-                  name);
+  return unary_op(
+      "hardswish", x, true,
+      [](Expr v) {
+        DType t = v.dtype();
+        Expr gate = min(max(v + constant(t, 3.0), constant(t, 0.0)), constant(t, 6.0));
+        return v * gate / constant(t, 6.0);
+      },
+      name);
 }
 Result<Tensor> clip(const Tensor& x, double lo, double hi, const std::string& name) {
   if (!(lo <= hi)) return invalid("clip", "lo " + std::to_string(lo) + " must not exceed hi " + std::to_string(hi));
-  return unary_op("clip", x, false,
-                  [=](Expr v) { return min(max(v, constant(v.dtype(), lo)), constant(v.dtype(), hi)); }, name);
+  return unary_op(
+      "clip", x, false, [=](Expr v) { return min(max(v, constant(v.dtype(), lo)), constant(v.dtype(), hi)); }, name);
 }
 Result<Tensor> leaky_relu(const Tensor& x, double alpha, const std::string& name) {
-  return unary_op("leaky_relu", x, true,
-                  [=](Expr v) {
-                    DType t = v.dtype();
-                    return select(v > constant(t, 0.0), v, v * constant(t, alpha));
-                  },
-                  name);
+  return unary_op(
+      "leaky_relu", x, true,
+      [=](Expr v) {
+        DType t = v.dtype();
+        return select(v > constant(t, 0.0), v, v * constant(t, alpha));
+      },
+      name);
 }
 Result<Tensor> gelu(const Tensor& x, const std::string& name) {
-  return unary_op("gelu", x, true,
-                  [](Expr v) {
-                    DType t = v.dtype();
-                    return constant(t, 0.5) * v * (constant(t, 1.0) + tessera::erf(v * constant(t, M_SQRT1_2)));
-                  },
-                  name);
+  return unary_op(
+      "gelu", x, true,
+      [](Expr v) {
+        DType t = v.dtype();
+        return constant(t, 0.5) * v * (constant(t, 1.0) + tessera::erf(v * constant(t, M_SQRT1_2)));
+      },
+      name);
 }
 
 }  // namespace tessera::ops
@@ -140,7 +154,9 @@ namespace tessera::ops {
 
 namespace {
 
-Expr call1(CallOp op, Expr v) { return make_call(op, {std::move(v)}); }
+Expr call1(CallOp op, Expr v) {
+  return make_call(op, {std::move(v)});
+}
 
 // log(1 + e^x) without overflow: max(x, 0) + log(1 + e^-|x|).
 Expr softplus_expr(Expr v) {
@@ -182,15 +198,12 @@ Expr unary_expr(UnaryFn fn, Expr v, const UnaryParams& p) {
       return r;
     }
     case UnaryFn::kElu: return select(v > c(0.0), v, c(p.alpha) * (tessera::exp(v) - c(1.0)));
-    case UnaryFn::kSelu:
-      return c(p.beta) * select(v > c(0.0), v, c(p.alpha) * (tessera::exp(v) - c(1.0)));
-    case UnaryFn::kCelu:
-      return max(v, c(0.0)) + min(c(0.0), c(p.alpha) * (tessera::exp(v / c(p.alpha)) - c(1.0)));
+    case UnaryFn::kSelu: return c(p.beta) * select(v > c(0.0), v, c(p.alpha) * (tessera::exp(v) - c(1.0)));
+    case UnaryFn::kCelu: return max(v, c(0.0)) + min(c(0.0), c(p.alpha) * (tessera::exp(v / c(p.alpha)) - c(1.0)));
     case UnaryFn::kSoftplus: return softplus_expr(v);
     case UnaryFn::kSoftsign: return v / (c(1.0) + tessera::abs(v));
     case UnaryFn::kThresholdedRelu: return select(v > c(p.alpha), v, c(0.0));
-    case UnaryFn::kShrink:
-      return select(v < c(-p.alpha), v + c(p.beta), select(v > c(p.alpha), v - c(p.beta), c(0.0)));
+    case UnaryFn::kShrink: return select(v < c(-p.alpha), v + c(p.beta), select(v > c(p.alpha), v - c(p.beta), c(0.0)));
     case UnaryFn::kMish: return v * tessera::tanh(softplus_expr(v));
     case UnaryFn::kGeluTanh: {
       const Expr inner = c(std::sqrt(2.0 / M_PI)) * (v + c(0.044715) * v * v * v);
@@ -224,7 +237,8 @@ Expr binary_expr(BinaryFn fn, Expr a, Expr b) {
       const Expr q = a / b;
       return a - select(q < constant(t, 0.0), tessera::ceil(q), tessera::floor(q)) * b;
     }
-    case BinaryFn::kShiftLeft: case BinaryFn::kShiftRight: {
+    case BinaryFn::kShiftLeft:
+    case BinaryFn::kShiftRight: {
       // 2^b is exact in float64 for every count below 64.
       const Expr scale = cast(t, tessera::pow(make_float(2.0, DType::f64()), cast(DType::f64(), b)));
       return fn == BinaryFn::kShiftLeft ? a * scale : a / scale;
@@ -234,7 +248,9 @@ Expr binary_expr(BinaryFn fn, Expr a, Expr b) {
   return a;
 }
 
-bool is_signed_or_float(DType t) { return t.is_float() || t.is_int(); }
+bool is_signed_or_float(DType t) {
+  return t.is_float() || t.is_int();
+}
 
 }  // namespace
 
@@ -250,7 +266,9 @@ const char* unary_fn_name(UnaryFn fn) {
 
 bool unary_fn_accepts(UnaryFn fn, DType t) {
   switch (fn) {
-    case UnaryFn::kNeg: case UnaryFn::kAbs: case UnaryFn::kSign: return is_signed_or_float(t);
+    case UnaryFn::kNeg:
+    case UnaryFn::kAbs:
+    case UnaryFn::kSign: return is_signed_or_float(t);
     case UnaryFn::kNot: return t.is_bool();
     default: return t.is_float();
   }
@@ -264,7 +282,8 @@ Result<Tensor> unary(UnaryFn fn, const Tensor& x, UnaryParams params, const std:
   const std::string op = unary_fn_name(fn);
   TESSERA_RETURN_IF_ERROR(check_defined(op, x));
   if (!unary_fn_accepts(fn, x->dtype)) return invalid(op, "does not accept " + x->dtype.to_string() + " operands");
-  return unary_op(op, x, false, [&](Expr v) { return unary_expr(fn, v, params); }, name);
+  return unary_op(
+      op, x, false, [&](Expr v) { return unary_expr(fn, v, params); }, name);
 }
 
 double unary_reference(UnaryFn fn, double x, UnaryParams p) {
@@ -320,10 +339,13 @@ const char* binary_fn_name(BinaryFn fn) {
 
 bool binary_fn_accepts(BinaryFn fn, DType t) {
   switch (fn) {
-    case BinaryFn::kAnd: case BinaryFn::kOr: case BinaryFn::kXor: return t.is_bool();
+    case BinaryFn::kAnd:
+    case BinaryFn::kOr:
+    case BinaryFn::kXor: return t.is_bool();
     case BinaryFn::kMod: return t.is_integral() && !t.is_bool();
     case BinaryFn::kFmod: return !t.is_bool();
-    case BinaryFn::kShiftLeft: case BinaryFn::kShiftRight: return t.is_uint() && !t.is_bool();
+    case BinaryFn::kShiftLeft:
+    case BinaryFn::kShiftRight: return t.is_uint() && !t.is_bool();
     case BinaryFn::kPRelu: return t.is_float();
     default: return true;
   }
@@ -331,9 +353,11 @@ bool binary_fn_accepts(BinaryFn fn, DType t) {
 
 DType binary_fn_result(BinaryFn fn, DType t) {
   switch (fn) {
-    case BinaryFn::kMod: case BinaryFn::kFmod: case BinaryFn::kShiftLeft: case BinaryFn::kShiftRight:
-    case BinaryFn::kPRelu:
-      return t;
+    case BinaryFn::kMod:
+    case BinaryFn::kFmod:
+    case BinaryFn::kShiftLeft:
+    case BinaryFn::kShiftRight:
+    case BinaryFn::kPRelu: return t;
     default: return DType::boolean();
   }
 }
@@ -342,7 +366,8 @@ Result<Tensor> binary(BinaryFn fn, const Tensor& a, const Tensor& b, const std::
   const std::string op = binary_fn_name(fn);
   TESSERA_RETURN_IF_ERROR(check_defined(op, a));
   if (!binary_fn_accepts(fn, a->dtype)) return invalid(op, "does not accept " + a->dtype.to_string() + " operands");
-  return binary_op(op, a, b, false, [&](Expr x, Expr y) { return binary_expr(fn, x, y); }, name);
+  return binary_op(
+      op, a, b, false, [&](Expr x, Expr y) { return binary_expr(fn, x, y); }, name);
 }
 
 double binary_reference(BinaryFn fn, double a, double b, DType t) {

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "compiler/te/tensor.h"
 #include "base/status.h"
+#include "compiler/te/tensor.h"
 
 namespace tessera::ops {
 
@@ -55,6 +55,7 @@ Result<Tensor> gelu(const Tensor& x, const std::string& name = "gelu");
 ///   kMish: x tanh(softplus(x)).  kGelu: 0.5 x (1 + erf(x / sqrt(2))).
 ///   kGeluTanh: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
 ///   kIsInf: +inf when beta != 0, -inf when alpha != 0.
+// clang-format off
 #define TESSERA_UNARY_FNS(X)                                                                          \
   X(kNeg, "neg") X(kAbs, "abs") X(kSign, "sign") X(kReciprocal, "reciprocal") X(kSqrt, "sqrt")       \
   X(kExp, "exp") X(kLog, "log") X(kFloor, "floor") X(kCeil, "ceil") X(kRound, "round") X(kSin, "sin") \
@@ -63,6 +64,7 @@ Result<Tensor> gelu(const Tensor& x, const std::string& name = "gelu");
   X(kIsNaN, "isnan") X(kIsInf, "isinf") X(kElu, "elu") X(kSelu, "selu") X(kCelu, "celu")              \
   X(kSoftplus, "softplus") X(kSoftsign, "softsign") X(kThresholdedRelu, "thresholded_relu")          \
   X(kShrink, "shrink") X(kMish, "mish") X(kGeluTanh, "gelu_tanh") X(kGelu, "gelu")
+// clang-format on
 
 /// A function of TESSERA_UNARY_FNS.
 enum class UnaryFn : uint8_t {
@@ -94,10 +96,12 @@ double unary_reference(UnaryFn fn, double x, UnaryParams params = {});
 /// with the divisor's sign (integers); kFmod: C's fmod, the dividend's sign
 /// (floats and integers). kShiftLeft/kShiftRight: unsigned integers, shift
 /// counts below the bit width. kPRelu: a < 0 ? a * b : a (floats).
+// clang-format off
 #define TESSERA_BINARY_FNS(X)                                                                         \
   X(kEqual, "equal") X(kLess, "less") X(kLessEqual, "less_equal") X(kGreater, "greater")             \
   X(kGreaterEqual, "greater_equal") X(kAnd, "and") X(kOr, "or") X(kXor, "xor") X(kMod, "mod")       \
   X(kFmod, "fmod") X(kShiftLeft, "shift_left") X(kShiftRight, "shift_right") X(kPRelu, "prelu")
+// clang-format on
 
 /// A function of TESSERA_BINARY_FNS.
 enum class BinaryFn : uint8_t {

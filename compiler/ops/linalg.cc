@@ -30,8 +30,10 @@ Result<Tensor> matmul(const Tensor& a, const Tensor& b, const std::string& name)
   IterVar k = reduce_axis(a->shape[1], "k");
   return compute(
       {a->shape[0], b->shape[1]},
-      [&](const Vars& i) { return sum(read(a, {i[0], k->var}) * read(b, {k->var, i[1]}), {k}); }, name,
-      OpPattern::kComplex);
+      [&](const Vars& i) {
+        return sum(read(a, {i[0], k->var}) * read(b, {k->var, i[1]}), {k});
+      },
+      name, OpPattern::kComplex);
 }
 
 namespace {
@@ -86,8 +88,8 @@ Result<Tensor> conv1d_windows(const Tensor& x, const Tensor& w, int64_t stride, 
   TESSERA_RETURN_IF_ERROR(check_rank(name, "X", x, 4));
   TESSERA_RETURN_IF_ERROR(check_rank(name, "W", w, 2));
   if (x->shape[1] != 1 || x->shape[3] != 1 || stride < 1)
-    return invalid(name, "X must be N x 1 x W x 1 (one input channel) and the stride positive, not " +
-                             shape_str(x->shape));
+    return invalid(name,
+                   "X must be N x 1 x W x 1 (one input channel) and the stride positive, not " + shape_str(x->shape));
   const int64_t n = x->shape[0], width = x->shape[2], taps = w->shape[0], k = w->shape[1];
   if (taps > width) return invalid(name, "the kernel (" + std::to_string(taps) + " taps) is longer than the input");
   const int64_t m = (width - taps) / stride + 1;
@@ -99,7 +101,8 @@ Result<Tensor> matmul_u8s8(const Tensor& a, const Tensor& b, const std::string& 
   const bool bytes = a.defined() && a->dtype == DType::u8();
   if (!bytes) TESSERA_RETURN_IF_ERROR(check_rank("matmul_u8s8", "A", a, 2));
   TESSERA_RETURN_IF_ERROR(check_rank("matmul_u8s8", "B", b, 2));
-  if (bytes && a->ndim() < 2) return invalid("matmul_u8s8", "A of bytes needs rank 2 or more, not " + shape_str(a->shape));
+  if (bytes && a->ndim() < 2)
+    return invalid("matmul_u8s8", "A of bytes needs rank 2 or more, not " + shape_str(a->shape));
   if ((!bytes && a->dtype != DType::i32()) || b->dtype != DType::i32())
     return invalid("matmul_u8s8", "A is uint8 bytes or int32 words and B int32 words, not " + a->dtype.to_string() +
                                       " and " + b->dtype.to_string());
@@ -118,8 +121,11 @@ Result<Tensor> matmul_u8s8(const Tensor& a, const Tensor& b, const std::string& 
     return detail::byte_word(a, std::move(row), q->var);
   };
   return compute(
-      shape, [&](const Vars& i) { return sum(dot_u8s8(word(i), read(b, {q->var, i[rank - 1]})), {q}); }, name,
-      OpPattern::kComplex);
+      shape,
+      [&](const Vars& i) {
+        return sum(dot_u8s8(word(i), read(b, {q->var, i[rank - 1]})), {q});
+      },
+      name, OpPattern::kComplex);
 }
 
 Result<Tensor> matmul_u8s8_pairs(const Tensor& a, const Tensor& b, const std::string& name) {
@@ -207,14 +213,17 @@ Result<Tensor> dense(const Tensor& x, const Tensor& w, const std::optional<Tenso
     TESSERA_RETURN_IF_ERROR(check_rank("dense", "bias", *bias, 1));
     TESSERA_RETURN_IF_ERROR(check_same_dtype("dense", x, *bias));
     if ((*bias)->shape[0] != n)
-      return invalid("dense", "bias " + shape_str((*bias)->shape) + " must have N = " + std::to_string(n) +
-                                  " elements");
+      return invalid("dense",
+                     "bias " + shape_str((*bias)->shape) + " must have N = " + std::to_string(n) + " elements");
   }
   if (relu) TESSERA_RETURN_IF_ERROR(check_float("dense", "X", x));
   const bool epilogue = bias.has_value() || relu;
   IterVar k = reduce_axis(x->shape[1], "k");
   Tensor product = compute(
-      {x->shape[0], n}, [&](const Vars& i) { return sum(read(x, {i[0], k->var}) * read(w, {i[1], k->var}), {k}); },
+      {x->shape[0], n},
+      [&](const Vars& i) {
+        return sum(read(x, {i[0], k->var}) * read(w, {i[1], k->var}), {k});
+      },
       epilogue ? name + ".matmul" : name, OpPattern::kComplex);
   if (!epilogue) return product;
   return compute(

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "compiler/te/tensor.h"
 #include "base/status.h"
+#include "compiler/te/tensor.h"
 
 namespace tessera::ops {
 

@@ -18,21 +18,31 @@ struct OpEntry {
   Builder build;
 };
 
-OpParam size(const char* name, const char* help) { return {name, std::nullopt, 1, std::numeric_limits<int64_t>::max(), help}; }
+OpParam size(const char* name, const char* help) {
+  return {name, std::nullopt, 1, std::numeric_limits<int64_t>::max(), help};
+}
 OpParam size_or(const char* name, int64_t def, int64_t lo, const char* help) {
   return {name, def, lo, std::numeric_limits<int64_t>::max(), help};
 }
-OpParam flag(const char* name, const char* help) { return {name, 0, 0, 1, help}; }
+OpParam flag(const char* name, const char* help) {
+  return {name, 0, 0, 1, help};
+}
 // A size that must be a multiple of `factor`.
 OpParam multiple(const char* name, int64_t factor, const char* help) {
   return {name, std::nullopt, factor, std::numeric_limits<int64_t>::max(), help, factor};
 }
 // A size of bytes packed four to a word.
-OpParam four_bytes(const char* name, const char* help) { return multiple(name, 4, help); }
+OpParam four_bytes(const char* name, const char* help) {
+  return multiple(name, 4, help);
+}
 // A reduction of bfloat16 values packed two to a word: even.
-OpParam pairs(const char* name, const char* help) { return multiple(name, 2, help); }
+OpParam pairs(const char* name, const char* help) {
+  return multiple(name, 2, help);
+}
 
-Tensor input(std::vector<int64_t> shape, const char* name) { return placeholder(std::move(shape), DType::f32(), name); }
+Tensor input(std::vector<int64_t> shape, const char* name) {
+  return placeholder(std::move(shape), DType::f32(), name);
+}
 
 // Appends the output of `out` to `inputs` (args are inputs, then the output).
 Result<std::vector<Tensor>> with_output(std::vector<Tensor> inputs, Result<Tensor> out) {
@@ -64,9 +74,12 @@ std::vector<OpParam> conv_params(bool depthwise) {
 }
 
 std::vector<OpParam> pool_params(bool avg) {
-  std::vector<OpParam> p = {size("N", "batch"),        size("C", "channels"),
-                            size("H", "input height"), size("W", "input width"),
-                            size("R", "window height"), size("S", "window width"),
+  std::vector<OpParam> p = {size("N", "batch"),
+                            size("C", "channels"),
+                            size("H", "input height"),
+                            size("W", "input width"),
+                            size("R", "window height"),
+                            size("S", "window width"),
                             size_or("stride", 1, 1, "stride of both spatial axes"),
                             size_or("pad", 0, 0, "padding of all four sides (smaller than the window)")};
   if (avg) p.push_back(flag("count_include_pad", "1: divide by the window size, padding included"));
@@ -75,17 +88,20 @@ std::vector<OpParam> pool_params(bool avg) {
 
 const std::vector<OpParam> kMatrixParams = {};
 
-std::vector<OpParam> mn(const char* what) { return {size("M", "rows"), size("N", what)}; }
+std::vector<OpParam> mn(const char* what) {
+  return {size("M", "rows"), size("N", what)};
+}
 
-void add_binary(std::vector<OpEntry>& ops, const char* name, Result<Tensor> (*f)(const Tensor&, const Tensor&, const std::string&)) {
+void add_binary(std::vector<OpEntry>& ops, const char* name,
+                Result<Tensor> (*f)(const Tensor&, const Tensor&, const std::string&)) {
   std::vector<OpParam> p = mn("columns");
   p.push_back(flag("broadcast", "1: B is a row of N broadcast over the M rows"));
-  ops.push_back({{name, std::string(name) + " of A: M x N and B (M x N, or N with broadcast=1)", p},
-                 [f, name](const Params& q) {
-                   Tensor a = input({q.at("M"), q.at("N")}, "A");
-                   Tensor b = q.at("broadcast") ? input({q.at("N")}, "B") : input({q.at("M"), q.at("N")}, "B");
-                   return with_output({a, b}, f(a, b, name));
-                 }});
+  ops.push_back(
+      {{name, std::string(name) + " of A: M x N and B (M x N, or N with broadcast=1)", p}, [f, name](const Params& q) {
+         Tensor a = input({q.at("M"), q.at("N")}, "A");
+         Tensor b = q.at("broadcast") ? input({q.at("N")}, "B") : input({q.at("M"), q.at("N")}, "B");
+         return with_output({a, b}, f(a, b, name));
+       }});
 }
 
 void add_unary(std::vector<OpEntry>& ops, const char* name, const char* summary,
@@ -98,21 +114,24 @@ void add_unary(std::vector<OpEntry>& ops, const char* name, const char* summary,
 
 std::vector<OpEntry> op_table() {
   std::vector<OpEntry> ops;
-  ops.push_back({{"matmul", "C = A B for A: M x K, B: K x N", {size("M", "rows of A"), size("N", "columns of B"), size("K", "reduction")}},
+  ops.push_back({{"matmul",
+                  "C = A B for A: M x K, B: K x N",
+                  {size("M", "rows of A"), size("N", "columns of B"), size("K", "reduction")}},
                  [](const Params& q) {
                    Tensor a = input({q.at("M"), q.at("K")}, "A"), b = input({q.at("K"), q.at("N")}, "B");
                    return with_output({a, b}, matmul(a, b));
                  }});
-  ops.push_back({{"conv1d",
-                  "1-D convolution of one input channel as the product of its windows (a model's long one-channel "
-                  "conv, an STFT): X: N x 1 x W x 1 (NHWC), weights S x K, the window m starting at sample m * stride",
-                  {size_or("N", 1, 1, "batch"), OpParam{"C", 1, 1, 1, "input channels (one)"}, size("W", "input length"),
-                   size("K", "output channels"), size("S", "taps"), size_or("stride", 1, 1, "stride")}},
-                 [](const Params& q) {
-                   Tensor x = placeholder({q.at("N"), 1, q.at("W"), 1}, DType::f32(), "X");
-                   Tensor w = placeholder({q.at("S"), q.at("K")}, DType::f32(), "W");
-                   return with_output({x, w}, conv1d_windows(x, w, q.at("stride")));
-                 }});
+  ops.push_back(
+      {{"conv1d",
+        "1-D convolution of one input channel as the product of its windows (a model's long one-channel "
+        "conv, an STFT): X: N x 1 x W x 1 (NHWC), weights S x K, the window m starting at sample m * stride",
+        {size_or("N", 1, 1, "batch"), OpParam{"C", 1, 1, 1, "input channels (one)"}, size("W", "input length"),
+         size("K", "output channels"), size("S", "taps"), size_or("stride", 1, 1, "stride")}},
+       [](const Params& q) {
+         Tensor x = placeholder({q.at("N"), 1, q.at("W"), 1}, DType::f32(), "X");
+         Tensor w = placeholder({q.at("S"), q.at("K")}, DType::f32(), "W");
+         return with_output({x, w}, conv1d_windows(x, w, q.at("stride")));
+       }});
   ops.push_back({{"matmul_u8s8",
                   "C = A B in int32 for A: M x K uint8, B: K x N int8, packed four bytes of K to an int32 word",
                   {size("M", "rows of A"), size("N", "columns of B"), four_bytes("K", "reduction")}},
@@ -138,14 +157,16 @@ std::vector<OpEntry> op_table() {
                    Tensor b = placeholder({q.at("K") / 2, q.at("N"), 2}, DType::bf16(), "B");
                    return with_output({a, b}, matmul_bf16(a, b));
                  }});
-  ops.push_back({{"batch_matmul", "C[b] = A[b] B[b] for A: B x M x K, B: B x K x N",
+  ops.push_back({{"batch_matmul",
+                  "C[b] = A[b] B[b] for A: B x M x K, B: B x K x N",
                   {size("B", "batch"), size("M", "rows"), size("N", "columns"), size("K", "reduction")}},
                  [](const Params& q) {
                    Tensor a = input({q.at("B"), q.at("M"), q.at("K")}, "A");
                    Tensor b = input({q.at("B"), q.at("K"), q.at("N")}, "B");
                    return with_output({a, b}, batch_matmul(a, b));
                  }});
-  ops.push_back({{"dense", "Y = X W^T (+ bias) (then ReLU) for X: M x K, W: N x K",
+  ops.push_back({{"dense",
+                  "Y = X W^T (+ bias) (then ReLU) for X: M x K, W: N x K",
                   {size("M", "batch rows"), size("N", "output features"), size("K", "input features"),
                    flag("bias", "1: add a bias of N"), flag("relu", "1: apply ReLU")}},
                  [](const Params& q) {
@@ -171,27 +192,27 @@ std::vector<OpEntry> op_table() {
                                                      q.at("groups"), nhwc ? "conv2d_nhwc" : "conv2d"));
                    }});
   }
-  ops.push_back({{"conv2d_nhwc_u8s8",
-                  "2-D convolution in int32, X: N x H x W x C uint8, W: R x S x C/4 x K int8 packed four input "
-                  "channels to an int32 word",
-                  {size("N", "batch"), four_bytes("C", "input channels"), size("H", "input height"),
-                   size("W", "input width"), size("K", "output channels"), size("R", "kernel height"),
-                   size("S", "kernel width"), size_or("stride", 1, 1, "stride of both spatial axes"),
-                   size_or("pad", 0, 0, "padding of all four sides (by the pad value)"),
-                   size_or("dilation", 1, 1, "dilation of both spatial axes"),
-                   OpParam{"pad_value", 0, 0, 255, "the uint8 read outside the input (its zero point)"},
-                   size_or("groups", 1, 1, "groups; must divide K, and C into multiples of 4")}},
-                 [](const Params& q) {
-                   Tensor x = placeholder({q.at("N"), q.at("H"), q.at("W"), q.at("C")}, DType::u8(), "X");
-                   Tensor w = placeholder({q.at("R"), q.at("S"), q.at("C") / q.at("groups") / 4, q.at("K")},
-                                          DType::i32(), "W");
-                   return with_output({x, w}, conv2d_nhwc_u8s8(x, w, q.at("stride"), q.at("pad"), q.at("dilation"),
-                                                               q.at("pad_value"), q.at("groups")));
-                 }});
+  ops.push_back(
+      {{"conv2d_nhwc_u8s8",
+        "2-D convolution in int32, X: N x H x W x C uint8, W: R x S x C/4 x K int8 packed four input "
+        "channels to an int32 word",
+        {size("N", "batch"), four_bytes("C", "input channels"), size("H", "input height"), size("W", "input width"),
+         size("K", "output channels"), size("R", "kernel height"), size("S", "kernel width"),
+         size_or("stride", 1, 1, "stride of both spatial axes"),
+         size_or("pad", 0, 0, "padding of all four sides (by the pad value)"),
+         size_or("dilation", 1, 1, "dilation of both spatial axes"),
+         OpParam{"pad_value", 0, 0, 255, "the uint8 read outside the input (its zero point)"},
+         size_or("groups", 1, 1, "groups; must divide K, and C into multiples of 4")}},
+       [](const Params& q) {
+         Tensor x = placeholder({q.at("N"), q.at("H"), q.at("W"), q.at("C")}, DType::u8(), "X");
+         Tensor w = placeholder({q.at("R"), q.at("S"), q.at("C") / q.at("groups") / 4, q.at("K")}, DType::i32(), "W");
+         return with_output({x, w}, conv2d_nhwc_u8s8(x, w, q.at("stride"), q.at("pad"), q.at("dilation"),
+                                                     q.at("pad_value"), q.at("groups")));
+       }});
   ops.push_back({{"depthwise_conv2d_nhwc_u8s8",
                   "depthwise convolution in int32, X: N x H x W x C uint8, W: R x S x 1 x C*multiplier int8",
-                  {size("N", "batch"), size("C", "input channels"), size("H", "input height"),
-                   size("W", "input width"), size("R", "kernel height"), size("S", "kernel width"),
+                  {size("N", "batch"), size("C", "input channels"), size("H", "input height"), size("W", "input width"),
+                   size("R", "kernel height"), size("S", "kernel width"),
                    size_or("multiplier", 1, 1, "output channels per input channel"),
                    size_or("stride", 1, 1, "stride of both spatial axes"),
                    size_or("pad", 0, 0, "padding of all four sides (by the pad value)"),
@@ -203,25 +224,24 @@ std::vector<OpEntry> op_table() {
                    return with_output({x, w}, depthwise_conv2d_nhwc_u8s8(x, w, q.at("stride"), q.at("pad"),
                                                                          q.at("dilation"), q.at("pad_value")));
                  }});
-  ops.push_back({{"conv2d_nhwc_bf16",
-                  "2-D convolution in float32 of bfloat16 X: N x H x W x C and W: R x S x C/2 x K x 2, packed in "
-                  "pairs of input channels",
-                  {size("N", "batch"), pairs("C", "input channels"), size("H", "input height"),
-                   size("W", "input width"), size("K", "output channels"), size("R", "kernel height"),
-                   size("S", "kernel width"), size_or("stride", 1, 1, "stride of both spatial axes"),
-                   size_or("pad", 0, 0, "zero padding of all four sides"),
-                   size_or("dilation", 1, 1, "dilation of both spatial axes")}},
-                 [](const Params& q) {
-                   Tensor x = placeholder({q.at("N"), q.at("H"), q.at("W"), q.at("C")}, DType::bf16(), "X");
-                   Tensor w = placeholder({q.at("R"), q.at("S"), q.at("C") / 2, q.at("K"), 2}, DType::bf16(), "W");
-                   return with_output({x, w}, conv2d_nhwc_bf16(x, w, q.at("stride"), q.at("pad"), q.at("dilation")));
-                 }});
+  ops.push_back(
+      {{"conv2d_nhwc_bf16",
+        "2-D convolution in float32 of bfloat16 X: N x H x W x C and W: R x S x C/2 x K x 2, packed in "
+        "pairs of input channels",
+        {size("N", "batch"), pairs("C", "input channels"), size("H", "input height"), size("W", "input width"),
+         size("K", "output channels"), size("R", "kernel height"), size("S", "kernel width"),
+         size_or("stride", 1, 1, "stride of both spatial axes"), size_or("pad", 0, 0, "zero padding of all four sides"),
+         size_or("dilation", 1, 1, "dilation of both spatial axes")}},
+       [](const Params& q) {
+         Tensor x = placeholder({q.at("N"), q.at("H"), q.at("W"), q.at("C")}, DType::bf16(), "X");
+         Tensor w = placeholder({q.at("R"), q.at("S"), q.at("C") / 2, q.at("K"), 2}, DType::bf16(), "W");
+         return with_output({x, w}, conv2d_nhwc_bf16(x, w, q.at("stride"), q.at("pad"), q.at("dilation")));
+       }});
   ops.push_back({{"conv2d_winograd_nhwc",
                   "3x3 stride-1 convolution by Winograd F(2x2, 3x3), X: N x H x W x C, U: 4 x 4 x C x K "
                   "(the transformed weights)",
-                  {size("N", "batch"), size("C", "input channels"), size("H", "input height"),
-                   size("W", "input width"), size("K", "output channels"),
-                   size_or("pad", 0, 0, "zero padding of all four sides")}},
+                  {size("N", "batch"), size("C", "input channels"), size("H", "input height"), size("W", "input width"),
+                   size("K", "output channels"), size_or("pad", 0, 0, "zero padding of all four sides")}},
                  [](const Params& q) {
                    Tensor x = input({q.at("N"), q.at("H"), q.at("W"), q.at("C")}, "X");
                    Tensor u = input({4, 4, q.at("C"), q.at("K")}, "U");
@@ -269,19 +289,19 @@ std::vector<OpEntry> op_table() {
                      Tensor x = input({q.at("N"), q.at("C"), q.at("H"), q.at("W")}, "X");
                      Size2 window(q.at("R"), q.at("S"));
                      if (avg)
-                       return with_output({x}, avg_pool2d(x, window, q.at("stride"), q.at("pad"),
-                                                          q.at("count_include_pad") != 0));
+                       return with_output(
+                           {x}, avg_pool2d(x, window, q.at("stride"), q.at("pad"), q.at("count_include_pad") != 0));
                      return with_output({x}, max_pool2d(x, window, q.at("stride"), q.at("pad")));
                    }});
   }
-  ops.push_back({{"global_avg_pool2d", "mean of each channel of X: N x C x H x W",
+  ops.push_back({{"global_avg_pool2d",
+                  "mean of each channel of X: N x C x H x W",
                   {size("N", "batch"), size("C", "channels"), size("H", "height"), size("W", "width")}},
                  [](const Params& q) {
                    Tensor x = input({q.at("N"), q.at("C"), q.at("H"), q.at("W")}, "X");
                    return with_output({x}, global_avg_pool2d(x));
                  }});
-  ops.push_back({{"softmax", "softmax of each row of X: M x N", mn("columns (the softmax axis)")},
-                 [](const Params& q) {
+  ops.push_back({{"softmax", "softmax of each row of X: M x N", mn("columns (the softmax axis)")}, [](const Params& q) {
                    Tensor x = input({q.at("M"), q.at("N")}, "X");
                    return with_output({x}, softmax(x, -1));
                  }});
@@ -293,13 +313,13 @@ std::vector<OpEntry> op_table() {
                    return with_output({x, gamma, beta}, layer_norm(x, gamma, beta));
                  }});
   for (const char* name : {"reduce_sum", "reduce_mean", "reduce_max"}) {
-    ops.push_back({{name, std::string(name) + " of each row of X: M x N", mn("columns (reduced)")},
-                   [name](const Params& q) {
-                     Tensor x = input({q.at("M"), q.at("N")}, "X");
-                     const std::string n = name;
-                     auto f = n == "reduce_sum" ? reduce_sum : n == "reduce_mean" ? reduce_mean : reduce_max;
-                     return with_output({x}, f(x, {1}, false, n));
-                   }});
+    ops.push_back(
+        {{name, std::string(name) + " of each row of X: M x N", mn("columns (reduced)")}, [name](const Params& q) {
+           Tensor x = input({q.at("M"), q.at("N")}, "X");
+           const std::string n = name;
+           auto f = n == "reduce_sum" ? reduce_sum : n == "reduce_mean" ? reduce_mean : reduce_max;
+           return with_output({x}, f(x, {1}, false, n));
+         }});
   }
   add_binary(ops, "add", add);
   add_binary(ops, "sub", sub);
@@ -324,7 +344,9 @@ std::string trim(const std::string& s) {
   return b == std::string::npos ? "" : s.substr(b, e - b + 1);
 }
 
-Status spec_error(const std::string& what) { return Status(ErrorCode::kInvalidArgument, "operator spec: " + what); }
+Status spec_error(const std::string& what) {
+  return Status(ErrorCode::kInvalidArgument, "operator spec: " + what);
+}
 
 std::string op_names(const std::vector<OpEntry>& ops) {
   std::string s;
@@ -353,8 +375,9 @@ Result<Params> parse_params(const OpInfo& info, const std::string& body) {
     if (text.empty() || ec != std::errc() || end != text.data() + text.size())
       return spec_error(info.name + ": " + key + " must be an integer, got '" + text + "'");
     if (value < param->min_value || value > param->max_value) {
-      std::string range = param->max_value == 1 ? "0 or 1"
-                          : param->min_value == 1 ? "a positive integer" : "a non-negative integer";
+      std::string range = param->max_value == 1   ? "0 or 1"
+                          : param->min_value == 1 ? "a positive integer"
+                                                  : "a non-negative integer";
       return spec_error(info.name + ": " + key + " must be " + range + ", got " + std::to_string(value));
     }
     if (value % param->multiple_of != 0)
@@ -365,8 +388,10 @@ Result<Params> parse_params(const OpInfo& info, const std::string& body) {
   std::string missing;
   for (const OpParam& p : info.params) {
     if (given.count(p.name)) continue;
-    if (p.default_value) given[p.name] = *p.default_value;
-    else missing += (missing.empty() ? "" : ", ") + p.name;
+    if (p.default_value)
+      given[p.name] = *p.default_value;
+    else
+      missing += (missing.empty() ? "" : ", ") + p.name;
   }
   if (!missing.empty()) return spec_error(info.name + ": missing " + missing + "; usage: " + info.usage());
   return given;

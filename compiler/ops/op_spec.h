@@ -17,17 +17,17 @@
 #include <string>
 #include <vector>
 
-#include "compiler/te/compute_dag.h"
 #include "base/status.h"
+#include "compiler/te/compute_dag.h"
 
 namespace tessera::ops {
 
 /// One integer parameter of an operator spec.
 struct OpParam {
   std::string name;
-  std::optional<int64_t> default_value;  ///< nullopt: the parameter is required
-  int64_t min_value = 1;                 ///< sizes: 1; padding and flags: 0
-  int64_t max_value = std::numeric_limits<int64_t>::max();        ///< flags: 1
+  std::optional<int64_t> default_value;                     ///< nullopt: the parameter is required
+  int64_t min_value = 1;                                    ///< sizes: 1; padding and flags: 0
+  int64_t max_value = std::numeric_limits<int64_t>::max();  ///< flags: 1
   std::string help;
   int64_t multiple_of = 1;  ///< the value must be a multiple of this (matmul_u8s8's K: 4)
 };

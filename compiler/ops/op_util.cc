@@ -17,8 +17,8 @@ Status invalid(const std::string& op, const std::string& what) {
 Status check_rank(const std::string& op, const char* role, const Tensor& t, int rank) {
   if (!t.defined()) return invalid(op, std::string(role) + " is undefined");
   if (t->ndim() != rank)
-    return invalid(op, std::string(role) + " must have " + std::to_string(rank) + " dimensions, got " +
-                           shape_str(t->shape));
+    return invalid(
+        op, std::string(role) + " must have " + std::to_string(rank) + " dimensions, got " + shape_str(t->shape));
   for (int64_t d : t->shape)
     if (d <= 0) return invalid(op, std::string(role) + " has an empty dimension: " + shape_str(t->shape));
   return Status::ok();
@@ -52,7 +52,9 @@ Result<Window> window_geometry(const std::string& op, int64_t h, int64_t w, int6
   return Window{(padded_h - span_h) / stride.h + 1, (padded_w - span_w) / stride.w + 1};
 }
 
-Expr constant(DType t, double v) { return make_const(t, v); }
+Expr constant(DType t, double v) {
+  return make_const(t, v);
+}
 
 Expr byte_word(const Tensor& bytes, std::vector<Expr> prefix, const Expr& q) {
   prefix.push_back(q * make_int(4));

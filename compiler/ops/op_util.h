@@ -4,9 +4,9 @@
 #include <string>
 #include <vector>
 
+#include "base/status.h"
 #include "compiler/ops/window.h"
 #include "compiler/te/tensor.h"
-#include "base/status.h"
 
 namespace tessera::ops::detail {
 

@@ -35,7 +35,7 @@ Result<Tensor> max_pool(const std::string& op, const Tensor& x, size_t h_dim, Si
   if (kernel.h <= 0 || kernel.w <= 0) return invalid(op, "kernel sizes must be positive");
   TESSERA_RETURN_IF_ERROR(check_padding_below_window(op, padding, kernel));
   TESSERA_ASSIGN_OR_RETURN(Window g, window_geometry(op, x->shape[h_dim], x->shape[h_dim + 1], kernel.h, kernel.w,
-                                                      stride, padding, dilation));
+                                                     stride, padding, dilation));
   // Padding never wins: the type's lowest value (0 for unsigned types).
   const double lowest = x->dtype.is_float() ? -std::numeric_limits<double>::infinity()
                         : x->dtype.is_int() ? -std::ldexp(1.0, x->dtype.bits - 1)
@@ -73,7 +73,6 @@ Result<Tensor> max_pool2d_nhwc(const Tensor& x, Size2 kernel, Size2 stride, Padd
   return max_pool("max_pool2d_nhwc", x, 1, kernel, stride, padding, dilation, name);
 }
 
-
 Result<Tensor> avg_pool2d(const Tensor& x, Size2 kernel, Size2 stride, Padding2 padding, bool count_include_pad,
                           const std::string& name) {
   const std::string op = "avg_pool2d";
@@ -81,8 +80,8 @@ Result<Tensor> avg_pool2d(const Tensor& x, Size2 kernel, Size2 stride, Padding2 
   TESSERA_RETURN_IF_ERROR(check_float(op, "X", x));
   if (kernel.h <= 0 || kernel.w <= 0) return invalid(op, "kernel sizes must be positive");
   TESSERA_RETURN_IF_ERROR(check_padding_below_window(op, padding, kernel));
-  TESSERA_ASSIGN_OR_RETURN(Window g, window_geometry(op, x->shape[2], x->shape[3], kernel.h, kernel.w, stride,
-                                                      padding, /*dilation=*/1));
+  TESSERA_ASSIGN_OR_RETURN(
+      Window g, window_geometry(op, x->shape[2], x->shape[3], kernel.h, kernel.w, stride, padding, /*dilation=*/1));
   TESSERA_ASSIGN_OR_RETURN(Tensor in, padded(x, padding, 0.0));
   IterVar ry = reduce_axis(kernel.h, "ry"), rx = reduce_axis(kernel.w, "rx");
   const std::vector<int64_t> shape = {x->shape[0], x->shape[1], g.out_h, g.out_w};
@@ -117,13 +116,15 @@ Result<Tensor> global_avg_pool2d(const Tensor& x, const std::string& name) {
   IterVar ry = reduce_axis(x->shape[2], "ry"), rx = reduce_axis(x->shape[3], "rx");
   const std::vector<int64_t> shape = {x->shape[0], x->shape[1], 1, 1};
   Tensor total = compute(
-      shape, [&](const Vars& i) { return sum(read(x, {i[0], i[1], ry->var, rx->var}), {ry, rx}); }, name + ".sum",
-      OpPattern::kReduction);
+      shape,
+      [&](const Vars& i) {
+        return sum(read(x, {i[0], i[1], ry->var, rx->var}), {ry, rx});
+      },
+      name + ".sum", OpPattern::kReduction);
   const double count = static_cast<double>(x->shape[2] * x->shape[3]);
   return compute(
-      shape,
-      [&](const Vars& i) { return read(total, detail::as_exprs(i)) / detail::constant(x->dtype, count); },
-      name, OpPattern::kElementwise);
+      shape, [&](const Vars& i) { return read(total, detail::as_exprs(i)) / detail::constant(x->dtype, count); }, name,
+      OpPattern::kElementwise);
 }
 
 }  // namespace tessera::ops

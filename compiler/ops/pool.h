@@ -6,16 +6,16 @@
 
 #include <string>
 
+#include "base/status.h"
 #include "compiler/ops/window.h"
 #include "compiler/te/tensor.h"
-#include "base/status.h"
 
 namespace tessera::ops {
 
 /// out[n, c, p, q] = max over the kernel window (padding is -inf, so it never
 /// wins). Each padding must be smaller than the window on its axis.
-Result<Tensor> max_pool2d(const Tensor& x, Size2 kernel, Size2 stride = 1, Padding2 padding = 0,
-                          Size2 dilation = 1, const std::string& name = "max_pool2d");
+Result<Tensor> max_pool2d(const Tensor& x, Size2 kernel, Size2 stride = 1, Padding2 padding = 0, Size2 dilation = 1,
+                          const std::string& name = "max_pool2d");
 /// max_pool2d over NHWC: X N x H x W x C, output N x OH x OW x C.
 Result<Tensor> max_pool2d_nhwc(const Tensor& x, Size2 kernel, Size2 stride = 1, Padding2 padding = 0,
                                Size2 dilation = 1, const std::string& name = "max_pool2d_nhwc");

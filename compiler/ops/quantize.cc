@@ -15,8 +15,12 @@ using detail::shape_str;
 
 namespace {
 
-double integer_min(DType t) { return t.is_uint() ? 0.0 : -std::ldexp(1.0, t.bits - 1); }
-double integer_max(DType t) { return t.is_uint() ? std::ldexp(1.0, t.bits) - 1 : std::ldexp(1.0, t.bits - 1) - 1; }
+double integer_min(DType t) {
+  return t.is_uint() ? 0.0 : -std::ldexp(1.0, t.bits - 1);
+}
+double integer_max(DType t) {
+  return t.is_uint() ? std::ldexp(1.0, t.bits) - 1 : std::ldexp(1.0, t.bits - 1) - 1;
+}
 
 // scale and zero point broadcast to x's shape, x keeping it.
 Status check_broadcast(const std::string& op, const Tensor& x, const Tensor& scale, const Tensor& zero_point) {
@@ -32,13 +36,14 @@ Status check_broadcast(const std::string& op, const Tensor& x, const Tensor& sca
 }
 
 OpPattern pattern(const Tensor& x, const Tensor& scale, const Tensor& zero_point) {
-  return scale->shape == x->shape && zero_point->shape == x->shape ? OpPattern::kElementwise
-                                                                    : OpPattern::kBroadcast;
+  return scale->shape == x->shape && zero_point->shape == x->shape ? OpPattern::kElementwise : OpPattern::kBroadcast;
 }
 
 }  // namespace
 
-bool is_8_bit_integer(DType t) { return t == DType::i8() || t == DType::u8(); }
+bool is_8_bit_integer(DType t) {
+  return t == DType::i8() || t == DType::u8();
+}
 
 Result<Tensor> quantize(const Tensor& x, const Tensor& scale, const Tensor& zero_point, const std::string& name) {
   TESSERA_RETURN_IF_ERROR(check_broadcast("quantize", x, scale, zero_point));
@@ -61,14 +66,14 @@ Result<Tensor> dequantize(const Tensor& x, const Tensor& scale, const Tensor& ze
   if (!is_8_bit_integer(x->dtype) && x->dtype != DType::i32())
     return invalid("dequantize", "dequantizes int8, uint8 or int32, not " + x->dtype.to_string());
   if (zero_point->dtype != x->dtype)
-    return invalid("dequantize", "the zero point is " + zero_point->dtype.to_string() + ", the input " +
-                                     x->dtype.to_string());
+    return invalid("dequantize",
+                   "the zero point is " + zero_point->dtype.to_string() + ", the input " + x->dtype.to_string());
   const DType i32 = DType::i32();
   return compute(
       x->shape,
       [&](const Vars& i) {
-        const Expr q = cast(i32, read(x, broadcast_indices(x, i))) -
-                       cast(i32, read(zero_point, broadcast_indices(zero_point, i)));
+        const Expr q =
+            cast(i32, read(x, broadcast_indices(x, i))) - cast(i32, read(zero_point, broadcast_indices(zero_point, i)));
         return cast(DType::f32(), q) * read(scale, broadcast_indices(scale, i));
       },
       name, pattern(x, scale, zero_point));

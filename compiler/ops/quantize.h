@@ -7,8 +7,8 @@
 
 #include <string>
 
-#include "compiler/te/tensor.h"
 #include "base/status.h"
+#include "compiler/te/tensor.h"
 
 namespace tessera::ops {
 

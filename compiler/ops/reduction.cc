@@ -17,14 +17,13 @@ namespace {
 
 // Which axes a reduction covers, and the shape it produces.
 struct ReducePlan {
-  std::vector<bool> reduced;         // per input axis
-  std::vector<IterVar> axes;         // the reduce axes, in input order
+  std::vector<bool> reduced;  // per input axis
+  std::vector<IterVar> axes;  // the reduce axes, in input order
   std::vector<int64_t> out_shape;
-  int64_t count = 1;                 // elements reduced into each output
+  int64_t count = 1;  // elements reduced into each output
 };
 
-Result<ReducePlan> plan_reduce(const std::string& op, const Tensor& x, const std::vector<int>& axes,
-                               bool keepdims) {
+Result<ReducePlan> plan_reduce(const std::string& op, const Tensor& x, const std::vector<int>& axes, bool keepdims) {
   TESSERA_RETURN_IF_ERROR(check_rank(op, "X", x, x.defined() ? x->ndim() : 0));
   const int rank = x->ndim();
   ReducePlan plan;
@@ -68,9 +67,8 @@ Result<Tensor> reduce_with(const std::string& op, const Tensor& x, const std::ve
                            Expr (*combiner)(Expr, std::vector<IterVar>), const std::string& name) {
   TESSERA_ASSIGN_OR_RETURN(ReducePlan plan, plan_reduce(op, x, axes, keepdims));
   return compute(
-      plan.out_shape,
-      [&](const Vars& i) { return combiner(read(x, input_indices(plan, keepdims, i)), plan.axes); }, name,
-      OpPattern::kReduction);
+      plan.out_shape, [&](const Vars& i) { return combiner(read(x, input_indices(plan, keepdims, i)), plan.axes); },
+      name, OpPattern::kReduction);
 }
 
 }  // namespace
@@ -84,14 +82,16 @@ Result<Tensor> reduce_max(const Tensor& x, const std::vector<int>& axes, bool ke
 }
 
 Result<Tensor> reduce_min(const Tensor& x, const std::vector<int>& axes, bool keepdims, const std::string& name) {
-  if (!x.defined() || x->dtype != DType::i64()) return reduce_with("reduce_min", x, axes, keepdims, &tessera::min_reduce, name);
+  if (!x.defined() || x->dtype != DType::i64())
+    return reduce_with("reduce_min", x, axes, keepdims, &tessera::min_reduce, name);
   // The int64 identity of a min reduction is 2^63 converted from double,
   // which wraps to INT64_MIN; min(x) = ~max(~x) (~x = -1 - x, exact for
   // every int64) avoids it.
   const Tensor flipped = compute(
       x->shape, [&](const Vars& i) { return make_int(-1) - read(x, detail::as_exprs(i)); }, name + ".not",
       OpPattern::kElementwise);
-  TESSERA_ASSIGN_OR_RETURN(Tensor m, reduce_with("reduce_min", flipped, axes, keepdims, &tessera::max_reduce, name + ".max"));
+  TESSERA_ASSIGN_OR_RETURN(Tensor m,
+                           reduce_with("reduce_min", flipped, axes, keepdims, &tessera::max_reduce, name + ".max"));
   return compute(
       m->shape, [&](const Vars& i) { return make_int(-1) - read(m, detail::as_exprs(i)); }, name,
       OpPattern::kElementwise);
@@ -147,8 +147,8 @@ Result<Tensor> cumsum(const Tensor& x, int axis, bool exclusive, bool reverse, c
         std::vector<Expr> at = detail::as_exprs(i);
         const Expr here = at[a];
         at[a] = k->var;
-        const Expr take = reverse ? (exclusive ? k->var > here : k->var >= here)
-                                  : (exclusive ? k->var < here : k->var <= here);
+        const Expr take =
+            reverse ? (exclusive ? k->var > here : k->var >= here) : (exclusive ? k->var < here : k->var <= here);
         return sum(select(take, read(x, at), constant(x->dtype, 0.0)), {k});
       },
       name, OpPattern::kReduction);
@@ -160,8 +160,7 @@ Result<Tensor> reduce_mean(const Tensor& x, const std::vector<int>& axes, bool k
   TESSERA_ASSIGN_OR_RETURN(Tensor total, reduce_with("reduce_mean", x, axes, keepdims, &tessera::sum, name + ".sum"));
   const double count = static_cast<double>(plan.count);
   return compute(
-      plan.out_shape,
-      [&](const Vars& i) { return read(total, detail::as_exprs(i)) / constant(x->dtype, count); }, name,
+      plan.out_shape, [&](const Vars& i) { return read(total, detail::as_exprs(i)) / constant(x->dtype, count); }, name,
       OpPattern::kElementwise);
 }
 
@@ -189,8 +188,7 @@ Result<Tensor> softmax(const Tensor& x, int axis, const std::string& name) {
   return compute(
       x->shape,
       [&](const Vars& i) {
-        return tessera::exp(read(x, detail::as_exprs(i)) - read(row_max, reduced_at(i))) /
-               read(expsum, reduced_at(i));
+        return tessera::exp(read(x, detail::as_exprs(i)) - read(row_max, reduced_at(i))) / read(expsum, reduced_at(i));
       },
       name, OpPattern::kBroadcast);
 }

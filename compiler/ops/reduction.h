@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "compiler/te/tensor.h"
 #include "base/status.h"
+#include "compiler/te/tensor.h"
 
 namespace tessera::ops {
 
@@ -54,7 +54,7 @@ Result<Tensor> softmax(const Tensor& x, int axis = -1, const std::string& name =
 /// variance over the axes [axis, rank); gamma and beta have the shape of
 /// those axes. Stages: `name`.sum, `name`.sqdev (sum of squared deviations,
 /// the two-pass form) and the output `name`.
-Result<Tensor> layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, int axis = -1,
-                          double eps = 1e-5, const std::string& name = "layer_norm");
+Result<Tensor> layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, int axis = -1, double eps = 1e-5,
+                          const std::string& name = "layer_norm");
 
 }  // namespace tessera::ops

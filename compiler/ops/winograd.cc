@@ -24,12 +24,16 @@ namespace {
 // m[i] + sign(i) * (m[i + 1] + m[i + 2]), so the output transform reads nine.
 constexpr double kG[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
 
-Expr first_of_row(const Expr& e) { return if_then_else(e == make_int(3), make_int(1), e); }
+Expr first_of_row(const Expr& e) {
+  return if_then_else(e == make_int(3), make_int(1), e);
+}
 Expr second_of_row(const Expr& e) {
   return if_then_else(e < make_int(2), make_int(2), if_then_else(e == make_int(2), make_int(1), make_int(3)));
 }
 // a + b where `plus`, else a - b.
-Expr add_or_sub(const Expr& plus, const Expr& a, const Expr& b) { return if_then_else(plus, a + b, a - b); }
+Expr add_or_sub(const Expr& plus, const Expr& a, const Expr& b) {
+  return if_then_else(plus, a + b, a - b);
+}
 
 }  // namespace
 
@@ -90,7 +94,9 @@ Result<Tensor> conv2d_winograd_nhwc(const Tensor& x, const Tensor& u, Padding2 p
   IterVar rc = reduce_axis(c, "rc");
   Tensor m = compute(
       {4, 4, tiles, k},
-      [&](const Vars& i) { return sum(read(v, {i[0], i[1], i[2], rc->var}) * read(u, {i[0], i[1], rc->var, i[3]}), {rc}); },
+      [&](const Vars& i) {
+        return sum(read(v, {i[0], i[1], i[2], rc->var}) * read(u, {i[0], i[1], rc->var, i[3]}), {rc});
+      },
       name + ".gemm", OpPattern::kComplex);
 
   // Y[n, y, x, k] = (A^T M A)[y % 2, x % 2] of tile (y / 2, x / 2).

@@ -31,14 +31,14 @@ enum class TargetMatch {
 
 /// One schedule a source proposes for a (workload, target).
 struct ScheduleCandidate {
-  std::string steps_json;   ///< a JSON step list (compiler/schedule/step.h, steps_to_json)
-  double cost_s = 0;        ///< measured mean seconds per run; 0 when unknown (a fixed table)
-  std::string target;       ///< the target the cost was measured on
+  std::string steps_json;  ///< a JSON step list (compiler/schedule/step.h, steps_to_json)
+  double cost_s = 0;       ///< measured mean seconds per run; 0 when unknown (a fixed table)
+  std::string target;      ///< the target the cost was measured on
   TargetMatch match = TargetMatch::kExact;
-  std::string why;          ///< for people: "best of 37 records on this target"
-  int64_t record_id = 0;    ///< the record it came from; 0 when none
-  std::string device_key;   ///< the device that measured it; may be empty
-  int64_t considered = 0;   ///< successful records it was chosen among (0 when not counted)
+  std::string why;         ///< for people: "best of 37 records on this target"
+  int64_t record_id = 0;   ///< the record it came from; 0 when none
+  std::string device_key;  ///< the device that measured it; may be empty
+  int64_t considered = 0;  ///< successful records it was chosen among (0 when not counted)
 };
 
 /// A region of a model that an external backend can run, timed both ways

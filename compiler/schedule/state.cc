@@ -63,8 +63,8 @@ bool body_reads(const Stage& st, const Tensor& t) {
 
 // A new tensor (with a compute op, so compute_op() stays meaningful).
 Tensor make_stage_tensor(const std::string& name, std::vector<int64_t> shape, DType dtype,
-                         const std::vector<IterVar>& axes, const std::vector<IterVar>& reduce_axes,
-                         const Expr& body, OpPattern pattern) {
+                         const std::vector<IterVar>& axes, const std::vector<IterVar>& reduce_axes, const Expr& body,
+                         OpPattern pattern) {
   Ref<const Object> op(new ComputeOpNode(name, axes, reduce_axes, body, pattern));
   return make_ref<const TensorNode>(name, std::move(shape), dtype, op);
 }
@@ -136,8 +136,8 @@ std::vector<int> consumers_of(const State& state, int i) {
 
 Status State::check_stage(const Step& s, int stage, bool allow_placeholder) const {
   if (stage < 0 || stage >= static_cast<int>(stages_.size()))
-    return step_error(s, "no stage " + std::to_string(stage) + " (the state has " +
-                             std::to_string(stages_.size()) + ")");
+    return step_error(s,
+                      "no stage " + std::to_string(stage) + " (the state has " + std::to_string(stages_.size()) + ")");
   if (!allow_placeholder && stages_[stage].is_placeholder())
     return step_error(s, "stage " + stages_[stage].name() + " is an input and has no loops");
   if (stages_[stage].location == ComputeLocation::kInline)
@@ -189,20 +189,34 @@ Status State::apply(const Step& step) {
   Status st = std::visit(
       [&](const auto& s) -> Status {
         using T = std::decay_t<decltype(s)>;
-        if constexpr (std::is_same_v<T, SplitStep>) return apply_split(step, s);
-        else if constexpr (std::is_same_v<T, FuseStep>) return apply_fuse(step, s);
-        else if constexpr (std::is_same_v<T, ReorderStep>) return apply_reorder(step, s);
-        else if constexpr (std::is_same_v<T, AnnotateStep>) return apply_annotate(step, s);
-        else if constexpr (std::is_same_v<T, ComputeAtStep>) return apply_compute_at(step, s);
-        else if constexpr (std::is_same_v<T, ComputeInlineStep>) return apply_compute_inline(step, s);
-        else if constexpr (std::is_same_v<T, ComputeRootStep>) return apply_compute_root(step, s);
-        else if constexpr (std::is_same_v<T, CacheReadStep>) return apply_cache_read(step, s);
-        else if constexpr (std::is_same_v<T, CacheWriteStep>) return apply_cache_write(step, s);
-        else if constexpr (std::is_same_v<T, RfactorStep>) return apply_rfactor(step, s);
-        else if constexpr (std::is_same_v<T, PragmaStep>) return apply_pragma(step, s);
-        else if constexpr (std::is_same_v<T, PackLayoutStep>) return apply_pack_layout(step, s);
-        else if constexpr (std::is_same_v<T, PadTileStep>) return apply_pad_tile(step, s);
-        else return apply_storage_order(step, s);
+        if constexpr (std::is_same_v<T, SplitStep>)
+          return apply_split(step, s);
+        else if constexpr (std::is_same_v<T, FuseStep>)
+          return apply_fuse(step, s);
+        else if constexpr (std::is_same_v<T, ReorderStep>)
+          return apply_reorder(step, s);
+        else if constexpr (std::is_same_v<T, AnnotateStep>)
+          return apply_annotate(step, s);
+        else if constexpr (std::is_same_v<T, ComputeAtStep>)
+          return apply_compute_at(step, s);
+        else if constexpr (std::is_same_v<T, ComputeInlineStep>)
+          return apply_compute_inline(step, s);
+        else if constexpr (std::is_same_v<T, ComputeRootStep>)
+          return apply_compute_root(step, s);
+        else if constexpr (std::is_same_v<T, CacheReadStep>)
+          return apply_cache_read(step, s);
+        else if constexpr (std::is_same_v<T, CacheWriteStep>)
+          return apply_cache_write(step, s);
+        else if constexpr (std::is_same_v<T, RfactorStep>)
+          return apply_rfactor(step, s);
+        else if constexpr (std::is_same_v<T, PragmaStep>)
+          return apply_pragma(step, s);
+        else if constexpr (std::is_same_v<T, PackLayoutStep>)
+          return apply_pack_layout(step, s);
+        else if constexpr (std::is_same_v<T, PadTileStep>)
+          return apply_pad_tile(step, s);
+        else
+          return apply_storage_order(step, s);
       },
       step.variant());
   if (st.is_ok()) steps_.push_back(canonical_step(step));
@@ -235,7 +249,8 @@ Status State::apply_split(const Step& step, const SplitStep& s) {
     for (size_t j = level; j < factors.size(); ++j) inner_product *= factors[j];
     Var outer(parent.var.name() + "." + std::to_string(level));
     bool last = level + 1 == factors.size();
-    Var inner(last ? parent.var.name() + "." + std::to_string(level + 1) : parent.var.name() + ".r" + std::to_string(level));
+    Var inner(last ? parent.var.name() + "." + std::to_string(level + 1)
+                   : parent.var.name() + ".r" + std::to_string(level));
     int64_t outer_extent = (current_extent + inner_product - 1) / inner_product;
     st.relations.push_back(SplitRelation{current, outer, inner, inner_product});
     produced.push_back({outer, outer_extent, parent.kind, IterAnnotation::kNone});
@@ -279,7 +294,7 @@ Status State::apply_reorder(const Step& step, const ReorderStep& s) {
   size_t n = st.iters.size();
   if (s.order.size() != n)
     return step_error(step, "order lists " + std::to_string(s.order.size()) + " loops but stage " + st.name() +
-                             " has " + std::to_string(n) + "; a reorder may not drop or add loops");
+                                " has " + std::to_string(n) + "; a reorder may not drop or add loops");
   std::vector<bool> seen(n, false);
   for (int i : s.order) {
     if (i < 0 || i >= static_cast<int>(n)) return step_error(step, "no loop " + std::to_string(i));
@@ -305,12 +320,12 @@ Status State::apply_annotate(const Step& step, const AnnotateStep& s) {
       // checks those.
       if (it.extent > kMaxVectorLanes && stages_[s.stage].location != ComputeLocation::kAt)
         return step_error(step, "vectorized extent " + std::to_string(it.extent) + " exceeds " +
-                                 std::to_string(kMaxVectorLanes) + " lanes");
+                                    std::to_string(kMaxVectorLanes) + " lanes");
       break;
     case IterAnnotation::kUnroll:
       if (it.extent > kMaxUnrollExtent)
-        return step_error(step, "unrolled extent " + std::to_string(it.extent) + " exceeds " +
-                                 std::to_string(kMaxUnrollExtent));
+        return step_error(
+            step, "unrolled extent " + std::to_string(it.extent) + " exceeds " + std::to_string(kMaxUnrollExtent));
       break;
     case IterAnnotation::kNone: break;
   }
@@ -339,7 +354,7 @@ Status State::apply_compute_at(const Step& step, const ComputeAtStep& s) {
   }
   if (!reads)
     return step_error(step, "stage " + stages_[s.target_stage].name() + " does not read " + st.name() +
-                             ", so its loops do not enclose " + st.name() + "'s uses");
+                                ", so its loops do not enclose " + st.name() + "'s uses");
   // Every other reader must already run inside the chosen loop, or the
   // stage's region would not cover its reads.
   // Readers through inlined stages count as readers.
@@ -359,8 +374,8 @@ Status State::apply_compute_at(const Step& step, const ComputeAtStep& s) {
     if (reader == s.target_stage) continue;
     if (!runs_inside(reader, s.target_stage, s.target_iter))
       return step_error(step, "stage " + stages_[reader].name() + " also reads " + st.name() + " outside loop " +
-                               stages_[s.target_stage].iters[s.target_iter].var.name() + " of " +
-                               stages_[s.target_stage].name());
+                                  stages_[s.target_stage].iters[s.target_iter].var.name() + " of " +
+                                  stages_[s.target_stage].name());
   }
   Stage& mut = stages_[s.stage];
   mut.location = ComputeLocation::kAt;
@@ -390,8 +405,8 @@ Status State::apply_compute_root(const Step& step, const ComputeRootStep& s) {
   for (const Stage& p : stages_)
     if (p.location == ComputeLocation::kAt && p.attach_stage != s.stage && body_reads(stages_[s.stage], p.tensor))
       return step_error(step, "stage " + stages_[s.stage].name() + " reads " + p.name() + ", which is computed at " +
-                               stages_[p.attach_stage].name() + "." + p.attach_var.name() + "; move " + p.name() +
-                               " first");
+                                  stages_[p.attach_stage].name() + "." + p.attach_var.name() + "; move " + p.name() +
+                                  " first");
   Stage& st = stages_[s.stage];
   st.location = ComputeLocation::kRoot;
   st.attach_stage = -1;
@@ -425,8 +440,8 @@ Status State::apply_cache_read(const Step& step, const CacheReadStep& s) {
   cache.body = read(source, idx);
   cache.axes = axes;
   cache.pattern = OpPattern::kInjective;
-  cache.tensor = make_stage_tensor(source->name + ".local", source->shape, source->dtype, axes, {}, cache.body,
-                                   cache.pattern);
+  cache.tensor =
+      make_stage_tensor(source->name + ".local", source->shape, source->dtype, axes, {}, cache.body, cache.pattern);
   cache.iters = iters_of(axes, {});
   cache.scope = MemoryScope::kLocal;
   TensorReplacer replace(source.get(), cache.tensor);
@@ -507,8 +522,8 @@ Status State::apply_rfactor(const Step& step, const RfactorStep& s) {
   rf.iters = iters_of(rf.axes, rf.reduce_axes);
   std::vector<int64_t> rf_shape = {f};
   rf_shape.insert(rf_shape.end(), st.tensor->shape.begin(), st.tensor->shape.end());
-  rf.tensor = make_stage_tensor(st.name() + ".rf", rf_shape, st.tensor->dtype, rf.axes, rf.reduce_axes, rf.body,
-                                rf.pattern);
+  rf.tensor =
+      make_stage_tensor(st.name() + ".rf", rf_shape, st.tensor->dtype, rf.axes, rf.reduce_axes, rf.body, rf.pattern);
   // st[axes...] = reduce over kf' of rf[kf', axes...].
   IterVar kr = make_iter_var(k->var.name() + ".f", f, IterKind::kReduce);
   std::vector<Expr> idx = {kr->var};
@@ -550,7 +565,7 @@ Status State::apply_pack_layout(const Step& step, const PackLayoutStep& s) {
   // half of the stored dimension may be padding.
   if (s.factor < 2 || s.factor > 2 * extent)
     return step_error(step, "factor " + std::to_string(s.factor) + " must be at least 2 and at most twice dimension " +
-                             std::to_string(s.axis) + " of " + st.name() + " (" + std::to_string(extent) + ")");
+                                std::to_string(s.axis) + " of " + st.name() + " (" + std::to_string(extent) + ")");
   if (st.layout) return step_error(step, "input " + st.name() + " is packed already");
   st.layout = PackedLayout{s.axis, s.factor};
   return Status::ok();
@@ -569,7 +584,8 @@ Status State::apply_storage_order(const Step& step, const StorageOrderStep& s) {
   TESSERA_RETURN_IF_ERROR(check_stage(step, s.stage));
   Stage& st = stages_[s.stage];
   if (st.location != ComputeLocation::kAt)
-    return step_error(step, "stage " + st.name() + " is not computed at another stage's loop; only a local copy is reordered");
+    return step_error(
+        step, "stage " + st.name() + " is not computed at another stage's loop; only a local copy is reordered");
   std::vector<int> sorted = s.order;
   std::sort(sorted.begin(), sorted.end());
   bool permutation = sorted.size() == st.tensor->shape.size();
@@ -590,20 +606,30 @@ Status State::split(int stage, int iter, std::vector<int64_t> factors) {
 Status State::split_nparts(int stage, int iter, int64_t nparts) {
   return apply(SplitStep{.stage = stage, .iter = iter, .factors = {}, .nparts = nparts});
 }
-Status State::fuse(int stage, std::vector<int> iters) { return apply(FuseStep{stage, std::move(iters)}); }
-Status State::reorder(int stage, std::vector<int> order) { return apply(ReorderStep{stage, std::move(order)}); }
+Status State::fuse(int stage, std::vector<int> iters) {
+  return apply(FuseStep{stage, std::move(iters)});
+}
+Status State::reorder(int stage, std::vector<int> order) {
+  return apply(ReorderStep{stage, std::move(order)});
+}
 Status State::annotate(int stage, int iter, IterAnnotation annotation) {
   return apply(AnnotateStep{stage, iter, annotation});
 }
 Status State::compute_at(int stage, int target_stage, int target_iter) {
   return apply(ComputeAtStep{stage, target_stage, target_iter});
 }
-Status State::compute_inline(int stage) { return apply(ComputeInlineStep{stage}); }
-Status State::compute_root(int stage) { return apply(ComputeRootStep{stage}); }
+Status State::compute_inline(int stage) {
+  return apply(ComputeInlineStep{stage});
+}
+Status State::compute_root(int stage) {
+  return apply(ComputeRootStep{stage});
+}
 Status State::cache_read(int stage, std::vector<int> readers) {
   return apply(CacheReadStep{stage, std::move(readers)});
 }
-Status State::cache_write(int stage) { return apply(CacheWriteStep{stage}); }
+Status State::cache_write(int stage) {
+  return apply(CacheWriteStep{stage});
+}
 Status State::rfactor(int stage, int reduce_axis, int64_t factor) {
   return apply(RfactorStep{stage, reduce_axis, factor});
 }
@@ -611,15 +637,18 @@ Status State::pragma_auto_unroll(int stage, int iter, int64_t max_step) {
   return apply(PragmaStep{stage, iter, max_step});
 }
 
-Status State::pack_layout(int stage, int axis, int64_t factor) { return apply(PackLayoutStep{stage, axis, factor}); }
-Status State::pad_tile(int stage) { return apply(PadTileStep{stage}); }
+Status State::pack_layout(int stage, int axis, int64_t factor) {
+  return apply(PackLayoutStep{stage, axis, factor});
+}
+Status State::pad_tile(int stage) {
+  return apply(PadTileStep{stage});
+}
 Status State::storage_order(int stage, std::vector<int> order) {
   return apply(StorageOrderStep{stage, std::move(order)});
 }
 
 Status State::tile(int stage, std::vector<int> iters, std::vector<std::vector<int64_t>> factors) {
-  if (iters.size() != factors.size())
-    return Status(ErrorCode::kInvalidSchedule, "tile: one factor list per loop");
+  if (iters.size() != factors.size()) return Status(ErrorCode::kInvalidSchedule, "tile: one factor list per loop");
   if (stage < 0 || stage >= static_cast<int>(stages_.size()))
     return Status(ErrorCode::kInvalidSchedule, "tile: no stage " + std::to_string(stage));
   // Split from the last loop so earlier indices stay valid, then gather the
@@ -674,7 +703,8 @@ std::string State::to_string() const {
       out += ": input";
       if (st.layout) {
         out += ", stored as [";
-        for (int64_t d : packed_shape(st.tensor->shape, *st.layout)) out += (out.back() == '[' ? "" : ", ") + std::to_string(d);
+        for (int64_t d : packed_shape(st.tensor->shape, *st.layout))
+          out += (out.back() == '[' ? "" : ", ") + std::to_string(d);
         out += "]";
       }
       out += "\n";
@@ -684,7 +714,8 @@ std::string State::to_string() const {
       case ComputeLocation::kRoot: out += " (root)"; break;
       case ComputeLocation::kInline: out += " (inlined)"; break;
       case ComputeLocation::kAt:
-        out += " (at " + stages_[st.attach_stage].name() + "." + st.attach_var.name() + (st.pad_tile ? ", padded" : "") + ")";
+        out += " (at " + stages_[st.attach_stage].name() + "." + st.attach_var.name() +
+               (st.pad_tile ? ", padded" : "") + ")";
         break;
     }
     out += ":";

@@ -41,21 +41,21 @@ enum class ComputeLocation : uint8_t { kRoot, kInline, kAt };
 
 /// One tensor's computation and its loops.
 struct Stage {
-  Tensor tensor;                      // identity; placeholders have no loops
-  std::vector<IterVar> axes;          // root spatial axes (the tensor's dims)
-  std::vector<IterVar> reduce_axes;   // root reduce axes
-  Expr body;                          // over axes and reduce axes; may be a Reduce
+  Tensor tensor;                     // identity; placeholders have no loops
+  std::vector<IterVar> axes;         // root spatial axes (the tensor's dims)
+  std::vector<IterVar> reduce_axes;  // root reduce axes
+  Expr body;                         // over axes and reduce axes; may be a Reduce
   OpPattern pattern = OpPattern::kInjective;
-  std::vector<Iter> iters;            // leaf loops, outermost first
-  std::vector<Relation> relations;    // how leaf loops derive from root axes
+  std::vector<Iter> iters;          // leaf loops, outermost first
+  std::vector<Relation> relations;  // how leaf loops derive from root axes
   ComputeLocation location = ComputeLocation::kRoot;
-  int attach_stage = -1;              // kAt: the consumer stage ...
-  Var attach_var;                     // ... and its loop
-  MemoryScope scope = MemoryScope::kGlobal;  // cache stages: kLocal
+  int attach_stage = -1;                         // kAt: the consumer stage ...
+  Var attach_var;                                // ... and its loop
+  MemoryScope scope = MemoryScope::kGlobal;      // cache stages: kLocal
   std::vector<std::pair<Var, int64_t>> pragmas;  // loop -> auto-unroll max step
-  std::optional<PackedLayout> layout;  // placeholder arguments: stored packed (layout.h)
-  bool pad_tile = false;               // kAt: computes its whole tile (PadTileStep)
-  std::vector<int> storage_order;      // kAt: its buffer's dims, outermost first (StorageOrderStep); empty: as the tensor's
+  std::optional<PackedLayout> layout;            // placeholder arguments: stored packed (layout.h)
+  bool pad_tile = false;                         // kAt: computes its whole tile (PadTileStep)
+  std::vector<int> storage_order;  // kAt: its buffer's dims, outermost first (StorageOrderStep); empty: as the tensor's
 
   bool is_placeholder() const { return !body.defined(); }
   const std::string& name() const { return tensor->name; }

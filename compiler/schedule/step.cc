@@ -2,9 +2,8 @@
 
 #include <algorithm>
 #include <iterator>
-#include <optional>
-
 #include <nlohmann/json.hpp>
+#include <optional>
 
 namespace tessera {
 namespace {
@@ -13,9 +12,8 @@ using json = nlohmann::json;
 
 // The JSON "kind" spelling of each alternative, in StepKind order.
 constexpr const char* kStepNames[] = {
-    "split",        "fuse",       "reorder",    "annotate", "compute_at", "compute_inline",
-    "compute_root", "cache_read", "cache_write", "rfactor", "pragma",     "pack_layout", "pad_tile",
-    "storage_order",
+    "split",      "fuse",        "reorder", "annotate", "compute_at",  "compute_inline", "compute_root",
+    "cache_read", "cache_write", "rfactor", "pragma",   "pack_layout", "pad_tile",       "storage_order",
 };
 static_assert(std::size(kStepNames) == std::variant_size_v<Step::Variant>);
 
@@ -56,8 +54,10 @@ json arguments(const Step& step) {
   std::visit(Overloaded{
                  [&](const SplitStep& s) {
                    j["iter"] = s.iter;
-                   if (s.nparts) j["nparts"] = s.nparts;
-                   else j["factors"] = s.factors;
+                   if (s.nparts)
+                     j["nparts"] = s.nparts;
+                   else
+                     j["factors"] = s.factors;
                  },
                  [&](const FuseStep& s) { j["iters"] = s.iters; },
                  [&](const ReorderStep& s) { j["iters"] = s.order; },
@@ -206,7 +206,9 @@ const char* step_kind_name(StepKind kind) {
   return i < std::size(kStepNames) ? kStepNames[i] : "?";
 }
 
-const char* annotation_name(IterAnnotation a) { return kAnnotationNames[static_cast<int>(a)]; }
+const char* annotation_name(IterAnnotation a) {
+  return kAnnotationNames[static_cast<int>(a)];
+}
 
 int Step::stage() const {
   return std::visit([](const auto& s) { return s.stage; }, v_);
@@ -317,8 +319,7 @@ std::string steps_to_json(const std::vector<Step>& steps) {
 
 Result<std::vector<Step>> steps_from_json(const std::string& text) {
   json list = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (list.is_discarded() || !list.is_array())
-    return Status(ErrorCode::kParseError, "step list is not a JSON array");
+  if (list.is_discarded() || !list.is_array()) return Status(ErrorCode::kParseError, "step list is not a JSON array");
   std::vector<Step> steps;
   steps.reserve(list.size());
   for (size_t i = 0; i < list.size(); ++i) {
@@ -328,8 +329,8 @@ Result<std::vector<Step>> steps_from_json(const std::string& text) {
     };
     if (!j.is_object() || !j.contains("kind") || !j["kind"].is_string()) return fail("no \"kind\"");
     const std::string kind = j["kind"];
-    const auto* name = std::find_if(std::begin(kStepNames), std::end(kStepNames),
-                                    [&](const char* n) { return kind == n; });
+    const auto* name =
+        std::find_if(std::begin(kStepNames), std::end(kStepNames), [&](const char* n) { return kind == n; });
     if (name == std::end(kStepNames)) return fail("unknown kind \"" + kind + "\"");
     StepReader reader(j);
     int stage = 0;

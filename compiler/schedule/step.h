@@ -147,8 +147,8 @@ struct StorageOrderStep {
 class Step {
  public:
   using Variant = std::variant<SplitStep, FuseStep, ReorderStep, AnnotateStep, ComputeAtStep, ComputeInlineStep,
-                               ComputeRootStep, CacheReadStep, CacheWriteStep, RfactorStep, PragmaStep,
-                               PackLayoutStep, PadTileStep, StorageOrderStep>;
+                               ComputeRootStep, CacheReadStep, CacheWriteStep, RfactorStep, PragmaStep, PackLayoutStep,
+                               PadTileStep, StorageOrderStep>;
 
   /// A step of the kind of `s` (implicit: `Step step = SplitStep{...}`).
   template <typename KindStep, typename = std::enable_if_t<std::is_constructible_v<Variant, KindStep&&>>>
@@ -159,7 +159,9 @@ class Step {
   int stage() const;
   /// The kind's struct, or null when the step is of another kind.
   template <typename KindStep>
-  const KindStep* as() const { return std::get_if<KindStep>(&v_); }
+  const KindStep* as() const {
+    return std::get_if<KindStep>(&v_);
+  }
   const Variant& variant() const { return v_; }
 
   bool operator==(const Step& o) const { return v_ == o.v_; }

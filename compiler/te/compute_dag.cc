@@ -58,8 +58,7 @@ Result<ComputeDAG> ComputeDAG::make(std::vector<Tensor> args) {
   std::function<Status(const Tensor&)> visit = [&](const Tensor& t) -> Status {
     if (!visited.insert(t.get()).second) return Status::ok();
     if (is_placeholder(t) && !in_args.count(t.get()))
-      return Status(ErrorCode::kInvalidArgument,
-                    "placeholder " + t->name + " is read but is not a kernel argument");
+      return Status(ErrorCode::kInvalidArgument, "placeholder " + t->name + " is read but is not a kernel argument");
     for (const Tensor& in : input_tensors(t)) TESSERA_RETURN_IF_ERROR(visit(in));
     dag.tensors_.push_back(t);
     return Status::ok();
@@ -77,8 +76,7 @@ Result<ComputeDAG> ComputeDAG::make(std::vector<Tensor> args) {
   for (const Tensor& t : dag.tensors_) {
     text += printer.name_of(t.get()) + " = ";
     if (const ComputeOpNode* op = compute_op(t)) {
-      text += "compute" + shape_text(t->shape) + " " + t->dtype.to_string() + " " +
-              op_pattern_name(op->pattern) + " (";
+      text += "compute" + shape_text(t->shape) + " " + t->dtype.to_string() + " " + op_pattern_name(op->pattern) + " (";
       for (const IterVar& a : op->axes) text += printer.name_of(a->var.node()) + " ";
       text += ") " + printer.print(op->body);
       FlopCounter fc;
@@ -118,8 +116,7 @@ std::string ComputeDAG::to_string() const {
     out += t->name + shape_text(t->shape) + " " + t->dtype.to_string();
     if (const ComputeOpNode* op = compute_op(t)) {
       out += " = compute(";
-      for (size_t i = 0; i < op->axes.size(); ++i)
-        out += (i ? ", " : "") + printer.name_of(op->axes[i]->var.node());
+      for (size_t i = 0; i < op->axes.size(); ++i) out += (i ? ", " : "") + printer.name_of(op->axes[i]->var.node());
       out += ") " + printer.print(op->body);
     } else {
       out += " = placeholder";

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "compiler/te/tensor.h"
 #include "base/status.h"
+#include "compiler/te/tensor.h"
 
 namespace tessera {
 
@@ -39,6 +39,5 @@ class ComputeDAG {
   std::string canonical_, key_;
   double flops_ = 0;
 };
-
 
 }  // namespace tessera

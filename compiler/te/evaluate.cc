@@ -25,7 +25,8 @@ bool is_modelled(DType t) {
   switch (t.code) {
     case TypeCode::kFloat: return t.bits == 16 || t.bits == 32 || t.bits == 64;
     case TypeCode::kBFloat: return t.bits == 16;
-    case TypeCode::kInt: case TypeCode::kUInt: return t.bits == 8 || t.bits == 16 || t.bits == 32 || t.bits == 64;
+    case TypeCode::kInt:
+    case TypeCode::kUInt: return t.bits == 8 || t.bits == 16 || t.bits == 32 || t.bits == 64;
     default: return false;
   }
 }
@@ -35,7 +36,6 @@ double round_float(DType t, double v) {
   if (t.bits == 16) return half_to_float(float_to_half(static_cast<float>(v)));
   return t.bits == 32 ? static_cast<double>(static_cast<float>(v)) : v;
 }
-
 
 // Truncation toward zero, saturating at the type's range; NaN gives 0.
 int64_t float_to_int(DType t, double v) {
@@ -60,9 +60,14 @@ Val read_element(DType t, const void* base, int64_t i) {
   } else if (t.code == TypeCode::kBFloat) {
     v.f = bfloat16_to_float(load(uint16_t{}));
   } else if (t.code == TypeCode::kFloat) {
-    v.f = t.bits == 16 ? half_to_float(load(uint16_t{})) : t.bits == 32 ? static_cast<double>(load(float{})) : load(double{});
+    v.f = t.bits == 16   ? half_to_float(load(uint16_t{}))
+          : t.bits == 32 ? static_cast<double>(load(float{}))
+                         : load(double{});
   } else if (t.code == TypeCode::kInt) {
-    v.i = t.bits == 8 ? load(int8_t{}) : t.bits == 16 ? load(int16_t{}) : t.bits == 32 ? load(int32_t{}) : load(int64_t{});
+    v.i = t.bits == 8    ? load(int8_t{})
+          : t.bits == 16 ? load(int16_t{})
+          : t.bits == 32 ? load(int32_t{})
+                         : load(int64_t{});
   } else {
     v.i = t.bits == 8    ? load(uint8_t{})
           : t.bits == 16 ? load(uint16_t{})
@@ -72,16 +77,15 @@ Val read_element(DType t, const void* base, int64_t i) {
   return v;
 }
 
-
 }  // namespace
 
 struct TensorEvaluator::Impl {
-  std::vector<Tensor> tensors;                        // dag.tensors()
-  std::unordered_map<const TensorNode*, int> index;   // tensor -> position in `tensors`
-  std::vector<const void*> data;                      // placeholders' data, by position
-  std::vector<std::unordered_map<int64_t, Val>> memo;  // reductions' elements, by position
+  std::vector<Tensor> tensors;                          // dag.tensors()
+  std::unordered_map<const TensorNode*, int> index;     // tensor -> position in `tensors`
+  std::vector<const void*> data;                        // placeholders' data, by position
+  std::vector<std::unordered_map<int64_t, Val>> memo;   // reductions' elements, by position
   std::vector<std::pair<const VarNode*, int64_t>> env;  // bound loop variables, innermost last
-  std::vector<int> arg_positions;                     // dag.args()[i] -> position in `tensors`
+  std::vector<int> arg_positions;                       // dag.args()[i] -> position in `tensors`
   Status error = Status::ok();
 
   void fail(ErrorCode code, const std::string& message) {
@@ -142,7 +146,8 @@ Val TensorEvaluator::Impl::binary(const Expr& e) {
       case ExprKind::kAdd: return wrapped(static_cast<uint64_t>(p) + static_cast<uint64_t>(q));
       case ExprKind::kSub: return wrapped(static_cast<uint64_t>(p) - static_cast<uint64_t>(q));
       case ExprKind::kMul: return wrapped(static_cast<uint64_t>(p) * static_cast<uint64_t>(q));
-      case ExprKind::kDiv: case ExprKind::kMod:
+      case ExprKind::kDiv:
+      case ExprKind::kMod:
         if (q == 0) {
           fail(ErrorCode::kRuntimeError, "integer division by zero");
           return Val{};
@@ -172,7 +177,9 @@ Val TensorEvaluator::Impl::reduce(const ReduceNode* r) {
   switch (r->op) {
     case ReduceOp::kSum: break;
     case ReduceOp::kProd: acc = Val{1, 1}; break;
-    case ReduceOp::kMax: acc = Val{-std::numeric_limits<double>::infinity(), std::numeric_limits<int64_t>::min()}; break;
+    case ReduceOp::kMax:
+      acc = Val{-std::numeric_limits<double>::infinity(), std::numeric_limits<int64_t>::min()};
+      break;
     case ReduceOp::kMin: acc = Val{std::numeric_limits<double>::infinity(), std::numeric_limits<int64_t>::max()}; break;
   }
   const size_t base = env.size();
@@ -183,10 +190,22 @@ Val TensorEvaluator::Impl::reduce(const ReduceNode* r) {
   while (error.is_ok()) {
     const Val v = eval(r->source);
     switch (r->op) {
-      case ReduceOp::kSum: acc.f += v.f; acc.i += v.i; break;
-      case ReduceOp::kProd: acc.f *= v.f; acc.i *= v.i; break;
-      case ReduceOp::kMax: acc.f = v.f > acc.f ? v.f : acc.f; acc.i = std::max(acc.i, v.i); break;
-      case ReduceOp::kMin: acc.f = v.f < acc.f ? v.f : acc.f; acc.i = std::min(acc.i, v.i); break;
+      case ReduceOp::kSum:
+        acc.f += v.f;
+        acc.i += v.i;
+        break;
+      case ReduceOp::kProd:
+        acc.f *= v.f;
+        acc.i *= v.i;
+        break;
+      case ReduceOp::kMax:
+        acc.f = v.f > acc.f ? v.f : acc.f;
+        acc.i = std::max(acc.i, v.i);
+        break;
+      case ReduceOp::kMin:
+        acc.f = v.f < acc.f ? v.f : acc.f;
+        acc.i = std::min(acc.i, v.i);
+        break;
     }
     size_t d = r->axes.size();  // odometer over the reduce axes, innermost last
     while (d > 0 && ++env[base + d - 1].second == r->axes[d - 1]->extent) env[base + --d].second = 0;
@@ -212,8 +231,10 @@ Val TensorEvaluator::Impl::element(int t, const int64_t* at, int64_t flat) {
   Val v = eval(op->body);
   env.resize(base);
   // Storing rounds to the tensor's type (the body's type, unless it is cast).
-  if (tensor->dtype.is_float()) v.f = round_float(tensor->dtype, v.f);
-  else v.i = wrap_int(tensor->dtype, v.i);
+  if (tensor->dtype.is_float())
+    v.f = round_float(tensor->dtype, v.f);
+  else
+    v.i = wrap_int(tensor->dtype, v.i);
   if (memoised) memo[static_cast<size_t>(t)].emplace(flat, v);
   return v;
 }
@@ -234,8 +255,8 @@ Val TensorEvaluator::Impl::tensor_read(const TensorReadNode* r) {
     at[d] = eval(r->indices[d]).i;
     if (at[d] < 0 || at[d] >= shape[d]) {
       fail(ErrorCode::kRuntimeError, "read of " + r->tensor->name + " out of bounds: index " + std::to_string(at[d]) +
-                                         " of dimension " + std::to_string(d) + " (extent " +
-                                         std::to_string(shape[d]) + ")");
+                                         " of dimension " + std::to_string(d) + " (extent " + std::to_string(shape[d]) +
+                                         ")");
       return Val{};
     }
     flat = flat * shape[d] + at[d];
@@ -245,7 +266,8 @@ Val TensorEvaluator::Impl::tensor_read(const TensorReadNode* r) {
 
 Val TensorEvaluator::Impl::eval(const Expr& e) {
   if (e.dtype().lanes != 1) {
-    fail(ErrorCode::kInternal, std::string("vector expression ") + expr_kind_name(e.kind()) + " in a tensor expression");
+    fail(ErrorCode::kInternal,
+         std::string("vector expression ") + expr_kind_name(e.kind()) + " in a tensor expression");
     return Val{};
   }
   switch (e.kind()) {
@@ -279,7 +301,9 @@ Val TensorEvaluator::Impl::eval(const Expr& e) {
     }
     case ExprKind::kTensorRead: return tensor_read(e.as<TensorReadNode>());
     case ExprKind::kReduce: return reduce(e.as<ReduceNode>());
-    case ExprKind::kLoad: case ExprKind::kRamp: case ExprKind::kBroadcast:
+    case ExprKind::kLoad:
+    case ExprKind::kRamp:
+    case ExprKind::kBroadcast:
       fail(ErrorCode::kInternal, std::string(expr_kind_name(e.kind())) + " in a tensor expression");
       return Val{};
     default: return binary(e);
@@ -310,7 +334,8 @@ Result<TensorEvaluator> TensorEvaluator::make(const ComputeDAG& dag, std::vector
     const Tensor& t = dag.args()[a];
     impl->arg_positions.push_back(dag.index_of(t));
     if (!is_placeholder(t)) continue;
-    if (!args[a]) return Status(ErrorCode::kInvalidArgument, "no data for argument " + std::to_string(a) + " (" + t->name + ")");
+    if (!args[a])
+      return Status(ErrorCode::kInvalidArgument, "no data for argument " + std::to_string(a) + " (" + t->name + ")");
     impl->data[static_cast<size_t>(dag.index_of(t))] = args[a];
   }
   return TensorEvaluator(std::move(impl));

@@ -23,8 +23,8 @@
 #include <memory>
 #include <vector>
 
-#include "compiler/te/compute_dag.h"
 #include "base/status.h"
+#include "compiler/te/compute_dag.h"
 
 namespace tessera {
 

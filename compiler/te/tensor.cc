@@ -22,8 +22,8 @@ Tensor placeholder(std::vector<int64_t> shape, DType dtype, std::string name) {
   return make_ref<const TensorNode>(std::move(name), std::move(shape), dtype, op);
 }
 
-Tensor compute(std::vector<int64_t> shape, const std::function<Expr(const Vars&)>& f,
-               std::string name, std::optional<OpPattern> pattern) {
+Tensor compute(std::vector<int64_t> shape, const std::function<Expr(const Vars&)>& f, std::string name,
+               std::optional<OpPattern> pattern) {
   static const char* kAxisNames[] = {"i", "j", "k", "l", "m", "n"};
   std::vector<IterVar> axes;
   Vars vars;
@@ -45,20 +45,32 @@ IterVar reduce_axis(int64_t extent, std::string name) {
   return make_iter_var(std::move(name), extent, IterKind::kReduce);
 }
 
-Expr sum(Expr source, std::vector<IterVar> axes) { return make_reduce(ReduceOp::kSum, std::move(source), std::move(axes)); }
-Expr max_reduce(Expr source, std::vector<IterVar> axes) { return make_reduce(ReduceOp::kMax, std::move(source), std::move(axes)); }
-Expr min_reduce(Expr source, std::vector<IterVar> axes) { return make_reduce(ReduceOp::kMin, std::move(source), std::move(axes)); }
+Expr sum(Expr source, std::vector<IterVar> axes) {
+  return make_reduce(ReduceOp::kSum, std::move(source), std::move(axes));
+}
+Expr max_reduce(Expr source, std::vector<IterVar> axes) {
+  return make_reduce(ReduceOp::kMax, std::move(source), std::move(axes));
+}
+Expr min_reduce(Expr source, std::vector<IterVar> axes) {
+  return make_reduce(ReduceOp::kMin, std::move(source), std::move(axes));
+}
 
-Expr read(const Tensor& t, std::vector<Expr> indices) { return make_tensor_read(t, std::move(indices)); }
+Expr read(const Tensor& t, std::vector<Expr> indices) {
+  return make_tensor_read(t, std::move(indices));
+}
 
-const OperationNode* op_of(const Tensor& t) { return static_cast<const OperationNode*>(t->op.get()); }
+const OperationNode* op_of(const Tensor& t) {
+  return static_cast<const OperationNode*>(t->op.get());
+}
 
 const ComputeOpNode* compute_op(const Tensor& t) {
   const OperationNode* op = op_of(t);
   return op->kind == OperationNode::Kind::kCompute ? static_cast<const ComputeOpNode*>(op) : nullptr;
 }
 
-bool is_placeholder(const Tensor& t) { return op_of(t)->kind == OperationNode::Kind::kPlaceholder; }
+bool is_placeholder(const Tensor& t) {
+  return op_of(t)->kind == OperationNode::Kind::kPlaceholder;
+}
 
 namespace {
 class TensorReadCollector final : public IRVisitor {

@@ -43,8 +43,11 @@ struct PlaceholderOpNode final : OperationNode {
 /// out[axes...] = body, where body may be a Reduce over reduce_axes.
 struct ComputeOpNode final : OperationNode {
   ComputeOpNode(std::string n, std::vector<IterVar> a, std::vector<IterVar> r, Expr b, OpPattern p)
-      : OperationNode(Kind::kCompute, std::move(n)), axes(std::move(a)), reduce_axes(std::move(r)),
-        body(std::move(b)), pattern(p) {}
+      : OperationNode(Kind::kCompute, std::move(n)),
+        axes(std::move(a)),
+        reduce_axes(std::move(r)),
+        body(std::move(b)),
+        pattern(p) {}
   const std::vector<IterVar> axes;
   const std::vector<IterVar> reduce_axes;
   const Expr body;
@@ -58,8 +61,8 @@ Tensor placeholder(std::vector<int64_t> shape, DType dtype, std::string name);
 
 /// out[i...] = f(i...). With `pattern` unset it is inferred (reduction when the
 /// body is a Reduce; injective otherwise).
-Tensor compute(std::vector<int64_t> shape, const std::function<Expr(const Vars&)>& f,
-               std::string name, std::optional<OpPattern> pattern = std::nullopt);
+Tensor compute(std::vector<int64_t> shape, const std::function<Expr(const Vars&)>& f, std::string name,
+               std::optional<OpPattern> pattern = std::nullopt);
 
 /// A reduction axis over [0, extent).
 IterVar reduce_axis(int64_t extent, std::string name);

@@ -11,17 +11,16 @@
 // region's inputs and outputs (and where two primitives disagree). Weights
 // are reordered once, at load.
 #include <cstring>
+#include <dnnl.hpp>
 #include <limits>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
-#include <tuple>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
-
-#include <dnnl.hpp>
 
 #include "runtime/external_abi.h"
 
@@ -44,16 +43,24 @@ memory::desc plain_desc(const Dims& dims) {
 }
 
 // A descriptor in the primitive's (N, C, H, W) axes from one in logical axes, and back.
-memory::desc to_nchw(const memory::desc& d, bool nhwc) { return nhwc ? d.permute_axes(kNhwcToNchw) : d; }
-memory::desc from_nchw(const memory::desc& d, bool nhwc) { return nhwc ? d.permute_axes(kNchwToNhwc) : d; }
+memory::desc to_nchw(const memory::desc& d, bool nhwc) {
+  return nhwc ? d.permute_axes(kNhwcToNchw) : d;
+}
+memory::desc from_nchw(const memory::desc& d, bool nhwc) {
+  return nhwc ? d.permute_axes(kNchwToNhwc) : d;
+}
 
 Dims nchw_dims(const Dims& logical, bool nhwc) {
   return nhwc ? Dims{logical[0], logical[3], logical[1], logical[2]} : logical;
 }
 
 // A Clip's bounds: an absent one is no bound (JSON has no infinity).
-float clip_lo(const json& op) { return op.value("lo", -std::numeric_limits<float>::infinity()); }
-float clip_hi(const json& op) { return op.value("hi", std::numeric_limits<float>::infinity()); }
+float clip_lo(const json& op) {
+  return op.value("lo", -std::numeric_limits<float>::infinity());
+}
+float clip_hi(const json& op) {
+  return op.value("hi", std::numeric_limits<float>::infinity());
+}
 
 struct Step {
   dnnl::primitive primitive;
@@ -149,7 +156,8 @@ class Region {
       const memory& x = value(in.at(0));
       const auto alg = kind == "relu" ? dnnl::algorithm::eltwise_relu : dnnl::algorithm::eltwise_clip;
       const float lo = kind == "clip" ? clip_lo(op) : 0.f, hi = kind == "clip" ? clip_hi(op) : 0.f;
-      dnnl::eltwise_forward::primitive_desc pd({dnnl::prop_kind::forward_inference, alg, x.get_desc(), lo, hi}, engine_);
+      dnnl::eltwise_forward::primitive_desc pd({dnnl::prop_kind::forward_inference, alg, x.get_desc(), lo, hi},
+                                               engine_);
       return add_step(dnnl::eltwise_forward(pd), {{DNNL_ARG_SRC, x}}, pd.dst_desc(), out);
     }
     if (kind == "add") {
@@ -199,7 +207,8 @@ class Region {
     const bool conv = kind == "conv", nhwc = conv && op.at("nhwc").get<bool>();
     const Dims dst_dims = nchw_dims(shape(out), nhwc);
     const Dims src_dims = nchw_dims(shape(in.at(0)), nhwc);
-    const memory::desc src_any(src_dims, kF32, memory::format_tag::any), dst_any(dst_dims, kF32, memory::format_tag::any);
+    const memory::desc src_any(src_dims, kF32, memory::format_tag::any),
+        dst_any(dst_dims, kF32, memory::format_tag::any);
     const memory::desc user_w = weight_desc(op, kind, shape(in.at(1)), src_dims, dst_dims);
     const memory::desc w_any(user_w.dims(), kF32, memory::format_tag::any);
     const bool has_bias = in.size() > 2;
@@ -207,7 +216,8 @@ class Region {
     const json& post = op.at("post_ops");
     int sum_post = -1;
     for (size_t i = 0; i < post.size() && sum_post < 0; ++i)
-      if (post[i].at("kind") == "add" && shape(post[i].at("input").get<int>()) == shape(out)) sum_post = static_cast<int>(i);
+      if (post[i].at("kind") == "add" && shape(post[i].at("input").get<int>()) == shape(out))
+        sum_post = static_cast<int>(i);
     // Binary operands in the primitive's axes; plain ones if oneDNN takes no other.
     auto make_pd = [&](bool plain_operands) {
       dnnl::post_ops ops;
@@ -225,7 +235,8 @@ class Region {
       }
       dnnl::primitive_attr attr;
       attr.set_post_ops(ops);
-      return conv ? conv_pd(op, src_any, w_any, bias_desc, dst_any, attr) : dense_pd(src_any, w_any, bias_desc, dst_any, attr);
+      return conv ? conv_pd(op, src_any, w_any, bias_desc, dst_any, attr)
+                  : dense_pd(src_any, w_any, bias_desc, dst_any, attr);
     };
     bool plain_operands = false;
     dnnl::primitive prim;
@@ -263,7 +274,8 @@ class Region {
                                   const Dims& dst) {
     if (kind == "dense") {
       const int64_t n = dst[1], k = src[1];
-      return op.at("weight_layout") == "nk" ? memory::desc({n, k}, kF32, Dims{k, 1}) : memory::desc({n, k}, kF32, Dims{1, n});
+      return op.at("weight_layout") == "nk" ? memory::desc({n, k}, kF32, Dims{k, 1})
+                                            : memory::desc({n, k}, kF32, Dims{1, n});
     }
     const int64_t g = op.at("groups").get<int64_t>(), kk = dst[1], kg = kk / g;
     if (!op.at("nhwc").get<bool>()) {  // [K, C/g, R, S]
@@ -285,9 +297,10 @@ class Region {
     using cf = dnnl::convolution_forward;
     const auto inference = dnnl::prop_kind::forward_inference;
     const auto alg = dnnl::algorithm::convolution_direct;
-    cf::primitive_desc pd = bias.data.ndims
-                                ? cf::primitive_desc({inference, alg, src, w, bias, dst, strides, dilations, pl, pr}, attr, engine_)
-                                : cf::primitive_desc({inference, alg, src, w, dst, strides, dilations, pl, pr}, attr, engine_);
+    cf::primitive_desc pd =
+        bias.data.ndims
+            ? cf::primitive_desc({inference, alg, src, w, bias, dst, strides, dilations, pl, pr}, attr, engine_)
+            : cf::primitive_desc({inference, alg, src, w, dst, strides, dilations, pl, pr}, attr, engine_);
     return {cf(pd), pd.src_desc(), pd.weights_desc(), pd.dst_desc()};
   }
 
@@ -305,14 +318,14 @@ class Region {
     const memory& x = value(in);
     const memory::desc src = to_nchw(x.get_desc(), nhwc);
     const memory::desc dst(nchw_dims(shape(out), nhwc), kF32, memory::format_tag::any);
-    const auto alg = kind == "max_pool"              ? dnnl::algorithm::pooling_max
+    const auto alg = kind == "max_pool"                 ? dnnl::algorithm::pooling_max
                      : op.at("include_pad").get<bool>() ? dnnl::algorithm::pooling_avg_include_padding
                                                         : dnnl::algorithm::pooling_avg_exclude_padding;
     const Dims strides = op.at("strides"), kernel = op.at("kernel"), pl = op.at("pads_begin"), pr = op.at("pads_end");
     dnnl::pooling_forward::primitive_desc pd(
         {dnnl::prop_kind::forward_inference, alg, src, dst, strides, kernel, pl, pr}, engine_);
-    add_step(dnnl::pooling_forward(pd), {{DNNL_ARG_SRC, memory(src, engine_, x.get_data_handle())}}, pd.dst_desc(),
-             out, nhwc);
+    add_step(dnnl::pooling_forward(pd), {{DNNL_ARG_SRC, memory(src, engine_, x.get_data_handle())}}, pd.dst_desc(), out,
+             nhwc);
   }
 
   dnnl::engine engine_{dnnl::engine::kind::cpu, 0};
@@ -342,8 +355,9 @@ __attribute__((visibility("default"))) int32_t tessera_external_abi_version(void
   return TESSERA_EXTERNAL_ABI_VERSION;
 }
 
-__attribute__((visibility("default"))) TesseraExternalRegion* tessera_external_create(
-    const char* payload, int64_t size, const char* version, void** args, char* error, int64_t error_size) {
+__attribute__((visibility("default"))) TesseraExternalRegion* tessera_external_create(const char* payload, int64_t size,
+                                                                                      const char* version, void** args,
+                                                                                      char* error, int64_t error_size) {
   if (std::string(version) != "1") {
     write_error(error, error_size, std::string("payload version ") + version + ", this module reads 1");
     return nullptr;
@@ -368,6 +382,8 @@ __attribute__((visibility("default"))) int32_t tessera_external_run(TesseraExter
   }
 }
 
-__attribute__((visibility("default"))) void tessera_external_destroy(TesseraExternalRegion* region) { delete region; }
+__attribute__((visibility("default"))) void tessera_external_destroy(TesseraExternalRegion* region) {
+  delete region;
+}
 
 }  // extern "C"

@@ -27,13 +27,13 @@ float float_of(uint32_t x) {
 TEST(Half, EdgesRoundAsIeeeSays) {
   EXPECT_EQ(float_to_half(1.0f), 0x3c00);
   EXPECT_EQ(float_to_half(-2.0f), 0xc000);
-  EXPECT_EQ(float_to_half(65504.0f), 0x7bff);                     // the largest half
-  EXPECT_EQ(float_to_half(65519.99f), 0x7bff);                    // below the midpoint to 65536
-  EXPECT_EQ(float_to_half(65520.0f), 0x7c00);                     // the midpoint rounds (to even) to infinity
-  EXPECT_EQ(float_to_half(std::ldexp(1.0f, -24)), 0x0001);       // the smallest subnormal
-  EXPECT_EQ(float_to_half(std::ldexp(1.0f, -25)), 0x0000);       // half of it: a tie, to even (zero)
-  EXPECT_EQ(float_to_half(std::ldexp(3.0f, -25)), 0x0002);       // 1.5 of it: a tie, to even (2)
-  EXPECT_EQ(float_to_half(std::ldexp(1.0f, -14)), 0x0400);       // the smallest normal
+  EXPECT_EQ(float_to_half(65504.0f), 0x7bff);                      // the largest half
+  EXPECT_EQ(float_to_half(65519.99f), 0x7bff);                     // below the midpoint to 65536
+  EXPECT_EQ(float_to_half(65520.0f), 0x7c00);                      // the midpoint rounds (to even) to infinity
+  EXPECT_EQ(float_to_half(std::ldexp(1.0f, -24)), 0x0001);         // the smallest subnormal
+  EXPECT_EQ(float_to_half(std::ldexp(1.0f, -25)), 0x0000);         // half of it: a tie, to even (zero)
+  EXPECT_EQ(float_to_half(std::ldexp(3.0f, -25)), 0x0002);         // 1.5 of it: a tie, to even (2)
+  EXPECT_EQ(float_to_half(std::ldexp(1.0f, -14)), 0x0400);         // the smallest normal
   EXPECT_EQ(float_to_half(1.0f + std::ldexp(1.0f, -11)), 0x3c00);  // tie between 1 and 1 + 2^-10: even
   EXPECT_EQ(float_to_half(1.0f + std::ldexp(3.0f, -11)), 0x3c02);  // tie above 1 + 2^-10: even
   EXPECT_EQ(float_to_half(-0.0f), 0x8000);

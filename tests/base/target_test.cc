@@ -19,9 +19,13 @@ Target parsed(const std::string& text) {
   return t.is_ok() ? *t : Target();
 }
 
-int bits(const std::string& text) { return parsed(text).vector_bits; }
+int bits(const std::string& text) {
+  return parsed(text).vector_bits;
+}
 
-ErrorCode error_of(const std::string& text) { return Target::parse(text).status().code(); }
+ErrorCode error_of(const std::string& text) {
+  return Target::parse(text).status().code();
+}
 
 TEST(Target, ReadsTripleCpuFeaturesAndCores) {
   const Target t = parsed("llvm -mtriple=x86_64-linux-gnu -mcpu=haswell -mattr=+fma,-avx512f -num-cores=8");
@@ -40,8 +44,8 @@ TEST(Target, VectorWidthFromCpuAndFeatures) {
   EXPECT_EQ(bits(kHaswell), 256);
   EXPECT_EQ(bits("llvm -mtriple=x86_64-linux-gnu"), 128);  // x86-64 baseline: SSE2
   EXPECT_EQ(bits("llvm -mtriple=x86_64-linux-gnu -mattr=+avx2"), 256);
-  EXPECT_EQ(bits("llvm -mtriple=x86_64-linux-gnu -mattr=+fma"), 256);          // FMA implies AVX
-  EXPECT_EQ(bits("llvm -mtriple=x86_64-linux-gnu -mattr=+avx512bw"), 512);     // implies AVX-512F
+  EXPECT_EQ(bits("llvm -mtriple=x86_64-linux-gnu -mattr=+fma"), 256);       // FMA implies AVX
+  EXPECT_EQ(bits("llvm -mtriple=x86_64-linux-gnu -mattr=+avx512bw"), 512);  // implies AVX-512F
   EXPECT_EQ(bits("llvm -mtriple=x86_64-linux-gnu -mcpu=rocketlake -mattr=+avx512f"), 512);
   EXPECT_EQ(bits("llvm -mtriple=x86_64-linux-gnu -mcpu=icelake-server -mattr=-avx512f"), 256);
   EXPECT_EQ(bits("llvm -mtriple=x86_64-linux-gnu -mcpu=icelake-server -mattr=-avx2"), 256);

@@ -69,8 +69,8 @@ template <typename Node>
 
 template <typename Node>
 ::testing::AssertionResult ir_parse_failure(const char* actual_text, const Status& error, const Node& actual) {
-  return ::testing::AssertionFailure() << "the expected IR text does not parse: " << error.to_string()
-                                       << "\nactual " << actual_text << ":\n"
+  return ::testing::AssertionFailure() << "the expected IR text does not parse: " << error.to_string() << "\nactual "
+                                       << actual_text << ":\n"
                                        << to_string(actual);
 }
 

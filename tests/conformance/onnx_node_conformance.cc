@@ -35,8 +35,8 @@
 #include <string>
 #include <vector>
 
-#include "compiler/codegen/llvm_target.h"
 #include "base/target.h"
+#include "compiler/codegen/llvm_target.h"
 #include "compiler/model/compile_model.h"
 #include "runtime/graph_executor.h"
 #include "tests/compiler/frontend/onnx_node_test_util.h"
@@ -54,7 +54,9 @@ struct Outcome {
   std::string reason;
 };
 
-Outcome failed(const std::string& step, const Status& st) { return {Verdict::kFailed, step + ": " + st.message()}; }
+Outcome failed(const std::string& step, const Status& st) {
+  return {Verdict::kFailed, step + ": " + st.message()};
+}
 
 Result<runtime::NDArray> array_of(const graph::Constant& c) {
   TESSERA_ASSIGN_OR_RETURN(runtime::NDArray a, runtime::NDArray::create(c.shape, c.dtype));
@@ -101,7 +103,8 @@ Outcome run_test(const fs::path& dir) {
     if (!y.is_ok()) return failed("get_output", y.status());
     graph::Constant got{y->dtype(), y->shape(), std::vector<uint8_t>(static_cast<size_t>(y->nbytes()))};
     if (!got.bytes.empty()) std::memcpy(got.bytes.data(), y->raw_data(), got.bytes.size());
-    if (Status st = frontend::test::compare_output(i, got, tc->outputs[i]); !st.is_ok()) return failed("wrong result", st);
+    if (Status st = frontend::test::compare_output(i, got, tc->outputs[i]); !st.is_ok())
+      return failed("wrong result", st);
   }
   return {Verdict::kPassed, ""};
 }
@@ -178,13 +181,20 @@ int main(int argc, char** argv) {
   std::vector<std::string> filters;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--dir" && i + 1 < argc) root = argv[++i];
-    else if (a == "--jobs" && i + 1 < argc) jobs = std::max(1, std::atoi(argv[++i]));
-    else if (a == "--min-pass-rate" && i + 1 < argc) min_rate = std::atof(argv[++i]);
-    else if (a == "--min-passed" && i + 1 < argc) min_passed = std::atoi(argv[++i]);
-    else if (a == "--timeout" && i + 1 < argc) timeout_s = std::atof(argv[++i]);
-    else if (a == "--verbose") verbose = true;
-    else filters.push_back(a);
+    if (a == "--dir" && i + 1 < argc)
+      root = argv[++i];
+    else if (a == "--jobs" && i + 1 < argc)
+      jobs = std::max(1, std::atoi(argv[++i]));
+    else if (a == "--min-pass-rate" && i + 1 < argc)
+      min_rate = std::atof(argv[++i]);
+    else if (a == "--min-passed" && i + 1 < argc)
+      min_passed = std::atoi(argv[++i]);
+    else if (a == "--timeout" && i + 1 < argc)
+      timeout_s = std::atof(argv[++i]);
+    else if (a == "--verbose")
+      verbose = true;
+    else
+      filters.push_back(a);
   }
   if (!fs::is_directory(root)) {
     std::printf("%s: not found (install libonnx-testdata); skipped\n", root.c_str());
@@ -198,24 +208,28 @@ int main(int argc, char** argv) {
     if (keep && fs::exists(e.path() / "model.onnx")) tests.push_back(e.path());
   }
   std::sort(tests.begin(), tests.end());
-  std::printf("ONNX node conformance: %zu tests in %s, %d at a time, import -> plan_model -> compile_model(host) "
-              "-> GraphExecutor (2 threads)\ntolerance: %s\n",
-              tests.size(), root.c_str(), jobs, frontend::test::kNodeTestTolerance);
+  std::printf(
+      "ONNX node conformance: %zu tests in %s, %d at a time, import -> plan_model -> compile_model(host) "
+      "-> GraphExecutor (2 threads)\ntolerance: %s\n",
+      tests.size(), root.c_str(), jobs, frontend::test::kNodeTestTolerance);
 
   const auto start = std::chrono::steady_clock::now();
   int passed = 0, failed = 0, unsupported = 0, unsupported_types = 0;
   std::vector<Child> running;
   size_t next = 0;
   auto record = [&](const std::string& name, const Outcome& o) {
-    if (o.verdict == Verdict::kPassed) ++passed;
+    if (o.verdict == Verdict::kPassed)
+      ++passed;
     else if (o.verdict == Verdict::kUnsupported) {
       ++unsupported;
       unsupported_types += o.reason.rfind("unsupported type", 0) == 0;
-    }
-    else ++failed;
-    if (o.verdict == Verdict::kFailed) std::printf("FAIL %s: %s\n", name.c_str(), one_line(o.reason, 240).c_str());
-    else if (verbose) std::printf("%s %s %s\n", o.verdict == Verdict::kPassed ? "PASS" : "UNSUPPORTED", name.c_str(),
-                                  one_line(o.reason, 160).c_str());
+    } else
+      ++failed;
+    if (o.verdict == Verdict::kFailed)
+      std::printf("FAIL %s: %s\n", name.c_str(), one_line(o.reason, 240).c_str());
+    else if (verbose)
+      std::printf("%s %s %s\n", o.verdict == Verdict::kPassed ? "PASS" : "UNSUPPORTED", name.c_str(),
+                  one_line(o.reason, 160).c_str());
     std::fflush(stdout);
   };
   while (next < tests.size() || !running.empty()) {

@@ -20,7 +20,9 @@ float feature(const std::vector<float>& v, const std::string& name) {
   return i >= 0 ? v[i] : NAN;
 }
 
-float log_feature(double x) { return static_cast<float>(std::log2(1.0 + x)); }
+float log_feature(double x) {
+  return static_cast<float>(std::log2(1.0 + x));
+}
 
 // A tiled matmul: i.0 j.0 i.1 j.1 k, with optional annotations.
 State tiled_matmul(bool vectorize, bool parallel, bool unroll) {

@@ -50,7 +50,9 @@ inline int64_t random_divisor(int64_t n, std::mt19937_64& rng, int64_t limit = 1
   return divisors[std::uniform_int_distribution<size_t>(0, divisors.size() - 1)(rng)];
 }
 
-inline bool coin(std::mt19937_64& rng, double p) { return std::bernoulli_distribution(p)(rng); }
+inline bool coin(std::mt19937_64& rng, double p) {
+  return std::bernoulli_distribution(p)(rng);
+}
 
 /// Index of the stage with reduce axes (the operator's main computation), or -1.
 inline int main_stage(const State& s) {

@@ -67,8 +67,10 @@ class MatchOrt : public ::testing::Test {
     std::mt19937 rng(5);
     std::uniform_real_distribution<float> u(-1, 1);
     for (int64_t i = 0; i < x.numel(); ++i) {
-      if (input_type == DType::f16()) x.data<uint16_t>()[i] = float_to_half(u(rng));
-      else x.data<float>()[i] = u(rng);
+      if (input_type == DType::f16())
+        x.data<uint16_t>()[i] = float_to_half(u(rng));
+      else
+        x.data<float>()[i] = u(rng);
     }
     const std::string x_path = dir_ + "/x.npy";
     ASSERT_TRUE(runtime::save_npy(x, x_path).is_ok());
@@ -106,8 +108,8 @@ class MatchOrt : public ::testing::Test {
         }
         EXPECT_EQ(agree, rows) << name << ": top-1 agrees on " << agree << " of " << rows << " inputs";
       } else if (scale_tol > 0) {
-        EXPECT_LE(max_err, scale_tol * scale) << name << ": max |error| beyond " << scale_tol << " * max |ort| = "
-                                              << scale_tol * scale;
+        EXPECT_LE(max_err, scale_tol * scale)
+            << name << ": max |error| beyond " << scale_tol << " * max |ort| = " << scale_tol * scale;
       } else {
         EXPECT_LE(worst, kAbs) << name << ": beyond " << kAbs << " + " << kRel << " * |ort|";
       }
@@ -250,8 +252,7 @@ TEST_F(MatchOrt, TransformerInFloat16WithFloat32InputsAndOutputs) {
 // 64], hidden 128, batch_first; unrolled over the 100 steps. Within 1e-4 of
 // the output's scale.
 TEST_F(MatchOrt, LstmSpeechModel) {
-  for (const std::vector<std::string>& variant :
-       {std::vector<std::string>{}, {"--bidirectional"}, {"--unfolded"}}) {
+  for (const std::vector<std::string>& variant : {std::vector<std::string>{}, {"--bidirectional"}, {"--unfolded"}}) {
     SCOPED_TRACE(variant.empty() ? "plain" : variant[0]);
     const std::string model = dir_ + "/lstm.onnx";
     Status st = bench::write_generated_model("lstm_speech.py", model, 3, variant);
@@ -328,7 +329,8 @@ TEST_F(MatchOrt, GatedClassifierIfOnData) {
 
 // A cumulative sum over time as a Scan (forward and reverse), unrolled.
 TEST_F(MatchOrt, ScanModelUnrolled) {
-  for (const std::vector<std::string>& variant : {std::vector<std::string>{"--kind", "scan"}, {"--kind", "scan", "--reverse"}}) {
+  for (const std::vector<std::string>& variant :
+       {std::vector<std::string>{"--kind", "scan"}, {"--kind", "scan", "--reverse"}}) {
     const std::string model = dir_ + "/scan.onnx";
     Status st = bench::write_generated_model("loop_model.py", model, 3, variant);
     if (!st.is_ok()) GTEST_SKIP() << st.to_string();

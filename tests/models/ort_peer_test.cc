@@ -40,19 +40,19 @@ class OrtPeer : public ::testing::Test {
   std::string dir_;
 };
 
-#define SKIP_WITHOUT_ORT()                            \
-  do {                                                \
-    std::string why;                                  \
-    if (!ort_available(&why)) GTEST_SKIP() << why;    \
+#define SKIP_WITHOUT_ORT()                         \
+  do {                                             \
+    std::string why;                               \
+    if (!ort_available(&why)) GTEST_SKIP() << why; \
   } while (0)
 
 // Generates the model or skips when Debian's python3-onnx is not there.
-#define MAKE_RESNET18_OR_SKIP(path_var)                                                 \
-  std::string path_var;                                                                 \
-  do {                                                                                  \
-    Status st = make_resnet18(&path_var);                                               \
-    if (st.code() == ErrorCode::kUnavailable) GTEST_SKIP() << st.to_string();           \
-    ASSERT_TRUE(st.is_ok()) << st.to_string();                                          \
+#define MAKE_RESNET18_OR_SKIP(path_var)                                       \
+  std::string path_var;                                                       \
+  do {                                                                        \
+    Status st = make_resnet18(&path_var);                                     \
+    if (st.code() == ErrorCode::kUnavailable) GTEST_SKIP() << st.to_string(); \
+    ASSERT_TRUE(st.is_ok()) << st.to_string();                                \
   } while (0)
 
 TEST_F(OrtPeer, ResNet18RandomInputGivesFiniteLogits) {

@@ -33,8 +33,7 @@ void expect_every_conv_on_its_template(const std::string& file, const std::vecto
   EXPECT_GT(depthwise, 0) << "no depthwise task: the model or its import changed";
   auto compiled = model::compile_model(*plan, host_target());
   ASSERT_TRUE(compiled.is_ok()) << compiled.status().to_string();
-  for (const std::string& w : compiled->report.warnings)
-    EXPECT_EQ(w.find("fallback failed"), std::string::npos) << w;
+  for (const std::string& w : compiled->report.warnings) EXPECT_EQ(w.find("fallback failed"), std::string::npos) << w;
   for (size_t t = 0; t < plan->tasks.size(); ++t) {
     const std::string& op = plan->task_ops[t];
     if (op.find("conv") == std::string::npos) continue;

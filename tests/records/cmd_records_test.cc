@@ -33,7 +33,9 @@ CliRun shell(const std::string& command_line) {
   return run;
 }
 
-CliRun tessera_records(const std::string& args) { return shell(std::string(TESSERA_BINARY) + " records " + args); }
+CliRun tessera_records(const std::string& args) {
+  return shell(std::string(TESSERA_BINARY) + " records " + args);
+}
 
 // A database with one matmul workload of known flop count: best 2 ms.
 std::string make_db(const TempDir& dir) {
@@ -43,8 +45,7 @@ std::string make_db(const TempDir& dir) {
   EXPECT_TRUE(store->add_workload({key_of(1), "", "matmul", "1024^3", 2.0 * 1024 * 1024 * 1024}));
   Record checked = ok_record(key_of(1), kTarget, 0.002, 2);
   checked.checked = true;
-  EXPECT_TRUE(store->append({ok_record(key_of(1), kTarget, 0.004, 1), checked,
-                             ok_record(key_of(1), kTarget, 0.003, 3),
+  EXPECT_TRUE(store->append({ok_record(key_of(1), kTarget, 0.004, 1), checked, ok_record(key_of(1), kTarget, 0.003, 3),
                              error_record(key_of(1), kTarget, "crash", 4)}));
   return path;
 }
@@ -115,7 +116,8 @@ TEST(RecordsCli, TablesFitOneHundredTwentyColumnsAndWidePrintsEveryCell) {
   {
     auto store = Store::open(db);
     ASSERT_TRUE(store);
-    ASSERT_TRUE(store->add_workload({key_of(2), "", "fused_transpose_reshape_transpose_reshape_mul_mul_add", shapes, 1e9}));
+    ASSERT_TRUE(
+        store->add_workload({key_of(2), "", "fused_transpose_reshape_transpose_reshape_mul_mul_add", shapes, 1e9}));
     ASSERT_TRUE(store->append({ok_record(key_of(2), kTarget, 0.001, 5)}));
   }
   auto widest = [](const std::string& text) {
@@ -134,7 +136,8 @@ TEST(RecordsCli, TablesFitOneHundredTwentyColumnsAndWidePrintsEveryCell) {
     EXPECT_NE(wide.output.find(shapes), std::string::npos) << command << wide.output;
   }
   CliRun stats = tessera_records("stats --db " + db);
-  EXPECT_NE(line_with(stats.output, "fused_").find("  1x320x320x"), std::string::npos) << stats.output;  // its first input first
+  EXPECT_NE(line_with(stats.output, "fused_").find("  1x320x320x"), std::string::npos)
+      << stats.output;  // its first input first
   {
     auto store = Store::open(db);
     ASSERT_TRUE(store);
@@ -158,8 +161,7 @@ TEST(RecordsCli, StatsCountsInfrastructureErrorsApartAndPruneDropsThem) {
   CliRun stats = tessera_records("stats --db " + db);
   EXPECT_EQ(stats.exit_code, 0) << stats.output;
   EXPECT_NE(line_with(stats.output, "WORKLOAD").find("INFRA"), std::string::npos) << stats.output;
-  EXPECT_NE(stats.output.find("5 records, 3 ok, 1 failed, 1 infrastructure errors"), std::string::npos)
-      << stats.output;
+  EXPECT_NE(stats.output.find("5 records, 3 ok, 1 failed, 1 infrastructure errors"), std::string::npos) << stats.output;
   CliRun prune = tessera_records("prune --infrastructure --yes --db " + db);
   EXPECT_EQ(prune.exit_code, 0) << prune.output;
   EXPECT_NE(prune.output.find("dropped 1 infrastructure errors"), std::string::npos) << prune.output;

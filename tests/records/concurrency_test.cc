@@ -130,8 +130,10 @@ TEST(StoreConcurrency, KillDuringABatchKeepsEveryCommittedBatchAndNoPartOfAnothe
     ASSERT_EQ(::kill(writer, SIGKILL), 0);
     EXPECT_EQ(testing::wait_for(writer), 128 + SIGKILL);
     while (::read(events[0], &e, sizeof e) == sizeof e) {
-      if (e.committed) last_done = e.batch;
-      else last_begun = e.batch;
+      if (e.committed)
+        last_done = e.batch;
+      else
+        last_begun = e.batch;
     }
     ::close(events[0]);
 

@@ -1,10 +1,7 @@
 // JSON Lines export and import: round trips, de-duplication, malformed lines,
 // stable field names, filtered exports, database errors during an import, and
 // the sessions' phase times.
-#include "compiler/te/workload_key.h"
 #include "records/jsonl.h"
-
-#include <nlohmann/json.hpp>
 
 #include <signal.h>
 #include <sys/resource.h>
@@ -12,8 +9,10 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "compiler/te/workload_key.h"
 #include "test_util.h"
 
 namespace tessera::records {
@@ -28,17 +27,18 @@ using testing::TempDir;
 
 // A database with a bit of everything export must carry.
 void fill(Store& store) {
-  ASSERT_OK(store.add_workload({key_of(1), "C[i, j] += A[i, k] * B[k, j]", "matmul",
-                               "128x128x128 f32", 2.0 * 128 * 128 * 128}));
+  ASSERT_OK(store.add_workload(
+      {key_of(1), "C[i, j] += A[i, k] * B[k, j]", "matmul", "128x128x128 f32", 2.0 * 128 * 128 * 128}));
   ASSERT_OK(store.add_workload({key_of(2), "", "conv2d", "", 0}));
-  ASSERT_OK_AND_ASSIGN(int64_t s1, store.begin_session({0, "tessera tune --op matmul --trials 64",
-                                                        "farm-01", "0.1.0", "19.1.7", 7,
-                                                        1'700'000'000.25, {}}));
+  ASSERT_OK_AND_ASSIGN(
+      int64_t s1,
+      store.begin_session(
+          {0, "tessera tune --op matmul --trials 64", "farm-01", "0.1.0", "19.1.7", 7, 1'700'000'000.25, {}}));
   ASSERT_OK(store.end_session(s1, 1'700'003'600.5));
-  ASSERT_OK_AND_ASSIGN(int64_t s2, store.begin_session({0, "tessera tune --op conv2d", "board-3",
-                                                        "0.1.0", "19.1.7", 8, 1'700'100'000, {}}));
-  ASSERT_OK(store.begin_session({0, "tessera tune --op idle", "farm-02", "0.1.0", "19.1.7", 9,
-                                 1'700'200'000, {}}));
+  ASSERT_OK_AND_ASSIGN(
+      int64_t s2,
+      store.begin_session({0, "tessera tune --op conv2d", "board-3", "0.1.0", "19.1.7", 8, 1'700'100'000, {}}));
+  ASSERT_OK(store.begin_session({0, "tessera tune --op idle", "farm-02", "0.1.0", "19.1.7", 9, 1'700'200'000, {}}));
   Record knob = ok_record(key_of(1), kTarget, 1.0 / 3.0, 1);
   knob.space = SpaceKind::kKnob;
   knob.knob_config_json = R"({"tile_x": 16, "unroll": true})";
@@ -119,12 +119,12 @@ TEST(Jsonl, ImportSkipsRecordsAlreadyStored) {
 TEST(Jsonl, MalformedLinesAreReportedWithLineNumbersAndGoodLinesImported) {
   TempDir dir;
   ASSERT_OK_AND_ASSIGN(Store store, Store::open(dir.file("t.db")));
-  const std::string good =
-      R"({"type":"record","workload_key":")" + key_of(1) + R"(","target":"llvm","space":"sketch",)"
-      R"("steps":[{"kind":"split"}],"costs":[0.001],"error_kind":"ok","timestamp":1700000000})";
-  const std::string good2 =
-      R"({"workload_key":")" + key_of(1) + R"(","target":"llvm","space":"knob","steps":[],)"
-      R"("costs":[],"error_kind":"crash","timestamp":1700000001})";
+  const std::string good = R"({"type":"record","workload_key":")" + key_of(1) +
+                           R"(","target":"llvm","space":"sketch",)"
+                           R"("steps":[{"kind":"split"}],"costs":[0.001],"error_kind":"ok","timestamp":1700000000})";
+  const std::string good2 = R"({"workload_key":")" + key_of(1) +
+                            R"(","target":"llvm","space":"knob","steps":[],)"
+                            R"("costs":[],"error_kind":"crash","timestamp":1700000001})";
   const std::string lines[] = {
       R"({"type":"workload","key":")" + key_of(1) + R"(","op_name":"matmul"})",  // 1
       good,                                                                      // 2
@@ -133,16 +133,19 @@ TEST(Jsonl, MalformedLinesAreReportedWithLineNumbersAndGoodLinesImported) {
       "[1, 2]",                                                                  // 5 not an object
       R"({"type":"record","workload_key":")" + key_of(1) +
           R"(","target":"llvm","space":"sketch","steps":[],"error_kind":"ok","timestamp":1})",  // 6
-      R"({"workload_key":")" + key_of(1) + R"(","target":"llvm","space":"genetic","steps":[],)"
-          R"("costs":[1],"error_kind":"ok","timestamp":1})",                    // 7 bad space
-      good2,                                                                     // 8
-      R"({"type":"checkpoint"})",                                                // 9 unknown type
-      R"({"workload_key":")" + key_of(1) + R"(","target":"llvm","space":"sketch","steps":[],)"
-          R"("costs":[1],"error_kind":"ok","timestamp":1,"session":99})",       // 10 no session 99
-      R"({"workload_key":")" + key_of(1) + R"(","target":"llvm","space":"sketch","steps":[],)"
-          R"("costs":["fast"],"error_kind":"ok","timestamp":1})",               // 11 cost not a number
+      R"({"workload_key":")" + key_of(1) +
+          R"(","target":"llvm","space":"genetic","steps":[],)"
+          R"("costs":[1],"error_kind":"ok","timestamp":1})",  // 7 bad space
+      good2,                                                  // 8
+      R"({"type":"checkpoint"})",                             // 9 unknown type
+      R"({"workload_key":")" + key_of(1) +
+          R"(","target":"llvm","space":"sketch","steps":[],)"
+          R"("costs":[1],"error_kind":"ok","timestamp":1,"session":99})",  // 10 no session 99
+      R"({"workload_key":")" + key_of(1) +
+          R"(","target":"llvm","space":"sketch","steps":[],)"
+          R"("costs":["fast"],"error_kind":"ok","timestamp":1})",  // 11 cost not a number
       R"({"workload_key":"XYZ","target":"llvm","space":"sketch","steps":[],)"
-          R"("costs":[1],"error_kind":"ok","timestamp":1})",                    // 12 bad key
+      R"("costs":[1],"error_kind":"ok","timestamp":1})",  // 12 bad key
   };
   std::string text;
   for (const std::string& line : lines) text += line + "\n";
@@ -166,8 +169,10 @@ TEST(Jsonl, JsonNestedTooDeepIsSkippedWithTheReason) {
   const std::string head = R"({"workload_key":")" + key_of(1) + R"(","target":"llvm","space":"sketch","steps":)";
   const std::string tail = R"(,"costs":[0.001],"error_kind":"ok","timestamp":1700000000})";
   const std::string deep = head + std::string(100000, '[') + std::string(100000, ']') + tail;
-  const std::string text = R"({"type":"workload","key":")" + key_of(1) + R"(","op_name":"matmul"})" "\n" + deep +
-                           "\n" + head + "[]" + tail + "\n";
+  const std::string text = R"({"type":"workload","key":")" + key_of(1) +
+                           R"(","op_name":"matmul"})"
+                           "\n" +
+                           deep + "\n" + head + "[]" + tail + "\n";
   ImportReport report = import_text(store, text);
   ASSERT_EQ(report.errors.size(), 1u);
   EXPECT_EQ(report.errors[0].line, 2);
@@ -191,14 +196,13 @@ TEST(Jsonl, ExportUsesTheDocumentedFieldNamesInOrder) {
   }
   using Names = std::vector<std::string>;
   EXPECT_EQ(fields["workload"], (Names{"type", "key", "op_name", "shapes", "flop_count", "dag_text"}));
-  EXPECT_EQ(fields["session"], (Names{"type", "id", "command_line", "host", "tool_version",
-                                      "llvm_version", "seed", "started", "ended"}));
+  EXPECT_EQ(fields["session"],
+            (Names{"type", "id", "command_line", "host", "tool_version", "llvm_version", "seed", "started", "ended"}));
   EXPECT_EQ(fields["phase_times"], (Names{"type", "session", "workload_key", "target", "search_seconds",
                                           "build_seconds", "measure_seconds", "store_seconds", "batches"}));
-  EXPECT_EQ(fields["record"],
-            (Names{"type", "workload_key", "target", "device_key", "space", "steps", "knob_config",
-                   "costs", "mean_cost", "error_kind", "error_message", "build_seconds",
-                   "run_seconds", "timestamp", "session", "checked", "infrastructure"}));
+  EXPECT_EQ(fields["record"], (Names{"type", "workload_key", "target", "device_key", "space", "steps", "knob_config",
+                                     "costs", "mean_cost", "error_kind", "error_message", "build_seconds",
+                                     "run_seconds", "timestamp", "session", "checked", "infrastructure"}));
 }
 
 // A file exported by a build before XXH3 keys: its workload and the records
@@ -207,8 +211,8 @@ TEST(Jsonl, AnOldFilesWorkloadKeysAreRewritten) {
   TempDir dir;
   const std::string text = "t0 = placeholder[4] float32\nt1 = compute[4] float32 injective (v0 ) t0[v0]\nargs: t0 t1";
   const std::string old_key = legacy_workload_key_of(text), new_key = workload_key_of(text);
-  nlohmann::json w = {{"type", "workload"}, {"key", old_key}, {"op_name", "copy"}, {"shapes", "4"},
-                      {"flop_count", 0}, {"dag_text", text}};
+  nlohmann::json w = {{"type", "workload"}, {"key", old_key},  {"op_name", "copy"},
+                      {"shapes", "4"},      {"flop_count", 0}, {"dag_text", text}};
   Record r = ok_record(old_key, testing::kTarget, 0.001, 1);
   ASSERT_OK_AND_ASSIGN(Store a, Store::open(dir.file("a.db")));
   ASSERT_OK(a.append({r}));

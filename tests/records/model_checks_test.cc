@@ -44,12 +44,10 @@ TEST(StoreModelChecks, TheNewestCheckOfAWorkloadOnATargetIsRead) {
   ModelCheck other_target = model_check(1, 7, false, 1.9e9);
   other_target.target = kOtherTarget;
   ASSERT_OK(store.add_model_check(newer));
-  ASSERT_OK(
-      store.add_model_check(model_check(1, 6, false, 1.7e9)));  // stored later, checked earlier
+  ASSERT_OK(store.add_model_check(model_check(1, 6, false, 1.7e9)));  // stored later, checked earlier
   ASSERT_OK(store.add_model_check(other_target));
 
-  ASSERT_OK_AND_ASSIGN(std::optional<ModelCheck> latest,
-                       store.latest_model_check(key_of(1), kTarget));
+  ASSERT_OK_AND_ASSIGN(std::optional<ModelCheck> latest, store.latest_model_check(key_of(1), kTarget));
   ASSERT_TRUE(latest.has_value());
   newer.id = latest->id;
   EXPECT_EQ(*latest, newer);
@@ -90,9 +88,8 @@ TEST(StoreModelChecks, AVersion8DatabaseReadsNoneReadOnlyAndMigratesWhenWritten)
   TempDir dir;
   const std::string path = dir.file("v8.db");
   {
-    ASSERT_OK_AND_ASSIGN(
-        sql::Connection conn,
-        sql::Connection::open(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, 1000, {}));
+    ASSERT_OK_AND_ASSIGN(sql::Connection conn,
+                         sql::Connection::open(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, 1000, {}));
     ASSERT_OK(migrate(conn, 8));
   }
   const std::string before = testing::read_bytes(path);
@@ -112,9 +109,8 @@ TEST(StoreModelChecks, AVersion8DatabaseReadsNoneReadOnlyAndMigratesWhenWritten)
 TEST(ModelCheckedSource, ARecordThatMadeTheModelSlowerIsPassedOverWhileItIsTheBest) {
   TempDir dir;
   ASSERT_OK_AND_ASSIGN(Store store, Store::open(dir.file("m.db")));
-  ASSERT_OK(
-      store.append({ok_record(key_of(1), kTarget, 2e-3, 1), ok_record(key_of(1), kTarget, 1e-3, 2),
-                    ok_record(key_of(2), kTarget, 1e-3, 3)}));
+  ASSERT_OK(store.append({ok_record(key_of(1), kTarget, 2e-3, 1), ok_record(key_of(1), kTarget, 1e-3, 2),
+                          ok_record(key_of(2), kTarget, 1e-3, 3)}));
   RecordsScheduleSource source(store);
   ASSERT_OK_AND_ASSIGN(int64_t session, store.begin_session({}));
   ModelCheck lost = model_check(1, best_id(store, 1), true, 0);

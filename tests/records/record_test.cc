@@ -2,7 +2,6 @@
 #include "records/record.h"
 
 #include <nlohmann/json.hpp>
-
 #include <random>
 
 #include "test_util.h"
@@ -11,7 +10,9 @@ namespace tessera::records {
 namespace {
 
 // What canonical_json must agree with: nlohmann's parse and compact dump.
-std::string reference(const std::string& text) { return nlohmann::json::parse(text).dump(); }
+std::string reference(const std::string& text) {
+  return nlohmann::json::parse(text).dump();
+}
 
 nlohmann::json random_value(std::minstd_rand& rng, int depth) {
   const char* keys[] = {"kind", "stage", "axis", "factors", "a", "b\"q", "k\\ey", "é", ""};
@@ -52,13 +53,13 @@ TEST(CanonicalJson, AgreesWithTheReferenceOnRandomValuesInAnyLayout) {
 TEST(CanonicalJson, FastPathTakesOnlyTheCanonicalForm) {
   EXPECT_TRUE(is_canonical_json(R"([{"axis":0,"factors":[4,8],"kind":"split"}])"));
   EXPECT_TRUE(is_canonical_json(R"({"":null,"a":[true,false,-3,0]})"));
-  EXPECT_FALSE(is_canonical_json(R"([ 1])"));                 // whitespace
-  EXPECT_FALSE(is_canonical_json(R"({"b":1,"a":2})"));        // key order
-  EXPECT_FALSE(is_canonical_json(R"({"a":1,"a":2})"));        // duplicate key
-  EXPECT_FALSE(is_canonical_json(R"([1.0])"));                // not an integer
+  EXPECT_FALSE(is_canonical_json(R"([ 1])"));           // whitespace
+  EXPECT_FALSE(is_canonical_json(R"({"b":1,"a":2})"));  // key order
+  EXPECT_FALSE(is_canonical_json(R"({"a":1,"a":2})"));  // duplicate key
+  EXPECT_FALSE(is_canonical_json(R"([1.0])"));          // not an integer
   EXPECT_FALSE(is_canonical_json(R"([-0])"));
   EXPECT_FALSE(is_canonical_json(R"([007])"));
-  EXPECT_FALSE(is_canonical_json(R"(["a\"b"])"));             // escapes
+  EXPECT_FALSE(is_canonical_json(R"(["a\"b"])"));  // escapes
   EXPECT_FALSE(is_canonical_json(R"([1,])"));
   EXPECT_FALSE(is_canonical_json(R"([1]x)"));
   EXPECT_FALSE(is_canonical_json(""));

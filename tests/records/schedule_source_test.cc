@@ -78,13 +78,14 @@ TEST(RecordsScheduleSource, CompatibleTargetWhenTheExactOneHasNone) {
   EXPECT_EQ(c[0].target, kIcelake);
   EXPECT_EQ(c[0].why,
             "best of 1 record on a compatible target (same x86_64-linux-gnu triple and 512-bit vectors; "
-            "CPU icelake-server, not sapphirerapids): '" + kIcelake + "'");
+            "CPU icelake-server, not sapphirerapids): '" +
+                kIcelake + "'");
 }
 
 TEST(RecordsScheduleSource, IncompatibleTargetsAreNotUsed) {
   Db db;
-  db.add(key_of(1), kHaswell, 0.001);  // other vector width
-  db.add(key_of(1), kNeon, 0.001);     // other triple
+  db.add(key_of(1), kHaswell, 0.001);                                           // other vector width
+  db.add(key_of(1), kNeon, 0.001);                                              // other triple
   db.add(key_of(1), "llvm -mtriple=x86_64-linux-gnu -mcpu=futurelake", 0.001);  // unknown CPU: does not parse
   RecordsScheduleSource source(db.store);
   ASSERT_OK_AND_ASSIGN(auto c, source.candidates(key_of(1), kIcelake));

@@ -1,5 +1,7 @@
 // Opening databases: creation, migrations, and the files the store must refuse
 // or survive (not SQLite, newer schema, another program's, read-only, locked, full).
+#include "records/schema.h"
+
 #include <sys/resource.h>
 #include <sys/stat.h>
 
@@ -7,7 +9,6 @@
 #include <csignal>
 
 #include "compiler/te/workload_key.h"
-#include "records/schema.h"
 #include "records/sqlite.h"
 #include "records/store.h"
 #include "test_util.h"
@@ -37,9 +38,7 @@ std::vector<Record> batch_of(int n, int first = 0) {
 TEST(StoreOpen, NewFileIsCreatedAtTheCurrentVersionInWalMode) {
   TempDir dir;
   const std::string path = dir.file("new.db");
-  {
-    ASSERT_OK_AND_ASSIGN(Store store, Store::open(path));
-  }
+  { ASSERT_OK_AND_ASSIGN(Store store, Store::open(path)); }
   ASSERT_OK_AND_ASSIGN(auto conn, raw(path));
   EXPECT_EQ(conn.query_int("PRAGMA user_version").value(), kSchemaVersion);
   EXPECT_EQ(conn.query_int("PRAGMA application_id").value(), kApplicationId);
@@ -63,11 +62,12 @@ TEST(StoreOpen, Version1DatabaseIsMigratedAndKeepsItsRecords) {
     ASSERT_OK_AND_ASSIGN(auto conn, raw(path));
     ASSERT_OK(migrate(conn, 1));
     // Version 1 had no steps_hash; its step text may have any layout.
-    ASSERT_OK(conn.exec(
-        "INSERT INTO records (workload, target, space, steps, costs, mean_cost, error_kind, "
-        "build_seconds, run_seconds, timestamp) VALUES ('" + key + "', '" + testing::kTarget +
-        "', 'knob', '[ {\"stage\": \"C\", \"kind\": \"split\"} ]', '[0.002]', 0.002, 'ok', 1, 1, "
-        "1700000000)"));
+    ASSERT_OK(
+        conn.exec("INSERT INTO records (workload, target, space, steps, costs, mean_cost, error_kind, "
+                  "build_seconds, run_seconds, timestamp) VALUES ('" +
+                  key + "', '" + testing::kTarget +
+                  "', 'knob', '[ {\"stage\": \"C\", \"kind\": \"split\"} ]', '[0.002]', 0.002, 'ok', 1, 1, "
+                  "1700000000)"));
   }
   ASSERT_EQ(user_version(path), 1);
   ASSERT_OK_AND_ASSIGN(Store store, Store::open(path));
@@ -90,9 +90,10 @@ TEST(StoreOpen, Version2DatabaseIsMigratedAndItsRecordsAreNotChecked) {
     ASSERT_OK(migrate(conn, 2));
     ASSERT_OK(conn.exec(
         "INSERT INTO records (workload, target, space, steps, costs, mean_cost, error_kind, "
-        "build_seconds, run_seconds, timestamp, steps_hash) VALUES ('" + key + "', '" + testing::kTarget +
-        "', 'sketch', '[]', '[0.002]', 0.002, 'ok', 1, 1, 1700000000, 0), ('" + key + "', '" +
-        testing::kTarget + "', 'sketch', '[{\"kind\":\"x\"}]', '[]', NULL, 'wrong-answer', 1, 1, 1700000001, 0)"));
+        "build_seconds, run_seconds, timestamp, steps_hash) VALUES ('" +
+        key + "', '" + testing::kTarget + "', 'sketch', '[]', '[0.002]', 0.002, 'ok', 1, 1, 1700000000, 0), ('" + key +
+        "', '" + testing::kTarget +
+        "', 'sketch', '[{\"kind\":\"x\"}]', '[]', NULL, 'wrong-answer', 1, 1, 1700000001, 0)"));
   }
   ASSERT_EQ(user_version(path), 2);
   ASSERT_OK_AND_ASSIGN(Store store, Store::open(path));
@@ -131,8 +132,10 @@ TEST(StoreOpen, Version3DatabaseIsMigratedAndItsInfrastructureErrorsAreClassifie
       values += std::string(i ? ", " : "") + "('" + key + "', '" + testing::kTarget + "', 'sketch', '[" +
                 std::to_string(i) + "]', '" + (i == 0 ? "[0.002]" : "[]") + "', " + (i == 0 ? "0.002" : "NULL") +
                 ", '" + rows[i][0] + "', '" + rows[i][1] + "', 1, 1, " + std::to_string(1700000000 + i) + ", 0)";
-    ASSERT_OK(conn.exec("INSERT INTO records (workload, target, space, steps, costs, mean_cost, error_kind, "
-                        "error_message, build_seconds, run_seconds, timestamp, steps_hash) VALUES " + values));
+    ASSERT_OK(
+        conn.exec("INSERT INTO records (workload, target, space, steps, costs, mean_cost, error_kind, "
+                  "error_message, build_seconds, run_seconds, timestamp, steps_hash) VALUES " +
+                  values));
   }
   ASSERT_EQ(user_version(path), 3);
   ASSERT_OK_AND_ASSIGN(Store store, Store::open(path));
@@ -174,8 +177,10 @@ TEST(StoreOpen, Version4DatabaseGetsXxh3WorkloadKeysWithItsRecords) {
       values += std::string(i ? ", " : "") + "('" + (i < 2 ? old_key : other) + "', '" + testing::kTarget +
                 "', 'sketch', '[" + std::to_string(i) + "]', '[0.002]', 0.002, 'ok', 1, 1, " +
                 std::to_string(1700000000 + i) + ", 0)";
-    ASSERT_OK(conn.exec("INSERT INTO records (workload, target, space, steps, costs, mean_cost, error_kind, "
-                        "build_seconds, run_seconds, timestamp, steps_hash) VALUES " + values));
+    ASSERT_OK(
+        conn.exec("INSERT INTO records (workload, target, space, steps, costs, mean_cost, error_kind, "
+                  "build_seconds, run_seconds, timestamp, steps_hash) VALUES " +
+                  values));
   }
   ASSERT_OK_AND_ASSIGN(Store store, Store::open(path));
   EXPECT_EQ(user_version(path), kSchemaVersion);
@@ -263,8 +268,7 @@ TEST(StoreOpen, FileThatIsNotADatabaseIsRefusedAndUnchanged) {
   auto store = Store::open(path);
   ASSERT_FALSE(store);
   EXPECT_EQ(store.status().code(), ErrorCode::kDatabaseError);
-  EXPECT_NE(store.status().message().find("not a SQLite database"), std::string::npos)
-      << store.status().message();
+  EXPECT_NE(store.status().message().find("not a SQLite database"), std::string::npos) << store.status().message();
   EXPECT_EQ(testing::read_bytes(path), text);
   EXPECT_FALSE(testing::exists(path + "-wal"));
   EXPECT_FALSE(testing::exists(path + "-journal"));
@@ -431,12 +435,13 @@ TEST(StoreOpen, Version6DatabaseReadsWithoutPhaseTimesAndMigratesTo7) {
   {
     ASSERT_OK_AND_ASSIGN(auto conn, raw(path));
     ASSERT_OK(migrate(conn, 6));
-    ASSERT_OK(conn.exec("INSERT INTO sessions (id, command_line, host, tool_version, llvm_version, seed, started) "
-                        "VALUES (1, 'tessera tune', 'h', 'v', '19', 0, 1.7e9);"
-                        "INSERT INTO records (workload, target, space, steps, costs, mean_cost, error_kind, "
-                        "build_seconds, run_seconds, timestamp, session_id) VALUES ('" +
-                        testing::key_of(1) + "', '" + testing::kTarget +
-                        "', 'sketch', '[]', '[0.001]', 0.001, 'ok', 0.1, 0.2, 1.7e9, 1)"));
+    ASSERT_OK(
+        conn.exec("INSERT INTO sessions (id, command_line, host, tool_version, llvm_version, seed, started) "
+                  "VALUES (1, 'tessera tune', 'h', 'v', '19', 0, 1.7e9);"
+                  "INSERT INTO records (workload, target, space, steps, costs, mean_cost, error_kind, "
+                  "build_seconds, run_seconds, timestamp, session_id) VALUES ('" +
+                  testing::key_of(1) + "', '" + testing::kTarget +
+                  "', 'sketch', '[]', '[0.001]', 0.001, 'ok', 0.1, 0.2, 1.7e9, 1)"));
   }
   const std::string before = testing::read_bytes(path);
   {

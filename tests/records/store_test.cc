@@ -47,8 +47,7 @@ TEST_F(StoreTest, AppendKeepsEveryFieldAndCanonicalizesJson) {
 }
 
 TEST_F(StoreTest, MalformedRecordRejectsTheWholeBatch) {
-  std::vector<Record> batch = {ok_record(key_of(1), kTarget, 0.001, 1),
-                               ok_record(key_of(1), kTarget, 0.002, 2)};
+  std::vector<Record> batch = {ok_record(key_of(1), kTarget, 0.001, 1), ok_record(key_of(1), kTarget, 0.002, 2)};
   batch[1].steps_json = "[{\"kind\": ";  // truncated JSON
   Status st = store().append(batch);
   EXPECT_EQ(st.code(), ErrorCode::kInvalidArgument);
@@ -75,9 +74,12 @@ TEST_F(StoreTest, RecordChecksNameTheProblem) {
 
 TEST_F(StoreTest, BestKOrdersByMeanCostAndExcludesErrors) {
   std::vector<Record> batch = {
-      ok_record(key_of(1), kTarget, 0.005, 1), error_record(key_of(1), kTarget, "crash", 2),
-      ok_record(key_of(1), kTarget, 0.001, 3), ok_record(key_of(1), kTarget, 0.003, 4),
-      error_record(key_of(1), kTarget, "wrong-answer", 5), ok_record(key_of(1), kTarget, 0.002, 6),
+      ok_record(key_of(1), kTarget, 0.005, 1),
+      error_record(key_of(1), kTarget, "crash", 2),
+      ok_record(key_of(1), kTarget, 0.001, 3),
+      ok_record(key_of(1), kTarget, 0.003, 4),
+      error_record(key_of(1), kTarget, "wrong-answer", 5),
+      ok_record(key_of(1), kTarget, 0.002, 6),
   };
   batch[4].costs = {0.0001};  // a fast wrong answer must never win
   ASSERT_OK(store().append(batch));
@@ -100,8 +102,7 @@ TEST_F(StoreTest, BestKTiesGoToTheEarlierRecord) {
 }
 
 TEST_F(StoreTest, BestKKeepsTargetsAndWorkloadsApart) {
-  ASSERT_OK(store().append({ok_record(key_of(1), kTarget, 0.004, 1),
-                            ok_record(key_of(1), kOtherTarget, 0.001, 2),
+  ASSERT_OK(store().append({ok_record(key_of(1), kTarget, 0.004, 1), ok_record(key_of(1), kOtherTarget, 0.001, 2),
                             ok_record(key_of(2), kTarget, 0.0005, 3)}));
   ASSERT_OK_AND_ASSIGN(auto best, store().best_k(key_of(1), kTarget, 5));
   ASSERT_EQ(best.size(), 1u);
@@ -111,11 +112,10 @@ TEST_F(StoreTest, BestKKeepsTargetsAndWorkloadsApart) {
 }
 
 TEST_F(StoreTest, BestKIsServedByThePartialIndexWithoutSorting) {
-  ASSERT_OK_AND_ASSIGN(auto conn, sql::Connection::open(dir_.file("tessera.db"),
-                                                        SQLITE_OPEN_READONLY, 1000, {}));
-  ASSERT_OK_AND_ASSIGN(auto plan, conn.prepare(
-      "EXPLAIN QUERY PLAN SELECT id FROM records WHERE workload = ?1 AND target = ?2 "
-      "AND error_kind = 'ok' ORDER BY mean_cost, id LIMIT ?3"));
+  ASSERT_OK_AND_ASSIGN(auto conn, sql::Connection::open(dir_.file("tessera.db"), SQLITE_OPEN_READONLY, 1000, {}));
+  ASSERT_OK_AND_ASSIGN(auto plan,
+                       conn.prepare("EXPLAIN QUERY PLAN SELECT id FROM records WHERE workload = ?1 AND target = ?2 "
+                                    "AND error_kind = 'ok' ORDER BY mean_cost, id LIMIT ?3"));
   std::string details;
   for (;;) {
     ASSERT_OK_AND_ASSIGN(bool row, plan.step());
@@ -143,15 +143,16 @@ TEST_F(StoreTest, MeasuredFindsAStepListInAnyLayoutAndAnyOutcome) {
   const std::string unrelated = R"([ {"vectorize_axis_unused":null} ])";
   EXPECT_TRUE(store().measured(key_of(1), kTarget, testing::steps_of(4)).value());
   // Same steps, other key order and spacing.
-  EXPECT_TRUE(store().measured(key_of(1), kTarget,
-      R"([{"stage":"C","kind":"split","factors":[4,8],"axis":0},
-          {"axis":3,"stage":"C","kind":"vectorize"}])").value());
+  EXPECT_TRUE(store()
+                  .measured(key_of(1), kTarget,
+                            R"([{"stage":"C","kind":"split","factors":[4,8],"axis":0},
+          {"axis":3,"stage":"C","kind":"vectorize"}])")
+                  .value());
   EXPECT_FALSE(store().measured(key_of(1), kTarget, testing::steps_of(5)).value());
   EXPECT_FALSE(store().measured(key_of(1), kOtherTarget, testing::steps_of(4)).value());
   EXPECT_FALSE(store().measured(key_of(2), kTarget, testing::steps_of(4)).value());
   EXPECT_FALSE(store().measured(key_of(1), kTarget, unrelated).value());
-  EXPECT_EQ(store().measured(key_of(1), kTarget, "[oops").status().code(),
-            ErrorCode::kInvalidArgument);
+  EXPECT_EQ(store().measured(key_of(1), kTarget, "[oops").status().code(), ErrorCode::kInvalidArgument);
 }
 
 // An infrastructure error says nothing about the steps: they count as not
@@ -178,8 +179,8 @@ TEST_F(StoreTest, AnOkRecordCannotBeAnInfrastructureError) {
 TEST_F(StoreTest, StatsCountInfrastructureErrorsApartAndPruneDropsThem) {
   Record lost = error_record(key_of(1), kTarget, "no-result", 3);
   lost.infrastructure = true;
-  ASSERT_OK(store().append({ok_record(key_of(1), kTarget, 0.002, 1), error_record(key_of(1), kTarget, "crash", 2),
-                            lost}));
+  ASSERT_OK(
+      store().append({ok_record(key_of(1), kTarget, 0.002, 1), error_record(key_of(1), kTarget, "crash", 2), lost}));
   ASSERT_OK_AND_ASSIGN(auto stats, store().stats());
   ASSERT_EQ(stats.size(), 1u);
   EXPECT_EQ(stats[0].count, 3);
@@ -211,11 +212,9 @@ TEST(BestOf, TheLowestMeanCostOfAnOkRecordWhateverItsSpaceTiesToTheEarlier) {
 
 TEST_F(StoreTest, StatsCountPerWorkloadAndTarget) {
   ASSERT_OK(store().add_workload({key_of(1), "C = A @ B", "matmul", "64x64x64 f32", 2.0 * 64 * 64 * 64}));
-  ASSERT_OK(store().append({ok_record(key_of(1), kTarget, 0.002, 1),
-                            ok_record(key_of(1), kTarget, 0.001, 9),
+  ASSERT_OK(store().append({ok_record(key_of(1), kTarget, 0.002, 1), ok_record(key_of(1), kTarget, 0.001, 9),
                             error_record(key_of(1), kTarget, "crash", 3),
-                            error_record(key_of(1), kOtherTarget, "crash", 4),
-                            ok_record(key_of(2), kTarget, 0.5, 2)}));
+                            error_record(key_of(1), kOtherTarget, "crash", 4), ok_record(key_of(2), kTarget, 0.5, 2)}));
   ASSERT_OK_AND_ASSIGN(auto stats, store().stats());
   ASSERT_EQ(stats.size(), 3u);
   // Ordered by workload, then target ("llvm -mtriple=aarch64..." < "llvm -mtriple=x86_64...").
@@ -239,9 +238,9 @@ TEST_F(StoreTest, PruneKeepsTheBestKAndDropsOnlyOldErrors) {
   std::vector<Record> batch;
   for (int i = 0; i < 6; ++i) batch.push_back(ok_record(key_of(1), kTarget, 0.001 * (6 - i), i));
   for (int i = 0; i < 3; ++i) batch.push_back(ok_record(key_of(1), kOtherTarget, 0.001 * (i + 1), 10 + i));
-  batch.push_back(error_record(key_of(1), kTarget, "crash", 0));   // t = 1'700'000'000
+  batch.push_back(error_record(key_of(1), kTarget, "crash", 0));  // t = 1'700'000'000
   Record recent = error_record(key_of(1), kTarget, "run-timeout", 0);
-  recent.timestamp = 1'700'086'000;                                // 400 s before "now"
+  recent.timestamp = 1'700'086'000;  // 400 s before "now"
   batch.push_back(recent);
   ASSERT_OK(store().append(batch));
   PruneOptions options;
@@ -290,8 +289,7 @@ TEST_F(StoreTest, AddingAWorkloadAgainFillsOnlyUnknownFields) {
 }
 
 TEST_F(StoreTest, ListFiltersAndOrdersNewestFirst) {
-  ASSERT_OK(store().append({ok_record(key_of(1), kTarget, 0.001, 1),
-                            error_record(key_of(1), kTarget, "crash", 3),
+  ASSERT_OK(store().append({ok_record(key_of(1), kTarget, 0.001, 1), error_record(key_of(1), kTarget, "crash", 3),
                             ok_record(key_of(2), kTarget, 0.001, 2)}));
   RecordFilter filter;
   filter.workload_key = key_of(1);

@@ -75,8 +75,7 @@ inline Record ok_record(const std::string& key, const std::string& target, doubl
 }
 
 /// A failed record of kind `kind`.
-inline Record error_record(const std::string& key, const std::string& target, const std::string& kind,
-                           int n = 0) {
+inline Record error_record(const std::string& key, const std::string& target, const std::string& kind, int n = 0) {
   Record r = ok_record(key, target, 0, n);
   r.costs.clear();
   r.error_kind = kind;
@@ -96,7 +95,9 @@ inline void write_bytes(const std::string& path, const std::string& bytes) {
   std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
 }
 
-inline bool exists(const std::string& path) { return std::filesystem::exists(path); }
+inline bool exists(const std::string& path) {
+  return std::filesystem::exists(path);
+}
 
 /// Starts `body` in a forked child and returns its pid; the child exits with
 /// body's result. See wait_for.
@@ -121,10 +122,14 @@ inline int wait_for(pid_t pid) {
 
 /// Runs `body` in a forked child and returns its exit code (128 + signal when
 /// killed). The child must not use SQLite connections opened by the parent.
-inline int run_in_child(const std::function<int()>& body) { return wait_for(spawn(body)); }
+inline int run_in_child(const std::function<int()>& body) {
+  return wait_for(spawn(body));
+}
 
 /// Status text of a Status or a Result, for assertion messages.
-inline std::string describe(const Status& s) { return s.to_string(); }
+inline std::string describe(const Status& s) {
+  return s.to_string();
+}
 template <typename T>
 std::string describe(const Result<T>& r) {
   return r.status().to_string();
@@ -133,20 +138,19 @@ std::string describe(const Result<T>& r) {
 }  // namespace tessera::records::testing
 
 /// Asserts that a Status or Result is ok, printing the error otherwise.
-#define ASSERT_OK(expr)                                                         \
-  do {                                                                          \
-    const auto& _r = (expr);                                                    \
-    ASSERT_TRUE(_r.is_ok()) << ::tessera::records::testing::describe(_r);       \
+#define ASSERT_OK(expr)                                                   \
+  do {                                                                    \
+    const auto& _r = (expr);                                              \
+    ASSERT_TRUE(_r.is_ok()) << ::tessera::records::testing::describe(_r); \
   } while (0)
-#define EXPECT_OK(expr)                                                         \
-  do {                                                                          \
-    const auto& _r = (expr);                                                    \
-    EXPECT_TRUE(_r.is_ok()) << ::tessera::records::testing::describe(_r);       \
+#define EXPECT_OK(expr)                                                   \
+  do {                                                                    \
+    const auto& _r = (expr);                                              \
+    EXPECT_TRUE(_r.is_ok()) << ::tessera::records::testing::describe(_r); \
   } while (0)
 /// `ASSERT_OK_AND_ASSIGN(auto x, f());` binds the value or fails the test.
-#define ASSERT_OK_AND_ASSIGN(lhs, expr) \
-  ASSERT_OK_AND_ASSIGN_IMPL(TESSERA_CONCAT(_result_, __LINE__), lhs, expr)
-#define ASSERT_OK_AND_ASSIGN_IMPL(tmp, lhs, expr)                             \
-  auto tmp = (expr);                                                          \
-  ASSERT_TRUE(tmp.is_ok()) << ::tessera::records::testing::describe(tmp);     \
+#define ASSERT_OK_AND_ASSIGN(lhs, expr) ASSERT_OK_AND_ASSIGN_IMPL(TESSERA_CONCAT(_result_, __LINE__), lhs, expr)
+#define ASSERT_OK_AND_ASSIGN_IMPL(tmp, lhs, expr)                         \
+  auto tmp = (expr);                                                      \
+  ASSERT_TRUE(tmp.is_ok()) << ::tessera::records::testing::describe(tmp); \
   lhs = std::move(tmp).value()

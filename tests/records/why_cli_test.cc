@@ -79,8 +79,8 @@ TEST(RecordsWhy, NamesTheChosenRecordAndTheSkippedOnes) {
     auto store = Store::open(db);
     ASSERT_OK(store);
     ASSERT_OK(store->add_workload({key, "", "matmul", "64x64x64 f32", 2.0 * 64 * 64 * 64}));
-    ASSERT_OK(store->append({record(key, kIcelake, 0.00001, split_steps(42), 1),   // id 1: broken
-                             record(key, kIcelake, 0.00002, split_steps(0), 2),    // id 2: the pick
+    ASSERT_OK(store->append({record(key, kIcelake, 0.00001, split_steps(42), 1),  // id 1: broken
+                             record(key, kIcelake, 0.00002, split_steps(0), 2),   // id 2: the pick
                              record(key, kIcelake, 0.00003, split_steps(1), 3)}));
   }
   CliRun run = why(db, kMatmul, kIcelake);
@@ -90,8 +90,7 @@ TEST(RecordsWhy, NamesTheChosenRecordAndTheSkippedOnes) {
   EXPECT_EQ(field(run.output, "cost"), "20.0 us   26.2 GFLOP/s") << run.output;
   EXPECT_EQ(field(run.output, "records"), "3 ok on this target") << run.output;
   EXPECT_EQ(field(run.output, "candidates"), "3 proposed, 1 skipped") << run.output;
-  EXPECT_NE(field(run.output, "warning").find("record 1: the step list no longer replays: step 0"),
-            std::string::npos)
+  EXPECT_NE(field(run.output, "warning").find("record 1: the step list no longer replays: step 0"), std::string::npos)
       << run.output;
   EXPECT_EQ(field(run.output, "target"), "x86_64 icelake-server, 2 cores") << run.output;
 }
@@ -108,8 +107,7 @@ TEST(RecordsWhy, UsesACompatibleTargetWithAWarning) {
   EXPECT_EQ(run.exit_code, 0) << run.output;
   EXPECT_EQ(field(run.output, "schedule"), "record 1 (compatible-record)") << run.output;
   EXPECT_NE(field(run.output, "why").find("compatible target"), std::string::npos) << run.output;
-  EXPECT_NE(field(run.output, "warning").find("measured on '" + kCascade + "'"), std::string::npos)
-      << run.output;
+  EXPECT_NE(field(run.output, "warning").find("measured on '" + kCascade + "'"), std::string::npos) << run.output;
 }
 
 TEST(RecordsWhy, WithoutRecordsSaysWhatItFallsBackTo) {
@@ -201,8 +199,7 @@ TEST(RecordsWhy, AModelsKernelsWithTheirKeysAndWhyEachHasARecordOrNot) {
   }
   CliRun kept = why_model(db);
   EXPECT_EQ(kept.exit_code, 0) << kept.output;
-  EXPECT_NE(field(kept.output, "  uses").find("(kept by tune's check in the model)"), std::string::npos)
-      << kept.output;
+  EXPECT_NE(field(kept.output, "  uses").find("(kept by tune's check in the model)"), std::string::npos) << kept.output;
   EXPECT_EQ(field(kept.output, "  why not"), "the model ran 0.612 ms with record 3, 0.571 ms with the fallback")
       << kept.output;
 }

@@ -2,7 +2,6 @@
 // (schema version 6), JSON Lines carry it, and one worker's records can be
 // listed and removed.
 #include <nlohmann/json.hpp>
-
 #include <sstream>
 
 #include "records/jsonl.h"
@@ -32,9 +31,10 @@ TEST(RecordWorker, Version5DatabaseIsMigratedAndItsRecordsHaveNoWorker) {
   {
     ASSERT_OK_AND_ASSIGN(auto conn, sql::Connection::open(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, 1000, {}));
     ASSERT_OK(migrate(conn, 5));
-    ASSERT_OK(conn.exec("INSERT INTO records (workload, target, space, steps, costs, mean_cost, error_kind, "
-                        "build_seconds, run_seconds, timestamp, steps_hash) VALUES ('" + key_of(1) + "', '" +
-                        kTarget + "', 'sketch', '[]', '[0.002]', 0.002, 'ok', 1, 1, 1700000000, 0)"));
+    ASSERT_OK(
+        conn.exec("INSERT INTO records (workload, target, space, steps, costs, mean_cost, error_kind, "
+                  "build_seconds, run_seconds, timestamp, steps_hash) VALUES ('" +
+                  key_of(1) + "', '" + kTarget + "', 'sketch', '[]', '[0.002]', 0.002, 'ok', 1, 1, 1700000000, 0)"));
   }
   ASSERT_OK_AND_ASSIGN(Store store, Store::open(path));
   ASSERT_OK(store.append({measured_by("w1", 0.001, 1)}));
@@ -48,8 +48,8 @@ TEST(RecordWorker, Version5DatabaseIsMigratedAndItsRecordsHaveNoWorker) {
 TEST(RecordWorker, ListFiltersByWorkerAndPruneRemovesWhatOneWorkerMeasured) {
   TempDir dir;
   ASSERT_OK_AND_ASSIGN(Store store, Store::open(dir.file("t.db")));
-  ASSERT_OK(store.append({measured_by("honest", 0.002, 1), measured_by("liar", 1e-9, 2),
-                          measured_by("liar", 2e-9, 3), measured_by("", 0.003, 4)}));
+  ASSERT_OK(store.append({measured_by("honest", 0.002, 1), measured_by("liar", 1e-9, 2), measured_by("liar", 2e-9, 3),
+                          measured_by("", 0.003, 4)}));
   RecordFilter liar;
   liar.worker = "liar";
   EXPECT_EQ(store.list(liar).value().size(), 2u);

@@ -29,7 +29,6 @@ using test::tessera;
 
 const fs::path kConvModel = "/usr/share/libonnx-testdata/data/node/test_conv_with_strides_padding/model.onnx";
 
-
 // Debian's `chromium` (or Google's), the first on PATH; empty when there is none.
 std::string find_chromium() {
   for (const char* name : {"chromium", "chromium-browser", "google-chrome"}) {
@@ -78,7 +77,8 @@ class ReportInBrowser : public ::testing::Test {
     dir_ = nullptr;
   }
   void SetUp() override {
-    if (chromium_.empty()) GTEST_SKIP() << "chromium is not installed (no chromium, chromium-browser or google-chrome on PATH)";
+    if (chromium_.empty())
+      GTEST_SKIP() << "chromium is not installed (no chromium, chromium-browser or google-chrome on PATH)";
     if (!fs::exists(kConvModel)) GTEST_SKIP() << "libonnx-testdata is not installed";
     ASSERT_TRUE(setup_error_.empty()) << setup_error_;
     ASSERT_NE(dir_, nullptr);
@@ -110,7 +110,8 @@ TEST_F(ReportInBrowser, TheTunersPhaseTimesAreInTheReport) {
   ASSERT_NE(time, std::string::npos);
   const std::string section = html.substr(time, html.find("</section>", time) - time);
   EXPECT_NE(section.find("<svg class=\"bar\""), std::string::npos) << section;
-  EXPECT_EQ(section.find("<td class=\"unknown\">"), std::string::npos) << "tune stores search, build, measure and store";
+  EXPECT_EQ(section.find("<td class=\"unknown\">"), std::string::npos)
+      << "tune stores search, build, measure and store";
 }
 
 // One trial count: the report's equals tune's (--trials 24); the baselines
@@ -133,7 +134,8 @@ TEST_F(ReportInBrowser, AScriptErrorWouldBeSeen) {
   std::ofstream(broken) << html;
   const std::string dom = dump_dom(chromium_, *dir_, broken);
   EXPECT_EQ(body_attributes(dom).find("data-report-ready"), std::string::npos);
-  EXPECT_TRUE(std::regex_search(dom, std::regex("<html[^>]* data-script-error=\"[^\"]*no_such_function is not defined")))
+  EXPECT_TRUE(
+      std::regex_search(dom, std::regex("<html[^>]* data-script-error=\"[^\"]*no_such_function is not defined")))
       << dom.substr(0, 1500);
   EXPECT_NE(dom.find("no_such_function is not defined (line"), std::string::npos);
 }
@@ -144,7 +146,8 @@ const fs::path kResNetRecords = TESSERA_REPORT_FIXTURE;
 
 // How many times `pattern` matches in `text`.
 int matches(const std::string& text, const std::regex& pattern) {
-  return static_cast<int>(std::distance(std::sregex_iterator(text.begin(), text.end(), pattern), std::sregex_iterator()));
+  return static_cast<int>(
+      std::distance(std::sregex_iterator(text.begin(), text.end(), pattern), std::sregex_iterator()));
 }
 
 // What the fixture holds, counted from its lines.
@@ -195,7 +198,8 @@ class ResNet18ReportInBrowser : public ::testing::Test {
   }
   static void fail(const std::string& why) { setup_error_ = why; }
   void SetUp() override {
-    if (chromium_.empty()) GTEST_SKIP() << "chromium is not installed (no chromium, chromium-browser or google-chrome on PATH)";
+    if (chromium_.empty())
+      GTEST_SKIP() << "chromium is not installed (no chromium, chromium-browser or google-chrome on PATH)";
     if (!skip_.empty()) GTEST_SKIP() << "cannot generate the ResNet-18: " << skip_;
     ASSERT_TRUE(setup_error_.empty()) << setup_error_;
     ASSERT_FALSE(dom_.empty());
@@ -244,8 +248,7 @@ TEST_F(ResNet18ReportInBrowser, ThePageCountsEveryRecord) {
   const std::string summary = element("summary", "section");
   EXPECT_NE(summary.find("<th>records</th><td>" + std::to_string(counts_.records) + " ("), std::string::npos)
       << summary;
-  EXPECT_NE(summary.find("<th>tasks</th><td>" + std::to_string(counts_.workloads) + " "), std::string::npos)
-      << summary;
+  EXPECT_NE(summary.find("<th>tasks</th><td>" + std::to_string(counts_.workloads) + " "), std::string::npos) << summary;
   // The estimated latency counts every trial of the model's kernels.
   std::smatch trials;
   const std::string model = element("model", "section");

@@ -21,7 +21,6 @@ using test::tessera;
 
 const fs::path kConvModel = "/usr/share/libonnx-testdata/data/node/test_conv_with_strides_padding/model.onnx";
 
-
 // A database with one ok record of a workload no model here has.
 void one_record_db(const std::string& path) {
   auto store = records::Store::open(path);

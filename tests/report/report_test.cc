@@ -62,9 +62,9 @@ class ReportTest : public ::testing::Test {
     s.started = 1.7e9 - 10;
     auto id = store->begin_session(s);
     ASSERT_TRUE(id.is_ok());
-    std::vector<records::Record> batch = {record(key_of(1), {0.02}), record(key_of(1), {0.01, 0.01}),
-                                          record(key_of(1), {}, "crash"), record(key_of(1), {0.04}),
-                                          record(key_of(1), {}, "build-timeout"), record(key_of(2), {0.001})};
+    std::vector<records::Record> batch = {
+        record(key_of(1), {0.02}), record(key_of(1), {0.01, 0.01}),        record(key_of(1), {}, "crash"),
+        record(key_of(1), {0.04}), record(key_of(1), {}, "build-timeout"), record(key_of(2), {0.001})};
     batch[2].error_message = kHostile;
     batch[1].worker = std::string("worker-") + kHostile;
     for (auto& r : batch) r.session_id = *id;
@@ -121,8 +121,7 @@ TEST_F(ReportTest, FiguresMatchTheRecords) {
   EXPECT_NE(best.find(">10.00</td>"), std::string::npos) << best;           // ms
   EXPECT_NE(best.find("<td>200.0</td>"), std::string::npos) << best;
   EXPECT_NE(best.find("<td>50.0%</td>"), std::string::npos) << best;
-  EXPECT_NE(best.find("{&quot;factors&quot;:[10000.0],&quot;kind&quot;:&quot;split&quot;}"),
-            std::string::npos)
+  EXPECT_NE(best.find("{&quot;factors&quot;:[10000.0],&quot;kind&quot;:&quot;split&quot;}"), std::string::npos)
       << "the best record's steps, one per line, canonical: " << best;
   // Key 2 (one trial, no flops): a row of the few-trial table, no GFLOP/s.
   const size_t few = html.find("<table class=\"few\">");
@@ -208,8 +207,7 @@ TEST(ReportSampling, LargeTaskKeepsEveryBestStepAndSamplesTheRest) {
     ASSERT_TRUE(store.is_ok());
     ASSERT_TRUE(store->add_workload({key_of(7), "", "matmul", "", 1e9}));
     std::vector<records::Record> batch;
-    for (int i = 0; i < 5000; ++i)
-      batch.push_back(record(key_of(7), {i % 500 == 0 ? 1.0 / (i + 1) : 2.0 + (i % 7)}));
+    for (int i = 0; i < 5000; ++i) batch.push_back(record(key_of(7), {i % 500 == 0 ? 1.0 / (i + 1) : 2.0 + (i % 7)}));
     ASSERT_TRUE(store->append(batch));
   }
   ReportOptions o;

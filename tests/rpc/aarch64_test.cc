@@ -20,8 +20,12 @@ std::shared_ptr<const ComputeDAG> matmul_dag() {
   Tensor a = placeholder({kM, kK}, DType::f32(), "A");
   Tensor b = placeholder({kK, kN}, DType::f32(), "B");
   IterVar r = reduce_axis(kK, "k");
-  Tensor c = compute({kM, kN}, [&](const Vars& i) { return sum(read(a, {i[0], r->var}) * read(b, {r->var, i[1]}), {r}); },
-                     "C");
+  Tensor c = compute(
+      {kM, kN},
+      [&](const Vars& i) {
+        return sum(read(a, {i[0], r->var}) * read(b, {r->var, i[1]}), {r});
+      },
+      "C");
   return std::make_shared<const ComputeDAG>(ComputeDAG::make({a, b, c}).value());
 }
 
@@ -42,7 +46,9 @@ std::string matmul_reference(uint64_t seed) {
   return out;
 }
 
-bool executable(const std::string& path) { return ::access(path.c_str(), X_OK) == 0; }
+bool executable(const std::string& path) {
+  return ::access(path.c_str(), X_OK) == 0;
+}
 
 TEST(Aarch64Qemu, CrossBuiltKernelMeasuresCorrectlyOnTheEmulatedWorker) {
   const std::string worker = TESSERA_AARCH64_WORKER;

@@ -29,9 +29,9 @@ TEST(Cli, FarmStatusPrintsAnAlignedTableOverCurve) {
   ASSERT_EQ(run(tessera + " keys generate --out " + dir.path() + "/auth --name ops", &out), 0) << out;
   EXPECT_EQ(run(tessera + " keys generate --out " + dir.path() + " --name tracker", &out), 1);  // no overwrite
 
-  auto tracker = std::make_unique<Process>(std::vector<std::string>{
-      tessera, "tracker", "--bind", "ipc://" + dir.path() + "/t", "--keyfile", dir.path() + "/tracker.key",
-      "--authorized", dir.path() + "/auth"});
+  auto tracker = std::make_unique<Process>(
+      std::vector<std::string>{tessera, "tracker", "--bind", "ipc://" + dir.path() + "/t", "--keyfile",
+                               dir.path() + "/tracker.key", "--authorized", dir.path() + "/auth"});
   auto worker = start_worker("ipc://" + dir.path() + "/t", "x86-avx512", "w1",
                              {"--keyfile", dir.path() + "/auth/ops.key", "--tracker-key", dir.path() + "/tracker.pub"});
   const std::string status = tessera + " farm status --tracker ipc://" + dir.path() + "/t --keyfile " + dir.path() +
@@ -86,8 +86,10 @@ TEST(Cli, ABadKeyFileIsNamedWithoutAStatusName) {
   }
   ASSERT_EQ(::chmod(key.c_str(), 0600), 0);
   for (const std::string& command :
-       {tessera + " tune --op matmul:M=8,N=8,K=8 --trials 1 --db " + dir.path() + "/t.db --tracker tcp://127.0.0.1:9 "
-                  "--key x --keyfile " + key + " --tracker-key " + key,
+       {tessera + " tune --op matmul:M=8,N=8,K=8 --trials 1 --db " + dir.path() +
+            "/t.db --tracker tcp://127.0.0.1:9 "
+            "--key x --keyfile " +
+            key + " --tracker-key " + key,
         tessera + " worker --tracker tcp://127.0.0.1:9 --key x --keyfile " + key + " --tracker-key " + key}) {
     std::string out;
     EXPECT_NE(run(command, &out), 0) << command;

@@ -36,9 +36,12 @@ std::string wait_for_line(const std::string& path, const std::string& needle, in
   return "";
 }
 
-int run(const std::string& command) { return std::system((command + " >/dev/null 2>&1").c_str()); }
+int run(const std::string& command) {
+  return std::system((command + " >/dev/null 2>&1").c_str());
+}
 
-const std::regex kStamped(R"(^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} \[(debug|info|warning|error)\] (tracker|worker): .+)");
+const std::regex kStamped(
+    R"(^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} \[(debug|info|warning|error)\] (tracker|worker): .+)");
 
 TEST(DaemonLog, TrackerLogsARefusedKeyWithTimestampAndLevel) {
   TempDir dir;
@@ -46,13 +49,13 @@ TEST(DaemonLog, TrackerLogsARefusedKeyWithTimestampAndLevel) {
   ASSERT_EQ(run(tessera + " keys generate --out " + d + " --name tracker"), 0);
   ASSERT_EQ(run(tessera + " keys generate --out " + d + "/auth --name ops"), 0);
   ASSERT_EQ(run(tessera + " keys generate --out " + d + " --name stranger"), 0);
-  auto tracker = start_logged(tessera + " tracker --bind ipc://" + d + "/t --keyfile " + d + "/tracker.key --authorized " +
-                                  d + "/auth --log-level warn",
+  auto tracker = start_logged(tessera + " tracker --bind ipc://" + d + "/t --keyfile " + d +
+                                  "/tracker.key --authorized " + d + "/auth --log-level warn",
                               d + "/tracker.log");
   ASSERT_FALSE(wait_for_line(d + "/tracker.log", "listening on", 5000).empty()) << slurp(d + "/tracker.log");
   // A client whose key the tracker does not list: refused, and said so.
-  EXPECT_NE(run(tessera + " farm status --tracker ipc://" + d + "/t --keyfile " + d + "/stranger.key --tracker-key " + d +
-                "/tracker.pub --timeout-ms 1000"),
+  EXPECT_NE(run(tessera + " farm status --tracker ipc://" + d + "/t --keyfile " + d + "/stranger.key --tracker-key " +
+                d + "/tracker.pub --timeout-ms 1000"),
             0);
   const std::string line = wait_for_line(d + "/tracker.log", "refused a connection", 5000);
   ASSERT_FALSE(line.empty()) << slurp(d + "/tracker.log");
@@ -66,11 +69,13 @@ TEST(DaemonLog, TrackerLogsARefusedKeyWithTimestampAndLevel) {
 TEST(DaemonLog, TrackerLogsADeadWorkerAndTheWorkerItsStart) {
   TempDir dir;
   const std::string tessera = bin_dir() + "/tessera", d = dir.path();
-  auto tracker = start_logged(tessera + " tracker --insecure --bind ipc://" + d + "/t --heartbeat-ms 200 --dead-after-ms 800 "
-                                        "--log-level info",
+  auto tracker = start_logged(tessera + " tracker --insecure --bind ipc://" + d +
+                                  "/t --heartbeat-ms 200 --dead-after-ms 800 "
+                                  "--log-level info",
                               d + "/tracker.log");
-  auto worker = start_logged(bin_dir() + "/tessera-worker --tracker ipc://" + d + "/t --key x86-test --id w1 --insecure "
-                                         "--threads 1 --heartbeat-ms 200 --log-level info",
+  auto worker = start_logged(bin_dir() + "/tessera-worker --tracker ipc://" + d +
+                                 "/t --key x86-test --id w1 --insecure "
+                                 "--threads 1 --heartbeat-ms 200 --log-level info",
                              d + "/worker.log");
   const std::string registered = wait_for_line(d + "/tracker.log", "worker w1 registered for key x86-test", 10000);
   ASSERT_FALSE(registered.empty()) << slurp(d + "/tracker.log");
@@ -87,7 +92,8 @@ TEST(DaemonLog, TrackerLogsADeadWorkerAndTheWorkerItsStart) {
 TEST(DaemonLog, QuietBelowItsLevel) {
   TempDir dir;
   const std::string tessera = bin_dir() + "/tessera", d = dir.path();
-  auto tracker = start_logged(tessera + " tracker --insecure --bind ipc://" + d + "/t --log-level warn", d + "/tracker.log");
+  auto tracker =
+      start_logged(tessera + " tracker --insecure --bind ipc://" + d + "/t --log-level warn", d + "/tracker.log");
   auto worker = start_worker("ipc://" + d + "/t", "x86-test", "w1");
   ASSERT_TRUE(wait_for_workers("ipc://" + d + "/t", plaintext(), 1, 10000));
   EXPECT_EQ(slurp(d + "/tracker.log").find("registered"), std::string::npos);  // info, below warn

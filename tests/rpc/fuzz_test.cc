@@ -78,7 +78,7 @@ TEST(Fuzz, TrackerDropsAndCountsHostileFramesAndStillServes) {
     if (i % 97 == 1) {
       // joined to the previous frame: one three-frame message, counted there
     } else if (i % 97 == 0 || !parse_envelope(frame, &parsed) ||
-        (parsed.has_submit() && !validate_job(parsed.submit(), WireLimits()).is_ok()))
+               (parsed.has_submit() && !validate_job(parsed.submit(), WireLimits()).is_ok()))
       ++expected;
     ASSERT_GE(zmq_send(attacker->get(), frame.data(), frame.size(), i % 97 == 0 ? ZMQ_SNDMORE : 0), 0);
   }
@@ -170,16 +170,16 @@ TEST(Fuzz, WorkerDropsAndCountsHostileFramesAndStillServes) {
   EXPECT_EQ(result->result().error(), pb::OK) << result->result().message();
   EXPECT_TRUE(worker->alive());
   // The worker reports what it dropped in its heartbeats.
-  auto beat = receive(3000, [](const pb::Envelope& e) {
-    return e.has_heartbeat() && e.heartbeat().malformed_frames() >= kFrames / 2;
-  });
+  auto beat = receive(
+      3000, [](const pb::Envelope& e) { return e.has_heartbeat() && e.heartbeat().malformed_frames() >= kFrames / 2; });
   EXPECT_TRUE(beat.has_value());
   // Libraries that killed the dynamic loader left no files behind: the
   // scratch folder holds the worker's own directory (rpc/temp_dirs.h), with
   // no job directory left in it.
   const std::string own = scratch + "/tessera-worker-" + std::to_string(worker->pid()) + "-*";
   EXPECT_EQ(::system(("test \"$(ls -A " + scratch + " | wc -l)\" = 1 && test -d " + own + " && test -z \"$(ls -A " +
-                      own + ")\"").c_str()),
+                      own + ")\"")
+                         .c_str()),
             0)
       << "files left in " << scratch;
 }

@@ -3,10 +3,9 @@
 // terminal's SIGINT, and nothing the interrupt causes is stored as a
 // measurement. Also: a farm that cannot measure is found before anything is
 // measured, and a run whose every trial fails says so.
+#include <dirent.h>
 #include <poll.h>
 #include <pty.h>
-
-#include <dirent.h>
 
 #include <cstdlib>
 #include <cstring>
@@ -109,14 +108,18 @@ std::vector<pid_t> workers_of(pid_t tuner, bool children = false) {
   return forked;
 }
 
-int processes_with(pid_t tuner) { return static_cast<int>(workers_of(tuner).size()); }
+int processes_with(pid_t tuner) {
+  return static_cast<int>(workers_of(tuner).size());
+}
 
 bool wait_until(const std::function<bool()>& done, int ms, Terminal* terminal = nullptr) {
   const auto until = Clock::now() + std::chrono::milliseconds(ms);
   while (Clock::now() < until) {
     if (done()) return true;
-    if (terminal) terminal->drain(50);
-    else std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (terminal)
+      terminal->drain(50);
+    else
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   return done();
 }
@@ -151,8 +154,20 @@ Counts count_records(const std::string& db) {
 // A tune of one matmul whose batches take a while (each candidate is timed
 // for >= 3 × 50 ms), on one local worker.
 std::vector<std::string> tune_argv(const std::string& db, int trials, int batch = 4) {
-  return {bin_dir() + "/tessera", "tune", "--op", "matmul:M=128,N=128,K=128", "--trials", std::to_string(trials),
-          "--batch", std::to_string(batch), "--workers", "1", "--threads", "1", "--db", db};
+  return {bin_dir() + "/tessera",
+          "tune",
+          "--op",
+          "matmul:M=128,N=128,K=128",
+          "--trials",
+          std::to_string(trials),
+          "--batch",
+          std::to_string(batch),
+          "--workers",
+          "1",
+          "--threads",
+          "1",
+          "--db",
+          db};
 }
 
 constexpr int kBudget = 24;
@@ -230,8 +245,7 @@ TEST(Interrupt, WorkersDieWithATerminatedTuner) {
   TempDir dir;
   Terminal terminal(tune_argv(dir.path() + "/t.db", kBudget));
   const pid_t tuner = terminal.pid();
-  ASSERT_TRUE(wait_until([&] { return processes_with(tuner) == 1; }, 60000, &terminal))
-      << terminal.output();
+  ASSERT_TRUE(wait_until([&] { return processes_with(tuner) == 1; }, 60000, &terminal)) << terminal.output();
   // The worker's --temp-dir is the runner's private directory.
   const std::vector<pid_t> worker = workers_of(tuner);
   ASSERT_EQ(worker.size(), 1u);
@@ -292,8 +306,10 @@ TEST(FailFast, EveryTrialFailingIsAnErrorThatSaysWhy) {
   TempDir dir;
   // A millisecond per measurement: the candidates (timed for >= 50 ms) all
   // run past it; the untuned default is timed by one call with a long limit.
-  const std::string tune = bin_dir() + "/tessera tune --op matmul:M=128,N=128,K=128 --trials 4 --batch 4 "
-                           "--threads 1 --timeout 0.001 --db " + dir.path() + "/t.db";
+  const std::string tune = bin_dir() +
+                           "/tessera tune --op matmul:M=128,N=128,K=128 --trials 4 --batch 4 "
+                           "--threads 1 --timeout 0.001 --db " +
+                           dir.path() + "/t.db";
   std::string out;
   EXPECT_EQ(run(tune, &out), 1) << out;
   EXPECT_NE(out.find("every trial of this run failed"), std::string::npos) << out;

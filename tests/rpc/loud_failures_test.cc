@@ -66,9 +66,9 @@ TEST(LoudFailures, AWorkerWithAnUnknownKeySaysSoAndExits) {
 TEST(LoudFailures, AWorkerWithTheWrongTrackerKeySaysWhichKeyIsWrong) {
   CurveFarm farm;
   std::string out;
-  EXPECT_EQ(run_command(farm.worker_command(farm.dir.path() + "/auth/workers/w.key", farm.dir.path() + "/other.pub"),
-                        &out),
-            1)
+  EXPECT_EQ(
+      run_command(farm.worker_command(farm.dir.path() + "/auth/workers/w.key", farm.dir.path() + "/other.pub"), &out),
+      1)
       << out;
   EXPECT_NE(out.find("is not the tracker's public key"), std::string::npos) << out;
 }
@@ -129,7 +129,9 @@ pid_t dead_pid() {
   return pid;
 }
 
-bool exists(const std::string& path) { return ::access(path.c_str(), F_OK) == 0; }
+bool exists(const std::string& path) {
+  return ::access(path.c_str(), F_OK) == 0;
+}
 
 TEST(LoudFailures, AWorkerRemovesTheDirectoriesOfKilledWorkersAndItsOwn) {
   TempDir dir;

@@ -27,9 +27,9 @@ int free_port() {
 }
 
 std::unique_ptr<Process> start_tracker_process(const std::string& endpoint) {
-  return std::make_unique<Process>(std::vector<std::string>{
-      bin_dir() + "/tessera", "tracker", "--bind", endpoint, "--insecure", "--heartbeat-ms", "200",
-      "--dead-after-ms", "800", "--no-worker-grace-ms", "3000"});
+  return std::make_unique<Process>(std::vector<std::string>{bin_dir() + "/tessera", "tracker", "--bind", endpoint,
+                                                            "--insecure", "--heartbeat-ms", "200", "--dead-after-ms",
+                                                            "800", "--no-worker-grace-ms", "3000"});
 }
 
 TEST(TrackerRestart, EverythingReconnectsAndNothingIsLost) {

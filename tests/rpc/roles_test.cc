@@ -73,15 +73,16 @@ TEST(Roles, FoldersAndRoleLinesGiveEachKeyItsRole) {
   EXPECT_NE(wrong.status().message().find("w.pub"), std::string::npos) << wrong.status().message();
 
   // One file: "worker = KEY", "client = KEY", or a bare key (either role).
-  std::ofstream(dir.path() + "/list") << "worker = " << keys.worker.public_z85 << "\nclient = "
-                                      << keys.client.public_z85 << "\n" << legacy.public_z85 << "\n";
+  std::ofstream(dir.path() + "/list") << "worker = " << keys.worker.public_z85
+                                      << "\nclient = " << keys.client.public_z85 << "\n"
+                                      << legacy.public_z85 << "\n";
   auto list = load_authorized_keys(dir.path() + "/list");
   ASSERT_TRUE(list.is_ok()) << list.status().to_string();
   EXPECT_EQ(list->at(keys.worker.public_z85), KeyRole::kWorker);
   EXPECT_EQ(list->at(keys.client.public_z85), KeyRole::kClient);
   EXPECT_EQ(list->at(legacy.public_z85), KeyRole::kAny);
-  std::ofstream(dir.path() + "/twice") << "worker = " << keys.worker.public_z85 << "\nclient = "
-                                       << keys.worker.public_z85 << "\n";
+  std::ofstream(dir.path() + "/twice") << "worker = " << keys.worker.public_z85
+                                       << "\nclient = " << keys.worker.public_z85 << "\n";
   EXPECT_EQ(load_authorized_keys(dir.path() + "/twice").status().code(), ErrorCode::kInvalidArgument);
 }
 
@@ -109,9 +110,9 @@ TEST(Roles, WorkerKeySubmittingIsRefusedAndTheRealWorkerServesTheClient) {
   RoleKeys keys(dir.path());
   TrackerThread tracker(curve_tracker(keys, dir.path()));
   ASSERT_TRUE(tracker.status().is_ok()) << tracker.status().to_string();
-  auto worker = start_worker(tracker.endpoint(), "k", "w1",
-                             {"--keyfile", dir.path() + "/auth/workers/w.key", "--tracker-key",
-                              dir.path() + "/tracker.pub"});
+  auto worker =
+      start_worker(tracker.endpoint(), "k", "w1",
+                   {"--keyfile", dir.path() + "/auth/workers/w.key", "--tracker-key", dir.path() + "/tracker.pub"});
   ASSERT_TRUE(wait_for_workers(tracker.endpoint(), keys.as(keys.client), 1));
 
   RpcRunnerOptions as_worker;

@@ -1,6 +1,8 @@
 // The sandbox a measured kernel runs in (rpc/sandbox.h): probe kernels
 // (testdata/sandbox_probes.c) that try to reach outside their job, each
 // classified, none with an effect outside the job, the worker alive after all.
+#include "rpc/sandbox.h"
+
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -12,7 +14,6 @@
 
 #include <map>
 
-#include "rpc/sandbox.h"
 #include "rpc/wire.h"
 #include "tests/rpc/test_util.h"
 
@@ -49,8 +50,8 @@ pb::Result run_sandboxed(const MeasureInput& in) {
   EXPECT_TRUE(m.is_ok()) << m.status().to_string();
   if (!m.is_ok()) return pb::Result();
   while (true) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(m->deadline() -
-                                                                            std::chrono::steady_clock::now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(m->deadline() - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
       m->kill_for_timeout();
       break;
@@ -61,7 +62,9 @@ pb::Result run_sandboxed(const MeasureInput& in) {
   return m->finish();
 }
 
-bool exists(const char* path) { return ::access(path, F_OK) == 0; }
+bool exists(const char* path) {
+  return ::access(path, F_OK) == 0;
+}
 
 bool forbidden_call(const pb::Result& r) {
   return r.error() == pb::CRASH && r.message().find("forbidden system call") != std::string::npos;
@@ -106,8 +109,8 @@ TEST(Sandbox, OpeningASocketKillsTheJobAndNothingConnects) {
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   const int one = 1;
   ::setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  const bool listening = ::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
-                         ::listen(listener, 4) == 0;
+  const bool listening =
+      ::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 && ::listen(listener, 4) == 0;
   pb::Result r = run_sandboxed(probe_input("probe_open_socket"));
   EXPECT_TRUE(forbidden_call(r)) << pb::ErrorKind_Name(r.error()) << ": " << r.message();
   if (listening) EXPECT_LT(::accept(listener, nullptr, nullptr), 0) << "the probe reached the test's port";
@@ -309,17 +312,20 @@ TEST(Sandbox, TheWorkerSurvivesEveryProbe) {
   auto client = RpcClient::connect(o);
   ASSERT_TRUE(client.is_ok()) << client.status().to_string();
   const std::map<std::string, MeasureErrorKind> expected = {
-      {"probe_read_passwd", MeasureErrorKind::kCrash},    {"probe_write_file", MeasureErrorKind::kCrash},
-      {"probe_open_socket", MeasureErrorKind::kCrash},    {"probe_fork", MeasureErrorKind::kCrash},
-      {"probe_kill_parent", MeasureErrorKind::kCrash},    {"probe_exit_without_result", MeasureErrorKind::kCrash},
-      {"probe_loop_forever", MeasureErrorKind::kTimeout}, {"probe_allocate_past_limit", MeasureErrorKind::kRuntimeError},
+      {"probe_read_passwd", MeasureErrorKind::kCrash},
+      {"probe_write_file", MeasureErrorKind::kCrash},
+      {"probe_open_socket", MeasureErrorKind::kCrash},
+      {"probe_fork", MeasureErrorKind::kCrash},
+      {"probe_kill_parent", MeasureErrorKind::kCrash},
+      {"probe_exit_without_result", MeasureErrorKind::kCrash},
+      {"probe_loop_forever", MeasureErrorKind::kTimeout},
+      {"probe_allocate_past_limit", MeasureErrorKind::kRuntimeError},
   };
   std::map<uint64_t, std::string> name;
   for (const auto& [symbol, kind] : expected) name[(*client)->submit(probe_input(symbol, 1000), "k")] = symbol;
   auto results = collect(**client, name.size(), 30000);
   ASSERT_EQ(results.size(), name.size());
-  for (const auto& [id, r] : results)
-    EXPECT_EQ(r.error, expected.at(name[id])) << name[id] << ": " << r.message;
+  for (const auto& [id, r] : results) EXPECT_EQ(r.error, expected.at(name[id])) << name[id] << ": " << r.message;
   EXPECT_TRUE(worker->alive());
   EXPECT_FALSE(exists(kForkedMarker));
   EXPECT_FALSE(exists(kWrittenMarker));

@@ -47,9 +47,9 @@ TEST(Security, UnknownClientIsRefusedBeforeAnyJobRuns) {
   o.heartbeat_ms = 200;
   TrackerThread tracker(o);
   ASSERT_TRUE(tracker.status().is_ok()) << tracker.status().to_string();
-  auto worker = start_worker(tracker.endpoint(), "k", "w1",
-                             {"--keyfile", dir.path() + "/authorized/worker.key", "--tracker-key",
-                              dir.path() + "/tracker.pub"});
+  auto worker =
+      start_worker(tracker.endpoint(), "k", "w1",
+                   {"--keyfile", dir.path() + "/authorized/worker.key", "--tracker-key", dir.path() + "/tracker.pub"});
   ASSERT_TRUE(wait_for_workers(tracker.endpoint(), as(keys.client, keys.tracker), 1));
 
   RpcRunnerOptions bad;
@@ -86,9 +86,9 @@ TEST(Security, UnknownWorkerCannotRegister) {
   o.authorized = {{keys.client.public_z85, KeyRole::kAny}};
   TrackerThread tracker(o);
   ASSERT_TRUE(tracker.status().is_ok());
-  auto worker = start_worker(tracker.endpoint(), "k", "intruder",
-                             {"--keyfile", dir.path() + "/strangers/stranger.key", "--tracker-key",
-                              dir.path() + "/tracker.pub"});
+  auto worker =
+      start_worker(tracker.endpoint(), "k", "intruder",
+                   {"--keyfile", dir.path() + "/strangers/stranger.key", "--tracker-key", dir.path() + "/tracker.pub"});
   EXPECT_FALSE(wait_for_workers(tracker.endpoint(), as(keys.client, keys.tracker), 1, 1500));
 }
 

@@ -24,7 +24,9 @@
 
 namespace tessera::rpc::testing {
 
-inline std::string bin_dir() { return TESSERA_RPC_BIN_DIR; }
+inline std::string bin_dir() {
+  return TESSERA_RPC_BIN_DIR;
+}
 
 inline std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -81,10 +83,19 @@ class Process {
 };
 
 /// `tessera-worker` for `key`, plaintext (ipc or loopback), fast heartbeats.
-inline std::unique_ptr<Process> start_worker(const std::string& endpoint, const std::string& key,
-                                             const std::string& id, std::vector<std::string> extra = {}) {
-  std::vector<std::string> argv = {bin_dir() + "/tessera-worker", "--tracker", endpoint, "--key", key,
-                                   "--id", id, "--threads", "1", "--heartbeat-ms", "200"};
+inline std::unique_ptr<Process> start_worker(const std::string& endpoint, const std::string& key, const std::string& id,
+                                             std::vector<std::string> extra = {}) {
+  std::vector<std::string> argv = {bin_dir() + "/tessera-worker",
+                                   "--tracker",
+                                   endpoint,
+                                   "--key",
+                                   key,
+                                   "--id",
+                                   id,
+                                   "--threads",
+                                   "1",
+                                   "--heartbeat-ms",
+                                   "200"};
   if (std::find(extra.begin(), extra.end(), "--keyfile") == extra.end()) argv.push_back("--insecure");
   argv.insert(argv.end(), extra.begin(), extra.end());
   return std::make_unique<Process>(argv);

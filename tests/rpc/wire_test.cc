@@ -1,11 +1,11 @@
 // Validation of wire messages: every field a peer could get wrong is refused
 // with a message, before anyone acts on it.
-#include "rpc/sandbox.h"
 #include "rpc/wire.h"
 
 #include <cmath>
 #include <functional>
 
+#include "rpc/sandbox.h"
 #include "tests/rpc/test_util.h"
 
 namespace tessera::rpc {
@@ -30,15 +30,19 @@ pb::ReferenceCheck sampled_reference(const std::vector<int64_t>& points, uint64_
   std::string values;
   for (int64_t p : points) {
     ref.add_points(static_cast<uint64_t>(p));
-    if (p >= 0 && p < 256) values.append(whole.expected_output.substr(static_cast<size_t>(p) * 4, 4));
-    else values.append(4, '\0');
+    if (p >= 0 && p < 256)
+      values.append(whole.expected_output.substr(static_cast<size_t>(p) * 4, 4));
+    else
+      values.append(4, '\0');
   }
   ref.set_expected_output(values);
   ref.set_tolerance(whole.tolerance);
   return ref;
 }
 
-TEST(Wire, ValidJobPasses) { EXPECT_TRUE(validate_job(valid_job(), WireLimits()).is_ok()); }
+TEST(Wire, ValidJobPasses) {
+  EXPECT_TRUE(validate_job(valid_job(), WireLimits()).is_ok());
+}
 
 TEST(Wire, EveryBadFieldIsRefused) {
   const WireLimits limits;
@@ -50,7 +54,10 @@ TEST(Wire, EveryBadFieldIsRefused) {
       {"args", [](pb::Job& j) { j.clear_args(); }},
       {"dtype", [](pb::Job& j) { j.mutable_args(0)->set_dtype("float7"); }},
       {"extent", [](pb::Job& j) { j.mutable_args(0)->set_shape(0, -1); }},
-      {"overflow", [](pb::Job& j) { for (int i = 0; i < 4; ++i) j.mutable_args(0)->add_shape(1LL << 20); }},
+      {"overflow",
+       [](pb::Job& j) {
+         for (int i = 0; i < 4; ++i) j.mutable_args(0)->add_shape(1LL << 20);
+       }},
       {"number", [](pb::Job& j) { j.mutable_timing()->set_number(0); }},
       {"repeat", [](pb::Job& j) { j.mutable_timing()->set_repeat(-3); }},
       {"min_repeat_ms", [](pb::Job& j) { j.mutable_timing()->set_min_repeat_ms(std::nan("")); }},
@@ -58,8 +65,12 @@ TEST(Wire, EveryBadFieldIsRefused) {
       {"reference size", [](pb::Job& j) { j.mutable_reference()->set_expected_output("abc"); }},
       {"tolerance", [](pb::Job& j) { j.mutable_reference()->set_tolerance(-1); }},
       {"cold output", [](pb::Job& j) { j.mutable_args(j.args_size() - 1)->set_cold(true); }},
-      {"point outside", [](pb::Job& j) { *j.mutable_reference() = sampled_reference({0, 256}); }},
-      {"points size", [](pb::Job& j) {
+      {"point outside",
+       [](pb::Job& j) {
+         *j.mutable_reference() = sampled_reference({0, 256});
+       }},
+      {"points size",
+       [](pb::Job& j) {
          *j.mutable_reference() = sampled_reference({0, 7});
          j.mutable_reference()->add_points(9);  // three points, two values
        }},
@@ -147,7 +158,8 @@ TEST(Sandbox, SampledCheckComparesExactlyTheGivenPoints) {
   r = measure_in_process(job, SandboxOptions());
   EXPECT_EQ(r.error(), pb::WRONG_ANSWER);
   EXPECT_NE(r.message().find("1 of 4 sampled output elements differ from the reference (first at 255"),
-            std::string::npos) << r.message();
+            std::string::npos)
+      << r.message();
 }
 
 TEST(Sandbox, AColdInputIsCheckedAndTimedLikeAnyOther) {

@@ -44,9 +44,25 @@ struct Dir {
 // `tessera tune` of one matmul on the tracker's key `k`, its output to `log`.
 pid_t start_tune(const std::string& endpoint, const std::string& db, const std::string& log, int trials,
                  const std::string& worker_wait) {
-  std::vector<std::string> argv = {bin_dir() + "/tessera", "tune", "--op", "matmul:M=128,N=128,K=128",
-                                   "--trials", std::to_string(trials), "--batch", "4", "--threads", "1",
-                                   "--tracker", endpoint, "--key", "k", "--insecure", "--db", db, "--seed", "3"};
+  std::vector<std::string> argv = {bin_dir() + "/tessera",
+                                   "tune",
+                                   "--op",
+                                   "matmul:M=128,N=128,K=128",
+                                   "--trials",
+                                   std::to_string(trials),
+                                   "--batch",
+                                   "4",
+                                   "--threads",
+                                   "1",
+                                   "--tracker",
+                                   endpoint,
+                                   "--key",
+                                   "k",
+                                   "--insecure",
+                                   "--db",
+                                   db,
+                                   "--seed",
+                                   "3"};
   if (!worker_wait.empty()) {
     argv.push_back("--worker-wait");
     argv.push_back(worker_wait);
@@ -96,8 +112,10 @@ struct Counts {
 Counts count(const std::vector<records::Record>& records) {
   Counts c;
   for (const auto& r : records) {
-    if (r.infrastructure) ++c.infrastructure;
-    else if (r.space == records::SpaceKind::kSketch && r.steps_json != "[]") ++c.measured;
+    if (r.infrastructure)
+      ++c.infrastructure;
+    else if (r.space == records::SpaceKind::kSketch && r.steps_json != "[]")
+      ++c.measured;
   }
   return c;
 }
@@ -121,9 +139,9 @@ bool wait_until(const std::function<bool()>& done, int ms) {
 }
 
 std::unique_ptr<Process> start_tracker(const std::string& endpoint) {
-  return std::make_unique<Process>(std::vector<std::string>{
-      bin_dir() + "/tessera", "tracker", "--bind", endpoint, "--insecure", "--heartbeat-ms", "200",
-      "--dead-after-ms", "800", "--no-worker-grace-ms", "1000"});
+  return std::make_unique<Process>(std::vector<std::string>{bin_dir() + "/tessera", "tracker", "--bind", endpoint,
+                                                            "--insecure", "--heartbeat-ms", "200", "--dead-after-ms",
+                                                            "800", "--no-worker-grace-ms", "1000"});
 }
 
 TEST(WorkerLoss, TheTunerWaitsForAWorkerAndFinishesItsBudgetWithMeasurementsOnly) {
@@ -138,9 +156,8 @@ TEST(WorkerLoss, TheTunerWaitsForAWorkerAndFinishesItsBudgetWithMeasurementsOnly
   // Kill the only worker once the search has stored a batch.
   ASSERT_TRUE(wait_until([&] { return count(all_records(db)).measured >= 4; }, 120000)) << read_file(log);
   w1->kill(SIGKILL);
-  ASSERT_TRUE(wait_until([&] { return read_file(log).find("waiting for a worker of key k: 0 of 1 left") !=
-                                      std::string::npos; },
-                         30000))
+  ASSERT_TRUE(wait_until(
+      [&] { return read_file(log).find("waiting for a worker of key k: 0 of 1 left") != std::string::npos; }, 30000))
       << read_file(log);
   auto w2 = start_worker(endpoint, "k", "w2");
   const int code = wait_exit(tune, 240000);

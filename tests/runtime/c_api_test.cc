@@ -1,8 +1,6 @@
 // The C API (runtime/tessera_runtime.h): a model compiled by the real
 // compiler runs through the C example program and matches the graph
 // executor, and every misuse fails with a status and a message, never a crash.
-#include "runtime/tessera_runtime.h"
-
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -15,6 +13,7 @@
 #include <vector>
 
 #include "runtime/graph_executor.h"
+#include "runtime/tessera_runtime.h"
 #include "tests/tools/command.h"
 
 namespace {
@@ -33,7 +32,9 @@ tessera::runtime::ExecutorOptions two_threads() {
   return o;
 }
 
-std::string error() { return tessera_last_error(); }
+std::string error() {
+  return tessera_last_error();
+}
 
 std::string read_all(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
@@ -77,8 +78,8 @@ TEST_F(CApi, ExampleProgramMatchesTheGraphExecutor) {
   ASSERT_TRUE((*exec)->run().is_ok());
   const fs::path out = dir_ / "out";
   fs::create_directories(out);
-  Output r = shell(std::string(TESSERA_RUN_MODEL) + " " + model().string() + " " + out.string() + inputs +
-                   " --threads 2");
+  Output r =
+      shell(std::string(TESSERA_RUN_MODEL) + " " + model().string() + " " + out.string() + inputs + " --threads 2");
   ASSERT_EQ(r.code, 0) << r.text;
   ASSERT_FALSE((*exec)->output_info().empty());
   for (const auto& o : (*exec)->output_info()) {
@@ -158,7 +159,8 @@ TEST_F(CApi, WrongNamesAndSizesAreRefused) {
   EXPECT_NE(error().find("no input 'nope'; its inputs: '" + std::string(in.name) + "'"), std::string::npos) << error();
   EXPECT_EQ(tessera_model_set_input(m, in.name, buf.data(), buf.size()), TESSERA_ERROR_INVALID_ARGUMENT);
   EXPECT_NE(error().find(std::to_string(in.nbytes) + " bytes; the buffer has " + std::to_string(buf.size())),
-            std::string::npos) << error();
+            std::string::npos)
+      << error();
   EXPECT_EQ(tessera_model_run(m), TESSERA_ERROR_INVALID_ARGUMENT) << "no input was set";
   EXPECT_NE(error().find("never set"), std::string::npos) << error();
   const void* data = nullptr;

@@ -23,7 +23,9 @@ std::string read_file(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
-std::string i64_bytes(int64_t v) { return std::string(reinterpret_cast<const char*>(&v), sizeof v); }
+std::string i64_bytes(int64_t v) {
+  return std::string(reinterpret_cast<const char*>(&v), sizeof v);
+}
 
 KernelCall step(CallKind kind, std::vector<int32_t> args, int32_t target = 0) {
   KernelCall c;
@@ -41,29 +43,29 @@ PackageContents doubling_loop() {
   c.target = "llvm -mtriple=x86_64-linux-gnu";
   c.library = read_file(kGraphKernels);
   c.values = {
-      {"x", ValueKind::kInput, DType::f32(), {4}, ""},                // 0
-      {"n", ValueKind::kInput, DType::i64(), {}, ""},                 // 1
-      {"zero", ValueKind::kConstant, DType::i64(), {}, i64_bytes(0)}, // 2
-      {"i", ValueKind::kIntermediate, DType::i64(), {}, ""},          // 3
-      {"go", ValueKind::kIntermediate, DType::boolean(), {}, ""},     // 4
-      {"acc", ValueKind::kIntermediate, DType::f32(), {4}, ""},       // 5
-      {"acc2", ValueKind::kIntermediate, DType::f32(), {4}, ""},      // 6
-      {"i2", ValueKind::kIntermediate, DType::i64(), {}, ""},         // 7
-      {"y", ValueKind::kOutput, DType::f32(), {4}, ""},               // 8
-      {"z", ValueKind::kOutput, DType::f32(), {3, 4}, ""},            // 9
+      {"x", ValueKind::kInput, DType::f32(), {4}, ""},                 // 0
+      {"n", ValueKind::kInput, DType::i64(), {}, ""},                  // 1
+      {"zero", ValueKind::kConstant, DType::i64(), {}, i64_bytes(0)},  // 2
+      {"i", ValueKind::kIntermediate, DType::i64(), {}, ""},           // 3
+      {"go", ValueKind::kIntermediate, DType::boolean(), {}, ""},      // 4
+      {"acc", ValueKind::kIntermediate, DType::f32(), {4}, ""},        // 5
+      {"acc2", ValueKind::kIntermediate, DType::f32(), {4}, ""},       // 6
+      {"i2", ValueKind::kIntermediate, DType::i64(), {}, ""},          // 7
+      {"y", ValueKind::kOutput, DType::f32(), {4}, ""},                // 8
+      {"z", ValueKind::kOutput, DType::f32(), {3, 4}, ""},             // 9
   };
   c.calls = {
-      step(CallKind::kCopy, {2, 3}),            // 0: i = 0
-      step(CallKind::kCopy, {0, 5}),            // 1: acc = x
-      {"less_i64", {3, 1, 4}},                  // 2: go = i < n
-      step(CallKind::kJumpUnless, {4}, 10),     // 3
-      {"double_4", {5, 6}},                     // 4: the body
-      step(CallKind::kCopySlice, {6, 9, 3}),    // 5: z[i] = acc2
-      {"add_one_i64", {3, 7}},                  // 6
-      step(CallKind::kCopy, {7, 3}),            // 7: i = i + 1
-      step(CallKind::kCopy, {6, 5}),            // 8: acc = acc2
-      step(CallKind::kJump, {}, 2),             // 9
-      step(CallKind::kCopy, {5, 8}),            // 10: y = acc
+      step(CallKind::kCopy, {2, 3}),          // 0: i = 0
+      step(CallKind::kCopy, {0, 5}),          // 1: acc = x
+      {"less_i64", {3, 1, 4}},                // 2: go = i < n
+      step(CallKind::kJumpUnless, {4}, 10),   // 3
+      {"double_4", {5, 6}},                   // 4: the body
+      step(CallKind::kCopySlice, {6, 9, 3}),  // 5: z[i] = acc2
+      {"add_one_i64", {3, 7}},                // 6
+      step(CallKind::kCopy, {7, 3}),          // 7: i = i + 1
+      step(CallKind::kCopy, {6, 5}),          // 8: acc = acc2
+      step(CallKind::kJump, {}, 2),           // 9
+      step(CallKind::kCopy, {5, 8}),          // 10: y = acc
   };
   c.inputs = {0, 1};
   c.outputs = {8, 9};
@@ -76,11 +78,11 @@ PackageContents branch() {
   c.target = "llvm -mtriple=x86_64-linux-gnu";
   c.library = read_file(kGraphKernels);
   c.values = {
-      {"x", ValueKind::kInput, DType::f32(), {4}, ""},             // 0
-      {"c", ValueKind::kInput, DType::boolean(), {}, ""},          // 1
-      {"t", ValueKind::kIntermediate, DType::f32(), {4}, ""},      // 2
-      {"e", ValueKind::kIntermediate, DType::f32(), {4}, ""},      // 3
-      {"y", ValueKind::kOutput, DType::f32(), {4}, ""},            // 4
+      {"x", ValueKind::kInput, DType::f32(), {4}, ""},         // 0
+      {"c", ValueKind::kInput, DType::boolean(), {}, ""},      // 1
+      {"t", ValueKind::kIntermediate, DType::f32(), {4}, ""},  // 2
+      {"e", ValueKind::kIntermediate, DType::f32(), {4}, ""},  // 3
+      {"y", ValueKind::kOutput, DType::f32(), {4}, ""},        // 4
   };
   c.calls = {
       step(CallKind::kJumpUnless, {1}, 4),  // 0
@@ -145,14 +147,37 @@ TEST(ControlSteps, MalformedStepsAreRefusedNamingTheCall) {
   const Case cases[] = {
       {"target past the end", [](PackageContents& c) { c.calls[3].target = 12; }, "call 3 ('jump_unless'): target 12"},
       {"negative target", [](PackageContents& c) { c.calls[9].target = -1; }, "call 9 ('jump'): target -1"},
-      {"copy of another size", [](PackageContents& c) { c.calls[1].args = {0, 3}; }, "copies 16 bytes into 8"},
-      {"a copy into a constant", [](PackageContents& c) { c.calls[0].args = {3, 2}; }, "writes constant value 2"},
-      {"a copy into an input", [](PackageContents& c) { c.calls[1].args = {5, 0}; }, "writes input value 0"},
-      {"a condition of four bytes", [](PackageContents& c) { c.calls[3].args = {7}; c.values[7].dtype = DType::f32(); },
+      {"copy of another size",
+       [](PackageContents& c) {
+         c.calls[1].args = {0, 3};
+       },
+       "copies 16 bytes into 8"},
+      {"a copy into a constant",
+       [](PackageContents& c) {
+         c.calls[0].args = {3, 2};
+       },
+       "writes constant value 2"},
+      {"a copy into an input",
+       [](PackageContents& c) {
+         c.calls[1].args = {5, 0};
+       },
+       "writes input value 0"},
+      {"a condition of four bytes",
+       [](PackageContents& c) {
+         c.calls[3].args = {7};
+         c.values[7].dtype = DType::f32();
+       },
        "not a one-byte scalar"},
-      {"a slice that does not divide", [](PackageContents& c) { c.values[9].shape = {3, 3}; },
+      {"a slice that does not divide",
+       [](PackageContents& c) {
+         c.values[9].shape = {3, 3};
+       },
        "do not hold whole slices"},
-      {"a float index", [](PackageContents& c) { c.calls[5].args = {6, 9, 0}; }, "index is not an int64 scalar"},
+      {"a float index",
+       [](PackageContents& c) {
+         c.calls[5].args = {6, 9, 0};
+       },
+       "index is not an int64 scalar"},
       {"arguments missing", [](PackageContents& c) { c.calls[7].args = {7}; }, "takes 2 arguments, has 1"},
       {"a symbol on a step", [](PackageContents& c) { c.calls[0].symbol = "k"; }, "names no symbol"},
       {"a target on a copy", [](PackageContents& c) { c.calls[0].target = 2; }, "only a jump has a target"},

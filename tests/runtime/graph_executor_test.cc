@@ -38,7 +38,7 @@ struct TinyModel {
     c.target = "llvm -mtriple=x86_64-linux-gnu";
     c.library = read_file(kGraphKernels);
     c.values = {
-        {"x", ValueKind::kInput, DType::f32(), {4, 8}, ""},               // 0
+        {"x", ValueKind::kInput, DType::f32(), {4, 8}, ""},                 // 0
         {"w1", ValueKind::kConstant, DType::f32(), {8, 16}, to_bytes(w1)},  // 1
         {"b1", ValueKind::kConstant, DType::f32(), {16}, to_bytes(b1)},     // 2
         {"w2", ValueKind::kConstant, DType::f32(), {16, 4}, to_bytes(w2)},  // 3

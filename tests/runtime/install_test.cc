@@ -54,7 +54,8 @@ void expect_same_outputs(const std::vector<tessera::runtime::TensorInfo>& output
     const auto* a = reinterpret_cast<const float*>(cli_raw.data());
     const auto* b = reinterpret_cast<const float*>(raw.data());
     size_t bad = 0;
-    for (size_t i = 0; i < raw.size() / sizeof(float); ++i) bad += !(std::fabs(a[i] - b[i]) <= tolerance * (1 + std::fabs(a[i])));
+    for (size_t i = 0; i < raw.size() / sizeof(float); ++i)
+      bad += !(std::fabs(a[i] - b[i]) <= tolerance * (1 + std::fabs(a[i])));
     EXPECT_EQ(bad, 0u) << o.name << ": the C API differs from tessera-run";
   }
 }
@@ -71,7 +72,8 @@ class Install : public ::testing::Test {
 
   // `make install` of this build into `prefix`.
   void install(const fs::path& prefix) {
-    Output inst = shell(std::string(TESSERA_CMAKE) + " --install " + TESSERA_BUILD_DIR + " --prefix " + prefix.string());
+    Output inst =
+        shell(std::string(TESSERA_CMAKE) + " --install " + TESSERA_BUILD_DIR + " --prefix " + prefix.string());
     ASSERT_EQ(inst.code, 0) << inst.text;
   }
 
@@ -115,8 +117,8 @@ class Install : public ::testing::Test {
                      " --threads 1 --output-dir " + (dir_ / "cli").string());
     ASSERT_EQ(r.code, 0) << r.text;
     const fs::path program = build_example(prefix);
-    Output run = shell(program.string() + " " + model.string() + " " + (dir_ / "c").string() + inputs.raw_args +
-                       " --threads 1");
+    Output run =
+        shell(program.string() + " " + model.string() + " " + (dir_ / "c").string() + inputs.raw_args + " --threads 1");
     ASSERT_EQ(run.code, 0) << run.text;
     expect_same_outputs((*exec)->output_info(), dir_ / "cli", dir_ / "c", tolerance);
   }

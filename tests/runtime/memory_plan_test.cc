@@ -13,7 +13,9 @@ PackageValue value(const char* name, ValueKind kind, std::vector<int64_t> shape)
   return v;
 }
 
-int64_t aligned(int64_t n) { return (std::max<int64_t>(n, 1) + 63) / 64 * 64; }
+int64_t aligned(int64_t n) {
+  return (std::max<int64_t>(n, 1) + 63) / 64 * 64;
+}
 
 // No two buffers live at the same time share a byte; every offset is aligned;
 // the arena holds every buffer.
@@ -24,8 +26,7 @@ void expect_valid(const std::vector<LiveInterval>& buffers, const MemoryPlan& pl
     ASSERT_EQ(plan.offsets[i] % kArenaAlignment, 0);
     ASSERT_LE(plan.offsets[i] + buffers[i].nbytes, plan.arena_bytes);
     for (size_t j = 0; j < i; ++j) {
-      const bool live_together =
-          buffers[i].first <= buffers[j].last && buffers[j].first <= buffers[i].last;
+      const bool live_together = buffers[i].first <= buffers[j].last && buffers[j].first <= buffers[i].last;
       const bool share_bytes = plan.offsets[i] < plan.offsets[j] + aligned(buffers[j].nbytes) &&
                                plan.offsets[j] < plan.offsets[i] + aligned(buffers[i].nbytes);
       ASSERT_FALSE(live_together && share_bytes) << "buffers " << i << " and " << j;
@@ -81,8 +82,8 @@ TEST(MemoryPlan, SmallBufferFillsTheBestFittingGap) {
   // Short-lived buffers (B, D) leave gaps of 4096 and 1536 bytes between
   // long-lived ones (A, C, E); the last, smallest buffer F is live only
   // after B and D and takes the tighter gap.
-  const std::vector<LiveInterval> buffers = {
-      {8192, 0, 3}, {4096, 0, 0}, {2048, 0, 3}, {1536, 0, 0}, {1024, 0, 3}, {1000, 1, 2}};
+  const std::vector<LiveInterval> buffers = {{8192, 0, 3}, {4096, 0, 0}, {2048, 0, 3},
+                                             {1536, 0, 0}, {1024, 0, 3}, {1000, 1, 2}};
   const MemoryPlan plan = plan_intervals(buffers);
   expect_valid(buffers, plan);
   EXPECT_EQ(plan.offsets[5], plan.offsets[3]);

@@ -147,8 +147,7 @@ TEST(Module, MissingSymbolIsNotFoundNamingSymbolAndFile) {
   auto kernel = module->get_kernel("no_such_kernel");
   EXPECT_EQ(kernel.status().code(), ErrorCode::kNotFound);
   EXPECT_NE(kernel.status().message().find("no_such_kernel"), std::string::npos);
-  EXPECT_NE(kernel.status().message().find(kKernels), std::string::npos)
-      << kernel.status().message();
+  EXPECT_NE(kernel.status().message().find(kKernels), std::string::npos) << kernel.status().message();
 }
 
 TEST(Module, LoadFromBytesRunsAndLeavesNoTempFile) {
@@ -170,7 +169,10 @@ TEST(Module, LoadFromBytesRunsAndLeavesNoTempFile) {
 TEST(Module, LoadFromBadBytesIsIOErrorAndLeavesNoTempFile) {
   const std::string dir = make_temp_dir();
   ASSERT_FALSE(dir.empty());
-  auto module = Module::load_from_bytes("\x7f" "ELF but then nothing", dir);
+  auto module = Module::load_from_bytes(
+      "\x7f"
+      "ELF but then nothing",
+      dir);
   EXPECT_EQ(module.status().code(), ErrorCode::kIOError);
   EXPECT_TRUE(list_dir(dir).empty());
   ::rmdir(dir.c_str());
@@ -179,8 +181,7 @@ TEST(Module, LoadFromBadBytesIsIOErrorAndLeavesNoTempFile) {
 TEST(Module, LoadFromBytesIntoAMissingDirectoryIsIOError) {
   auto module = Module::load_from_bytes(read_file(kKernels), ::testing::TempDir() + "/no/such/dir");
   EXPECT_EQ(module.status().code(), ErrorCode::kIOError);
-  EXPECT_NE(module.status().message().find("no/such/dir"), std::string::npos)
-      << module.status().message();
+  EXPECT_NE(module.status().message().find("no/such/dir"), std::string::npos) << module.status().message();
 }
 
 TEST(Module, MoveTransfersTheOpenLibrary) {
@@ -198,8 +199,7 @@ TEST(Module, MoveTransfersTheOpenLibrary) {
 
 TEST(Module, RuntimeExportsTheKernelAbi) {
   // What a kernel library built elsewhere needs from the process.
-  for (const char* symbol :
-       {"tessera_parallel_launch", "tessera_workspace_alloc", "tessera_workspace_free"}) {
+  for (const char* symbol : {"tessera_parallel_launch", "tessera_workspace_alloc", "tessera_workspace_free"}) {
     EXPECT_NE(dlsym(RTLD_DEFAULT, symbol), nullptr) << symbol;
   }
 }

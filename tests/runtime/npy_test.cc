@@ -16,47 +16,122 @@ namespace {
 // version 2.0), so that the reader and writer are checked against the real thing.
 // np.save of Float32x2x3
 const std::string kFloat32x2x3(
-    "\x93""NUMPY\x01""\x00""v\x00"""
+    "\x93"
+    "NUMPY\x01"
+    "\x00"
+    "v\x00"
+    ""
     "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }"
     "                                                          "
     "\x0a"
-    "\x00""\x00""\xc0""\x3f""\x00""\x00""\x00""\xc0""\x00""\x00""\x80"">\x00""\x00""@@\x00"""
-    "\x00""\x80""@\x00""\x00""\xa0""@",
+    "\x00"
+    "\x00"
+    "\xc0"
+    "\x3f"
+    "\x00"
+    "\x00"
+    "\x00"
+    "\xc0"
+    "\x00"
+    "\x00"
+    "\x80"
+    ">\x00"
+    "\x00"
+    "@@\x00"
+    ""
+    "\x00"
+    "\x80"
+    "@\x00"
+    "\x00"
+    "\xa0"
+    "@",
     152);
 // np.save of Int64x3
 const std::string kInt64x3(
-    "\x93""NUMPY\x01""\x00""v\x00"""
+    "\x93"
+    "NUMPY\x01"
+    "\x00"
+    "v\x00"
+    ""
     "{'descr': '<i8', 'fortran_order': False, 'shape': (3,), }"
     "                                                            "
     "\x0a"
-    "\x01""\x00""\x00""\x00""\x00""\x00""\x00""\x00""\xfe""\xff""\xff""\xff""\xff""\xff"""
-    "\xff""\xff"",\x01""\x00""\x00""\x00""\x00""\x00""\x00""",
+    "\x01"
+    "\x00"
+    "\x00"
+    "\x00"
+    "\x00"
+    "\x00"
+    "\x00"
+    "\x00"
+    "\xfe"
+    "\xff"
+    "\xff"
+    "\xff"
+    "\xff"
+    "\xff"
+    ""
+    "\xff"
+    "\xff"
+    ",\x01"
+    "\x00"
+    "\x00"
+    "\x00"
+    "\x00"
+    "\x00"
+    "\x00"
+    "",
     152);
 // np.save of Bool2
 const std::string kBool2(
-    "\x93""NUMPY\x01""\x00""v\x00"""
+    "\x93"
+    "NUMPY\x01"
+    "\x00"
+    "v\x00"
+    ""
     "{'descr': '|b1', 'fortran_order': False, 'shape': (2,), }"
     "                                                            "
     "\x0a"
-    "\x01""\x00""",
+    "\x01"
+    "\x00"
+    "",
     130);
 // np.save of Float32Scalar
 const std::string kFloat32Scalar(
-    "\x93""NUMPY\x01""\x00""v\x00"""
+    "\x93"
+    "NUMPY\x01"
+    "\x00"
+    "v\x00"
+    ""
     "{'descr': '<f4', 'fortran_order': False, 'shape': (), }"
     "                                                              "
     "\x0a"
-    "\x00""\x00""`@",
+    "\x00"
+    "\x00"
+    "`@",
     132);
 // np.save of Int32V2
 const std::string kInt32V2(
-    "\x93""NUMPY\x02""\x00""t\x00""\x00""\x00"""
+    "\x93"
+    "NUMPY\x02"
+    "\x00"
+    "t\x00"
+    "\x00"
+    "\x00"
+    ""
     "{'descr': '<i4', 'fortran_order': False, 'shape': (2,), }"
     "                                                          "
     "\x0a"
-    "\x07""\x00""\x00""\x00""\xf8""\xff""\xff""\xff""",
+    "\x07"
+    "\x00"
+    "\x00"
+    "\x00"
+    "\xf8"
+    "\xff"
+    "\xff"
+    "\xff"
+    "",
     136);
-
 
 std::string temp_path(const std::string& name) {
   return ::testing::TempDir() + "/tessera_npy_" + std::to_string(::getpid()) + "_" + name;
@@ -119,8 +194,8 @@ TEST(Npy, WritesExactlyWhatNumpyWrites) {
 }
 
 TEST(Npy, SaveThenLoadRoundTripsEverySupportedDtype) {
-  const DType types[] = {DType::f32(), DType::f64(), DType::f16(), DType::i8(), DType::i32(),
-                         DType::i64(), DType::u8(),  DType::boolean()};
+  const DType types[] = {DType::f32(), DType::f64(), DType::f16(), DType::i8(),
+                         DType::i32(), DType::i64(), DType::u8(),  DType::boolean()};
   for (DType type : types) {
     auto a = NDArray::create({3, 5, 2}, type);
     ASSERT_TRUE(a.is_ok());
@@ -172,8 +247,7 @@ TEST(Npy, TruncatedDataInAFileIsParseError) {
 
 TEST(Npy, TruncatedHeaderIsParseError) {
   for (size_t keep : {size_t{3}, size_t{8}, size_t{40}}) {
-    EXPECT_EQ(parse_npy(kFloat32x2x3.substr(0, keep)).status().code(), ErrorCode::kParseError)
-        << keep;
+    EXPECT_EQ(parse_npy(kFloat32x2x3.substr(0, keep)).status().code(), ErrorCode::kParseError) << keep;
     const std::string path = temp_path("short_header.npy");
     write_file(path, kFloat32x2x3.substr(0, keep));
     EXPECT_EQ(load_npy(path).status().code(), ErrorCode::kParseError) << keep;
@@ -206,27 +280,24 @@ TEST(Npy, FortranOrderIsInvalidArgument) {
 }
 
 TEST(Npy, MalformedHeaderIsParseError) {
-  for (const char* dict : {"{'descr': '<f4', 'fortran_order': False, 'shape': (2, x), }",
-                           "{'descr': '<f4', 'fortran_order': False, 'shape': (2, -3), }",
-                           "{'descr': '<f4', 'fortran_order': False }",
-                           "{'descr': '<f4', 'fortran_order': Maybe, 'shape': (2, 3), }",
-                           "{'descr': '<f4, 'fortran_order': False, 'shape': (2, 3), }",
-                           "['<f4', False, (2, 3)]"}) {
+  for (const char* dict :
+       {"{'descr': '<f4', 'fortran_order': False, 'shape': (2, x), }",
+        "{'descr': '<f4', 'fortran_order': False, 'shape': (2, -3), }", "{'descr': '<f4', 'fortran_order': False }",
+        "{'descr': '<f4', 'fortran_order': Maybe, 'shape': (2, 3), }",
+        "{'descr': '<f4, 'fortran_order': False, 'shape': (2, 3), }", "['<f4', False, (2, 3)]"}) {
     EXPECT_EQ(parse_npy(with_header(dict)).status().code(), ErrorCode::kParseError) << dict;
   }
 }
 
 TEST(Npy, HeaderInAnyKeyOrderWithPython2IntegersIsRead) {
-  auto a = parse_npy(
-      with_header("{\"shape\": (2L, 3L), \"fortran_order\": False, \"descr\": \"<f4\"}"));
+  auto a = parse_npy(with_header("{\"shape\": (2L, 3L), \"fortran_order\": False, \"descr\": \"<f4\"}"));
   ASSERT_TRUE(a.is_ok()) << a.status().to_string();
   EXPECT_EQ(a->shape(), (std::vector<int64_t>{2, 3}));
 }
 
 TEST(Npy, HugeDeclaredShapeIsParseErrorWithoutAllocating) {
-  for (const char* dict :
-       {"{'descr': '<f4', 'fortran_order': False, 'shape': (1000000000, 1000000000), }",
-        "{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999,), }"}) {
+  for (const char* dict : {"{'descr': '<f4', 'fortran_order': False, 'shape': (1000000000, 1000000000), }",
+                           "{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999,), }"}) {
     auto a = parse_npy(with_header(dict));
     EXPECT_EQ(a.status().code(), ErrorCode::kParseError) << dict;
     const std::string path = temp_path("huge.npy");

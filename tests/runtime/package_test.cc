@@ -24,7 +24,9 @@ std::string f32_bytes(std::initializer_list<float> values) {
 PackageContents small_package() {
   PackageContents c;
   c.target = "llvm -mtriple=x86_64-linux-gnu";
-  c.library = std::string("\x7f" "ELF fake library bytes");
+  c.library = std::string(
+      "\x7f"
+      "ELF fake library bytes");
   c.values = {
       {"x", ValueKind::kInput, DType::f32(), {2}, ""},
       {"w", ValueKind::kConstant, DType::f32(), {2}, f32_bytes({1.5f, -2.0f})},
@@ -108,7 +110,7 @@ TEST(Package, HalfPrecisionWeightsAreStoredInHalfTheBytes) {
   const Case cases[] = {
       {[](int i) { return i == 3 ? 65504.0f : static_cast<float>(i - 32) / 1024.0f; }, 4},  // float16
       {[](int i) { return std::ldexp(static_cast<float>(i + 1), 60); }, 4},  // bfloat16, beyond float16's range
-      {[](int i) { return 1.0f / static_cast<float>(i + 3); }, 1},     // float32
+      {[](int i) { return 1.0f / static_cast<float>(i + 3); }, 1},           // float32
   };
   const size_t full = write_package_bytes(package_with_weights(cases[2].value)).value().size();
   for (const Case& k : cases) {
@@ -139,7 +141,10 @@ TEST(Package, ABadStorageCodeIsRejected) {
   std::string bad = good;
   bad[at + 4] = 7;
   EXPECT_EQ(read_code(bad), ErrorCode::kParseError);
-  auto r = read_package_bytes([&] { fix_checksum(&bad); return bad; }());
+  auto r = read_package_bytes([&] {
+    fix_checksum(&bad);
+    return bad;
+  }());
   EXPECT_NE(r.status().message().find("storage 7"), std::string::npos) << r.status().message();
   // The int64 constant `idx` (id 4) stored as float16.
   const size_t idx = good.find(std::string("\x04\0\0\0\0", 5) + std::string("\x08\0\0\0\0\0\0\0", 8));

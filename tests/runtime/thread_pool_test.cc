@@ -1,7 +1,6 @@
 #include "runtime/thread_pool.h"
 
 #include <gtest/gtest.h>
-
 #include <pthread.h>
 #include <sched.h>
 
@@ -337,7 +336,9 @@ TEST(Workspace, AllocationsAreAlignedAndWritable) {
   tessera_workspace_free(nullptr);
 }
 
-TEST(Workspace, NegativeSizeGivesNull) { EXPECT_EQ(tessera_workspace_alloc(-1), nullptr); }
+TEST(Workspace, NegativeSizeGivesNull) {
+  EXPECT_EQ(tessera_workspace_alloc(-1), nullptr);
+}
 
 // A kernel called in a loop gets its scratch back without new pages: a freed
 // block is handed out again to a request of the same size on that thread.

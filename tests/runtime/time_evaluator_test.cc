@@ -131,8 +131,7 @@ TEST(TimeEvaluator, NonZeroKernelStatusIsRuntimeErrorNamingIt) {
   auto result = time_kernel(*fail, nullptr, TimingOptions{}, nullptr);
   ASSERT_FALSE(result.is_ok());
   EXPECT_EQ(result.status().code(), ErrorCode::kRuntimeError);
-  EXPECT_NE(result.status().message().find("status 7"), std::string::npos)
-      << result.status().message();
+  EXPECT_NE(result.status().message().find("status 7"), std::string::npos) << result.status().message();
 }
 
 TEST(TimeEvaluator, KernelFailingAfterWarmUpIsRuntimeError) {
@@ -144,8 +143,7 @@ TEST(TimeEvaluator, KernelFailingAfterWarmUpIsRuntimeError) {
   options.number = 5;
   auto result = time_kernel(flaky, nullptr, options, nullptr);
   EXPECT_EQ(result.status().code(), ErrorCode::kRuntimeError);
-  EXPECT_NE(result.status().message().find("status 11"), std::string::npos)
-      << result.status().message();
+  EXPECT_NE(result.status().message().find("status 11"), std::string::npos) << result.status().message();
 }
 
 TEST(TimeEvaluator, ParallelKernelRunsOnTheGivenPool) {
@@ -176,8 +174,7 @@ TEST(TimeEvaluator, InvalidOptionsAreInvalidArgument) {
     EXPECT_EQ(time_kernel(&counting_kernel, counter.args, options, nullptr).status().code(),
               ErrorCode::kInvalidArgument);
   }
-  EXPECT_EQ(time_kernel(nullptr, nullptr, TimingOptions{}, nullptr).status().code(),
-            ErrorCode::kInvalidArgument);
+  EXPECT_EQ(time_kernel(nullptr, nullptr, TimingOptions{}, nullptr).status().code(), ErrorCode::kInvalidArgument);
   EXPECT_EQ(counter.calls, 0);
 }
 

@@ -33,7 +33,10 @@ PackageContents traced_package() {
   c.library = read_file(kGraphKernels);
   c.values = {
       {"x", ValueKind::kInput, DType::f32(), {4, 8}, ""},
-      {"w", ValueKind::kConstant, DType::f32(), {8, 16},
+      {"w",
+       ValueKind::kConstant,
+       DType::f32(),
+       {8, 16},
        std::string(static_cast<const char*>(w.raw_data()), static_cast<size_t>(w.nbytes()))},
       {"h", ValueKind::kIntermediate, DType::f32(), {4, 16}, ""},
       {"y", ValueKind::kOutput, DType::f32(), {4, 16}, ""},
@@ -142,8 +145,10 @@ TEST(CallInfo, TheExecutorDescribesEachCallWithItsOutputShapes) {
 }
 
 TEST(CallDisplayName, LaterNodesDropThePathTheyShareWithTheFirst) {
-  CallDescription d{"tsr_k1", CallInfo{"fused_conv_relu", {"/layer1/layer1.0/conv1/Conv", "/layer1/layer1.0/relu/Relu"},
-                                       "", 0, 1}, {}};
+  CallDescription d{
+      "tsr_k1",
+      CallInfo{"fused_conv_relu", {"/layer1/layer1.0/conv1/Conv", "/layer1/layer1.0/relu/Relu"}, "", 0, 1},
+      {}};
   EXPECT_EQ(call_display_name(d), "/layer1/layer1.0/conv1/Conv + relu/Relu");
   d.info->nodes = {"conv0", "relu0"};
   EXPECT_EQ(call_display_name(d), "conv0 + relu0");
@@ -206,8 +211,8 @@ TEST(ChromeTrace, ATracedRunIsAValidTraceWithTheCallsMetadata) {
   ASSERT_EQ(spans->size(), 2u);
   EXPECT_TRUE(exec->get_output("y").is_ok()) << "a traced run is a run";
   const std::string path = ::testing::TempDir() + "tessera_trace_test.json";
-  ASSERT_TRUE(write_chrome_trace(path, exec->call_descriptions(), *spans, {42, 43, "tessera run m.tsr", "executor"})
-                  .is_ok());
+  ASSERT_TRUE(
+      write_chrome_trace(path, exec->call_descriptions(), *spans, {42, 43, "tessera run m.tsr", "executor"}).is_ok());
   const nlohmann::json trace = nlohmann::json::parse(read_file(path));
   std::remove(path.c_str());
   expect_valid_chrome_trace(trace, 2);
@@ -240,8 +245,10 @@ TEST(ChromeTrace, AParallelLoopShowsEachThreadsShare) {
   for (const ShareSpan& share : relu.shares) {
     EXPECT_GE(share.start_ns, relu.start_ns);
     EXPECT_GT(share.thread_id, 0);
-    if (share.participant == 0) EXPECT_LE(share.start_ns + share.duration_ns, relu.start_ns + relu.duration_ns);
-    else EXPECT_NE(share.thread_id, executor_tid);
+    if (share.participant == 0)
+      EXPECT_LE(share.start_ns + share.duration_ns, relu.start_ns + relu.duration_ns);
+    else
+      EXPECT_NE(share.thread_id, executor_tid);
   }
   const nlohmann::json trace =
       nlohmann::json::parse(chrome_trace_json(exec->call_descriptions(), *spans, {7, executor_tid, "p", "executor"}));

@@ -2,10 +2,9 @@
 // the device's package runner, tessera-run cross-built for aarch64, under
 // qemu-aarch64 — and gives the outputs the same model gives compiled for and
 // run on this machine.
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstring>
@@ -21,7 +20,6 @@ namespace {
 namespace fs = std::filesystem;
 using tessera::test::Output;
 using tessera::test::shell;
-
 
 tessera::runtime::NDArray random_input(const std::vector<int64_t>& shape, uint32_t seed) {
   auto a = tessera::runtime::NDArray::create(shape, tessera::DType::f32()).value();
@@ -47,21 +45,23 @@ void check_model(const fs::path& dir, const std::string& model, const std::vecto
     ASSERT_TRUE(tessera::runtime::save_npy(random_input(inputs[i].shape, 11 + i), file).is_ok());
     feed += " --input " + inputs[i].name + "=" + file;
   }
-  const std::string aarch64 = "'llvm -mtriple=aarch64-linux-gnu -mcpu=cortex-a72 -mattr=" + arm_features +
-                              " -num-cores=1'";
+  const std::string aarch64 =
+      "'llvm -mtriple=aarch64-linux-gnu -mcpu=cortex-a72 -mattr=" + arm_features + " -num-cores=1'";
   Output c1 = shell(tessera + " compile " + model + extra + " --no-records -o " + (dir / "host.tsr").string());
   ASSERT_EQ(c1.code, 0) << c1.text;
   Output c2 = shell(tessera + " compile " + model + extra + " --no-records --target " + aarch64 + " -o " +
                     (dir / "arm.tsr").string());
   ASSERT_EQ(c2.code, 0) << c2.text;
   if (!arm_compile_says.empty()) EXPECT_NE(c2.text.find(arm_compile_says), std::string::npos) << c2.text;
-  Output r1 = shell(tessera + " run " + (dir / "host.tsr").string() + feed + " --output-dir " + (dir / "host").string());
+  Output r1 =
+      shell(tessera + " run " + (dir / "host.tsr").string() + feed + " --output-dir " + (dir / "host").string());
   ASSERT_EQ(r1.code, 0) << r1.text;
   // One thread, as the target says (-num-cores=1); the pool's two threads
   // under emulation are Aarch64Package.TwoThreadsUnderQemuTakeAtMostTwiceOne's.
-  Output r2 = shell("/usr/bin/qemu-aarch64 -L /usr/aarch64-linux-gnu -E LD_LIBRARY_PATH=/usr/aarch64-linux-gnu/lib:"
-                    "/usr/lib/aarch64-linux-gnu " + board + " " + (dir / "arm.tsr").string() + " --threads 1" + feed +
-                    " --output-dir " + (dir / "arm").string());
+  Output r2 = shell(
+      "/usr/bin/qemu-aarch64 -L /usr/aarch64-linux-gnu -E LD_LIBRARY_PATH=/usr/aarch64-linux-gnu/lib:"
+      "/usr/lib/aarch64-linux-gnu " +
+      board + " " + (dir / "arm.tsr").string() + " --threads 1" + feed + " --output-dir " + (dir / "arm").string());
   ASSERT_EQ(r2.code, 0) << r2.text;
   int outputs = 0;
   for (const auto& entry : fs::directory_iterator(dir / "host")) {
@@ -100,7 +100,8 @@ TEST_F(Aarch64Package, ConvModelRunsUnderQemu) {
 }
 
 TEST_F(Aarch64Package, PPOCRClassifierRunsUnderQemu) {
-  const fs::path model = fs::path(TESSERA_SOURCE_DIR) / ".cache/ocr-models/package/assets/ch_ppocr_mobile_v2.0_cls_infer.onnx";
+  const fs::path model =
+      fs::path(TESSERA_SOURCE_DIR) / ".cache/ocr-models/package/assets/ch_ppocr_mobile_v2.0_cls_infer.onnx";
   if (!fs::exists(model)) GTEST_SKIP() << model << " is missing: run scripts/install-deps.sh";
   check_model(dir_, model.string(), {{"x", {1, 3, 48, 192}}}, " --input-shape x:1,3,48,192");
 }
@@ -117,17 +118,21 @@ double median_ms(const std::string& text) {
 // no progress for 60 s where 1 took 1.1 s; the bound is 2x, with the host's
 // two cores shared with the emulator's own threads.
 TEST_F(Aarch64Package, TwoThreadsUnderQemuTakeAtMostTwiceOne) {
-  const fs::path model = fs::path(TESSERA_SOURCE_DIR) / ".cache/ocr-models/package/assets/ch_ppocr_mobile_v2.0_cls_infer.onnx";
+  const fs::path model =
+      fs::path(TESSERA_SOURCE_DIR) / ".cache/ocr-models/package/assets/ch_ppocr_mobile_v2.0_cls_infer.onnx";
   if (!fs::exists(model)) GTEST_SKIP() << model << " is missing: run scripts/install-deps.sh";
   const std::string package = (dir_ / "arm2.tsr").string();
   Output c = shell(std::string(TESSERA_BINARY) + " compile " + model.string() +
                    " --input-shape x:1,3,48,192 --no-records --target 'llvm -mtriple=aarch64-linux-gnu "
-                   "-mcpu=cortex-a72 -mattr=+neon -num-cores=2' -o " + package);
+                   "-mcpu=cortex-a72 -mattr=+neon -num-cores=2' -o " +
+                   package);
   ASSERT_EQ(c.code, 0) << c.text;
   auto run = [&](int threads) {
-    return shell("timeout 120 /usr/bin/qemu-aarch64 -L /usr/aarch64-linux-gnu -E LD_LIBRARY_PATH=/usr/aarch64-linux-gnu/"
-                 "lib:/usr/lib/aarch64-linux-gnu " + std::string(TESSERA_AARCH64_RUN) + " " + package +
-                 " --random-inputs 1 --bench 5 --threads " + std::to_string(threads));
+    return shell(
+        "timeout 120 /usr/bin/qemu-aarch64 -L /usr/aarch64-linux-gnu -E LD_LIBRARY_PATH=/usr/aarch64-linux-gnu/"
+        "lib:/usr/lib/aarch64-linux-gnu " +
+        std::string(TESSERA_AARCH64_RUN) + " " + package + " --random-inputs 1 --bench 5 --threads " +
+        std::to_string(threads));
   };
   Output one = run(1), two = run(2);
   ASSERT_EQ(one.code, 0) << one.text;
@@ -141,7 +146,8 @@ TEST_F(Aarch64Package, TwoThreadsUnderQemuTakeAtMostTwiceOne) {
 // The classifier's dense head through the cblas backend: its C cross-compiled
 // with aarch64-linux-gnu-gcc and linked with the arm64 OpenBLAS.
 TEST_F(Aarch64Package, DenseLayersThroughCblasRunUnderQemu) {
-  const fs::path model = fs::path(TESSERA_SOURCE_DIR) / ".cache/ocr-models/package/assets/ch_ppocr_mobile_v2.0_cls_infer.onnx";
+  const fs::path model =
+      fs::path(TESSERA_SOURCE_DIR) / ".cache/ocr-models/package/assets/ch_ppocr_mobile_v2.0_cls_infer.onnx";
   if (!fs::exists(model)) GTEST_SKIP() << model << " is missing: run scripts/install-deps.sh";
   if (!fs::exists("/usr/lib/aarch64-linux-gnu/libopenblas.so"))
     GTEST_SKIP() << "the arm64 OpenBLAS is missing (libopenblas-dev:arm64, scripts/install-deps.sh)";
@@ -173,7 +179,8 @@ TEST_F(Aarch64Package, DynamicallyQuantizedTransformerOnTheMatrixUnitRunsUnderQe
   const fs::path model = dir_ / "transformer_dyn.onnx";
   const std::string make = std::string("/usr/bin/python3 ") + TESSERA_SOURCE_DIR +
                            "/scripts/models/quantize_dynamic.py --model transformer --seq 16 --layers 1 --d-model 64 "
-                           "--heads 2 --ff 128 -o " + model.string();
+                           "--heads 2 --ff 128 -o " +
+                           model.string();
   Output made = shell(make);
   if (made.code != 0 && made.text.find("No module named") != std::string::npos) GTEST_SKIP() << made.text;
   ASSERT_EQ(made.code, 0) << made.text;

@@ -31,7 +31,9 @@ inline Output shell(const std::string& command) {
 
 #ifdef TESSERA_BINARY
 /// Runs the `tessera` binary of this build with `args`.
-inline Output tessera(const std::string& args) { return shell(std::string(TESSERA_BINARY) + " " + args); }
+inline Output tessera(const std::string& args) {
+  return shell(std::string(TESSERA_BINARY) + " " + args);
+}
 #endif
 
 }  // namespace tessera::test

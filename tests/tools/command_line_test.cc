@@ -3,6 +3,7 @@
 // placeholder per option across all commands, one-line errors with exit 2,
 // and the operators `space --help` lists straight from the op spec table.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <map>
@@ -10,8 +11,6 @@
 #include <set>
 #include <string>
 #include <vector>
-
-#include <unistd.h>
 
 #include "base/version.h"
 #include "compiler/ops/op_spec.h"
@@ -24,9 +23,9 @@ using tessera::test::tessera;
 
 // Every command and subcommand a user can ask for help on.
 const std::vector<std::string> kCommands = {
-    "space", "tune", "compile", "run", "records", "records list", "records best", "records stats",
-    "records export", "records import", "records prune", "records why", "tracker", "worker", "farm",
-    "farm status", "keys", "keys generate", "report",
+    "space",         "tune",           "compile",        "run",           "records",     "records list", "records best",
+    "records stats", "records export", "records import", "records prune", "records why", "tracker",      "worker",
+    "farm",          "farm status",    "keys",           "keys generate", "report",
 };
 
 TEST(CommandLine, EveryCommandAnswersDashHAndDashDashHelp) {
@@ -60,7 +59,8 @@ TEST(CommandLine, VersionComesFromTheBuild) {
 }
 
 TEST(CommandLine, TheBoardsBinariesSayTheirVersion) {
-  for (const auto& [binary, name] : {std::pair{TESSERA_RUN_BINARY, "tessera-run"}, {TESSERA_WORKER_BINARY, "tessera-worker"}}) {
+  for (const auto& [binary, name] :
+       {std::pair{TESSERA_RUN_BINARY, "tessera-run"}, {TESSERA_WORKER_BINARY, "tessera-worker"}}) {
     Output out = tessera::test::shell(std::string(binary) + " --version");
     EXPECT_EQ(out.code, 0) << out.text;
     EXPECT_EQ(out.text, std::string(name) + " " + TESSERA_PROJECT_VERSION + "\n");

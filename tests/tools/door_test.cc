@@ -28,8 +28,11 @@ constexpr const char* kWorkload =
 std::string record_line(const std::string& cost, double timestamp) {
   return R"({"type":"record","workload_key":"0123456789abcdef0123456789abcdef",)"
          R"("target":"llvm -mtriple=x86_64-linux-gnu -mcpu=icelake-server","device_key":"x86","space":"sketch",)"
-         R"("steps":[],"knob_config":null,"costs":[)" + cost + R"(],"error_kind":"ok","error_message":"",)"
-         R"("build_seconds":0.8,"run_seconds":0.05,"timestamp":)" + std::to_string(timestamp) + "}";
+         R"("steps":[],"knob_config":null,"costs":[)" +
+         cost +
+         R"(],"error_kind":"ok","error_message":"",)"
+         R"("build_seconds":0.8,"run_seconds":0.05,"timestamp":)" +
+         std::to_string(timestamp) + "}";
 }
 
 std::string read_bytes(const std::string& path) {
@@ -110,8 +113,9 @@ TEST_F(Door, PlaintextToAHostNamedLike127IsRefused) {
 TEST_F(Door, UnknownMattrFeatureIsRefused) {
   expect_refused(tune("--target 'llvm -mtriple=x86_64-linux-gnu -mattr=+nonsense'"),
                  "LLVM does not know the -mattr feature 'nonsense'");
-  Output known = tessera("space --op matmul:M=8,N=8,K=8 --target 'llvm -mtriple=x86_64-linux-gnu -mattr=+avx2' "
-                         "--samples 1");
+  Output known = tessera(
+      "space --op matmul:M=8,N=8,K=8 --target 'llvm -mtriple=x86_64-linux-gnu -mattr=+avx2' "
+      "--samples 1");
   EXPECT_EQ(known.code, 0) << known.text;
 }
 
@@ -120,12 +124,14 @@ TEST_F(Door, UnknownMattrFeatureIsRefused) {
 // storing protocol-error rows it would measure again forever.
 TEST_F(Door, TuneRefusesAKernelNoWorkerTakesBeforeMeasuring) {
   const std::string model = dir_ + "/big.onnx";
-  Output made = shell("/usr/bin/python3 -c \"import onnx; from onnx import helper, TensorProto as T; "
-                      "x = helper.make_tensor_value_info('x', T.FLOAT, [1 << 29]); "
-                      "y = helper.make_tensor_value_info('y', T.FLOAT, [1 << 29]); "
-                      "g = helper.make_graph([helper.make_node('Relu', ['x'], ['y'])], 'g', [x], [y]); "
-                      "m = helper.make_model(g, opset_imports=[helper.make_opsetid('', 13)]); m.ir_version = 8; "
-                      "onnx.save(m, '" + model + "')\"");
+  Output made = shell(
+      "/usr/bin/python3 -c \"import onnx; from onnx import helper, TensorProto as T; "
+      "x = helper.make_tensor_value_info('x', T.FLOAT, [1 << 29]); "
+      "y = helper.make_tensor_value_info('y', T.FLOAT, [1 << 29]); "
+      "g = helper.make_graph([helper.make_node('Relu', ['x'], ['y'])], 'g', [x], [y]); "
+      "m = helper.make_model(g, opset_imports=[helper.make_opsetid('', 13)]); m.ir_version = 8; "
+      "onnx.save(m, '" +
+      model + "')\"");
   if (made.code != 0) GTEST_SKIP() << "python3-onnx cannot write the model: " << made.text;
   Output out = shell("timeout 60 " + std::string(TESSERA_BINARY) + " tune " + model + " --trials 2 --db " + db_);
   EXPECT_EQ(out.code, 1) << out.text;
@@ -138,19 +144,22 @@ TEST_F(Door, TuneRefusesAKernelNoWorkerTakesBeforeMeasuring) {
 // tune before anything is measured.
 TEST_F(Door, Opset99ModelIsRefusedByCompileAndTune) {
   const std::string model = dir_ + "/opset99.onnx";
-  Output made = shell("/usr/bin/python3 -c \"import onnx; from onnx import helper, TensorProto as T; "
-                      "x = helper.make_tensor_value_info('x', T.FLOAT, [2, 3]); "
-                      "y = helper.make_tensor_value_info('y', T.FLOAT, [2, 3]); "
-                      "g = helper.make_graph([helper.make_node('Relu', ['x'], ['y'])], 'g', [x], [y]); "
-                      "m = helper.make_model(g, opset_imports=[helper.make_opsetid('', 99)]); m.ir_version = 8; "
-                      "onnx.save(m, '" + model + "')\"");
+  Output made = shell(
+      "/usr/bin/python3 -c \"import onnx; from onnx import helper, TensorProto as T; "
+      "x = helper.make_tensor_value_info('x', T.FLOAT, [2, 3]); "
+      "y = helper.make_tensor_value_info('y', T.FLOAT, [2, 3]); "
+      "g = helper.make_graph([helper.make_node('Relu', ['x'], ['y'])], 'g', [x], [y]); "
+      "m = helper.make_model(g, opset_imports=[helper.make_opsetid('', 99)]); m.ir_version = 8; "
+      "onnx.save(m, '" +
+      model + "')\"");
   if (made.code != 0) GTEST_SKIP() << "python3-onnx cannot write the model: " << made.text;
-  for (const std::string& command : {"compile " + model + " -o " + dir_ + "/m.tsr --db " + db_,
-                                     "tune " + model + " --trials 4 --db " + db_}) {
+  for (const std::string& command :
+       {"compile " + model + " -o " + dir_ + "/m.tsr --db " + db_, "tune " + model + " --trials 4 --db " + db_}) {
     Output out = tessera(command);
     EXPECT_NE(out.code, 0) << command << "\n" << out.text;
     EXPECT_NE(out.text.find("opset 99 of the default domain is not supported (supported: 1-"), std::string::npos)
-        << command << "\n" << out.text;
+        << command << "\n"
+        << out.text;
     EXPECT_EQ(out.text.find("tuning"), std::string::npos) << command << " started tuning\n" << out.text;
     EXPECT_EQ(std::hash<std::string>()(read_bytes(db_)), checksum_) << command << " changed the database";
   }

@@ -1,10 +1,9 @@
 // `tessera compile` and `tessera run` (and `tune MODEL.onnx`) as a user runs
 // them: real ONNX files, real packages, outputs compared with ONNX's expected
 // outputs, and every kind of bad input refused with a message that says what.
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdio>
@@ -22,7 +21,6 @@ namespace fs = std::filesystem;
 using tessera::test::Output;
 using tessera::test::tessera;
 const fs::path kNodeDir = "/usr/share/libonnx-testdata/data/node";
-
 
 class ModelCommands : public ::testing::Test {
  protected:
@@ -48,21 +46,22 @@ int manual_records(const std::string& db) {
   Output list = tessera("records list --db " + db);
   if (list.code != 0) return -1;
   int manual = 0;
-  for (size_t at = list.text.find(" manual "); at != std::string::npos; at = list.text.find(" manual ", at + 1)) ++manual;
+  for (size_t at = list.text.find(" manual "); at != std::string::npos; at = list.text.find(" manual ", at + 1))
+    ++manual;
   return manual;
 }
 
 TEST_F(ModelCommands, CompileThenRunMatchesOnnxExpectedOutput) {
-  Output c = tessera("compile " + (kConv / "model.onnx").string() + " -o " + path("conv.tsr") + " --db " +
-                     path("none.db"));
+  Output c =
+      tessera("compile " + (kConv / "model.onnx").string() + " -o " + path("conv.tsr") + " --db " + path("none.db"));
   ASSERT_EQ(c.code, 0) << c.text;
   EXPECT_NE(c.text.find("no records database"), std::string::npos) << c.text;
   EXPECT_NE(c.text.find("wrote " + path("conv.tsr")), std::string::npos) << c.text;
   EXPECT_FALSE(fs::exists(path("none.db"))) << "compile must not create a database";
 
   const fs::path data = kConv / "test_data_set_0";
-  Output r = tessera("run " + path("conv.tsr") + " --input x=" + (data / "input_0.pb").string() + " -i W=" +
-                     (data / "input_1.pb").string() + " --output-dir " + path("out") + " --bench 3");
+  Output r = tessera("run " + path("conv.tsr") + " --input x=" + (data / "input_0.pb").string() +
+                     " -i W=" + (data / "input_1.pb").string() + " --output-dir " + path("out") + " --bench 3");
   ASSERT_EQ(r.code, 0) << r.text;
   EXPECT_NE(r.text.find("latency: median"), std::string::npos) << r.text;
   auto got = tessera::runtime::load_npy(path("out/y.npy"));
@@ -168,7 +167,8 @@ TEST_F(ModelCommands, TheTemplateFallbackIsMeasuredOnceAndCompetes) {
   // The fallback (what compile uses without records) is measured before the
   // search, once per database, so a short search never leaves a kernel slower.
   const std::string db = path("f.db");
-  const std::string tune = "tune --op matmul:M=64,N=64,K=64 --trials 4 --batch 4 --repeat 1 --min-repeat-ms 1 --db " + db;
+  const std::string tune =
+      "tune --op matmul:M=64,N=64,K=64 --trials 4 --batch 4 --repeat 1 --min-repeat-ms 1 --db " + db;
   for (int run = 0; run < 2; ++run) ASSERT_EQ(tessera(tune).code, 0);
   EXPECT_EQ(manual_records(db), 1) << tessera("records list --db " + db).text;
   // The timing mode is on record even when the default was used.
@@ -183,8 +183,10 @@ TEST_F(ModelCommands, TheGenericScheduleIsTheBaselineOfAKernelWithoutATemplate) 
   // Softmax has no template: compile time runs the generic schedule, so the
   // tuner measures that first (once per database), as it does a fallback.
   const std::string db = path("g.db");
-  const std::string tune = "tune --op softmax:M=64,N=256 --space sketch --trials 4 --batch 4 --repeat 1 "
-                           "--min-repeat-ms 1 --db " + db;
+  const std::string tune =
+      "tune --op softmax:M=64,N=256 --space sketch --trials 4 --batch 4 --repeat 1 "
+      "--min-repeat-ms 1 --db " +
+      db;
   for (int run = 0; run < 2; ++run) ASSERT_EQ(tessera(tune).code, 0);
   EXPECT_EQ(manual_records(db), 1) << tessera("records list --db " + db).text;
 }
@@ -207,9 +209,10 @@ TEST_F(ModelCommands, TuneTimesTheBackendsRegionsAndCompileTakesTheFasterFromThe
   ASSERT_EQ(quiet.code, 0) << quiet.text;
   EXPECT_EQ(quiet.text.find("s per trial"), std::string::npos) << quiet.text;
   const bool listed = quiet.text.find("dnnl_region0") != std::string::npos;
-  if (listed) EXPECT_NE(quiet.text.find("dnnl_region0             dnnl "), std::string::npos) << quiet.text;
-  else EXPECT_NE(quiet.text.find("1 of 1 regions run on Tessera (--verbose lists them)"), std::string::npos)
-      << quiet.text;
+  if (listed)
+    EXPECT_NE(quiet.text.find("dnnl_region0             dnnl "), std::string::npos) << quiet.text;
+  else
+    EXPECT_NE(quiet.text.find("1 of 1 regions run on Tessera (--verbose lists them)"), std::string::npos) << quiet.text;
   Output c = tessera("compile " + model + " --db " + db + " -o " + path("r.tsr"));
   ASSERT_EQ(c.code, 0) << c.text;
   EXPECT_NE(c.text.find("times from tuning session 1;"), std::string::npos) << c.text;
@@ -272,10 +275,12 @@ TEST_F(ModelCommands, PrecisionBf16SaysWhatItCostsOrWhyItCannot) {
   // threads outliving the process crash LeakSanitizer's tracer at exit.
   Output here =
       tessera("compile " + model + " -o " + path("c.tsr") + " --precision bf16 --no-records --byoc none --verbose");
-  if (here.code == 2 && here.text.find("lacks") != std::string::npos) GTEST_SKIP() << "this CPU has no bf16 dot product";
+  if (here.code == 2 && here.text.find("lacks") != std::string::npos)
+    GTEST_SKIP() << "this CPU has no bf16 dot product";
   ASSERT_EQ(here.code, 0) << here.text;
   EXPECT_NE(here.text.find("--precision bf16 against float32 on 3 random inputs: largest difference"),
-            std::string::npos) << here.text;
+            std::string::npos)
+      << here.text;
   EXPECT_NE(here.text.find("matmul_bf16"), std::string::npos) << here.text;
   Output run = tessera("run " + path("c.tsr") + " --random-inputs 1");
   EXPECT_EQ(run.code, 0) << run.text;

@@ -1,8 +1,7 @@
 // `tessera run --profile/--trace` and `tessera compile --dump` as a user runs
 // them, on an ONNX model built here with the node names an exporter gives.
-#include <unistd.h>
-
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -125,8 +124,8 @@ TEST_F(ProfileTrace, TheTraceIsChromeTraceJsonOfOneRunAndSaysWhichRun) {
     ++complete;
     EXPECT_EQ(e.at("pid"), trace["traceEvents"][0].at("pid"));
     EXPECT_GE(e.at("dur").get<double>(), 0);
-    named_conv |= e.at("name") == "/layer1/layer1.0/conv1/Conv + relu/Relu" &&
-                  e.at("args").at("nodes").size() == 2 && e.at("args").at("workload_key").get<std::string>().size() == 32;
+    named_conv |= e.at("name") == "/layer1/layer1.0/conv1/Conv + relu/Relu" && e.at("args").at("nodes").size() == 2 &&
+                  e.at("args").at("workload_key").get<std::string>().size() == 32;
   }
   EXPECT_EQ(complete, calls);
   EXPECT_GE(thread_names, 1u);
@@ -172,11 +171,13 @@ TEST_F(ProfileTrace, BadDumpRequestsAreRefusedBeforeCompiling) {
   EXPECT_NE(kind.text.find("--dump 'bogus=x'"), std::string::npos) << kind.text;
   std::ofstream(path("afile")) << "x";
   const std::string bad_dir = path("afile/asm");
-  Output dir = tessera("compile " + path("model.onnx") + " -o " + path("m.tsr") + " --no-records --dump asm=" + bad_dir);
+  Output dir =
+      tessera("compile " + path("model.onnx") + " -o " + path("m.tsr") + " --no-records --dump asm=" + bad_dir);
   EXPECT_EQ(dir.code, 1) << dir.text;
   EXPECT_NE(dir.text.find(bad_dir), std::string::npos) << dir.text;
   const std::string bad_file = path("none/g.dot");
-  Output file = tessera("compile " + path("model.onnx") + " -o " + path("m.tsr") + " --no-records --dump graph=" + bad_file);
+  Output file =
+      tessera("compile " + path("model.onnx") + " -o " + path("m.tsr") + " --no-records --dump graph=" + bad_file);
   EXPECT_EQ(file.code, 1) << file.text;
   EXPECT_NE(file.text.find("cannot write the graph dump " + bad_file), std::string::npos) << file.text;
   EXPECT_FALSE(fs::exists(path("m.tsr"))) << "nothing was compiled";

@@ -2,12 +2,11 @@
 // progress display redraws in place and never holds more than 40 lines, on
 // the screen or in the scrollback. The pty's output is played through a
 // small terminal model (text, \r, \n, cursor up, erase line, erase below).
+#include <gtest/gtest.h>
 #include <poll.h>
 #include <pty.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
 
 #include <algorithm>
 #include <chrono>
@@ -90,8 +89,8 @@ TEST(ProgressTerminal, SixtyThreeTasksInFortyRowsNeverOverflow) {
   const fs::path dir = fs::temp_directory_path() / ("tessera_progress_pty_" + std::to_string(getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
-  std::vector<std::string> argv = {TESSERA_BINARY, "tune", "--trials", "80", "--batch", "4", "--repeat", "1",
-                                   "--min-repeat-ms", "1", "--db", (dir / "p.db").string()};
+  std::vector<std::string> argv = {TESSERA_BINARY, "tune", "--trials",        "80", "--batch", "4",
+                                   "--repeat",     "1",    "--min-repeat-ms", "1",  "--db",    (dir / "p.db").string()};
   for (int i = 0; i < 63; ++i) {  // 63 distinct workloads of different sizes
     argv.push_back("--op");
     argv.push_back("relu:M=" + std::to_string(8 + i) + ",N=" + std::to_string(16 + 8 * (i % 5)));
@@ -137,16 +136,16 @@ TEST(ProgressTerminal, SixtyThreeTasksInFortyRowsNeverOverflow) {
     ::waitpid(pid, nullptr, 0);
   }
   ASSERT_TRUE(exited) << output.substr(0, 2000);
-  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << output.substr(output.size() > 4000 ? output.size() - 4000 : 0);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+      << output.substr(output.size() > 4000 ? output.size() - 4000 : 0);
 
   // Played frame by frame: after every write the screen and scrollback
   // together hold at most 40 progress lines.
   Screen screen(40, 120);
   size_t most = 0;
   for (size_t at = 0; at < output.size();) {
-    const size_t end = std::min(output.size(), output.find("\x1b[J", at) == std::string::npos
-                                                   ? output.size()
-                                                   : output.find("\x1b[J", at) + 3);
+    const size_t end = std::min(
+        output.size(), output.find("\x1b[J", at) == std::string::npos ? output.size() : output.find("\x1b[J", at) + 3);
     screen.play(output.substr(at, end - at));
     at = end;
     size_t progress = 0;
@@ -160,8 +159,9 @@ TEST(ProgressTerminal, SixtyThreeTasksInFortyRowsNeverOverflow) {
   EXPECT_NE(output.find("63 tasks  "), std::string::npos);
   EXPECT_NE(output.find("measuring untuned defaults: "), std::string::npos);
   size_t summary_rows = 0;
-  for (const auto& l : screen.lines()) summary_rows += l.find("relu:M=") != std::string::npos && !is_progress_line(l) &&
-                                                       l.find("s per trial") == std::string::npos;
+  for (const auto& l : screen.lines())
+    summary_rows +=
+        l.find("relu:M=") != std::string::npos && !is_progress_line(l) && l.find("s per trial") == std::string::npos;
   EXPECT_EQ(summary_rows, 12u);
   const size_t summary = output.rfind("vs untuned");
   ASSERT_NE(summary, std::string::npos);

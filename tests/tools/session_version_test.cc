@@ -1,8 +1,7 @@
 // The versions a tuning session records come from the build (base/version.h:
 // CMake's project version, `git describe`, LLVM's version), not from literals.
-#include <unistd.h>
-
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -21,7 +20,6 @@ using tessera::kLlvmVersion;
 using tessera::kProjectVersion;
 using tessera::kToolVersion;
 
-
 TEST(SessionVersions, ComeFromTheBuild) {
   EXPECT_EQ(std::string(kProjectVersion), TESSERA_PROJECT_VERSION);
   EXPECT_EQ(std::string(kLlvmVersion).substr(0, 3), "19.");  // find_package(LLVM 19.1)
@@ -33,8 +31,8 @@ TEST(SessionVersions, TuneRecordsThemInTheSession) {
   fs::remove_all(dir);
   fs::create_directories(dir);
   const std::string db = (dir / "v.db").string(), out = (dir / "v.jsonl").string();
-  tessera::test::Output tuned =
-      tessera::test::tessera("tune --op matmul:M=16,N=16,K=16 --trials 2 --batch 2 --repeat 1 --min-repeat-ms 1 --db " + db);
+  tessera::test::Output tuned = tessera::test::tessera(
+      "tune --op matmul:M=16,N=16,K=16 --trials 2 --batch 2 --repeat 1 --min-repeat-ms 1 --db " + db);
   ASSERT_EQ(tuned.code, 0) << tuned.text;
   tessera::test::Output exported = tessera::test::tessera("records export --db " + db + " -o " + out);
   ASSERT_EQ(exported.code, 0) << exported.text;

@@ -1,16 +1,15 @@
 // `tessera space --dump-after PASS`: the IR (or plan) after one lowering pass.
 #include <gtest/gtest.h>
 
-#include "tests/tools/command.h"
-
 #include <cstdio>
 #include <string>
+
+#include "tests/tools/command.h"
 
 namespace {
 
 using tessera::test::Output;
 using tessera::test::tessera;
-
 
 const char* const kOp = "--op matmul:M=6,N=4,K=3 --samples 1";
 

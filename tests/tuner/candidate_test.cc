@@ -1,11 +1,11 @@
 // One candidate identity: a candidate is its step list, and on the candidate
 // path (policy proposes -> features -> build -> record -> observe) its steps
 // are replayed once and lowered once, counted on the candidate itself.
-#include "compiler/codegen/llvm_target.h"
 #include "tuner/candidate.h"
 
 #include <gtest/gtest.h>
 
+#include "compiler/codegen/llvm_target.h"
 #include "compiler/ir/printer.h"
 #include "compiler/lower/lower.h"
 #include "compiler/ops/op_spec.h"

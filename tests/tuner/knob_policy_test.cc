@@ -8,8 +8,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <set>
 
@@ -20,7 +20,9 @@
 namespace tessera::tuner {
 namespace {
 
-Target avx512() { return Target::parse("llvm -mtriple=x86_64-linux-gnu -mcpu=skylake-avx512").value(); }
+Target avx512() {
+  return Target::parse("llvm -mtriple=x86_64-linux-gnu -mcpu=skylake-avx512").value();
+}
 
 struct Fixture {
   ops::OpInstance inst;
@@ -363,8 +365,8 @@ TEST(KnobPolicyBench, DISABLED_Matmul512TrialsTo90PercentXgbVsRandom) {
   struct Run {
     KnobStrategy strategy;
     uint64_t seed;
-    std::vector<double> best_after;   // best cost after each trial
-    std::vector<double> batch_gflops; // mean GFLOP/s of each batch's successes
+    std::vector<double> best_after;    // best cost after each trial
+    std::vector<double> batch_gflops;  // mean GFLOP/s of each batch's successes
     double search_s = 0, wall_s = 0;
     int64_t errors = 0;
   };
@@ -416,11 +418,12 @@ TEST(KnobPolicyBench, DISABLED_Matmul512TrialsTo90PercentXgbVsRandom) {
     for (size_t i = 0; i < run.best_after.size() && to90 < 0; ++i)
       if (overall / run.best_after[i] >= 0.9) to90 = static_cast<int>(i) + 1;
     auto gflops = [&](size_t trials) { return inst.flops / run.best_after[trials - 1] / 1e9; };
-    std::printf("%-6s seed %llu: trials to 90%% of best %d; best GFLOP/s after 32/64/128/%d: %.1f %.1f %.1f %.1f; "
-                "errors %lld; search %.1f ms/trial, wall %.1f s\n  batch mean GFLOP/s:",
-                knob_strategy_name(run.strategy), static_cast<unsigned long long>(run.seed), to90, kTrials,
-                gflops(32), gflops(64), gflops(128), gflops(kTrials), static_cast<long long>(run.errors),
-                1e3 * run.search_s / kTrials, run.wall_s);
+    std::printf(
+        "%-6s seed %llu: trials to 90%% of best %d; best GFLOP/s after 32/64/128/%d: %.1f %.1f %.1f %.1f; "
+        "errors %lld; search %.1f ms/trial, wall %.1f s\n  batch mean GFLOP/s:",
+        knob_strategy_name(run.strategy), static_cast<unsigned long long>(run.seed), to90, kTrials, gflops(32),
+        gflops(64), gflops(128), gflops(kTrials), static_cast<long long>(run.errors), 1e3 * run.search_s / kTrials,
+        run.wall_s);
     for (double g : run.batch_gflops) std::printf(" %.0f", g);
     std::printf("\n");
   }

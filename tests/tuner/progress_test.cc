@@ -39,7 +39,8 @@ TEST(Progress, BlockFitsTheRowsWithTheLargestSharesFirst) {
   EXPECT_NE(lines[0].find("2.00x an untuned compile's"), std::string::npos) << lines[0];
   EXPECT_NE(lines[1].find("relu:M=63,N=8"), std::string::npos) << lines[1];  // weight 3 x 63 ms
   EXPECT_NE(lines.back().find("... 26 more tasks"), std::string::npos) << lines.back();
-  for (size_t i = 1; i < lines.size(); ++i) EXPECT_EQ(lines[i].find("/1000"), std::string::npos) << "the budget is the run's: " << lines[i];
+  for (size_t i = 1; i < lines.size(); ++i)
+    EXPECT_EQ(lines[i].find("/1000"), std::string::npos) << "the budget is the run's: " << lines[i];
   std::fclose(sink);
 }
 

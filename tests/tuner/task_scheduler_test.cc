@@ -1,9 +1,10 @@
 #include "tuner/task_scheduler.h"
-#include "tuner/tuner.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+
+#include "tuner/tuner.h"
 
 namespace tessera::tuner {
 namespace {
@@ -62,9 +63,9 @@ TEST(TaskScheduler, ATaskAtItsFloorYieldsRoundsToTheOthers) {
   TaskScheduler s({{2, 2e8, 0}, {1, 2e8, 0}, {1, 2e8, 0}}, SchedulerKind::kGradient, 11, /*epsilon=*/0);
   int64_t trials[3] = {0, 0, 0};
   auto cost = [&](int t) {
-    if (t == 0) return 0.6;                                           // at its floor
-    if (t == 1) return simulated_cost(1.0, 0.5, trials[1]);           // improving
-    return simulated_cost(3.0, 0.5, trials[2]);                       // 5x slower at first
+    if (t == 0) return 0.6;                                  // at its floor
+    if (t == 1) return simulated_cost(1.0, 0.5, trials[1]);  // improving
+    return simulated_cost(3.0, 0.5, trials[2]);              // 5x slower at first
   };
   for (int round = 0; round < 60; ++round) {
     int t = s.next();
@@ -89,8 +90,10 @@ TEST(TaskScheduler, ATaskOfAnotherKindIsNotHeldToTheGroupsThroughput) {
       trials[t] += 16;
       s.update(t, trials[t], t == 0 ? simulated_cost(1.0, 0.5, trials[0]) : 0.08);
     }
-    if (pool_group == 0) EXPECT_GT(trials[0], 2 * trials[1]) << trials[0] << " vs " << trials[1];
-    else EXPECT_GT(trials[0], 3 * trials[1]) << trials[0] << " vs " << trials[1];
+    if (pool_group == 0)
+      EXPECT_GT(trials[0], 2 * trials[1]) << trials[0] << " vs " << trials[1];
+    else
+      EXPECT_GT(trials[0], 3 * trials[1]) << trials[0] << " vs " << trials[1];
   }
 }
 

@@ -11,16 +11,16 @@
 #include <thread>
 
 #include "compiler/codegen/llvm_target.h"
-#include "compiler/ops/op_spec.h"
-#include "costmodel/features.h"
-#include "costmodel/xgb_model.h"
 #include "compiler/ir/op.h"
 #include "compiler/ops/linalg.h"
-#include "compiler/space/knob/templates.h"
-#include "tuner/knob_policy.h"
+#include "compiler/ops/op_spec.h"
 #include "compiler/space/choose/generic_schedule.h"
+#include "compiler/space/knob/templates.h"
+#include "costmodel/features.h"
+#include "costmodel/xgb_model.h"
 #include "records/sqlite.h"
 #include "records/store.h"
+#include "tuner/knob_policy.h"
 #include "tuner/sketch_policy.h"
 
 namespace tessera::tuner {
@@ -31,8 +31,7 @@ std::unique_ptr<SketchPolicy> policy_for(const ops::OpInstance& op, uint64_t see
   EXPECT_TRUE(space.is_ok());
   std::unique_ptr<costmodel::CostModel> model;
   if (guided) model = std::make_unique<costmodel::XGBModel>(costmodel::XGBOptions{.seed = seed});
-  return std::make_unique<SketchPolicy>(std::move(*space), std::move(model), EvolutionOptions{.population = 32},
-                                        seed);
+  return std::make_unique<SketchPolicy>(std::move(*space), std::move(model), EvolutionOptions{.population = 32}, seed);
 }
 
 // Synthetic measurements: a cost that depends only on the step list, so two
@@ -126,8 +125,12 @@ Task matmul_task(bool relu, const std::string& group) {
   const Tensor product = ops::matmul(a, b).value();
   Tensor c = product;
   if (relu)
-    c = compute({128, 128}, [&](const Vars& i) { return max(read(product, {i[0], i[1]}), make_float(0)); }, "relu",
-                OpPattern::kElementwise);
+    c = compute(
+        {128, 128},
+        [&](const Vars& i) {
+          return max(read(product, {i[0], i[1]}), make_float(0));
+        },
+        "relu", OpPattern::kElementwise);
   Task t;
   t.name = relu ? "matmul_relu" : "matmul";
   t.dag = std::make_shared<const ComputeDAG>(ComputeDAG::make({a, b, c}).value());
@@ -233,8 +236,8 @@ TEST(Tuner, AResumedRunMeasuresAgainWhatTheInfrastructureLost) {
   int64_t resumed = 0, retries = 0;
   auto second = tune_matmul(task, *store, 3, &resumed, &retries);
   ASSERT_TRUE(second.is_ok()) << second.status().to_string();
-  EXPECT_EQ(resumed, 5);   // the 5 trials that are facts
-  EXPECT_EQ(retries, 3);   // the search's lost candidates; the default and the baseline are measured apart
+  EXPECT_EQ(resumed, 5);  // the 5 trials that are facts
+  EXPECT_EQ(retries, 3);  // the search's lost candidates; the default and the baseline are measured apart
   EXPECT_EQ((*second)[0].trials, 3);
   EXPECT_EQ((*second)[0].infrastructure_errors, 0);
   EXPECT_TRUE((*second)[0].default_cost_s.has_value());

@@ -31,15 +31,15 @@ const char* build_error_name(BuildError e);
 
 struct BuildResult {
   BuildError error = BuildError::kOk;
-  std::string message;   ///< what failed, for the record
-  std::string library;   ///< the shared library's bytes when error == kOk
-  std::string symbol;    ///< its kernel entry point
-  double seconds = 0;    ///< wall time of what the build did: (replay, lower,) unroll, codegen, link
+  std::string message;  ///< what failed, for the record
+  std::string library;  ///< the shared library's bytes when error == kOk
+  std::string symbol;   ///< its kernel entry point
+  double seconds = 0;   ///< wall time of what the build did: (replay, lower,) unroll, codegen, link
 };
 
 struct BuilderOptions {
-  int n_parallel = 0;         ///< builds at once; <= 0: the machine's cores
-  double timeout_s = 15;      ///< a longer build is reported as kTimeout
+  int n_parallel = 0;     ///< builds at once; <= 0: the machine's cores
+  double timeout_s = 15;  ///< a longer build is reported as kTimeout
   std::string symbol = "kernel";
   /// For tests only: rewrites each lowered kernel before code generation, to
   /// plant a bug that the measurer's correctness check must catch. Empty in

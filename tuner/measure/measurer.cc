@@ -43,8 +43,8 @@ std::optional<rpc::ReferenceCheck> Measurer::reference_for(const Task& task, con
   if (!refs.unchecked_reason.empty()) return std::nullopt;
   if (auto it = refs.by_layout.find(signature); it != refs.by_layout.end()) return it->second;
   const auto start = std::chrono::steady_clock::now();
-  auto check = evaluate_reference(*task.dag, layouts, kInputSeed, refs.points,
-                                  check_tolerance(*task.dag, options_.tolerance));
+  auto check =
+      evaluate_reference(*task.dag, layouts, kInputSeed, refs.points, check_tolerance(*task.dag, options_.tolerance));
   last_check_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!check.is_ok()) {
     // Not a fact about any candidate: the task is measured unchecked, and its
@@ -128,8 +128,8 @@ Result<std::vector<records::Record>> Measurer::measure(const Task& task, const s
     r.worker_key = results[j].worker_public_key;
     last_check_seconds_ += results[j].check_seconds;
     // Checked: the output was compared, and matched or not.
-    r.checked = jobs[j].reference.has_value() &&
-                (results[j].ok() || results[j].error == rpc::MeasureErrorKind::kWrongAnswer);
+    r.checked =
+        jobs[j].reference.has_value() && (results[j].ok() || results[j].error == rpc::MeasureErrorKind::kWrongAnswer);
     if (results[j].ok()) {
       // A worker's word is not taken for the impossible (plausibility.h).
       if (auto why = implausible_result(task.target, work, results[j].costs_s, results[j].threads, r.worker)) {

@@ -77,7 +77,7 @@ class Measurer {
     std::string unchecked_reason;                          ///< when it cannot be checked
     std::map<std::string, rpc::ReferenceCheck> by_layout;  ///< by the candidates' packed layouts
   };
-  std::map<std::string, TaskReferences> references_;       // by workload key
+  std::map<std::string, TaskReferences> references_;  // by workload key
   double last_build_seconds_ = 0, last_run_seconds_ = 0, last_check_seconds_ = 0;
 };
 

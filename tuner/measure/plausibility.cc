@@ -12,13 +12,19 @@ constexpr double kMaxClockHz = 6e9;  // no CPU core runs faster
 constexpr double kMaxStoresPerCycle = 2;
 constexpr double kMargin = 1.25;
 
-std::string who(const std::string& worker) { return worker.empty() ? "the worker" : "worker '" + worker + "'"; }
+std::string who(const std::string& worker) {
+  return worker.empty() ? "the worker" : "worker '" + worker + "'";
+}
 
 // FMA pipes of one core: two on x86 (AVX-512 servers), up to four on AArch64
 // (Neoverse V1/V2's 4 x 128-bit).
-double fma_pipes(const Target& target) { return target.is_aarch64() ? 4 : 2; }
+double fma_pipes(const Target& target) {
+  return target.is_aarch64() ? 4 : 2;
+}
 
-int cores(const Target& target, int threads) { return std::max(1, threads > 0 ? threads : target.num_cores); }
+int cores(const Target& target, int threads) {
+  return std::max(1, threads > 0 ? threads : target.num_cores);
+}
 
 }  // namespace
 

@@ -37,7 +37,8 @@ struct CheckPointOptions {
 
 /// The sorted, distinct row-major flat indices of an output of `shape` that a
 /// check compares, drawn deterministically from `seed`.
-std::vector<int64_t> check_points(const std::vector<int64_t>& shape, uint64_t seed, const CheckPointOptions& options = {});
+std::vector<int64_t> check_points(const std::vector<int64_t>& shape, uint64_t seed,
+                                  const CheckPointOptions& options = {});
 
 /// The float tolerance for checking `dag`'s output: max(floor, 4 * K * u),
 /// K the largest number of terms one element of a reduction in `dag` sums

@@ -20,9 +20,12 @@ std::string label(const ScheduleCandidate& c, size_t index) {
 std::string format_cost(double seconds) {
   char buf[48];
   if (!(seconds > 0)) return "cost unknown";
-  if (seconds >= 1) std::snprintf(buf, sizeof buf, "%.3f s", seconds);
-  else if (seconds >= 1e-3) std::snprintf(buf, sizeof buf, "%.3f ms", seconds * 1e3);
-  else std::snprintf(buf, sizeof buf, "%.3f us", seconds * 1e6);
+  if (seconds >= 1)
+    std::snprintf(buf, sizeof buf, "%.3f s", seconds);
+  else if (seconds >= 1e-3)
+    std::snprintf(buf, sizeof buf, "%.3f ms", seconds * 1e3);
+  else
+    std::snprintf(buf, sizeof buf, "%.3f us", seconds * 1e6);
   return buf;
 }
 
@@ -33,12 +36,11 @@ Result<State> try_candidate(const std::shared_ptr<const ComputeDAG>& dag, const 
                             const Target& target) {
   if (c.match == TargetMatch::kCompatible) {
     auto measured_on = Target::parse(c.target);
-    if (measured_on.is_ok() &&
-        (measured_on->triple != target.triple || measured_on->vector_bits != target.vector_bits))
-      return Status(ErrorCode::kTargetError,
-                    "measured on '" + c.target + "' (" + measured_on->triple + ", " +
-                        std::to_string(measured_on->vector_bits) + "-bit vectors), which does not match " +
-                        target.triple + " with " + std::to_string(target.vector_bits) + "-bit vectors");
+    if (measured_on.is_ok() && (measured_on->triple != target.triple || measured_on->vector_bits != target.vector_bits))
+      return Status(ErrorCode::kTargetError, "measured on '" + c.target + "' (" + measured_on->triple + ", " +
+                                                 std::to_string(measured_on->vector_bits) +
+                                                 "-bit vectors), which does not match " + target.triple + " with " +
+                                                 std::to_string(target.vector_bits) + "-bit vectors");
   }
   auto steps = steps_from_json(c.steps_json);
   if (!steps.is_ok()) return steps.status().with_context("the step list does not parse");
@@ -51,8 +53,8 @@ Result<State> try_candidate(const std::shared_ptr<const ComputeDAG>& dag, const 
 
 // Records first: the first candidate that replays and lowers, or nullopt.
 std::optional<ScheduleChoice> choose_from_source(const std::shared_ptr<const ComputeDAG>& dag, const Target& target,
-                                                 ScheduleSource& source, std::vector<std::string>* warnings,
-                                                 int* seen, int* skipped) {
+                                                 ScheduleSource& source, std::vector<std::string>* warnings, int* seen,
+                                                 int* skipped) {
   const std::string target_text = target.to_string();
   auto candidates = source.candidates(dag->workload_key(), target_text);
   if (!candidates.is_ok()) {
@@ -116,10 +118,11 @@ Result<ScheduleChoice> choose_schedule(std::shared_ptr<const ComputeDAG> dag, co
     auto why = source->passed_over(dag->workload_key(), target.to_string());
     if (why.is_ok()) passed_over = std::move(why).value();
   }
-  const std::string no_record = !source               ? "no schedule source"
+  const std::string no_record = !source                ? "no schedule source"
                                 : !passed_over.empty() ? "the fallback kept: " + passed_over
-                                : seen == 0 ? "no record for this workload on this or a compatible target"
-                                            : "none of the " + std::to_string(seen) + " candidate schedules could be used";
+                                : seen == 0
+                                    ? "no record for this workload on this or a compatible target"
+                                    : "none of the " + std::to_string(seen) + " candidate schedules could be used";
   // A fallback is taken when it exists and lowers; else a warning says why not.
   auto fallback = [&](Result<State> state, ScheduleChoice::Source kind, const std::string& what,
                       const std::string& why) -> std::optional<ScheduleChoice> {
@@ -143,8 +146,7 @@ Result<ScheduleChoice> choose_schedule(std::shared_ptr<const ComputeDAG> dag, co
                           what + " configuration"))
       return finish(std::move(*c));
   }
-  if (auto c = fallback(generic_schedule(dag, target), ScheduleChoice::Source::kGenericFallback,
-                        "the generic schedule",
+  if (auto c = fallback(generic_schedule(dag, target), ScheduleChoice::Source::kGenericFallback, "the generic schedule",
                         t ? "the generic schedule" : "no template for '" + op_name + "': the generic schedule"))
     return finish(std::move(*c));
   ScheduleChoice choice{State(dag)};
@@ -155,11 +157,11 @@ Result<ScheduleChoice> choose_schedule(std::shared_ptr<const ComputeDAG> dag, co
 
 void CompileReport::add(const std::string& name, const std::string& workload_key, const ScheduleChoice& choice) {
   ++kernels;
-  const bool record = choice.source == ScheduleChoice::Source::kRecord ||
-                      choice.source == ScheduleChoice::Source::kCompatibleRecord;
+  const bool record =
+      choice.source == ScheduleChoice::Source::kRecord || choice.source == ScheduleChoice::Source::kCompatibleRecord;
   if (record) ++from_records;
-  const std::string entry = name + " (workload " + workload_key.substr(0, 8) + "): " +
-                            schedule_source_name(choice.source);
+  const std::string entry =
+      name + " (workload " + workload_key.substr(0, 8) + "): " + schedule_source_name(choice.source);
   if (!record && listed_.insert(workload_key).second) {
     without_record.push_back(entry);
     if (!choice.passed_over.empty()) kept_fallback.push_back(entry);

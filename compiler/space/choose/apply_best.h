@@ -41,13 +41,13 @@ struct ScheduleChoice {
   /// A choice of `state` from kDefault, to be filled in.
   explicit ScheduleChoice(State chosen) : state(std::move(chosen)) {}
 
-  State state;                               ///< replays on the DAG and lowers
+  State state;  ///< replays on the DAG and lowers
   Source source = Source::kDefault;
-  std::string explanation;                   ///< one line: what was picked and why
-  std::vector<std::string> warnings;         ///< candidates skipped, compatible-target use, source errors
-  std::optional<ScheduleCandidate> record;   ///< the candidate used (kRecord, kCompatibleRecord)
-  int candidates_seen = 0;                   ///< how many the source proposed
-  int candidates_skipped = 0;                ///< of those, how many failed to parse, replay or lower
+  std::string explanation;                  ///< one line: what was picked and why
+  std::vector<std::string> warnings;        ///< candidates skipped, compatible-target use, source errors
+  std::optional<ScheduleCandidate> record;  ///< the candidate used (kRecord, kCompatibleRecord)
+  int candidates_seen = 0;                  ///< how many the source proposed
+  int candidates_skipped = 0;               ///< of those, how many failed to parse, replay or lower
   /// Non-empty: the source passed its records over (a check in the model
   /// kept the fallback; ScheduleSource::passed_over), in its words.
   std::string passed_over;
@@ -66,14 +66,14 @@ Result<ScheduleChoice> choose_schedule(std::shared_ptr<const ComputeDAG> dag, co
 /// What a compilation reports about its schedules: every workload compiled
 /// without a record, and every warning. Add each kernel's choice as it is made.
 struct CompileReport {
-  std::vector<std::string> without_record;    ///< "name (workload 1a2b3c4d): template-fallback", once per workload
-  std::vector<std::string> compatible_only;   ///< workloads scheduled from a compatible target's record
+  std::vector<std::string> without_record;   ///< "name (workload 1a2b3c4d): template-fallback", once per workload
+  std::vector<std::string> compatible_only;  ///< workloads scheduled from a compatible target's record
   /// Of without_record, the workloads that have records the source passed
   /// over (ScheduleChoice::passed_over): a check in the model kept their fallback.
   std::vector<std::string> kept_fallback;
-  std::vector<std::string> warnings;          ///< "name: warning", in the order the choices were added
-  int kernels = 0;                            ///< choices added
-  int from_records = 0;                       ///< of those, scheduled from a record (exact or compatible)
+  std::vector<std::string> warnings;  ///< "name: warning", in the order the choices were added
+  int kernels = 0;                    ///< choices added
+  int from_records = 0;               ///< of those, scheduled from a record (exact or compatible)
 
   /// Accounts for the choice made for kernel `name` of workload `workload_key`.
   void add(const std::string& name, const std::string& workload_key, const ScheduleChoice& choice);

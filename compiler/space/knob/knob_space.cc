@@ -13,7 +13,9 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-Status invalid(const std::string& what) { return Status(ErrorCode::kInvalidArgument, what); }
+Status invalid(const std::string& what) {
+  return Status(ErrorCode::kInvalidArgument, what);
+}
 
 std::string list_text(const std::vector<int64_t>& v) {
   std::string s = "[";
@@ -252,8 +254,7 @@ Result<KnobConfig> KnobSpace::config(uint64_t index) const {
   return c;
 }
 
-Result<KnobConfig> KnobSpace::config_of(
-    const std::vector<std::pair<std::string, std::vector<int64_t>>>& values) const {
+Result<KnobConfig> KnobSpace::config_of(const std::vector<std::pair<std::string, std::vector<int64_t>>>& values) const {
   for (const auto& [name, value] : values)
     if (!find(name)) return invalid("the space has no knob '" + name + "'");
   uint64_t index = 0, stride = 1;
@@ -355,7 +356,9 @@ std::string KnobConfig::to_json() const {
 
 Result<KnobConfig> KnobConfig::from_json(const std::string& text, const KnobSpace& space) {
   Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false);
-  auto parse_error = [](const std::string& what) { return Status(ErrorCode::kParseError, "knob config JSON: " + what); };
+  auto parse_error = [](const std::string& what) {
+    return Status(ErrorCode::kParseError, "knob config JSON: " + what);
+  };
   if (j.is_discarded()) return parse_error("not valid JSON");
   if (!j.is_object() || !j.contains("knobs") || !j["knobs"].is_object())
     return parse_error("expected {\"index\": ..., \"knobs\": {...}}");

@@ -21,8 +21,8 @@
 #include <string_view>
 #include <vector>
 
-#include "compiler/schedule/step.h"
 #include "base/status.h"
+#include "compiler/schedule/step.h"
 
 namespace tessera {
 

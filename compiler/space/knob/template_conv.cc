@@ -46,8 +46,8 @@ Result<Conv> analyze(const ComputeDAG& dag, bool nhwc) {
   TESSERA_ASSIGN_OR_RETURN(cv.stages, find_op_stages(dag, OpPattern::kComplex, name, /*allow_broadcast=*/true));
   const OpStages& st = cv.stages;
   if (st.shape.size() != 4 || st.reduce.size() != 3 || st.inputs.size() != 2)
-    return Status(ErrorCode::kInvalidArgument, "template " + name + ": " + st.main +
-                                                   " is not a 2-D convolution (rank 4, three reduce axes)");
+    return Status(ErrorCode::kInvalidArgument,
+                  "template " + name + ": " + st.main + " is not a 2-D convolution (rank 4, three reduce axes)");
   if (nhwc) {
     cv.p = st.shape[1], cv.q = st.shape[2], cv.k = st.shape[3];
     cv.r = st.reduce[0], cv.s = st.reduce[1], cv.c = st.reduce[2];
@@ -107,8 +107,10 @@ Status apply_conv(const KnobConfig& cfg, const Target& target, State* state, boo
   const Var outer[] = {rc[0], p, nhwc ? q[0] : k[0], nhwc ? k[0] : q[0]};
   std::vector<Var> order = {n};
   for (int64_t o : cfg.get("order")) order.push_back(outer[o]);
-  if (nhwc) order.insert(order.end(), {ry, rx, rc[1], unrolled, vectorized});
-  else order.insert(order.end(), {rc[1], ry, rx, unrolled, vectorized});
+  if (nhwc)
+    order.insert(order.end(), {ry, rx, rc[1], unrolled, vectorized});
+  else
+    order.insert(order.end(), {rc[1], ry, rx, unrolled, vectorized});
   TESSERA_RETURN_IF_ERROR(s.reorder(local, order));
   TESSERA_RETURN_IF_ERROR(s.annotate(local, unrolled, static_cast<IterAnnotation>(unroll[0])));
   TESSERA_RETURN_IF_ERROR(s.annotate(local, ry, static_cast<IterAnnotation>(unroll[1])));
@@ -143,7 +145,8 @@ Result<KnobConfig> fallback_conv(const KnobSpace& space, const ComputeDAG& dag, 
   const std::vector<int64_t> unrolled_sizes = innermost_sizes(*space.find(nhwc ? "tile_q" : "tile_k"));
   const int64_t vec = preferred_vector_width(vec_sizes, lanes);
   const int64_t regs_per_row = (vec + lanes - 1) / lanes;
-  const int64_t unrolled = largest_at_most(unrolled_sizes, std::max<int64_t>(1, target.vector_registers() / 2 / regs_per_row));
+  const int64_t unrolled =
+      largest_at_most(unrolled_sizes, std::max<int64_t>(1, target.vector_registers() / 2 / regs_per_row));
   const int64_t unroll = static_cast<int64_t>(IterAnnotation::kUnroll);
   std::vector<std::pair<std::string, std::vector<int64_t>>> ideal = {
       {"tile_p", {0, nhwc ? 1 : 2}},
@@ -170,7 +173,9 @@ Result<KnobConfig> fallback_conv(const KnobSpace& space, const ComputeDAG& dag, 
 
 }  // namespace
 
-Result<KnobSpace> define_conv_nchw(const ComputeDAG& dag, const Target& target) { return define_conv(dag, target, false); }
+Result<KnobSpace> define_conv_nchw(const ComputeDAG& dag, const Target& target) {
+  return define_conv(dag, target, false);
+}
 Status apply_conv_nchw(const KnobConfig& config, const Target& target, State* state) {
   return apply_conv(config, target, state, false);
 }
@@ -178,7 +183,9 @@ Result<KnobConfig> fallback_conv_nchw(const KnobSpace& space, const ComputeDAG& 
   return fallback_conv(space, dag, target, false);
 }
 
-Result<KnobSpace> define_conv_nhwc(const ComputeDAG& dag, const Target& target) { return define_conv(dag, target, true); }
+Result<KnobSpace> define_conv_nhwc(const ComputeDAG& dag, const Target& target) {
+  return define_conv(dag, target, true);
+}
 Status apply_conv_nhwc(const KnobConfig& config, const Target& target, State* state) {
   return apply_conv(config, target, state, true);
 }

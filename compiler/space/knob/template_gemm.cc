@@ -38,12 +38,11 @@ namespace {
 // The `tail` knob's values (PadTileStep for kTailPad).
 enum TailPolicy : int64_t { kTailGuard = 0, kTailPad = 1 };
 
-
 struct Gemm {
   OpStages stages;
   int batch_dims = 0;  // leading spatial axes before i, j
   int64_t m = 0, n = 0, k = 0;
-  std::string b;       // the operand read along j: B of matmul, W of dense
+  std::string b;         // the operand read along j: B of matmul, W of dense
   bool b_is_nk = false;  // read b[j, k] (dense's W), not b[k, j]
   // The dimension of b whose index is j, and whether b's last dimension is
   // indexed by k and not j (a transposed operand read in place, attention's
@@ -124,7 +123,9 @@ Status store_panel_by_columns(Sched& s, const Gemm& g, const std::string& panel)
 // The most columns a GEMV's micro-kernel holds: its accumulators are its
 // only independent chains (one output row), and 4 of them cover the FMA
 // latency of a load-bound loop.
-int64_t gemv_max_nr(int64_t lanes) { return std::min<int64_t>(kMaxVectorLanes, 4 * lanes); }
+int64_t gemv_max_nr(int64_t lanes) {
+  return std::min<int64_t>(kMaxVectorLanes, 4 * lanes);
+}
 
 // tile_n's filter. A GEMV (M == 1) has one output row: the micro-kernel's
 // columns are its only independent accumulator chains, so it takes whole
@@ -252,8 +253,8 @@ Result<KnobSpace> define_gemm(const ComputeDAG& dag, const Target& target) {
       "unroll_rows", {gemv ? std::vector<IterAnnotation>{IterAnnotation::kNone}
                            : std::vector<IterAnnotation>{IterAnnotation::kUnroll, IterAnnotation::kNone}}));
   TESSERA_RETURN_IF_ERROR(space.define_knob("cache_b", gemv ? std::vector<int64_t>{0} : std::vector<int64_t>{1, 0}));
-  TESSERA_RETURN_IF_ERROR(space.define_knob("tail", gemv ? std::vector<int64_t>{kTailPad}
-                                                         : std::vector<int64_t>{kTailGuard, kTailPad}));
+  TESSERA_RETURN_IF_ERROR(
+      space.define_knob("tail", gemv ? std::vector<int64_t>{kTailPad} : std::vector<int64_t>{kTailGuard, kTailPad}));
   return space;
 }
 
@@ -298,7 +299,9 @@ Status apply_gemm(const KnobConfig& cfg, const Target& target, State* state) {
     // The panel is copied where both k.0 and j.0 enclose it: kb x nr.
     TESSERA_RETURN_IF_ERROR(s.cache_read(g.b, {local}));
     const std::string panel = g.b + ".local";
-    auto pos = [&](const Var& v) { return std::find_if(order.begin(), order.end(), [&](const Var& o) { return o.same_as(v); }); };
+    auto pos = [&](const Var& v) {
+      return std::find_if(order.begin(), order.end(), [&](const Var& o) { return o.same_as(v); });
+    };
     const Var& at = pos(k[0]) > pos(j[0]) ? k[0] : j[0];
     TESSERA_RETURN_IF_ERROR(s.compute_at(panel, local, at));
     if (pad) TESSERA_RETURN_IF_ERROR(s.pad_tile(panel));

@@ -80,8 +80,8 @@ Result<KnobSpace> define_gemm_pairs(const ComputeDAG& dag, const Target&) {
   TESSERA_RETURN_IF_ERROR(space.define_split("tile_k", g.k8, SplitPolicy::tiles(), 2,
                                              [=](const std::vector<int64_t>& s) { return s[1] >= min_kb; }));
   TESSERA_RETURN_IF_ERROR(space.define_reorder_all("order", 3));
-  TESSERA_RETURN_IF_ERROR(
-      space.define_annotate("unroll_rows", {std::vector<IterAnnotation>{IterAnnotation::kUnroll, IterAnnotation::kNone}}));
+  TESSERA_RETURN_IF_ERROR(space.define_annotate(
+      "unroll_rows", {std::vector<IterAnnotation>{IterAnnotation::kUnroll, IterAnnotation::kNone}}));
   return space;
 }
 

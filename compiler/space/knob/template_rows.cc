@@ -32,11 +32,13 @@ struct Rows {
   std::vector<std::string> stored;      // those that read a statistic and feed another (softmax's exp)
   int row_axes = 0;                     // leading axes of `out` that index rows
   int64_t rows = 1, cols = 1;
-  int64_t last_row_extent = 1;          // the innermost row axis, split by tile_rows
+  int64_t last_row_extent = 1;  // the innermost row axis, split by tile_rows
   DType dtype;
 };
 
-Status rows_error(const std::string& why) { return Status(ErrorCode::kInvalidArgument, "template rows: " + why); }
+Status rows_error(const std::string& why) {
+  return Status(ErrorCode::kInvalidArgument, "template rows: " + why);
+}
 
 // The number of leading axes a statistic of `shape` keeps from `out`: after
 // them every extent is 1; -1 when it is not of that form.
@@ -203,7 +205,8 @@ Status apply_rows(const KnobConfig& cfg, const Target& target, State* state) {
       const std::vector<Var> reader_loops = s.loops(readers[0]);
       TESSERA_RETURN_IF_ERROR(s.compute_at(stage, readers[0], reader_loops[static_cast<size_t>(r.row_axes) - 1]));
     }
-    const size_t i = static_cast<size_t>(std::find(r.statistics.begin(), r.statistics.end(), stage) - r.statistics.begin());
+    const size_t i =
+        static_cast<size_t>(std::find(r.statistics.begin(), r.statistics.end(), stage) - r.statistics.begin());
     if (i == r.statistics.size()) {  // stored: vectorized along the row
       const std::vector<Var> loops = s.loops(stage);
       const std::vector<Var> cols(loops.begin() + r.row_axes, loops.end());
@@ -228,9 +231,9 @@ Result<KnobConfig> fallback_rows(const KnobSpace& space, const ComputeDAG& dag, 
   // Blocks of about 4k elements (a parallel task worth its launch, 16 KiB of
   // float rows in L1), written a few vectors at a time.
   const int64_t rows_per_block = std::max<int64_t>(1, 4096 / r.cols);
-  return nearest_config(
-      space, {{"tile_rows", {0, rows_per_block}},
-              {"tile_cols", {0, preferred_vector_width(innermost_sizes(*space.find("tile_cols")), lanes)}}});
+  return nearest_config(space,
+                        {{"tile_rows", {0, rows_per_block}},
+                         {"tile_cols", {0, preferred_vector_width(innermost_sizes(*space.find("tile_cols")), lanes)}}});
 }
 
 }  // namespace tessera::template_detail

@@ -51,8 +51,8 @@ Result<OpStages> find_op_stages(const ComputeDAG& dag, OpPattern pattern, const 
     const ComputeOpNode* op = compute_op(in);
     if (!op) continue;
     if (!st.pad.empty() || op->pattern != OpPattern::kInjective || !op->reduce_axes.empty())
-      return template_error(name, st.main + " reads computed tensor " + in->name +
-                                      "; only one injective producer (a pad) is supported");
+      return template_error(
+          name, st.main + " reads computed tensor " + in->name + "; only one injective producer (a pad) is supported");
     for (const Tensor& t : input_tensors(in))
       if (compute_op(t)) return template_error(name, "pad stage " + in->name + " reads computed tensor " + t->name);
     st.pad = in->name;
@@ -68,8 +68,8 @@ Result<OpStages> find_op_stages(const ComputeDAG& dag, OpPattern pattern, const 
     const bool broadcast = allow_broadcast && broadcasts_to(st.shape, t->shape) &&
                            (of_main_shape == tail.size() || t->shape == tail.back()->shape);
     if (!op->reduce_axes.empty() || !(same_shape || broadcast))
-      return template_error(name, "stage " + t->name + " after " + st.main +
-                                      " must be elementwise over its shape to be fused");
+      return template_error(
+          name, "stage " + t->name + " after " + st.main + " must be elementwise over its shape to be fused");
     if (same_shape && of_main_shape != tail.size())
       return template_error(name, "stage " + t->name + " of " + st.main + "'s shape follows a broadcast stage");
     if (dag.is_output(t) && !st.output.empty()) return template_error(name, "the DAG has more than one output");
@@ -257,8 +257,8 @@ Result<int64_t> Sched::inferred_extent(const std::string& stage, const Var& loop
 // ---------------------------------------------------------------------------
 // Shared schedule shapes
 
-Result<Var> tile_output_blocks(Sched& s, const std::string& stage, const std::vector<int64_t>& block,
-                               int64_t lanes, const std::vector<int64_t>& block_order) {
+Result<Var> tile_output_blocks(Sched& s, const std::string& stage, const std::vector<int64_t>& block, int64_t lanes,
+                               const std::vector<int64_t>& block_order) {
   std::vector<Var> axes = s.loops(stage);
   if (axes.size() != block.size())
     return Status(ErrorCode::kInternal, "template: block of " + std::to_string(block.size()) + " sizes for " +
@@ -344,7 +344,8 @@ Result<KnobConfig> nearest_config(const KnobSpace& space,
       for (const auto& c : k.candidates) {
         double cost = 0;
         for (size_t i = 1; i < c.size() && i < want->size(); ++i)
-          if ((*want)[i] > 0) cost += static_cast<double>(i) * std::fabs(std::log2(double(c[i])) - std::log2(double((*want)[i])));
+          if ((*want)[i] > 0)
+            cost += static_cast<double>(i) * std::fabs(std::log2(double(c[i])) - std::log2(double((*want)[i])));
         if (cost < best_cost - 1e-9) {
           best_cost = cost;
           best = &c;
@@ -388,7 +389,8 @@ std::vector<int64_t> innermost_sizes(const Knob& knob) {
   const auto divides = [&](int64_t s) { return knob.extent > 0 && knob.extent % s == 0; };
   std::vector<int64_t> out;
   for (int64_t s : sizes) {
-    const bool near_divisor = std::any_of(sizes.begin(), sizes.end(), [&](int64_t d) { return divides(d) && 2 * d >= s && d <= s; });
+    const bool near_divisor =
+        std::any_of(sizes.begin(), sizes.end(), [&](int64_t d) { return divides(d) && 2 * d >= s && d <= s; });
     if (divides(s) || !near_divisor) out.push_back(s);
   }
   return out;

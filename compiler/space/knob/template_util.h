@@ -28,10 +28,10 @@ struct OpStages {
   /// block), else "". `output` is then the last stage of main's shape,
   /// stored whole; schedule_broadcast schedules this stage after it.
   std::string broadcast;
-  std::vector<std::string> inputs;   ///< main's input tensors in order of first read
-  std::vector<int64_t> shape;        ///< main's (and the output's) shape
-  std::vector<int64_t> reduce;       ///< main's reduce extents, in order
-  DType dtype = DType::f32();        ///< main's element type (sets the vector lanes)
+  std::vector<std::string> inputs;  ///< main's input tensors in order of first read
+  std::vector<int64_t> shape;       ///< main's (and the output's) shape
+  std::vector<int64_t> reduce;      ///< main's reduce extents, in order
+  DType dtype = DType::f32();       ///< main's element type (sets the vector lanes)
 };
 
 /// Finds the stages of `dag` for template `name`: exactly one compute with
@@ -62,7 +62,7 @@ class Sched {
   Status annotate(const std::string& stage, const Var& loop, IterAnnotation a);
   Status compute_at(const std::string& stage, const std::string& target, const Var& loop);
   Status compute_inline(const std::string& stage);
-  Status cache_write(const std::string& stage);  ///< adds stage + ".local"
+  Status cache_write(const std::string& stage);                                          ///< adds stage + ".local"
   Status cache_read(const std::string& stage, const std::vector<std::string>& readers);  ///< adds stage + ".local"
   /// Stores input `stage` packed on `axis` by `factor` (compiler/schedule/layout.h).
   Status pack_layout(const std::string& stage, int axis, int64_t factor);
@@ -105,8 +105,8 @@ inline constexpr double kMinParallelFlops = 65536;
 /// consecutive blocks of one thread share what the order keeps fixed.
 /// Returns the fused block loop, where the computation of the block is
 /// attached.
-Result<Var> tile_output_blocks(Sched& s, const std::string& stage, const std::vector<int64_t>& block,
-                               int64_t lanes, const std::vector<int64_t>& block_order = {});
+Result<Var> tile_output_blocks(Sched& s, const std::string& stage, const std::vector<int64_t>& block, int64_t lanes,
+                               const std::vector<int64_t>& block_order = {});
 
 /// Inlines the elementwise tail of `stages` and returns the stage the
 /// reduction accumulates in: main itself when a tail copies it out, else

@@ -55,7 +55,9 @@ Result<Window> analyze(const ComputeDAG& dag, OpPattern pattern, const std::stri
 Result<Window> depthwise(const ComputeDAG& dag) {
   return analyze(dag, OpPattern::kComplex, "depthwise_conv2d_nchw", /*allow_broadcast=*/true);
 }
-Result<Window> pool(const ComputeDAG& dag) { return analyze(dag, OpPattern::kReduction, "pool2d", false); }
+Result<Window> pool(const ComputeDAG& dag) {
+  return analyze(dag, OpPattern::kReduction, "pool2d", false);
+}
 
 // The vector of output columns for an untuned schedule: whole registers
 // where they divide the row; a row of at most two registers that they do

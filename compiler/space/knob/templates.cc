@@ -36,7 +36,9 @@ constexpr KnobTemplate kTemplates[] = {
 
 }  // namespace
 
-std::span<const KnobTemplate> knob_templates() { return kTemplates; }
+std::span<const KnobTemplate> knob_templates() {
+  return kTemplates;
+}
 
 const KnobTemplate* find_template(std::string_view op) {
   for (const KnobTemplate& t : kTemplates)

@@ -106,8 +106,8 @@ std::vector<int64_t> sample_tile_factors(int64_t extent, const TileVar& var, int
   // (unless the options turn them off).
   const bool prime = extent > 16 && prime_factors(extent).size() == 1;
   const double nondividing = prime && options.unfriendly_nondividing_chance > 0 ? 1.0
-                             : friendly_extent(extent, vector_inner, lanes) ? options.nondividing_chance
-                                                                            : options.unfriendly_nondividing_chance;
+                             : friendly_extent(extent, vector_inner, lanes)     ? options.nondividing_chance
+                                                                                : options.unfriendly_nondividing_chance;
   if (levels >= 2 && rng.chance(nondividing)) return nondividing_factors(extent, var, registers, rng);
   if (!var.vector_inner || levels < 2) {
     distribute(extent, levels, f, rng);
@@ -119,7 +119,8 @@ std::vector<int64_t> sample_tile_factors(int64_t extent, const TileVar& var, int
     // shorter than a vector).
     std::vector<int64_t> candidates;
     for (int64_t d = 1; d <= std::min<int64_t>(extent, kMaxVectorLanes); ++d)
-      if (extent % d == 0 && vector_friendly(d, lanes) && d >= std::min<int64_t>(lanes, extent)) candidates.push_back(d);
+      if (extent % d == 0 && vector_friendly(d, lanes) && d >= std::min<int64_t>(lanes, extent))
+        candidates.push_back(d);
     if (!candidates.empty()) {
       inner = rng.pick(candidates);
       rest = extent / inner;
@@ -154,7 +155,12 @@ class Annotator {
  public:
   Annotator(const std::shared_ptr<const ComputeDAG>& dag, const Sketch& sketch, const Target& target,
             const SketchOptions& options, SketchDecisions& d, SpaceRng& rng)
-      : state_(dag), sketch_(sketch), target_(target), options_(options), d_(d), rng_(rng),
+      : state_(dag),
+        sketch_(sketch),
+        target_(target),
+        options_(options),
+        d_(d),
+        rng_(rng),
         unroll_steps_(options.unroll_steps.empty() ? default_unroll_steps(target) : options.unroll_steps) {}
 
   Result<State> run() {
@@ -559,11 +565,11 @@ Status Annotator::simple(int p) {
 
 }  // namespace
 
-Result<State> annotate_sketch(const std::shared_ptr<const ComputeDAG>& dag, const Sketch& sketch,
-                              const Target& target, const SketchOptions& options, SketchDecisions* decisions,
-                              SpaceRng& rng) {
+Result<State> annotate_sketch(const std::shared_ptr<const ComputeDAG>& dag, const Sketch& sketch, const Target& target,
+                              const SketchOptions& options, SketchDecisions* decisions, SpaceRng& rng) {
   SketchDecisions& d = *decisions;
-  if (d.tiles.size() != sketch.tiles.size() || d.parallel.size() != sketch.plans.size()) d = SketchDecisions::unset(sketch);
+  if (d.tiles.size() != sketch.tiles.size() || d.parallel.size() != sketch.plans.size())
+    d = SketchDecisions::unset(sketch);
   auto result = Annotator(dag, sketch, target, options, d, rng).run();
   if (!result.is_ok()) return result.status().with_context("annotating sketch '" + sketch.description + "'");
   return result;

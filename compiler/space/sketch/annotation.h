@@ -33,9 +33,8 @@ namespace tessera {
 /// same decisions replay to the same steps without the RNG). Errors are
 /// kInvalidSchedule/kLoweringError from the schedule primitives and mean a
 /// rule emitted a step that does not apply (a bug, not a user error).
-Result<State> annotate_sketch(const std::shared_ptr<const ComputeDAG>& dag, const Sketch& sketch,
-                              const Target& target, const SketchOptions& options, SketchDecisions* decisions,
-                              SpaceRng& rng);
+Result<State> annotate_sketch(const std::shared_ptr<const ComputeDAG>& dag, const Sketch& sketch, const Target& target,
+                              const SketchOptions& options, SketchDecisions* decisions, SpaceRng& rng);
 
 /// A random factorization of `extent` into var.levels factors, outer to
 /// inner, whose product is `extent`, or (tiles that need not divide) inner

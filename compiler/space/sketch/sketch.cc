@@ -141,22 +141,23 @@ std::string SketchDecisions::to_json() const {
 }
 
 Result<SketchDecisions> SketchDecisions::from_json(const std::string& text) {
-  auto bad = [](const std::string& what) {
-    return Status(ErrorCode::kParseError, "sketch decisions: " + what);
-  };
+  auto bad = [](const std::string& what) { return Status(ErrorCode::kParseError, "sketch decisions: " + what); };
   nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (!j.is_object()) return bad("not a JSON object");
   SketchDecisions d;
   try {
     for (const char* key : {"tiles", "tile_extents", "parallel", "unroll", "location"})
-      if (!j.contains(key) || !j[key].is_array()) return bad(std::string("field '") + key + "' is missing or not a list");
+      if (!j.contains(key) || !j[key].is_array())
+        return bad(std::string("field '") + key + "' is missing or not a list");
     d.tiles = j["tiles"].get<std::vector<std::vector<int64_t>>>();
     d.tile_extents = j["tile_extents"].get<std::vector<int64_t>>();
     d.parallel = j["parallel"].get<std::vector<int>>();
     d.unroll = j["unroll"].get<std::vector<int64_t>>();
     d.location = j["location"].get<std::vector<int>>();
-    if (j.contains("pad")) d.pad = j["pad"].get<std::vector<int>>();
-    else d.pad.assign(d.parallel.size(), 0);
+    if (j.contains("pad"))
+      d.pad = j["pad"].get<std::vector<int>>();
+    else
+      d.pad.assign(d.parallel.size(), 0);
   } catch (const nlohmann::json::exception& e) {
     return bad(std::string("a field has the wrong type (") + e.what() + ")");
   }

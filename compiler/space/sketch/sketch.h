@@ -35,8 +35,9 @@ struct SketchOptions {
   std::vector<int64_t> unroll_steps;  ///< auto-unroll max steps to draw from; empty: the target's set
   double vector_bias = 0.8;           ///< chance that a vectorized tile level is drawn among lane multiples
   double nondividing_chance = 0.05;   ///< chance of tile sizes that need not divide a friendly extent
-  double unfriendly_nondividing_chance = 0.8;  ///< ... and an extent without such divisors (6625 = 5^3 x 53; primes above 16 always, unless 0)
-  int64_t rfactor_min_reduce = 64;    ///< rfactor needs at least this many reduced elements per output ...
+  double unfriendly_nondividing_chance =
+      0.8;  ///< ... and an extent without such divisors (6625 = 5^3 x 53; primes above 16 always, unless 0)
+  int64_t rfactor_min_reduce = 64;       ///< rfactor needs at least this many reduced elements per output ...
   int rfactor_max_spatial_per_core = 2;  ///< ... and at most this many outputs per core
 };
 
@@ -58,11 +59,11 @@ struct SketchStageRef {
 
 /// What the sketch does with one stage.
 enum class StageRule : uint8_t {
-  kInline,          ///< compute_inline (a structure step); no plan of its own
-  kSimple,          ///< loops kept; one spatial axis split for vectors; parallel at the root; may move
-  kTiled,           ///< multi-level tiling "SSRSRS" at the root
-  kFusedConsumer,   ///< tiled "SS" + inner loops; its producer is computed at its last S loop
-  kFusedProducer,   ///< tiled "RSRS" inside its consumer's tile (cache_write stages too)
+  kInline,         ///< compute_inline (a structure step); no plan of its own
+  kSimple,         ///< loops kept; one spatial axis split for vectors; parallel at the root; may move
+  kTiled,          ///< multi-level tiling "SSRSRS" at the root
+  kFusedConsumer,  ///< tiled "SS" + inner loops; its producer is computed at its last S loop
+  kFusedProducer,  ///< tiled "RSRS" inside its consumer's tile (cache_write stages too)
 };
 const char* stage_rule_name(StageRule rule);
 
@@ -79,7 +80,7 @@ struct SketchStructureStep {
 /// factors, outer to inner. Annotation samples it; mutation moves factors
 /// between its levels.
 struct TileVar {
-  std::string name;           ///< "C.local.i" for messages and printing
+  std::string name;  ///< "C.local.i" for messages and printing
   int levels = 2;
   bool vector_inner = false;  ///< the innermost level is vectorized: favour lane multiples <= 64
   /// A reduce axis' k block (inner level): a tile that need not divide the
@@ -99,10 +100,10 @@ inline constexpr int64_t kMaxReduceTile = 512;
 struct StagePlan {
   SketchStageRef stage;
   StageRule rule = StageRule::kSimple;
-  int partner = -1;        ///< fused pair: index of the other plan
-  bool movable = false;    ///< kSimple: its compute location is a decision
-  bool unrolls = false;    ///< has an auto-unroll decision (reductions and tiled stages)
-  int vector_axis = -1;    ///< kSimple: the root spatial axis split for vectors (-1: none)
+  int partner = -1;      ///< fused pair: index of the other plan
+  bool movable = false;  ///< kSimple: its compute location is a decision
+  bool unrolls = false;  ///< has an auto-unroll decision (reductions and tiled stages)
+  int vector_axis = -1;  ///< kSimple: the root spatial axis split for vectors (-1: none)
   /// kTiled/kFusedProducer: one variable per spatial axis (4 levels) then one
   /// per reduce axis (2 levels), -1 for axes of extent 1; kSimple: the
   /// vector split (2 levels) or nothing.

@@ -105,7 +105,8 @@ bool gemv_like(const ComputeDAG& dag, int t, int64_t min_reduce) {
   bool along_reduce = false;
   for (const VarNode* v : reads.vars) {
     if (v == op->axes[last]->var.node()) return false;
-    for (const IterVar& r : op->reduce_axes) along_reduce = along_reduce || (r->var.node() == v && r->extent >= min_reduce);
+    for (const IterVar& r : op->reduce_axes)
+      along_reduce = along_reduce || (r->var.node() == v && r->extent >= min_reduce);
   }
   return along_reduce;
 }
@@ -113,8 +114,8 @@ bool gemv_like(const ComputeDAG& dag, int t, int64_t min_reduce) {
 // Rule application state: one partially built sketch.
 struct Partial {
   Sketch sketch;
-  std::vector<int> plan_of;    // per DAG tensor: its kTensor plan, or -1
-  std::vector<bool> inlined;   // per DAG tensor
+  std::vector<int> plan_of;   // per DAG tensor: its kTensor plan, or -1
+  std::vector<bool> inlined;  // per DAG tensor
   std::vector<std::string> notes;
 };
 
@@ -210,8 +211,7 @@ bool RuleEngine::needs_rfactor(int t) const {
          reduce >= options_.rfactor_min_reduce;
 }
 
-int RuleEngine::add_tile(Partial& s, int t, const std::string& name, int levels, bool vector_inner,
-                         bool reduce) const {
+int RuleEngine::add_tile(Partial& s, int t, const std::string& name, int levels, bool vector_inner, bool reduce) const {
   const int lanes = target_.vector_lanes(dag_.tensors()[t]->dtype);
   s.sketch.tiles.push_back(TileVar{name, levels, vector_inner, reduce, lanes});
   return static_cast<int>(s.sketch.tiles.size()) - 1;
@@ -360,8 +360,10 @@ std::vector<Sketch> RuleEngine::run() {
         std::vector<std::vector<int>> packs = {{}};
         if (!pack.empty()) packs.push_back(pack);
         for (const auto& p : packs) {
-          if (consumer >= 0) alternatives.push_back(apply_fusion(s, t, consumer, p));
-          else if (!ts[t]->shape.empty()) alternatives.push_back(apply_cache_write(s, t, p));
+          if (consumer >= 0)
+            alternatives.push_back(apply_fusion(s, t, consumer, p));
+          else if (!ts[t]->shape.empty())
+            alternatives.push_back(apply_cache_write(s, t, p));
         }
         for (const auto& p : packs) alternatives.push_back(apply_plain_tiling(s, t, p));
         if (gemv_like(dag_, t, options_.rfactor_min_reduce)) alternatives.push_back(apply_rfactor(s, t, /*gemv=*/true));

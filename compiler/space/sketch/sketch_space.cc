@@ -87,7 +87,8 @@ Result<SketchProgram> SketchSpace::program_from_json(const std::string& text, Sp
 
 std::string SketchSpace::to_string() const {
   std::string out;
-  for (size_t i = 0; i < sketches_.size(); ++i) out += "sketch " + std::to_string(i) + ": " + sketches_[i].to_string(*dag_);
+  for (size_t i = 0; i < sketches_.size(); ++i)
+    out += "sketch " + std::to_string(i) + ": " + sketches_[i].to_string(*dag_);
   return out;
 }
 

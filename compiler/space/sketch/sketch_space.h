@@ -75,9 +75,10 @@ class SketchSpace {
   std::string to_string() const;
 
  private:
-  SketchSpace(std::shared_ptr<const ComputeDAG> dag, Target target, SketchOptions options,
-              std::vector<Sketch> sketches)
-      : dag_(std::move(dag)), target_(std::move(target)), options_(std::move(options)),
+  SketchSpace(std::shared_ptr<const ComputeDAG> dag, Target target, SketchOptions options, std::vector<Sketch> sketches)
+      : dag_(std::move(dag)),
+        target_(std::move(target)),
+        options_(std::move(options)),
         sketches_(std::move(sketches)) {}
 
   std::shared_ptr<const ComputeDAG> dag_;

@@ -37,8 +37,7 @@ TEST(LinearForm, CancelledTermsPrintNothing) {
 TEST(LinearForm, CanonicalFormPutsPositiveTermsFirstAndTheConstantLast) {
   Var i("i"), j("j");
   Expr e = canonical(make_binary(ExprKind::kSub, make_binary(ExprKind::kAdd, make_int(5), j * 2), i));
-  EXPECT_EQ(to_string(e), to_string(make_binary(ExprKind::kAdd,
-                                                make_binary(ExprKind::kSub, j * 2, i), make_int(5))));
+  EXPECT_EQ(to_string(e), to_string(make_binary(ExprKind::kAdd, make_binary(ExprKind::kSub, j * 2, i), make_int(5))));
   EXPECT_EQ(to_string(canonical(make_binary(ExprKind::kSub, make_int(0), i * 3) - 2)),
             to_string(make_binary(ExprKind::kSub, make_binary(ExprKind::kSub, make_int(0), i * 3), make_int(2))));
 }
@@ -48,9 +47,12 @@ TEST(VisitAffine, DoubleCoefficientsForRates) {
   double rate_i = 0, rate_j = 0;
   int others = 0;
   double constant = visit_affine<double>((i * 8 - j) * 2 + 6, 0.5, [&](const Expr& atom, double c) {
-    if (atom.same_as(i)) rate_i += c;
-    else if (atom.same_as(j)) rate_j += c;
-    else ++others;
+    if (atom.same_as(i))
+      rate_i += c;
+    else if (atom.same_as(j))
+      rate_j += c;
+    else
+      ++others;
   });
   EXPECT_DOUBLE_EQ(rate_i, 8);
   EXPECT_DOUBLE_EQ(rate_j, -1);

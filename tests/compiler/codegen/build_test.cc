@@ -1,4 +1,3 @@
-#include "compiler/codegen/llvm_target.h"
 #include "compiler/codegen/build.h"
 
 #include <gtest/gtest.h>
@@ -7,6 +6,7 @@
 #include <functional>
 
 #include "compiler/codegen/llvm_codegen.h"
+#include "compiler/codegen/llvm_target.h"
 #include "compiler/ir/op.h"
 #include "compiler/lower/lower.h"
 #include "runtime/module.h"
@@ -21,7 +21,12 @@ std::shared_ptr<const ComputeDAG> matmul_dag(int64_t m, int64_t n, int64_t k) {
   Tensor a = placeholder({m, k}, DType::f32(), "A");
   Tensor b = placeholder({k, n}, DType::f32(), "B");
   IterVar r = reduce_axis(k, "k");
-  Tensor c = compute({m, n}, [&](const Vars& i) { return sum(read(a, {i[0], r->var}) * read(b, {r->var, i[1]}), {r}); }, "C");
+  Tensor c = compute(
+      {m, n},
+      [&](const Vars& i) {
+        return sum(read(a, {i[0], r->var}) * read(b, {r->var, i[1]}), {r});
+      },
+      "C");
   return std::make_shared<const ComputeDAG>(ComputeDAG::make({a, b, c}).value());
 }
 
@@ -85,7 +90,8 @@ TEST(BuildKernel, InterleavedAndRepeatedLanesAreDenseLoadsAndAShuffle) {
   runtime::ThreadPool pool(1);
   auto check = [&](const std::function<Expr(const Expr&)>& index, int (*lane)(int), const char* what) {
     Tensor x = placeholder({64}, DType::f32(), "X");
-    Tensor y = compute({64}, [&](const Vars& i) { return read(x, {index(i[0])}); }, "Y");
+    Tensor y = compute(
+        {64}, [&](const Vars& i) { return read(x, {index(i[0])}); }, "Y");
     State s(std::make_shared<const ComputeDAG>(ComputeDAG::make({x, y}).value()));
     const int stage = s.stage_index("Y");
     ASSERT_TRUE(s.split(stage, 0, {16}).is_ok());

@@ -41,7 +41,10 @@ Problem random_problem(const Shape& sh, uint32_t seed) {
   std::mt19937 rng(seed);
   std::uniform_int_distribution<int> byte(0, 255);
   // The extremes appear often: 255 x -128 is the largest product.
-  auto draw = [&](int lo, int hi) { const int r = byte(rng); return r < 40 ? lo : r < 80 ? hi : lo + byte(rng) % (hi - lo + 1); };
+  auto draw = [&](int lo, int hi) {
+    const int r = byte(rng);
+    return r < 40 ? lo : r < 80 ? hi : lo + byte(rng) % (hi - lo + 1);
+  };
   Problem p{sh, std::vector<uint8_t>(static_cast<size_t>(sh.h * sh.w * sh.c)), {}, {}};
   // HWIO: R x S x C/groups x K.
   std::vector<int8_t> w(static_cast<size_t>(sh.r * sh.s * sh.cg() * sh.k));
@@ -130,7 +133,8 @@ TEST_P(ConvU8S8, TheTemplatesConvolutionEqualsTheDefinitionInterpretedAndBuilt) 
 INSTANTIATE_TEST_SUITE_P(Shapes, ConvU8S8,
                          ::testing::Values(Shape{8, 7, 9, 40, 3, 3, 1, 1, 37}, Shape{16, 8, 8, 32, 1, 1, 2, 0, 0},
                                            Shape{4, 5, 5, 17, 3, 3, 2, 1, 255}, Shape{12, 6, 6, 64, 3, 3, 1, 2, 128},
-                                           Shape{16, 6, 7, 32, 3, 3, 1, 1, 5, 2}, Shape{16, 5, 5, 8, 1, 1, 1, 0, 0, 4}));
+                                           Shape{16, 6, 7, 32, 3, 3, 1, 1, 5, 2},
+                                           Shape{16, 5, 5, 8, 1, 1, 1, 0, 0, 4}));
 
 // Built for Zen 4 whatever this machine is: the products are vpdpbusd on
 // 512-bit registers.
@@ -182,7 +186,8 @@ TEST(ConvU8S8, RandomSchedulesBuildWhatTheInterpreterComputes) {
 TEST(ConvU8S8, ShapesAndPadValuesItCannotTakeAreRefused) {
   EXPECT_FALSE(ops::parse_op_spec("conv2d_nhwc_u8s8:N=1,C=6,H=4,W=4,K=4,R=1,S=1").is_ok());
   EXPECT_FALSE(ops::parse_op_spec("conv2d_nhwc_u8s8:N=1,C=8,H=4,W=4,K=4,R=1,S=1,pad_value=256").is_ok());
-  EXPECT_FALSE(ops::parse_op_spec("conv2d_nhwc_u8s8:N=1,C=8,H=4,W=4,K=4,R=1,S=1,groups=4").is_ok());  // 2 channels a group
+  EXPECT_FALSE(
+      ops::parse_op_spec("conv2d_nhwc_u8s8:N=1,C=8,H=4,W=4,K=4,R=1,S=1,groups=4").is_ok());  // 2 channels a group
   Tensor x = placeholder({1, 4, 4, 8}, DType::f32(), "X"), w = placeholder({1, 1, 2, 4}, DType::i32(), "W");
   auto wrong_type = ops::conv2d_nhwc_u8s8(x, w);
   ASSERT_FALSE(wrong_type.is_ok());

@@ -44,8 +44,10 @@ Problem random_problem(const Shape& sh, uint32_t seed, bool extremes_only = fals
     if (extremes_only) return r < 128 ? lo : hi;
     return r < 40 ? lo : r < 80 ? hi : lo + byte(rng) % (hi - lo + 1);
   };
-  Problem p{sh, std::vector<uint8_t>(static_cast<size_t>(sh.h * sh.w * sh.c)),
-            std::vector<uint8_t>(static_cast<size_t>(sh.r * sh.s * sh.k())), {}};
+  Problem p{sh,
+            std::vector<uint8_t>(static_cast<size_t>(sh.h * sh.w * sh.c)),
+            std::vector<uint8_t>(static_cast<size_t>(sh.r * sh.s * sh.k())),
+            {}};
   for (auto& v : p.x) v = static_cast<uint8_t>(extremes_only ? 255 : draw(0, 255));
   for (auto& v : p.w) v = static_cast<uint8_t>(static_cast<int8_t>(extremes_only ? -128 : draw(-128, 127)));
   const int64_t oh = (sh.h + 2 * sh.pad - sh.r) / sh.stride + 1, ow = (sh.w + 2 * sh.pad - sh.s) / sh.stride + 1;
@@ -128,7 +130,7 @@ TEST(DepthwiseU8S8, AWindowPastTheExactFloatSumsInInt32) {
   auto wide = ops::depthwise_conv2d_nhwc_u8s8(x, w);
   ASSERT_TRUE(small.is_ok() && wide.is_ok());
   ASSERT_EQ(input_tensors(*small).size(), 1u);
-  EXPECT_EQ(input_tensors(*small)[0]->dtype, DType::f32());  // the sums, then their cast
+  EXPECT_EQ(input_tensors(*small)[0]->dtype, DType::f32());    // the sums, then their cast
   EXPECT_EQ(compute_op(*wide)->pattern, OpPattern::kComplex);  // the sums themselves, in int32
   const Problem p = random_problem(Shape{16, 24, 24, 1, 23, 23, 1, 0, 0}, 5, /*extremes_only=*/true);
   EXPECT_EQ(p.out[0], 529 * 255 * -128);

@@ -38,19 +38,25 @@ struct Problem {
 Problem random_problem(int64_t m, int64_t n, int64_t k, uint32_t seed) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> real(-2.0f, 2.0f);
-  Problem p{m, n, k, std::vector<uint16_t>(static_cast<size_t>(m * k)), std::vector<uint16_t>(static_cast<size_t>(k * n)),
+  Problem p{m,
+            n,
+            k,
+            std::vector<uint16_t>(static_cast<size_t>(m * k)),
+            std::vector<uint16_t>(static_cast<size_t>(k * n)),
             std::vector<double>(static_cast<size_t>(m * n), 0.0)};
   for (auto& v : p.a) v = float_to_bfloat16(real(rng));
   std::vector<uint16_t> b(static_cast<size_t>(k * n));
   for (auto& v : b) v = float_to_bfloat16(real(rng));
   for (int64_t q = 0; q < k / 2; ++q)
     for (int64_t j = 0; j < n; ++j)
-      for (int64_t r = 0; r < 2; ++r) p.b[static_cast<size_t>((q * n + j) * 2 + r)] = b[static_cast<size_t>((2 * q + r) * n + j)];
+      for (int64_t r = 0; r < 2; ++r)
+        p.b[static_cast<size_t>((q * n + j) * 2 + r)] = b[static_cast<size_t>((2 * q + r) * n + j)];
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < n; ++j)
       for (int64_t kk = 0; kk < k; ++kk)
-        p.product[static_cast<size_t>(i * n + j)] += static_cast<double>(bfloat16_to_float(p.a[static_cast<size_t>(i * k + kk)])) *
-                                                     bfloat16_to_float(b[static_cast<size_t>(kk * n + j)]);
+        p.product[static_cast<size_t>(i * n + j)] +=
+            static_cast<double>(bfloat16_to_float(p.a[static_cast<size_t>(i * k + kk)])) *
+            bfloat16_to_float(b[static_cast<size_t>(kk * n + j)]);
   return p;
 }
 

@@ -6,9 +6,9 @@
 #include <cstring>
 #include <random>
 
-#include "compiler/codegen/llvm_target.h"
 #include "compiler/codegen/build.h"
 #include "compiler/codegen/interpreter.h"
+#include "compiler/codegen/llvm_target.h"
 #include "compiler/ir/op.h"
 #include "compiler/lower/lower.h"
 #include "runtime/module.h"
@@ -49,10 +49,13 @@ TEST_P(StorageTypes, ElementwiseKernelsMatchTheInterpreterBitForBit) {
   Tensor a = placeholder({m, n}, t, "A");
   Tensor b = placeholder({m, n}, t, "B");
   // max(a, b) * 2 - a: exercises compare, select, multiply and subtract.
-  Tensor c = compute({m, n}, [&](const Vars& i) {
-    Expr x = read(a, {i[0], i[1]}), y = read(b, {i[0], i[1]});
-    return max(x, y) * make_const(t, 2) - x;
-  }, "C");
+  Tensor c = compute(
+      {m, n},
+      [&](const Vars& i) {
+        Expr x = read(a, {i[0], i[1]}), y = read(b, {i[0], i[1]});
+        return max(x, y) * make_const(t, 2) - x;
+      },
+      "C");
   auto dag = std::make_shared<const ComputeDAG>(ComputeDAG::make({a, b, c}).value());
   for (bool vectorized : {false, true}) {
     State s(dag);

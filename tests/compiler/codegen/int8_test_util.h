@@ -3,11 +3,11 @@
 // instruction turned off, counting an instruction in assembly.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <cstring>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "compiler/codegen/build.h"
 #include "compiler/codegen/llvm_codegen.h"

@@ -13,15 +13,21 @@
 namespace tessera {
 namespace {
 
-Expr f32(double v) { return make_float(v, DType::f32()); }
-Expr i64(int64_t v) { return make_int(v); }
+Expr f32(double v) {
+  return make_float(v, DType::f32());
+}
+Expr i64(int64_t v) {
+  return make_int(v);
+}
 
 // for (i in [0, n)) body(i) of the given kind.
 Stmt loop(const Var& i, int64_t n, Stmt body, LoopKind kind = LoopKind::kSerial) {
   return make_for(i, i64(0), i64(n), kind, std::move(body));
 }
 
-PrimFunc func(std::vector<Buffer> params, Stmt body) { return PrimFunc{"f", std::move(params), std::move(body)}; }
+PrimFunc func(std::vector<Buffer> params, Stmt body) {
+  return PrimFunc{"f", std::move(params), std::move(body)};
+}
 
 TEST(Interpreter, ScalarLoopLoadsAndStores) {
   Buffer a = make_buffer("A", DType::f32(), {4}), b = make_buffer("B", DType::f32(), {4});
@@ -37,8 +43,9 @@ TEST(Interpreter, IntegerDivAndModFloorTowardNegativeInfinity) {
   Buffer q = make_buffer("Q", DType::i64(), {4}), r = make_buffer("R", DType::i64(), {4});
   Var i("i");
   Expr x = make_load(a, i), y = make_load(b, i);
-  PrimFunc f = func({a, b, q, r}, loop(i, 4, make_seq({make_store(q, make_binary(ExprKind::kDiv, x, y), i),
-                                                       make_store(r, make_binary(ExprKind::kMod, x, y), i)})));
+  PrimFunc f = func({a, b, q, r}, loop(i, 4,
+                                       make_seq({make_store(q, make_binary(ExprKind::kDiv, x, y), i),
+                                                 make_store(r, make_binary(ExprKind::kMod, x, y), i)})));
   std::vector<int64_t> xs = {-7, 7, -7, 7}, ys = {2, -2, -2, 2}, qs(4), rs(4);
   ASSERT_TRUE(interpret(f, {xs.data(), ys.data(), qs.data(), rs.data()}).is_ok());
   EXPECT_EQ(qs, (std::vector<int64_t>{-4, -4, 3, 3}));
@@ -54,7 +61,8 @@ TEST(Interpreter, Int32ArithmeticWrapsAndDivisionByZeroIsAnError) {
   ASSERT_TRUE(interpret(wrap, {xs.data(), out.data()}).is_ok());
   EXPECT_EQ(out, (std::vector<int32_t>{-2, -6}));
 
-  PrimFunc by_zero = func({a, o}, loop(i, 2, make_store(o, make_binary(ExprKind::kDiv, x, make_int(0, DType::i32())), i)));
+  PrimFunc by_zero =
+      func({a, o}, loop(i, 2, make_store(o, make_binary(ExprKind::kDiv, x, make_int(0, DType::i32())), i)));
   Status st = interpret(by_zero, {xs.data(), out.data()});
   EXPECT_EQ(st.code(), ErrorCode::kRuntimeError);
   EXPECT_NE(st.message().find("division by zero"), std::string::npos) << st.to_string();
@@ -77,8 +85,8 @@ TEST(Interpreter, VectorLaneWiseOpsAndComparisons) {
   Expr v = make_binary(ExprKind::kMod, ramp, three) * make_broadcast(i64(10), 4) +
            make_binary(ExprKind::kDiv, ramp, make_broadcast(i64(2), 4));
   Expr keep = make_binary(ExprKind::kLT, ramp, make_broadcast(i64(1), 4));
-  PrimFunc f = func({a, o}, make_store(o, make_select(keep, v, make_broadcast(i64(-100), 4)),
-                                       make_ramp(i64(0), i64(1), 4)));
+  PrimFunc f =
+      func({a, o}, make_store(o, make_select(keep, v, make_broadcast(i64(-100), 4)), make_ramp(i64(0), i64(1), 4)));
   std::vector<int64_t> unused(4), out(4);
   ASSERT_TRUE(interpret(f, {unused.data(), out.data()}).is_ok());
   // (-2 mod 3)*10 + (-2 div 2) = 10 - 1; (-1 mod 3)*10 + (-1 div 2) = 20 - 1; 0; masked.
@@ -116,14 +124,14 @@ TEST(Interpreter, CastsTruncateWrapAndRound) {
   Buffer o64 = make_buffer("O64", DType::i64(), {1});
   Expr x = make_load(in, i64(0));
   Expr big = make_cast(DType::i32(), x * f32(100));  // -270
-  PrimFunc f = func({in, o8, ou8, o32, ob, oh, obf, o64},
-                    make_seq({make_store(o32, make_cast(DType::i32(), x), i64(0)),
-                              make_store(o8, make_cast(DType::i8(), big), i64(0)),
-                              make_store(ou8, make_cast(DType::u8(), big), i64(0)),
-                              make_store(ob, make_cast(DType::boolean(), x), i64(0)),
-                              make_store(oh, make_cast(DType::f16(), x), i64(0)),
-                              make_store(obf, make_cast(DType::bf16(), x), i64(0)),
-                              make_store(o64, make_cast(DType::i64(), make_cast(DType::f16(), x) * make_float(1000, DType::f16())), i64(0))}));
+  PrimFunc f = func(
+      {in, o8, ou8, o32, ob, oh, obf, o64},
+      make_seq(
+          {make_store(o32, make_cast(DType::i32(), x), i64(0)), make_store(o8, make_cast(DType::i8(), big), i64(0)),
+           make_store(ou8, make_cast(DType::u8(), big), i64(0)), make_store(ob, make_cast(DType::boolean(), x), i64(0)),
+           make_store(oh, make_cast(DType::f16(), x), i64(0)), make_store(obf, make_cast(DType::bf16(), x), i64(0)),
+           make_store(o64, make_cast(DType::i64(), make_cast(DType::f16(), x) * make_float(1000, DType::f16())),
+                      i64(0))}));
   float v = -2.7f;
   int8_t r8 = 0;
   uint8_t ru8 = 0, rb = 7;
@@ -131,20 +139,21 @@ TEST(Interpreter, CastsTruncateWrapAndRound) {
   uint16_t rh = 0, rbf = 0;
   int64_t r64 = 0;
   ASSERT_TRUE(interpret(f, {&v, &r8, &ru8, &r32, &rb, &rh, &rbf, &r64}).is_ok());
-  EXPECT_EQ(r32, -2);              // toward zero
-  EXPECT_EQ(r8, -270 + 256);       // wraps to 8 bits
-  EXPECT_EQ(ru8, 242);             // -270 mod 256
+  EXPECT_EQ(r32, -2);         // toward zero
+  EXPECT_EQ(r8, -270 + 256);  // wraps to 8 bits
+  EXPECT_EQ(ru8, 242);        // -270 mod 256
   EXPECT_EQ(rb, 1);
-  EXPECT_EQ(rh, 0xC166);           // -2.7 in float16 is -2.69921875
-  EXPECT_EQ(rbf, 0xC02D);          // -2.7 in bfloat16 is -2.703125
-  EXPECT_EQ(r64, -2700);           // float16 arithmetic rounds: -2.69921875 * 1000 -> -2700
+  EXPECT_EQ(rh, 0xC166);   // -2.7 in float16 is -2.69921875
+  EXPECT_EQ(rbf, 0xC02D);  // -2.7 in bfloat16 is -2.703125
+  EXPECT_EQ(r64, -2700);   // float16 arithmetic rounds: -2.69921875 * 1000 -> -2700
 }
 
 TEST(Interpreter, NarrowIntegerAndBoolLoadsWidenWithTheirSign) {
   Buffer a = make_buffer("A", DType::i8(), {1}), b = make_buffer("B", DType::u8(), {1});
   Buffer c = make_buffer("C", DType::boolean(), {1}), o = make_buffer("O", DType::i32(), {1});
   auto widened = [](const Buffer& buf) { return make_cast(DType::i32(), make_load(buf, i64(0))); };
-  PrimFunc f = func({a, b, c, o}, make_store(o, widened(a) * make_int(1000, DType::i32()) + widened(b) + widened(c), i64(0)));
+  PrimFunc f =
+      func({a, b, c, o}, make_store(o, widened(a) * make_int(1000, DType::i32()) + widened(b) + widened(c), i64(0)));
   int8_t x = -3;
   uint8_t y = 255, z = 1;
   int32_t out = 0;
@@ -178,11 +187,17 @@ TEST(Interpreter, Float32ArithmeticRoundsEachResult) {
 }
 
 TEST(Interpreter, MathCalls) {
-  const std::vector<std::pair<CallOp, double>> cases = {
-      {CallOp::kExp, std::exp(0.5)},        {CallOp::kLog, std::log(0.5)},   {CallOp::kSqrt, std::sqrt(0.5)},
-      {CallOp::kTanh, std::tanh(0.5)},      {CallOp::kErf, std::erf(0.5)},   {CallOp::kAbs, 0.5},
-      {CallOp::kFloor, 0.0},                {CallOp::kCeil, 1.0},            {CallOp::kRound, 0.0},
-      {CallOp::kSigmoid, 1 / (1 + std::exp(-0.5))}, {CallOp::kPow, std::pow(0.5, 0.5)}};
+  const std::vector<std::pair<CallOp, double>> cases = {{CallOp::kExp, std::exp(0.5)},
+                                                        {CallOp::kLog, std::log(0.5)},
+                                                        {CallOp::kSqrt, std::sqrt(0.5)},
+                                                        {CallOp::kTanh, std::tanh(0.5)},
+                                                        {CallOp::kErf, std::erf(0.5)},
+                                                        {CallOp::kAbs, 0.5},
+                                                        {CallOp::kFloor, 0.0},
+                                                        {CallOp::kCeil, 1.0},
+                                                        {CallOp::kRound, 0.0},
+                                                        {CallOp::kSigmoid, 1 / (1 + std::exp(-0.5))},
+                                                        {CallOp::kPow, std::pow(0.5, 0.5)}};
   Buffer in = make_buffer("In", DType::f32(), {1}), out = make_buffer("Out", DType::f32(), {1});
   for (const auto& [op, want] : cases) {
     Expr x = make_load(in, i64(0));
@@ -213,8 +228,8 @@ TEST(Interpreter, IfThenElseTakesOneBranch) {
   Buffer o = make_buffer("O", DType::i64(), {5});
   Var i("i");
   Expr even = make_binary(ExprKind::kEQ, make_binary(ExprKind::kMod, static_cast<const Expr&>(i), i64(2)), i64(0));
-  PrimFunc f = func({o}, loop(i, 5, make_if(even, make_store(o, static_cast<const Expr&>(i), i),
-                                            make_store(o, i64(0) - i, i))));
+  PrimFunc f =
+      func({o}, loop(i, 5, make_if(even, make_store(o, static_cast<const Expr&>(i), i), make_store(o, i64(0) - i, i))));
   std::vector<int64_t> out(5);
   ASSERT_TRUE(interpret(f, {out.data()}).is_ok());
   EXPECT_EQ(out, (std::vector<int64_t>{0, -1, 2, -3, 4}));
@@ -238,8 +253,8 @@ TEST(Interpreter, ParallelLoopsCanRunInReverseToExposeDependences) {
   Buffer o = make_buffer("O", DType::i64(), {1});
   Var i("i");
   // O[0] = O[0] * 10 + i: the result depends on the iteration order.
-  PrimFunc f = func({o}, make_for(i, i64(1), i64(3), LoopKind::kParallel,
-                                  make_store(o, make_load(o, i64(0)) * i64(10) + i, i64(0))));
+  PrimFunc f = func(
+      {o}, make_for(i, i64(1), i64(3), LoopKind::kParallel, make_store(o, make_load(o, i64(0)) * i64(10) + i, i64(0))));
   int64_t forward = 0, backward = 0;
   ASSERT_TRUE(interpret(f, {&forward}).is_ok());
   ASSERT_TRUE(interpret(f, {&backward}, InterpretOptions{.reverse_parallel_loops = true}).is_ok());
@@ -262,8 +277,8 @@ TEST(Interpreter, AllocateGivesFreshZeroedStorage) {
     Buffer t = make_buffer("T", DType::f32(), {1}, scope);
     Var i("i");
     // Each iteration: T[0] += 1 starting from a fresh zero, so O[i] = 1.
-    Stmt body = make_allocate(t, make_seq({make_store(t, make_load(t, i64(0)) + f32(1), i64(0)),
-                                           make_store(o, make_load(t, i64(0)), i)}));
+    Stmt body = make_allocate(
+        t, make_seq({make_store(t, make_load(t, i64(0)) + f32(1), i64(0)), make_store(o, make_load(t, i64(0)), i)}));
     PrimFunc f = func({o}, loop(i, 3, body));
     std::vector<float> out(3, -1);
     ASSERT_TRUE(interpret(f, {out.data()}).is_ok());
@@ -331,7 +346,12 @@ TEST(Interpreter, LoweredMatmul64RunsWellUnderASecond) {
   const int64_t n = 64;
   Tensor a = placeholder({n, n}, DType::f32(), "A"), b = placeholder({n, n}, DType::f32(), "B");
   IterVar k = reduce_axis(n, "k");
-  Tensor c = compute({n, n}, [&](const Vars& i) { return sum(read(a, {i[0], k->var}) * read(b, {k->var, i[1]}), {k}); }, "C");
+  Tensor c = compute(
+      {n, n},
+      [&](const Vars& i) {
+        return sum(read(a, {i[0], k->var}) * read(b, {k->var, i[1]}), {k});
+      },
+      "C");
   State s(ComputeDAG::make({a, b, c}).value());
   auto f = lower(s, "mm");
   ASSERT_TRUE(f.is_ok()) << f.status().to_string();

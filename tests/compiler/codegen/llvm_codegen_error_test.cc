@@ -9,7 +9,9 @@
 namespace tessera {
 namespace {
 
-Target x86() { return Target::parse("llvm -mtriple=x86_64-linux-gnu").value(); }
+Target x86() {
+  return Target::parse("llvm -mtriple=x86_64-linux-gnu").value();
+}
 
 // out[i] = value for i in [0, 4), with out a float32[4] parameter.
 PrimFunc store_loop(const Buffer& out, const Var& i, const Expr& value) {

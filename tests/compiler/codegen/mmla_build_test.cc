@@ -32,8 +32,15 @@ Problem random_problem(int64_t m, int64_t n, int64_t k, uint32_t seed) {
   std::mt19937 rng(seed);
   std::uniform_int_distribution<int> byte(0, 255);
   // The extremes appear often: 255 x -128 is the largest product.
-  auto draw = [&](int lo, int hi) { const int r = byte(rng); return r < 40 ? lo : r < 80 ? hi : lo + byte(rng) % (hi - lo + 1); };
-  Problem p{m, n, k, std::vector<uint8_t>(static_cast<size_t>(m * k)), std::vector<int32_t>(static_cast<size_t>(k / 4 * n)),
+  auto draw = [&](int lo, int hi) {
+    const int r = byte(rng);
+    return r < 40 ? lo : r < 80 ? hi : lo + byte(rng) % (hi - lo + 1);
+  };
+  Problem p{m,
+            n,
+            k,
+            std::vector<uint8_t>(static_cast<size_t>(m * k)),
+            std::vector<int32_t>(static_cast<size_t>(k / 4 * n)),
             std::vector<int32_t>(static_cast<size_t>(m * n))};
   std::vector<int8_t> b(static_cast<size_t>(k * n));
   for (auto& v : p.a) v = static_cast<uint8_t>(draw(0, 255));
@@ -47,7 +54,8 @@ Problem random_problem(int64_t m, int64_t n, int64_t k, uint32_t seed) {
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < n; ++j) {
       int64_t s = 0;
-      for (int64_t kk = 0; kk < k; ++kk) s += int64_t{p.a[static_cast<size_t>(i * k + kk)]} * b[static_cast<size_t>(kk * n + j)];
+      for (int64_t kk = 0; kk < k; ++kk)
+        s += int64_t{p.a[static_cast<size_t>(i * k + kk)]} * b[static_cast<size_t>(kk * n + j)];
       p.product[static_cast<size_t>(i * n + j)] = static_cast<int32_t>(s);
     }
   return p;
@@ -57,9 +65,13 @@ std::string spec_of(const Problem& p) {
   return "matmul_u8s8_pairs:M=" + std::to_string(p.m) + ",N=" + std::to_string(p.n) + ",K=" + std::to_string(p.k);
 }
 
-State template_fallback(const Problem& p, const Target& target) { return test::template_fallback_of(spec_of(p), target); }
+State template_fallback(const Problem& p, const Target& target) {
+  return test::template_fallback_of(spec_of(p), target);
+}
 
-std::vector<std::vector<float>> inputs(const Problem& p) { return {bytes_storage(p.a), as_storage(p.b)}; }
+std::vector<std::vector<float>> inputs(const Problem& p) {
+  return {bytes_storage(p.a), as_storage(p.b)};
+}
 
 class MatmulPairs : public ::testing::TestWithParam<std::array<int64_t, 3>> {};
 

@@ -5,7 +5,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-
 #include <limits>
 
 #include "compiler/ir/functor.h"

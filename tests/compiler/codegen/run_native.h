@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "compiler/codegen/llvm_target.h"
 #include "compiler/codegen/build.h"
+#include "compiler/codegen/llvm_target.h"
 #include "runtime/module.h"
 #include "runtime/thread_pool.h"
 #include "tests/compiler/ops/op_test_util.h"

@@ -22,11 +22,14 @@ namespace {
 // top and `shift` columns on the left); the columns vectorized by 16.
 State padded_copy(int64_t rows, int64_t cols, int64_t shift) {
   Tensor x = placeholder({rows, cols}, DType::f32(), "X");
-  Tensor out = compute({rows + 1, cols + shift}, [&](const Vars& i) {
-    Expr inside = i[0] >= make_int(1);
-    if (shift > 0) inside = inside && i[1] >= make_int(shift);
-    return select(inside, read(x, {i[0] - make_int(1), i[1] - make_int(shift)}), make_float(0.0, DType::f32()));
-  }, "Out");
+  Tensor out = compute(
+      {rows + 1, cols + shift},
+      [&](const Vars& i) {
+        Expr inside = i[0] >= make_int(1);
+        if (shift > 0) inside = inside && i[1] >= make_int(shift);
+        return select(inside, read(x, {i[0] - make_int(1), i[1] - make_int(shift)}), make_float(0.0, DType::f32()));
+      },
+      "Out");
   State s(std::make_shared<const ComputeDAG>(ComputeDAG::make({x, out}).value()));
   EXPECT_TRUE(s.split(1, 1, {16}).is_ok());
   EXPECT_TRUE(s.vectorize(1, 2).is_ok());
@@ -82,10 +85,13 @@ TEST(SelectGuard, IntegerDivisionInABranchDoesNotTrapOnTheLanesItDrops) {
   const int64_t n = 32;
   Tensor a = placeholder({n}, DType::i32(), "A");
   Tensor b = placeholder({n}, DType::i32(), "B");
-  Tensor q = compute({n}, [&](const Vars& i) {
-    Expr bi = read(b, {i[0]});
-    return select(bi != make_const(DType::i32(), 0), read(a, {i[0]}) / bi, make_const(DType::i32(), 0));
-  }, "Q");
+  Tensor q = compute(
+      {n},
+      [&](const Vars& i) {
+        Expr bi = read(b, {i[0]});
+        return select(bi != make_const(DType::i32(), 0), read(a, {i[0]}) / bi, make_const(DType::i32(), 0));
+      },
+      "Q");
   State s(std::make_shared<const ComputeDAG>(ComputeDAG::make({a, b, q}).value()));
   ASSERT_TRUE(s.split(2, 0, {16}).is_ok());
   ASSERT_TRUE(s.vectorize(2, 1).is_ok());

@@ -1,11 +1,11 @@
 // The LLVM side of targets: base/target.h's tables agree with LLVM 19 for
 // every CPU and every x86 feature, user-typed targets are checked by LLVM,
 // and this machine's target parses.
-#include "compiler/codegen/llvm_target.h"
-
 #include <gtest/gtest.h>
 
 #include <algorithm>
+
+#include "compiler/codegen/llvm_target.h"
 
 namespace tessera {
 namespace {

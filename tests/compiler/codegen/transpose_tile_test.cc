@@ -90,7 +90,8 @@ TEST(TransposeTileAssembly, WholeTilesAreShuffledInRegisters) {
   ASSERT_TRUE(f.is_ok()) << f.status().to_string();
   auto text = emit_assembly({*f}, *zen4);
   ASSERT_TRUE(text.is_ok()) << text.status().to_string();
-  const int shuffles = count(*text, "vperm") + count(*text, "vunpck") + count(*text, "vshuf") + count(*text, "vmovsldup");
+  const int shuffles =
+      count(*text, "vperm") + count(*text, "vunpck") + count(*text, "vshuf") + count(*text, "vmovsldup");
   EXPECT_GE(shuffles, 64) << *text;
   // The last tile (1000 = 62 x 16 + 8) keeps its lane-by-lane loads: only
   // its code has inserts.

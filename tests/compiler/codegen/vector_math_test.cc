@@ -22,7 +22,8 @@ namespace {
 std::vector<float> run(const std::function<Expr(Expr)>& f, std::vector<float> x) {
   const auto n = static_cast<int64_t>(x.size());
   Tensor in = placeholder({n}, DType::f32(), "X");
-  Tensor out = compute({n}, [&](const Vars& i) { return f(read(in, {i[0]})); }, "Out");
+  Tensor out = compute(
+      {n}, [&](const Vars& i) { return f(read(in, {i[0]})); }, "Out");
   State s(std::make_shared<const ComputeDAG>(ComputeDAG::make({in, out}).value()));
   EXPECT_TRUE(s.split(1, 0, {16}).is_ok());
   EXPECT_TRUE(s.vectorize(1, 1).is_ok());
@@ -72,14 +73,15 @@ void expect_close(const std::vector<float>& x, const std::vector<float>& got, do
     }
     const double ulp = std::nextafter(std::fabs(wf), std::numeric_limits<float>::infinity()) - std::fabs(wf);
     if (std::fabs(got[i] - want) > ulps * ulp)
-      ++bad, ADD_FAILURE() << what << "(" << x[i] << ") = " << got[i] << ", want " << want << " (" 
+      ++bad, ADD_FAILURE() << what << "(" << x[i] << ") = " << got[i] << ", want " << want << " ("
                            << std::fabs(got[i] - want) / ulp << " ulp)";
   }
 }
 
 TEST(VectorMath, ExpIsWithinTwoUlpOverItsRange) {
   const std::vector<float> x = inputs();
-  expect_close(x, run([](Expr v) { return exp(v); }, x), [](double v) { return std::exp(v); }, 2.0, "exp");
+  expect_close(
+      x, run([](Expr v) { return exp(v); }, x), [](double v) { return std::exp(v); }, 2.0, "exp");
 }
 
 // log over the inputs (NaN below 0, -inf at 0), then over every power of
@@ -90,18 +92,21 @@ TEST(VectorMath, LogIsWithinTwoUlpFromSubnormalsToTheLargestFloat) {
   for (float v : {1.0f, std::nextafter(1.0f, 2.0f), std::nextafter(1.0f, 0.0f), 0.70710677f, 0.70710683f,
                   std::numeric_limits<float>::max(), std::numeric_limits<float>::denorm_min()})
     x.push_back(v);
-  expect_close(x, run([](Expr v) { return log(v); }, x), [](double v) { return std::log(v); }, 2.0, "log");
+  expect_close(
+      x, run([](Expr v) { return log(v); }, x), [](double v) { return std::log(v); }, 2.0, "log");
 }
 
 TEST(VectorMath, TanhIsWithinAFewUlpAndSaturates) {
   const std::vector<float> x = inputs();
-  expect_close(x, run([](Expr v) { return tanh(v); }, x), [](double v) { return std::tanh(v); }, 4.0, "tanh");
+  expect_close(
+      x, run([](Expr v) { return tanh(v); }, x), [](double v) { return std::tanh(v); }, 4.0, "tanh");
 }
 
 TEST(VectorMath, SigmoidIsWithinAFewUlp) {
   const std::vector<float> x = inputs();
-  expect_close(x, run([](Expr v) { return sigmoid(v); }, x), [](double v) { return 1.0 / (1.0 + std::exp(-v)); },
-               4.0, "sigmoid");
+  expect_close(
+      x, run([](Expr v) { return sigmoid(v); }, x), [](double v) { return 1.0 / (1.0 + std::exp(-v)); }, 4.0,
+      "sigmoid");
 }
 
 }  // namespace

@@ -32,7 +32,8 @@ using gt::weight;
 Graph mixed_model() {
   Graph g;
   ValueId x = g.add_input("x", {4, 16}, DType::f32());
-  ValueId h = g.add_op("fc0", OpKind::kMatMul, graph::NoAttrs{}, {x, weight(g, "w0", {16, 32}, 1)}, {4, 32}, DType::f32());
+  ValueId h =
+      g.add_op("fc0", OpKind::kMatMul, graph::NoAttrs{}, {x, weight(g, "w0", {16, 32}, 1)}, {4, 32}, DType::f32());
   h = g.add_op("bias0", OpKind::kAdd, graph::NoAttrs{}, {h, weight(g, "b0", {32}, 2)}, {4, 32}, DType::f32());
   h = g.add_op("relu0", OpKind::kRelu, graph::NoAttrs{}, {h}, {4, 32}, DType::f32());
   h = g.add_op("softmax", OpKind::kSoftmax, graph::AxisAttrs{1}, {h}, {4, 32}, DType::f32());
@@ -43,8 +44,8 @@ Graph mixed_model() {
                        DType::f32());
   y = g.add_op("sigmoid", OpKind::kSigmoid, graph::NoAttrs{}, {y}, {4, 8}, DType::f32());
   ValueId a = g.add_input("a", {2, 3, 8}, DType::f32());
-  ValueId p = g.add_op("proj", OpKind::kMatMul, graph::NoAttrs{}, {a, weight(g, "wp", {8, 5}, 5)}, {2, 3, 5},
-                       DType::f32());
+  ValueId p =
+      g.add_op("proj", OpKind::kMatMul, graph::NoAttrs{}, {a, weight(g, "wp", {8, 5}, 5)}, {2, 3, 5}, DType::f32());
   ValueId q = g.add_op("scores", OpKind::kMatMul, graph::NoAttrs{}, {p, weight(g, "wq", {2, 5, 4}, 6)}, {2, 3, 4},
                        DType::f32());
   q = g.add_op("clip", OpKind::kClip, graph::AffineAttrs{-0.5, 0.5}, {q}, {2, 3, 4}, DType::f32());
@@ -145,8 +146,10 @@ TEST(CblasBackend, RegionItCannotGenerateFallsBackWithAWarning) {
 TEST(CblasBackend, RegionWithTwoOutputsWritesBoth) {
   Graph g;
   ValueId x = g.add_input("x", {4, 6}, DType::f32());
-  ValueId a = g.add_op("mm_a", OpKind::kMatMul, graph::NoAttrs{}, {x, weight(g, "wa", {6, 6}, 1)}, {4, 6}, DType::f32());
-  ValueId b = g.add_op("mm_b", OpKind::kMatMul, graph::NoAttrs{}, {a, weight(g, "wb", {6, 3}, 2)}, {4, 3}, DType::f32());
+  ValueId a =
+      g.add_op("mm_a", OpKind::kMatMul, graph::NoAttrs{}, {x, weight(g, "wa", {6, 6}, 1)}, {4, 6}, DType::f32());
+  ValueId b =
+      g.add_op("mm_b", OpKind::kMatMul, graph::NoAttrs{}, {a, weight(g, "wb", {6, 3}, 2)}, {4, 3}, DType::f32());
   ValueId s = g.add_op("softmax", OpKind::kSoftmax, graph::AxisAttrs{1}, {a}, {4, 6}, DType::f32());
   g.set_outputs({b, s}, {"b", "s"});
   const auto data = gt::random_floats(24, 8);
@@ -207,7 +210,9 @@ TEST(CblasBackend, GeneratedSourceCompilesToAnObject) {
   EXPECT_NE(code.source.find("cblas_sgemm(101, 111, 111, 3, 2, 4"), std::string::npos) << code.source;
   auto object = compile_c_object(code.source, host_target());
   ASSERT_TRUE(object.is_ok()) << object.status().to_string();
-  EXPECT_EQ(object->substr(0, 4), "\x7f" "ELF");
+  EXPECT_EQ(object->substr(0, 4),
+            "\x7f"
+            "ELF");
 }
 
 TEST(CCompiler, MissingCompilerIsNotFoundNamingIt) {

@@ -130,8 +130,7 @@ TEST_P(DnnlModel, MatchesTesseraAndTheReference) {
   EXPECT_EQ(compiled->package.payloads[0].backend, "dnnl");
   EXPECT_EQ(compiled->package.payloads[0].version, kDnnlPayloadVersion);
   ASSERT_EQ(compiled->package.externals.size(), 1u);
-  EXPECT_EQ(compiled->package.externals[0],
-            (runtime::ExternalModule{"dnnl", "graph-payload", kDnnlModuleLibrary}));
+  EXPECT_EQ(compiled->package.externals[0], (runtime::ExternalModule{"dnnl", "graph-payload", kDnnlModuleLibrary}));
   auto got = run_package(compiled->package, x);
   ASSERT_TRUE(got.is_ok()) << got.status().to_string();
 
@@ -348,7 +347,8 @@ TEST(DnnlAuto, RegionsAreMeasuredBothWaysAndTheRestrictedBackendTakesTheChosen) 
     EXPECT_EQ(c.backend != (c.backend_s < c.tessera_s), c.by_whole_model) << c.region;
   }
   // Overruled, every region goes the same way.
-  if ((*choices)[0].by_whole_model || (*choices)[1].by_whole_model) EXPECT_EQ((*choices)[0].backend, (*choices)[1].backend);
+  if ((*choices)[0].by_whole_model || (*choices)[1].by_whole_model)
+    EXPECT_EQ((*choices)[0].backend, (*choices)[1].backend);
   EXPECT_NE(model::format_region_choices("dnnl", *choices).find("dnnl_region0"), std::string::npos);
 
   // Each region forced either way: the restricted backend takes those given
@@ -475,8 +475,7 @@ TEST(DnnlAuto, StoredTimesDecideWhileTheSchedulesTheyTimedStillHold) {
   auto overruled = model::choose_regions(g, host_target(), &source, *dnnl);
   ASSERT_TRUE(overruled.is_ok()) << overruled.status().to_string();
   EXPECT_TRUE((*overruled)[1].backend && (*overruled)[1].by_whole_model);
-  EXPECT_NE(model::format_region_choices("dnnl", *overruled).find("the whole model was faster so"),
-            std::string::npos);
+  EXPECT_NE(model::format_region_choices("dnnl", *overruled).find("the whole model was faster so"), std::string::npos);
   EXPECT_DOUBLE_EQ((*stored)[0].backend_s, 1e-3);
   EXPECT_EQ((*stored)[1].session_id, 4);
   EXPECT_NE(model::format_region_choices("dnnl", *stored).find("tuning session 4"), std::string::npos);

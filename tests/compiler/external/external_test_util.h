@@ -2,11 +2,10 @@
 // text, and a reference run that evaluates external nodes by their bodies.
 #pragma once
 
+#include <cstring>
 #include <map>
 #include <string>
 #include <vector>
-
-#include <cstring>
 
 #include "compiler/graph/partition_graph.h"
 #include "runtime/ndarray.h"

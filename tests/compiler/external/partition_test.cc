@@ -1,14 +1,13 @@
 // Partitioning for external backends: expected regions on hand-built graphs,
 // and properties on random DAGs (no cycle, every node in one place, the
 // outputs unchanged through the reference path).
-#include "compiler/graph/partition_graph.h"
-
 #include <gtest/gtest.h>
 
 #include <random>
 #include <set>
 
 #include "compiler/external/cblas.h"
+#include "compiler/graph/partition_graph.h"
 #include "tests/compiler/external/external_test_util.h"
 
 namespace tessera::graph {
@@ -19,10 +18,13 @@ namespace gt = test;
 const std::vector<int64_t> kSquare = {4, 4};
 
 ValueId weight(Graph& g, const std::string& name, std::vector<int64_t> shape, uint32_t seed) {
-  return g.add_constant(name, Constant::from_floats(shape, gt::random_floats(static_cast<size_t>(shape_size(shape)), seed)));
+  return g.add_constant(name,
+                        Constant::from_floats(shape, gt::random_floats(static_cast<size_t>(shape_size(shape)), seed)));
 }
 
-PartitionRules cblas_rules() { return external::make_cblas_backend()->partition_rules(); }
+PartitionRules cblas_rules() {
+  return external::make_cblas_backend()->partition_rules();
+}
 
 // x -> dense + bias + relu -> softmax -> dense + bias -> out: two regions
 // around the softmax, each a composite.
@@ -73,8 +75,7 @@ TEST(PartitionGraph, ConnectedMatmulsJoinAndExposeEscapingValues) {
   ValueId b = g.add_op("mm_b", OpKind::kMatMul, NoAttrs{}, {a, w}, kSquare, DType::f32());
   ValueId t = g.add_op("tanh_out", OpKind::kSoftmax, AxisAttrs{1}, {a}, kSquare, DType::f32());
   g.set_outputs({b, t});
-  EXPECT_EQ(gt::regions_to_string(g, find_regions(g, cblas_rules())),
-            "cblas_region0: mm_a mm_b (in %0 %1) -> %2 %3\n");
+  EXPECT_EQ(gt::regions_to_string(g, find_regions(g, cblas_rules())), "cblas_region0: mm_a mm_b (in %0 %1) -> %2 %3\n");
 }
 
 // An epilogue joins only when it is its value's one reader: the add here
@@ -183,7 +184,8 @@ Graph random_dag(std::mt19937& rng, int num_nodes) {
     const std::string name = "n" + std::to_string(i);
     ValueId v = -1;
     switch (rng() % 6) {
-      case 0: case 1: {
+      case 0:
+      case 1: {
         ValueId a = pick(), b = pick();
         v = g.add_op(name, OpKind::kMatMul, NoAttrs{}, {a, b}, kSquare, DType::f32());
         break;

@@ -64,8 +64,7 @@ TEST(OnnxGraphOrder, ACycleIsRefusedNamingItsNodes) {
 }
 
 // A branch: its nodes, one output.
-onnx::GraphProto branch(const std::string& name, const std::vector<onnx::NodeProto>& nodes,
-                        const std::string& output) {
+onnx::GraphProto branch(const std::string& name, const std::vector<onnx::NodeProto>& nodes, const std::string& output) {
   onnx::GraphProto g;
   g.set_name(name);
   for (const onnx::NodeProto& n : nodes) *g.add_node() = n;
@@ -191,7 +190,8 @@ TEST(OnnxIf, EveryUnsupportedOperatorInsideSubgraphsIsListedWithItsPath) {
   set_branches(&inner, branch("deep", {make_node("DFT", {"x"}, "dft_y")}, "gru_y"),
                branch("flat", {make_node("Relu", {"x"}, "relu_y")}, "relu_y"));
   set_branches(m.node("If", {"flag"}, {"y"}, "outer"),
-               branch("then", {make_node("Bernoulli", {"x"}, "bernoulli_y")}, "lstm_y"), branch("else", {inner}, "inner_y"));
+               branch("then", {make_node("Bernoulli", {"x"}, "bernoulli_y")}, "lstm_y"),
+               branch("else", {inner}, "inner_y"));
   m.node("SequenceEmpty", {}, {"z"}, "top_sequence");
   auto g = import_onnx_bytes(m.bytes());
   ASSERT_FALSE(g.is_ok());
@@ -233,8 +233,10 @@ TEST(OnnxIf, AScalarInputBoundToAValueChoosesTheBranch) {
     EXPECT_EQ(g->nodes()[0].kind, rate == 16000.0 ? graph::OpKind::kRelu : graph::OpKind::kUnary);  // Neg
     EXPECT_EQ(g->inputs().size(), 2u);  // x and frame: sr is a constant now
   }
-  for (const auto& [name, value, why] : std::vector<std::tuple<std::string, double, std::string>>{
-           {"sr", 16000.5, "is not an integer"}, {"frame", 2.0, "is not a scalar"}, {"rate", 1.0, "not a model input"}}) {
+  for (const auto& [name, value, why] :
+       std::vector<std::tuple<std::string, double, std::string>>{{"sr", 16000.5, "is not an integer"},
+                                                                 {"frame", 2.0, "is not a scalar"},
+                                                                 {"rate", 1.0, "not a model input"}}) {
     ImportOptions options;
     options.input_values[name] = value;
     auto g = import_onnx_bytes(sample_rate_model().bytes(), options);
@@ -274,8 +276,9 @@ ModelBuilder doubling_loop(bool stop_early) {
   to->set_i(TensorProto::FLOAT);
   *body.add_node() = to_float;
   *body.add_node() = make_node("Add", {"acc_next", "i_float"}, "y");
-  *body.add_node() = make_node(stop_early ? "Less" : "Identity", stop_early ? std::vector<std::string>{"i_plus_1", "three"}
-                                                                         : std::vector<std::string>{"cond_in"}, "cond_out");
+  *body.add_node() = make_node(
+      stop_early ? "Less" : "Identity",
+      stop_early ? std::vector<std::string>{"i_plus_1", "three"} : std::vector<std::string>{"cond_in"}, "cond_out");
   if (stop_early) {
     onnx::NodeProto one;
     one.set_op_type("Constant");
@@ -332,7 +335,13 @@ TEST(OnnxLoop, ATripCountKnownOnlyAtRunTimeWithScanOutputsIsRefusedSayingWhatToB
   ImportOptions long_loop;
   long_loop.input_values["steps"] = 5000;
   ModelBuilder m = doubling_loop(false);
-  m.model.mutable_graph()->mutable_output(1)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->set_dim_value(5000);
+  m.model.mutable_graph()
+      ->mutable_output(1)
+      ->mutable_type()
+      ->mutable_tensor_type()
+      ->mutable_shape()
+      ->mutable_dim(0)
+      ->set_dim_value(5000);
   auto h = import_onnx_bytes(m.bytes(), long_loop);
   ASSERT_TRUE(h.is_ok()) << h.status().to_string();
   const graph::Node* loop = nullptr;

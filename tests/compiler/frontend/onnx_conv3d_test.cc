@@ -94,14 +94,19 @@ std::vector<float> conv_transpose3d_reference(const std::vector<float>& x, std::
                   }
   std::vector<float> out(y.size());
   for (size_t i = 0; i < y.size(); ++i)
-    out[i] = static_cast<float>(y[i] + (bias.empty() ? 0.0 : bias[(i / static_cast<size_t>(ys[2] * ys[3] * ys[4])) %
-                                                                   static_cast<size_t>(ys[1])]));
+    out[i] = static_cast<float>(
+        y[i] +
+        (bias.empty() ? 0.0 : bias[(i / static_cast<size_t>(ys[2] * ys[3] * ys[4])) % static_cast<size_t>(ys[1])]));
   return out;
 }
 
-size_t count(const std::array<int64_t, 5>& s) { return static_cast<size_t>(s[0] * s[1] * s[2] * s[3] * s[4]); }
+size_t count(const std::array<int64_t, 5>& s) {
+  return static_cast<size_t>(s[0] * s[1] * s[2] * s[3] * s[4]);
+}
 
-std::vector<int64_t> vec(const std::array<int64_t, 5>& s) { return {s.begin(), s.end()}; }
+std::vector<int64_t> vec(const std::array<int64_t, 5>& s) {
+  return {s.begin(), s.end()};
+}
 
 // A Conv or ConvTranspose node with its window attributes, weight and bias as initializers.
 ModelBuilder window_model(const std::string& op, const std::array<int64_t, 5>& xs, const std::vector<float>& w,
@@ -229,7 +234,8 @@ TEST(OnnxConv3d, GroupThatDoesNotDivideTheChannelsIsAnError) {
 TEST(OnnxConv3d, OutputPaddingNotBelowTheStrideIsAnError) {
   const std::array<int64_t, 5> xs{1, 2, 3, 3, 3}, ws{2, 2, 2, 2, 2};
   onnx::NodeProto* n = nullptr;
-  ModelBuilder m = window_model("ConvTranspose", xs, random_floats(count(ws), 1), ws, {}, 1, Win{}, {1, 2, 5, 4, 4}, &n);
+  ModelBuilder m =
+      window_model("ConvTranspose", xs, random_floats(count(ws), 1), ws, {}, 1, Win{}, {1, 2, 5, 4, 4}, &n);
   attr(n, "output_padding", std::vector<int64_t>{1, 0, 0});
   auto g = import_onnx_bytes(m.bytes());
   ASSERT_FALSE(g.is_ok());

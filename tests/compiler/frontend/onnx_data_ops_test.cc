@@ -81,8 +81,7 @@ TEST(OnnxDataOps, ExpandBroadcastsBothWaysAndTileRepeats) {
     for (float v : {1, 2, 3})
       for (int k = 0; k < 4; ++k) e.push_back(v);
   EXPECT_EQ(to_floats(outs->at(0)), e);
-  EXPECT_EQ(to_floats(outs->at(1)),
-            (std::vector<float>{1, 1, 1, 2, 2, 2, 3, 3, 3, 1, 1, 1, 2, 2, 2, 3, 3, 3}));
+  EXPECT_EQ(to_floats(outs->at(1)), (std::vector<float>{1, 1, 1, 2, 2, 2, 3, 3, 3, 1, 1, 1, 2, 2, 2, 3, 3, 3}));
 }
 
 TEST(OnnxDataOps, GatherElementsWithNegativeIndices) {
@@ -211,7 +210,8 @@ TEST(OnnxDataOps, ScatterNDReplacesRowsAndMultiplies) {
   attr(m.node("ScatterND", {"data", "idx", "upd"}, {"mul"}), "reduction", std::string("mul"));
   m.output("none", {3, 2});
   m.output("mul", {3, 2});
-  auto outs = test::run_model_outputs(m, {to_bytes({1, 2, 3, 4, 5, 6}), bytes_of<int64_t>({2, 0}), to_bytes({10, 20, 30, 40})});
+  auto outs =
+      test::run_model_outputs(m, {to_bytes({1, 2, 3, 4, 5, 6}), bytes_of<int64_t>({2, 0}), to_bytes({10, 20, 30, 40})});
   ASSERT_TRUE(outs.is_ok()) << outs.status().to_string();
   EXPECT_EQ(to_floats(outs->at(0)), (std::vector<float>{30, 40, 3, 4, 10, 20}));
   EXPECT_EQ(to_floats(outs->at(1)), (std::vector<float>{30, 80, 3, 4, 50, 120}));

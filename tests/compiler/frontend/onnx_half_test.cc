@@ -49,7 +49,8 @@ TEST(OnnxHalf, AFloat16ModelComputesInFloat32AndRoundsItsOutput) {
   ASSERT_TRUE(y.is_ok()) << y.status().to_string();
   std::vector<uint16_t> want;
   for (int i = 0; i < 4; ++i) {
-    const float xi = half_to_float(x[i]), wi = half_to_float(float_to_half(w[i])), bi = half_to_float(float_to_half(b[i]));
+    const float xi = half_to_float(x[i]), wi = half_to_float(float_to_half(w[i])),
+                bi = half_to_float(float_to_half(b[i]));
     want.push_back(float_to_half(xi * wi + bi));
   }
   EXPECT_EQ(values_of<uint16_t>(*y), want);
@@ -66,14 +67,15 @@ TEST(OnnxHalf, ACastToHalfPrecisionRoundsAsIeeeSays) {
     attr(m.node("Cast", {"x"}, {"h"}), "to", int64_t{to});
     attr(m.node("Cast", {"h"}, {"y"}), "to", int64_t{TensorProto::FLOAT});
     m.output("y", {8});
-    const std::vector<float> x = {1.0f + std::ldexp(1.0f, -11), 1.0f + std::ldexp(3.0f, -11), 65520.0f, 1e-8f,
-                                  3e-8f, -0.1f, 1e30f, std::numeric_limits<float>::infinity()};
+    const std::vector<float> x = {
+        1.0f + std::ldexp(1.0f, -11),          1.0f + std::ldexp(3.0f, -11), 65520.0f, 1e-8f, 3e-8f, -0.1f, 1e30f,
+        std::numeric_limits<float>::infinity()};
     auto y = run_model(m, {to_bytes(x)});
     ASSERT_TRUE(y.is_ok()) << y.status().to_string();
     const std::vector<float> got = to_floats(*y);
     for (size_t i = 0; i < x.size(); ++i) {
-      const float want = to == TensorProto::FLOAT16 ? half_to_float(float_to_half(x[i]))
-                                                    : bfloat16_to_float(float_to_bfloat16(x[i]));
+      const float want =
+          to == TensorProto::FLOAT16 ? half_to_float(float_to_half(x[i])) : bfloat16_to_float(float_to_bfloat16(x[i]));
       EXPECT_EQ(got[i], want) << "element " << i << (to == TensorProto::FLOAT16 ? " float16" : " bfloat16");
     }
   }

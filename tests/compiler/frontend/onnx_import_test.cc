@@ -144,8 +144,7 @@ TEST(OnnxImport, ShapeOpsFoldAndBatchNormFoldsIntoConv) {
   std::vector<std::string> names;
   for (const auto& grp : groups) names.push_back(grp.name);
   EXPECT_EQ(names, (std::vector<std::string>{"fused_conv_relu", "fused_max_pool", "fused_conv_add_leaky_relu",
-                                             "fused_global_avg_pool", "fused_reshape", "fused_gemm",
-                                             "fused_softmax"}))
+                                             "fused_global_avg_pool", "fused_reshape", "fused_gemm", "fused_softmax"}))
       << graph::groups_to_string(*opt, groups);
 }
 
@@ -271,8 +270,9 @@ TEST(OnnxImport, LegacyAttributesOfOldOpsetsAreListedPerNode) {
   m.output("y", {2, 3});
   auto g = import_onnx_bytes(m.bytes());
   ASSERT_FALSE(g.is_ok());
-  EXPECT_NE(g.status().message().find("node 'old_dropout' (Dropout): legacy attribute 'is_test=0' (training, opset < 7)"),
-            std::string::npos)
+  EXPECT_NE(
+      g.status().message().find("node 'old_dropout' (Dropout): legacy attribute 'is_test=0' (training, opset < 7)"),
+      std::string::npos)
       << g.status().message();
 }
 

@@ -34,7 +34,9 @@ struct UnaryCase {
 
 void no_attrs(onnx::NodeProto*) {}
 
-std::ostream& operator<<(std::ostream& os, const UnaryCase& c) { return os << c.op; }
+std::ostream& operator<<(std::ostream& os, const UnaryCase& c) {
+  return os << c.op;
+}
 
 class OnnxUnary : public ::testing::TestWithParam<UnaryCase> {};
 
@@ -54,14 +56,18 @@ TEST_P(OnnxUnary, MatchesTheReferenceOnAnOddShape) {
   EXPECT_TRUE(close(to_floats(*y), want));
 }
 
-double softplus(double x) { return std::log(1.0 + std::exp(x)); }
+double softplus(double x) {
+  return std::log(1.0 + std::exp(x));
+}
 
 INSTANTIATE_TEST_SUITE_P(
     Ops, OnnxUnary,
     ::testing::Values(
         UnaryCase{"Neg", no_attrs, -3, 3, [](double x) { return -x; }},
         UnaryCase{"Abs", no_attrs, -3, 3, [](double x) { return std::fabs(x); }},
-        UnaryCase{"Sign", no_attrs, -3, 3, [](double x) { return x > 0 ? 1.0 : x < 0 ? -1.0 : 0.0; }},
+        UnaryCase{"Sign", no_attrs, -3, 3, [](double x) { return x > 0   ? 1.0
+                                                                 : x < 0 ? -1.0
+                                                                         : 0.0; }},
         UnaryCase{"Reciprocal", no_attrs, 0.5, 4, [](double x) { return 1 / x; }},
         UnaryCase{"Sqrt", no_attrs, 0, 9, [](double x) { return std::sqrt(x); }},
         UnaryCase{"Exp", no_attrs, -5, 5, [](double x) { return std::exp(x); }},
@@ -95,13 +101,14 @@ INSTANTIATE_TEST_SUITE_P(
                     attr(n, "lambd", 0.6f);
                     attr(n, "bias", 0.25f);
                   },
-                  -2, 2, [](double x) { return x < -0.6 ? x + 0.25 : x > 0.6 ? x - 0.25 : 0.0; }},
+                  -2, 2, [](double x) { return x < -0.6  ? x + 0.25
+                                               : x > 0.6 ? x - 0.25
+                                                         : 0.0; }},
         UnaryCase{"Mish", no_attrs, -5, 5, [](double x) { return x * std::tanh(softplus(x)); }},
         UnaryCase{"Gelu", no_attrs, -4, 4, [](double x) { return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0))); }},
-        UnaryCase{"Gelu", [](onnx::NodeProto* n) { attr(n, "approximate", std::string("tanh")); }, -4, 4,
-                  [](double x) {
-                    return 0.5 * x * (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
-                  }}),
+        UnaryCase{
+            "Gelu", [](onnx::NodeProto* n) { attr(n, "approximate", std::string("tanh")); }, -4, 4,
+            [](double x) { return 0.5 * x * (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x))); }}),
     [](const ::testing::TestParamInfo<UnaryCase>& info) {
       return std::string(info.param.op) + std::to_string(info.index);
     });
@@ -263,7 +270,8 @@ TEST(OnnxMathOps, LogSoftmaxOverTheMiddleAxis) {
       double mx = -1e30, s = 0;
       for (int c = 0; c < 5; ++c) mx = std::max(mx, static_cast<double>(x[n * 15 + c * 3 + k]));
       for (int c = 0; c < 5; ++c) s += std::exp(x[n * 15 + c * 3 + k] - mx);
-      for (int c = 0; c < 5; ++c) want[n * 15 + c * 3 + k] = static_cast<float>(x[n * 15 + c * 3 + k] - mx - std::log(s));
+      for (int c = 0; c < 5; ++c)
+        want[n * 15 + c * 3 + k] = static_cast<float>(x[n * 15 + c * 3 + k] - mx - std::log(s));
     }
   EXPECT_TRUE(close(to_floats(*y), want));
 }
@@ -302,12 +310,42 @@ TEST(OnnxMathOps, HardmaxMarksTheFirstMaximum) {
 TEST(OnnxMathOps, ReduceFamilyOverTwoAxes) {
   const std::vector<std::pair<const char*, std::function<double(const std::vector<double>&)>>> cases = {
       {"ReduceMin", [](const std::vector<double>& v) { return *std::min_element(v.begin(), v.end()); }},
-      {"ReduceProd", [](const std::vector<double>& v) { double p = 1; for (double x : v) p *= x; return p; }},
-      {"ReduceL1", [](const std::vector<double>& v) { double s = 0; for (double x : v) s += std::fabs(x); return s; }},
-      {"ReduceL2", [](const std::vector<double>& v) { double s = 0; for (double x : v) s += x * x; return std::sqrt(s); }},
-      {"ReduceSumSquare", [](const std::vector<double>& v) { double s = 0; for (double x : v) s += x * x; return s; }},
-      {"ReduceLogSum", [](const std::vector<double>& v) { double s = 0; for (double x : v) s += std::fabs(x); return std::log(s); }},
-      {"ReduceLogSumExp", [](const std::vector<double>& v) { double s = 0; for (double x : v) s += std::exp(x); return std::log(s); }},
+      {"ReduceProd",
+       [](const std::vector<double>& v) {
+         double p = 1;
+         for (double x : v) p *= x;
+         return p;
+       }},
+      {"ReduceL1",
+       [](const std::vector<double>& v) {
+         double s = 0;
+         for (double x : v) s += std::fabs(x);
+         return s;
+       }},
+      {"ReduceL2",
+       [](const std::vector<double>& v) {
+         double s = 0;
+         for (double x : v) s += x * x;
+         return std::sqrt(s);
+       }},
+      {"ReduceSumSquare",
+       [](const std::vector<double>& v) {
+         double s = 0;
+         for (double x : v) s += x * x;
+         return s;
+       }},
+      {"ReduceLogSum",
+       [](const std::vector<double>& v) {
+         double s = 0;
+         for (double x : v) s += std::fabs(x);
+         return std::log(s);
+       }},
+      {"ReduceLogSumExp",
+       [](const std::vector<double>& v) {
+         double s = 0;
+         for (double x : v) s += std::exp(x);
+         return std::log(s);
+       }},
   };
   std::vector<float> x = random_floats(30, 11);
   for (float& v : x) v = v * 0.5f + (v < 0 ? -0.75f : 0.75f);  // no zeros; magnitudes near 1
@@ -495,7 +533,8 @@ TEST(OnnxMathOps, BadOperandsAreClearErrors) {
   EXPECT_NE(sqrt.status().message().find("sqrt does not accept int32"), std::string::npos) << sqrt.status().message();
   auto logic = import_one("And", onnx::TensorProto::FLOAT, nullptr, 0);
   ASSERT_FALSE(logic.is_ok());
-  EXPECT_NE(logic.status().message().find("and does not accept float32"), std::string::npos) << logic.status().message();
+  EXPECT_NE(logic.status().message().find("and does not accept float32"), std::string::npos)
+      << logic.status().message();
 }
 
 }  // namespace

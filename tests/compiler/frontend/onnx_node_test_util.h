@@ -51,15 +51,36 @@ inline Result<graph::Constant> read_tensor(const fs::path& path, int32_t declare
 /// them as constants from the test data.
 inline bool is_parameter_input(const std::string& op, int index) {
   static const std::map<std::string, std::set<int>> kParams = {
-      {"Reshape", {1}},      {"Expand", {1}},      {"Tile", {1}},         {"Squeeze", {1}},
-      {"Unsqueeze", {1}},    {"Slice", {1, 2, 3, 4}}, {"Pad", {1, 2, 3}}, {"Resize", {1, 2, 3}},
-      {"Upsample", {1}},     {"Split", {1}},       {"ReduceMean", {1}},   {"ReduceSum", {1}},
-      {"ReduceMax", {1}},    {"ReduceMin", {1}},   {"ReduceProd", {1}},   {"ReduceL1", {1}},
-      {"ReduceL2", {1}},     {"ReduceLogSum", {1}}, {"ReduceLogSumExp", {1}}, {"ReduceSumSquare", {1}},
-      {"ConstantOfShape", {0}}, {"TopK", {1}},     {"Dropout", {1, 2}},   {"OneHot", {1}},
-      {"Range", {0, 1, 2}},  {"CumSum", {1}},      {"Trilu", {1}},
+      {"Reshape", {1}},
+      {"Expand", {1}},
+      {"Tile", {1}},
+      {"Squeeze", {1}},
+      {"Unsqueeze", {1}},
+      {"Slice", {1, 2, 3, 4}},
+      {"Pad", {1, 2, 3}},
+      {"Resize", {1, 2, 3}},
+      {"Upsample", {1}},
+      {"Split", {1}},
+      {"ReduceMean", {1}},
+      {"ReduceSum", {1}},
+      {"ReduceMax", {1}},
+      {"ReduceMin", {1}},
+      {"ReduceProd", {1}},
+      {"ReduceL1", {1}},
+      {"ReduceL2", {1}},
+      {"ReduceLogSum", {1}},
+      {"ReduceLogSumExp", {1}},
+      {"ReduceSumSquare", {1}},
+      {"ConstantOfShape", {0}},
+      {"TopK", {1}},
+      {"Dropout", {1, 2}},
+      {"OneHot", {1}},
+      {"Range", {0, 1, 2}},
+      {"CumSum", {1}},
+      {"Trilu", {1}},
       // The output's shape depends on these values: Tessera needs them static.
-      {"Compress", {1}},     {"NonZero", {0}},
+      {"Compress", {1}},
+      {"NonZero", {0}},
       // A Loop's scan outputs have a row per iteration: with a trip count
       // and condition known only at run time their length would be too.
       {"Loop", {0, 1}}};
@@ -135,11 +156,14 @@ inline Result<NodeTestCase> load_node_test(const fs::path& dir) {
           read = true;
           parameter &= is_parameter_input(node.op_type(), i);
         }
-    if (read && parameter) tc.options.constant_inputs[input.name()] = std::move(c);
-    else tc.inputs[input.name()] = std::move(c);
+    if (read && parameter)
+      tc.options.constant_inputs[input.name()] = std::move(c);
+    else
+      tc.inputs[input.name()] = std::move(c);
   }
   for (int i = 0; fs::exists(data / ("output_" + std::to_string(i) + ".pb")); ++i) {
-    const int32_t declared = i < model.graph().output_size() ? model.graph().output(i).type().tensor_type().elem_type() : 0;
+    const int32_t declared =
+        i < model.graph().output_size() ? model.graph().output(i).type().tensor_type().elem_type() : 0;
     TESSERA_ASSIGN_OR_RETURN(graph::Constant c, read_tensor(data / ("output_" + std::to_string(i) + ".pb"), declared));
     tc.outputs.push_back(std::move(c));
   }
@@ -159,8 +183,8 @@ inline Status compare_output(size_t index, const graph::Constant& got, const gra
     return Status(ErrorCode::kInvalidArgument,
                   which + " has type " + got.dtype.to_string() + ", want " + want.dtype.to_string());
   if (got.shape != want.shape)
-    return Status(ErrorCode::kInvalidArgument, which + " has shape " + graph::shape_string(got.shape) + ", want " +
-                                                   graph::shape_string(want.shape));
+    return Status(ErrorCode::kInvalidArgument,
+                  which + " has shape " + graph::shape_string(got.shape) + ", want " + graph::shape_string(want.shape));
   const bool exact = !want.dtype.is_float();
   const double relative = want.dtype == DType::bf16() ? 1.0 / 128 : 1e-3;
   const auto a = got.to_doubles(), b = want.to_doubles();

@@ -186,8 +186,10 @@ TEST(OnnxOps, EdgeAndReflectPadsImport) {
     m.output("y", {3, 6});
     auto y = run_model(m, {to_bytes({1, 2, 3, 4, 5, 6})});
     ASSERT_TRUE(y.is_ok()) << y.status().to_string();
-    if (mode == "edge") EXPECT_TRUE(close(to_floats(*y), {1, 1, 1, 2, 3, 3, 4, 4, 4, 5, 6, 6, 4, 4, 4, 5, 6, 6}));
-    else EXPECT_TRUE(close(to_floats(*y), {3, 2, 1, 2, 3, 2, 6, 5, 4, 5, 6, 5, 3, 2, 1, 2, 3, 2}));
+    if (mode == "edge")
+      EXPECT_TRUE(close(to_floats(*y), {1, 1, 1, 2, 3, 3, 4, 4, 4, 5, 6, 6, 4, 4, 4, 5, 6, 6}));
+    else
+      EXPECT_TRUE(close(to_floats(*y), {3, 2, 1, 2, 3, 2, 6, 5, 4, 5, 6, 5, 3, 2, 1, 2, 3, 2}));
   }
 }
 
@@ -274,7 +276,8 @@ TEST(OnnxOps, AveragePool3dWithPaddingRunsAsTwo2dPools) {
   // 3x4x5 input, kernel 2x2x3, strides 2x1x2, pads (d 1|0, h 0|1, w 1|1),
   // padding not counted: every window divides by its own valid count.
   const int64_t D = 3, H = 4, W = 5, kd = 2, kh = 2, kw = 3, sd = 2, sh = 1, sw = 2;
-  const int64_t pd = 1, ph = 0, pw = 1, od = (D + 1 - kd) / sd + 1, oh = (H + 1 - kh) / sh + 1, ow = (W + 2 - kw) / sw + 1;
+  const int64_t pd = 1, ph = 0, pw = 1, od = (D + 1 - kd) / sd + 1, oh = (H + 1 - kh) / sh + 1,
+                ow = (W + 2 - kw) / sw + 1;
   ModelBuilder m(13);
   m.input("x", {1, 2, D, H, W});
   auto* pool = m.node("AveragePool", {"x"}, {"y"});
@@ -308,8 +311,8 @@ TEST(OnnxOps, AveragePool3dWithPaddingRunsAsTwo2dPools) {
 TEST(OnnxOps, MaxPoolIndicesAreTheFirstMaximumOfEachWindow) {
   // 1x1x3x4, kernel 2x2, stride 1x2, pads top 1: windows over rows -1..0,
   // 0..1, 1..2 and columns 0..1, 2..3. Ties pick the first in window order.
-  const std::vector<float> x = {1, 5, 2, 2,   //
-                                7, 0, 3, 9,   //
+  const std::vector<float> x = {1, 5, 2, 2,  //
+                                7, 0, 3, 9,  //
                                 7, 7, 4, 9};
   for (int64_t order : {0, 1}) {
     ModelBuilder m(12);

@@ -119,9 +119,9 @@ TEST_F(PythonGeneratedModel, MiniResNetWithBoundBatchMatchesNumPy) {
   ASSERT_TRUE(tasks.is_ok()) << tasks.status().to_string();
   std::vector<std::string> names;
   for (const auto& t : tasks->tasks) names.push_back(t.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"fused_conv_relu", "fused_max_pool", "fused_conv_relu",
-                                             "fused_conv_add_relu", "fused_global_avg_pool", "fused_reshape",
-                                             "fused_gemm"}))
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"fused_conv_relu", "fused_max_pool", "fused_conv_relu", "fused_conv_add_relu",
+                                      "fused_global_avg_pool", "fused_reshape", "fused_gemm"}))
       << graph::groups_to_string(*opt, groups);
   auto got = graph::test::run_graph(*opt, {{opt->inputs()[0], graph::test::to_bytes(read_floats(dir_ / "input.bin"))}});
   ASSERT_TRUE(got.is_ok()) << got.status().to_string();

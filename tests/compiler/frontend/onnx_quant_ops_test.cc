@@ -16,12 +16,12 @@ namespace {
 
 using graph::test::to_bytes;
 using graph::test::to_floats;
+using onnx::TensorProto;
 using test::attr;
 using test::bytes_of;
 using test::ModelBuilder;
 using test::run_model;
 using test::values_of;
-using onnx::TensorProto;
 
 // ONNX's QuantizeLinear of one element: float32 division, half to even,
 // plus the zero point, saturated.
@@ -160,13 +160,13 @@ TEST_P(OnnxDynamicQuantize, MatchesTheReferenceScaleZeroPointAndValues) {
 
 INSTANTIATE_TEST_SUITE_P(Inputs, OnnxDynamicQuantize,
                          ::testing::Values(std::vector<float>{-3.5f, 0.f, 1.25f, 7.f, -0.01f, 2.5f},
-                                           std::vector<float>{0.5f, 1.f, 2.f, 4.f},       // min widened to 0
-                                           std::vector<float>{-4.f, -2.f, -1.f},          // max widened to 0
-                                           std::vector<float>{0.f, 0.f, 0.f}));           // one value: scale 1
+                                           std::vector<float>{0.5f, 1.f, 2.f, 4.f},  // min widened to 0
+                                           std::vector<float>{-4.f, -2.f, -1.f},     // max widened to 0
+                                           std::vector<float>{0.f, 0.f, 0.f}));      // one value: scale 1
 
 // (x - x_zp) * (w - w_zp) summed in int64, for the integer products.
-std::vector<int32_t> matmul_reference(const std::vector<uint8_t>& a, const std::vector<int8_t>& b, int m, int k,
-                                      int n, const std::vector<int>& a_zp, const std::vector<int>& b_zp) {
+std::vector<int32_t> matmul_reference(const std::vector<uint8_t>& a, const std::vector<int8_t>& b, int m, int k, int n,
+                                      const std::vector<int>& a_zp, const std::vector<int>& b_zp) {
   std::vector<int32_t> c(static_cast<size_t>(m * n));
   for (int i = 0; i < m; ++i)
     for (int j = 0; j < n; ++j) {
@@ -214,8 +214,10 @@ TEST(OnnxQuantOps, MatMulIntegerOfRuntimeZeroPointTakesTheDotProductPath) {
     mb.input("a", {batch, m, k}, TensorProto::UINT8);
     mb.raw<int8_t>("b", {k, n}, TensorProto::INT8, b);
     mb.raw<int8_t>("b_zp", {}, TensorProto::INT8, {0});
-    if (runtime_zero_point) mb.input("a_zp", {}, TensorProto::UINT8);
-    else mb.raw<uint8_t>("a_zp", {}, TensorProto::UINT8, {200});
+    if (runtime_zero_point)
+      mb.input("a_zp", {}, TensorProto::UINT8);
+    else
+      mb.raw<uint8_t>("a_zp", {}, TensorProto::UINT8, {200});
     mb.node("MatMulInteger", {"a", "b", "a_zp", "b_zp"}, {"y"});
     mb.output("y", {batch, m, n}, TensorProto::INT32);
     auto g = import_onnx_bytes(mb.bytes());
@@ -344,8 +346,10 @@ TEST(OnnxQuantOps, ConvIntegerOfFourChannelMultiplesTakesTheDotProductPath) {
     ModelBuilder m(13);
     m.input("x", {1, c, h, wd}, TensorProto::UINT8);
     m.raw<int8_t>("w", {kout, c, r, r}, TensorProto::INT8, d.w);
-    if (runtime_zero_point) m.input("x_zp", {}, TensorProto::UINT8);
-    else m.raw<uint8_t>("x_zp", {}, TensorProto::UINT8, {131});
+    if (runtime_zero_point)
+      m.input("x_zp", {}, TensorProto::UINT8);
+    else
+      m.raw<uint8_t>("x_zp", {}, TensorProto::UINT8, {131});
     m.raw<int8_t>("w_zp", {kout}, TensorProto::INT8, std::vector<int8_t>(kout, 0));
     attr(m.node("ConvInteger", {"x", "w", "x_zp", "w_zp"}, {"y"}), "pads", std::vector<int64_t>(4, pad));
     const int oh = h + 2 * pad - r + 1, ow = wd + 2 * pad - r + 1;
@@ -393,8 +397,10 @@ void check_dequantized_conv(int c, bool int8_activations = false, int groups = 1
   // int8 activations hold the same differences from a zero point 128 less.
   m.input("x", {1, c, h, wd}, int8_activations ? TensorProto::INT8 : TensorProto::UINT8);
   m.floats("xs", {}, {xs});
-  if (int8_activations) m.raw<int8_t>("xzp", {}, TensorProto::INT8, {120 - 128});
-  else m.raw<uint8_t>("xzp", {}, TensorProto::UINT8, {120});
+  if (int8_activations)
+    m.raw<int8_t>("xzp", {}, TensorProto::INT8, {120 - 128});
+  else
+    m.raw<uint8_t>("xzp", {}, TensorProto::UINT8, {120});
   m.raw<int8_t>("w", {kout, c / groups, r, r}, TensorProto::INT8, d.w);
   m.floats("ws", {kout}, ws);
   m.raw<int8_t>("wzp", {kout}, TensorProto::INT8, std::vector<int8_t>(static_cast<size_t>(kout), 0));
@@ -431,15 +437,21 @@ void check_dequantized_conv(int c, bool int8_activations = false, int groups = 1
   }
 }
 
-TEST(OnnxQuantOps, AConvOfDequantizedOperandsRunsOnTheIntegers) { check_dequantized_conv(4); }
+TEST(OnnxQuantOps, AConvOfDequantizedOperandsRunsOnTheIntegers) {
+  check_dequantized_conv(4);
+}
 
 // An image's three channels are padded to four, by the zero point with
 // weights of zero.
-TEST(OnnxQuantOps, AConvOfDequantizedImageChannelsRunsOnTheIntegers) { check_dequantized_conv(3); }
+TEST(OnnxQuantOps, AConvOfDequantizedImageChannelsRunsOnTheIntegers) {
+  check_dequantized_conv(3);
+}
 
 // int8 activations (ONNX Runtime's S8S8 form) are shifted to uint8 (x + 128,
 // zero point + 128) for the dot product.
-TEST(OnnxQuantOps, AConvOfDequantizedInt8ActivationsRunsOnTheIntegers) { check_dequantized_conv(4, true); }
+TEST(OnnxQuantOps, AConvOfDequantizedInt8ActivationsRunsOnTheIntegers) {
+  check_dequantized_conv(4, true);
+}
 
 // A depthwise conv (a MobileNet's: one channel a group), with int8
 // activations and with a channel multiplier of 2; and a grouped conv of
@@ -449,7 +461,9 @@ TEST(OnnxQuantOps, ADepthwiseConvOfDequantizedOperandsRunsOnTheIntegers) {
   check_dequantized_conv(4, true, 4, 4);
   check_dequantized_conv(3, false, 3, 6);
 }
-TEST(OnnxQuantOps, AGroupedConvOfWholeWordsRunsOnTheIntegers) { check_dequantized_conv(16, false, 2, 6); }
+TEST(OnnxQuantOps, AGroupedConvOfWholeWordsRunsOnTheIntegers) {
+  check_dequantized_conv(16, false, 2, 6);
+}
 
 // A MatMul, or a Gemm with its weights transposed and a bias, between
 // DequantizeLinear nodes as a static QDQ model holds them (uint8 or int8
@@ -468,8 +482,10 @@ void check_dequantized_matmul(bool gemm, bool int8_activations) {
   ModelBuilder mb(13);
   mb.input("x", {m, k}, int8_activations ? TensorProto::INT8 : TensorProto::UINT8);
   mb.floats("xs", {}, {xs});
-  if (int8_activations) mb.raw<int8_t>("xzp", {}, TensorProto::INT8, {xz - 128});
-  else mb.raw<uint8_t>("xzp", {}, TensorProto::UINT8, {static_cast<uint8_t>(xz)});
+  if (int8_activations)
+    mb.raw<int8_t>("xzp", {}, TensorProto::INT8, {xz - 128});
+  else
+    mb.raw<uint8_t>("xzp", {}, TensorProto::UINT8, {static_cast<uint8_t>(xz)});
   // Gemm's weights N x K (transB), MatMul's K x N; the scales along N.
   std::vector<int8_t> stored = w;
   if (gemm)
@@ -549,7 +565,9 @@ struct BadCase {
   const char* why;
 };
 
-std::ostream& operator<<(std::ostream& os, const BadCase& c) { return os << c.name; }
+std::ostream& operator<<(std::ostream& os, const BadCase& c) {
+  return os << c.name;
+}
 
 class OnnxQuantRefusal : public ::testing::TestWithParam<BadCase> {};
 
@@ -572,37 +590,37 @@ void quantize_with_scale(ModelBuilder& m, float scale) {
 
 INSTANTIATE_TEST_SUITE_P(
     Inputs, OnnxQuantRefusal,
-    ::testing::Values(
-        BadCase{"ZeroScale", [](ModelBuilder& m) { quantize_with_scale(m, 0.0f); }, "not a positive finite number"},
-        BadCase{"NegativeScale", [](ModelBuilder& m) { quantize_with_scale(m, -0.5f); },
-                "not a positive finite number"},
-        BadCase{"PerAxisLengthDiffers",
-                [](ModelBuilder& m) {
-                  m.input("x", {2, 3});
-                  m.floats("s", {2}, {0.1f, 0.2f});
-                  m.raw<uint8_t>("zp", {2}, TensorProto::UINT8, {0, 0});
-                  attr(m.node("QuantizeLinear", {"x", "s", "zp"}, {"y"}, "bad"), "axis", int64_t{1});
-                  m.output("y", {2, 3}, TensorProto::UINT8);
-                },
-                "has 2 values, but axis 1"},
-        BadCase{"ZeroPointOfAnotherType",
-                [](ModelBuilder& m) {
-                  m.input("a", {2, 2}, TensorProto::UINT8);
-                  m.input("b", {2, 2}, TensorProto::INT8);
-                  m.raw<int8_t>("azp", {}, TensorProto::INT8, {0});
-                  m.node("MatMulInteger", {"a", "b", "azp"}, {"y"}, "bad");
-                  m.output("y", {2, 2}, TensorProto::INT32);
-                },
-                "zero point is int8, its tensor uint8"},
-        BadCase{"QuantizingToInt32",
-                [](ModelBuilder& m) {
-                  m.input("x", {4});
-                  m.floats("s", {}, {0.5f});
-                  m.raw<int32_t>("zp", {}, TensorProto::INT32, {0});
-                  m.node("QuantizeLinear", {"x", "s", "zp"}, {"y"}, "bad");
-                  m.output("y", {4}, TensorProto::INT32);
-                },
-                "quantizing to int32 is not supported"}));
+    ::testing::Values(BadCase{"ZeroScale", [](ModelBuilder& m) { quantize_with_scale(m, 0.0f); },
+                              "not a positive finite number"},
+                      BadCase{"NegativeScale", [](ModelBuilder& m) { quantize_with_scale(m, -0.5f); },
+                              "not a positive finite number"},
+                      BadCase{"PerAxisLengthDiffers",
+                              [](ModelBuilder& m) {
+                                m.input("x", {2, 3});
+                                m.floats("s", {2}, {0.1f, 0.2f});
+                                m.raw<uint8_t>("zp", {2}, TensorProto::UINT8, {0, 0});
+                                attr(m.node("QuantizeLinear", {"x", "s", "zp"}, {"y"}, "bad"), "axis", int64_t{1});
+                                m.output("y", {2, 3}, TensorProto::UINT8);
+                              },
+                              "has 2 values, but axis 1"},
+                      BadCase{"ZeroPointOfAnotherType",
+                              [](ModelBuilder& m) {
+                                m.input("a", {2, 2}, TensorProto::UINT8);
+                                m.input("b", {2, 2}, TensorProto::INT8);
+                                m.raw<int8_t>("azp", {}, TensorProto::INT8, {0});
+                                m.node("MatMulInteger", {"a", "b", "azp"}, {"y"}, "bad");
+                                m.output("y", {2, 2}, TensorProto::INT32);
+                              },
+                              "zero point is int8, its tensor uint8"},
+                      BadCase{"QuantizingToInt32",
+                              [](ModelBuilder& m) {
+                                m.input("x", {4});
+                                m.floats("s", {}, {0.5f});
+                                m.raw<int32_t>("zp", {}, TensorProto::INT32, {0});
+                                m.node("QuantizeLinear", {"x", "s", "zp"}, {"y"}, "bad");
+                                m.output("y", {4}, TensorProto::INT32);
+                              },
+                              "quantizing to int32 is not supported"}));
 
 }  // namespace
 }  // namespace tessera::frontend

@@ -29,8 +29,10 @@ struct ModelBuilder {
     auto* shape = t->mutable_shape();
     for (int64_t d : dims) {
       auto* dim = shape->add_dim();
-      if (d < 0) dim->set_dim_param("N" + std::to_string(-d));  // -1 -> "N1": dynamic
-      else dim->set_dim_value(d);
+      if (d < 0)
+        dim->set_dim_param("N" + std::to_string(-d));  // -1 -> "N1": dynamic
+      else
+        dim->set_dim_value(d);
     }
   }
 

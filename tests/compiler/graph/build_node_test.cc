@@ -16,11 +16,15 @@ struct ConvTransposeCase {
   int64_t out_pad = 0;  // ONNX output_padding, both axes
 };
 
-void PrintTo(const ConvTransposeCase& c, std::ostream* os) { *os << c.name; }
+void PrintTo(const ConvTransposeCase& c, std::ostream* os) {
+  *os << c.name;
+}
 
 std::vector<int64_t> out_shape(const ConvTransposeCase& t) {
-  const int64_t oh = (t.h - 1) * t.a.stride_h - t.a.pad_top - t.a.pad_bottom + t.a.dilation_h * (t.r - 1) + 1 + t.out_pad;
-  const int64_t ow = (t.w - 1) * t.a.stride_w - t.a.pad_left - t.a.pad_right + t.a.dilation_w * (t.s - 1) + 1 + t.out_pad;
+  const int64_t oh =
+      (t.h - 1) * t.a.stride_h - t.a.pad_top - t.a.pad_bottom + t.a.dilation_h * (t.r - 1) + 1 + t.out_pad;
+  const int64_t ow =
+      (t.w - 1) * t.a.stride_w - t.a.pad_left - t.a.pad_right + t.a.dilation_w * (t.s - 1) + 1 + t.out_pad;
   return {1, t.k, oh, ow};
 }
 
@@ -94,24 +98,24 @@ TEST_P(ConvTranspose, MatchesTheScatterReference) {
   for (const Tensor& tensor : dag->tensors()) has_phases = has_phases || tensor->name == "deconv.phases";
   const std::vector<int64_t> os = out_shape(t);
   const int64_t stride = t.a.stride_h;
-  EXPECT_EQ(has_phases, stride > 1 && t.a.dilation_h == 1 && t.r % stride == 0 && os[2] % stride == 0 &&
-                            os[3] % stride == 0);
+  EXPECT_EQ(has_phases,
+            stride > 1 && t.a.dilation_h == 1 && t.r % stride == 0 && os[2] % stride == 0 && os[3] % stride == 0);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Shapes, ConvTranspose,
-    ::testing::Values(
-        // By phases: the window and the output divide by the stride.
-        ConvTransposeCase{"k2_s2", 3, 5, 6, 4, 2, 2, 1, strided(2, 0)},           // a detector's x2 upsampling
-        ConvTransposeCase{"k4_s2_pad1", 2, 4, 5, 3, 4, 4, 1, strided(2, 1)},      // the GAN upsampling
-        ConvTransposeCase{"k4_s2_groups", 4, 3, 4, 6, 4, 4, 2, strided(2, 1)},    // grouped
-        ConvTransposeCase{"k6_s3", 2, 3, 3, 2, 6, 6, 1, strided(3, 0)},           // stride 3
-        // Direct: a window or an output the stride does not divide, dilation.
-        ConvTransposeCase{"k3_s2_pad1_outpad1", 2, 4, 4, 3, 3, 3, 1, strided(2, 1), 1},
-        ConvTransposeCase{"k3_s2_pad1", 2, 4, 5, 3, 3, 3, 1, strided(2, 1)},
-        ConvTransposeCase{"k2_s2_dilated", 2, 4, 4, 2, 2, 2, 1, strided(2, 0, 2)},
-        ConvTransposeCase{"k3_s1_pad1", 3, 4, 4, 2, 3, 3, 1, strided(1, 1)}),
-    [](const ::testing::TestParamInfo<ConvTransposeCase>& info) { return info.param.name; });
+INSTANTIATE_TEST_SUITE_P(Shapes, ConvTranspose,
+                         ::testing::Values(
+                             // By phases: the window and the output divide by the stride.
+                             ConvTransposeCase{"k2_s2", 3, 5, 6, 4, 2, 2, 1,
+                                               strided(2, 0)},  // a detector's x2 upsampling
+                             ConvTransposeCase{"k4_s2_pad1", 2, 4, 5, 3, 4, 4, 1, strided(2, 1)},  // the GAN upsampling
+                             ConvTransposeCase{"k4_s2_groups", 4, 3, 4, 6, 4, 4, 2, strided(2, 1)},  // grouped
+                             ConvTransposeCase{"k6_s3", 2, 3, 3, 2, 6, 6, 1, strided(3, 0)},         // stride 3
+                             // Direct: a window or an output the stride does not divide, dilation.
+                             ConvTransposeCase{"k3_s2_pad1_outpad1", 2, 4, 4, 3, 3, 3, 1, strided(2, 1), 1},
+                             ConvTransposeCase{"k3_s2_pad1", 2, 4, 5, 3, 3, 3, 1, strided(2, 1)},
+                             ConvTransposeCase{"k2_s2_dilated", 2, 4, 4, 2, 2, 2, 1, strided(2, 0, 2)},
+                             ConvTransposeCase{"k3_s1_pad1", 3, 4, 4, 2, 3, 3, 1, strided(1, 1)}),
+                         [](const ::testing::TestParamInfo<ConvTransposeCase>& info) { return info.param.name; });
 
 // Erf in float32 is a rational approximation (vectorizable); it stays within
 // 5e-7 (four ulp of 1) of std::erf from -6 to 6, saturating to +-1 past +-4.

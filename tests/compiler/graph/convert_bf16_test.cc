@@ -74,7 +74,8 @@ TEST(ConvertBf16, GemmWithTransposedWeightsAndBiasAddsItsBiasAfter) {
   ASSERT_TRUE(got.is_ok()) << got.status().to_string();
   // Eight products of operands rounded to 8 bits each: within 2^-7 of the
   // sum of their magnitudes (random_floats are within 1).
-  EXPECT_TRUE(test::close(test::to_floats((*got)[0]), test::to_floats((*want)[0]), 0, 8 * 2 * std::ldexp(1.0, -8) + 1e-6));
+  EXPECT_TRUE(
+      test::close(test::to_floats((*got)[0]), test::to_floats((*want)[0]), 0, 8 * 2 * std::ldexp(1.0, -8) + 1e-6));
 }
 
 TEST(ConvertBf16, ComputesTheFloat32GraphToBfloat16Precision) {
@@ -82,13 +83,15 @@ TEST(ConvertBf16, ComputesTheFloat32GraphToBfloat16Precision) {
   auto converted = convert_bf16(g);
   ASSERT_TRUE(converted.is_ok()) << converted.status().to_string();
   const auto xs = test::random_floats(48, 6), ys = test::random_floats(80, 7);
-  const std::map<ValueId, test::Bytes> inputs = {{g.inputs()[0], test::to_bytes(xs)}, {g.inputs()[1], test::to_bytes(ys)}};
+  const std::map<ValueId, test::Bytes> inputs = {{g.inputs()[0], test::to_bytes(xs)},
+                                                 {g.inputs()[1], test::to_bytes(ys)}};
   auto want = test::run_graph(g, inputs);
   auto got = test::run_graph(*converted, inputs);
   ASSERT_TRUE(want.is_ok()) << want.status().to_string();
   ASSERT_TRUE(got.is_ok()) << got.status().to_string();
   for (size_t i = 0; i < 2; ++i)
-    EXPECT_TRUE(test::close(test::to_floats((*got)[i]), test::to_floats((*want)[i]), 0, 8 * 2 * std::ldexp(1.0, -8) + 1e-6))
+    EXPECT_TRUE(
+        test::close(test::to_floats((*got)[i]), test::to_floats((*want)[i]), 0, 8 * 2 * std::ldexp(1.0, -8) + 1e-6))
         << "output " << i;
   EXPECT_EQ(test::to_floats((*got)[2]), test::to_floats((*want)[2])) << "the product of two activations stays float32";
 }

@@ -14,7 +14,8 @@ Graph repeated_blocks() {
   ConvAttrs a;
   a.pad_top = a.pad_left = a.pad_bottom = a.pad_right = 1;
   for (int i = 0; i < 2; ++i) {
-    ValueId w = g.add_constant("w" + std::to_string(i), Constant::from_floats({4, 4, 3, 3}, test::random_floats(144, i)));
+    ValueId w =
+        g.add_constant("w" + std::to_string(i), Constant::from_floats({4, 4, 3, 3}, test::random_floats(144, i)));
     ValueId y = g.add_op("conv" + std::to_string(i), OpKind::kConv, a, {v, w}, {1, 4, 6, 6}, DType::f32());
     v = g.add_op("relu" + std::to_string(i), OpKind::kRelu, NoAttrs{}, {y}, {1, 4, 6, 6}, DType::f32());
   }

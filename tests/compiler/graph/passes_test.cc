@@ -65,8 +65,8 @@ TEST(FoldConstants, EdgeAndReflectPadsOfConstantsAgreeWithTheKernel) {
   // x = [1 2 3]; edge pad 2|1 -> 1 1 1 2 3 3; reflect pad 2|1 -> 3 2 1 2 3 2.
   for (PadAttrs::Mode mode : {PadAttrs::Mode::kEdge, PadAttrs::Mode::kReflect}) {
     PadAttrs a{{0, 2}, {0, 1}, 0.0, mode};
-    const std::vector<double> want = mode == PadAttrs::Mode::kEdge ? std::vector<double>{1, 1, 1, 2, 3, 3}
-                                                                   : std::vector<double>{3, 2, 1, 2, 3, 2};
+    const std::vector<double> want =
+        mode == PadAttrs::Mode::kEdge ? std::vector<double>{1, 1, 1, 2, 3, 3} : std::vector<double>{3, 2, 1, 2, 3, 2};
     Graph folded_graph;
     ValueId c = folded_graph.add_constant("c", Constant::from_floats({1, 3}, {1, 2, 3}));
     ValueId p = folded_graph.add_op("pad", OpKind::kPad, a, {c}, {1, 6}, DType::f32());
@@ -113,8 +113,8 @@ Graph conv_bn_graph(bool with_bias) {
   ValueId beta = g.add_constant("beta", Constant::from_floats({4}, {0.0f, 1.0f, -0.5f, 0.25f}));
   ValueId mean = g.add_constant("mean", Constant::from_floats({4}, {0.1f, 0.2f, -0.3f, 0.4f}));
   ValueId var = g.add_constant("var", Constant::from_floats({4}, {1.0f, 0.5f, 2.0f, 0.1f}));
-  ValueId z = g.add_op("bn", OpKind::kBatchNorm, ScalarAttrs{1e-5}, {y, gamma, beta, mean, var}, {1, 4, 6, 6},
-                       DType::f32());
+  ValueId z =
+      g.add_op("bn", OpKind::kBatchNorm, ScalarAttrs{1e-5}, {y, gamma, beta, mean, var}, {1, 4, 6, 6}, DType::f32());
   ValueId r = g.add_op("relu", OpKind::kRelu, NoAttrs{}, {z}, {1, 4, 6, 6}, DType::f32());
   g.set_outputs({r});
   return g;
@@ -163,8 +163,8 @@ TEST(OptimizeGraph, RunsThePassesInOrder) {
 Graph nhwc_conv(int64_t window, int64_t stride, int64_t h) {
   Graph g;
   ValueId x = g.add_input("x", {1, h, h, 4}, DType::f32());
-  ValueId w = g.add_constant("w", Constant::from_floats({window, window, 4, 6},
-                                                        test::random_floats(window * window * 24, 1)));
+  ValueId w =
+      g.add_constant("w", Constant::from_floats({window, window, 4, 6}, test::random_floats(window * window * 24, 1)));
   ConvAttrs a;
   a.nhwc = true;
   a.stride_h = a.stride_w = stride;

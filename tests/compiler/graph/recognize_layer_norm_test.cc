@@ -28,8 +28,8 @@ Primitive primitive_layer_norm(bool pow, bool affine) {
   p.x = g.add_input("x", kShape, f);
   p.mean = g.add_op("mean", OpKind::kReduceMean, ReduceAttrs{{2}, true}, {p.x}, reduced, f);
   ValueId d = g.add_op("sub", OpKind::kSub, NoAttrs{}, {p.x, p.mean}, kShape, f);
-  ValueId sq = pow ? g.add_op("pow", OpKind::kPow, NoAttrs{}, {d, g.add_constant("two", Constant::from_floats({}, {2}))},
-                              kShape, f)
+  ValueId sq = pow ? g.add_op("pow", OpKind::kPow, NoAttrs{},
+                              {d, g.add_constant("two", Constant::from_floats({}, {2}))}, kShape, f)
                    : g.add_op("square", OpKind::kMul, NoAttrs{}, {d, d}, kShape, f);
   ValueId var = g.add_op("var", OpKind::kReduceMean, ReduceAttrs{{2}, true}, {sq}, reduced, f);
   ValueId eps = g.add_constant("eps", Constant::from_floats({}, {1e-3f}));

@@ -107,8 +107,9 @@ class ExprChecks : public ::testing::Test {
 
 TEST_F(ExprChecks, BinaryOperandsOfDifferentTypesAbort) {
   Var f("f", DType::f32()), i("i");
-  EXPECT_DEATH(make_binary(ExprKind::kAdd, f, i), "expr.cc:[0-9]+: check failed: .*Add operands must have one type, "
-                                                  "not float32 and int64");
+  EXPECT_DEATH(make_binary(ExprKind::kAdd, f, i),
+               "expr.cc:[0-9]+: check failed: .*Add operands must have one type, "
+               "not float32 and int64");
 }
 
 TEST_F(ExprChecks, SelectOnANonBoolConditionAborts) {

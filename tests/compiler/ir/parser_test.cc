@@ -1,11 +1,12 @@
 // Parsing the text form: hand-written IR, scopes, round trips of corner
 // cases, and errors that say line:column.
+#include "compiler/ir/parser.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 
 #include "compiler/ir/op.h"
-#include "compiler/ir/parser.h"
 #include "compiler/ir/printer.h"
 #include "compiler/ir/structural.h"
 #include "tests/compiler/ir_matchers.h"
@@ -35,8 +36,9 @@ class Parser : public ::testing::Test {
 TEST_F(Parser, HandWrittenTextUsesCPrecedence) {
   Var i("i");
   Stmt want = make_for(i, 0, n, LoopKind::kSerial,
-                       make_store(b, make_binary(ExprKind::kAdd, make_load(a, i),
-                                                 make_binary(ExprKind::kMul, make_float(2.0), make_load(a, i + 1))),
+                       make_store(b,
+                                  make_binary(ExprKind::kAdd, make_load(a, i),
+                                              make_binary(ExprKind::kMul, make_float(2.0), make_load(a, i + 1))),
                                   i));
   Result<Stmt> got = parse_stmt("for i in [0, n) { B[i] = A[i] + 2.0 * A[i + 1] }", ctx);
   ASSERT_TRUE(got.is_ok()) << got.status().to_string();
@@ -68,12 +70,14 @@ TEST_F(Parser, AllocCoversTheRestOfItsBlockUnlessBraced) {
 }
 
 TEST_F(Parser, FunctionDeclaresItsParameters) {
-  Result<PrimFunc> f = parse_func("func add(X: float32[4], Y: float32[4]) {\n  for i in [0, 4) { Y[i] = X[i] + 1.0f }\n}");
+  Result<PrimFunc> f =
+      parse_func("func add(X: float32[4], Y: float32[4]) {\n  for i in [0, 4) { Y[i] = X[i] + 1.0f }\n}");
   ASSERT_TRUE(f.is_ok()) << f.status().to_string();
   EXPECT_EQ(f->name, "add");
   ASSERT_EQ(f->params.size(), 2u);
   EXPECT_EQ(f->params[1]->shape, std::vector<int64_t>{4});
-  EXPECT_EQ(to_string(*f), "func add(X: float32[4], Y: float32[4]) {\n  for i in [0, 4) {\n    Y[i] = (X[i] + 1.0f)\n  }\n}\n");
+  EXPECT_EQ(to_string(*f),
+            "func add(X: float32[4], Y: float32[4]) {\n  for i in [0, 4) {\n    Y[i] = (X[i] + 1.0f)\n  }\n}\n");
 }
 
 TEST_F(Parser, ExpressionsOfEveryKindRoundTrip) {
@@ -115,12 +119,12 @@ TEST_F(Parser, StatementsOfEveryKindRoundTrip) {
   Buffer tmp = make_buffer("tmp", DType::f32(), {4}, MemoryScope::kWorkspace);
   Stmt s = make_attr(
       AttrKind::kAutoUnrollMaxStep, 64,
-      make_seq({make_for(i, 1, n, LoopKind::kParallel,
-                         make_if(make_binary(ExprKind::kLT, i, Expr(3)), make_store(a, 0.0f, i), make_store(a, 1.0f, i))),
-                make_allocate(tmp, make_seq({make_store(tmp, 2.0f, 0), make_store(b, make_load(tmp, 0), 0)})),
-                make_for(j, 0, 4, LoopKind::kVectorized, make_if(make_bool(true), make_store(b, 3.0f, j))),
-                make_for(k, 0, 2, LoopKind::kUnrolled, make_seq({})),
-                make_store(b, 4.0f, 1)}));
+      make_seq(
+          {make_for(i, 1, n, LoopKind::kParallel,
+                    make_if(make_binary(ExprKind::kLT, i, Expr(3)), make_store(a, 0.0f, i), make_store(a, 1.0f, i))),
+           make_allocate(tmp, make_seq({make_store(tmp, 2.0f, 0), make_store(b, make_load(tmp, 0), 0)})),
+           make_for(j, 0, 4, LoopKind::kVectorized, make_if(make_bool(true), make_store(b, 3.0f, j))),
+           make_for(k, 0, 2, LoopKind::kUnrolled, make_seq({})), make_store(b, 4.0f, 1)}));
   EXPECT_IR_EQ(s, to_string(s));
   const std::string text = to_string(s);
   Result<Stmt> back = parse_stmt(text, ParseContext::of(s));
@@ -223,8 +227,10 @@ TEST(IrMatchers, FunctionsCompareByParameterPosition) {
   Var i("i");
   PrimFunc f{"scale", {x, y}, make_for(i, 0, 4, LoopKind::kVectorized, make_store(y, make_load(x, i) * 2.0f, i))};
   EXPECT_IR_EQ(f, "func g(A: float32[4], B: float32[4]) { vectorized k in [0, 4) { B[k] = A[k] * 2.0f } }");
-  EXPECT_FALSE(testing::ir_equal("f", "text", f, "func g(A: float32[4], B: float32[4]) { vectorized k in [0, 4) { A[k] = B[k] * 2.0f } }"));
-  EXPECT_FALSE(testing::ir_equal("f", "text", f, "func g(A: float32[8], B: float32[4]) { vectorized k in [0, 4) { B[k] = A[k] * 2.0f } }"));
+  EXPECT_FALSE(testing::ir_equal(
+      "f", "text", f, "func g(A: float32[4], B: float32[4]) { vectorized k in [0, 4) { A[k] = B[k] * 2.0f } }"));
+  EXPECT_FALSE(testing::ir_equal(
+      "f", "text", f, "func g(A: float32[8], B: float32[4]) { vectorized k in [0, 4) { B[k] = A[k] * 2.0f } }"));
 }
 
 }  // namespace

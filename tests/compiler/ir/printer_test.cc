@@ -1,11 +1,12 @@
 // The text form: reads like the loop nest and says everything needed to
 // parse it back (names, scopes, typed constants).
+#include "compiler/ir/printer.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 
 #include "compiler/ir/op.h"
-#include "compiler/ir/printer.h"
 #include "compiler/te/tensor.h"
 
 namespace tessera {
@@ -41,7 +42,8 @@ TEST(Printer, SiblingLoopsReuseANameNestedOnesDoNot) {
   Stmt siblings = make_seq({make_for(i1, 0, 4, LoopKind::kSerial, make_store(a, 0.0f, i1)),
                             make_for(i2, 0, 4, LoopKind::kSerial, make_store(a, 1.0f, i2))});
   EXPECT_EQ(to_string(siblings), "for i in [0, 4) {\n  A[i] = 0.0f\n}\nfor i in [0, 4) {\n  A[i] = 1.0f\n}\n");
-  Stmt nested = make_for(i1, 0, 4, LoopKind::kSerial, make_for(i3, 0, 4, LoopKind::kSerial, make_store(a, 0.0f, i1 * 4 + i3)));
+  Stmt nested =
+      make_for(i1, 0, 4, LoopKind::kSerial, make_for(i3, 0, 4, LoopKind::kSerial, make_store(a, 0.0f, i1 * 4 + i3)));
   EXPECT_EQ(to_string(nested), "for i in [0, 4) {\n  for i_1 in [0, 4) {\n    A[((i*4) + i_1)] = 0.0f\n  }\n}\n");
 }
 
@@ -54,7 +56,8 @@ TEST(Printer, LoopVariableDoesNotTakeTheNameOfAFreeOne) {
 
 TEST(Printer, NamesBecomeIdentifiers) {
   Buffer odd = make_buffer("onnx::Conv/1", DType::f32(), {4}), kw = make_buffer("for", DType::f32(), {4});
-  Stmt s = make_seq({make_store(odd, 0.0f, 0), make_store(kw, 0.0f, 0), make_store(make_buffer("3d", DType::f32(), {1}), 0.0f, 0)});
+  Stmt s = make_seq(
+      {make_store(odd, 0.0f, 0), make_store(kw, 0.0f, 0), make_store(make_buffer("3d", DType::f32(), {1}), 0.0f, 0)});
   EXPECT_EQ(to_string(s), "onnx__Conv_1[0] = 0.0f\nfor_[0] = 0.0f\n_3d[0] = 0.0f\n");
 }
 

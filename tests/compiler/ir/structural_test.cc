@@ -1,11 +1,12 @@
 // Structural equality and hashing: free variables by identity, bound ones
 // by position, floats at their precision.
+#include "compiler/ir/structural.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 
 #include "compiler/ir/op.h"
-#include "compiler/ir/structural.h"
 
 namespace tessera {
 namespace {

@@ -1,9 +1,10 @@
 // Substitution and the queries over trees that passes share.
+#include "compiler/ir/util.h"
+
 #include <gtest/gtest.h>
 
 #include "compiler/ir/op.h"
 #include "compiler/ir/printer.h"
-#include "compiler/ir/util.h"
 
 namespace tessera {
 namespace {

@@ -11,10 +11,14 @@
 namespace tessera {
 namespace {
 
-Stmt raw(StmtNode* node) { return Stmt(Ref<const StmtNode>(node)); }
+Stmt raw(StmtNode* node) {
+  return Stmt(Ref<const StmtNode>(node));
+}
 
 // A kernel over one float32 parameter A[16].
-PrimFunc kernel(Stmt body, Buffer a) { return PrimFunc{"k", {std::move(a)}, std::move(body)}; }
+PrimFunc kernel(Stmt body, Buffer a) {
+  return PrimFunc{"k", {std::move(a)}, std::move(body)};
+}
 
 // Expects verify() to fail with kInternal and a message containing `what`.
 void expect_violation(const PrimFunc& f, const std::string& what, IrStage stage = IrStage::kFlat) {

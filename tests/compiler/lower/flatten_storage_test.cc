@@ -2,11 +2,10 @@
 
 #include <gtest/gtest.h>
 
-#include "tests/compiler/ir_matchers.h"
-
 #include "compiler/ir/printer.h"
 #include "compiler/ir/verify.h"
 #include "compiler/lower/build_loop_nests.h"
+#include "tests/compiler/ir_matchers.h"
 #include "tests/compiler/lower/lower_test_util.h"
 
 namespace tessera {
@@ -18,21 +17,21 @@ TEST(FlattenStorage, ReadsOfARegionAreOffsetByItsMin) {
   PrimFunc f = build_loop_nests(plan, "k");
   f.body = flatten_storage(f.body, plan);
   EXPECT_IR_EQ(f,
-            "func k(A: float32[8], C: float32[8]) {\n"
-            "  for i.0 in [0, 2) {\n"
-            "    alloc B: float32[4] local\n"
-            "    for i in [0, 4) {\n"
-            "      if (((i.0*4) + i) >= 0) {\n"
-            "        if (((i.0*4) + i) < 8) {\n"
-            "          B[(0 + ((((i.0*4) + i) - (i.0*4))*1))] = (A[(0 + (((i.0*4) + i)*1))] + 1.0f)\n"
-            "        }\n"
-            "      }\n"
-            "    }\n"
-            "    for i.1 in [0, 4) {\n"
-            "      C[(0 + ((0 + ((i.0*4) + i.1))*1))] = (B[(0 + (((0 + ((i.0*4) + i.1)) - (i.0*4))*1))]*2.0f)\n"
-            "    }\n"
-            "  }\n"
-            "}\n");
+               "func k(A: float32[8], C: float32[8]) {\n"
+               "  for i.0 in [0, 2) {\n"
+               "    alloc B: float32[4] local\n"
+               "    for i in [0, 4) {\n"
+               "      if (((i.0*4) + i) >= 0) {\n"
+               "        if (((i.0*4) + i) < 8) {\n"
+               "          B[(0 + ((((i.0*4) + i) - (i.0*4))*1))] = (A[(0 + (((i.0*4) + i)*1))] + 1.0f)\n"
+               "        }\n"
+               "      }\n"
+               "    }\n"
+               "    for i.1 in [0, 4) {\n"
+               "      C[(0 + ((0 + ((i.0*4) + i.1))*1))] = (B[(0 + (((0 + ((i.0*4) + i.1)) - (i.0*4))*1))]*2.0f)\n"
+               "    }\n"
+               "  }\n"
+               "}\n");
   EXPECT_TRUE(verify(f).is_ok()) << verify(f).to_string();
 }
 

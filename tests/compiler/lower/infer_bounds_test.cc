@@ -9,7 +9,9 @@
 namespace tessera {
 namespace {
 
-LoweringPlan bounded(const State& s) { return infer_bounds(inline_stages(s).value()).value(); }
+LoweringPlan bounded(const State& s) {
+  return infer_bounds(inline_stages(s).value()).value();
+}
 
 TEST(InferBounds, RootStagesComputeTheirWholeTensor) {
   State s(test::matmul_dag(6, 4, 3));

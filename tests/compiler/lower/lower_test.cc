@@ -13,7 +13,12 @@ std::shared_ptr<const ComputeDAG> matmul_dag(int64_t m, int64_t n, int64_t k) {
   Tensor a = placeholder({m, k}, DType::f32(), "A");
   Tensor b = placeholder({k, n}, DType::f32(), "B");
   IterVar r = reduce_axis(k, "k");
-  Tensor c = compute({m, n}, [&](const Vars& i) { return sum(read(a, {i[0], r->var}) * read(b, {r->var, i[1]}), {r}); }, "C");
+  Tensor c = compute(
+      {m, n},
+      [&](const Vars& i) {
+        return sum(read(a, {i[0], r->var}) * read(b, {r->var, i[1]}), {r});
+      },
+      "C");
   return std::make_shared<const ComputeDAG>(ComputeDAG::make({a, b, c}).value());
 }
 
@@ -60,7 +65,7 @@ TEST(Lower, CheckLowersAgreesWithLower) {
   const int local = bad.stage_index("C.local");
   c = bad.stage_index("C");
   ASSERT_TRUE(bad.compute_at(local, c, 0).is_ok());  // region 1 x 128
-  ASSERT_TRUE(bad.vectorize(local, 1).is_ok());       // 128 lanes: only lowering knows
+  ASSERT_TRUE(bad.vectorize(local, 1).is_ok());      // 128 lanes: only lowering knows
   const Status checked = check_lowers(bad);
   const auto lowered = lower(bad);
   ASSERT_FALSE(checked.is_ok());

@@ -20,23 +20,32 @@ inline std::shared_ptr<const ComputeDAG> matmul_dag(int64_t m, int64_t n, int64_
   Tensor a = placeholder({m, k}, DType::f32(), "A");
   Tensor b = placeholder({k, n}, DType::f32(), "B");
   IterVar r = reduce_axis(k, "k");
-  Tensor c = compute({m, n}, [&](const Vars& i) { return sum(read(a, {i[0], r->var}) * read(b, {r->var, i[1]}), {r}); }, "C");
+  Tensor c = compute(
+      {m, n},
+      [&](const Vars& i) {
+        return sum(read(a, {i[0], r->var}) * read(b, {r->var, i[1]}), {r});
+      },
+      "C");
   return std::make_shared<const ComputeDAG>(ComputeDAG::make({a, b, c}).value());
 }
 
 /// B[i] = A[i] + 1; C[i] = B[i] * 2: a producer to inline or attach.
 inline std::shared_ptr<const ComputeDAG> chain_dag(int64_t n) {
   Tensor a = placeholder({n}, DType::f32(), "A");
-  Tensor b = compute({n}, [&](const Vars& i) { return read(a, {i[0]}) + 1.0f; }, "B");
-  Tensor c = compute({n}, [&](const Vars& i) { return read(b, {i[0]}) * 2.0f; }, "C");
+  Tensor b = compute(
+      {n}, [&](const Vars& i) { return read(a, {i[0]}) + 1.0f; }, "B");
+  Tensor c = compute(
+      {n}, [&](const Vars& i) { return read(b, {i[0]}) * 2.0f; }, "C");
   return std::make_shared<const ComputeDAG>(ComputeDAG::make({a, c}).value());
 }
 
 /// B[i] = A[i] + 1; C[i] = B[i] + B[i + 1]: a consumer that reads a window.
 inline std::shared_ptr<const ComputeDAG> window_dag(int64_t n) {
   Tensor a = placeholder({n + 1}, DType::f32(), "A");
-  Tensor b = compute({n + 1}, [&](const Vars& i) { return read(a, {i[0]}) + 1.0f; }, "B");
-  Tensor c = compute({n}, [&](const Vars& i) { return read(b, {i[0]}) + read(b, {i[0] + 1}); }, "C");
+  Tensor b = compute(
+      {n + 1}, [&](const Vars& i) { return read(a, {i[0]}) + 1.0f; }, "B");
+  Tensor c = compute(
+      {n}, [&](const Vars& i) { return read(b, {i[0]}) + read(b, {i[0] + 1}); }, "C");
   return std::make_shared<const ComputeDAG>(ComputeDAG::make({a, c}).value());
 }
 

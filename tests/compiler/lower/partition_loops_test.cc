@@ -2,10 +2,9 @@
 
 #include <gtest/gtest.h>
 
-#include "tests/compiler/ir_matchers.h"
-
 #include "compiler/ir/op.h"
 #include "compiler/ir/printer.h"
+#include "tests/compiler/ir_matchers.h"
 
 namespace tessera {
 namespace {
@@ -99,15 +98,15 @@ TEST_F(PartitionLoops, GuardsNonLinearInTheLoopAreLeftAlone) {
 
 TEST_F(PartitionLoops, LoopsInsideVectorizedLoopsAreLeftToMasks) {
   // Partitioning j would give it bounds that vary across i's lanes.
-  Stmt before = make_for(i, 0, 8, LoopKind::kVectorized,
-                         make_for(j, 0, 8, LoopKind::kSerial, make_if(i + j < 9, store(i + j))));
+  Stmt before =
+      make_for(i, 0, 8, LoopKind::kVectorized, make_for(j, 0, 8, LoopKind::kSerial, make_if(i + j < 9, store(i + j))));
   EXPECT_TRUE(structural_equal(partition_loops(before), before)) << to_string(partition_loops(before));
 }
 
 TEST_F(PartitionLoops, AGuardThroughAnInnerLoopOfUnknownExtentIsPartitionedThere) {
   // j's extent depends on o, so i cannot be split for every j; j can.
-  Stmt before = make_for(i, 0, 8, LoopKind::kSerial,
-                         make_for(j, 0, o, LoopKind::kSerial, make_if(i * 8 + j < 61, store(i + j))));
+  Stmt before =
+      make_for(i, 0, 8, LoopKind::kSerial, make_for(j, 0, o, LoopKind::kSerial, make_if(i * 8 + j < 61, store(i + j))));
   EXPECT_IR_EQ(partition_loops(before),
                "for i in [0, 8) {\n"
                "  for j in [0, min(((0 - (i*8)) + 61), o)) {\n"

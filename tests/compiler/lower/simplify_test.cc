@@ -4,19 +4,24 @@
 
 #include <gtest/gtest.h>
 
-#include "tests/compiler/ir_matchers.h"
-
 #include "compiler/ir/op.h"
 #include "compiler/ir/printer.h"
+#include "tests/compiler/ir_matchers.h"
 
 namespace tessera {
 namespace {
 
 // Simplified under `bounds`, printed.
-std::string simp(const Expr& e, const BoundMap& bounds = {}) { return to_string(simplify(e, bounds)); }
+std::string simp(const Expr& e, const BoundMap& bounds = {}) {
+  return to_string(simplify(e, bounds));
+}
 
-Expr node(ExprKind k, const Expr& a, const Expr& b) { return make_binary(k, a, b); }
-Expr f32(double v) { return make_float(v, DType::f32()); }
+Expr node(ExprKind k, const Expr& a, const Expr& b) {
+  return make_binary(k, a, b);
+}
+Expr f32(double v) {
+  return make_float(v, DType::f32());
+}
 
 class Simplify : public ::testing::Test {
  protected:
@@ -31,7 +36,8 @@ TEST_F(Simplify, ConstantFoldingUsesFloorDivision) {
   EXPECT_EQ(simp(node(ExprKind::kMul, f32(0.1), f32(3.0))), to_string(f32(static_cast<float>(0.1 * 3.0))));
   EXPECT_EQ(simp(node(ExprKind::kMax, f32(-1.0), f32(2.5))), to_string(f32(2.5)));
   // Division by zero stays as written.
-  EXPECT_EQ(simp(node(ExprKind::kDiv, make_int(1), make_int(0))), to_string(node(ExprKind::kDiv, make_int(1), make_int(0))));
+  EXPECT_EQ(simp(node(ExprKind::kDiv, make_int(1), make_int(0))),
+            to_string(node(ExprKind::kDiv, make_int(1), make_int(0))));
 }
 
 TEST_F(Simplify, VectorRampsAndBroadcastsStayAffine) {
@@ -39,10 +45,8 @@ TEST_F(Simplify, VectorRampsAndBroadcastsStayAffine) {
   EXPECT_EQ(simp(node(ExprKind::kAdd, r, make_broadcast(j + 2, 4))),
             to_string(make_ramp(i * 4 + j + 2, make_int(1), 4)));
   EXPECT_EQ(simp(node(ExprKind::kAdd, make_broadcast(j, 4), r)), "ramp((j + (i*4)), 1, 4)");
-  EXPECT_EQ(simp(node(ExprKind::kSub, r, make_ramp(i, make_int(1), 4))),
-            to_string(make_ramp(i * 3, make_int(0), 4)));
-  EXPECT_EQ(simp(node(ExprKind::kMul, r, make_broadcast(make_int(2), 4))),
-            to_string(make_ramp(i * 8, make_int(2), 4)));
+  EXPECT_EQ(simp(node(ExprKind::kSub, r, make_ramp(i, make_int(1), 4))), to_string(make_ramp(i * 3, make_int(0), 4)));
+  EXPECT_EQ(simp(node(ExprKind::kMul, r, make_broadcast(make_int(2), 4))), to_string(make_ramp(i * 8, make_int(2), 4)));
   EXPECT_EQ(simp(node(ExprKind::kMul, make_broadcast(make_int(3), 4), make_ramp(j, make_int(2), 4))),
             to_string(make_ramp(j * 3, make_int(6), 4)));
   EXPECT_EQ(simp(node(ExprKind::kAdd, make_broadcast(make_int(1), 4), make_broadcast(make_int(2), 4))),
@@ -122,14 +126,14 @@ TEST_F(Simplify, LoopsOfExtentZeroAndOneAndDecidedBranches) {
   Buffer a = make_buffer("A", DType::i64(), {16});
   Var k("k");
   EXPECT_IR_EQ(simplify(make_for(k, make_int(0), make_int(0), LoopKind::kSerial, make_store(a, k, k))),
-            to_string(make_seq({})));
+               to_string(make_seq({})));
   EXPECT_IR_EQ(simplify(make_for(k, make_int(2), make_int(1), LoopKind::kSerial, make_store(a, k, k))),
-            to_string(make_store(a, make_int(2), make_int(2))));
+               to_string(make_store(a, make_int(2), make_int(2))));
   // Inside the loop k is in [0, 16): the guard k < 16 is always taken.
   Stmt guarded = make_for(k, make_int(0), make_int(16), LoopKind::kSerial,
                           make_if(node(ExprKind::kLT, k, make_int(16)), make_store(a, k, k)));
   EXPECT_IR_EQ(simplify(guarded),
-            to_string(make_for(k, make_int(0), make_int(16), LoopKind::kSerial, make_store(a, k, k))));
+               to_string(make_for(k, make_int(0), make_int(16), LoopKind::kSerial, make_store(a, k, k))));
   EXPECT_TRUE(can_prove(node(ExprKind::kLT, i, make_int(16)), loops));
   EXPECT_FALSE(can_prove(node(ExprKind::kLT, i, make_int(15)), loops));
 }

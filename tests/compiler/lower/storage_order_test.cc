@@ -65,8 +65,10 @@ TEST(StorageOrder, APanelStoredKMajorIsReadInContiguousVectors) {
     PanelLoads loads("W.local");
     loads(f->body);
     EXPECT_GT(loads.vector_loads, 0) << to_string(*f);
-    if (ordered) EXPECT_EQ(loads.contiguous, loads.vector_loads) << to_string(*f);
-    else EXPECT_EQ(loads.contiguous, 0) << to_string(*f);
+    if (ordered)
+      EXPECT_EQ(loads.contiguous, loads.vector_loads) << to_string(*f);
+    else
+      EXPECT_EQ(loads.contiguous, 0) << to_string(*f);
   }
 }
 

@@ -2,10 +2,9 @@
 
 #include <gtest/gtest.h>
 
-#include "tests/compiler/ir_matchers.h"
-
 #include "compiler/ir/op.h"
 #include "compiler/ir/printer.h"
+#include "tests/compiler/ir_matchers.h"
 
 namespace tessera {
 namespace {
@@ -33,8 +32,7 @@ TEST_F(UnrollLoops, AutoUnrollTakesTheWholeNestWhenItFits) {
 }
 
 TEST_F(UnrollLoops, AutoUnrollTakesOnlyTheInnerLoopWhenTheNestIsTooLong) {
-  EXPECT_IR_EQ(unroll_loops(nest_under(3)),
-            "for i in [0, 2) {\n  C[((i*2) + 0)] = 1.0f\n  C[((i*2) + 1)] = 1.0f\n}\n");
+  EXPECT_IR_EQ(unroll_loops(nest_under(3)), "for i in [0, 2) {\n  C[((i*2) + 0)] = 1.0f\n  C[((i*2) + 1)] = 1.0f\n}\n");
 }
 
 }  // namespace

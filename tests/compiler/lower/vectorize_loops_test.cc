@@ -2,10 +2,9 @@
 
 #include <gtest/gtest.h>
 
-#include "tests/compiler/ir_matchers.h"
-
 #include "compiler/ir/op.h"
 #include "compiler/ir/printer.h"
+#include "tests/compiler/ir_matchers.h"
 
 namespace tessera {
 namespace {
@@ -68,9 +67,9 @@ TEST_F(VectorizeLoops, ScalarLoadUnderAMaskIsReadWhenAnyLaneIsLive) {
   // A[o] is valid exactly when the guard holds for some lane.
   Buffer a4 = make_buffer("A", DType::f32(), {2}), c13 = make_buffer("C", DType::f32(), {13});
   Var o{"o"}, j{"j"};
-  Stmt before = make_for(o, 0, 2, LoopKind::kSerial,
-                         make_for(j, 0, 8, LoopKind::kVectorized,
-                                  make_if(o * 8 + j < 13, make_store(c13, make_load(a4, o), o * 8 + j))));
+  Stmt before = make_for(
+      o, 0, 2, LoopKind::kSerial,
+      make_for(j, 0, 8, LoopKind::kVectorized, make_if(o * 8 + j < 13, make_store(c13, make_load(a4, o), o * 8 + j))));
   EXPECT_IR_EQ(vectorize_loops(before),
                "for o in [0, 2) {\n"
                "  C[ramp((o*8), 1, 8) if (ramp((o*8), 1, 8) < x8(13))] = "

@@ -20,8 +20,7 @@ namespace gt = graph::test;
 Graph product() {
   Graph g;
   ValueId x = g.add_input("x", {128, 128}, DType::f32());
-  ValueId w = g.add_constant(
-      "w", graph::Constant::from_floats({128, 128}, gt::random_floats(128 * 128, 3)));
+  ValueId w = g.add_constant("w", graph::Constant::from_floats({128, 128}, gt::random_floats(128 * 128, 3)));
   ValueId y = g.add_op("mm", OpKind::kMatMul, graph::NoAttrs{}, {x, w}, {128, 128}, DType::f32());
   ValueId r = g.add_op("relu", OpKind::kRelu, graph::NoAttrs{}, {y}, {128, 128}, DType::f32());
   g.set_outputs({r}, {"y"});
@@ -67,8 +66,7 @@ TEST(CheckRecordsInModel, AModelWithoutRecordsHasNothingToCheck) {
   const ModelRecordsCheck& check = *checked;
   EXPECT_TRUE(check.records.empty());
   EXPECT_EQ(check.packages_timed, 0);
-  EXPECT_EQ(format_records_check(check),
-            "the model takes no kernel from a record: nothing to check\n");
+  EXPECT_EQ(format_records_check(check), "the model takes no kernel from a record: nothing to check\n");
 }
 
 }  // namespace

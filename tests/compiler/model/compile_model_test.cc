@@ -127,7 +127,8 @@ TEST(CompileModel, Int8ProductsPairUpForAMatrixMultiplyInstruction) {
   EXPECT_FALSE(int8_pairs_pay(target("llvm -mtriple=x86_64-linux-gnu -mcpu=sapphirerapids")));
   Graph g;
   const ValueId a = g.add_input("a", {8, 32}, DType::u8());
-  const ValueId b = g.add_constant("b", graph::Constant::from_doubles(DType::i32(), {8, 16}, std::vector<double>(128, 7)));
+  const ValueId b =
+      g.add_constant("b", graph::Constant::from_doubles(DType::i32(), {8, 16}, std::vector<double>(128, 7)));
   g.set_outputs({g.add_op("product", OpKind::kMatMulU8S8, graph::NoAttrs{}, {a, b}, {8, 16}, DType::i32())});
   for (const bool pairs : {false, true}) {
     auto plan = plan_model(g, {.int8_pairs = pairs});
@@ -487,8 +488,8 @@ TEST(CompileModel, DepthwiseOpsFollowTheLayoutAndGroups) {
     if (nhwc->task_labels[t].rfind("fused_conv", 0) == 0) conv_ops.push_back(nhwc->task_ops[t]);
     transposes += nhwc->task_labels[t].find("transpose") != std::string::npos;
   }
-  EXPECT_EQ(conv_ops, (std::vector<std::string>{"depthwise_conv2d_nhwc", "depthwise_conv2d_nhwc", "conv2d_nhwc",
-                                                "conv2d_nhwc"}));
+  EXPECT_EQ(conv_ops,
+            (std::vector<std::string>{"depthwise_conv2d_nhwc", "depthwise_conv2d_nhwc", "conv2d_nhwc", "conv2d_nhwc"}));
   EXPECT_EQ(transposes, 2) << ::testing::PrintToString(nhwc->task_labels);
 }
 
@@ -569,7 +570,8 @@ TEST(CompileModel, ADepthwiseConvOfRowStrideTwoHasTheKeyOfItsOperatorSpec) {
   const std::string spec = "depthwise_conv2d:N=1,C=8,H=24,W=96,R=3,S=3,pad=1,stride=2";
   EXPECT_EQ(plan->tasks[0].dag->workload_key(), ops::parse_op_spec(spec + ",stride_w=1")->dag->workload_key());
   EXPECT_NE(plan->tasks[0].dag->workload_key(), ops::parse_op_spec(spec)->dag->workload_key());
-  EXPECT_EQ(ops::parse_op_spec(spec + ",stride_w=2")->dag->workload_key(), ops::parse_op_spec(spec)->dag->workload_key());
+  EXPECT_EQ(ops::parse_op_spec(spec + ",stride_w=2")->dag->workload_key(),
+            ops::parse_op_spec(spec)->dag->workload_key());
 }
 
 // In NHWC (the default layout) the same layers are `depthwise_conv2d_nhwc`
@@ -623,7 +625,9 @@ TEST(CompileModel, CrossCompilesForAarch64) {
   // An ELF shared object for AArch64 (e_machine 183).
   const std::string& lib = compiled->package.library;
   ASSERT_GT(lib.size(), 20u);
-  EXPECT_EQ(lib.substr(0, 4), "\x7f" "ELF");
+  EXPECT_EQ(lib.substr(0, 4),
+            "\x7f"
+            "ELF");
   EXPECT_EQ(static_cast<uint8_t>(lib[18]), 183);
   EXPECT_EQ(compiled->package.target, target->to_string());
 }

@@ -26,9 +26,15 @@ using frontend::test::ModelBuilder;
 using onnx::TensorProto;
 using Bytes = std::string;
 
-Bytes floats(const std::vector<float>& v) { return Bytes(reinterpret_cast<const char*>(v.data()), v.size() * 4); }
-Bytes int64(int64_t v) { return Bytes(reinterpret_cast<const char*>(&v), 8); }
-Bytes boolean(bool v) { return Bytes(1, v ? '\1' : '\0'); }
+Bytes floats(const std::vector<float>& v) {
+  return Bytes(reinterpret_cast<const char*>(v.data()), v.size() * 4);
+}
+Bytes int64(int64_t v) {
+  return Bytes(reinterpret_cast<const char*>(&v), 8);
+}
+Bytes boolean(bool v) {
+  return Bytes(1, v ? '\1' : '\0');
+}
 std::vector<float> floats_of(const runtime::NDArray& a) {
   return std::vector<float>(a.data<float>(), a.data<float>() + a.numel());
 }
@@ -70,7 +76,8 @@ class Compiled {
     for (const runtime::TensorInfo& in : exec->input_info()) {
       TESSERA_ASSIGN_OR_RETURN(runtime::NDArray a, runtime::NDArray::create(in.shape, in.dtype));
       const Bytes& b = inputs.at(in.name);
-      if (static_cast<int64_t>(b.size()) != a.nbytes()) return Status(ErrorCode::kInvalidArgument, "size of " + in.name);
+      if (static_cast<int64_t>(b.size()) != a.nbytes())
+        return Status(ErrorCode::kInvalidArgument, "size of " + in.name);
       std::memcpy(a.raw_data(), b.data(), b.size());
       TESSERA_RETURN_IF_ERROR(exec->set_input(in.name, a));
     }
@@ -273,10 +280,10 @@ TEST(ControlFlow, LoopsTheDeviceCannotRunAreRefusedSayingWhy) {
   forever.input("x", {2});
   forever.input("go", {}, TensorProto::BOOL);
   forever.output("y", {2});
-  set_graph(forever.node("Loop", {"", "go", "x"}, {"y"}, "loop"), "body",
-            graph_of("body", {"i", "cond_in", "v"},
-                     {make_node("Identity", {"cond_in"}, "cond_out"), make_node("Neg", {"v"}, "w")},
-                     {"cond_out", "w"}));
+  set_graph(
+      forever.node("Loop", {"", "go", "x"}, {"y"}, "loop"), "body",
+      graph_of("body", {"i", "cond_in", "v"},
+               {make_node("Identity", {"cond_in"}, "cond_out"), make_node("Neg", {"v"}, "w")}, {"cond_out", "w"}));
   auto f = frontend::import_onnx_bytes(forever.bytes());
   ASSERT_FALSE(f.is_ok());
   EXPECT_NE(f.status().message().find("would never stop"), std::string::npos) << f.status().message();

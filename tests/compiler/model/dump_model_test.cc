@@ -23,7 +23,8 @@ graph::Graph two_blocks() {
   graph::ValueId v = g.add_input("x", {1, 4, 6, 6}, DType::f32());
   for (int i = 0; i < 2; ++i) {
     const std::string s = std::to_string(i);
-    graph::ValueId w = g.add_constant("w" + s, graph::Constant::from_floats({4, 4, 1, 1}, graph::test::random_floats(16, i)));
+    graph::ValueId w =
+        g.add_constant("w" + s, graph::Constant::from_floats({4, 4, 1, 1}, graph::test::random_floats(16, i)));
     graph::ValueId c = g.add_op("/block" + s + "/conv/Conv", graph::OpKind::kConv, graph::ConvAttrs{}, {v, w},
                                 {1, 4, 6, 6}, DType::f32());
     v = g.add_op("/block" + s + "/relu/Relu", graph::OpKind::kRelu, graph::NoAttrs{}, {c}, {1, 4, 6, 6}, DType::f32());
@@ -40,9 +41,8 @@ std::string read(const fs::path& path) {
 class DumpModel : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::path(::testing::TempDir()) /
-           ("tessera_dump_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = fs::path(::testing::TempDir()) / ("tessera_dump_" + std::to_string(::getpid()) + "_" +
+                                             ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
     PlanOptions no_layout;
     no_layout.nhwc_layout = false;  // the convs stay as named, no transposes around them
@@ -89,7 +89,8 @@ TEST(CallMetadata, AnExternalRegionNamesItsNodesAndOutputs) {
   graph::ValueId wb = g.add_constant("wb", graph::Constant::from_floats({6, 3}, graph::test::random_floats(18, 2)));
   graph::ValueId a = g.add_op("/mm_a/MatMul", graph::OpKind::kMatMul, graph::NoAttrs{}, {x, wa}, {4, 6}, DType::f32());
   graph::ValueId b = g.add_op("/mm_b/MatMul", graph::OpKind::kMatMul, graph::NoAttrs{}, {a, wb}, {4, 3}, DType::f32());
-  graph::ValueId s = g.add_op("/softmax/Softmax", graph::OpKind::kSoftmax, graph::AxisAttrs{1}, {a}, {4, 6}, DType::f32());
+  graph::ValueId s =
+      g.add_op("/softmax/Softmax", graph::OpKind::kSoftmax, graph::AxisAttrs{1}, {a}, {4, 6}, DType::f32());
   g.set_outputs({b, s}, {"b", "s"});
   const std::unique_ptr<external::Backend> cblas = external::make_cblas_backend();
   PlanOptions options;

@@ -22,9 +22,9 @@ int64_t out_size(int64_t in, int64_t window, int64_t stride, int64_t pad, int64_
 
 // Naive grouped convolution; x, w and the result are NCHW/OIHW or, with
 // `nhwc`, NHWC/HWIO.
-std::vector<double> naive_conv(const ConvCase& p, const std::vector<float>& x, const std::vector<float>& w,
-                               bool nhwc) {
-  const int64_t oh = out_size(p.h, p.r, p.stride, p.pad, p.dilation), ow = out_size(p.w, p.s, p.stride, p.pad, p.dilation);
+std::vector<double> naive_conv(const ConvCase& p, const std::vector<float>& x, const std::vector<float>& w, bool nhwc) {
+  const int64_t oh = out_size(p.h, p.r, p.stride, p.pad, p.dilation),
+                ow = out_size(p.w, p.s, p.stride, p.pad, p.dilation);
   const int64_t cg = p.c / p.groups, kg = p.k / p.groups;
   auto xi = [&](int64_t n, int64_t c, int64_t h, int64_t wi) {
     return nhwc ? ((n * p.h + h) * p.w + wi) * p.c + c : ((n * p.c + c) * p.h + h) * p.w + wi;
@@ -80,14 +80,13 @@ TEST_P(Conv2dCases, NhwcDefaultScheduleMatchesNaiveLoops) {
   EXPECT_TRUE(all_close(*got, naive_conv(p, xd, wd, true), kSumRtol, kSumAtol));
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Ops, Conv2dCases,
-    ::testing::Values(ConvCase{1, 3, 7, 7, 4, 3, 3, 1, 0, 1, 1},    // plain, no pad stage
-                      ConvCase{2, 3, 9, 8, 5, 3, 3, 2, 1, 1, 1},    // stride 2, padding
-                      ConvCase{1, 2, 11, 10, 3, 3, 2, 1, 2, 2, 1},  // dilation 2
-                      ConvCase{1, 4, 6, 7, 6, 3, 3, 1, 1, 1, 2},    // 2 groups
-                      ConvCase{1, 6, 5, 5, 6, 1, 1, 1, 0, 1, 6},    // 1x1, one channel per group
-                      ConvCase{1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1}));  // all ones
+INSTANTIATE_TEST_SUITE_P(Ops, Conv2dCases,
+                         ::testing::Values(ConvCase{1, 3, 7, 7, 4, 3, 3, 1, 0, 1, 1},    // plain, no pad stage
+                                           ConvCase{2, 3, 9, 8, 5, 3, 3, 2, 1, 1, 1},    // stride 2, padding
+                                           ConvCase{1, 2, 11, 10, 3, 3, 2, 1, 2, 2, 1},  // dilation 2
+                                           ConvCase{1, 4, 6, 7, 6, 3, 3, 1, 1, 1, 2},    // 2 groups
+                                           ConvCase{1, 6, 5, 5, 6, 1, 1, 1, 0, 1, 6},    // 1x1, one channel per group
+                                           ConvCase{1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1}));  // all ones
 
 TEST(Conv2d, PaddingIsASeparateInjectiveStage) {
   Tensor x = placeholder({1, 2, 5, 5}, DType::f32(), "X"), w = placeholder({3, 2, 3, 3}, DType::f32(), "W");

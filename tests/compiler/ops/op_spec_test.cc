@@ -38,9 +38,9 @@ TEST(OpSpec, EveryListedOperatorParsesLowersAndRuns) {
     if (inst->dag->args().back()->dtype.is_float())
       for (float v : *out) ASSERT_FALSE(std::isnan(v)) << inst->spec << " left an element unwritten";
   }
-  for (const char* required : {"matmul", "dense", "batch_matmul", "conv2d", "conv2d_nhwc", "depthwise_conv2d",
-                               "max_pool2d", "avg_pool2d", "global_avg_pool2d", "softmax", "layer_norm",
-                               "reduce_sum", "reduce_mean", "reduce_max", "add", "relu", "gelu"})
+  for (const char* required :
+       {"matmul", "dense", "batch_matmul", "conv2d", "conv2d_nhwc", "depthwise_conv2d", "max_pool2d", "avg_pool2d",
+        "global_avg_pool2d", "softmax", "layer_norm", "reduce_sum", "reduce_mean", "reduce_max", "add", "relu", "gelu"})
     EXPECT_TRUE(names.count(required)) << required;
 }
 
@@ -82,13 +82,27 @@ void expect_invalid(const std::string& spec, const std::string& mention) {
       << spec << " -> " << inst.status().message() << " (should mention '" << mention << "')";
 }
 
-TEST(OpSpec, UnknownOperatorListsTheAcceptedOnes) { expect_invalid("convolution:N=1", "accepted: matmul"); }
-TEST(OpSpec, UnknownParameterShowsTheUsage) { expect_invalid("matmul:M=1,N=2,K=3,Q=4", "usage: matmul:M=..,N=..,K=.."); }
-TEST(OpSpec, MissingParametersAreNamed) { expect_invalid("matmul:M=1", "missing N, K"); }
-TEST(OpSpec, ZeroIsNotASize) { expect_invalid("matmul:M=0,N=2,K=3", "M must be a positive integer"); }
-TEST(OpSpec, NegativeIsNotASize) { expect_invalid("softmax:M=-4,N=2", "positive"); }
-TEST(OpSpec, ValuesMustBeIntegers) { expect_invalid("matmul:M=1.5,N=2,K=3", "must be an integer"); }
-TEST(OpSpec, RepeatedParameterIsRejected) { expect_invalid("matmul:M=1,M=2,N=2,K=3", "given twice"); }
+TEST(OpSpec, UnknownOperatorListsTheAcceptedOnes) {
+  expect_invalid("convolution:N=1", "accepted: matmul");
+}
+TEST(OpSpec, UnknownParameterShowsTheUsage) {
+  expect_invalid("matmul:M=1,N=2,K=3,Q=4", "usage: matmul:M=..,N=..,K=..");
+}
+TEST(OpSpec, MissingParametersAreNamed) {
+  expect_invalid("matmul:M=1", "missing N, K");
+}
+TEST(OpSpec, ZeroIsNotASize) {
+  expect_invalid("matmul:M=0,N=2,K=3", "M must be a positive integer");
+}
+TEST(OpSpec, NegativeIsNotASize) {
+  expect_invalid("softmax:M=-4,N=2", "positive");
+}
+TEST(OpSpec, ValuesMustBeIntegers) {
+  expect_invalid("matmul:M=1.5,N=2,K=3", "must be an integer");
+}
+TEST(OpSpec, RepeatedParameterIsRejected) {
+  expect_invalid("matmul:M=1,M=2,N=2,K=3", "given twice");
+}
 TEST(OpSpec, PackedBytesComeInWholeWords) {
   expect_invalid("matmul_u8s8:M=2,N=2,K=6", "K must be a multiple of 4, got 6");
 }
@@ -97,8 +111,12 @@ TEST(OpSpec, AnInt8ProductCountsItsMultiplyAddsTwice) {
   ASSERT_TRUE(mm.is_ok()) << mm.status().to_string();
   EXPECT_DOUBLE_EQ(mm->flops, 2.0 * 64 * 32 * 128);
 }
-TEST(OpSpec, FlagsAreZeroOrOne) { expect_invalid("dense:M=1,N=2,K=3,relu=2", "0 or 1"); }
-TEST(OpSpec, MalformedItemIsRejected) { expect_invalid("matmul:M=1,N,K=3", "expected key=value"); }
+TEST(OpSpec, FlagsAreZeroOrOne) {
+  expect_invalid("dense:M=1,N=2,K=3,relu=2", "0 or 1");
+}
+TEST(OpSpec, MalformedItemIsRejected) {
+  expect_invalid("matmul:M=1,N,K=3", "expected key=value");
+}
 TEST(OpSpec, OperatorErrorsCarryTheSpec) {
   expect_invalid("conv2d:N=1,C=6,H=8,W=8,K=6,R=3,S=3,groups=4", "groups=4");
 }
@@ -127,11 +145,11 @@ TEST(WorkloadKey, SameDagBuiltTwiceWithDifferentNamesHasOneKey) {
 
 TEST(WorkloadKey, DifferentShapesOrOperatorsHaveDifferentKeys) {
   std::set<std::string> keys;
-  for (const char* spec : {"matmul:M=8,N=6,K=4", "matmul:M=8,N=6,K=5", "matmul:M=6,N=8,K=4",
-                           "dense:M=8,N=6,K=4", "dense:M=8,N=6,K=4,relu=1", "batch_matmul:B=1,M=8,N=6,K=4",
-                           "conv2d:N=1,C=4,H=8,W=8,K=4,R=3,S=3", "conv2d:N=1,C=4,H=8,W=8,K=4,R=3,S=3,pad=1",
-                           "conv2d:N=1,C=4,H=8,W=8,K=4,R=3,S=3,groups=2", "add:M=8,N=6", "sub:M=8,N=6",
-                           "add:M=8,N=6,broadcast=1"}) {
+  for (const char* spec :
+       {"matmul:M=8,N=6,K=4", "matmul:M=8,N=6,K=5", "matmul:M=6,N=8,K=4", "dense:M=8,N=6,K=4",
+        "dense:M=8,N=6,K=4,relu=1", "batch_matmul:B=1,M=8,N=6,K=4", "conv2d:N=1,C=4,H=8,W=8,K=4,R=3,S=3",
+        "conv2d:N=1,C=4,H=8,W=8,K=4,R=3,S=3,pad=1", "conv2d:N=1,C=4,H=8,W=8,K=4,R=3,S=3,groups=2", "add:M=8,N=6",
+        "sub:M=8,N=6", "add:M=8,N=6,broadcast=1"}) {
     auto inst = ops::parse_op_spec(spec);
     ASSERT_TRUE(inst.is_ok()) << spec;
     EXPECT_TRUE(keys.insert(inst->dag->workload_key()).second) << spec << " shares a key";

@@ -64,8 +64,8 @@ inline std::vector<float> stored_input(const State& state, const Tensor& t, std:
 }
 
 /// Lowers `state` and interprets it: `inputs` feed the placeholder args in
-/// order (logical layout: packed here where the schedule packs them); returns the (single) computed arg, which starts as NaN so that an
-/// element the kernel never writes shows up.
+/// order (logical layout: packed here where the schedule packs them); returns the (single) computed arg, which starts
+/// as NaN so that an element the kernel never writes shows up.
 inline Result<std::vector<float>> run(const State& state, const std::vector<std::vector<float>>& inputs,
                                       const InterpretOptions& options = {}) {
   TESSERA_ASSIGN_OR_RETURN(PrimFunc f, lower(state, "kernel"));
@@ -98,10 +98,9 @@ inline Result<std::vector<float>> run_default(const std::vector<Tensor>& args,
 }
 
 /// |got - want| <= atol + rtol * |want| for every element (NaN never matches).
-inline ::testing::AssertionResult all_close(const std::vector<float>& got, const std::vector<double>& want,
-                                            double rtol, double atol) {
-  if (got.size() != want.size())
-    return ::testing::AssertionFailure() << "size " << got.size() << " != " << want.size();
+inline ::testing::AssertionResult all_close(const std::vector<float>& got, const std::vector<double>& want, double rtol,
+                                            double atol) {
+  if (got.size() != want.size()) return ::testing::AssertionFailure() << "size " << got.size() << " != " << want.size();
   int bad = 0;
   std::ostringstream msg;
   for (size_t i = 0; i < got.size(); ++i) {
@@ -113,8 +112,8 @@ inline ::testing::AssertionResult all_close(const std::vector<float>& got, const
   return ::testing::AssertionFailure() << bad << " of " << got.size() << " elements differ:" << msg.str();
 }
 
-inline ::testing::AssertionResult all_close(const std::vector<float>& got, const std::vector<float>& want,
-                                            double rtol, double atol) {
+inline ::testing::AssertionResult all_close(const std::vector<float>& got, const std::vector<float>& want, double rtol,
+                                            double atol) {
   return all_close(got, std::vector<double>(want.begin(), want.end()), rtol, atol);
 }
 

@@ -39,8 +39,10 @@ std::vector<double> naive_pool(const PoolCase& p, const std::vector<float>& x, K
             total += v;
             ++count;
           }
-        if (kind == Kind::kMax) out.push_back(best);
-        else out.push_back(total / (kind == Kind::kAvgIncludePad ? p.r * p.s : count));
+        if (kind == Kind::kMax)
+          out.push_back(best);
+        else
+          out.push_back(total / (kind == Kind::kAvgIncludePad ? p.r * p.s : count));
       }
   return out;
 }
@@ -69,17 +71,17 @@ TEST_P(PoolCases, AvgPoolMatchesNaiveLoopsBothCountModes) {
     auto xd = random_data(test::num_elements(x->shape), 22);
     auto got = test::run_default({x, *y}, {xd});
     ASSERT_TRUE(got.is_ok()) << got.status().to_string();
-    EXPECT_TRUE(all_close(*got, naive_pool(p, xd, include ? Kind::kAvgIncludePad : Kind::kAvgExcludePad), kSumRtol,
-                          kSumAtol))
+    EXPECT_TRUE(
+        all_close(*got, naive_pool(p, xd, include ? Kind::kAvgIncludePad : Kind::kAvgExcludePad), kSumRtol, kSumAtol))
         << "count_include_pad=" << include;
   }
 }
 
 INSTANTIATE_TEST_SUITE_P(Ops, PoolCases,
-                         ::testing::Values(PoolCase{1, 2, 7, 7, 2, 2, 2, 0, 1},   // non-dividing: 7 -> 3
-                                           PoolCase{2, 3, 9, 8, 3, 3, 2, 1, 1},   // stride 2, pad 1
-                                           PoolCase{1, 1, 5, 6, 3, 2, 1, 1, 1},   // non-square window
-                                           PoolCase{1, 2, 9, 9, 3, 3, 1, 1, 2},   // dilation 2
+                         ::testing::Values(PoolCase{1, 2, 7, 7, 2, 2, 2, 0, 1},  // non-dividing: 7 -> 3
+                                           PoolCase{2, 3, 9, 8, 3, 3, 2, 1, 1},  // stride 2, pad 1
+                                           PoolCase{1, 1, 5, 6, 3, 2, 1, 1, 1},  // non-square window
+                                           PoolCase{1, 2, 9, 9, 3, 3, 1, 1, 2},  // dilation 2
                                            PoolCase{1, 1, 1, 1, 1, 1, 1, 0, 1}));
 
 TEST(Pool, PaddingLargerThanTheWindowIsRejected) {

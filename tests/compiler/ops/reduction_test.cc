@@ -70,7 +70,8 @@ TEST_P(ReduceCases, SumMeanAndMaxMatchNaiveLoopsWithAndWithoutKeepdims) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Ops, ReduceCases,
-                         ::testing::Values(ReduceCase{{-1}, {false, false, true}}, ReduceCase{{0}, {true, false, false}},
+                         ::testing::Values(ReduceCase{{-1}, {false, false, true}},
+                                           ReduceCase{{0}, {true, false, false}},
                                            ReduceCase{{0, 2}, {true, false, true}},
                                            ReduceCase{{1, -1}, {false, true, true}},
                                            ReduceCase{{}, {true, true, true}}));  // every axis: 0-d without keepdims
@@ -88,7 +89,8 @@ std::vector<double> naive_softmax_rows(const std::vector<float>& x, int64_t rows
     double mx = -std::numeric_limits<double>::infinity(), total = 0;
     for (int64_t c = 0; c < cols; ++c) mx = std::max(mx, static_cast<double>(x[r * row_stride + c * col_stride]));
     for (int64_t c = 0; c < cols; ++c) total += std::exp(x[r * row_stride + c * col_stride] - mx);
-    for (int64_t c = 0; c < cols; ++c) out[r * row_stride + c * col_stride] = std::exp(x[r * row_stride + c * col_stride] - mx) / total;
+    for (int64_t c = 0; c < cols; ++c)
+      out[r * row_stride + c * col_stride] = std::exp(x[r * row_stride + c * col_stride] - mx) / total;
   }
   return out;
 }

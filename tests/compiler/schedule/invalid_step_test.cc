@@ -83,8 +83,8 @@ TEST_F(InvalidStep, ComputeAtIntoAStageThatDoesNotReadIt) {
   state_ = std::make_unique<State>(inst->dag);
   // X.local feeds dense.matmul; the epilogue stage dense never reads it.
   ASSERT_TRUE(state_->cache_read(state_->stage_index("X"), {state_->stage_index("dense.matmul")}).is_ok());
-  Step s = ComputeAtStep{.stage = state_->stage_index("X.local"),
-                        .target_stage = state_->stage_index("dense"), .target_iter = 0};
+  Step s = ComputeAtStep{
+      .stage = state_->stage_index("X.local"), .target_stage = state_->stage_index("dense"), .target_iter = 0};
   expect_rejected(s, "does not read");
 }
 

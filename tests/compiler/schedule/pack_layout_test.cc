@@ -1,8 +1,6 @@
 // Packed layouts: the data helpers, the pack_layout step's checks, and the
 // lowering's packed reads (an interpreted kernel over packed data computes
 // what the plain kernel computes over plain data).
-#include "compiler/schedule/layout.h"
-
 #include <gtest/gtest.h>
 
 #include <numeric>
@@ -10,6 +8,7 @@
 #include "compiler/codegen/interpreter.h"
 #include "compiler/lower/lower.h"
 #include "compiler/ops/op_spec.h"
+#include "compiler/schedule/layout.h"
 #include "compiler/schedule/state.h"
 #include "runtime/ndarray.h"
 

@@ -52,7 +52,6 @@ const char* const kSpecs[] = {
     "clip:M=5,N=7",
 };
 
-
 struct Failure {
   std::string category;  // "lowering", "runtime", "mismatch", "replay" or "json"
   std::string detail;
@@ -99,7 +98,6 @@ std::string reproducer(const std::string& spec, const State& state, const Failur
   }
   return text;
 }
-
 
 class RandomSchedules : public ::testing::TestWithParam<const char*> {};
 

@@ -134,8 +134,10 @@ class RandomScheduler {
     switch (kind) {
       case StepKind::kSplit: {
         SplitStep step{.stage = stage, .iter = small(6), .factors = {}, .nparts = 0};
-        if (coin(0.5)) step.factors = {static_cast<int64_t>(small(4)), static_cast<int64_t>(small(4))};
-        else step.nparts = small(4);
+        if (coin(0.5))
+          step.factors = {static_cast<int64_t>(small(4)), static_cast<int64_t>(small(4))};
+        else
+          step.nparts = small(4);
         return step;
       }
       case StepKind::kFuse: return FuseStep{stage, some_loops()};
@@ -149,7 +151,8 @@ class RandomScheduler {
         const int target = small(n);
         return ComputeAtStep{stage, target, small(6)};
       }
-      case StepKind::kRfactor: case StepKind::kPackLayout: {
+      case StepKind::kRfactor:
+      case StepKind::kPackLayout: {
         const int axis = small(3);
         const int64_t factor = small(8);
         if (kind == StepKind::kRfactor) return RfactorStep{stage, axis, factor};
@@ -202,8 +205,10 @@ class RandomScheduler {
       SplitStep step{.stage = stage, .iter = pick(loops), .factors = {}, .nparts = 0};
       const int levels = 1 + pick(3);
       const int64_t extent = st.iters[step.iter].extent;
-      if (levels == 1 && coin(0.2)) step.nparts = random_factor(extent);
-      else step.factors = random_factors(extent, levels);
+      if (levels == 1 && coin(0.2))
+        step.nparts = random_factor(extent);
+      else
+        step.factors = random_factors(extent, levels);
       attempt(s, step);
     } else if (kind < 42) {  // reorder
       ReorderStep step{stage, {}};
@@ -221,7 +226,8 @@ class RandomScheduler {
     } else if (kind < 76) {  // compute a producer at a loop of its consumer
       std::vector<int> targets = attach_targets(s, stage);
       if (targets.empty()) return;
-      ComputeAtStep step{.stage = stage, .target_stage = targets[pick(static_cast<int>(targets.size()))], .target_iter = 0};
+      ComputeAtStep step{
+          .stage = stage, .target_stage = targets[pick(static_cast<int>(targets.size()))], .target_iter = 0};
       step.target_iter = pick(static_cast<int>(s.stage(step.target_stage).iters.size()));
       attempt(s, step);
       // A tile computed whole at the tensor's edge, its reads clamped or masked.

@@ -27,10 +27,10 @@ State every_step_kind_schedule() {
   EXPECT_TRUE(s.cache_write(at("conv2d")).is_ok());
   EXPECT_TRUE(s.rfactor(at("conv2d.local"), 0, 3).is_ok()) << s.to_string();  // over rc
   const char* conv = "conv2d";
-  EXPECT_TRUE(s.split(at(conv), 1, {4}).is_ok());                        // n k.0 k.1 i j
-  EXPECT_TRUE(s.split_nparts(at(conv), 3, 2).is_ok());                   // n k.0 k.1 i.0 i.1 j
-  EXPECT_TRUE(s.reorder(at(conv), {0, 1, 3, 2, 4, 5}).is_ok());          // n k.0 i.0 k.1 i.1 j
-  EXPECT_TRUE(s.fuse(at(conv), {0, 1}).is_ok());                         // n@k.0 i.0 k.1 i.1 j
+  EXPECT_TRUE(s.split(at(conv), 1, {4}).is_ok());                // n k.0 k.1 i j
+  EXPECT_TRUE(s.split_nparts(at(conv), 3, 2).is_ok());           // n k.0 k.1 i.0 i.1 j
+  EXPECT_TRUE(s.reorder(at(conv), {0, 1, 3, 2, 4, 5}).is_ok());  // n k.0 i.0 k.1 i.1 j
+  EXPECT_TRUE(s.fuse(at(conv), {0, 1}).is_ok());                 // n@k.0 i.0 k.1 i.1 j
   EXPECT_TRUE(s.parallel(at(conv), 0).is_ok());
   EXPECT_TRUE(s.vectorize(at(conv), 4).is_ok());
   EXPECT_TRUE(s.compute_at(at("conv2d.local"), at(conv), 1).is_ok());

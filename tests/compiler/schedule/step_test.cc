@@ -1,11 +1,11 @@
 // Steps as data: every kind reads and writes today's JSON byte for byte
 // (records in existing databases must load), and step lists compare and hash
 // by structure.
+#include "compiler/schedule/step.h"
+
 #include <gtest/gtest.h>
 
 #include <unordered_set>
-
-#include "compiler/schedule/step.h"
 
 namespace tessera {
 namespace {

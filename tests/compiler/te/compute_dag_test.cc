@@ -1,9 +1,10 @@
 // ComputeDAG: topological order, argument checks, flops, and workload keys
 // that depend on structure, shapes and types, never on names.
+#include "compiler/te/compute_dag.h"
+
 #include <gtest/gtest.h>
 
 #include "compiler/ir/op.h"
-#include "compiler/te/compute_dag.h"
 #include "compiler/te/workload_key.h"
 
 namespace tessera {
@@ -18,10 +19,19 @@ Result<ComputeDAG> matmul(int64_t m, int64_t n, int64_t k, DType t = DType::f32(
                           bool relu = false) {
   Tensor a = placeholder({m, k}, t, names.a), b = placeholder({k, n}, t, names.b);
   IterVar r = reduce_axis(k, names.k);
-  Tensor c = compute({m, n}, [&](const Vars& i) { return sum(read(a, {i[0], r->var}) * read(b, {r->var, i[1]}), {r}); },
-                     names.c);
+  Tensor c = compute(
+      {m, n},
+      [&](const Vars& i) {
+        return sum(read(a, {i[0], r->var}) * read(b, {r->var, i[1]}), {r});
+      },
+      names.c);
   if (!relu) return ComputeDAG::make({a, b, c});
-  Tensor d = compute({m, n}, [&](const Vars& i) { return max(read(c, {i[0], i[1]}), make_const(t, 0)); }, "D");
+  Tensor d = compute(
+      {m, n},
+      [&](const Vars& i) {
+        return max(read(c, {i[0], i[1]}), make_const(t, 0));
+      },
+      "D");
   return ComputeDAG::make({a, b, d});
 }
 
@@ -47,7 +57,8 @@ TEST(ComputeDAG, FlopsCountAMultiplyAddAsTwo) {
 
 TEST(ComputeDAG, PlaceholderMissingFromTheArgumentsIsAnError) {
   Tensor a = placeholder({4}, DType::f32(), "A");
-  Tensor b = compute({4}, [&](const Vars& i) { return read(a, {i[0]}) + 1.0f; }, "B");
+  Tensor b = compute(
+      {4}, [&](const Vars& i) { return read(a, {i[0]}) + 1.0f; }, "B");
   auto dag = ComputeDAG::make({b});
   ASSERT_FALSE(dag.is_ok());
   EXPECT_EQ(dag.status().code(), ErrorCode::kInvalidArgument);
@@ -56,7 +67,8 @@ TEST(ComputeDAG, PlaceholderMissingFromTheArgumentsIsAnError) {
 
 TEST(ComputeDAG, RepeatedArgumentIsAnError) {
   Tensor a = placeholder({4}, DType::f32(), "A");
-  Tensor b = compute({4}, [&](const Vars& i) { return read(a, {i[0]}) + 1.0f; }, "B");
+  Tensor b = compute(
+      {4}, [&](const Vars& i) { return read(a, {i[0]}) + 1.0f; }, "B");
   auto dag = ComputeDAG::make({a, b, a});
   ASSERT_FALSE(dag.is_ok());
   EXPECT_EQ(dag.status().code(), ErrorCode::kInvalidArgument);

@@ -35,7 +35,9 @@ void expect_matches_interpreter(const std::vector<Tensor>& args, double rtol = 1
   EXPECT_TRUE(all_close(*interpreted, *values, rtol, atol));
 }
 
-Tensor f32(std::vector<int64_t> shape, const char* name) { return placeholder(std::move(shape), DType::f32(), name); }
+Tensor f32(std::vector<int64_t> shape, const char* name) {
+  return placeholder(std::move(shape), DType::f32(), name);
+}
 
 TEST(TensorEvaluator, MatmulMatchesTheInterpreter) {
   Tensor a = f32({13, 37}, "A"), b = f32({37, 11}, "B");
@@ -70,8 +72,12 @@ TEST(TensorEvaluator, ReduceMaxOverTwoAxesMatchesTheInterpreter) {
 
 TEST(TensorEvaluator, IntegerArithmeticWrapsAndFloorDivides) {
   Tensor x = placeholder({4}, DType::i8(), "X");
-  Tensor y = compute({4}, [&](const Vars& i) { return make_cast(DType::i8(), read(x, {i[0]}) * Expr(make_const(DType::i8(), 3))); }, "Y");
-  Tensor z = compute({4}, [&](const Vars& i) { return make_binary(ExprKind::kDiv, read(y, {i[0]}), make_const(DType::i8(), 4)); }, "Z");
+  Tensor y = compute(
+      {4}, [&](const Vars& i) { return make_cast(DType::i8(), read(x, {i[0]}) * Expr(make_const(DType::i8(), 3))); },
+      "Y");
+  Tensor z = compute(
+      {4}, [&](const Vars& i) { return make_binary(ExprKind::kDiv, read(y, {i[0]}), make_const(DType::i8(), 4)); },
+      "Z");
   ComputeDAG dag = ComputeDAG::make({x, z}).value();
   const int8_t in[4] = {100, -7, 5, -128};
   auto ev = TensorEvaluator::make(dag, {in, nullptr}).value();
@@ -83,7 +89,8 @@ TEST(TensorEvaluator, IntegerArithmeticWrapsAndFloorDivides) {
 
 TEST(TensorEvaluator, ReadOutOfBoundsIsARuntimeErrorNamingTheTensor) {
   Tensor x = f32({4}, "X");
-  Tensor y = compute({4}, [&](const Vars& i) { return read(x, {i[0] + 1}); }, "Y");
+  Tensor y = compute(
+      {4}, [&](const Vars& i) { return read(x, {i[0] + 1}); }, "Y");
   ComputeDAG dag = ComputeDAG::make({x, y}).value();
   const float in[4] = {1, 2, 3, 4};
   auto ev = TensorEvaluator::make(dag, {in, nullptr}).value();
@@ -96,7 +103,8 @@ TEST(TensorEvaluator, ReadOutOfBoundsIsARuntimeErrorNamingTheTensor) {
 
 TEST(TensorEvaluator, Float16IsNotModelled) {
   Tensor x = placeholder({4}, DType::f16(), "X");
-  Tensor y = compute({4}, [&](const Vars& i) { return read(x, {i[0]}); }, "Y");
+  Tensor y = compute(
+      {4}, [&](const Vars& i) { return read(x, {i[0]}); }, "Y");
   ComputeDAG dag = ComputeDAG::make({x, y}).value();
   auto ev = TensorEvaluator::make(dag, {nullptr, nullptr});
   ASSERT_FALSE(ev.is_ok());

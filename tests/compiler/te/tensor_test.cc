@@ -1,9 +1,10 @@
 // Tensor expressions: placeholders, computes, reduce axes.
+#include "compiler/te/tensor.h"
+
 #include <gtest/gtest.h>
 
 #include "compiler/ir/op.h"
 #include "compiler/ir/printer.h"
-#include "compiler/te/tensor.h"
 
 namespace tessera {
 namespace {
@@ -21,7 +22,12 @@ TEST(Placeholder, HasItsShapeTypeAndNoCompute) {
 
 TEST(Compute, AxesAreNamedInOrderAndSpanTheShape) {
   Tensor a = placeholder({4, 6}, DType::f32(), "A");
-  Tensor b = compute({6, 4}, [&](const Vars& i) { return read(a, {i[1], i[0]}); }, "B");
+  Tensor b = compute(
+      {6, 4},
+      [&](const Vars& i) {
+        return read(a, {i[1], i[0]});
+      },
+      "B");
   const ComputeOpNode* op = compute_op(b);
   ASSERT_NE(op, nullptr);
   ASSERT_EQ(op->axes.size(), 2u);
@@ -37,13 +43,15 @@ TEST(Compute, AxesAreNamedInOrderAndSpanTheShape) {
 
 TEST(Compute, BodyTypeIsTheTensorType) {
   Tensor a = placeholder({4}, DType::f32(), "A");
-  Tensor b = compute({4}, [&](const Vars& i) { return read(a, {i[0]}) > 0.0f; }, "positive");
+  Tensor b = compute(
+      {4}, [&](const Vars& i) { return read(a, {i[0]}) > 0.0f; }, "positive");
   EXPECT_EQ(b->dtype, DType::boolean());
 }
 
 TEST(Compute, ExplicitPatternIsKept) {
   Tensor a = placeholder({4}, DType::f32(), "A");
-  Tensor b = compute({4}, [&](const Vars& i) { return read(a, {i[0]}) * 2.0f; }, "B", OpPattern::kElementwise);
+  Tensor b = compute(
+      {4}, [&](const Vars& i) { return read(a, {i[0]}) * 2.0f; }, "B", OpPattern::kElementwise);
   EXPECT_EQ(compute_op(b)->pattern, OpPattern::kElementwise);
   EXPECT_STREQ(op_pattern_name(OpPattern::kComplex), "complex");
 }
@@ -53,7 +61,12 @@ TEST(Reduce, SumOverAReduceAxisIsAReduction) {
   IterVar k = reduce_axis(8, "k");
   EXPECT_EQ(k->kind, IterKind::kReduce);
   EXPECT_EQ(k->extent, 8);
-  Tensor s = compute({4}, [&](const Vars& i) { return sum(read(a, {i[0], k->var}), {k}); }, "S");
+  Tensor s = compute(
+      {4},
+      [&](const Vars& i) {
+        return sum(read(a, {i[0], k->var}), {k});
+      },
+      "S");
   const ComputeOpNode* op = compute_op(s);
   ASSERT_EQ(op->reduce_axes.size(), 1u);
   EXPECT_EQ(op->reduce_axes[0], k);
@@ -72,7 +85,8 @@ TEST(Reduce, MaxAndMinReduceOverTheirAxes) {
 
 TEST(InputTensors, InOrderOfFirstReadWithoutRepeats) {
   Tensor a = placeholder({4}, DType::f32(), "A"), b = placeholder({4}, DType::f32(), "B");
-  Tensor c = compute({4}, [&](const Vars& i) { return read(b, {i[0]}) * read(a, {i[0]}) + read(b, {i[0]}); }, "C");
+  Tensor c = compute(
+      {4}, [&](const Vars& i) { return read(b, {i[0]}) * read(a, {i[0]}) + read(b, {i[0]}); }, "C");
   std::vector<Tensor> in = input_tensors(c);
   ASSERT_EQ(in.size(), 2u);
   EXPECT_EQ(in[0], b);

@@ -1,8 +1,8 @@
-#include "compiler/codegen/llvm_target.h"
 #include "tuner/measure/builder.h"
 
 #include <gtest/gtest.h>
 
+#include "compiler/codegen/llvm_target.h"
 #include "compiler/ir/op.h"
 #include "runtime/module.h"
 
@@ -13,7 +13,12 @@ std::shared_ptr<const ComputeDAG> matmul_dag(int64_t m, int64_t n, int64_t k) {
   Tensor a = placeholder({m, k}, DType::f32(), "A");
   Tensor b = placeholder({k, n}, DType::f32(), "B");
   IterVar r = reduce_axis(k, "k");
-  Tensor c = compute({m, n}, [&](const Vars& i) { return sum(read(a, {i[0], r->var}) * read(b, {r->var, i[1]}), {r}); }, "C");
+  Tensor c = compute(
+      {m, n},
+      [&](const Vars& i) {
+        return sum(read(a, {i[0], r->var}) * read(b, {r->var, i[1]}), {r});
+      },
+      "C");
   return std::make_shared<const ComputeDAG>(ComputeDAG::make({a, b, c}).value());
 }
 

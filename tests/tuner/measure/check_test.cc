@@ -12,8 +12,8 @@
 #include "compiler/model/choose_winograd.h"
 #include "records/store.h"
 #include "tests/tools/command.h"
-#include "tuner/measure/measurer.h"
 #include "tests/tuner/measure/matmul_task.h"
+#include "tuner/measure/measurer.h"
 
 namespace tessera::tuner {
 namespace {
@@ -87,7 +87,8 @@ TEST_F(CheckTest, TheSameKernelsWithoutTheBugPassTheCheck) {
 // A float16 task is checked like any other, at float16's precision.
 TEST_F(CheckTest, AFloat16TaskIsCheckedAtItsPrecision) {
   Tensor a = placeholder({64}, DType::f16(), "A");
-  Tensor b = compute({64}, [&](const Vars& i) { return read(a, {i[0]}) * make_const(DType::f16(), 2); }, "B");
+  Tensor b = compute(
+      {64}, [&](const Vars& i) { return read(a, {i[0]}) * make_const(DType::f16(), 2); }, "B");
   Task task;
   task.name = "scale_f16";
   task.dag = std::make_shared<const ComputeDAG>(ComputeDAG::make({a, b}).value());

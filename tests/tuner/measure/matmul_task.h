@@ -14,7 +14,12 @@ inline tuner::Task matmul_task(int64_t m, int64_t n, int64_t k) {
   Tensor a = placeholder({m, k}, DType::f32(), "A");
   Tensor b = placeholder({k, n}, DType::f32(), "B");
   IterVar r = reduce_axis(k, "k");
-  Tensor c = compute({m, n}, [&](const Vars& i) { return sum(read(a, {i[0], r->var}) * read(b, {r->var, i[1]}), {r}); }, "C");
+  Tensor c = compute(
+      {m, n},
+      [&](const Vars& i) {
+        return sum(read(a, {i[0], r->var}) * read(b, {r->var, i[1]}), {r});
+      },
+      "C");
   tuner::Task t;
   t.name = "matmul";
   t.dag = std::make_shared<const ComputeDAG>(ComputeDAG::make({a, b, c}).value());

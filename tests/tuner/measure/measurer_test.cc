@@ -9,7 +9,9 @@
 namespace tessera::tuner {
 namespace {
 
-Task matmul_task(int64_t n) { return test::matmul_task(n, n, n); }
+Task matmul_task(int64_t n) {
+  return test::matmul_task(n, n, n);
+}
 
 class MeasurerTest : public ::testing::Test {
  protected:

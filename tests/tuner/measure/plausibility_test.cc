@@ -49,16 +49,21 @@ TEST(Plausibility, TheBoundComesFromTheTargetAndRefusesOnlyTheImpossible) {
 TEST(Plausibility, AKernelWithoutArithmeticIsBoundedByTheBytesItStores) {
   Target one = Target::parse("llvm -mtriple=x86_64-linux-gnu -mcpu=skylake-avx512 -num-cores=1").value();
   EXPECT_DOUBLE_EQ(store_bytes_bound(one, 0), 2 * 64 * 6e9 * 1.25);
-  KernelWork copy{0, 64.0 * 1024 * 1024, 32};  // a 64 MiB transpose
+  KernelWork copy{0, 64.0 * 1024 * 1024, 32};                               // a 64 MiB transpose
   EXPECT_FALSE(implausible_result(one, copy, {4e-3}, 0, "w").has_value());  // 17 GB/s
-  auto fast = implausible_result(one, copy, {1e-6}, 0, "w");  // 67 TB/s
+  auto fast = implausible_result(one, copy, {1e-6}, 0, "w");                // 67 TB/s
   ASSERT_TRUE(fast.has_value());
   EXPECT_NE(fast->find("GB/s of output"), std::string::npos) << *fast;
 }
 
 TEST(Plausibility, KernelWorkCountsTheOutputsAndTheNarrowestType) {
   Tensor a = placeholder({64, 32}, DType::i8(), "A");
-  Tensor b = compute({64, 32}, [&](const Vars& i) { return cast(DType::f32(), read(a, {i[0], i[1]})) * make_float(2.0, DType::f32()); }, "B");
+  Tensor b = compute(
+      {64, 32},
+      [&](const Vars& i) {
+        return cast(DType::f32(), read(a, {i[0], i[1]})) * make_float(2.0, DType::f32());
+      },
+      "B");
   const ComputeDAG dag = ComputeDAG::make({a, b}).value();
   const KernelWork w = KernelWork::of(dag);
   EXPECT_DOUBLE_EQ(w.output_bytes, 64 * 32 * 4);

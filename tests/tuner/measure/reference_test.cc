@@ -83,7 +83,8 @@ TEST(EvaluateReference, ValuesAtThePointsForTheWorkersInputs) {
 TEST(EvaluateReference, HalfPrecisionIsEvaluatedAtItsOwnPrecision) {
   for (DType t : {DType::f16(), DType::bf16()}) {
     Tensor a = placeholder({4}, t, "A");
-    Tensor b = compute({4}, [&](const Vars& i) { return read(a, {i[0]}) * make_const(t, 3); }, "B");
+    Tensor b = compute(
+        {4}, [&](const Vars& i) { return read(a, {i[0]}) * make_const(t, 3); }, "B");
     ComputeDAG dag = ComputeDAG::make({a, b}).value();
     auto check = evaluate_reference(dag, {}, 1, {0, 1, 2, 3}, 1e-3);
     ASSERT_TRUE(check.is_ok()) << check.status().to_string();
@@ -92,7 +93,8 @@ TEST(EvaluateReference, HalfPrecisionIsEvaluatedAtItsOwnPrecision) {
     x.fill_random(1);
     for (int i = 0; i < 4; ++i) {
       const uint16_t in = x.data<uint16_t>()[i];
-      const uint16_t want = t == DType::f16() ? float_to_half(3 * half_to_float(in)) : float_to_bfloat16(3 * bfloat16_to_float(in));
+      const uint16_t want =
+          t == DType::f16() ? float_to_half(3 * half_to_float(in)) : float_to_bfloat16(3 * bfloat16_to_float(in));
       uint16_t got;
       std::memcpy(&got, check->expected_output.data() + 2 * i, 2);
       EXPECT_EQ(got, want) << t.to_string() << " element " << i;

@@ -159,8 +159,7 @@ TEST(ChooseSchedule, CompatibleTargetRecordIsUsedWithAWarning) {
   ScheduleChoice choice = f.choose();
   EXPECT_EQ(choice.source, ScheduleChoice::Source::kCompatibleRecord);
   ASSERT_EQ(choice.warnings.size(), 1u);
-  EXPECT_NE(choice.warnings[0].find("no usable record on this target; record 9 was measured on"),
-            std::string::npos)
+  EXPECT_NE(choice.warnings[0].find("no usable record on this target; record 9 was measured on"), std::string::npos)
       << choice.warnings[0];
   EXPECT_NE(choice.warnings[0].find("sapphirerapids"), std::string::npos) << choice.warnings[0];
 }
@@ -176,8 +175,7 @@ TEST(ChooseSchedule, CompatibleCandidateOfAnotherVectorWidthIsSkipped) {
   ScheduleChoice choice = f.choose();
   EXPECT_EQ(choice.source, ScheduleChoice::Source::kTemplateFallback);
   ASSERT_EQ(choice.warnings.size(), 1u);
-  EXPECT_NE(choice.warnings[0].find("256-bit vectors), which does not match"), std::string::npos)
-      << choice.warnings[0];
+  EXPECT_NE(choice.warnings[0].find("256-bit vectors), which does not match"), std::string::npos) << choice.warnings[0];
 }
 
 TEST(ChooseSchedule, FailingSourceIsAWarningNotAFailedBuild) {
@@ -214,8 +212,7 @@ TEST(CompileReport, ListsEachWorkloadWithoutARecordOnce) {
   CompileReport report;
   report.add("matmul", f.inst.dag->workload_key(), f.choose());
   for (int layer = 0; layer < 2; ++layer)  // the same softmax twice: one workload
-    report.add("softmax", softmax.dag->workload_key(),
-               choose_schedule(softmax.dag, softmax.op, f.t, &empty).value());
+    report.add("softmax", softmax.dag->workload_key(), choose_schedule(softmax.dag, softmax.op, f.t, &empty).value());
   report.add("dense", dense.dag->workload_key(), choose_schedule(dense.dag, dense.op, f.t, &empty).value());
   EXPECT_EQ(report.kernels, 4);
   EXPECT_EQ(report.from_records, 1);
@@ -226,8 +223,7 @@ TEST(CompileReport, ListsEachWorkloadWithoutARecordOnce) {
       << report.without_record[0];
   EXPECT_NE(report.without_record[1].find("dense"), std::string::npos);
   EXPECT_NE(report.without_record[1].find("template-fallback"), std::string::npos);
-  EXPECT_NE(report.to_string().find("2 workloads compiled without a record"), std::string::npos)
-      << report.to_string();
+  EXPECT_NE(report.to_string().find("2 workloads compiled without a record"), std::string::npos) << report.to_string();
 }
 
 }  // namespace

@@ -21,7 +21,9 @@ struct Case {
   std::string spec;  // an operator spec, or "" for a DAG built below
 };
 
-void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << c.name;
+}
 
 // The pooling and transposes a conv-heavy model runs in NHWC.
 std::shared_ptr<const ComputeDAG> max_pool_nhwc_dag() {
@@ -32,7 +34,12 @@ std::shared_ptr<const ComputeDAG> max_pool_nhwc_dag() {
 
 std::shared_ptr<const ComputeDAG> transpose_dag() {
   Tensor x = placeholder({1, 24, 30, 40}, DType::f32(), "X");
-  Tensor y = compute({1, 30, 40, 24}, [&](const Vars& i) { return read(x, {i[0], i[3], i[1], i[2]}); }, "nhwc");
+  Tensor y = compute(
+      {1, 30, 40, 24},
+      [&](const Vars& i) {
+        return read(x, {i[0], i[3], i[1], i[2]});
+      },
+      "nhwc");
   return std::make_shared<const ComputeDAG>(ComputeDAG::make({x, y}).value());
 }
 
@@ -42,15 +49,23 @@ std::shared_ptr<const ComputeDAG> transpose_dag() {
 // conv's output is read back.
 std::shared_ptr<const ComputeDAG> nchw_transpose_dag() {
   Tensor x = placeholder({1, 20, 40, 64}, DType::f32(), "X");
-  Tensor y = compute({1, 64, 20, 40}, [&](const Vars& i) { return read(x, {i[0], i[2], i[3], i[1]}); }, "nchw",
-                     OpPattern::kInjective);
+  Tensor y = compute(
+      {1, 64, 20, 40},
+      [&](const Vars& i) {
+        return read(x, {i[0], i[2], i[3], i[1]});
+      },
+      "nchw", OpPattern::kInjective);
   return std::make_shared<const ComputeDAG>(ComputeDAG::make({x, y}).value());
 }
 
 std::shared_ptr<const ComputeDAG> time_major_dag() {
   Tensor x = placeholder({1, 199, 64}, DType::f32(), "X");
-  Tensor y = compute({1, 64, 199}, [&](const Vars& i) { return read(x, {i[0], i[2], i[1]}) * make_const(DType::f32(), 2.0); },
-                     "ncw", OpPattern::kInjective);
+  Tensor y = compute(
+      {1, 64, 199},
+      [&](const Vars& i) {
+        return read(x, {i[0], i[2], i[1]}) * make_const(DType::f32(), 2.0);
+      },
+      "ncw", OpPattern::kInjective);
   return std::make_shared<const ComputeDAG>(ComputeDAG::make({x, y}).value());
 }
 
@@ -70,7 +85,8 @@ std::shared_ptr<const ComputeDAG> gated_hardswish_dag() {
 std::shared_ptr<const ComputeDAG> tensor_minimum_dag() {
   Tensor x = placeholder({1, 96, 1000}, DType::f32(), "X");
   Tensor lo = ops::reduce_min(x, {0, 1, 2}, false, "min").value();
-  Tensor zero = compute({}, [](const Vars&) { return make_const(DType::f32(), 0.0); }, "zero");
+  Tensor zero = compute(
+      {}, [](const Vars&) { return make_const(DType::f32(), 0.0); }, "zero");
   Tensor y = ops::minimum(lo, zero, "min0").value();
   return std::make_shared<const ComputeDAG>(ComputeDAG::make({x, y}).value());
 }

@@ -23,8 +23,10 @@ uint64_t brute_force_splits(int64_t extent, SplitPolicy policy, int n) {
       if (policy.max_factor > 0 && f > policy.max_factor) ok = false;
       if (policy.kind == SplitPolicy::Kind::kPowerOfTwo && (f & (f - 1)) != 0) ok = false;
     }
-    if (policy.kind == SplitPolicy::Kind::kFactors) ok = ok && extent % product == 0;
-    else ok = ok && product <= bound;
+    if (policy.kind == SplitPolicy::Kind::kFactors)
+      ok = ok && extent % product == 0;
+    else
+      ok = ok && product <= bound;
     count += ok;
     int d = 0;
     for (; d < n - 1; ++d) {
@@ -73,19 +75,21 @@ TEST(KnobSpace, PowerOfTwoSplitsCoverTheExtent) {
 
 TEST(KnobSpace, FilterKeepsOnlyAcceptedSplits) {
   KnobSpace space;
-  ASSERT_TRUE(space.define_split("s", 64, SplitPolicy::factors(), 2, [](const std::vector<int64_t>& s) {
-                     return s[1] % 16 == 0;
-                   }).is_ok());
+  ASSERT_TRUE(space
+                  .define_split("s", 64, SplitPolicy::factors(), 2,
+                                [](const std::vector<int64_t>& s) { return s[1] % 16 == 0; })
+                  .is_ok());
   EXPECT_EQ(space.size(), 3u);  // 16, 32, 64
 }
 
 TEST(KnobSpace, SizeIsTheProductOfKnobSizes) {
   KnobSpace space;
-  ASSERT_TRUE(space.define_split("a", 12, SplitPolicy::factors(), 2).is_ok());   // 6
-  ASSERT_TRUE(space.define_reorder_all("b", 3).is_ok());                       // 6
-  ASSERT_TRUE(space.define_annotate("c", {{IterAnnotation::kNone, IterAnnotation::kUnroll},
-                                          {IterAnnotation::kVectorize}}).is_ok());  // 2
-  ASSERT_TRUE(space.define_knob("d", {0, 16, 64}).is_ok());                     // 3
+  ASSERT_TRUE(space.define_split("a", 12, SplitPolicy::factors(), 2).is_ok());  // 6
+  ASSERT_TRUE(space.define_reorder_all("b", 3).is_ok());                        // 6
+  ASSERT_TRUE(
+      space.define_annotate("c", {{IterAnnotation::kNone, IterAnnotation::kUnroll}, {IterAnnotation::kVectorize}})
+          .is_ok());                                         // 2
+  ASSERT_TRUE(space.define_knob("d", {0, 16, 64}).is_ok());  // 3
   EXPECT_EQ(space.size(), 6u * 6 * 2 * 3);
   // Brute force: every index gives a distinct configuration.
   std::set<std::string> seen;
@@ -100,8 +104,10 @@ KnobSpace mixed_space() {
   EXPECT_TRUE(space.define_split("tile_j", 1000, SplitPolicy::factors(64), 4).is_ok());
   EXPECT_TRUE(space.define_split("tile_k", 77, SplitPolicy::power_of_two(), 2).is_ok());
   EXPECT_TRUE(space.define_reorder("order", {{0, 1, 2}, {2, 1, 0}, {1, 0, 2}}).is_ok());
-  EXPECT_TRUE(space.define_annotate("ann", {{IterAnnotation::kNone, IterAnnotation::kUnroll},
-                                            {IterAnnotation::kVectorize, IterAnnotation::kNone}}).is_ok());
+  EXPECT_TRUE(space
+                  .define_annotate("ann", {{IterAnnotation::kNone, IterAnnotation::kUnroll},
+                                           {IterAnnotation::kVectorize, IterAnnotation::kNone}})
+                  .is_ok());
   EXPECT_TRUE(space.define_knob("cache", {1, 0}).is_ok());
   return space;
 }
@@ -201,9 +207,9 @@ TEST(KnobSpace, TooManySplitCandidatesIsAnError) {
 TEST(KnobSpace, DefinitionErrors) {
   KnobSpace space;
   ASSERT_TRUE(space.define_knob("a", {1}).is_ok());
-  EXPECT_EQ(space.define_knob("a", {2}).code(), ErrorCode::kInvalidArgument);          // repeated name
-  EXPECT_EQ(space.define_knob("b", {}).code(), ErrorCode::kInvalidArgument);           // empty
-  EXPECT_EQ(space.define_knob("c", {1, 1}).code(), ErrorCode::kInvalidArgument);       // duplicate
+  EXPECT_EQ(space.define_knob("a", {2}).code(), ErrorCode::kInvalidArgument);     // repeated name
+  EXPECT_EQ(space.define_knob("b", {}).code(), ErrorCode::kInvalidArgument);      // empty
+  EXPECT_EQ(space.define_knob("c", {1, 1}).code(), ErrorCode::kInvalidArgument);  // duplicate
   EXPECT_EQ(space.define_split("d", 0, SplitPolicy::factors(), 2).code(), ErrorCode::kInvalidArgument);
   EXPECT_EQ(space.define_split("e", 8, SplitPolicy::factors(), 0).code(), ErrorCode::kInvalidArgument);
   EXPECT_EQ(space.define_reorder("f", {{0, 1}, {0, 0}}).code(), ErrorCode::kInvalidArgument);

@@ -1,9 +1,6 @@
 // Knob templates end to end: random configurations built for this machine
 // compute what the reference interpreter computes, and the fallback schedule
 // is far faster than the unscheduled kernel.
-#include "compiler/codegen/llvm_target.h"
-#include "compiler/space/knob/templates.h"
-
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -11,9 +8,11 @@
 
 #include "compiler/codegen/build.h"
 #include "compiler/codegen/interpreter.h"
+#include "compiler/codegen/llvm_target.h"
 #include "compiler/lower/infer_bounds.h"
 #include "compiler/lower/lower.h"
 #include "compiler/ops/ops.h"
+#include "compiler/space/knob/templates.h"
 #include "runtime/module.h"
 #include "runtime/ndarray.h"
 #include "runtime/thread_pool.h"
@@ -49,7 +48,8 @@ const TemplateCase kCases[] = {
       "depthwise_conv2d:N=1,C=3,H=9,W=13,R=5,S=3,multiplier=2,stride=2,pad=2",
       "depthwise_conv2d:N=1,C=5,H=10,W=9,R=3,S=3,stride=2,stride_w=1,pad=1,bias=1,relu=1"}},
     {"max_pool2d", {"max_pool2d:N=1,C=5,H=13,W=12,R=3,S=3,stride=2,pad=1"}},
-    {"avg_pool2d", {"avg_pool2d:N=2,C=3,H=10,W=11,R=3,S=3,pad=1", "avg_pool2d:N=1,C=2,H=9,W=9,R=2,S=2,stride=2,count_include_pad=1"}},
+    {"avg_pool2d",
+     {"avg_pool2d:N=2,C=3,H=10,W=11,R=3,S=3,pad=1", "avg_pool2d:N=1,C=2,H=9,W=9,R=2,S=2,stride=2,count_include_pad=1"}},
     {"global_avg_pool2d", {"global_avg_pool2d:N=2,C=7,H=5,W=6"}},
 };
 
@@ -80,7 +80,8 @@ TEST(KnobTemplatesBuilt, FiftyRandomConfigsPerTemplateMatchTheInterpreter) {
 // [K/kv][R][S][C][kv], unless that is HWIO itself (kv = K).
 TEST(KnobTemplatesBuilt, NhwcConvPacksItsWeightsByTheVectorWidth) {
   const KnobTemplate* tmpl = find_template("conv2d_nhwc");
-  for (const char* spec : {"conv2d_nhwc:N=1,C=64,H=7,W=7,K=256,R=3,S=3,pad=1", "conv2d_nhwc:N=1,C=8,H=7,W=7,K=16,R=3,S=3"}) {
+  for (const char* spec :
+       {"conv2d_nhwc:N=1,C=64,H=7,W=7,K=256,R=3,S=3,pad=1", "conv2d_nhwc:N=1,C=8,H=7,W=7,K=16,R=3,S=3"}) {
     ops::OpInstance inst = ops::parse_op_spec(spec).value();
     KnobSpace space = tmpl->define(*inst.dag, host_target()).value();
     KnobConfig c = tmpl->fallback(space, *inst.dag, host_target()).value();
@@ -171,8 +172,8 @@ TEST(KnobTemplatesBuilt, ConvWithBiasAndReluTailMatchesTheInterpreter) {
   runtime::ThreadPool pool(2);
   std::mt19937_64 rng(99);
   for (int i = 0; i < 300; ++i) {
-    KnobConfig c = i == 0 ? tmpl->fallback(space, *inst.dag, host_target()).value()
-                          : space.config(rng() % space.size()).value();
+    KnobConfig c =
+        i == 0 ? tmpl->fallback(space, *inst.dag, host_target()).value() : space.config(rng() % space.size()).value();
     auto state = apply_template(*tmpl, inst.dag, c, host_target());
     ASSERT_TRUE(state.is_ok()) << state.status().to_string();
     ASSERT_TRUE(lower(*state).is_ok()) << c.to_string();
@@ -205,8 +206,8 @@ TEST(KnobTemplatesBuilt, MatmulFallbackIsAtLeastThreeTimesFasterThanTheDefault) 
   const double slow = seconds_per_run(State(inst.dag), &pool, *inst.dag);
   const double gflops = inst.flops / fast / 1e9;
   RecordProperty("fallback_gflops", std::to_string(gflops));
-  std::printf("matmul 512^3: fallback %.3f ms (%.0f GFLOP/s), default %.1f ms, %.0fx\n", fast * 1e3, gflops,
-              slow * 1e3, slow / fast);
+  std::printf("matmul 512^3: fallback %.3f ms (%.0f GFLOP/s), default %.1f ms, %.0fx\n", fast * 1e3, gflops, slow * 1e3,
+              slow / fast);
   EXPECT_GE(slow / fast, 3.0);
 }
 

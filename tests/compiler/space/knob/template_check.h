@@ -60,7 +60,7 @@ inline runtime::NDArray reference(const ops::OpInstance& inst) {
 
 // Builds `state`, runs it on two threads and compares with `expected`.
 inline void expect_matches(const ops::OpInstance& inst, const State& state, const runtime::NDArray& expected,
-                    runtime::ThreadPool* pool, const std::string& what) {
+                           runtime::ThreadPool* pool, const std::string& what) {
   auto lib = build(state, host_target(), "k");
   ASSERT_TRUE(lib.is_ok()) << what << ": " << lib.status().to_string();
   auto mod = runtime::Module::load_from_bytes(lib->bytes, "/tmp");

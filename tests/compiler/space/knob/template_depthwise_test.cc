@@ -137,9 +137,9 @@ TEST(DepthwiseTemplates, EveryLayoutStrideAndEpilogueMatchesTheInterpreter) {
 TEST(DepthwiseTemplates, ModelFormsFitTheDepthwiseTemplateNotTheGeneric) {
   // The multiplier-2 grouped form and a squeeze-excite tail used to be
   // refused ("not a 2-D window", "must be elementwise over its shape").
-  for (const Case& c : {Case{ConvKind::kDepthwiseMultiplier2, false, 2, "relu6"},
-                        Case{ConvKind::kDepthwise, false, 1, "squeeze_excite"},
-                        Case{ConvKind::kDepthwise, false, 2, "hardswish"}}) {
+  for (const Case& c :
+       {Case{ConvKind::kDepthwiseMultiplier2, false, 2, "relu6"},
+        Case{ConvKind::kDepthwise, false, 1, "squeeze_excite"}, Case{ConvKind::kDepthwise, false, 2, "hardswish"}}) {
     const ops::OpInstance inst = make_case(c);
     const KnobTemplate* tmpl = find_template("depthwise_conv2d");
     auto state = apply_fallback(*tmpl, inst.dag, host_target());

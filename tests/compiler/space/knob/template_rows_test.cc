@@ -23,8 +23,7 @@
 namespace tessera {
 namespace {
 
-const char* const kSpecs[] = {"softmax:M=12,N=40", "softmax:M=5,N=128", "layer_norm:M=6,N=37",
-                              "layer_norm:M=16,N=256"};
+const char* const kSpecs[] = {"softmax:M=12,N=40", "softmax:M=5,N=128", "layer_norm:M=6,N=37", "layer_norm:M=16,N=256"};
 
 TEST(RowsTemplate, FallbackComputesEachStatisticPerRow) {
   const KnobTemplate* tmpl = find_template("rows");
@@ -61,8 +60,8 @@ TEST(RowsTemplate, LongRowsReduceInVectorsOfPartialSums) {
   for (const char* spec : kSpecs) {
     ops::OpInstance inst = ops::parse_op_spec(spec).value();
     KnobSpace space = tmpl->define(*inst.dag, host_target()).value();
-    State state = apply_template(*tmpl, inst.dag, tmpl->fallback(space, *inst.dag, host_target()).value(),
-                                 host_target()).value();
+    State state =
+        apply_template(*tmpl, inst.dag, tmpl->fallback(space, *inst.dag, host_target()).value(), host_target()).value();
     const int64_t row = inst.dag->tensors().back()->shape.back();
     int statistics = 0, partials = 0;
     for (const Stage& stage : state.stages()) {
@@ -103,7 +102,8 @@ TEST(RowsTemplate, GraphSoftmaxStoresItsExpOnceAndMatchesTheInterpreter) {
   g.set_outputs({y});
   Tensor in = placeholder({2, 3, 37}, DType::f32(), "X");
   Tensor out = graph::build_node(g, g.nodes()[0], {in}).value();
-  ops::OpInstance inst{"rows", "graph softmax", std::make_shared<const ComputeDAG>(ComputeDAG::make({in, out}).value())};
+  ops::OpInstance inst{"rows", "graph softmax",
+                       std::make_shared<const ComputeDAG>(ComputeDAG::make({in, out}).value())};
   const KnobTemplate* tmpl = find_template("rows");
   KnobSpace space = tmpl->define(*inst.dag, host_target()).value();
   KnobConfig c = tmpl->fallback(space, *inst.dag, host_target()).value();

@@ -1,8 +1,6 @@
 // Every knob template over its whole space: random configurations apply,
 // replay from their step list alone, and lower; spaces follow the target;
 // configurations round-trip through their index and JSON.
-#include "compiler/space/knob/templates.h"
-
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -14,6 +12,7 @@
 #include "compiler/codegen/llvm_target.h"
 #include "compiler/lower/lower.h"
 #include "compiler/ops/op_spec.h"
+#include "compiler/space/knob/templates.h"
 
 namespace tessera {
 namespace {
@@ -109,7 +108,8 @@ TEST(KnobTemplates, SpacesFollowTheVectorWidth) {
     for (const auto& c : space.find("tile_n")->candidates) nr.insert(c.back());
     return nr;
   };
-  EXPECT_EQ(inner_columns(target("llvm -mtriple=x86_64-linux-gnu -mcpu=skylake-avx512")), (std::set<int64_t>{16, 32, 64}));
+  EXPECT_EQ(inner_columns(target("llvm -mtriple=x86_64-linux-gnu -mcpu=skylake-avx512")),
+            (std::set<int64_t>{16, 32, 64}));
   EXPECT_EQ(inner_columns(target("llvm -mtriple=x86_64-linux-gnu -mcpu=haswell")), (std::set<int64_t>{8, 16, 32}));
   EXPECT_EQ(inner_columns(target("llvm -mtriple=aarch64-linux-gnu -mattr=+neon")), (std::set<int64_t>{4, 8, 16}));
 }
@@ -257,10 +257,10 @@ TEST(KnobTemplates, SameDagAndTargetGiveTheSameSpaceAndSteps) {
 }
 
 TEST(KnobTemplates, EveryOperatorSpecNameHasItsTemplate) {
-  for (const char* op : {"matmul", "matmul_u8s8", "matmul_u8s8_pairs", "matmul_bf16", "dense", "batch_matmul", "conv1d", "conv2d", "conv2d_nhwc",
-                         "conv2d_nhwc_u8s8", "conv2d_nhwc_bf16", "conv2d_winograd_nhwc", "depthwise_conv2d",
-                         "depthwise_conv2d_nhwc", "depthwise_conv2d_nhwc_u8s8", "max_pool2d", "avg_pool2d",
-                         "global_avg_pool2d"})
+  for (const char* op :
+       {"matmul", "matmul_u8s8", "matmul_u8s8_pairs", "matmul_bf16", "dense", "batch_matmul", "conv1d", "conv2d",
+        "conv2d_nhwc", "conv2d_nhwc_u8s8", "conv2d_nhwc_bf16", "conv2d_winograd_nhwc", "depthwise_conv2d",
+        "depthwise_conv2d_nhwc", "depthwise_conv2d_nhwc_u8s8", "max_pool2d", "avg_pool2d", "global_avg_pool2d"})
     EXPECT_NE(find_template(op), nullptr) << op;
   EXPECT_EQ(find_template("softmax"), nullptr);
   EXPECT_EQ(knob_templates().size(), 19u);  // and "rows", a model's softmax (no op spec)

@@ -12,9 +12,13 @@
 namespace tessera {
 namespace {
 
-std::shared_ptr<const ComputeDAG> dag_of(const std::string& spec) { return ops::parse_op_spec(spec).value().dag; }
+std::shared_ptr<const ComputeDAG> dag_of(const std::string& spec) {
+  return ops::parse_op_spec(spec).value().dag;
+}
 
-SketchSpace space_of(const std::string& spec) { return SketchSpace::make(dag_of(spec), host_target()).value(); }
+SketchSpace space_of(const std::string& spec) {
+  return SketchSpace::make(dag_of(spec), host_target()).value();
+}
 
 // The first sampled program (seeded) for which `kind` has candidates.
 SketchProgram program_with(const SketchSpace& space, MutationKind kind, uint64_t seed = 3) {

@@ -69,7 +69,9 @@ struct Case {
 };
 
 // Test names and failure messages show the case's name, not its bytes.
-void PrintTo(const Case& c, std::ostream* os) { *os << c.name << " (" << (c.spec.empty() ? "subgraph" : c.spec) << ")"; }
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << c.name << " (" << (c.spec.empty() ? "subgraph" : c.spec) << ")";
+}
 
 std::vector<Case> cases() {
   std::vector<Case> c = {
@@ -92,7 +94,7 @@ std::vector<Case> cases() {
       {"global_avg_pool", "global_avg_pool2d:N=1,C=2,H=12,W=12"},
       {"softmax", "softmax:M=5,N=70"},
       {"layer_norm", "layer_norm:M=6,N=50"},
-      {"softmax_one_row", "softmax:M=1,N=300"},        // rfactor on stages that may move
+      {"softmax_one_row", "softmax:M=1,N=300"},  // rfactor on stages that may move
       {"layer_norm_two_rows", "layer_norm:M=2,N=256"},
       {"reduce_sum", "reduce_sum:M=3,N=300"},
       {"reduce_mean", "reduce_mean:M=20,N=33"},
@@ -125,7 +127,6 @@ std::shared_ptr<const ComputeDAG> dag_of(const Case& c) {
   if (c.name == "squeeze_excite") return squeeze_excite_dag();
   return ops::parse_op_spec(c.spec).value().dag;
 }
-
 
 class SketchSamples : public ::testing::TestWithParam<Case> {};
 
@@ -204,8 +205,7 @@ TEST_P(SketchSamples, MutationsApplyNinetyNinePercentAndStayValid) {
     ASSERT_TRUE(got.is_ok()) << got.status().to_string();
     ASSERT_TRUE(test::all_close(*got, *want, 1e-4, 1e-4)) << steps_to_json(program.state.steps());
   }
-  EXPECT_GE(applied * 100, attempts * 99) << applied << " of " << attempts << " applied; not applicable:\n"
-                                          << reasons;
+  EXPECT_GE(applied * 100, attempts * 99) << applied << " of " << attempts << " applied; not applicable:\n" << reasons;
   RecordProperty("mutations_applied", applied);
   RecordProperty("mutations_not_applicable", attempts - applied);
 }

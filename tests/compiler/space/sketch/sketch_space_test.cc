@@ -6,9 +6,8 @@
 
 #include <algorithm>
 #include <map>
-#include <set>
-
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "compiler/codegen/llvm_target.h"
 #include "compiler/lower/infer_bounds.h"
@@ -22,7 +21,9 @@
 namespace tessera {
 namespace {
 
-std::shared_ptr<const ComputeDAG> dag_of(const std::string& spec) { return ops::parse_op_spec(spec).value().dag; }
+std::shared_ptr<const ComputeDAG> dag_of(const std::string& spec) {
+  return ops::parse_op_spec(spec).value().dag;
+}
 
 SketchSpace space_of(const std::string& spec, const Target& target = host_target()) {
   return SketchSpace::make(dag_of(spec), target).value();
@@ -315,12 +316,10 @@ TEST(SketchSpace, MalformedProgramJsonIsAParseError) {
 TEST(SketchSpace, BadArgumentsAreInvalidArgument) {
   SketchOptions bad;
   bad.max_sketches = 0;
-  EXPECT_EQ(SketchSpace::make(dag_of("relu:M=4,N=4"), host_target(), bad).status().code(),
-            ErrorCode::kInvalidArgument);
+  EXPECT_EQ(SketchSpace::make(dag_of("relu:M=4,N=4"), host_target(), bad).status().code(), ErrorCode::kInvalidArgument);
   bad = SketchOptions();
   bad.vector_bias = 2;
-  EXPECT_EQ(SketchSpace::make(dag_of("relu:M=4,N=4"), host_target(), bad).status().code(),
-            ErrorCode::kInvalidArgument);
+  EXPECT_EQ(SketchSpace::make(dag_of("relu:M=4,N=4"), host_target(), bad).status().code(), ErrorCode::kInvalidArgument);
   SketchSpace space = space_of("relu:M=4,N=4");
   SpaceRng rng(1);
   EXPECT_EQ(space.complete(7, {}, rng).status().code(), ErrorCode::kInvalidArgument);
@@ -358,7 +357,8 @@ TEST(Annotation, VectorLevelsFavourLaneMultiples) {
   SketchOptions options;
   SpaceRng rng(3);
   int multiples = 0;
-  for (int i = 0; i < 1000; ++i) multiples += sample_tile_factors(1024, TileVar{"x", 4, true, false, 16}, 32, options, rng).back() % 16 == 0;
+  for (int i = 0; i < 1000; ++i)
+    multiples += sample_tile_factors(1024, TileVar{"x", 4, true, false, 16}, 32, options, rng).back() % 16 == 0;
   EXPECT_GT(multiples, 750);
 }
 
@@ -427,7 +427,7 @@ TEST(Annotation, ExtentsWithoutTargetSizedDivisorsMostlyGetNonDividingTiles) {
   EXPECT_EQ(nondividing(1009), 1000);  // a prime: always remainders, never 1009 register rows
   EXPECT_GT(nondividing(6625), 700);   // 5^3 x 53: mostly remainders ...
   EXPECT_LT(nondividing(6625), 950);   // ... and now and then its divisors
-  EXPECT_LT(nondividing(1024), 300);  // exact factorizations stay the common case
+  EXPECT_LT(nondividing(1024), 300);   // exact factorizations stay the common case
 }
 
 TEST(Annotation, ParallelLoopsHaveEnoughTasksAndVectorLoopsFitTheTarget) {
@@ -485,7 +485,8 @@ TEST(Annotation, AMovedStageSplitsTheRegionItCovers) {
     const State bounded = infer_bounds(p.state).value();
     const Stage& st = bounded.stage(s);
     const int outer = st.iter_index("l.0"), inner = st.iter_index("l.1");
-    const int64_t covered = outer >= 0 ? st.iters[outer].extent * st.iters[inner].extent : st.iters[st.iter_index("l")].extent;
+    const int64_t covered =
+        outer >= 0 ? st.iters[outer].extent * st.iters[inner].extent : st.iters[st.iter_index("l")].extent;
     EXPECT_EQ(covered, region) << p.state.to_string();
   }
   EXPECT_GT(moved, 20);
