@@ -1,7 +1,7 @@
 #include "tools/after_tuning.h"
 
 #include "compiler/codegen/llvm_target.h"
-#include "records/schedule_source.h"
+#include "records/records_schedule_source.h"
 #include "tools/model_input.h"
 #include "tools/tune_regions.h"
 

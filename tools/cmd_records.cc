@@ -23,7 +23,7 @@
 #include "compiler/ops/op_spec.h"
 #include "compiler/space/choose/apply_best.h"
 #include "records/jsonl.h"
-#include "records/schedule_source.h"
+#include "records/records_schedule_source.h"
 #include "records/store.h"
 #include "tools/args.h"
 #include "tools/commands.h"

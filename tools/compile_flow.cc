@@ -9,7 +9,7 @@
 
 #include "compiler/codegen/llvm_target.h"
 #include "compiler/external/backend.h"
-#include "records/schedule_source.h"
+#include "records/records_schedule_source.h"
 #include "records/store.h"
 #include "runtime/graph_executor.h"
 #include "tools/model_input.h"

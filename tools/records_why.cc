@@ -10,7 +10,7 @@
 #include "compiler/model/choose_byoc.h"
 #include "compiler/model/choose_winograd.h"
 #include "compiler/space/choose/apply_best.h"
-#include "records/schedule_source.h"
+#include "records/records_schedule_source.h"
 #include "records/store.h"
 #include "tools/model_input.h"
 

@@ -4,7 +4,7 @@
 
 #include "compiler/codegen/llvm_target.h"
 #include "compiler/external/backend.h"
-#include "records/schedule_source.h"
+#include "records/records_schedule_source.h"
 
 namespace tessera::cli {
 

@@ -209,21 +209,11 @@ Status cross_check_shapes(const onnx::ModelProto& original, const ImportContext&
   return Status::ok();
 }
 
-Result<graph::Graph> import_model(const onnx::ModelProto& model, const ImportOptions& options,
-                                  const std::string& origin) {
-  TESSERA_RETURN_IF_ERROR(check_supported(model, origin));
-  const auto& gp = model.graph();
-  ImportContext ctx;
-  ctx.opset = default_opset(model);
-  std::vector<std::string> errors;
-  for (const auto& init : gp.initializer()) {
-    auto c = detail::constant_of_tensor(init);
-    if (!c.is_ok()) {
-      errors.push_back("initializer '" + init.name() + "': " + c.status().message());
-      continue;
-    }
-    ctx.values[init.name()] = ctx.g.add_constant(init.name(), std::move(c).value());
-  }
+// The constants given for inputs (the options' constant_inputs and
+// input_values), bound before the graph's own inputs; each mistake into
+// `errors`.
+void bind_given_inputs(ImportContext& ctx, const onnx::GraphProto& gp, const ImportOptions& options,
+                       std::vector<std::string>& errors) {
   for (const auto& [name, data] : options.constant_inputs) {
     bool found = false;
     for (const auto& in : gp.input()) {
@@ -260,6 +250,22 @@ Result<graph::Graph> import_model(const onnx::ModelProto& model, const ImportOpt
     for (const auto& in : gp.input()) found |= in.name() == name_shape.first;
     if (!found) errors.push_back("--input-shape names '" + name_shape.first + "', which is not a model input");
   }
+}
+
+// What a node may read before any node runs: the initializers, the given
+// constants and the graph's inputs (a float16 input cast to the float32 it
+// computes in).
+void bind_values_before_nodes(ImportContext& ctx, const onnx::GraphProto& gp, const ImportOptions& options,
+                              std::vector<std::string>& errors) {
+  for (const auto& init : gp.initializer()) {
+    auto c = detail::constant_of_tensor(init);
+    if (!c.is_ok()) {
+      errors.push_back("initializer '" + init.name() + "': " + c.status().message());
+      continue;
+    }
+    ctx.values[init.name()] = ctx.g.add_constant(init.name(), std::move(c).value());
+  }
+  bind_given_inputs(ctx, gp, options, errors);
   for (const auto& in : gp.input()) {
     if (ctx.values.count(in.name())) continue;  // an initializer listed as an input (IR version < 4)
     auto dtype = detail::dtype_of_onnx(in.type().tensor_type().elem_type());
@@ -278,13 +284,17 @@ Result<graph::Graph> import_model(const onnx::ModelProto& model, const ImportOpt
         errors.push_back("input '" + in.name() + "': " + wide.status().message());
     }
   }
-  if (!errors.empty()) return error_list(origin, errors);
+}
 
-  // Convert in dependency order (the file's where it is one); a node that
-  // fails poisons its outputs, and nodes that read poisoned values are
-  // skipped so one cause gives one message.
+// Converts the nodes in dependency order (the file's where it is one); a
+// node that fails poisons its outputs, and nodes that read poisoned values
+// are skipped so one cause gives one message.
+void convert_nodes(ImportContext& ctx, const onnx::GraphProto& gp, std::vector<std::string>& errors) {
   auto order = detail::topological_order(gp);
-  if (!order.is_ok()) return error_list(origin, {order.status().message()});
+  if (!order.is_ok()) {
+    errors.push_back(order.status().message());
+    return;
+  }
   std::set<std::string> poisoned;
   for (int i : *order) {
     const auto& node = gp.node(i);
@@ -295,12 +305,13 @@ Result<graph::Graph> import_model(const onnx::ModelProto& model, const ImportOpt
     if (!skip) errors.push_back(node_label(node, i) + ": " + st.message());
     for (const std::string& out : node.output()) poisoned.insert(out);
   }
-  if (!errors.empty()) return error_list(origin, errors);
+}
 
+// The graph's outputs, a float16 one cast back from the float32 it was
+// computed in.
+std::vector<ValueId> bind_outputs(ImportContext& ctx, const onnx::GraphProto& gp, std::vector<std::string>& errors) {
   std::vector<ValueId> outputs;
-  std::vector<std::string> output_names;
   for (const auto& out : gp.output()) {
-    output_names.push_back(out.name());
     auto it = ctx.values.find(out.name());
     if (it == ctx.values.end()) {
       errors.push_back("output '" + out.name() + "' is never computed");
@@ -309,7 +320,6 @@ Result<graph::Graph> import_model(const onnx::ModelProto& model, const ImportOpt
     auto declared = detail::dtype_of_onnx(out.type().tensor_type().elem_type());
     if (declared.is_ok() && detail::computed_type(*declared) != *declared &&
         ctx.value(it->second).dtype == detail::computed_type(*declared)) {
-      // A float16 output: computed in float32, given in the model's type.
       auto narrow = ctx.add(out.name() + "." + declared->to_string(), graph::OpKind::kCast, graph::CastAttrs{*declared},
                             {it->second}, ctx.value(it->second).shape, *declared);
       if (!narrow.is_ok())
@@ -320,11 +330,28 @@ Result<graph::Graph> import_model(const onnx::ModelProto& model, const ImportOpt
     }
     outputs.push_back(it->second);
   }
+  return outputs;
+}
+
+Result<graph::Graph> import_model(const onnx::ModelProto& model, const ImportOptions& options,
+                                  const std::string& origin) {
+  TESSERA_RETURN_IF_ERROR(check_supported(model, origin));
+  const auto& gp = model.graph();
+  ImportContext ctx;
+  ctx.opset = default_opset(model);
+  std::vector<std::string> errors;
+  bind_values_before_nodes(ctx, gp, options, errors);
+  if (!errors.empty()) return error_list(origin, errors);
+  convert_nodes(ctx, gp, errors);
+  if (!errors.empty()) return error_list(origin, errors);
+  const std::vector<ValueId> outputs = bind_outputs(ctx, gp, errors);
   if (!errors.empty()) return error_list(origin, errors);
   // ONNX's inference runs only on what the converters accepted: on a zero
   // stride its Conv shape inference divides by zero.
   TESSERA_RETURN_IF_ERROR(check_types(model, origin));
   TESSERA_RETURN_IF_ERROR(cross_check_shapes(model, ctx, origin));
+  std::vector<std::string> output_names;
+  for (const auto& out : gp.output()) output_names.push_back(out.name());
   ctx.g.set_outputs(outputs, output_names);
   TESSERA_RETURN_IF_ERROR(ctx.g.validate());
   return graph::eliminate_dead_nodes(ctx.g);

@@ -3,7 +3,7 @@
 //
 // A source answers (workload key, target string) with candidate step lists in
 // order of preference. records/ answers from the best measured records
-// (records/schedule_source.h); tests answer from a fixed table
+// (records/records_schedule_source.h); tests answer from a fixed table
 // (FixedScheduleSource below). A source hands out data only: whether a step
 // list still replays and lowers on today's compiler is checked by the caller
 // (compiler/space/apply_best.h), which skips the candidates that do not.

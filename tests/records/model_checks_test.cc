@@ -3,7 +3,7 @@
 // that made the model slower while it is still the workload's best.
 #include <cmath>
 
-#include "records/schedule_source.h"
+#include "records/records_schedule_source.h"
 #include "records/schema.h"
 #include "records/sqlite.h"
 #include "records/store.h"

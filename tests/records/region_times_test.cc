@@ -2,7 +2,7 @@
 // both ways, stored by `tune` and read by `compile --byoc auto`.
 #include <cmath>
 
-#include "records/schedule_source.h"
+#include "records/records_schedule_source.h"
 #include "records/schema.h"
 #include "records/sqlite.h"
 #include "records/store.h"

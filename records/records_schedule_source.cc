@@ -1,4 +1,4 @@
-#include "records/schedule_source.h"
+#include "records/records_schedule_source.h"
 
 #include <algorithm>
 #include <cstdio>

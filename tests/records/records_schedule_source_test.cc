@@ -1,7 +1,7 @@
 // RecordsScheduleSource: the best records of the exact target, else of a
 // compatible one (same triple and vector width), never of an incompatible
 // one. (Target strings are read by base/target.h: tests/base/target_test.cc.)
-#include "records/schedule_source.h"
+#include "records/records_schedule_source.h"
 
 #include "test_util.h"
 
