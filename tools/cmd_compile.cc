@@ -40,7 +40,7 @@ const std::vector<OptionSpec> kOptions = {
     {"byoc", true,
      "external backend for the regions it takes: none, cblas, dnnl (every region it takes), or auto (the "
      "default: dnnl where its module is installed and the target is this machine, each region the faster way, "
-     "as tune timed it or timed now; docs/byoc.md)"},
+     "as tune timed it; a region without a stored time is Tessera's, since compile times nothing; docs/byoc.md)"},
     {"dump", true,
      "write graph=FILE.dot (the fused graph), ir=DIR, ll=DIR or asm=DIR (each kernel); repeatable; "
      "FILE.dot alone is graph=FILE.dot",
@@ -57,17 +57,27 @@ const std::vector<OptionSpec> kOptions = {
 std::string summarize_model_choices(const ModelCompile& result) {
   std::string text;
   if (!result.regions.empty()) {
-    const auto on_backend =
-        std::count_if(result.regions.begin(), result.regions.end(), [](const auto& r) { return r.backend; });
+    const auto count = [&](auto pred) { return std::count_if(result.regions.begin(), result.regions.end(), pred); };
+    const auto on_backend = count([](const auto& r) { return r.backend; });
+    const auto untimed = count([](const auto& r) { return r.untimed; });
+    const size_t regions = result.regions.size();
     const auto& first = result.regions.front();
-    const bool stored = std::all_of(result.regions.begin(), result.regions.end(),
-                                    [&](const auto& r) { return r.stored && r.session_id == first.session_id; });
-    const std::string when = stored ? "times from tuning session " + std::to_string(first.session_id) : "timed now";
-    text += on_backend
-                ? std::to_string(on_backend) + " of " + std::to_string(result.regions.size()) + " regions run on " +
-                      result.backend + ", the faster way each (" + when + "; --verbose lists them)\n"
-                : "every region " + result.backend + " can run is faster as Tessera's kernels (" +
-                      std::to_string(result.regions.size()) + ", " + when + "; --verbose lists them)\n";
+    const bool one_session = untimed == 0 && count([&](const auto& r) { return r.session_id == first.session_id; }) ==
+                                                 static_cast<long>(regions);
+    const std::string when =
+        one_session ? "times from tuning session " + std::to_string(first.session_id) : "times from the records";
+    if (untimed == static_cast<long>(regions)) {
+      text += (regions == 1 ? "the region " + result.backend + " can run is"
+                            : "the " + std::to_string(regions) + " regions " + result.backend + " can run are") +
+              " Tessera's: compile times nothing, and no stored times hold (`tessera tune` times them)\n";
+    } else {
+      text += on_backend ? std::to_string(on_backend) + " of " + std::to_string(regions) + " regions run on " +
+                               result.backend + ", the faster way each (" + when
+                         : "every region " + result.backend + " can run is faster as Tessera's kernels (" +
+                               std::to_string(regions) + ", " + when;
+      if (untimed > 0) text += "; " + std::to_string(untimed) + " without a stored time are Tessera's";
+      text += "; --verbose lists them)\n";
+    }
   }
   const auto winograd =
       std::count_if(result.winograd.begin(), result.winograd.end(), [](const auto& c) { return c.winograd; });

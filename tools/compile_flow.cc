@@ -80,10 +80,11 @@ Result<ModelCompile> compile_model_file(const ModelCompileArgs& args) {
   plan_options.byoc = backend.get();
   plan_options.precision = precision;
   plan_options.int8_pairs = model::int8_pairs_pay(out.target);
-  // --byoc auto: each region the faster way, as tune timed it or timed now.
+  // --byoc auto: each region the faster way as tune timed it; compile times
+  // nothing, so a region without a stored time is Tessera's.
   std::unique_ptr<external::Backend> chosen;
   if (out.byoc_auto && backend) {
-    auto regions = model::choose_regions(*graph, out.target, schedules, *backend, plan_options);
+    auto regions = model::stored_region_choices(*graph, out.target, schedules, *backend, plan_options);
     if (!regions.is_ok()) return Status(regions.status().code(), "--byoc auto: " + regions.status().message());
     out.regions = std::move(regions).value();
     chosen = model::restrict_backend(*backend, out.regions);

@@ -86,8 +86,8 @@ std::string why_no_record(records::Store& store, const std::vector<records::Work
 }
 
 // The regions `compile --byoc auto` would hand the backend, and on what
-// grounds: a time tune stored for the records as they are, or none (compile
-// times the regions itself).
+// grounds: a time tune stored for the records as they are, or none (then
+// Tessera runs the region: compile times nothing).
 Status explain_regions(const WhyModelOptions& o, const Target& target, ScheduleSource* source) {
   const std::string name = model::auto_backend_name(target);
   TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<external::Backend> backend, external::make_backend(name));
@@ -110,7 +110,7 @@ Status explain_regions(const WhyModelOptions& o, const Target& target, ScheduleS
       TESSERA_ASSIGN_OR_RETURN(stored, source->region_measurement(c.key, target.to_string(), name));
     }
     if (!stored) {
-      std::printf("    not timed: compile times it both ways itself (tune MODEL stores the times)\n");
+      std::printf("    not timed: Tessera runs it (tune MODEL times it both ways and stores the times)\n");
       continue;
     }
     const bool faster = stored->backend_s < stored->tessera_s;
@@ -119,7 +119,8 @@ Status explain_regions(const WhyModelOptions& o, const Target& target, ScheduleS
     if (stored->tessera_basis == c.tessera_basis)
       std::printf("    runs on %s: it was faster\n", faster ? name.c_str() : "tessera");
     else
-      std::printf("    timed with other schedules than the records choose now: compile times it again\n");
+      std::printf(
+          "    timed with other schedules than the records choose now: Tessera runs it until tune times it again\n");
   }
   return Status::ok();
 }

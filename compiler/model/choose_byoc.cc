@@ -271,27 +271,50 @@ Status measure_regions(RegionPlans& plans, const Target& target, ScheduleSource*
                                profiled.backend_package, target, source, runs);
 }
 
+namespace {
+
+// Decides `c` by its stored measurement when one holds (the same basis
+// behind Tessera's side); false when none does.
+Result<bool> apply_stored_time(RegionChoice& c, const Target& target, ScheduleSource* source,
+                               const external::Backend& backend) {
+  if (source == nullptr) return false;
+  TESSERA_ASSIGN_OR_RETURN(std::optional<RegionMeasurement> stored,
+                           source->region_measurement(c.key, target.to_string(), backend.name()));
+  if (!stored || stored->tessera_basis != c.tessera_basis) return false;
+  c.backend_s = stored->backend_s;
+  c.tessera_s = stored->tessera_s;
+  c.backend = stored->on_backend;
+  c.by_whole_model = c.backend != (c.backend_s < c.tessera_s);
+  c.stored = true;
+  c.session_id = stored->session_id;
+  return true;
+}
+
+}  // namespace
+
 Result<std::vector<RegionChoice>> choose_regions(const Graph& g, const Target& target, ScheduleSource* source,
                                                  const external::Backend& backend, const PlanOptions& options,
                                                  int runs) {
   TESSERA_ASSIGN_OR_RETURN(RegionPlans plans, plan_regions(g, target, source, backend, options));
-  bool all_stored = source != nullptr;
+  bool all_stored = true;
   for (RegionChoice& c : plans.regions) {
+    TESSERA_ASSIGN_OR_RETURN(all_stored, apply_stored_time(c, target, source, backend));
     if (!all_stored) break;
-    TESSERA_ASSIGN_OR_RETURN(std::optional<RegionMeasurement> stored,
-                             source->region_measurement(c.key, target.to_string(), backend.name()));
-    if (!stored || stored->tessera_basis != c.tessera_basis) {
-      all_stored = false;
-      break;
-    }
-    c.backend_s = stored->backend_s;
-    c.tessera_s = stored->tessera_s;
-    c.backend = stored->on_backend;
-    c.by_whole_model = c.backend != (c.backend_s < c.tessera_s);
-    c.stored = true;
-    c.session_id = stored->session_id;
   }
   if (!all_stored) TESSERA_RETURN_IF_ERROR(measure_regions(plans, target, source, runs));
+  return std::move(plans.regions);
+}
+
+Result<std::vector<RegionChoice>> stored_region_choices(const Graph& g, const Target& target, ScheduleSource* source,
+                                                        const external::Backend& backend, const PlanOptions& options) {
+  TESSERA_ASSIGN_OR_RETURN(RegionPlans plans, plan_regions(g, target, source, backend, options));
+  for (RegionChoice& c : plans.regions) {
+    TESSERA_ASSIGN_OR_RETURN(bool held, apply_stored_time(c, target, source, backend));
+    if (!held) {
+      c.backend = false;
+      c.untimed = true;
+    }
+  }
   return std::move(plans.regions);
 }
 
@@ -312,6 +335,12 @@ std::string format_region_choices(const std::string& backend, const std::vector<
                            : (c.session_id > 0 ? "tuning session " + std::to_string(c.session_id) : "from the records");
     if (c.by_whole_model) when += "; the whole model was faster so";
     if (!c.refused.empty()) when = backend + " refused to build it";
+    if (c.untimed) {
+      std::snprintf(line, sizeof line, "  %-24s %-8s (%zu operator%s; not timed: tessera tune times it)\n",
+                    c.region.c_str(), "tessera", c.nodes.size(), c.nodes.size() == 1 ? "" : "s");
+      out += line;
+      continue;
+    }
     std::snprintf(line, sizeof line, "  %-24s %-8s (%zu operator%s; %s %.3f ms, tessera %.3f ms; %s)\n",
                   c.region.c_str(), c.backend ? backend.c_str() : "tessera", c.nodes.size(),
                   c.nodes.size() == 1 ? "" : "s", backend.c_str(), c.backend_s * 1e3, c.tessera_s * 1e3, when.c_str());

@@ -6,11 +6,12 @@
 // backend takes is measured both ways on this machine — the model compiled
 // with the backend and all Tessera's (from the records), each call profiled —
 // and runs where it was faster. `tessera tune` measures them after tuning
-// and stores the times (records' region_times); compile takes a stored time
-// while the schedules behind Tessera's side are still the ones the records
-// choose (the region's basis), and measures itself otherwise.
+// and stores the times (records' region_times). Compile times nothing: it
+// takes a stored time while the schedules behind Tessera's side are still
+// the ones the records choose (the region's basis), and leaves a region
+// without one to Tessera (stored_region_choices).
 //
-//   auto choices = choose_regions(g, target, &records, *backend).value();
+//   auto choices = stored_region_choices(g, target, &records, *backend).value();
 //   auto chosen = restrict_backend(*backend, choices);   // takes only the regions it won
 //   options.byoc = chosen.get();
 #pragma once
@@ -43,6 +44,9 @@ struct RegionChoice {
   /// Non-empty: the backend refused to build the region (its module's
   /// message), so Tessera runs it whatever the times.
   std::string refused;
+  /// No stored time held and nothing was timed (stored_region_choices):
+  /// Tessera runs it.
+  bool untimed = false;
 };
 
 /// A model planned both ways, and the regions the backend takes, untimed.
@@ -95,6 +99,14 @@ Result<std::vector<RegionChoice>> choose_regions(const graph::Graph& g, const Ta
                                                  const external::Backend& backend, const PlanOptions& options = {},
                                                  int runs = 10);
 
+/// `--byoc auto` as compile decides it, timing nothing: each region as its
+/// stored measurement decides it (as choose_regions does), and a region
+/// with none that still holds is Tessera's (RegionChoice::untimed).
+/// `tessera tune` times the regions and stores the times.
+Result<std::vector<RegionChoice>> stored_region_choices(const graph::Graph& g, const Target& target,
+                                                        ScheduleSource* source, const external::Backend& backend,
+                                                        const PlanOptions& options = {});
+
 /// `backend` taking only the operators of the regions `choices` gave it:
 /// the operators of the others are not supported, so they stay Tessera's
 /// (and their convolutions may run by Winograd). `backend` must outlive it.
@@ -103,8 +115,8 @@ std::unique_ptr<external::Backend> restrict_backend(const external::Backend& bac
 
 /// One line per region for people: "dnnl_region0  dnnl     (47 operators;
 /// dnnl 21.3 ms, tessera 35.1 ms; measured now)" — or "; tuning session 3"
-/// for a stored time — then a warning for each region the backend refused
-/// to build, with its module's message.
+/// for a stored time, "not timed" for an untimed one — then a warning for
+/// each region the backend refused to build, with its module's message.
 std::string format_region_choices(const std::string& backend, const std::vector<RegionChoice>& choices);
 
 }  // namespace tessera::model

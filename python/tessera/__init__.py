@@ -72,7 +72,8 @@ def compile(model, output=None, input_shapes=None, db="tessera.db", target=None,
     use_records=False, or when the file is missing) use their fallback schedule.
     target: a target string such as "llvm -mtriple=aarch64-linux-gnu -mattr=+neon"
     (default: this machine). byoc: "auto" (oneDNN where its module is
-    installed, each region the faster way, as tune timed it), "none", "cblas" or
+    installed, each region the faster way as tune timed it, Tessera's where no
+    stored time holds: compile times nothing), "none", "cblas" or
     "dnnl" (docs/byoc.md). jobs: code
     generation threads (0: one per CPU). verbose: print the per-kernel summary
     (with precision="bf16", the largest difference from float32 too).

@@ -228,10 +228,18 @@ TEST_F(ModelCommands, TuneTimesTheBackendsRegionsAndCompileTakesTheFasterFromThe
   EXPECT_NE(why.text.find("(tuning session 1)"), std::string::npos) << why.text;
   EXPECT_NE(why.text.find("it was faster"), std::string::npos) << why.text;
 
-  // Without the records' times (another database), compile times the regions itself.
+  // Without the records' times (another database), compile times nothing:
+  // the region is Tessera's, and compile says why.
   Output fresh = tessera("compile " + model + " --db " + path("none.db") + " -o " + path("f.tsr"));
   ASSERT_EQ(fresh.code, 0) << fresh.text;
-  EXPECT_NE(fresh.text.find("timed now;"), std::string::npos) << fresh.text;
+  EXPECT_NE(fresh.text.find("the region dnnl can run is Tessera's: compile times nothing"), std::string::npos)
+      << fresh.text;
+  Output fresh_verbose =
+      tessera("compile " + model + " --db " + path("none.db") + " -o " + path("f.tsr") + " --verbose");
+  ASSERT_EQ(fresh_verbose.code, 0) << fresh_verbose.text;
+  EXPECT_NE(fresh_verbose.text.find("dnnl_region0             tessera  (1 operator; not timed: tessera tune times it)"),
+            std::string::npos)
+      << fresh_verbose.text;
   // --byoc none: nothing timed, nothing offloaded.
   Output none = tessera("tune " + model + " --trials 2 --batch 2 --repeat 1 --db " + path("n.db") + " --byoc none");
   ASSERT_EQ(none.code, 0) << none.text;

@@ -498,5 +498,35 @@ TEST(DnnlAuto, StoredTimesDecideWhileTheSchedulesTheyTimedStillHold) {
   }
 }
 
+// Compile times nothing: a region tune timed follows its stored time, one
+// without a time that holds is Tessera's, marked untimed, and the lines say
+// so; without records every region is Tessera's.
+TEST(DnnlAuto, CompileTakesStoredTimesOnlyAndLeavesTheRestToTessera) {
+  const Graph g = conv_model();
+  const std::unique_ptr<Backend> dnnl = make_dnnl_backend();
+  StoredRegions source;
+  auto plans = model::plan_regions(g, host_target(), &source, *dnnl);
+  ASSERT_TRUE(plans.is_ok()) << plans.status().to_string();
+  ASSERT_EQ(plans->regions.size(), 2u);
+  source.times[plans->regions[0].key] = {1e-3, 2e-3, plans->regions[0].tessera_basis, true, 4, 1.7e9};
+  auto choices = model::stored_region_choices(g, host_target(), &source, *dnnl);
+  ASSERT_TRUE(choices.is_ok()) << choices.status().to_string();
+  ASSERT_EQ(choices->size(), 2u);
+  EXPECT_TRUE((*choices)[0].stored && (*choices)[0].backend && !(*choices)[0].untimed);
+  EXPECT_TRUE((*choices)[1].untimed && !(*choices)[1].backend && !(*choices)[1].stored);
+  EXPECT_EQ((*choices)[1].backend_s, 0) << "nothing was timed";
+  const std::string text = model::format_region_choices("dnnl", *choices);
+  EXPECT_NE(text.find("not timed: tessera tune times it"), std::string::npos) << text;
+  EXPECT_NE(text.find("tuning session 4"), std::string::npos) << text;
+  const std::unique_ptr<Backend> chosen = model::restrict_backend(*dnnl, *choices);
+  model::ModelPlan plan;
+  ASSERT_TRUE(compile(g, chosen.get(), true, &plan).is_ok());
+  EXPECT_EQ(plan.externals.size(), 1u);
+
+  auto none = model::stored_region_choices(g, host_target(), nullptr, *dnnl);
+  ASSERT_TRUE(none.is_ok()) << none.status().to_string();
+  for (const model::RegionChoice& c : *none) EXPECT_TRUE(c.untimed && !c.backend) << c.region;
+}
+
 }  // namespace
 }  // namespace tessera::external
