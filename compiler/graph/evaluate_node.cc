@@ -240,40 +240,7 @@ Status fold_elementwise(const Fold& f, std::vector<double>& result) {
 }  // namespace
 
 bool is_foldable(OpKind kind) {
-  switch (kind) {
-    case OpKind::kConv:
-    case OpKind::kConvTranspose:
-    case OpKind::kGemm:
-    case OpKind::kMatMul:
-    case OpKind::kMatMulU8S8:
-    case OpKind::kConvU8S8:
-    case OpKind::kMatMulBf16:
-    case OpKind::kConvBf16:
-    case OpKind::kMaxPool:
-    case OpKind::kAvgPool:
-    case OpKind::kGlobalAvgPool:
-    case OpKind::kSoftmax:
-    case OpKind::kReduceMean:
-    case OpKind::kBatchNorm:
-    case OpKind::kReduceSum:
-    case OpKind::kReduceMax:
-    case OpKind::kLayerNorm:
-    case OpKind::kResize:
-    case OpKind::kReduceMin:
-    case OpKind::kReduceProd:
-    case OpKind::kArgMax:
-    case OpKind::kArgMin:
-    case OpKind::kCumSum:
-    case OpKind::kGatherND:
-    case OpKind::kScatterElements:
-    case OpKind::kScatterND:
-    case OpKind::kEinsum:
-    case OpKind::kGridSample:
-    case OpKind::kExternal:
-    case OpKind::kIf:
-    case OpKind::kLoop: return false;
-    default: return true;
-  }
+  return op_traits(kind).foldable;
 }
 
 Result<Constant> evaluate_node(const Graph& g, const Node& n, const std::vector<const Constant*>& inputs) {

@@ -1,6 +1,7 @@
 #include "compiler/graph/graph.h"
 
 #include <cstring>
+#include <iterator>
 #include <limits>
 #include <set>
 #include <sstream>
@@ -9,14 +10,14 @@
 
 namespace tessera::graph {
 
-const char* op_kind_name(OpKind kind) {
-  switch (kind) {
-#define TESSERA_GRAPH_OP_NAME(e, s) \
-  case OpKind::e: return s;
-    TESSERA_GRAPH_OPS(TESSERA_GRAPH_OP_NAME)
-#undef TESSERA_GRAPH_OP_NAME
-  }
-  return "unknown";
+const OpTraits& op_traits(OpKind kind) {
+  static constexpr OpTraits kTraits[] = {
+#define TESSERA_GRAPH_OP_TRAITS(e, name, fusion, foldable) {name, FusionRule::fusion, foldable},
+      TESSERA_GRAPH_OPS(TESSERA_GRAPH_OP_TRAITS)
+#undef TESSERA_GRAPH_OP_TRAITS
+  };
+  static_assert(std::size(kTraits) == static_cast<size_t>(OpKind::kLoop) + 1, "a row for every kind");
+  return kTraits[static_cast<size_t>(kind)];
 }
 
 int64_t shape_size(const std::vector<int64_t>& shape) {
@@ -223,34 +224,19 @@ Status Graph::validate() const {
 }
 
 OpPattern node_pattern(const Graph& g, const Node& n) {
-  switch (n.kind) {
-    case OpKind::kConv:
-    case OpKind::kConvTranspose:
-    case OpKind::kGemm:
-    case OpKind::kMatMul:
-    case OpKind::kMatMulU8S8:
-    case OpKind::kConvU8S8:
-    case OpKind::kMatMulBf16:
-    case OpKind::kConvBf16:
-    case OpKind::kExternal:
-    case OpKind::kIf:
-    case OpKind::kLoop: return OpPattern::kComplex;
-    case OpKind::kMaxPool:
-    case OpKind::kAvgPool:
-    case OpKind::kGlobalAvgPool:
-    case OpKind::kSoftmax:
-    case OpKind::kReduceMean:
-    case OpKind::kReduceSum:
-    case OpKind::kReduceMax:
-    case OpKind::kLayerNorm:
-    case OpKind::kReduceMin:
-    case OpKind::kReduceProd:
-    case OpKind::kArgMax:
-    case OpKind::kArgMin:
-    case OpKind::kCumSum:
-    case OpKind::kScatterElements:
-    case OpKind::kScatterND: return OpPattern::kReduction;
-    case OpKind::kEinsum: {
+  switch (op_traits(n.kind).fusion) {
+    case FusionRule::kComplex: return OpPattern::kComplex;
+    case FusionRule::kReduction: return OpPattern::kReduction;
+    case FusionRule::kInjective: return OpPattern::kInjective;
+    case FusionRule::kBroadcast: return OpPattern::kBroadcast;
+    case FusionRule::kElementwise: return OpPattern::kElementwise;
+    case FusionRule::kByShapes: {
+      const auto& out = g.value(n.outputs[0]).shape;
+      for (ValueId v : n.inputs)
+        if (g.value(v).shape != out) return OpPattern::kBroadcast;
+      return OpPattern::kElementwise;
+    }
+    case FusionRule::kByLetters: {
       // A contraction is compute like a matmul; without summed letters it
       // only moves or multiplies data.
       const auto& a = std::get<EinsumAttrs>(n.attrs);
@@ -259,38 +245,8 @@ OpPattern node_pattern(const Graph& g, const Node& n) {
       if (letters > a.output.size()) return OpPattern::kComplex;
       return n.inputs.size() == 1 ? OpPattern::kInjective : OpPattern::kBroadcast;
     }
-    case OpKind::kReshape:
-    case OpKind::kTranspose:
-    case OpKind::kConcat:
-    case OpKind::kGather:
-    case OpKind::kPad:
-    case OpKind::kSlice:
-    case OpKind::kResize:
-    case OpKind::kGatherElements:
-    case OpKind::kExpand:
-    case OpKind::kTile:
-    case OpKind::kGatherND:
-    case OpKind::kGridSample:
-    case OpKind::kShape: return OpPattern::kInjective;
-    case OpKind::kBatchNorm: return OpPattern::kBroadcast;
-    case OpKind::kAdd:
-    case OpKind::kSub:
-    case OpKind::kMul:
-    case OpKind::kDiv:
-    case OpKind::kPow:
-    case OpKind::kMax:
-    case OpKind::kMin:
-    case OpKind::kBinary:
-    case OpKind::kWhere:
-    case OpKind::kQuantize:
-    case OpKind::kDequantize: {
-      const auto& out = g.value(n.outputs[0]).shape;
-      for (ValueId v : n.inputs)
-        if (g.value(v).shape != out) return OpPattern::kBroadcast;
-      return OpPattern::kElementwise;
-    }
-    default: return OpPattern::kElementwise;
   }
+  return OpPattern::kElementwise;
 }
 
 // ---------------------------------------------------------------------------

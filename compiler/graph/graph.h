@@ -27,24 +27,73 @@
 
 namespace tessera::graph {
 
-/// Every operator kind, listed once: X(enum name, printed name).
+/// Every operator kind, listed once, with what it is: X(enum name, printed
+/// name, FusionRule, foldable). The row is the one place a kind's facts
+/// live; op_traits reads them.
 // clang-format off
-#define TESSERA_GRAPH_OPS(X)                                                                       \
-  X(kConv, "conv") X(kConvTranspose, "conv_transpose") X(kGemm, "gemm") X(kMatMul, "matmul") X(kAdd, "add") X(kSub, "sub")             \
-  X(kMul, "mul") X(kDiv, "div") X(kPow, "pow") X(kMax, "max") X(kMin, "min") X(kRelu, "relu") X(kLeakyRelu, "leaky_relu")        \
-  X(kSigmoid, "sigmoid") X(kHardSigmoid, "hard_sigmoid") X(kHardSwish, "hardswish")                \
-  X(kTanh, "tanh") X(kClip, "clip") X(kErf, "erf") X(kBatchNorm, "batch_norm")                     \
-  X(kMaxPool, "max_pool") X(kAvgPool, "avg_pool") X(kGlobalAvgPool, "global_avg_pool")             \
-  X(kReshape, "reshape") X(kTranspose, "transpose") X(kConcat, "concat") X(kSoftmax, "softmax")    \
-  X(kReduceMean, "reduce_mean") X(kReduceSum, "reduce_sum") X(kReduceMax, "reduce_max")                  \
-  X(kLayerNorm, "layer_norm") X(kPad, "pad") X(kSlice, "slice") X(kResize, "resize") X(kShape, "shape") X(kGather, "gather") X(kCast, "cast") \
-  X(kUnary, "unary") X(kBinary, "binary") X(kWhere, "where") X(kReduceMin, "reduce_min")                  \
-  X(kReduceProd, "reduce_prod") X(kArgMax, "arg_max") X(kArgMin, "arg_min") X(kCumSum, "cumsum")         \
-  X(kGatherElements, "gather_elements") X(kExpand, "expand") X(kTile, "tile") X(kGatherND, "gather_nd")   \
-  X(kScatterElements, "scatter_elements") X(kScatterND, "scatter_nd") X(kEinsum, "einsum") \
-  X(kGridSample, "grid_sample") X(kQuantize, "quantize") X(kDequantize, "dequantize") \
-  X(kMatMulU8S8, "matmul_u8s8") X(kConvU8S8, "conv_u8s8") X(kMatMulBf16, "matmul_bf16") X(kConvBf16, "conv_bf16") \
-  X(kExternal, "external") X(kIf, "if") X(kLoop, "loop")
+#define TESSERA_GRAPH_OPS(X)                                    \
+  X(kConv,            "conv",             kComplex,     false)  \
+  X(kConvTranspose,   "conv_transpose",   kComplex,     false)  \
+  X(kGemm,            "gemm",             kComplex,     false)  \
+  X(kMatMul,          "matmul",           kComplex,     false)  \
+  X(kAdd,             "add",              kByShapes,    true)   \
+  X(kSub,             "sub",              kByShapes,    true)   \
+  X(kMul,             "mul",              kByShapes,    true)   \
+  X(kDiv,             "div",              kByShapes,    true)   \
+  X(kPow,             "pow",              kByShapes,    true)   \
+  X(kMax,             "max",              kByShapes,    true)   \
+  X(kMin,             "min",              kByShapes,    true)   \
+  X(kRelu,            "relu",             kElementwise, true)   \
+  X(kLeakyRelu,       "leaky_relu",       kElementwise, true)   \
+  X(kSigmoid,         "sigmoid",          kElementwise, true)   \
+  X(kHardSigmoid,     "hard_sigmoid",     kElementwise, true)   \
+  X(kHardSwish,       "hardswish",        kElementwise, true)   \
+  X(kTanh,            "tanh",             kElementwise, true)   \
+  X(kClip,            "clip",             kElementwise, true)   \
+  X(kErf,             "erf",              kElementwise, true)   \
+  X(kBatchNorm,       "batch_norm",       kBroadcast,   false)  \
+  X(kMaxPool,         "max_pool",         kReduction,   false)  \
+  X(kAvgPool,         "avg_pool",         kReduction,   false)  \
+  X(kGlobalAvgPool,   "global_avg_pool",  kReduction,   false)  \
+  X(kReshape,         "reshape",          kInjective,   true)   \
+  X(kTranspose,       "transpose",        kInjective,   true)   \
+  X(kConcat,          "concat",           kInjective,   true)   \
+  X(kSoftmax,         "softmax",          kReduction,   false)  \
+  X(kReduceMean,      "reduce_mean",      kReduction,   false)  \
+  X(kReduceSum,       "reduce_sum",       kReduction,   false)  \
+  X(kReduceMax,       "reduce_max",       kReduction,   false)  \
+  X(kLayerNorm,       "layer_norm",       kReduction,   false)  \
+  X(kPad,             "pad",              kInjective,   true)   \
+  X(kSlice,           "slice",            kInjective,   true)   \
+  X(kResize,          "resize",           kInjective,   false)  \
+  X(kShape,           "shape",            kInjective,   true)   \
+  X(kGather,          "gather",           kInjective,   true)   \
+  X(kCast,            "cast",             kElementwise, true)   \
+  X(kUnary,           "unary",            kElementwise, true)   \
+  X(kBinary,          "binary",           kByShapes,    true)   \
+  X(kWhere,           "where",            kByShapes,    true)   \
+  X(kReduceMin,       "reduce_min",       kReduction,   false)  \
+  X(kReduceProd,      "reduce_prod",      kReduction,   false)  \
+  X(kArgMax,          "arg_max",          kReduction,   false)  \
+  X(kArgMin,          "arg_min",          kReduction,   false)  \
+  X(kCumSum,          "cumsum",           kReduction,   false)  \
+  X(kGatherElements,  "gather_elements",  kInjective,   true)   \
+  X(kExpand,          "expand",           kInjective,   true)   \
+  X(kTile,            "tile",             kInjective,   true)   \
+  X(kGatherND,        "gather_nd",        kInjective,   false)  \
+  X(kScatterElements, "scatter_elements", kReduction,   false)  \
+  X(kScatterND,       "scatter_nd",       kReduction,   false)  \
+  X(kEinsum,          "einsum",           kByLetters,   false)  \
+  X(kGridSample,      "grid_sample",      kInjective,   false)  \
+  X(kQuantize,        "quantize",         kByShapes,    true)   \
+  X(kDequantize,      "dequantize",       kByShapes,    true)   \
+  X(kMatMulU8S8,      "matmul_u8s8",      kComplex,     false)  \
+  X(kConvU8S8,        "conv_u8s8",        kComplex,     false)  \
+  X(kMatMulBf16,      "matmul_bf16",      kComplex,     false)  \
+  X(kConvBf16,        "conv_bf16",        kComplex,     false)  \
+  X(kExternal,        "external",         kComplex,     false)  \
+  X(kIf,              "if",               kComplex,     false)  \
+  X(kLoop,            "loop",             kComplex,     false)
 // clang-format on
 
 /// The operator a node applies. Reshape also stands for Flatten, Squeeze and
@@ -70,12 +119,34 @@ namespace tessera::graph {
 /// (ControlAttrs): made by the importer where a condition or a trip count
 /// is known only from the data.
 enum class OpKind : uint8_t {
-#define TESSERA_GRAPH_OP_ENUM(e, s) e,
+#define TESSERA_GRAPH_OP_ENUM(e, ...) e,
   TESSERA_GRAPH_OPS(TESSERA_GRAPH_OP_ENUM)
 #undef TESSERA_GRAPH_OP_ENUM
 };
+
+/// How a kind fuses: its OpPattern, or the rule that gives a node's.
+enum class FusionRule : uint8_t {
+  kComplex,      ///< conv, gemm, matmul and what runs as one (external, control flow)
+  kReduction,    ///< pools, reductions, softmax, normalisations, scans, scatters
+  kInjective,    ///< moves data: reshape, transpose, concat, gathers, pad, slice, resize
+  kBroadcast,    ///< reads its parameters broadcast (batch norm)
+  kElementwise,  ///< one element in, one out
+  kByShapes,     ///< elementwise when every input has the output's shape, else broadcast
+  kByLetters,    ///< einsum: complex when it sums over a letter, else injective or broadcast
+};
+
+/// What an operator kind is, as data: its row of TESSERA_GRAPH_OPS.
+struct OpTraits {
+  const char* name;   ///< printed, e.g. "batch_norm"
+  FusionRule fusion;  ///< node_pattern's rule
+  bool foldable;      ///< evaluate_node computes it on constant inputs
+};
+const OpTraits& op_traits(OpKind kind);
+
 /// The printed name of a kind, e.g. "batch_norm".
-const char* op_kind_name(OpKind kind);
+inline const char* op_kind_name(OpKind kind) {
+  return op_traits(kind).name;
+}
 
 /// No attributes.
 struct NoAttrs {};
@@ -394,9 +465,9 @@ int64_t shape_size(const std::vector<int64_t>& shape);
 /// "[1, 3, 224, 224]".
 std::string shape_string(const std::vector<int64_t>& shape);
 
-/// What a node computes, for fusion: conv/gemm/matmul kComplex; pools,
-/// reductions, softmax kReduction; reshape/transpose/concat/gather kInjective;
-/// binary ops kBroadcast when an input is broadcast; the rest kElementwise.
+/// What a node computes, for fusion: its kind's FusionRule (op_traits), with
+/// the node's shapes (kByShapes) or letters (kByLetters) where the rule
+/// needs them.
 OpPattern node_pattern(const Graph& g, const Node& n);
 
 /// Text form, one line per input, constant and node:

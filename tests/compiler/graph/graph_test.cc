@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+#include <string>
+
 namespace tessera::graph {
 namespace {
 
@@ -41,6 +44,26 @@ TEST(Graph, NodePatternsDriveFusion) {
   EXPECT_EQ(node_pattern(g, g.nodes()[0]), OpPattern::kBroadcast);
   EXPECT_EQ(node_pattern(g, g.nodes()[1]), OpPattern::kElementwise);
   (void)z;
+}
+
+// Each kind's facts are its row of TESSERA_GRAPH_OPS: a name of its own, the
+// rule node_pattern follows, and whether constants fold through it.
+TEST(OpTraits, EveryKindHasItsOwnRow) {
+  std::set<std::string> names;
+  for (int k = 0; k <= static_cast<int>(OpKind::kLoop); ++k) {
+    const OpTraits& t = op_traits(static_cast<OpKind>(k));
+    ASSERT_NE(t.name, nullptr);
+    EXPECT_TRUE(names.insert(t.name).second) << t.name << " twice";
+  }
+  EXPECT_STREQ(op_kind_name(OpKind::kBatchNorm), "batch_norm");
+  EXPECT_EQ(op_traits(OpKind::kConv).fusion, FusionRule::kComplex);
+  EXPECT_FALSE(op_traits(OpKind::kConv).foldable);
+  EXPECT_EQ(op_traits(OpKind::kAdd).fusion, FusionRule::kByShapes);
+  EXPECT_TRUE(op_traits(OpKind::kAdd).foldable);
+  EXPECT_EQ(op_traits(OpKind::kReshape).fusion, FusionRule::kInjective);
+  EXPECT_EQ(op_traits(OpKind::kSoftmax).fusion, FusionRule::kReduction);
+  EXPECT_EQ(op_traits(OpKind::kEinsum).fusion, FusionRule::kByLetters);
+  EXPECT_EQ(op_traits(OpKind::kCast).fusion, FusionRule::kElementwise);
 }
 
 TEST(Constant, RoundTripsDoublesThroughEachType) {
