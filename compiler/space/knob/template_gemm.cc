@@ -20,8 +20,17 @@
 // schedules that stream the weights at full width (whole-register columns,
 // padded blocks, a block per core, no panel copy); see gemm_n_filter.
 //
+// The int8 product (matmul_u8s8) reads B as constant weights, packed four
+// bytes of K to a word when the model was compiled: `cache_b` then also
+// offers B stored packed by blocks of nr columns ([N/nr][K/4][nr]), which the
+// micro-kernel streams with no panel copy at run time. A copied panel per
+// block was a fifth of the kernel's time at 1024^3, and left the micro-kernel
+// in broadcast-heavy shapes (8 rows x 2 vectors) where 4 x 4 vectors stream
+// fewer loads a product.
+//
 // Knobs: tile_m [Mo, mb/mr, mr], tile_n [No, nb/nr, nr], tile_k [Ko, kb >= 16],
-// order (of k.0 i.0 j.0), unroll_rows (i.1), cache_b, tail (0 guard, 1 pad).
+// order (of k.0 i.0 j.0), unroll_rows (i.1), cache_b (0 B as it is, 1 a
+// panel copied per block, 2 B packed), tail (0 guard, 1 pad).
 #include <algorithm>
 #include <cmath>
 
@@ -37,6 +46,8 @@ namespace {
 
 // The `tail` knob's values (PadTileStep for kTailPad).
 enum TailPolicy : int64_t { kTailGuard = 0, kTailPad = 1 };
+// The `cache_b` knob's values.
+enum PanelPolicy : int64_t { kReadB = 0, kCopyPanel = 1, kPackedB = 2 };
 
 struct Gemm {
   OpStages stages;
@@ -49,6 +60,9 @@ struct Gemm {
   // K^T): its columns are then strided in memory.
   int b_j_dim = -1;
   bool b_k_last = false;
+  // B is constant weights of int8 words (K/4 x N, dot_u8s8's signed
+  // operand): the model stores them in whatever layout the kernel reads.
+  bool b_is_weight_words = false;
 };
 
 // How `main` reads `b`: whether as a rank-2 tensor with the reduce axis
@@ -60,8 +74,13 @@ class ReadsAlongK : public IRVisitor {
   bool found = false;
   int j_dim = -1;
   bool k_last = false;
+  bool dot_u8s8 = false;
 
  protected:
+  void visit(const CallNode* op) override {
+    if (op->op == CallOp::kDotU8S8) dot_u8s8 = true;
+    IRVisitor::visit(op);
+  }
   void visit(const TensorReadNode* op) override {
     if (op->tensor->name == b_) {
       const size_t rank = op->indices.size();
@@ -98,6 +117,7 @@ Result<Gemm> analyze(const ComputeDAG& dag) {
     g.b_is_nk = reads.found;
     g.b_j_dim = reads.j_dim;
     g.b_k_last = reads.k_last && reads.j_dim >= 0;
+    g.b_is_weight_words = reads.dot_u8s8 && reads.j_dim == 1 && !reads.k_last;
   }
   return g;
 }
@@ -232,6 +252,30 @@ Blocks fallback_blocks(const KnobSpace& space, const Gemm& g, int64_t mr, int64_
   return best;
 }
 
+// The fallback's blocks where B is stored packed: one micro-kernel column
+// (nr columns) each, whose kb x nr panels of B every row tile of the block
+// reads from L1, and as many rows as keep the busiest core least loaded, up
+// to 256 rows whose A (rows x K words) fits in half of L2. At 1024^3 on
+// Sapphire Rapids, blocks of 256 x 64 ran at 0.89 of oneDNN where 16 x 1024
+// (the rule above, made for copied panels) ran at 0.6: each of its row tiles
+// read the whole of B.
+Blocks packed_weight_blocks(const KnobSpace& space, const Gemm& g, int64_t mr, int64_t nr, const ComputeDAG& dag,
+                            const Target& target) {
+  constexpr int64_t kMaxRows = 256;
+  const int64_t cores = dag.flop_count() >= kMinParallelFlops ? std::max(1, target.num_cores) : 1;
+  const int64_t max_rows = std::max(mr, std::min(kMaxRows, target.l2_bytes / 2 / (4 * g.k)));
+  Blocks best;
+  double best_work = INFINITY;
+  for (const std::vector<int64_t>& c : space.find("tile_m")->candidates) {
+    if (c.back() != mr || c[1] * mr > max_rows) continue;
+    const Blocks b{c[1], 1};
+    const double work = busiest_core(g, mr, nr, b, /*packs_b=*/false, cores);
+    if (work < best_work * (1 - 1e-9) || (work <= best_work * (1 + 1e-9) && b.row_tiles > best.row_tiles))
+      best = b, best_work = work;
+  }
+  return best;
+}
+
 }  // namespace
 
 Result<KnobSpace> define_gemm(const ComputeDAG& dag, const Target& target) {
@@ -252,7 +296,9 @@ Result<KnobSpace> define_gemm(const ComputeDAG& dag, const Target& target) {
   TESSERA_RETURN_IF_ERROR(space.define_annotate(
       "unroll_rows", {gemv ? std::vector<IterAnnotation>{IterAnnotation::kNone}
                            : std::vector<IterAnnotation>{IterAnnotation::kUnroll, IterAnnotation::kNone}}));
-  TESSERA_RETURN_IF_ERROR(space.define_knob("cache_b", gemv ? std::vector<int64_t>{0} : std::vector<int64_t>{1, 0}));
+  std::vector<int64_t> panels = gemv ? std::vector<int64_t>{kReadB} : std::vector<int64_t>{kCopyPanel, kReadB};
+  if (g.b_is_weight_words) panels.push_back(kPackedB);
+  TESSERA_RETURN_IF_ERROR(space.define_knob("cache_b", panels));
   TESSERA_RETURN_IF_ERROR(
       space.define_knob("tail", gemv ? std::vector<int64_t>{kTailPad} : std::vector<int64_t>{kTailGuard, kTailPad}));
   return space;
@@ -295,7 +341,8 @@ Status apply_gemm(const KnobConfig& cfg, const Target& target, State* state) {
   TESSERA_RETURN_IF_ERROR(s.annotate(local, i[1], static_cast<IterAnnotation>(cfg.get("unroll_rows")[0])));
   TESSERA_RETURN_IF_ERROR(s.annotate(local, j[1], IterAnnotation::kVectorize));
 
-  if (cfg.get_int("cache_b")) {
+  const int64_t panel_policy = cfg.get_int("cache_b");
+  if (panel_policy == kCopyPanel) {
     // The panel is copied where both k.0 and j.0 enclose it: kb x nr.
     TESSERA_RETURN_IF_ERROR(s.cache_read(g.b, {local}));
     const std::string panel = g.b + ".local";
@@ -315,6 +362,9 @@ Status apply_gemm(const KnobConfig& cfg, const Target& target, State* state) {
   // weights sequentially (a batch-1 classifier's 512 x 1000 FC: 4-lane
   // gathers before). A padded block reads the zeros of a padded last block.
   if (g.b_is_nk && nr > 1 && nr < g.n && (g.n % nr == 0 || pad)) TESSERA_RETURN_IF_ERROR(s.pack_layout(g.b, 0, nr));
+  // Int8 weight words read B[q, j]: stored [N/nr][K/4][nr] likewise.
+  if (panel_policy == kPackedB && nr > 1 && (g.n % nr == 0 || pad))
+    TESSERA_RETURN_IF_ERROR(s.pack_layout(g.b, g.b_j_dim, nr));
   return Status::ok();
 }
 
@@ -328,20 +378,30 @@ Result<KnobConfig> fallback_gemm(const KnobSpace& space, const ComputeDAG& dag, 
   // A GEMV (M == 1) is the same micro-kernel with one row: it takes the
   // widest one (four registers of independent sums, gemv_max_nr), a block
   // each, so that the blocks share the weights' stream between the cores.
+  //
+  // Int8 weight words are stored packed, and the micro-kernel is 4 rows x
+  // 4 vectors (2 with 16 registers): per word of K, 4 broadcasts and 4 loads
+  // feed 16 dot products, where 8 x 2 took 10 for 16 and ran at 0.75 of
+  // 4 x 4's speed (1024^3, Sapphire Rapids). Its k block keeps the kb x nr
+  // panel of B in half of L1, each row tile of the block reading it.
   const bool gemv = g.m == 1;
-  const int64_t kb = 256;
-  const int64_t want_nr = gemv ? gemv_max_nr(lanes) : 2 * lanes;
+  const bool words = g.b_is_weight_words;
+  const int vector_registers = target.vector_registers();
+  const int64_t want_nr = gemv ? gemv_max_nr(lanes) : (words && vector_registers >= 32 ? 4 : 2) * lanes;
   // The micro-kernel's columns as the space has them (4 of N = 3).
   TESSERA_ASSIGN_OR_RETURN(KnobConfig columns, nearest_config(space, {{"tile_n", {0, 1, want_nr}}}));
   const int64_t nr = columns.get("tile_n").back();
-  const int64_t mr = gemv ? 1 : unrolled_tile(*space.find("tile_m"), g.m, target.vector_registers() >= 32 ? 8 : 4);
+  const int64_t mr = gemv ? 1 : unrolled_tile(*space.find("tile_m"), g.m, !words && vector_registers >= 32 ? 8 : 4);
+  const int64_t kb = words ? std::max<int64_t>(16, target.l1_bytes / 2 / (4 * nr)) : 256;
   // Packed weights already stream; a panel of them would be read across its
   // rows. A GEMV uses each column of B once: a panel of it would copy B at
   // every call.
-  const bool cache_b = !(gemv || (g.b_is_nk && nr < g.n));
+  const PanelPolicy panel = words ? kPackedB : gemv || (g.b_is_nk && nr < g.n) ? kReadB : kCopyPanel;
   // A GEMV's blocks are a tile of columns each: every core streams a share
   // of the weights.
-  const Blocks blocks = gemv ? Blocks{} : fallback_blocks(space, g, mr, nr, cache_b, dag, target);
+  const Blocks blocks = gemv    ? Blocks{}
+                        : words ? packed_weight_blocks(space, g, mr, nr, dag, target)
+                                : fallback_blocks(space, g, mr, nr, panel == kCopyPanel, dag, target);
   // Where the micro-kernel's rows or columns do not divide the product the
   // blocks are padded, so that the accumulators are whole vectors in
   // registers, the panel of B is copied with zeros past its edge and only
@@ -355,7 +415,7 @@ Result<KnobConfig> fallback_gemm(const KnobSpace& space, const ComputeDAG& dag, 
                                 {"tile_k", {0, kb}},
                                 {"order", {0, 2, 1}},
                                 {"unroll_rows", {static_cast<int64_t>(IterAnnotation::kUnroll)}},
-                                {"cache_b", {cache_b ? 1 : 0}},
+                                {"cache_b", {panel}},
                                 {"tail", {pad ? kTailPad : kTailGuard}}});
 }
 

@@ -80,21 +80,9 @@ Target without_bf16(Target t) {
   return t;
 }
 
-// The operands as `state` stores them (packed where it packs them).
-std::vector<uint16_t> stored(const State& state, int arg, const std::vector<uint16_t>& data) {
-  const Tensor& t = state.dag().args()[static_cast<size_t>(arg)];
-  const std::optional<PackedLayout>& layout = state.stage(state.stage_index(t)).layout;
-  if (!layout) return data;
-  size_t elements = 1;
-  for (int64_t d : packed_shape(t->shape, *layout)) elements *= static_cast<size_t>(d);
-  std::vector<uint16_t> packed(elements);
-  pack_elements(data.data(), packed.data(), t->shape, 2, *layout);
-  return packed;
-}
-
 // `state` run on `p`'s operands: interpreted, or built for `target` and called.
 Result<std::vector<float>> run(const State& state, const Problem& p, const Target* target) {
-  std::vector<uint16_t> a = stored(state, 0, p.a), b = stored(state, 1, p.b);
+  std::vector<uint16_t> a = test::stored(state, 0, p.a), b = test::stored(state, 1, p.b);
   std::vector<float> c(p.product.size(), std::nanf(""));
   if (!target) {
     TESSERA_ASSIGN_OR_RETURN(PrimFunc f, lower(state, "kernel"));

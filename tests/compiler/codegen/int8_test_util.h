@@ -14,6 +14,7 @@
 #include "compiler/codegen/llvm_target.h"
 #include "compiler/lower/lower.h"
 #include "compiler/ops/op_spec.h"
+#include "compiler/schedule/layout.h"
 #include "compiler/space/knob/templates.h"
 #include "runtime/module.h"
 #include "runtime/thread_pool.h"
@@ -47,6 +48,21 @@ inline Target host_without_vnni() {
   t.features.push_back("-avx512vnni");
   t.features.push_back("-avxvnni");
   return t;
+}
+
+/// Argument `arg` of `state` as the kernel stores it: `data` (its elements
+/// in C order over the argument's shape) packed where the schedule packs it
+/// (compiler/schedule/layout.h), else as it is.
+template <typename T>
+std::vector<T> stored(const State& state, int arg, const std::vector<T>& data) {
+  const Tensor& t = state.dag().args()[static_cast<size_t>(arg)];
+  const std::optional<PackedLayout>& layout = state.stage(state.stage_index(t)).layout;
+  if (!layout) return data;
+  size_t elements = 1;
+  for (int64_t d : packed_shape(t->shape, *layout)) elements *= static_cast<size_t>(d);
+  std::vector<T> packed(elements);
+  pack_elements(data.data(), packed.data(), t->shape, sizeof(T), *layout);
+  return packed;
 }
 
 /// Builds `state` for `target` and calls it on `args` (its buffers in

@@ -12,6 +12,7 @@
 #include "compiler/codegen/llvm_target.h"
 #include "compiler/lower/lower.h"
 #include "compiler/ops/op_spec.h"
+#include "compiler/schedule/layout.h"
 #include "compiler/space/knob/templates.h"
 
 namespace tessera {
@@ -212,6 +213,41 @@ TEST(KnobTemplates, GemvTakesWholeRegistersAndABlockPerCore) {
     EXPECT_EQ(min_blocks, 1) << spec;
     EXPECT_EQ(max_nr, rows.op == "dense" ? 16 : 64) << spec;
   }
+}
+
+// The int8 product's B is constant weight words: its space also stores B
+// packed by the micro-kernel's columns, and its fallback does (no panel
+// copied at run time), with 4 rows x 4 vectors on AVX-512, 4 x 2 on AVX2,
+// blocks of one column of tiles and at most 256 rows, and a k block whose
+// panel of B fills half of L1. A float product keeps its panel copy.
+TEST(KnobTemplates, Int8WeightWordsArePackedByTheMicroKernelsColumns) {
+  const KnobTemplate* tmpl = find_template("matmul_u8s8");
+  ops::OpInstance inst = parse("matmul_u8s8:M=1024,N=1024,K=1024");
+  const Target avx512 = target("llvm -mtriple=x86_64-linux-gnu -mcpu=znver4 -num-cores=2");
+  KnobSpace space = tmpl->define(*inst.dag, avx512).value();
+  EXPECT_EQ(space.find("cache_b")->candidates, (std::vector<std::vector<int64_t>>{{1}, {0}, {2}}));
+  KnobConfig fallback = tmpl->fallback(space, *inst.dag, avx512).value();
+  EXPECT_EQ(fallback.get_int("cache_b"), 2);
+  EXPECT_EQ(fallback.get("tile_m"), (std::vector<int64_t>{4, 64, 4}));
+  EXPECT_EQ(fallback.get("tile_n"), (std::vector<int64_t>{16, 1, 64}));
+  EXPECT_EQ(fallback.get("tile_k")[1] * 64 * 4, avx512.l1_bytes / 2);
+  State state = apply_template(*tmpl, inst.dag, fallback, avx512).value();
+  const std::vector<std::pair<int, PackedLayout>> packed = packed_arguments(state);
+  ASSERT_EQ(packed.size(), 1u);
+  EXPECT_EQ(packed[0].first, 1);
+  EXPECT_EQ(packed[0].second, (PackedLayout{1, 64}));
+
+  const Target avx2 = target("llvm -mtriple=x86_64-linux-gnu -mcpu=alderlake -num-cores=2");
+  KnobSpace space2 = tmpl->define(*inst.dag, avx2).value();
+  KnobConfig fallback2 = tmpl->fallback(space2, *inst.dag, avx2).value();
+  EXPECT_EQ(fallback2.get("tile_m").back(), 4);
+  EXPECT_EQ(fallback2.get("tile_n").back(), 16);
+
+  ops::OpInstance floats = parse("matmul:M=1024,N=1024,K=1024");
+  const KnobTemplate* gemm = find_template("matmul");
+  KnobSpace float_space = gemm->define(*floats.dag, avx512).value();
+  EXPECT_EQ(float_space.find("cache_b")->candidates, (std::vector<std::vector<int64_t>>{{1}, {0}}));
+  EXPECT_EQ(gemm->fallback(float_space, *floats.dag, avx512).value().get_int("cache_b"), 1);
 }
 
 TEST(KnobTemplates, FallbackCompilesForAarch64) {
