@@ -74,13 +74,8 @@ class ReadsAlongK : public IRVisitor {
   bool found = false;
   int j_dim = -1;
   bool k_last = false;
-  bool dot_u8s8 = false;
 
  protected:
-  void visit(const CallNode* op) override {
-    if (op->op == CallOp::kDotU8S8) dot_u8s8 = true;
-    IRVisitor::visit(op);
-  }
   void visit(const TensorReadNode* op) override {
     if (op->tensor->name == b_) {
       const size_t rank = op->indices.size();
@@ -117,7 +112,7 @@ Result<Gemm> analyze(const ComputeDAG& dag) {
     g.b_is_nk = reads.found;
     g.b_j_dim = reads.j_dim;
     g.b_k_last = reads.k_last && reads.j_dim >= 0;
-    g.b_is_weight_words = reads.dot_u8s8 && reads.j_dim == 1 && !reads.k_last;
+    g.b_is_weight_words = reads.j_dim == 1 && !reads.k_last && sums_int8_dots(dag, st);
   }
   return g;
 }

@@ -4,6 +4,7 @@
 #include <set>
 #include <tuple>
 
+#include "compiler/ir/functor.h"
 #include "compiler/lower/infer_bounds.h"
 
 namespace tessera::template_detail {
@@ -415,6 +416,30 @@ int64_t unrolled_tile(const Knob& knob, int64_t extent, int64_t max) {
       best = size, best_cost = cost, best_padding = padding;
   }
   return best;
+}
+
+namespace {
+class FindsDotU8S8 : public IRVisitor {
+ public:
+  bool found = false;
+
+ protected:
+  void visit(const CallNode* op) override {
+    found = found || op->op == CallOp::kDotU8S8;
+    IRVisitor::visit(op);
+  }
+};
+}  // namespace
+
+bool sums_int8_dots(const ComputeDAG& dag, const OpStages& stages) {
+  for (const Tensor& t : dag.tensors()) {
+    const ComputeOpNode* op = t->name == stages.main ? compute_op(t) : nullptr;
+    if (!op) continue;
+    FindsDotU8S8 finds;
+    finds(op->body);
+    return finds.found;
+  }
+  return false;
 }
 
 int64_t preferred_vector_width(const std::vector<int64_t>& sizes, int64_t lanes) {

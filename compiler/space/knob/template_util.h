@@ -43,6 +43,11 @@ struct OpStages {
 Result<OpStages> find_op_stages(const ComputeDAG& dag, OpPattern pattern, const std::string& name,
                                 bool allow_broadcast = false);
 
+/// Whether `stages.main` sums int8 dot products of packed words
+/// (CallOp::kDotU8S8): the int8 gemm's micro-kernel takes fewer rows and
+/// more vectors than the float one (template_gemm.cc).
+bool sums_int8_dots(const ComputeDAG& dag, const OpStages& stages);
+
 /// Schedules one State by stage names and loop variables. Stage indices
 /// move when cache stages are inserted and loop positions move with every
 /// split; names and Vars do not.
