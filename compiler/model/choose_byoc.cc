@@ -292,19 +292,6 @@ Result<bool> apply_stored_time(RegionChoice& c, const Target& target, ScheduleSo
 
 }  // namespace
 
-Result<std::vector<RegionChoice>> choose_regions(const Graph& g, const Target& target, ScheduleSource* source,
-                                                 const external::Backend& backend, const PlanOptions& options,
-                                                 int runs) {
-  TESSERA_ASSIGN_OR_RETURN(RegionPlans plans, plan_regions(g, target, source, backend, options));
-  bool all_stored = true;
-  for (RegionChoice& c : plans.regions) {
-    TESSERA_ASSIGN_OR_RETURN(all_stored, apply_stored_time(c, target, source, backend));
-    if (!all_stored) break;
-  }
-  if (!all_stored) TESSERA_RETURN_IF_ERROR(measure_regions(plans, target, source, runs));
-  return std::move(plans.regions);
-}
-
 Result<std::vector<RegionChoice>> stored_region_choices(const Graph& g, const Target& target, ScheduleSource* source,
                                                         const external::Backend& backend, const PlanOptions& options) {
   TESSERA_ASSIGN_OR_RETURN(RegionPlans plans, plan_regions(g, target, source, backend, options));

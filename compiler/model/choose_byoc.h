@@ -92,16 +92,10 @@ Result<RegionPlans> plan_regions(const graph::Graph& g, const Target& target, Sc
 /// running's.
 Status measure_regions(RegionPlans& plans, const Target& target, ScheduleSource* source, int runs = 10);
 
-/// Each region as its stored measurement decides it (`source`'s
-/// region_measurement, on the same basis), or, when any region has none
-/// that still holds, every region measured now (measure_regions).
-Result<std::vector<RegionChoice>> choose_regions(const graph::Graph& g, const Target& target, ScheduleSource* source,
-                                                 const external::Backend& backend, const PlanOptions& options = {},
-                                                 int runs = 10);
-
 /// `--byoc auto` as compile decides it, timing nothing: each region as its
-/// stored measurement decides it (as choose_regions does), and a region
-/// with none that still holds is Tessera's (RegionChoice::untimed).
+/// stored measurement decides it (`source`'s region_measurement, taken
+/// while the basis behind Tessera's side is the one it was timed on), and a
+/// region with none that still holds is Tessera's (RegionChoice::untimed).
 /// `tessera tune` times the regions and stores the times.
 Result<std::vector<RegionChoice>> stored_region_choices(const graph::Graph& g, const Target& target,
                                                         ScheduleSource* source, const external::Backend& backend,

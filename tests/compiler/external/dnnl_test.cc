@@ -332,12 +332,20 @@ TEST(DnnlBackend, CorruptPayloadIsALoadError) {
   EXPECT_NE(exec.status().message().find("payload version 99"), std::string::npos) << exec.status().message();
 }
 
+// Every region of `g` timed both ways now, as tune times them.
+Result<std::vector<model::RegionChoice>> measured_regions(const Graph& g, const Backend& backend,
+                                                          ScheduleSource* source = nullptr) {
+  TESSERA_ASSIGN_OR_RETURN(model::RegionPlans plans, model::plan_regions(g, host_target(), source, backend));
+  TESSERA_RETURN_IF_ERROR(model::measure_regions(plans, host_target(), source, 3));
+  return std::move(plans.regions);
+}
+
 // --byoc auto: every region measured both ways, decided by the faster; a
 // backend restricted to the regions it won takes exactly those.
 TEST(DnnlAuto, RegionsAreMeasuredBothWaysAndTheRestrictedBackendTakesTheChosen) {
   const Graph g = conv_model();
   const std::unique_ptr<Backend> dnnl = make_dnnl_backend();
-  auto choices = model::choose_regions(g, host_target(), nullptr, *dnnl, {}, 3);
+  auto choices = measured_regions(g, *dnnl);
   ASSERT_TRUE(choices.is_ok()) << choices.status().to_string();
   ASSERT_EQ(choices->size(), 2u);  // the trunk and the dense head
   for (const model::RegionChoice& c : *choices) {
@@ -402,7 +410,7 @@ TEST(DnnlAuto, ARegionTheBackendRefusesToBuildIsTesserasWithAWarning) {
   const Graph g = conv_model();
   const std::unique_ptr<Backend> dnnl = make_dnnl_backend();
   const RefusedRegion broken(*dnnl, "fc");
-  auto choices = model::choose_regions(g, host_target(), nullptr, broken, {}, 3);
+  auto choices = measured_regions(g, broken);
   ASSERT_TRUE(choices.is_ok()) << choices.status().to_string();
   ASSERT_EQ(choices->size(), 2u);
   const model::RegionChoice& head = choices->back();
@@ -443,8 +451,8 @@ class StoredRegions final : public ScheduleSource {
 };
 
 // Times tune stored decide each region while the schedules behind Tessera's
-// side are the ones they were timed with; when those change, compile times
-// the regions again.
+// side are the ones they were timed with; when those change, the regions
+// are Tessera's and untimed until tune times them again.
 TEST(DnnlAuto, StoredTimesDecideWhileTheSchedulesTheyTimedStillHold) {
   const Graph g = conv_model();
   const std::unique_ptr<Backend> dnnl = make_dnnl_backend();
@@ -466,13 +474,13 @@ TEST(DnnlAuto, StoredTimesDecideWhileTheSchedulesTheyTimedStillHold) {
   // then the head's decision overruled by the whole model's time.
   source.times[plans->regions[0].key] = {1e-3, 2e-3, plans->regions[0].tessera_basis, true, 4, 1.7e9};
   source.times[plans->regions[1].key] = {2e-3, 1e-3, plans->regions[1].tessera_basis, false, 4, 1.7e9};
-  auto stored = model::choose_regions(g, host_target(), &source, *dnnl);
+  auto stored = model::stored_region_choices(g, host_target(), &source, *dnnl);
   ASSERT_TRUE(stored.is_ok()) << stored.status().to_string();
   ASSERT_EQ(stored->size(), 2u);
   EXPECT_TRUE((*stored)[0].stored && (*stored)[0].backend && !(*stored)[0].by_whole_model);
   EXPECT_TRUE((*stored)[1].stored && !(*stored)[1].backend && !(*stored)[1].by_whole_model);
   source.times[plans->regions[1].key].on_backend = true;
-  auto overruled = model::choose_regions(g, host_target(), &source, *dnnl);
+  auto overruled = model::stored_region_choices(g, host_target(), &source, *dnnl);
   ASSERT_TRUE(overruled.is_ok()) << overruled.status().to_string();
   EXPECT_TRUE((*overruled)[1].backend && (*overruled)[1].by_whole_model);
   EXPECT_NE(model::format_region_choices("dnnl", *overruled).find("the whole model was faster so"), std::string::npos);
@@ -481,7 +489,8 @@ TEST(DnnlAuto, StoredTimesDecideWhileTheSchedulesTheyTimedStillHold) {
   EXPECT_NE(model::format_region_choices("dnnl", *stored).find("tuning session 4"), std::string::npos);
 
   // A record for the trunk's conv changes the schedules Tessera's side would
-  // run: its stored time no longer holds, and both regions are timed now.
+  // run: its stored time no longer holds, so the trunk is Tessera's and
+  // untimed; timed again (as tune does), both regions have times of now.
   for (const graph::GraphTask& task : plans->without_backend.tasks)
     source.schedules.add(task.dag->workload_key(), host_target().to_string(),
                          {"[]", 1e-3, "", TargetMatch::kExact, "", 7, "", 0});
@@ -489,7 +498,10 @@ TEST(DnnlAuto, StoredTimesDecideWhileTheSchedulesTheyTimedStillHold) {
   ASSERT_TRUE(changed.is_ok());
   EXPECT_NE(changed->regions[0].tessera_basis, plans->regions[0].tessera_basis);
   EXPECT_EQ(changed->regions[0].key, plans->regions[0].key);
-  auto timed = model::choose_regions(g, host_target(), &source, *dnnl, {}, 3);
+  auto untimed = model::stored_region_choices(g, host_target(), &source, *dnnl);
+  ASSERT_TRUE(untimed.is_ok()) << untimed.status().to_string();
+  EXPECT_TRUE((*untimed)[0].untimed && !(*untimed)[0].backend && !(*untimed)[0].stored);
+  auto timed = measured_regions(g, *dnnl, &source);
   ASSERT_TRUE(timed.is_ok()) << timed.status().to_string();
   for (const model::RegionChoice& c : *timed) {
     EXPECT_FALSE(c.stored) << c.region;
