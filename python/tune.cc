@@ -88,6 +88,22 @@ std::optional<py::error_already_set> wait_for(Outcome& outcome, std::atomic<bool
   return raised;
 }
 
+// The model at `path` imported once (into `graph`, for after_model_tuning
+// too) and its kernels that a worker measures (into `kernels`), with a
+// warning for each left out when `progress`.
+Status import_kernels(const std::string& path, const std::vector<std::string>& shapes,
+                      const std::vector<std::string>& values, const model::PlanOptions& options, bool progress,
+                      std::optional<graph::Graph>* graph, tuner::ModelKernels* kernels) {
+  TESSERA_ASSIGN_OR_RETURN(graph::Graph imported, cli::import_model(path, shapes, values));
+  graph->emplace(std::move(imported));
+  TESSERA_ASSIGN_OR_RETURN(tuner::ModelKernels found, cli::model_kernels(**graph, path, options));
+  TESSERA_ASSIGN_OR_RETURN(std::vector<std::string> warnings, cli::keep_measurable(&found, rpc::WireLimits()));
+  if (progress)
+    for (const std::string& w : warnings) std::fprintf(stderr, "tessera.tune: warning: %s\n", w.c_str());
+  *kernels = std::move(found);
+  return Status::ok();
+}
+
 }  // namespace
 
 py::dict tune(const std::string& model, tuner::OptionValues options, const std::string& command_line, bool progress,
@@ -113,20 +129,13 @@ py::dict tune(const std::string& model, tuner::OptionValues options, const std::
       options.count("input-shape") ? options["input-shape"] : std::vector<std::string>{};
   const std::vector<std::string> values =
       options.count("input-value") ? options["input-value"] : std::vector<std::string>{};
+  // The model is imported once, for its kernels and for after_model_tuning.
+  std::optional<graph::Graph> graph;
   if (has_model) {
     Status st;
     {
       py::gil_scoped_release release;
-      auto found = cli::model_kernels(model, shapes, values, plan_options);
-      if (found.is_ok()) {
-        auto warnings = cli::keep_measurable(&*found, rpc::WireLimits());
-        st = warnings.status();
-        if (warnings.is_ok() && progress)
-          for (const std::string& w : *warnings) std::fprintf(stderr, "tessera.tune: warning: %s\n", w.c_str());
-      } else {
-        st = found.status();
-      }
-      if (st.is_ok()) kernels = std::move(found).value();
+      st = import_kernels(model, shapes, values, plan_options, progress, &graph, &kernels);
     }
     check(st);
   }
@@ -134,25 +143,26 @@ py::dict tune(const std::string& model, tuner::OptionValues options, const std::
   Outcome outcome;
   std::atomic<bool> stop{false}, cancel{false};
   FILE* log = progress ? stdout : nullptr;
-  std::thread worker([&, config = std::move(config).value(), kernels = std::move(kernels)]() mutable {
-    auto job = tuner::TuneJob::open(std::move(config), std::move(kernels), log);
-    Result<tuner::JobSummary> summary =
-        job.is_ok() ? Status(ErrorCode::kInternal, "the tuning job did not run") : job.status();
-    if (job.is_ok()) {
-      tuner::Progress printer(stdout, progress && ::isatty(STDOUT_FILENO));
-      summary = (*job)->run(progress ? &printer : nullptr, &stop, &cancel);
-      // Then the records checked in the model, and the regions of an
-      // external backend timed both ways, for compile.
-      if (has_model && summary.is_ok() && !summary->stopped && !summary->all_failed)
-        cli::after_model_tuning(model, shapes, values, plan_options, *byoc, **job, log, verbose);
-    }
-    std::fflush(stdout);
-    std::lock_guard<std::mutex> lock(outcome.mutex);
-    if (job.is_ok()) outcome.job = std::move(job).value();
-    outcome.summary = std::move(summary);
-    outcome.done = true;
-    outcome.done_cv.notify_all();
-  });
+  std::thread worker(
+      [&, config = std::move(config).value(), kernels = std::move(kernels), graph = std::move(graph)]() mutable {
+        auto job = tuner::TuneJob::open(std::move(config), std::move(kernels), log);
+        Result<tuner::JobSummary> summary =
+            job.is_ok() ? Status(ErrorCode::kInternal, "the tuning job did not run") : job.status();
+        if (job.is_ok()) {
+          tuner::Progress printer(stdout, progress && ::isatty(STDOUT_FILENO));
+          summary = (*job)->run(progress ? &printer : nullptr, &stop, &cancel);
+          // Then the records checked in the model, and the regions of an
+          // external backend timed both ways, for compile.
+          if (graph && summary.is_ok() && !summary->stopped && !summary->all_failed)
+            cli::after_model_tuning(*graph, plan_options, *byoc, **job, log, verbose);
+        }
+        std::fflush(stdout);
+        std::lock_guard<std::mutex> lock(outcome.mutex);
+        if (job.is_ok()) outcome.job = std::move(job).value();
+        outcome.summary = std::move(summary);
+        outcome.done = true;
+        outcome.done_cv.notify_all();
+      });
   std::optional<py::error_already_set> raised = wait_for(outcome, stop, cancel);
   {
     py::gil_scoped_release release;

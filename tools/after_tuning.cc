@@ -2,7 +2,6 @@
 
 #include "compiler/codegen/llvm_target.h"
 #include "records/records_schedule_source.h"
-#include "tools/model_input.h"
 #include "tools/tune_regions.h"
 
 namespace tessera::cli {
@@ -31,20 +30,14 @@ Result<model::ModelRecordsCheck> check_and_store_records(const graph::Graph& g, 
   return check;
 }
 
-void after_model_tuning(const std::string& model_path, const std::vector<std::string>& input_shapes,
-                        const std::vector<std::string>& input_values, const model::PlanOptions& options,
-                        const std::string& backend, tuner::TuneJob& job, FILE* out, bool verbose) {
-  auto graph = import_model(model_path, input_shapes, input_values);
-  if (!graph.is_ok()) {
-    std::fprintf(stderr, "tessera tune: warning: the model was not checked: %s\n", graph.status().message().c_str());
-    return;
-  }
+void after_model_tuning(const graph::Graph& g, const model::PlanOptions& options, const std::string& backend,
+                        tuner::TuneJob& job, FILE* out, bool verbose) {
   if (out) {
     std::fprintf(out, "\nchecking the records in the model, against its untuned compile...\n");
     std::fflush(out);
   }
   std::string skipped;
-  auto check = check_and_store_records(*graph, job.config().target, options, job.store(), job.session_id(), &skipped);
+  auto check = check_and_store_records(g, job.config().target, options, job.store(), job.session_id(), &skipped);
   if (!check.is_ok()) {
     std::fprintf(stderr, "tessera tune: warning: the records were not checked in the model: %s\n",
                  check.status().message().c_str());
@@ -59,7 +52,7 @@ void after_model_tuning(const std::string& model_path, const std::vector<std::st
     std::fflush(out);
   }
   Result<TunedRegions> tuned =
-      time_model_regions(*graph, backend, job.config().target, job.store(), job.session_id(), options);
+      time_model_regions(g, backend, job.config().target, job.store(), job.session_id(), options);
   if (!tuned.is_ok()) {
     std::fprintf(stderr, "tessera tune: warning: the regions were not timed: %s\n", tuned.status().message().c_str());
     return;

@@ -1,5 +1,5 @@
 // What `tessera tune MODEL` (and tessera.tune) does once the tuning has
-// ended, on this machine: the model imported once, its records checked in
+// ended, on this machine: the graph the tuning imported, its records checked in
 // the model against its untuned compile (compiler/model/check_records.h,
 // stored as records::ModelCheck rows, which compile reads), then the
 // regions an external backend can run timed both ways (tune_regions.h).
@@ -28,13 +28,12 @@ Result<model::ModelRecordsCheck> check_and_store_records(const graph::Graph& g, 
                                                          const model::PlanOptions& options, records::Store& store,
                                                          int64_t session_id, std::string* skipped);
 
-/// The model at `model_path` (bound as the tuning bound it) checked and its
+/// `g` (the model the tuning imported, as it bound it) checked and its
 /// regions timed through `backend` (a name resolve_byoc gave; "none": not
 /// timed), both stored with `job`'s session, a report written to `out`
 /// (null: nothing; `verbose`: every region). A failure is a warning on
 /// stderr, not an error: the tuning's records are stored either way.
-void after_model_tuning(const std::string& model_path, const std::vector<std::string>& input_shapes,
-                        const std::vector<std::string>& input_values, const model::PlanOptions& options,
-                        const std::string& backend, tuner::TuneJob& job, FILE* out, bool verbose);
+void after_model_tuning(const graph::Graph& g, const model::PlanOptions& options, const std::string& backend,
+                        tuner::TuneJob& job, FILE* out, bool verbose);
 
 }  // namespace tessera::cli

@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 
 #include "rpc/runner.h"
 #include "tools/after_tuning.h"
@@ -195,10 +196,19 @@ int run_tune(int argc, char** argv, int first) {
   else
     return usage_error(p.status().message());
   plan_options.int8_pairs = model::int8_pairs_pay(config->target);
+  // The model is imported once: its kernels are tuned, then the same graph
+  // is checked and its regions timed (after_model_tuning).
   tuner::ModelKernels model;
+  std::optional<graph::Graph> graph;
   if (has_model) {
-    auto kernels =
-        model_kernels(args->positional()[0], args->get_all("input-shape"), args->get_all("input-value"), plan_options);
+    const std::string& path = args->positional()[0];
+    auto imported = import_model(path, args->get_all("input-shape"), args->get_all("input-value"));
+    if (!imported.is_ok()) {
+      std::fprintf(stderr, "tessera tune: %s\n", imported.status().message().c_str());
+      return 1;
+    }
+    graph = std::move(imported).value();
+    auto kernels = model_kernels(*graph, path, plan_options);
     if (!kernels.is_ok()) {
       std::fprintf(stderr, "tessera tune: %s\n", kernels.status().message().c_str());
       return 1;
@@ -241,9 +251,7 @@ int run_tune(int argc, char** argv, int first) {
     return 1;
   }
   if (summary->stopped) return kInterrupted;
-  if (has_model)
-    after_model_tuning(args->positional()[0], args->get_all("input-shape"), args->get_all("input-value"), plan_options,
-                       *byoc, **job, stdout, verbose);
+  if (graph) after_model_tuning(*graph, plan_options, *byoc, **job, stdout, verbose);
   return 0;
 }
 

@@ -30,11 +30,9 @@ struct Kernel {
 };
 
 // The kernels of every tuning plan (both ways of a Winograd-able conv), by workload key.
-Result<std::vector<Kernel>> model_kernels(const WhyModelOptions& o) {
-  auto graph = import_model(o.model_path, o.input_shapes);
-  if (!graph.is_ok()) return Status(graph.status().code(), graph.status().message());
-  auto plans = model::tuning_plans(*graph);
-  if (!plans.is_ok()) return Status(plans.status().code(), o.model_path + ": " + plans.status().message());
+Result<std::vector<Kernel>> distinct_kernels(const graph::Graph& g, const std::string& name) {
+  auto plans = model::tuning_plans(g);
+  if (!plans.is_ok()) return Status(plans.status().code(), name + ": " + plans.status().message());
   std::vector<Kernel> out;
   std::set<std::string> keys;
   for (const model::ModelPlan& plan : *plans)
@@ -88,7 +86,7 @@ std::string why_no_record(records::Store& store, const std::vector<records::Work
 // The regions `compile --byoc auto` would hand the backend, and on what
 // grounds: a time tune stored for the records as they are, or none (then
 // Tessera runs the region: compile times nothing).
-Status explain_regions(const WhyModelOptions& o, const Target& target, ScheduleSource* source) {
+Status explain_regions(const graph::Graph& g, const Target& target, ScheduleSource* source) {
   const std::string name = model::auto_backend_name(target);
   TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<external::Backend> backend, external::make_backend(name));
   if (!backend) {
@@ -97,9 +95,7 @@ Status explain_regions(const WhyModelOptions& o, const Target& target, ScheduleS
         "another machine's target)\n");
     return Status::ok();
   }
-  auto graph = import_model(o.model_path, o.input_shapes);
-  if (!graph.is_ok()) return graph.status();
-  TESSERA_ASSIGN_OR_RETURN(model::RegionPlans plans, model::plan_regions(*graph, target, source, *backend));
+  TESSERA_ASSIGN_OR_RETURN(model::RegionPlans plans, model::plan_regions(g, target, source, *backend));
   std::printf("\n%zu region%s %s can run (compile --byoc auto runs each the faster way):\n", plans.regions.size(),
               plans.regions.size() == 1 ? "" : "s", name.c_str());
   for (const model::RegionChoice& c : plans.regions) {
@@ -134,7 +130,10 @@ int explain_model_schedules(const WhyModelOptions& o) {
     if (!parsed.is_ok()) return fail(parsed.status().message());
     target = *parsed;
   }
-  auto kernels = model_kernels(o);
+  // The model is imported once: its kernels, then its regions.
+  auto graph = import_model(o.model_path, o.input_shapes);
+  if (!graph.is_ok()) return fail(graph.status().message());
+  auto kernels = distinct_kernels(*graph, o.model_path);
   if (!kernels.is_ok()) return fail(kernels.status().message());
   records::OpenOptions open;
   open.read_only = true;
@@ -178,7 +177,7 @@ int explain_model_schedules(const WhyModelOptions& o) {
   }
   std::printf("\n%zu kernels: %d from records, %zu on fallbacks\n", kernels->size(), from_records,
               kernels->size() - static_cast<size_t>(from_records));
-  if (Status st = explain_regions(o, target, source ? &*source : nullptr); !st.is_ok())
+  if (Status st = explain_regions(*graph, target, source ? &*source : nullptr); !st.is_ok())
     return fail("the regions of an external backend: " + st.message());
   return 0;
 }

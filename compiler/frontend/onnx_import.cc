@@ -3,6 +3,7 @@
 #include <onnx/defs/schema.h>
 #include <onnx/shape_inference/implementation.h>
 
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -420,7 +421,16 @@ Result<graph::Graph> import_onnx_bytes(const std::string& bytes, const ImportOpt
   return import_model(model, options, origin);
 }
 
+namespace {
+std::atomic<int64_t> files_read{0};
+}  // namespace
+
+int64_t onnx_files_read() {
+  return files_read.load(std::memory_order_relaxed);
+}
+
 Result<graph::Graph> import_onnx_file(const std::string& path, const ImportOptions& options) {
+  files_read.fetch_add(1, std::memory_order_relaxed);
   std::ifstream in(path, std::ios::binary);
   if (!in) return Status(ErrorCode::kNotFound, path + ": cannot open: " + std::strerror(errno));
   std::stringstream buffer;

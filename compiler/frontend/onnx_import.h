@@ -52,6 +52,11 @@ Result<graph::Graph> import_onnx_bytes(const std::string& bytes, const ImportOpt
 /// Reads and imports an .onnx file; kNotFound / kIOError when it cannot be read.
 Result<graph::Graph> import_onnx_file(const std::string& path, const ImportOptions& options = {});
 
+/// How many .onnx files this process has read (import_onnx_file's calls):
+/// a command imports its model once and hands the graph on, which a test
+/// counts.
+int64_t onnx_files_read();
+
 /// The operator types (default domain) the importer accepts, sorted.
 std::vector<std::string> supported_onnx_ops();
 

@@ -1,0 +1,54 @@
+// A model command reads its model once and hands the graph on: `tune
+// MODEL.onnx` (its kernels, then the check of its records and the timing of
+// its regions), `compile` and `records why MODEL.onnx`. Each runs here in
+// this process, as main.cc runs it, and frontend::onnx_files_read() counts
+// the files read.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "compiler/frontend/onnx_import.h"
+#include "tools/commands.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+const fs::path kConv = "/usr/share/libonnx-testdata/data/node/test_conv_with_strides_padding/model.onnx";
+
+// How many files `run` read while it ran the command line `words`; its exit
+// code in `*code`.
+int64_t files_read_by(int (*run)(int, char**, int), std::vector<std::string> words, int* code) {
+  std::vector<char*> argv;
+  for (std::string& w : words) argv.push_back(w.data());
+  const int64_t before = tessera::frontend::onnx_files_read();
+  *code = run(static_cast<int>(argv.size()), argv.data(), 2);
+  return tessera::frontend::onnx_files_read() - before;
+}
+
+TEST(ImportOnce, TuneCompileAndRecordsWhyReadTheModelOnce) {
+  if (!fs::exists(kConv)) GTEST_SKIP() << "libonnx-testdata is not installed";
+  const fs::path dir = fs::temp_directory_path() / ("tessera_import_once_" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string db = (dir / "t.db").string(), out = (dir / "t.tsr").string();
+  int code = -1;
+  // Tuned with the check of its records in the model and its regions timed
+  // (this machine's target, dnnl where its module is installed).
+  EXPECT_EQ(files_read_by(tessera::cli::run_tune,
+                          {"tessera", "tune", kConv.string(), "--trials", "4", "--batch", "4", "--db", db}, &code),
+            1);
+  EXPECT_EQ(code, 0);
+  EXPECT_EQ(
+      files_read_by(tessera::cli::run_compile, {"tessera", "compile", kConv.string(), "--db", db, "-o", out}, &code),
+      1);
+  EXPECT_EQ(code, 0);
+  EXPECT_EQ(files_read_by(tessera::cli::run_records, {"tessera", "records", "why", kConv.string(), "--db", db}, &code),
+            1);
+  EXPECT_EQ(code, 0);
+  fs::remove_all(dir);
+}
+
+}  // namespace
