@@ -73,7 +73,8 @@ class SplitEnumerator {
     // Count first (memoized, cheap) so that an absurd split fails at once
     // instead of after enumerating millions of candidates.
     if (count(1, start) > KnobSpace::kMaxCandidates * (filter_ ? 4 : 1)) return false;
-    return visit(1, start);
+    if (!visit(1, start)) return false;
+    return policy_.kind != SplitPolicy::Kind::kTiles || n_ != 3 || add_whole_tile_blocks();
   }
 
  private:
@@ -108,6 +109,30 @@ class SplitEnumerator {
     }
     return true;
   }
+  // kTiles of three sizes: also the middle sizes that divide the
+  // number of inner tiles, so that blocks of tiles cover an odd extent
+  // evenly (257 columns are 9 tiles of 32: blocks of 3 tiles, where powers
+  // of two gave blocks of 4 and a last block of 1 -- or, padded, of 4 again).
+  bool add_whole_tile_blocks() {
+    std::set<std::vector<int64_t>> seen(out_->begin(), out_->end());
+    for (int64_t inner : options_) {
+      const int64_t tiles = ceil_div(extent_, inner);
+      for (int64_t d : divisors(tiles)) {
+        if (policy_.max_factor > 0 && d > policy_.max_factor) continue;
+        sizes_ = {tiles / d, d, inner};
+        if (seen.count(sizes_) || (filter_ && !filter_(sizes_))) continue;
+        seen.insert(sizes_);
+        out_->push_back(sizes_);
+        if (out_->size() > KnobSpace::kMaxCandidates) return false;
+      }
+    }
+    // In the enumeration's order: by the middle size, then the inner one.
+    std::sort(out_->begin(), out_->end(), [](const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
+      return std::lexicographical_compare(a.begin() + 1, a.end(), b.begin() + 1, b.end());
+    });
+    return true;
+  }
+
   int64_t inner_product() const {
     int64_t p = 1;
     for (int i = 1; i < n_; ++i) p *= sizes_[i];

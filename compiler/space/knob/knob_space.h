@@ -36,7 +36,9 @@ struct SplitPolicy {
     kTiles,       ///< every f divides the extent or is a power of two, f1 * ... <= the extent
                   ///< rounded up to a power of two, outer = ceil(extent / (f1 * ...)): the exact
                   ///< factorizations and the tile sizes that suit a target whatever the extent
-                  ///< (a prime extent gets an 8 x 32 micro-kernel and a remainder)
+                  ///< (a prime extent gets an 8 x 32 micro-kernel and a remainder); split in
+                  ///< three, also every middle size that divides the count of inner tiles
+                  ///< (257 = 9 tiles of 32: blocks of 3 or 9 tiles, none left part-empty)
   };
   Kind kind = Kind::kFactors;
   int64_t max_factor = 0;  ///< > 0: every inner size f1..f(n-1) is at most this

@@ -179,19 +179,22 @@ struct Blocks {
 
 // The time of the busiest core when the blocks of `b` run round-robin on
 // `cores` (task t on core t % cores, thread_pool.h), in micro-kernel tiles:
-// a block's padded tiles, the copy of its panels of B when it packs them
-// (about four rows of tiles per column: the panel's rows are read across B's
-// rows, from L2 or beyond), and a tile's worth of setting up and copying out
-// each block.
-double busiest_core(const Gemm& g, int64_t mr, int64_t nr, const Blocks& b, bool packs_b, int64_t cores) {
+// a block's tiles, the copy of its panels of B when it packs them (about
+// four rows of tiles per column: the panel's rows are read across B's rows,
+// from L2 or beyond), and a tile's worth of setting up and copying out each
+// block. A padded block (`padded`, the tail knob's pad) computes all its
+// tiles even past the product's edge: the mel front end's 101 x 257 STFT
+// product in blocks of 64 x 128 computed 128 x 384, 1.9 times its work.
+double busiest_core(const Gemm& g, int64_t mr, int64_t nr, const Blocks& b, bool packs_b, bool padded, int64_t cores) {
   const int64_t rows = ceil_div(g.m, mr), cols = ceil_div(g.n, nr);
   const int64_t row_blocks = ceil_div(rows, b.row_tiles), col_blocks = ceil_div(cols, b.column_tiles);
   int64_t batch = 1;
   for (int d = 0; d < g.batch_dims; ++d) batch *= g.stages.shape[static_cast<size_t>(d)];
   auto work = [&](int64_t block) {
     const int64_t r = block / col_blocks, c = block % col_blocks;
-    const double block_cols = static_cast<double>(std::min(b.column_tiles, cols - c * b.column_tiles));
-    const double block_rows = static_cast<double>(std::min(b.row_tiles, rows - r * b.row_tiles));
+    const double block_cols =
+        static_cast<double>(padded ? b.column_tiles : std::min(b.column_tiles, cols - c * b.column_tiles));
+    const double block_rows = static_cast<double>(padded ? b.row_tiles : std::min(b.row_tiles, rows - r * b.row_tiles));
     return block_rows * block_cols + (packs_b ? 4.0 * block_cols / static_cast<double>(mr) : 0.0) + 1.0;
   };
   const int64_t per_batch = row_blocks * col_blocks, tasks = batch * per_batch;
@@ -217,7 +220,7 @@ double busiest_core(const Gemm& g, int64_t mr, int64_t nr, const Blocks& b, bool
 // 0.86, but 1802 x 865 x 5 at 0.74 against 1.28, and rows of 64 columns lost
 // 30-40% at K <= 31.
 // Work below a parallel launch's cost runs on one core (tile_output_blocks).
-Blocks fallback_blocks(const KnobSpace& space, const Gemm& g, int64_t mr, int64_t nr, bool packs_b,
+Blocks fallback_blocks(const KnobSpace& space, const Gemm& g, int64_t mr, int64_t nr, bool packs_b, bool padded,
                        const ComputeDAG& dag, const Target& target) {
   constexpr int64_t kMaxAccumulators = 64 * 256, kMinColumns = 128;
   const int64_t max_rows = g.k < 64 ? 64 : 128;
@@ -238,7 +241,7 @@ Blocks fallback_blocks(const KnobSpace& space, const Gemm& g, int64_t mr, int64_
       const int64_t cols = std::min(nt * nr, ceil_div(g.n, nr) * nr);
       if ((rows > max_rows && mt > 1) || (rows * cols > kMaxAccumulators && mt * nt > 1) || cols < min_cols) continue;
       const Blocks b{mt, nt};
-      const double work = busiest_core(g, mr, nr, b, packs_b, cores);
+      const double work = busiest_core(g, mr, nr, b, packs_b, padded, cores);
       const int64_t blocks = ceil_div(g.m, mt * mr) * ceil_div(g.n, nt * nr);
       if (work < best_work * (1 - 1e-9) || (work <= best_work * (1 + 1e-9) && blocks < best_blocks))
         best = b, best_work = work, best_blocks = blocks;
@@ -254,8 +257,8 @@ Blocks fallback_blocks(const KnobSpace& space, const Gemm& g, int64_t mr, int64_
 // Sapphire Rapids, blocks of 256 x 64 ran at 0.89 of oneDNN where 16 x 1024
 // (the rule above, made for copied panels) ran at 0.6: each of its row tiles
 // read the whole of B.
-Blocks packed_weight_blocks(const KnobSpace& space, const Gemm& g, int64_t mr, int64_t nr, const ComputeDAG& dag,
-                            const Target& target) {
+Blocks packed_weight_blocks(const KnobSpace& space, const Gemm& g, int64_t mr, int64_t nr, bool padded,
+                            const ComputeDAG& dag, const Target& target) {
   constexpr int64_t kMaxRows = 256;
   const int64_t cores = dag.flop_count() >= kMinParallelFlops ? std::max(1, target.num_cores) : 1;
   const int64_t max_rows = std::max(mr, std::min(kMaxRows, target.l2_bytes / 2 / (4 * g.k)));
@@ -264,7 +267,7 @@ Blocks packed_weight_blocks(const KnobSpace& space, const Gemm& g, int64_t mr, i
   for (const std::vector<int64_t>& c : space.find("tile_m")->candidates) {
     if (c.back() != mr || c[1] * mr > max_rows) continue;
     const Blocks b{c[1], 1};
-    const double work = busiest_core(g, mr, nr, b, /*packs_b=*/false, cores);
+    const double work = busiest_core(g, mr, nr, b, /*packs_b=*/false, padded, cores);
     if (work < best_work * (1 - 1e-9) || (work <= best_work * (1 + 1e-9) && b.row_tiles > best.row_tiles))
       best = b, best_work = work;
   }
@@ -392,11 +395,6 @@ Result<KnobConfig> fallback_gemm(const KnobSpace& space, const ComputeDAG& dag, 
   // rows. A GEMV uses each column of B once: a panel of it would copy B at
   // every call.
   const PanelPolicy panel = words ? kPackedB : gemv || (g.b_is_nk && nr < g.n) ? kReadB : kCopyPanel;
-  // A GEMV's blocks are a tile of columns each: every core streams a share
-  // of the weights.
-  const Blocks blocks = gemv    ? Blocks{}
-                        : words ? packed_weight_blocks(space, g, mr, nr, dag, target)
-                                : fallback_blocks(space, g, mr, nr, panel == kCopyPanel, dag, target);
   // Where the micro-kernel's rows or columns do not divide the product the
   // blocks are padded, so that the accumulators are whole vectors in
   // registers, the panel of B is copied with zeros past its edge and only
@@ -405,6 +403,11 @@ Result<KnobConfig> fallback_gemm(const KnobSpace& space, const ComputeDAG& dag, 
   // OpenBLAS); guarded rows, a branch around each row's (77 x 384 x 384:
   // 0.2x the padded blocks' speed).
   const bool pad = gemv || g.n % nr != 0 || g.m % mr != 0;
+  // A GEMV's blocks are a tile of columns each: every core streams a share
+  // of the weights.
+  const Blocks blocks = gemv    ? Blocks{}
+                        : words ? packed_weight_blocks(space, g, mr, nr, pad, dag, target)
+                                : fallback_blocks(space, g, mr, nr, panel == kCopyPanel, pad, dag, target);
   return nearest_config(space, {{"tile_m", {0, blocks.row_tiles, mr}},
                                 {"tile_n", {0, blocks.column_tiles, nr}},
                                 {"tile_k", {0, kb}},

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 #include <set>
 
@@ -71,6 +72,30 @@ TEST(KnobSpace, PowerOfTwoSplitsCoverTheExtent) {
     inner.insert(c[1]);
   }
   EXPECT_EQ(inner, (std::set<int64_t>{1, 2, 4, 8, 16, 32, 64, 128}));
+}
+
+// Tiles split in three also offer the middle sizes that divide the count of
+// inner tiles: 257 columns are 9 tiles of 32, so blocks of 3 tiles cover
+// them evenly where powers of two left a block holding one tile. A power
+// of two's tiles are all powers of two: its candidates are the rule's
+// (divisors and powers of two), in the enumeration's order.
+TEST(KnobSpace, TileSplitsOfAnOddExtentOfferBlocksOfWholeTiles) {
+  KnobSpace odd;
+  ASSERT_TRUE(odd.define_split("s", 257, SplitPolicy::tiles(), 3).is_ok());
+  const auto& c = odd.knobs()[0].candidates;
+  auto has = [&](std::vector<int64_t> v) { return std::find(c.begin(), c.end(), v) != c.end(); };
+  EXPECT_TRUE(has({3, 3, 32}));
+  EXPECT_TRUE(has({1, 9, 32}));
+  EXPECT_TRUE(has({3, 4, 32}));  // the power of two's block too
+  for (size_t i = 0; i + 1 < c.size(); ++i)
+    EXPECT_TRUE(std::lexicographical_compare(c[i].begin() + 1, c[i].end(), c[i + 1].begin() + 1, c[i + 1].end()));
+  for (const auto& v : c) {
+    EXPECT_GE(v[0] * v[1] * v[2], 257);
+    EXPECT_LT((v[0] - 1) * v[1] * v[2], 257);
+  }
+  KnobSpace pow2;
+  ASSERT_TRUE(pow2.define_split("s", 64, SplitPolicy::tiles(), 3).is_ok());
+  EXPECT_EQ(pow2.size(), brute_force_splits(64, SplitPolicy::power_of_two(), 3));
 }
 
 TEST(KnobSpace, FilterKeepsOnlyAcceptedSplits) {

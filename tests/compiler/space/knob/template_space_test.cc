@@ -215,6 +215,22 @@ TEST(KnobTemplates, GemvTakesWholeRegistersAndABlockPerCore) {
   }
 }
 
+// A padded block computes all its tiles: the mel front end's STFT product
+// (101 windows x 257 bins) took blocks of 64 x 128, 128 x 384 computed for
+// 101 x 257; its blocks now pad the columns by less than a tile (9 tiles of
+// 32 in blocks that divide 9) and the rows by less than a block.
+TEST(KnobTemplates, PaddedBlocksOfAnOddProductAreWholeTiles) {
+  const Target avx512 = target("llvm -mtriple=x86_64-linux-gnu -mcpu=skylake-avx512 -num-cores=2");
+  const KnobTemplate* tmpl = find_template("matmul");
+  ops::OpInstance inst = parse("matmul:M=101,N=257,K=512");
+  KnobConfig c = tmpl->fallback(*tmpl->define(*inst.dag, avx512), *inst.dag, avx512).value();
+  ASSERT_EQ(c.get_int("tail"), 1);
+  const std::vector<int64_t>& m = c.get("tile_m");
+  const std::vector<int64_t>& n = c.get("tile_n");
+  EXPECT_LT(n[0] * n[1] * n[2] - 257, n[2]) << "columns padded by less than a tile: " << c.to_string();
+  EXPECT_LT(m[0] * m[1] * m[2] - 101, m[1] * m[2]) << "rows padded by less than a block: " << c.to_string();
+}
+
 // The int8 product's B is constant weight words: its space also stores B
 // packed by the micro-kernel's columns, and its fallback does (no panel
 // copied at run time), with 4 rows x 4 vectors on AVX-512, 4 x 2 on AVX2,
