@@ -60,9 +60,13 @@ struct Gemm {
   // K^T): its columns are then strided in memory.
   int b_j_dim = -1;
   bool b_k_last = false;
-  // B is constant weights of int8 words (K/4 x N, dot_u8s8's signed
-  // operand): the model stores them in whatever layout the kernel reads.
-  bool b_is_weight_words = false;
+  // B is constant weights the model stores in whatever layout the kernel
+  // reads: int8 words (K/4 x N, dot_u8s8's signed operand), or the taps of
+  // a window product (A's rows are overlapping windows of a signal, row i
+  // and reduction k in one dimension's index: the 1-D conv of an STFT,
+  // which the graph makes of constant weights only, convert_window_products).
+  bool b_is_weights = false;
+  bool int8_words = false;
 };
 
 // How `main` reads `b`: whether as a rank-2 tensor with the reduce axis
@@ -70,13 +74,18 @@ struct Gemm {
 // dimension's index uses k but not j.
 class ReadsAlongK : public IRVisitor {
  public:
-  ReadsAlongK(std::string b, Var j, Var k) : b_(std::move(b)), j_(std::move(j)), k_(std::move(k)) {}
+  ReadsAlongK(std::string a, std::string b, Var i, Var j, Var k)
+      : a_(std::move(a)), b_(std::move(b)), i_(std::move(i)), j_(std::move(j)), k_(std::move(k)) {}
   bool found = false;
   int j_dim = -1;
   bool k_last = false;
+  bool a_windows = false;  // some dimension of A is indexed by both i and k
 
  protected:
   void visit(const TensorReadNode* op) override {
+    if (op->tensor->name == a_)
+      for (const Expr& index : op->indices)
+        a_windows = a_windows || (uses_var(index, i_.node()) && uses_var(index, k_.node()));
     if (op->tensor->name == b_) {
       const size_t rank = op->indices.size();
       if (rank == 2 && op->indices[1].same_as(k_)) found = true;
@@ -88,8 +97,8 @@ class ReadsAlongK : public IRVisitor {
   }
 
  private:
-  std::string b_;
-  Var j_, k_;
+  std::string a_, b_;
+  Var i_, j_, k_;
 };
 
 Result<Gemm> analyze(const ComputeDAG& dag) {
@@ -107,12 +116,14 @@ Result<Gemm> analyze(const ComputeDAG& dag) {
   for (const Tensor& t : dag.tensors()) {
     const ComputeOpNode* op = t->name == st.main ? compute_op(t) : nullptr;
     if (!op) continue;
-    ReadsAlongK reads(g.b, op->axes[static_cast<size_t>(g.batch_dims) + 1]->var, op->reduce_axes[0]->var);
+    ReadsAlongK reads(st.inputs[0], g.b, op->axes[static_cast<size_t>(g.batch_dims)]->var,
+                      op->axes[static_cast<size_t>(g.batch_dims) + 1]->var, op->reduce_axes[0]->var);
     reads(op->body);
     g.b_is_nk = reads.found;
     g.b_j_dim = reads.j_dim;
     g.b_k_last = reads.k_last && reads.j_dim >= 0;
-    g.b_is_weight_words = reads.j_dim == 1 && !reads.k_last && sums_int8_dots(dag, st);
+    g.int8_words = sums_int8_dots(dag, st);
+    g.b_is_weights = reads.j_dim == 1 && !reads.k_last && (g.int8_words || reads.a_windows);
   }
   return g;
 }
@@ -295,7 +306,7 @@ Result<KnobSpace> define_gemm(const ComputeDAG& dag, const Target& target) {
       "unroll_rows", {gemv ? std::vector<IterAnnotation>{IterAnnotation::kNone}
                            : std::vector<IterAnnotation>{IterAnnotation::kUnroll, IterAnnotation::kNone}}));
   std::vector<int64_t> panels = gemv ? std::vector<int64_t>{kReadB} : std::vector<int64_t>{kCopyPanel, kReadB};
-  if (g.b_is_weight_words) panels.push_back(kPackedB);
+  if (g.b_is_weights) panels.push_back(kPackedB);
   TESSERA_RETURN_IF_ERROR(space.define_knob("cache_b", panels));
   TESSERA_RETURN_IF_ERROR(
       space.define_knob("tail", gemv ? std::vector<int64_t>{kTailPad} : std::vector<int64_t>{kTailGuard, kTailPad}));
@@ -383,7 +394,7 @@ Result<KnobConfig> fallback_gemm(const KnobSpace& space, const ComputeDAG& dag, 
   // 4 x 4's speed (1024^3, Sapphire Rapids). Its k block keeps the kb x nr
   // panel of B in half of L1, each row tile of the block reading it.
   const bool gemv = g.m == 1;
-  const bool words = g.b_is_weight_words;
+  const bool words = g.b_is_weights && g.int8_words;
   const int vector_registers = target.vector_registers();
   const int64_t want_nr = gemv ? gemv_max_nr(lanes) : (words && vector_registers >= 32 ? 4 : 2) * lanes;
   // The micro-kernel's columns as the space has them (4 of N = 3).
@@ -394,7 +405,9 @@ Result<KnobConfig> fallback_gemm(const KnobSpace& space, const ComputeDAG& dag, 
   // Packed weights already stream; a panel of them would be read across its
   // rows. A GEMV uses each column of B once: a panel of it would copy B at
   // every call.
-  const PanelPolicy panel = words ? kPackedB : gemv || (g.b_is_nk && nr < g.n) ? kReadB : kCopyPanel;
+  // Constant weights are stored packed instead (a window product's taps:
+  // the STFT's 512 x 257 taps were copied by each of its blocks, 2 MB a call).
+  const PanelPolicy panel = g.b_is_weights ? kPackedB : gemv || (g.b_is_nk && nr < g.n) ? kReadB : kCopyPanel;
   // Where the micro-kernel's rows or columns do not divide the product the
   // blocks are padded, so that the accumulators are whole vectors in
   // registers, the panel of B is copied with zeros past its edge and only

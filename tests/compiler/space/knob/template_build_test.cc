@@ -32,6 +32,8 @@ const TemplateCase kCases[] = {
     {"matmul", {"matmul:M=37,N=45,K=29", "matmul:M=24,N=48,K=20", "matmul:M=1,N=64,K=30"}},
     {"dense", {"dense:M=9,N=35,K=20", "dense:M=13,N=40,K=27,bias=1,relu=1", "dense:M=1,N=200,K=19,bias=1"}},
     {"batch_matmul", {"batch_matmul:B=3,M=10,N=33,K=17"}},
+    // Window products (their taps stored packed by some configurations).
+    {"conv1d", {"conv1d:W=300,K=37,S=64,stride=7", "conv1d:N=2,W=130,K=20,S=33,stride=5"}},
     {"conv2d",
      {"conv2d:N=1,C=6,H=11,W=13,K=10,R=3,S=3,pad=1", "conv2d:N=2,C=4,H=9,W=10,K=6,R=3,S=2,stride=2",
       "conv2d:N=1,C=4,H=7,W=9,K=6,R=3,S=3,pad=1,groups=2"}},

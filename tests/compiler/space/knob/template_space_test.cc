@@ -215,6 +215,24 @@ TEST(KnobTemplates, GemvTakesWholeRegistersAndABlockPerCore) {
   }
 }
 
+// A window product's B is the conv's constant taps (the graph makes window
+// products of constant weights only): stored packed by the micro-kernel's
+// columns, not copied by every block.
+TEST(KnobTemplates, AWindowProductsTapsArePacked) {
+  const Target avx512 = target("llvm -mtriple=x86_64-linux-gnu -mcpu=skylake-avx512 -num-cores=2");
+  const KnobTemplate* tmpl = find_template("conv1d");
+  ops::OpInstance inst = parse("conv1d:W=16512,K=257,S=512,stride=160");
+  KnobSpace space = tmpl->define(*inst.dag, avx512).value();
+  EXPECT_EQ(space.find("cache_b")->candidates, (std::vector<std::vector<int64_t>>{{1}, {0}, {2}}));
+  KnobConfig c = tmpl->fallback(space, *inst.dag, avx512).value();
+  EXPECT_EQ(c.get_int("cache_b"), 2);
+  State state = apply_template(*tmpl, inst.dag, c, avx512).value();
+  const std::vector<std::pair<int, PackedLayout>> packed = packed_arguments(state);
+  ASSERT_EQ(packed.size(), 1u);
+  EXPECT_EQ(packed[0].first, 1);
+  EXPECT_EQ(packed[0].second, (PackedLayout{1, c.get("tile_n").back()}));
+}
+
 // A padded block computes all its tiles: the mel front end's STFT product
 // (101 windows x 257 bins) took blocks of 64 x 128, 128 x 384 computed for
 // 101 x 257; its blocks now pad the columns by less than a tile (9 tiles of
