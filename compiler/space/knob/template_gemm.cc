@@ -20,13 +20,14 @@
 // schedules that stream the weights at full width (whole-register columns,
 // padded blocks, a block per core, no panel copy); see gemm_n_filter.
 //
-// The int8 product (matmul_u8s8) reads B as constant weights, packed four
-// bytes of K to a word when the model was compiled: `cache_b` then also
-// offers B stored packed by blocks of nr columns ([N/nr][K/4][nr]), which the
-// micro-kernel streams with no panel copy at run time. A copied panel per
-// block was a fifth of the kernel's time at 1024^3, and left the micro-kernel
-// in broadcast-heavy shapes (8 rows x 2 vectors) where 4 x 4 vectors stream
-// fewer loads a product.
+// Where B is known to be constant weights -- the int8 product's words
+// (matmul_u8s8: four bytes of K to a word, packed when the model was
+// compiled), or a window product's taps (an STFT's 1-D conv) -- `cache_b`
+// also offers B stored packed by blocks of nr columns ([N/nr][K][nr]), which
+// the micro-kernel streams with no panel copy at run time. A copied panel per
+// block was a fifth of the int8 kernel's time at 1024^3 and 2 MB a call of
+// the STFT's; the int8 fallback also leaves the broadcast-heavy 8 rows x 2
+// vectors for 4 x 4 vectors, which stream fewer loads a product.
 //
 // Knobs: tile_m [Mo, mb/mr, mr], tile_n [No, nb/nr, nr], tile_k [Ko, kb >= 16],
 // order (of k.0 i.0 j.0), unroll_rows (i.1), cache_b (0 B as it is, 1 a
@@ -371,7 +372,8 @@ Status apply_gemm(const KnobConfig& cfg, const Target& target, State* state) {
   // weights sequentially (a batch-1 classifier's 512 x 1000 FC: 4-lane
   // gathers before). A padded block reads the zeros of a padded last block.
   if (g.b_is_nk && nr > 1 && nr < g.n && (g.n % nr == 0 || pad)) TESSERA_RETURN_IF_ERROR(s.pack_layout(g.b, 0, nr));
-  // Int8 weight words read B[q, j]: stored [N/nr][K/4][nr] likewise.
+  // Constant weights read B[k, j] (int8 words, a window product's taps):
+  // stored [N/nr][K][nr] likewise.
   if (panel_policy == kPackedB && nr > 1 && (g.n % nr == 0 || pad))
     TESSERA_RETURN_IF_ERROR(s.pack_layout(g.b, g.b_j_dim, nr));
   return Status::ok();
