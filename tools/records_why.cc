@@ -2,7 +2,6 @@
 
 #include <cstdio>
 #include <map>
-#include <set>
 
 #include "base/target.h"
 #include "compiler/codegen/llvm_target.h"
@@ -20,26 +19,6 @@ namespace {
 int fail(const std::string& message) {
   std::fprintf(stderr, "tessera records why: %s\n", message.c_str());
   return 1;
-}
-
-// One distinct kernel of the model, as the tuner and compile see it.
-struct Kernel {
-  std::string label, op;
-  std::shared_ptr<const ComputeDAG> dag;
-  int calls = 0;
-};
-
-// The kernels of every tuning plan (both ways of a Winograd-able conv), by workload key.
-Result<std::vector<Kernel>> distinct_kernels(const graph::Graph& g, const std::string& name) {
-  auto plans = model::tuning_plans(g);
-  if (!plans.is_ok()) return Status(plans.status().code(), name + ": " + plans.status().message());
-  std::vector<Kernel> out;
-  std::set<std::string> keys;
-  for (const model::ModelPlan& plan : *plans)
-    for (size_t i = 0; i < plan.tasks.size(); ++i)
-      if (keys.insert(plan.tasks[i].dag->workload_key()).second)
-        out.push_back({plan.task_labels[i], plan.task_ops[i], plan.tasks[i].dag, plan.tasks[i].weight});
-  return out;
 }
 
 std::string milliseconds(double seconds) {
@@ -133,8 +112,10 @@ int explain_model_schedules(const WhyModelOptions& o) {
   // The model is imported once: its kernels, then its regions.
   auto graph = import_model(o.model_path, o.input_shapes);
   if (!graph.is_ok()) return fail(graph.status().message());
-  auto kernels = distinct_kernels(*graph, o.model_path);
-  if (!kernels.is_ok()) return fail(kernels.status().message());
+  // The kernels of every tuning plan (both ways of a Winograd-able conv), as tune measures them.
+  auto model = model_kernels(*graph, o.model_path);
+  if (!model.is_ok()) return fail(model.status().message());
+  const std::vector<tuner::ModelKernel>* kernels = &model->kernels;
   records::OpenOptions open;
   open.read_only = true;
   open.create = false;
@@ -154,12 +135,13 @@ int explain_model_schedules(const WhyModelOptions& o) {
               store.is_ok() ? o.db.c_str() : ("none (no file " + o.db + ")").c_str());
   int from_records = 0;
   for (size_t i = 0; i < kernels->size(); ++i) {
-    const Kernel& k = (*kernels)[i];
+    const tuner::ModelKernel& k = (*kernels)[i];
+    const int calls = static_cast<int>(k.weight);
     auto choice = choose_schedule(k.dag, k.op, target, source ? &*source : nullptr);
     if (!choice.is_ok()) return fail(k.label + ": " + choice.status().message());
     const std::string& key = k.dag->workload_key();
     std::printf("\n%zu/%zu  %s  (%s, %d call%s a run)\n", i + 1, kernels->size(), k.label.c_str(),
-                k.op.empty() ? "no template" : k.op.c_str(), k.calls, k.calls == 1 ? "" : "s");
+                k.op.empty() ? "no template" : k.op.c_str(), calls, calls == 1 ? "" : "s");
     std::printf("  workload  %s\n", key.c_str());
     if (choice->record) {
       ++from_records;
