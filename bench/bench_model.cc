@@ -50,9 +50,9 @@
 #include "bench/model_cases.h"
 #include "bench/ort_peer.h"
 #include "compiler/model/compile_model.h"
+#include "driver/compile.h"
 #include "runtime/graph_executor.h"
 #include "runtime/ndarray.h"
-#include "tools/compile_flow.h"
 
 extern char** environ;
 
@@ -160,14 +160,14 @@ Status run_tune(const std::string& model, const ModelCase& mc, int64_t trials, c
 // external backend `byoc` ("": none), as `tessera compile` does.
 Result<model::CompiledModel> compile(const std::string& model_path, const ModelCase& mc, const std::string& db,
                                      const std::string& byoc = "") {
-  cli::ModelCompileArgs args;
+  driver::ModelCompileArgs args;
   args.model = model_path;
   args.input_shapes = {mc.input_name + ":" + shape_text(mc.input_shape)};
   args.db = db;
   args.use_records = !db.empty();
   args.byoc = byoc.empty() ? "none" : byoc;
   args.precision = mc.precision;
-  TESSERA_ASSIGN_OR_RETURN(cli::ModelCompile result, cli::compile_model_file(args));
+  TESSERA_ASSIGN_OR_RETURN(driver::ModelCompile result, driver::compile_model_file(args));
   return std::move(result.compiled);
 }
 

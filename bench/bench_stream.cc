@@ -25,9 +25,9 @@
 
 #include "bench/bench_main.h"
 #include "bench/ort_peer.h"
+#include "driver/compile.h"
 #include "runtime/graph_executor.h"
 #include "runtime/ndarray.h"
-#include "tools/compile_flow.h"
 
 namespace tessera {
 namespace {
@@ -104,12 +104,12 @@ void BM_Model_StreamingVad(benchmark::State& state) {
   if (!ort_ms.is_ok()) return state.SkipWithError(ort_ms.status().to_string().c_str());
 
   // Tessera: the sample rate bound at compile time, the state carried.
-  cli::ModelCompileArgs args;
+  driver::ModelCompileArgs args;
   args.model = model;
   args.input_values = {"sr=16000"};
   args.use_records = false;
   args.byoc = "none";
-  auto compiled = cli::compile_model_file(args);
+  auto compiled = driver::compile_model_file(args);
   if (!compiled.is_ok()) return state.SkipWithError(compiled.status().to_string().c_str());
   runtime::ExecutorOptions options;
   options.num_threads = threads;

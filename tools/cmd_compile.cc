@@ -15,11 +15,11 @@
 #include "compiler/graph/fused_graph_dot.h"
 #include "compiler/model/compile_model.h"
 #include "compiler/model/dump_model.h"
+#include "driver/compile.h"
+#include "driver/model_input.h"
 #include "runtime/memory_plan.h"
 #include "tools/args.h"
 #include "tools/commands.h"
-#include "tools/compile_flow.h"
-#include "tools/model_input.h"
 
 namespace tessera::cli {
 namespace {
@@ -55,7 +55,7 @@ const std::vector<OptionSpec> kOptions = {
 };
 
 // What compile chose, in a line or two; --verbose has the tables.
-std::string summarize_model_choices(const ModelCompile& result) {
+std::string summarize_model_choices(const driver::ModelCompile& result) {
   std::string text;
   if (!result.regions.empty()) {
     const auto count = [&](auto pred) { return std::count_if(result.regions.begin(), result.regions.end(), pred); };
@@ -122,7 +122,7 @@ bool file_exists(const std::string& path) {
 std::string default_output(const std::string& model) {
   const size_t slash = model.find_last_of('/');
   std::string base = slash == std::string::npos ? model : model.substr(slash + 1);
-  if (is_onnx_path(base)) base.resize(base.size() - 5);
+  if (driver::is_onnx_path(base)) base.resize(base.size() - 5);
   return base + ".tsr";
 }
 
@@ -215,7 +215,7 @@ int run_compile(int argc, char** argv, int first) {
     return args->has("help") ? 0 : 2;
   }
   const std::string model_path = args->positional()[0];
-  if (!is_onnx_path(model_path)) return usage_error(model_path + ": expected an .onnx model");
+  if (!driver::is_onnx_path(model_path)) return usage_error(model_path + ": expected an .onnx model");
   Target target = host_target();
   if (args->has("target")) {
     auto t = parse_target(args->get("target"));
@@ -225,16 +225,17 @@ int run_compile(int argc, char** argv, int first) {
   auto jobs = args->get_int("jobs", 0);
   if (!jobs.is_ok() || *jobs < 0) return usage_error("--jobs must be a non-negative integer");
   const std::string output = args->get("output", default_output(model_path));
-  if (Status st = check_byoc(args->get("byoc", "auto")); !st.is_ok()) return usage_error("--byoc: " + st.message());
+  if (Status st = driver::check_byoc(args->get("byoc", "auto")); !st.is_ok())
+    return usage_error("--byoc: " + st.message());
   const std::string precision = args->get("precision", "fp32");
-  if (auto p = parse_precision(precision, target); !p.is_ok()) return usage_error(p.status().message());
+  if (auto p = driver::parse_precision(precision, target); !p.is_ok()) return usage_error(p.status().message());
   auto dumps = parse_dumps(args->get_all("dump"));
   if (!dumps.is_ok())
     return dumps.status().code() == ErrorCode::kIOError ? failure(dumps.status().message())
                                                         : usage_error(dumps.status().message());
 
   auto start = std::chrono::steady_clock::now();
-  ModelCompileArgs request;
+  driver::ModelCompileArgs request;
   request.model = model_path;
   request.input_shapes = args->get_all("input-shape");
   request.input_values = args->get_all("input-value");
@@ -244,17 +245,17 @@ int run_compile(int argc, char** argv, int first) {
   request.byoc = args->get("byoc", "auto");
   request.jobs = static_cast<int>(*jobs);
   request.precision = precision;
-  auto result = compile_model_file(request);
+  auto result = driver::compile_model_file(request);
   if (!result.is_ok()) return failure(result.status().message());
   const model::CompiledModel* compiled = &result->compiled;
   if (!result->records_note.empty()) std::printf("%s\n", result->records_note.c_str());
   for (const std::string& warning : result->plan.warnings)
     std::fprintf(stderr, "tessera compile: warning: %s\n", warning.c_str());
   const bool verbose = args->has("verbose");
-  std::printf("%s", verbose ? format_model_choices(*result).c_str() : summarize_model_choices(*result).c_str());
+  std::printf("%s", verbose ? driver::format_model_choices(*result).c_str() : summarize_model_choices(*result).c_str());
   if (precision != "fp32") {
     // What the reduced precision costs, seen before the package is used.
-    auto difference = difference_from_float32(request, *result);
+    auto difference = driver::difference_from_float32(request, *result);
     if (!difference.is_ok()) return failure("comparing with float32: " + difference.status().message());
     std::printf("%s", difference->c_str());
   }

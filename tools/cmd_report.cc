@@ -3,10 +3,10 @@
 // (report/report.h renders it; this file reads the command line and the model).
 #include <cstdio>
 
+#include "driver/model_input.h"
 #include "report/report.h"
 #include "tools/args.h"
 #include "tools/commands.h"
-#include "tools/model_input.h"
 
 namespace tessera::cli {
 namespace {
@@ -39,7 +39,7 @@ int failure(const std::string& message) {
 
 // The distinct kernels of every tuning plan, as `tessera tune MODEL.onnx` tunes them.
 Result<report::ModelInfo> report_model(const std::string& path, const std::vector<std::string>& input_shapes) {
-  TESSERA_ASSIGN_OR_RETURN(tuner::ModelKernels kernels, model_kernels(path, input_shapes));
+  TESSERA_ASSIGN_OR_RETURN(tuner::ModelKernels kernels, driver::model_kernels(path, input_shapes));
   report::ModelInfo info{path, {}};
   for (const tuner::ModelKernel& k : kernels.kernels)
     info.kernels.push_back({k.dag->workload_key(), k.label, k.weight, k.dag->flop_count()});
@@ -78,7 +78,7 @@ int run_report(int argc, char** argv, int first) {
   options.max_dots = static_cast<int>(*max_dots);
   if (args->positional().size() == 1) {
     const std::string& model = args->positional()[0];
-    if (!is_onnx_path(model)) return usage_error(model + ": expected an .onnx model");
+    if (!driver::is_onnx_path(model)) return usage_error(model + ": expected an .onnx model");
     auto info = report_model(model, args->get_all("input-shape"));
     if (!info.is_ok()) return failure(info.status().message());
     options.model = std::move(*info);

@@ -12,15 +12,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <optional>
 
+#include "driver/model_input.h"
+#include "driver/tune.h"
 #include "rpc/runner.h"
-#include "tools/after_tuning.h"
 #include "tools/args.h"
 #include "tools/commands.h"
-#include "tools/compile_flow.h"
-#include "tools/model_input.h"
-#include "tools/tune_regions.h"
 #include "tuner/job.h"
 
 namespace tessera::cli {
@@ -77,13 +74,6 @@ void install_interrupt_handlers() {
   ::sigaction(SIGALRM, &action, nullptr);
   action.sa_handler = on_sigterm;
   ::sigaction(SIGTERM, &action, nullptr);
-}
-
-// What an interrupted run has stored, for the user who pressed Ctrl-C.
-void print_stored(const tuner::JobSummary& summary, const std::string& db) {
-  std::printf("\nstopped by Ctrl-C%s: this run stored %lld record(s), %lld measured ok, in %s\n",
-              summary.cancelled ? " at once (the batch in flight was dropped)" : " after the batch",
-              static_cast<long long>(summary.stored), static_cast<long long>(summary.stored_ok), db.c_str());
 }
 
 const std::vector<OptionSpec> kOptions = {
@@ -170,7 +160,7 @@ tuner::TerminalSize terminal_size(int fd) {
 int run_tune(int argc, char** argv, int first) {
   auto args = Args::parse(argc, argv, first, kOptions);
   if (!args.is_ok()) return usage_error(args.status().message());
-  const bool has_model = args->positional().size() == 1 && is_onnx_path(args->positional()[0]);
+  const bool has_model = args->positional().size() == 1 && driver::is_onnx_path(args->positional()[0]);
   if (args->has("help") || (args->get_all("op").empty() && !has_model) || args->positional().size() > 1 ||
       (args->positional().size() == 1 && !has_model)) {
     std::fprintf(
@@ -183,75 +173,40 @@ int run_tune(int argc, char** argv, int first) {
   }
 
   // Everything a user can get wrong is checked before any work starts.
-  auto config = tuner::parse_tune_config(option_values(*args), has_model);
-  if (!config.is_ok()) return usage_error(config.status().message());
-  config->command_line = session_command_line(argc, argv);
-  if (args->has("byoc") && !has_model) return usage_error("--byoc applies to a model's tuning");
-  auto byoc = resolve_byoc(args->get("byoc", "auto"), config->target);
-  if (!byoc.is_ok()) return usage_error("--byoc: " + byoc.status().message());
-  if (args->has("precision") && !has_model) return usage_error("--precision applies to a model's tuning");
-  model::PlanOptions plan_options;
-  if (auto p = parse_precision(args->get("precision", "fp32"), config->target); p.is_ok())
-    plan_options.precision = *p;
-  else
-    return usage_error(p.status().message());
-  plan_options.int8_pairs = model::int8_pairs_pay(config->target);
-  // The model is imported once: its kernels are tuned, then the same graph
-  // is checked and its regions timed (after_model_tuning).
-  tuner::ModelKernels model;
-  std::optional<graph::Graph> graph;
-  if (has_model) {
-    const std::string& path = args->positional()[0];
-    auto imported = import_model(path, args->get_all("input-shape"), args->get_all("input-value"));
-    if (!imported.is_ok()) {
-      std::fprintf(stderr, "tessera tune: %s\n", imported.status().message().c_str());
-      return 1;
-    }
-    graph = std::move(imported).value();
-    auto kernels = model_kernels(*graph, path, plan_options);
-    if (!kernels.is_ok()) {
-      std::fprintf(stderr, "tessera tune: %s\n", kernels.status().message().c_str());
-      return 1;
-    }
-    auto warnings = keep_measurable(&*kernels, rpc::WireLimits());
-    if (!warnings.is_ok()) {
-      std::fprintf(stderr, "tessera tune: %s\n", warnings.status().message().c_str());
-      return 1;
-    }
-    for (const std::string& w : *warnings) std::fprintf(stderr, "tessera tune: warning: %s\n", w.c_str());
-    model = std::move(*kernels);
+  driver::TuneRequest request;
+  request.model = has_model ? args->positional()[0] : "";
+  request.options = option_values(*args);
+  request.command_line = session_command_line(argc, argv);
+  auto tuning = driver::Tuning::check(std::move(request));
+  if (!tuning.is_ok()) return usage_error(tuning.status().message());
+  auto warnings = (*tuning)->import();
+  if (!warnings.is_ok()) {
+    std::fprintf(stderr, "tessera tune: %s\n", warnings.status().message().c_str());
+    return 1;
   }
+  for (const std::string& w : *warnings) std::fprintf(stderr, "tessera tune: warning: %s\n", w.c_str());
   install_interrupt_handlers();
-  auto job = tuner::TuneJob::open(std::move(*config), std::move(model), stdout);
-  if (!job.is_ok()) {
-    std::fprintf(stderr, "tessera tune: %s\n", job.status().message().c_str());
-    return g_stop ? kInterrupted : 1;
-  }
   // A terminal that cannot move its cursor (TERM=dumb) gets the plain log.
   const char* term = std::getenv("TERM");
   const bool redraw = isatty(STDOUT_FILENO) && !(term && std::strcmp(term, "dumb") == 0);
   tuner::Progress progress(stdout, redraw, [] { return terminal_size(STDOUT_FILENO); });
-  auto summary = (*job)->run(&progress, &g_stop, &g_cancel);
+  auto summary = (*tuning)->run(stdout, &progress, &g_stop, &g_cancel);
   if (!summary.is_ok()) {
     std::fprintf(stderr, "tessera tune: %s\n", summary.status().message().c_str());
-    return 1;
+    return g_stop ? kInterrupted : 1;
   }
-  const std::string& db = (*job)->config().db_path;
-  if (summary->cancelled) {
-    print_stored(*summary, db);
-    return kInterrupted;
-  }
-  if (summary->stopped) print_stored(*summary, db);
+  if (summary->stopped || summary->cancelled)
+    std::printf("\n%s\n", driver::format_stopped(*summary, (*tuning)->db()).c_str());
+  if (summary->cancelled) return kInterrupted;
   const bool verbose = args->has("verbose");
   std::printf("\n%s", verbose ? tuner::format_summary(summary->tasks).c_str()
                               : tuner::format_summary(summary->tasks, tuner::kSummaryRows, false).c_str());
   if (summary->all_failed) {
-    std::fprintf(stderr, "tessera tune: every trial of this run failed; the first errors:\n");
-    for (const std::string& e : summary->errors) std::fprintf(stderr, "  %s\n", e.c_str());
+    std::fprintf(stderr, "tessera tune: %s\n", driver::format_all_failed(*summary).c_str());
     return 1;
   }
   if (summary->stopped) return kInterrupted;
-  if (graph) after_model_tuning(*graph, plan_options, *byoc, **job, stdout, verbose);
+  (*tuning)->after_tuning(stdout, verbose);
   return 0;
 }
 

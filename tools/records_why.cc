@@ -9,9 +9,9 @@
 #include "compiler/model/choose_byoc.h"
 #include "compiler/model/choose_winograd.h"
 #include "compiler/space/choose/apply_best.h"
+#include "driver/model_input.h"
 #include "records/records_schedule_source.h"
 #include "records/store.h"
-#include "tools/model_input.h"
 
 namespace tessera::cli {
 namespace {
@@ -110,10 +110,10 @@ int explain_model_schedules(const WhyModelOptions& o) {
     target = *parsed;
   }
   // The model is imported once: its kernels, then its regions.
-  auto graph = import_model(o.model_path, o.input_shapes);
+  auto graph = driver::import_model(o.model_path, o.input_shapes);
   if (!graph.is_ok()) return fail(graph.status().message());
   // The kernels of every tuning plan (both ways of a Winograd-able conv), as tune measures them.
-  auto model = model_kernels(*graph, o.model_path);
+  auto model = driver::model_kernels(*graph, o.model_path);
   if (!model.is_ok()) return fail(model.status().message());
   const std::vector<tuner::ModelKernel>* kernels = &model->kernels;
   records::OpenOptions open;

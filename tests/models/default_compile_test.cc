@@ -13,8 +13,8 @@
 
 #include "bench/model_cases.h"
 #include "bench/ort_peer.h"
+#include "driver/compile.h"
 #include "runtime/graph_executor.h"
-#include "tools/compile_flow.h"
 
 namespace tessera {
 namespace {
@@ -50,11 +50,11 @@ TEST_P(DefaultCompile, CompilesLoadsAndRunsWithTheDefaultFlags) {
     path = bench::ocr_models_dir() + "/" + mc.file;
     if (!fs::exists(path)) GTEST_SKIP() << path << " missing: run scripts/install-deps.sh";
   }
-  cli::ModelCompileArgs args;  // the defaults, but no records database
+  driver::ModelCompileArgs args;  // the defaults, but no records database
   args.model = path;
   args.input_shapes = {mc.input_name + ":" + shape_text(mc.input_shape)};
   args.use_records = false;
-  auto compiled = cli::compile_model_file(args);
+  auto compiled = driver::compile_model_file(args);
   if (!mc.generator.empty()) fs::remove(path);
   ASSERT_TRUE(compiled.is_ok()) << GetParam().name << ": " << compiled.status().to_string();
   auto exec = runtime::GraphExecutor::load(compiled->compiled.package);

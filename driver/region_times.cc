@@ -1,4 +1,4 @@
-#include "tools/tune_regions.h"
+#include "driver/region_times.h"
 
 #include <cstdio>
 
@@ -6,7 +6,7 @@
 #include "compiler/external/backend.h"
 #include "records/records_schedule_source.h"
 
-namespace tessera::cli {
+namespace tessera::driver {
 
 Result<std::string> resolve_byoc(const std::string& byoc, const Target& target) {
   if (byoc == "auto") return model::auto_backend_name(target);
@@ -75,4 +75,4 @@ std::string format_tuned_regions(const TunedRegions& tuned, bool all) {
          model::format_region_choices(tuned.backend, shown) + hidden + "  " + whole + "\n";
 }
 
-}  // namespace tessera::cli
+}  // namespace tessera::driver

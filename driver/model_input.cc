@@ -1,4 +1,4 @@
-#include "tools/model_input.h"
+#include "driver/model_input.h"
 
 #include <algorithm>
 #include <set>
@@ -7,7 +7,7 @@
 #include "compiler/model/choose_winograd.h"
 #include "compiler/model/compile_model.h"
 
-namespace tessera::cli {
+namespace tessera::driver {
 
 bool is_onnx_path(const std::string& path) {
   return path.size() >= 5 && path.compare(path.size() - 5, 5, ".onnx") == 0;
@@ -88,4 +88,4 @@ Result<std::vector<std::string>> keep_measurable(tuner::ModelKernels* model, con
   return warnings;
 }
 
-}  // namespace tessera::cli
+}  // namespace tessera::driver

@@ -12,7 +12,7 @@
 #include "rpc/runner.h"
 #include "tuner/job.h"
 
-namespace tessera::cli {
+namespace tessera::driver {
 
 /// True when `path` names an ONNX model (ends in ".onnx").
 bool is_onnx_path(const std::string& path);
@@ -43,4 +43,4 @@ Result<tuner::ModelKernels> model_kernels(const std::string& path, const std::ve
 /// first reason when no kernel is left to tune.
 Result<std::vector<std::string>> keep_measurable(tuner::ModelKernels* model, const rpc::WireLimits& limits);
 
-}  // namespace tessera::cli
+}  // namespace tessera::driver

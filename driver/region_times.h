@@ -14,7 +14,7 @@
 #include "records/store.h"
 #include "tuner/job.h"
 
-namespace tessera::cli {
+namespace tessera::driver {
 
 /// What timing a model's regions did.
 struct TunedRegions {
@@ -46,4 +46,4 @@ Result<TunedRegions> time_model_regions(const graph::Graph& g, const std::string
 /// the whole model both ways; or the reason nothing was timed.
 std::string format_tuned_regions(const TunedRegions& tuned, bool all = true);
 
-}  // namespace tessera::cli
+}  // namespace tessera::driver

@@ -14,7 +14,7 @@
 #include "compiler/model/choose_winograd.h"
 #include "compiler/model/compile_model.h"
 
-namespace tessera::cli {
+namespace tessera::driver {
 
 /// A compilation, as the command line or Python asked for it.
 struct ModelCompileArgs {
@@ -70,4 +70,4 @@ Result<std::string> difference_from_float32(const ModelCompileArgs& args, const 
 /// the convolutions by Winograd (the planner's warnings are the plan's).
 std::string format_model_choices(const ModelCompile& result);
 
-}  // namespace tessera::cli
+}  // namespace tessera::driver

@@ -1,10 +1,10 @@
-#include "tools/after_tuning.h"
+#include "driver/after_tuning.h"
 
 #include "compiler/codegen/llvm_target.h"
+#include "driver/region_times.h"
 #include "records/records_schedule_source.h"
-#include "tools/tune_regions.h"
 
-namespace tessera::cli {
+namespace tessera::driver {
 
 Result<model::ModelRecordsCheck> check_and_store_records(const graph::Graph& g, const Target& target,
                                                          const model::PlanOptions& options, records::Store& store,
@@ -60,4 +60,4 @@ void after_model_tuning(const graph::Graph& g, const model::PlanOptions& options
   if (out) std::fprintf(out, "%s", format_tuned_regions(*tuned, verbose).c_str());
 }
 
-}  // namespace tessera::cli
+}  // namespace tessera::driver

@@ -17,7 +17,7 @@
 #include "records/store.h"
 #include "tuner/job.h"
 
-namespace tessera::cli {
+namespace tessera::driver {
 
 /// Checks `g`'s records in the model (on `target`, which must be this
 /// machine's: the reason is returned otherwise, nothing checked) and stores
@@ -36,4 +36,4 @@ Result<model::ModelRecordsCheck> check_and_store_records(const graph::Graph& g, 
 void after_model_tuning(const graph::Graph& g, const model::PlanOptions& options, const std::string& backend,
                         tuner::TuneJob& job, FILE* out, bool verbose);
 
-}  // namespace tessera::cli
+}  // namespace tessera::driver

@@ -1,4 +1,4 @@
-#include "tools/compile_flow.h"
+#include "driver/compile.h"
 
 #include <sys/stat.h>
 
@@ -9,12 +9,12 @@
 
 #include "compiler/codegen/llvm_target.h"
 #include "compiler/external/backend.h"
+#include "driver/model_input.h"
 #include "records/records_schedule_source.h"
 #include "records/store.h"
 #include "runtime/graph_executor.h"
-#include "tools/model_input.h"
 
-namespace tessera::cli {
+namespace tessera::driver {
 namespace {
 
 bool file_exists(const std::string& path) {
@@ -193,4 +193,4 @@ std::string format_model_choices(const ModelCompile& result) {
   return text;
 }
 
-}  // namespace tessera::cli
+}  // namespace tessera::driver
