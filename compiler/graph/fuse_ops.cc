@@ -1,6 +1,7 @@
 #include "compiler/graph/fuse_ops.h"
 
 #include <algorithm>
+#include <map>
 #include <sstream>
 
 namespace tessera::graph {
@@ -17,12 +18,81 @@ bool may_join(OpPattern anchor, OpPattern node) {
   return is_light(anchor) && is_light(node);
 }
 
+// The node producing `v` when `v` is read once (by the chain's next node)
+// and is no graph output; else -1.
+int single_use_producer(const Graph& g, const std::vector<int>& producer, ValueId v,
+                        const std::vector<std::vector<int>>& readers, const std::vector<bool>& pinned) {
+  const int p = producer[static_cast<size_t>(v)];
+  if (p < 0 || readers[static_cast<size_t>(v)].size() != 1 || pinned[static_cast<size_t>(v)]) return -1;
+  return p;
+}
+
+}  // namespace
+
+std::vector<std::vector<int>> attention_chains(const Graph& g, const std::vector<std::vector<int>>& readers,
+                                               const std::vector<bool>& pinned) {
+  const std::vector<int> producer = g.producers();
+  auto is_product = [&](int i) {
+    const Node& n = g.nodes()[static_cast<size_t>(i)];
+    if (n.kind != OpKind::kMatMul || n.inputs.size() != 2 || n.outputs.size() != 1) return false;
+    const Value& out = g.value(n.outputs[0]);
+    return out.dtype == DType::f32() && out.shape.size() >= 3;
+  };
+  // The context reads the probabilities as they are (an operand may be a
+  // folded view: compiler/graph's fold_matmul_views).
+  auto reads_as_is = [&](const Node& n, ValueId v) {
+    const auto* views = std::get_if<MatMulAttrs>(&n.attrs);
+    return n.inputs[0] == v && (!views || views->a.map.empty());
+  };
+  std::vector<std::vector<int>> chains;
+  for (size_t s = 0; s < g.nodes().size(); ++s) {
+    const Node& softmax = g.nodes()[s];
+    if (softmax.kind != OpKind::kSoftmax) continue;
+    const auto rank = static_cast<int64_t>(g.value(softmax.inputs[0]).shape.size());
+    if (std::get<AxisAttrs>(softmax.attrs).axis != rank - 1) continue;
+    // Forward: the softmax read once, as the A operand of a product.
+    const ValueId probs = softmax.outputs[0];
+    if (readers[static_cast<size_t>(probs)].size() != 1 || pinned[static_cast<size_t>(probs)]) continue;
+    const int context = readers[static_cast<size_t>(probs)][0];
+    if (!is_product(context) || !reads_as_is(g.nodes()[static_cast<size_t>(context)], probs)) continue;
+    // Backward: light nodes (a scale, a mask) on their first input, each
+    // read once, up to the scores' product.
+    std::vector<int> chain = {static_cast<int>(s), context};
+    int at = single_use_producer(g, producer, softmax.inputs[0], readers, pinned);
+    while (at >= 0 && !is_product(at)) {
+      const Node& n = g.nodes()[static_cast<size_t>(at)];
+      const OpPattern p = node_pattern(g, n);
+      if ((p != OpPattern::kElementwise && p != OpPattern::kBroadcast) || n.outputs.size() != 1 || n.inputs.empty() ||
+          g.value(n.inputs[0]).shape != g.value(n.outputs[0]).shape) {
+        at = -1;
+        break;
+      }
+      chain.push_back(at);
+      at = single_use_producer(g, producer, n.inputs[0], readers, pinned);
+    }
+    if (at < 0) continue;
+    chain.push_back(at);
+    std::sort(chain.begin(), chain.end());  // graph order is topological
+    chains.push_back(std::move(chain));
+  }
+  return chains;
+}
+
+namespace {
+
 class Fuser {
  public:
-  explicit Fuser(const Graph& g) : g_(g), readers_(g.values().size()), pinned_(g.values().size(), false) {
+  explicit Fuser(const Graph& g)
+      : g_(g), readers_(g.values().size()), pinned_(g.values().size(), false), deferred_(g.nodes().size(), false) {
     for (size_t i = 0; i < g.nodes().size(); ++i)
       for (ValueId v : g.nodes()[i].inputs) readers_[static_cast<size_t>(v)].push_back(static_cast<int>(i));
     for (ValueId v : g.outputs()) pinned_[static_cast<size_t>(v)] = true;
+    chains_ = attention_chains(g, readers_, pinned_);
+    for (size_t c = 0; c < chains_.size(); ++c) {
+      for (int i : chains_[c]) deferred_[static_cast<size_t>(i)] = true;
+      deferred_[static_cast<size_t>(chains_[c].back())] = false;
+      chain_ending_at_[chains_[c].back()] = c;
+    }
   }
 
   // Greedy placement joins through a value with several readers on the bet
@@ -46,6 +116,13 @@ class Fuser {
 
  private:
   void place(int index) {
+    // An attention chain's members wait for its last node, then form one
+    // group (the value projection may come between them in graph order).
+    if (deferred_[static_cast<size_t>(index)]) return;
+    if (auto chain = chain_ending_at_.find(index); chain != chain_ending_at_.end()) {
+      place_chain(chains_[chain->second]);
+      return;
+    }
     const Node& n = g_.nodes()[static_cast<size_t>(index)];
     const OpPattern p = node_pattern(g_, n);
     int target = -1;
@@ -70,6 +147,17 @@ class Fuser {
     group_of_node_[static_cast<size_t>(index)] = target;
     for (ValueId v : n.outputs) group_of_value_[static_cast<size_t>(v)] = target;
     if (is_light(groups_[target].pattern) && is_light(p)) merge_input_groups(n, target);
+  }
+
+  // One group of a whole attention chain, anchored at its scores' MatMul.
+  void place_chain(const std::vector<int>& chain) {
+    groups_.push_back(FusedGroup{chain, chain.front(), OpPattern::kComplex, {}, -1, ""});
+    const int target = static_cast<int>(groups_.size()) - 1;
+    for (int i : chain) {
+      group_of_node_[static_cast<size_t>(i)] = target;
+      for (ValueId v : g_.nodes()[static_cast<size_t>(i)].outputs) group_of_value_[static_cast<size_t>(v)] = target;
+    }
+    groups_[static_cast<size_t>(target)].output = g_.nodes()[static_cast<size_t>(chain.back())].outputs[0];
   }
 
   // A light node that joined a light group takes in the other light groups
@@ -159,6 +247,9 @@ class Fuser {
   const Graph& g_;
   std::vector<std::vector<int>> readers_;  // per value: the nodes that read it
   std::vector<bool> pinned_;               // values that must stay a group's output
+  std::vector<std::vector<int>> chains_;   // attention chains (attention_chains)
+  std::vector<bool> deferred_;             // nodes of a chain but its last
+  std::map<int, size_t> chain_ending_at_;  // a chain's last node -> the chain
   std::vector<int> group_of_value_;
   std::vector<int> group_of_node_;
   std::vector<FusedGroup> groups_;

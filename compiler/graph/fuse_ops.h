@@ -37,8 +37,21 @@ struct FusedGroup {
 /// earlier, so the merged group runs where the joined one does). Every
 /// other node starts a group. An external region (kExternal)
 /// is a group of its own that nothing joins; `output` is then its first
-/// output and the node's outputs are all of them.
+/// output and the node's outputs are all of them. An attention chain
+/// (attention_chains) is one group, anchored at its scores' MatMul and
+/// placed where its last node is.
 std::vector<FusedGroup> fuse_ops(const Graph& g);
+
+/// The attention chains of `g`, each its nodes in graph order: a float32
+/// MatMul (the scores, rank 3 or more), light nodes on their first input (a
+/// scale, an additive mask), a Softmax over the last axis, and the MatMul
+/// that reads the softmax as its first operand (the context). Every value
+/// inside a chain is read once, by the chain, and is no graph output
+/// (`pinned`): one kernel computes the scores of a block of rows, their
+/// softmax and its product with the values, and the scores never reach
+/// memory. `readers`: per value, the nodes that read it.
+std::vector<std::vector<int>> attention_chains(const Graph& g, const std::vector<std::vector<int>>& readers,
+                                               const std::vector<bool>& pinned);
 
 /// One line per group: "fused_conv_add_relu: conv0 add0 relu0 (in %0 %1 %2 %5) -> %9".
 std::string groups_to_string(const Graph& g, const std::vector<FusedGroup>& groups);

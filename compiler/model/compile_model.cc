@@ -100,7 +100,11 @@ Status plan_control_bodies(ModelPlan& plan, const PlanOptions& options) {
 
 }  // namespace
 
-std::string template_op_for(const Graph& g, const graph::Node& anchor) {
+std::string template_op_for(const Graph& g, const graph::FusedGroup& group) {
+  const graph::Node& anchor = g.nodes()[static_cast<size_t>(group.nodes.front())];
+  const bool attention = std::any_of(group.nodes.begin(), group.nodes.end(),
+                                     [&](int i) { return g.nodes()[static_cast<size_t>(i)].kind == OpKind::kSoftmax; });
+  if (anchor.kind == OpKind::kMatMul && attention) return "attention";
   switch (anchor.kind) {
     case OpKind::kConv: {
       const auto& a = std::get<graph::ConvAttrs>(anchor.attrs);
@@ -209,8 +213,7 @@ Result<ModelPlan> plan_model(const Graph& g, const PlanOptions& options) {
     if (named[t]) continue;
     named[t] = true;
     const graph::FusedGroup& group = plan.groups[i];
-    const graph::Node& anchor = plan.graph.nodes()[static_cast<size_t>(group.nodes.front())];
-    plan.task_ops[t] = template_op_for(plan.graph, anchor);
+    plan.task_ops[t] = template_op_for(plan.graph, group);
     plan.task_labels[t] = group.name + " " + graph::shape_string(plan.graph.value(group.output).shape) +
                           (plan.task_ops[t] == "conv2d_winograd_nhwc" ? " winograd" : "");
   }

@@ -94,11 +94,12 @@ bool int8_pairs_pay(const Target& target);
 /// a warning in ModelPlan::warnings).
 Result<ModelPlan> plan_model(const graph::Graph& g, const PlanOptions& options = {});
 
-/// The operator spec name whose knob template schedules a group anchored at
-/// `anchor` ("conv2d", "conv2d_nhwc", "conv2d_winograd_nhwc", "depthwise_conv2d",
+/// The operator spec name whose knob template schedules `group`, by its
+/// anchor ("conv2d", "conv2d_nhwc", "conv2d_winograd_nhwc", "depthwise_conv2d",
 /// "depthwise_conv2d_nhwc", "dense", "matmul", "batch_matmul", "max_pool2d",
-/// "avg_pool2d", "global_avg_pool2d", "rows"), or "" when none fits.
-std::string template_op_for(const graph::Graph& g, const graph::Node& anchor);
+/// "avg_pool2d", "global_avg_pool2d", "rows"; "attention" for a MatMul that
+/// fused its softmax and context product), or "" when none fits.
+std::string template_op_for(const graph::Graph& g, const graph::FusedGroup& group);
 
 /// How a compilation runs.
 struct CompileOptions {

@@ -160,6 +160,16 @@ TEST_F(MatchOrt, TransformerEncoderOfOddSizes) {
   check(model, "input", {1, 77, 384}, {}, 1e-4);
 }
 
+// A Whisper-like speech encoder, its attention fused (scores, softmax and
+// context in one kernel, a block of rows at a time), at 250 positions of 6
+// heads (blocks of 10 rows; keys that whole vectors do not divide).
+TEST_F(MatchOrt, SpeechEncoderWithFusedAttention) {
+  const std::string model = dir_ + "/speech.onnx";
+  Status st = bench::write_generated_model("speech_transformer.py", model, 3, {"--positions", "250", "--layers", "2"});
+  if (!st.is_ok()) GTEST_SKIP() << st.to_string();
+  check(model, "mel", {1, 80, 500}, {}, 1e-4);
+}
+
 // Quantized models as ONNX Runtime's quantization tool writes them
 // (scripts/models/quantize_*.py). ONNX Runtime runs their integer products
 // with integer kernels; a rounding that falls the other way in one layer

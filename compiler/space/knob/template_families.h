@@ -18,6 +18,12 @@ Result<KnobSpace> define_gemm_pairs(const ComputeDAG& dag, const Target& target)
 Status apply_gemm_pairs(const KnobConfig& config, const Target& target, State* state);
 Result<KnobConfig> fallback_gemm_pairs(const KnobSpace& space, const ComputeDAG& dag, const Target& target);
 
+/// attention: a MatMul, its softmax and the context MatMul in one kernel, a
+/// block of rows of a head at a time (template_attention.cc).
+Result<KnobSpace> define_attention(const ComputeDAG& dag, const Target& target);
+Status apply_attention(const KnobConfig& config, const Target& target, State* state);
+Result<KnobConfig> fallback_attention(const KnobSpace& space, const ComputeDAG& dag, const Target& target);
+
 /// conv2d NCHW: output channels unrolled, output width vectorized (template_conv.cc).
 Result<KnobSpace> define_conv_nchw(const ComputeDAG& dag, const Target& target);
 Status apply_conv_nchw(const KnobConfig& config, const Target& target, State* state);

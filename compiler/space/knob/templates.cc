@@ -32,6 +32,9 @@ constexpr KnobTemplate kTemplates[] = {
     // Not an operator spec: the schedule compiler/model gives a model's
     // softmax and layer_norm kernels (with what they fused).
     {"rows", "rows", define_rows, apply_rows, fallback_rows},
+    // Not an operator spec either: a model's attention chains
+    // (compiler/graph/fuse_ops.h), scores to context in one kernel.
+    {"attention", "attention", define_attention, apply_attention, fallback_attention},
 };
 
 }  // namespace

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+
 #include "tests/compiler/graph/graph_test_util.h"
 
 namespace tessera::graph {
@@ -220,6 +223,69 @@ TEST(FuseOps, PoolTakesAnElementwiseEpilogue) {
   ValueId r = g.add_op("relu", OpKind::kRelu, NoAttrs{}, {y}, {1, 1, 2, 2}, DType::f32());
   g.set_outputs({r});
   EXPECT_EQ(fuse_ops(g).size(), 1u);
+}
+
+// softmax(q k^T / 2 + mask) v with the values' projection (a Relu here)
+// between the scores and the softmax in graph order, as exporters write it:
+// one group, placed where the context is; the Relu its own group before it.
+Graph attention_chain(bool probs_read_twice) {
+  Graph g;
+  const DType f = DType::f32();
+  ValueId q = g.add_input("q", {1, 2, 6, 4}, f);
+  ValueId kt = g.add_input("kt", {1, 2, 4, 5}, f);
+  ValueId v_in = g.add_input("v", {1, 2, 5, 3}, f);
+  ValueId mask = g.add_input("mask", {1, 1, 1, 5}, f);
+  ValueId two = g.add_constant("two", Constant::from_floats({}, {2.0f}));
+  ValueId s = g.add_op("scores", OpKind::kMatMul, NoAttrs{}, {q, kt}, {1, 2, 6, 5}, f);
+  ValueId v = g.add_op("values", OpKind::kRelu, NoAttrs{}, {v_in}, {1, 2, 5, 3}, f);
+  ValueId d = g.add_op("scaled", OpKind::kDiv, NoAttrs{}, {s, two}, {1, 2, 6, 5}, f);
+  ValueId m = g.add_op("masked", OpKind::kAdd, NoAttrs{}, {d, mask}, {1, 2, 6, 5}, f);
+  ValueId p = g.add_op("probs", OpKind::kSoftmax, AxisAttrs{3}, {m}, {1, 2, 6, 5}, f);
+  ValueId c = g.add_op("context", OpKind::kMatMul, NoAttrs{}, {p, v}, {1, 2, 6, 3}, f);
+  g.set_outputs(probs_read_twice ? std::vector<ValueId>{c, p} : std::vector<ValueId>{c});
+  return g;
+}
+
+TEST(FuseOps, AnAttentionChainIsOneGroupWhereItsContextIs) {
+  const Graph g = attention_chain(false);
+  const auto groups = fuse_ops(g);
+  ASSERT_EQ(groups.size(), 2u) << groups_to_string(g, groups);
+  EXPECT_EQ(groups[0].name, "fused_relu");
+  EXPECT_EQ(groups[1].name, "fused_matmul_div_add_softmax_matmul");
+  EXPECT_EQ(groups[1].pattern, OpPattern::kComplex);
+  EXPECT_EQ(groups[1].anchor, 0);  // the scores' MatMul
+  EXPECT_EQ(groups[1].output, g.outputs()[0]);
+  // And it computes what the nodes do: softmax(q kt / 2 + mask) v.
+  const auto q = test::random_floats(48, 1), kt = test::random_floats(40, 2), v = test::random_floats(30, 3),
+             mask = test::random_floats(5, 4);
+  auto got = test::run_graph(
+      g, {{0, test::to_bytes(q)}, {1, test::to_bytes(kt)}, {2, test::to_bytes(v)}, {3, test::to_bytes(mask)}});
+  ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+  std::vector<float> want(2 * 6 * 3, 0.0f);
+  for (int h = 0; h < 2; ++h)
+    for (int i = 0; i < 6; ++i) {
+      float row[5], top = -1e30f, total = 0;
+      for (int j = 0; j < 5; ++j) {
+        float dot = 0;
+        for (int k = 0; k < 4; ++k) dot += q[(h * 6 + i) * 4 + k] * kt[(h * 4 + k) * 5 + j];
+        row[j] = dot / 2 + mask[j];
+        top = std::max(top, row[j]);
+      }
+      for (float& x : row) total += x = std::exp(x - top);
+      for (int j = 0; j < 5; ++j)
+        for (int c = 0; c < 3; ++c)
+          want[(h * 6 + i) * 3 + c] += row[j] / total * std::max(0.0f, v[(h * 5 + j) * 3 + c]);
+    }
+  EXPECT_TRUE(test::close(test::to_floats((*got)[0]), want));
+}
+
+// The probabilities are also a graph output: the scores' product, the
+// softmax and the context are their usual groups.
+TEST(FuseOps, AttentionWhoseProbabilitiesAreReadElsewhereIsNoChain) {
+  const Graph g = attention_chain(true);
+  const auto groups = fuse_ops(g);
+  for (const FusedGroup& group : groups)
+    EXPECT_EQ(group.name.find("softmax_matmul"), std::string::npos) << groups_to_string(g, groups);
 }
 
 }  // namespace

@@ -333,7 +333,9 @@ TEST(KnobTemplates, EveryOperatorSpecNameHasItsTemplate) {
         "depthwise_conv2d_nhwc", "depthwise_conv2d_nhwc_u8s8", "max_pool2d", "avg_pool2d", "global_avg_pool2d"})
     EXPECT_NE(find_template(op), nullptr) << op;
   EXPECT_EQ(find_template("softmax"), nullptr);
-  EXPECT_EQ(knob_templates().size(), 19u);  // and "rows", a model's softmax (no op spec)
+  // And two without an op spec: "rows" (a model's softmax, layer_norm) and
+  // "attention" (a model's fused attention chain).
+  EXPECT_EQ(knob_templates().size(), 20u);
 }
 
 TEST(KnobTemplates, AConfigOfAnotherSpaceIsRefused) {
