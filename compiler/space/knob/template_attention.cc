@@ -32,6 +32,8 @@ struct Attention {
   std::vector<std::string> statistics;  // the softmax's per-row reductions (max, exp-sum)
   std::vector<std::string> stored;      // stages that read a statistic (exp, probabilities)
   std::vector<std::string> inlined;     // other stages (a scale, a mask, an operand's view)
+  std::string keys_operand;             // the scores' key operand, when read transposed in place
+  int keys_dim = -1;                    // its dimension indexed by the key
   int rank = 0;                         // of the output; rows are its axis rank - 2
   int64_t rows = 1, keys = 1, width = 1;
   DType dtype;
@@ -82,6 +84,22 @@ Result<Attention> analyze(const ComputeDAG& dag) {
   }
   if (a.scores.empty() || a.statistics.empty() || a.stored.empty())
     return attention_error("the DAG is not scores, a softmax and a context product");
+  // Keys read in place from a head-split projection ([tokens, heads x
+  // width]): along the keys they are a row apart, so the micro-kernel's
+  // vector loads would be gathers. They are copied at the block, keys
+  // innermost.
+  for (const Tensor& t : dag.tensors()) {
+    const ComputeOpNode* op = t->name == a.scores ? compute_op(t) : nullptr;
+    const std::vector<Tensor> inputs = op ? input_tensors(t) : std::vector<Tensor>{};
+    if (inputs.size() != 2 || compute_op(inputs[1])) continue;
+    const auto r = static_cast<size_t>(a.rank);
+    const ProductReads reads = product_reads(*op, inputs[0]->name, inputs[1]->name, op->axes[r - 2]->var,
+                                             op->axes[r - 1]->var, op->reduce_axes[0]->var);
+    if (reads.k_last && reads.j_dim >= 0) {
+      a.keys_operand = inputs[1]->name;
+      a.keys_dim = reads.j_dim;
+    }
+  }
   return a;
 }
 
@@ -176,6 +194,14 @@ int64_t divisor_at_most(int64_t rows, int64_t limit) {
   return 1;
 }
 
+// A micro-kernel's rows for a block of `rows`, near `want`: a divisor of
+// the block when one is at least half of `want` (no remainder), else `want`
+// with a remainder (a block of 11 rows: 8 and 3, not 11 of 1).
+int64_t micro_rows(int64_t rows, int64_t want) {
+  const int64_t d = divisor_at_most(rows, want);
+  return 2 * d >= std::min(rows, want) ? d : std::min(rows, want);
+}
+
 }  // namespace
 
 Result<KnobSpace> define_attention(const ComputeDAG& dag, const Target& target) {
@@ -241,9 +267,19 @@ Status apply_attention(const KnobConfig& cfg, const Target& target, State* state
       TESSERA_RETURN_IF_ERROR(s.vectorize_partial_results(rf));
     }
   }
-  TESSERA_RETURN_IF_ERROR(schedule_context(s, a, local, divisor_at_most(rows, cfg.get_int("context_rows")), lanes));
+  TESSERA_RETURN_IF_ERROR(schedule_context(s, a, local, micro_rows(rows, cfg.get_int("context_rows")), lanes));
   for (const std::string& stage : a.stored) TESSERA_RETURN_IF_ERROR(schedule_rows_of_keys(s, a, stage, lanes));
-  return schedule_scores(s, a, divisor_at_most(rows, cfg.get_int("score_rows")), cfg.get_int("score_cols"));
+  if (!a.keys_operand.empty()) {
+    // A head's keys copied once a block, keys innermost.
+    TESSERA_RETURN_IF_ERROR(s.cache_read(a.keys_operand, {a.scores}));
+    const std::string keys = a.keys_operand + ".local";
+    TESSERA_RETURN_IF_ERROR(s.compute_at(keys, a.scores, s.loops(a.scores)[r - 3]));
+    TESSERA_RETURN_IF_ERROR(store_dimension_innermost(s, keys, a.keys_dim));
+    const Var last = s.loops(keys).back();
+    TESSERA_ASSIGN_OR_RETURN(int64_t extent, s.inferred_extent(keys, last));
+    TESSERA_RETURN_IF_ERROR(s.vectorize_by_divisor(keys, last, extent, lanes));
+  }
+  return schedule_scores(s, a, micro_rows(rows, cfg.get_int("score_rows")), cfg.get_int("score_cols"));
 }
 
 Result<KnobConfig> fallback_attention(const KnobSpace& space, const ComputeDAG& dag, const Target& target) {

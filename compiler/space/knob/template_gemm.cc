@@ -70,38 +70,6 @@ struct Gemm {
   bool int8_words = false;
 };
 
-// How `main` reads `b`: whether as a rank-2 tensor with the reduce axis
-// last (dense's W), which dimension's index uses j, and whether the last
-// dimension's index uses k but not j.
-class ReadsAlongK : public IRVisitor {
- public:
-  ReadsAlongK(std::string a, std::string b, Var i, Var j, Var k)
-      : a_(std::move(a)), b_(std::move(b)), i_(std::move(i)), j_(std::move(j)), k_(std::move(k)) {}
-  bool found = false;
-  int j_dim = -1;
-  bool k_last = false;
-  bool a_windows = false;  // some dimension of A is indexed by both i and k
-
- protected:
-  void visit(const TensorReadNode* op) override {
-    if (op->tensor->name == a_)
-      for (const Expr& index : op->indices)
-        a_windows = a_windows || (uses_var(index, i_.node()) && uses_var(index, k_.node()));
-    if (op->tensor->name == b_) {
-      const size_t rank = op->indices.size();
-      if (rank == 2 && op->indices[1].same_as(k_)) found = true;
-      for (size_t d = 0; d < rank; ++d)
-        if (uses_var(op->indices[d], j_.node())) j_dim = static_cast<int>(d);
-      k_last = rank >= 2 && uses_var(op->indices[rank - 1], k_.node()) && !uses_var(op->indices[rank - 1], j_.node());
-    }
-    IRVisitor::visit(op);
-  }
-
- private:
-  std::string a_, b_;
-  Var i_, j_, k_;
-};
-
 Result<Gemm> analyze(const ComputeDAG& dag) {
   Gemm g;
   TESSERA_ASSIGN_OR_RETURN(g.stages, find_op_stages(dag, OpPattern::kComplex, "gemm"));
@@ -117,34 +85,16 @@ Result<Gemm> analyze(const ComputeDAG& dag) {
   for (const Tensor& t : dag.tensors()) {
     const ComputeOpNode* op = t->name == st.main ? compute_op(t) : nullptr;
     if (!op) continue;
-    ReadsAlongK reads(st.inputs[0], g.b, op->axes[static_cast<size_t>(g.batch_dims)]->var,
+    const ProductReads reads =
+        product_reads(*op, st.inputs[0], g.b, op->axes[static_cast<size_t>(g.batch_dims)]->var,
                       op->axes[static_cast<size_t>(g.batch_dims) + 1]->var, op->reduce_axes[0]->var);
-    reads(op->body);
-    g.b_is_nk = reads.found;
+    g.b_is_nk = reads.b_is_nk;
     g.b_j_dim = reads.j_dim;
     g.b_k_last = reads.k_last && reads.j_dim >= 0;
     g.int8_words = sums_int8_dots(dag, st);
     g.b_is_weights = reads.j_dim == 1 && !reads.k_last && (g.int8_words || reads.a_windows);
   }
   return g;
-}
-
-// A transposed operand's panel is stored with its columns (j's dimension)
-// innermost, so that the micro-kernel's vector loads are contiguous; the
-// copy runs along the columns too (gathering them, storing whole vectors).
-Status store_panel_by_columns(Sched& s, const Gemm& g, const std::string& panel) {
-  const std::vector<Var> loops = s.loops(panel);
-  std::vector<int> order;
-  std::vector<Var> loop_order;
-  for (size_t d = 0; d < loops.size(); ++d) {
-    if (static_cast<int>(d) == g.b_j_dim) continue;
-    order.push_back(static_cast<int>(d));
-    loop_order.push_back(loops[d]);
-  }
-  order.push_back(g.b_j_dim);
-  loop_order.push_back(loops[static_cast<size_t>(g.b_j_dim)]);
-  TESSERA_RETURN_IF_ERROR(s.storage_order(panel, order));
-  return s.reorder(panel, loop_order);
 }
 
 // The most columns a GEMV's micro-kernel holds: its accumulators are its
@@ -362,7 +312,7 @@ Status apply_gemm(const KnobConfig& cfg, const Target& target, State* state) {
     const Var& at = pos(k[0]) > pos(j[0]) ? k[0] : j[0];
     TESSERA_RETURN_IF_ERROR(s.compute_at(panel, local, at));
     if (pad) TESSERA_RETURN_IF_ERROR(s.pad_tile(panel));
-    if (g.b_k_last) TESSERA_RETURN_IF_ERROR(store_panel_by_columns(s, g, panel));
+    if (g.b_k_last) TESSERA_RETURN_IF_ERROR(store_dimension_innermost(s, panel, g.b_j_dim));
     const Var last = s.loops(panel).back();
     TESSERA_ASSIGN_OR_RETURN(int64_t extent, s.inferred_extent(panel, last));
     TESSERA_RETURN_IF_ERROR(s.vectorize_by_divisor(panel, last, extent, lanes));

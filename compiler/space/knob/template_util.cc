@@ -431,6 +431,60 @@ class FindsDotU8S8 : public IRVisitor {
 };
 }  // namespace
 
+namespace {
+
+class ProductReader : public IRVisitor {
+ public:
+  ProductReader(const std::string& a, const std::string& b, const Var& i, const Var& j, const Var& k)
+      : a_(a), b_(b), i_(i), j_(j), k_(k) {}
+  ProductReads reads;
+
+ protected:
+  void visit(const TensorReadNode* op) override {
+    if (op->tensor->name == a_)
+      for (const Expr& index : op->indices)
+        reads.a_windows = reads.a_windows || (uses_var(index, i_.node()) && uses_var(index, k_.node()));
+    if (op->tensor->name == b_) {
+      const size_t rank = op->indices.size();
+      if (rank == 2 && op->indices[1].same_as(k_)) reads.b_is_nk = true;
+      for (size_t d = 0; d < rank; ++d)
+        if (uses_var(op->indices[d], j_.node())) reads.j_dim = static_cast<int>(d);
+      reads.k_last =
+          rank >= 2 && uses_var(op->indices[rank - 1], k_.node()) && !uses_var(op->indices[rank - 1], j_.node());
+    }
+    IRVisitor::visit(op);
+  }
+
+ private:
+  const std::string& a_;
+  const std::string& b_;
+  const Var &i_, &j_, &k_;
+};
+
+}  // namespace
+
+Status store_dimension_innermost(Sched& s, const std::string& stage, int dim) {
+  const std::vector<Var> loops = s.loops(stage);
+  std::vector<int> order;
+  std::vector<Var> loop_order;
+  for (size_t d = 0; d < loops.size(); ++d) {
+    if (static_cast<int>(d) == dim) continue;
+    order.push_back(static_cast<int>(d));
+    loop_order.push_back(loops[d]);
+  }
+  order.push_back(dim);
+  loop_order.push_back(loops[static_cast<size_t>(dim)]);
+  TESSERA_RETURN_IF_ERROR(s.storage_order(stage, order));
+  return s.reorder(stage, loop_order);
+}
+
+ProductReads product_reads(const ComputeOpNode& op, const std::string& a, const std::string& b, const Var& i,
+                           const Var& j, const Var& k) {
+  ProductReader reader(a, b, i, j, k);
+  reader(op.body);
+  return reader.reads;
+}
+
 bool sums_int8_dots(const ComputeDAG& dag, const OpStages& stages) {
   for (const Tensor& t : dag.tensors()) {
     const ComputeOpNode* op = t->name == stages.main ? compute_op(t) : nullptr;

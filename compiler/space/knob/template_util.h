@@ -48,6 +48,18 @@ Result<OpStages> find_op_stages(const ComputeDAG& dag, OpPattern pattern, const 
 /// more vectors than the float one (template_gemm.cc).
 bool sums_int8_dots(const ComputeDAG& dag, const OpStages& stages);
 
+/// How a product stage `op` (output axes i, j; reduce axis k) reads its
+/// operands `a` and `b`.
+struct ProductReads {
+  bool b_is_nk = false;    ///< b is read b[j, k], rank 2 (dense's W)
+  int j_dim = -1;          ///< the dimension of b whose index uses j
+  bool k_last = false;     ///< b's last dimension is indexed by k, not j: a transposed
+                           ///< operand read in place (attention's K^T), its columns strided
+  bool a_windows = false;  ///< some dimension of a is indexed by both i and k (windows)
+};
+ProductReads product_reads(const ComputeOpNode& op, const std::string& a, const std::string& b, const Var& i,
+                           const Var& j, const Var& k);
+
 /// Schedules one State by stage names and loop variables. Stage indices
 /// move when cache stages are inserted and loop positions move with every
 /// split; names and Vars do not.
@@ -101,6 +113,12 @@ class Sched {
 /// a parallel launch (a few microseconds when the workers sleep) would cost
 /// more than the work.
 inline constexpr double kMinParallelFlops = 65536;
+
+/// Stores `stage` (a copy of a transposed operand) with its dimension `dim`
+/// (the one a micro-kernel's vectors run along) innermost, and runs the copy
+/// along it too (gathering, storing whole vectors): the micro-kernel's loads
+/// are then contiguous.
+Status store_dimension_innermost(Sched& s, const std::string& stage, int dim);
 
 /// Tiles `stage` (an output of main's shape) into blocks of `block` (one size
 /// per axis), runs the fused block loops in parallel (unless the DAG does
