@@ -30,7 +30,7 @@ int single_use_producer(const Graph& g, const std::vector<int>& producer, ValueI
 }  // namespace
 
 std::vector<std::vector<int>> attention_chains(const Graph& g, const std::vector<std::vector<int>>& readers,
-                                               const std::vector<bool>& pinned) {
+                                               const std::vector<bool>& pinned, int64_t min_score_bytes) {
   const std::vector<int> producer = g.producers();
   auto is_product = [&](int i) {
     const Node& n = g.nodes()[static_cast<size_t>(i)];
@@ -50,6 +50,8 @@ std::vector<std::vector<int>> attention_chains(const Graph& g, const std::vector
     if (softmax.kind != OpKind::kSoftmax) continue;
     const auto rank = static_cast<int64_t>(g.value(softmax.inputs[0]).shape.size());
     if (std::get<AxisAttrs>(softmax.attrs).axis != rank - 1) continue;
+    const Value& scores = g.value(softmax.inputs[0]);
+    if (shape_size(scores.shape) * scores.dtype.storage_bytes() < min_score_bytes) continue;
     // Forward: the softmax read once, as the A operand of a product.
     const ValueId probs = softmax.outputs[0];
     if (readers[static_cast<size_t>(probs)].size() != 1 || pinned[static_cast<size_t>(probs)]) continue;
@@ -82,12 +84,12 @@ namespace {
 
 class Fuser {
  public:
-  explicit Fuser(const Graph& g)
+  Fuser(const Graph& g, const FuseOptions& options)
       : g_(g), readers_(g.values().size()), pinned_(g.values().size(), false), deferred_(g.nodes().size(), false) {
     for (size_t i = 0; i < g.nodes().size(); ++i)
       for (ValueId v : g.nodes()[i].inputs) readers_[static_cast<size_t>(v)].push_back(static_cast<int>(i));
     for (ValueId v : g.outputs()) pinned_[static_cast<size_t>(v)] = true;
-    chains_ = attention_chains(g, readers_, pinned_);
+    chains_ = attention_chains(g, readers_, pinned_, options.attention_min_score_bytes);
     for (size_t c = 0; c < chains_.size(); ++c) {
       for (int i : chains_[c]) deferred_[static_cast<size_t>(i)] = true;
       deferred_[static_cast<size_t>(chains_[c].back())] = false;
@@ -257,8 +259,8 @@ class Fuser {
 
 }  // namespace
 
-std::vector<FusedGroup> fuse_ops(const Graph& g) {
-  return Fuser(g).run();
+std::vector<FusedGroup> fuse_ops(const Graph& g, const FuseOptions& options) {
+  return Fuser(g, options).run();
 }
 
 std::string groups_to_string(const Graph& g, const std::vector<FusedGroup>& groups) {

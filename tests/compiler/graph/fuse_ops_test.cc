@@ -246,9 +246,12 @@ Graph attention_chain(bool probs_read_twice) {
   return g;
 }
 
+// Attention chains of any size (the default fuses scores of 4 MiB or more).
+const FuseOptions kAnyAttention{0};
+
 TEST(FuseOps, AnAttentionChainIsOneGroupWhereItsContextIs) {
   const Graph g = attention_chain(false);
-  const auto groups = fuse_ops(g);
+  const auto groups = fuse_ops(g, kAnyAttention);
   ASSERT_EQ(groups.size(), 2u) << groups_to_string(g, groups);
   EXPECT_EQ(groups[0].name, "fused_relu");
   EXPECT_EQ(groups[1].name, "fused_matmul_div_add_softmax_matmul");
@@ -259,7 +262,8 @@ TEST(FuseOps, AnAttentionChainIsOneGroupWhereItsContextIs) {
   const auto q = test::random_floats(48, 1), kt = test::random_floats(40, 2), v = test::random_floats(30, 3),
              mask = test::random_floats(5, 4);
   auto got = test::run_graph(
-      g, {{0, test::to_bytes(q)}, {1, test::to_bytes(kt)}, {2, test::to_bytes(v)}, {3, test::to_bytes(mask)}});
+      g, {{0, test::to_bytes(q)}, {1, test::to_bytes(kt)}, {2, test::to_bytes(v)}, {3, test::to_bytes(mask)}},
+      kAnyAttention);
   ASSERT_TRUE(got.is_ok()) << got.status().to_string();
   std::vector<float> want(2 * 6 * 3, 0.0f);
   for (int h = 0; h < 2; ++h)
@@ -283,6 +287,15 @@ TEST(FuseOps, AnAttentionChainIsOneGroupWhereItsContextIs) {
 // softmax and the context are their usual groups.
 TEST(FuseOps, AttentionWhoseProbabilitiesAreReadElsewhereIsNoChain) {
   const Graph g = attention_chain(true);
+  const auto groups = fuse_ops(g, kAnyAttention);
+  for (const FusedGroup& group : groups)
+    EXPECT_EQ(group.name.find("softmax_matmul"), std::string::npos) << groups_to_string(g, groups);
+}
+
+// By default only scores too large for a core's cache fuse: these take 240
+// bytes, and the product, the softmax and the context stay kernels of their own.
+TEST(FuseOps, SmallAttentionStaysThreeKernels) {
+  const Graph g = attention_chain(false);
   const auto groups = fuse_ops(g);
   for (const FusedGroup& group : groups)
     EXPECT_EQ(group.name.find("softmax_matmul"), std::string::npos) << groups_to_string(g, groups);

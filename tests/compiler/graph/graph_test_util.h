@@ -34,8 +34,9 @@ inline std::vector<float> to_floats(const Bytes& b) {
 /// Runs every fused group of `g` with its task's default schedule; `inputs`
 /// holds the raw bytes of each graph input. Returns the bytes of every graph
 /// output, in order.
-inline Result<std::vector<Bytes>> run_graph(const Graph& g, const std::map<ValueId, Bytes>& inputs) {
-  const std::vector<FusedGroup> groups = fuse_ops(g);
+inline Result<std::vector<Bytes>> run_graph(const Graph& g, const std::map<ValueId, Bytes>& inputs,
+                                            const FuseOptions& fusion = {}) {
+  const std::vector<FusedGroup> groups = fuse_ops(g, fusion);
   TESSERA_ASSIGN_OR_RETURN(TaskExtraction tasks, extract_tasks(g, groups));
   std::map<ValueId, Bytes> env = inputs;
   for (const auto& [id, c] : g.constants()) env[id] = c.bytes;

@@ -48,7 +48,7 @@ ops::OpInstance attention(int64_t heads, int64_t rows, int64_t keys, int64_t wid
   ValueId p = g.add_op("probs", graph::OpKind::kSoftmax, graph::AxisAttrs{3}, {m}, scores_shape, f);
   ValueId c = g.add_op("context", graph::OpKind::kMatMul, graph::NoAttrs{}, {p, v}, {1, heads, rows, value_width}, f);
   g.set_outputs({c});
-  const std::vector<graph::FusedGroup> groups = graph::fuse_ops(g);
+  const std::vector<graph::FusedGroup> groups = graph::fuse_ops(g, graph::FuseOptions{0});
   EXPECT_EQ(groups.size(), 1u) << graph::groups_to_string(g, groups);
   graph::TaskExtraction tasks = graph::extract_tasks(g, groups).value();
   return ops::OpInstance{"attention", "attention " + std::to_string(rows) + "x" + std::to_string(keys),
