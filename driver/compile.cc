@@ -105,38 +105,6 @@ Result<ModelCompile> compile_model_file(const ModelCompileArgs& args) {
   return out;
 }
 
-namespace {
-
-// The two packages timed in turn on this machine (the last inputs set), the
-// median of each: what the user trades for the difference, measured. A
-// reduced precision is not faster on every CPU that has its instructions
-// (one whose bfloat16 dot product issues at half its FMA's rate runs a
-// bf16 model slower than float32): the line says so when it is slower.
-Result<std::string> time_against_float32(runtime::GraphExecutor& reduced, runtime::GraphExecutor& full) {
-  constexpr int kRounds = 5;
-  std::vector<double> reduced_s, full_s;
-  for (int round = 0; round < kRounds; ++round) {
-    TESSERA_ASSIGN_OR_RETURN(runtime::TimingResult f, full.benchmark(round == 0 ? 1 : 0, 3));
-    TESSERA_ASSIGN_OR_RETURN(runtime::TimingResult r, reduced.benchmark(round == 0 ? 1 : 0, 3));
-    full_s.push_back(f.median_s);
-    reduced_s.push_back(r.median_s);
-  }
-  auto median = [](std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
-  };
-  const double r = median(reduced_s), f = median(full_s);
-  char line[256];
-  std::snprintf(line, sizeof line, "  on this machine: %.3g ms a run against float32's %.3g ms (%.2fx)%s\n", r * 1e3,
-                f * 1e3, f / r,
-                r > f * 1.05 ? ": slower here, so float32 is the faster choice on this CPU (the reduced precision "
-                               "still halves the weights' memory)"
-                             : "");
-  return std::string(line);
-}
-
-}  // namespace
-
 Result<std::string> difference_from_float32(const ModelCompileArgs& args, const ModelCompile& result, int inputs) {
   ModelCompileArgs reference_args = args;
   reference_args.precision = "fp32";
@@ -175,8 +143,7 @@ Result<std::string> difference_from_float32(const ModelCompileArgs& args, const 
                 "its largest magnitude, %.3g)\n",
                 args.precision.c_str(), inputs, worst, worst_output.c_str(), scale > 0 ? 100 * worst / scale : 0.0,
                 scale);
-  TESSERA_ASSIGN_OR_RETURN(std::string speed, time_against_float32(*reduced, *full));
-  return std::string(line) + speed;
+  return std::string(line);
 }
 
 std::string format_model_choices(const ModelCompile& result) {

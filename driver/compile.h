@@ -61,9 +61,10 @@ Result<ModelCompile> compile_model_file(const ModelCompileArgs& args);
 /// --precision bf16) is from float32: the same model compiled in float32
 /// from the same records, both run on `inputs` seeded random inputs (floats
 /// uniform in [-1, 1]); one line for people naming the largest difference,
-/// the output and its scale, then both packages' median time on this
-/// machine (a reduced precision is not faster on every CPU that has its
-/// instructions). Errors: the float32 compilation's, the runs'.
+/// the output and its scale. Nothing is timed: compile never measures (a
+/// reduced precision is not faster on every CPU that has its instructions;
+/// `tessera run --bench` times the two packages). Errors: the float32
+/// compilation's, the runs'.
 Result<std::string> difference_from_float32(const ModelCompileArgs& args, const ModelCompile& result, int inputs = 3);
 
 /// What a compilation decided, for people: the regions of --byoc auto and

@@ -36,8 +36,7 @@ const std::vector<OptionSpec> kOptions = {
     {"jobs", true, "code generation threads (default: one per CPU)"},
     {"precision", true,
      "fp32 (the default) or bf16: products by constant weights in bfloat16, accumulated in float32, where the "
-     "target has a bfloat16 dot product; prints the largest difference from float32 on random inputs and both "
-     "packages' time on this machine"},
+     "target has a bfloat16 dot product; prints the largest difference from float32 on random inputs"},
     {"byoc", true,
      "external backend for the regions it takes: none, cblas, dnnl (every region it takes), or auto (the "
      "default: dnnl where its module is installed and the target is this machine, each region the faster way, "

@@ -289,9 +289,6 @@ TEST_F(ModelCommands, PrecisionBf16SaysWhatItCostsOrWhyItCannot) {
   EXPECT_NE(here.text.find("--precision bf16 against float32 on 3 random inputs: largest difference"),
             std::string::npos)
       << here.text;
-  // And what it costs or saves, measured: both packages timed in turn.
-  EXPECT_NE(here.text.find("  on this machine: "), std::string::npos) << here.text;
-  EXPECT_NE(here.text.find(" ms a run against float32's "), std::string::npos) << here.text;
   EXPECT_NE(here.text.find("matmul_bf16"), std::string::npos) << here.text;
   Output run = tessera("run " + path("c.tsr") + " --random-inputs 1");
   EXPECT_EQ(run.code, 0) << run.text;
