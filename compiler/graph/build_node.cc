@@ -643,9 +643,8 @@ Result<Tensor> build_softmax(const Node& n, const Tensor& x) {
   // where dividing each element issued a vdivps every vector (a sixth of a
   // fused attention kernel's time).
   return compute(
-      x->shape,
-      [&](const Vars& i) { return read(e, exprs(i)) * (cst(x->dtype, 1.0) / read(total, reduced(i))); }, n.name,
-      OpPattern::kBroadcast);
+      x->shape, [&](const Vars& i) { return read(e, exprs(i)) * (cst(x->dtype, 1.0) / read(total, reduced(i))); },
+      n.name, OpPattern::kBroadcast);
 }
 
 // erf in float32 as a rational function of x on [-4, 4] (beyond, erf is

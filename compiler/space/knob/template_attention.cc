@@ -186,22 +186,6 @@ std::vector<int64_t> row_choices(int64_t rows) {
   return choices;
 }
 
-// The largest divisor of `rows` up to `limit` (a micro-kernel's rows that
-// tile the block exactly).
-int64_t divisor_at_most(int64_t rows, int64_t limit) {
-  for (int64_t d = std::min(rows, limit); d > 1; --d)
-    if (rows % d == 0) return d;
-  return 1;
-}
-
-// A micro-kernel's rows for a block of `rows`, near `want`: a divisor of
-// the block when one is at least half of `want` (no remainder), else `want`
-// with a remainder (a block of 11 rows: 8 and 3, not 11 of 1).
-int64_t micro_rows(int64_t rows, int64_t want) {
-  const int64_t d = divisor_at_most(rows, want);
-  return 2 * d >= std::min(rows, want) ? d : std::min(rows, want);
-}
-
 }  // namespace
 
 Result<KnobSpace> define_attention(const ComputeDAG& dag, const Target& target) {
@@ -267,7 +251,7 @@ Status apply_attention(const KnobConfig& cfg, const Target& target, State* state
       TESSERA_RETURN_IF_ERROR(s.vectorize_partial_results(rf));
     }
   }
-  TESSERA_RETURN_IF_ERROR(schedule_context(s, a, local, micro_rows(rows, cfg.get_int("context_rows")), lanes));
+  TESSERA_RETURN_IF_ERROR(schedule_context(s, a, local, micro_kernel_rows(rows, cfg.get_int("context_rows")), lanes));
   for (const std::string& stage : a.stored) TESSERA_RETURN_IF_ERROR(schedule_rows_of_keys(s, a, stage, lanes));
   if (!a.keys_operand.empty()) {
     // A head's keys copied once a block, keys innermost.
@@ -279,7 +263,7 @@ Status apply_attention(const KnobConfig& cfg, const Target& target, State* state
     TESSERA_ASSIGN_OR_RETURN(int64_t extent, s.inferred_extent(keys, last));
     TESSERA_RETURN_IF_ERROR(s.vectorize_by_divisor(keys, last, extent, lanes));
   }
-  return schedule_scores(s, a, micro_rows(rows, cfg.get_int("score_rows")), cfg.get_int("score_cols"));
+  return schedule_scores(s, a, micro_kernel_rows(rows, cfg.get_int("score_rows")), cfg.get_int("score_cols"));
 }
 
 Result<KnobConfig> fallback_attention(const KnobSpace& space, const ComputeDAG& dag, const Target& target) {

@@ -463,6 +463,17 @@ class ProductReader : public IRVisitor {
 
 }  // namespace
 
+int64_t divisor_at_most(int64_t n, int64_t limit) {
+  for (int64_t d = std::min(n, limit); d > 1; --d)
+    if (n % d == 0) return d;
+  return 1;
+}
+
+int64_t micro_kernel_rows(int64_t block, int64_t want) {
+  const int64_t d = divisor_at_most(block, want), most = std::min(block, want);
+  return 2 * d >= most ? d : most;
+}
+
 Status store_dimension_innermost(Sched& s, const std::string& stage, int dim) {
   const std::vector<Var> loops = s.loops(stage);
   std::vector<int> order;

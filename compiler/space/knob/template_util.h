@@ -114,6 +114,17 @@ class Sched {
 /// more than the work.
 inline constexpr double kMinParallelFlops = 65536;
 
+/// The largest divisor of `n` not above `limit` (1 when none is larger).
+int64_t divisor_at_most(int64_t n, int64_t limit);
+
+/// A micro-kernel's rows for a block of `block` rows, near `want`: the
+/// largest divisor of the block up to `want` when it is at least half of
+/// min(block, want) (no remainder), else min(block, want) with a remainder
+/// chunk, guarded. A block of 19 Winograd tiles ran a one-tile micro-kernel
+/// at 130-140 GFLOP/s, 8 tiles and a chunk of 3 at 200-220; an attention
+/// block of 11 rows runs 8 and 3, not 11 of 1.
+int64_t micro_kernel_rows(int64_t block, int64_t want);
+
 /// Stores `stage` (a copy of a transposed operand) with its dimension `dim`
 /// (the one a micro-kernel's vectors run along) innermost, and runs the copy
 /// along it too (gathering, storing whole vectors): the micro-kernel's loads

@@ -136,29 +136,12 @@ std::vector<int64_t> block_choices(const Winograd& w) {
   return out;
 }
 
-// The largest divisor of `b` not above `limit`.
-int64_t divisor_at_most(int64_t b, int64_t limit) {
-  for (int64_t d = std::min(b, limit); d > 1; --d)
-    if (b % d == 0) return d;
-  return 1;
-}
-
-// The micro-kernel's tiles for `rows`: the largest divisor of the block up
-// to `rows`, or `rows` itself (a remainder chunk, guarded) when no divisor
-// comes within half of it: a block of 19 tiles (a 38-wide output) ran a
-// one-tile micro-kernel at 130-140 GFLOP/s, 8 tiles and a chunk of 3 run at
-// 200-220.
-int64_t micro_kernel_tiles(int64_t block, int64_t rows) {
-  const int64_t d = divisor_at_most(block, rows), want = std::min(block, rows);
-  return 2 * d >= want ? d : want;
-}
-
 // The micro-kernel's rows (tiles) the "rows" knob offers: for each block and
 // each count up to 16, micro_kernel_tiles.
 std::vector<int64_t> row_choices(const std::vector<int64_t>& blocks) {
   std::vector<int64_t> out;
   for (int64_t b : blocks)
-    for (int64_t m = 1; m <= 16; ++m) out.push_back(micro_kernel_tiles(b, m));
+    for (int64_t m = 1; m <= 16; ++m) out.push_back(micro_kernel_rows(b, m));
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
@@ -236,7 +219,7 @@ Result<KnobSpace> define_winograd(const ComputeDAG& dag, const Target& target) {
 Status apply_winograd(const KnobConfig& cfg, const Target& target, State* state) {
   TESSERA_ASSIGN_OR_RETURN(Winograd w, analyze(state->dag()));
   const int64_t lanes = target.vector_lanes(w.dtype);
-  const int64_t block = cfg.get_int("block"), tr = micro_kernel_tiles(block, cfg.get_int("rows"));
+  const int64_t block = cfg.get_int("block"), tr = micro_kernel_rows(block, cfg.get_int("rows"));
   const int64_t kv = cfg.get("tile_k")[1], cb = cfg.get("tile_c")[1];
   const bool fused = cfg.get_int("stages") == kFused;
   Sched s(state);
