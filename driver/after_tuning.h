@@ -2,7 +2,7 @@
 // ended, on this machine: the graph the tuning imported, its records checked in
 // the model against its untuned compile (compiler/model/check_records.h,
 // stored as records::ModelCheck rows, which compile reads), then the
-// regions an external backend can run timed both ways (tune_regions.h).
+// regions an external backend can run timed both ways (region_times.h).
 #pragma once
 
 #include <cstdio>
