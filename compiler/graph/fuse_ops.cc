@@ -20,8 +20,8 @@ bool may_join(OpPattern anchor, OpPattern node) {
 
 // The node producing `v` when `v` is read once (by the chain's next node)
 // and is no graph output; else -1.
-int single_use_producer(const Graph& g, const std::vector<int>& producer, ValueId v,
-                        const std::vector<std::vector<int>>& readers, const std::vector<bool>& pinned) {
+int single_use_producer(const std::vector<int>& producer, ValueId v, const std::vector<std::vector<int>>& readers,
+                        const std::vector<bool>& pinned) {
   const int p = producer[static_cast<size_t>(v)];
   if (p < 0 || readers[static_cast<size_t>(v)].size() != 1 || pinned[static_cast<size_t>(v)]) return -1;
   return p;
@@ -60,7 +60,7 @@ std::vector<std::vector<int>> attention_chains(const Graph& g, const std::vector
     // Backward: light nodes (a scale, a mask) on their first input, each
     // read once, up to the scores' product.
     std::vector<int> chain = {static_cast<int>(s), context};
-    int at = single_use_producer(g, producer, softmax.inputs[0], readers, pinned);
+    int at = single_use_producer(producer, softmax.inputs[0], readers, pinned);
     while (at >= 0 && !is_product(at)) {
       const Node& n = g.nodes()[static_cast<size_t>(at)];
       const OpPattern p = node_pattern(g, n);
@@ -70,7 +70,7 @@ std::vector<std::vector<int>> attention_chains(const Graph& g, const std::vector
         break;
       }
       chain.push_back(at);
-      at = single_use_producer(g, producer, n.inputs[0], readers, pinned);
+      at = single_use_producer(producer, n.inputs[0], readers, pinned);
     }
     if (at < 0) continue;
     chain.push_back(at);

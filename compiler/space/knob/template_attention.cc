@@ -103,19 +103,14 @@ Result<Attention> analyze(const ComputeDAG& dag) {
   return a;
 }
 
-// Splits `loop` of `stage` by `factor` (no split when it covers the loop).
-Result<std::vector<Var>> split_by(Sched& s, const std::string& stage, const Var& loop, int64_t factor) {
-  return s.split(stage, loop, {factor});
-}
-
 // The scores' micro-kernel at the block: [batch..., rows, keys, width] ->
 // batch..., keys.o, rows.o, width, rows.i (unrolled), keys.i (vectorized).
 Status schedule_scores(Sched& s, const Attention& a, int64_t score_rows, int64_t score_cols) {
   const std::vector<Var> loops = s.loops(a.scores);
   const auto r = static_cast<size_t>(a.rank);
   std::vector<Var> order(loops.begin(), loops.begin() + a.rank - 2);
-  TESSERA_ASSIGN_OR_RETURN(std::vector<Var> i, split_by(s, a.scores, loops[r - 2], score_rows));
-  TESSERA_ASSIGN_OR_RETURN(std::vector<Var> j, split_by(s, a.scores, loops[r - 1], score_cols));
+  TESSERA_ASSIGN_OR_RETURN(std::vector<Var> i, s.split(a.scores, loops[r - 2], {score_rows}));
+  TESSERA_ASSIGN_OR_RETURN(std::vector<Var> j, s.split(a.scores, loops[r - 1], {score_cols}));
   order.insert(order.end(), {j[0], i[0], loops[r], i[1], j[1]});
   TESSERA_RETURN_IF_ERROR(s.reorder(a.scores, order));
   TESSERA_RETURN_IF_ERROR(s.annotate(a.scores, i[1], IterAnnotation::kUnroll));
@@ -129,8 +124,8 @@ Status schedule_context(Sched& s, const Attention& a, const std::string& local, 
   const std::vector<Var> loops = s.loops(local);
   const auto r = static_cast<size_t>(a.rank);
   std::vector<Var> order(loops.begin(), loops.begin() + a.rank - 2);
-  TESSERA_ASSIGN_OR_RETURN(std::vector<Var> i, split_by(s, local, loops[r - 2], context_rows));
-  TESSERA_ASSIGN_OR_RETURN(std::vector<Var> c, split_by(s, local, loops[r - 1], std::min(a.width, 4 * lanes)));
+  TESSERA_ASSIGN_OR_RETURN(std::vector<Var> i, s.split(local, loops[r - 2], {context_rows}));
+  TESSERA_ASSIGN_OR_RETURN(std::vector<Var> c, s.split(local, loops[r - 1], {std::min(a.width, 4 * lanes)}));
   order.insert(order.end(), {i[0], c[0], loops[r], i[1], c[1]});
   TESSERA_RETURN_IF_ERROR(s.reorder(local, order));
   TESSERA_RETURN_IF_ERROR(s.annotate(local, i[1], IterAnnotation::kUnroll));
@@ -141,7 +136,7 @@ Status schedule_context(Sched& s, const Attention& a, const std::string& local, 
 // along the keys.
 Status schedule_rows_of_keys(Sched& s, const Attention& a, const std::string& stage, int64_t lanes) {
   const std::vector<Var> loops = s.loops(stage);
-  TESSERA_ASSIGN_OR_RETURN(std::vector<Var> j, split_by(s, stage, loops[static_cast<size_t>(a.rank) - 1], lanes));
+  TESSERA_ASSIGN_OR_RETURN(std::vector<Var> j, s.split(stage, loops[static_cast<size_t>(a.rank) - 1], {lanes}));
   return s.annotate(stage, j[1], IterAnnotation::kVectorize);
 }
 
@@ -219,7 +214,7 @@ Status apply_attention(const KnobConfig& cfg, const Target& target, State* state
   // from its local accumulator, vectorized along the head's width.
   const std::vector<Var> loops = s.loops(a.out);
   const auto r = static_cast<size_t>(a.rank);
-  TESSERA_ASSIGN_OR_RETURN(std::vector<Var> i, split_by(s, a.out, loops[r - 2], rows));
+  TESSERA_ASSIGN_OR_RETURN(std::vector<Var> i, s.split(a.out, loops[r - 2], {rows}));
   std::vector<Var> outer(loops.begin(), loops.begin() + a.rank - 2);
   outer.push_back(i[0]);
   Var blocks = outer[0];
@@ -241,9 +236,8 @@ Status apply_attention(const KnobConfig& cfg, const Target& target, State* state
     const std::string reader = last_reader(tensors, a, name);
     if (reader.empty()) return attention_error("stage " + name + " has no reader");
     TESSERA_RETURN_IF_ERROR(s.compute_at(name, reader, s.loops(reader)[r - 3]));
-    const size_t k =
-        static_cast<size_t>(std::find(a.statistics.begin(), a.statistics.end(), name) - a.statistics.begin());
-    if (stat && partials[k]) {
+    if (stat && partials[static_cast<size_t>(std::find(a.statistics.begin(), a.statistics.end(), name) -
+                                             a.statistics.begin())]) {
       // At the statistic's innermost row loop: one row's partial results,
       // placed before the statistic's input (which they read) is.
       const std::string rf = name + ".rf";
@@ -273,7 +267,7 @@ Result<KnobConfig> fallback_attention(const KnobSpace& space, const ComputeDAG& 
   // x keys) in a quarter of L2. The scores' micro-kernel 6 rows x 4
   // registers with 32 registers (24 accumulators, 4 loads of keys for 24
   // FMAs: a 4-trial tune of the speech encoder found it 1.25x faster than 8
-  // x 2), else 4 x 2; the context's 6 rows (4 with 16 registers) x the
+  // x 2), else 4 x 2; the context's 6 rows (2 with 16 registers) x the
   // head's width (four registers).
   const int64_t fit = std::max<int64_t>(4, target.l2_bytes / 4 / (3 * a.keys * a.dtype.storage_bytes()));
   const bool many = target.vector_registers() >= 32;

@@ -429,9 +429,6 @@ class FindsDotU8S8 : public IRVisitor {
     IRVisitor::visit(op);
   }
 };
-}  // namespace
-
-namespace {
 
 class ProductReader : public IRVisitor {
  public:
