@@ -50,6 +50,13 @@ Result<Tensor> unary_op(const std::string& op, const Tensor& x, bool float_only,
       x->shape, [&](const Vars& i) { return f(read(x, detail::as_exprs(i))); }, name, OpPattern::kElementwise);
 }
 
+// a / b rounded toward zero from the IR's floor quotient: one more where
+// the division was inexact and the signs differ (-7 / 2: -4 + 1).
+Expr truncating_quotient(Expr a, Expr b) {
+  const Expr zero = constant(a.dtype(), 0.0);
+  return select(a % b != zero && ((a < zero) != (b < zero)), a / b + constant(a.dtype(), 1.0), a / b);
+}
+
 }  // namespace
 
 Result<std::vector<int64_t>> broadcast_shape(const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
@@ -80,7 +87,8 @@ Result<Tensor> mul(const Tensor& a, const Tensor& b, const std::string& name) {
 }
 Result<Tensor> div(const Tensor& a, const Tensor& b, const std::string& name) {
   return binary_op(
-      "div", a, b, false, [](Expr x, Expr y) { return x / y; }, name);
+      "div", a, b, false, [](Expr x, Expr y) { return x.dtype().is_float() ? x / y : truncating_quotient(x, y); },
+      name);
 }
 Result<Tensor> maximum(const Tensor& a, const Tensor& b, const std::string& name) {
   return binary_op(

@@ -15,9 +15,9 @@ namespace tessera::ops {
 /// or has a 1), or kInvalidArgument naming both shapes.
 Result<std::vector<int64_t>> broadcast_shape(const std::vector<int64_t>& a, const std::vector<int64_t>& b);
 
-/// a + b, a - b, a * b, a / b (floor division for integers), max(a, b),
-/// min(a, b), pow(a, b) (floats), with NumPy broadcasting; both operands
-/// must have one element type.
+/// a + b, a - b, a * b, a / b (rounded toward zero for integers, as ONNX and
+/// C divide), max(a, b), min(a, b), pow(a, b) (floats), with NumPy
+/// broadcasting; both operands must have one element type.
 Result<Tensor> add(const Tensor& a, const Tensor& b, const std::string& name = "add");
 Result<Tensor> sub(const Tensor& a, const Tensor& b, const std::string& name = "sub");
 Result<Tensor> mul(const Tensor& a, const Tensor& b, const std::string& name = "mul");

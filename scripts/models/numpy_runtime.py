@@ -96,6 +96,13 @@ def softmax(x, axis):
     return e / e.sum(axis=axis, keepdims=True)
 
 
+def _div(x, y):
+    """ONNX's Div: integers rounded toward zero (C's division), not numpy's floor."""
+    if np.issubdtype(x.dtype, np.integer):
+        return (np.abs(x) // np.abs(y) * np.sign(x) * np.sign(y)).astype(x.dtype)
+    return x / y
+
+
 _erf = np.vectorize(math.erf, otypes=[np.float64])
 
 
@@ -163,7 +170,7 @@ OPS = {
     "Add": lambda i, a: i[0] + i[1],
     "Sub": lambda i, a: i[0] - i[1],
     "Mul": lambda i, a: i[0] * i[1],
-    "Div": lambda i, a: i[0] / i[1],
+    "Div": lambda i, a: _div(i[0], i[1]),
     "Pow": lambda i, a: np.power(i[0], i[1]),
     "Sqrt": lambda i, a: np.sqrt(i[0]),
     "Erf": lambda i, a: _erf(i[0]).astype(i[0].dtype),

@@ -48,6 +48,34 @@ TEST(FoldConstants, ArithmeticOnConstantsIsEvaluatedAndConvStays) {
   EXPECT_EQ(folded->constant(w2).to_doubles(), (std::vector<double>{4.0}));
 }
 
+// ONNX's integer Div truncates toward zero (C's division, as ONNX Runtime
+// computes it): folded and in a kernel alike, whatever the signs.
+TEST(FoldConstants, IntegerDivTruncatesTowardZeroFoldedAndInAKernel) {
+  const std::vector<int64_t> a = {-7, 7, -7, 7, -6, 0, 5, -1}, b = {2, -2, -2, 2, 3, 5, 7, 3};
+  const std::vector<double> want = {-3, -3, 3, 3, -2, 0, 0, 0};
+  for (DType t : {DType::i32(), DType::i64()}) {
+    Graph g;
+    ValueId x = g.add_input("x", {8}, t);
+    ValueId ca = g.add_constant("a", Constant::from_doubles(t, {8}, std::vector<double>(a.begin(), a.end())));
+    ValueId cb = g.add_constant("b", Constant::from_doubles(t, {8}, std::vector<double>(b.begin(), b.end())));
+    ValueId folded_q = g.add_op("folded", OpKind::kDiv, NoAttrs{}, {ca, cb}, {8}, t);
+    ValueId kernel_q = g.add_op("kernel", OpKind::kDiv, NoAttrs{}, {x, cb}, {8}, t);
+    g.set_outputs({folded_q, kernel_q});
+    auto folded = fold_constants(g);
+    ASSERT_TRUE(folded.is_ok()) << folded.status().to_string();
+    EXPECT_EQ(folded->constant(folded_q).to_doubles(), want) << t.to_string();
+    Graph kernel_only;
+    ValueId kx = kernel_only.add_input("x", {8}, t);
+    ValueId kb = kernel_only.add_constant("b", Constant::from_doubles(t, {8}, std::vector<double>(b.begin(), b.end())));
+    kernel_only.set_outputs({kernel_only.add_op("kernel", OpKind::kDiv, NoAttrs{}, {kx, kb}, {8}, t)});
+    auto out = test::run_graph(kernel_only, {{kx, g.constant(ca).bytes}});
+    ASSERT_TRUE(out.is_ok()) << out.status().to_string();
+    Constant got = Constant::from_doubles(t, {8}, std::vector<double>(8, 0.0));
+    got.bytes = out->at(0);
+    EXPECT_EQ(got.to_doubles(), want) << t.to_string();
+  }
+}
+
 TEST(FoldConstants, SlicePadAndCastOfConstantsAreEvaluated) {
   Graph g;
   ValueId c = g.add_constant("c", Constant::from_floats({2, 3}, {1, 2, 3, 4, 5, 6}));
