@@ -647,24 +647,11 @@ Result<Tensor> build_softmax(const Node& n, const Tensor& x) {
       n.name, OpPattern::kBroadcast);
 }
 
-// erf in float32 as a rational function of x on [-4, 4] (beyond, erf is
-// +-1 to float precision): Eigen's and XLA's fast erf, within a few ulp.
-// Plain arithmetic vectorizes; a libm erff call runs lane by lane, and made
-// an erf-form GELU cost more than the matmul before it.
-Expr erf_f32(Expr v) {
-  const DType t = v.dtype();
-  const Expr x = min(max(v, cst(t, -4.0)), cst(t, 4.0));
-  const Expr x2 = x * x;
-  constexpr double kAlpha[] = {-2.72614225801306e-10, 2.77068142495902e-08,  -2.10102402082508e-06,
-                               -5.69250639462346e-05, -7.34990630326855e-04, -2.95459980854025e-03,
-                               -1.60960333262415e-02};
-  constexpr double kBeta[] = {-1.45660718464996e-05, -2.13374055278905e-04, -1.68282697438203e-03,
-                              -7.37332916720468e-03, -1.42647390514189e-02};
-  Expr p = cst(t, kAlpha[0]);
-  for (size_t i = 1; i < std::size(kAlpha); ++i) p = p * x2 + cst(t, kAlpha[i]);
-  Expr q = cst(t, kBeta[0]);
-  for (size_t i = 1; i < std::size(kBeta); ++i) q = q * x2 + cst(t, kBeta[i]);
-  return x * p / q;
+// An elementwise kind: its scalar function as ops defines it (scalar_fn).
+Result<Tensor> build_scalar_fn(const Node& n, const std::vector<Tensor>& in) {
+  const std::optional<NodeScalarFn> f = scalar_fn(n);
+  if (!f) return error(n, "not an elementwise function");
+  return f->is_binary ? ops::binary(f->binary, in[0], in[1], n.name) : ops::unary(f->unary, in[0], f->params, n.name);
 }
 
 Tensor unary(const Node& n, const Tensor& x, const std::function<Expr(Expr)>& f) {
@@ -691,30 +678,23 @@ Result<Tensor> build_node(const Graph& g, const Node& n, const std::vector<Tenso
     case OpKind::kMatMulBf16: r = ops::matmul_bf16(in[0], in[1], n.name); break;
     case OpKind::kConvBf16: r = build_conv_bf16(n, in); break;
     case OpKind::kConvU8S8: r = build_conv_u8s8(n, in); break;
-    case OpKind::kAdd: r = ops::add(in[0], in[1], n.name); break;
-    case OpKind::kSub: r = ops::sub(in[0], in[1], n.name); break;
-    case OpKind::kMul: r = ops::mul(in[0], in[1], n.name); break;
-    case OpKind::kDiv: r = ops::div(in[0], in[1], n.name); break;
-    case OpKind::kPow: r = ops::power(in[0], in[1], n.name); break;
-    case OpKind::kMax: r = ops::maximum(in[0], in[1], n.name); break;
-    case OpKind::kMin: r = ops::minimum(in[0], in[1], n.name); break;
-    case OpKind::kRelu: r = ops::relu(in[0], n.name); break;
-    case OpKind::kSigmoid: r = ops::sigmoid(in[0], n.name); break;
-    case OpKind::kTanh: r = ops::tanh(in[0], n.name); break;
-    case OpKind::kHardSwish: r = ops::hardswish(in[0], n.name); break;
-    case OpKind::kLeakyRelu: r = ops::leaky_relu(in[0], std::get<ScalarAttrs>(n.attrs).value, n.name); break;
-    case OpKind::kClip: {
-      const auto& a = std::get<AffineAttrs>(n.attrs);
-      r = ops::clip(in[0], a.alpha, a.beta, n.name);
-      break;
-    }
-    case OpKind::kHardSigmoid: {
-      const auto& a = std::get<AffineAttrs>(n.attrs);
-      r = unary(n, in[0],
-                [&](Expr x) { return max(cst(t, 0.0), min(cst(t, 1.0), x * cst(t, a.alpha) + cst(t, a.beta))); });
-      break;
-    }
-    case OpKind::kErf: r = unary(n, in[0], [t](Expr x) { return t == DType::f32() ? erf_f32(x) : erf(x); }); break;
+    case OpKind::kAdd:
+    case OpKind::kSub:
+    case OpKind::kMul:
+    case OpKind::kDiv:
+    case OpKind::kPow:
+    case OpKind::kMax:
+    case OpKind::kMin:
+    case OpKind::kRelu:
+    case OpKind::kSigmoid:
+    case OpKind::kTanh:
+    case OpKind::kHardSwish:
+    case OpKind::kLeakyRelu:
+    case OpKind::kClip:
+    case OpKind::kHardSigmoid:
+    case OpKind::kErf:
+    case OpKind::kUnary:
+    case OpKind::kBinary: r = build_scalar_fn(n, in); break;
     case OpKind::kCast: r = unary(n, in[0], [&](Expr x) { return cast(t, x); }); break;
     case OpKind::kBatchNorm: r = build_batch_norm(n, in); break;
     case OpKind::kMaxPool:
@@ -726,12 +706,6 @@ Result<Tensor> build_node(const Graph& g, const Node& n, const std::vector<Tenso
     case OpKind::kReduceMax:
     case OpKind::kReduceMin:
     case OpKind::kReduceProd: r = build_reduce(n, in[0]); break;
-    case OpKind::kUnary: {
-      const auto& a = std::get<UnaryAttrs>(n.attrs);
-      r = ops::unary(a.fn, in[0], a.params, n.name);
-      break;
-    }
-    case OpKind::kBinary: r = ops::binary(std::get<BinaryAttrs>(n.attrs).fn, in[0], in[1], n.name); break;
     case OpKind::kWhere: r = ops::where(in[0], in[1], in[2], n.name); break;
     case OpKind::kQuantize: r = ops::quantize(in[0], in[1], in[2], n.name); break;
     case OpKind::kDequantize: r = ops::dequantize(in[0], in[1], in[2], n.name); break;

@@ -42,41 +42,13 @@ int64_t broadcast_offset(const std::vector<int64_t>& out_idx, const std::vector<
   return flat;
 }
 
-double apply_binary(OpKind k, double a, double b, bool integral) {
-  switch (k) {
-    case OpKind::kAdd: return a + b;
-    case OpKind::kSub: return a - b;
-    case OpKind::kMul: return a * b;
-    case OpKind::kDiv: return integral ? std::trunc(a / b) : a / b;
-    case OpKind::kMax: return a > b ? a : b;
-    case OpKind::kMin: return a < b ? a : b;
-    default: return std::pow(a, b);
-  }
-}
-
+// A one-operand elementwise node at x: its function as ops defines it, or
+// a cast's value (before truncation to an integer type).
 Result<double> apply_unary(const Node& n, double x) {
-  switch (n.kind) {
-    case OpKind::kRelu: return x > 0 ? x : 0.0;
-    case OpKind::kSigmoid: return 1.0 / (1.0 + std::exp(-x));
-    case OpKind::kTanh: return std::tanh(x);
-    case OpKind::kErf: return std::erf(x);
-    case OpKind::kHardSwish: return x * std::min(std::max(x + 3.0, 0.0), 6.0) / 6.0;
-    case OpKind::kLeakyRelu: return x > 0 ? x : std::get<ScalarAttrs>(n.attrs).value * x;
-    case OpKind::kClip: {
-      const auto& a = std::get<AffineAttrs>(n.attrs);
-      return std::min(std::max(x, a.alpha), a.beta);
-    }
-    case OpKind::kHardSigmoid: {
-      const auto& a = std::get<AffineAttrs>(n.attrs);
-      return std::max(0.0, std::min(1.0, a.alpha * x + a.beta));
-    }
-    case OpKind::kCast: return x;
-    case OpKind::kUnary: {
-      const auto& a = std::get<UnaryAttrs>(n.attrs);
-      return ops::unary_reference(a.fn, x, a.params);
-    }
-    default: return cannot(n, "not an elementwise operator");
-  }
+  if (n.kind == OpKind::kCast) return x;
+  const std::optional<NodeScalarFn> f = scalar_fn(n);
+  if (!f || f->is_binary) return cannot(n, "not an elementwise operator");
+  return ops::unary_reference(f->unary, x, f->params);
 }
 
 // What every folding helper reads: the node, its single output and its
@@ -88,17 +60,15 @@ struct Fold {
   int64_t total;
 };
 
-// Add, Sub, ..., Min and the generic binary op, with NumPy broadcasting.
-void fold_binary(const Fold& f, std::vector<double>& result) {
+// Add, Sub, ..., Min and the generic binary op, with NumPy broadcasting:
+// the function as ops defines it (scalar_fn).
+void fold_binary(const Fold& f, const BinaryFn fn, std::vector<double>& result) {
   const Constant& a = *f.in.at(0);
   const Constant& b = *f.in.at(1);
-  const bool generic = f.n.kind == OpKind::kBinary;
-  const BinaryFn fn = generic ? std::get<BinaryAttrs>(f.n.attrs).fn : BinaryFn{};
   for (int64_t i = 0; i < f.total; ++i) {
     const auto idx = unravel(i, f.out.shape);
     const double x = a.at(broadcast_offset(idx, a.shape)), y = b.at(broadcast_offset(idx, b.shape));
-    result[i] =
-        generic ? ops::binary_reference(fn, x, y, a.dtype) : apply_binary(f.n.kind, x, y, f.out.dtype.is_integral());
+    result[i] = ops::binary_reference(fn, x, y, a.dtype);
   }
 }
 
@@ -256,15 +226,11 @@ Result<Constant> evaluate_node(const Graph& g, const Node& n, const std::vector<
   for (const Constant* c : inputs)
     if (c == nullptr) return cannot(n, "an input is not constant");
   const Fold f{n, out, inputs, total};
+  if (const std::optional<NodeScalarFn> fn = scalar_fn(n); fn && fn->is_binary) {
+    fold_binary(f, fn->binary, result);
+    return Constant::from_doubles(out.dtype, out.shape, result);
+  }
   switch (n.kind) {
-    case OpKind::kAdd:
-    case OpKind::kSub:
-    case OpKind::kMul:
-    case OpKind::kDiv:
-    case OpKind::kPow:
-    case OpKind::kMax:
-    case OpKind::kMin:
-    case OpKind::kBinary: fold_binary(f, result); break;
     case OpKind::kWhere:
     case OpKind::kExpand: fold_where_expand(f, result); break;
     case OpKind::kTile: fold_tile(f, result); break;

@@ -11,11 +11,31 @@
 namespace tessera::graph {
 
 const OpTraits& op_traits(OpKind kind) {
+  // The scalar function column's words: none, attrs, unary(F), binary(F).
+#define TESSERA_SCALAR_none \
+  ScalarFn {}
+#define TESSERA_SCALAR_attrs \
+  ScalarFn {                 \
+    ScalarFn::Of::kAttrs     \
+  }
+#define TESSERA_SCALAR_unary(f)           \
+  ScalarFn {                              \
+    ScalarFn::Of::kUnary, ops::UnaryFn::f \
+  }
+#define TESSERA_SCALAR_binary(f)                \
+  ScalarFn {                                    \
+    ScalarFn::Of::kBinary, {}, ops::BinaryFn::f \
+  }
   static constexpr OpTraits kTraits[] = {
-#define TESSERA_GRAPH_OP_TRAITS(e, name, fusion, foldable) {name, FusionRule::fusion, foldable},
+#define TESSERA_GRAPH_OP_TRAITS(e, name, fusion, foldable, scalar) \
+  {name, FusionRule::fusion, foldable, TESSERA_SCALAR_##scalar},
       TESSERA_GRAPH_OPS(TESSERA_GRAPH_OP_TRAITS)
 #undef TESSERA_GRAPH_OP_TRAITS
   };
+#undef TESSERA_SCALAR_none
+#undef TESSERA_SCALAR_attrs
+#undef TESSERA_SCALAR_unary
+#undef TESSERA_SCALAR_binary
   static_assert(std::size(kTraits) == static_cast<size_t>(OpKind::kLoop) + 1, "a row for every kind");
   return kTraits[static_cast<size_t>(kind)];
 }
@@ -221,6 +241,35 @@ Status Graph::validate() const {
     if (v < 0 || v >= n_values || !defined[static_cast<size_t>(v)])
       return Status(ErrorCode::kInternal, "a graph output is never defined");
   return Status::ok();
+}
+
+std::optional<NodeScalarFn> scalar_fn(const Node& n) {
+  const ScalarFn& s = op_traits(n.kind).scalar;
+  NodeScalarFn f;
+  switch (s.of) {
+    case ScalarFn::Of::kNone: return std::nullopt;
+    case ScalarFn::Of::kBinary:
+      f.is_binary = true;
+      f.binary = s.binary;
+      return f;
+    case ScalarFn::Of::kUnary: f.unary = s.unary; break;
+    case ScalarFn::Of::kAttrs:
+      if (const auto* b = std::get_if<BinaryAttrs>(&n.attrs)) {
+        f.is_binary = true;
+        f.binary = b->fn;
+        return f;
+      }
+      if (const auto* u = std::get_if<UnaryAttrs>(&n.attrs)) {
+        f.unary = u->fn;
+        f.params = u->params;
+      }
+      return f;
+  }
+  // A named function's parameters: LeakyRelu's slope, Clip's and
+  // HardSigmoid's pair.
+  if (const auto* a = std::get_if<ScalarAttrs>(&n.attrs)) f.params.alpha = a->value;
+  if (const auto* a = std::get_if<AffineAttrs>(&n.attrs)) f.params = {.alpha = a->alpha, .beta = a->beta};
+  return f;
 }
 
 OpPattern node_pattern(const Graph& g, const Node& n) {

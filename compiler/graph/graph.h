@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -28,72 +29,75 @@
 namespace tessera::graph {
 
 /// Every operator kind, listed once, with what it is: X(enum name, printed
-/// name, FusionRule, foldable). The row is the one place a kind's facts
+/// name, FusionRule, foldable, scalar function). The scalar function of an
+/// elementwise kind is ops' (compiler/ops/elementwise.h): unary(F) or
+/// binary(F) by name, attrs for kUnary and kBinary (their attributes name
+/// it), none for every other kind. The row is the one place a kind's facts
 /// live; op_traits reads them.
 // clang-format off
-#define TESSERA_GRAPH_OPS(X)                                    \
-  X(kConv,            "conv",             kComplex,     false)  \
-  X(kConvTranspose,   "conv_transpose",   kComplex,     false)  \
-  X(kGemm,            "gemm",             kComplex,     false)  \
-  X(kMatMul,          "matmul",           kComplex,     false)  \
-  X(kAdd,             "add",              kByShapes,    true)   \
-  X(kSub,             "sub",              kByShapes,    true)   \
-  X(kMul,             "mul",              kByShapes,    true)   \
-  X(kDiv,             "div",              kByShapes,    true)   \
-  X(kPow,             "pow",              kByShapes,    true)   \
-  X(kMax,             "max",              kByShapes,    true)   \
-  X(kMin,             "min",              kByShapes,    true)   \
-  X(kRelu,            "relu",             kElementwise, true)   \
-  X(kLeakyRelu,       "leaky_relu",       kElementwise, true)   \
-  X(kSigmoid,         "sigmoid",          kElementwise, true)   \
-  X(kHardSigmoid,     "hard_sigmoid",     kElementwise, true)   \
-  X(kHardSwish,       "hardswish",        kElementwise, true)   \
-  X(kTanh,            "tanh",             kElementwise, true)   \
-  X(kClip,            "clip",             kElementwise, true)   \
-  X(kErf,             "erf",              kElementwise, true)   \
-  X(kBatchNorm,       "batch_norm",       kBroadcast,   false)  \
-  X(kMaxPool,         "max_pool",         kReduction,   false)  \
-  X(kAvgPool,         "avg_pool",         kReduction,   false)  \
-  X(kGlobalAvgPool,   "global_avg_pool",  kReduction,   false)  \
-  X(kReshape,         "reshape",          kInjective,   true)   \
-  X(kTranspose,       "transpose",        kInjective,   true)   \
-  X(kConcat,          "concat",           kInjective,   true)   \
-  X(kSoftmax,         "softmax",          kReduction,   false)  \
-  X(kReduceMean,      "reduce_mean",      kReduction,   false)  \
-  X(kReduceSum,       "reduce_sum",       kReduction,   false)  \
-  X(kReduceMax,       "reduce_max",       kReduction,   false)  \
-  X(kLayerNorm,       "layer_norm",       kReduction,   false)  \
-  X(kPad,             "pad",              kInjective,   true)   \
-  X(kSlice,           "slice",            kInjective,   true)   \
-  X(kResize,          "resize",           kInjective,   false)  \
-  X(kShape,           "shape",            kInjective,   true)   \
-  X(kGather,          "gather",           kInjective,   true)   \
-  X(kCast,            "cast",             kElementwise, true)   \
-  X(kUnary,           "unary",            kElementwise, true)   \
-  X(kBinary,          "binary",           kByShapes,    true)   \
-  X(kWhere,           "where",            kByShapes,    true)   \
-  X(kReduceMin,       "reduce_min",       kReduction,   false)  \
-  X(kReduceProd,      "reduce_prod",      kReduction,   false)  \
-  X(kArgMax,          "arg_max",          kReduction,   false)  \
-  X(kArgMin,          "arg_min",          kReduction,   false)  \
-  X(kCumSum,          "cumsum",           kReduction,   false)  \
-  X(kGatherElements,  "gather_elements",  kInjective,   true)   \
-  X(kExpand,          "expand",           kInjective,   true)   \
-  X(kTile,            "tile",             kInjective,   true)   \
-  X(kGatherND,        "gather_nd",        kInjective,   false)  \
-  X(kScatterElements, "scatter_elements", kReduction,   false)  \
-  X(kScatterND,       "scatter_nd",       kReduction,   false)  \
-  X(kEinsum,          "einsum",           kByLetters,   false)  \
-  X(kGridSample,      "grid_sample",      kInjective,   false)  \
-  X(kQuantize,        "quantize",         kByShapes,    true)   \
-  X(kDequantize,      "dequantize",       kByShapes,    true)   \
-  X(kMatMulU8S8,      "matmul_u8s8",      kComplex,     false)  \
-  X(kConvU8S8,        "conv_u8s8",        kComplex,     false)  \
-  X(kMatMulBf16,      "matmul_bf16",      kComplex,     false)  \
-  X(kConvBf16,        "conv_bf16",        kComplex,     false)  \
-  X(kExternal,        "external",         kComplex,     false)  \
-  X(kIf,              "if",               kComplex,     false)  \
-  X(kLoop,            "loop",             kComplex,     false)
+#define TESSERA_GRAPH_OPS(X)                                                          \
+  X(kConv,             "conv",             kComplex,     false, none)                 \
+  X(kConvTranspose,    "conv_transpose",   kComplex,     false, none)                 \
+  X(kGemm,             "gemm",             kComplex,     false, none)                 \
+  X(kMatMul,           "matmul",           kComplex,     false, none)                 \
+  X(kAdd,              "add",              kByShapes,    true,  binary(kAdd))         \
+  X(kSub,              "sub",              kByShapes,    true,  binary(kSub))         \
+  X(kMul,              "mul",              kByShapes,    true,  binary(kMul))         \
+  X(kDiv,              "div",              kByShapes,    true,  binary(kDiv))         \
+  X(kPow,              "pow",              kByShapes,    true,  binary(kPow))         \
+  X(kMax,              "max",              kByShapes,    true,  binary(kMax))         \
+  X(kMin,              "min",              kByShapes,    true,  binary(kMin))         \
+  X(kRelu,             "relu",             kElementwise, true,  unary(kRelu))         \
+  X(kLeakyRelu,        "leaky_relu",       kElementwise, true,  unary(kLeakyRelu))    \
+  X(kSigmoid,          "sigmoid",          kElementwise, true,  unary(kSigmoid))      \
+  X(kHardSigmoid,      "hard_sigmoid",     kElementwise, true,  unary(kHardSigmoid))  \
+  X(kHardSwish,        "hardswish",        kElementwise, true,  unary(kHardSwish))    \
+  X(kTanh,             "tanh",             kElementwise, true,  unary(kTanh))         \
+  X(kClip,             "clip",             kElementwise, true,  unary(kClip))         \
+  X(kErf,              "erf",              kElementwise, true,  unary(kErf))          \
+  X(kBatchNorm,        "batch_norm",       kBroadcast,   false, none)                 \
+  X(kMaxPool,          "max_pool",         kReduction,   false, none)                 \
+  X(kAvgPool,          "avg_pool",         kReduction,   false, none)                 \
+  X(kGlobalAvgPool,    "global_avg_pool",  kReduction,   false, none)                 \
+  X(kReshape,          "reshape",          kInjective,   true,  none)                 \
+  X(kTranspose,        "transpose",        kInjective,   true,  none)                 \
+  X(kConcat,           "concat",           kInjective,   true,  none)                 \
+  X(kSoftmax,          "softmax",          kReduction,   false, none)                 \
+  X(kReduceMean,       "reduce_mean",      kReduction,   false, none)                 \
+  X(kReduceSum,        "reduce_sum",       kReduction,   false, none)                 \
+  X(kReduceMax,        "reduce_max",       kReduction,   false, none)                 \
+  X(kLayerNorm,        "layer_norm",       kReduction,   false, none)                 \
+  X(kPad,              "pad",              kInjective,   true,  none)                 \
+  X(kSlice,            "slice",            kInjective,   true,  none)                 \
+  X(kResize,           "resize",           kInjective,   false, none)                 \
+  X(kShape,            "shape",            kInjective,   true,  none)                 \
+  X(kGather,           "gather",           kInjective,   true,  none)                 \
+  X(kCast,             "cast",             kElementwise, true,  none)                 \
+  X(kUnary,            "unary",            kElementwise, true,  attrs)                \
+  X(kBinary,           "binary",           kByShapes,    true,  attrs)                \
+  X(kWhere,            "where",            kByShapes,    true,  none)                 \
+  X(kReduceMin,        "reduce_min",       kReduction,   false, none)                 \
+  X(kReduceProd,       "reduce_prod",      kReduction,   false, none)                 \
+  X(kArgMax,           "arg_max",          kReduction,   false, none)                 \
+  X(kArgMin,           "arg_min",          kReduction,   false, none)                 \
+  X(kCumSum,           "cumsum",           kReduction,   false, none)                 \
+  X(kGatherElements,   "gather_elements",  kInjective,   true,  none)                 \
+  X(kExpand,           "expand",           kInjective,   true,  none)                 \
+  X(kTile,             "tile",             kInjective,   true,  none)                 \
+  X(kGatherND,         "gather_nd",        kInjective,   false, none)                 \
+  X(kScatterElements,  "scatter_elements", kReduction,   false, none)                 \
+  X(kScatterND,        "scatter_nd",       kReduction,   false, none)                 \
+  X(kEinsum,           "einsum",           kByLetters,   false, none)                 \
+  X(kGridSample,       "grid_sample",      kInjective,   false, none)                 \
+  X(kQuantize,         "quantize",         kByShapes,    true,  none)                 \
+  X(kDequantize,       "dequantize",       kByShapes,    true,  none)                 \
+  X(kMatMulU8S8,       "matmul_u8s8",      kComplex,     false, none)                 \
+  X(kConvU8S8,         "conv_u8s8",        kComplex,     false, none)                 \
+  X(kMatMulBf16,       "matmul_bf16",      kComplex,     false, none)                 \
+  X(kConvBf16,         "conv_bf16",        kComplex,     false, none)                 \
+  X(kExternal,         "external",         kComplex,     false, none)                 \
+  X(kIf,               "if",               kComplex,     false, none)                 \
+  X(kLoop,             "loop",             kComplex,     false, none)
 // clang-format on
 
 /// The operator a node applies. Reshape also stands for Flatten, Squeeze and
@@ -135,11 +139,27 @@ enum class FusionRule : uint8_t {
   kByLetters,    ///< einsum: complex when it sums over a letter, else injective or broadcast
 };
 
+/// Which of ops' scalar functions an elementwise kind applies: its kernel
+/// (build_node) and its constant folding (evaluate_node) both take the one
+/// definition there.
+struct ScalarFn {
+  enum class Of : uint8_t {
+    kNone,    ///< not an elementwise function of its operands
+    kUnary,   ///< `unary` of one operand
+    kBinary,  ///< `binary` of two, broadcast
+    kAttrs,   ///< named by the node's UnaryAttrs or BinaryAttrs
+  };
+  Of of = Of::kNone;
+  ops::UnaryFn unary{};
+  ops::BinaryFn binary{};
+};
+
 /// What an operator kind is, as data: its row of TESSERA_GRAPH_OPS.
 struct OpTraits {
   const char* name;   ///< printed, e.g. "batch_norm"
   FusionRule fusion;  ///< node_pattern's rule
   bool foldable;      ///< evaluate_node computes it on constant inputs
+  ScalarFn scalar;    ///< the function it applies elementwise, if it is one
 };
 const OpTraits& op_traits(OpKind kind);
 
@@ -464,6 +484,18 @@ class Graph {
 int64_t shape_size(const std::vector<int64_t>& shape);
 /// "[1, 3, 224, 224]".
 std::string shape_string(const std::vector<int64_t>& shape);
+
+/// A node's elementwise function with its parameters (ScalarFn): one of
+/// ops' functions of one operand (`unary`, its alpha and beta from the
+/// node's attributes) or of two (`binary`).
+struct NodeScalarFn {
+  bool is_binary = false;
+  ops::UnaryFn unary{};
+  ops::BinaryFn binary{};
+  ops::UnaryParams params;
+};
+/// nullopt for a kind that is not such a function (its ScalarFn is kNone).
+std::optional<NodeScalarFn> scalar_fn(const Node& n);
 
 /// What a node computes, for fusion: its kind's FusionRule (op_traits), with
 /// the node's shapes (kByShapes) or letters (kByLetters) where the rule

@@ -74,83 +74,51 @@ Result<std::vector<int64_t>> broadcast_shape(const std::vector<int64_t>& a, cons
 }
 
 Result<Tensor> add(const Tensor& a, const Tensor& b, const std::string& name) {
-  return binary_op(
-      "add", a, b, false, [](Expr x, Expr y) { return x + y; }, name);
+  return binary(BinaryFn::kAdd, a, b, name);
 }
 Result<Tensor> sub(const Tensor& a, const Tensor& b, const std::string& name) {
-  return binary_op(
-      "sub", a, b, false, [](Expr x, Expr y) { return x - y; }, name);
+  return binary(BinaryFn::kSub, a, b, name);
 }
 Result<Tensor> mul(const Tensor& a, const Tensor& b, const std::string& name) {
-  return binary_op(
-      "mul", a, b, false, [](Expr x, Expr y) { return x * y; }, name);
+  return binary(BinaryFn::kMul, a, b, name);
 }
 Result<Tensor> div(const Tensor& a, const Tensor& b, const std::string& name) {
-  return binary_op(
-      "div", a, b, false, [](Expr x, Expr y) { return x.dtype().is_float() ? x / y : truncating_quotient(x, y); },
-      name);
+  return binary(BinaryFn::kDiv, a, b, name);
 }
 Result<Tensor> maximum(const Tensor& a, const Tensor& b, const std::string& name) {
-  return binary_op(
-      "maximum", a, b, false, [](Expr x, Expr y) { return max(x, y); }, name);
+  return binary(BinaryFn::kMax, a, b, name);
 }
 Result<Tensor> minimum(const Tensor& a, const Tensor& b, const std::string& name) {
-  return binary_op(
-      "minimum", a, b, false, [](Expr x, Expr y) { return min(x, y); }, name);
+  return binary(BinaryFn::kMin, a, b, name);
 }
 Result<Tensor> power(const Tensor& a, const Tensor& b, const std::string& name) {
-  return binary_op(
-      "power", a, b, true, [](Expr x, Expr y) { return tessera::pow(x, y); }, name);
+  return binary(BinaryFn::kPow, a, b, name);
 }
 
 Result<Tensor> relu(const Tensor& x, const std::string& name) {
-  return unary_op(
-      "relu", x, false, [](Expr v) { return max(v, constant(v.dtype(), 0.0)); }, name);
+  return unary(UnaryFn::kRelu, x, {}, name);
 }
 Result<Tensor> sigmoid(const Tensor& x, const std::string& name) {
-  return unary_op(
-      "sigmoid", x, true, [](Expr v) { return tessera::sigmoid(v); }, name);
+  return unary(UnaryFn::kSigmoid, x, {}, name);
 }
 Result<Tensor> tanh(const Tensor& x, const std::string& name) {
-  return unary_op(
-      "tanh", x, true, [](Expr v) { return tessera::tanh(v); }, name);
+  return unary(UnaryFn::kTanh, x, {}, name);
 }
 Result<Tensor> exp(const Tensor& x, const std::string& name) {
-  return unary_op(
-      "exp", x, true, [](Expr v) { return tessera::exp(v); }, name);
+  return unary(UnaryFn::kExp, x, {}, name);
 }
 Result<Tensor> hardswish(const Tensor& x, const std::string& name) {
-  return unary_op(
-      "hardswish", x, true,
-      [](Expr v) {
-        DType t = v.dtype();
-        Expr gate = min(max(v + constant(t, 3.0), constant(t, 0.0)), constant(t, 6.0));
-        return v * gate / constant(t, 6.0);
-      },
-      name);
+  return unary(UnaryFn::kHardSwish, x, {}, name);
 }
 Result<Tensor> clip(const Tensor& x, double lo, double hi, const std::string& name) {
   if (!(lo <= hi)) return invalid("clip", "lo " + std::to_string(lo) + " must not exceed hi " + std::to_string(hi));
-  return unary_op(
-      "clip", x, false, [=](Expr v) { return min(max(v, constant(v.dtype(), lo)), constant(v.dtype(), hi)); }, name);
+  return unary(UnaryFn::kClip, x, {.alpha = lo, .beta = hi}, name);
 }
 Result<Tensor> leaky_relu(const Tensor& x, double alpha, const std::string& name) {
-  return unary_op(
-      "leaky_relu", x, true,
-      [=](Expr v) {
-        DType t = v.dtype();
-        return select(v > constant(t, 0.0), v, v * constant(t, alpha));
-      },
-      name);
+  return unary(UnaryFn::kLeakyRelu, x, {.alpha = alpha}, name);
 }
 Result<Tensor> gelu(const Tensor& x, const std::string& name) {
-  return unary_op(
-      "gelu", x, true,
-      [](Expr v) {
-        DType t = v.dtype();
-        return constant(t, 0.5) * v * (constant(t, 1.0) + tessera::erf(v * constant(t, M_SQRT1_2)));
-      },
-      name);
+  return unary(UnaryFn::kGelu, x, {}, name);
 }
 
 }  // namespace tessera::ops
@@ -170,6 +138,26 @@ Expr call1(CallOp op, Expr v) {
 Expr softplus_expr(Expr v) {
   const DType t = v.dtype();
   return max(v, constant(t, 0.0)) + tessera::log(constant(t, 1.0) + tessera::exp(constant(t, 0.0) - tessera::abs(v)));
+}
+
+// erf in float32 as a rational function of x on [-4, 4] (beyond, erf is
+// +-1 to float precision): Eigen's and XLA's fast erf, within a few ulp.
+// Plain arithmetic vectorizes; a libm erff call runs lane by lane, and made
+// an erf-form GELU cost more than the matmul before it.
+Expr erf_f32(Expr v) {
+  const DType t = v.dtype();
+  const Expr x = min(max(v, constant(t, -4.0)), constant(t, 4.0));
+  const Expr x2 = x * x;
+  constexpr double kAlpha[] = {-2.72614225801306e-10, 2.77068142495902e-08,  -2.10102402082508e-06,
+                               -5.69250639462346e-05, -7.34990630326855e-04, -2.95459980854025e-03,
+                               -1.60960333262415e-02};
+  constexpr double kBeta[] = {-1.45660718464996e-05, -2.13374055278905e-04, -1.68282697438203e-03,
+                              -7.37332916720468e-03, -1.42647390514189e-02};
+  Expr p = constant(t, kAlpha[0]);
+  for (size_t i = 1; i < std::size(kAlpha); ++i) p = p * x2 + constant(t, kAlpha[i]);
+  Expr q = constant(t, kBeta[0]);
+  for (size_t i = 1; i < std::size(kBeta); ++i) q = q * x2 + constant(t, kBeta[i]);
+  return x * p / q;
 }
 
 Expr unary_expr(UnaryFn fn, Expr v, const UnaryParams& p) {
@@ -218,6 +206,14 @@ Expr unary_expr(UnaryFn fn, Expr v, const UnaryParams& p) {
       return c(0.5) * v * (c(1.0) + tessera::tanh(inner));
     }
     case UnaryFn::kGelu: return c(0.5) * v * (c(1.0) + tessera::erf(v * c(M_SQRT1_2)));
+    case UnaryFn::kRelu: return max(v, c(0.0));
+    case UnaryFn::kLeakyRelu: return select(v > c(0.0), v, v * c(p.alpha));
+    case UnaryFn::kSigmoid: return tessera::sigmoid(v);
+    case UnaryFn::kHardSigmoid: return max(c(0.0), min(c(1.0), v * c(p.alpha) + c(p.beta)));
+    case UnaryFn::kHardSwish: return v * min(max(v + c(3.0), c(0.0)), c(6.0)) / c(6.0);
+    case UnaryFn::kTanh: return tessera::tanh(v);
+    case UnaryFn::kClip: return min(max(v, c(p.alpha)), c(p.beta));
+    case UnaryFn::kErf: return t == DType::f32() ? erf_f32(v) : tessera::erf(v);
   }
   return v;
 }
@@ -252,6 +248,13 @@ Expr binary_expr(BinaryFn fn, Expr a, Expr b) {
       return fn == BinaryFn::kShiftLeft ? a * scale : a / scale;
     }
     case BinaryFn::kPRelu: return select(a < constant(t, 0.0), a * b, a);
+    case BinaryFn::kAdd: return a + b;
+    case BinaryFn::kSub: return a - b;
+    case BinaryFn::kMul: return a * b;
+    case BinaryFn::kDiv: return t.is_float() ? a / b : truncating_quotient(a, b);
+    case BinaryFn::kMax: return max(a, b);
+    case BinaryFn::kMin: return min(a, b);
+    case BinaryFn::kPow: return tessera::pow(a, b);
   }
   return a;
 }
@@ -277,6 +280,8 @@ bool unary_fn_accepts(UnaryFn fn, DType t) {
     case UnaryFn::kNeg:
     case UnaryFn::kAbs:
     case UnaryFn::kSign: return is_signed_or_float(t);
+    case UnaryFn::kRelu:
+    case UnaryFn::kClip: return !t.is_bool();
     case UnaryFn::kNot: return t.is_bool();
     default: return t.is_float();
   }
@@ -331,6 +336,14 @@ double unary_reference(UnaryFn fn, double x, UnaryParams p) {
     case UnaryFn::kMish: return x * std::tanh(softplus(x));
     case UnaryFn::kGeluTanh: return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
     case UnaryFn::kGelu: return 0.5 * x * (1.0 + std::erf(x * M_SQRT1_2));
+    case UnaryFn::kRelu: return x > 0 ? x : 0.0;
+    case UnaryFn::kLeakyRelu: return x > 0 ? x : p.alpha * x;
+    case UnaryFn::kSigmoid: return 1.0 / (1.0 + std::exp(-x));
+    case UnaryFn::kHardSigmoid: return std::max(0.0, std::min(1.0, p.alpha * x + p.beta));
+    case UnaryFn::kHardSwish: return x * std::min(std::max(x + 3.0, 0.0), 6.0) / 6.0;
+    case UnaryFn::kTanh: return std::tanh(x);
+    case UnaryFn::kClip: return std::min(std::max(x, p.alpha), p.beta);
+    case UnaryFn::kErf: return std::erf(x);
   }
   return x;
 }
@@ -354,7 +367,8 @@ bool binary_fn_accepts(BinaryFn fn, DType t) {
     case BinaryFn::kFmod: return !t.is_bool();
     case BinaryFn::kShiftLeft:
     case BinaryFn::kShiftRight: return t.is_uint() && !t.is_bool();
-    case BinaryFn::kPRelu: return t.is_float();
+    case BinaryFn::kPRelu:
+    case BinaryFn::kPow: return t.is_float();
     default: return true;
   }
 }
@@ -365,7 +379,14 @@ DType binary_fn_result(BinaryFn fn, DType t) {
     case BinaryFn::kFmod:
     case BinaryFn::kShiftLeft:
     case BinaryFn::kShiftRight:
-    case BinaryFn::kPRelu: return t;
+    case BinaryFn::kPRelu:
+    case BinaryFn::kAdd:
+    case BinaryFn::kSub:
+    case BinaryFn::kMul:
+    case BinaryFn::kDiv:
+    case BinaryFn::kMax:
+    case BinaryFn::kMin:
+    case BinaryFn::kPow: return t;
     default: return DType::boolean();
   }
 }
@@ -393,6 +414,13 @@ double binary_reference(BinaryFn fn, double a, double b, DType t) {
     case BinaryFn::kShiftLeft: return std::fmod(a * std::ldexp(1.0, static_cast<int>(b)), std::ldexp(1.0, t.bits));
     case BinaryFn::kShiftRight: return std::floor(a / std::ldexp(1.0, static_cast<int>(b)));
     case BinaryFn::kPRelu: return a < 0 ? a * b : a;
+    case BinaryFn::kAdd: return a + b;
+    case BinaryFn::kSub: return a - b;
+    case BinaryFn::kMul: return a * b;
+    case BinaryFn::kDiv: return t.is_float() ? a / b : std::trunc(a / b);
+    case BinaryFn::kMax: return a > b ? a : b;
+    case BinaryFn::kMin: return a < b ? a : b;
+    case BinaryFn::kPow: return std::pow(a, b);
   }
   return a;
 }

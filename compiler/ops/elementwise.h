@@ -45,7 +45,8 @@ Result<Tensor> gelu(const Tensor& x, const std::string& name = "gelu");
 
 /// Elementwise functions of one operand, listed once: X(enum name, printed
 /// name). Float operands unless noted; kNeg, kAbs and kSign also take signed
-/// integers, kNot takes bool; kIsNaN, kIsInf and kNot yield bool.
+/// integers, kRelu and kClip any number, kNot takes bool; kIsNaN, kIsInf and
+/// kNot yield bool.
 ///   kRound: half to even. kSign: -1, 0 or 1.
 ///   kElu: x > 0 ? x : alpha (e^x - 1).  kSelu: beta (x > 0 ? x : alpha (e^x - 1)).
 ///   kCelu: max(0, x) + min(0, alpha (e^(x / alpha) - 1)).
@@ -55,6 +56,10 @@ Result<Tensor> gelu(const Tensor& x, const std::string& name = "gelu");
 ///   kMish: x tanh(softplus(x)).  kGelu: 0.5 x (1 + erf(x / sqrt(2))).
 ///   kGeluTanh: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
 ///   kIsInf: +inf when beta != 0, -inf when alpha != 0.
+///   kRelu: max(x, 0).  kLeakyRelu: x > 0 ? x : alpha x.  kSigmoid: 1 / (1 + e^-x).
+///   kHardSigmoid: max(0, min(1, alpha x + beta)).  kHardSwish: x min(max(x + 3, 0), 6) / 6.
+///   kClip: min(max(x, alpha), beta).  kErf: in float32 a rational function
+///   within a few ulp (it vectorizes; libm's erff runs lane by lane).
 // clang-format off
 #define TESSERA_UNARY_FNS(X)                                                                          \
   X(kNeg, "neg") X(kAbs, "abs") X(kSign, "sign") X(kReciprocal, "reciprocal") X(kSqrt, "sqrt")       \
@@ -63,7 +68,9 @@ Result<Tensor> gelu(const Tensor& x, const std::string& name = "gelu");
   X(kCosh, "cosh") X(kAsinh, "asinh") X(kAcosh, "acosh") X(kAtanh, "atanh") X(kNot, "not")           \
   X(kIsNaN, "isnan") X(kIsInf, "isinf") X(kElu, "elu") X(kSelu, "selu") X(kCelu, "celu")              \
   X(kSoftplus, "softplus") X(kSoftsign, "softsign") X(kThresholdedRelu, "thresholded_relu")          \
-  X(kShrink, "shrink") X(kMish, "mish") X(kGeluTanh, "gelu_tanh") X(kGelu, "gelu")
+  X(kShrink, "shrink") X(kMish, "mish") X(kGeluTanh, "gelu_tanh") X(kGelu, "gelu") X(kRelu, "relu")    \
+  X(kLeakyRelu, "leaky_relu") X(kSigmoid, "sigmoid") X(kHardSigmoid, "hard_sigmoid")                  \
+  X(kHardSwish, "hardswish") X(kTanh, "tanh") X(kClip, "clip") X(kErf, "erf")
 // clang-format on
 
 /// A function of TESSERA_UNARY_FNS.
@@ -95,12 +102,16 @@ double unary_reference(UnaryFn fn, double x, UnaryParams params = {});
 /// (kAnd, kOr, kXor) bool, and all of them yield bool. kMod: the remainder
 /// with the divisor's sign (integers); kFmod: C's fmod, the dividend's sign
 /// (floats and integers). kShiftLeft/kShiftRight: unsigned integers, shift
-/// counts below the bit width. kPRelu: a < 0 ? a * b : a (floats).
+/// counts below the bit width. kPRelu: a < 0 ? a * b : a (floats). The
+/// arithmetic (kAdd ... kMin any type, kPow floats) yields the operands'
+/// type; kDiv rounds integer quotients toward zero, as ONNX and C do.
 // clang-format off
 #define TESSERA_BINARY_FNS(X)                                                                         \
   X(kEqual, "equal") X(kLess, "less") X(kLessEqual, "less_equal") X(kGreater, "greater")             \
   X(kGreaterEqual, "greater_equal") X(kAnd, "and") X(kOr, "or") X(kXor, "xor") X(kMod, "mod")       \
-  X(kFmod, "fmod") X(kShiftLeft, "shift_left") X(kShiftRight, "shift_right") X(kPRelu, "prelu")
+  X(kFmod, "fmod") X(kShiftLeft, "shift_left") X(kShiftRight, "shift_right") X(kPRelu, "prelu")       \
+  X(kAdd, "add") X(kSub, "sub") X(kMul, "mul") X(kDiv, "div") X(kMax, "maximum") X(kMin, "minimum")   \
+  X(kPow, "power")
 // clang-format on
 
 /// A function of TESSERA_BINARY_FNS.

@@ -138,5 +138,72 @@ TEST(Unary, ClipRejectsLoAboveHi) {
   EXPECT_EQ(ops::clip(x, 1.0, 0.0).status().code(), ErrorCode::kInvalidArgument);
 }
 
+// Every function of the families, float32: its kernel expression and its
+// double reference (what constant folding applies) are one function's two
+// forms, so they agree wherever the function is defined.
+#define TESSERA_COUNT_FN(e, s) +1
+constexpr int kUnaryFns = 0 TESSERA_UNARY_FNS(TESSERA_COUNT_FN);
+constexpr int kBinaryFns = 0 TESSERA_BINARY_FNS(TESSERA_COUNT_FN);
+#undef TESSERA_COUNT_FN
+
+std::pair<float, float> domain_of(ops::UnaryFn fn) {
+  switch (fn) {
+    case ops::UnaryFn::kSqrt:
+    case ops::UnaryFn::kLog: return {0.05f, 4.0f};
+    case ops::UnaryFn::kAcosh: return {1.05f, 4.0f};
+    case ops::UnaryFn::kAsin:
+    case ops::UnaryFn::kAcos:
+    case ops::UnaryFn::kAtanh: return {-0.95f, 0.95f};
+    case ops::UnaryFn::kTan: return {-1.2f, 1.2f};
+    case ops::UnaryFn::kReciprocal: return {0.25f, 4.0f};
+    default: return {-5.0f, 5.0f};
+  }
+}
+
+TEST(UnaryFamily, EveryFunctionsKernelAgreesWithItsReference) {
+  const ops::UnaryParams params{.alpha = 0.3, .beta = 0.7};
+  int checked = 0;
+  for (int i = 0; i < kUnaryFns; ++i) {
+    const auto fn = static_cast<ops::UnaryFn>(i);
+    if (!ops::unary_fn_accepts(fn, DType::f32()) || ops::unary_fn_result(fn, DType::f32()) != DType::f32()) continue;
+    Tensor x = placeholder({257}, DType::f32(), "X");
+    auto y = ops::unary(fn, x, params);
+    ASSERT_TRUE(y.is_ok()) << ops::unary_fn_name(fn) << ": " << y.status().to_string();
+    const auto [lo, hi] = domain_of(fn);
+    const std::vector<float> xd = random_data(257, 40 + i, lo, hi);
+    std::vector<double> want;
+    for (float v : xd) want.push_back(ops::unary_reference(fn, v, params));
+    auto got = test::run_default({x, *y}, {xd});
+    ASSERT_TRUE(got.is_ok()) << ops::unary_fn_name(fn) << ": " << got.status().to_string();
+    EXPECT_TRUE(all_close(*got, want, 2e-5, 2e-6)) << ops::unary_fn_name(fn);
+    ++checked;
+  }
+  EXPECT_GE(checked, 35);
+}
+
+TEST(BinaryFamily, EveryFloatFunctionsKernelAgreesWithItsReference) {
+  int checked = 0;
+  for (int i = 0; i < kBinaryFns; ++i) {
+    const auto fn = static_cast<ops::BinaryFn>(i);
+    if (!ops::binary_fn_accepts(fn, DType::f32()) || ops::binary_fn_result(fn, DType::f32()) != DType::f32()) continue;
+    Tensor a = placeholder({3, 41}, DType::f32(), "A"), b = placeholder({41}, DType::f32(), "B");
+    auto y = ops::binary(fn, a, b);
+    ASSERT_TRUE(y.is_ok()) << ops::binary_fn_name(fn) << ": " << y.status().to_string();
+    // Positive divisors keep div and fmod defined, positive bases pow.
+    const std::vector<float> ad = random_data(123, 50 + i, 0.1f, 3.0f), bd = random_data(41, 60 + i, 0.5f, 2.0f);
+    std::vector<float> signed_a = ad;
+    if (fn != ops::BinaryFn::kPow)
+      for (size_t k = 1; k < signed_a.size(); k += 3) signed_a[k] = -signed_a[k];
+    std::vector<double> want;
+    for (size_t k = 0; k < ad.size(); ++k)
+      want.push_back(ops::binary_reference(fn, signed_a[k], bd[k % 41], DType::f32()));
+    auto got = test::run_default({a, b, *y}, {signed_a, bd});
+    ASSERT_TRUE(got.is_ok()) << ops::binary_fn_name(fn) << ": " << got.status().to_string();
+    EXPECT_TRUE(all_close(*got, want, 2e-5, 2e-6)) << ops::binary_fn_name(fn);
+    ++checked;
+  }
+  EXPECT_GE(checked, 9);
+}
+
 }  // namespace
 }  // namespace tessera
