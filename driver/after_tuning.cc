@@ -8,14 +8,16 @@ namespace tessera::driver {
 
 Result<model::ModelRecordsCheck> check_and_store_records(const graph::Graph& g, const Target& target,
                                                          const model::PlanOptions& options, records::Store& store,
-                                                         int64_t session_id, std::string* skipped) {
+                                                         int64_t session_id, runtime::PackageTimer& timer,
+                                                         std::string* skipped) {
   const std::string target_text = target.to_string();
   if (target_text != host_target().to_string()) {
     *skipped = "the target is not this machine (" + host_target().to_string() + ")";
     return model::ModelRecordsCheck{};
   }
   records::RecordsScheduleSource source(store);
-  TESSERA_ASSIGN_OR_RETURN(model::ModelRecordsCheck check, model::check_records_in_model(g, target, source, options));
+  TESSERA_ASSIGN_OR_RETURN(model::ModelRecordsCheck check,
+                           model::check_records_in_model(g, target, source, timer, options));
   for (const model::RecordCheck& r : check.records) {
     records::ModelCheck row;
     row.workload_key = r.workload_key;
@@ -37,7 +39,8 @@ void after_model_tuning(const graph::Graph& g, const model::PlanOptions& options
     std::fflush(out);
   }
   std::string skipped;
-  auto check = check_and_store_records(g, job.config().target, options, job.store(), job.session_id(), &skipped);
+  runtime::InProcessPackageTimer timer;
+  auto check = check_and_store_records(g, job.config().target, options, job.store(), job.session_id(), timer, &skipped);
   if (!check.is_ok()) {
     std::fprintf(stderr, "tessera tune: warning: the records were not checked in the model: %s\n",
                  check.status().message().c_str());
@@ -52,7 +55,7 @@ void after_model_tuning(const graph::Graph& g, const model::PlanOptions& options
     std::fflush(out);
   }
   Result<TunedRegions> tuned =
-      time_model_regions(g, backend, job.config().target, job.store(), job.session_id(), options);
+      time_model_regions(g, backend, job.config().target, job.store(), job.session_id(), timer, options);
   if (!tuned.is_ok()) {
     std::fprintf(stderr, "tessera tune: warning: the regions were not timed: %s\n", tuned.status().message().c_str());
     return;

@@ -15,18 +15,21 @@
 #include "compiler/model/check_records.h"
 #include "compiler/model/compile_model.h"
 #include "records/store.h"
+#include "runtime/package_timing.h"
 #include "tuner/job.h"
 
 namespace tessera::driver {
 
 /// Checks `g`'s records in the model (on `target`, which must be this
-/// machine's: the reason is returned otherwise, nothing checked) and stores
+/// machine's: the reason is returned otherwise, nothing checked), the
+/// packages timed through `timer`, and stores
 /// a ModelCheck per kernel taken from a record under `session_id`. Returns
 /// the check, or in `skipped` why there was none. Errors: the check's and
 /// the store's.
 Result<model::ModelRecordsCheck> check_and_store_records(const graph::Graph& g, const Target& target,
                                                          const model::PlanOptions& options, records::Store& store,
-                                                         int64_t session_id, std::string* skipped);
+                                                         int64_t session_id, runtime::PackageTimer& timer,
+                                                         std::string* skipped);
 
 /// `g` (the model the tuning imported, as it bound it) checked and its
 /// regions timed through `backend` (a name resolve_byoc gave; "none": not

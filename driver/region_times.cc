@@ -15,7 +15,8 @@ Result<std::string> resolve_byoc(const std::string& byoc, const Target& target) 
 }
 
 Result<TunedRegions> time_model_regions(const graph::Graph& g, const std::string& backend_name, const Target& target,
-                                        records::Store& store, int64_t session_id, const model::PlanOptions& options) {
+                                        records::Store& store, int64_t session_id, runtime::PackageTimer& timer,
+                                        const model::PlanOptions& options) {
   TunedRegions tuned;
   tuned.backend = backend_name;
   TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<external::Backend> backend, external::make_backend(backend_name));
@@ -35,7 +36,7 @@ Result<TunedRegions> time_model_regions(const graph::Graph& g, const std::string
     tuned.skipped = backend_name + " takes no region of this model";
     return tuned;
   }
-  TESSERA_RETURN_IF_ERROR(model::measure_regions(plans, target, &source));
+  TESSERA_RETURN_IF_ERROR(model::measure_regions(plans, target, &source, timer));
   for (const model::RegionChoice& c : plans.regions) {
     records::RegionTime t;
     t.region_key = c.key;

@@ -12,6 +12,7 @@
 #include "compiler/graph/graph.h"
 #include "compiler/model/choose_byoc.h"
 #include "records/store.h"
+#include "runtime/package_timing.h"
 #include "tuner/job.h"
 
 namespace tessera::driver {
@@ -33,12 +34,13 @@ Result<std::string> resolve_byoc(const std::string& byoc, const Target& target);
 
 /// Times each region `backend` ("none": nothing) takes in `g` (planned
 /// with `options`) both ways
-/// (model::measure_regions, schedules from `store`'s records) and stores
+/// (model::measure_regions, schedules from `store`'s records, packages
+/// timed through `timer`) and stores
 /// the times under `session_id`. Skipped, with the reason, when `target` is
 /// not this machine's (a region is timed here, not on the device) or the
 /// backend takes no region. Errors: the measurement's and the store's.
 Result<TunedRegions> time_model_regions(const graph::Graph& g, const std::string& backend, const Target& target,
-                                        records::Store& store, int64_t session_id,
+                                        records::Store& store, int64_t session_id, runtime::PackageTimer& timer,
                                         const model::PlanOptions& options = {});
 
 /// "regions timed both ways (dnnl), stored for compile --byoc auto:", a

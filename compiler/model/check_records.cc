@@ -6,7 +6,6 @@
 #include <utility>
 
 #include "compiler/model/choose_winograd.h"
-#include "compiler/model/profile_packages.h"
 #include "runtime/package.h"
 
 namespace tessera::model {
@@ -51,8 +50,9 @@ Result<Compiled> compile_from(const graph::Graph& g, const Target& target, Sched
 
 // Each kernel of `tuned` taken from a record, with its calls' mean time in
 // the model (a profile of the tuned package).
-Result<std::vector<RecordCheck>> kernels_from_records(const Compiled& tuned) {
-  TESSERA_ASSIGN_OR_RETURN(std::vector<std::vector<double>> calls, profile_alternately({&tuned.model.package}, 5));
+Result<std::vector<RecordCheck>> kernels_from_records(const Compiled& tuned, runtime::PackageTimer& timer) {
+  TESSERA_ASSIGN_OR_RETURN(std::vector<std::vector<double>> calls,
+                           timer.profile_alternately({&tuned.model.package}, 5));
   std::map<std::string, std::pair<double, int>> time_of_symbol;  // total seconds, calls
   const std::vector<runtime::KernelCall>& layout = tuned.model.package.calls;
   for (size_t i = 0; i < calls[0].size() && i < layout.size(); ++i) {
@@ -77,7 +77,7 @@ Result<std::vector<RecordCheck>> kernels_from_records(const Compiled& tuned) {
 
 // Whether package `p` of `times` is slower than packages[0] (kNoSlowerThan,
 // kNoSlowerBy_s).
-bool slower(const AlternatingTimes& times, size_t p) {
+bool slower(const runtime::AlternatingTimes& times, size_t p) {
   return times.ratio_to_first[p] > kNoSlowerThan && times.rounds_slower[p] >= times.rounds - 1 &&
          times.median_s[p] - times.median_s[0] > kNoSlowerBy_s;
 }
@@ -93,13 +93,14 @@ std::set<std::string> smaller_than(const std::vector<RecordCheck>& records, doub
 }  // namespace
 
 Result<ModelRecordsCheck> check_records_in_model(const graph::Graph& g, const Target& target, ScheduleSource& source,
-                                                 const PlanOptions& options) {
+                                                 runtime::PackageTimer& timer, const PlanOptions& options) {
   ModelRecordsCheck check;
   TESSERA_ASSIGN_OR_RETURN(Compiled tuned, compile_from(g, target, &source, options));
-  TESSERA_ASSIGN_OR_RETURN(check.records, kernels_from_records(tuned));
+  TESSERA_ASSIGN_OR_RETURN(check.records, kernels_from_records(tuned, timer));
   if (check.records.empty()) return check;
   TESSERA_ASSIGN_OR_RETURN(Compiled untuned, compile_from(g, target, nullptr, options));
-  TESSERA_ASSIGN_OR_RETURN(AlternatingTimes first, time_alternately({&untuned.model.package, &tuned.model.package}));
+  TESSERA_ASSIGN_OR_RETURN(runtime::AlternatingTimes first,
+                           timer.time_alternately({&untuned.model.package, &tuned.model.package}, {}));
   check.untuned_s = first.median_s[0];
   check.tuned_s = check.chosen_s = first.median_s[1];
   check.chosen_vs_untuned = first.ratio_to_first[1];
@@ -122,8 +123,8 @@ Result<ModelRecordsCheck> check_records_in_model(const graph::Graph& g, const Ta
     if (drop.size() < check.records.size()) {
       WithoutRecordsOf withheld(source, drop);
       TESSERA_ASSIGN_OR_RETURN(Compiled candidate, compile_from(g, target, &withheld, options));
-      TESSERA_ASSIGN_OR_RETURN(AlternatingTimes times,
-                               time_alternately({&untuned.model.package, &candidate.model.package}));
+      TESSERA_ASSIGN_OR_RETURN(runtime::AlternatingTimes times,
+                               timer.time_alternately({&untuned.model.package, &candidate.model.package}, {}));
       ++check.packages_timed;
       after_s = times.median_s[1];
       ratio = times.ratio_to_first[1];

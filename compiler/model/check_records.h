@@ -12,7 +12,8 @@
 // model is no slower than untuned; the records dropped keep their
 // fallback in compile (records::ModelCheck, stored by the caller).
 //
-//   ModelRecordsCheck check = check_records_in_model(g, target, records).value();
+//   runtime::InProcessPackageTimer timer;
+//   ModelRecordsCheck check = check_records_in_model(g, target, records, timer).value();
 //   for (const RecordCheck& r : check.records) store r (r.keeps_fallback) ...
 #pragma once
 
@@ -24,6 +25,7 @@
 #include "compiler/graph/graph.h"
 #include "compiler/model/compile_model.h"
 #include "compiler/schedule/schedule_source.h"
+#include "runtime/package_timing.h"
 
 namespace tessera::model {
 
@@ -60,12 +62,12 @@ inline constexpr double kNoSlowerThan = 1.02;
 inline constexpr double kNoSlowerBy_s = 5e-6;
 
 /// Compiles `g` from `source`'s records and untuned, times both in
-/// alternating runs on this machine, and, while the tuned one is slower
+/// alternating runs through `timer`, and, while the tuned one is slower
 /// (kNoSlowerThan), drops the records of the kernels whose
 /// calls take under 10 µs, then under 100 µs, then every record. Nothing is
 /// stored. Errors: planning's, compiling's, loading's and running's.
 Result<ModelRecordsCheck> check_records_in_model(const graph::Graph& g, const Target& target, ScheduleSource& source,
-                                                 const PlanOptions& options = {});
+                                                 runtime::PackageTimer& timer, const PlanOptions& options = {});
 
 /// A few lines for people: the model tuned and untuned, and the records
 /// dropped (each with its kernel), or that every record held.

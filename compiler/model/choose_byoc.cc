@@ -10,10 +10,10 @@
 #include "compiler/codegen/llvm_target.h"
 #include "compiler/external/dnnl.h"
 #include "compiler/model/choose_winograd.h"
-#include "compiler/model/profile_packages.h"
 #include "compiler/te/workload_key.h"
 #include "runtime/external_modules.h"
 #include "runtime/graph_executor.h"
+#include "runtime/package_timing.h"
 
 namespace tessera::model {
 namespace {
@@ -155,7 +155,7 @@ double sum(const std::vector<double>& v) {
 Status decide_by_whole_model(RegionPlans& plans, double all_tessera, double all_backend,
                              const runtime::PackageContents& tessera_package,
                              const runtime::PackageContents& backend_package, const Target& target,
-                             ScheduleSource* source, int runs) {
+                             ScheduleSource* source, runtime::PackageTimer& timer, int runs) {
   plans.tessera_total_s = all_tessera;
   plans.backend_total_s = all_backend;
   plans.mixed_total_s = 0;
@@ -172,7 +172,7 @@ Status decide_by_whole_model(RegionPlans& plans, double all_tessera, double all_
     TESSERA_ASSIGN_OR_RETURN(runtime::PackageContents mixed_package, compile_package(plan, target, source));
     // The three totals from one alternating profile, so that they compare.
     TESSERA_ASSIGN_OR_RETURN(std::vector<std::vector<double>> calls,
-                             profile_alternately({&mixed_package, &tessera_package, &backend_package}, runs));
+                             timer.profile_alternately({&mixed_package, &tessera_package, &backend_package}, runs));
     mixed = plans.mixed_total_s = sum(calls[0]);
     all_tessera = plans.tessera_total_s = sum(calls[1]);
     all_backend = plans.backend_total_s = sum(calls[2]);
@@ -211,7 +211,8 @@ struct Profiled {
   std::vector<size_t> backend_group_calls, tessera_group_calls;  // per group of each plan: its call
 };
 
-Result<Profiled> profile_buildable(RegionPlans& plans, const Target& target, ScheduleSource* source, int runs) {
+Result<Profiled> profile_buildable(RegionPlans& plans, const Target& target, ScheduleSource* source,
+                                   runtime::PackageTimer& timer, int runs) {
   Profiled p;
   TESSERA_ASSIGN_OR_RETURN(p.tessera_package,
                            compile_package(plans.without_backend, target, source, &p.tessera_group_calls));
@@ -219,7 +220,7 @@ Result<Profiled> profile_buildable(RegionPlans& plans, const Target& target, Sch
   for (;;) {
     TESSERA_ASSIGN_OR_RETURN(p.backend_package,
                              compile_package(plans.with_backend, target, source, &p.backend_group_calls));
-    auto calls = profile_alternately({&p.backend_package, &p.tessera_package}, runs);
+    auto calls = timer.profile_alternately({&p.backend_package, &p.tessera_package}, runs);
     const int r = calls.is_ok() ? -1 : refused_region(plans, calls.status().message());
     if (r < 0) {
       if (!calls.is_ok()) return calls.status();
@@ -240,11 +241,12 @@ Result<Profiled> profile_buildable(RegionPlans& plans, const Target& target, Sch
 
 }  // namespace
 
-Status measure_regions(RegionPlans& plans, const Target& target, ScheduleSource* source, int runs) {
+Status measure_regions(RegionPlans& plans, const Target& target, ScheduleSource* source, runtime::PackageTimer& timer,
+                       int runs) {
   if (plans.regions.empty()) return Status::ok();
   if (!plans.graph || !plans.backend)
     return Status(ErrorCode::kInternal, "measure_regions needs plans from plan_regions");
-  TESSERA_ASSIGN_OR_RETURN(Profiled profiled, profile_buildable(plans, target, source, runs));
+  TESSERA_ASSIGN_OR_RETURN(Profiled profiled, profile_buildable(plans, target, source, timer, runs));
   const std::vector<std::vector<double>>& calls = profiled.calls;
   std::map<std::string, size_t> region_of;
   for (size_t r = 0; r < plans.regions.size(); ++r)
@@ -268,7 +270,7 @@ Status measure_regions(RegionPlans& plans, const Target& target, ScheduleSource*
   }
   for (RegionChoice& c : plans.regions) c.backend = c.refused.empty() && c.backend_s < c.tessera_s;
   return decide_by_whole_model(plans, sum(tessera_calls), sum(backend_calls), profiled.tessera_package,
-                               profiled.backend_package, target, source, runs);
+                               profiled.backend_package, target, source, timer, runs);
 }
 
 namespace {

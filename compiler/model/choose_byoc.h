@@ -24,6 +24,7 @@
 #include "compiler/external/backend.h"
 #include "compiler/model/compile_model.h"
 #include "compiler/schedule/schedule_source.h"
+#include "runtime/package_timing.h"
 
 namespace tessera::model {
 
@@ -78,7 +79,8 @@ Result<RegionPlans> plan_regions(const graph::Graph& g, const Target& target, Sc
                                  const external::Backend& backend, const PlanOptions& options = {});
 
 /// Compiles both plans (schedules from `source`), runs each package on
-/// random inputs and profiles every call over `runs` runs; a region goes to
+/// random inputs and profiles every call over `runs` runs (through `timer`:
+/// in this process, or on a worker); a region goes to
 /// the backend when its call took less than the Tessera calls that compute
 /// its operators (each call counted for the region most of its fused
 /// operators belong to). A region's time leaves out what changes around
@@ -90,7 +92,8 @@ Result<RegionPlans> plan_regions(const graph::Graph& g, const Target& target, Sc
 /// others) and the model is planned again without it: the default compile
 /// never fails where the backend does. Errors: compiling, loading and
 /// running's.
-Status measure_regions(RegionPlans& plans, const Target& target, ScheduleSource* source, int runs = 10);
+Status measure_regions(RegionPlans& plans, const Target& target, ScheduleSource* source, runtime::PackageTimer& timer,
+                       int runs = 10);
 
 /// `--byoc auto` as compile decides it, timing nothing: each region as its
 /// stored measurement decides it (`source`'s region_measurement, taken

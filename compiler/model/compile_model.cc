@@ -330,4 +330,13 @@ std::string format_compile_summary(const CompiledModel& model) {
   return out;
 }
 
+Result<runtime::PackageContents> compile_package(const ModelPlan& plan, const Target& target, ScheduleSource* source,
+                                                 std::vector<size_t>* group_calls) {
+  CompileOptions co;
+  co.source = source;
+  TESSERA_ASSIGN_OR_RETURN(CompiledModel compiled, compile_model(plan, target, co));
+  if (group_calls) *group_calls = std::move(compiled.group_calls);
+  return std::move(compiled.package);
+}
+
 }  // namespace tessera::model

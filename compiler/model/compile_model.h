@@ -153,6 +153,12 @@ struct CompiledModel {
 /// errors, validate_package's.
 Result<CompiledModel> compile_model(const ModelPlan& plan, const Target& target, const CompileOptions& options = {});
 
+/// `plan` compiled with schedules from `source` (null: fallbacks), as a
+/// package in memory to time against another (runtime/package_timing.h);
+/// `group_calls` (optional) gets each group's call.
+Result<runtime::PackageContents> compile_package(const ModelPlan& plan, const Target& target, ScheduleSource* source,
+                                                 std::vector<size_t>* group_calls = nullptr);
+
 /// A table for people: one line per kernel (label, calls, schedule source)
 /// and the compile report's summary.
 std::string format_compile_summary(const CompiledModel& model);

@@ -336,7 +336,8 @@ TEST(DnnlBackend, CorruptPayloadIsALoadError) {
 Result<std::vector<model::RegionChoice>> measured_regions(const Graph& g, const Backend& backend,
                                                           ScheduleSource* source = nullptr) {
   TESSERA_ASSIGN_OR_RETURN(model::RegionPlans plans, model::plan_regions(g, host_target(), source, backend));
-  TESSERA_RETURN_IF_ERROR(model::measure_regions(plans, host_target(), source, 3));
+  runtime::InProcessPackageTimer timer;
+  TESSERA_RETURN_IF_ERROR(model::measure_regions(plans, host_target(), source, timer, 3));
   return std::move(plans.regions);
 }
 

@@ -42,7 +42,8 @@ TEST(CheckRecordsInModel, ARecordSlowerInTheModelThanItsFallbackKeepsTheFallback
   const std::string key = plan->tasks[0].dag->workload_key();
   source.add(key, host_target().to_string(), lying);
 
-  auto checked = check_records_in_model(g, host_target(), source);
+  runtime::InProcessPackageTimer timer;
+  auto checked = check_records_in_model(g, host_target(), source, timer);
   ASSERT_TRUE(checked.is_ok()) << checked.status().to_string();
   const ModelRecordsCheck& check = *checked;
   ASSERT_EQ(check.records.size(), 1u);
@@ -61,7 +62,8 @@ TEST(CheckRecordsInModel, ARecordSlowerInTheModelThanItsFallbackKeepsTheFallback
 
 TEST(CheckRecordsInModel, AModelWithoutRecordsHasNothingToCheck) {
   FixedScheduleSource empty;
-  auto checked = check_records_in_model(product(), host_target(), empty);
+  runtime::InProcessPackageTimer timer;
+  auto checked = check_records_in_model(product(), host_target(), empty, timer);
   ASSERT_TRUE(checked.is_ok()) << checked.status().to_string();
   const ModelRecordsCheck& check = *checked;
   EXPECT_TRUE(check.records.empty());
