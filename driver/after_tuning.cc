@@ -3,6 +3,7 @@
 #include "compiler/codegen/llvm_target.h"
 #include "driver/region_times.h"
 #include "records/records_schedule_source.h"
+#include "tuner/measure/package_timer.h"
 
 namespace tessera::driver {
 
@@ -39,7 +40,8 @@ void after_model_tuning(const graph::Graph& g, const model::PlanOptions& options
     std::fflush(out);
   }
   std::string skipped;
-  runtime::InProcessPackageTimer timer;
+  // Timed where the tuning measured, in the workers' sandbox.
+  tuner::RunnerPackageTimer timer(job.runner());
   auto check = check_and_store_records(g, job.config().target, options, job.store(), job.session_id(), timer, &skipped);
   if (!check.is_ok()) {
     std::fprintf(stderr, "tessera tune: warning: the records were not checked in the model: %s\n",

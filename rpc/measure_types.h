@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "base/dtype.h"
+#include "runtime/package_timing.h"
 #include "runtime/time_evaluator.h"
 
 namespace tessera::rpc {
@@ -62,7 +63,17 @@ struct ReferenceCheck {
   std::vector<int64_t> points = {};
 };
 
-/// What to measure: a built library and how to call and time its kernel.
+/// Whole packages to time against each other on a worker, in its sandbox
+/// (runtime/package_timing.h): per call, or whole runs in alternating rounds.
+struct PackageTimingSpec {
+  std::vector<std::string> packages;  ///< each runtime::write_package_bytes' bytes; 1-8
+  bool whole_runs = false;            ///< time_alternately; else profile_alternately
+  int runs = 10;                      ///< per call: runs to take each call's median over
+  runtime::AlternatingRounds rounds;  ///< whole runs
+};
+
+/// What to measure: a built library and how to call and time its kernel, or
+/// (with `packages`) whole packages, and then none of the kernel's fields.
 struct MeasureInput {
   std::string library;        ///< shared library bytes (the builder's output)
   std::string symbol;         ///< entry point, int32_t symbol(void** args)
@@ -75,6 +86,7 @@ struct MeasureInput {
   /// Workers to measure this elsewhere than (their result was implausible);
   /// one of them still gets it when no other worker serves the key.
   std::vector<std::string> avoid_workers = {};
+  std::optional<PackageTimingSpec> packages = {};
 };
 
 /// What happened. Every input gets exactly one result, good or bad.
@@ -87,6 +99,10 @@ struct MeasureResult {
   double run_seconds = 0;         ///< wall time of the isolated run on the worker
   double check_seconds = 0;       ///< of which the reference check's comparison took (its call is the warm-up)
   int threads = 0;                ///< threads that timed the kernel, as the worker says (0: not said)
+  /// A package job's results (kOk): per package, each call's median
+  /// seconds (per call), or the whole runs' times (whole_runs).
+  std::vector<std::vector<double>> call_medians_s;
+  runtime::AlternatingTimes whole;
 
   bool ok() const { return error == MeasureErrorKind::kOk; }
   /// Mean of costs_s, or +inf when there are none.

@@ -18,6 +18,7 @@
 #include <functional>
 
 #include "base/half.h"
+#include "rpc/measure_packages.h"
 #include "rpc/seccomp_filter.h"
 #include "rpc/wire.h"
 #include "runtime/cold_arguments.h"
@@ -112,6 +113,7 @@ std::string signal_text(int sig) {
 // What the child does: load, fill inputs, start the pool, then `lock_down`
 // (the sandbox's last step, a no-op in process), then check and time.
 pb::Result measure(const pb::Job& job, const SandboxOptions& options, const std::function<Status()>& lock_down) {
+  if (job.has_package_timing()) return measure_packages(job, options, lock_down);
   auto fail = [&](pb::ErrorKind kind, const std::string& message) {
     return error_result(job, kind, message, options.worker_id);
   };
@@ -242,7 +244,18 @@ uint64_t bytes_mapped_now() {
 
 // What the job can need: its library and reference (on the wire and loaded),
 // its buffers, the copies of its cold buffers, the pool's threads.
+// A package job's: each package on the wire, parsed, its library written
+// and loaded, its arena; every executor's pool and a backend's own threads;
+// a backend's libraries and scratch.
+constexpr uint64_t kPackageJobSlack = uint64_t{1} << 30;
 uint64_t address_space_limit(const pb::Job& job, const SandboxOptions& options) {
+  const uint64_t threads = static_cast<uint64_t>(std::max(options.threads, 1));
+  if (job.has_package_timing()) {
+    uint64_t bytes = 0;
+    for (const std::string& p : job.package_timing().packages()) bytes += p.size();
+    const uint64_t pools = static_cast<uint64_t>(job.package_timing().packages_size()) + 1;
+    return bytes_mapped_now() + 4 * bytes + pools * threads * kAddressSpacePerThread + kPackageJobSlack;
+  }
   uint64_t args = 0, cold = 0;
   for (const auto& a : job.args()) {
     DType dtype;
@@ -252,7 +265,6 @@ uint64_t address_space_limit(const pb::Job& job, const SandboxOptions& options) 
     args += n;
     if (a.cold()) cold += n;
   }
-  const uint64_t threads = static_cast<uint64_t>(std::max(options.threads, 1));
   return bytes_mapped_now() + 2 * job.library().size() + 2 * job.reference().expected_output().size() + 2 * args +
          cold + static_cast<uint64_t>(runtime::kColdArgumentBytes) + threads * kAddressSpacePerThread +
          kAddressSpaceSlack;
@@ -269,7 +281,10 @@ Status set_limit(int resource, rlim_t soft, rlim_t hard, const char* name) {
 // one more; the hard limit a second later. The worker's SIGKILL at the
 // deadline usually comes first.
 rlim_t cpu_seconds(const pb::Job& job, const SandboxOptions& options) {
-  const double seconds = job.timeout_ms() / 1000.0 * std::max(options.threads, 1);
+  // A package job's pools spin while another package runs, and a backend
+  // may run a thread team of its own: twice the threads.
+  const int threads = std::max(options.threads, 1) * (job.has_package_timing() ? 2 : 1);
+  const double seconds = job.timeout_ms() / 1000.0 * threads;
   return static_cast<rlim_t>(std::ceil(seconds)) + 1;
 }
 

@@ -48,7 +48,14 @@ struct WorkerEntry {
 };
 
 int64_t job_bytes(const pb::Job& job) {
-  return static_cast<int64_t>(job.library().size() + job.reference().expected_output().size());
+  int64_t bytes = static_cast<int64_t>(job.library().size() + job.reference().expected_output().size());
+  for (const std::string& p : job.package_timing().packages()) bytes += static_cast<int64_t>(p.size());
+  return bytes;
+}
+
+bool times_packages(const pb::Register& reg) {
+  const auto& c = reg.capabilities();
+  return std::find(c.begin(), c.end(), kTimesPackages) != c.end();
 }
 
 }  // namespace
@@ -227,6 +234,12 @@ class Tracker::Impl {
   // Whether `worker` should leave the job to another: the client asked to
   // avoid it and another worker of the key, not avoided, is registered.
   bool avoids(const pb::Job& job, const std::string& worker) const {
+    // A package job only for a worker that times packages (an older one
+    // would refuse it as malformed).
+    if (job.has_package_timing()) {
+      const auto it = workers_.find(worker);
+      if (it == workers_.end() || !times_packages(it->second.reg)) return true;
+    }
     if (job.avoid_workers().empty()) return false;
     const auto& avoid = job.avoid_workers();
     if (std::find(avoid.begin(), avoid.end(), worker) == avoid.end()) return false;
@@ -295,6 +308,7 @@ class Tracker::Impl {
     --active_jobs_;
     entry.job.clear_library();  // the bytes are not needed any more
     entry.job.clear_reference();
+    if (entry.job.has_package_timing()) entry.job.mutable_package_timing()->clear_packages();
     KeyState& ks = keys_[entry.job.device_key()];
     (result.error() == pb::OK ? ks.done : ks.failed)++;
     if (!entry.cancelled) send_result(key.first, entry.result);

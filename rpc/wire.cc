@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <limits>
 
 namespace tessera::rpc {
@@ -279,12 +280,48 @@ int64_t arg_nbytes(const std::vector<int64_t>& shape, DType dtype) {
   return n;
 }
 
+namespace {
+
+// A package-timing job: packages within the limits, their parameters in
+// range, and none of a kernel's fields.
+Status validate_package_job(const pb::Job& job, const WireLimits& limits,
+                            const std::function<Status(const std::string&)>& bad) {
+  const pb::PackageTiming& p = job.package_timing();
+  if (!job.library().empty() || !job.symbol().empty() || job.args_size() > 0 || job.has_reference())
+    return bad("a package-timing job has no library, symbol, arguments or reference");
+  if (p.packages_size() < 1 || p.packages_size() > limits.max_packages)
+    return bad("needs 1-" + std::to_string(limits.max_packages) + " packages");
+  int64_t total = 0;
+  for (const std::string& package : p.packages()) {
+    if (package.empty()) return bad("an empty package");
+    total += static_cast<int64_t>(package.size());
+  }
+  if (total > limits.max_package_bytes())
+    return bad("packages of " + std::to_string(total) + " bytes exceed the limit of " +
+               std::to_string(limits.max_package_bytes()));
+  if (p.whole_runs()) {
+    if (p.rounds() < 1 || p.rounds() > 100) return bad("package_timing.rounds out of range (1-100)");
+    if (!std::isfinite(p.round_seconds()) || p.round_seconds() <= 0 || p.round_seconds() > 10)
+      return bad("package_timing.round_seconds out of range (0-10 s)");
+  } else if (p.runs() < 1 || p.runs() > 1000) {
+    return bad("package_timing.runs out of range (1-1000)");
+  }
+  if (job.timeout_ms() < 1 || job.timeout_ms() > limits.max_timeout_ms) return bad("timeout_ms out of range");
+  return Status::ok();
+}
+
+}  // namespace
+
 Status validate_job(const pb::Job& job, const WireLimits& limits) {
   auto bad = [&](const std::string& why) {
     return Status(ErrorCode::kInvalidArgument, "job " + std::to_string(job.job_id()) + ": " + why);
   };
   if (!is_valid_name(job.session_id())) return bad("bad session id");
   if (!is_valid_name(job.device_key())) return bad("bad device key (1-128 of [A-Za-z0-9._:@+-])");
+  if (job.avoid_workers_size() > 64) return bad("more than 64 workers to avoid");
+  for (const auto& w : job.avoid_workers())
+    if (!is_valid_name(w)) return bad("bad worker id to avoid");
+  if (job.has_package_timing()) return validate_package_job(job, limits, bad);
   if (!is_symbol(job.symbol())) return bad("bad entry symbol");
   if (job.library().empty()) return bad("empty library");
   if (static_cast<int64_t>(job.library().size()) > limits.max_library_bytes)
@@ -311,9 +348,6 @@ Status validate_job(const pb::Job& job, const WireLimits& limits) {
   if (!std::isfinite(t.cooldown_ms()) || t.cooldown_ms() < 0 || t.cooldown_ms() > 600000)
     return bad("timing.cooldown_ms out of range");
   if (job.timeout_ms() < 1 || job.timeout_ms() > limits.max_timeout_ms) return bad("timeout_ms out of range");
-  if (job.avoid_workers_size() > 64) return bad("more than 64 workers to avoid");
-  for (const auto& w : job.avoid_workers())
-    if (!is_valid_name(w)) return bad("bad worker id to avoid");
   if (job.has_reference()) {
     const auto& ref = job.reference();
     if (static_cast<int64_t>(ref.expected_output().size()) > limits.max_reference_bytes)
@@ -347,6 +381,22 @@ Status validate_result(const pb::Result& result) {
     return Status(ErrorCode::kInvalidArgument, "result: bad check time");
   for (double c : result.costs_s())
     if (!std::isfinite(c) || c < 0) return Status(ErrorCode::kInvalidArgument, "result: bad cost");
+  const pb::PackageTimes& p = result.package_times();
+  if (p.calls_size() > 64 || p.median_s_size() > 64 || p.ratio_to_first_size() > 64 || p.rounds_slower_size() > 64 ||
+      p.rounds() < 0 || p.rounds() > 100)
+    return Status(ErrorCode::kInvalidArgument, "result: package times out of bounds");
+  auto bad_seconds = [](double s) { return !std::isfinite(s) || s < 0; };
+  for (const pb::CallSeconds& calls : p.calls()) {
+    if (calls.seconds_size() > (1 << 20))
+      return Status(ErrorCode::kInvalidArgument, "result: a package of too many calls");
+    if (std::any_of(calls.seconds().begin(), calls.seconds().end(), bad_seconds))
+      return Status(ErrorCode::kInvalidArgument, "result: bad call time");
+  }
+  if (std::any_of(p.median_s().begin(), p.median_s().end(), bad_seconds) ||
+      std::any_of(p.ratio_to_first().begin(), p.ratio_to_first().end(), bad_seconds))
+    return Status(ErrorCode::kInvalidArgument, "result: bad package time");
+  for (int32_t slower : p.rounds_slower())
+    if (slower < 0 || slower > p.rounds()) return Status(ErrorCode::kInvalidArgument, "result: bad rounds slower");
   if (result.message().size() > 65536 || !is_printable(result.worker_id(), 128) ||
       !is_printable(result.worker_public_key(), 40))
     return Status(ErrorCode::kInvalidArgument, "result: oversized message or bad worker id");
@@ -386,6 +436,14 @@ pb::Job to_wire_job(const MeasureInput& input) {
   job.set_timeout_ms(input.timeout_ms > 0 ? static_cast<uint32_t>(input.timeout_ms) : 0);
   job.set_input_seed(input.input_seed);
   for (const auto& w : input.avoid_workers) job.add_avoid_workers(w);
+  if (input.packages) {
+    pb::PackageTiming* p = job.mutable_package_timing();
+    for (const std::string& package : input.packages->packages) p->add_packages(package);
+    p->set_whole_runs(input.packages->whole_runs);
+    p->set_runs(input.packages->runs);
+    p->set_rounds(input.packages->rounds.rounds);
+    p->set_round_seconds(input.packages->rounds.round_s);
+  }
   if (input.reference) {
     job.mutable_reference()->set_expected_output(input.reference->expected_output);
     job.mutable_reference()->set_tolerance(input.reference->tolerance);
@@ -404,6 +462,13 @@ MeasureResult from_wire_result(const pb::Result& result) {
   out.run_seconds = result.run_seconds();
   out.check_seconds = result.check_seconds();
   out.threads = static_cast<int>(result.threads());
+  const pb::PackageTimes& p = result.package_times();
+  for (const pb::CallSeconds& calls : p.calls())
+    out.call_medians_s.emplace_back(calls.seconds().begin(), calls.seconds().end());
+  out.whole.median_s.assign(p.median_s().begin(), p.median_s().end());
+  out.whole.ratio_to_first.assign(p.ratio_to_first().begin(), p.ratio_to_first().end());
+  out.whole.rounds_slower.assign(p.rounds_slower().begin(), p.rounds_slower().end());
+  out.whole.rounds = p.rounds();
   return out;
 }
 

@@ -31,6 +31,9 @@ struct WireLimits {
   int max_number = 1 << 24;
   int max_repeat = 100000;
   uint32_t max_timeout_ms = 3600u * 1000u;
+  int max_packages = 8;  ///< packages of one package-timing job
+  /// All the packages of one package-timing job: what a frame holds.
+  int64_t max_package_bytes() const { return max_library_bytes + max_reference_bytes; }
   /// Largest frame a socket accepts (ZMQ_MAXMSGSIZE): a job plus headroom.
   int64_t max_frame_bytes() const { return max_library_bytes + max_reference_bytes + (1 << 20); }
 };
@@ -145,6 +148,9 @@ bool is_valid_name(const std::string& name);
 /// Bytes of one argument: product of the shape times the dtype's storage size,
 /// or -1 on overflow / negative extents.
 int64_t arg_nbytes(const std::vector<int64_t>& shape, DType dtype);
+
+/// The capability a worker registers when it takes package-timing jobs.
+inline constexpr const char* kTimesPackages = "times-packages";
 
 /// MeasureInput -> wire Job (ids and key filled by the caller).
 pb::Job to_wire_job(const MeasureInput& input);

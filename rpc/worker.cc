@@ -160,6 +160,7 @@ class JobLoop {
     reg->set_device_key(o_.device_key);
     reg->set_target(o_.target);
     for (const auto& c : o_.capabilities) reg->add_capabilities(c);
+    reg->add_capabilities(kTimesPackages);
     reg->set_max_jobs(static_cast<uint32_t>(o_.max_jobs));
     reg->set_incarnation(incarnation_);
     (void)send_envelope(socket_, env);

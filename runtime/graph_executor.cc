@@ -5,6 +5,7 @@
 #include <sys/utsname.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <map>
@@ -111,11 +112,20 @@ Result<std::unique_ptr<GraphExecutor>> GraphExecutor::load_file(const std::strin
   return exec;
 }
 
+namespace {
+std::atomic<int64_t> executors_loaded{0};
+}  // namespace
+
+int64_t GraphExecutor::loaded_in_process() {
+  return executors_loaded.load();
+}
+
 Result<std::unique_ptr<GraphExecutor>> GraphExecutor::load(const PackageContents& contents,
                                                            const ExecutorOptions& options) {
   TESSERA_RETURN_IF_ERROR(validate_package(contents).with_context("invalid package"));
   if (!contents.calls.empty()) TESSERA_RETURN_IF_ERROR(check_architecture(contents));
   TESSERA_RETURN_IF_ERROR(check_external_libraries(contents));
+  executors_loaded.fetch_add(1);
   std::optional<Module> module;
   if (!contents.calls.empty() && !contents.library.empty()) {
     TESSERA_ASSIGN_OR_RETURN(Module m, Module::load_from_bytes(contents.library, options.temp_dir));

@@ -89,6 +89,10 @@ class GraphExecutor {
                                                      const ExecutorOptions& options = {});
   /// read_package(path), then load.
   static Result<std::unique_ptr<GraphExecutor>> load_file(const std::string& path, const ExecutorOptions& options = {});
+  /// How many executors this process has loaded (load's calls that got as
+  /// far as the package's library): what shows that a command ran nothing
+  /// here (`tessera compile` times nothing; `tune` times on its workers).
+  static int64_t loaded_in_process();
 
   /// Copies `array` into the input `name`. Errors: kNotFound (no such input;
   /// the message lists the inputs), kInvalidArgument (dtype or shape differs;

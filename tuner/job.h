@@ -174,6 +174,9 @@ class TuneJob {
   const TuneConfig& config() const { return config_; }
   /// The session this job's records belong to.
   int64_t session_id() const { return session_id_; }
+  /// Where the job measures (its local workers or the farm): still up after
+  /// run(), for what a tuning times after its search (RunnerPackageTimer).
+  rpc::Runner& runner() { return *runner_; }
 
  private:
   TuneJob(TuneConfig config, FILE* log);

@@ -38,30 +38,6 @@ MeasureInput probe_input(const std::string& symbol, int timeout_ms = 5000) {
   return in;
 }
 
-// One job through Measurement as the worker's loop runs it: poll the pipe
-// until the report or the deadline.
-pb::Result run_sandboxed(const MeasureInput& in) {
-  pb::Job job = to_wire_job(in);
-  job.set_session_id("s");
-  job.set_job_id(1);
-  SandboxOptions options;
-  options.isolate_network = probe_network_isolation().empty();
-  auto m = Measurement::start(job, options);
-  EXPECT_TRUE(m.is_ok()) << m.status().to_string();
-  if (!m.is_ok()) return pb::Result();
-  while (true) {
-    const auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(m->deadline() - std::chrono::steady_clock::now());
-    if (left.count() <= 0) {
-      m->kill_for_timeout();
-      break;
-    }
-    pollfd p{m->fd(), POLLIN, 0};
-    if (::poll(&p, 1, static_cast<int>(left.count())) > 0 && m->on_readable()) break;
-  }
-  return m->finish();
-}
-
 bool exists(const char* path) {
   return ::access(path, F_OK) == 0;
 }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -19,7 +20,9 @@
 
 #include "rpc/client.h"
 #include "rpc/runner.h"
+#include "rpc/sandbox.h"
 #include "rpc/tracker.h"
+#include "rpc/wire.h"
 #include "runtime/ndarray.h"
 
 namespace tessera::rpc::testing {
@@ -199,6 +202,30 @@ inline std::vector<std::pair<uint64_t, MeasureResult>> collect(RpcClient& client
     for (auto& r : client.poll(100)) all.push_back(std::move(r));
   }
   return all;
+}
+
+// One job through Measurement as the worker's loop runs it: poll the pipe
+// until the report or the deadline.
+inline pb::Result run_sandboxed(const MeasureInput& in) {
+  pb::Job job = to_wire_job(in);
+  job.set_session_id("s");
+  job.set_job_id(1);
+  SandboxOptions options;
+  options.isolate_network = probe_network_isolation().empty();
+  auto m = Measurement::start(job, options);
+  EXPECT_TRUE(m.is_ok()) << m.status().to_string();
+  if (!m.is_ok()) return pb::Result();
+  while (true) {
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(m->deadline() - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      m->kill_for_timeout();
+      break;
+    }
+    pollfd p{m->fd(), POLLIN, 0};
+    if (::poll(&p, 1, static_cast<int>(left.count())) > 0 && m->on_readable()) break;
+  }
+  return m->finish();
 }
 
 }  // namespace tessera::rpc::testing

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "compiler/frontend/onnx_import.h"
+#include "runtime/graph_executor.h"
 #include "tools/commands.h"
 
 namespace {
@@ -48,6 +49,26 @@ TEST(ImportOnce, TuneCompileAndRecordsWhyReadTheModelOnce) {
   EXPECT_EQ(files_read_by(tessera::cli::run_records, {"tessera", "records", "why", kConv.string(), "--db", db}, &code),
             1);
   EXPECT_EQ(code, 0);
+  fs::remove_all(dir);
+}
+
+// Neither command times anything in its own process: compile reads the
+// stored times only, and tune times its packages (the records checked in
+// the model, the backend's regions) on its workers, in their sandbox.
+TEST(ImportOnce, TuneAndCompileRunNoPackageInTheirOwnProcess) {
+  if (!fs::exists(kConv)) GTEST_SKIP() << "libonnx-testdata is not installed";
+  const fs::path dir = fs::temp_directory_path() / ("tessera_run_nothing_" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string db = (dir / "t.db").string(), out = (dir / "t.tsr").string();
+  int code = -1;
+  const int64_t before = tessera::runtime::GraphExecutor::loaded_in_process();
+  files_read_by(tessera::cli::run_tune,
+                {"tessera", "tune", kConv.string(), "--trials", "4", "--batch", "4", "--db", db}, &code);
+  EXPECT_EQ(code, 0);
+  files_read_by(tessera::cli::run_compile, {"tessera", "compile", kConv.string(), "--db", db, "-o", out}, &code);
+  EXPECT_EQ(code, 0);
+  EXPECT_EQ(tessera::runtime::GraphExecutor::loaded_in_process(), before);
   fs::remove_all(dir);
 }
 
