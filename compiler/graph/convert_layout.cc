@@ -59,31 +59,12 @@ Constant permute_constant(const Constant& c, const std::vector<int64_t>& perm) {
   return out;
 }
 
+// An elementwise operator (its fusion rule says so: one element in, one
+// out, operands broadcast by their shapes) computes the same in any layout,
+// so it follows its input's.
 bool follows_layout(OpKind k) {
-  switch (k) {
-    case OpKind::kAdd:
-    case OpKind::kSub:
-    case OpKind::kMul:
-    case OpKind::kDiv:
-    case OpKind::kPow:
-    case OpKind::kMax:
-    case OpKind::kMin:
-    case OpKind::kRelu:
-    case OpKind::kLeakyRelu:
-    case OpKind::kSigmoid:
-    case OpKind::kHardSigmoid:
-    case OpKind::kHardSwish:
-    case OpKind::kTanh:
-    case OpKind::kClip:
-    case OpKind::kErf:
-    case OpKind::kCast:
-    case OpKind::kUnary:
-    case OpKind::kBinary:
-    case OpKind::kWhere:
-    case OpKind::kQuantize:
-    case OpKind::kDequantize: return true;
-    default: return false;
-  }
+  const FusionRule rule = op_traits(k).fusion;
+  return rule == FusionRule::kElementwise || rule == FusionRule::kByShapes;
 }
 
 // A 2-D conv with constant weights: plain, grouped or depthwise (NHWC
