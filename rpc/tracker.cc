@@ -485,25 +485,32 @@ class Tracker::Impl {
     // Jobs of a key no worker serves fail after the grace period, counted from
     // their submission or this tracker's start (workers need time to come back).
     const auto grace = std::chrono::milliseconds(options_.no_worker_grace_ms);
+    // So do package jobs of a key whose workers all predate package timing.
     for (auto& [device_key, ks] : keys_) {
-      if (ks.queued == 0) continue;
-      bool served = false;
-      for (const auto& [id, w] : workers_) served |= w.reg.device_key() == device_key;
-      if (served || now - started_ < grace) continue;
+      if (ks.queued == 0 || now - started_ < grace) continue;
+      bool served = false, times = false;
+      for (const auto& [id, w] : workers_)
+        if (w.reg.device_key() == device_key) {
+          served = true;
+          times |= times_packages(w.reg);
+        }
+      if (served && times) continue;
       std::vector<JobKey> expired;
       for (const auto& [session, queue] : ks.queues)
         for (const auto& item : queue) {
           const JobKey key{session, std::get<2>(item)};
-          if (now - jobs_[key].submitted >= grace) expired.push_back(key);
+          const JobEntry& entry = jobs_[key];
+          if ((!served || entry.job.has_package_timing()) && now - entry.submitted >= grace) expired.push_back(key);
         }
       if (!expired.empty())
-        log_.warn("no worker serves key %s: %zu job(s) failed after %d ms", device_key.c_str(), expired.size(),
-                  options_.no_worker_grace_ms);
+        log_.warn("no worker %s key %s: %zu job(s) failed after %d ms", served ? "times packages for" : "serves",
+                  device_key.c_str(), expired.size(), options_.no_worker_grace_ms);
       for (const auto& key : expired) {
         JobEntry& entry = jobs_[key];
-        finish(
-            key, entry,
-            error_result(entry.job, pb::NO_WORKER, "no worker serves device key '" + device_key + "'; " + farm_keys()));
+        const std::string why = served ? "no worker of device key '" + device_key +
+                                             "' times packages (its workers are older: update tessera-worker)"
+                                       : "no worker serves device key '" + device_key + "'; " + farm_keys();
+        finish(key, entry, error_result(entry.job, pb::NO_WORKER, why));
       }
     }
     // Every few seconds: results nobody asked for again within ten minutes

@@ -2,6 +2,7 @@
 // worker in its sandbox, built here around the probe kernels; the wire's
 // checks of such jobs and results.
 #include <gtest/gtest.h>
+#include <zmq.h>
 
 #include <cmath>
 
@@ -143,6 +144,45 @@ TEST(PackageJobs, ALocalRunnerTimesPackagesOnItsWorker) {
   EXPECT_TRUE((*results)[1].ok()) << (*results)[1].message;  // a kernel job alongside
   EXPECT_EQ((*results)[2].error, MeasureErrorKind::kLoadError);
   EXPECT_NE((*results)[2].message.find("nope"), std::string::npos) << (*results)[2].message;
+}
+
+// A farm whose workers all predate package timing (they register without
+// times-packages) never gets the job, and the client hears why at once.
+TEST(PackageJobs, WorkersOlderThanPackageTimingNeverGetAPackageJob) {
+  TempDir dir;
+  TrackerOptions o = fast_tracker(dir.path());
+  o.dead_after_ms = 30000;  // the old worker below sends no heartbeat
+  TrackerThread tracker(o);
+  ASSERT_TRUE(tracker.status().is_ok());
+  Context ctx;
+  Socket old = Socket::create(ctx.get(), ZMQ_DEALER, 1 << 20).value();
+  const std::string routing = "w:old";
+  ASSERT_TRUE(old.set(ZMQ_ROUTING_ID, routing.data(), routing.size(), "id").is_ok());
+  ASSERT_TRUE(old.connect(tracker.endpoint()).is_ok());
+  pb::Envelope reg;
+  reg.mutable_register_()->set_worker_id("old");
+  reg.mutable_register_()->set_device_key("k");
+  reg.mutable_register_()->set_target("llvm");
+  reg.mutable_register_()->set_max_jobs(1);
+  reg.mutable_register_()->set_incarnation("before-packages");
+  ASSERT_TRUE(send_envelope(old, reg).is_ok());
+  ASSERT_TRUE(wait_for_workers(tracker.endpoint(), plaintext(), 1));
+  ClientOptions co;
+  co.tracker = tracker.endpoint();
+  co.security = plaintext();
+  auto client = RpcClient::connect(co);
+  ASSERT_TRUE(client.is_ok()) << client.status().to_string();
+  (*client)->submit(package_input({probe_package({"probe_add_one"})}, false), "k");
+  auto results = collect(**client, 1, 10000);
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(results[0].second.error, MeasureErrorKind::kNoWorker);
+  EXPECT_NE(results[0].second.message.find("times packages"), std::string::npos) << results[0].second.message;
+  for (;;) {
+    auto frame = recv_message(old);
+    if (!frame.is_ok()) break;
+    pb::Envelope env;
+    if (parse_envelope(frame->frames.back(), &env)) EXPECT_FALSE(env.has_dispatch()) << "a package job reached it";
+  }
 }
 
 }  // namespace
