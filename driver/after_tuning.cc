@@ -33,16 +33,46 @@ Result<model::ModelRecordsCheck> check_and_store_records(const graph::Graph& g, 
   return check;
 }
 
+namespace {
+
+// The runner cancels its jobs while `*interrupt` is set, for as long as this
+// lives.
+class CancelWhile {
+ public:
+  CancelWhile(rpc::Runner& runner, const std::atomic<bool>* interrupt) : runner_(runner) {
+    runner_.set_cancel(interrupt);
+  }
+  ~CancelWhile() { runner_.set_cancel(nullptr); }
+  CancelWhile(const CancelWhile&) = delete;
+  CancelWhile& operator=(const CancelWhile&) = delete;
+
+ private:
+  rpc::Runner& runner_;
+};
+
+bool interrupted(const std::atomic<bool>* interrupt, FILE* out, const char* what) {
+  if (!interrupt || !interrupt->load()) return false;
+  if (out) std::fprintf(out, "stopped by Ctrl-C: %s (the tuning's records are stored)\n", what);
+  return true;
+}
+
+}  // namespace
+
 void after_model_tuning(const graph::Graph& g, const model::PlanOptions& options, const std::string& backend,
-                        tuner::TuneJob& job, FILE* out, bool verbose) {
+                        tuner::TuneJob& job, FILE* out, bool verbose, const std::atomic<bool>* interrupt) {
+  const char* skipped_all = backend == "none" ? "the records were not checked in the model"
+                                              : "the records were not checked in the model, nor the regions timed";
+  if (interrupted(interrupt, out, skipped_all)) return;
   if (out) {
     std::fprintf(out, "\nchecking the records in the model, against its untuned compile...\n");
     std::fflush(out);
   }
   std::string skipped;
   // Timed where the tuning measured, in the workers' sandbox.
+  CancelWhile cancel(job.runner(), interrupt);
   tuner::RunnerPackageTimer timer(job.runner());
   auto check = check_and_store_records(g, job.config().target, options, job.store(), job.session_id(), timer, &skipped);
+  if (interrupted(interrupt, out, skipped_all)) return;
   if (!check.is_ok()) {
     std::fprintf(stderr, "tessera tune: warning: the records were not checked in the model: %s\n",
                  check.status().message().c_str());
@@ -58,6 +88,7 @@ void after_model_tuning(const graph::Graph& g, const model::PlanOptions& options
   }
   Result<TunedRegions> tuned =
       time_model_regions(g, backend, job.config().target, job.store(), job.session_id(), timer, options);
+  if (interrupted(interrupt, out, "the regions were not timed")) return;
   if (!tuned.is_ok()) {
     std::fprintf(stderr, "tessera tune: warning: the regions were not timed: %s\n", tuned.status().message().c_str());
     return;

@@ -5,6 +5,7 @@
 // regions an external backend can run timed both ways (region_times.h).
 #pragma once
 
+#include <atomic>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -35,8 +36,10 @@ Result<model::ModelRecordsCheck> check_and_store_records(const graph::Graph& g, 
 /// regions timed through `backend` (a name resolve_byoc gave; "none": not
 /// timed), both stored with `job`'s session, a report written to `out`
 /// (null: nothing; `verbose`: every region). A failure is a warning on
-/// stderr, not an error: the tuning's records are stored either way.
+/// stderr, not an error: the tuning's records are stored either way. The
+/// packages are timed on `job`'s workers; `interrupt` set (a Ctrl-C; null:
+/// never) cancels the timing in flight and skips the rest, said on `out`.
 void after_model_tuning(const graph::Graph& g, const model::PlanOptions& options, const std::string& backend,
-                        tuner::TuneJob& job, FILE* out, bool verbose);
+                        tuner::TuneJob& job, FILE* out, bool verbose, const std::atomic<bool>* interrupt = nullptr);
 
 }  // namespace tessera::driver

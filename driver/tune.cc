@@ -72,8 +72,8 @@ Result<tuner::JobSummary> Tuning::run(FILE* log, tuner::Progress* progress, cons
   return job_->run(progress, stop, cancel);
 }
 
-void Tuning::after_tuning(FILE* out, bool verbose) {
-  if (graph_ && job_) after_model_tuning(*graph_, plan_options_, backend_, *job_, out, verbose);
+void Tuning::after_tuning(FILE* out, bool verbose, const std::atomic<bool>* interrupt) {
+  if (graph_ && job_) after_model_tuning(*graph_, plan_options_, backend_, *job_, out, verbose, interrupt);
 }
 
 std::string format_stopped(const tuner::JobSummary& summary, const std::string& db) {

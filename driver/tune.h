@@ -59,8 +59,10 @@ class Tuning {
   /// in the model and its backend's regions timed both ways, both stored
   /// with the session, a report written to `out` (null: none; `verbose`:
   /// every region). A failure is a warning on stderr: the records are
-  /// stored either way. Nothing for operators or before run().
-  void after_tuning(FILE* out, bool verbose);
+  /// stored either way. `interrupt` set (a Ctrl-C; null: never) stops the
+  /// timing at once and the rest is skipped, said on `out`. Nothing for
+  /// operators or before run().
+  void after_tuning(FILE* out, bool verbose, const std::atomic<bool>* interrupt = nullptr);
 
   /// Ends the job: the local workers stop here (also on destruction).
   void close() { job_.reset(); }

@@ -122,7 +122,7 @@ py::dict tune(const std::string& model, tuner::OptionValues options, const std::
         std::printf("\n%s", verbose ? tuner::format_summary(summary->tasks).c_str()
                                     : tuner::format_summary(summary->tasks, tuner::kSummaryRows, false).c_str());
       }
-      if (!summary->all_failed) tuning->after_tuning(log, verbose);
+      if (!summary->all_failed) tuning->after_tuning(log, verbose, &stop);
     }
     std::fflush(stdout);
     std::lock_guard<std::mutex> lock(outcome.mutex);

@@ -206,8 +206,9 @@ int run_tune(int argc, char** argv, int first) {
     return 1;
   }
   if (summary->stopped) return kInterrupted;
-  (*tuning)->after_tuning(stdout, verbose);
-  return 0;
+  // A Ctrl-C now stops the check and the region timing at once.
+  (*tuning)->after_tuning(stdout, verbose, &g_stop);
+  return g_stop ? kInterrupted : 0;
 }
 
 }  // namespace tessera::cli

@@ -6,11 +6,15 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <cstdio>
 #include <filesystem>
 #include <string>
 #include <vector>
 
 #include "compiler/frontend/onnx_import.h"
+#include "driver/tune.h"
+#include "records/store.h"
 #include "runtime/graph_executor.h"
 #include "tools/commands.h"
 
@@ -69,6 +73,39 @@ TEST(ImportOnce, TuneAndCompileRunNoPackageInTheirOwnProcess) {
   files_read_by(tessera::cli::run_compile, {"tessera", "compile", kConv.string(), "--db", db, "-o", out}, &code);
   EXPECT_EQ(code, 0);
   EXPECT_EQ(tessera::runtime::GraphExecutor::loaded_in_process(), before);
+  fs::remove_all(dir);
+}
+
+// A Ctrl-C after the search (the flag after_tuning is given) stops the
+// check of the records and the region timing at once; nothing is stored of
+// them, and the output says so.
+TEST(ImportOnce, ACtrlCAfterTheSearchSkipsTheTimingAndSaysSo) {
+  if (!fs::exists(kConv)) GTEST_SKIP() << "libonnx-testdata is not installed";
+  const fs::path dir = fs::temp_directory_path() / ("tessera_after_ctrl_c_" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string db = (dir / "t.db").string();
+  tessera::driver::TuneRequest request;
+  request.model = kConv.string();
+  request.options = {{"trials", {"4"}}, {"batch", {"4"}}, {"db", {db}}};
+  auto tuning = tessera::driver::Tuning::check(request);
+  ASSERT_TRUE(tuning.is_ok()) << tuning.status().to_string();
+  ASSERT_TRUE((*tuning)->import().is_ok());
+  std::atomic<bool> stop{false}, cancel{false};
+  auto summary = (*tuning)->run(nullptr, nullptr, &stop, &cancel);
+  ASSERT_TRUE(summary.is_ok()) << summary.status().to_string();
+  stop = true;  // Ctrl-C
+  FILE* out = std::tmpfile();
+  (*tuning)->after_tuning(out, false, &stop);
+  std::rewind(out);
+  std::string text(4096, '\0');
+  text.resize(std::fread(text.data(), 1, text.size(), out));
+  std::fclose(out);
+  (*tuning)->close();
+  EXPECT_NE(text.find("stopped by Ctrl-C: the records were not checked in the model"), std::string::npos) << text;
+  auto store = tessera::records::Store::open(db);
+  ASSERT_TRUE(store.is_ok()) << store.status().to_string();
+  EXPECT_TRUE(store->model_checks().value().empty());
   fs::remove_all(dir);
 }
 
