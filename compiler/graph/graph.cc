@@ -164,7 +164,11 @@ ValueId Graph::add_input(std::string name, std::vector<int64_t> shape, DType dty
 }
 
 ValueId Graph::add_constant(std::string name, Constant data) {
-  ValueId id = add_value(std::move(name), data.shape, data.dtype);
+  return add_constant(std::move(name), std::make_shared<const Constant>(std::move(data)));
+}
+
+ValueId Graph::add_constant(std::string name, std::shared_ptr<const Constant> data) {
+  ValueId id = add_value(std::move(name), data->shape, data->dtype);
   constants_[id] = std::move(data);
   return id;
 }
@@ -224,7 +228,7 @@ Status Graph::validate() const {
   for (ValueId v : inputs_) defined[static_cast<size_t>(v)] = true;
   for (const auto& [id, c] : constants_) {
     defined[static_cast<size_t>(id)] = true;
-    if (static_cast<int64_t>(c.bytes.size()) != c.num_elements() * c.dtype.storage_bytes())
+    if (static_cast<int64_t>(c->bytes.size()) != c->num_elements() * c->dtype.storage_bytes())
       return Status(ErrorCode::kInternal, "constant " + values_[id].name + " has the wrong byte size");
   }
   for (const Node& n : nodes_) {

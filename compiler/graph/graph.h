@@ -434,6 +434,8 @@ class Graph {
   ValueId add_input(std::string name, std::vector<int64_t> shape, DType dtype);
   /// A constant value holding `data`.
   ValueId add_constant(std::string name, Constant data);
+  /// A constant value holding data another graph holds too (shared_constant).
+  ValueId add_constant(std::string name, std::shared_ptr<const Constant> data);
   /// Appends `node`; its inputs must already be defined (topological order).
   void add_node(Node node);
   /// Appends a one-output node and returns its new output value.
@@ -456,11 +458,15 @@ class Graph {
   void replace_output(size_t i, ValueId value);
   bool is_constant(ValueId id) const { return constants_.count(id) != 0; }
   /// The data of a constant value; the value must be constant.
-  const Constant& constant(ValueId id) const { return constants_.at(id); }
-  const std::map<ValueId, Constant>& constants() const { return constants_; }
+  const Constant& constant(ValueId id) const { return *constants_.at(id); }
+  /// The same data, shared: a copy of the graph, or another graph given it
+  /// (add_constant), holds the bytes without copying them (a model's weights
+  /// pass through every graph pass).
+  const std::shared_ptr<const Constant>& shared_constant(ValueId id) const { return constants_.at(id); }
+  const std::map<ValueId, std::shared_ptr<const Constant>>& constants() const { return constants_; }
   /// Turns an existing (produced) value into a constant; its producer must be
   /// removed by the caller.
-  void make_constant(ValueId id, Constant data) { constants_[id] = std::move(data); }
+  void make_constant(ValueId id, Constant data) { constants_[id] = std::make_shared<const Constant>(std::move(data)); }
   void erase_constant(ValueId id) { constants_.erase(id); }
   bool is_input(ValueId id) const;
 
@@ -475,7 +481,7 @@ class Graph {
  private:
   std::vector<Value> values_;
   std::vector<Node> nodes_;
-  std::map<ValueId, Constant> constants_;
+  std::map<ValueId, std::shared_ptr<const Constant>> constants_;  // never null; shared by copies, never changed
   std::vector<ValueId> inputs_, outputs_;
   std::vector<std::string> output_names_;  // empty, or one per output
 };

@@ -48,7 +48,7 @@ inline std::string regions_to_string(const Graph& g, const std::vector<Region>& 
 /// external node runs its body, any other node runs alone.
 inline Result<std::vector<Bytes>> run_partitioned(const Graph& g, const std::map<ValueId, Bytes>& inputs) {
   std::map<ValueId, Bytes> env = inputs;
-  for (const auto& [id, c] : g.constants()) env[id] = c.bytes;
+  for (const auto& [id, c] : g.constants()) env[id] = c->bytes;
   for (const Node& n : g.nodes()) {
     Graph single;
     const Graph* sub = &single;

@@ -39,7 +39,7 @@ inline Result<std::vector<Bytes>> run_graph(const Graph& g, const std::map<Value
   const std::vector<FusedGroup> groups = fuse_ops(g, fusion);
   TESSERA_ASSIGN_OR_RETURN(TaskExtraction tasks, extract_tasks(g, groups));
   std::map<ValueId, Bytes> env = inputs;
-  for (const auto& [id, c] : g.constants()) env[id] = c.bytes;
+  for (const auto& [id, c] : g.constants()) env[id] = c->bytes;
   for (size_t i = 0; i < groups.size(); ++i) {
     const GraphTask& task = tasks.tasks[static_cast<size_t>(tasks.task_of_group[i])];
     TESSERA_ASSIGN_OR_RETURN(PrimFunc f, lower(State(task.dag), "kernel"));
