@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <functional>
 
 #include "compiler/ir/op.h"
 #include "compiler/ops/op_util.h"
@@ -10,44 +9,17 @@
 namespace tessera::ops {
 
 using detail::broadcast_indices;
-using detail::check_float;
 using detail::constant;
 using detail::invalid;
 using detail::shape_str;
 
 namespace {
 
-using BinaryBody = std::function<Expr(Expr, Expr)>;
-using UnaryBody = std::function<Expr(Expr)>;
-
 Status check_defined(const std::string& op, const Tensor& t) {
   if (!t.defined()) return invalid(op, "input is undefined");
   for (int64_t d : t->shape)
     if (d <= 0) return invalid(op, "input has an empty dimension: " + shape_str(t->shape));
   return Status::ok();
-}
-
-Result<Tensor> binary_op(const std::string& op, const Tensor& a, const Tensor& b, bool float_only, const BinaryBody& f,
-                         const std::string& name) {
-  TESSERA_RETURN_IF_ERROR(check_defined(op, a));
-  TESSERA_RETURN_IF_ERROR(check_defined(op, b));
-  if (a->dtype != b->dtype)
-    return invalid(op, "operand types differ: " + a->dtype.to_string() + " and " + b->dtype.to_string());
-  if (float_only) TESSERA_RETURN_IF_ERROR(check_float(op, "input", a));
-  auto shape = broadcast_shape(a->shape, b->shape);
-  if (!shape.is_ok()) return shape.status().with_context(op);
-  const bool same = a->shape == *shape && b->shape == *shape;
-  return compute(
-      *shape, [&](const Vars& i) { return f(read(a, broadcast_indices(a, i)), read(b, broadcast_indices(b, i))); },
-      name, same ? OpPattern::kElementwise : OpPattern::kBroadcast);
-}
-
-Result<Tensor> unary_op(const std::string& op, const Tensor& x, bool float_only, const UnaryBody& f,
-                        const std::string& name) {
-  TESSERA_RETURN_IF_ERROR(check_defined(op, x));
-  if (float_only) TESSERA_RETURN_IF_ERROR(check_float(op, "input", x));
-  return compute(
-      x->shape, [&](const Vars& i) { return f(read(x, detail::as_exprs(i))); }, name, OpPattern::kElementwise);
 }
 
 // a / b rounded toward zero from the IR's floor quotient: one more where
@@ -295,8 +267,9 @@ Result<Tensor> unary(UnaryFn fn, const Tensor& x, UnaryParams params, const std:
   const std::string op = unary_fn_name(fn);
   TESSERA_RETURN_IF_ERROR(check_defined(op, x));
   if (!unary_fn_accepts(fn, x->dtype)) return invalid(op, "does not accept " + x->dtype.to_string() + " operands");
-  return unary_op(
-      op, x, false, [&](Expr v) { return unary_expr(fn, v, params); }, name);
+  return compute(
+      x->shape, [&](const Vars& i) { return unary_expr(fn, read(x, detail::as_exprs(i)), params); }, name,
+      OpPattern::kElementwise);
 }
 
 double unary_reference(UnaryFn fn, double x, UnaryParams p) {
@@ -395,8 +368,18 @@ Result<Tensor> binary(BinaryFn fn, const Tensor& a, const Tensor& b, const std::
   const std::string op = binary_fn_name(fn);
   TESSERA_RETURN_IF_ERROR(check_defined(op, a));
   if (!binary_fn_accepts(fn, a->dtype)) return invalid(op, "does not accept " + a->dtype.to_string() + " operands");
-  return binary_op(
-      op, a, b, false, [&](Expr x, Expr y) { return binary_expr(fn, x, y); }, name);
+  TESSERA_RETURN_IF_ERROR(check_defined(op, b));
+  if (a->dtype != b->dtype)
+    return invalid(op, "operand types differ: " + a->dtype.to_string() + " and " + b->dtype.to_string());
+  auto shape = broadcast_shape(a->shape, b->shape);
+  if (!shape.is_ok()) return shape.status().with_context(op);
+  const bool same = a->shape == *shape && b->shape == *shape;
+  return compute(
+      *shape,
+      [&](const Vars& i) {
+        return binary_expr(fn, read(a, broadcast_indices(a, i)), read(b, broadcast_indices(b, i)));
+      },
+      name, same ? OpPattern::kElementwise : OpPattern::kBroadcast);
 }
 
 double binary_reference(BinaryFn fn, double a, double b, DType t) {
