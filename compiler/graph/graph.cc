@@ -12,20 +12,12 @@ namespace tessera::graph {
 
 const OpTraits& op_traits(OpKind kind) {
   // The scalar function column's words: none, attrs, unary(F), binary(F).
-#define TESSERA_SCALAR_none \
-  ScalarFn {}
-#define TESSERA_SCALAR_attrs \
-  ScalarFn {                 \
-    ScalarFn::Of::kAttrs     \
-  }
-#define TESSERA_SCALAR_unary(f)           \
-  ScalarFn {                              \
-    ScalarFn::Of::kUnary, ops::UnaryFn::f \
-  }
-#define TESSERA_SCALAR_binary(f)                \
-  ScalarFn {                                    \
-    ScalarFn::Of::kBinary, {}, ops::BinaryFn::f \
-  }
+  // clang-format off
+#define TESSERA_SCALAR_none ScalarFn{}
+#define TESSERA_SCALAR_attrs ScalarFn{ScalarFn::Of::kAttrs}
+#define TESSERA_SCALAR_unary(f) ScalarFn{ScalarFn::Of::kUnary, ops::UnaryFn::f}
+#define TESSERA_SCALAR_binary(f) ScalarFn{ScalarFn::Of::kBinary, {}, ops::BinaryFn::f}
+  // clang-format on
   static constexpr OpTraits kTraits[] = {
 #define TESSERA_GRAPH_OP_TRAITS(e, name, fusion, foldable, scalar) \
   {name, FusionRule::fusion, foldable, TESSERA_SCALAR_##scalar},
@@ -266,8 +258,9 @@ std::optional<NodeScalarFn> scalar_fn(const Node& n) {
       if (const auto* u = std::get_if<UnaryAttrs>(&n.attrs)) {
         f.unary = u->fn;
         f.params = u->params;
+        return f;
       }
-      return f;
+      return std::nullopt;  // a malformed node: its attributes name no function
   }
   // A named function's parameters: LeakyRelu's slope, Clip's and
   // HardSigmoid's pair.
