@@ -11,7 +11,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
-#include <functional>
 #include <limits>
 
 namespace tessera::rpc {
@@ -282,32 +281,31 @@ int64_t arg_nbytes(const std::vector<int64_t>& shape, DType dtype) {
 
 namespace {
 
-// A package-timing job: packages within the limits, their parameters in
-// range, and none of a kernel's fields.
-Status validate_package_job(const pb::Job& job, const WireLimits& limits,
-                            const std::function<Status(const std::string&)>& bad) {
+// What is wrong with a package-timing job, or "": packages within the
+// limits, their parameters in range, and none of a kernel's fields.
+std::string package_job_problem(const pb::Job& job, const WireLimits& limits) {
   const pb::PackageTiming& p = job.package_timing();
   if (!job.library().empty() || !job.symbol().empty() || job.args_size() > 0 || job.has_reference())
-    return bad("a package-timing job has no library, symbol, arguments or reference");
+    return "a package-timing job has no library, symbol, arguments or reference";
   if (p.packages_size() < 1 || p.packages_size() > limits.max_packages)
-    return bad("needs 1-" + std::to_string(limits.max_packages) + " packages");
+    return "needs 1-" + std::to_string(limits.max_packages) + " packages";
   int64_t total = 0;
   for (const std::string& package : p.packages()) {
-    if (package.empty()) return bad("an empty package");
+    if (package.empty()) return "an empty package";
     total += static_cast<int64_t>(package.size());
   }
   if (total > limits.max_package_bytes())
-    return bad("packages of " + std::to_string(total) + " bytes exceed the limit of " +
-               std::to_string(limits.max_package_bytes()));
+    return "packages of " + std::to_string(total) + " bytes exceed the limit of " +
+           std::to_string(limits.max_package_bytes());
   if (p.whole_runs()) {
-    if (p.rounds() < 1 || p.rounds() > 100) return bad("package_timing.rounds out of range (1-100)");
+    if (p.rounds() < 1 || p.rounds() > 100) return "package_timing.rounds out of range (1-100)";
     if (!std::isfinite(p.round_seconds()) || p.round_seconds() <= 0 || p.round_seconds() > 10)
-      return bad("package_timing.round_seconds out of range (0-10 s)");
+      return "package_timing.round_seconds out of range (0-10 s)";
   } else if (p.runs() < 1 || p.runs() > 1000) {
-    return bad("package_timing.runs out of range (1-1000)");
+    return "package_timing.runs out of range (1-1000)";
   }
-  if (job.timeout_ms() < 1 || job.timeout_ms() > limits.max_timeout_ms) return bad("timeout_ms out of range");
-  return Status::ok();
+  if (job.timeout_ms() < 1 || job.timeout_ms() > limits.max_timeout_ms) return "timeout_ms out of range";
+  return "";
 }
 
 }  // namespace
@@ -321,7 +319,10 @@ Status validate_job(const pb::Job& job, const WireLimits& limits) {
   if (job.avoid_workers_size() > 64) return bad("more than 64 workers to avoid");
   for (const auto& w : job.avoid_workers())
     if (!is_valid_name(w)) return bad("bad worker id to avoid");
-  if (job.has_package_timing()) return validate_package_job(job, limits, bad);
+  if (job.has_package_timing()) {
+    const std::string problem = package_job_problem(job, limits);
+    return problem.empty() ? Status::ok() : bad(problem);
+  }
   if (!is_symbol(job.symbol())) return bad("bad entry symbol");
   if (job.library().empty()) return bad("empty library");
   if (static_cast<int64_t>(job.library().size()) > limits.max_library_bytes)
