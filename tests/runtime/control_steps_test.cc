@@ -3,7 +3,6 @@
 // checks, the memory plan across a loop, and real runs of both.
 #include <gtest/gtest.h>
 
-#include <fstream>
 #include <string>
 #include <vector>
 
@@ -11,6 +10,7 @@
 #include "runtime/memory_plan.h"
 #include "runtime/package.h"
 #include "tests/runtime/package_bytes.h"
+#include "tests/runtime/test_files.h"
 
 namespace tessera::runtime {
 namespace {
@@ -18,10 +18,7 @@ namespace {
 // Built from testdata/graph_kernels.c by tests/runtime/CMakeLists.txt.
 const std::string kGraphKernels = TESSERA_TEST_GRAPH_KERNELS_PATH;
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
+using test::read_file;
 
 std::string i64_bytes(int64_t v) {
   return std::string(reinterpret_cast<const char*>(&v), sizeof v);

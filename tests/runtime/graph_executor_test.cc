@@ -8,16 +8,15 @@
 #include <string>
 #include <vector>
 
+#include "tests/runtime/test_files.h"
+
 namespace tessera::runtime {
 namespace {
 
 // Built from testdata/graph_kernels.c by tests/runtime/CMakeLists.txt.
 const std::string kGraphKernels = TESSERA_TEST_GRAPH_KERNELS_PATH;
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
+using test::read_file;
 
 std::string to_bytes(const NDArray& a) {
   return std::string(static_cast<const char*>(a.raw_data()), static_cast<size_t>(a.nbytes()));

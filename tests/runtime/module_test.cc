@@ -13,6 +13,7 @@
 
 #include "runtime/ndarray.h"
 #include "runtime/thread_pool.h"
+#include "tests/runtime/test_files.h"
 
 namespace tessera::runtime {
 namespace {
@@ -21,10 +22,7 @@ namespace {
 const std::string kKernels = TESSERA_TEST_KERNELS_PATH;
 constexpr int64_t kN = 1024;  // TEST_N in test_kernels.c
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
+using test::read_file;
 
 std::string make_temp_dir() {
   std::string pattern = ::testing::TempDir() + "/tessera_module_XXXXXX";

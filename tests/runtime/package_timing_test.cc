@@ -4,9 +4,10 @@
 
 #include <gtest/gtest.h>
 
-#include <fstream>
 #include <string>
 #include <vector>
+
+#include "tests/runtime/test_files.h"
 
 namespace tessera::runtime {
 namespace {
@@ -14,10 +15,7 @@ namespace {
 // Built from testdata/graph_kernels.c by tests/runtime/CMakeLists.txt.
 const std::string kGraphKernels = TESSERA_TEST_GRAPH_KERNELS_PATH;
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
+using test::read_file;
 
 // y = relu(x @ w + b) as graph_kernels.c computes it, with `relus` more
 // relus of y in place (a package that does more work than another).

@@ -5,7 +5,6 @@
 
 #include <gtest/gtest.h>
 
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -13,16 +12,14 @@
 #include "runtime/graph_executor.h"
 #include "runtime/package.h"
 #include "tests/runtime/package_bytes.h"
+#include "tests/runtime/test_files.h"
 
 namespace tessera::runtime {
 namespace {
 
 const std::string kGraphKernels = TESSERA_TEST_GRAPH_KERNELS_PATH;
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
+using test::read_file;
 
 // h = x @ w (4x8 by 8x16), y = relu(h) on the pool; with call metadata.
 PackageContents traced_package() {
