@@ -7,7 +7,7 @@
 
 namespace tessera::driver {
 
-Result<model::ModelRecordsCheck> check_and_store_records(const graph::Graph& g, const Target& target,
+Result<model::ModelRecordsCheck> check_and_store_records(const model::PreparedModel& model, const Target& target,
                                                          const model::PlanOptions& options, records::Store& store,
                                                          int64_t session_id, runtime::PackageTimer& timer,
                                                          std::string* skipped) {
@@ -18,7 +18,7 @@ Result<model::ModelRecordsCheck> check_and_store_records(const graph::Graph& g, 
   }
   records::RecordsScheduleSource source(store);
   TESSERA_ASSIGN_OR_RETURN(model::ModelRecordsCheck check,
-                           model::check_records_in_model(g, target, source, timer, options));
+                           model::check_records_in_model(model, target, source, timer, options));
   for (const model::RecordCheck& r : check.records) {
     records::ModelCheck row;
     row.workload_key = r.workload_key;
@@ -58,8 +58,9 @@ bool interrupted(const std::atomic<bool>* interrupt, FILE* out, const char* what
 
 }  // namespace
 
-void after_model_tuning(const graph::Graph& g, const model::PlanOptions& options, const std::string& backend,
-                        tuner::TuneJob& job, FILE* out, bool verbose, const std::atomic<bool>* interrupt) {
+void after_model_tuning(const model::PreparedModel& model, const model::PlanOptions& options,
+                        const std::string& backend, tuner::TuneJob& job, FILE* out, bool verbose,
+                        const std::atomic<bool>* interrupt) {
   const char* skipped_all = backend == "none" ? "the records were not checked in the model"
                                               : "the records were not checked in the model, nor the regions timed";
   if (interrupted(interrupt, out, skipped_all)) return;
@@ -71,7 +72,8 @@ void after_model_tuning(const graph::Graph& g, const model::PlanOptions& options
   // Timed where the tuning measured, in the workers' sandbox.
   CancelWhile cancel(job.runner(), interrupt);
   tuner::RunnerPackageTimer timer(job.runner());
-  auto check = check_and_store_records(g, job.config().target, options, job.store(), job.session_id(), timer, &skipped);
+  auto check =
+      check_and_store_records(model, job.config().target, options, job.store(), job.session_id(), timer, &skipped);
   if (interrupted(interrupt, out, skipped_all)) return;
   if (!check.is_ok()) {
     std::fprintf(stderr, "tessera tune: warning: the records were not checked in the model: %s\n",
@@ -87,7 +89,7 @@ void after_model_tuning(const graph::Graph& g, const model::PlanOptions& options
     std::fflush(out);
   }
   Result<TunedRegions> tuned =
-      time_model_regions(g, backend, job.config().target, job.store(), job.session_id(), timer, options);
+      time_model_regions(model, backend, job.config().target, job.store(), job.session_id(), timer, options);
   if (interrupted(interrupt, out, "the regions were not timed")) return;
   if (!tuned.is_ok()) {
     std::fprintf(stderr, "tessera tune: warning: the regions were not timed: %s\n", tuned.status().message().c_str());

@@ -27,7 +27,7 @@ namespace tessera::driver {
 /// a ModelCheck per kernel taken from a record under `session_id`. Returns
 /// the check, or in `skipped` why there was none. Errors: the check's and
 /// the store's.
-Result<model::ModelRecordsCheck> check_and_store_records(const graph::Graph& g, const Target& target,
+Result<model::ModelRecordsCheck> check_and_store_records(const model::PreparedModel& model, const Target& target,
                                                          const model::PlanOptions& options, records::Store& store,
                                                          int64_t session_id, runtime::PackageTimer& timer,
                                                          std::string* skipped);
@@ -39,7 +39,8 @@ Result<model::ModelRecordsCheck> check_and_store_records(const graph::Graph& g, 
 /// stderr, not an error: the tuning's records are stored either way. The
 /// packages are timed on `job`'s workers; `interrupt` set (a Ctrl-C; null:
 /// never) cancels the timing in flight and skips the rest, said on `out`.
-void after_model_tuning(const graph::Graph& g, const model::PlanOptions& options, const std::string& backend,
-                        tuner::TuneJob& job, FILE* out, bool verbose, const std::atomic<bool>* interrupt = nullptr);
+void after_model_tuning(const model::PreparedModel& model, const model::PlanOptions& options,
+                        const std::string& backend, tuner::TuneJob& job, FILE* out, bool verbose,
+                        const std::atomic<bool>* interrupt = nullptr);
 
 }  // namespace tessera::driver

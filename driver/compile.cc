@@ -55,6 +55,9 @@ Result<ModelCompile> compile_model_file(const ModelCompileArgs& args) {
   TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<external::Backend> backend, external::make_backend(out.backend));
   auto graph = import_model(args.model, args.input_shapes, args.input_values);
   if (!graph.is_ok()) return Status(graph.status().code(), graph.status().message());
+  // Optimized and laid out once; every plan below starts from it.
+  auto prepared = model::prepare_model(*graph);
+  if (!prepared.is_ok()) return Status(prepared.status().code(), args.model + ": " + prepared.status().message());
 
   // The records, read-only: compiling never changes the database. A missing
   // database is not an error: the model compiles from fallbacks, as noted.
@@ -84,7 +87,7 @@ Result<ModelCompile> compile_model_file(const ModelCompileArgs& args) {
   // nothing, so a region without a stored time is Tessera's.
   std::unique_ptr<external::Backend> chosen;
   if (out.byoc_auto && backend) {
-    auto regions = model::stored_region_choices(*graph, out.target, schedules, *backend, plan_options);
+    auto regions = model::stored_region_choices(*prepared, out.target, schedules, *backend, plan_options);
     if (!regions.is_ok()) return Status(regions.status().code(), "--byoc auto: " + regions.status().message());
     out.regions = std::move(regions).value();
     chosen = model::restrict_backend(*backend, out.regions);
@@ -92,7 +95,7 @@ Result<ModelCompile> compile_model_file(const ModelCompileArgs& args) {
   }
   // Each convolution that can run by Winograd does when its records say it
   // is faster (compiler/model/choose_winograd.h).
-  auto plan = model::plan_model_from_records(*graph, out.target, schedules, &out.winograd, plan_options);
+  auto plan = model::plan_model_from_records(*prepared, out.target, schedules, &out.winograd, plan_options);
   if (!plan.is_ok()) return Status(plan.status().code(), args.model + ": " + plan.status().message());
   out.plan = std::move(plan).value();
 

@@ -26,14 +26,16 @@ Result<tuner::ModelKernels> model_kernels(const std::string& path, const std::ve
                                           const model::PlanOptions& options) {
   auto graph = import_model(path, input_shapes, input_values);
   if (!graph.is_ok()) return Status(graph.status().code(), graph.status().message());
-  return model_kernels(*graph, path, options);
+  auto prepared = model::prepare_model(*graph, options.nhwc_layout);
+  if (!prepared.is_ok()) return Status(prepared.status().code(), path + ": " + prepared.status().message());
+  return model_kernels(*prepared, path, options);
 }
 
-Result<tuner::ModelKernels> model_kernels(const graph::Graph& g, const std::string& name,
+Result<tuner::ModelKernels> model_kernels(const model::PreparedModel& model, const std::string& name,
                                           const model::PlanOptions& options) {
   // Both kernels of a convolution that can run by Winograd: compile time
   // runs the faster (compiler/model/choose_winograd.h).
-  auto plans = model::tuning_plans(g, options);
+  auto plans = model::tuning_plans(model, options);
   if (!plans.is_ok()) return Status(plans.status().code(), name + ": " + plans.status().message());
   tuner::ModelKernels out;
   std::set<std::string> keys;

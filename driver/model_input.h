@@ -24,14 +24,15 @@ bool is_onnx_path(const std::string& path);
 Result<graph::Graph> import_model(const std::string& path, const std::vector<std::string>& input_shape_specs,
                                   const std::vector<std::string>& input_value_specs = {});
 
-/// The distinct kernels of `g`, the model `name` imported (those of every
+/// The distinct kernels of `model`, the model `name` prepared (those of every
 /// tuning plan, by workload key): exactly the DAGs `tessera compile` will
 /// look up. Both kernels of a convolution that can run by Winograd are
 /// included. Errors: the planner's (prefixed with `name`).
-Result<tuner::ModelKernels> model_kernels(const graph::Graph& g, const std::string& name,
+Result<tuner::ModelKernels> model_kernels(const model::PreparedModel& model, const std::string& name,
                                           const model::PlanOptions& options = {});
-/// model_kernels of the model at `path`, imported with its bindings.
-/// Errors: import_model's too.
+/// model_kernels of the model at `path`, imported with its bindings and
+/// prepared (with options.nhwc_layout). Errors: import_model's and
+/// model::prepare_model's too.
 Result<tuner::ModelKernels> model_kernels(const std::string& path, const std::vector<std::string>& input_shapes,
                                           const std::vector<std::string>& input_values = {},
                                           const model::PlanOptions& options = {});

@@ -14,9 +14,9 @@ Result<std::string> resolve_byoc(const std::string& byoc, const Target& target) 
   return backend ? backend->name() : std::string("none");
 }
 
-Result<TunedRegions> time_model_regions(const graph::Graph& g, const std::string& backend_name, const Target& target,
-                                        records::Store& store, int64_t session_id, runtime::PackageTimer& timer,
-                                        const model::PlanOptions& options) {
+Result<TunedRegions> time_model_regions(const model::PreparedModel& model, const std::string& backend_name,
+                                        const Target& target, records::Store& store, int64_t session_id,
+                                        runtime::PackageTimer& timer, const model::PlanOptions& options) {
   TunedRegions tuned;
   tuned.backend = backend_name;
   TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<external::Backend> backend, external::make_backend(backend_name));
@@ -31,7 +31,7 @@ Result<TunedRegions> time_model_regions(const graph::Graph& g, const std::string
     return tuned;
   }
   records::RecordsScheduleSource source(store);
-  TESSERA_ASSIGN_OR_RETURN(model::RegionPlans plans, model::plan_regions(g, target, &source, *backend, options));
+  TESSERA_ASSIGN_OR_RETURN(model::RegionPlans plans, model::plan_regions(model, target, &source, *backend, options));
   if (plans.regions.empty()) {
     tuned.skipped = backend_name + " takes no region of this model";
     return tuned;

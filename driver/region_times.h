@@ -32,16 +32,16 @@ struct TunedRegions {
 /// unknown name (listing the known ones).
 Result<std::string> resolve_byoc(const std::string& byoc, const Target& target);
 
-/// Times each region `backend` ("none": nothing) takes in `g` (planned
+/// Times each region `backend` ("none": nothing) takes in `model` (planned
 /// with `options`) both ways
 /// (model::measure_regions, schedules from `store`'s records, packages
 /// timed through `timer`) and stores
 /// the times under `session_id`. Skipped, with the reason, when `target` is
 /// not this machine's (a region is timed here, not on the device) or the
 /// backend takes no region. Errors: the measurement's and the store's.
-Result<TunedRegions> time_model_regions(const graph::Graph& g, const std::string& backend, const Target& target,
-                                        records::Store& store, int64_t session_id, runtime::PackageTimer& timer,
-                                        const model::PlanOptions& options = {});
+Result<TunedRegions> time_model_regions(const model::PreparedModel& model, const std::string& backend,
+                                        const Target& target, records::Store& store, int64_t session_id,
+                                        runtime::PackageTimer& timer, const model::PlanOptions& options = {});
 
 /// "regions timed both ways (dnnl), stored for compile --byoc auto:", a
 /// line per region that runs on the backend (every region with `all`), and

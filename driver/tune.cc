@@ -56,24 +56,26 @@ Result<std::unique_ptr<Tuning>> Tuning::check(TuneRequest request) {
 }
 
 Result<std::vector<std::string>> Tuning::import() {
-  if (model_.empty() || graph_) return std::vector<std::string>{};
+  if (model_.empty() || prepared_) return std::vector<std::string>{};
   TESSERA_ASSIGN_OR_RETURN(graph::Graph g, import_model(model_, input_shapes_, input_values_));
-  TESSERA_ASSIGN_OR_RETURN(tuner::ModelKernels kernels, model_kernels(g, model_, plan_options_));
+  auto prepared = model::prepare_model(g, plan_options_.nhwc_layout);
+  if (!prepared.is_ok()) return Status(prepared.status().code(), model_ + ": " + prepared.status().message());
+  TESSERA_ASSIGN_OR_RETURN(tuner::ModelKernels kernels, model_kernels(*prepared, model_, plan_options_));
   TESSERA_ASSIGN_OR_RETURN(std::vector<std::string> warnings, keep_measurable(&kernels, rpc::WireLimits()));
-  graph_ = std::move(g);
+  prepared_ = std::move(prepared).value();
   kernels_ = std::move(kernels);
   return warnings;
 }
 
 Result<tuner::JobSummary> Tuning::run(FILE* log, tuner::Progress* progress, const std::atomic<bool>* stop,
                                       const std::atomic<bool>* cancel) {
-  if (!model_.empty() && !graph_) return Status(ErrorCode::kInternal, "the model was not imported before the run");
+  if (!model_.empty() && !prepared_) return Status(ErrorCode::kInternal, "the model was not imported before the run");
   TESSERA_ASSIGN_OR_RETURN(job_, tuner::TuneJob::open(config_, std::move(kernels_), log));
   return job_->run(progress, stop, cancel);
 }
 
 void Tuning::after_tuning(FILE* out, bool verbose, const std::atomic<bool>* interrupt) {
-  if (graph_ && job_) after_model_tuning(*graph_, plan_options_, backend_, *job_, out, verbose, interrupt);
+  if (prepared_ && job_) after_model_tuning(*prepared_, plan_options_, backend_, *job_, out, verbose, interrupt);
 }
 
 std::string format_stopped(const tuner::JobSummary& summary, const std::string& db) {

@@ -81,8 +81,8 @@ class Tuning {
   std::vector<std::string> input_shapes_, input_values_;
   tuner::TuneConfig config_;
   model::PlanOptions plan_options_;
-  std::string backend_;  // the regions' backend for after_tuning ("none": not timed)
-  std::optional<graph::Graph> graph_;
+  std::string backend_;                           // the regions' backend for after_tuning ("none": not timed)
+  std::optional<model::PreparedModel> prepared_;  // the model imported and prepared, once
   tuner::ModelKernels kernels_;
   std::unique_ptr<tuner::TuneJob> job_;
 };

@@ -65,7 +65,7 @@ std::string why_no_record(records::Store& store, const std::vector<records::Work
 // The regions `compile --byoc auto` would hand the backend, and on what
 // grounds: a time tune stored for the records as they are, or none (then
 // Tessera runs the region: compile times nothing).
-Status explain_regions(const graph::Graph& g, const Target& target, ScheduleSource* source) {
+Status explain_regions(const model::PreparedModel& prepared, const Target& target, ScheduleSource* source) {
   const std::string name = model::auto_backend_name(target);
   TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<external::Backend> backend, external::make_backend(name));
   if (!backend) {
@@ -74,7 +74,7 @@ Status explain_regions(const graph::Graph& g, const Target& target, ScheduleSour
         "another machine's target)\n");
     return Status::ok();
   }
-  TESSERA_ASSIGN_OR_RETURN(model::RegionPlans plans, model::plan_regions(g, target, source, *backend));
+  TESSERA_ASSIGN_OR_RETURN(model::RegionPlans plans, model::plan_regions(prepared, target, source, *backend));
   std::printf("\n%zu region%s %s can run (compile --byoc auto runs each the faster way):\n", plans.regions.size(),
               plans.regions.size() == 1 ? "" : "s", name.c_str());
   for (const model::RegionChoice& c : plans.regions) {
@@ -113,7 +113,9 @@ int explain_model_schedules(const WhyModelOptions& o) {
   auto graph = driver::import_model(o.model_path, o.input_shapes);
   if (!graph.is_ok()) return fail(graph.status().message());
   // The kernels of every tuning plan (both ways of a Winograd-able conv), as tune measures them.
-  auto model = driver::model_kernels(*graph, o.model_path);
+  auto prepared = model::prepare_model(*graph);
+  if (!prepared.is_ok()) return fail(o.model_path + ": " + prepared.status().message());
+  auto model = driver::model_kernels(*prepared, o.model_path);
   if (!model.is_ok()) return fail(model.status().message());
   const std::vector<tuner::ModelKernel>* kernels = &model->kernels;
   records::OpenOptions open;
@@ -159,7 +161,7 @@ int explain_model_schedules(const WhyModelOptions& o) {
   }
   std::printf("\n%zu kernels: %d from records, %zu on fallbacks\n", kernels->size(), from_records,
               kernels->size() - static_cast<size_t>(from_records));
-  if (Status st = explain_regions(*graph, target, source ? &*source : nullptr); !st.is_ok())
+  if (Status st = explain_regions(*prepared, target, source ? &*source : nullptr); !st.is_ok())
     return fail("the regions of an external backend: " + st.message());
   return 0;
 }

@@ -38,10 +38,10 @@ struct Compiled {
   CompiledModel model;
 };
 
-Result<Compiled> compile_from(const graph::Graph& g, const Target& target, ScheduleSource* source,
+Result<Compiled> compile_from(const PreparedModel& model, const Target& target, ScheduleSource* source,
                               const PlanOptions& options) {
   Compiled c;
-  TESSERA_ASSIGN_OR_RETURN(c.plan, plan_model_from_records(g, target, source, nullptr, options));
+  TESSERA_ASSIGN_OR_RETURN(c.plan, plan_model_from_records(model, target, source, nullptr, options));
   CompileOptions co;
   co.source = source;
   TESSERA_ASSIGN_OR_RETURN(c.model, compile_model(c.plan, target, co));
@@ -92,13 +92,14 @@ std::set<std::string> smaller_than(const std::vector<RecordCheck>& records, doub
 
 }  // namespace
 
-Result<ModelRecordsCheck> check_records_in_model(const graph::Graph& g, const Target& target, ScheduleSource& source,
-                                                 runtime::PackageTimer& timer, const PlanOptions& options) {
+Result<ModelRecordsCheck> check_records_in_model(const PreparedModel& model, const Target& target,
+                                                 ScheduleSource& source, runtime::PackageTimer& timer,
+                                                 const PlanOptions& options) {
   ModelRecordsCheck check;
-  TESSERA_ASSIGN_OR_RETURN(Compiled tuned, compile_from(g, target, &source, options));
+  TESSERA_ASSIGN_OR_RETURN(Compiled tuned, compile_from(model, target, &source, options));
   TESSERA_ASSIGN_OR_RETURN(check.records, kernels_from_records(tuned, timer));
   if (check.records.empty()) return check;
-  TESSERA_ASSIGN_OR_RETURN(Compiled untuned, compile_from(g, target, nullptr, options));
+  TESSERA_ASSIGN_OR_RETURN(Compiled untuned, compile_from(model, target, nullptr, options));
   TESSERA_ASSIGN_OR_RETURN(runtime::AlternatingTimes first,
                            timer.time_alternately({&untuned.model.package, &tuned.model.package}, {}));
   check.untuned_s = first.median_s[0];
@@ -122,7 +123,7 @@ Result<ModelRecordsCheck> check_records_in_model(const graph::Graph& g, const Ta
     bool still_slower = false;
     if (drop.size() < check.records.size()) {
       WithoutRecordsOf withheld(source, drop);
-      TESSERA_ASSIGN_OR_RETURN(Compiled candidate, compile_from(g, target, &withheld, options));
+      TESSERA_ASSIGN_OR_RETURN(Compiled candidate, compile_from(model, target, &withheld, options));
       TESSERA_ASSIGN_OR_RETURN(runtime::AlternatingTimes times,
                                timer.time_alternately({&untuned.model.package, &candidate.model.package}, {}));
       ++check.packages_timed;

@@ -13,7 +13,7 @@
 // fallback in compile (records::ModelCheck, stored by the caller).
 //
 //   runtime::InProcessPackageTimer timer;
-//   ModelRecordsCheck check = check_records_in_model(g, target, records, timer).value();
+//   ModelRecordsCheck check = check_records_in_model(model, target, records, timer).value();
 //   for (const RecordCheck& r : check.records) store r (r.keeps_fallback) ...
 #pragma once
 
@@ -61,13 +61,14 @@ inline constexpr double kNoSlowerThan = 1.02;
 /// what a call's own overhead varies by between processes.
 inline constexpr double kNoSlowerBy_s = 5e-6;
 
-/// Compiles `g` from `source`'s records and untuned, times both in
+/// Compiles `model` from `source`'s records and untuned, times both in
 /// alternating runs through `timer`, and, while the tuned one is slower
 /// (kNoSlowerThan), drops the records of the kernels whose
 /// calls take under 10 µs, then under 100 µs, then every record. Nothing is
 /// stored. Errors: planning's, compiling's, loading's and running's.
-Result<ModelRecordsCheck> check_records_in_model(const graph::Graph& g, const Target& target, ScheduleSource& source,
-                                                 runtime::PackageTimer& timer, const PlanOptions& options = {});
+Result<ModelRecordsCheck> check_records_in_model(const PreparedModel& model, const Target& target,
+                                                 ScheduleSource& source, runtime::PackageTimer& timer,
+                                                 const PlanOptions& options = {});
 
 /// A few lines for people: the model tuned and untuned, and the records
 /// dropped (each with its kernel), or that every record held.

@@ -92,17 +92,21 @@ std::string auto_backend_name(const Target& target) {
   return "none";
 }
 
-Result<RegionPlans> plan_regions(const Graph& g, const Target& target, ScheduleSource* source,
+Result<RegionPlans> plan_regions(const PreparedModel& model, const Target& target, ScheduleSource* source,
                                  const external::Backend& backend, const PlanOptions& options) {
-  PlanOptions with = options, without = options;
-  with.byoc = &backend;
+  // Winograd is a choice among Tessera's kernels, the same for both plans.
+  PlanOptions without = options;
   without.byoc = nullptr;
+  TESSERA_ASSIGN_OR_RETURN(std::vector<WinogradChoice> winograd, choose_winograd(model, target, source, without));
+  without = with_winograd(without, winograd);
+  PlanOptions with = without;
+  with.byoc = &backend;
   RegionPlans plans;
-  plans.graph = &g;
+  plans.model = &model;
   plans.backend = &backend;
   plans.options = options;
-  TESSERA_ASSIGN_OR_RETURN(plans.with_backend, plan_model_from_records(g, target, source, nullptr, with));
-  TESSERA_ASSIGN_OR_RETURN(plans.without_backend, plan_model_from_records(g, target, source, nullptr, without));
+  TESSERA_ASSIGN_OR_RETURN(plans.with_backend, plan_model(model, with));
+  TESSERA_ASSIGN_OR_RETURN(plans.without_backend, plan_model(model, without));
   const ModelPlan& plan_b = plans.with_backend;
   std::map<std::string, size_t> region_of;  // operator name -> index in plans.regions
   for (size_t i = 0; i < plan_b.groups.size(); ++i) {
@@ -168,7 +172,7 @@ Status decide_by_whole_model(RegionPlans& plans, double all_tessera, double all_
     const std::unique_ptr<external::Backend> chosen = restrict_backend(*plans.backend, plans.regions);
     PlanOptions options = plans.options;
     options.byoc = chosen.get();
-    TESSERA_ASSIGN_OR_RETURN(ModelPlan plan, plan_model_from_records(*plans.graph, target, source, nullptr, options));
+    TESSERA_ASSIGN_OR_RETURN(ModelPlan plan, plan_model_from_records(*plans.model, target, source, nullptr, options));
     TESSERA_ASSIGN_OR_RETURN(runtime::PackageContents mixed_package, compile_package(plan, target, source));
     // The three totals from one alternating profile, so that they compare.
     TESSERA_ASSIGN_OR_RETURN(std::vector<std::vector<double>> calls,
@@ -233,7 +237,7 @@ Result<Profiled> profile_buildable(RegionPlans& plans, const Target& target, Sch
     c.backend = false;
     refused.push_back(std::move(c));
     const std::unique_ptr<external::Backend> restricted = restrict_backend(*plans.backend, refused);
-    TESSERA_ASSIGN_OR_RETURN(RegionPlans again, plan_regions(*plans.graph, target, source, *restricted, plans.options));
+    TESSERA_ASSIGN_OR_RETURN(RegionPlans again, plan_regions(*plans.model, target, source, *restricted, plans.options));
     plans.with_backend = std::move(again.with_backend);
     plans.regions = std::move(again.regions);
   }
@@ -244,7 +248,7 @@ Result<Profiled> profile_buildable(RegionPlans& plans, const Target& target, Sch
 Status measure_regions(RegionPlans& plans, const Target& target, ScheduleSource* source, runtime::PackageTimer& timer,
                        int runs) {
   if (plans.regions.empty()) return Status::ok();
-  if (!plans.graph || !plans.backend)
+  if (!plans.model || !plans.backend)
     return Status(ErrorCode::kInternal, "measure_regions needs plans from plan_regions");
   TESSERA_ASSIGN_OR_RETURN(Profiled profiled, profile_buildable(plans, target, source, timer, runs));
   const std::vector<std::vector<double>>& calls = profiled.calls;
@@ -294,9 +298,10 @@ Result<bool> apply_stored_time(RegionChoice& c, const Target& target, ScheduleSo
 
 }  // namespace
 
-Result<std::vector<RegionChoice>> stored_region_choices(const Graph& g, const Target& target, ScheduleSource* source,
-                                                        const external::Backend& backend, const PlanOptions& options) {
-  TESSERA_ASSIGN_OR_RETURN(RegionPlans plans, plan_regions(g, target, source, backend, options));
+Result<std::vector<RegionChoice>> stored_region_choices(const PreparedModel& model, const Target& target,
+                                                        ScheduleSource* source, const external::Backend& backend,
+                                                        const PlanOptions& options) {
+  TESSERA_ASSIGN_OR_RETURN(RegionPlans plans, plan_regions(model, target, source, backend, options));
   for (RegionChoice& c : plans.regions) {
     TESSERA_ASSIGN_OR_RETURN(bool held, apply_stored_time(c, target, source, backend));
     if (!held) {

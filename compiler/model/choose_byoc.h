@@ -11,7 +11,7 @@
 // the ones the records choose (the region's basis), and leaves a region
 // without one to Tessera (stored_region_choices).
 //
-//   auto choices = stored_region_choices(g, target, &records, *backend).value();
+//   auto choices = stored_region_choices(model, target, &records, *backend).value();
 //   auto chosen = restrict_backend(*backend, choices);   // takes only the regions it won
 //   options.byoc = chosen.get();
 #pragma once
@@ -57,7 +57,7 @@ struct RegionPlans {
   std::vector<RegionChoice> regions;  ///< in the order of with_backend's external groups, then the refused
   // What plan_regions was given, for planning the mixed model; they must
   // outlive the plans.
-  const graph::Graph* graph = nullptr;
+  const PreparedModel* model = nullptr;
   const external::Backend* backend = nullptr;
   PlanOptions options;
   /// measure_regions: the whole model's time (sum of its calls' medians)
@@ -71,11 +71,11 @@ struct RegionPlans {
 /// loads, else "none".
 std::string auto_backend_name(const Target& target);
 
-/// Plans `g` with `backend` and without it (Winograd by the records, as
+/// Plans `model` with `backend` and without it (Winograd by the records, as
 /// plan_model_from_records decides) and names each region: its key, its
 /// operators, and the basis of Tessera's side (the record each of its
 /// kernels would use from `source`). Nothing is compiled or timed.
-Result<RegionPlans> plan_regions(const graph::Graph& g, const Target& target, ScheduleSource* source,
+Result<RegionPlans> plan_regions(const PreparedModel& model, const Target& target, ScheduleSource* source,
                                  const external::Backend& backend, const PlanOptions& options = {});
 
 /// Compiles both plans (schedules from `source`), runs each package on
@@ -100,7 +100,7 @@ Status measure_regions(RegionPlans& plans, const Target& target, ScheduleSource*
 /// while the basis behind Tessera's side is the one it was timed on), and a
 /// region with none that still holds is Tessera's (RegionChoice::untimed).
 /// `tessera tune` times the regions and stores the times.
-Result<std::vector<RegionChoice>> stored_region_choices(const graph::Graph& g, const Target& target,
+Result<std::vector<RegionChoice>> stored_region_choices(const PreparedModel& model, const Target& target,
                                                         ScheduleSource* source, const external::Backend& backend,
                                                         const PlanOptions& options = {});
 

@@ -48,21 +48,21 @@ bool is_winograd(const graph::Node& n) {
 
 }  // namespace
 
-Result<std::vector<ModelPlan>> tuning_plans(const graph::Graph& g, const PlanOptions& options) {
+Result<std::vector<ModelPlan>> tuning_plans(const PreparedModel& model, const PlanOptions& options) {
   PlanOptions direct = options, all = options;
   direct.winograd = PlanOptions::Winograd::kNone;
   all.winograd = PlanOptions::Winograd::kAll;
   std::vector<ModelPlan> plans;
-  TESSERA_ASSIGN_OR_RETURN(ModelPlan first, plan_model(g, direct));
+  TESSERA_ASSIGN_OR_RETURN(ModelPlan first, plan_model(model, direct));
   plans.push_back(std::move(first));
-  TESSERA_ASSIGN_OR_RETURN(ModelPlan second, plan_model(g, all));
+  TESSERA_ASSIGN_OR_RETURN(ModelPlan second, plan_model(model, all));
   if (!conv_tasks(second, is_winograd).empty()) plans.push_back(std::move(second));
   return plans;
 }
 
-Result<std::vector<WinogradChoice>> choose_winograd(const graph::Graph& g, const Target& target, ScheduleSource* source,
-                                                    const PlanOptions& options) {
-  TESSERA_ASSIGN_OR_RETURN(std::vector<ModelPlan> plans, tuning_plans(g, options));
+Result<std::vector<WinogradChoice>> choose_winograd(const PreparedModel& model, const Target& target,
+                                                    ScheduleSource* source, const PlanOptions& options) {
+  TESSERA_ASSIGN_OR_RETURN(std::vector<ModelPlan> plans, tuning_plans(model, options));
   std::vector<WinogradChoice> choices;
   if (plans.size() < 2) return choices;
   const std::map<std::string, ConvTask> winograd = conv_tasks(plans[1], is_winograd);
@@ -96,13 +96,13 @@ PlanOptions with_winograd(PlanOptions options, const std::vector<WinogradChoice>
   return options;
 }
 
-Result<ModelPlan> plan_model_from_records(const graph::Graph& g, const Target& target, ScheduleSource* source,
+Result<ModelPlan> plan_model_from_records(const PreparedModel& model, const Target& target, ScheduleSource* source,
                                           std::vector<WinogradChoice>* choices, const PlanOptions& options) {
   // Winograd is a choice among Tessera's kernels: no backend while choosing.
   PlanOptions tessera_only = options;
   tessera_only.byoc = nullptr;
-  TESSERA_ASSIGN_OR_RETURN(std::vector<WinogradChoice> chosen, choose_winograd(g, target, source, tessera_only));
-  TESSERA_ASSIGN_OR_RETURN(ModelPlan plan, plan_model(g, with_winograd(options, chosen)));
+  TESSERA_ASSIGN_OR_RETURN(std::vector<WinogradChoice> chosen, choose_winograd(model, target, source, tessera_only));
+  TESSERA_ASSIGN_OR_RETURN(ModelPlan plan, plan_model(model, with_winograd(options, chosen)));
   // A convolution the backend took runs there, direct: not by Winograd.
   std::set<std::string> external;
   for (const graph::Node& n : plan.graph.nodes())

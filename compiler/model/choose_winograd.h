@@ -8,8 +8,9 @@
 // each by whichever has the faster best record (choose_winograd); untuned,
 // by a rule screened on the fallbacks.
 //
-//   auto plans = tuning_plans(g).value();          // tune the tasks of every plan
-//   ModelPlan plan = plan_model_from_records(g, target, &records).value();
+//   PreparedModel model = prepare_model(g).value();
+//   auto plans = tuning_plans(model).value();      // tune the tasks of every plan
+//   ModelPlan plan = plan_model_from_records(model, target, &records).value();
 #pragma once
 
 #include <string>
@@ -24,7 +25,7 @@ namespace tessera::model {
 /// The plans whose tasks tuning covers: the direct one and, when some
 /// convolution can run by Winograd, the one where every such convolution
 /// does. Tasks common to both have the same workload key.
-Result<std::vector<ModelPlan>> tuning_plans(const graph::Graph& g, const PlanOptions& options = {});
+Result<std::vector<ModelPlan>> tuning_plans(const PreparedModel& model, const PlanOptions& options = {});
 
 /// How one convolution that can run by Winograd was decided.
 struct WinogradChoice {
@@ -42,15 +43,15 @@ struct WinogradChoice {
 /// there is no source), by the fallbacks' measured rule: Winograd when it
 /// has at least 16 input and 16 output channels. Errors: the planning's and
 /// the source's.
-Result<std::vector<WinogradChoice>> choose_winograd(const graph::Graph& g, const Target& target, ScheduleSource* source,
-                                                    const PlanOptions& options = {});
+Result<std::vector<WinogradChoice>> choose_winograd(const PreparedModel& model, const Target& target,
+                                                    ScheduleSource* source, const PlanOptions& options = {});
 
 /// `options` with the convolutions `choices` picks listed for Winograd.
 PlanOptions with_winograd(PlanOptions options, const std::vector<WinogradChoice>& choices);
 
 /// plan_model with each convolution run the way its records say is faster
 /// (choose_winograd); the decisions go to `choices` when given.
-Result<ModelPlan> plan_model_from_records(const graph::Graph& g, const Target& target, ScheduleSource* source,
+Result<ModelPlan> plan_model_from_records(const PreparedModel& model, const Target& target, ScheduleSource* source,
                                           std::vector<WinogradChoice>* choices = nullptr,
                                           const PlanOptions& options = {});
 

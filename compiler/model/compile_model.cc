@@ -1,6 +1,7 @@
 #include "compiler/model/compile_model.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <chrono>
 #include <cstdio>
@@ -150,14 +151,34 @@ bool int8_pairs_pay(const Target& target) {
   return target.is_aarch64() && llvm_has_feature(target, "i8mm");
 }
 
-Result<ModelPlan> plan_model(const Graph& g, const PlanOptions& options) {
-  ModelPlan plan;
+namespace {
+std::atomic<int64_t> prepared_count{0};
+}  // namespace
+
+int64_t models_prepared() {
+  return prepared_count.load(std::memory_order_relaxed);
+}
+
+Result<PreparedModel> prepare_model(const Graph& g, bool nhwc_layout) {
+  prepared_count.fetch_add(1, std::memory_order_relaxed);
+  PreparedModel prepared;
   TESSERA_ASSIGN_OR_RETURN(graph::Graph optimized, graph::optimize_graph(g));
-  if (options.nhwc_layout) {
-    TESSERA_ASSIGN_OR_RETURN(plan.graph, graph::convert_layout_nhwc(optimized));
+  if (nhwc_layout) {
+    TESSERA_ASSIGN_OR_RETURN(prepared.graph, graph::convert_layout_nhwc(optimized));
   } else {
-    plan.graph = std::move(optimized);
+    prepared.graph = std::move(optimized);
   }
+  return prepared;
+}
+
+Result<ModelPlan> plan_model(const Graph& g, const PlanOptions& options) {
+  TESSERA_ASSIGN_OR_RETURN(PreparedModel prepared, prepare_model(g, options.nhwc_layout));
+  return plan_model(prepared, options);
+}
+
+Result<ModelPlan> plan_model(const PreparedModel& prepared, const PlanOptions& options) {
+  ModelPlan plan;
+  plan.graph = prepared.graph;
   // A convolution the external backend takes stays a convolution: the
   // backend runs it (a window product or a Winograd-transformed weight is
   // Tessera's alone).

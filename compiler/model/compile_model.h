@@ -62,6 +62,7 @@ struct ModelPlan {
 /// How a model is planned.
 struct PlanOptions {
   /// Run plain convolutions in NHWC where it pays (graph::convert_layout_nhwc).
+  /// Read by prepare_model: a PreparedModel keeps the layout it has.
   bool nhwc_layout = true;
   /// Which convolutions that can (graph::winograd_eligible) run by Winograd:
   /// none, all, or those named in winograd_convs (choose_winograd.h picks
@@ -85,13 +86,36 @@ struct PlanOptions {
 /// PlanOptions::int8_pairs feeds: AArch64 with +i8mm (USMMLA).
 bool int8_pairs_pay(const Target& target);
 
-/// Optimizes `g` (constant and BatchNorm folding, dead nodes, the layout
-/// transformation), fuses it and extracts its tasks. A graph output that is a
+/// A model optimized and laid out: the half of planning that no per-node
+/// choice (a convolution by Winograd or direct, a region on Tessera or a
+/// backend) changes. Prepared once, it is planned as often as the choices
+/// need (plan_model), without folding or permuting its weights again.
+struct PreparedModel {
+  graph::Graph graph;  ///< after optimize_graph and, with the NHWC layout, convert_layout_nhwc
+};
+
+/// Optimizes `g` (constant and BatchNorm folding, dead nodes) and, with
+/// `nhwc_layout`, runs its plain convolutions in NHWC where it pays.
+/// Errors: the passes'.
+Result<PreparedModel> prepare_model(const graph::Graph& g, bool nhwc_layout = true);
+
+/// How many models this process has prepared (prepare_model's calls,
+/// control-flow bodies included): a command prepares its model once and
+/// plans it as often as its choices need, which a test counts.
+int64_t models_prepared();
+
+/// Plans `prepared` with the choices of `options` (all but nhwc_layout,
+/// which the preparation applied): window products, Winograd convolutions,
+/// precision, fusion, and the tasks extracted. A graph output that is a
 /// graph input, a constant or another output's value gets a copy kernel, so
 /// that every output is a buffer of its own. Errors: the passes' and
 /// build_node's (naming the node). With `options.byoc`, the regions it takes
 /// become external groups (a region it cannot generate stays Tessera's, with
 /// a warning in ModelPlan::warnings).
+Result<ModelPlan> plan_model(const PreparedModel& prepared, const PlanOptions& options = {});
+
+/// prepare_model (with options.nhwc_layout) then plan_model: a model planned
+/// once.
 Result<ModelPlan> plan_model(const graph::Graph& g, const PlanOptions& options = {});
 
 /// The operator spec name whose knob template schedules `group`, by its

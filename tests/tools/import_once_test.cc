@@ -2,7 +2,9 @@
 // MODEL.onnx` (its kernels, then the check of its records and the timing of
 // its regions), `compile` and `records why MODEL.onnx`. Each runs here in
 // this process, as main.cc runs it, and frontend::onnx_files_read() counts
-// the files read.
+// the files read; model::models_prepared() counts the optimizations and
+// layout changes, once a command too however often it plans (Winograd or
+// direct, regions on a backend or not).
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -13,6 +15,7 @@
 #include <vector>
 
 #include "compiler/frontend/onnx_import.h"
+#include "compiler/model/compile_model.h"
 #include "driver/tune.h"
 #include "records/store.h"
 #include "runtime/graph_executor.h"
@@ -23,14 +26,15 @@ namespace {
 namespace fs = std::filesystem;
 const fs::path kConv = "/usr/share/libonnx-testdata/data/node/test_conv_with_strides_padding/model.onnx";
 
-// How many files `run` read while it ran the command line `words`; its exit
-// code in `*code`.
-int64_t files_read_by(int (*run)(int, char**, int), std::vector<std::string> words, int* code) {
+// How many files `run` read and models it prepared while it ran the
+// command line `words` ("read/prepared"); its exit code in `*code`.
+std::string files_read_by(int (*run)(int, char**, int), std::vector<std::string> words, int* code) {
   std::vector<char*> argv;
   for (std::string& w : words) argv.push_back(w.data());
-  const int64_t before = tessera::frontend::onnx_files_read();
+  const int64_t read = tessera::frontend::onnx_files_read(), prepared = tessera::model::models_prepared();
   *code = run(static_cast<int>(argv.size()), argv.data(), 2);
-  return tessera::frontend::onnx_files_read() - before;
+  return std::to_string(tessera::frontend::onnx_files_read() - read) + "/" +
+         std::to_string(tessera::model::models_prepared() - prepared);
 }
 
 TEST(ImportOnce, TuneCompileAndRecordsWhyReadTheModelOnce) {
@@ -44,14 +48,14 @@ TEST(ImportOnce, TuneCompileAndRecordsWhyReadTheModelOnce) {
   // (this machine's target, dnnl where its module is installed).
   EXPECT_EQ(files_read_by(tessera::cli::run_tune,
                           {"tessera", "tune", kConv.string(), "--trials", "4", "--batch", "4", "--db", db}, &code),
-            1);
+            "1/1");
   EXPECT_EQ(code, 0);
   EXPECT_EQ(
       files_read_by(tessera::cli::run_compile, {"tessera", "compile", kConv.string(), "--db", db, "-o", out}, &code),
-      1);
+      "1/1");
   EXPECT_EQ(code, 0);
   EXPECT_EQ(files_read_by(tessera::cli::run_records, {"tessera", "records", "why", kConv.string(), "--db", db}, &code),
-            1);
+            "1/1");
   EXPECT_EQ(code, 0);
   fs::remove_all(dir);
 }

@@ -335,7 +335,8 @@ TEST(DnnlBackend, CorruptPayloadIsALoadError) {
 // Every region of `g` timed both ways now, as tune times them.
 Result<std::vector<model::RegionChoice>> measured_regions(const Graph& g, const Backend& backend,
                                                           ScheduleSource* source = nullptr) {
-  TESSERA_ASSIGN_OR_RETURN(model::RegionPlans plans, model::plan_regions(g, host_target(), source, backend));
+  TESSERA_ASSIGN_OR_RETURN(const model::PreparedModel prepared, model::prepare_model(g));
+  TESSERA_ASSIGN_OR_RETURN(model::RegionPlans plans, model::plan_regions(prepared, host_target(), source, backend));
   runtime::InProcessPackageTimer timer;
   TESSERA_RETURN_IF_ERROR(model::measure_regions(plans, host_target(), source, timer, 3));
   return std::move(plans.regions);
@@ -455,7 +456,8 @@ class StoredRegions final : public ScheduleSource {
 // side are the ones they were timed with; when those change, the regions
 // are Tessera's and untimed until tune times them again.
 TEST(DnnlAuto, StoredTimesDecideWhileTheSchedulesTheyTimedStillHold) {
-  const Graph g = conv_model();
+  const Graph graph = conv_model();
+  const model::PreparedModel g = model::prepare_model(graph).value();
   const std::unique_ptr<Backend> dnnl = make_dnnl_backend();
   StoredRegions source;
   auto plans = model::plan_regions(g, host_target(), &source, *dnnl);
@@ -502,7 +504,7 @@ TEST(DnnlAuto, StoredTimesDecideWhileTheSchedulesTheyTimedStillHold) {
   auto untimed = model::stored_region_choices(g, host_target(), &source, *dnnl);
   ASSERT_TRUE(untimed.is_ok()) << untimed.status().to_string();
   EXPECT_TRUE((*untimed)[0].untimed && !(*untimed)[0].backend && !(*untimed)[0].stored);
-  auto timed = measured_regions(g, *dnnl, &source);
+  auto timed = measured_regions(graph, *dnnl, &source);
   ASSERT_TRUE(timed.is_ok()) << timed.status().to_string();
   for (const model::RegionChoice& c : *timed) {
     EXPECT_FALSE(c.stored) << c.region;
@@ -515,7 +517,8 @@ TEST(DnnlAuto, StoredTimesDecideWhileTheSchedulesTheyTimedStillHold) {
 // without a time that holds is Tessera's, marked untimed, and the lines say
 // so; without records every region is Tessera's.
 TEST(DnnlAuto, CompileTakesStoredTimesOnlyAndLeavesTheRestToTessera) {
-  const Graph g = conv_model();
+  const Graph graph = conv_model();
+  const model::PreparedModel g = model::prepare_model(graph).value();
   const std::unique_ptr<Backend> dnnl = make_dnnl_backend();
   StoredRegions source;
   auto plans = model::plan_regions(g, host_target(), &source, *dnnl);
@@ -533,7 +536,7 @@ TEST(DnnlAuto, CompileTakesStoredTimesOnlyAndLeavesTheRestToTessera) {
   EXPECT_NE(text.find("tuning session 4"), std::string::npos) << text;
   const std::unique_ptr<Backend> chosen = model::restrict_backend(*dnnl, *choices);
   model::ModelPlan plan;
-  ASSERT_TRUE(compile(g, chosen.get(), true, &plan).is_ok());
+  ASSERT_TRUE(compile(graph, chosen.get(), true, &plan).is_ok());
   EXPECT_EQ(plan.externals.size(), 1u);
 
   auto none = model::stored_region_choices(g, host_target(), nullptr, *dnnl);

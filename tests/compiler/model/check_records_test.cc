@@ -43,7 +43,7 @@ TEST(CheckRecordsInModel, ARecordSlowerInTheModelThanItsFallbackKeepsTheFallback
   source.add(key, host_target().to_string(), lying);
 
   runtime::InProcessPackageTimer timer;
-  auto checked = check_records_in_model(g, host_target(), source, timer);
+  auto checked = check_records_in_model(prepare_model(g).value(), host_target(), source, timer);
   ASSERT_TRUE(checked.is_ok()) << checked.status().to_string();
   const ModelRecordsCheck& check = *checked;
   ASSERT_EQ(check.records.size(), 1u);
@@ -63,7 +63,7 @@ TEST(CheckRecordsInModel, ARecordSlowerInTheModelThanItsFallbackKeepsTheFallback
 TEST(CheckRecordsInModel, AModelWithoutRecordsHasNothingToCheck) {
   FixedScheduleSource empty;
   runtime::InProcessPackageTimer timer;
-  auto checked = check_records_in_model(product(), host_target(), empty, timer);
+  auto checked = check_records_in_model(prepare_model(product()).value(), host_target(), empty, timer);
   ASSERT_TRUE(checked.is_ok()) << checked.status().to_string();
   const ModelRecordsCheck& check = *checked;
   EXPECT_TRUE(check.records.empty());

@@ -358,7 +358,7 @@ TEST(CompileModel, ConvsByWinogradMatchTheReference) {
 // Tuning covers both kernels of each such conv; compile time runs the one
 // whose best record is faster; without records, a rule on the channels.
 TEST(ChooseWinograd, FollowsTheFasterRecord) {
-  const Graph g = small_cnn();
+  const PreparedModel g = prepare_model(small_cnn()).value();
   auto plans = tuning_plans(g);
   ASSERT_TRUE(plans.is_ok()) << plans.status().to_string();
   ASSERT_EQ(plans->size(), 2u);
@@ -399,7 +399,7 @@ TEST(ChooseWinograd, FollowsTheFasterRecord) {
   ConvAttrs a;
   a.pad_top = a.pad_left = a.pad_bottom = a.pad_right = 1;
   wide.set_outputs({wide.add_op("conv", OpKind::kConv, a, {x, w}, {1, 16, 8, 8}, DType::f32())});
-  auto rule = choose_winograd(wide, host_target(), nullptr);
+  auto rule = choose_winograd(prepare_model(wide).value(), host_target(), nullptr);
   ASSERT_TRUE(rule.is_ok()) << rule.status().to_string();
   ASSERT_EQ(rule->size(), 1u);
   EXPECT_TRUE(rule->front().winograd);

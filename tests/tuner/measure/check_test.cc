@@ -151,7 +151,7 @@ const fs::path kConvModel = "/usr/share/libonnx-testdata/data/node/test_conv_wit
 Task model_task() {
   auto graph = frontend::import_onnx_file(kConvModel.string());
   EXPECT_TRUE(graph.is_ok()) << graph.status().to_string();
-  auto plans = model::tuning_plans(*graph);
+  auto plans = model::tuning_plans(model::prepare_model(*graph).value());
   EXPECT_TRUE(plans.is_ok()) << plans.status().to_string();
   Task t;
   t.name = "conv";
