@@ -85,15 +85,17 @@ const ExternalPayload* ExternalModules::payload_for(const std::string& symbol) c
   return nullptr;
 }
 
-Result<ExternalRegionCall> ExternalModules::create(const ExternalPayload& payload, void** args) {
+Result<ExternalRegionCall> ExternalModules::create(const ExternalPayload& payload, void** args,
+                                                   const std::vector<int64_t>& arg_bytes) {
   const Opened* module = nullptr;
   for (const Opened& m : modules_)
     if (m.backend == payload.backend) module = &m;
   if (!module)
     return Status(ErrorCode::kParseError, "payload " + payload.symbol + ": no module for backend " + payload.backend);
   char error[512] = {0};
-  TesseraExternalRegion* region = module->create(payload.data.data(), static_cast<int64_t>(payload.data.size()),
-                                                 payload.version.c_str(), args, error, sizeof error);
+  TesseraExternalRegion* region =
+      module->create(payload.data.data(), static_cast<int64_t>(payload.data.size()), payload.version.c_str(), args,
+                     arg_bytes.data(), static_cast<int64_t>(arg_bytes.size()), error, sizeof error);
   if (!region)
     return Status(ErrorCode::kParseError,
                   "the " + payload.backend + " module cannot build region " + payload.symbol + ": " + error);

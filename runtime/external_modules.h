@@ -47,9 +47,10 @@ class ExternalModules {
   const ExternalPayload* payload_for(const std::string& symbol) const;
 
   /// Builds `payload`'s region over `args` (the call's buffers, constants
-  /// filled). Errors: kParseError with the module's reason (a corrupt or
-  /// unsupported payload).
-  Result<ExternalRegionCall> create(const ExternalPayload& payload, void** args);
+  /// filled; args[i] is arg_bytes[i] bytes long). Errors: kParseError with
+  /// the module's reason (a corrupt or unsupported payload, or one that
+  /// does not fit the buffers).
+  Result<ExternalRegionCall> create(const ExternalPayload& payload, void** args, const std::vector<int64_t>& arg_bytes);
 
  private:
   struct Opened {

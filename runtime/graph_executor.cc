@@ -220,8 +220,12 @@ Status GraphExecutor::resolve_calls(const PackageContents& contents) {
     if (const ExternalPayload* payload = externals_.payload_for(call.symbol)) {
       Call c;
       c.symbol = call.symbol;
-      for (int32_t id : call.args) c.args.push_back(value_ptrs_[static_cast<size_t>(id)]);
-      auto region = externals_.create(*payload, c.args.data());
+      std::vector<int64_t> bytes;
+      for (int32_t id : call.args) {
+        c.args.push_back(value_ptrs_[static_cast<size_t>(id)]);
+        bytes.push_back(contents.values[static_cast<size_t>(id)].nbytes());
+      }
+      auto region = externals_.create(*payload, c.args.data(), bytes);
       if (!region.is_ok()) return region.status().with_context("call " + std::to_string(i) + " of the graph");
       c.external = *region;
       calls_.push_back(std::move(c));

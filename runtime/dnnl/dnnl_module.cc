@@ -22,6 +22,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "runtime/dnnl/payload_check.h"
 #include "runtime/external_abi.h"
 
 namespace {
@@ -357,13 +358,16 @@ __attribute__((visibility("default"))) int32_t tessera_external_abi_version(void
 
 __attribute__((visibility("default"))) TesseraExternalRegion* tessera_external_create(const char* payload, int64_t size,
                                                                                       const char* version, void** args,
-                                                                                      char* error, int64_t error_size) {
+                                                                                      const int64_t* arg_bytes,
+                                                                                      int64_t num_args, char* error,
+                                                                                      int64_t error_size) {
   if (std::string(version) != "1") {
     write_error(error, error_size, std::string("payload version ") + version + ", this module reads 1");
     return nullptr;
   }
   try {
     const json j = json::parse(std::string(payload, static_cast<size_t>(size)));
+    tessera::dnnl_module::check_payload(j, arg_bytes, num_args);
     return new TesseraExternalRegion{std::make_unique<Region>(j, args)};
   } catch (const dnnl::error& e) {
     write_error(error, error_size, std::string("oneDNN: ") + e.what());
