@@ -47,7 +47,7 @@ SANITIZE_PROPERTY_SUITES = SketchSamples|RandomSchedules|RandomBuilds|KnobTempla
 SANITIZE_TUNING_SUITES = KnobPolicy|SketchPolicy|XGBModel|Tune\.
 SANITIZE_END_TO_END = CompileModel|GenericSchedule|OpSpec\.EveryListedOperator|PythonGeneratedModel|Aarch64Package
 SANITIZE_STRESS_AND_TIMING = StoreConcurrency|Interpreter\.LoweredMatmul64RunsWellUnderASecond
-SANITIZE_VENDOR_RUNTIMES = DnnlModel|DnnlAuto|DnnlRegions|DnnlBackend\.DownsamplingBlockIsOneRegion|DnnlBackend\.AClipWithOneBound|ModelCommands\.TuneTimesTheBackendsRegions|ProfileTrace\.AnExternalRegion
+SANITIZE_VENDOR_RUNTIMES = DnnlModel|DnnlAuto|DnnlRegions|DnnlPayload\.TheRealShape|DnnlPayload\.ATranspose|DnnlBackend\.DownsamplingBlockIsOneRegion|DnnlBackend\.AClipWithOneBound|ModelCommands\.TuneTimesTheBackendsRegions|ProfileTrace\.AnExternalRegion
 SANITIZE_EXCLUDE ?= $(SANITIZE_PROPERTY_SUITES)|$(SANITIZE_TUNING_SUITES)|$(SANITIZE_END_TO_END)|$(SANITIZE_STRESS_AND_TIMING)|$(SANITIZE_VENDOR_RUNTIMES)
 # use_sigaltstack=0: LLVM (lld's output file registers its signal handlers)
 # gives a thread whose alternate signal stack it finds too small one of its

@@ -25,6 +25,14 @@ extern "C" {
  *  Shapes are static (compiled in). */
 typedef int32_t (*TesseraKernelFn)(void** args);
 
+/** What a kernel reads and writes, for the loader to check a package's calls
+ *  against: a kernel library exports, beside each kernel `S`, the array
+ *  `const int64_t S__tessera_args[]` = {the number of arguments, then each
+ *  argument's bytes}. A call with another number of arguments, or a buffer
+ *  smaller than its argument, is refused at load. (A kernel without the
+ *  array is not checked.) */
+#define TESSERA_KERNEL_ARGS_SUFFIX "__tessera_args"
+
 /** The body of a parallel loop: runs the share of iterations of task `task_id`
  *  out of `num_tasks`. Returns 0 on success. */
 typedef int32_t (*TesseraParallelBody)(int32_t task_id, int32_t num_tasks, void* closure);

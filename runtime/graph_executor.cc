@@ -194,6 +194,30 @@ CallDescription describe_call(const PackageContents& contents, size_t i) {
   return d;
 }
 
+// Call `i` against the argument table its kernel exports (c_abi.h): as
+// many arguments, and no buffer smaller than what the kernel reads or
+// writes there. A package whose calls do not fit its library (crafted, or
+// from another build) is refused here instead of overrunning a buffer.
+Status check_call_arguments(const Module& module, const PackageContents& contents, size_t i) {
+  const KernelCall& call = contents.calls[i];
+  const int64_t* table = module.kernel_arguments(call.symbol);
+  if (table == nullptr) return Status::ok();
+  const std::string where = "call " + std::to_string(i) + " of the graph: kernel '" + call.symbol + "'";
+  if (table[0] != static_cast<int64_t>(call.args.size()))
+    return Status(ErrorCode::kParseError, where + " takes " + std::to_string(table[0]) + " arguments, the call gives " +
+                                              std::to_string(call.args.size()));
+  for (size_t a = 0; a < call.args.size(); ++a) {
+    const PackageValue& v = contents.values[static_cast<size_t>(call.args[a])];
+    if (v.nbytes() < table[1 + a])
+      return Status(ErrorCode::kParseError,
+                    where + ": argument " + std::to_string(a) + " spans " + std::to_string(table[1 + a]) +
+                        " bytes, its value " +
+                        (v.name.empty() ? "#" + std::to_string(call.args[a]) : "'" + v.name + "'") + " " +
+                        std::to_string(v.nbytes()));
+  }
+  return Status::ok();
+}
+
 }  // namespace
 
 // Resolves every symbol before the first run, so a package built against a
@@ -246,6 +270,7 @@ Status GraphExecutor::resolve_calls(const PackageContents& contents) {
       }
       it = resolved.emplace(call.symbol, fn.value()).first;
     }
+    TESSERA_RETURN_IF_ERROR(check_call_arguments(*module_, contents, i));
     Call c;
     c.fn = it->second;
     c.symbol = call.symbol;

@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "runtime/elf_check.h"
+
 namespace tessera::runtime {
 namespace {
 
@@ -49,6 +51,10 @@ Result<Module> Module::load(const std::string& path) {
 }
 
 Result<Module> Module::load_from_bytes(std::string_view bytes, const std::string& temp_dir) {
+  // dlopen would map a cut-short file past its end and die of SIGBUS.
+  if (Status elf = check_shared_object(bytes); !elf.is_ok())
+    return Status(ErrorCode::kIOError,
+                  "cannot load module from " + std::to_string(bytes.size()) + " bytes: " + elf.message());
   std::string name = (temp_dir.empty() ? std::string(".") : temp_dir) + "/tessera-module-XXXXXX";
   std::vector<char> buffer(name.begin(), name.end());
   buffer.push_back('\0');
@@ -86,6 +92,11 @@ Result<TesseraKernelFn> Module::get_kernel(const std::string& symbol) const {
     return Status(ErrorCode::kNotFound, "no kernel " + symbol + " in module " + path_ + ": " + last_dl_error());
   }
   return reinterpret_cast<TesseraKernelFn>(address);
+}
+
+const int64_t* Module::kernel_arguments(const std::string& symbol) const {
+  if (handle_ == nullptr) return nullptr;
+  return static_cast<const int64_t*>(dlsym(handle_, (symbol + TESSERA_KERNEL_ARGS_SUFFIX).c_str()));
 }
 
 Module::Module(Module&& other) noexcept

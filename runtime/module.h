@@ -21,13 +21,20 @@ class Module {
   /// refused; the message names the file and quotes dlerror()).
   static Result<Module> load(const std::string& path);
 
-  /// Opens a library received as bytes: writes them to a private temporary file
-  /// (mkstemp) in `temp_dir`, opens it, and unlinks it whether or not the open
-  /// succeeded. Errors: kIOError (cannot write the file, or dlopen refused).
+  /// Opens a library received as bytes: checks them (check_shared_object:
+  /// an ELF shared object for this machine, nothing cut short), writes them
+  /// to a private temporary file (mkstemp) in `temp_dir`, opens it, and
+  /// unlinks it whether or not the open succeeded. Errors: kIOError (not
+  /// such a library, cannot write the file, or dlopen refused).
   static Result<Module> load_from_bytes(std::string_view bytes, const std::string& temp_dir);
 
   /// The kernel named `symbol`; kNotFound (naming the symbol and the file) when absent.
   Result<TesseraKernelFn> get_kernel(const std::string& symbol) const;
+
+  /// The argument table the library exports for kernel `symbol` (its count,
+  /// then each argument's bytes: TESSERA_KERNEL_ARGS_SUFFIX, c_abi.h), or
+  /// null when it exports none.
+  const int64_t* kernel_arguments(const std::string& symbol) const;
 
   /// The file the library was opened from (for load_from_bytes, the unlinked temp file).
   const std::string& path() const { return path_; }

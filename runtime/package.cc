@@ -509,6 +509,13 @@ Status validate_package(const PackageContents& c) {
       if (field->empty() || field->find('\0') != std::string::npos)
         return Status(ErrorCode::kParseError, "external module " + std::to_string(i) + " ('" + m.backend +
                                                   "'): empty or invalid backend, kind or library");
+    // A package names the libraries it needs, never where to load them from:
+    // a path would make every loader run code from any file it names.
+    if (m.library.find('/') != std::string::npos)
+      return Status(ErrorCode::kParseError, "external module " + std::to_string(i) + " ('" + m.backend +
+                                                "'): library '" + m.library +
+                                                "' is a path; a package names a library by its file name, which the "
+                                                "runtime looks for next to itself and on the library search path");
   }
   TESSERA_RETURN_IF_ERROR(validate_call_info(c));
   std::set<std::string> payload_symbols;

@@ -112,6 +112,17 @@ void CodeGen::set_attributes(llvm::Function* fn, bool inline_always) {
   if (inline_always) fn->addFnAttr(llvm::Attribute::AlwaysInline);
 }
 
+void CodeGen::add_argument_sizes(const PrimFunc& f) {
+  std::vector<uint64_t> sizes = {f.params.size()};
+  for (const Buffer& p : f.params)
+    sizes.push_back(static_cast<uint64_t>(p->num_elements() * p->dtype.element_of().storage_bytes()));
+  llvm::Constant* init = llvm::ConstantDataArray::get(ctx_, sizes);
+  // The suffix is runtime/c_abi.h's TESSERA_KERNEL_ARGS_SUFFIX.
+  auto* table = new llvm::GlobalVariable(mod_, init->getType(), /*isConstant=*/true, llvm::GlobalValue::ExternalLinkage,
+                                         init, f.name + "__tessera_args");
+  table->setAlignment(llvm::Align(8));
+}
+
 Status CodeGen::add_function(const PrimFunc& f) {
   base_name_ = f.name;
   llvm::Type* ptr = b_.getPtrTy();
@@ -147,6 +158,7 @@ Status CodeGen::add_function(const PrimFunc& f) {
     args.push_back(b_.CreateLoad(ptr, slot));
   }
   b_.CreateRet(b_.CreateCall(impl, args));
+  add_argument_sizes(f);
   buffers_.clear();
   vars_.clear();
   if (!error_.is_ok()) return error_.with_context("cannot emit function " + f.name);

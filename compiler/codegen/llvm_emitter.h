@@ -45,6 +45,9 @@ class CodeGen {
   llvm::Type* type_of(DType t);
   llvm::Type* storage_type(DType t);
   void set_attributes(llvm::Function* fn, bool inline_always);
+  /// Exports `f.name`__tessera_args: its argument count, then each
+  /// argument's bytes, which the loader checks calls against (runtime/c_abi.h).
+  void add_argument_sizes(const PrimFunc& f);
   llvm::Value* emit(const Expr& e);
   llvm::Value* emit_binary(const BinaryNode* op);
   llvm::Value* emit_cast(DType to, llvm::Value* v, DType from);

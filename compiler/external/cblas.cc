@@ -250,6 +250,12 @@ class RegionWriter {
 // runtime's workspace, calls the node functions in order and frees.
 std::string entry_point(const Graph& body, const std::string& symbol) {
   std::ostringstream s;
+  // Its arguments' count and bytes, for the loader (runtime/c_abi.h,
+  // TESSERA_KERNEL_ARGS_SUFFIX).
+  s << "const int64_t " << symbol << "__tessera_args[] = {" << body.inputs().size() + body.outputs().size();
+  for (const std::vector<ValueId>* list : {&body.inputs(), &body.outputs()})
+    for (ValueId v : *list) s << ", " << graph::shape_size(body.value(v).shape) * 4;
+  s << "};\n";
   s << "int32_t " << symbol << "(void** args) {\n";
   std::vector<bool> bound(body.values().size(), false);
   int arg = 0;

@@ -1,6 +1,7 @@
 #include "runtime/graph_executor.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -191,6 +192,46 @@ TEST(GraphExecutor, InvalidPackageIsRejectedAtLoad) {
   PackageContents c = TinyModel().package();
   c.calls[0].args[2] = 99;
   EXPECT_EQ(GraphExecutor::load(c, two_threads()).status().code(), ErrorCode::kParseError);
+}
+
+// A call that does not fit its kernel's argument table (c_abi.h) is refused
+// at load: before, one argument fewer made the kernel read a pointer past
+// the call's, and a smaller output let it write past the buffer.
+TEST(GraphExecutor, ACallThatDoesNotFitItsKernelIsRefusedAtLoad) {
+  PackageContents fewer = TinyModel().package();
+  fewer.calls[0].args = {0, 1};
+  auto exec = GraphExecutor::load(fewer, two_threads());
+  EXPECT_EQ(exec.status().code(), ErrorCode::kParseError);
+  EXPECT_NE(exec.status().message().find("call 0 of the graph: kernel 'matmul_4x8x16' takes 3 arguments, the call "
+                                         "gives 2"),
+            std::string::npos)
+      << exec.status().message();
+  PackageContents smaller = TinyModel().package();
+  smaller.values[7].shape = {2, 4};
+  exec = GraphExecutor::load(smaller, two_threads());
+  EXPECT_EQ(exec.status().code(), ErrorCode::kParseError);
+  EXPECT_NE(exec.status().message().find("call 3 of the graph: kernel 'matmul_4x16x4': argument 2 spans 64 bytes, "
+                                         "its value 'y' 32"),
+            std::string::npos)
+      << exec.status().message();
+}
+
+// A library cut short is refused before dlopen maps it (which died of
+// SIGBUS and left its temporary file behind).
+TEST(GraphExecutor, ATruncatedLibraryIsRefusedBeforeDlopenAndLeavesNoFile) {
+  const std::string library = read_file(kGraphKernels);
+  const std::string dir = ::testing::TempDir() + "/truncated_" + std::to_string(::getpid());
+  ASSERT_EQ(::mkdir(dir.c_str(), 0700), 0);
+  ExecutorOptions options = two_threads();
+  options.temp_dir = dir;
+  for (size_t n : {size_t{100}, library.size() / 4, library.size() / 2, library.size() * 3 / 4, library.size() - 1}) {
+    PackageContents c = TinyModel().package();
+    c.library = library.substr(0, n);
+    auto exec = GraphExecutor::load(c, options);
+    EXPECT_EQ(exec.status().code(), ErrorCode::kIOError) << n;
+    EXPECT_NE(exec.status().message().find("truncated?"), std::string::npos) << n << ": " << exec.status().message();
+  }
+  EXPECT_EQ(::rmdir(dir.c_str()), 0) << "a temporary file was left in " << dir;
 }
 
 TEST(GraphExecutor, FailingKernelIsARuntimeErrorNamingTheCall) {

@@ -77,6 +77,15 @@ TEST(Package, ExternalModuleWithoutALibraryIsRejected) {
   EXPECT_NE(r.status().message().find("external module 0 ('cblas')"), std::string::npos) << r.status().message();
 }
 
+TEST(Package, ALibraryNamedByAPathIsRejected) {
+  PackageContents c = small_package();
+  c.externals.push_back(ExternalModule{"cblas", "c-source", "/tmp/anything.so"});
+  auto r = write_package_bytes(c);
+  EXPECT_EQ(r.status().code(), ErrorCode::kParseError);
+  EXPECT_NE(r.status().message().find("library '/tmp/anything.so' is a path"), std::string::npos)
+      << r.status().message();
+}
+
 TEST(Package, EveryTruncationOfAFormatTwoPackageIsAParseError) {
   PackageContents c = small_package();
   c.externals.push_back(ExternalModule{"cblas", "c-source", "libopenblas.so.0"});

@@ -62,6 +62,19 @@ TEST(BuildKernel, DefaultScheduleMatchesReference) {
   check_matmul(State(matmul_dag(7, 13, 5)), 7, 13, 5);
 }
 
+// The library exports each kernel's argument table (runtime/c_abi.h), which
+// the loader checks a package's calls against.
+TEST(BuildKernel, ExportsItsArgumentsCountAndBytes) {
+  auto lib = build(State(matmul_dag(7, 13, 5)), host_target(), "mm");
+  ASSERT_TRUE(lib.is_ok()) << lib.status().to_string();
+  auto mod = runtime::Module::load_from_bytes(lib->bytes, "/tmp");
+  ASSERT_TRUE(mod.is_ok()) << mod.status().to_string();
+  const int64_t* table = mod->kernel_arguments("mm");
+  ASSERT_NE(table, nullptr);
+  EXPECT_EQ(std::vector<int64_t>(table, table + 4), (std::vector<int64_t>{3, 7 * 5 * 4, 5 * 13 * 4, 7 * 13 * 4}));
+  EXPECT_EQ(mod->kernel_arguments("no_such_kernel"), nullptr);
+}
+
 TEST(BuildKernel, TiledParallelVectorizedMatchesReference) {
   const int64_t m = 97, n = 70, k = 33;
   State s(matmul_dag(m, n, k));

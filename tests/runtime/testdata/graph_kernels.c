@@ -88,3 +88,10 @@ int32_t less_i64(void** args) {
   *(uint8_t*)args[2] = *(const int64_t*)args[0] < *(const int64_t*)args[1];
   return 0;
 }
+
+/* Each kernel's arguments, as a generated library exports them
+ * (TESSERA_KERNEL_ARGS_SUFFIX): the count, then each one's bytes. */
+const int64_t matmul_4x8x16__tessera_args[] = {3, 4 * 8 * 4, 8 * 16 * 4, 4 * 16 * 4};
+const int64_t matmul_4x16x4__tessera_args[] = {3, 4 * 16 * 4, 16 * 4 * 4, 4 * 4 * 4};
+const int64_t add_bias_4x16__tessera_args[] = {3, 4 * 16 * 4, 16 * 4, 4 * 16 * 4};
+const int64_t relu_64_parallel__tessera_args[] = {2, 64 * 4, 64 * 4};
