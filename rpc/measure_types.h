@@ -28,17 +28,19 @@ enum class MeasureErrorKind : int {
   kProtocolError = 7,  ///< the job was refused as malformed, or the farm's queue is full
   kNoResult = 8,       ///< no result by the runner's deadline (tracker unreachable, job lost); never on the wire
   kSandboxError = 9,   ///< the worker could not set up the sandbox (rlimits, namespaces, filter, child process)
+  kKilled = 10,        ///< killed from outside the job (a signal no kernel raises by running; see sandbox.h)
 };
 
 /// True for the kinds that are the infrastructure's failure, not the
 /// schedule's: kNoWorker, kProtocolError, kNoResult, kSandboxError (an
-/// rlimit the worker may not raise, a namespace the kernel refuses: stored
-/// as such and measured again, never a fact about the schedule). A kernel that crashed,
+/// rlimit the worker may not raise, a namespace the kernel refuses), kKilled
+/// (a job killed from outside): stored as such and measured again, never a
+/// fact about the schedule. A kernel that crashed,
 /// hung (kTimeout) or computed a wrong answer is a fact about its schedule.
 bool is_infrastructure_error(MeasureErrorKind kind);
 
 /// "ok", "runtime-error", "crash", "timeout", "wrong-answer", "load-error",
-/// "no-worker", "protocol-error", "no-result", "sandbox-error".
+/// "no-worker", "protocol-error", "no-result", "sandbox-error", "killed".
 const char* measure_error_kind_name(MeasureErrorKind kind);
 
 /// One kernel argument: a dense C-order buffer of `dtype` (scalar).

@@ -110,13 +110,23 @@ std::string signal_text(int sig) {
   return std::string("SIG") + (abbrev ? abbrev : std::to_string(sig).c_str()) + " (" + (desc ? desc : "?") + ")";
 }
 
-// What the child does: load, fill inputs, start the pool, then `lock_down`
-// (the sandbox's last step, a no-op in process), then check and time.
-pb::Result measure(const pb::Job& job, const SandboxOptions& options, const std::function<Status()>& lock_down) {
+// What the child does: start the pool, `seal_threads` (no thread or
+// process may start after it; a no-op in process), load, fill inputs, then
+// `lock_down` (the sandbox's last step, a no-op in process), then check and
+// time. A package job's backend starts its own threads when it first runs,
+// so it is not sealed (measure_packages).
+pb::Result measure(const pb::Job& job, const SandboxOptions& options, const std::function<Status()>& seal_threads,
+                   const std::function<Status()>& lock_down) {
   if (job.has_package_timing()) return measure_packages(job, options, lock_down);
   auto fail = [&](pb::ErrorKind kind, const std::string& message) {
     return error_result(job, kind, message, options.worker_id);
   };
+  runtime::PoolOptions pool_options;
+  pool_options.pin_threads = !options.pin_cpus.empty();
+  pool_options.cpus = options.pin_cpus;
+  runtime::ThreadPool pool(options.threads, pool_options);
+  Status sealed = seal_threads();
+  if (!sealed.is_ok()) return fail(pb::SANDBOX_ERROR, "the sandbox could not be set up: " + sealed.message());
   auto module = runtime::Module::load_from_bytes(job.library(), options.temp_dir);
   if (!module.is_ok()) return fail(pb::LOAD_ERROR, module.status().message());
   auto kernel = module->get_kernel(job.symbol());
@@ -136,10 +146,6 @@ pb::Result measure(const pb::Job& job, const SandboxOptions& options, const std:
     arrays.push_back(std::move(array).value());
   }
 
-  runtime::PoolOptions pool_options;
-  pool_options.pin_threads = !options.pin_cpus.empty();
-  pool_options.cpus = options.pin_cpus;
-  runtime::ThreadPool pool(options.threads, pool_options);
   // Read from sysfs now: once locked down, the process opens no file.
   const int64_t cache_bytes = job.timing().flush_cache() ? runtime::last_level_cache_bytes() : 0;
   Status locked = lock_down();
@@ -190,7 +196,8 @@ pb::Result measure(const pb::Job& job, const SandboxOptions& options, const std:
 }  // namespace
 
 pb::Result measure_in_process(const pb::Job& job, const SandboxOptions& options) {
-  return measure(job, options, [] { return Status::ok(); });
+  return measure(
+      job, options, [] { return Status::ok(); }, [] { return Status::ok(); });
 }
 
 namespace {
@@ -345,10 +352,14 @@ Status lock_down(bool filter_system_calls) {
     contained = Status(ErrorCode::kIOError, "cannot enter " + options.temp_dir + ": " + std::strerror(errno));
   inside.temp_dir = ".";
   if (contained.is_ok()) contained = contain_child(job, options, options.temp_dir, parent);
-  pb::Result result = contained.is_ok()
-                          ? measure(job, inside, [&] { return lock_down(options.filter_system_calls); })
-                          : error_result(job, pb::SANDBOX_ERROR,
-                                         "the sandbox could not be set up: " + contained.message(), options.worker_id);
+  pb::Result result =
+      contained.is_ok()
+          ? measure(
+                job, inside,
+                [&] { return options.filter_system_calls ? install_no_new_threads_filter() : Status::ok(); },
+                [&] { return lock_down(options.filter_system_calls); })
+          : error_result(job, pb::SANDBOX_ERROR, "the sandbox could not be set up: " + contained.message(),
+                         options.worker_id);
   std::string bytes;
   result.SerializeToString(&bytes);
   write_all(out_fd, bytes);
@@ -450,6 +461,19 @@ Result<Measurement> Measurement::start(const pb::Job& job, const SandboxOptions&
   return m;
 }
 
+namespace {
+
+// The signals a job does not raise by running. A fault raises SIGSEGV,
+// SIGBUS, SIGILL, SIGFPE or SIGTRAP, abort() SIGABRT, the CPU limit SIGXCPU,
+// the filter SIGSYS; the filters refuse a job these on itself
+// (seccomp_filter.h), and the worker's own SIGKILL is a timeout. So one of
+// these comes from outside: an operator, the OOM killer, the host stopping.
+bool killed_from_outside(int signal) {
+  return signal == SIGKILL || signal == SIGTERM || signal == SIGINT || signal == SIGHUP || signal == SIGQUIT;
+}
+
+}  // namespace
+
 Measurement::Measurement(pb::Job job, pid_t pid, int fd, std::string worker_id)
     : job_(std::move(job)), pid_(pid), fd_(fd), worker_id_(std::move(worker_id)) {
   started_ = Clock::now();
@@ -506,7 +530,12 @@ void Measurement::kill_for_timeout() {
 
 pb::Result Measurement::finish() {
   int status = 0;
+  bool killed_here = false;
   if (pid_ > 0) {
+    // A child still running once its report ended (it closed the pipe) is
+    // killed here: its own doing, not the machine's.
+    siginfo_t info{};
+    killed_here = ::waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == 0;
     // The group dies with the job, before the reap: until then the child's
     // pid (the group's id) cannot be reused.
     ::kill(-pid_, SIGKILL);
@@ -524,6 +553,11 @@ pb::Result Measurement::finish() {
   } else if (WIFSIGNALED(status) && WTERMSIG(status) == SIGXCPU) {
     result = error_result(job_, pb::TIMEOUT,
                           "killed after its CPU time limit of " + std::to_string(cpu_limit_s_) + " s", worker_id_);
+  } else if (WIFSIGNALED(status) && !killed_here && killed_from_outside(WTERMSIG(status))) {
+    result = error_result(job_, pb::KILLED,
+                          "the measuring process was killed from outside the job by " + signal_text(WTERMSIG(status)) +
+                              ": not the schedule's doing, measured again",
+                          worker_id_);
   } else if (WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS) {
     result =
         error_result(job_, pb::CRASH, "the sandbox killed the measuring process: a forbidden system call", worker_id_);

@@ -2,6 +2,7 @@
 
 #include <sched.h>
 #include <seccomp.h>
+#include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <unistd.h>
@@ -36,6 +37,10 @@ class Filter {
   void rule(uint32_t action, int nr, scmp_arg_cmp cmp) {
     if (nr >= 0 && action != default_ && rc_ == 0) rc_ = seccomp_rule_add(ctx_, action, nr, 1, cmp);
   }
+  // Both comparisons must hold.
+  void rule(uint32_t action, int nr, scmp_arg_cmp first, scmp_arg_cmp second) {
+    if (nr >= 0 && action != default_ && rc_ == 0) rc_ = seccomp_rule_add(ctx_, action, nr, 2, first, second);
+  }
   void rules(uint32_t action, std::initializer_list<int> nrs) {
     for (int nr : nrs) rule(action, nr);
   }
@@ -64,6 +69,15 @@ void allow_threads_only(Filter& f, uint32_t thread_action) {
   f.rule(SCMP_ACT_KILL_PROCESS, SCMP_SYS(clone), SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, 0));
   f.rule(SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3));
 }
+
+// The signals a process receives from outside, never by running (a fault,
+// abort): a job that raised one on itself would pass for a job killed from
+// outside, which the worker stores as the machine's failure and measures
+// again (sandbox.cc, KILLED).
+constexpr int kOutsideSignals[] = {SIGKILL, SIGTERM, SIGINT, SIGHUP, SIGQUIT};
+// The signals a running job may raise on itself: abort(), and a fault
+// re-raised by a handler.
+constexpr int kOwnSignals[] = {SIGABRT, SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP};
 
 // Terminal requests that act on a terminal other than the job's own: typing
 // into it (TIOCSTI, a shell's input once the job stops its reader) and the
@@ -104,6 +118,12 @@ Status install_loader_filter() {
   f.rule(kill, SCMP_SYS(rt_sigqueueinfo), SCMP_A0(SCMP_CMP_NE, self));
   f.rule(kill, SCMP_SYS(rt_tgsigqueueinfo), SCMP_A0(SCMP_CMP_NE, self));
   f.rule(kill, SCMP_SYS(prlimit64), SCMP_A0(SCMP_CMP_NE, 0));
+  for (int signal : kOutsideSignals) {
+    const auto sig = static_cast<scmp_datum_t>(signal);
+    f.rule(kill, SCMP_SYS(tgkill), SCMP_A2(SCMP_CMP_EQ, sig));
+    f.rule(kill, SCMP_SYS(rt_sigqueueinfo), SCMP_A1(SCMP_CMP_EQ, sig));
+    f.rule(kill, SCMP_SYS(rt_tgsigqueueinfo), SCMP_A2(SCMP_CMP_EQ, sig));
+  }
   // The death signal stays: a job must die with its worker.
   f.rule(kill, SCMP_SYS(prctl), SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffffu, PR_SET_PDEATHSIG));
   f.rules(kill, {SCMP_SYS(ptrace),
@@ -143,6 +163,13 @@ Status install_loader_filter() {
   return refuse_other_ioctls();
 }
 
+Status install_no_new_threads_filter() {
+  Filter f(SCMP_ACT_ALLOW);
+  f.rule(SCMP_ACT_KILL_PROCESS, SCMP_SYS(clone));
+  f.rule(SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3));  // the C library falls back to clone
+  return f.load("no new threads");
+}
+
 Status install_kernel_filter(int report_fd) {
   Filter f(SCMP_ACT_KILL_PROCESS);
   const uint32_t allow = SCMP_ACT_ALLOW;
@@ -157,7 +184,9 @@ Status install_kernel_filter(int report_fd) {
   allow_threads_only(f, allow);
   f.rules(allow, {SCMP_SYS(set_robust_list), SCMP_SYS(rseq), SCMP_SYS(rt_sigprocmask), SCMP_SYS(rt_sigreturn),
                   SCMP_SYS(restart_syscall), SCMP_SYS(getpid), SCMP_SYS(gettid), SCMP_SYS(exit), SCMP_SYS(exit_group)});
-  f.rule(allow, SCMP_SYS(tgkill), SCMP_A0(SCMP_CMP_EQ, static_cast<scmp_datum_t>(::getpid())));
+  for (int signal : kOwnSignals)
+    f.rule(allow, SCMP_SYS(tgkill), SCMP_A0(SCMP_CMP_EQ, static_cast<scmp_datum_t>(::getpid())),
+           SCMP_A2(SCMP_CMP_EQ, static_cast<scmp_datum_t>(signal)));
   // A thread's own alternate signal stack (the sanitizers' runtime sets one
   // for every thread it sees end).
   f.rule(allow, SCMP_SYS(sigaltstack));

@@ -6,15 +6,17 @@
 //     library's constructors run under it. It allows what dlopen and the
 //     setup of inputs need (files, memory) and kills the process on anything
 //     that reaches outside the job: new processes, exec, sockets, signals to
-//     other processes (queued ones too), another process's limits, clearing
+//     other processes (queued ones too), a signal on itself that only comes
+//     from outside (SIGKILL, SIGTERM, SIGINT, SIGHUP, SIGQUIT: such a death
+//     is stored as the machine's failure), another process's limits, clearing
 //     the death signal, tracing, namespaces, mounts, typing into a terminal
 //     (TIOCSTI, TIOCLINUX). Every other ioctl fails with ENOTTY: loading
 //     needs none.
 //  2. The kernel filter, installed once the library is loaded, the inputs are
 //     filled and the thread pool runs: an allow-list of what a running kernel
 //     and the timing loop need (memory, futex, clocks, sleeping, threads,
-//     writing the report to its pipe, exiting). Anything else kills the
-//     process with SIGSYS.
+//     abort and a fault's signal on itself, writing the report to its pipe,
+//     exiting). Anything else kills the process with SIGSYS.
 #pragma once
 
 #include "base/status.h"
@@ -24,6 +26,12 @@ namespace tessera::rpc {
 /// Installs the loader filter on the calling thread (and, with TSYNC, every
 /// thread of the process). kIOError when the kernel refuses the filter.
 Status install_loader_filter();
+
+/// Installs, stacked on the loader filter, one that kills the process on any
+/// new thread or process: a kernel job's pool is started before its
+/// library loads, so a constructor can start nothing (500 threads before).
+/// kIOError when the kernel refuses the filter.
+Status install_no_new_threads_filter();
 
 /// Installs the kernel filter on every thread of the process. `report_fd` is
 /// the only descriptor the process may write to afterwards. kIOError when the

@@ -108,13 +108,15 @@ const char* measure_error_kind_name(MeasureErrorKind kind) {
     case MeasureErrorKind::kProtocolError: return "protocol-error";
     case MeasureErrorKind::kNoResult: return "no-result";
     case MeasureErrorKind::kSandboxError: return "sandbox-error";
+    case MeasureErrorKind::kKilled: return "killed";
   }
   return "unknown";
 }
 
 bool is_infrastructure_error(MeasureErrorKind kind) {
   return kind == MeasureErrorKind::kNoWorker || kind == MeasureErrorKind::kProtocolError ||
-         kind == MeasureErrorKind::kNoResult || kind == MeasureErrorKind::kSandboxError;
+         kind == MeasureErrorKind::kNoResult || kind == MeasureErrorKind::kSandboxError ||
+         kind == MeasureErrorKind::kKilled;
 }
 
 double MeasureResult::mean_cost() const {

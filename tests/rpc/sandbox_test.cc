@@ -127,6 +127,15 @@ TEST(Sandbox, AnEndlessLoopIsATimeout) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(3));
 }
 
+// A job asleep uses no CPU time, so its CPU limit never comes: the
+// worker's deadline kills it.
+TEST(Sandbox, ASleepingKernelIsATimeout) {
+  const auto start = std::chrono::steady_clock::now();
+  pb::Result r = run_sandboxed(probe_input("probe_sleep_forever", 500));
+  EXPECT_EQ(r.error(), pb::TIMEOUT) << r.message();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(3));
+}
+
 TEST(Sandbox, NetworkIsolationIsAvailableOrSaysWhyNot) {
   const std::string why = probe_network_isolation();
   if (::geteuid() == 0) EXPECT_EQ(why, "");  // root can always make a network namespace
@@ -269,7 +278,40 @@ TEST_P(LoaderProbe, IsKilledAsAForbiddenCall) {
   EXPECT_TRUE(forbidden_call(r)) << GetParam() << ": " << pb::ErrorKind_Name(r.error()) << ": " << r.message();
 }
 
-INSTANTIATE_TEST_SUITE_P(Probes, LoaderProbe, ::testing::Values("prlimit", "sigqueue", "pdeathsig"));
+INSTANTIATE_TEST_SUITE_P(Probes, LoaderProbe,
+                         ::testing::Values("prlimit", "sigqueue", "pdeathsig", "threads", "selfkill", "selfterm"));
+
+// A running kernel that raises SIGKILL on itself is a forbidden call, not
+// a job killed from outside.
+TEST(Sandbox, AKernelKillingItselfIsAForbiddenCall) {
+  if (!probe_system_call_filter().empty()) GTEST_SKIP() << "no seccomp filter here";
+  pb::Result r = run_sandboxed(probe_input("probe_kill_self"));
+  EXPECT_TRUE(forbidden_call(r)) << pb::ErrorKind_Name(r.error()) << ": " << r.message();
+}
+
+// A job killed from outside (an operator's SIGTERM to its group, the OOM
+// killer's SIGKILL) is the machine's failure: KILLED, an infrastructure
+// error that is measured again, never a CRASH of its schedule.
+TEST(Sandbox, AJobKilledFromOutsideIsInfrastructureNotACrash) {
+  for (int signal : {SIGTERM, SIGKILL}) {
+    pb::Job job = to_wire_job(probe_input("probe_loop_forever", 20000));
+    job.set_session_id("s");
+    job.set_job_id(1);
+    auto m = Measurement::start(job, SandboxOptions());
+    ASSERT_TRUE(m.is_ok()) << m.status().to_string();
+    ::usleep(300 * 1000);  // loaded and spinning
+    ASSERT_EQ(::kill(m->pid(), signal), 0);
+    while (true) {
+      pollfd p{m->fd(), POLLIN, 0};
+      if (::poll(&p, 1, 5000) > 0 && m->on_readable()) break;
+    }
+    const pb::Result r = m->finish();
+    EXPECT_EQ(r.error(), pb::KILLED) << strsignal(signal) << ": " << r.message();
+    EXPECT_NE(r.message().find("killed from outside the job"), std::string::npos) << r.message();
+    EXPECT_TRUE(is_infrastructure_error(static_cast<MeasureErrorKind>(r.error())));
+  }
+  EXPECT_STREQ(measure_error_kind_name(MeasureErrorKind::kKilled), "killed");
+}
 
 // Every probe through a real worker process: each classified, the worker
 // serving a good kernel after all of them.

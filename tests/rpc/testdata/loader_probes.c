@@ -1,11 +1,13 @@
 /* Kernel libraries whose constructors, run while the library loads (under
  * the sandbox's loader filter, before the kernel filter), try to reach
- * another process or to outlive their worker. Built once per probe
+ * another process, to outlive their worker, or to die as if killed from
+ * outside. Built once per probe
  * (tests/rpc/CMakeLists.txt), each with one LOADER_PROBE_* defined; every
  * attempt is harmless if it gets through (signal 0, a read of a limit, a
- * death signal cleared), so a sandbox that lets it through reports OK and
- * the test fails. */
+ * death signal cleared, a death the worker stores as KILLED), so a sandbox
+ * that lets it through reports OK or KILLED and the test fails. */
 #define _GNU_SOURCE
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <string.h>
@@ -13,6 +15,8 @@
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+static void* idle(void* arg) { return arg; }
 
 __attribute__((constructor)) static void reach_outside(void) {
 #if defined(LOADER_PROBE_PRLIMIT)
@@ -28,6 +32,20 @@ __attribute__((constructor)) static void reach_outside(void) {
 #elif defined(LOADER_PROBE_PDEATHSIG)
   /* No death signal: the job would outlive a killed worker. */
   prctl(PR_SET_PDEATHSIG, 0);
+#elif defined(LOADER_PROBE_THREADS)
+  /* A thread of its own, started while loading (500 of them before). */
+  pthread_t thread;
+  if (pthread_create(&thread, (void*)0, idle, (void*)0) == 0) pthread_join(thread, (void**)0);
+#elif defined(LOADER_PROBE_SELFKILL)
+  /* SIGKILL on itself: it would pass for a job killed from outside, which
+   * the worker stores as the machine's failure and measures again. */
+  syscall(SYS_tgkill, getpid(), (pid_t)syscall(SYS_gettid), SIGKILL);
+#elif defined(LOADER_PROBE_SELFTERM)
+  /* SIGTERM on itself, queued: the same disguise. */
+  siginfo_t info;
+  memset(&info, 0, sizeof info);
+  info.si_code = SI_QUEUE;
+  syscall(SYS_rt_sigqueueinfo, getpid(), SIGTERM, &info);
 #endif
 }
 

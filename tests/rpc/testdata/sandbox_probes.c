@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -71,6 +72,16 @@ int32_t probe_allocate_past_limit(void** args) {
 int32_t probe_exit_without_result(void** args) { _exit(0); }
 
 int32_t probe_kill_parent(void** args) { return kill(getppid(), SIGKILL) == 0 ? 0 : 3; }
+
+/* Asleep for good: no CPU time, so no CPU limit. */
+int32_t probe_sleep_forever(void** args) {
+  for (;;) sleep(1);
+}
+
+/* SIGKILL on itself, as if from outside (the kernel filter refuses it). */
+int32_t probe_kill_self(void** args) {
+  return syscall(SYS_tgkill, getpid(), (pid_t)syscall(SYS_gettid), SIGKILL) == 0 ? 0 : 3;
+}
 
 int32_t probe_loop_forever(void** args) {
   volatile uint64_t x = 0;
