@@ -300,7 +300,8 @@ rlim_t cpu_seconds(const pb::Job& job, const SandboxOptions& options) {
 // parent-death signal must follow the change of user (which clears it).
 Status contain_child(const pb::Job& job, const SandboxOptions& options, const std::string& job_dir, pid_t parent) {
   const bool root = ::geteuid() == 0;
-  if (options.isolate_network && ::unshare(root ? CLONE_NEWNET : CLONE_NEWUSER | CLONE_NEWNET) != 0)
+  if (options.isolate_network && options.network_namespace < 0 &&
+      ::unshare(root ? CLONE_NEWNET : CLONE_NEWUSER | CLONE_NEWNET) != 0)
     return Status(ErrorCode::kIOError, std::string("no network namespace: ") + std::strerror(errno));
   const rlim_t cpu = cpu_seconds(job, options);
   TESSERA_RETURN_IF_ERROR(set_limit(RLIMIT_CPU, cpu, cpu + 1, "RLIMIT_CPU"));
@@ -341,8 +342,14 @@ Status lock_down(bool filter_system_calls) {
   // A session of its own, and so a process group the worker can kill whole
   // and no controlling terminal: a job that could open the worker's terminal
   // could type into the shell that started it.
-  Status contained = ::setsid() < 0 ? Status(ErrorCode::kIOError, std::string("setsid: ") + std::strerror(errno))
-                                    : confine_descriptors(report_fd);
+  Status contained =
+      ::setsid() < 0 ? Status(ErrorCode::kIOError, std::string("setsid: ") + std::strerror(errno)) : Status::ok();
+  // The worker's network namespace, entered before its descriptor is closed
+  // with the others.
+  if (contained.is_ok() && options.isolate_network && options.network_namespace >= 0 &&
+      ::setns(options.network_namespace, CLONE_NEWNET) != 0)
+    contained = Status(ErrorCode::kIOError, std::string("cannot enter the network namespace: ") + std::strerror(errno));
+  if (contained.is_ok()) contained = confine_descriptors(report_fd);
   const int out_fd = contained.is_ok() ? kReportFd : report_fd;
   // The job's directory becomes the working directory, its library a name
   // in it: the unprivileged user needs no way through the directories above
@@ -427,6 +434,39 @@ std::string probe_network_isolation() {
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return "";
   return std::string("unshare(") + (flags & CLONE_NEWUSER ? "CLONE_NEWUSER|" : "") +
          "CLONE_NEWNET): " + (WIFEXITED(status) ? std::strerror(WEXITSTATUS(status)) : "the probe died");
+}
+
+Result<int> make_network_namespace() {
+  if (::geteuid() != 0) return Status(ErrorCode::kUnavailable, "entering a network namespace takes root");
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) return Status(ErrorCode::kIOError, std::string("pipe: ") + std::strerror(errno));
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(fds[0]);
+    ::close(fds[1]);
+    return Status(ErrorCode::kIOError, std::string("fork: ") + std::strerror(errno));
+  }
+  if (pid == 0) {  // makes the namespace, says so, and waits to be killed
+    const char made = ::unshare(CLONE_NEWNET) == 0 ? 1 : 0;
+    (void)!::write(fds[1], &made, 1);
+    for (;;) ::pause();
+  }
+  ::close(fds[1]);
+  char made = 0;
+  ssize_t n;
+  while ((n = ::read(fds[0], &made, 1)) < 0 && errno == EINTR) {
+  }
+  ::close(fds[0]);
+  int ns = -1;
+  if (n == 1 && made) ns = ::open(("/proc/" + std::to_string(pid) + "/ns/net").c_str(), O_RDONLY | O_CLOEXEC);
+  const int error = errno;
+  ::kill(pid, SIGKILL);
+  while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+  }
+  if (ns < 0)
+    return Status(ErrorCode::kUnavailable, std::string("cannot make a network namespace: ") +
+                                               (n == 1 && made ? std::strerror(error) : "refused"));
+  return ns;
 }
 
 Result<Measurement> Measurement::start(const pb::Job& job, const SandboxOptions& options) {

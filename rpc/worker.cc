@@ -308,6 +308,22 @@ Status Worker::run(const std::atomic<bool>& stop) {
   const std::string no_filter = probe_system_call_filter();
   options_.sandbox.isolate_network = no_netns.empty();
   options_.sandbox.filter_system_calls = no_filter.empty();
+  // One namespace for every job (a root worker's): made once, it spares
+  // each job the making and the kernel's slow teardown of its own. Closed
+  // when the run ends.
+  struct OwnNamespace {
+    SandboxOptions& options;
+    bool made = false;
+    ~OwnNamespace() {
+      if (made) ::close(options.network_namespace), options.network_namespace = -1;
+    }
+  } own_namespace{options_.sandbox};
+  if (options_.sandbox.isolate_network && options_.sandbox.network_namespace < 0) {
+    if (Result<int> ns = make_network_namespace(); ns.is_ok()) {
+      options_.sandbox.network_namespace = *ns;
+      own_namespace.made = true;
+    }
+  }
   if (!no_filter.empty() && options_.log)
     options_.log->warn("jobs run without a system-call filter (%s)", no_filter.c_str());
   if (!no_netns.empty() && options_.log)

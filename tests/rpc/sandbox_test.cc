@@ -93,6 +93,33 @@ TEST(Sandbox, OpeningASocketKillsTheJobAndNothingConnects) {
   ::close(listener);
 }
 
+// A root worker's jobs share one network namespace, made once: a job in it
+// (its filters off, so that the namespace alone is tested) reaches nothing.
+TEST(Sandbox, TheSharedNetworkNamespaceReachesNothing) {
+  if (::geteuid() != 0) GTEST_SKIP() << "a shared namespace is a root worker's";
+  Result<int> ns = make_network_namespace();
+  ASSERT_TRUE(ns.is_ok()) << ns.status().to_string();
+  const int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(kProbePort);
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  const int one = 1;
+  ::setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  ASSERT_TRUE(::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 && ::listen(listener, 4) == 0);
+  SandboxOptions options;
+  options.filter_system_calls = false;
+  options.network_namespace = *ns;
+  for (int job = 0; job < 2; ++job) {  // the namespace outlives a job
+    pb::Result r = run_sandboxed(probe_input("probe_open_socket"), options);
+    EXPECT_EQ(r.error(), pb::RUNTIME_ERROR) << pb::ErrorKind_Name(r.error()) << ": " << r.message();
+    EXPECT_NE(r.message().find("status 4"), std::string::npos) << r.message();  // its connect failed
+  }
+  EXPECT_LT(::accept(listener, nullptr, nullptr), 0) << "the probe reached the test's port";
+  ::close(listener);
+  ::close(*ns);
+}
+
 TEST(Sandbox, AKernelThatForksIsKilledAndLeavesNoProcess) {
   ::unlink(kForkedMarker);
   pb::Result r = run_sandboxed(probe_input("probe_fork"));

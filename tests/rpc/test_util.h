@@ -206,12 +206,11 @@ inline std::vector<std::pair<uint64_t, MeasureResult>> collect(RpcClient& client
 
 // One job through Measurement as the worker's loop runs it: poll the pipe
 // until the report or the deadline.
-inline pb::Result run_sandboxed(const MeasureInput& in) {
+inline pb::Result run_sandboxed(const MeasureInput& in, SandboxOptions options = {}) {
   pb::Job job = to_wire_job(in);
   job.set_session_id("s");
   job.set_job_id(1);
-  SandboxOptions options;
-  options.isolate_network = probe_network_isolation().empty();
+  options.isolate_network = options.isolate_network && probe_network_isolation().empty();
   auto m = Measurement::start(job, options);
   EXPECT_TRUE(m.is_ok()) << m.status().to_string();
   if (!m.is_ok()) return pb::Result();
