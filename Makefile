@@ -3,7 +3,7 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps configure build install demo test test-sanitize bench clean worker-aarch64
+.PHONY: all deps configure build install demo test test-sanitize fuzz bench clean worker-aarch64
 
 all: build
 
@@ -62,6 +62,13 @@ test-sanitize: deps
 	@cd $(SANITIZE_BUILD) && ASAN_OPTIONS=detect_leaks=1:use_sigaltstack=0 \
 	  UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	  ctest -L unit -E '$(SANITIZE_EXCLUDE)' --output-on-failure -j $(JOBS) $(CTEST_FLAGS)
+
+# The loaders' fuzz test at length (CI runs 200 mutations of each package;
+# this 5,000, about a minute): mutated packages, payloads and libraries,
+# each loaded and run in a process of its own, none may die by a signal.
+FUZZ_ITERATIONS ?= 5000
+fuzz: build
+	@TESSERA_FUZZ_ITERATIONS=$(FUZZ_ITERATIONS) $(BUILD)/bin/test_compiler --gtest_filter='LoaderFuzz.*'
 
 bench: build
 	@bash scripts/bench.sh $(BUILD)
