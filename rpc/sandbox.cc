@@ -436,6 +436,22 @@ std::string probe_network_isolation() {
          "CLONE_NEWNET): " + (WIFEXITED(status) ? std::strerror(WEXITSTATUS(status)) : "the probe died");
 }
 
+std::pair<uint32_t, uint32_t> default_job_uids(const std::string& worker_id) {
+  constexpr uint32_t kBase = 1900000000, kRanges = 100000, kPerWorker = 64;
+  uint64_t h = 1469598103934665603ull;  // FNV-1a
+  for (unsigned char c : worker_id) h = (h ^ c) * 1099511628211ull;
+  return {kBase + static_cast<uint32_t>(h % kRanges) * kPerWorker, kPerWorker};
+}
+
+SandboxOptions options_for_job(const SandboxOptions& options, uint64_t sequence) {
+  SandboxOptions o = options;
+  if (options.job_uid_count > 0) {
+    o.unprivileged_uid = options.job_uid_first + static_cast<uint32_t>(sequence % options.job_uid_count);
+    o.unprivileged_gid = o.unprivileged_uid;
+  }
+  return o;
+}
+
 Result<int> make_network_namespace() {
   if (::geteuid() != 0) return Status(ErrorCode::kUnavailable, "entering a network namespace takes root");
   int fds[2];
@@ -508,6 +524,21 @@ namespace {
 // the filter SIGSYS; the filters refuse a job these on itself
 // (seccomp_filter.h), and the worker's own SIGKILL is a timeout. So one of
 // these comes from outside: an operator, the OOM killer, the host stopping.
+// Whether child `pid` has exited (without reaping it) or does within `grace`.
+bool exits_within(pid_t pid, std::chrono::milliseconds grace) {
+  const auto until = Clock::now() + grace;
+  for (;;) {
+    siginfo_t info{};
+    if (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0) {
+      if (errno == EINTR) continue;
+      return true;  // no such child to wait for: nothing runs
+    }
+    if (info.si_pid != 0) return true;
+    if (Clock::now() >= until) return false;
+    ::usleep(500);
+  }
+}
+
 bool killed_from_outside(int signal) {
   return signal == SIGKILL || signal == SIGTERM || signal == SIGINT || signal == SIGHUP || signal == SIGQUIT;
 }
@@ -573,9 +604,9 @@ pb::Result Measurement::finish() {
   bool killed_here = false;
   if (pid_ > 0) {
     // A child still running once its report ended (it closed the pipe) is
-    // killed here: its own doing, not the machine's.
-    siginfo_t info{};
-    killed_here = ::waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == 0;
+    // killed here: its own doing, not the machine's. A dying process closes
+    // its files before it can be waited for, so it gets a moment to finish.
+    killed_here = !exits_within(pid_, std::chrono::milliseconds(200));
     // The group dies with the job, before the reap: until then the child's
     // pid (the group's id) cannot be reused.
     ::kill(-pid_, SIGKILL);

@@ -9,6 +9,7 @@
 #include <list>
 #include <mutex>
 #include <thread>
+#include <tuple>
 
 #include "rpc/handshake.h"
 #include "rpc/temp_dirs.h"
@@ -51,6 +52,11 @@ Status check_options(const WorkerOptions& o) {
     return Status(ErrorCode::kInvalidArgument, "bad device key '" + o.device_key + "' (1-128 of [A-Za-z0-9._:@+-])");
   if (!is_valid_name(o.worker_id)) return Status(ErrorCode::kInvalidArgument, "bad worker id '" + o.worker_id + "'");
   if (o.max_jobs < 1 || o.max_jobs > 256) return Status(ErrorCode::kInvalidArgument, "--max-jobs must be 1-256");
+  // Jobs running at once must not share an id.
+  if (o.sandbox.job_uid_count > 0 && o.sandbox.job_uid_count < static_cast<uint32_t>(o.max_jobs))
+    return Status(ErrorCode::kInvalidArgument, "--job-uids gives " + std::to_string(o.sandbox.job_uid_count) +
+                                                   " ids for --max-jobs " + std::to_string(o.max_jobs) +
+                                                   ": give at least one a job");
   if (o.security.insecure) TESSERA_RETURN_IF_ERROR(check_insecure_endpoint(o.tracker));
   return Status::ok();
 }
@@ -187,7 +193,7 @@ class JobLoop {
     while (!pending_.empty() && static_cast<int>(running_.size()) < o_.max_jobs) {
       pb::Job job = std::move(pending_.front());
       pending_.pop_front();
-      auto m = Measurement::start(job, o_.sandbox);
+      auto m = Measurement::start(job, options_for_job(o_.sandbox, jobs_started_++));
       if (!m.is_ok()) {
         // No child to measure in (fork, pipe, the job's directory): the
         // worker's failure, measured again elsewhere or later.
@@ -281,6 +287,7 @@ class JobLoop {
   HandshakeWatch& watch_;
   JobBook& book_;
   Counters counters_;
+  uint64_t jobs_started_ = 0;  // each job's identity (options_for_job)
   std::deque<pb::Job> pending_;
   std::list<Measurement> running_;
   Status refused_;
@@ -308,6 +315,11 @@ Status Worker::run(const std::atomic<bool>& stop) {
   const std::string no_filter = probe_system_call_filter();
   options_.sandbox.isolate_network = no_netns.empty();
   options_.sandbox.filter_system_calls = no_filter.empty();
+  // A root worker's jobs each run as an id of their own.
+  if (::geteuid() == 0 && options_.sandbox.job_uid_count == 0) {
+    std::tie(options_.sandbox.job_uid_first, options_.sandbox.job_uid_count) = default_job_uids(options_.worker_id);
+    TESSERA_RETURN_IF_ERROR(check_options(options_));
+  }
   // One namespace for every job (a root worker's): made once, it spares
   // each job the making and the kernel's slow teardown of its own. Closed
   // when the run ends.

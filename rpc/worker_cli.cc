@@ -39,6 +39,8 @@ constexpr const char* kUsage =
     "  --pin-cpus LIST         pin measurements to CPUs, e.g. 2,3\n"
     "  --capability WORD       reported to the farm (repeatable)\n"
     "  --temp-dir DIR          where received libraries are written for dlopen (default /tmp)\n"
+    "  --job-uids FIRST-LAST   a root worker's jobs run in turn as these uids (and gids), ids of no\n"
+    "                          user, one a job (default: 64 ids from 1900000000 up, chosen by --id)\n"
     "  --heartbeat-ms MS       heartbeat interval (default 1000)\n"
     "  --max-library-mb MB     largest library accepted (default 256)\n"
     "  --keyfile NAME.key      this worker's CURVE keypair\n"
@@ -71,9 +73,9 @@ constexpr int kUsageError = 2;
 // a message on stderr) for anything else.
 bool parse_args(int argc, char** argv, int first, OptionMap* opts) {
   const std::set<std::string> flags = {"insecure", "log", "help"};
-  const std::set<std::string> valued = {"tracker",        "key",      "target",      "id",       "max-jobs",
-                                        "threads",        "pin-cpus", "capability",  "temp-dir", "heartbeat-ms",
-                                        "max-library-mb", "keyfile",  "tracker-key", "log-level"};
+  const std::set<std::string> valued = {"tracker",        "key",      "target",      "id",        "max-jobs",
+                                        "threads",        "pin-cpus", "capability",  "temp-dir",  "heartbeat-ms",
+                                        "max-library-mb", "keyfile",  "tracker-key", "log-level", "job-uids"};
   for (int i = first; i < argc; ++i) {
     std::string word = argv[i];
     if (word == "-h") word = "--help";  // as every tessera command
@@ -140,6 +142,21 @@ bool fill_run_options(const OptionMap& opts, WorkerOptions& o) {
     return false;
   }
   if (!o.sandbox.pin_cpus.empty()) o.capabilities.push_back("pinned");
+  if (opts.count("job-uids")) {
+    unsigned long first = 0, last = 0;
+    char tail = 0;
+    const std::string text = get(opts, "job-uids");
+    if (std::sscanf(text.c_str(), "%lu-%lu%c", &first, &last, &tail) != 2 || first < 1000 || last < first ||
+        last >= 0xffffffffUL || last - first >= (1UL << 20)) {
+      std::fprintf(stderr,
+                   "tessera worker: --job-uids takes FIRST-LAST, ids of no user from 1000 up (at most 2^20 of "
+                   "them), e.g. 1900000000-1900000063; got '%s'\n",
+                   text.c_str());
+      return false;
+    }
+    o.sandbox.job_uid_first = static_cast<uint32_t>(first);
+    o.sandbox.job_uid_count = static_cast<uint32_t>(last - first + 1);
+  }
   for (auto [it, end] = opts.equal_range("capability"); it != end; ++it) o.capabilities.push_back(it->second);
   return true;
 }

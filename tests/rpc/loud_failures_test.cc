@@ -122,6 +122,21 @@ TEST(LoudFailures, InsecureWarnsOnEveryProcess) {
   EXPECT_EQ(local_out.find("warning"), std::string::npos) << local_out;
 }
 
+// --job-uids out of range, reversed, or fewer than --max-jobs: a clear
+// error before the worker starts.
+TEST(LoudFailures, BadJobUidsAreRefusedAtStart) {
+  const std::string worker = bin_dir() + "/tessera-worker --insecure --key k --tracker tcp://127.0.0.1:1 ";
+  for (const char* bad : {"5-1", "0-63", "2000000000-1999999999", "abc", "1000-"}) {
+    std::string out;
+    const int code = run_command("timeout 5 " + worker + "--job-uids " + bad, &out);
+    EXPECT_NE(code, 0) << bad;
+    EXPECT_NE(out.find("--job-uids takes FIRST-LAST"), std::string::npos) << bad << ": " << out;
+  }
+  std::string out;
+  EXPECT_NE(run_command("timeout 5 " + worker + "--job-uids 1900000000-1900000001 --max-jobs 4", &out), 0);
+  EXPECT_NE(out.find("--job-uids gives 2 ids for --max-jobs 4"), std::string::npos) << out;
+}
+
 pid_t dead_pid() {
   const pid_t pid = ::fork();
   if (pid == 0) ::_exit(0);

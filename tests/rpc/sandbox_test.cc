@@ -12,7 +12,10 @@
 #include <sys/wait.h>
 #include <termios.h>
 
+#include <cstdlib>
 #include <map>
+#include <tuple>
+#include <vector>
 
 #include "rpc/wire.h"
 #include "tests/rpc/test_util.h"
@@ -91,6 +94,47 @@ TEST(Sandbox, OpeningASocketKillsTheJobAndNothingConnects) {
   EXPECT_TRUE(forbidden_call(r)) << pb::ErrorKind_Name(r.error()) << ": " << r.message();
   if (listening) EXPECT_LT(::accept(listener, nullptr, nullptr), 0) << "the probe reached the test's port";
   ::close(listener);
+}
+
+// The real uid of process `pid` (its /proc status), once it is no longer
+// root (the child drops it as it starts): 0 if it never was within 3 s.
+uint32_t uid_once_dropped(pid_t pid) {
+  for (int i = 0; i < 300; ++i) {
+    const std::string status = read_file("/proc/" + std::to_string(pid) + "/status");
+    const size_t at = status.find("\nUid:");
+    if (at != std::string::npos) {
+      const auto uid = static_cast<uint32_t>(std::strtoul(status.c_str() + at + 5, nullptr, 10));
+      if (uid != 0) return uid;
+    }
+    ::usleep(10000);
+  }
+  return 0;
+}
+
+// One identity per job: a root worker's jobs run in turn as ids of their
+// own from its range, so no job can signal, limit or read another's.
+TEST(Sandbox, EachJobRunsAsAnIdOfItsOwn) {
+  if (::geteuid() != 0) GTEST_SKIP() << "ids are a root worker's to give";
+  SandboxOptions base;
+  std::tie(base.job_uid_first, base.job_uid_count) = default_job_uids("host-1234");
+  EXPECT_EQ(default_job_uids("host-1234"), std::make_pair(base.job_uid_first, base.job_uid_count));
+  EXPECT_NE(default_job_uids("host-1235").first, base.job_uid_first);
+  EXPECT_GE(base.job_uid_first, 1900000000u);
+  EXPECT_EQ(base.job_uid_count, 64u);
+  std::vector<uint32_t> uids;
+  for (uint64_t sequence : {0, 1}) {
+    pb::Job job = to_wire_job(probe_input("probe_loop_forever", 20000));
+    job.set_session_id("s");
+    job.set_job_id(sequence + 1);
+    auto m = Measurement::start(job, options_for_job(base, sequence));
+    ASSERT_TRUE(m.is_ok()) << m.status().to_string();
+    uids.push_back(uid_once_dropped(m->pid()));
+    m->kill_for_timeout();
+    EXPECT_EQ(m->finish().error(), pb::TIMEOUT);
+  }
+  EXPECT_EQ(uids, (std::vector<uint32_t>{base.job_uid_first, base.job_uid_first + 1}));
+  EXPECT_EQ(options_for_job(base, base.job_uid_count).unprivileged_uid, base.job_uid_first);  // in turn
+  EXPECT_EQ(options_for_job(SandboxOptions(), 7).unprivileged_uid, 65534u);                   // no range: nobody
 }
 
 // A root worker's jobs share one network namespace, made once: a job in it
