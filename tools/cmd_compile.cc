@@ -280,8 +280,8 @@ int run_compile(int argc, char** argv, int first) {
   if (memory.is_ok())
     std::printf("intermediates: %.2f MiB planned (%.2f MiB without reuse)\n", memory->arena_bytes / 1048576.0,
                 memory->total_bytes / 1048576.0);
-  std::printf("compiled in %.2f s (schedules and lowering %.2f s, code generation %.2f s, link %.2f s) for %s\n",
-              seconds, compiled->schedule_seconds, compiled->codegen_seconds, compiled->link_seconds,
+  std::printf("compiled in %.2f s (schedules %.2f s, code generation %.2f s, link %.2f s) for %s\n", seconds,
+              compiled->schedule_seconds, compiled->codegen_seconds, compiled->link_seconds,
               (verbose ? target.to_string() : target.short_name()).c_str());
   return 0;
 }

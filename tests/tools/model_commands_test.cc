@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -161,6 +162,23 @@ TEST_F(ModelCommands, TuneTheModelThenCompileUsesItsRecords) {
   EXPECT_NE(c.text.find("1 kernels, 1 scheduled from records"), std::string::npos) << c.text;
   Output r = tessera("run " + path("t.tsr") + " --random-inputs 3");
   EXPECT_EQ(r.code, 0) << r.text;
+  // What a user reads fits a terminal of 120 columns at the defaults (the
+  // test's own long paths counted as "FILE").
+  auto widest = [&](std::string text) {
+    for (const std::string& long_path : {path(""), kConv.string()})
+      for (size_t at; (at = text.find(long_path)) != std::string::npos;) text.replace(at, long_path.size(), "FILE");
+    size_t widest = 0, start = 0;
+    for (size_t end; (end = text.find('\n', start)) != std::string::npos; start = end + 1)
+      widest = std::max(widest, end - start);
+    return std::max(widest, text.size() - start);
+  };
+  EXPECT_LE(widest(c.text), 120u) << c.text;
+  for (const std::string& command : {"records list --db " + db, "records stats --db " + db, "records best --db " + db,
+                                     "records why " + (kConv / "model.onnx").string() + " --db " + db}) {
+    Output o = tessera(command);
+    EXPECT_EQ(o.code, 0) << command << ": " << o.text;
+    EXPECT_LE(widest(o.text), 120u) << command << ":\n" << o.text;
+  }
 }
 
 TEST_F(ModelCommands, TheTemplateFallbackIsMeasuredOnceAndCompetes) {
