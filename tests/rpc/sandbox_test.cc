@@ -80,7 +80,8 @@ TEST(Sandbox, WritingAFileKillsTheJobAndNothingIsWritten) {
   EXPECT_FALSE(exists(kWrittenMarker));
 }
 
-TEST(Sandbox, OpeningASocketKillsTheJobAndNothingConnects) {
+// A non-blocking socket listening on the probes' loopback port, or -1.
+int listen_on_probe_port() {
   const int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
@@ -88,8 +89,15 @@ TEST(Sandbox, OpeningASocketKillsTheJobAndNothingConnects) {
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   const int one = 1;
   ::setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  const bool listening =
-      ::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 && ::listen(listener, 4) == 0;
+  if (::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 && ::listen(listener, 4) == 0)
+    return listener;
+  ::close(listener);
+  return -1;
+}
+
+TEST(Sandbox, OpeningASocketKillsTheJobAndNothingConnects) {
+  const int listener = listen_on_probe_port();
+  const bool listening = listener >= 0;
   pb::Result r = run_sandboxed(probe_input("probe_open_socket"));
   EXPECT_TRUE(forbidden_call(r)) << pb::ErrorKind_Name(r.error()) << ": " << r.message();
   if (listening) EXPECT_LT(::accept(listener, nullptr, nullptr), 0) << "the probe reached the test's port";
@@ -143,14 +151,8 @@ TEST(Sandbox, TheSharedNetworkNamespaceReachesNothing) {
   if (::geteuid() != 0) GTEST_SKIP() << "a shared namespace is a root worker's";
   Result<int> ns = make_network_namespace();
   ASSERT_TRUE(ns.is_ok()) << ns.status().to_string();
-  const int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(kProbePort);
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  const int one = 1;
-  ::setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  ASSERT_TRUE(::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 && ::listen(listener, 4) == 0);
+  const int listener = listen_on_probe_port();
+  ASSERT_GE(listener, 0);
   SandboxOptions options;
   options.filter_system_calls = false;
   options.network_namespace = *ns;
