@@ -26,16 +26,32 @@ T read_at(std::string_view bytes, uint64_t offset) {
   return value;
 }
 
-constexpr uint16_t kHostMachine =
-#if defined(__x86_64__)
-    EM_X86_64;
-#elif defined(__aarch64__)
-    EM_AARCH64;
-#else
-    EM_NONE;
-#endif
-
 }  // namespace
+
+uint16_t host_elf_machine() {
+#if defined(__x86_64__)
+  return EM_X86_64;
+#elif defined(__aarch64__)
+  return EM_AARCH64;
+#elif defined(__arm__)
+  return EM_ARM;
+#elif defined(__riscv)
+  return EM_RISCV;
+#else
+  return EM_NONE;
+#endif
+}
+
+std::string elf_machine_name(uint16_t machine) {
+  switch (machine) {
+    case EM_X86_64: return "x86_64";
+    case EM_AARCH64: return "aarch64";
+    case EM_ARM: return "arm";
+    case EM_RISCV: return "riscv";
+    case EM_386: return "i386";
+    default: return "ELF machine " + std::to_string(machine);
+  }
+}
 
 Status check_shared_object(std::string_view bytes) {
   const uint64_t size = bytes.size();
@@ -44,8 +60,9 @@ Status check_shared_object(std::string_view bytes) {
   if (h.e_ident[EI_CLASS] != ELFCLASS64 || h.e_ident[EI_DATA] != ELFDATA2LSB)
     return bad("not a 64-bit little-endian ELF file");
   if (h.e_type != ET_DYN) return bad("an ELF file of type " + std::to_string(h.e_type) + ", not a shared object");
-  if (kHostMachine != EM_NONE && h.e_machine != kHostMachine)
-    return bad("built for ELF machine " + std::to_string(h.e_machine));
+  if (host_elf_machine() != EM_NONE && h.e_machine != host_elf_machine())
+    return bad("built for " + elf_machine_name(h.e_machine) + ", this machine is " +
+               elf_machine_name(host_elf_machine()));
   if (h.e_phentsize != sizeof(Elf64_Phdr) || !within(h.e_phoff, h.e_phnum, sizeof(Elf64_Phdr), size))
     return bad("its program headers lie outside its " + std::to_string(size) + " bytes (truncated?)");
   for (uint16_t i = 0; i < h.e_phnum; ++i) {

@@ -8,6 +8,8 @@
 // program headers, segments and sections all lie inside them.
 #pragma once
 
+#include <cstdint>
+#include <string>
 #include <string_view>
 
 #include "base/status.h"
@@ -18,5 +20,12 @@ namespace tessera::runtime {
 /// machine whose headers, segments and sections lie within `bytes`.
 /// Errors: kParseError saying what is wrong.
 Status check_shared_object(std::string_view bytes);
+
+/// The ELF machine (e_machine) this runtime was built for; EM_NONE when it
+/// has no name for it.
+uint16_t host_elf_machine();
+
+/// "x86_64", "aarch64", ... for an ELF machine; "ELF machine N" otherwise.
+std::string elf_machine_name(uint16_t machine);
 
 }  // namespace tessera::runtime

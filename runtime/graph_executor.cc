@@ -10,6 +10,8 @@
 #include <cstring>
 #include <map>
 
+#include "runtime/elf_check.h"
+
 namespace tessera::runtime {
 namespace {
 
@@ -44,32 +46,6 @@ Status check_external_libraries(const PackageContents& contents) {
     dlclose(handle);
   }
   return Status::ok();
-}
-
-// The ELF machine this runtime was built for, and a name for an ELF machine.
-constexpr uint16_t host_elf_machine() {
-#if defined(__x86_64__)
-  return EM_X86_64;
-#elif defined(__aarch64__)
-  return EM_AARCH64;
-#elif defined(__arm__)
-  return EM_ARM;
-#elif defined(__riscv)
-  return EM_RISCV;
-#else
-  return EM_NONE;
-#endif
-}
-
-std::string elf_machine_name(uint16_t machine) {
-  switch (machine) {
-    case EM_X86_64: return "x86_64";
-    case EM_AARCH64: return "aarch64";
-    case EM_ARM: return "arm";
-    case EM_RISCV: return "riscv";
-    case EM_386: return "i386";
-    default: return "ELF machine " + std::to_string(machine);
-  }
 }
 
 // A library built for another architecture would fail in dlopen with "wrong
