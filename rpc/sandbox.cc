@@ -16,6 +16,7 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <iterator>
 
 #include "base/half.h"
 #include "rpc/measure_packages.h"
@@ -519,11 +520,6 @@ Result<Measurement> Measurement::start(const pb::Job& job, const SandboxOptions&
 
 namespace {
 
-// The signals a job does not raise by running. A fault raises SIGSEGV,
-// SIGBUS, SIGILL, SIGFPE or SIGTRAP, abort() SIGABRT, the CPU limit SIGXCPU,
-// the filter SIGSYS; the filters refuse a job these on itself
-// (seccomp_filter.h), and the worker's own SIGKILL is a timeout. So one of
-// these comes from outside: an operator, the OOM killer, the host stopping.
 // Whether child `pid` has exited (without reaping it) or does within `grace`.
 bool exits_within(pid_t pid, std::chrono::milliseconds grace) {
   const auto until = Clock::now() + grace;
@@ -539,8 +535,14 @@ bool exits_within(pid_t pid, std::chrono::milliseconds grace) {
   }
 }
 
+// Whether a job that died by `signal` was killed from outside. A fault
+// raises SIGSEGV, SIGBUS, SIGILL, SIGFPE or SIGTRAP, abort() SIGABRT, the
+// CPU limit SIGXCPU, the filter SIGSYS; the filters kill a job that raises
+// one of kOutsideSignals on itself, and the worker's own SIGKILL is a
+// timeout. So one of those comes from an operator, the OOM killer, the host
+// stopping.
 bool killed_from_outside(int signal) {
-  return signal == SIGKILL || signal == SIGTERM || signal == SIGINT || signal == SIGHUP || signal == SIGQUIT;
+  return std::find(std::begin(kOutsideSignals), std::end(kOutsideSignals), signal) != std::end(kOutsideSignals);
 }
 
 }  // namespace

@@ -70,11 +70,6 @@ void allow_threads_only(Filter& f, uint32_t thread_action) {
   f.rule(SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3));
 }
 
-// The signals a process receives from outside, never by running (a fault,
-// abort): a job that raised one on itself would pass for a job killed from
-// outside, which the worker stores as the machine's failure and measures
-// again (sandbox.cc, KILLED).
-constexpr int kOutsideSignals[] = {SIGKILL, SIGTERM, SIGINT, SIGHUP, SIGQUIT};
 // The signals a running job may raise on itself: abort(), and a fault
 // re-raised by a handler.
 constexpr int kOwnSignals[] = {SIGABRT, SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP};

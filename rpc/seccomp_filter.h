@@ -19,9 +19,17 @@
 //     exiting). Anything else kills the process with SIGSYS.
 #pragma once
 
+#include <signal.h>
+
 #include "base/status.h"
 
 namespace tessera::rpc {
+
+/// The signals a process receives from outside, never by running (a fault,
+/// abort): the worker stores a job that died by one as KILLED, the
+/// machine's failure, measured again (sandbox.cc), so both filters kill a
+/// job that raises one on itself.
+inline constexpr int kOutsideSignals[] = {SIGKILL, SIGTERM, SIGINT, SIGHUP, SIGQUIT};
 
 /// Installs the loader filter on the calling thread (and, with TSYNC, every
 /// thread of the process). kIOError when the kernel refuses the filter.
