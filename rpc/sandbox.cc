@@ -438,7 +438,9 @@ std::string probe_network_isolation() {
 }
 
 std::pair<uint32_t, uint32_t> default_job_uids(const std::string& worker_id) {
-  constexpr uint32_t kBase = 1900000000, kRanges = 100000, kPerWorker = 64;
+  // As many ids as the most jobs a worker runs at once (--max-jobs 256):
+  // the default never falls short, whatever --max-jobs says.
+  constexpr uint32_t kBase = 1900000000, kRanges = 100000, kPerWorker = 256;
   uint64_t h = 1469598103934665603ull;  // FNV-1a
   for (unsigned char c : worker_id) h = (h ^ c) * 1099511628211ull;
   return {kBase + static_cast<uint32_t>(h % kRanges) * kPerWorker, kPerWorker};

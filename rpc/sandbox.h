@@ -48,9 +48,10 @@ struct SandboxOptions {
 };
 
 /// The ids a root worker's jobs run as unless told (`tessera worker
-/// --job-uids`): 64 of them, a range chosen from `worker_id` among 100,000
-/// ranges above 1,900,000,000, far from any user's (two workers of one host
-/// share a range once in about 100,000 pairs). {first, count}.
+/// --job-uids`): 256 of them (the most jobs a worker runs at once), a range
+/// chosen from `worker_id` among 100,000 ranges above 1,900,000,000, far
+/// from any user's (two workers of one host share a range once in about
+/// 100,000 pairs). {first, count}.
 std::pair<uint32_t, uint32_t> default_job_uids(const std::string& worker_id);
 
 /// `options` for the worker's job number `sequence`: its uid and gid the

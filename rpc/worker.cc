@@ -316,10 +316,8 @@ Status Worker::run(const std::atomic<bool>& stop) {
   options_.sandbox.isolate_network = no_netns.empty();
   options_.sandbox.filter_system_calls = no_filter.empty();
   // A root worker's jobs each run as an id of their own.
-  if (::geteuid() == 0 && options_.sandbox.job_uid_count == 0) {
+  if (::geteuid() == 0 && options_.sandbox.job_uid_count == 0)
     std::tie(options_.sandbox.job_uid_first, options_.sandbox.job_uid_count) = default_job_uids(options_.worker_id);
-    TESSERA_RETURN_IF_ERROR(check_options(options_));
-  }
   // One namespace for every job (a root worker's): made once, it spares
   // each job the making and the kernel's slow teardown of its own. Closed
   // when the run ends.
@@ -327,7 +325,9 @@ Status Worker::run(const std::atomic<bool>& stop) {
     SandboxOptions& options;
     bool made = false;
     ~OwnNamespace() {
-      if (made) ::close(options.network_namespace), options.network_namespace = -1;
+      if (!made) return;
+      ::close(options.network_namespace);
+      options.network_namespace = -1;
     }
   } own_namespace{options_.sandbox};
   if (options_.sandbox.isolate_network && options_.sandbox.network_namespace < 0) {

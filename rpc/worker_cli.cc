@@ -40,7 +40,7 @@ constexpr const char* kUsage =
     "  --capability WORD       reported to the farm (repeatable)\n"
     "  --temp-dir DIR          where received libraries are written for dlopen (default /tmp)\n"
     "  --job-uids FIRST-LAST   a root worker's jobs run in turn as these uids (and gids), ids of no\n"
-    "                          user, one a job (default: 64 ids from 1900000000 up, chosen by --id)\n"
+    "                          user, one a job (default: 256 ids from 1900000000 up, chosen by --id)\n"
     "  --heartbeat-ms MS       heartbeat interval (default 1000)\n"
     "  --max-library-mb MB     largest library accepted (default 256)\n"
     "  --keyfile NAME.key      this worker's CURVE keypair\n"
