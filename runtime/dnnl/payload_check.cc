@@ -69,7 +69,9 @@ class Checker {
   void value_entry(const json& v) {
     const int64_t id = integer(field(v, "id", "a value"), "a value's id", 0, kMaxDim);
     const json& shape = field(v, "shape", "value " + std::to_string(id));
-    if (!shape.is_array() || shape.size() > kMaxRank) fail("value " + std::to_string(id) + "'s shape is not a list");
+    if (!shape.is_array() || shape.size() > kMaxRank)
+      fail("value " + std::to_string(id) + "'s shape is not a list of at most " + std::to_string(kMaxRank) +
+           " dimensions");
     Dims dims;
     int64_t elements = 1;
     for (const json& d : shape) {
