@@ -3,11 +3,13 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -216,9 +218,6 @@ void remove_job_dir(const std::string& dir) {
   ::rmdir(dir.c_str());
 }
 
-// The report pipe's descriptor in the child: the one descriptor the kernel
-// filter lets it write to.
-constexpr int kReportFd = 3;
 // Open files a job may hold: dlopen's few, with room to spare.
 constexpr rlim_t kMaxOpenFiles = 64;
 // Address space beyond what the job's buffers need: the runtime, the C
@@ -335,7 +334,7 @@ Status contain_child(const pb::Job& job, const SandboxOptions& options, const st
 // kernel filter.
 Status lock_down(bool filter_system_calls) {
   TESSERA_RETURN_IF_ERROR(set_limit(RLIMIT_NPROC, 1, 1, "RLIMIT_NPROC"));
-  return filter_system_calls ? install_kernel_filter(kReportFd) : Status::ok();
+  return filter_system_calls ? install_kernel_filter() : Status::ok();
 }
 
 // The child: contain, measure, report, _exit.
@@ -405,7 +404,7 @@ std::string probe_system_call_filter() {
     return std::string("cannot fork: ") + std::strerror(errno);
   }
   if (pid == 0) {
-    const Status st = install_loader_filter();
+    const Status st = install_loader_filter();  // compiled here: one probe
     if (!st.is_ok()) write_all(fds[1], st.message());
     ::_exit(st.is_ok() ? 0 : 1);
   }
@@ -489,6 +488,7 @@ Result<int> make_network_namespace() {
 }
 
 Result<Measurement> Measurement::start(const pb::Job& job, const SandboxOptions& options) {
+  if (options.filter_system_calls) prepare_filters();  // the child only installs them
   std::string job_dir = options.temp_dir + "/tessera-job-XXXXXX";
   if (!::mkdtemp(job_dir.data()))
     return Status(ErrorCode::kIOError,
@@ -515,6 +515,7 @@ Result<Measurement> Measurement::start(const pb::Job& job, const SandboxOptions&
   ::close(fds[1]);
   ::fcntl(fds[0], F_SETFL, O_NONBLOCK);
   Measurement m(job, pid, fds[0], options.worker_id);
+  m.pidfd_ = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));  // -1 on kernels before 5.3: polled instead
   m.job_dir_ = job_dir;
   m.cpu_limit_s_ = static_cast<long>(cpu_seconds(job, options));
   return m;
@@ -522,9 +523,21 @@ Result<Measurement> Measurement::start(const pb::Job& job, const SandboxOptions&
 
 namespace {
 
-// Whether child `pid` has exited (without reaping it) or does within `grace`.
-bool exits_within(pid_t pid, std::chrono::milliseconds grace) {
+// Whether child `pid` has exited (without reaping it) or does within
+// `grace`: woken by its pidfd when there is one (a child exits within a
+// millisecond of closing its report), else by polling.
+bool exits_within(pid_t pid, int pidfd, std::chrono::milliseconds grace) {
   const auto until = Clock::now() + grace;
+  if (pidfd >= 0) {
+    pollfd p{pidfd, POLLIN, 0};
+    for (;;) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - Clock::now()).count();
+      const int n = ::poll(&p, 1, static_cast<int>(std::max<int64_t>(left, 0)));
+      if (n > 0) return true;
+      if (n == 0) return false;
+      if (errno != EINTR) break;  // poll refused the pidfd: poll the old way
+    }
+  }
   for (;;) {
     siginfo_t info{};
     if (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0) {
@@ -559,6 +572,7 @@ Measurement::Measurement(Measurement&& other) noexcept
     : job_(std::move(other.job_)),
       pid_(other.pid_),
       fd_(other.fd_),
+      pidfd_(other.pidfd_),
       worker_id_(std::move(other.worker_id_)),
       report_(std::move(other.report_)),
       job_dir_(std::move(other.job_dir_)),
@@ -568,6 +582,7 @@ Measurement::Measurement(Measurement&& other) noexcept
       deadline_(other.deadline_) {
   other.pid_ = -1;
   other.fd_ = -1;
+  other.pidfd_ = -1;
   other.job_dir_.clear();
 }
 
@@ -579,6 +594,7 @@ Measurement::~Measurement() {
     }
   }
   if (fd_ >= 0) ::close(fd_);
+  if (pidfd_ >= 0) ::close(pidfd_);
   remove_job_dir(job_dir_);
 }
 
@@ -610,7 +626,7 @@ pb::Result Measurement::finish() {
     // A child still running once its report ended (it closed the pipe) is
     // killed here: its own doing, not the machine's. A dying process closes
     // its files before it can be waited for, so it gets a moment to finish.
-    killed_here = !exits_within(pid_, std::chrono::milliseconds(200));
+    killed_here = !exits_within(pid_, pidfd_, std::chrono::milliseconds(200));
     // The group dies with the job, before the reap: until then the child's
     // pid (the group's id) cannot be reused.
     ::kill(-pid_, SIGKILL);
@@ -618,8 +634,7 @@ pb::Result Measurement::finish() {
     }
     pid_ = -1;
   }
-  remove_job_dir(job_dir_);
-  job_dir_.clear();
+  // The job's directory goes with the Measurement, after its result is sent.
   const double seconds = std::chrono::duration<double>(Clock::now() - started_).count();
   pb::Result result;
   if (timed_out_) {

@@ -100,7 +100,8 @@ class Measurement {
   /// finish() then reports TIMEOUT.
   void kill_for_timeout();
   /// Kills what is left of the child's process group, reaps the child and
-  /// classifies: the child's report (OK, RUNTIME_ERROR, LOAD_ERROR,
+  /// classifies (the job's directory is removed with the Measurement, after
+  /// the result is on its way): the child's report (OK, RUNTIME_ERROR, LOAD_ERROR,
   /// WRONG_ANSWER), TIMEOUT (also past its CPU time limit), or CRASH naming
   /// the signal (a forbidden system call included) or an exit without a report.
   pb::Result finish();
@@ -111,6 +112,7 @@ class Measurement {
   pb::Job job_;
   pid_t pid_ = -1;
   int fd_ = -1;
+  int pidfd_ = -1;  // the child's pidfd: woken by its exit
   std::string worker_id_;
   std::string report_;
   std::string job_dir_;  // private to this job; removed with whatever is left in it

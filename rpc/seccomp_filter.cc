@@ -1,27 +1,41 @@
 #include "rpc/seccomp_filter.h"
 
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <sched.h>
 #include <seccomp.h>
 #include <signal.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <initializer_list>
 #include <string>
+#include <vector>
 
 namespace tessera::rpc {
 namespace {
 
-// Owns a libseccomp context for the length of one install.
+// A filter compiled to BPF, ready to install. The rules that name the job's
+// own process were compiled with kSelfPid in its place: install() patches
+// the caller's pid into the comparisons at `self_at`.
+struct Program {
+  std::vector<sock_filter> code;
+  std::vector<size_t> self_at;
+};
+
+// Stands for the child's pid while the filters compile, in the parent: above
+// any pid the kernel hands out (PID_MAX_LIMIT is 2^22).
+constexpr uint32_t kSelfPid = 0x7e1f5e1fu;
+
+// Owns a libseccomp context while its rules are added and it compiles.
 class Filter {
  public:
-  explicit Filter(uint32_t default_action) : ctx_(seccomp_init(default_action)), default_(default_action) {
-    // Every thread of the child, the pool's included, gets the filter.
-    if (ctx_) seccomp_attr_set(ctx_, SCMP_FLTATR_CTL_TSYNC, 1);
-  }
+  explicit Filter(uint32_t default_action) : ctx_(seccomp_init(default_action)), default_(default_action) {}
   ~Filter() {
     if (ctx_) seccomp_release(ctx_);
   }
@@ -45,14 +59,35 @@ class Filter {
     for (int nr : nrs) rule(action, nr);
   }
 
-  Status load(const char* which) {
-    if (!ctx_) return Status(ErrorCode::kIOError, std::string("cannot start the ") + which + " filter");
-    if (rc_ != 0)
-      return Status(ErrorCode::kIOError, std::string("cannot build the ") + which + " filter: " + std::strerror(-rc_));
-    const int rc = seccomp_load(ctx_);
-    if (rc != 0)
-      return Status(ErrorCode::kIOError, std::string("cannot install the ") + which + " filter: " + std::strerror(-rc));
-    return Status::ok();
+  // The BPF program libseccomp generates, read back through a memory file.
+  Result<Program> compile(const char* which) {
+    auto fail = [&](const std::string& what, int error) {
+      return Status(ErrorCode::kIOError, "cannot " + what + " the " + which + " filter: " + std::strerror(error));
+    };
+    if (!ctx_) return fail("start", ENOMEM);
+    if (rc_ != 0) return fail("build", -rc_);
+    const int fd = ::memfd_create("tessera-filter", MFD_CLOEXEC);
+    if (fd < 0) return fail("compile", errno);
+    const int rc = seccomp_export_bpf(ctx_, fd);
+    const off_t bytes = ::lseek(fd, 0, SEEK_END);
+    Program p;
+    p.code.resize(bytes > 0 ? static_cast<size_t>(bytes) / sizeof(sock_filter) : 0);
+    const size_t want = p.code.size() * sizeof(sock_filter);
+    const bool read = rc == 0 && bytes > 0 && static_cast<size_t>(bytes) == want &&
+                      ::pread(fd, p.code.data(), want, 0) == static_cast<ssize_t>(want);
+    ::close(fd);
+    if (!read) return fail("compile", rc != 0 ? -rc : EIO);
+    // kSelfPid may only be a comparison's constant: anything else means
+    // this libseccomp compiles in a way install() does not know to patch.
+    for (size_t i = 0; i < p.code.size(); ++i) {
+      if (p.code[i].k != kSelfPid) continue;
+      if (p.code[i].code != (BPF_JMP | BPF_JEQ | BPF_K))
+        return Status(ErrorCode::kIOError, std::string("the ") + which +
+                                               " filter compiled the job's pid into instruction " + std::to_string(i) +
+                                               ", not a comparison");
+      p.self_at.push_back(i);
+    }
+    return p;
   }
 
  private:
@@ -60,6 +95,24 @@ class Filter {
   uint32_t default_;
   int rc_ = 0;
 };
+
+// Installs `p` on every thread of the calling process (TSYNC), with the
+// caller's pid in place of kSelfPid. No new privileges first: an
+// unprivileged process may install a filter only so.
+Status install(const Result<Program>& p, const char* which) {
+  if (!p.is_ok()) return p.status();
+  std::vector<sock_filter> code = p->code;
+  const auto self = static_cast<uint32_t>(::getpid());
+  for (size_t i : p->self_at) code[i].k = self;
+  sock_fprog program{static_cast<unsigned short>(code.size()), code.data()};
+  if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+    return Status(ErrorCode::kIOError, std::string("cannot install the ") + which + " filter: " + std::strerror(errno));
+  const long rc = ::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, &program);
+  if (rc == 0) return Status::ok();
+  return Status(ErrorCode::kIOError, std::string("cannot install the ") + which + " filter: " +
+                                         (rc > 0 ? "thread " + std::to_string(rc) + " would not take it"
+                                                 : std::string(std::strerror(errno))));
+}
 
 // Threads only: a clone without CLONE_THREAD makes a process. clone3 passes
 // its flags in memory a filter cannot read, so it fails with ENOSYS and the
@@ -87,15 +140,13 @@ void kill_terminal_injection(Filter& f) {
 // a pipe, so "not a terminal" is the true answer to any request. A filter of
 // its own, since libseccomp lets a rule without arguments replace the
 // argument rules of the same call; stacked, the kernel takes the stricter.
-Status refuse_other_ioctls() {
+Result<Program> compile_ioctl_filter() {
   Filter f(SCMP_ACT_ALLOW);
   f.rule(SCMP_ACT_ERRNO(ENOTTY), SCMP_SYS(ioctl));
-  return f.load("loader's ioctl");
+  return f.compile("loader's ioctl");
 }
 
-}  // namespace
-
-Status install_loader_filter() {
+Result<Program> compile_loader_filter() {
   Filter f(SCMP_ACT_ALLOW);
   const uint32_t kill = SCMP_ACT_KILL_PROCESS;
   allow_threads_only(f, SCMP_ACT_ALLOW);
@@ -106,7 +157,7 @@ Status install_loader_filter() {
   // Nothing else that names another process: queued signals, its limits
   // (prlimit64 of pid 0 is the caller's own, as setrlimit calls it), a
   // comparison of its resources.
-  const auto self = static_cast<scmp_datum_t>(::getpid());
+  const auto self = static_cast<scmp_datum_t>(kSelfPid);
   f.rules(kill, {SCMP_SYS(kill), SCMP_SYS(tkill), SCMP_SYS(pidfd_open), SCMP_SYS(pidfd_send_signal),
                  SCMP_SYS(pidfd_getfd), SCMP_SYS(kcmp), SCMP_SYS(process_madvise)});
   f.rule(kill, SCMP_SYS(tgkill), SCMP_A0(SCMP_CMP_NE, self));
@@ -154,18 +205,17 @@ Status install_loader_filter() {
                  SCMP_SYS(setgroups),
                  SCMP_SYS(capset)});
   kill_terminal_injection(f);
-  TESSERA_RETURN_IF_ERROR(f.load("loader"));
-  return refuse_other_ioctls();
+  return f.compile("loader");
 }
 
-Status install_no_new_threads_filter() {
+Result<Program> compile_no_new_threads_filter() {
   Filter f(SCMP_ACT_ALLOW);
   f.rule(SCMP_ACT_KILL_PROCESS, SCMP_SYS(clone));
   f.rule(SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3));  // the C library falls back to clone
-  return f.load("no new threads");
+  return f.compile("no new threads");
 }
 
-Status install_kernel_filter(int report_fd) {
+Result<Program> compile_kernel_filter() {
   Filter f(SCMP_ACT_KILL_PROCESS);
   const uint32_t allow = SCMP_ACT_ALLOW;
   // Memory: the kernel's buffers, the allocator, thread stacks.
@@ -180,7 +230,7 @@ Status install_kernel_filter(int report_fd) {
   f.rules(allow, {SCMP_SYS(set_robust_list), SCMP_SYS(rseq), SCMP_SYS(rt_sigprocmask), SCMP_SYS(rt_sigreturn),
                   SCMP_SYS(restart_syscall), SCMP_SYS(getpid), SCMP_SYS(gettid), SCMP_SYS(exit), SCMP_SYS(exit_group)});
   for (int signal : kOwnSignals)
-    f.rule(allow, SCMP_SYS(tgkill), SCMP_A0(SCMP_CMP_EQ, static_cast<scmp_datum_t>(::getpid())),
+    f.rule(allow, SCMP_SYS(tgkill), SCMP_A0(SCMP_CMP_EQ, static_cast<scmp_datum_t>(kSelfPid)),
            SCMP_A2(SCMP_CMP_EQ, static_cast<scmp_datum_t>(signal)));
   // A thread's own alternate signal stack (the sanitizers' runtime sets one
   // for every thread it sees end).
@@ -189,12 +239,44 @@ Status install_kernel_filter(int report_fd) {
   // A sanitizer build's runtime probes whether memory is readable by writing
   // it to a pipe of its own: allowed in those (test) builds only.
   f.rules(allow, {SCMP_SYS(pipe2), SCMP_SYS(read), SCMP_SYS(write), SCMP_SYS(close)});
-  (void)report_fd;
 #else
   // The report, on its pipe and nowhere else.
-  f.rule(allow, SCMP_SYS(write), SCMP_A0(SCMP_CMP_EQ, static_cast<scmp_datum_t>(report_fd)));
+  f.rule(allow, SCMP_SYS(write), SCMP_A0(SCMP_CMP_EQ, static_cast<scmp_datum_t>(kReportFd)));
 #endif
-  return f.load("kernel");
+  return f.compile("kernel");
+}
+
+// Every filter, compiled once per process: building one with libseccomp
+// took 0.1-0.5 ms, installing it microseconds.
+struct Programs {
+  Result<Program> loader = compile_loader_filter();
+  Result<Program> ioctls = compile_ioctl_filter();
+  Result<Program> no_new_threads = compile_no_new_threads_filter();
+  Result<Program> kernel = compile_kernel_filter();
+};
+
+const Programs& programs() {
+  static const Programs compiled;
+  return compiled;
+}
+
+}  // namespace
+
+void prepare_filters() {
+  (void)programs();
+}
+
+Status install_loader_filter() {
+  TESSERA_RETURN_IF_ERROR(install(programs().loader, "loader"));
+  return install(programs().ioctls, "loader's ioctl");
+}
+
+Status install_no_new_threads_filter() {
+  return install(programs().no_new_threads, "no new threads");
+}
+
+Status install_kernel_filter() {
+  return install(programs().kernel, "kernel");
 }
 
 }  // namespace tessera::rpc

@@ -1,6 +1,7 @@
-// The system-call filters of a measuring child (sandbox.cc), through
-// libseccomp. Two stages, stacked: the kernel keeps both and applies the
-// stricter answer.
+// The system-call filters of a measuring child (sandbox.cc), built with
+// libseccomp and compiled to BPF once per process (prepare_filters), so that
+// each child only installs them. Two stages, stacked: the kernel keeps both
+// and applies the stricter answer.
 //
 //  1. The loader filter, installed before the kernel library is loaded: the
 //     library's constructors run under it. It allows what dlopen and the
@@ -31,6 +32,15 @@ namespace tessera::rpc {
 /// job that raises one on itself.
 inline constexpr int kOutsideSignals[] = {SIGKILL, SIGTERM, SIGINT, SIGHUP, SIGQUIT};
 
+/// The report pipe's descriptor in a measuring child: the one descriptor the
+/// kernel filter lets it write to.
+inline constexpr int kReportFd = 3;
+
+/// Compiles the filters to BPF, once per process (later calls return at
+/// once): call it before forking children, so that each only installs them.
+/// The install functions compile on first use otherwise.
+void prepare_filters();
+
 /// Installs the loader filter on the calling thread (and, with TSYNC, every
 /// thread of the process). kIOError when the kernel refuses the filter.
 Status install_loader_filter();
@@ -41,9 +51,9 @@ Status install_loader_filter();
 /// kIOError when the kernel refuses the filter.
 Status install_no_new_threads_filter();
 
-/// Installs the kernel filter on every thread of the process. `report_fd` is
+/// Installs the kernel filter on every thread of the process. kReportFd is
 /// the only descriptor the process may write to afterwards. kIOError when the
 /// kernel refuses the filter.
-Status install_kernel_filter(int report_fd);
+Status install_kernel_filter();
 
 }  // namespace tessera::rpc

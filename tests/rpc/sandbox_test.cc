@@ -362,6 +362,14 @@ TEST(Sandbox, AKernelKillingItselfIsAForbiddenCall) {
   EXPECT_TRUE(forbidden_call(r)) << pb::ErrorKind_Name(r.error()) << ": " << r.message();
 }
 
+// abort() raises SIGABRT on the job's own pid, which the kernel filter
+// allows: the filters, compiled once in the worker, carry each job's pid.
+TEST(Sandbox, AKernelThatAbortsDiesBySigabrtNotByTheFilter) {
+  pb::Result r = run_sandboxed(probe_input("probe_abort"));
+  EXPECT_EQ(r.error(), pb::CRASH);
+  EXPECT_NE(r.message().find("SIGABRT"), std::string::npos) << r.message();
+}
+
 // A job killed from outside (an operator's SIGTERM to its group, the OOM
 // killer's SIGKILL) is the machine's failure: KILLED, an infrastructure
 // error that is measured again, never a CRASH of its schedule.

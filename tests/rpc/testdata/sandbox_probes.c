@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <stdint.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -82,6 +83,10 @@ int32_t probe_sleep_forever(void** args) {
 int32_t probe_kill_self(void** args) {
   return syscall(SYS_tgkill, getpid(), (pid_t)syscall(SYS_gettid), SIGKILL) == 0 ? 0 : 3;
 }
+
+/* abort(): a signal the job raises on itself, which the kernel filter lets
+ * through (tgkill of its own pid), so it dies by SIGABRT. */
+int32_t probe_abort(void** args) { abort(); }
 
 int32_t probe_loop_forever(void** args) {
   volatile uint64_t x = 0;
