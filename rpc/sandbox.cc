@@ -18,6 +18,8 @@
 #include <cmath>
 #include <cstring>
 #include <iterator>
+#include <optional>
+#include <string_view>
 
 #include "rpc/measure_kernel.h"
 #include "rpc/measure_packages.h"
@@ -218,7 +220,8 @@ Status lock_down(bool filter_system_calls) {
                                                  : measure_kernel(job, inside, seal, lock);
   std::string bytes;
   result.SerializeToString(&bytes);
-  write_all(out_fd, bytes);
+  const uint64_t length = bytes.size();
+  write_all(out_fd, std::string(reinterpret_cast<const char*>(&length), sizeof length) + bytes);
   ::_exit(0);
 }
 
@@ -447,16 +450,34 @@ Measurement::~Measurement() {
   remove_job_dir(job_dir_);
 }
 
+namespace {
+
+// The longest report a child may write: a result with its costs.
+constexpr uint64_t kMaxReportBytes = uint64_t{1} << 26;
+
+}  // namespace
+
+std::optional<std::string_view> Measurement::complete_report() const {
+  uint64_t length = 0;
+  if (report_.size() < sizeof length) return std::nullopt;
+  std::memcpy(&length, report_.data(), sizeof length);
+  if (length > kMaxReportBytes || report_.size() - sizeof length != length) return std::nullopt;
+  return std::string_view(report_).substr(sizeof length);
+}
+
 bool Measurement::on_readable() {
   char buf[65536];
   while (true) {
     ssize_t n = ::read(fd_, buf, sizeof buf);
     if (n > 0) {
-      if (report_.size() < (1u << 26)) report_.append(buf, static_cast<size_t>(n));
+      if (report_.size() <= kMaxReportBytes) report_.append(buf, static_cast<size_t>(n));
       continue;
     }
     if (n < 0 && errno == EINTR) continue;
-    return n == 0;  // EOF: the child exited or closed its end; EAGAIN: more to come
+    // EOF: the child exited or closed its end. EAGAIN: more to come, unless
+    // the report is whole (the child's exit, which takes a while, need not
+    // be waited for).
+    return n == 0 || complete_report().has_value();
   }
 }
 
@@ -469,6 +490,13 @@ void Measurement::kill_for_timeout() {
 }
 
 pb::Result Measurement::finish() {
+  const std::optional<std::string_view> report = timed_out_ ? std::nullopt : complete_report();
+  pb::Result reported;
+  if (report && !report->empty() && reported.ParseFromArray(report->data(), static_cast<int>(report->size()))) {
+    // A whole report is the job's result: the child is exiting, and is killed
+    // and reaped with the Measurement, once the result is on its way.
+    return stamped(std::move(reported));
+  }
   int status = 0;
   bool killed_here = false;
   if (pid_ > 0) {
@@ -484,7 +512,6 @@ pb::Result Measurement::finish() {
     pid_ = -1;
   }
   // The job's directory goes with the Measurement, after its result is sent.
-  const double seconds = std::chrono::duration<double>(Clock::now() - started_).count();
   pb::Result result;
   if (timed_out_) {
     result = error_result(job_, pb::TIMEOUT,
@@ -503,20 +530,24 @@ pb::Result Measurement::finish() {
   } else if (WIFSIGNALED(status)) {
     result =
         error_result(job_, pb::CRASH, "the measuring process died by " + signal_text(WTERMSIG(status)), worker_id_);
-  } else if (report_.empty() || !result.ParseFromString(report_) || WEXITSTATUS(status) != 0) {
-    // An empty report parses as an empty OK result: a kernel that exits
-    // early (_exit(0)) must not pass for a measurement.
+  } else {
+    // No whole report (an empty one would parse as an empty OK result: a
+    // kernel that exits early, _exit(0), must not pass for a measurement).
     result = error_result(
         job_, pb::CRASH,
         "the measuring process exited with status " + std::to_string(WEXITSTATUS(status)) + " without a report",
         worker_id_);
   }
+  return stamped(std::move(result));
+}
+
+pb::Result Measurement::stamped(pb::Result result) const {
   // The child's report names the job it measured; keep the ids authoritative.
   result.set_job_id(job_.job_id());
   result.set_session_id(job_.session_id());
   result.set_attempt(job_.attempt());
   result.set_worker_id(worker_id_);
-  result.set_run_seconds(seconds);
+  result.set_run_seconds(std::chrono::duration<double>(Clock::now() - started_).count());
   return result;
 }
 

@@ -14,7 +14,9 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -94,20 +96,27 @@ class Measurement {
   const pb::Job& job() const { return job_; }
   std::chrono::steady_clock::time_point deadline() const { return deadline_; }
 
-  /// Reads what the child wrote; true once the pipe reached end of file.
+  /// Reads what the child wrote; true once its report is whole or the pipe
+  /// reached end of file.
   bool on_readable();
   /// Kills the child's process group with SIGKILL (its timeout passed);
   /// finish() then reports TIMEOUT.
   void kill_for_timeout();
-  /// Kills what is left of the child's process group, reaps the child and
-  /// classifies (the job's directory is removed with the Measurement, after
-  /// the result is on its way): the child's report (OK, RUNTIME_ERROR, LOAD_ERROR,
+  /// The child's whole report when there is one (the child is killed and
+  /// reaped with the Measurement, after the result is on its way);
+  /// otherwise kills what is left of the child's process group, reaps the
+  /// child and classifies: the child's report (OK, RUNTIME_ERROR, LOAD_ERROR,
   /// WRONG_ANSWER), TIMEOUT (also past its CPU time limit), or CRASH naming
   /// the signal (a forbidden system call included) or an exit without a report.
   pb::Result finish();
 
  private:
   Measurement(pb::Job job, pid_t pid, int fd, std::string worker_id);
+  /// The report's payload once all of it has arrived (the child writes its
+  /// length, then the serialized result).
+  std::optional<std::string_view> complete_report() const;
+  /// `result` with the job's ids, this worker and the run's time.
+  pb::Result stamped(pb::Result result) const;
 
   pb::Job job_;
   pid_t pid_ = -1;

@@ -4,6 +4,7 @@
 #include "rpc/sandbox.h"
 
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -59,6 +60,45 @@ TEST(Sandbox, AWellBehavedKernelIsMeasuredInsideIt) {
 
 // Cold timing sizes its sweep from the last-level cache, which sysfs
 // reports: read before the lock-down, since the kernel filter opens no file.
+// A whole report is the result at once, before the child has finished
+// exiting; the child is killed and reaped with the Measurement, and its
+// directory removed.
+TEST(Sandbox, AWholeReportIsTheResultAndTheChildGoesWithTheMeasurement) {
+  TempDir dir;
+  SandboxOptions options;
+  options.temp_dir = dir.path();
+  options.isolate_network = probe_network_isolation().empty();
+  pb::Job job = to_wire_job(probe_input("probe_add_one"));
+  job.set_session_id("s");
+  job.set_job_id(1);
+  pid_t pid = -1;
+  {
+    auto m = Measurement::start(job, options);
+    ASSERT_TRUE(m.is_ok()) << m.status().to_string();
+    pid = m->pid();
+    bool done = false;
+    while (!done) {
+      pollfd p{m->fd(), POLLIN, 0};
+      ASSERT_GT(::poll(&p, 1, 5000), 0) << "no report within 5 s";
+      done = m->on_readable();
+    }
+    const pb::Result r = m->finish();
+    EXPECT_EQ(r.error(), pb::OK) << r.message();
+    EXPECT_EQ(r.job_id(), 1u);
+    EXPECT_GT(r.costs_s_size(), 0);
+  }
+  errno = 0;
+  EXPECT_EQ(::kill(pid, 0), -1) << "the child was not reaped";
+  EXPECT_EQ(errno, ESRCH);
+  DIR* d = ::opendir(dir.path().c_str());
+  ASSERT_NE(d, nullptr);
+  std::vector<std::string> left;
+  while (dirent* e = ::readdir(d))
+    if (e->d_name[0] != '.') left.push_back(e->d_name);
+  ::closedir(d);
+  EXPECT_TRUE(left.empty()) << left.front();
+}
+
 TEST(Sandbox, ColdCacheTimingWithACooldownRunsInsideIt) {
   MeasureInput in = probe_input("probe_add_one");
   in.timing.flush_cache = true;
