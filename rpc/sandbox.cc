@@ -147,6 +147,15 @@ rlim_t cpu_seconds(const pb::Job& job, const SandboxOptions& options) {
   return static_cast<rlim_t>(std::ceil(seconds)) + 1;
 }
 
+// The threads a package job may have once it loads: every executor's pool,
+// a backend's team, the main thread, twice over. RLIMIT_NPROC counts a
+// user's tasks, so it bounds a job only under an identity of its own.
+rlim_t package_job_threads(const pb::Job& job, const SandboxOptions& options) {
+  const auto threads = static_cast<rlim_t>(std::max(options.threads, 1));
+  const auto packages = static_cast<rlim_t>(job.package_timing().packages_size());
+  return 2 * (packages + 2) * threads + 16;
+}
+
 // Everything but the kernel filter, in an order that works: the network
 // namespace needs the worker's privileges, the new user drops them, the
 // parent-death signal must follow the change of user (which clears it).
@@ -167,6 +176,12 @@ Status contain_child(const pb::Job& job, const SandboxOptions& options, const st
         ::setresuid(uid, uid, uid) != 0)
       return Status(ErrorCode::kIOError, "cannot run as uid " + std::to_string(uid) + ": " + std::strerror(errno));
     if (::geteuid() == 0 || ::setuid(0) == 0) return Status(ErrorCode::kIOError, "still root after dropping it");
+    // A kernel job's load is sealed against new threads by a filter; a
+    // package job's backend starts threads as it loads, so they are bounded.
+    if (job.has_package_timing() && options.job_uid_count > 0) {
+      const rlim_t tasks = package_job_threads(job, options);
+      TESSERA_RETURN_IF_ERROR(set_limit(RLIMIT_NPROC, tasks, tasks, "RLIMIT_NPROC"));
+    }
   }
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);     // a kernel that loops must not outlive a killed worker
   if (::getppid() != parent) ::_exit(1);  // it died before the line above

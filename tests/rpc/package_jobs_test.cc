@@ -2,11 +2,14 @@
 // worker in its sandbox, built here around the probe kernels; the wire's
 // checks of such jobs and results.
 #include <gtest/gtest.h>
+#include <unistd.h>
 #include <zmq.h>
 
 #include <cmath>
+#include <tuple>
 
 #include "rpc/measure_packages.h"
+#include "rpc/sandbox.h"
 #include "rpc/wire.h"
 #include "runtime/package.h"
 #include "tests/rpc/test_util.h"
@@ -71,6 +74,22 @@ TEST(PackageJobs, AKernelThatReachesOutIsKilledAsInAKernelJob) {
   pb::Result r = run_sandboxed(package_input({probe_package({"probe_read_passwd"})}, false));
   EXPECT_EQ(r.error(), pb::CRASH) << pb::ErrorKind_Name(r.error()) << ": " << r.message();
   EXPECT_NE(r.message().find("forbidden system call"), std::string::npos) << r.message();
+}
+
+// A package's backend starts threads as it loads, so a package job's load
+// is not sealed against them as a kernel job's is; a root worker's job,
+// under an identity of its own, has them bounded instead (RLIMIT_NPROC).
+// The probe's constructor starts 500 and its kernel fails if all started.
+TEST(PackageJobs, APackageJobsThreadsAreBoundedWhileItLoads) {
+  if (::geteuid() != 0) GTEST_SKIP() << "a thread limit per job needs a root worker's job ids";
+  std::string package = probe_package({"probe_add_one"});
+  runtime::PackageContents c = runtime::read_package_bytes(package).value();
+  c.library = read_file(std::string(TESSERA_LOADER_PROBE_DIR) + "/libtessera_loader_probe_many_threads.so");
+  SandboxOptions options;
+  std::tie(options.job_uid_first, options.job_uid_count) = default_job_uids("package-threads");
+  options.unprivileged_uid = options.unprivileged_gid = options.job_uid_first;
+  pb::Result r = run_sandboxed(package_input({runtime::write_package_bytes(c).value()}, false), options);
+  EXPECT_EQ(r.error(), pb::OK) << pb::ErrorKind_Name(r.error()) << ": " << r.message();
 }
 
 TEST(PackageJobs, APackageThatDoesNotLoadIsALoadErrorNamingWhatFailed) {

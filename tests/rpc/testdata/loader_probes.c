@@ -16,7 +16,17 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-static void* idle(void* arg) { return arg; }
+static void* idle(void* arg) {
+  return arg;
+}
+
+#if defined(LOADER_PROBE_MANY_THREADS)
+static int started = 0;
+static void* stay(void* arg) {
+  for (;;) sleep(1000);
+  return arg;
+}
+#endif
 
 __attribute__((constructor)) static void reach_outside(void) {
 #if defined(LOADER_PROBE_PRLIMIT)
@@ -36,6 +46,18 @@ __attribute__((constructor)) static void reach_outside(void) {
   /* A thread of its own, started while loading (500 of them before). */
   pthread_t thread;
   if (pthread_create(&thread, (void*)0, idle, (void*)0) == 0) pthread_join(thread, (void**)0);
+#elif defined(LOADER_PROBE_MANY_THREADS)
+  /* 500 threads that stay (small stacks: the thread limit, not the address
+   * space's, must be what stops them). A package job's backend starts
+   * threads as it loads, so its load is not sealed; its threads are
+   * bounded. */
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, 64 << 10);
+  for (; started < 500; ++started) {
+    pthread_t thread;
+    if (pthread_create(&thread, &attr, stay, (void*)0) != 0) break;
+  }
 #elif defined(LOADER_PROBE_SELFKILL)
   /* SIGKILL on itself: it would pass for a job killed from outside, which
    * the worker stores as the machine's failure and measures again. */
@@ -51,6 +73,9 @@ __attribute__((constructor)) static void reach_outside(void) {
 
 /* out = in + 1: the kernel the job names, well behaved. */
 int32_t probe_add_one(void** args) {
+#if defined(LOADER_PROBE_MANY_THREADS)
+  if (started == 500) return 9; /* no limit stopped the constructor */
+#endif
   const float* in = (const float*)args[0];
   float* out = (float*)args[1];
   for (int i = 0; i < 256; ++i) out[i] = in[i] + 1.0f;
