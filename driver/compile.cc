@@ -32,10 +32,20 @@ Status check_byoc(const std::string& byoc) {
 Result<model::PlanOptions::Precision> parse_precision(const std::string& name, const Target& target) {
   using Precision = model::PlanOptions::Precision;
   if (name == "fp32") return Precision::kFloat32;
-  if (name == "fp16")
-    return Status(ErrorCode::kInvalidArgument,
-                  "--precision fp16 is not supported: Tessera has no float16 dot-product kernels yet (bf16 is)");
-  if (name != "bf16") return Status(ErrorCode::kInvalidArgument, "--precision '" + name + "': expected fp32 or bf16");
+  if (name == "fp16") {
+    // Weights in float16, widened in registers: F16C's vcvtph2ps on x86
+    // (every AVX2 CPU), NEON's fcvtl on AArch64.
+    if (target.is_x86() && !llvm_has_feature(target, "f16c"))
+      return Status(ErrorCode::kInvalidArgument,
+                    "--precision fp16 needs float16 conversions in registers, which the target lacks (F16C): " +
+                        target.to_string());
+    if (!target.is_x86() && !target.is_aarch64())
+      return Status(ErrorCode::kInvalidArgument,
+                    "--precision fp16 is for x86-64 and AArch64 targets: " + target.to_string());
+    return Precision::kFp16Weights;
+  }
+  if (name != "bf16")
+    return Status(ErrorCode::kInvalidArgument, "--precision '" + name + "': expected fp32, bf16 or fp16");
   const bool has = target.is_x86() ? llvm_has_feature(target, "avx512bf16")
                                    : target.is_aarch64() && llvm_has_feature(target, "bf16");
   if (!has)

@@ -26,7 +26,7 @@ struct ModelCompileArgs {
   std::optional<Target> target;           ///< empty: this machine
   std::string byoc = "auto";              ///< none, cblas, dnnl, or auto (docs/byoc.md)
   int jobs = 0;                           ///< code generation threads; 0: one per CPU
-  std::string precision = "fp32";         ///< fp32, or bf16 (parse_precision)
+  std::string precision = "fp32";         ///< fp32, bf16 or fp16 (parse_precision)
 };
 
 /// A compiled model and how its choices were made.
@@ -45,9 +45,10 @@ struct ModelCompile {
 /// listing the known names.
 Status check_byoc(const std::string& byoc);
 
-/// The precision `name` (--precision) names for `target`: "fp32", or "bf16"
+/// The precision `name` (--precision) names for `target`: "fp32", "bf16"
 /// where the target has a bfloat16 dot product (AVX512-BF16 on x86, BF16 on
-/// AArch64). Errors: kInvalidArgument naming the values, or the feature
+/// AArch64), or "fp16" where it converts float16 in registers (F16C on x86;
+/// every AArch64). Errors: kInvalidArgument naming the values, or the feature
 /// `target` lacks.
 Result<model::PlanOptions::Precision> parse_precision(const std::string& name, const Target& target);
 
@@ -58,7 +59,7 @@ Result<model::PlanOptions::Precision> parse_precision(const std::string& name, c
 Result<ModelCompile> compile_model_file(const ModelCompileArgs& args);
 
 /// How far a reduced-precision compilation (`result`, from `args` with
-/// --precision bf16) is from float32: the same model compiled in float32
+/// --precision bf16 or fp16) is from float32: the same model compiled in float32
 /// from the same records, both run on `inputs` seeded random inputs (floats
 /// uniform in [-1, 1]); one line for people naming the largest difference,
 /// the output and its scale. Nothing is timed: compile never measures (a

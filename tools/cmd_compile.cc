@@ -35,8 +35,9 @@ const std::vector<OptionSpec> kOptions = {
      "it folds (an If on a sample rate becomes its branch); the package no longer takes that input"},
     {"jobs", true, "code generation threads (default: one per CPU)"},
     {"precision", true,
-     "fp32 (the default) or bf16: products by constant weights in bfloat16, accumulated in float32, where the "
-     "target has a bfloat16 dot product; prints the largest difference from float32 on random inputs"},
+     "fp32 (the default), bf16: products by constant weights in bfloat16, accumulated in float32, where the "
+     "target has a bfloat16 dot product, or fp16: their weights stored in float16 (half the bytes), widened "
+     "to float32 as read; prints the largest difference from float32 on random inputs"},
     {"byoc", true,
      "external backend for the regions it takes: none, cblas, dnnl (every region it takes), or auto (the "
      "default: dnnl where its module is installed and the target is this machine, each region the faster way, "
@@ -207,7 +208,7 @@ int run_compile(int argc, char** argv, int first) {
     std::fprintf(
         args->has("help") ? stdout : stderr,
         "usage: tessera compile MODEL.onnx [-o MODEL.tsr] [--target TARGET] [--db DB] [--input-shape NAME:D,...]\n"
-        "                       [--input-value NAME=VALUE ...] [--precision fp32|bf16]\n"
+        "                       [--input-value NAME=VALUE ...] [--precision fp32|bf16|fp16]\n"
         "                       [--byoc none|cblas|dnnl|auto] [--dump graph=FILE.dot|ir=DIR|ll=DIR|asm=DIR ...]\n"
         "       tessera compile --list-ops [--markdown]\n\n%s",
         format_options(kOptions).c_str());

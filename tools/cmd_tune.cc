@@ -80,7 +80,7 @@ const std::vector<OptionSpec> kOptions = {
     {"op", true, "operator to tune, e.g. matmul:M=1024,N=1024,K=1024 (repeatable)"},
     {"input-shape", true, "with a model: bind a dynamic input, name:d0,d1,... (repeatable)"},
     {"input-value", true, "with a model: bind a scalar input to a value, name=value (repeatable), as compile does"},
-    {"precision", true, "with a model: fp32 (default) or bf16, the kernels compile --precision will look up"},
+    {"precision", true, "with a model: fp32 (default), bf16 or fp16, the kernels compile --precision will look up"},
     {"target", true, "target string (default: this machine)"},
     {"trials", true, "measurements in this run over all tasks (default 64)"},
     {"space", true,

@@ -89,6 +89,18 @@ bool bf16_eligible(const Graph& g, const Node& n);
 /// into the kernel producing it). The rest of the graph stays float32.
 Result<Graph> convert_bf16(const Graph& g);
 
+/// Whether convert_fp16_weights stores `n`'s weight in float16: a MatMul or
+/// Gemm (not trans_a) of a float32 activation by a constant float32 2-D
+/// weight.
+bool fp16_weights_eligible(const Graph& g, const Node& n);
+
+/// --precision fp16: the weight of every fp16_weights_eligible product
+/// becomes a float16 constant (rounded to nearest even; one copy per
+/// weight, shared by its products), which the product widens to float32 as
+/// it reads it (ops::matmul); sums, activations and the rest of the graph
+/// stay float32.
+Result<Graph> convert_fp16_weights(const Graph& g);
+
 /// Drops nodes whose outputs reach no graph output, and constants nobody reads.
 Graph eliminate_dead_nodes(const Graph& g);
 

@@ -195,6 +195,9 @@ Result<ModelPlan> plan_model(const PreparedModel& prepared, const PlanOptions& o
   if (options.precision == PlanOptions::Precision::kBf16) {
     TESSERA_ASSIGN_OR_RETURN(plan.graph, graph::convert_bf16(plan.graph));
   }
+  if (options.precision == PlanOptions::Precision::kFp16Weights) {
+    TESSERA_ASSIGN_OR_RETURN(plan.graph, graph::convert_fp16_weights(plan.graph));
+  }
   if (options.int8_pairs) {
     TESSERA_ASSIGN_OR_RETURN(plan.graph, graph::pair_int8_products(plan.graph));
   }

@@ -73,9 +73,11 @@ struct PlanOptions {
   /// An external backend (compiler/external) that takes the regions it
   /// supports, after the graph passes and before fusion; null: none.
   const external::Backend* byoc = nullptr;
-  /// The precision of the products by constant weights: float32, or
-  /// bfloat16 accumulated in float32 (graph::convert_bf16, --precision bf16).
-  enum class Precision : uint8_t { kFloat32, kBf16 };
+  /// The precision of the products by constant weights: float32, bfloat16
+  /// accumulated in float32 (graph::convert_bf16, --precision bf16), or
+  /// float32 with the weights stored in float16 (graph::
+  /// convert_fp16_weights, --precision fp16).
+  enum class Precision : uint8_t { kFloat32, kBf16, kFp16Weights };
   Precision precision = Precision::kFloat32;
   /// Int8 products in 2 x 2 tiles for a matrix-multiply instruction
   /// (graph::pair_int8_products); int8_pairs_pay says which targets gain.

@@ -18,12 +18,28 @@ Status check_same_dtype(const std::string& op, const Tensor& a, const Tensor& b)
   return Status::ok();
 }
 
+// A float32 product may read float16 weights (--precision fp16: half the
+// bytes stored and streamed), widened to float32 as they are read.
+bool half_weights(const Tensor& a, const Tensor& w) {
+  return a->dtype == DType::f32() && w->dtype == DType::f16();
+}
+
+Status check_weight_dtype(const std::string& op, const Tensor& a, const Tensor& w) {
+  return half_weights(a, w) ? Status::ok() : check_same_dtype(op, a, w);
+}
+
+// Weight `w` at `idx`, in the type of the activation `a` it multiplies.
+Expr read_weight(const Tensor& a, const Tensor& w, const std::vector<Expr>& idx) {
+  Expr v = read(w, idx);
+  return half_weights(a, w) ? cast(a->dtype, v) : v;
+}
+
 }  // namespace
 
 Result<Tensor> matmul(const Tensor& a, const Tensor& b, const std::string& name) {
   TESSERA_RETURN_IF_ERROR(check_rank("matmul", "A", a, 2));
   TESSERA_RETURN_IF_ERROR(check_rank("matmul", "B", b, 2));
-  TESSERA_RETURN_IF_ERROR(check_same_dtype("matmul", a, b));
+  TESSERA_RETURN_IF_ERROR(check_weight_dtype("matmul", a, b));
   if (a->shape[1] != b->shape[0])
     return invalid("matmul", "A " + shape_str(a->shape) + " and B " + shape_str(b->shape) +
                                  " disagree on K (A is M x K, B is K x N)");
@@ -31,7 +47,7 @@ Result<Tensor> matmul(const Tensor& a, const Tensor& b, const std::string& name)
   return compute(
       {a->shape[0], b->shape[1]},
       [&](const Vars& i) {
-        return sum(read(a, {i[0], k->var}) * read(b, {k->var, i[1]}), {k});
+        return sum(read(a, {i[0], k->var}) * read_weight(a, b, {k->var, i[1]}), {k});
       },
       name, OpPattern::kComplex);
 }
@@ -61,6 +77,7 @@ Result<Tensor> matmul_views(const Tensor& a, const OperandView& va, const Tensor
   const std::vector<int64_t>& a_shape = va.map.empty() ? a->shape : va.shape;
   const std::vector<int64_t>& b_shape = vb.map.empty() ? b->shape : vb.shape;
   if (a_shape.size() < 2 || b_shape.size() < 2) return invalid(name, "1-D operands are not supported");
+  TESSERA_RETURN_IF_ERROR(check_weight_dtype(name, a, b));
   if (a_shape.back() != b_shape[b_shape.size() - 2])
     return invalid(name, "A " + shape_str(a_shape) + " and B " + shape_str(b_shape) + " disagree on K");
   const int rank = static_cast<int>(out_shape.size());
@@ -78,8 +95,9 @@ Result<Tensor> matmul_views(const Tensor& a, const OperandView& va, const Tensor
   return compute(
       out_shape,
       [&](const Vars& i) {
-        return sum(operand(a, va, a_shape, i, i[rank - 2], k->var) * operand(b, vb, b_shape, i, k->var, i[rank - 1]),
-                   {k});
+        Expr w = operand(b, vb, b_shape, i, k->var, i[rank - 1]);
+        if (half_weights(a, b)) w = cast(a->dtype, w);
+        return sum(operand(a, va, a_shape, i, i[rank - 2], k->var) * w, {k});
       },
       name, OpPattern::kComplex);
 }
@@ -204,7 +222,7 @@ Result<Tensor> dense(const Tensor& x, const Tensor& w, const std::optional<Tenso
                      const std::string& name) {
   TESSERA_RETURN_IF_ERROR(check_rank("dense", "X", x, 2));
   TESSERA_RETURN_IF_ERROR(check_rank("dense", "W", w, 2));
-  TESSERA_RETURN_IF_ERROR(check_same_dtype("dense", x, w));
+  TESSERA_RETURN_IF_ERROR(check_weight_dtype("dense", x, w));
   if (x->shape[1] != w->shape[1])
     return invalid("dense", "X " + shape_str(x->shape) + " and W " + shape_str(w->shape) +
                                 " disagree on K (X is M x K, W is N x K)");
@@ -222,7 +240,7 @@ Result<Tensor> dense(const Tensor& x, const Tensor& w, const std::optional<Tenso
   Tensor product = compute(
       {x->shape[0], n},
       [&](const Vars& i) {
-        return sum(read(x, {i[0], k->var}) * read(w, {i[1], k->var}), {k});
+        return sum(read(x, {i[0], k->var}) * read_weight(x, w, {i[1], k->var}), {k});
       },
       epilogue ? name + ".matmul" : name, OpPattern::kComplex);
   if (!epilogue) return product;

@@ -14,7 +14,9 @@
 
 namespace tessera::ops {
 
-/// C[i, j] = sum_k A[i, k] * B[k, j] for A: M x K and B: K x N.
+/// C[i, j] = sum_k A[i, k] * B[k, j] for A: M x K and B: K x N. The
+/// products here (matmul, matmul_views, dense) take float32 activations with
+/// float16 weights too (--precision fp16), widened to float32 as read.
 Result<Tensor> matmul(const Tensor& a, const Tensor& b, const std::string& name = "matmul");
 
 /// How a product reads an operand in place: as `shape`, element idx of the

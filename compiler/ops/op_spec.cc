@@ -157,6 +157,15 @@ std::vector<OpEntry> op_table() {
                    Tensor b = placeholder({q.at("K") / 2, q.at("N"), 2}, DType::bf16(), "B");
                    return with_output({a, b}, matmul_bf16(a, b));
                  }});
+  ops.push_back({{"matmul_f16w",
+                  "C = A B in float32 for A: M x K float32 and B: K x N float16 weights, widened to float32 as read "
+                  "(--precision fp16)",
+                  {size("M", "rows of A"), size("N", "columns of B"), size("K", "reduction")}},
+                 [](const Params& q) {
+                   Tensor a = input({q.at("M"), q.at("K")}, "A");
+                   Tensor b = placeholder({q.at("K"), q.at("N")}, DType::f16(), "B");
+                   return with_output({a, b}, matmul(a, b, "matmul_f16w"));
+                 }});
   ops.push_back({{"batch_matmul",
                   "C[b] = A[b] B[b] for A: B x M x K, B: B x K x N",
                   {size("B", "batch"), size("M", "rows"), size("N", "columns"), size("K", "reduction")}},

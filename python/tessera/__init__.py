@@ -76,9 +76,11 @@ def compile(model, output=None, input_shapes=None, db="tessera.db", target=None,
     stored time holds: compile times nothing), "none", "cblas" or
     "dnnl" (docs/byoc.md). jobs: code
     generation threads (0: one per CPU). verbose: print the per-kernel summary
-    (with precision="bf16", the largest difference from float32 too).
-    precision: "fp32", or "bf16" (MatMul and Gemm by constant weights in
-    bfloat16, accumulated in float32, where the target has a bfloat16 dot product).
+    (with precision="bf16" or "fp16", the largest difference from float32 too).
+    precision: "fp32", "bf16" (MatMul and Gemm by constant weights in
+    bfloat16, accumulated in float32, where the target has a bfloat16 dot
+    product) or "fp16" (their weights stored in float16, half the bytes,
+    widened to float32 as read).
     Raises ValueError (a target, backend or precision that does not parse or
     fit the target) or tessera.Error.
     """

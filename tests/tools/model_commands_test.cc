@@ -293,7 +293,12 @@ TEST_F(ModelCommands, PrecisionBf16SaysWhatItCostsOrWhyItCannot) {
   EXPECT_FALSE(fs::exists(path("a.tsr")));
   Output unknown = tessera("compile " + model + " -o " + path("b.tsr") + " --precision half");
   EXPECT_EQ(unknown.code, 2) << unknown.text;
-  EXPECT_NE(unknown.text.find("expected fp32 or bf16"), std::string::npos) << unknown.text;
+  EXPECT_NE(unknown.text.find("expected fp32, bf16 or fp16"), std::string::npos) << unknown.text;
+  Output no_f16c = tessera("compile " + model + " -o " + path("c.tsr") +
+                           " --precision fp16 --target 'llvm -mtriple=x86_64-linux-gnu -mcpu=x86-64'");
+  EXPECT_EQ(no_f16c.code, 2) << no_f16c.text;
+  EXPECT_NE(no_f16c.text.find("F16C"), std::string::npos) << no_f16c.text;
+  EXPECT_FALSE(fs::exists(path("c.tsr")));
   Output tune = tessera("tune --op matmul:M=8,N=8,K=8 --precision bf16 --db " + path("t.db"));
   EXPECT_EQ(tune.code, 2) << tune.text;
 

@@ -13,6 +13,7 @@ constexpr KnobTemplate kTemplates[] = {
     {"matmul_u8s8", "gemm", define_gemm, apply_gemm, fallback_gemm},
     {"matmul_u8s8_pairs", "gemm_pairs", define_gemm_pairs, apply_gemm_pairs, fallback_gemm_pairs},
     {"matmul_bf16", "gemm", define_gemm, apply_gemm, fallback_gemm},
+    {"matmul_f16w", "gemm", define_gemm, apply_gemm, fallback_gemm},
     {"dense", "gemm", define_gemm, apply_gemm, fallback_gemm},
     {"batch_matmul", "gemm", define_gemm, apply_gemm, fallback_gemm},
     {"conv1d", "gemm", define_gemm, apply_gemm, fallback_gemm},
