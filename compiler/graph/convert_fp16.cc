@@ -1,10 +1,10 @@
-// convert_fp16_weights: `--precision fp16`. The products (MatMul, Gemm, and
-// the window products of long 1-D convs) of float32 activations by constant
-// float32 weights keep their weights in float16: half the bytes stored in
+// convert_fp16_weights: `--precision fp16`. The products (MatMul, Gemm, the
+// window products of long 1-D convs, and NHWC convolutions) of float32
+// activations by constant float32 weights keep their weights in float16: half the bytes stored in
 // the package and streamed by each call, which is what a batch-1 product
 // (a GEMV, a recurrent step) is bound by. The products widen each weight to
-// float32 as they read it (ops::matmul) and accumulate in float32; the
-// activations stay float32.
+// float32 as they read it (ops::matmul, ops::conv2d_nhwc) and accumulate in
+// float32; the activations stay float32.
 #include <cstring>
 #include <map>
 
@@ -28,11 +28,20 @@ Constant half_constant(const Constant& w) {
 }  // namespace
 
 bool fp16_weights_eligible(const Graph& g, const Node& n) {
-  if (n.kind != OpKind::kMatMul && n.kind != OpKind::kGemm) return false;
   if (n.inputs.size() < 2 || g.is_constant(n.inputs[0]) || !g.is_constant(n.inputs[1])) return false;
-  if (n.kind == OpKind::kGemm && std::get<GemmAttrs>(n.attrs).trans_a) return false;
+  size_t rank = 2;
+  if (n.kind == OpKind::kConv) {
+    // NHWC (the layout pass made it so); by Winograd too (its weights
+    // transformed at compile time, then stored in float16).
+    if (!std::get<ConvAttrs>(n.attrs).nhwc) return false;
+    rank = 4;
+  } else if (n.kind == OpKind::kGemm) {
+    if (std::get<GemmAttrs>(n.attrs).trans_a) return false;
+  } else if (n.kind != OpKind::kMatMul) {
+    return false;
+  }
   const Constant& w = g.constant(n.inputs[1]);
-  return g.value(n.inputs[0]).dtype == DType::f32() && w.dtype == DType::f32() && w.shape.size() == 2;
+  return g.value(n.inputs[0]).dtype == DType::f32() && w.dtype == DType::f32() && w.shape.size() == rank;
 }
 
 Result<Graph> convert_fp16_weights(const Graph& g) {

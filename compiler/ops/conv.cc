@@ -138,7 +138,7 @@ Result<Tensor> conv2d_nhwc(const Tensor& x, const Tensor& w, Size2 stride, Paddi
   if (w->shape[2] != cg)
     return invalid(op,
                    "W " + shape_str(w->shape) + " must be R x S x C/groups x K with C/groups = " + std::to_string(cg));
-  if (x->dtype != w->dtype) return invalid(op, "X and W types differ");
+  if (!detail::takes_weights(x, w)) return invalid(op, "X and W types differ");
   TESSERA_ASSIGN_OR_RETURN(
       Window g, window_geometry(op, x->shape[1], x->shape[2], w->shape[0], w->shape[1], stride, padding, dilation));
   TESSERA_ASSIGN_OR_RETURN(Tensor in, pad_spatial(x, 1, 2, padding, 0.0, "pad"));
@@ -148,7 +148,8 @@ Result<Tensor> conv2d_nhwc(const Tensor& x, const Tensor& w, Size2 stride, Paddi
       [&](const Vars& i) {
         Expr channel = groups == 1 ? static_cast<const Expr&>(rc->var) : (i[3] / kg) * cg + rc->var;
         Expr h = i[1] * stride.h + ry->var * dilation.h, wi = i[2] * stride.w + rx->var * dilation.w;
-        return sum(read(in, {i[0], h, wi, channel}) * read(w, {ry->var, rx->var, rc->var, i[3]}), {ry, rx, rc});
+        return sum(read(in, {i[0], h, wi, channel}) * detail::read_weight(x, w, {ry->var, rx->var, rc->var, i[3]}),
+                   {ry, rx, rc});
       },
       name, OpPattern::kComplex);
 }
@@ -275,7 +276,7 @@ Result<Tensor> depthwise_conv2d_nhwc(const Tensor& x, const Tensor& w, Size2 str
   const int64_t c = x->shape[3], k = w->shape[3];
   if (w->shape[2] != 1 || k % c != 0)
     return invalid(op, "W " + shape_str(w->shape) + " must be R x S x 1 x C*M with C = " + std::to_string(c));
-  if (x->dtype != w->dtype) return invalid(op, "X and W types differ");
+  if (!detail::takes_weights(x, w)) return invalid(op, "X and W types differ");
   const int64_t m = k / c;
   TESSERA_ASSIGN_OR_RETURN(
       Window g, window_geometry(op, x->shape[1], x->shape[2], w->shape[0], w->shape[1], stride, padding, dilation));
@@ -286,7 +287,8 @@ Result<Tensor> depthwise_conv2d_nhwc(const Tensor& x, const Tensor& w, Size2 str
       [&](const Vars& i) {
         Expr ic = m == 1 ? static_cast<const Expr&>(i[3]) : i[3] / m;
         Expr h = i[1] * stride.h + ry->var * dilation.h, wi = i[2] * stride.w + rx->var * dilation.w;
-        return sum(read(in, {i[0], h, wi, ic}) * read(w, {ry->var, rx->var, make_int(0), i[3]}), {ry, rx});
+        return sum(read(in, {i[0], h, wi, ic}) * detail::read_weight(x, w, {ry->var, rx->var, make_int(0), i[3]}),
+                   {ry, rx});
       },
       name, OpPattern::kComplex);
 }

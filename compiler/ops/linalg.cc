@@ -8,6 +8,7 @@ namespace tessera::ops {
 using detail::check_float;
 using detail::check_rank;
 using detail::invalid;
+using detail::read_weight;
 using detail::shape_str;
 
 namespace {
@@ -18,20 +19,9 @@ Status check_same_dtype(const std::string& op, const Tensor& a, const Tensor& b)
   return Status::ok();
 }
 
-// A float32 product may read float16 weights (--precision fp16: half the
-// bytes stored and streamed), widened to float32 as they are read.
-bool half_weights(const Tensor& a, const Tensor& w) {
-  return a->dtype == DType::f32() && w->dtype == DType::f16();
-}
-
+// Float16 weights of a float32 product (detail::takes_weights) pass.
 Status check_weight_dtype(const std::string& op, const Tensor& a, const Tensor& w) {
-  return half_weights(a, w) ? Status::ok() : check_same_dtype(op, a, w);
-}
-
-// Weight `w` at `idx`, in the type of the activation `a` it multiplies.
-Expr read_weight(const Tensor& a, const Tensor& w, const std::vector<Expr>& idx) {
-  Expr v = read(w, idx);
-  return half_weights(a, w) ? cast(a->dtype, v) : v;
+  return detail::takes_weights(a, w) ? Status::ok() : check_same_dtype(op, a, w);
 }
 
 }  // namespace
@@ -96,7 +86,7 @@ Result<Tensor> matmul_views(const Tensor& a, const OperandView& va, const Tensor
       out_shape,
       [&](const Vars& i) {
         Expr w = operand(b, vb, b_shape, i, k->var, i[rank - 1]);
-        if (half_weights(a, b)) w = cast(a->dtype, w);
+        if (w.dtype() != a->dtype) w = cast(a->dtype, w);
         return sum(operand(a, va, a_shape, i, i[rank - 2], k->var) * w, {k});
       },
       name, OpPattern::kComplex);

@@ -80,4 +80,13 @@ std::vector<Expr> broadcast_indices(const Tensor& t, const Vars& i) {
   return idx;
 }
 
+bool takes_weights(const Tensor& x, const Tensor& w) {
+  return x->dtype == w->dtype || (x->dtype == DType::f32() && w->dtype == DType::f16());
+}
+
+Expr read_weight(const Tensor& x, const Tensor& w, const std::vector<Expr>& idx) {
+  Expr v = read(w, idx);
+  return w->dtype == x->dtype ? v : cast(x->dtype, v);
+}
+
 }  // namespace tessera::ops::detail

@@ -50,4 +50,12 @@ Expr byte_word(const Tensor& bytes, std::vector<Expr> prefix, const Expr& q);
 /// output point `i`.
 std::vector<Expr> broadcast_indices(const Tensor& t, const Vars& i);
 
+/// Whether a product of float32 activations `x` may read weights `w` of
+/// their own type or float16 (--precision fp16: half the bytes stored and
+/// streamed, widened to float32 as read).
+bool takes_weights(const Tensor& x, const Tensor& w);
+
+/// Weight `w` at `idx`, in the type of the activations `x` it multiplies.
+Expr read_weight(const Tensor& x, const Tensor& w, const std::vector<Expr>& idx);
+
 }  // namespace tessera::ops::detail

@@ -62,7 +62,7 @@ Result<Tensor> conv2d_winograd_nhwc(const Tensor& x, const Tensor& u, Padding2 p
   const int64_t n = x->shape[0], h = x->shape[1], w = x->shape[2], c = x->shape[3], k = u->shape[3];
   if (u->shape[0] != 4 || u->shape[1] != 4 || u->shape[2] != c)
     return invalid(op, "U " + shape_str(u->shape) + " must be 4 x 4 x C x K with C = " + std::to_string(c));
-  if (x->dtype != u->dtype) return invalid(op, "X and U types differ");
+  if (!detail::takes_weights(x, u)) return invalid(op, "X and U types differ");
   if (padding.top < 0 || padding.left < 0 || padding.bottom < 0 || padding.right < 0)
     return invalid(op, "padding must not be negative");
   const int64_t p = h + padding.top + padding.bottom - 2, q = w + padding.left + padding.right - 2;
@@ -95,7 +95,7 @@ Result<Tensor> conv2d_winograd_nhwc(const Tensor& x, const Tensor& u, Padding2 p
   Tensor m = compute(
       {4, 4, tiles, k},
       [&](const Vars& i) {
-        return sum(read(v, {i[0], i[1], i[2], rc->var}) * read(u, {i[0], i[1], rc->var, i[3]}), {rc});
+        return sum(read(v, {i[0], i[1], i[2], rc->var}) * detail::read_weight(x, u, {i[0], i[1], rc->var, i[3]}), {rc});
       },
       name + ".gemm", OpPattern::kComplex);
 

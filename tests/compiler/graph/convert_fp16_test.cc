@@ -81,6 +81,55 @@ TEST(ConvertFp16Weights, ComputesTheFloat32GraphToFloat16Precision) {
   EXPECT_EQ(test::to_floats((*got)[3]), test::to_floats((*want)[3])) << "the product of two activations";
 }
 
+// NHWC convolutions, direct (stride 2, padded, a bias) and by Winograd
+// (3 x 3, stride 1: its transformed weights), keep their weights in float16
+// and compute the float32 convs to float16's precision; an NCHW one stays.
+TEST(ConvertFp16Weights, NhwcConvolutionsDirectAndByWinogradReadFloat16Weights) {
+  Graph g;
+  ValueId x = g.add_input("x", {1, 8, 8, 6}, DType::f32());
+  ValueId w1 = g.add_constant("w1", weights({3, 3, 6, 5}, 10));
+  ValueId bias = g.add_constant("bias", weights({5}, 11));
+  ValueId w2 = g.add_constant("w2", weights({3, 3, 6, 4}, 12));
+  ConvAttrs strided;
+  strided.nhwc = true;
+  strided.stride_h = strided.stride_w = 2;
+  strided.pad_top = strided.pad_left = strided.pad_bottom = strided.pad_right = 1;
+  ConvAttrs same = strided;
+  same.stride_h = same.stride_w = 1;
+  ValueId a = g.add_op("a", OpKind::kConv, strided, {x, w1, bias}, {1, 4, 4, 5}, DType::f32());
+  ValueId b = g.add_op("b", OpKind::kConv, same, {x, w2}, {1, 8, 8, 4}, DType::f32());
+  g.set_outputs({a, b});
+  auto winograd = convert_winograd(g, [](const Node& n) { return n.name == "b"; });
+  ASSERT_TRUE(winograd.is_ok()) << winograd.status().to_string();
+  auto converted = convert_fp16_weights(*winograd);
+  ASSERT_TRUE(converted.is_ok()) << converted.status().to_string();
+  int half = 0;
+  for (const Node& n : converted->nodes())
+    if (n.kind == OpKind::kConv) {
+      EXPECT_EQ(converted->value(n.inputs[1]).dtype, DType::f16()) << n.name;
+      ++half;
+    }
+  EXPECT_EQ(half, 2) << graph_to_string(*converted);
+  const auto xs = test::random_floats(384, 13);
+  auto want = test::run_graph(g, {{x, test::to_bytes(xs)}});
+  auto got = test::run_graph(*converted, {{x, test::to_bytes(xs)}});
+  ASSERT_TRUE(want.is_ok()) << want.status().to_string();
+  ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+  // 54 products, each weight within 2^-11 of itself (Winograd's transform
+  // sums up to 4 of them: 2^-9 of the weights' magnitudes).
+  for (size_t i = 0; i < 2; ++i) {
+    const auto h = test::to_floats((*got)[i]), f = test::to_floats((*want)[i]);
+    EXPECT_TRUE(test::close(h, f, 0, 54 * 4 * std::ldexp(1.0, -9) + 1e-5)) << "output " << i;
+    EXPECT_FALSE(test::close(h, f, 0, 1e-7)) << "output " << i << ": nothing was rounded";
+  }
+  ConvAttrs nchw;
+  Graph g2;
+  ValueId x2 = g2.add_input("x", {1, 6, 8, 8}, DType::f32());
+  ValueId w3 = g2.add_constant("w", weights({5, 6, 3, 3}, 14));
+  g2.set_outputs({g2.add_op("c", OpKind::kConv, nchw, {x2, w3}, {1, 5, 6, 6}, DType::f32())});
+  EXPECT_FALSE(fp16_weights_eligible(g2, g2.nodes()[0])) << "NCHW convs keep float32 weights";
+}
+
 TEST(ConvertFp16Weights, ConstantActivationsAndOtherTypesStayAsTheyAre) {
   Graph g;
   ValueId x = g.add_input("x", {3, 8}, DType::f64());
