@@ -11,11 +11,7 @@
 namespace tessera::graph {
 namespace {
 
-Constant weights(std::vector<int64_t> shape, uint32_t seed) {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  return Constant::from_floats(std::move(shape), test::random_floats(static_cast<size_t>(n), seed));
-}
+using test::random_constant;
 
 // x [2, 3, 8] -> MatMul by W1 [8, 6] and by W2 [8, 4] (one activation, two
 // products), and a MatMul of two activations (x by x^T-shaped y).
@@ -23,8 +19,8 @@ Graph two_products() {
   Graph g;
   ValueId x = g.add_input("x", {2, 3, 8}, DType::f32());
   ValueId y = g.add_input("y", {2, 8, 5}, DType::f32());
-  ValueId w1 = g.add_constant("w1", weights({8, 6}, 1));
-  ValueId w2 = g.add_constant("w2", weights({8, 4}, 2));
+  ValueId w1 = g.add_constant("w1", random_constant({8, 6}, 1));
+  ValueId w2 = g.add_constant("w2", random_constant({8, 4}, 2));
   ValueId a = g.add_op("a", OpKind::kMatMul, NoAttrs{}, {x, w1}, {2, 3, 6}, DType::f32());
   ValueId b = g.add_op("b", OpKind::kMatMul, NoAttrs{}, {x, w2}, {2, 3, 4}, DType::f32());
   ValueId c = g.add_op("c", OpKind::kMatMul, NoAttrs{}, {x, y}, {2, 3, 5}, DType::f32());
@@ -55,8 +51,8 @@ TEST(ConvertBf16, ProductsByConstantWeightsShareOneCastOfTheirActivation) {
 TEST(ConvertBf16, GemmWithTransposedWeightsAndBiasAddsItsBiasAfter) {
   Graph g;
   ValueId x = g.add_input("x", {3, 8}, DType::f32());
-  ValueId w = g.add_constant("w", weights({5, 8}, 3));  // [N, K]: trans_b
-  ValueId bias = g.add_constant("bias", weights({5}, 4));
+  ValueId w = g.add_constant("w", random_constant({5, 8}, 3));  // [N, K]: trans_b
+  ValueId bias = g.add_constant("bias", random_constant({5}, 4));
   GemmAttrs attrs;
   attrs.trans_b = true;
   ValueId y = g.add_op("fc", OpKind::kGemm, attrs, {x, w, bias}, {3, 5}, DType::f32());
@@ -101,8 +97,8 @@ TEST(ConvertBf16, ComputesTheFloat32GraphToBfloat16Precision) {
 TEST(ConvertBf16, AnNhwcConvRunsOnPairsOfChannels) {
   Graph g;
   ValueId x = g.add_input("x", {1, 7, 7, 6}, DType::f32());
-  ValueId w = g.add_constant("w", weights({3, 3, 6, 5}, 10));
-  ValueId bias = g.add_constant("bias", weights({5}, 11));
+  ValueId w = g.add_constant("w", random_constant({3, 3, 6, 5}, 10));
+  ValueId bias = g.add_constant("bias", random_constant({5}, 11));
   ConvAttrs a;
   a.nhwc = true;
   a.stride_h = a.stride_w = 2;
@@ -130,10 +126,10 @@ TEST(ConvertBf16, AnNhwcConvRunsOnPairsOfChannels) {
 TEST(ConvertBf16, OddReductionsAndTransposedActivationsStayFloat32) {
   Graph g;
   ValueId x = g.add_input("x", {3, 7}, DType::f32());
-  ValueId w = g.add_constant("w", weights({7, 4}, 8));
+  ValueId w = g.add_constant("w", random_constant({7, 4}, 8));
   ValueId y = g.add_op("odd", OpKind::kMatMul, NoAttrs{}, {x, w}, {3, 4}, DType::f32());
   ValueId z = g.add_input("z", {8, 3}, DType::f32());
-  ValueId v = g.add_constant("v", weights({8, 2}, 9));
+  ValueId v = g.add_constant("v", random_constant({8, 2}, 9));
   GemmAttrs trans_a;
   trans_a.trans_a = true;
   ValueId u = g.add_op("ta", OpKind::kGemm, trans_a, {z, v}, {3, 2}, DType::f32());

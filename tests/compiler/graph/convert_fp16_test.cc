@@ -13,11 +13,7 @@
 namespace tessera::graph {
 namespace {
 
-Constant weights(std::vector<int64_t> shape, uint32_t seed) {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  return Constant::from_floats(std::move(shape), test::random_floats(static_cast<size_t>(n), seed));
-}
+using test::random_constant;
 
 // x [3, 8] by W [8, 6] twice (one weight, two products), by a Gemm's
 // transposed V [5, 8] with a bias, and by the activation y [8, 4].
@@ -31,9 +27,9 @@ Products products() {
   Graph& g = p.g;
   p.x = g.add_input("x", {3, 8}, DType::f32());
   p.y = g.add_input("y", {8, 4}, DType::f32());
-  p.w = g.add_constant("w", weights({8, 6}, 1));
-  p.v = g.add_constant("v", weights({5, 8}, 2));
-  ValueId bias = g.add_constant("bias", weights({5}, 3));
+  p.w = g.add_constant("w", random_constant({8, 6}, 1));
+  p.v = g.add_constant("v", random_constant({5, 8}, 2));
+  ValueId bias = g.add_constant("bias", random_constant({5}, 3));
   GemmAttrs trans_b;
   trans_b.trans_b = true;
   ValueId a = g.add_op("a", OpKind::kMatMul, NoAttrs{}, {p.x, p.w}, {3, 6}, DType::f32());
@@ -87,9 +83,9 @@ TEST(ConvertFp16Weights, ComputesTheFloat32GraphToFloat16Precision) {
 TEST(ConvertFp16Weights, NhwcConvolutionsDirectAndByWinogradReadFloat16Weights) {
   Graph g;
   ValueId x = g.add_input("x", {1, 8, 8, 6}, DType::f32());
-  ValueId w1 = g.add_constant("w1", weights({3, 3, 6, 5}, 10));
-  ValueId bias = g.add_constant("bias", weights({5}, 11));
-  ValueId w2 = g.add_constant("w2", weights({3, 3, 6, 4}, 12));
+  ValueId w1 = g.add_constant("w1", random_constant({3, 3, 6, 5}, 10));
+  ValueId bias = g.add_constant("bias", random_constant({5}, 11));
+  ValueId w2 = g.add_constant("w2", random_constant({3, 3, 6, 4}, 12));
   ConvAttrs strided;
   strided.nhwc = true;
   strided.stride_h = strided.stride_w = 2;
@@ -125,7 +121,7 @@ TEST(ConvertFp16Weights, NhwcConvolutionsDirectAndByWinogradReadFloat16Weights) 
   ConvAttrs nchw;
   Graph g2;
   ValueId x2 = g2.add_input("x", {1, 6, 8, 8}, DType::f32());
-  ValueId w3 = g2.add_constant("w", weights({5, 6, 3, 3}, 14));
+  ValueId w3 = g2.add_constant("w", random_constant({5, 6, 3, 3}, 14));
   g2.set_outputs({g2.add_op("c", OpKind::kConv, nchw, {x2, w3}, {1, 5, 6, 6}, DType::f32())});
   EXPECT_FALSE(fp16_weights_eligible(g2, g2.nodes()[0])) << "NCHW convs keep float32 weights";
 }
@@ -134,8 +130,8 @@ TEST(ConvertFp16Weights, ConstantActivationsAndOtherTypesStayAsTheyAre) {
   Graph g;
   ValueId x = g.add_input("x", {3, 8}, DType::f64());
   ValueId w = g.add_constant("w", Constant{DType::f64(), {8, 2}, std::vector<uint8_t>(8 * 2 * 8)});
-  ValueId k = g.add_constant("k", weights({3, 8}, 4));
-  ValueId w32 = g.add_constant("w32", weights({8, 2}, 5));
+  ValueId k = g.add_constant("k", random_constant({3, 8}, 4));
+  ValueId w32 = g.add_constant("w32", random_constant({8, 2}, 5));
   ValueId a = g.add_op("a", OpKind::kMatMul, NoAttrs{}, {x, w}, {3, 2}, DType::f64());
   ValueId b = g.add_op("b", OpKind::kMatMul, NoAttrs{}, {k, w32}, {3, 2}, DType::f32());
   g.set_outputs({a, b});

@@ -81,6 +81,13 @@ inline std::vector<float> random_floats(size_t n, uint32_t seed) {
   return v;
 }
 
+/// A float32 constant of `shape` holding random_floats(seed).
+inline Constant random_constant(std::vector<int64_t> shape, uint32_t seed) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return Constant::from_floats(std::move(shape), random_floats(static_cast<size_t>(n), seed));
+}
+
 /// Naive NCHW convolution (OIHW weight, optional bias of K).
 inline std::vector<float> naive_conv(const std::vector<float>& x, const std::vector<int64_t>& xs,
                                      const std::vector<float>& w, const std::vector<int64_t>& ws,
