@@ -262,6 +262,7 @@ bool reap_probe(pid_t pid, int* status) {
 }  // namespace
 
 std::string probe_system_call_filter() {
+  prepare_filters();  // before the fork, as for a job: the child only installs them
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) return std::string("cannot create a pipe: ") + std::strerror(errno);
   const pid_t pid = ::fork();
@@ -271,7 +272,7 @@ std::string probe_system_call_filter() {
     return std::string("cannot fork: ") + std::strerror(errno);
   }
   if (pid == 0) {
-    const Status st = install_loader_filter();  // compiled here: one probe
+    const Status st = install_loader_filter();
     if (!st.is_ok()) write_all(fds[1], st.message());
     ::_exit(st.is_ok() ? 0 : 1);
   }

@@ -1,8 +1,9 @@
 // convert_fp16_weights: `--precision fp16`. The products (MatMul, Gemm, the
 // window products of long 1-D convs, and NHWC convolutions) of float32
-// activations by constant float32 weights keep their weights in float16: half the bytes stored in
-// the package and streamed by each call, which is what a batch-1 product
-// (a GEMV, a recurrent step) is bound by. The products widen each weight to
+// activations by constant float32 weights keep their weights in float16:
+// half the bytes stored in the package and streamed by each call, which is
+// what a product that streams its weights from memory (a large GEMV) is
+// bound by. The products widen each weight to
 // float32 as they read it (ops::matmul, ops::conv2d_nhwc) and accumulate in
 // float32; the activations stay float32.
 #include <cstring>
