@@ -77,6 +77,12 @@ std::vector<BenchmarkedModel> benchmarked_models() {
       {"BM_Model_ResNet18Bf16", ModelCase{"input", {1, 3, 224, 224}, "resnet18.py", "", "", {}, 2e-2, "bf16"}});
   models.push_back(
       {"BM_Model_TransformerBf16", ModelCase{"input", {1, 128, 256}, "transformer.py", "", "", {}, 2e-2, "bf16"}});
+  // The same with --precision fp16 (their weights stored in float16, widened
+  // as read): half the weights' bytes; skipped where the CPU lacks F16C.
+  models.push_back(
+      {"BM_Model_ResNet18Fp16Weights", ModelCase{"input", {1, 3, 224, 224}, "resnet18.py", "", "", {}, 1e-2, "fp16"}});
+  models.push_back({"BM_Model_TransformerFp16Weights",
+                    ModelCase{"input", {1, 128, 256}, "transformer.py", "", "", {}, 1e-2, "fp16"}});
   // Recurrent speech models as torch.onnx.export writes them
   // (scripts/models/lstm_speech.py, gru_speech.py): two layers over
   // [1, 100, 64], hidden 128, unrolled over the 100 steps.

@@ -28,8 +28,8 @@ struct ModelCase {
   /// |tessera - ort| <= scale_tol * max |ort| (quantized models, whose
   /// outputs may differ from ONNX Runtime's by a few quantization steps).
   double scale_tol = 0;
-  /// tessera compile/tune --precision: "fp32", or "bf16" (then Tessera's
-  /// float32 package is timed beside it too: counter vs_float32).
+  /// tessera compile/tune --precision: "fp32", "bf16" or "fp16" (then
+  /// Tessera's float32 package is timed beside it too: counter vs_float32).
   std::string precision = "fp32";
 };
 
