@@ -8,34 +8,25 @@
 
 namespace tessera::rpc {
 
-pb::Result measure_packages(const pb::Job& job, const SandboxOptions& options,
-                            const std::function<Status()>& lock_down) {
+namespace {
+
+// The loaded packages warmed where they need it, the sandbox locked down,
+// then the packages timed against each other.
+pb::Result time_packages(const pb::Job& job, const SandboxOptions& options,
+                         const std::vector<runtime::PackageContents>& contents,
+                         const std::vector<std::unique_ptr<runtime::GraphExecutor>>& loaded,
+                         const std::function<Status()>& lock_down) {
   auto fail = [&](pb::ErrorKind kind, const std::string& message) {
     return error_result(job, kind, message, options.worker_id);
   };
   const pb::PackageTiming& spec = job.package_timing();
-  std::vector<runtime::PackageContents> contents;
-  for (int i = 0; i < spec.packages_size(); ++i) {
-    auto package = runtime::read_package_bytes(spec.packages(i), "package " + std::to_string(i));
-    if (!package.is_ok()) return fail(pb::LOAD_ERROR, package.status().message());
-    contents.push_back(std::move(package).value());
-  }
-  std::vector<const runtime::PackageContents*> pointers;
-  for (const runtime::PackageContents& c : contents) pointers.push_back(&c);
-  runtime::ExecutorOptions executor;
-  executor.num_threads = options.threads;
-  executor.pool.pin_threads = !options.pin_cpus.empty();
-  executor.pool.cpus = options.pin_cpus;
-  executor.temp_dir = options.temp_dir;
-  auto loaded = runtime::load_with_random_inputs(pointers, executor, job.input_seed());
-  if (!loaded.is_ok()) return fail(pb::LOAD_ERROR, loaded.status().message());
   std::vector<runtime::GraphExecutor*> executors;
-  for (size_t p = 0; p < loaded->size(); ++p) {
+  for (size_t p = 0; p < loaded.size(); ++p) {
     // A backend's module starts threads and generates code at its first
     // run, which the lock-down below forbids: a package with backend code
     // runs once before it. Tessera's kernels start nothing, and never run
     // before it.
-    runtime::GraphExecutor* e = (*loaded)[p].get();
+    runtime::GraphExecutor* e = loaded[p].get();
     if (!contents[p].externals.empty() || !contents[p].payloads.empty()) {
       Status warm = e->run();
       if (!warm.is_ok()) return fail(pb::RUNTIME_ERROR, warm.message());
@@ -64,6 +55,35 @@ pb::Result measure_packages(const pb::Job& job, const SandboxOptions& options,
       for (double s : package) c->add_seconds(s);
     }
   }
+  return result;
+}
+
+}  // namespace
+
+pb::Result measure_packages(const pb::Job& job, const SandboxOptions& options,
+                            const std::function<Status()>& lock_down) {
+  const pb::PackageTiming& spec = job.package_timing();
+  std::vector<runtime::PackageContents> contents;
+  for (int i = 0; i < spec.packages_size(); ++i) {
+    auto package = runtime::read_package_bytes(spec.packages(i), "package " + std::to_string(i));
+    if (!package.is_ok()) return error_result(job, pb::LOAD_ERROR, package.status().message(), options.worker_id);
+    contents.push_back(std::move(package).value());
+  }
+  std::vector<const runtime::PackageContents*> pointers;
+  for (const runtime::PackageContents& c : contents) pointers.push_back(&c);
+  runtime::ExecutorOptions executor;
+  executor.num_threads = options.threads;
+  executor.pool.pin_threads = !options.pin_cpus.empty();
+  executor.pool.cpus = options.pin_cpus;
+  executor.temp_dir = options.temp_dir;
+  auto loaded = runtime::load_with_random_inputs(pointers, executor, job.input_seed());
+  if (!loaded.is_ok()) return error_result(job, pb::LOAD_ERROR, loaded.status().message(), options.worker_id);
+  pb::Result result = time_packages(job, options, contents, *loaded, lock_down);
+  // The child exits right after its report, and the packages stay loaded
+  // until then: threads a package's library started (a backend's team, its
+  // constructors' own) may still be on their way into its code, which
+  // unloading it would unmap under them.
+  for (std::unique_ptr<runtime::GraphExecutor>& e : *loaded) (void)e.release();
   return result;
 }
 
