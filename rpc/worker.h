@@ -57,9 +57,4 @@ class Worker {
   std::atomic<uint64_t> jobs_done_{0}, malformed_{0}, registrations_{0};
 };
 
-/// `tessera worker` / `tessera-worker`: parses argv[first..] into
-/// WorkerOptions, installs SIGINT/SIGTERM handlers, runs until signalled.
-/// Returns the process exit code (2 for a usage error).
-int worker_main(int argc, char** argv, int first);
-
 }  // namespace tessera::rpc

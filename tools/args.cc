@@ -41,6 +41,7 @@ const std::map<std::string, std::string>& placeholders() {
       {"keyfile", "NAME.key"},
       {"limit", "N"},
       {"log-level", "LEVEL"},
+      {"max-jobs", "N"},
       {"max-library-mb", "MB"},
       {"min-repeat-ms", "MS"},
       {"name", "NAME"},
@@ -83,10 +84,11 @@ constexpr double kNoIntegerMax = -1;
 
 const std::map<std::string, NumericRange>& numeric_ranges() {
   static const std::map<std::string, NumericRange> table = {
-      {"batch", {true, 1, 65536}},        {"early-stopping", {true, 0, 1e9}}, {"min-repeat-ms", {false, 0, 60000}},
-      {"repeat", {true, 1, 1000}},        {"seed", {true, 0, kNoIntegerMax}}, {"threads", {true, 0, 4096}},
-      {"time-budget", {false, 0, 1e7}},   {"timeout", {false, 0.001, 3600}},  {"trials", {true, 1, 1e8}},
-      {"worker-wait", {false, 0, 86400}}, {"workers", {true, 1, 1024}},
+      {"batch", {true, 1, 65536}},         {"early-stopping", {true, 0, 1e9}}, {"min-repeat-ms", {false, 0, 60000}},
+      {"heartbeat-ms", {true, 50, 60000}}, {"max-jobs", {true, 1, 256}},       {"max-library-mb", {true, 1, 4096}},
+      {"repeat", {true, 1, 1000}},         {"seed", {true, 0, kNoIntegerMax}}, {"threads", {true, 0, 4096}},
+      {"time-budget", {false, 0, 1e7}},    {"timeout", {false, 0.001, 3600}},  {"trials", {true, 1, 1e8}},
+      {"worker-wait", {false, 0, 86400}},  {"workers", {true, 1, 1024}},
   };
   return table;
 }

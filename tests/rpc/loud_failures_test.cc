@@ -113,7 +113,7 @@ TEST(LoudFailures, InsecureWarnsOnEveryProcess) {
   run_command("timeout 1 " + bin_dir() + "/tessera tracker --insecure --bind tcp://127.0.0.1:*", &tracker_out);
   EXPECT_NE(tracker_out.find("tessera tracker: warning: --insecure"), std::string::npos) << tracker_out;
   run_command("timeout 1 " + bin_dir() + "/tessera-worker --insecure --key k --tracker " + nobody, &worker_out);
-  EXPECT_NE(worker_out.find("tessera worker: warning: --insecure"), std::string::npos) << worker_out;
+  EXPECT_NE(worker_out.find("tessera-worker: warning: --insecure"), std::string::npos) << worker_out;
   run_command(bin_dir() + "/tessera farm status --insecure --tracker " + nobody, &farm_out);
   EXPECT_NE(farm_out.find("tessera farm: warning: --insecure"), std::string::npos) << farm_out;
   // Not on an ipc socket in a private (0700) directory: LocalRunner's farm.

@@ -67,6 +67,25 @@ TEST(CommandLine, TheBoardsBinariesSayTheirVersion) {
   }
 }
 
+// The board's worker is `tessera worker` alone: the same options and help,
+// laid out as every command's, under its own name.
+TEST(CommandLine, TheBoardsWorkerIsTheWorkerCommandUnderItsOwnName) {
+  Output board = tessera::test::shell(std::string(TESSERA_WORKER_BINARY) + " -h");
+  Output tool = tessera("worker --help");
+  ASSERT_EQ(board.code, 0) << board.text;
+  std::string expected = tool.text;
+  for (size_t at = expected.find("tessera worker"); at != std::string::npos; at = expected.find("tessera worker"))
+    expected.replace(at, 14, "tessera-worker");
+  EXPECT_EQ(board.text, expected);
+  EXPECT_NE(board.text.find("\noptions:\n  --tracker ENDPOINT"), std::string::npos) << board.text;
+  Output slip = tessera::test::shell(std::string(TESSERA_WORKER_BINARY) + " --trackr ipc:///nonexistent --key k");
+  EXPECT_EQ(slip.code, 2);
+  EXPECT_EQ(slip.text, "tessera-worker: unknown option --trackr: did you mean --tracker?\n");
+  Output range = tessera::test::shell(std::string(TESSERA_WORKER_BINARY) + " --tracker ipc:///x --key k --max-jobs 0");
+  EXPECT_EQ(range.code, 2);
+  EXPECT_EQ(range.text, "tessera-worker: option --max-jobs expects an integer in 1-256, got '0'\n");
+}
+
 TEST(CommandLine, UnknownOptionIsAOneLineUsageError) {
   for (const std::string& command : kCommands) {
     if (command == "records") continue;  // its first word names a subcommand: below
