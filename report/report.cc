@@ -25,7 +25,7 @@ table.sortable th{cursor:pointer;background:#f4f4f4}
 table.kv th{background:#f4f4f4}
 td.cmd,.msg{font-family:monospace;word-break:break-all}
 .unknown{color:#888;font-style:italic}
-pre.steps{margin:0;font-size:11px;max-height:12em;overflow:auto}
+pre.steps{margin:0;font-size:11px;max-height:12em;overflow:auto;max-width:32em;white-space:pre-wrap}
 .task{margin:1.2em 0;padding-top:.3em;border-top:1px dashed #ddd}
 .task h3{margin:.2em 0}
 .meta,.note{font-size:13px;color:#555}

@@ -9,6 +9,8 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "base/target.h"
+#include "compiler/schedule/step.h"
 #include "report/plot.h"
 
 namespace tessera::report {
@@ -47,11 +49,17 @@ std::string choose_model_target(const ReportData& data, const ReportOptions& opt
 }
 
 // One step object per line, as the record stores it (canonical JSON).
+// A record's steps one per line, as a person reads them ("split(stage=1,
+// iter=0, factors=[32, 4])"); steps this build cannot read stay JSON.
 std::string steps_lines(const std::string& steps_json) {
+  std::string out;
+  if (auto parsed = steps_from_json(steps_json); parsed.is_ok()) {
+    if (parsed->empty()) return "the default schedule";
+    for (const Step& step : *parsed) out += step.to_string() + "\n";
+    return out;
+  }
   auto steps = nlohmann::json::parse(steps_json, nullptr, false);
   if (steps.is_discarded() || !steps.is_array()) return steps_json;
-  if (steps.empty()) return "[] (the default schedule)";
-  std::string out;
   for (const auto& s : steps) out += s.dump() + "\n";
   return out;
 }
@@ -232,9 +240,12 @@ std::string best_section(const PageContext& page) {
     const TaskRecords& task = d.tasks[t];
     // One anchor per key: the first row of it (the model's target comes first).
     const bool anchor = anchored.insert(task.key).second;
-    out += "<tr" + (anchor ? " id=\"" + escape_html(task.key) + "\"" : std::string()) + "><td><code>" +
-           escape_html(task.key) + "</code></td><td>" + escape_html(page.label[t]) + "</td><td>" +
-           escape_html(task.target) + "</td>";
+    // The key's first 12 digits and the target's short name; the whole of
+    // each in a tooltip (and the key in the row's anchor).
+    out += "<tr" + (anchor ? " id=\"" + escape_html(task.key) + "\"" : std::string()) + "><td title=\"" +
+           escape_html(task.key) + "\"><code>" + escape_html(task.key.substr(0, 12)) + "</code></td><td>" +
+           escape_html(page.label[t]) + "</td><td title=\"" + escape_html(task.target) + "\">" +
+           escape_html(short_target_name(task.target)) + "</td>";
     if (!task.best) {
       out += "<td colspan=\"7\" class=\"unknown\">no ok record in " + std::to_string(task.trials) + " trials</td></tr>";
       continue;
@@ -255,8 +266,9 @@ std::string best_section(const PageContext& page) {
   }
   for (const ModelKernel* k : page.missing)
     if (anchored.insert(k->key).second)
-      out += "<tr id=\"" + escape_html(k->key) + "\"><td><code>" + escape_html(k->key) + "</code></td><td>" +
-             escape_html(k->label) + "</td><td>" + escape_html(page.model_target) +
+      out += "<tr id=\"" + escape_html(k->key) + "\"><td title=\"" + escape_html(k->key) + "\"><code>" +
+             escape_html(k->key.substr(0, 12)) + "</code></td><td>" + escape_html(k->label) + "</td><td title=\"" +
+             escape_html(page.model_target) + "\">" + escape_html(short_target_name(page.model_target)) +
              "</td><td colspan=\"7\" class=\"unknown\">no records of this task in the database</td></tr>";
   return out + "</tbody></table></section>\n";
 }

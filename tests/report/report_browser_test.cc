@@ -39,10 +39,11 @@ std::string find_chromium() {
 }
 
 // The DOM after the page's scripts ran, as Chromium prints it.
-std::string dump_dom(const std::string& chromium, const TempDir& dir, const std::string& page) {
+std::string dump_dom(const std::string& chromium, const TempDir& dir, const std::string& page,
+                     const std::string& flags = "") {
   // Chromium's own log (dbus, GPU) goes to stderr: dropped, only the DOM is read.
   Output out = shell("(timeout 60 " + chromium + " --headless --disable-gpu --no-sandbox --user-data-dir=" +
-                     dir.file("profile") + " --dump-dom file://" + page + " 2>/dev/null)");
+                     dir.file("profile") + " " + flags + " --dump-dom file://" + page + " 2>/dev/null)");
   EXPECT_EQ(out.code, 0) << out.text.substr(0, 2000);
   return out.text;
 }
@@ -269,6 +270,32 @@ TEST_F(ResNet18ReportInBrowser, EveryKernelOfTheModelHasABestRecord) {
   EXPECT_EQ(matches(shares, std::regex("<tr>")), counts_.workloads);
   EXPECT_EQ(matches(shares, std::regex("<tr><td data-v=\"[0-9.e+-]+\">[0-9.e+-]+%</td>")), counts_.workloads)
       << shares.substr(0, 2000);
+}
+
+// The page opens in a window 1,400 pixels wide without scrolling sideways:
+// long targets, keys and schedules wrap or lose their middle. A copy of the
+// report notes the document's width once it has loaded.
+TEST_F(ResNet18ReportInBrowser, ThePageFitsA1400PixelWindow) {
+  std::string html = read_bytes(dir_->file("report.html"));
+  const size_t end = html.rfind("</body>");
+  ASSERT_NE(end, std::string::npos);
+  html.insert(end,
+              "<script>window.addEventListener('load', function () {"
+              "  var b = document.body, wide = [];"
+              "  b.setAttribute('data-scroll-width', document.documentElement.scrollWidth);"
+              "  document.querySelectorAll('body *').forEach(function (e) {"
+              "    var r = e.getBoundingClientRect().right, p = e.parentElement;"
+              "    if (r > 1400 && (!p || p.getBoundingClientRect().right <= 1400))"
+              "      wide.push(e.tagName + '#' + e.id + '.' + e.className + ' ' + Math.round(r));"
+              "  });"
+              "  b.setAttribute('data-too-wide', wide.slice(0, 8).join('; '));"
+              "});</script>");
+  const std::string measured = dir_->file("measured.html");
+  std::ofstream(measured) << html;
+  const std::string attrs = body_attributes(dump_dom(chromium_, *dir_, measured, "--window-size=1400,900"));
+  std::smatch width;
+  ASSERT_TRUE(std::regex_search(attrs, width, std::regex("data-scroll-width=\"(\\d+)\""))) << attrs;
+  EXPECT_LE(std::stoi(width[1]), 1400) << "the page scrolls sideways at 1,400 px: " << attrs;
 }
 
 // The phase times came through export and import: the session's split is

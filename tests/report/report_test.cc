@@ -10,6 +10,7 @@
 #include <regex>
 #include <sstream>
 
+#include "compiler/schedule/step.h"
 #include "report/plot.h"
 #include "tests/records/test_util.h"
 
@@ -93,6 +94,30 @@ TEST_F(ReportTest, EverySectionIsThereWithAnAnchorPerWorkloadKey) {
   EXPECT_EQ(html.rfind("</html>\n"), html.size() - 8);
 }
 
+// A best kernel's row fits the page: the key's first digits and the
+// target's short name, each whole in a tooltip, and the steps as a person
+// reads them.
+TEST_F(ReportTest, ABestKernelsRowIsShortAndItsStepsReadable) {
+  auto store = records::Store::open(db());
+  ASSERT_TRUE(store.is_ok());
+  records::Record fast = record(key_of(1), {0.001});
+  fast.steps_json = steps_to_json({SplitStep{0, 1, {32, 4}, 0}, AnnotateStep{0, 2, IterAnnotation::kVectorize}});
+  ASSERT_TRUE(store->append({fast}));
+  const std::string html = render({});
+  const size_t row = html.find("<tr id=\"" + key_of(1) + "\"");
+  ASSERT_NE(row, std::string::npos);
+  const std::string best = html.substr(row, html.find("</tr>", row) - row);
+  EXPECT_NE(best.find("<td title=\"" + key_of(1) + "\"><code>" + key_of(1).substr(0, 12) + "</code></td>"),
+            std::string::npos)
+      << best;
+  EXPECT_NE(best.find(std::string("<td title=\"") + kTarget + "\">x86_64 skylake-avx512, 2 cores</td>"),
+            std::string::npos)
+      << best;
+  EXPECT_NE(best.find("split(stage=0, iter=1, factors=[32, 4])\nannotate(stage=0, iter=2, vectorize)\n"),
+            std::string::npos)
+      << best;
+}
+
 TEST_F(ReportTest, EscapesEverythingFromTheDatabase) {
   ReportOptions o;
   o.model = ModelInfo{std::string("model") + kHostile, {{key_of(1), std::string("conv ") + kHostile, 2, 0}}};
@@ -122,7 +147,7 @@ TEST_F(ReportTest, FiguresMatchTheRecords) {
   EXPECT_NE(best.find("<td>200.0</td>"), std::string::npos) << best;
   EXPECT_NE(best.find("<td>50.0%</td>"), std::string::npos) << best;
   EXPECT_NE(best.find("{&quot;factors&quot;:[10000.0],&quot;kind&quot;:&quot;split&quot;}"), std::string::npos)
-      << "the best record's steps, one per line, canonical: " << best;
+      << "steps this build cannot read (a split without its stage) stay JSON, one per line, canonical: " << best;
   // Key 2 (one trial, no flops): a row of the few-trial table, no GFLOP/s.
   const size_t few = html.find("<table class=\"few\">");
   ASSERT_NE(few, std::string::npos);
