@@ -26,6 +26,10 @@ void add_record(const records::Record& r, TaskRecords& task, SessionRecords& ses
     const bool improved = !task.best || cost < task.best->mean_cost();
     if (improved) task.best = r;
     task.ok.push_back({baseline ? 0 : task.trials, cost, improved});
+    if (baseline) {
+      std::optional<double>& kept = r.space == records::SpaceKind::kManual ? task.manual_s : task.default_s;
+      if (!kept || cost < *kept) kept = cost;
+    }
     return;
   }
   r.infrastructure ? ++worker.infrastructure : ++worker.errors;

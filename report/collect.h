@@ -47,6 +47,11 @@ struct TaskRecords {
   std::map<std::string, int64_t> errors_by_kind;       ///< every error kind, infrastructure included
   std::map<std::string, std::string> example_message;  ///< per kind: the first message seen
   std::optional<records::Record> best;                 ///< records::best_of's rule
+  /// The lowest ok times of the two baselines: the schedule compile takes
+  /// without records (space "manual"), and the unscheduled default.
+  std::optional<double> manual_s, default_s;
+  /// What an untuned compile runs: the manual baseline, else the default.
+  std::optional<double> untuned_s() const { return manual_s ? manual_s : default_s; }
 };
 
 /// What one tuning session stored, with the times the records carry.

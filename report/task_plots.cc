@@ -17,6 +17,7 @@ namespace {
 constexpr const char* kDotColor = "#4a7bd0";
 constexpr const char* kBestColor = "#d04a2a";
 constexpr const char* kOrtColor = "#2a9d4a";
+constexpr const char* kUntunedColor = "#b07d00";
 constexpr const char* kPeakColor = "#999";
 // Error kinds get colors in the order of their names, over the whole page.
 constexpr const char* kErrorColors[] = {"#c0392b", "#8e44ad", "#d35400", "#16a085",
@@ -36,6 +37,21 @@ struct LatencyCurve {
   int64_t trials = 0;
   double seconds = 0;
 };
+
+// The model's estimated latency under an untuned compile (Σ weight × the
+// baseline compile takes), in ms: the estimate the tuned one compares with.
+// Empty unless every kernel's baseline was measured.
+std::optional<double> untuned_estimate_ms(const PageContext& page) {
+  if (!page.missing.empty()) return std::nullopt;
+  double sum = 0;
+  for (size_t t = 0; t < page.data.tasks.size(); ++t) {
+    if (page.weight[t] <= 0) continue;
+    const std::optional<double> untuned = page.data.tasks[t].untuned_s();
+    if (!untuned) return std::nullopt;
+    sum += page.weight[t] * *untuned;
+  }
+  return sum * 1e3;
+}
 
 LatencyCurve latency_curve(const PageContext& page) {
   const ReportData& d = page.data;
@@ -184,23 +200,34 @@ std::string model_section(const PageContext& page) {
                       " kernels have no records in this database") +
            ".</p>";
   } else {
+    // Estimates against estimates: the tuned kernels' sum against the
+    // untuned compile's, by the same rule. ONNX Runtime's time, when given,
+    // is a measurement of the whole model, and says so.
+    const double now = curve.by_trial.back().y;
+    const std::optional<double> untuned = untuned_estimate_ms(page);
     out +=
         "<p>Estimated latency: Σ over its kernels of calls per run × best time so far, from the first "
         "moment every kernel had an ok record; now <b>" +
-        format_number(curve.by_trial.back().y, 4) + " ms</b> after " + std::to_string(curve.trials) + " trials" +
-        (o.ort_ms ? ", ONNX Runtime " + format_number(*o.ort_ms, 4) + " ms" : std::string()) +
+        format_number(now, 4) + " ms</b> after " + std::to_string(curve.trials) + " trials" +
+        (untuned ? ", against " + format_number(*untuned, 4) + " ms estimated the same way for an untuned compile (" +
+                       format_number(*untuned / now, 3) + "×)"
+                 : std::string()) +
+        (o.ort_ms ? "; ONNX Runtime measured " + format_number(*o.ort_ms, 4) + " ms for the whole model"
+                  : std::string()) +
         ".</p><div class=\"plots\">";
     Plot by_trial(560, 260, "trials (all kernels)", "estimated latency (ms)");
     by_trial.extend_x(static_cast<double>(curve.trials));
     by_trial.set_log_y();
     by_trial.add_steps(curve.by_trial, kBestColor, "Tessera (estimated)");
-    if (o.ort_ms) by_trial.add_hline(*o.ort_ms, kOrtColor, "ONNX Runtime");
+    if (untuned) by_trial.add_hline(*untuned, kUntunedColor, "untuned compile (estimated)");
+    if (o.ort_ms) by_trial.add_hline(*o.ort_ms, kOrtColor, "ONNX Runtime (measured)");
     out += by_trial.svg("estimated model latency against trials");
     Plot by_time(560, 260, "seconds since the first measurement", "estimated latency (ms)");
     by_time.extend_x(curve.seconds);
     by_time.set_log_y();
     by_time.add_steps(curve.by_time, kBestColor, "Tessera (estimated)");
-    if (o.ort_ms) by_time.add_hline(*o.ort_ms, kOrtColor, "ONNX Runtime");
+    if (untuned) by_time.add_hline(*untuned, kUntunedColor, "untuned compile (estimated)");
+    if (o.ort_ms) by_time.add_hline(*o.ort_ms, kOrtColor, "ONNX Runtime (measured)");
     out += by_time.svg("estimated model latency against wall time") + "</div>";
   }
   double total = 0;

@@ -225,6 +225,36 @@ TEST_F(ReportTest, ModelSectionSortsByShareAndNamesTasksWithoutRecords) {
   EXPECT_EQ(count(html, "class=\"hline\""), 2u) << "ONNX Runtime on both model plots";
 }
 
+// Estimates against estimates: the tuned estimate beside the untuned
+// compile's, Σ calls × the baseline compile takes (the manual schedule, else
+// the unscheduled default); ONNX Runtime's time is called a measurement.
+TEST_F(ReportTest, TheModelsEstimateIsComparedWithTheUntunedCompilesEstimate) {
+  ReportOptions o;
+  o.ort_ms = 25;
+  o.model = ModelInfo{"m.onnx", {{key_of(2), "small", 1, 0}, {key_of(1), "big", 3, 0}}};
+  std::string html = render(o);
+  EXPECT_EQ(html.find("untuned compile"), std::string::npos) << "no baselines measured: no untuned estimate";
+  {
+    auto store = records::Store::open(db());
+    ASSERT_TRUE(store.is_ok());
+    records::Record default1 = record(key_of(1), {0.5}), manual1 = record(key_of(1), {0.2});
+    records::Record default2 = record(key_of(2), {0.004});
+    default1.steps_json = default2.steps_json = "[]";
+    manual1.space = records::SpaceKind::kManual;
+    ASSERT_TRUE(store->append({default1, manual1, default2}));
+  }
+  html = render(o);
+  // Tuned: 3 x 10 ms + 1 ms = 31 ms. Untuned: 3 x 200 ms (the manual
+  // schedule, not the 500 ms default) + 4 ms (key 2 has only its default).
+  EXPECT_NE(html.find("now <b>31.00 ms</b> after 6 trials, against 604.0 ms estimated the same way for an untuned "
+                      "compile (19.5×); ONNX Runtime measured 25.00 ms for the whole model."),
+            std::string::npos)
+      << html.substr(html.find("id=\"model\""), 1500);
+  EXPECT_EQ(count(html, "class=\"hline\""), 4u) << "the untuned estimate and ONNX Runtime on both plots";
+  EXPECT_NE(html.find("untuned compile (estimated)"), std::string::npos);
+  EXPECT_NE(html.find("ONNX Runtime (measured)"), std::string::npos);
+}
+
 TEST(ReportSampling, LargeTaskKeepsEveryBestStepAndSamplesTheRest) {
   TempDir dir;
   {
