@@ -11,6 +11,7 @@ Errors from Tessera raise tessera.Error (a RuntimeError) with Tessera's message;
 wrong arguments raise ValueError or TypeError. docs/python.md has the details.
 """
 import os
+import re
 
 # oneDNN's regions (an external backend) run on OpenMP's threads, which read
 # their wait policy once, when OpenMP loads: with this package's library
@@ -32,6 +33,17 @@ _TUNE_OPTIONS = {
     "workers", "threads", "batch", "seed", "time_budget", "early_stopping", "scheduler", "cache", "repeat",
     "min_repeat_ms", "timeout", "worker_wait", "byoc", "precision",
 }
+
+
+def _in_python_terms(error):
+    """tessera.Error `error`, its message naming this module's keywords where
+    the command line's options would be (`input_shapes=` for --input-shape)."""
+    text = re.sub(r"--input-shape ([^\s:]+(?::[^\s:]+)*):d0,d1,\.\.\.", r"input_shapes={'\1': [d0, d1, ...]}",
+                  str(error))
+    text = text.replace("--input-shape", "input_shapes").replace("--input-value", "values")
+    translated = Error(text)
+    translated.code = getattr(error, "code", None)
+    return translated
 
 
 def _shape_specs(input_shapes):
@@ -89,8 +101,11 @@ def compile(model, output=None, input_shapes=None, db="tessera.db", target=None,
         base = os.path.basename(model)
         output = (base[:-5] if base.endswith(".onnx") else base) + ".tsr"
     output = os.fspath(output)
-    _tessera.compile(model, output, _shape_specs(input_shapes), _value_specs(values), os.fspath(db), bool(use_records),
-                     target or "", byoc, int(jobs), bool(verbose), str(precision))
+    try:
+        _tessera.compile(model, output, _shape_specs(input_shapes), _value_specs(values), os.fspath(db),
+                         bool(use_records), target or "", byoc, int(jobs), bool(verbose), str(precision))
+    except Error as e:
+        raise _in_python_terms(e) from None
     return output
 
 
@@ -158,5 +173,8 @@ def tune(model_or_op, trials=64, db="tessera.db", input_shapes=None, progress=Tr
         raise ValueError("input_shapes and values go with a model, not an operator")
     option_values["op"] = [str(op) for op in ops]
     model = model_or_op if is_model else ""
-    return _tessera.tune(model, option_values, _command_line(model, ops, option_values), bool(progress),
-                         bool(verbose))
+    try:
+        return _tessera.tune(model, option_values, _command_line(model, ops, option_values), bool(progress),
+                             bool(verbose))
+    except Error as e:
+        raise _in_python_terms(e) from None

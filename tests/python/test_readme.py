@@ -6,6 +6,7 @@ import signal
 import subprocess
 import sys
 
+import pytest
 from conftest import BUILD_DIR, SOURCE_DIR
 
 
@@ -16,12 +17,39 @@ def readme_example():
     return blocks[0]
 
 
-def test_readme_python_example_runs_end_to_end(model_dir):
+def with_dynamic_batch(path):
+    """The model at `path` rewritten with its first input's batch dynamic, as
+    exporters write it (a named dimension)."""
+    import onnx
+    model = onnx.load(path)
+    dim = model.graph.input[0].type.tensor_type.shape.dim[0]
+    dim.Clear()
+    dim.dim_param = "N"
+    onnx.save(model, path)
+
+
+@pytest.mark.parametrize("batch", ["fixed", "dynamic"])
+def test_readme_python_example_runs_end_to_end(model_dir, batch):
+    if batch == "dynamic":
+        with_dynamic_batch(str(model_dir / "model.onnx"))
     (model_dir / "example.py").write_text(readme_example())
     run = subprocess.run([sys.executable, "example.py"], capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stdout + run.stderr
     assert "y (1, 1, 4, 3) float32" in run.stdout, run.stdout
     assert (model_dir / "tessera.db").exists() and (model_dir / "model.tsr").exists()
+
+
+def test_an_unbound_dynamic_dimension_is_named_in_pythons_terms(model_dir):
+    import tessera
+    with_dynamic_batch(str(model_dir / "model.onnx"))
+    with pytest.raises(tessera.Error) as unbound:
+        tessera.compile("model.onnx", output="model.tsr", use_records=False)
+    assert "bind them with input_shapes={'x': [d0, d1, ...]}" in str(unbound.value), str(unbound.value)
+    assert "--input-shape" not in str(unbound.value)
+    assert unbound.value.code == "invalid-argument"
+    with pytest.raises(tessera.Error) as rank:
+        tessera.compile("model.onnx", output="model.tsr", use_records=False, input_shapes={"x": [1, 7, 5]})
+    assert "input 'x': input_shapes gives rank 3 but the model's rank is 4" in str(rank.value), str(rank.value)
 
 
 def walkthrough():
@@ -54,7 +82,6 @@ def test_readme_walkthrough_runs_as_written_and_prints_its_samples(tmp_path):
     laid out as the repository (build/, scripts/); each sample's lines,
     numbers aside, are among what its block printed."""
     if not BUILD_DIR:
-        import pytest
         pytest.skip("TESSERA_BUILD_DIR is not set")
     root = tmp_path / "repo"
     root.mkdir()
