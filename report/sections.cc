@@ -26,6 +26,12 @@ std::string utc(double unix_seconds) {
   return buf;
 }
 
+// A target by its short name ("x86_64 znver4, 2 cores"), the whole string
+// as its tooltip.
+std::string short_target_html(const std::string& target) {
+  return "<span title=\"" + escape_html(target) + "\">" + escape_html(short_target_name(target)) + "</span>";
+}
+
 std::string duration(double seconds) {
   if (!(seconds >= 0) || !std::isfinite(seconds)) return "-";
   if (seconds < 120) return format_number(seconds, 3) + " s";
@@ -133,14 +139,14 @@ std::string summary_section(const PageContext& page) {
   row("records", std::to_string(d.total_records) + " (" + std::to_string(ok) + " ok)");
   row("tasks", std::to_string(d.tasks.size()) + " (workload × target)");
   std::string target_list;
-  for (const auto& t : targets) target_list += (target_list.empty() ? "" : "<br>") + escape_html(t);
+  for (const auto& t : targets) target_list += (target_list.empty() ? "" : "<br>") + short_target_html(t);
   row("targets", target_list.empty() ? "-" : target_list);
-  if (!o.target.empty()) row("shown", "records of target " + escape_html(o.target) + " only");
+  if (!o.target.empty()) row("shown", "records of target " + short_target_html(o.target) + " only");
   row("sessions", std::to_string(d.sessions.size()));
   row("measured", utc(first) + " to " + utc(last));
   row("machine peak", o.peak_gflops ? format_number(*o.peak_gflops, 4) + " GFLOP/s (given with --peak-gflops)"
                                     : "peak unknown (give it with --peak-gflops to see % of peak)");
-  if (o.model) row("model", escape_html(o.model->name) + " on " + escape_html(page.model_target));
+  if (o.model) row("model", escape_html(o.model->name) + " on " + short_target_html(page.model_target));
   if (o.ort_ms) row("ONNX Runtime", format_number(*o.ort_ms, 4) + " ms (given with --ort-ms)");
   out += "</table><nav>Sections: ";
   if (o.model) out += "<a href=\"#model\">model</a> · ";

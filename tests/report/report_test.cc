@@ -116,6 +116,13 @@ TEST_F(ReportTest, ABestKernelsRowIsShortAndItsStepsReadable) {
   EXPECT_NE(best.find("split(stage=0, iter=1, factors=[32, 4])\nannotate(stage=0, iter=2, vectorize)\n"),
             std::string::npos)
       << best;
+  // The summary names the targets the same way.
+  const size_t summary = html.find("<section id=\"summary\">");
+  ASSERT_NE(summary, std::string::npos);
+  EXPECT_NE(html.substr(summary, html.find("</section>", summary) - summary)
+                .find(std::string("<th>targets</th><td><span title=\"") + kTarget +
+                      "\">x86_64 skylake-avx512, 2 cores</span></td>"),
+            std::string::npos);
 }
 
 TEST_F(ReportTest, EscapesEverythingFromTheDatabase) {
