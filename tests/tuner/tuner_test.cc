@@ -20,6 +20,7 @@
 #include "costmodel/xgb_model.h"
 #include "records/sqlite.h"
 #include "records/store.h"
+#include "tests/records/test_util.h"
 #include "tuner/knob_policy.h"
 #include "tuner/sketch_policy.h"
 
@@ -162,8 +163,8 @@ size_t configs_in_common(const std::string& group_a, const std::string& group_b)
     policies.push_back(std::make_unique<KnobPolicy>(*tmpl, tasks[i].dag, tasks[i].target, std::move(space),
                                                     KnobStrategy::kRandom, nullptr, 100 + i));
   }
-  const std::string db = "/tmp/tessera-share-test-" + std::to_string(getpid()) + group_a + group_b + ".db";
-  std::remove(db.c_str());
+  records::testing::TempDir dir;  // removed with what SQLite leaves beside the database
+  const std::string db = dir.file("t.db");
   auto store = records::Store::open(db);
   EXPECT_TRUE(store.is_ok()) << store.status().to_string();
   BuilderPool builder(host_target(), {.n_parallel = 2});
@@ -176,7 +177,6 @@ size_t configs_in_common(const std::string& group_a, const std::string& group_b)
   size_t common = 0;
   for (const std::string& c : a) common += b.count(c);
 
-  std::remove(db.c_str());
   return common;
 }
 
@@ -208,8 +208,8 @@ Result<std::vector<TaskSummary>> tune_matmul(const Task& task, records::Store& s
 // each of them again, counts only measurements as trials, and never learns
 // from the lost records.
 TEST(Tuner, AResumedRunMeasuresAgainWhatTheInfrastructureLost) {
-  const std::string db = "/tmp/tessera-infra-resume-" + std::to_string(getpid()) + ".db";
-  std::remove(db.c_str());
+  records::testing::TempDir dir;  // removed with what SQLite leaves beside the database
+  const std::string db = dir.file("t.db");
   Task task = matmul_task(false, "matmul");
   task.baseline = generic_schedule(task.dag, task.target).value().steps();
   {
@@ -249,14 +249,13 @@ TEST(Tuner, AResumedRunMeasuresAgainWhatTheInfrastructureLost) {
     if (!r.infrastructure) facts.insert(r.steps_json);
   for (const auto& r : all)
     if (r.infrastructure) EXPECT_TRUE(facts.count(r.steps_json)) << "not measured again: " << r.steps_json;
-  std::remove(db.c_str());
 }
 
 // The summary's best is records::best_of over everything measured: the
 // untuned default competes too, as in `records best` and compile.
 TEST(Tuner, TheSummarysBestIsTheBestRecordDefaultIncluded) {
-  const std::string db = "/tmp/tessera-best-" + std::to_string(getpid()) + ".db";
-  std::remove(db.c_str());
+  records::testing::TempDir dir;  // removed with what SQLite leaves beside the database
+  const std::string db = dir.file("t.db");
   Task task = matmul_task(false, "matmul");
   auto store = records::Store::open(db);
   ASSERT_TRUE(store.is_ok());
@@ -270,10 +269,9 @@ TEST(Tuner, TheSummarysBestIsTheBestRecordDefaultIncluded) {
   // The default is timed like every candidate: as many repeats.
   for (const auto& r : all)
     if (r.ok() && r.steps_json == "[]") EXPECT_EQ(r.costs.size(), 2u);  // repeat = 2 in this measurer
-  std::remove(db.c_str());
 }
 
-// Runs `tessera tune` in a child process; returns its pid.// Runs `tessera tune` in a child process; returns its pid.
+// Runs `tessera tune` in a child process; returns its pid.
 pid_t start_tune(const std::string& db, int trials) {
   pid_t pid = fork();
   if (pid == 0) {
@@ -296,8 +294,8 @@ int64_t count_records(const std::string& db, std::set<std::string>* steps) {
 }
 
 TEST(Tune, ResumesAfterKill9WithoutMeasuringAnythingTwice) {
-  std::string db = "/tmp/tessera-resume-test-" + std::to_string(getpid()) + ".db";
-  std::remove(db.c_str());
+  records::testing::TempDir dir;  // removed with what SQLite leaves beside the database
+  const std::string db = dir.file("t.db");
   // Kill the first run once a few batches are stored.
   pid_t first = start_tune(db, 400);
   std::set<std::string> steps;
@@ -320,7 +318,6 @@ TEST(Tune, ResumesAfterKill9WithoutMeasuringAnythingTwice) {
   int64_t after = count_records(db, &all_steps);
   EXPECT_EQ(after, before + 8);  // the untuned default's record is reused too
   EXPECT_EQ(static_cast<int64_t>(all_steps.size()), after);
-  std::remove(db.c_str());
 }
 
 }  // namespace
