@@ -143,6 +143,8 @@ class Fuser {
       groups_.push_back(FusedGroup{{}, index, p, {}, -1, ""});
       target = static_cast<int>(groups_.size()) - 1;
     }
+    if (!is_light(groups_[target].pattern) && is_light(p) && !groups_[target].nodes.empty())
+      take_in_epilogue_operands(n, target);
     FusedGroup& grp = groups_[target];
     grp.nodes.push_back(index);
     grp.output = n.outputs.empty() ? -1 : n.outputs[0];
@@ -197,6 +199,39 @@ class Fuser {
     std::sort(nodes.begin(), nodes.end());  // graph order is topological
     groups_[static_cast<size_t>(target)].anchor = nodes.front();
     groups_[static_cast<size_t>(target)].pattern = node_pattern(g_, g_.nodes()[static_cast<size_t>(nodes.front())]);
+  }
+
+  // An epilogue node that joined a conv's or a product's group takes in the
+  // elementwise groups that compute its other operands at its own shape,
+  // each read by it alone: a quantized residual's DequantizeLinear reads the
+  // int8 skip tensor in the epilogue instead of writing it out in float and
+  // reading that back. Same shape, so nothing is computed more often than
+  // before. Their nodes go just before the epilogue node (the anchor stays
+  // first; they read only values of earlier groups, checked at the join).
+  void take_in_epilogue_operands(const Node& n, int target) {
+    for (ValueId v : n.inputs) {
+      const int other = group_of_value_[static_cast<size_t>(v)];
+      if (other < 0 || other == target || groups_[static_cast<size_t>(other)].output != v ||
+          pinned_[static_cast<size_t>(v)] || readers_[static_cast<size_t>(v)].size() != 1 ||
+          g_.value(v).shape != g_.value(n.outputs[0]).shape)
+        continue;
+      FusedGroup& from = groups_[static_cast<size_t>(other)];
+      const bool elementwise = std::all_of(from.nodes.begin(), from.nodes.end(), [&](int i) {
+        const Node& m = g_.nodes()[static_cast<size_t>(i)];
+        const OpPattern mp = node_pattern(g_, m);
+        return !runs_alone(m.kind) && m.outputs.size() == 1 &&
+               (mp == OpPattern::kElementwise || mp == OpPattern::kBroadcast);
+      });
+      if (!elementwise) continue;
+      for (int i : from.nodes) {
+        groups_[static_cast<size_t>(target)].nodes.push_back(i);
+        group_of_node_[static_cast<size_t>(i)] = target;
+        for (ValueId out : g_.nodes()[static_cast<size_t>(i)].outputs)
+          group_of_value_[static_cast<size_t>(out)] = target;
+      }
+      from.nodes.clear();
+      from.output = -1;
+    }
   }
 
   // Groups run in creation order, so a node may join group `grp` only when

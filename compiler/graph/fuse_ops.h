@@ -45,7 +45,12 @@ struct FuseOptions {
 /// inside this one (so groups form a DAG in creation order and run in that
 /// order). A light node that joins a light group also takes in the light
 /// groups whose outputs it reads (a * sigmoid(b): one group; they come
-/// earlier, so the merged group runs where the joined one does). Every
+/// earlier, so the merged group runs where the joined one does). An
+/// epilogue node that joins a kComplex or kReduction group takes in the
+/// elementwise groups that compute its other operands at its own shape and
+/// that it alone reads (a quantized residual's DequantizeLinear: the int8
+/// skip tensor is read in the epilogue, not written out in float); their
+/// nodes go just before it, and the anchor stays first. Every
 /// other node starts a group. An external region (kExternal)
 /// is a group of its own that nothing joins; `output` is then its first
 /// output and the node's outputs are all of them. An attention chain

@@ -51,6 +51,53 @@ TEST(FuseOps, FusedGroupMatchesNaiveLoops) {
   EXPECT_TRUE(test::close(test::to_floats((*got)[0]), want));
 }
 
+// relu(conv(x, w) + sigmoid(skip)), the skip of shape `skip_shape`, and
+// also a graph output when `skip_escapes`: a quantized residual's
+// DequantizeLinear in float's clothes.
+Graph conv_add_elementwise_skip(const std::vector<int64_t>& skip_shape, bool skip_escapes) {
+  Graph g;
+  ValueId x = g.add_input("x", {1, 2, 5, 5}, DType::f32());
+  ValueId skip = g.add_input("skip", skip_shape, DType::f32());
+  ValueId w = g.add_constant("w", Constant::from_floats({3, 2, 3, 3}, test::random_floats(54, 3)));
+  ValueId s = g.add_op("sig", OpKind::kSigmoid, NoAttrs{}, {skip}, skip_shape, DType::f32());
+  ValueId y = g.add_op("conv", OpKind::kConv, pad1(), {x, w}, {1, 3, 5, 5}, DType::f32());
+  ValueId a = g.add_op("add", OpKind::kAdd, NoAttrs{}, {y, s}, {1, 3, 5, 5}, DType::f32());
+  ValueId r = g.add_op("relu", OpKind::kRelu, NoAttrs{}, {a}, {1, 3, 5, 5}, DType::f32());
+  g.set_outputs(skip_escapes ? std::vector<ValueId>{r, s} : std::vector<ValueId>{r});
+  return g;
+}
+
+// The add joins the conv's group and takes in the sigmoid's (created
+// first, read by the add alone, at the add's shape): one kernel, the conv
+// still its anchor, the sigmoid placed just before the add.
+TEST(FuseOps, AnEpilogueTakesInTheElementwiseGroupOfItsOtherOperand) {
+  const Graph g = conv_add_elementwise_skip({1, 3, 5, 5}, false);
+  const auto groups = fuse_ops(g);
+  ASSERT_EQ(groups.size(), 1u) << groups_to_string(g, groups);
+  EXPECT_EQ(groups[0].name, "fused_conv_sigmoid_add_relu");
+  EXPECT_EQ(g.nodes()[static_cast<size_t>(groups[0].anchor)].kind, OpKind::kConv);
+  EXPECT_EQ(groups[0].pattern, OpPattern::kComplex);
+  const auto x = test::random_floats(50, 4), skip = test::random_floats(75, 5);
+  auto got = test::run_graph(g, {{0, test::to_bytes(x)}, {1, test::to_bytes(skip)}});
+  ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+  auto want = test::naive_conv(x, {1, 2, 5, 5}, test::to_floats(g.constant(2).bytes), {3, 2, 3, 3}, {0, 0, 0}, pad1());
+  for (size_t i = 0; i < want.size(); ++i) want[i] = std::max(0.0f, want[i] + 1.0f / (1.0f + std::exp(-skip[i])));
+  EXPECT_TRUE(test::close(test::to_floats((*got)[0]), want));
+}
+
+// A smaller operand would be computed again for every output it broadcasts
+// to, and one read elsewhere must be written out anyway: both stay apart.
+TEST(FuseOps, AnEpilogueLeavesOperandsOfAnotherShapeOrReadElsewhere) {
+  for (const bool escapes : {false, true}) {
+    const Graph g = conv_add_elementwise_skip(
+        escapes ? std::vector<int64_t>{1, 3, 5, 5} : std::vector<int64_t>{1, 3, 1, 1}, escapes);
+    const auto groups = fuse_ops(g);
+    ASSERT_EQ(groups.size(), 2u) << groups_to_string(g, groups);
+    EXPECT_EQ(groups[0].name, "fused_sigmoid");
+    EXPECT_EQ(groups[1].name, "fused_conv_add_relu");
+  }
+}
+
 // SiLU, y * sigmoid(y): both readers of the conv's output join its group.
 TEST(FuseOps, AValueWhoseReadersAllJoinStaysInsideTheGroup) {
   Graph g;
@@ -67,7 +114,9 @@ TEST(FuseOps, AValueWhoseReadersAllJoinStaysInsideTheGroup) {
 }
 
 // The conv's output is also read by a node that cannot join (a second
-// conv): it stays the conv group's output, and the epilogue is its own group.
+// conv): it stays the conv group's output. Its epilogue (sigmoid, mul)
+// would be a group of its own, but the add after the second conv reads it
+// alone, at its shape, and takes it in.
 TEST(FuseOps, AValueReadOutsideTheGroupEndsIt) {
   Graph g;
   ValueId x = g.add_input("x", {1, 2, 4, 4}, DType::f32());
@@ -79,11 +128,11 @@ TEST(FuseOps, AValueReadOutsideTheGroupEndsIt) {
   ValueId s = g.add_op("add", OpKind::kAdd, NoAttrs{}, {m, z}, {1, 2, 4, 4}, DType::f32());
   g.set_outputs({s});
   const auto groups = fuse_ops(g);
-  ASSERT_EQ(groups.size(), 3u) << groups_to_string(g, groups);
+  ASSERT_EQ(groups.size(), 2u) << groups_to_string(g, groups);
   EXPECT_EQ(groups[0].name, "fused_conv");
   EXPECT_EQ(groups[0].output, y);
-  EXPECT_EQ(groups[1].name, "fused_sigmoid_mul");
-  EXPECT_EQ(groups[2].name, "fused_conv_add");
+  EXPECT_EQ(groups[1].name, "fused_conv_sigmoid_mul_add");
+  EXPECT_EQ(g.nodes()[static_cast<size_t>(groups[1].anchor)].name, "conv2");
   const auto xd = test::random_floats(32, 8);
   auto got = test::run_graph(g, {{x, test::to_bytes(xd)}});
   ASSERT_TRUE(got.is_ok()) << got.status().to_string();
