@@ -139,13 +139,24 @@ Status convert_dynamic_quantize_linear(ImportContext& ctx, const Node& node) {
   if (ctx.value(x).dtype != f) return invalid("the input must be float32, not " + ctx.value(x).dtype.to_string());
   if (graph::shape_size(xs) == 0) return invalid("the input is empty");
   const std::string name = base_name(node);
-  std::vector<int64_t> axes;
-  for (size_t d = 0; d < xs.size(); ++d) axes.push_back(static_cast<int64_t>(d));
-  const graph::ReduceAttrs all{axes, false};
   const graph::NoAttrs none;
   const ValueId zero = scalar_constant(ctx, name + ".zero", f, 0.0);
-  TESSERA_ASSIGN_OR_RETURN(ValueId lo, ctx.add(name + ".min", OpKind::kReduceMin, all, {x}, {}, f));
-  TESSERA_ASSIGN_OR_RETURN(ValueId hi, ctx.add(name + ".max", OpKind::kReduceMax, all, {x}, {}, f));
+  // The minimum and the maximum in one pass over x: [-min, max].
+  ValueId bounds;
+  if (xs.empty()) {
+    TESSERA_ASSIGN_OR_RETURN(ValueId one, ctx.add(name + ".flat", OpKind::kReshape, none, {x}, {1}, f));
+    TESSERA_ASSIGN_OR_RETURN(bounds, ctx.add(name + ".bounds", OpKind::kReduceBounds, none, {one}, {2}, f));
+  } else {
+    TESSERA_ASSIGN_OR_RETURN(bounds, ctx.add(name + ".bounds", OpKind::kReduceBounds, none, {x}, {2}, f));
+  }
+  auto bound = [&](int64_t i, const char* what) -> Result<ValueId> {
+    TESSERA_ASSIGN_OR_RETURN(
+        ValueId one, ctx.add(name + "." + what + "1", OpKind::kSlice, graph::SliceAttrs{{i}, {1}}, {bounds}, {1}, f));
+    return ctx.add(name + "." + what, OpKind::kReshape, none, {one}, {}, f);
+  };
+  TESSERA_ASSIGN_OR_RETURN(ValueId neg_min, bound(0, "neg_min_x"));
+  TESSERA_ASSIGN_OR_RETURN(ValueId hi, bound(1, "max"));
+  TESSERA_ASSIGN_OR_RETURN(ValueId lo, ctx.add(name + ".min", OpKind::kSub, none, {zero, neg_min}, {}, f));
   TESSERA_ASSIGN_OR_RETURN(lo, ctx.add(name + ".min0", OpKind::kMin, none, {lo, zero}, {}, f));
   TESSERA_ASSIGN_OR_RETURN(hi, ctx.add(name + ".max0", OpKind::kMax, none, {hi, zero}, {}, f));
   TESSERA_ASSIGN_OR_RETURN(ValueId range, ctx.add(name + ".range", OpKind::kSub, none, {hi, lo}, {}, f));

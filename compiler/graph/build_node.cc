@@ -706,6 +706,7 @@ Result<Tensor> build_node(const Graph& g, const Node& n, const std::vector<Tenso
     case OpKind::kReduceMax:
     case OpKind::kReduceMin:
     case OpKind::kReduceProd: r = build_reduce(n, in[0]); break;
+    case OpKind::kReduceBounds: r = ops::reduce_bounds(in[0], n.name); break;
     case OpKind::kWhere: r = ops::where(in[0], in[1], in[2], n.name); break;
     case OpKind::kQuantize: r = ops::quantize(in[0], in[1], in[2], n.name); break;
     case OpKind::kDequantize: r = ops::dequantize(in[0], in[1], in[2], n.name); break;

@@ -207,13 +207,14 @@ class LayoutRewriter {
     return true;
   }
 
-  // A reduction of every element to a scalar (a dynamic quantization's
+  // A reduction of every element (a dynamic quantization's bounds, or its
   // minimum and maximum) reads an NHWC value as it is: the order of the
   // elements does not change the result.
   bool try_reduce_all(const Node& n) {
-    if ((n.kind != OpKind::kReduceMin && n.kind != OpKind::kReduceMax) || n.inputs.size() != 1 ||
-        !nhwc_.count(n.inputs[0]) || !g_.value(n.outputs[0]).shape.empty())
-      return false;
+    const bool bounds = n.kind == OpKind::kReduceBounds;
+    const bool to_scalar =
+        (n.kind == OpKind::kReduceMin || n.kind == OpKind::kReduceMax) && g_.value(n.outputs[0]).shape.empty();
+    if ((!bounds && !to_scalar) || n.inputs.size() != 1 || !nhwc_.count(n.inputs[0])) return false;
     out_.add_node(Node{n.name, n.kind, n.attrs, {nhwc_.at(n.inputs[0])}, n.outputs});
     return true;
   }

@@ -77,6 +77,7 @@ namespace tessera::graph {
   X(kBinary,           "binary",           kByShapes,    true,  attrs)                \
   X(kWhere,            "where",            kByShapes,    true,  none)                 \
   X(kReduceMin,        "reduce_min",       kReduction,   false, none)                 \
+  X(kReduceBounds,     "reduce_bounds",    kReduction,   false, none)                 \
   X(kReduceProd,       "reduce_prod",      kReduction,   false, none)                 \
   X(kArgMax,           "arg_max",          kReduction,   false, none)                 \
   X(kArgMin,           "arg_min",          kReduction,   false, none)                 \

@@ -1,5 +1,6 @@
 #include "compiler/ops/reduction.h"
 
+#include <algorithm>
 #include <set>
 
 #include "compiler/ir/op.h"
@@ -95,6 +96,58 @@ Result<Tensor> reduce_min(const Tensor& x, const std::vector<int>& axes, bool ke
   return compute(
       m->shape, [&](const Vars& i) { return make_int(-1) - read(m, detail::as_exprs(i)); }, name,
       OpPattern::kElementwise);
+}
+
+Result<Tensor> reduce_bounds(const Tensor& x, const std::string& name) {
+  const std::string op = "reduce_bounds";
+  TESSERA_RETURN_IF_ERROR(check_rank(op, "X", x, x.defined() ? x->ndim() : 0));
+  TESSERA_RETURN_IF_ERROR(check_float(op, "X", x));
+  const bool empty = std::any_of(x->shape.begin(), x->shape.end(), [](int64_t e) { return e == 0; });
+  if (x->ndim() == 0 || empty) return invalid(op, "X " + shape_str(x->shape) + " has no elements to bound");
+  // Bound j of a value v: -v for j = 0, v for j = 1.
+  const DType t = x->dtype;
+  auto signed_value = [t](const Expr& j, const Expr& v) { return select(j == make_int(0), make_float(0.0, t) - v, v); };
+  // The last axis as [outer, lanes], `lanes` a vector's worth that divides
+  // it: a row's bounds are `lanes` running bounds each, so the reduction
+  // runs down contiguous vectors, the row read once per bound from L1.
+  const int rank = x->ndim();
+  const int64_t last = x->shape[rank - 1];
+  int64_t lanes = 64;
+  while (last % lanes != 0) lanes /= 2;
+  IterVar outer = reduce_axis(last / lanes, "d");
+  std::vector<int64_t> rows_shape(x->shape.begin(), x->shape.end() - 1);
+  rows_shape.insert(rows_shape.end(), {2, lanes});
+  Tensor rows = compute(
+      rows_shape,
+      [&](const Vars& i) {
+        std::vector<Expr> at;
+        for (int a = 0; a + 1 < rank; ++a) at.push_back(i[static_cast<size_t>(a)]);
+        at.push_back(outer->var * make_int(lanes) + i.back());
+        return max_reduce(signed_value(i[static_cast<size_t>(rank - 1)], read(x, at)), {outer});
+      },
+      name + ".rows", OpPattern::kReduction);
+  // The rows' bounds down to [2, lanes], still vectors, then across the lanes.
+  Tensor columns = rows;
+  if (rank > 1) {
+    std::vector<IterVar> over;
+    for (int a = 0; a + 1 < rank; ++a) over.push_back(reduce_axis(x->shape[a], "r" + std::to_string(a)));
+    columns = compute(
+        {2, lanes},
+        [&](const Vars& i) {
+          std::vector<Expr> at;
+          for (const IterVar& r : over) at.push_back(r->var);
+          at.insert(at.end(), {i[0], i[1]});
+          return max_reduce(read(rows, at), over);
+        },
+        name + ".columns", OpPattern::kReduction);
+  }
+  IterVar lane = reduce_axis(lanes, "lane");
+  return compute(
+      {2},
+      [&](const Vars& i) {
+        return max_reduce(read(columns, {i[0], lane->var}), {lane});
+      },
+      name, OpPattern::kReduction);
 }
 
 Result<Tensor> reduce_prod(const Tensor& x, const std::vector<int>& axes, bool keepdims, const std::string& name) {

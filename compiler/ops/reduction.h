@@ -29,6 +29,14 @@ Result<Tensor> reduce_max(const Tensor& x, const std::vector<int>& axes, bool ke
 /// does not survive its trip through double).
 Result<Tensor> reduce_min(const Tensor& x, const std::vector<int>& axes, bool keepdims = false,
                           const std::string& name = "reduce_min");
+/// The bounds of a float tensor in one pass, as a dynamic quantization
+/// needs them: [max(-x), max(x)] over every element (the first is minus the
+/// minimum), shape [2]. Each row (the last axis) is reduced to its two
+/// bounds, a vector of running bounds each, in the stage `name`.rows while
+/// it is in L1; the rows' vectors to two (`name`.columns, for two or more
+/// axes), then across their lanes: the tensor is read from memory once,
+/// where a minimum and a maximum apart read it twice.
+Result<Tensor> reduce_bounds(const Tensor& x, const std::string& name = "reduce_bounds");
 /// Product over `axes`.
 Result<Tensor> reduce_prod(const Tensor& x, const std::vector<int>& axes, bool keepdims = false,
                            const std::string& name = "reduce_prod");

@@ -139,6 +139,14 @@ Dynamic dynamic_reference(const std::vector<float>& x) {
   return d;
 }
 
+// n values from `first` by `step`, each nudged off the ramp (so neither
+// bound sits at an end).
+std::vector<float> ramp(int n, float first, float step) {
+  std::vector<float> v;
+  for (int i = 0; i < n; ++i) v.push_back(first + step * static_cast<float>((i * 37) % n));
+  return v;
+}
+
 class OnnxDynamicQuantize : public ::testing::TestWithParam<std::vector<float>> {};
 
 TEST_P(OnnxDynamicQuantize, MatchesTheReferenceScaleZeroPointAndValues) {
@@ -162,7 +170,9 @@ INSTANTIATE_TEST_SUITE_P(Inputs, OnnxDynamicQuantize,
                          ::testing::Values(std::vector<float>{-3.5f, 0.f, 1.25f, 7.f, -0.01f, 2.5f},
                                            std::vector<float>{0.5f, 1.f, 2.f, 4.f},  // min widened to 0
                                            std::vector<float>{-4.f, -2.f, -1.f},     // max widened to 0
-                                           std::vector<float>{0.f, 0.f, 0.f}));      // one value: scale 1
+                                           std::vector<float>{0.f, 0.f, 0.f},        // one value: scale 1
+                                           ramp(200, -1.5f, 0.021f),                 // rows of 8 lanes
+                                           ramp(192, 0.75f, -0.013f)));              // rows of 64 lanes
 
 // (x - x_zp) * (w - w_zp) summed in int64, for the integer products.
 std::vector<int32_t> matmul_reference(const std::vector<uint8_t>& a, const std::vector<int8_t>& b, int m, int k, int n,

@@ -82,6 +82,34 @@ TEST(Reduce, BadAxesAreRejected) {
   EXPECT_EQ(ops::reduce_sum(x, {1, -1}).status().code(), ErrorCode::kInvalidArgument);
 }
 
+// [-min, max] of every element, whatever the shape: the last axis split
+// into 64, 8 or single lanes, one to four axes, values all of one sign.
+TEST(ReduceBounds, IsMinusTheMinimumAndTheMaximum) {
+  const std::vector<std::vector<int64_t>> shapes = {{7}, {3, 128}, {2, 5, 40}, {1, 3, 4, 7}, {256}};
+  for (size_t c = 0; c < shapes.size(); ++c) {
+    int64_t n = 1;
+    for (int64_t e : shapes[c]) n *= e;
+    for (double shift : {0.0, 5.0, -5.0}) {
+      std::vector<float> xd = random_data(n, static_cast<uint32_t>(50 + c));
+      for (float& v : xd) v += static_cast<float>(shift);
+      Tensor x = placeholder(shapes[c], DType::f32(), "X");
+      auto b = ops::reduce_bounds(x);
+      ASSERT_TRUE(b.is_ok()) << b.status().to_string();
+      EXPECT_EQ((*b)->shape, (std::vector<int64_t>{2}));
+      auto got = test::run_default({x, *b}, {xd});
+      ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+      const auto [lo, hi] = std::minmax_element(xd.begin(), xd.end());
+      EXPECT_TRUE(all_close(*got, std::vector<double>{-static_cast<double>(*lo), static_cast<double>(*hi)}, 0, 0))
+          << "shape " << c << ", shift " << shift;
+    }
+  }
+}
+
+TEST(ReduceBounds, RefusesIntegersAndEmptyTensors) {
+  EXPECT_EQ(ops::reduce_bounds(placeholder({4}, DType::i32(), "X")).status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(ops::reduce_bounds(placeholder({3, 0}, DType::f32(), "X")).status().code(), ErrorCode::kInvalidArgument);
+}
+
 std::vector<double> naive_softmax_rows(const std::vector<float>& x, int64_t rows, int64_t cols, int64_t row_stride,
                                        int64_t col_stride) {
   std::vector<double> out(x.size());
