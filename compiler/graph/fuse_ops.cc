@@ -177,21 +177,8 @@ class Fuser {
       if (other < 0 || other == target || groups_[static_cast<size_t>(other)].output != v ||
           pinned_[static_cast<size_t>(v)])
         continue;
-      FusedGroup& from = groups_[static_cast<size_t>(other)];
-      const bool light = std::all_of(from.nodes.begin(), from.nodes.end(), [&](int i) {
-        const Node& m = g_.nodes()[static_cast<size_t>(i)];
-        return !runs_alone(m.kind) && m.outputs.size() == 1 &&
-               may_join(groups_[static_cast<size_t>(target)].pattern, node_pattern(g_, m));
-      });
-      if (!light) continue;
-      for (int i : from.nodes) {
-        groups_[static_cast<size_t>(target)].nodes.push_back(i);
-        group_of_node_[static_cast<size_t>(i)] = target;
-        for (ValueId out : g_.nodes()[static_cast<size_t>(i)].outputs)
-          group_of_value_[static_cast<size_t>(out)] = target;
-      }
-      from.nodes.clear();
-      from.output = -1;
+      if (!may_take_in(other, target)) continue;
+      move_into(other, target);
       merged = true;
     }
     if (!merged) return;
@@ -215,23 +202,33 @@ class Fuser {
           pinned_[static_cast<size_t>(v)] || readers_[static_cast<size_t>(v)].size() != 1 ||
           g_.value(v).shape != g_.value(n.outputs[0]).shape)
         continue;
-      FusedGroup& from = groups_[static_cast<size_t>(other)];
-      const bool elementwise = std::all_of(from.nodes.begin(), from.nodes.end(), [&](int i) {
-        const Node& m = g_.nodes()[static_cast<size_t>(i)];
-        const OpPattern mp = node_pattern(g_, m);
-        return !runs_alone(m.kind) && m.outputs.size() == 1 &&
-               (mp == OpPattern::kElementwise || mp == OpPattern::kBroadcast);
-      });
-      if (!elementwise) continue;
-      for (int i : from.nodes) {
-        groups_[static_cast<size_t>(target)].nodes.push_back(i);
-        group_of_node_[static_cast<size_t>(i)] = target;
-        for (ValueId out : g_.nodes()[static_cast<size_t>(i)].outputs)
-          group_of_value_[static_cast<size_t>(out)] = target;
-      }
-      from.nodes.clear();
-      from.output = -1;
+      // The anchor is kComplex or kReduction: elementwise and broadcast
+      // nodes only.
+      if (may_take_in(other, target)) move_into(other, target);
     }
+  }
+
+  // Whether every node of group `from` may join group `target`: one output
+  // each, no external region, and a pattern `target`'s anchor admits.
+  bool may_take_in(int from, int target) const {
+    const std::vector<int>& nodes = groups_[static_cast<size_t>(from)].nodes;
+    return std::all_of(nodes.begin(), nodes.end(), [&](int i) {
+      const Node& m = g_.nodes()[static_cast<size_t>(i)];
+      return !runs_alone(m.kind) && m.outputs.size() == 1 &&
+             may_join(groups_[static_cast<size_t>(target)].pattern, node_pattern(g_, m));
+    });
+  }
+
+  // Appends group `from`'s nodes to group `target`, leaving `from` empty.
+  void move_into(int from, int target) {
+    FusedGroup& moved = groups_[static_cast<size_t>(from)];
+    for (int i : moved.nodes) {
+      groups_[static_cast<size_t>(target)].nodes.push_back(i);
+      group_of_node_[static_cast<size_t>(i)] = target;
+      for (ValueId out : g_.nodes()[static_cast<size_t>(i)].outputs) group_of_value_[static_cast<size_t>(out)] = target;
+    }
+    moved.nodes.clear();
+    moved.output = -1;
   }
 
   // Groups run in creation order, so a node may join group `grp` only when
