@@ -29,7 +29,7 @@ Constant half_constant(const Constant& w) {
 }  // namespace
 
 bool fp16_weights_eligible(const Graph& g, const Node& n) {
-  if (n.inputs.size() < 2 || g.is_constant(n.inputs[0]) || !g.is_constant(n.inputs[1])) return false;
+  if (n.inputs.size() < 2 || !g.is_constant(n.inputs[1])) return false;
   size_t rank = 2;
   if (n.kind == OpKind::kConv) {
     // NHWC (the layout pass made it so); by Winograd too (its weights

@@ -90,9 +90,10 @@ bool bf16_eligible(const Graph& g, const Node& n);
 Result<Graph> convert_bf16(const Graph& g);
 
 /// Whether convert_fp16_weights stores `n`'s weight in float16: a MatMul or
-/// Gemm (not trans_a) of a float32 activation by a constant float32 2-D
-/// weight, or an NHWC convolution by constant float32 HWIO weights (or
-/// their Winograd transform).
+/// Gemm (not trans_a) of a float32 activation (a constant one too: a weight
+/// shared with a product that is not folded stays one float16 copy) by a
+/// constant float32 2-D weight, or an NHWC convolution by constant float32
+/// HWIO weights (or their Winograd transform).
 bool fp16_weights_eligible(const Graph& g, const Node& n);
 
 /// --precision fp16: the weight of every fp16_weights_eligible product
