@@ -26,10 +26,9 @@ std::string utc(double unix_seconds) {
   return buf;
 }
 
-// A target by its short name ("x86_64 znver4, 2 cores"), the whole string
-// as its tooltip.
-std::string short_target_html(const std::string& target) {
-  return "<span title=\"" + escape_html(target) + "\">" + escape_html(short_target_name(target)) + "</span>";
+// A workload key by its first 12 digits, the whole key as its tooltip.
+std::string short_key_html(const std::string& key) {
+  return "<code title=\"" + escape_html(key) + "\">" + escape_html(key.substr(0, 12)) + "</code>";
 }
 
 std::string duration(double seconds) {
@@ -54,7 +53,6 @@ std::string choose_model_target(const ReportData& data, const ReportOptions& opt
   return best;
 }
 
-// One step object per line, as the record stores it (canonical JSON).
 // A record's steps one per line, as a person reads them ("split(stage=1,
 // iter=0, factors=[32, 4])"); steps this build cannot read stay JSON.
 std::string steps_lines(const std::string& steps_json) {
@@ -71,6 +69,10 @@ std::string steps_lines(const std::string& steps_json) {
 }
 
 }  // namespace
+
+std::string short_target_html(const std::string& target) {
+  return "<span title=\"" + escape_html(target) + "\">" + escape_html(short_target_name(target)) + "</span>";
+}
 
 double gflops_of(const PageContext& page, int t, double cost_s) {
   const double flops = page.flops[t];
@@ -246,12 +248,10 @@ std::string best_section(const PageContext& page) {
     const TaskRecords& task = d.tasks[t];
     // One anchor per key: the first row of it (the model's target comes first).
     const bool anchor = anchored.insert(task.key).second;
-    // The key's first 12 digits and the target's short name; the whole of
-    // each in a tooltip (and the key in the row's anchor).
-    out += "<tr" + (anchor ? " id=\"" + escape_html(task.key) + "\"" : std::string()) + "><td title=\"" +
-           escape_html(task.key) + "\"><code>" + escape_html(task.key.substr(0, 12)) + "</code></td><td>" +
-           escape_html(page.label[t]) + "</td><td title=\"" + escape_html(task.target) + "\">" +
-           escape_html(short_target_name(task.target)) + "</td>";
+    // The whole key is also the row's anchor.
+    out += "<tr" + (anchor ? " id=\"" + escape_html(task.key) + "\"" : std::string()) + "><td>" +
+           short_key_html(task.key) + "</td><td>" + escape_html(page.label[t]) + "</td><td>" +
+           short_target_html(task.target) + "</td>";
     if (!task.best) {
       out += "<td colspan=\"7\" class=\"unknown\">no ok record in " + std::to_string(task.trials) + " trials</td></tr>";
       continue;
@@ -272,9 +272,8 @@ std::string best_section(const PageContext& page) {
   }
   for (const ModelKernel* k : page.missing)
     if (anchored.insert(k->key).second)
-      out += "<tr id=\"" + escape_html(k->key) + "\"><td title=\"" + escape_html(k->key) + "\"><code>" +
-             escape_html(k->key.substr(0, 12)) + "</code></td><td>" + escape_html(k->label) + "</td><td title=\"" +
-             escape_html(page.model_target) + "\">" + escape_html(short_target_name(page.model_target)) +
+      out += "<tr id=\"" + escape_html(k->key) + "\"><td>" + short_key_html(k->key) + "</td><td>" +
+             escape_html(k->label) + "</td><td>" + short_target_html(page.model_target) +
              "</td><td colspan=\"7\" class=\"unknown\">no records of this task in the database</td></tr>";
   return out + "</tbody></table></section>\n";
 }

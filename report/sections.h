@@ -28,6 +28,9 @@ PageContext make_context(const ReportData& data, const ReportOptions& options);
 
 /// GFLOP/s of one run of task `t` taking `cost_s`; 0 when its flops are unknown.
 double gflops_of(const PageContext& page, int t, double cost_s);
+/// A target by its short name ("x86_64 znver4, 2 cores"), the whole string
+/// as its tooltip.
+std::string short_target_html(const std::string& target);
 
 std::string summary_section(const PageContext& page);  ///< id "summary"
 std::string model_section(const PageContext& page);    ///< id "model"; empty without a model

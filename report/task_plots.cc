@@ -7,7 +7,6 @@
 #include <set>
 #include <vector>
 
-#include "base/target.h"
 #include "report/plot.h"
 #include "report/sections.h"
 
@@ -176,11 +175,10 @@ std::string few_trials_table(const PageContext& page, const std::vector<int>& fe
     for (const auto& [kind, n] : task.errors_by_kind)
       errors += (errors.empty() ? "" : ", ") + std::to_string(n) + " " + escape_html(kind);
     out += "<tr id=\"task-" + std::to_string(t) + "\"><td>" + escape_html(page.label[t]) + "</td><td><a href=\"#" +
-           escape_html(task.key) + "\"><code>" + escape_html(task.key.substr(0, 12)) + "</code></a></td><td title=\"" +
-           escape_html(task.target) + "\">" + escape_html(short_target_name(task.target)) + "</td><td>" +
-           std::to_string(task.trials) + "</td><td>" + std::to_string(task.baselines) + "</td><td>" +
-           std::to_string(task.ok.size()) + "</td><td>" + best + "</td><td>" + gflops + "</td><td>" +
-           (errors.empty() ? "-" : errors) + "</td></tr>";
+           escape_html(task.key) + "\"><code>" + escape_html(task.key.substr(0, 12)) + "</code></a></td><td>" +
+           short_target_html(task.target) + "</td><td>" + std::to_string(task.trials) + "</td><td>" +
+           std::to_string(task.baselines) + "</td><td>" + std::to_string(task.ok.size()) + "</td><td>" + best +
+           "</td><td>" + gflops + "</td><td>" + (errors.empty() ? "-" : errors) + "</td></tr>";
   }
   return out + "</table>\n";
 }
