@@ -585,42 +585,16 @@ Result<Tensor> build_pool(const Graph& g, const Node& n, const Tensor& x) {
                                a.count_include_pad, n.name);
 }
 
-// exp(x) in float32 for x <= 0 (softmax's x - max), as arithmetic that
-// vectorizes (code generation calls expf lane by lane): Cephes' expf, x =
-// n ln2 + r with |r| <= ln2 / 2, a degree-6 polynomial for exp(r) (about an
-// ulp), times 2^n built from n's binary digits (no bit casts in the IR).
-// Below -87.3, exp(x) < 2^-126: the result is 0 (expf would give a denormal
-// there, and denormal probabilities made the attention's P * V matmul ten
-// times slower: masked keys are -1e4).
-Expr exp_nonpositive_f32(Expr v) {
-  const DType t = v.dtype();
-  const Expr x = min(max(v, cst(t, -87.3)), cst(t, 0.0));
-  const Expr n = floor(x * cst(t, 1.44269504088896341) + cst(t, 0.5));
-  const Expr r = x - n * cst(t, 0.693359375) - n * cst(t, -2.12194440e-4);
-  constexpr double kP[] = {1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3,
-                           4.1665795894e-2, 1.6666665459e-1, 5.0000001201e-1};
-  Expr p = cst(t, kP[0]);
-  for (size_t i = 1; i < std::size(kP); ++i) p = p * r + cst(t, kP[i]);
-  Expr y = p * r * r + r + cst(t, 1.0);
-  // 2^n for n in [-126, 0]: a factor 2^-(2^b) per binary digit b of -n,
-  // each digit computed from -n itself (exact on integers below 2^24). The
-  // IR is a tree: a chain in which each step read the previous one twice
-  // would double the kernel's expression seven times.
-  const Expr k = -n;
-  for (int b = 0; b <= 6; ++b) {
-    const Expr digit =
-        floor(k * cst(t, std::ldexp(1.0, -b))) - cst(t, 2.0) * floor(k * cst(t, std::ldexp(1.0, -b - 1)));
-    y = y * select(digit > cst(t, 0.5), cst(t, std::ldexp(1.0, -(1 << b))), cst(t, 1.0));
-  }
-  return select(v < cst(t, -87.3), cst(t, 0.0), y);
-}
-
 // Softmax along `axis` with exp evaluated once per element: the max, the
 // stage `name`.exp = exp(x - max), its sum, and exp / sum. ops::softmax
 // (the operator spec's DAG) evaluates exp in the sum and again in the
-// output; code generation calls expf lane by lane, so that doubled the
-// kernel's time. The rows template stores `name`.exp in one sweep. In
-// float32 exp is exp_nonpositive_f32 (x - max is never positive).
+// output, twice the exponentials. The rows template stores `name`.exp in
+// one sweep. Code generation computes exp of a float32 vector as a
+// polynomial (llvm_math.cc); a scalar one calls expf. Below -87.3, exp(x) <
+// 2^-126 is 0 here on either path: denormal probabilities made the
+// attention's P * V product ten times slower.
+constexpr double kExpFlushBelow = -87.3;
+
 Result<Tensor> build_softmax(const Node& n, const Tensor& x) {
   const int axis = static_cast<int>(std::get<AxisAttrs>(n.attrs).axis);
   if (!x->dtype.is_float()) return error(n, "softmax needs floating-point input");
@@ -633,8 +607,9 @@ Result<Tensor> build_softmax(const Node& n, const Tensor& x) {
   Tensor e = compute(
       x->shape,
       [&](const Vars& i) {
-        Expr d = read(x, exprs(i)) - read(row_max, reduced(i));
-        return x->dtype == DType::f32() ? exp_nonpositive_f32(d) : exp(d);
+        const Expr d = read(x, exprs(i)) - read(row_max, reduced(i));
+        return x->dtype == DType::f32() ? select(d < cst(x->dtype, kExpFlushBelow), cst(x->dtype, 0.0), exp(d))
+                                        : exp(d);
       },
       n.name + ".exp", OpPattern::kBroadcast);
   TESSERA_ASSIGN_OR_RETURN(Tensor total, ops::reduce_sum(e, {axis}, true, n.name + ".sum"));
