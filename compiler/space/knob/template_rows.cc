@@ -139,6 +139,21 @@ Status place_partials(Sched& s, const std::string& stat, const std::string& at, 
   return s.vectorize_partial_results(rf);
 }
 
+// The stages that read `stage` as the schedule places them: an inlined
+// reader stands for its own readers (a layer norm's output, inlined into
+// the scale and shift after it, stands for the output that reads them).
+std::vector<std::string> scheduled_readers(const ComputeDAG& dag, const Rows& r, const std::string& stage) {
+  std::vector<std::string> readers;
+  for (const Tensor& t : dag.tensors()) {
+    const std::vector<Tensor> inputs = input_tensors(t);
+    if (std::none_of(inputs.begin(), inputs.end(), [&](const Tensor& in) { return in->name == stage; })) continue;
+    const bool inlined = std::find(r.inlined.begin(), r.inlined.end(), t->name) != r.inlined.end();
+    for (const std::string& reader : inlined ? scheduled_readers(dag, r, t->name) : std::vector{t->name})
+      if (std::find(readers.begin(), readers.end(), reader) == readers.end()) readers.push_back(reader);
+  }
+  return readers;
+}
+
 }  // namespace
 
 Result<KnobSpace> define_rows(const ComputeDAG& dag, const Target& target) {
@@ -195,10 +210,7 @@ Status apply_rows(const KnobConfig& cfg, const Target& target, State* state) {
     const std::string& stage = *it;
     // At the output's row block where the output reads it; else at the one
     // row of its one reader (softmax's max, which only exp reads).
-    std::vector<std::string> readers;
-    for (const Tensor& t : state->dag().tensors())
-      for (const Tensor& in : input_tensors(t))
-        if (in->name == stage) readers.push_back(t->name);
+    const std::vector<std::string> readers = scheduled_readers(state->dag(), r, stage);
     if (std::find(readers.begin(), readers.end(), r.out) != readers.end() || readers.size() != 1) {
       TESSERA_RETURN_IF_ERROR(s.compute_at(stage, r.out, rb[1]));
     } else {

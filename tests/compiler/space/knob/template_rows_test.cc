@@ -122,6 +122,43 @@ TEST(RowsTemplate, GraphSoftmaxStoresItsExpOnceAndMatchesTheInterpreter) {
   }
 }
 
+// A layer norm followed by a scale and shift per row (GroupNorm as torch
+// exports it: InstanceNormalization, then Mul and Add by [C, 1] weights).
+// The layer norm's output is inlined into them, so its statistics go at the
+// output's row block: the fallback applies, keeps them per row and matches
+// the interpreter (it failed with "stage ... is inlined" and fell to the
+// generic schedule's column-wise gathers).
+TEST(RowsTemplate, LayerNormWithAScaleAndShiftPerRowKeepsTheTemplate) {
+  Tensor x = placeholder({1, 6, 37}, DType::f32(), "X");
+  Tensor gamma = placeholder({37}, DType::f32(), "gamma");
+  Tensor beta = placeholder({37}, DType::f32(), "beta");
+  Tensor scale = placeholder({6, 1}, DType::f32(), "scale");
+  Tensor shift = placeholder({6, 1}, DType::f32(), "shift");
+  Tensor normed = ops::layer_norm(x, gamma, beta, -1, 1e-5, "normed").value();
+  Tensor scaled = ops::mul(normed, scale, "scaled").value();
+  Tensor out = ops::add(scaled, shift, "shifted").value();
+  ops::OpInstance inst{
+      "rows", "layer norm, scale, shift",
+      std::make_shared<const ComputeDAG>(ComputeDAG::make({x, gamma, beta, scale, shift, out}).value())};
+  const KnobTemplate* tmpl = find_template("rows");
+  KnobSpace space = tmpl->define(*inst.dag, host_target()).value();
+  KnobConfig c = tmpl->fallback(space, *inst.dag, host_target()).value();
+  auto state = apply_template(*tmpl, inst.dag, c, host_target());
+  ASSERT_TRUE(state.is_ok()) << state.status().to_string();
+  for (const char* stat : {"normed.sum", "normed.sqdev"})
+    EXPECT_EQ(state->stage(state->stage_index(stat)).location, ComputeLocation::kAt) << stat;
+  const runtime::NDArray want = reference(inst);
+  runtime::ThreadPool pool(2);
+  expect_matches(inst, *state, want, &pool, "layer norm, scale, shift " + c.to_string());
+  std::mt19937_64 rng(9);
+  for (int i = 0; i < 4; ++i) {
+    KnobConfig random = space.config(rng() % space.size()).value();
+    auto other = apply_template(*tmpl, inst.dag, random, host_target());
+    ASSERT_TRUE(other.is_ok()) << random.to_string() << ": " << other.status().to_string();
+    expect_matches(inst, *other, want, &pool, "layer norm, scale, shift " + random.to_string());
+  }
+}
+
 TEST(RowsTemplate, AMatmulIsNotRows) {
   ops::OpInstance mm = ops::parse_op_spec("matmul:M=8,N=8,K=8").value();
   EXPECT_EQ(find_template("rows")->define(*mm.dag, host_target()).status().code(), ErrorCode::kInvalidArgument);
