@@ -707,7 +707,7 @@ Result<Tensor> build_node(const Graph& g, const Node& n, const std::vector<Tenso
     case OpKind::kGridSample: r = build_index_node(g, n, in); break;
     case OpKind::kLayerNorm: {
       const auto& a = std::get<NormAttrs>(n.attrs);
-      r = ops::layer_norm(in[0], in[1], in[2], static_cast<int>(a.axis), a.epsilon, n.name);
+      r = ops::layer_norm(in[0], in[1], in[2], static_cast<int>(a.axis), a.epsilon, n.name, static_cast<int>(a.count));
       break;
     }
     case OpKind::kPad: {

@@ -10,6 +10,12 @@
 // mean over rows and columns), resizing and concatenation: a residual network
 // transposes its input and, before the head, its last feature map; a feature
 // pyramid's upsampling and joins stay in NHWC.
+//
+// A 1-D conv runs as a 2-D one of height 1 between reshapes, so its rank-3
+// [N, C, W] values go channels-last too, as [N, W, C]: the reshapes that drop
+// or restore the height, elementwise operators, and an instance norm over W
+// (GroupNorm as torch exports it) follow. An audio encoder's GroupNorm and
+// GELU then run between its convs without a transpose on either side.
 #include <algorithm>
 #include <cstring>
 #include <map>
@@ -24,6 +30,15 @@ namespace {
 
 const std::vector<int64_t> kToNhwc = {0, 2, 3, 1};  // out dim d is in dim perm[d]
 const std::vector<int64_t> kToNchw = {0, 3, 1, 2};
+const std::vector<int64_t> kSwapLastTwo = {0, 2, 1};  // [N, C, W] <-> [N, W, C]
+
+// Channels first to channels last, and back, for a value of rank 4 or 3.
+const std::vector<int64_t>& to_last(size_t rank) {
+  return rank == 4 ? kToNhwc : kSwapLastTwo;
+}
+const std::vector<int64_t>& to_first(size_t rank) {
+  return rank == 4 ? kToNchw : kSwapLastTwo;
+}
 
 template <typename T>
 std::vector<T> permuted(const std::vector<T>& per_dim, const std::vector<int64_t>& perm) {
@@ -37,8 +52,16 @@ int64_t nhwc_axis(int64_t axis) {
   return std::find(kToNhwc.begin(), kToNhwc.end(), axis) - kToNhwc.begin();
 }
 
-// out[i] = in[i permuted]: a rank-4 constant transposed by `perm`.
+// out[i] = in[i permuted]: a rank-4 constant transposed by `perm` (a rank-3
+// one by {0, 2, 1}, as a rank-4 one of a leading 1).
 Constant permute_constant(const Constant& c, const std::vector<int64_t>& perm) {
+  if (c.shape.size() == 3) {
+    Constant c4 = c;
+    c4.shape.insert(c4.shape.begin(), 1);
+    Constant out = permute_constant(c4, {0, 1, 3, 2});
+    out.shape.erase(out.shape.begin());
+    return out;
+  }
   Constant out;
   out.dtype = c.dtype;
   out.shape = permuted(c.shape, perm);
@@ -85,7 +108,7 @@ class LayoutRewriter {
       if (convertible_conv(g_, n)) {
         TESSERA_RETURN_IF_ERROR(convert_conv(n));
       } else if (!try_follow(n) && !try_max_pool(n) && !try_global_avg_pool(n) && !try_resize(n) && !try_concat(n) &&
-                 !try_reduce_all(n))
+                 !try_reduce_all(n) && !try_reshape(n) && !try_instance_norm(n) && !try_transpose(n))
         keep(n);
     }
     for (ValueId v : g_.outputs()) need_nchw(v);
@@ -99,8 +122,9 @@ class LayoutRewriter {
     auto it = nhwc_.find(v);
     if (it != nhwc_.end()) return it->second;
     const Value& val = g_.value(v);
-    ValueId t = out_.add_op(val.name + ".nhwc", OpKind::kTranspose, PermAttrs{kToNhwc}, {v},
-                            permuted(val.shape, kToNhwc), val.dtype);
+    const std::vector<int64_t>& perm = to_last(val.shape.size());
+    ValueId t =
+        out_.add_op(val.name + ".nhwc", OpKind::kTranspose, PermAttrs{perm}, {v}, permuted(val.shape, perm), val.dtype);
     nhwc_[v] = t;
     return t;
   }
@@ -110,7 +134,11 @@ class LayoutRewriter {
   void need_nchw(ValueId v) {
     if (!pending_nchw_.count(v)) return;
     pending_nchw_.erase(v);
-    out_.add_node(Node{g_.value(v).name + ".nchw", OpKind::kTranspose, PermAttrs{kToNchw}, {nhwc_.at(v)}, {v}});
+    out_.add_node(Node{g_.value(v).name + ".nchw",
+                       OpKind::kTranspose,
+                       PermAttrs{to_first(g_.value(v).shape.size())},
+                       {nhwc_.at(v)},
+                       {v}});
   }
 
   // The conv in NHWC: input transposed (or already NHWC), weight OIHW -> HWIO
@@ -134,12 +162,12 @@ class LayoutRewriter {
     return Status::ok();
   }
 
-  // A lower-rank value broadcast against rank 4, in NHWC: its shape with
-  // leading 1s, permuted. Empty where that permutation moves more than one
-  // dimension that is not 1 (it would not be a reshape).
-  static std::vector<int64_t> broadcast_nhwc_shape(std::vector<int64_t> shape) {
-    shape.insert(shape.begin(), 4 - shape.size(), 1);
-    const std::vector<int64_t> nhwc = permuted(shape, kToNhwc);
+  // A lower-rank value broadcast against `rank` (4 or 3), channels last: its
+  // shape with leading 1s, permuted. Empty where that permutation moves more
+  // than one dimension that is not 1 (it would not be a reshape).
+  static std::vector<int64_t> broadcast_nhwc_shape(std::vector<int64_t> shape, size_t rank) {
+    shape.insert(shape.begin(), rank - shape.size(), 1);
+    const std::vector<int64_t> nhwc = permuted(shape, to_last(rank));
     return std::count_if(shape.begin(), shape.end(), [](int64_t d) { return d != 1; }) <= 1 ? nhwc
                                                                                             : std::vector<int64_t>{};
   }
@@ -150,12 +178,14 @@ class LayoutRewriter {
   // 1 (a dynamic zero point's correction, per channel) is reshaped, scalars
   // pass. Anything else keeps the node in NCHW.
   bool try_follow(const Node& n) {
-    if (!follows_layout(n.kind) || n.outputs.size() != 1 || g_.value(n.outputs[0]).shape.size() != 4) return false;
+    if (!follows_layout(n.kind) || n.outputs.size() != 1) return false;
+    const size_t rank = g_.value(n.outputs[0]).shape.size();
+    if (rank != 4 && rank != 3) return false;
     bool any_nhwc = false;
     for (ValueId v : n.inputs) {
       const auto& shape = g_.value(v).shape;
-      if (shape.size() > 4) return false;
-      if (shape.size() != 4 && !shape.empty() && !g_.is_constant(v) && broadcast_nhwc_shape(shape).empty())
+      if (shape.size() > rank) return false;
+      if (shape.size() != rank && !shape.empty() && !g_.is_constant(v) && broadcast_nhwc_shape(shape, rank).empty())
         return false;
       any_nhwc = any_nhwc || nhwc_.count(v);
     }
@@ -163,17 +193,17 @@ class LayoutRewriter {
     std::vector<ValueId> inputs;
     for (ValueId v : n.inputs) {
       const Value& val = g_.value(v);
-      if (val.shape.empty() || (val.shape.size() != 4 && shape_size(val.shape) == 1)) {
+      if (val.shape.empty() || (val.shape.size() != rank && shape_size(val.shape) == 1)) {
         inputs.push_back(v);  // a scalar broadcasts the same in any layout
       } else if (g_.is_constant(v) && !nhwc_.count(v)) {
         Constant c = g_.constant(v);
-        c.shape.insert(c.shape.begin(), 4 - c.shape.size(), 1);
-        inputs.push_back(out_.add_constant(val.name + ".nhwc", permute_constant(c, kToNhwc)));
-      } else if (val.shape.size() != 4) {
+        c.shape.insert(c.shape.begin(), rank - c.shape.size(), 1);
+        inputs.push_back(out_.add_constant(val.name + ".nhwc", permute_constant(c, to_last(rank))));
+      } else if (val.shape.size() != rank) {
         if (!broadcast_.count(v)) {
           need_nchw(v);
           broadcast_[v] = out_.add_op(val.name + ".nhwc", OpKind::kReshape, NoAttrs{}, {v},
-                                      broadcast_nhwc_shape(val.shape), val.dtype);
+                                      broadcast_nhwc_shape(val.shape, rank), val.dtype);
         }
         inputs.push_back(broadcast_.at(v));
       } else {
@@ -251,11 +281,79 @@ class LayoutRewriter {
     return true;
   }
 
+  // A reshape of a channels-last value that keeps its batch and channels
+  // and moves no other dimension across them: [N, C, 1, W] <-> [N, C, W]
+  // (a 1-D conv's height dropped or restored), or the same shape (GroupNorm's
+  // [N, G, -1] of one channel a group). Channels last it is the same reshape
+  // of [N, 1, W, C] <-> [N, W, C]: no element moves.
+  bool try_reshape(const Node& n) {
+    if (n.kind != OpKind::kReshape || n.inputs.size() != 1 || !nhwc_.count(n.inputs[0])) return false;
+    const std::vector<int64_t>& in = g_.value(n.inputs[0]).shape;
+    const std::vector<int64_t>& out = g_.value(n.outputs[0]).shape;
+    const auto drops_height = [](const std::vector<int64_t>& four, const std::vector<int64_t>& three) {
+      return four.size() == 4 && three.size() == 3 && four[2] == 1 && four[0] == three[0] && four[1] == three[1] &&
+             four[3] == three[2];
+    };
+    if (in != out && !drops_height(in, out) && !drops_height(out, in)) return false;
+    if ((in.size() != 4 && in.size() != 3) || in[1] == 1) return false;  // one channel: NCHW is already NHWC
+    const ValueId from = nhwc_.at(n.inputs[0]);
+    produce_nhwc(n, n.attrs, {from});
+    if (drops_height(in, out)) squeezed_[nhwc_.at(n.outputs[0])] = from;
+    if (in == out && squeezed_.count(from)) squeezed_[nhwc_.at(n.outputs[0])] = squeezed_.at(from);
+    return true;
+  }
+
+  // A transpose to channels last of a value that has its channels-last twin
+  // (an encoder's features [N, C, T] -> [N, T, C]) is that twin: a copy,
+  // which the elementwise work before it takes in, instead of a transpose
+  // back to channels first and this one.
+  bool try_transpose(const Node& n) {
+    if (n.kind != OpKind::kTranspose || !nhwc_.count(n.inputs[0])) return false;
+    const size_t rank = g_.value(n.inputs[0]).shape.size();
+    if ((rank != 3 && rank != 4) || std::get<PermAttrs>(n.attrs).perm != to_last(rank)) return false;
+    out_.add_node(Node{n.name, OpKind::kReshape, NoAttrs{}, {nhwc_.at(n.inputs[0])}, n.outputs});
+    return true;
+  }
+
+  // A layer norm over a channels-last value's spatial axes (an instance
+  // norm: [N, C, W] over W, or [N, C, H, W] over H and W) normalizes the
+  // same axes channels last, [N, W, C] over W: the axes from 1, all but the
+  // channels.
+  bool try_instance_norm(const Node& n) {
+    if (n.kind != OpKind::kLayerNorm || !nhwc_.count(n.inputs[0])) return false;
+    const auto& a = std::get<NormAttrs>(n.attrs);
+    const auto rank = static_cast<int64_t>(g_.value(n.inputs[0]).shape.size());
+    if (a.axis != 2 || a.count != 0 || (rank != 3 && rank != 4)) return false;
+    for (size_t i = 1; i < n.inputs.size(); ++i) need_nchw(n.inputs[i]);
+    const ValueId x = nhwc_.at(n.inputs[0]);
+    if (rank == 3 && squeezed_.count(x) && g_.is_constant(n.inputs[1]) && g_.is_constant(n.inputs[2])) {
+      // The input squeezed from a conv's [N, 1, W, C] (a 1-D conv's output):
+      // normalized there over H and W, and squeezed after, where the
+      // elementwise work that follows takes the reshape in. Before the norm
+      // the reshape was a kernel of its own, a copy of the whole map.
+      const ValueId four = squeezed_.at(x);
+      std::vector<ValueId> affine;
+      for (size_t i = 1; i <= 2; ++i) {
+        Constant c = g_.constant(n.inputs[i]);
+        c.shape.insert(c.shape.begin(), 1);
+        affine.push_back(out_.add_constant(g_.value(n.inputs[i]).name + ".nhwc", std::move(c)));
+      }
+      const Value& val = g_.value(n.outputs[0]);
+      const ValueId normed = out_.add_op(n.name + ".nhwc", n.kind, NormAttrs{1, a.epsilon, 2},
+                                         {four, affine[0], affine[1]}, out_.value(four).shape, val.dtype);
+      Node squeeze{n.name, OpKind::kReshape, NoAttrs{}, {normed}, {n.outputs[0]}};
+      produce_nhwc(squeeze, NoAttrs{}, {normed});
+      return true;
+    }
+    produce_nhwc(n, NormAttrs{1, a.epsilon, rank - 2}, {x, n.inputs[1], n.inputs[2]});
+    return true;
+  }
+
   void produce_nhwc(const Node& n, Attrs attrs, std::vector<ValueId> inputs) {
     const ValueId v = n.outputs[0];
     const Value& val = g_.value(v);
-    const ValueId y =
-        out_.add_op(n.name, n.kind, std::move(attrs), std::move(inputs), permuted(val.shape, kToNhwc), val.dtype);
+    const ValueId y = out_.add_op(n.name, n.kind, std::move(attrs), std::move(inputs),
+                                  permuted(val.shape, to_last(val.shape.size())), val.dtype);
     nhwc_[v] = y;
     pending_nchw_.insert(v);
   }
@@ -270,6 +368,7 @@ class LayoutRewriter {
   std::map<ValueId, ValueId> nhwc_;       // NCHW id -> NHWC id
   std::set<ValueId> pending_nchw_;        // NCHW ids not computed yet (their NHWC twin is)
   std::map<ValueId, ValueId> broadcast_;  // a computed lower-rank id -> its rank-4 NHWC reshape
+  std::map<ValueId, ValueId> squeezed_;   // an [N, W, C] id -> the [N, 1, W, C] one it reshapes
 };
 
 }  // namespace

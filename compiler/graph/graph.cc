@@ -348,6 +348,7 @@ struct AttrPrinter {
   std::string operator()(const NormAttrs& a) const {
     std::ostringstream s;
     s << "axis=" << a.axis << " epsilon=" << a.epsilon;
+    if (a.count > 0) s << " count=" << a.count;
     return s.str();
   }
   std::string operator()(const PadAttrs& a) const {

@@ -225,6 +225,9 @@ struct PermAttrs {
 struct NormAttrs {
   int64_t axis = -1;
   double epsilon = 1e-5;
+  /// The normalized axes: [axis, rank) when 0, else `count` axes from
+  /// `axis` (an instance norm over the time of a channels-last [N, W, C]).
+  int64_t count = 0;
 };
 /// Padding: pads before and after each dimension, filled with `value`
 /// (kConstant), the nearest edge element (kEdge) or the mirror image without

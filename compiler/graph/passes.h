@@ -107,11 +107,14 @@ Result<Graph> convert_fp16_weights(const Graph& g);
 Graph eliminate_dead_nodes(const Graph& g);
 
 /// Layout transformation for conv-heavy graphs, where it pays: when every
-/// convolution is a plain one (groups 1, constant weight), each runs in NHWC
-/// with an HWIO weight, elementwise operators follow their inputs into NHWC,
-/// and a transpose back to NCHW is made only where another operator or a
-/// graph output reads the value. Graphs with grouped or depthwise
-/// convolutions, or none, are returned unchanged.
+/// convolution has a constant weight, each runs in NHWC with an HWIO weight,
+/// elementwise operators (and pooling, Resize, Concat) follow their inputs
+/// into NHWC, and a transpose back to NCHW is made only where another
+/// operator or a graph output reads the value. A 1-D conv's [N, C, W] values
+/// follow as [N, W, C]: reshapes to and from its height-1 conv, elementwise
+/// operators, an instance norm over W, a transpose to [N, W, C]. Graphs
+/// with a conv whose weight is not constant, or none, are returned
+/// unchanged.
 Result<Graph> convert_layout_nhwc(const Graph& g);
 /// A 1-D convolution of one input channel (NHWC, input [N, 1, W, 1], a
 /// constant float32 weight [1, S, 1, K] of 64 taps or more, no padding, no dilation, one group:

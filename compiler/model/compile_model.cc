@@ -137,7 +137,13 @@ std::string template_op_for(const Graph& g, const graph::FusedGroup& group) {
     case OpKind::kGlobalAvgPool: return "global_avg_pool2d";
     // Row statistics over the trailing axes (the rows template's shape),
     // summed in vectors of partial sums over a row of two vectors or more.
-    case OpKind::kLayerNorm: return "rows";
+    // Over inner axes (channels-last): the generic schedule, which sums
+    // along the outer axis with vectors of the contiguous channels.
+    case OpKind::kLayerNorm: {
+      const auto& a = std::get<graph::NormAttrs>(anchor.attrs);
+      const auto rank = static_cast<int64_t>(g.value(anchor.inputs[0]).shape.size());
+      return a.count == 0 || a.axis + a.count == rank ? "rows" : "";
+    }
     case OpKind::kSoftmax: {
       // Row statistics over the trailing axis only (the template's shape).
       const auto axis = static_cast<size_t>(std::get<graph::AxisAttrs>(anchor.attrs).axis);

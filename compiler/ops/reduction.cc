@@ -247,46 +247,66 @@ Result<Tensor> softmax(const Tensor& x, int axis, const std::string& name) {
 }
 
 Result<Tensor> layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, int axis, double eps,
-                          const std::string& name) {
+                          const std::string& name, int count) {
   const std::string op = "layer_norm";
   TESSERA_RETURN_IF_ERROR(check_float(op, "X", x));
   TESSERA_RETURN_IF_ERROR(check_rank(op, "X", x, x->ndim()));
   const int rank = x->ndim();
   TESSERA_ASSIGN_OR_RETURN(int first, detail::normalize_axis(op, axis, rank));
-  const std::vector<int64_t> norm_shape(x->shape.begin() + first, x->shape.end());
+  if (count < 0 || first + count > rank)
+    return invalid(op, std::to_string(count) + " axes from axis " + std::to_string(first) + " exceed X's rank " +
+                           std::to_string(rank));
+  const int end = count > 0 ? first + count : rank;
+  const std::vector<int64_t> norm_shape(x->shape.begin() + first, x->shape.begin() + end);
   for (const auto& [role, t] : {std::pair<const char*, const Tensor&>{"gamma", gamma}, {"beta", beta}}) {
     if (!t.defined() || t->shape != norm_shape)
-      return invalid(op, std::string(role) + " must have shape " + shape_str(norm_shape) + " (X's axes from " +
-                             std::to_string(first) + ")");
+      return invalid(op, std::string(role) + " must have shape " + shape_str(norm_shape) + " (X's axes " +
+                             std::to_string(first) + " to " + std::to_string(end - 1) + ")");
     if (t->dtype != x->dtype) return invalid(op, std::string(role) + " must have X's type");
   }
   if (!(eps >= 0)) return invalid(op, "eps must not be negative");
   std::vector<int> axes;
-  for (int d = first; d < rank; ++d) axes.push_back(d);
+  for (int d = first; d < end; ++d) axes.push_back(d);
   TESSERA_ASSIGN_OR_RETURN(ReducePlan plan, plan_reduce(op, x, axes, true));
   const DType t = x->dtype;
-  const Expr count = constant(t, static_cast<double>(plan.count));
-  auto stats_at = [first, rank](const Vars& i) {
+  const Expr count_c = constant(t, static_cast<double>(plan.count));
+  auto stats_at = [first, end](const Vars& i) {
     std::vector<Expr> idx = detail::as_exprs(i);
-    for (int d = first; d < rank; ++d) idx[d] = make_int(0);
+    for (int d = first; d < end; ++d) idx[d] = make_int(0);
     return idx;
   };
   TESSERA_ASSIGN_OR_RETURN(Tensor total, reduce_with(op, x, axes, true, &tessera::sum, name + ".sum"));
   Tensor sqdev = compute(
       plan.out_shape,
       [&](const Vars& i) {
-        Expr dev = read(x, input_indices(plan, true, i)) - read(total, detail::as_exprs(i)) / count;
+        Expr dev = read(x, input_indices(plan, true, i)) - read(total, detail::as_exprs(i)) / count_c;
         return sum(dev * dev, plan.axes);
       },
       name + ".sqdev", OpPattern::kReduction);
+  auto mean_at = [&](const Vars& i) { return read(total, stats_at(i)) / count_c; };
+  auto inv_std_at = [&](const Vars& i) {
+    return constant(t, 1.0) / tessera::sqrt(read(sqdev, stats_at(i)) / count_c + constant(t, eps));
+  };
+  // Normalized over inner axes, the statistics vary along the innermost one
+  // (the channels), so an output vector would take a division and a square
+  // root of its own: the mean and the inverse deviation are stages of the
+  // statistics' shape instead, computed once each (generic_schedule keeps
+  // such a stage; the rows template's rows hoist them anyway).
+  Tensor mean_stage, inv_std_stage;
+  if (end != rank) {
+    mean_stage = compute(
+        plan.out_shape, [&](const Vars& i) { return mean_at(i); }, name + ".mean", OpPattern::kBroadcast);
+    inv_std_stage = compute(
+        plan.out_shape, [&](const Vars& i) { return inv_std_at(i); }, name + ".inv_std", OpPattern::kBroadcast);
+  }
   return compute(
       x->shape,
       [&](const Vars& i) {
-        std::vector<Expr> tail;
-        for (int d = first; d < rank; ++d) tail.push_back(i[d]);
-        Expr mean = read(total, stats_at(i)) / count;
-        Expr inv_std = constant(t, 1.0) / tessera::sqrt(read(sqdev, stats_at(i)) / count + constant(t, eps));
-        return (read(x, detail::as_exprs(i)) - mean) * inv_std * read(gamma, tail) + read(beta, tail);
+        std::vector<Expr> normed;
+        for (int d = first; d < end; ++d) normed.push_back(i[d]);
+        const Expr mean = mean_stage.defined() ? read(mean_stage, stats_at(i)) : mean_at(i);
+        const Expr inv_std = inv_std_stage.defined() ? read(inv_std_stage, stats_at(i)) : inv_std_at(i);
+        return (read(x, detail::as_exprs(i)) - mean) * inv_std * read(gamma, normed) + read(beta, normed);
       },
       name, OpPattern::kBroadcast);
 }

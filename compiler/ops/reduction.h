@@ -59,10 +59,12 @@ Result<Tensor> cumsum(const Tensor& x, int axis, bool exclusive, bool reverse, c
 Result<Tensor> softmax(const Tensor& x, int axis = -1, const std::string& name = "softmax");
 
 /// (x - mean) / sqrt(var + eps) * gamma + beta, with mean and (biased)
-/// variance over the axes [axis, rank); gamma and beta have the shape of
-/// those axes. Stages: `name`.sum, `name`.sqdev (sum of squared deviations,
-/// the two-pass form) and the output `name`.
+/// variance over the axes [axis, rank), or over `count` axes from `axis`
+/// when `count` > 0 (a channels-last instance norm: [N, W, C] over W alone);
+/// gamma and beta have the shape of those axes. Stages: `name`.sum,
+/// `name`.sqdev (sum of squared deviations, the two-pass form) and the
+/// output `name`.
 Result<Tensor> layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, int axis = -1, double eps = 1e-5,
-                          const std::string& name = "layer_norm");
+                          const std::string& name = "layer_norm", int count = 0);
 
 }  // namespace tessera::ops

@@ -171,6 +171,27 @@ TEST_F(MatchOrt, SpeechEncoderWithFusedAttention) {
   check(model, "mel", {1, 80, 1000}, {}, 1e-4);
 }
 
+// A wav2vec2-style feature encoder: seven 1-D convs, the first followed by
+// GroupNorm as torch exports it (Reshape, InstanceNormalization, Reshape,
+// Mul, Add) and GELU, and the features transposed to [N, T, C]. The convs
+// run channels last and the GroupNorm with them, normalized over time in
+// [1, 1, W, C]; the features are already [N, T, C]: no transpose at all.
+TEST_F(MatchOrt, AudioEncoderWithItsGroupNormChannelsLast) {
+  const std::string model = dir_ + "/audio.onnx";
+  Status st = bench::write_generated_model("audio_encoder.py", model, 4, {"--channels", "48", "--hidden", "64"});
+  if (!st.is_ok()) GTEST_SKIP() << st.to_string();
+  frontend::ImportOptions options;
+  auto graph = frontend::import_onnx_file(model, options);
+  ASSERT_TRUE(graph.is_ok()) << graph.status().to_string();
+  auto plan = model::plan_model(*graph, {});
+  ASSERT_TRUE(plan.is_ok()) << plan.status().to_string();
+  int transposes = 0;
+  for (const graph::Node& n : plan->graph.nodes()) transposes += n.kind == graph::OpKind::kTranspose;
+  // The input's [N, 1, W] -> [N, 1, W, 1], a copy; no other.
+  EXPECT_LE(transposes, 1) << graph::groups_to_string(plan->graph, plan->groups);
+  check(model, "audio", {1, 16000}, {}, 1e-4);
+}
+
 // Quantized models as ONNX Runtime's quantization tool writes them
 // (scripts/models/quantize_*.py). ONNX Runtime runs their integer products
 // with integer kernels; a rounding that falls the other way in one layer

@@ -19,9 +19,35 @@ using template_detail::Sched;
 // about what 64k scalar iterations or 4k vector ones take.
 constexpr int64_t kMinParallelWork = 1 << 16;
 
+int64_t elements(const Tensor& t) {
+  int64_t n = 1;
+  for (int64_t d : t->shape) n *= d;
+  return n;
+}
+
+// A stage that reads only reductions' results and is much smaller than
+// the DAG's output (a channels-last instance norm's inverse deviation, one
+// per channel): inlined, every output vector would recompute it (a division
+// and a square root each); at the root it is computed once an element.
+bool of_statistics(const ComputeDAG& dag, const Tensor& t) {
+  const std::vector<Tensor> inputs = input_tensors(t);
+  const bool reads_statistics = std::any_of(inputs.begin(), inputs.end(), [](const Tensor& in) {
+    const ComputeOpNode* op = compute_op(in);
+    return op && !op->reduce_axes.empty();
+  });
+  const bool reads_only_statistics = std::all_of(inputs.begin(), inputs.end(), [](const Tensor& in) {
+    const ComputeOpNode* op = compute_op(in);
+    return !op || !op->reduce_axes.empty();
+  });
+  int64_t largest_output = 0;
+  for (const Tensor& out : dag.tensors())
+    if (dag.is_output(out)) largest_output = std::max(largest_output, elements(out));
+  return reads_statistics && reads_only_statistics && 16 * elements(t) <= largest_output;
+}
+
 bool inlinable(const ComputeDAG& dag, const Tensor& t) {
   const ComputeOpNode* op = compute_op(t);
-  if (op == nullptr || dag.is_output(t) || !op->reduce_axes.empty()) return false;
+  if (op == nullptr || dag.is_output(t) || !op->reduce_axes.empty() || of_statistics(dag, t)) return false;
   return op->pattern == OpPattern::kElementwise || op->pattern == OpPattern::kBroadcast ||
          op->pattern == OpPattern::kInjective;
 }

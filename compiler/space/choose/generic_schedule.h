@@ -3,7 +3,11 @@
 // softmax and normalisation pieces, convolutions of shapes no template takes).
 //
 // It is the plain schedule any hand-writer would start from: producers that
-// are elementwise, broadcast or injective are inlined into their readers;
+// are elementwise, broadcast or injective are inlined into their readers,
+// but for a small stage of statistics (it reads only reductions, and has a
+// sixteenth of the output's elements or fewer: a channels-last instance
+// norm's inverse deviations), computed once at the root instead of once an
+// output vector;
 // every remaining stage keeps its loops at the root, vectorizes its
 // innermost axis (moved inside its reduction loops, so a sum accumulates
 // whole vectors; a long axis no vector divides gets a masked remainder),
