@@ -12,10 +12,13 @@
 // pyramid's upsampling and joins stay in NHWC.
 //
 // A 1-D conv runs as a 2-D one of height 1 between reshapes, so its rank-3
-// [N, C, W] values go channels-last too, as [N, W, C]: the reshapes that drop
-// or restore the height, elementwise operators, and an instance norm over W
-// (GroupNorm as torch exports it) follow. An audio encoder's GroupNorm and
-// GELU then run between its convs without a transpose on either side.
+// [N, C, W] values have a channels-last twin too: the conv's own
+// [N, 1, W, C]. The reshapes that drop or restore the height are then no
+// nodes at all (both sides have that twin), and elementwise operators, a
+// channel slice (GLU's Split), an instance norm over W (GroupNorm as torch
+// exports it) and a transpose to [N, W, C] follow. An audio encoder's
+// GroupNorm and GELU, or a conformer's GLU and SiLU, run between its convs
+// without a transpose, the activations in the convs' epilogues.
 #include <algorithm>
 #include <cstring>
 #include <map>
@@ -30,15 +33,6 @@ namespace {
 
 const std::vector<int64_t> kToNhwc = {0, 2, 3, 1};  // out dim d is in dim perm[d]
 const std::vector<int64_t> kToNchw = {0, 3, 1, 2};
-const std::vector<int64_t> kSwapLastTwo = {0, 2, 1};  // [N, C, W] <-> [N, W, C]
-
-// Channels first to channels last, and back, for a value of rank 4 or 3.
-const std::vector<int64_t>& to_last(size_t rank) {
-  return rank == 4 ? kToNhwc : kSwapLastTwo;
-}
-const std::vector<int64_t>& to_first(size_t rank) {
-  return rank == 4 ? kToNchw : kSwapLastTwo;
-}
 
 template <typename T>
 std::vector<T> permuted(const std::vector<T>& per_dim, const std::vector<int64_t>& perm) {
@@ -47,21 +41,27 @@ std::vector<T> permuted(const std::vector<T>& per_dim, const std::vector<int64_t
   return out;
 }
 
+// A rank-3 value [N, C, W] as the rank-4 one of height 1 it stands for,
+// [N, C, 1, W]; a rank-4 one as it is. Per dimension: shapes, or a slice's
+// starts (`fill` 0) and steps (`fill` 1).
+std::vector<int64_t> lifted(std::vector<int64_t> per_dim, int64_t fill = 1) {
+  if (per_dim.size() == 3) per_dim.insert(per_dim.begin() + 2, fill);
+  return per_dim;
+}
+
+// The channels-last twin's shape of a value of rank 4 or 3: [N, H, W, C],
+// or [N, 1, W, C] for [N, C, W].
+std::vector<int64_t> twin_shape(const std::vector<int64_t>& shape) {
+  return permuted(lifted(shape), kToNhwc);
+}
+
 // Where NCHW dimension `axis` stands in NHWC.
 int64_t nhwc_axis(int64_t axis) {
   return std::find(kToNhwc.begin(), kToNhwc.end(), axis) - kToNhwc.begin();
 }
 
-// out[i] = in[i permuted]: a rank-4 constant transposed by `perm` (a rank-3
-// one by {0, 2, 1}, as a rank-4 one of a leading 1).
+// out[i] = in[i permuted]: a rank-4 constant transposed by `perm`.
 Constant permute_constant(const Constant& c, const std::vector<int64_t>& perm) {
-  if (c.shape.size() == 3) {
-    Constant c4 = c;
-    c4.shape.insert(c4.shape.begin(), 1);
-    Constant out = permute_constant(c4, {0, 1, 3, 2});
-    out.shape.erase(out.shape.begin());
-    return out;
-  }
   Constant out;
   out.dtype = c.dtype;
   out.shape = permuted(c.shape, perm);
@@ -108,7 +108,7 @@ class LayoutRewriter {
       if (convertible_conv(g_, n)) {
         TESSERA_RETURN_IF_ERROR(convert_conv(n));
       } else if (!try_follow(n) && !try_max_pool(n) && !try_global_avg_pool(n) && !try_resize(n) && !try_concat(n) &&
-                 !try_reduce_all(n) && !try_reshape(n) && !try_instance_norm(n) && !try_transpose(n))
+                 !try_reduce_all(n) && !try_reshape(n) && !try_slice(n) && !try_instance_norm(n) && !try_transpose(n))
         keep(n);
     }
     for (ValueId v : g_.outputs()) need_nchw(v);
@@ -122,23 +122,29 @@ class LayoutRewriter {
     auto it = nhwc_.find(v);
     if (it != nhwc_.end()) return it->second;
     const Value& val = g_.value(v);
-    const std::vector<int64_t>& perm = to_last(val.shape.size());
-    ValueId t =
-        out_.add_op(val.name + ".nhwc", OpKind::kTranspose, PermAttrs{perm}, {v}, permuted(val.shape, perm), val.dtype);
+    ValueId nchw = v;
+    if (val.shape.size() == 3)
+      nchw = out_.add_op(val.name + ".nchw4", OpKind::kReshape, NoAttrs{}, {v}, lifted(val.shape), val.dtype);
+    ValueId t = out_.add_op(val.name + ".nhwc", OpKind::kTranspose, PermAttrs{kToNhwc}, {nchw}, twin_shape(val.shape),
+                            val.dtype);
     nhwc_[v] = t;
     return t;
   }
 
   // Makes `v`'s NCHW id computed (by a transpose of its NHWC one) when a
-  // converted node produced it.
+  // converted node produced it; a rank-3 one is that transpose's [N, C, 1, W]
+  // reshaped.
   void need_nchw(ValueId v) {
     if (!pending_nchw_.count(v)) return;
     pending_nchw_.erase(v);
-    out_.add_node(Node{g_.value(v).name + ".nchw",
-                       OpKind::kTranspose,
-                       PermAttrs{to_first(g_.value(v).shape.size())},
-                       {nhwc_.at(v)},
-                       {v}});
+    const Value& val = g_.value(v);
+    if (val.shape.size() == 4) {
+      out_.add_node(Node{val.name + ".nchw", OpKind::kTranspose, PermAttrs{kToNchw}, {nhwc_.at(v)}, {v}});
+      return;
+    }
+    const ValueId t = out_.add_op(val.name + ".nchw4", OpKind::kTranspose, PermAttrs{kToNchw}, {nhwc_.at(v)},
+                                  lifted(val.shape), val.dtype);
+    out_.add_node(Node{val.name + ".nchw", OpKind::kReshape, NoAttrs{}, {t}, {v}});
   }
 
   // The conv in NHWC: input transposed (or already NHWC), weight OIHW -> HWIO
@@ -162,12 +168,13 @@ class LayoutRewriter {
     return Status::ok();
   }
 
-  // A lower-rank value broadcast against `rank` (4 or 3), channels last: its
-  // shape with leading 1s, permuted. Empty where that permutation moves more
-  // than one dimension that is not 1 (it would not be a reshape).
+  // A lower-rank value broadcast against `rank` (4, or 3: its twin is of
+  // rank 4), channels last: its shape with leading 1s, lifted and permuted.
+  // Empty where that permutation moves more than one dimension that is not 1
+  // (it would not be a reshape).
   static std::vector<int64_t> broadcast_nhwc_shape(std::vector<int64_t> shape, size_t rank) {
     shape.insert(shape.begin(), rank - shape.size(), 1);
-    const std::vector<int64_t> nhwc = permuted(shape, to_last(rank));
+    const std::vector<int64_t> nhwc = twin_shape(shape);
     return std::count_if(shape.begin(), shape.end(), [](int64_t d) { return d != 1; }) <= 1 ? nhwc
                                                                                             : std::vector<int64_t>{};
   }
@@ -198,7 +205,8 @@ class LayoutRewriter {
       } else if (g_.is_constant(v) && !nhwc_.count(v)) {
         Constant c = g_.constant(v);
         c.shape.insert(c.shape.begin(), rank - c.shape.size(), 1);
-        inputs.push_back(out_.add_constant(val.name + ".nhwc", permute_constant(c, to_last(rank))));
+        c.shape = lifted(c.shape);
+        inputs.push_back(out_.add_constant(val.name + ".nhwc", permute_constant(c, kToNhwc)));
       } else if (val.shape.size() != rank) {
         if (!broadcast_.count(v)) {
           need_nchw(v);
@@ -281,79 +289,83 @@ class LayoutRewriter {
     return true;
   }
 
-  // A reshape of a channels-last value that keeps its batch and channels
-  // and moves no other dimension across them: [N, C, 1, W] <-> [N, C, W]
-  // (a 1-D conv's height dropped or restored), or the same shape (GroupNorm's
-  // [N, G, -1] of one channel a group). Channels last it is the same reshape
-  // of [N, 1, W, C] <-> [N, W, C]: no element moves.
+  // A reshape of a value with a twin that keeps its batch and channels and
+  // moves no other dimension across them: [N, C, 1, W] <-> [N, C, W] (a 1-D
+  // conv's height dropped or restored), or the same shape (GroupNorm's
+  // [N, G, -1] of one channel a group). Both sides have the same twin: no
+  // node, no copy.
   bool try_reshape(const Node& n) {
     if (n.kind != OpKind::kReshape || n.inputs.size() != 1 || !nhwc_.count(n.inputs[0])) return false;
     const std::vector<int64_t>& in = g_.value(n.inputs[0]).shape;
     const std::vector<int64_t>& out = g_.value(n.outputs[0]).shape;
-    const auto drops_height = [](const std::vector<int64_t>& four, const std::vector<int64_t>& three) {
-      return four.size() == 4 && three.size() == 3 && four[2] == 1 && four[0] == three[0] && four[1] == three[1] &&
-             four[3] == three[2];
-    };
-    if (in != out && !drops_height(in, out) && !drops_height(out, in)) return false;
-    if ((in.size() != 4 && in.size() != 3) || in[1] == 1) return false;  // one channel: NCHW is already NHWC
-    const ValueId from = nhwc_.at(n.inputs[0]);
-    produce_nhwc(n, n.attrs, {from});
-    if (drops_height(in, out)) squeezed_[nhwc_.at(n.outputs[0])] = from;
-    if (in == out && squeezed_.count(from)) squeezed_[nhwc_.at(n.outputs[0])] = squeezed_.at(from);
+    if ((in.size() != 4 && in.size() != 3) || (out.size() != 4 && out.size() != 3) || lifted(in) != lifted(out))
+      return false;
+    nhwc_[n.outputs[0]] = nhwc_.at(n.inputs[0]);
+    pending_nchw_.insert(n.outputs[0]);
     return true;
   }
 
-  // A transpose to channels last of a value that has its channels-last twin
-  // (an encoder's features [N, C, T] -> [N, T, C]) is that twin: a copy,
-  // which the elementwise work before it takes in, instead of a transpose
-  // back to channels first and this one.
+  // A slice of a value with a twin slices the twin, its starts and steps
+  // lifted and permuted: GLU's Split of a 1-D conv's channels.
+  bool try_slice(const Node& n) {
+    if (n.kind != OpKind::kSlice || n.inputs.size() != 1 || !nhwc_.count(n.inputs[0])) return false;
+    const size_t rank = g_.value(n.inputs[0]).shape.size();
+    if (rank != 4 && rank != 3) return false;
+    auto a = std::get<SliceAttrs>(n.attrs);
+    a.starts = permuted(lifted(a.starts, 0), kToNhwc);
+    a.steps = permuted(lifted(a.steps, 1), kToNhwc);
+    produce_nhwc(n, a, {nhwc_.at(n.inputs[0])});
+    return true;
+  }
+
+  // A transpose to channels last of a value with a twin ([N, C, T] ->
+  // [N, T, C], an encoder's features; or NCHW -> NHWC) is its twin
+  // reshaped: a copy, which the elementwise work before it takes in,
+  // instead of a transpose back to channels first and this one.
   bool try_transpose(const Node& n) {
     if (n.kind != OpKind::kTranspose || !nhwc_.count(n.inputs[0])) return false;
     const size_t rank = g_.value(n.inputs[0]).shape.size();
-    if ((rank != 3 && rank != 4) || std::get<PermAttrs>(n.attrs).perm != to_last(rank)) return false;
+    const std::vector<int64_t>& perm = std::get<PermAttrs>(n.attrs).perm;
+    if (!(rank == 4 && perm == kToNhwc) && !(rank == 3 && perm == std::vector<int64_t>{0, 2, 1})) return false;
     out_.add_node(Node{n.name, OpKind::kReshape, NoAttrs{}, {nhwc_.at(n.inputs[0])}, n.outputs});
     return true;
   }
 
-  // A layer norm over a channels-last value's spatial axes (an instance
-  // norm: [N, C, W] over W, or [N, C, H, W] over H and W) normalizes the
-  // same axes channels last, [N, W, C] over W: the axes from 1, all but the
-  // channels.
+  // A layer norm over a value's spatial axes (an instance norm: [N, C, W]
+  // over W, or [N, C, H, W] over H and W) normalizes its twin [N, H, W, C]
+  // over H and W: from axis 1, two axes; gamma and beta of shape [W]
+  // become [1, W].
   bool try_instance_norm(const Node& n) {
     if (n.kind != OpKind::kLayerNorm || !nhwc_.count(n.inputs[0])) return false;
     const auto& a = std::get<NormAttrs>(n.attrs);
-    const auto rank = static_cast<int64_t>(g_.value(n.inputs[0]).shape.size());
+    const size_t rank = g_.value(n.inputs[0]).shape.size();
     if (a.axis != 2 || a.count != 0 || (rank != 3 && rank != 4)) return false;
-    for (size_t i = 1; i < n.inputs.size(); ++i) need_nchw(n.inputs[i]);
-    const ValueId x = nhwc_.at(n.inputs[0]);
-    if (rank == 3 && squeezed_.count(x) && g_.is_constant(n.inputs[1]) && g_.is_constant(n.inputs[2])) {
-      // The input squeezed from a conv's [N, 1, W, C] (a 1-D conv's output):
-      // normalized there over H and W, and squeezed after, where the
-      // elementwise work that follows takes the reshape in. Before the norm
-      // the reshape was a kernel of its own, a copy of the whole map.
-      const ValueId four = squeezed_.at(x);
-      std::vector<ValueId> affine;
-      for (size_t i = 1; i <= 2; ++i) {
-        Constant c = g_.constant(n.inputs[i]);
+    std::vector<ValueId> inputs = {nhwc_.at(n.inputs[0])};
+    for (size_t i = 1; i <= 2; ++i) {
+      const ValueId v = n.inputs[i];
+      const Value& val = g_.value(v);
+      need_nchw(v);
+      if (rank == 4) {
+        inputs.push_back(v);
+      } else if (g_.is_constant(v)) {
+        Constant c = g_.constant(v);
         c.shape.insert(c.shape.begin(), 1);
-        affine.push_back(out_.add_constant(g_.value(n.inputs[i]).name + ".nhwc", std::move(c)));
+        inputs.push_back(out_.add_constant(val.name + ".nhwc", std::move(c)));
+      } else {
+        std::vector<int64_t> shape = val.shape;
+        shape.insert(shape.begin(), 1);
+        inputs.push_back(out_.add_op(val.name + ".nhwc", OpKind::kReshape, NoAttrs{}, {v}, shape, val.dtype));
       }
-      const Value& val = g_.value(n.outputs[0]);
-      const ValueId normed = out_.add_op(n.name + ".nhwc", n.kind, NormAttrs{1, a.epsilon, 2},
-                                         {four, affine[0], affine[1]}, out_.value(four).shape, val.dtype);
-      Node squeeze{n.name, OpKind::kReshape, NoAttrs{}, {normed}, {n.outputs[0]}};
-      produce_nhwc(squeeze, NoAttrs{}, {normed});
-      return true;
     }
-    produce_nhwc(n, NormAttrs{1, a.epsilon, rank - 2}, {x, n.inputs[1], n.inputs[2]});
+    produce_nhwc(n, NormAttrs{1, a.epsilon, 2}, std::move(inputs));
     return true;
   }
 
   void produce_nhwc(const Node& n, Attrs attrs, std::vector<ValueId> inputs) {
     const ValueId v = n.outputs[0];
     const Value& val = g_.value(v);
-    const ValueId y = out_.add_op(n.name, n.kind, std::move(attrs), std::move(inputs),
-                                  permuted(val.shape, to_last(val.shape.size())), val.dtype);
+    const ValueId y =
+        out_.add_op(n.name, n.kind, std::move(attrs), std::move(inputs), twin_shape(val.shape), val.dtype);
     nhwc_[v] = y;
     pending_nchw_.insert(v);
   }
@@ -368,7 +380,6 @@ class LayoutRewriter {
   std::map<ValueId, ValueId> nhwc_;       // NCHW id -> NHWC id
   std::set<ValueId> pending_nchw_;        // NCHW ids not computed yet (their NHWC twin is)
   std::map<ValueId, ValueId> broadcast_;  // a computed lower-rank id -> its rank-4 NHWC reshape
-  std::map<ValueId, ValueId> squeezed_;   // an [N, W, C] id -> the [N, 1, W, C] one it reshapes
 };
 
 }  // namespace

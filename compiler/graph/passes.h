@@ -111,8 +111,9 @@ Graph eliminate_dead_nodes(const Graph& g);
 /// elementwise operators (and pooling, Resize, Concat) follow their inputs
 /// into NHWC, and a transpose back to NCHW is made only where another
 /// operator or a graph output reads the value. A 1-D conv's [N, C, W] values
-/// follow as [N, W, C]: reshapes to and from its height-1 conv, elementwise
-/// operators, an instance norm over W, a transpose to [N, W, C]. Graphs
+/// follow as its height-1 conv's [N, 1, W, C]: reshapes to and from that
+/// conv (no nodes), elementwise operators, channel slices, an instance norm
+/// over W, a transpose to [N, W, C]. Graphs
 /// with a conv whose weight is not constant, or none, are returned
 /// unchanged.
 Result<Graph> convert_layout_nhwc(const Graph& g);

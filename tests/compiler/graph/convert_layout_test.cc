@@ -1,8 +1,9 @@
 // convert_layout_nhwc on the values of 1-D convs: a conv of height 1 between
 // reshapes, then GroupNorm as torch exports it (a layer norm over time,
-// a scale and shift per channel) and the next conv. Channels last, the
-// reshapes, the norm and the elementwise work follow the convs: no
-// transpose between them, and the graph computes what it did.
+// a scale and shift per channel), or GLU (two channel slices, a sigmoid, a
+// product), and the next conv. Channels last, the reshapes vanish and the
+// norm, the slices and the elementwise work follow the convs: no transpose
+// between them, and the graph computes what it did.
 #include <gtest/gtest.h>
 
 #include "compiler/graph/passes.h"
@@ -83,6 +84,39 @@ TEST_P(OneDConvGroupNorm, RunsChannelsLastWithoutATransposeBetweenTheConvs) {
 }
 
 INSTANTIATE_TEST_SUITE_P(OutputChannelsFirstAndLast, OneDConvGroupNorm, ::testing::Bool());
+
+// x [1, 4, 12] -> Reshape [1, 4, 1, 12] -> Conv 1x1 to 8 channels ->
+// Reshape [1, 8, 12] -> GLU: Slice channels 0-3 and 4-7, a * sigmoid(b) ->
+// Reshape [1, 4, 1, 12] -> Conv 1x3 -> [1, 4, 1, 10].
+TEST(OneDConvGlu, SlicesTheChannelsOfTheTwinWithoutATranspose) {
+  Graph g;
+  const DType f32 = DType::f32();
+  ValueId x = g.add_input("x", {1, 4, 12}, f32);
+  ValueId x4 = g.add_op("x4", OpKind::kReshape, NoAttrs{}, {x}, {1, 4, 1, 12}, f32);
+  ValueId w1 = g.add_constant("w1", Constant::from_floats({8, 4, 1, 1}, test::random_floats(32, 8)));
+  ValueId c1 = g.add_op("conv1", OpKind::kConv, ConvAttrs{}, {x4, w1}, {1, 8, 1, 12}, f32);
+  ValueId c1_3 = g.add_op("squeeze", OpKind::kReshape, NoAttrs{}, {c1}, {1, 8, 12}, f32);
+  ValueId a = g.add_op("glu.a", OpKind::kSlice, SliceAttrs{{0, 0, 0}, {1, 1, 1}}, {c1_3}, {1, 4, 12}, f32);
+  ValueId b = g.add_op("glu.b", OpKind::kSlice, SliceAttrs{{0, 4, 0}, {1, 1, 1}}, {c1_3}, {1, 4, 12}, f32);
+  ValueId sb = g.add_op("glu.sigmoid", OpKind::kSigmoid, NoAttrs{}, {b}, {1, 4, 12}, f32);
+  ValueId glu = g.add_op("glu", OpKind::kMul, NoAttrs{}, {a, sb}, {1, 4, 12}, f32);
+  ValueId glu4 = g.add_op("unsqueeze", OpKind::kReshape, NoAttrs{}, {glu}, {1, 4, 1, 12}, f32);
+  ValueId w2 = g.add_constant("w2", Constant::from_floats({4, 4, 1, 3}, test::random_floats(48, 9)));
+  ValueId c2 = g.add_op("conv2", OpKind::kConv, ConvAttrs{}, {glu4, w2}, {1, 4, 1, 10}, f32);
+  g.set_outputs({c2});
+  auto nhwc = convert_layout_nhwc(g);
+  ASSERT_TRUE(nhwc.is_ok()) << nhwc.status().to_string();
+  EXPECT_EQ(count(*nhwc, OpKind::kTranspose), 2);  // the input's, and the output's back to NCHW
+  EXPECT_EQ(count(*nhwc, OpKind::kReshape), 1);    // the input's [1, 4, 12] -> [1, 4, 1, 12]
+  for (const Node& n : nhwc->nodes())
+    if (n.kind == OpKind::kSlice) EXPECT_EQ(nhwc->value(n.outputs[0]).shape, (std::vector<int64_t>{1, 1, 12, 4}));
+  const std::vector<float> in = test::random_floats(48, 10);
+  auto want = test::run_graph(g, {{g.inputs()[0], test::to_bytes(in)}});
+  auto got = test::run_graph(*nhwc, {{nhwc->inputs()[0], test::to_bytes(in)}});
+  ASSERT_TRUE(want.is_ok()) << want.status().to_string();
+  ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+  EXPECT_TRUE(test::close(test::to_floats((*got)[0]), test::to_floats((*want)[0]), 1e-4, 1e-5));
+}
 
 }  // namespace
 }  // namespace tessera::graph
