@@ -31,7 +31,8 @@ Result<Graph> optimize_graph(const Graph& g) {
   TESSERA_ASSIGN_OR_RETURN(Graph folded, fold_constants(g));
   TESSERA_ASSIGN_OR_RETURN(Graph bn, fold_batch_norm(folded));
   TESSERA_ASSIGN_OR_RETURN(Graph refolded, fold_constants(bn));
-  TESSERA_ASSIGN_OR_RETURN(Graph normed, recognize_layer_norm(refolded));
+  TESSERA_ASSIGN_OR_RETURN(Graph merged, merge_duplicate_views(refolded));
+  TESSERA_ASSIGN_OR_RETURN(Graph normed, recognize_layer_norm(merged));
   TESSERA_ASSIGN_OR_RETURN(Graph viewed, fold_matmul_views(normed));
   TESSERA_ASSIGN_OR_RETURN(Graph moved, move_quantized_values(viewed));
   TESSERA_ASSIGN_OR_RETURN(Graph powers, reduce_powers(moved));

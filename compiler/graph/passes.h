@@ -1,7 +1,7 @@
 // Graph passes: each is one free function from a graph to a new graph.
 //
 // The usual order (see optimize_graph):
-//   fold_constants -> fold_batch_norm -> fold_constants -> recognize_layer_norm
+//   fold_constants -> fold_batch_norm -> fold_constants -> merge_duplicate_views -> recognize_layer_norm
 //   -> fold_matmul_views -> move_quantized_values -> reduce_powers -> eliminate_dead_nodes
 // followed by fuse_ops (fuse_ops.h) and extract_tasks (extract_tasks.h).
 // Partitioning for external backends is partition_graph.h; compiler/model
@@ -103,6 +103,12 @@ bool fp16_weights_eligible(const Graph& g, const Node& n);
 /// stay float32.
 Result<Graph> convert_fp16_weights(const Graph& g);
 
+/// A Reshape, Transpose or Slice that repeats an earlier one (the same
+/// input, attributes, output shape and type) is dropped; its readers read
+/// the earlier one's output (an STFT's two 1-D convs reshape one signal
+/// each).
+Result<Graph> merge_duplicate_views(const Graph& g);
+
 /// Drops nodes whose outputs reach no graph output, and constants nobody reads.
 Graph eliminate_dead_nodes(const Graph& g);
 
@@ -122,8 +128,10 @@ Result<Graph> convert_layout_nhwc(const Graph& g);
 /// an audio front end's STFT) becomes a MatMul reading its windows in place
 /// (a view [N, 1, M, S]: row m starts at sample m * stride) by the weight as
 /// [S, K], its bias an Add: the gemm template's speed, not the conv
-/// template's single broadcast input channel. Those `use` accepts; the rest
-/// stay (a conv an external backend takes).
+/// template's single broadcast input channel. Convs of one input by the
+/// same windows (an STFT's real and imaginary parts) share one product by
+/// their weights side by side, each a Slice of its columns. Those `use`
+/// accepts; the rest stay (a conv an external backend takes).
 Result<Graph> convert_window_products(const Graph& g, const std::function<bool(const Node&)>& use);
 
 /// Whether conv `n` can run by Winograd F(2x2, 3x3): NHWC, a 3x3 window,

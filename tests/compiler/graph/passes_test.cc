@@ -258,6 +258,71 @@ TEST(ConvertWindowProducts, LongOneChannelConvsBecomeProductsOfTheirWindows) {
   }
 }
 
+// An STFT's real and imaginary convs read one signal by the same windows:
+// one product by their weights side by side ([96, 5 + 3]) and a slice of
+// its columns for each (with its bias), the same results.
+TEST(ConvertWindowProducts, SiblingConvsOfOneSignalShareOneProduct) {
+  const int64_t width = 400, stride = 7, taps = 96, m = (width - taps) / stride + 1;
+  Graph g;
+  const ValueId x = g.add_input("x", {1, 1, width, 1}, DType::f32());
+  ConvAttrs attrs;
+  attrs.nhwc = true;
+  attrs.stride_w = stride;
+  std::vector<ValueId> outs;
+  for (const auto& [name, k, bias] :
+       std::vector<std::tuple<std::string, int64_t, bool>>{{"real", 5, false}, {"imag", 3, true}}) {
+    std::vector<ValueId> in = {
+        x, g.add_constant(name + ".w", Constant::from_floats({1, taps, 1, k}, test::random_floats(taps * k, k)))};
+    if (bias) in.push_back(g.add_constant(name + ".b", Constant::from_floats({k}, test::random_floats(k, 9))));
+    outs.push_back(g.add_op(name, OpKind::kConv, attrs, in, {1, 1, m, k}, DType::f32()));
+  }
+  g.set_outputs(outs);
+  auto converted = convert_window_products(g, [](const Node&) { return true; });
+  ASSERT_TRUE(converted.is_ok()) << converted.status().to_string();
+  int matmuls = 0, slices = 0;
+  for (const Node& n : converted->nodes()) {
+    matmuls += n.kind == OpKind::kMatMul, slices += n.kind == OpKind::kSlice;
+    if (n.kind == OpKind::kMatMul) EXPECT_EQ(converted->value(n.outputs[0]).shape, (std::vector<int64_t>{1, 1, m, 8}));
+  }
+  EXPECT_EQ(matmuls, 1);
+  EXPECT_EQ(slices, 2);
+  const std::vector<float> xs = test::random_floats(width, 7);
+  auto want = test::run_graph(g, {{x, test::to_bytes(xs)}});
+  auto got = test::run_graph(*converted, {{x, test::to_bytes(xs)}});
+  ASSERT_TRUE(want.is_ok() && got.is_ok()) << (want.is_ok() ? got.status() : want.status()).to_string();
+  for (size_t i = 0; i < 2; ++i) EXPECT_TRUE(test::close(test::to_floats(got->at(i)), test::to_floats(want->at(i))));
+}
+
+// A reshape, transpose or slice that repeats an earlier one is dropped and
+// its readers read the first; one that differs in its shape, its
+// permutation or its input stays.
+TEST(MergeDuplicateViews, RepeatsOfAViewAreReadFromTheFirst) {
+  Graph g;
+  const ValueId x = g.add_input("x", {2, 3, 4}, DType::f32());
+  const ValueId y = g.add_input("y", {2, 3, 4}, DType::f32());
+  const ValueId r1 = g.add_op("r1", OpKind::kReshape, NoAttrs{}, {x}, {6, 4}, DType::f32());
+  const ValueId r2 = g.add_op("r2", OpKind::kReshape, NoAttrs{}, {x}, {6, 4}, DType::f32());
+  const ValueId r3 = g.add_op("r3", OpKind::kReshape, NoAttrs{}, {x}, {2, 12}, DType::f32());
+  const ValueId r4 = g.add_op("r4", OpKind::kReshape, NoAttrs{}, {y}, {6, 4}, DType::f32());
+  const ValueId t1 = g.add_op("t1", OpKind::kTranspose, PermAttrs{{2, 0, 1}}, {x}, {4, 2, 3}, DType::f32());
+  const ValueId t2 = g.add_op("t2", OpKind::kTranspose, PermAttrs{{2, 0, 1}}, {x}, {4, 2, 3}, DType::f32());
+  const ValueId t3 = g.add_op("t3", OpKind::kTranspose, PermAttrs{{1, 0, 2}}, {x}, {3, 2, 4}, DType::f32());
+  const ValueId sum = g.add_op("sum", OpKind::kAdd, NoAttrs{}, {r1, r2}, {6, 4}, DType::f32());
+  const ValueId tsum = g.add_op("tsum", OpKind::kAdd, NoAttrs{}, {t1, t2}, {4, 2, 3}, DType::f32());
+  g.set_outputs({sum, r3, r4, tsum, t3, r2});
+  auto merged = merge_duplicate_views(g);
+  ASSERT_TRUE(merged.is_ok()) << merged.status().to_string();
+  EXPECT_EQ(merged->nodes().size(), g.nodes().size() - 2);
+  for (const Node& n : merged->nodes()) {
+    EXPECT_NE(n.name, "r2");
+    EXPECT_NE(n.name, "t2");
+    if (n.name == "sum") EXPECT_EQ(n.inputs, (std::vector<ValueId>{r1, r1}));
+    if (n.name == "tsum") EXPECT_EQ(n.inputs, (std::vector<ValueId>{t1, t1}));
+  }
+  EXPECT_EQ(merged->outputs().back(), r1);  // the graph output r2, read from r1
+  EXPECT_EQ(merged->output_name(5), g.output_name(5));
+}
+
 // An int8 product of an even M and N and K a multiple of 8 becomes its 2 x 2
 // tiles (MatMulAttrs::pairs), with the same integers; other shapes stay.
 TEST(PairInt8Products, EvenProductsBecomeTilesWithTheSameSums) {
