@@ -40,19 +40,38 @@ bool window_product(const Graph& g, const Node& n) {
 // each conv's output a slice of its columns. The windows are read once,
 // and the product is twice as wide (257 channels each padded to 272; 514
 // to 528).
-struct Siblings {
-  std::vector<const Node*> convs;
-};
+using Windows = std::tuple<ValueId, int64_t, int64_t>;  // the signal, the stride, the taps
 
-std::map<std::tuple<ValueId, int64_t, int64_t>, Siblings> siblings_of(const Graph& g,
-                                                                      const std::function<bool(const Node&)>& use) {
-  std::map<std::tuple<ValueId, int64_t, int64_t>, Siblings> groups;
-  for (const Node& n : g.nodes()) {
-    if (!window_product(g, n) || !use(n)) continue;
-    const int64_t taps = g.constant(n.inputs[1]).shape[1];
-    groups[{n.inputs[0], std::get<ConvAttrs>(n.attrs).stride_w, taps}].convs.push_back(&n);
-  }
+Windows windows_of(const Graph& g, const Node& conv) {
+  return {conv.inputs[0], std::get<ConvAttrs>(conv.attrs).stride_w, g.constant(conv.inputs[1]).shape[1]};
+}
+
+std::map<Windows, std::vector<const Node*>> siblings_of(const Graph& g, const std::function<bool(const Node&)>& use) {
+  std::map<Windows, std::vector<const Node*>> groups;
+  for (const Node& n : g.nodes())
+    if (window_product(g, n) && use(n)) groups[windows_of(g, n)].push_back(&n);
   return groups;
+}
+
+// The convs' weights side by side: [S, K1 + K2 + ...] (each HWIO [1, S, 1, K]
+// holds its [S, K] row-major).
+Constant weights_side_by_side(const Graph& g, const std::vector<const Node*>& convs, int64_t taps) {
+  int64_t k = 0;
+  for (const Node* c : convs) k += g.constant(c->inputs[1]).shape[3];
+  Constant w;
+  w.dtype = DType::f32();
+  w.shape = {taps, k};
+  w.bytes.resize(static_cast<size_t>(taps * k) * sizeof(float));
+  int64_t column = 0;
+  for (const Node* c : convs) {
+    const Constant& cw = g.constant(c->inputs[1]);
+    const int64_t kc = cw.shape[3];
+    for (int64_t s = 0; s < taps; ++s)
+      std::memcpy(&w.bytes[static_cast<size_t>(s * k + column) * sizeof(float)],
+                  &cw.bytes[static_cast<size_t>(s * kc) * sizeof(float)], static_cast<size_t>(kc) * sizeof(float));
+    column += kc;
+  }
+  return w;
 }
 
 }  // namespace
@@ -68,24 +87,10 @@ Result<Graph> convert_window_products(const Graph& g, const std::function<bool(c
     }
     const auto& attrs = std::get<ConvAttrs>(n.attrs);
     const int64_t taps = g.constant(n.inputs[1]).shape[1];
-    const std::vector<const Node*>& convs = groups.at({n.inputs[0], attrs.stride_w, taps}).convs;
+    const std::vector<const Node*>& convs = groups.at(windows_of(g, n));
     if (convs.front() != &n) continue;  // made with the first of its siblings
-    // The weights side by side: [S, K1 + K2 + ...] (HWIO [1, S, 1, K] holds [S, K] row-major).
-    int64_t k = 0;
-    for (const Node* c : convs) k += g.constant(c->inputs[1]).shape[3];
-    Constant w;
-    w.dtype = DType::f32();
-    w.shape = {taps, k};
-    w.bytes.resize(static_cast<size_t>(taps * k) * sizeof(float));
-    int64_t column = 0;
-    for (const Node* c : convs) {
-      const Constant& cw = g.constant(c->inputs[1]);
-      const int64_t kc = cw.shape[3];
-      for (int64_t s = 0; s < taps; ++s)
-        std::memcpy(&w.bytes[static_cast<size_t>(s * k + column) * sizeof(float)],
-                    &cw.bytes[static_cast<size_t>(s * kc) * sizeof(float)], static_cast<size_t>(kc) * sizeof(float));
-      column += kc;
-    }
+    Constant w = weights_side_by_side(g, convs, taps);
+    const int64_t k = w.shape[1];
     const ValueId weights = out.add_constant(n.name + ".taps", std::move(w));
     // Window m of image b is row (b, 0, m) of the view [N, 1, M, S]:
     // sample m * stride + s of the input.
@@ -97,7 +102,7 @@ Result<Graph> convert_window_products(const Graph& g, const std::function<bool(c
     const ValueId product =
         convs.size() == 1 && n.inputs.size() == 2 ? n.outputs[0] : out.add_value(n.name + ".windows", shape, y.dtype);
     nodes.push_back(Node{n.name, OpKind::kMatMul, std::move(view), {n.inputs[0], weights}, {product}});
-    column = 0;
+    int64_t column = 0;
     for (const Node* c : convs) {
       const int64_t kc = g.constant(c->inputs[1]).shape[3];
       ValueId columns = product;
