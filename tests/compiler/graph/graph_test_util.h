@@ -70,6 +70,19 @@ inline ::testing::AssertionResult close(const std::vector<float>& got, const std
   return ::testing::AssertionSuccess();
 }
 
+/// Whether `after` (a pass's result) computes what `before` computes: both
+/// run on `x` as their first input, every float32 output within `close`.
+inline ::testing::AssertionResult same_outputs(const Graph& before, const Graph& after, const std::vector<float>& x) {
+  auto want = run_graph(before, {{before.inputs()[0], to_bytes(x)}});
+  auto got = run_graph(after, {{after.inputs()[0], to_bytes(x)}});
+  if (!want.is_ok()) return ::testing::AssertionFailure() << "before: " << want.status().to_string();
+  if (!got.is_ok()) return ::testing::AssertionFailure() << "after: " << got.status().to_string();
+  if (got->size() != want->size()) return ::testing::AssertionFailure() << "a different number of outputs";
+  for (size_t i = 0; i < got->size(); ++i)
+    if (auto same = close(to_floats((*got)[i]), to_floats((*want)[i])); !same) return same << " (output " << i << ")";
+  return ::testing::AssertionSuccess();
+}
+
 /// Deterministic pseudo-random floats in [-1, 1).
 inline std::vector<float> random_floats(size_t n, uint32_t seed) {
   std::vector<float> v(n);

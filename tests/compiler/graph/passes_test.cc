@@ -158,12 +158,7 @@ TEST_P(FoldBatchNormCases, FoldedConvComputesTheSameAsConvThenBatchNorm) {
   EXPECT_EQ(folded->nodes()[0].kind, OpKind::kConv);
   EXPECT_EQ(folded->nodes()[0].inputs.size(), 3u);  // a bias appears
   EXPECT_EQ(folded->nodes()[1].kind, OpKind::kRelu);
-  const auto x = test::random_floats(108, 2);
-  auto want = test::run_graph(g, {{g.inputs()[0], test::to_bytes(x)}});
-  auto got = test::run_graph(*folded, {{folded->inputs()[0], test::to_bytes(x)}});
-  ASSERT_TRUE(want.is_ok()) << want.status().to_string();
-  ASSERT_TRUE(got.is_ok()) << got.status().to_string();
-  EXPECT_TRUE(test::close(test::to_floats((*got)[0]), test::to_floats((*want)[0]), 1e-4, 1e-5));
+  EXPECT_TRUE(test::same_outputs(g, *folded, test::random_floats(108, 2)));
 }
 
 INSTANTIATE_TEST_SUITE_P(WithAndWithoutBias, FoldBatchNormCases, ::testing::Bool());
@@ -286,11 +281,7 @@ TEST(ConvertWindowProducts, SiblingConvsOfOneSignalShareOneProduct) {
   }
   EXPECT_EQ(matmuls, 1);
   EXPECT_EQ(slices, 2);
-  const std::vector<float> xs = test::random_floats(width, 7);
-  auto want = test::run_graph(g, {{x, test::to_bytes(xs)}});
-  auto got = test::run_graph(*converted, {{x, test::to_bytes(xs)}});
-  ASSERT_TRUE(want.is_ok() && got.is_ok()) << (want.is_ok() ? got.status() : want.status()).to_string();
-  for (size_t i = 0; i < 2; ++i) EXPECT_TRUE(test::close(test::to_floats(got->at(i)), test::to_floats(want->at(i))));
+  EXPECT_TRUE(test::same_outputs(g, *converted, test::random_floats(width, 7)));
 }
 
 // A reshape, transpose or slice that repeats an earlier one is dropped and
