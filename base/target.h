@@ -37,7 +37,10 @@ struct Target {
   std::string cpu = "generic";        ///< LLVM CPU name
   std::vector<std::string> features;  ///< "+avx512f", "-avx512fp16", ... as given
   int vector_bits = 128;              ///< widest SIMD register in use
-  int num_cores = 1;                  ///< threads a parallel loop may use
+  /// x86's matrix unit (AMX): tile products of u8 x s8 (TDPBUSD) and of
+  /// bfloat16 pairs (TDPBF16PS), as the CPU and the features give them.
+  bool amx_int8 = false, amx_bf16 = false;
+  int num_cores = 1;  ///< threads a parallel loop may use
   int64_t l1_bytes = 32 * 1024, l2_bytes = 1024 * 1024, l3_bytes = 16 * 1024 * 1024;
 
   /// Parses a target string without LLVM: unknown options, architectures
@@ -60,8 +63,10 @@ struct Target {
   int vector_registers() const { return is_aarch64() || vector_bits >= 512 ? 32 : 16; }
   /// True when schedules tuned for `other` suit this target: the same
   /// non-empty triple and vector width (CPU model, features and cores may differ).
+  /// A schedule that runs products on the matrix unit needs one on both.
   bool shares_schedules_with(const Target& other) const {
-    return !triple.empty() && triple == other.triple && vector_bits == other.vector_bits;
+    return !triple.empty() && triple == other.triple && vector_bits == other.vector_bits &&
+           amx_int8 == other.amx_int8 && amx_bf16 == other.amx_bf16;
   }
   /// The canonical string: parse(to_string()) gives an equal target.
   std::string to_string() const;
@@ -117,6 +122,10 @@ inline constexpr std::string_view kAarch64Cpus[] = {
     "neoverse-e1", "neoverse-n1", "neoverse-n2", "neoverse-n3", "neoverse-v1", "neoverse-v2",
     "neoverse-v3", "neoverse-v3ae", "oryon-1", "saphira", "thunderx", "thunderx2t99", "thunderx3t110",
     "thunderxt81", "thunderxt83", "thunderxt88", "tsv110"};
+// LLVM 19's x86-64 CPU names whose features include AMX (amx-tile, amx-int8
+// and amx-bf16 together).
+inline constexpr std::string_view kX86CpusAmx[] = {
+    "emeraldrapids", "graniterapids", "graniterapids-d", "graniterapids_d", "sapphirerapids"};
 // clang-format on
 
 // x86 -mattr features by what they do to the vector width, as LLVM applies
@@ -182,6 +191,25 @@ inline int x86_vector_bits(std::string_view cpu, const std::vector<std::string>&
     }
   }
   return bits;
+}
+
+/// AMX's tile products on a known x86 CPU with `features` applied in order,
+/// as LLVM applies them: amx-int8 and amx-bf16 each imply amx-tile, and
+/// without amx-tile there are neither.
+struct AmxUnits {
+  bool int8 = false, bf16 = false;
+};
+inline AmxUnits x86_amx_units(std::string_view cpu, const std::vector<std::string>& features) {
+  AmxUnits u;
+  u.int8 = u.bf16 = listed(kX86CpusAmx, cpu);
+  for (const std::string& f : features) {
+    const bool on = f[0] == '+';
+    const std::string_view name = std::string_view(f).substr(1);
+    if (name == "amx-int8") u.int8 = on;
+    if (name == "amx-bf16") u.bf16 = on;
+    if (name == "amx-tile" && !on) u.int8 = u.bf16 = false;
+  }
+  return u;
 }
 
 inline std::vector<std::string> split_commas(const std::string& s) {
@@ -285,6 +313,11 @@ inline Result<Target> Target::parse(const std::string& text) {
                                     : tt::listed(tt::kAarch64Cpus, t.cpu);
   if (!known_cpu) return tt::target_error(text, "LLVM does not know the CPU '" + t.cpu + "' for " + arch);
   t.vector_bits = t.is_x86() ? tt::x86_vector_bits(t.cpu, t.features) : 128;  // NEON
+  if (t.is_x86()) {
+    const tt::AmxUnits amx = tt::x86_amx_units(t.cpu, t.features);
+    t.amx_int8 = amx.int8;
+    t.amx_bf16 = amx.bf16;
+  }
   const tt::CacheSizes caches = t.is_x86() ? tt::kX86Caches : tt::kAarch64Caches;
   t.l1_bytes = caches.l1_bytes;
   t.l2_bytes = caches.l2_bytes;

@@ -1,5 +1,6 @@
 #include "bench/peers.h"
 
+#include <cpuid.h>
 #include <immintrin.h>
 
 #include <algorithm>
@@ -8,6 +9,8 @@
 #include <cstring>
 #include <thread>
 #include <vector>
+
+#include "runtime/module.h"
 
 #ifdef TESSERA_HAVE_DNNL
 #include <omp.h>
@@ -300,6 +303,34 @@ __attribute__((target("avx512f,avx512bf16"))) float bf16_loop(int64_t iterations
   return _mm512_reduce_add_ps(sum);
 }
 
+// Whether CPUID reports AMX-TILE and AMX-INT8 (leaf 7, EDX bits 24 and 25).
+bool cpu_has_amx_int8() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  return __get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) && (edx >> 24 & 1) && (edx >> 25 & 1);
+}
+
+// Six independent chains of TDPBUSD (tiles 0-5 of C, A in 6, B in 7), each
+// 16 x 16 x 64 multiply-adds; the tiles' contents do not matter.
+__attribute__((target("amx-tile,amx-int8"))) void amx_int8_loop(int64_t iterations) {
+  struct alignas(64) {
+    uint8_t palette = 1, start_row = 0, reserved[14] = {};
+    uint16_t colsb[16] = {64, 64, 64, 64, 64, 64, 64, 64};
+    uint8_t rows[16] = {16, 16, 16, 16, 16, 16, 16, 16};
+  } config;
+  _tile_loadconfig(&config);
+  _tile_zero(6);
+  _tile_zero(7);
+  for (int64_t it = 0; it < iterations; ++it) {
+    _tile_dpbusd(0, 6, 7);
+    _tile_dpbusd(1, 6, 7);
+    _tile_dpbusd(2, 6, 7);
+    _tile_dpbusd(3, 6, 7);
+    _tile_dpbusd(4, 6, 7);
+    _tile_dpbusd(5, 6, 7);
+  }
+  _tile_release();
+}
+
 // `threads` threads running `body` at once, the median time of three runs.
 double median_parallel_seconds(int threads, const std::function<void()>& body) {
   return median_seconds(
@@ -320,6 +351,18 @@ double measure_vnni_peak_gops(int threads) {
     (void)s;
   });
   return threads * iterations * 12.0 * 64 * 2 / seconds / 1e9;
+}
+
+double measure_amx_int8_peak_gops(int threads) {
+  if (!cpu_has_amx_int8() || !runtime::request_tile_registers().is_ok()) return 0;
+  const int64_t iterations = 2'000'000;
+  const double seconds = median_parallel_seconds(threads, [&] { amx_int8_loop(iterations); });
+  return threads * iterations * 6.0 * 16 * 16 * 64 * 2 / seconds / 1e9;
+}
+
+double measure_int8_peak_gops(int threads) {
+  const double amx = measure_amx_int8_peak_gops(threads);
+  return amx > 0 ? amx : measure_vnni_peak_gops(threads);
 }
 
 double measure_bf16_peak_gflops(int threads) {

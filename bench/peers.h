@@ -117,6 +117,15 @@ double measure_fma_peak_gflops(int threads);
 /// 512-bit registers; 0 where the CPU has no AVX512-VNNI.
 double measure_vnni_peak_gops(int threads);
 
+/// The u8 x s8 tile-product peak of x86's AMX in GOP/s with `threads`
+/// threads, measured by a loop of TDPBUSD on six tiles of C held in the tile
+/// registers; 0 where the CPU has no AMX-INT8 or the process may not use it.
+double measure_amx_int8_peak_gops(int threads);
+
+/// The integer dot-product peak a u8 x s8 product can reach here: AMX's
+/// where the CPU has it, else VNNI's.
+double measure_int8_peak_gops(int threads);
+
 /// The bfloat16 dot-product peak in GFLOP/s (a multiply-add counts 2) with
 /// `threads` threads, measured by a register-resident vdpbf16ps loop on
 /// 512-bit registers; 0 where the CPU has no AVX512-BF16.

@@ -26,6 +26,7 @@
 #include "rpc/seccomp_filter.h"
 #include "rpc/wire.h"
 #include "runtime/cold_arguments.h"
+#include "runtime/module.h"
 
 namespace tessera::rpc {
 namespace {
@@ -193,6 +194,10 @@ Status contain_child(const pb::Job& job, const SandboxOptions& options, const st
     for (int cpu_index : options.pin_cpus) CPU_SET(cpu_index, &set);
     ::sched_setaffinity(0, sizeof set, &set);
   }
+  // The AMX tile registers are granted now or never: the filters forbid
+  // arch_prctl. A CPU without them answers no, and a module that needs
+  // them is then refused at load with that answer.
+  (void)runtime::request_tile_registers();
   return options.filter_system_calls ? install_loader_filter() : Status::ok();
 }
 

@@ -33,6 +33,12 @@ typedef int32_t (*TesseraKernelFn)(void** args);
  *  array is not checked.) */
 #define TESSERA_KERNEL_ARGS_SUFFIX "__tessera_args"
 
+/** A module whose kernels run products on x86's AMX tiles exports an int32
+ *  of this name. Linux lets a process use the tile registers only after it
+ *  asks (arch_prctl ARCH_REQ_XCOMP_PERM): the loader asks before it hands out
+ *  such a module's kernels, and refuses the module when the kernel says no. */
+#define TESSERA_TILE_MODULE_SYMBOL "tessera_module_uses_tiles"
+
 /** The body of a parallel loop: runs the share of iterations of task `task_id`
  *  out of `num_tasks`. Returns 0 on success. */
 typedef int32_t (*TesseraParallelBody)(int32_t task_id, int32_t num_tasks, void* closure);

@@ -3,13 +3,16 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+#include <mutex>
 #include <utility>
 #include <vector>
 
+#include "runtime/c_abi.h"
 #include "runtime/elf_check.h"
 
 namespace tessera::runtime {
@@ -36,6 +39,34 @@ Status write_all(int fd, std::string_view bytes, const std::string& path) {
 
 }  // namespace
 
+Status request_tile_registers() {
+  static std::once_flag once;
+  static int error = 0;
+  std::call_once(once, [] {
+#if defined(__x86_64__)
+    constexpr int kArchReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
+    if (syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) != 0) error = errno;
+#else
+    error = ENOTSUP;
+#endif
+  });
+  if (error == 0) return Status::ok();
+  return Status(ErrorCode::kUnavailable, std::string("this process may not use the AMX tile registers (") +
+                                             std::strerror(error) + "): the CPU or the kernel lacks them");
+}
+
+// A module that runs products on AMX tiles gets the registers before any of
+// its kernels runs, or is closed with the reason.
+Result<Module> Module::opened(void* handle, const std::string& path) {
+  if (dlsym(handle, TESSERA_TILE_MODULE_SYMBOL) != nullptr) {
+    if (Status tiles = request_tile_registers(); !tiles.is_ok()) {
+      dlclose(handle);
+      return tiles.with_context("module " + path + " runs products on AMX tiles");
+    }
+  }
+  return Module(handle, path);
+}
+
 Result<Module> Module::load(const std::string& path) {
   // dlopen searches the library path for a bare name; a module is a file.
   const std::string file = path.find('/') == std::string::npos ? "./" + path : path;
@@ -47,7 +78,7 @@ Result<Module> Module::load(const std::string& path) {
   if (handle == nullptr) {
     return Status(ErrorCode::kIOError, "cannot load module " + path + ": " + last_dl_error());
   }
-  return Module(handle, path);
+  return opened(handle, path);
 }
 
 Result<Module> Module::load_from_bytes(std::string_view bytes, const std::string& temp_dir) {
@@ -79,7 +110,7 @@ Result<Module> Module::load_from_bytes(std::string_view bytes, const std::string
     return Status(ErrorCode::kIOError, "cannot load module from " + std::to_string(bytes.size()) + " bytes (" + name +
                                            "): " + last_dl_error());
   }
-  return Module(handle, name);
+  return opened(handle, name);
 }
 
 Result<TesseraKernelFn> Module::get_kernel(const std::string& symbol) const {

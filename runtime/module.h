@@ -10,6 +10,12 @@
 
 namespace tessera::runtime {
 
+/// Asks Linux, once a process, for the AMX tile registers (arch_prctl
+/// ARCH_REQ_XCOMP_PERM of XFEATURE_XTILEDATA) and remembers the answer:
+/// kUnavailable, with the reason, where the CPU or the kernel has none. A
+/// process that will filter its system calls asks before it does.
+Status request_tile_registers();
+
 /// An open kernel library. Move-only; closing (dlclose) happens on destruction,
 /// after which kernel pointers taken from it must not be called.
 class Module {
@@ -18,7 +24,9 @@ class Module {
   /// undefined symbol (e.g. tessera_parallel_launch) resolves now, from the
   /// process. A path without '/' is taken relative to the working directory,
   /// never searched for. Errors: kNotFound (no such file), kIOError (dlopen
-  /// refused; the message names the file and quotes dlerror()).
+  /// refused; the message names the file and quotes dlerror()), and
+  /// kUnavailable for a module that runs products on AMX tiles
+  /// (TESSERA_TILE_MODULE_SYMBOL) where the process may not use them.
   static Result<Module> load(const std::string& path);
 
   /// Opens a library received as bytes: checks them (check_shared_object:
@@ -47,6 +55,8 @@ class Module {
 
  private:
   Module(void* handle, std::string path) : handle_(handle), path_(std::move(path)) {}
+  /// The opened library, once the tile registers it needs are granted.
+  static Result<Module> opened(void* handle, const std::string& path);
   void close();
 
   void* handle_ = nullptr;

@@ -483,6 +483,7 @@ void CodeGen::emit_serial_loop(const Var& var, llvm::Value* begin, llvm::Value* 
 
 void CodeGen::emit_for(const ForNode* op) {
   if (op->loop_kind == LoopKind::kParallel && parallel_depth_ == 0) return emit_parallel(op);
+  if (op->loop_kind == LoopKind::kTensorized) return emit_tensorized(op);
   if (emit_transposed_tile(op)) return;
   llvm::Value* begin = emit(op->min);
   llvm::Value* end = b_.CreateAdd(begin, emit(op->extent));

@@ -105,6 +105,11 @@ class CodeGen {
   /// columns (llvm_transpose.cc). False, with nothing emitted, for any other
   /// loop.
   bool emit_transposed_tile(const ForNode* op);
+  /// A kTensorized loop's nest as tile products on AMX (llvm_tile.cc); an
+  /// error recorded where the nest is not one or the target has no unit.
+  void emit_tensorized(const ForNode* op);
+  /// Exports runtime/c_abi.h's TESSERA_TILE_MODULE_SYMBOL, once a module.
+  void mark_tile_module();
   void emit_serial_loop(const Var& var, llvm::Value* begin, llvm::Value* end, const Stmt& body);
   void emit_parallel(const ForNode* op);
   void emit_allocate(const AllocateNode* op);

@@ -21,6 +21,7 @@ const char* loop_kind_name(LoopKind kind) {
     case LoopKind::kParallel: return "parallel";
     case LoopKind::kVectorized: return "vectorized";
     case LoopKind::kUnrolled: return "unrolled";
+    case LoopKind::kTensorized: return "tensorized";
   }
   return "?";
 }

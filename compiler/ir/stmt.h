@@ -52,8 +52,14 @@ struct StoreNode final : StmtNode {
 Stmt make_store(Buffer buffer, Expr value, Expr index, Expr predicate = Expr());
 
 /// How a loop runs. A kParallel loop's iterations must be independent; a
-/// kVectorized or kUnrolled loop must have a constant extent.
-enum class LoopKind : uint8_t { kSerial, kParallel, kVectorized, kUnrolled };
+/// kVectorized or kUnrolled loop must have a constant extent. A kTensorized
+/// loop heads a nest of three loops (any order: rows, columns and the
+/// reduction over words, constant extents) around one store `C[c] = C[c] +
+/// dot(A[a], B[b])` of an int8 or bfloat16 product: the code generator runs
+/// it as tile products on the target's matrix unit (x86 AMX) and refuses it on
+/// a target without one. Its meaning is the serial nest's, which is how the
+/// interpreter runs it; the lowering leaves the loops inside as they are.
+enum class LoopKind : uint8_t { kSerial, kParallel, kVectorized, kUnrolled, kTensorized };
 const char* loop_kind_name(LoopKind kind);
 
 /// for (var = min; var < min + extent; ++var) body.

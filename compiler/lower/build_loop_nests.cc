@@ -16,6 +16,7 @@ LoopKind loop_kind(IterAnnotation annotation) {
     case IterAnnotation::kParallel: return LoopKind::kParallel;
     case IterAnnotation::kVectorize: return LoopKind::kVectorized;
     case IterAnnotation::kUnroll: return LoopKind::kUnrolled;
+    case IterAnnotation::kTensorize: return LoopKind::kTensorized;
     case IterAnnotation::kNone: break;
   }
   return LoopKind::kSerial;

@@ -327,6 +327,7 @@ Status State::apply_annotate(const Step& step, const AnnotateStep& s) {
         return step_error(
             step, "unrolled extent " + std::to_string(it.extent) + " exceeds " + std::to_string(kMaxUnrollExtent));
       break;
+    case IterAnnotation::kTensorize:
     case IterAnnotation::kNone: break;
   }
   it.annotation = s.annotation;

@@ -17,7 +17,7 @@ constexpr const char* kStepNames[] = {
 };
 static_assert(std::size(kStepNames) == std::variant_size_v<Step::Variant>);
 
-constexpr const char* kAnnotationNames[] = {"none", "parallel", "vectorize", "unroll"};
+constexpr const char* kAnnotationNames[] = {"none", "parallel", "vectorize", "unroll", "tensorize"};
 
 template <typename... F>
 struct Overloaded : F... {
@@ -115,7 +115,7 @@ class StepReader {
   bool get_annotation(IterAnnotation* out) const {
     if (!j_.contains("ann") || !j_["ann"].is_string()) return false;
     const std::string ann = j_["ann"];
-    for (int a = 0; a < 4; ++a) {
+    for (int a = 0; a < static_cast<int>(std::size(kAnnotationNames)); ++a) {
       if (ann == kAnnotationNames[a]) {
         *out = static_cast<IterAnnotation>(a);
         return true;

@@ -41,7 +41,10 @@ enum class StepKind : uint8_t {
 const char* step_kind_name(StepKind kind);
 
 /// How a loop runs once lowered.
-enum class IterAnnotation : uint8_t { kNone, kParallel, kVectorize, kUnroll };
+/// kTensorize: the loop and the loops inside it, down to one accumulating
+/// store, are one product of tiles on the target's matrix unit (x86 AMX); see
+/// LoopKind::kTensorized.
+enum class IterAnnotation : uint8_t { kNone, kParallel, kVectorize, kUnroll, kTensorize };
 const char* annotation_name(IterAnnotation a);
 
 /// Splits loop `iter` into loops of the given inner extents (outer to inner),

@@ -22,6 +22,12 @@ double fma_pipes(const Target& target) {
   return target.is_aarch64() ? 4 : 2;
 }
 
+// x86's matrix unit, operations a core and cycle: AMX-INT8's TDPBUSD is
+// 16 x 16 x 64 multiply-adds in 16 cycles, AMX-BF16's TDPBF16PS half of that.
+double matrix_ops_per_cycle(const Target& target) {
+  return target.amx_int8 ? 2 * 1024 : target.amx_bf16 ? 2 * 512 : 0;
+}
+
 int cores(const Target& target, int threads) {
   return std::max(1, threads > 0 ? threads : target.num_cores);
 }
@@ -43,7 +49,8 @@ KernelWork KernelWork::of(const ComputeDAG& dag) {
 
 double peak_ops_bound(const Target& target, int element_bits, int threads) {
   const double lanes = std::max(1.0, static_cast<double>(std::max(1, target.vector_bits)) / std::max(8, element_bits));
-  return cores(target, threads) * lanes * 2 * fma_pipes(target) * kMaxClockHz * kMargin;
+  const double per_cycle = std::max(lanes * 2 * fma_pipes(target), matrix_ops_per_cycle(target));
+  return cores(target, threads) * per_cycle * kMaxClockHz * kMargin;
 }
 
 double store_bytes_bound(const Target& target, int threads) {

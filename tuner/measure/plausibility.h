@@ -33,7 +33,9 @@ struct KernelWork {
 /// can reach on elements of `element_bits`:
 ///   threads x (vector_bits / element_bits lanes) x 2 (a fused multiply-add
 ///   is two operations) x 2 FMA pipes per core (4 on AArch64) x 6 GHz,
-/// times a margin of 1.25. On this bound's own terms no CPU exceeds it (a
+/// times a margin of 1.25; where x86's matrix unit does more a cycle (AMX:
+/// 2,048 int8 or 1,024 bfloat16 operations a core), the unit's rate. On this
+/// bound's own terms no CPU exceeds it (a
 /// 2-core AVX-512 guest that measures 490 GFLOP/s of float32 FMA is bounded
 /// at 960); the margin only absorbs timer rounding.
 double peak_ops_bound(const Target& target, int element_bits, int threads);

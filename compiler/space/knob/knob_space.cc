@@ -155,7 +155,7 @@ class SplitEnumerator {
 };
 
 const char* annotation_json_name(int64_t a) {
-  return a >= 0 && a <= 3 ? annotation_name(static_cast<IterAnnotation>(a)) : "?";
+  return a >= 0 && a <= static_cast<int64_t>(IterAnnotation::kTensorize) ? annotation_name(static_cast<IterAnnotation>(a)) : "?";
 }
 
 }  // namespace
@@ -400,7 +400,7 @@ Result<KnobConfig> KnobConfig::from_json(const std::string& text, const KnobSpac
       for (const Json& e : value) {
         if (knob->kind == KnobKind::kAnnotate && e.is_string()) {
           int64_t code = -1;
-          for (int a = 0; a <= 3; ++a)
+          for (int a = 0; a <= static_cast<int>(IterAnnotation::kTensorize); ++a)
             if (e.get<std::string>() == annotation_name(static_cast<IterAnnotation>(a))) code = a;
           if (code < 0) return parse_error("knob '" + name + "': unknown annotation '" + e.get<std::string>() + "'");
           v.push_back(code);

@@ -29,9 +29,17 @@
 // the STFT's; the int8 fallback also leaves the broadcast-heavy 8 rows x 2
 // vectors for 4 x 4 vectors, which stream fewer loads a product.
 //
+// On a target with AMX-INT8, an int8 product of whole tiles (M and N
+// multiples of 16, K of 64 bytes) runs its micro-kernel on the matrix unit:
+// `tensorize` marks k.1 (LoopKind::kTensorized), and the code generator runs
+// the mr x nr x kb nest as tile products (16 x 16 int32 of C a tile, 2 x 2
+// tiles at once). Its blocks, micro-kernel and k blocks are then whole tiles
+// that divide the product exactly: the nest has no edges to guard or pad.
+//
 // Knobs: tile_m [Mo, mb/mr, mr], tile_n [No, nb/nr, nr], tile_k [Ko, kb >= 16],
 // order (of k.0 i.0 j.0), unroll_rows (i.1), cache_b (0 B as it is, 1 a
-// panel copied per block, 2 B packed), tail (0 guard, 1 pad).
+// panel copied per block, 2 B packed), tail (0 guard, 1 pad), and with AMX
+// tensorize (1: the micro-kernel on tiles).
 #include <algorithm>
 #include <cmath>
 
@@ -68,6 +76,9 @@ struct Gemm {
   // which the graph makes of constant weights only, convert_window_products).
   bool b_is_weights = false;
   bool int8_words = false;
+  // A bfloat16 product of bfloat16 A (dot_bf16 of words of neighbouring
+  // elements of A and of B's pairs), which AMX-BF16 takes as it is.
+  bool bf16_words = false;
 };
 
 Result<Gemm> analyze(const ComputeDAG& dag) {
@@ -92,9 +103,32 @@ Result<Gemm> analyze(const ComputeDAG& dag) {
     g.b_j_dim = reads.j_dim;
     g.b_k_last = reads.k_last && reads.j_dim >= 0;
     g.int8_words = sums_int8_dots(dag, st);
+    for (const Tensor& input : dag.args())
+      if (input->name == st.inputs[0]) g.bf16_words = input->dtype == DType::bf16() && sums_bf16_dots(dag, st);
     g.b_is_weights = reads.j_dim == 1 && !reads.k_last && (g.int8_words || reads.a_windows);
   }
   return g;
+}
+
+// AMX's tile: 16 rows, 16 int32 columns, 16 words of K.
+constexpr int64_t kAmxTile = 16;
+
+// Whether the product runs on AMX tiles: u8 x s8 words (AMX-INT8) or
+// bfloat16 pairs (AMX-BF16) with B read B[k, j] (its columns contiguous
+// words), in whole tiles.
+bool amx_tiles(const Gemm& g, const Target& target) {
+  const bool unit = (target.amx_int8 && g.int8_words) || (target.amx_bf16 && g.bf16_words);
+  return unit && !g.b_is_nk && !g.b_k_last && g.m % kAmxTile == 0 && g.n % kAmxTile == 0 && g.k % kAmxTile == 0;
+}
+
+// The AMX splits: the micro-kernel `inner` tiles of 16 at most, and the
+// split exact (no block past the edge).
+SplitFilter amx_split_filter(int64_t extent, int64_t max_inner) {
+  return [=](const std::vector<int64_t>& s) {
+    int64_t product = 1;
+    for (int64_t f : s) product *= f;
+    return product == extent && s.back() % kAmxTile == 0 && s.back() <= max_inner;
+  };
 }
 
 // The most columns a GEMV's micro-kernel holds: its accumulators are its
@@ -242,6 +276,19 @@ Result<KnobSpace> define_gemm(const ComputeDAG& dag, const Target& target) {
   TESSERA_ASSIGN_OR_RETURN(Gemm g, analyze(dag));
   const int64_t lanes = target.vector_lanes(g.stages.dtype);
   KnobSpace space;
+  if (amx_tiles(g, target)) {
+    // Up to 2 x 4 tiles of C a micro-kernel (the code generator walks them
+    // 2 x 2 at a time), k blocks of whole tiles of K.
+    TESSERA_RETURN_IF_ERROR(space.define_split("tile_m", g.m, SplitPolicy::tiles(), 3, amx_split_filter(g.m, 32)));
+    TESSERA_RETURN_IF_ERROR(space.define_split("tile_n", g.n, SplitPolicy::tiles(), 3, amx_split_filter(g.n, 64)));
+    TESSERA_RETURN_IF_ERROR(space.define_split("tile_k", g.k, SplitPolicy::tiles(), 2, amx_split_filter(g.k, g.k)));
+    TESSERA_RETURN_IF_ERROR(space.define_reorder_all("order", 3));
+    TESSERA_RETURN_IF_ERROR(space.define_knob("cache_b", g.b_is_weights
+                                                             ? std::vector<int64_t>{kPackedB, kReadB, kCopyPanel}
+                                                             : std::vector<int64_t>{kReadB, kCopyPanel}));
+    TESSERA_RETURN_IF_ERROR(space.define_knob("tensorize", {1}));
+    return space;
+  }
   TESSERA_RETURN_IF_ERROR(space.define_split("tile_m", g.m, SplitPolicy::tiles(), 3, unrolled_split_filter()));
   TESSERA_RETURN_IF_ERROR(space.define_split("tile_n", g.n, SplitPolicy::tiles(), 3, gemm_n_filter(g, lanes, target)));
   // A k block shorter than 16 reloads the accumulators for too little work.
@@ -270,6 +317,7 @@ Status apply_gemm(const KnobConfig& cfg, const Target& target, State* state) {
   const std::vector<int64_t>& tm = cfg.get("tile_m");
   const std::vector<int64_t>& tn = cfg.get("tile_n");
   const int64_t mr = tm[2], nr = tn[2], kb = cfg.get("tile_k")[1];
+  const bool tensorize = cfg.find("tensorize") && cfg.get_int("tensorize") == 1;
   Sched s(state);
 
   // The product accumulates in `local`; `out` writes blocks of it out.
@@ -285,7 +333,7 @@ Status apply_gemm(const KnobConfig& cfg, const Target& target, State* state) {
   block.push_back(tn[1] * nr);
   TESSERA_ASSIGN_OR_RETURN(Var tile, tile_output_blocks(s, out, block, lanes));
   TESSERA_RETURN_IF_ERROR(s.compute_at(local, out, tile));
-  const bool pad = cfg.get_int("tail") == kTailPad;
+  const bool pad = !tensorize && cfg.get_int("tail") == kTailPad;
   if (pad) TESSERA_RETURN_IF_ERROR(s.pad_tile(local));
 
   // local: batch.. i j k -> batch.. <order of k.0 i.0 j.0> k.1 i.1 j.1
@@ -298,8 +346,12 @@ Status apply_gemm(const KnobConfig& cfg, const Target& target, State* state) {
   for (int64_t o : cfg.get("order")) order.push_back(outer[o]);
   order.insert(order.end(), {k[1], i[1], j[1]});
   TESSERA_RETURN_IF_ERROR(s.reorder(local, order));
-  TESSERA_RETURN_IF_ERROR(s.annotate(local, i[1], static_cast<IterAnnotation>(cfg.get("unroll_rows")[0])));
-  TESSERA_RETURN_IF_ERROR(s.annotate(local, j[1], IterAnnotation::kVectorize));
+  if (tensorize) {
+    TESSERA_RETURN_IF_ERROR(s.annotate(local, k[1], IterAnnotation::kTensorize));
+  } else {
+    TESSERA_RETURN_IF_ERROR(s.annotate(local, i[1], static_cast<IterAnnotation>(cfg.get("unroll_rows")[0])));
+    TESSERA_RETURN_IF_ERROR(s.annotate(local, j[1], IterAnnotation::kVectorize));
+  }
 
   const int64_t panel_policy = cfg.get_int("cache_b");
   if (panel_policy == kCopyPanel) {
@@ -329,8 +381,26 @@ Status apply_gemm(const KnobConfig& cfg, const Target& target, State* state) {
   return Status::ok();
 }
 
+// The AMX fallback: 2 x 2 tiles of C (32 x 32), the whole of K (up to 256
+// words) a block, B packed by 32 columns, blocks of rows as for packed
+// weights.
+Result<KnobConfig> fallback_amx(const KnobSpace& space, const Gemm& g, const ComputeDAG& dag, const Target& target) {
+  const int64_t mr = g.m % 32 == 0 ? 32 : 16, nr = g.n % 32 == 0 ? 32 : 16;
+  int64_t kb = kAmxTile;
+  for (int64_t d = kAmxTile; d <= std::min<int64_t>(g.k, 256); d += kAmxTile)
+    if (g.k % d == 0) kb = d;
+  const Blocks blocks = packed_weight_blocks(space, g, mr, nr, /*padded=*/false, dag, target);
+  return nearest_config(space, {{"tile_m", {0, blocks.row_tiles, mr}},
+                                {"tile_n", {0, 1, nr}},
+                                {"tile_k", {0, kb}},
+                                {"order", {0, 2, 1}},
+                                {"cache_b", {g.b_is_weights ? kPackedB : kReadB}},
+                                {"tensorize", {1}}});
+}
+
 Result<KnobConfig> fallback_gemm(const KnobSpace& space, const ComputeDAG& dag, const Target& target) {
   TESSERA_ASSIGN_OR_RETURN(Gemm g, analyze(dag));
+  if (amx_tiles(g, target)) return fallback_amx(space, g, dag, target);
   const int64_t lanes = target.vector_lanes(g.stages.dtype);
   // bench_core's hand schedule: an 8 x 2-vector micro-kernel (4 rows with
   // 16 registers), blocks of about 64 x 256, k blocked by 256, B panels

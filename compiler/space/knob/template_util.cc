@@ -419,15 +419,19 @@ int64_t unrolled_tile(const Knob& knob, int64_t extent, int64_t max) {
 }
 
 namespace {
-class FindsDotU8S8 : public IRVisitor {
+class FindsCall : public IRVisitor {
  public:
+  explicit FindsCall(CallOp call) : call_(call) {}
   bool found = false;
 
  protected:
   void visit(const CallNode* op) override {
-    found = found || op->op == CallOp::kDotU8S8;
+    found = found || op->op == call_;
     IRVisitor::visit(op);
   }
+
+ private:
+  CallOp call_;
 };
 
 class ProductReader : public IRVisitor {
@@ -493,15 +497,25 @@ ProductReads product_reads(const ComputeOpNode& op, const std::string& a, const 
   return reader.reads;
 }
 
-bool sums_int8_dots(const ComputeDAG& dag, const OpStages& stages) {
+namespace {
+bool sums_calls(const ComputeDAG& dag, const OpStages& stages, CallOp call) {
   for (const Tensor& t : dag.tensors()) {
     const ComputeOpNode* op = t->name == stages.main ? compute_op(t) : nullptr;
     if (!op) continue;
-    FindsDotU8S8 finds;
+    FindsCall finds(call);
     finds(op->body);
     return finds.found;
   }
   return false;
+}
+}  // namespace
+
+bool sums_int8_dots(const ComputeDAG& dag, const OpStages& stages) {
+  return sums_calls(dag, stages, CallOp::kDotU8S8);
+}
+
+bool sums_bf16_dots(const ComputeDAG& dag, const OpStages& stages) {
+  return sums_calls(dag, stages, CallOp::kDotBf16);
 }
 
 int64_t preferred_vector_width(const std::vector<int64_t>& sizes, int64_t lanes) {

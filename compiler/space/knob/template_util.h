@@ -47,6 +47,8 @@ Result<OpStages> find_op_stages(const ComputeDAG& dag, OpPattern pattern, const 
 /// (CallOp::kDotU8S8): the int8 gemm's micro-kernel takes fewer rows and
 /// more vectors than the float one (template_gemm.cc).
 bool sums_int8_dots(const ComputeDAG& dag, const OpStages& stages);
+/// Whether the main stage sums bfloat16 dot products (CallOp::kDotBf16).
+bool sums_bf16_dots(const ComputeDAG& dag, const OpStages& stages);
 
 /// How a product stage `op` (output axes i, j; reduce axis k) reads its
 /// operands `a` and `b`.

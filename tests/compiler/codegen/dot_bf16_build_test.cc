@@ -75,8 +75,11 @@ State template_fallback(const Problem& p, const Target& target) {
   return std::move(state).value();
 }
 
+// Without AVX512-BF16 (nor AMX-BF16's tile products).
 Target without_bf16(Target t) {
   t.features.push_back("-avx512bf16");
+  t.features.push_back("-amx-bf16");
+  t.amx_bf16 = false;
   return t;
 }
 

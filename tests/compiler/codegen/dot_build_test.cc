@@ -25,53 +25,9 @@ using test::as_words;
 using test::count;
 using test::host_without_vnni;
 
-// An M x K uint8 and a K x N int8 matrix, packed four bytes of K to a word as
-// matmul_u8s8 reads them, and their product in int32.
-struct Problem {
-  int64_t m = 0, n = 0, k = 0;
-  std::vector<int32_t> a, b, product;
-};
-
-Problem random_problem(int64_t m, int64_t n, int64_t k, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_int_distribution<int> byte(0, 255);
-  // The extremes appear often: 255 x -128 is the largest product.
-  auto draw = [&](int lo, int hi) {
-    const int r = byte(rng);
-    return r < 40 ? lo : r < 80 ? hi : lo + byte(rng) % (hi - lo + 1);
-  };
-  std::vector<uint8_t> a(static_cast<size_t>(m * k));
-  std::vector<int8_t> b(static_cast<size_t>(k * n));
-  for (auto& v : a) v = static_cast<uint8_t>(draw(0, 255));
-  for (auto& v : b) v = static_cast<int8_t>(draw(-128, 127));
-  Problem p{m,
-            n,
-            k,
-            std::vector<int32_t>(static_cast<size_t>(m * k / 4)),
-            std::vector<int32_t>(static_cast<size_t>(k / 4 * n)),
-            std::vector<int32_t>(static_cast<size_t>(m * n))};
-  for (int64_t i = 0; i < m; ++i)
-    for (int64_t q = 0; q < k / 4; ++q)
-      std::memcpy(&p.a[static_cast<size_t>(i * (k / 4) + q)], &a[static_cast<size_t>(i * k + 4 * q)], 4);
-  for (int64_t q = 0; q < k / 4; ++q)
-    for (int64_t j = 0; j < n; ++j) {
-      uint8_t word[4];
-      for (int r = 0; r < 4; ++r) word[r] = static_cast<uint8_t>(b[static_cast<size_t>((4 * q + r) * n + j)]);
-      std::memcpy(&p.b[static_cast<size_t>(q * n + j)], word, 4);
-    }
-  for (int64_t i = 0; i < m; ++i)
-    for (int64_t j = 0; j < n; ++j) {
-      int64_t s = 0;
-      for (int64_t kk = 0; kk < k; ++kk)
-        s += int64_t{a[static_cast<size_t>(i * k + kk)]} * b[static_cast<size_t>(kk * n + j)];
-      p.product[static_cast<size_t>(i * n + j)] = static_cast<int32_t>(s);
-    }
-  return p;
-}
-
-std::string spec_of(const Problem& p) {
-  return "matmul_u8s8:M=" + std::to_string(p.m) + ",N=" + std::to_string(p.n) + ",K=" + std::to_string(p.k);
-}
+using test::Problem;
+using test::random_problem;
+using test::spec_of;
 
 State template_fallback(const Problem& p, const Target& target) {
   return test::template_fallback_of(spec_of(p), target);

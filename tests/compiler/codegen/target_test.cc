@@ -37,6 +37,7 @@ TEST(TargetTables, EveryListedCpuIsKnownToLlvm) {
     return std::find(names.begin(), names.end(), cpu) != names.end();
   };
   for (std::string_view cpu : tt::kX86Cpus512) EXPECT_TRUE(known(x86, cpu)) << cpu;
+  for (std::string_view cpu : tt::kX86CpusAmx) EXPECT_TRUE(known(x86, cpu)) << cpu;
   for (std::string_view cpu : tt::kX86Cpus256) EXPECT_TRUE(known(x86, cpu)) << cpu;
   for (std::string_view cpu : tt::kX86Cpus128) EXPECT_TRUE(known(x86, cpu)) << cpu;
   for (std::string_view cpu : tt::kAarch64Cpus) EXPECT_TRUE(known(arm, cpu)) << cpu;
@@ -55,6 +56,22 @@ TEST(TargetTables, EveryX86FeatureMovesTheVectorWidthAsInLlvm) {
       }
     }
   }
+}
+
+// AMX's tile products: every CPU, then every feature on and off on a CPU
+// with AMX and on one without.
+TEST(TargetTables, EveryCpuAndX86FeatureGivesTheMatrixUnitAsInLlvm) {
+  auto check = [](const Target& t, const std::string& what) {
+    EXPECT_EQ(t.amx_int8, llvm_has_feature(t, "amx-int8")) << what;
+    EXPECT_EQ(t.amx_bf16, llvm_has_feature(t, "amx-bf16")) << what;
+  };
+  for (const std::string& cpu : llvm_cpu_names("x86_64-linux-gnu"))
+    check(target_of("llvm -mtriple=x86_64-linux-gnu -mcpu=" + cpu), cpu);
+  for (const std::string cpu : {"sapphirerapids", "skylake-avx512"})
+    for (const std::string& name : llvm_feature_names("x86_64-linux-gnu"))
+      for (const std::string sign : {"+", "-"})
+        check(target_of("llvm -mtriple=x86_64-linux-gnu -mcpu=" + cpu + " -mattr=" + sign + name),
+              cpu + " " + sign + name);
 }
 
 TEST(ParseTarget, UnknownCpuIsAClearError) {

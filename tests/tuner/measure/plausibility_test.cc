@@ -31,6 +31,10 @@ TEST(Plausibility, TheBoundComesFromTheTargetAndRefusesOnlyTheImpossible) {
   EXPECT_DOUBLE_EQ(peak_ops_bound(eight, 32, 0), 8 * peak_ops_bound(one, 32, 0));
   EXPECT_DOUBLE_EQ(peak_ops_bound(one, 8, 0), 4 * peak_ops_bound(one, 32, 0));  // int8 dot products
   EXPECT_DOUBLE_EQ(peak_ops_bound(one, 32, 4), peak_ops_bound(eight, 32, 4));   // the worker's threads win
+  // AMX's tile products: 2,048 int8 operations a core and cycle.
+  Target amx = one;
+  amx.amx_int8 = amx.amx_bf16 = true;
+  EXPECT_DOUBLE_EQ(peak_ops_bound(amx, 32, 0), 2048 * 6e9 * 1.25);
   KernelWork matmul{2.0 * 256 * 256 * 256, 256 * 256 * 4, 32};
   EXPECT_FALSE(implausible_result(one, matmul, {1e-3, 2e-3}, 0, "w").has_value());  // 33 GFLOP/s: a real kernel
   // 670 GFLOP/s is a fine kernel on 8 cores, impossible on one.

@@ -1,0 +1,290 @@
+// Tensorized loops on x86's matrix unit (CodeGen::emit_tensorized).
+//
+// A kTensorized loop heads a nest of three constant loops around one store
+//   C[c] = C[c] + dot(A[a], B[b])
+// with dot u8 x s8 (CallOp::kDotU8S8, int32 C) or bfloat16 (kDotBf16,
+// float32 C), each operand one 32-bit word: a word load, the four byte loads
+// of matmul_u8s8's A, or pack_bf16 of two neighbouring bfloat16 loads. From
+// the indices' linear forms the loops are told apart (the rows index C and
+// A, the columns C and B, the reduction A and B) and each operand's base and
+// row stride in bytes read off. The nest must be whole tiles: 16 rows, 16
+// columns and 16 words of the reduction (64 bytes of A's row) at a time,
+// with C's columns, B's columns and A's words each contiguous.
+//
+// AMX holds eight tiles of 16 rows x 64 bytes. The output is walked in
+// groups of at most 2 x 2 tiles of C (four tiles) with a tile of A per row
+// and of B per column (two and two): C's tiles are loaded, the reduction
+// runs 16 words a step (a load of each A and B tile, then TDPBUSD or
+// TDPBF16PS for each C tile), and C's tiles are stored. B is a tile of 16
+// rows of words (its reduction) by 16 columns: the layout matmul_u8s8's
+// words and the bfloat16 words already have. The tile configuration is
+// loaded at the nest and released after it. The runtime asks the kernel for
+// the process's permission to use the tile registers when it loads a module
+// that exports TESSERA_TILE_MODULE_SYMBOL (runtime/c_abi.h).
+#include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/IntrinsicsX86.h>
+
+#include <algorithm>
+
+#include "compiler/arith/linear.h"
+#include "compiler/codegen/llvm_emitter.h"
+#include "compiler/ir/functor.h"
+#include "compiler/ir/op.h"
+#include "compiler/ir/util.h"
+
+namespace tessera::codegen_detail {
+namespace {
+
+constexpr int kTileRows = 16;   // rows of a tile
+constexpr int kTileBytes = 64;  // bytes of a tile's row
+constexpr int kTileWords = kTileBytes / 4;
+
+// The first element a word operand reads: its buffer, index (elements) and
+// element size.
+struct WordRead {
+  Buffer buffer;
+  Expr index;
+  int64_t element_bytes = 0;
+};
+
+const LoadNode* scalar_load(const Expr& e) {
+  const auto* load = e.as<LoadNode>();
+  return load && load->dtype.lanes == 1 && !load->predicate.defined() ? load : nullptr;
+}
+
+// Whether `b` is `a` plus `offset` elements of the same buffer.
+bool follows(const LoadNode* a, const LoadNode* b, int64_t offset) {
+  if (!a || !b || !a->buffer.same_as(b->buffer)) return false;
+  arith::LinearForm d = arith::linear_form(b->index - a->index);
+  return d.constant == offset &&
+         std::all_of(d.terms.begin(), d.terms.end(), [](const auto& t) { return t.second == 0; });
+}
+
+struct ByteLoads : IRVisitor {
+  std::vector<const LoadNode*> loads;
+  bool other = false;
+  void visit(const LoadNode* op) override {
+    if (op->dtype == DType::u8() && op->dtype.lanes == 1 && !op->predicate.defined()) {
+      loads.push_back(op);
+      return;
+    }
+    other = true;
+  }
+};
+
+// The word a dot product's operand reads, when it is one word of memory.
+std::optional<WordRead> word_read(const Expr& e) {
+  if (const LoadNode* load = scalar_load(e); load && load->dtype.storage_bytes() == 4)
+    return WordRead{load->buffer, load->index, 4};
+  if (const auto* pack = e.as<CallNode>(); pack && pack->op == CallOp::kPackBf16) {
+    const LoadNode* lo = scalar_load(pack->args[0]);
+    const LoadNode* hi = scalar_load(pack->args[1]);
+    if (lo && lo->dtype == DType::bf16() && follows(lo, hi, 1)) return WordRead{lo->buffer, lo->index, 2};
+    return std::nullopt;
+  }
+  // matmul_u8s8's word of four bytes: b0 + b1 * 2^8 + b2 * 2^16 + b3 * 2^24.
+  if (e.dtype() != DType::i32()) return std::nullopt;
+  ByteLoads bytes;
+  bytes(e);
+  if (bytes.other || bytes.loads.size() != 4) return std::nullopt;
+  const LoadNode* first = bytes.loads[0];
+  for (int r = 1; r < 4; ++r)
+    if (!follows(first, bytes.loads[static_cast<size_t>(r)], r)) return std::nullopt;
+  return WordRead{first->buffer, first->index, 1};
+}
+
+// An index as coefficients of the nest's three loop variables (elements)
+// plus what does not depend on them.
+struct Access {
+  WordRead read;
+  int64_t coef[3] = {0, 0, 0};
+  Expr base;  // the index at the nest's first iteration
+};
+
+std::optional<Access> access_of(const WordRead& read, const std::vector<const ForNode*>& loops) {
+  Access a;
+  a.read = read;
+  for (const auto& [atom, coef] : arith::linear_form(read.index).terms) {
+    bool matched = false;
+    for (int l = 0; l < 3; ++l)
+      if (atom.get() == loops[static_cast<size_t>(l)]->var.get()) a.coef[l] += coef, matched = true;
+    if (matched) continue;
+    for (const ForNode* loop : loops)
+      if (uses_var(atom, loop->var.node())) return std::nullopt;  // a loop variable not linearly
+  }
+  VarMap at_first;
+  for (const ForNode* loop : loops) at_first[loop->var.node()] = loop->min;
+  a.base = substitute(read.index, at_first);
+  return a;
+}
+
+// The nest under a kTensorized loop, understood.
+struct TileNest {
+  bool bf16 = false;
+  int64_t rows = 0, columns = 0, words = 0;  // extents
+  Access c, a, b;
+  int row = -1, column = -1, reduce = -1;  // which of the loops
+};
+
+Stmt strip_attrs(Stmt s) {
+  while (const auto* attr = s.as<AttrNode>()) s = attr->body;
+  return s;
+}
+
+Result<TileNest> understand(const ForNode* head) {
+  auto refuse = [](const std::string& why) { return Status(ErrorCode::kCodegenError, "tensorized loop: " + why); };
+  std::vector<const ForNode*> loops = {head};
+  Stmt body = strip_attrs(head->body);
+  while (const auto* inner = body.as<ForNode>()) {
+    loops.push_back(inner);
+    body = strip_attrs(inner->body);
+  }
+  if (loops.size() != 3)
+    return refuse("needs three loops (rows, columns, reduction), not " + std::to_string(loops.size()));
+  int64_t extents[3];
+  for (int l = 0; l < 3; ++l)
+    if (!is_const_int(loops[static_cast<size_t>(l)]->extent, &extents[l]))
+      return refuse("loop " + loops[static_cast<size_t>(l)]->var.name() + " has no constant extent");
+  const auto* store = body.as<StoreNode>();
+  if (!store || store->predicate.defined() || store->value.dtype().lanes != 1)
+    return refuse("the nest's body is not one scalar store");
+  if (store->value.kind() != ExprKind::kAdd) return refuse("the store does not accumulate");
+  const auto* add = static_cast<const BinaryNode*>(store->value.get());
+  const CallNode* dot = add->b.as<CallNode>();
+  Expr acc = add->a;
+  if (!dot) dot = add->a.as<CallNode>(), acc = add->b;
+  const LoadNode* acc_load = scalar_load(acc);
+  if (!dot || (dot->op != CallOp::kDotU8S8 && dot->op != CallOp::kDotBf16) || !acc_load ||
+      !acc_load->buffer.same_as(store->buffer) || !structural_equal(acc_load->index, store->index))
+    return refuse("the store is not C = C + dot(A, B)");
+  TileNest n;
+  n.bf16 = dot->op == CallOp::kDotBf16;
+  if (store->buffer->dtype != (n.bf16 ? DType::f32() : DType::i32()))
+    return refuse("C is " + store->buffer->dtype.to_string() + ", not the product's accumulator type");
+  const std::optional<WordRead> a = word_read(dot->args[0]), b = word_read(dot->args[1]);
+  if (!a || !b) return refuse("an operand of the dot product is not one word of memory");
+  std::optional<Access> ca = access_of({store->buffer, store->index, 4}, loops), aa = access_of(*a, loops),
+                        ba = access_of(*b, loops);
+  if (!ca || !aa || !ba) return refuse("an index is not linear in the nest's loops");
+  n.c = *ca, n.a = *aa, n.b = *ba;
+  for (int l = 0; l < 3; ++l) {
+    const bool in_c = n.c.coef[l] != 0, in_a = n.a.coef[l] != 0, in_b = n.b.coef[l] != 0;
+    if (in_c && in_a && !in_b) n.row = l;
+    if (in_c && in_b && !in_a) n.column = l;
+    if (in_a && in_b && !in_c) n.reduce = l;
+  }
+  if (n.row < 0 || n.column < 0 || n.reduce < 0) return refuse("the loops are not rows, columns and a reduction");
+  n.rows = extents[n.row], n.columns = extents[n.column], n.words = extents[n.reduce];
+  // Contiguous words: C's and B's along the columns, A's along the reduction.
+  if (n.c.coef[n.column] != 1 || n.b.coef[n.column] * n.b.read.element_bytes != 4 ||
+      n.a.coef[n.reduce] * n.a.read.element_bytes != 4)
+    return refuse("C's and B's columns and A's words must be contiguous");
+  if (n.rows % kTileRows || n.columns % kTileRows || n.words % kTileWords)
+    return refuse("the nest is " + std::to_string(n.rows) + " x " + std::to_string(n.columns) + " x " +
+                  std::to_string(n.words) + " words, not whole tiles of 16 x 16 x 16");
+  return n;
+}
+
+}  // namespace
+
+void CodeGen::emit_tensorized(const ForNode* op) {
+  Result<TileNest> understood = understand(op);
+  if (!understood.is_ok()) {
+    if (error_.is_ok()) error_ = understood.status();
+    return;
+  }
+  const TileNest& n = *understood;
+  if (!target_.is_x86() || (n.bf16 ? !target_.amx_bf16 : !target_.amx_int8)) {
+    if (error_.is_ok())
+      error_ = codegen_error("tensorized loop " + op->var.name() + ": the target (" + target_.short_name() +
+                             ") has no AMX " + (n.bf16 ? "bfloat16" : "int8") + " unit");
+    return;
+  }
+  mark_tile_module();
+  llvm::Type* i8 = b_.getInt8Ty();
+  llvm::Type* i64 = b_.getInt64Ty();
+  // Palette 1, eight tiles of 16 rows x 64 bytes.
+  std::vector<uint8_t> config(64, 0);
+  config[0] = 1;
+  for (int t = 0; t < 8; ++t) {
+    config[16 + 2 * t] = kTileBytes;
+    config[48 + t] = kTileRows;
+  }
+  auto* config_global = new llvm::GlobalVariable(
+      mod_, llvm::ArrayType::get(i8, 64), true, llvm::GlobalValue::PrivateLinkage,
+      llvm::ConstantDataArray::get(ctx_, llvm::ArrayRef<uint8_t>(config)), base_name_ + ".tile_config");
+  config_global->setAlignment(llvm::Align(64));
+  auto intrinsic = [&](llvm::Intrinsic::ID id) { return llvm::Intrinsic::getDeclaration(&mod_, id); };
+  b_.CreateCall(intrinsic(llvm::Intrinsic::x86_ldtilecfg), {config_global});
+
+  // Byte pointers to each operand's first element, and row strides in bytes.
+  auto pointer = [&](const Access& a) {
+    llvm::Value* base = buffer_base(a.read.buffer.get());
+    llvm::Value* offset = b_.CreateMul(b_.CreateSExt(emit(a.base), i64), b_.getInt64(a.read.element_bytes));
+    return b_.CreateGEP(i8, base, offset);
+  };
+  llvm::Value* c_ptr = pointer(n.c);
+  llvm::Value* a_ptr = pointer(n.a);
+  llvm::Value* b_ptr = pointer(n.b);
+  const int64_t c_row = n.c.coef[n.row] * 4, a_row = n.a.coef[n.row] * n.a.read.element_bytes,
+                b_row = n.b.coef[n.reduce] * n.b.read.element_bytes;
+  auto at = [&](llvm::Value* ptr, llvm::Value* bytes) { return b_.CreateGEP(i8, ptr, bytes); };
+  auto tile = [&](int t) { return b_.getInt8(static_cast<uint8_t>(t)); };
+  llvm::Function* load = intrinsic(llvm::Intrinsic::x86_tileloadd64);
+  llvm::Function* store = intrinsic(llvm::Intrinsic::x86_tilestored64);
+  llvm::Function* product = intrinsic(n.bf16 ? llvm::Intrinsic::x86_tdpbf16ps : llvm::Intrinsic::x86_tdpbusd);
+
+  const int64_t row_tiles = n.rows / kTileRows, column_tiles = n.columns / kTileRows;
+  for (int64_t r0 = 0; r0 < row_tiles; r0 += 2) {
+    const int64_t gr = std::min<int64_t>(2, row_tiles - r0);
+    for (int64_t c0 = 0; c0 < column_tiles;) {
+      // With one row of tiles, three columns fit (3 C + 1 A + 3 B).
+      const int64_t gc = std::min<int64_t>(gr == 1 ? 3 : 2, column_tiles - c0);
+      auto c_tile = [&](int64_t r, int64_t c) { return static_cast<int>(r * gc + c); };
+      auto a_tile = [&](int64_t r) { return static_cast<int>(gr * gc + r); };
+      auto b_tile = [&](int64_t c) { return static_cast<int>(gr * gc + gr + c); };
+      auto c_at = [&](int64_t r, int64_t c) {
+        return at(c_ptr, b_.getInt64(((r0 + r) * kTileRows) * c_row + (c0 + c) * kTileRows * 4));
+      };
+      for (int64_t r = 0; r < gr; ++r)
+        for (int64_t c = 0; c < gc; ++c) b_.CreateCall(load, {tile(c_tile(r, c)), c_at(r, c), b_.getInt64(c_row)});
+      // The reduction, 16 words a step.
+      llvm::BasicBlock* pre = b_.GetInsertBlock();
+      auto* header = llvm::BasicBlock::Create(ctx_, "tile.k", fn_);
+      auto* exit = llvm::BasicBlock::Create(ctx_, "tile.k.end", fn_);
+      b_.CreateBr(header);
+      b_.SetInsertPoint(header);
+      llvm::PHINode* step = b_.CreatePHI(i64, 2, "tile.step");
+      step->addIncoming(b_.getInt64(0), pre);
+      for (int64_t r = 0; r < gr; ++r) {
+        llvm::Value* bytes =
+            b_.CreateAdd(b_.getInt64((r0 + r) * kTileRows * a_row), b_.CreateMul(step, b_.getInt64(kTileBytes)));
+        b_.CreateCall(load, {tile(a_tile(r)), at(a_ptr, bytes), b_.getInt64(a_row)});
+      }
+      for (int64_t c = 0; c < gc; ++c) {
+        llvm::Value* bytes =
+            b_.CreateAdd(b_.getInt64((c0 + c) * kTileRows * 4), b_.CreateMul(step, b_.getInt64(kTileWords * b_row)));
+        b_.CreateCall(load, {tile(b_tile(c)), at(b_ptr, bytes), b_.getInt64(b_row)});
+      }
+      for (int64_t r = 0; r < gr; ++r)
+        for (int64_t c = 0; c < gc; ++c) b_.CreateCall(product, {tile(c_tile(r, c)), tile(a_tile(r)), tile(b_tile(c))});
+      llvm::Value* next = b_.CreateAdd(step, b_.getInt64(1), "", true, true);
+      step->addIncoming(next, b_.GetInsertBlock());
+      b_.CreateCondBr(b_.CreateICmpSLT(next, b_.getInt64(n.words / kTileWords)), header, exit);
+      b_.SetInsertPoint(exit);
+      for (int64_t r = 0; r < gr; ++r)
+        for (int64_t c = 0; c < gc; ++c) b_.CreateCall(store, {tile(c_tile(r, c)), c_at(r, c), b_.getInt64(c_row)});
+      c0 += gc;
+    }
+  }
+  b_.CreateCall(intrinsic(llvm::Intrinsic::x86_tilerelease), {});
+}
+
+void CodeGen::mark_tile_module() {
+  // runtime/c_abi.h's TESSERA_TILE_MODULE_SYMBOL.
+  constexpr const char* kSymbol = "tessera_module_uses_tiles";
+  if (mod_.getNamedGlobal(kSymbol)) return;
+  new llvm::GlobalVariable(mod_, b_.getInt32Ty(), true, llvm::GlobalValue::ExternalLinkage, b_.getInt32(1), kSymbol);
+}
+
+}  // namespace tessera::codegen_detail
