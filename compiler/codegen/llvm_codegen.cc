@@ -144,6 +144,7 @@ Status CodeGen::add_function(const PrimFunc& f) {
   llvm::BasicBlock* body = llvm::BasicBlock::Create(ctx_, "body", impl);
   b_.SetInsertPoint(body);
   emit(f.body);
+  release_tiles();
   b_.CreateRet(b_.getInt32(0));
   b_.SetInsertPoint(entry_);
   b_.CreateBr(body);
@@ -415,9 +416,18 @@ void CodeGen::emit(const Stmt& s) {
   switch (s.kind()) {
     case StmtKind::kStore: return emit_store(s.as<StoreNode>());
     case StmtKind::kFor: return emit_for(s.as<ForNode>());
-    case StmtKind::kSeq:
-      for (const Stmt& c : s.as<SeqNode>()->stmts) emit(c);
+    case StmtKind::kSeq: {
+      const std::vector<Stmt>& stmts = s.as<SeqNode>()->stmts;
+      for (size_t i = 0; i < stmts.size(); ++i) {
+        // C zeroed, then a tile product into it: its tiles start at zero.
+        if (i + 1 < stmts.size() && emit_zeroed_tile_product(stmts[i], stmts[i + 1])) {
+          ++i;
+          continue;
+        }
+        emit(stmts[i]);
+      }
       return;
+    }
     case StmtKind::kIfThenElse: {
       const auto* n = s.as<IfThenElseNode>();
       llvm::Value* cond = emit(n->cond);

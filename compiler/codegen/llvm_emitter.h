@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "base/status.h"
@@ -107,9 +108,18 @@ class CodeGen {
   bool emit_transposed_tile(const ForNode* op);
   /// A kTensorized loop's nest as tile products on AMX (llvm_tile.cc); an
   /// error recorded where the nest is not one or the target has no unit.
-  void emit_tensorized(const ForNode* op);
+  void emit_tensorized(const ForNode* op, bool zero_c = false);
+  /// `init` a nest that stores zeros to exactly the C a tensorized `next`
+  /// accumulates into: both emitted as the tile product from zeroed tiles
+  /// (no stores of zeros, no loads of C). False, with nothing emitted, for
+  /// any other pair (llvm_tile.cc).
+  bool emit_zeroed_tile_product(const Stmt& init, const Stmt& next);
   /// Exports runtime/c_abi.h's TESSERA_TILE_MODULE_SYMBOL, once a module.
   void mark_tile_module();
+  /// The tile configuration loaded in the current function's entry block,
+  /// once; release_tiles, where a kernel returns, releases it (llvm_tile.cc).
+  void configure_tiles();
+  void release_tiles();
   void emit_serial_loop(const Var& var, llvm::Value* begin, llvm::Value* end, const Stmt& body);
   void emit_parallel(const ForNode* op);
   void emit_allocate(const AllocateNode* op);
@@ -155,7 +165,8 @@ class CodeGen {
   // negation for a false branch): i1 when the same for every lane, else one
   // i1 per lane.
   std::vector<llvm::Value*> branch_conds_;
-  Status error_;  // the first node that could not be emitted
+  Status error_;                                        // the first node that could not be emitted
+  std::unordered_set<llvm::Function*> tile_functions_;  // those that configure AMX tiles
 };
 
 }  // namespace tessera::codegen_detail

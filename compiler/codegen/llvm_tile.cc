@@ -25,6 +25,7 @@
 #include <llvm/IR/IntrinsicsX86.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "compiler/arith/linear.h"
 #include "compiler/codegen/llvm_emitter.h"
@@ -120,6 +121,8 @@ std::optional<Access> access_of(const WordRead& read, const std::vector<const Fo
 
 // The nest under a kTensorized loop, understood.
 struct TileNest {
+  std::vector<const ForNode*> loops;
+  const StoreNode* store = nullptr;
   bool bf16 = false;
   int64_t rows = 0, columns = 0, words = 0;  // extents
   Access c, a, b;
@@ -158,6 +161,8 @@ Result<TileNest> understand(const ForNode* head) {
       !acc_load->buffer.same_as(store->buffer) || !structural_equal(acc_load->index, store->index))
     return refuse("the store is not C = C + dot(A, B)");
   TileNest n;
+  n.loops = loops;
+  n.store = store;
   n.bf16 = dot->op == CallOp::kDotBf16;
   if (store->buffer->dtype != (n.bf16 ? DType::f32() : DType::i32()))
     return refuse("C is " + store->buffer->dtype.to_string() + ", not the product's accumulator type");
@@ -185,9 +190,54 @@ Result<TileNest> understand(const ForNode* head) {
   return n;
 }
 
+bool is_zero_constant(const Expr& e) {
+  double f = 1;
+  return is_const_value(e, 0) || (is_const_float(e, &f) && f == 0 && !std::signbit(f));
+}
+
+// Whether `init` is two loops storing zero to the C of `n`, element for
+// element: its loops' extents are the nest's rows and columns, and its index,
+// with its loop variables renamed to the nest's, is the nest's C index.
+bool zeroes_c(const Stmt& init, const TileNest& n) {
+  std::vector<const ForNode*> loops;
+  Stmt body = strip_attrs(init);
+  while (const auto* loop = body.as<ForNode>()) {
+    loops.push_back(loop);
+    body = strip_attrs(loop->body);
+  }
+  const auto* store = body.as<StoreNode>();
+  if (loops.size() != 2 || !store || store->predicate.defined() || !store->buffer.same_as(n.store->buffer) ||
+      !is_zero_constant(store->value))
+    return false;
+  const ForNode* rows = n.loops[static_cast<size_t>(n.row)];
+  const ForNode* columns = n.loops[static_cast<size_t>(n.column)];
+  for (int swap = 0; swap < 2; ++swap) {
+    const ForNode* r = loops[swap ? 1 : 0];
+    const ForNode* c = loops[swap ? 0 : 1];
+    if (!structural_equal(r->extent, rows->extent) || !structural_equal(c->extent, columns->extent) ||
+        !structural_equal(r->min, rows->min) || !structural_equal(c->min, columns->min))
+      continue;
+    VarMap renamed;
+    renamed[r->var.node()] = rows->var;
+    renamed[c->var.node()] = columns->var;
+    if (structural_equal(arith::canonical(substitute(store->index, renamed)), arith::canonical(n.store->index)))
+      return true;
+  }
+  return false;
+}
+
 }  // namespace
 
-void CodeGen::emit_tensorized(const ForNode* op) {
+bool CodeGen::emit_zeroed_tile_product(const Stmt& init, const Stmt& next) {
+  const auto* head = strip_attrs(next).as<ForNode>();
+  if (!head || head->loop_kind != LoopKind::kTensorized) return false;
+  Result<TileNest> n = understand(head);
+  if (!n.is_ok() || !zeroes_c(init, *n)) return false;
+  emit_tensorized(head, /*zero_c=*/true);
+  return true;
+}
+
+void CodeGen::emit_tensorized(const ForNode* op, bool zero_c) {
   Result<TileNest> understood = understand(op);
   if (!understood.is_ok()) {
     if (error_.is_ok()) error_ = understood.status();
@@ -200,22 +250,10 @@ void CodeGen::emit_tensorized(const ForNode* op) {
                              ") has no AMX " + (n.bf16 ? "bfloat16" : "int8") + " unit");
     return;
   }
-  mark_tile_module();
+  configure_tiles();
   llvm::Type* i8 = b_.getInt8Ty();
   llvm::Type* i64 = b_.getInt64Ty();
-  // Palette 1, eight tiles of 16 rows x 64 bytes.
-  std::vector<uint8_t> config(64, 0);
-  config[0] = 1;
-  for (int t = 0; t < 8; ++t) {
-    config[16 + 2 * t] = kTileBytes;
-    config[48 + t] = kTileRows;
-  }
-  auto* config_global = new llvm::GlobalVariable(
-      mod_, llvm::ArrayType::get(i8, 64), true, llvm::GlobalValue::PrivateLinkage,
-      llvm::ConstantDataArray::get(ctx_, llvm::ArrayRef<uint8_t>(config)), base_name_ + ".tile_config");
-  config_global->setAlignment(llvm::Align(64));
   auto intrinsic = [&](llvm::Intrinsic::ID id) { return llvm::Intrinsic::getDeclaration(&mod_, id); };
-  b_.CreateCall(intrinsic(llvm::Intrinsic::x86_ldtilecfg), {config_global});
 
   // Byte pointers to each operand's first element, and row strides in bytes.
   auto pointer = [&](const Access& a) {
@@ -247,7 +285,12 @@ void CodeGen::emit_tensorized(const ForNode* op) {
         return at(c_ptr, b_.getInt64(((r0 + r) * kTileRows) * c_row + (c0 + c) * kTileRows * 4));
       };
       for (int64_t r = 0; r < gr; ++r)
-        for (int64_t c = 0; c < gc; ++c) b_.CreateCall(load, {tile(c_tile(r, c)), c_at(r, c), b_.getInt64(c_row)});
+        for (int64_t c = 0; c < gc; ++c) {
+          if (zero_c)
+            b_.CreateCall(intrinsic(llvm::Intrinsic::x86_tilezero), {tile(c_tile(r, c))});
+          else
+            b_.CreateCall(load, {tile(c_tile(r, c)), c_at(r, c), b_.getInt64(c_row)});
+        }
       // The reduction, 16 words a step.
       llvm::BasicBlock* pre = b_.GetInsertBlock();
       auto* header = llvm::BasicBlock::Create(ctx_, "tile.k", fn_);
@@ -277,7 +320,37 @@ void CodeGen::emit_tensorized(const ForNode* op) {
       c0 += gc;
     }
   }
-  b_.CreateCall(intrinsic(llvm::Intrinsic::x86_tilerelease), {});
+}
+
+void CodeGen::configure_tiles() {
+  if (!tile_functions_.insert(fn_).second) return;
+  mark_tile_module();
+  // Palette 1, eight tiles of 16 rows x 64 bytes: every nest's.
+  constexpr const char* kConfig = "tessera.tile_config";
+  llvm::GlobalVariable* config = mod_.getNamedGlobal(kConfig);
+  if (!config) {
+    std::vector<uint8_t> bytes(64, 0);
+    bytes[0] = 1;
+    for (int t = 0; t < 8; ++t) {
+      bytes[16 + 2 * t] = kTileBytes;
+      bytes[48 + t] = kTileRows;
+    }
+    config = new llvm::GlobalVariable(mod_, llvm::ArrayType::get(b_.getInt8Ty(), 64), true,
+                                      llvm::GlobalValue::PrivateLinkage,
+                                      llvm::ConstantDataArray::get(ctx_, llvm::ArrayRef<uint8_t>(bytes)), kConfig);
+    config->setAlignment(llvm::Align(64));
+  }
+  // In the entry block: once a call of the function (a task body's tiles are
+  // its thread's). A kernel releases its tiles where it returns
+  // (release_tiles); a task body keeps them configured, since the caller
+  // may run a task itself between nests of its own, with the same palette.
+  llvm::IRBuilder<> entry(entry_);
+  entry.CreateCall(llvm::Intrinsic::getDeclaration(&mod_, llvm::Intrinsic::x86_ldtilecfg), {config});
+}
+
+void CodeGen::release_tiles() {
+  if (tile_functions_.count(fn_))
+    b_.CreateCall(llvm::Intrinsic::getDeclaration(&mod_, llvm::Intrinsic::x86_tilerelease), {});
 }
 
 void CodeGen::mark_tile_module() {

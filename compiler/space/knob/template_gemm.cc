@@ -29,8 +29,9 @@
 // the STFT's; the int8 fallback also leaves the broadcast-heavy 8 rows x 2
 // vectors for 4 x 4 vectors, which stream fewer loads a product.
 //
-// On a target with AMX-INT8, an int8 product of whole tiles (M and N
-// multiples of 16, K of 64 bytes) runs its micro-kernel on the matrix unit:
+// On a target with AMX, an int8 product (AMX-INT8) or a bfloat16 product of
+// bfloat16 A (AMX-BF16) of whole tiles (M and N multiples of 16, K of 64
+// bytes) runs its micro-kernel on the matrix unit:
 // `tensorize` marks k.1 (LoopKind::kTensorized), and the code generator runs
 // the mr x nr x kb nest as tile products (16 x 16 int32 of C a tile, 2 x 2
 // tiles at once). Its blocks, micro-kernel and k blocks are then whole tiles
@@ -383,7 +384,9 @@ Status apply_gemm(const KnobConfig& cfg, const Target& target, State* state) {
 
 // The AMX fallback: 2 x 2 tiles of C (32 x 32), the whole of K (up to 256
 // words) a block, B packed by 32 columns, blocks of rows as for packed
-// weights.
+// weights. The k blocks innermost of the outer loops: where one covers K,
+// the accumulator's zeros are stored right before the tile product, whose
+// tiles then start at zero instead (CodeGen::emit_zeroed_tile_product).
 Result<KnobConfig> fallback_amx(const KnobSpace& space, const Gemm& g, const ComputeDAG& dag, const Target& target) {
   const int64_t mr = g.m % 32 == 0 ? 32 : 16, nr = g.n % 32 == 0 ? 32 : 16;
   int64_t kb = kAmxTile;
@@ -393,7 +396,7 @@ Result<KnobConfig> fallback_amx(const KnobSpace& space, const Gemm& g, const Com
   return nearest_config(space, {{"tile_m", {0, blocks.row_tiles, mr}},
                                 {"tile_n", {0, 1, nr}},
                                 {"tile_k", {0, kb}},
-                                {"order", {0, 2, 1}},
+                                {"order", {1, 2, 0}},
                                 {"cache_b", {g.b_is_weights ? kPackedB : kReadB}},
                                 {"tensorize", {1}}});
 }
