@@ -162,8 +162,9 @@ BENCHMARK(BM_Int8_Matmul)
 
 // The bfloat16 product accumulated in float32 at 1024^3 (ops::matmul_bf16:
 // B packed in pairs along K), tuned, against oneDNN's bf16 matmul (its
-// weights reordered once, untimed) and the machine's vdpbf16ps peak, both
-// measured in the same run. A multiply-add counts 2. Arguments: trials, space.
+// weights reordered once, untimed) and the machine's bfloat16 peak (AMX's
+// where the CPU has AMX-BF16, else vdpbf16ps's), both measured in the same
+// run. A multiply-add counts 2. Arguments: trials, space.
 void BM_Bf16_Matmul(benchmark::State& state) {
   constexpr int64_t kN = 1024;
   auto op = ops::parse_op_spec("matmul_bf16:M=1024,N=1024,K=1024").value();

@@ -126,9 +126,14 @@ double measure_amx_int8_peak_gops(int threads);
 /// where the CPU has it, else VNNI's.
 double measure_int8_peak_gops(int threads);
 
+/// The bfloat16 tile-product peak of x86's AMX in GFLOP/s, as
+/// measure_amx_int8_peak_gops with TDPBF16PS; 0 without AMX-BF16.
+double measure_amx_bf16_peak_gflops(int threads);
+
 /// The bfloat16 dot-product peak in GFLOP/s (a multiply-add counts 2) with
-/// `threads` threads, measured by a register-resident vdpbf16ps loop on
-/// 512-bit registers; 0 where the CPU has no AVX512-BF16.
+/// `threads` threads: AMX's where the CPU has AMX-BF16, else a
+/// register-resident vdpbf16ps loop's on 512-bit registers; 0 where the CPU
+/// has neither.
 double measure_bf16_peak_gflops(int threads);
 
 }  // namespace tessera::bench

@@ -357,7 +357,7 @@ void CodeGen::mark_tile_module() {
   // runtime/c_abi.h's TESSERA_TILE_MODULE_SYMBOL.
   constexpr const char* kSymbol = "tessera_module_uses_tiles";
   if (mod_.getNamedGlobal(kSymbol)) return;
-  new llvm::GlobalVariable(mod_, b_.getInt32Ty(), true, llvm::GlobalValue::ExternalLinkage, b_.getInt32(1), kSymbol);
+  new llvm::GlobalVariable(mod_, b_.getInt32Ty(), true, llvm::GlobalValue::WeakODRLinkage, b_.getInt32(1), kSymbol);
 }
 
 }  // namespace tessera::codegen_detail

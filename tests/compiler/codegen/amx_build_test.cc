@@ -8,6 +8,7 @@
 
 #include <random>
 
+#include "compiler/codegen/build.h"
 #include "compiler/codegen/llvm_codegen.h"
 #include "compiler/codegen/llvm_target.h"
 #include "compiler/schedule/layout.h"
@@ -115,6 +116,25 @@ TEST(AmxAssembly, ANestThatIsNotATileProductIsAClearError) {
   auto text = emit_assembly({*f}, amx);
   ASSERT_FALSE(text.is_ok());
   EXPECT_NE(text.status().message().find("needs three loops"), std::string::npos) << text.status().to_string();
+}
+
+// Two kernels on tiles, an object each, linked into one library (as a
+// model's are): each says the module uses tiles, the link keeps one, and
+// the library loads.
+TEST(AmxAssembly, KernelsOnTilesLinkIntoOneLibrary) {
+  const Target amx = target_of(kSapphireRapids);
+  std::vector<PrimFunc> funcs;
+  for (const char* name : {"first", "second"}) {
+    auto f = lower(test::template_fallback_of(spec_of(random_problem(32, 32, 64, 9)), amx), name);
+    ASSERT_TRUE(f.is_ok()) << f.status().to_string();
+    funcs.push_back(*f);
+  }
+  auto lib = build(funcs, amx, BuildOptions{.jobs = 2});
+  ASSERT_TRUE(lib.is_ok()) << lib.status().to_string();
+  if (!host_target().amx_int8) return;
+  auto mod = runtime::Module::load_from_bytes(lib->bytes, "/tmp");
+  ASSERT_TRUE(mod.is_ok()) << mod.status().to_string();
+  EXPECT_TRUE(mod->get_kernel("second").is_ok());
 }
 
 // Built and run on this machine where it has AMX-INT8: the fallback and
