@@ -63,10 +63,10 @@ struct Target {
   int vector_registers() const { return is_aarch64() || vector_bits >= 512 ? 32 : 16; }
   /// True when schedules tuned for `other` suit this target: the same
   /// non-empty triple and vector width (CPU model, features and cores may differ).
-  /// A schedule that runs products on the matrix unit needs one on both.
+  /// (A schedule that runs products on AMX tiles needs them here too: the
+  /// records say so by their steps, records/records_schedule_source.cc.)
   bool shares_schedules_with(const Target& other) const {
-    return !triple.empty() && triple == other.triple && vector_bits == other.vector_bits &&
-           amx_int8 == other.amx_int8 && amx_bf16 == other.amx_bf16;
+    return !triple.empty() && triple == other.triple && vector_bits == other.vector_bits;
   }
   /// The canonical string: parse(to_string()) gives an equal target.
   std::string to_string() const;

@@ -8,6 +8,11 @@
 namespace tessera::records {
 namespace {
 
+// Whether a record's schedule tensorizes a loop (IterAnnotation::kTensorize).
+bool uses_tiles(const Record& r) {
+  return r.steps_json.find("\"tensorize\"") != std::string::npos;
+}
+
 // What sets `other` apart from `asked`, for the candidate's `why`.
 std::string difference(const Target& asked, const Target& other) {
   if (asked.cpu != other.cpu) return "CPU " + other.cpu + ", not " + asked.cpu;
@@ -105,6 +110,10 @@ Result<std::vector<ScheduleCandidate>> RecordsScheduleSource::compatible_candida
     const Result<Target> measured_on = Target::parse(other);
     if (other == target || !measured_on.is_ok() || !asked->shares_schedules_with(*measured_on)) continue;
     TESSERA_ASSIGN_OR_RETURN(std::vector<Record> best, store_.best_k(workload_key, other, k_));
+    // A schedule that runs its products on AMX tiles suits only a target
+    // that has them (the rest of a tile machine's records suit any).
+    if (!asked->amx_int8 && !asked->amx_bf16)
+      best.erase(std::remove_if(best.begin(), best.end(), uses_tiles), best.end());
     const std::string why_there = "on a compatible target (same " + measured_on->triple + " triple and " +
                                   std::to_string(measured_on->vector_bits) + "-bit vectors; " +
                                   difference(*asked, *measured_on) + "): '" + other + "'";

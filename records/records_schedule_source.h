@@ -4,8 +4,9 @@
 //
 // Targets are read with base/target.h's LLVM-free parser; a target string it
 // rejects (an unknown CPU, another architecture) is compatible with nothing.
-// The compiler side (compiler/space/apply_best.h) checks each proposed step
-// list still replays.
+// A compatible target's schedule that runs products on AMX tiles (a
+// tensorize step) is offered only to a target with AMX. The compiler side (compiler/space/apply_best.h) checks each
+// proposed step list still replays.
 #pragma once
 
 #include <cstdint>

@@ -120,6 +120,10 @@ class CodeGen {
   /// once; release_tiles, where a kernel returns, releases it (llvm_tile.cc).
   void configure_tiles();
   void release_tiles();
+  /// The module's tile configuration for C and A tiles of `rows` rows
+  /// (llvm_tile.cc), and a load of it here.
+  llvm::GlobalVariable* tile_config_global(int64_t rows);
+  void load_tile_config(int64_t rows);
   void emit_serial_loop(const Var& var, llvm::Value* begin, llvm::Value* end, const Stmt& body);
   void emit_parallel(const ForNode* op);
   void emit_allocate(const AllocateNode* op);

@@ -7,18 +7,20 @@
 // of matmul_u8s8's A, or pack_bf16 of two neighbouring bfloat16 loads. From
 // the indices' linear forms the loops are told apart (the rows index C and
 // A, the columns C and B, the reduction A and B) and each operand's base and
-// row stride in bytes read off. The nest must be whole tiles: 16 rows, 16
-// columns and 16 words of the reduction (64 bytes of A's row) at a time,
-// with C's columns, B's columns and A's words each contiguous.
+// row stride in bytes read off. The nest must be whole tiles of 16 columns
+// and 16 words of the reduction (64 bytes of A's row), with C's columns,
+// B's columns and A's words each contiguous; its rows go 16 to a tile, or
+// in tiles of the most rows (fewer than 16) that divide them.
 //
-// AMX holds eight tiles of 16 rows x 64 bytes. The output is walked in
-// groups of at most 2 x 2 tiles of C (four tiles) with a tile of A per row
-// and of B per column (two and two): C's tiles are loaded, the reduction
+// AMX holds eight tiles of up to 16 rows x 64 bytes. The output is walked
+// in groups of at most 2 x 2 tiles of C (tiles 0-3) with a tile of A per
+// row (4-5) and of B per column (6-7): C's tiles are loaded, the reduction
 // runs 16 words a step (a load of each A and B tile, then TDPBUSD or
 // TDPBF16PS for each C tile), and C's tiles are stored. B is a tile of 16
 // rows of words (its reduction) by 16 columns: the layout matmul_u8s8's
-// words and the bfloat16 words already have. The tile configuration is
-// loaded at the nest and released after it. The runtime asks the kernel for
+// words and the bfloat16 words already have. The configuration of 16-row
+// tiles is loaded once where a function starts; a nest of fewer rows loads
+// its own and restores it after. The runtime asks the kernel for
 // the process's permission to use the tile registers when it loads a module
 // that exports TESSERA_TILE_MODULE_SYMBOL (runtime/c_abi.h).
 #include <llvm/IR/Intrinsics.h>
@@ -39,6 +41,26 @@ namespace {
 constexpr int kTileRows = 16;   // rows of a tile
 constexpr int kTileBytes = 64;  // bytes of a tile's row
 constexpr int kTileWords = kTileBytes / 4;
+
+// The rows of C's and A's tiles for a nest of `rows` rows: the most, up to
+// 16, that divide them (100 rows: tiles of 10).
+int64_t tile_rows_for(int64_t rows) {
+  for (int64_t r = kTileRows; r > 1; --r)
+    if (rows % r == 0) return r;
+  return 1;
+}
+
+// The configuration (palette 1) of tiles 0-3 for C and 4-5 for A of
+// `rows` rows, 6-7 for B of 16, each row 64 bytes.
+std::vector<uint8_t> tile_config(int64_t rows) {
+  std::vector<uint8_t> bytes(64, 0);
+  bytes[0] = 1;
+  for (int t = 0; t < 8; ++t) {
+    bytes[16 + 2 * t] = kTileBytes;
+    bytes[48 + t] = static_cast<uint8_t>(t < 6 ? rows : kTileRows);
+  }
+  return bytes;
+}
 
 // The first element a word operand reads: its buffer, index (elements) and
 // element size.
@@ -122,6 +144,7 @@ std::optional<Access> access_of(const WordRead& read, const std::vector<const Fo
 // The nest under a kTensorized loop, understood.
 struct TileNest {
   std::vector<const ForNode*> loops;
+  int64_t tile_rows = kTileRows;  // rows of C's and A's tiles: the most, up to 16, that divide the rows
   const StoreNode* store = nullptr;
   bool bf16 = false;
   int64_t rows = 0, columns = 0, words = 0;  // extents
@@ -184,9 +207,10 @@ Result<TileNest> understand(const ForNode* head) {
   if (n.c.coef[n.column] != 1 || n.b.coef[n.column] * n.b.read.element_bytes != 4 ||
       n.a.coef[n.reduce] * n.a.read.element_bytes != 4)
     return refuse("C's and B's columns and A's words must be contiguous");
-  if (n.rows % kTileRows || n.columns % kTileRows || n.words % kTileWords)
+  n.tile_rows = tile_rows_for(n.rows);
+  if (n.columns % kTileRows || n.words % kTileWords)
     return refuse("the nest is " + std::to_string(n.rows) + " x " + std::to_string(n.columns) + " x " +
-                  std::to_string(n.words) + " words, not whole tiles of 16 x 16 x 16");
+                  std::to_string(n.words) + " words, not whole tiles of 16 columns and 16 words");
   return n;
 }
 
@@ -250,7 +274,13 @@ void CodeGen::emit_tensorized(const ForNode* op, bool zero_c) {
                              ") has no AMX " + (n.bf16 ? "bfloat16" : "int8") + " unit");
     return;
   }
+  // Every function's tiles are configured for 16 rows where it starts
+  // (configure_tiles); a nest of fewer rows configures its own and restores
+  // those after it, so that outside it (a parallel launch's task included)
+  // the configuration is always the 16 rows'.
   configure_tiles();
+  const int64_t tr = n.tile_rows;
+  if (tr != kTileRows) load_tile_config(tr);
   llvm::Type* i8 = b_.getInt8Ty();
   llvm::Type* i64 = b_.getInt64Ty();
   auto intrinsic = [&](llvm::Intrinsic::ID id) { return llvm::Intrinsic::getDeclaration(&mod_, id); };
@@ -272,17 +302,16 @@ void CodeGen::emit_tensorized(const ForNode* op, bool zero_c) {
   llvm::Function* store = intrinsic(llvm::Intrinsic::x86_tilestored64);
   llvm::Function* product = intrinsic(n.bf16 ? llvm::Intrinsic::x86_tdpbf16ps : llvm::Intrinsic::x86_tdpbusd);
 
-  const int64_t row_tiles = n.rows / kTileRows, column_tiles = n.columns / kTileRows;
+  const int64_t row_tiles = n.rows / tr, column_tiles = n.columns / kTileRows;
   for (int64_t r0 = 0; r0 < row_tiles; r0 += 2) {
     const int64_t gr = std::min<int64_t>(2, row_tiles - r0);
-    for (int64_t c0 = 0; c0 < column_tiles;) {
-      // With one row of tiles, three columns fit (3 C + 1 A + 3 B).
-      const int64_t gc = std::min<int64_t>(gr == 1 ? 3 : 2, column_tiles - c0);
-      auto c_tile = [&](int64_t r, int64_t c) { return static_cast<int>(r * gc + c); };
-      auto a_tile = [&](int64_t r) { return static_cast<int>(gr * gc + r); };
-      auto b_tile = [&](int64_t c) { return static_cast<int>(gr * gc + gr + c); };
+    for (int64_t c0 = 0; c0 < column_tiles; c0 += 2) {
+      const int64_t gc = std::min<int64_t>(2, column_tiles - c0);
+      auto c_tile = [&](int64_t r, int64_t c) { return static_cast<int>(r * 2 + c); };
+      auto a_tile = [&](int64_t r) { return static_cast<int>(4 + r); };
+      auto b_tile = [&](int64_t c) { return static_cast<int>(6 + c); };
       auto c_at = [&](int64_t r, int64_t c) {
-        return at(c_ptr, b_.getInt64(((r0 + r) * kTileRows) * c_row + (c0 + c) * kTileRows * 4));
+        return at(c_ptr, b_.getInt64(((r0 + r) * tr) * c_row + (c0 + c) * kTileRows * 4));
       };
       for (int64_t r = 0; r < gr; ++r)
         for (int64_t c = 0; c < gc; ++c) {
@@ -301,7 +330,7 @@ void CodeGen::emit_tensorized(const ForNode* op, bool zero_c) {
       step->addIncoming(b_.getInt64(0), pre);
       for (int64_t r = 0; r < gr; ++r) {
         llvm::Value* bytes =
-            b_.CreateAdd(b_.getInt64((r0 + r) * kTileRows * a_row), b_.CreateMul(step, b_.getInt64(kTileBytes)));
+            b_.CreateAdd(b_.getInt64((r0 + r) * tr * a_row), b_.CreateMul(step, b_.getInt64(kTileBytes)));
         b_.CreateCall(load, {tile(a_tile(r)), at(a_ptr, bytes), b_.getInt64(a_row)});
       }
       for (int64_t c = 0; c < gc; ++c) {
@@ -317,35 +346,36 @@ void CodeGen::emit_tensorized(const ForNode* op, bool zero_c) {
       b_.SetInsertPoint(exit);
       for (int64_t r = 0; r < gr; ++r)
         for (int64_t c = 0; c < gc; ++c) b_.CreateCall(store, {tile(c_tile(r, c)), c_at(r, c), b_.getInt64(c_row)});
-      c0 += gc;
     }
   }
+  if (tr != kTileRows) load_tile_config(kTileRows);
+}
+
+llvm::GlobalVariable* CodeGen::tile_config_global(int64_t rows) {
+  const std::string name = "tessera.tile_config." + std::to_string(rows);
+  if (llvm::GlobalVariable* config = mod_.getNamedGlobal(name)) return config;
+  const std::vector<uint8_t> bytes = tile_config(rows);
+  auto* config =
+      new llvm::GlobalVariable(mod_, llvm::ArrayType::get(b_.getInt8Ty(), 64), true, llvm::GlobalValue::PrivateLinkage,
+                               llvm::ConstantDataArray::get(ctx_, llvm::ArrayRef<uint8_t>(bytes)), name);
+  config->setAlignment(llvm::Align(64));
+  return config;
+}
+
+void CodeGen::load_tile_config(int64_t rows) {
+  b_.CreateCall(llvm::Intrinsic::getDeclaration(&mod_, llvm::Intrinsic::x86_ldtilecfg), {tile_config_global(rows)});
 }
 
 void CodeGen::configure_tiles() {
   if (!tile_functions_.insert(fn_).second) return;
   mark_tile_module();
-  // Palette 1, eight tiles of 16 rows x 64 bytes: every nest's.
-  constexpr const char* kConfig = "tessera.tile_config";
-  llvm::GlobalVariable* config = mod_.getNamedGlobal(kConfig);
-  if (!config) {
-    std::vector<uint8_t> bytes(64, 0);
-    bytes[0] = 1;
-    for (int t = 0; t < 8; ++t) {
-      bytes[16 + 2 * t] = kTileBytes;
-      bytes[48 + t] = kTileRows;
-    }
-    config = new llvm::GlobalVariable(mod_, llvm::ArrayType::get(b_.getInt8Ty(), 64), true,
-                                      llvm::GlobalValue::PrivateLinkage,
-                                      llvm::ConstantDataArray::get(ctx_, llvm::ArrayRef<uint8_t>(bytes)), kConfig);
-    config->setAlignment(llvm::Align(64));
-  }
   // In the entry block: once a call of the function (a task body's tiles are
   // its thread's). A kernel releases its tiles where it returns
   // (release_tiles); a task body keeps them configured, since the caller
   // may run a task itself between nests of its own, with the same palette.
   llvm::IRBuilder<> entry(entry_);
-  entry.CreateCall(llvm::Intrinsic::getDeclaration(&mod_, llvm::Intrinsic::x86_ldtilecfg), {config});
+  entry.CreateCall(llvm::Intrinsic::getDeclaration(&mod_, llvm::Intrinsic::x86_ldtilecfg),
+                   {tile_config_global(kTileRows)});
 }
 
 void CodeGen::release_tiles() {

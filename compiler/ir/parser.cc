@@ -535,7 +535,8 @@ Result<Stmt> IRParser::scoped_body() {
 Result<Stmt> IRParser::statement() {
   const Token& t = peek();
   if (t.kind == Tok::kIdent && peek(1).kind == Tok::kIdent) {
-    for (LoopKind k : {LoopKind::kSerial, LoopKind::kParallel, LoopKind::kVectorized, LoopKind::kUnrolled, LoopKind::kTensorized})
+    for (LoopKind k :
+         {LoopKind::kSerial, LoopKind::kParallel, LoopKind::kVectorized, LoopKind::kUnrolled, LoopKind::kTensorized})
       if (t.text == loop_kind_name(k)) return for_stmt();
     if (t.text == "alloc") return alloc_stmt();
     if (t.text == "attr") return attr_stmt();
@@ -548,7 +549,8 @@ Result<Stmt> IRParser::statement() {
 Result<Stmt> IRParser::for_stmt() {
   const Token kind_token = next();
   LoopKind kind = LoopKind::kSerial;
-  for (LoopKind k : {LoopKind::kSerial, LoopKind::kParallel, LoopKind::kVectorized, LoopKind::kUnrolled, LoopKind::kTensorized})
+  for (LoopKind k :
+       {LoopKind::kSerial, LoopKind::kParallel, LoopKind::kVectorized, LoopKind::kUnrolled, LoopKind::kTensorized})
     if (kind_token.text == loop_kind_name(k)) kind = k;
   TESSERA_ASSIGN_OR_RETURN(std::string name, ident("a loop variable"));
   DType type = kIndexType;

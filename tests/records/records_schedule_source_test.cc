@@ -94,6 +94,23 @@ TEST(RecordsScheduleSource, IncompatibleTargetsAreNotUsed) {
   EXPECT_TRUE(none.empty());
 }
 
+// A record of a machine with AMX whose schedule runs on its tiles is no
+// candidate for a target without them; its other records are.
+TEST(RecordsScheduleSource, SchedulesOnAmxTilesOnlyForTargetsWithThem) {
+  Db db;
+  Record tiles = ok_record(key_of(1), kSapphire, 0.001, 1);
+  tiles.steps_json = R"([{"kind":"annotate","stage":2,"iter":3,"ann":"tensorize"}])";
+  ASSERT_OK(db.store.append({tiles, ok_record(key_of(1), kSapphire, 0.002, 2)}));
+  RecordsScheduleSource source(db.store);
+  ASSERT_OK_AND_ASSIGN(auto icelake, source.candidates(key_of(1), kIcelake));
+  ASSERT_EQ(icelake.size(), 1u);
+  EXPECT_DOUBLE_EQ(icelake[0].cost_s, 0.002);
+  ASSERT_OK_AND_ASSIGN(auto emerald,
+                       source.candidates(key_of(1), "llvm -mtriple=x86_64-linux-gnu -mcpu=emeraldrapids -num-cores=2"));
+  ASSERT_EQ(emerald.size(), 2u);
+  EXPECT_DOUBLE_EQ(emerald[0].cost_s, 0.001);
+}
+
 TEST(RecordsScheduleSource, ErrorRecordsAreNeverCandidates) {
   Db db;
   ASSERT_OK(db.store.append({testing::error_record(key_of(1), kIcelake, "wrong-answer", 1),

@@ -155,7 +155,9 @@ class SplitEnumerator {
 };
 
 const char* annotation_json_name(int64_t a) {
-  return a >= 0 && a <= static_cast<int64_t>(IterAnnotation::kTensorize) ? annotation_name(static_cast<IterAnnotation>(a)) : "?";
+  return a >= 0 && a <= static_cast<int64_t>(IterAnnotation::kTensorize)
+             ? annotation_name(static_cast<IterAnnotation>(a))
+             : "?";
 }
 
 }  // namespace

@@ -30,8 +30,8 @@
 // vectors for 4 x 4 vectors, which stream fewer loads a product.
 //
 // On a target with AMX, an int8 product (AMX-INT8) or a bfloat16 product of
-// bfloat16 A (AMX-BF16) of whole tiles (M and N multiples of 16, K of 64
-// bytes) runs its micro-kernel on the matrix unit:
+// bfloat16 A (AMX-BF16) of whole tiles (N a multiple of 16, K of 64 bytes,
+// M of tiles of 8 to 16 rows) runs its micro-kernel on the matrix unit:
 // `tensorize` marks k.1 (LoopKind::kTensorized), and the code generator runs
 // the mr x nr x kb nest as tile products (16 x 16 int32 of C a tile, 2 x 2
 // tiles at once). Its blocks, micro-kernel and k blocks are then whole tiles
@@ -117,18 +117,26 @@ constexpr int64_t kAmxTile = 16;
 // Whether the product runs on AMX tiles: u8 x s8 words (AMX-INT8) or
 // bfloat16 pairs (AMX-BF16) with B read B[k, j] (its columns contiguous
 // words), in whole tiles.
-bool amx_tiles(const Gemm& g, const Target& target) {
-  const bool unit = (target.amx_int8 && g.int8_words) || (target.amx_bf16 && g.bf16_words);
-  return unit && !g.b_is_nk && !g.b_k_last && g.m % kAmxTile == 0 && g.n % kAmxTile == 0 && g.k % kAmxTile == 0;
+// Rows that no tile of 16 divides take tiles of fewer rows (100: tiles of
+// 10), down to 8; fewer run on the vector unit.
+int64_t amx_tile_rows(int64_t m) {
+  for (int64_t r = kAmxTile; r >= 8; --r)
+    if (m % r == 0) return r;
+  return 0;
 }
 
-// The AMX splits: the micro-kernel `inner` tiles of 16 at most, and the
-// split exact (no block past the edge).
-SplitFilter amx_split_filter(int64_t extent, int64_t max_inner) {
+bool amx_tiles(const Gemm& g, const Target& target) {
+  const bool unit = (target.amx_int8 && g.int8_words) || (target.amx_bf16 && g.bf16_words);
+  return unit && !g.b_is_nk && !g.b_k_last && amx_tile_rows(g.m) > 0 && g.n % kAmxTile == 0 && g.k % kAmxTile == 0;
+}
+
+// The AMX splits: the micro-kernel whole tiles (of `tile` rows, columns or
+// words), `max_inner` at most, and the split exact (no block past the edge).
+SplitFilter amx_split_filter(int64_t extent, int64_t tile, int64_t max_inner) {
   return [=](const std::vector<int64_t>& s) {
     int64_t product = 1;
     for (int64_t f : s) product *= f;
-    return product == extent && s.back() % kAmxTile == 0 && s.back() <= max_inner;
+    return product == extent && s.back() % tile == 0 && s.back() <= max_inner;
   };
 }
 
@@ -280,9 +288,13 @@ Result<KnobSpace> define_gemm(const ComputeDAG& dag, const Target& target) {
   if (amx_tiles(g, target)) {
     // Up to 2 x 4 tiles of C a micro-kernel (the code generator walks them
     // 2 x 2 at a time), k blocks of whole tiles of K.
-    TESSERA_RETURN_IF_ERROR(space.define_split("tile_m", g.m, SplitPolicy::tiles(), 3, amx_split_filter(g.m, 32)));
-    TESSERA_RETURN_IF_ERROR(space.define_split("tile_n", g.n, SplitPolicy::tiles(), 3, amx_split_filter(g.n, 64)));
-    TESSERA_RETURN_IF_ERROR(space.define_split("tile_k", g.k, SplitPolicy::tiles(), 2, amx_split_filter(g.k, g.k)));
+    const int64_t rows = amx_tile_rows(g.m);
+    TESSERA_RETURN_IF_ERROR(
+        space.define_split("tile_m", g.m, SplitPolicy::tiles(), 3, amx_split_filter(g.m, rows, 2 * rows)));
+    TESSERA_RETURN_IF_ERROR(
+        space.define_split("tile_n", g.n, SplitPolicy::tiles(), 3, amx_split_filter(g.n, kAmxTile, 64)));
+    TESSERA_RETURN_IF_ERROR(
+        space.define_split("tile_k", g.k, SplitPolicy::tiles(), 2, amx_split_filter(g.k, kAmxTile, g.k)));
     TESSERA_RETURN_IF_ERROR(space.define_reorder_all("order", 3));
     TESSERA_RETURN_IF_ERROR(space.define_knob("cache_b", g.b_is_weights
                                                              ? std::vector<int64_t>{kPackedB, kReadB, kCopyPanel}
@@ -382,13 +394,15 @@ Status apply_gemm(const KnobConfig& cfg, const Target& target, State* state) {
   return Status::ok();
 }
 
-// The AMX fallback: 2 x 2 tiles of C (32 x 32), the whole of K (up to 256
+// The AMX fallback: 2 x 2 tiles of C (32 x 32, or two tiles of fewer rows),
+// the whole of K (up to 256
 // words) a block, B packed by 32 columns, blocks of rows as for packed
 // weights. The k blocks innermost of the outer loops: where one covers K,
 // the accumulator's zeros are stored right before the tile product, whose
 // tiles then start at zero instead (CodeGen::emit_zeroed_tile_product).
 Result<KnobConfig> fallback_amx(const KnobSpace& space, const Gemm& g, const ComputeDAG& dag, const Target& target) {
-  const int64_t mr = g.m % 32 == 0 ? 32 : 16, nr = g.n % 32 == 0 ? 32 : 16;
+  const int64_t rows = amx_tile_rows(g.m);
+  const int64_t mr = g.m % (2 * rows) == 0 ? 2 * rows : rows, nr = g.n % 32 == 0 ? 32 : 16;
   int64_t kb = kAmxTile;
   for (int64_t d = kAmxTile; d <= std::min<int64_t>(g.k, 256); d += kAmxTile)
     if (g.k % d == 0) kb = d;

@@ -47,6 +47,9 @@ TEST(AmxSpace, WholeTilesOnAnAmxTargetTensorizeAndNothingElseDoes) {
     return tmpl->define(*test::dag_of_spec(spec), target_of(target)).value();
   };
   EXPECT_NE(space_of("matmul_u8s8:M=64,N=48,K=256", kSapphireRapids).find("tensorize"), nullptr);
+  // 100 rows: tiles of 10 rows; 49 rows would take tiles of 7, fewer than 8.
+  EXPECT_NE(space_of("matmul_u8s8:M=100,N=48,K=256", kSapphireRapids).find("tensorize"), nullptr);
+  EXPECT_EQ(space_of("matmul_u8s8:M=49,N=48,K=256", kSapphireRapids).find("tensorize"), nullptr);
   // A reduction of 36 bytes is not whole tiles of K; 19 columns are not whole tiles.
   EXPECT_EQ(space_of("matmul_u8s8:M=64,N=48,K=36", kSapphireRapids).find("tensorize"), nullptr);
   EXPECT_EQ(space_of("matmul_u8s8:M=64,N=19,K=256", kSapphireRapids).find("tensorize"), nullptr);
@@ -118,6 +121,14 @@ TEST(AmxAssembly, ANestThatIsNotATileProductIsAClearError) {
   EXPECT_NE(text.status().message().find("needs three loops"), std::string::npos) << text.status().to_string();
 }
 
+// 100 rows: tiles of 10 rows (tdpbusd as for 16), configured for the nest
+// and the 16-row configuration restored after it.
+TEST(AmxAssembly, RowsThatSixteenDoesNotDivideTakeSmallerTiles) {
+  const std::string amx = test::fallback_assembly_of("matmul_u8s8:M=100,N=64,K=256", kSapphireRapids);
+  EXPECT_GE(count(amx, "tdpbusd"), 4);
+  EXPECT_EQ(count(amx, "ldtilecfg"), 3);  // the function's, the nest's, the function's again
+}
+
 // Two kernels on tiles, an object each, linked into one library (as a
 // model's are): each says the module uses tiles, the link keeps one, and
 // the library loads.
@@ -147,7 +158,8 @@ TEST(Amx, TemplateConfigurationsEqualTheDefinitionBuilt) {
   ASSERT_NE(tmpl, nullptr);
   std::mt19937_64 rng(41);
   for (const auto& [m, n, k] : {std::array<int64_t, 3>{64, 64, 256}, std::array<int64_t, 3>{48, 96, 128},
-                                std::array<int64_t, 3>{16, 16, 64}, std::array<int64_t, 3>{96, 32, 512}}) {
+                                std::array<int64_t, 3>{16, 16, 64}, std::array<int64_t, 3>{96, 32, 512},
+                                std::array<int64_t, 3>{100, 48, 128}, std::array<int64_t, 3>{120, 16, 64}}) {
     const Problem p = random_problem(m, n, k, static_cast<uint32_t>(m + n));
     std::shared_ptr<const ComputeDAG> dag = test::dag_of_spec(spec_of(p));
     const State fallback = test::template_fallback_of(spec_of(p), host_target());
