@@ -303,57 +303,43 @@ __attribute__((target("avx512f,avx512bf16"))) float bf16_loop(int64_t iterations
   return _mm512_reduce_add_ps(sum);
 }
 
-// Whether CPUID reports AMX-TILE and AMX-INT8 (leaf 7, EDX bits 24 and 25).
-bool cpu_has_amx_int8() {
+// Whether CPUID reports AMX-TILE (leaf 7, EDX bit 24) and the unit of EDX
+// bit `unit_bit` (25: AMX-INT8, 22: AMX-BF16).
+bool cpu_has_amx(int unit_bit) {
   unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-  return __get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) && (edx >> 24 & 1) && (edx >> 25 & 1);
+  return __get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) && (edx >> 24 & 1) && (edx >> unit_bit & 1);
 }
 
-// Whether CPUID reports AMX-TILE and AMX-BF16 (leaf 7, EDX bits 24 and 22).
-bool cpu_has_amx_bf16() {
-  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-  return __get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) && (edx >> 24 & 1) && (edx >> 22 & 1);
-}
+// Palette 1; tiles 0-7 of 16 rows x 64 bytes. A constant in memory: GCC 12
+// drops the stores of a local configuration that only ldtilecfg reads.
+alignas(64) constexpr uint8_t kAmxConfig[64] = {
+    1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 64, 0,  64, 0,  64, 0,  64, 0,  64, 0, 64, 0, 64, 0, 64, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 16, 16, 16, 16, 16, 16, 16, 16, 0,  0, 0,  0, 0,  0, 0,  0};
 
-// Six independent chains of TDPBUSD (tiles 0-5 of C, A in 6, B in 7), each
-// 16 x 16 x 64 multiply-adds; the tiles' contents do not matter.
-__attribute__((target("amx-tile,amx-int8"))) void amx_int8_loop(int64_t iterations) {
-  // Palette 1; tiles 0-7 of 16 rows x 64 bytes. A constant in memory: GCC 12
-  // drops the stores of a local configuration that only ldtilecfg reads.
-  alignas(64) static constexpr uint8_t config[64] = {
-      1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 64, 0,  64, 0,  64, 0,  64, 0,  64, 0, 64, 0, 64, 0, 64, 0,
-      0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 16, 16, 16, 16, 16, 16, 16, 16, 0,  0, 0,  0, 0,  0, 0,  0};
-  _tile_loadconfig(&config);
+// Six independent chains of tile products (tiles 0-5 of C, A in 6, B in 7):
+// TDPBUSD, 16 x 16 x 64 int8 multiply-adds each, or TDPBF16PS, 16 x 16 x 32
+// bfloat16 ones. The tiles' contents do not matter.
+template <bool kBf16>
+__attribute__((target("amx-tile,amx-int8,amx-bf16"))) void amx_loop(int64_t iterations) {
+  _tile_loadconfig(kAmxConfig);
   _tile_zero(6);
   _tile_zero(7);
   for (int64_t it = 0; it < iterations; ++it) {
-    _tile_dpbusd(0, 6, 7);
-    _tile_dpbusd(1, 6, 7);
-    _tile_dpbusd(2, 6, 7);
-    _tile_dpbusd(3, 6, 7);
-    _tile_dpbusd(4, 6, 7);
-    _tile_dpbusd(5, 6, 7);
-  }
-  _tile_release();
-}
-
-// The same with TDPBF16PS: 16 x 16 x 32 bfloat16 multiply-adds each.
-__attribute__((target("amx-tile,amx-bf16"))) void amx_bf16_loop(int64_t iterations) {
-  // Palette 1; tiles 0-7 of 16 rows x 64 bytes. A constant in memory: GCC 12
-  // drops the stores of a local configuration that only ldtilecfg reads.
-  alignas(64) static constexpr uint8_t config[64] = {
-      1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 64, 0,  64, 0,  64, 0,  64, 0,  64, 0, 64, 0, 64, 0, 64, 0,
-      0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 16, 16, 16, 16, 16, 16, 16, 16, 0,  0, 0,  0, 0,  0, 0,  0};
-  _tile_loadconfig(&config);
-  _tile_zero(6);
-  _tile_zero(7);
-  for (int64_t it = 0; it < iterations; ++it) {
-    _tile_dpbf16ps(0, 6, 7);
-    _tile_dpbf16ps(1, 6, 7);
-    _tile_dpbf16ps(2, 6, 7);
-    _tile_dpbf16ps(3, 6, 7);
-    _tile_dpbf16ps(4, 6, 7);
-    _tile_dpbf16ps(5, 6, 7);
+    if constexpr (kBf16) {
+      _tile_dpbf16ps(0, 6, 7);
+      _tile_dpbf16ps(1, 6, 7);
+      _tile_dpbf16ps(2, 6, 7);
+      _tile_dpbf16ps(3, 6, 7);
+      _tile_dpbf16ps(4, 6, 7);
+      _tile_dpbf16ps(5, 6, 7);
+    } else {
+      _tile_dpbusd(0, 6, 7);
+      _tile_dpbusd(1, 6, 7);
+      _tile_dpbusd(2, 6, 7);
+      _tile_dpbusd(3, 6, 7);
+      _tile_dpbusd(4, 6, 7);
+      _tile_dpbusd(5, 6, 7);
+    }
   }
   _tile_release();
 }
@@ -368,6 +354,16 @@ double median_parallel_seconds(int threads, const std::function<void()>& body) {
       },
       3, 0);
 }
+
+// The tile-product peak: six products of 16 x 16 x `depth` multiply-adds an
+// iteration of amx_loop<kBf16>; 0 without the unit or the registers.
+template <bool kBf16>
+double measure_amx_peak(int threads, int unit_bit, int depth) {
+  if (!cpu_has_amx(unit_bit) || !runtime::request_tile_registers().is_ok()) return 0;
+  const int64_t iterations = 2'000'000;
+  const double seconds = median_parallel_seconds(threads, [&] { amx_loop<kBf16>(iterations); });
+  return threads * iterations * 6.0 * 16 * 16 * depth * 2 / seconds / 1e9;
+}
 }  // namespace
 
 double measure_vnni_peak_gops(int threads) {
@@ -381,10 +377,7 @@ double measure_vnni_peak_gops(int threads) {
 }
 
 double measure_amx_int8_peak_gops(int threads) {
-  if (!cpu_has_amx_int8() || !runtime::request_tile_registers().is_ok()) return 0;
-  const int64_t iterations = 2'000'000;
-  const double seconds = median_parallel_seconds(threads, [&] { amx_int8_loop(iterations); });
-  return threads * iterations * 6.0 * 16 * 16 * 64 * 2 / seconds / 1e9;
+  return measure_amx_peak<false>(threads, 25, 64);
 }
 
 double measure_int8_peak_gops(int threads) {
@@ -393,10 +386,7 @@ double measure_int8_peak_gops(int threads) {
 }
 
 double measure_amx_bf16_peak_gflops(int threads) {
-  if (!cpu_has_amx_bf16() || !runtime::request_tile_registers().is_ok()) return 0;
-  const int64_t iterations = 2'000'000;
-  const double seconds = median_parallel_seconds(threads, [&] { amx_bf16_loop(iterations); });
-  return threads * iterations * 6.0 * 16 * 16 * 32 * 2 / seconds / 1e9;
+  return measure_amx_peak<true>(threads, 22, 32);
 }
 
 double measure_bf16_peak_gflops(int threads) {
