@@ -55,10 +55,12 @@ inline Target host_without_vnni() {
 }
 
 // An M x K uint8 and a K x N int8 matrix, packed four bytes of K to a word as
-// matmul_u8s8 reads them, and their product in int32.
+// matmul_u8s8 reads them (A also as its bytes, as a model's activations
+// are), and their product in int32.
 struct Problem {
   int64_t m = 0, n = 0, k = 0;
   std::vector<int32_t> a, b, product;
+  std::vector<uint8_t> a_bytes;
 };
 
 inline Problem random_problem(int64_t m, int64_t n, int64_t k, uint32_t seed) {
@@ -78,7 +80,8 @@ inline Problem random_problem(int64_t m, int64_t n, int64_t k, uint32_t seed) {
             k,
             std::vector<int32_t>(static_cast<size_t>(m * k / 4)),
             std::vector<int32_t>(static_cast<size_t>(k / 4 * n)),
-            std::vector<int32_t>(static_cast<size_t>(m * n))};
+            std::vector<int32_t>(static_cast<size_t>(m * n)),
+            a};
   for (int64_t i = 0; i < m; ++i)
     for (int64_t q = 0; q < k / 4; ++q)
       std::memcpy(&p.a[static_cast<size_t>(i * (k / 4) + q)], &a[static_cast<size_t>(i * k + 4 * q)], 4);
