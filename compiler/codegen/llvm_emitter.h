@@ -124,6 +124,9 @@ class CodeGen {
   /// (llvm_tile.cc), and a load of it here.
   llvm::GlobalVariable* tile_config_global(int64_t rows);
   void load_tile_config(int64_t rows);
+  /// body(i) for i = 0 .. extent - 1 (extent >= 1), an i64 counter, as a
+  /// loop of blocks here (llvm_tile.cc).
+  void emit_counted_loop(int64_t extent, const std::string& name, const std::function<void(llvm::Value*)>& body);
   void emit_serial_loop(const Var& var, llvm::Value* begin, llvm::Value* end, const Stmt& body);
   void emit_parallel(const ForNode* op);
   void emit_allocate(const AllocateNode* op);

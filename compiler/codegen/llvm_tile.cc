@@ -1,22 +1,26 @@
 // Tensorized loops on x86's matrix unit (CodeGen::emit_tensorized).
 //
-// A kTensorized loop heads a nest of three constant loops around one store
+// A kTensorized loop heads a nest of constant loops around one store
 //   C[c] = C[c] + dot(A[a], B[b])
 // with dot u8 x s8 (CallOp::kDotU8S8, int32 C) or bfloat16 (kDotBf16,
 // float32 C), each operand one 32-bit word: a word load, the four byte loads
 // of matmul_u8s8's A, or pack_bf16 of two neighbouring bfloat16 loads. From
 // the indices' linear forms the loops are told apart (the rows index C and
-// A, the columns C and B, the reduction A and B) and each operand's base and
-// row stride in bytes read off. The nest must be whole tiles of 16 columns
-// and 16 words of the reduction (64 bytes of A's row), with C's columns,
-// B's columns and A's words each contiguous; its rows go 16 to a tile, or
+// A, the columns C and B, a reduction A and B) and each operand's base and
+// strides in bytes read off. A gemm's nest has one reduction, the words; a
+// direct conv's has the window's rows and columns too (ry rx rc q k: its
+// rows are output columns, A's rows the input pixels a stride apart). The
+// words are the reduction along which A's words are contiguous; the nest
+// must be whole tiles of 16 columns and 16 words (64 bytes of A's row), with
+// C's columns and B's columns contiguous too; its rows go 16 to a tile, or
 // in tiles of the most rows (fewer than 16) that divide them.
 //
 // AMX holds eight tiles of up to 16 rows x 64 bytes. The output is walked
 // in groups of at most 2 x 2 tiles of C (tiles 0-3) with a tile of A per
 // row (4-5) and of B per column (6-7): C's tiles are loaded, the reduction
 // runs 16 words a step (a load of each A and B tile, then TDPBUSD or
-// TDPBF16PS for each C tile), and C's tiles are stored. B is a tile of 16
+// TDPBF16PS for each C tile) inside the other reductions' loops, and C's
+// tiles are stored. B is a tile of 16
 // rows of words (its reduction) by 16 columns: the layout matmul_u8s8's
 // words and the bfloat16 words already have. The configuration of 16-row
 // tiles is loaded once where a function starts; a nest of fewer rows loads
@@ -28,11 +32,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 #include "compiler/arith/linear.h"
 #include "compiler/codegen/llvm_emitter.h"
 #include "compiler/ir/functor.h"
 #include "compiler/ir/op.h"
+#include "compiler/ir/printer.h"
 #include "compiler/ir/util.h"
 
 namespace tessera::codegen_detail {
@@ -116,21 +122,24 @@ std::optional<WordRead> word_read(const Expr& e) {
   return WordRead{first->buffer, first->index, 1};
 }
 
-// An index as coefficients of the nest's three loop variables (elements)
-// plus what does not depend on them.
+// An index as coefficients of the nest's loop variables (elements) plus
+// what does not depend on them.
 struct Access {
   WordRead read;
-  int64_t coef[3] = {0, 0, 0};
-  Expr base;  // the index at the nest's first iteration
+  std::vector<int64_t> coef;  // one a loop of the nest
+  Expr base;                  // the index at the nest's first iteration
+  // Bytes a step of loop `l` moves the operand by.
+  int64_t bytes(size_t l) const { return coef[l] * read.element_bytes; }
 };
 
 std::optional<Access> access_of(const WordRead& read, const std::vector<const ForNode*>& loops) {
   Access a;
   a.read = read;
+  a.coef.assign(loops.size(), 0);
   for (const auto& [atom, coef] : arith::linear_form(read.index).terms) {
     bool matched = false;
-    for (int l = 0; l < 3; ++l)
-      if (atom.get() == loops[static_cast<size_t>(l)]->var.get()) a.coef[l] += coef, matched = true;
+    for (size_t l = 0; l < loops.size(); ++l)
+      if (atom.get() == loops[l]->var.get()) a.coef[l] += coef, matched = true;
     if (matched) continue;
     for (const ForNode* loop : loops)
       if (uses_var(atom, loop->var.node())) return std::nullopt;  // a loop variable not linearly
@@ -144,12 +153,14 @@ std::optional<Access> access_of(const WordRead& read, const std::vector<const Fo
 // The nest under a kTensorized loop, understood.
 struct TileNest {
   std::vector<const ForNode*> loops;
+  std::vector<int64_t> extents;   // one a loop
   int64_t tile_rows = kTileRows;  // rows of C's and A's tiles: the most, up to 16, that divide the rows
   const StoreNode* store = nullptr;
   bool bf16 = false;
   int64_t rows = 0, columns = 0, words = 0;  // extents
   Access c, a, b;
-  int row = -1, column = -1, reduce = -1;  // which of the loops
+  int row = -1, column = -1, reduce = -1;  // which of the loops (reduce: the words)
+  std::vector<int> outer_reductions;       // the other reductions, outermost first
 };
 
 Stmt strip_attrs(Stmt s) {
@@ -165,12 +176,12 @@ Result<TileNest> understand(const ForNode* head) {
     loops.push_back(inner);
     body = strip_attrs(inner->body);
   }
-  if (loops.size() != 3)
-    return refuse("needs three loops (rows, columns, reduction), not " + std::to_string(loops.size()));
-  int64_t extents[3];
-  for (int l = 0; l < 3; ++l)
-    if (!is_const_int(loops[static_cast<size_t>(l)]->extent, &extents[l]))
-      return refuse("loop " + loops[static_cast<size_t>(l)]->var.name() + " has no constant extent");
+  if (loops.size() < 3)
+    return refuse("needs rows, columns and a reduction, not " + std::to_string(loops.size()) + " loops");
+  std::vector<int64_t> extents(loops.size());
+  for (size_t l = 0; l < loops.size(); ++l)
+    if (!is_const_int(loops[l]->extent, &extents[l]))
+      return refuse("loop " + loops[l]->var.name() + " has no constant extent");
   const auto* store = body.as<StoreNode>();
   if (!store || store->predicate.defined() || store->value.dtype().lanes != 1)
     return refuse("the nest's body is not one scalar store");
@@ -185,28 +196,43 @@ Result<TileNest> understand(const ForNode* head) {
     return refuse("the store is not C = C + dot(A, B)");
   TileNest n;
   n.loops = loops;
+  n.extents = extents;
   n.store = store;
   n.bf16 = dot->op == CallOp::kDotBf16;
   if (store->buffer->dtype != (n.bf16 ? DType::f32() : DType::i32()))
     return refuse("C is " + store->buffer->dtype.to_string() + ", not the product's accumulator type");
   const std::optional<WordRead> a = word_read(dot->args[0]), b = word_read(dot->args[1]);
-  if (!a || !b) return refuse("an operand of the dot product is not one word of memory");
+  if (!a || !b)
+    return refuse("an operand of the dot product is not one word of memory: " +
+                  to_string(a ? dot->args[1] : dot->args[0]));
   std::optional<Access> ca = access_of({store->buffer, store->index, 4}, loops), aa = access_of(*a, loops),
                         ba = access_of(*b, loops);
   if (!ca || !aa || !ba) return refuse("an index is not linear in the nest's loops");
   n.c = *ca, n.a = *aa, n.b = *ba;
-  for (int l = 0; l < 3; ++l) {
+  std::vector<int> reductions;
+  for (size_t l = 0; l < loops.size(); ++l) {
     const bool in_c = n.c.coef[l] != 0, in_a = n.a.coef[l] != 0, in_b = n.b.coef[l] != 0;
-    if (in_c && in_a && !in_b) n.row = l;
-    if (in_c && in_b && !in_a) n.column = l;
-    if (in_a && in_b && !in_c) n.reduce = l;
+    const int li = static_cast<int>(l);
+    if (in_c && in_a && !in_b && n.row < 0)
+      n.row = li;
+    else if (in_c && in_b && !in_a && n.column < 0)
+      n.column = li;
+    else if (in_a && in_b && !in_c)
+      reductions.push_back(li);
+    else if (extents[l] != 1)  // a loop of one step that nothing reads is no loop
+      return refuse("loop " + loops[l]->var.name() + " is not the rows, the columns or a reduction");
   }
-  if (n.row < 0 || n.column < 0 || n.reduce < 0) return refuse("the loops are not rows, columns and a reduction");
-  n.rows = extents[n.row], n.columns = extents[n.column], n.words = extents[n.reduce];
-  // Contiguous words: C's and B's along the columns, A's along the reduction.
-  if (n.c.coef[n.column] != 1 || n.b.coef[n.column] * n.b.read.element_bytes != 4 ||
-      n.a.coef[n.reduce] * n.a.read.element_bytes != 4)
+  if (n.row < 0 || n.column < 0 || reductions.empty()) return refuse("the loops are not rows, columns and a reduction");
+  // The words: the innermost reduction along which A's words are contiguous.
+  for (int l : reductions)
+    if (n.a.bytes(static_cast<size_t>(l)) == 4) n.reduce = l;
+  for (int l : reductions)
+    if (l != n.reduce) n.outer_reductions.push_back(l);
+  n.rows = extents[static_cast<size_t>(n.row)], n.columns = extents[static_cast<size_t>(n.column)];
+  // Contiguous words: C's and B's along the columns, A's along a reduction.
+  if (n.reduce < 0 || n.c.coef[static_cast<size_t>(n.column)] != 1 || n.b.bytes(static_cast<size_t>(n.column)) != 4)
     return refuse("C's and B's columns and A's words must be contiguous");
+  n.words = extents[static_cast<size_t>(n.reduce)];
   n.tile_rows = tile_rows_for(n.rows);
   if (n.columns % kTileRows || n.words % kTileWords)
     return refuse("the nest is " + std::to_string(n.rows) + " x " + std::to_string(n.columns) + " x " +
@@ -294,8 +320,8 @@ void CodeGen::emit_tensorized(const ForNode* op, bool zero_c) {
   llvm::Value* c_ptr = pointer(n.c);
   llvm::Value* a_ptr = pointer(n.a);
   llvm::Value* b_ptr = pointer(n.b);
-  const int64_t c_row = n.c.coef[n.row] * 4, a_row = n.a.coef[n.row] * n.a.read.element_bytes,
-                b_row = n.b.coef[n.reduce] * n.b.read.element_bytes;
+  const size_t row = static_cast<size_t>(n.row), words = static_cast<size_t>(n.reduce);
+  const int64_t c_row = n.c.bytes(row), a_row = n.a.bytes(row), b_row = n.b.bytes(words);
   auto at = [&](llvm::Value* ptr, llvm::Value* bytes) { return b_.CreateGEP(i8, ptr, bytes); };
   auto tile = [&](int t) { return b_.getInt8(static_cast<uint8_t>(t)); };
   llvm::Function* load = intrinsic(llvm::Intrinsic::x86_tileloadd64);
@@ -320,35 +346,57 @@ void CodeGen::emit_tensorized(const ForNode* op, bool zero_c) {
           else
             b_.CreateCall(load, {tile(c_tile(r, c)), c_at(r, c), b_.getInt64(c_row)});
         }
-      // The reduction, 16 words a step.
-      llvm::BasicBlock* pre = b_.GetInsertBlock();
-      auto* header = llvm::BasicBlock::Create(ctx_, "tile.k", fn_);
-      auto* exit = llvm::BasicBlock::Create(ctx_, "tile.k.end", fn_);
-      b_.CreateBr(header);
-      b_.SetInsertPoint(header);
-      llvm::PHINode* step = b_.CreatePHI(i64, 2, "tile.step");
-      step->addIncoming(b_.getInt64(0), pre);
-      for (int64_t r = 0; r < gr; ++r) {
-        llvm::Value* bytes =
-            b_.CreateAdd(b_.getInt64((r0 + r) * tr * a_row), b_.CreateMul(step, b_.getInt64(kTileBytes)));
-        b_.CreateCall(load, {tile(a_tile(r)), at(a_ptr, bytes), b_.getInt64(a_row)});
-      }
-      for (int64_t c = 0; c < gc; ++c) {
-        llvm::Value* bytes =
-            b_.CreateAdd(b_.getInt64((c0 + c) * kTileRows * 4), b_.CreateMul(step, b_.getInt64(kTileWords * b_row)));
-        b_.CreateCall(load, {tile(b_tile(c)), at(b_ptr, bytes), b_.getInt64(b_row)});
-      }
-      for (int64_t r = 0; r < gr; ++r)
-        for (int64_t c = 0; c < gc; ++c) b_.CreateCall(product, {tile(c_tile(r, c)), tile(a_tile(r)), tile(b_tile(c))});
-      llvm::Value* next = b_.CreateAdd(step, b_.getInt64(1), "", true, true);
-      step->addIncoming(next, b_.GetInsertBlock());
-      b_.CreateCondBr(b_.CreateICmpSLT(next, b_.getInt64(n.words / kTileWords)), header, exit);
-      b_.SetInsertPoint(exit);
+      // The reduction: the outer reductions' loops (a conv's window), then
+      // 16 words a step; a_off and b_off are the bytes they have moved A and
+      // B by.
+      std::function<void(size_t, llvm::Value*, llvm::Value*)> reduce = [&](size_t level, llvm::Value* a_off,
+                                                                           llvm::Value* b_off) {
+        if (level < n.outer_reductions.size()) {
+          const size_t l = static_cast<size_t>(n.outer_reductions[level]);
+          emit_counted_loop(n.extents[l], "tile.window", [&](llvm::Value* i) {
+            reduce(level + 1, b_.CreateAdd(a_off, b_.CreateMul(i, b_.getInt64(n.a.bytes(l)))),
+                   b_.CreateAdd(b_off, b_.CreateMul(i, b_.getInt64(n.b.bytes(l)))));
+          });
+          return;
+        }
+        emit_counted_loop(n.words / kTileWords, "tile.k", [&](llvm::Value* step) {
+          for (int64_t r = 0; r < gr; ++r) {
+            llvm::Value* bytes = b_.CreateAdd(b_.CreateAdd(a_off, b_.getInt64((r0 + r) * tr * a_row)),
+                                              b_.CreateMul(step, b_.getInt64(kTileBytes)));
+            b_.CreateCall(load, {tile(a_tile(r)), at(a_ptr, bytes), b_.getInt64(a_row)});
+          }
+          for (int64_t c = 0; c < gc; ++c) {
+            llvm::Value* bytes = b_.CreateAdd(b_.CreateAdd(b_off, b_.getInt64((c0 + c) * kTileRows * 4)),
+                                              b_.CreateMul(step, b_.getInt64(kTileWords * b_row)));
+            b_.CreateCall(load, {tile(b_tile(c)), at(b_ptr, bytes), b_.getInt64(b_row)});
+          }
+          for (int64_t r = 0; r < gr; ++r)
+            for (int64_t c = 0; c < gc; ++c)
+              b_.CreateCall(product, {tile(c_tile(r, c)), tile(a_tile(r)), tile(b_tile(c))});
+        });
+      };
+      reduce(0, b_.getInt64(0), b_.getInt64(0));
       for (int64_t r = 0; r < gr; ++r)
         for (int64_t c = 0; c < gc; ++c) b_.CreateCall(store, {tile(c_tile(r, c)), c_at(r, c), b_.getInt64(c_row)});
     }
   }
   if (tr != kTileRows) load_tile_config(kTileRows);
+}
+
+void CodeGen::emit_counted_loop(int64_t extent, const std::string& name,
+                                const std::function<void(llvm::Value*)>& body) {
+  llvm::BasicBlock* pre = b_.GetInsertBlock();
+  auto* header = llvm::BasicBlock::Create(ctx_, name, fn_);
+  auto* exit = llvm::BasicBlock::Create(ctx_, name + ".end", fn_);
+  b_.CreateBr(header);
+  b_.SetInsertPoint(header);
+  llvm::PHINode* i = b_.CreatePHI(b_.getInt64Ty(), 2, name + ".i");
+  i->addIncoming(b_.getInt64(0), pre);
+  body(i);
+  llvm::Value* next = b_.CreateAdd(i, b_.getInt64(1), "", /*HasNUW=*/true, /*HasNSW=*/true);
+  i->addIncoming(next, b_.GetInsertBlock());
+  b_.CreateCondBr(b_.CreateICmpSLT(next, b_.getInt64(extent)), header, exit);
+  b_.SetInsertPoint(exit);
 }
 
 llvm::GlobalVariable* CodeGen::tile_config_global(int64_t rows) {

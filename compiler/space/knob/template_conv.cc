@@ -24,9 +24,22 @@
 // NHWC stores the weights packed by the vector width of the micro-kernel
 // (layout.h), so each block of output channels reads them sequentially.
 //
+// On a target with AMX, an ungrouped NHWC conv of int8 words (AMX-INT8) or of
+// bfloat16 pairs (AMX-BF16) whose channels are whole tiles (K a multiple of
+// 16, C of 16 words) runs its micro-kernel on the matrix unit: the nest
+// ry rx rc.1 q.1 k.1 is tensorized (LoopKind::kTensorized), a tile's rows
+// being output columns (A's rows the input pixels a stride apart in the pad
+// stage, computed at the root), its columns output channels, and its
+// reduction the window and the input channels, C's tiles kept in the unit
+// across all of them (compiler/codegen/llvm_tile.cc). Its splits are exact
+// and whole tiles: q.1 one or two tiles of the most rows (up to 16, at least
+// 8 for int8, 7 for bfloat16) that divide Q (14 for 56, 28 and 14), k.1 up
+// to four tiles.
+//
 // Knobs: tile_k, tile_p, tile_q, tile_c (input channels [Co, cb]), order (of
 // the block loops rc.0, p and the two micro-kernel outer loops), unroll (the
-// unrolled micro-kernel axis, window rows, window columns), pad.
+// unrolled micro-kernel axis, window rows, window columns), pad, and with
+// AMX tensorize (1: the micro-kernel on tiles).
 #include <algorithm>
 
 #include "compiler/space/knob/template_families.h"
@@ -39,6 +52,62 @@ struct Conv {
   OpStages stages;
   int64_t k = 0, p = 0, q = 0, c = 0, r = 0, s = 0;  // output channels, rows, columns; reduction
 };
+
+// The rows of the AMX tiles the conv runs on (see the top of the file), 0
+// where it does not: NHWC, u8 x s8 words or bfloat16 pairs of bfloat16 X,
+// ungrouped (C input channels reduced by every output channel), whole tiles
+// of channels, and tiles of enough rows. A 7 x 7 output's int8 tiles of 7
+// rows ran slower than the vector unit (3 x 3 x 512 channels, Sapphire
+// Rapids: 555-1238 against 1093-1320 GOP/s; a strided 1 x 1 into 7 columns
+// 557-663 against 753-1119): each B tile, loaded for one A tile of 7 rows,
+// bounds the loop. Its bfloat16 tiles of 7 rows ran at 338-487 GFLOP/s
+// against the vector unit's 127-140.
+int64_t amx_conv_tile_rows(const Conv& cv, const ComputeDAG& dag, const Target& target, bool nhwc) {
+  if (!nhwc || cv.k % kAmxTile || cv.c % kAmxTile) return 0;
+  const bool int8 = target.amx_int8 && sums_int8_dots(dag, cv.stages);
+  const bool bf16 = target.amx_bf16 && sums_bf16_dots(dag, cv.stages);
+  for (const Tensor& t : dag.tensors()) {
+    if (t->name != cv.stages.inputs[0] || t->shape.size() != 4) continue;
+    const int64_t channels = cv.c * (int8 ? 4 : 2);
+    const bool unit = int8 || (bf16 && t->dtype == DType::bf16());
+    return unit && t->shape[3] == channels ? amx_tile_rows(cv.q, int8 ? 8 : 7) : 0;
+  }
+  return 0;
+}
+
+Result<KnobSpace> define_amx_conv(const Conv& cv, int64_t rows) {
+  KnobSpace space;
+  TESSERA_RETURN_IF_ERROR(
+      space.define_split("tile_q", cv.q, SplitPolicy::tiles(), 3, amx_split_filter(cv.q, rows, 2 * rows)));
+  TESSERA_RETURN_IF_ERROR(
+      space.define_split("tile_k", cv.k, SplitPolicy::tiles(), 3, amx_split_filter(cv.k, kAmxTile, 4 * kAmxTile)));
+  TESSERA_RETURN_IF_ERROR(space.define_split("tile_p", cv.p, SplitPolicy::tiles(), 2));
+  TESSERA_RETURN_IF_ERROR(
+      space.define_split("tile_c", cv.c, SplitPolicy::tiles(), 2, amx_split_filter(cv.c, kAmxTile, cv.c)));
+  TESSERA_RETURN_IF_ERROR(space.define_reorder_all("order", 4));
+  const std::vector<IterAnnotation> none = {IterAnnotation::kNone};
+  TESSERA_RETURN_IF_ERROR(space.define_annotate("unroll", {none, none, none}));
+  if (!cv.stages.pad.empty()) TESSERA_RETURN_IF_ERROR(space.define_knob("pad", {kPadRoot}));
+  TESSERA_RETURN_IF_ERROR(space.define_knob("tensorize", {1}));
+  return space;
+}
+
+// The AMX fallback: a block is one micro-kernel of up to 2 x 2 tiles (two
+// tiles of rows where they divide Q, 32 channels where they divide K) over
+// all the input channels, so that the block's zeros come right before its
+// tile product, which then starts from zeroed tiles
+// (CodeGen::emit_zeroed_tile_product).
+Result<KnobConfig> fallback_amx_conv(const KnobSpace& space, const Conv& cv, int64_t rows) {
+  const int64_t qr = cv.q % (2 * rows) == 0 ? 2 * rows : rows, kv = cv.k % 32 == 0 ? 32 : kAmxTile;
+  return nearest_config(space, {{"tile_p", {0, 1}},
+                                {"tile_q", {0, 1, qr}},
+                                {"tile_k", {0, 1, kv}},
+                                {"tile_c", {0, cv.c}},
+                                {"order", {1, 2, 3, 0}},
+                                {"unroll", {0, 0, 0}},
+                                {"pad", {kPadRoot}},
+                                {"tensorize", {1}}});
+}
 
 Result<Conv> analyze(const ComputeDAG& dag, bool nhwc) {
   Conv cv;
@@ -60,6 +129,7 @@ Result<Conv> analyze(const ComputeDAG& dag, bool nhwc) {
 
 Result<KnobSpace> define_conv(const ComputeDAG& dag, const Target& target, bool nhwc) {
   TESSERA_ASSIGN_OR_RETURN(Conv cv, analyze(dag, nhwc));
+  if (const int64_t rows = amx_conv_tile_rows(cv, dag, target, nhwc)) return define_amx_conv(cv, rows);
   const int64_t lanes = target.vector_lanes(cv.stages.dtype);
   KnobSpace space;
   // The vectorized axis: q for NCHW, k for NHWC; the other is unrolled.
@@ -84,6 +154,7 @@ Status apply_conv(const KnobConfig& cfg, const Target& target, State* state, boo
   const std::vector<int64_t>& tq = cfg.get("tile_q");
   const int64_t pb = cfg.get("tile_p")[1], cb = cfg.get("tile_c")[1];
   const std::vector<int64_t>& unroll = cfg.get("unroll");
+  const bool tensorize = cfg.find("tensorize") && cfg.get_int("tensorize") == 1;
   Sched s(state);
   TESSERA_ASSIGN_OR_RETURN(std::string local, accumulator(s, cv.stages));
   const std::string& out = cv.stages.output;
@@ -112,10 +183,17 @@ Status apply_conv(const KnobConfig& cfg, const Target& target, State* state, boo
   else
     order.insert(order.end(), {rc[1], ry, rx, unrolled, vectorized});
   TESSERA_RETURN_IF_ERROR(s.reorder(local, order));
-  TESSERA_RETURN_IF_ERROR(s.annotate(local, unrolled, static_cast<IterAnnotation>(unroll[0])));
-  TESSERA_RETURN_IF_ERROR(s.annotate(local, ry, static_cast<IterAnnotation>(unroll[1])));
-  TESSERA_RETURN_IF_ERROR(s.annotate(local, rx, static_cast<IterAnnotation>(unroll[2])));
-  TESSERA_RETURN_IF_ERROR(s.annotate(local, vectorized, IterAnnotation::kVectorize));
+  if (tensorize) {
+    // The nest ry rx rc.1 q.1 k.1, headed by its first loop of more than one
+    // step (a loop of one step is lowered away, its annotation with it).
+    const Var& head = cv.r > 1 ? ry : cv.s > 1 ? rx : rc[1];
+    TESSERA_RETURN_IF_ERROR(s.annotate(local, head, IterAnnotation::kTensorize));
+  } else {
+    TESSERA_RETURN_IF_ERROR(s.annotate(local, unrolled, static_cast<IterAnnotation>(unroll[0])));
+    TESSERA_RETURN_IF_ERROR(s.annotate(local, ry, static_cast<IterAnnotation>(unroll[1])));
+    TESSERA_RETURN_IF_ERROR(s.annotate(local, rx, static_cast<IterAnnotation>(unroll[2])));
+    TESSERA_RETURN_IF_ERROR(s.annotate(local, vectorized, IterAnnotation::kVectorize));
+  }
   TESSERA_RETURN_IF_ERROR(place_pad(s, cv.stages, cfg, local, rc[0], lanes));
   TESSERA_RETURN_IF_ERROR(schedule_broadcast(s, cv.stages, lanes));
   if (!nhwc) return Status::ok();
@@ -123,15 +201,19 @@ Status apply_conv(const KnobConfig& cfg, const Target& target, State* state, boo
   // block of output channels streams its weights once, sequentially, where
   // HWIO gives kv values every C x K elements (the late ResNet layers read
   // 9 MB of weights that way, 1.4x slower cold). Same layout when kv = K.
+  // Not bfloat16 pairs (R x S x C/2 x K x 2) on tiles: packed, a pair's
+  // halves would be kv apart, and a tile's row of B is 16 whole pairs.
   const int64_t kv = tk[2];
   const std::string& weights = cv.stages.inputs[1];
-  if (weights != cv.stages.pad && kv > 1 && kv < cv.k && cv.k % kv == 0)
+  const bool pairs = sums_bf16_dots(state->dag(), cv.stages);
+  if (weights != cv.stages.pad && kv > 1 && kv < cv.k && cv.k % kv == 0 && !(tensorize && pairs))
     TESSERA_RETURN_IF_ERROR(s.pack_layout(weights, 3, kv));
   return Status::ok();
 }
 
 Result<KnobConfig> fallback_conv(const KnobSpace& space, const ComputeDAG& dag, const Target& target, bool nhwc) {
   TESSERA_ASSIGN_OR_RETURN(Conv cv, analyze(dag, nhwc));
+  if (const int64_t rows = amx_conv_tile_rows(cv, dag, target, nhwc)) return fallback_amx_conv(space, cv, rows);
   const int64_t lanes = target.vector_lanes(cv.stages.dtype);
   // The gemm fallback's micro-kernel: about two vectors wide, as many
   // unrolled rows as keep the accumulators in half the registers (8 x 2 on

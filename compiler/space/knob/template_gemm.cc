@@ -22,12 +22,15 @@
 //
 // Where B is known to be constant weights -- the int8 product's words
 // (matmul_u8s8: four bytes of K to a word, packed when the model was
-// compiled), or a window product's taps (an STFT's 1-D conv) -- `cache_b`
-// also offers B stored packed by blocks of nr columns ([N/nr][K][nr]), which
-// the micro-kernel streams with no panel copy at run time. A copied panel per
-// block was a fifth of the int8 kernel's time at 1024^3 and 2 MB a call of
-// the STFT's; the int8 fallback also leaves the broadcast-heavy 8 rows x 2
-// vectors for 4 x 4 vectors, which stream fewer loads a product.
+// compiled), the bfloat16 product's pairs (matmul_bf16, the weights
+// --precision bf16 converts), or a window product's taps (an STFT's 1-D
+// conv) -- `cache_b` also offers B stored packed by blocks of nr columns
+// ([N/nr][K][nr]), which the micro-kernel streams with no panel copy at run
+// time. A copied panel per block was a fifth of the int8 kernel's time at
+// 1024^3 and 2 MB a call of the STFT's; a bfloat16 GEMV read in place
+// gathered its pairs under a mask (ResNet-18's 512 x 1000 classifier: 0.25
+// ms, 16 us packed). The int8 fallback also leaves the broadcast-heavy 8
+// rows x 2 vectors for 4 x 4 vectors, which stream fewer loads a product.
 //
 // On a target with AMX, an int8 product (AMX-INT8) or a bfloat16 product of
 // bfloat16 A (AMX-BF16) of whole tiles (N a multiple of 16, K of 64 bytes,
@@ -71,7 +74,8 @@ struct Gemm {
   int b_j_dim = -1;
   bool b_k_last = false;
   // B is constant weights the model stores in whatever layout the kernel
-  // reads: int8 words (K/4 x N, dot_u8s8's signed operand), or the taps of
+  // reads: int8 words (K/4 x N, dot_u8s8's signed operand), bfloat16 pairs
+  // (K/2 x N x 2, the graph's convert_bf16), or the taps of
   // a window product (A's rows are overlapping windows of a signal, row i
   // and reduction k in one dimension's index: the 1-D conv of an STFT,
   // which the graph makes of constant weights only, convert_window_products).
@@ -106,38 +110,26 @@ Result<Gemm> analyze(const ComputeDAG& dag) {
     g.int8_words = sums_int8_dots(dag, st);
     for (const Tensor& input : dag.args())
       if (input->name == st.inputs[0]) g.bf16_words = input->dtype == DType::bf16() && sums_bf16_dots(dag, st);
-    g.b_is_weights = reads.j_dim == 1 && !reads.k_last && (g.int8_words || reads.a_windows);
+    g.b_is_weights = reads.j_dim == 1 && !reads.k_last && (g.int8_words || g.bf16_words || reads.a_windows);
   }
   return g;
 }
-
-// AMX's tile: 16 rows, 16 int32 columns, 16 words of K.
-constexpr int64_t kAmxTile = 16;
 
 // Whether the product runs on AMX tiles: u8 x s8 words (AMX-INT8) or
 // bfloat16 pairs (AMX-BF16) with B read B[k, j] (its columns contiguous
 // words), in whole tiles.
 // Rows that no tile of 16 divides take tiles of fewer rows (100: tiles of
 // 10), down to 8; fewer run on the vector unit.
-int64_t amx_tile_rows(int64_t m) {
-  for (int64_t r = kAmxTile; r >= 8; --r)
-    if (m % r == 0) return r;
-  return 0;
-}
-
 bool amx_tiles(const Gemm& g, const Target& target) {
   const bool unit = (target.amx_int8 && g.int8_words) || (target.amx_bf16 && g.bf16_words);
   return unit && !g.b_is_nk && !g.b_k_last && amx_tile_rows(g.m) > 0 && g.n % kAmxTile == 0 && g.k % kAmxTile == 0;
 }
 
-// The AMX splits: the micro-kernel whole tiles (of `tile` rows, columns or
-// words), `max_inner` at most, and the split exact (no block past the edge).
-SplitFilter amx_split_filter(int64_t extent, int64_t tile, int64_t max_inner) {
-  return [=](const std::vector<int64_t>& s) {
-    int64_t product = 1;
-    for (int64_t f : s) product *= f;
-    return product == extent && s.back() % tile == 0 && s.back() <= max_inner;
-  };
+// Whether B packed by blocks of columns ([N/nr][K][nr]) still makes B tiles
+// of whole words: int8 words do; bfloat16 pairs ([K/2][N][2]) would be split
+// nr apart, a pair's halves in two rows of the packed storage.
+bool packs_into_tiles(const Gemm& g) {
+  return g.b_is_weights && g.int8_words;
 }
 
 // The most columns a GEMV's micro-kernel holds: its accumulators are its
@@ -296,7 +288,7 @@ Result<KnobSpace> define_gemm(const ComputeDAG& dag, const Target& target) {
     TESSERA_RETURN_IF_ERROR(
         space.define_split("tile_k", g.k, SplitPolicy::tiles(), 2, amx_split_filter(g.k, kAmxTile, g.k)));
     TESSERA_RETURN_IF_ERROR(space.define_reorder_all("order", 3));
-    TESSERA_RETURN_IF_ERROR(space.define_knob("cache_b", g.b_is_weights
+    TESSERA_RETURN_IF_ERROR(space.define_knob("cache_b", packs_into_tiles(g)
                                                              ? std::vector<int64_t>{kPackedB, kReadB, kCopyPanel}
                                                              : std::vector<int64_t>{kReadB, kCopyPanel}));
     TESSERA_RETURN_IF_ERROR(space.define_knob("tensorize", {1}));
@@ -411,7 +403,7 @@ Result<KnobConfig> fallback_amx(const KnobSpace& space, const Gemm& g, const Com
                                 {"tile_n", {0, 1, nr}},
                                 {"tile_k", {0, kb}},
                                 {"order", {1, 2, 0}},
-                                {"cache_b", {g.b_is_weights ? kPackedB : kReadB}},
+                                {"cache_b", {packs_into_tiles(g) ? kPackedB : kReadB}},
                                 {"tensorize", {1}}});
 }
 

@@ -536,6 +536,20 @@ int64_t nearest_size(const std::vector<int64_t>& sizes, int64_t want) {
   return best;
 }
 
+int64_t amx_tile_rows(int64_t m, int64_t min_rows) {
+  for (int64_t r = kAmxTile; r >= min_rows; --r)
+    if (m % r == 0) return r;
+  return 0;
+}
+
+SplitFilter amx_split_filter(int64_t extent, int64_t tile, int64_t max_inner) {
+  return [=](const std::vector<int64_t>& s) {
+    int64_t product = 1;
+    for (int64_t f : s) product *= f;
+    return product == extent && s.back() % tile == 0 && s.back() <= max_inner;
+  };
+}
+
 SplitFilter unrolled_split_filter(int64_t max) {
   return [=](const std::vector<int64_t>& s) { return s.back() <= max; };
 }

@@ -181,6 +181,16 @@ int64_t divisor_vector_width(int64_t extent, int64_t lanes);
 /// extent, and also whole vectors (a masked remainder) when neither half a
 /// vector nor a vector divides it and it is longer than four vectors.
 SplitFilter vector_split_filter(int64_t extent, int64_t lanes);
+/// AMX's tile: 16 rows, 16 int32 columns, 16 words of the reduction.
+inline constexpr int64_t kAmxTile = 16;
+/// The rows of the AMX tiles of a product of `m` rows: the most, up to 16,
+/// that divide m, and at least `min_rows`; 0 where none does.
+int64_t amx_tile_rows(int64_t m, int64_t min_rows = 8);
+/// Filter of a split of a product onto AMX tiles: the micro-kernel whole
+/// tiles (of `tile` rows, columns or words), `max_inner` at most, and the
+/// split exact (no block past the edge).
+SplitFilter amx_split_filter(int64_t extent, int64_t tile, int64_t max_inner);
+
 /// Filter of a split whose innermost size is an unrolled loop (at most `max`).
 SplitFilter unrolled_split_filter(int64_t max = 16);
 

@@ -104,7 +104,7 @@ TEST(AmxAssembly, ATensorizedLoopOnATargetWithoutAmxIsAClearError) {
 }
 
 // A tensorized loop that is not a tile product's nest (here the micro-kernel's
-// row loop alone, one loop and not three) is refused with what is wrong.
+// column loop alone, one loop and not three) is refused with what is wrong.
 TEST(AmxAssembly, ANestThatIsNotATileProductIsAClearError) {
   const Problem p = random_problem(32, 32, 64, 7);
   const Target amx = target_of(kSapphireRapids);
@@ -118,7 +118,8 @@ TEST(AmxAssembly, ANestThatIsNotATileProductIsAClearError) {
   ASSERT_TRUE(f.is_ok()) << f.status().to_string();
   auto text = emit_assembly({*f}, amx);
   ASSERT_FALSE(text.is_ok());
-  EXPECT_NE(text.status().message().find("needs three loops"), std::string::npos) << text.status().to_string();
+  EXPECT_NE(text.status().message().find("needs rows, columns and a reduction"), std::string::npos)
+      << text.status().to_string();
 }
 
 // 100 rows: tiles of 10 rows (tdpbusd as for 16), configured for the nest

@@ -2,7 +2,8 @@
 // through the whole kernel path: under the NHWC conv template's fallback and
 // under random schedules, interpreted and built by LLVM for this machine,
 // equal to the definition bit for bit, padding reading the pad value; with
-// VNNI turned off the same result; for Zen 4, vpdpbusd in the assembly.
+// VNNI turned off the same result; for Zen 4, vpdpbusd in the assembly; on
+// AMX tiles (TDPBUSD) where the target has AMX-INT8.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -129,12 +130,16 @@ TEST_P(ConvU8S8, TheTemplatesConvolutionEqualsTheDefinitionInterpretedAndBuilt) 
 // A 3x3 window padded by a zero point mid-range, a strided 1x1 (a ResNet's
 // downsample), a padded stride-2 window with the largest pad value, a wide
 // padding and a tail of output channels; grouped: two groups of 8 channels
-// (a ResNeXt's), four of 4.
+// (a ResNeXt's), four of 4. Then whole AMX tiles of channels (on tiles where
+// the host has AMX-INT8): 14 output columns in a tile of 14 rows, a strided
+// 1x1 into 16 columns, 48 channels (three column tiles) of 128 input
+// channels into 8 columns, and a padded stride-2 3x3.
 INSTANTIATE_TEST_SUITE_P(Shapes, ConvU8S8,
                          ::testing::Values(Shape{8, 7, 9, 40, 3, 3, 1, 1, 37}, Shape{16, 8, 8, 32, 1, 1, 2, 0, 0},
                                            Shape{4, 5, 5, 17, 3, 3, 2, 1, 255}, Shape{12, 6, 6, 64, 3, 3, 1, 2, 128},
-                                           Shape{16, 6, 7, 32, 3, 3, 1, 1, 5, 2},
-                                           Shape{16, 5, 5, 8, 1, 1, 1, 0, 0, 4}));
+                                           Shape{16, 6, 7, 32, 3, 3, 1, 1, 5, 2}, Shape{16, 5, 5, 8, 1, 1, 1, 0, 0, 4},
+                                           Shape{64, 5, 14, 32, 3, 3, 1, 1, 37}, Shape{64, 4, 32, 32, 1, 1, 2, 0, 0},
+                                           Shape{128, 3, 8, 48, 3, 3, 1, 1, 255}, Shape{64, 6, 16, 64, 3, 3, 2, 1, 3}));
 
 // Built for Zen 4 whatever this machine is: the products are vpdpbusd on
 // 512-bit registers.
@@ -147,6 +152,62 @@ TEST(ConvU8S8Assembly, AVnniTargetUsesVpdpbusd) {
   ASSERT_TRUE(text.is_ok()) << text.status().to_string();
   EXPECT_GT(test::count(*text, "vpdpbusd"), 0);
   EXPECT_NE(text->find("zmm"), std::string::npos);
+}
+
+constexpr const char* kSapphireRapids = "llvm -mtriple=x86_64-linux-gnu -mcpu=sapphirerapids";
+
+// On an AMX target an ungrouped conv of whole tiles of channels runs on
+// tiles: its nest (window, input channels, output columns and channels) is
+// TDPBUSD products from zeroed tiles, no VNNI product left. Input channels
+// that are not whole tiles of words, output channels that are not whole
+// tiles, groups, fewer than 7 output columns a tile, or no AMX: not on tiles.
+TEST(ConvU8S8Amx, WholeTilesOfChannelsRunOnTiles) {
+  auto amx = parse_target(kSapphireRapids);
+  ASSERT_TRUE(amx.is_ok());
+  const KnobTemplate* t = find_template("conv2d_nhwc_u8s8");
+  auto tiles = [&](const Shape& s, const Target& target) {
+    return t->define(*dag_of(s), target).value().find("tensorize") != nullptr;
+  };
+  EXPECT_TRUE(tiles(Shape{64, 14, 14, 64, 3, 3, 1, 1, 3}, *amx));
+  EXPECT_TRUE(tiles(Shape{128, 16, 16, 32, 1, 1, 2, 0, 0}, *amx));   // 8 columns
+  EXPECT_FALSE(tiles(Shape{128, 14, 14, 32, 1, 1, 2, 0, 0}, *amx));  // 7 columns
+  EXPECT_FALSE(tiles(Shape{32, 14, 14, 64, 3, 3, 1, 1, 3}, *amx));   // 8 words of input channels
+  EXPECT_FALSE(tiles(Shape{64, 14, 14, 40, 3, 3, 1, 1, 3}, *amx));   // 40 output channels
+  EXPECT_FALSE(tiles(Shape{128, 14, 14, 64, 3, 3, 1, 1, 3, 2}, *amx));
+  auto no_amx = parse_target(std::string(kSapphireRapids) + " -mattr=-amx-int8");
+  ASSERT_TRUE(no_amx.is_ok());
+  EXPECT_FALSE(tiles(Shape{64, 14, 14, 64, 3, 3, 1, 1, 3}, *no_amx));
+
+  // 28 columns: a micro-kernel of 2 x 2 tiles (two of 14 rows, two of 16 channels).
+  auto f = lower(template_fallback(Shape{64, 14, 28, 64, 3, 3, 1, 1, 3}, *amx), "kernel");
+  ASSERT_TRUE(f.is_ok()) << f.status().to_string();
+  auto text = emit_assembly({*f}, *amx);
+  ASSERT_TRUE(text.is_ok()) << text.status().to_string();
+  EXPECT_GE(test::count(*text, "tdpbusd"), 4);
+  EXPECT_EQ(test::count(*text, "tilezero"), 4);
+  EXPECT_EQ(test::count(*text, "vpdpbusd"), 0);
+}
+
+// Built and run where this machine has AMX-INT8: random configurations of
+// the template's AMX space (blocks, orders, input channels by blocks, one
+// to four tiles of channels) equal the definition bit for bit.
+TEST(ConvU8S8Amx, RandomTileConfigurationsEqualTheDefinitionBuilt) {
+  if (!host_target().amx_int8) GTEST_SKIP() << "this machine has no AMX-INT8 (" << host_target().short_name() << ")";
+  const KnobTemplate* t = find_template("conv2d_nhwc_u8s8");
+  std::mt19937_64 rng(43);
+  for (const Shape& shape : {Shape{128, 6, 14, 64, 3, 3, 1, 1, 9}, Shape{64, 8, 16, 32, 3, 3, 2, 1, 200}}) {
+    const Problem p = random_problem(shape, 29);
+    KnobSpace space = t->define(*dag_of(shape), host_target()).value();
+    ASSERT_NE(space.find("tensorize"), nullptr) << spec(shape);
+    for (int trial = 0; trial < 6; ++trial) {
+      const KnobConfig config = space.config(rng() % space.size()).value();
+      auto state = apply_template(*t, dag_of(shape), config, host_target());
+      ASSERT_TRUE(state.is_ok()) << state.status().to_string();
+      auto got = run_built(*state, host_target(), p);
+      ASSERT_TRUE(got.is_ok()) << got.status().to_string() << " " << config.to_string();
+      ASSERT_EQ(*got, p.out) << spec(shape) << " " << config.to_string();
+    }
+  }
 }
 
 // AArch64: USDOT with +i8mm; SDOT (of the bytes shifted by 128) with

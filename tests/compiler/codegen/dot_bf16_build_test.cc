@@ -183,6 +183,44 @@ TEST(DotBf16Assembly, TheConvTemplateUsesVdpbf16ps) {
   EXPECT_GT(count(*text, "vdpbf16ps"), 0);
 }
 
+// On a target with AMX-BF16 the conv template runs whole tiles of channels
+// on tiles: TDPBF16PS, no vdpbf16ps left; its blocks of 32 of the 64 output
+// channels read the weights' pairs unpacked. Built where this machine has the
+// unit, it computes what the interpreter does, within float32 roundings
+// (the sums run in another order).
+TEST(DotBf16Amx, TheConvTemplateRunsOnTiles) {
+  auto inst = ops::parse_op_spec("conv2d_nhwc_bf16:N=1,C=64,H=6,W=14,K=64,R=3,S=3,pad=1");
+  ASSERT_TRUE(inst.is_ok()) << inst.status().to_string();
+  const KnobTemplate* t = find_template("conv2d_nhwc_bf16");
+  auto amx = parse_target("llvm -mtriple=x86_64-linux-gnu -mcpu=sapphirerapids");
+  ASSERT_TRUE(amx.is_ok());
+  auto state = apply_fallback(*t, inst->dag, *amx);
+  ASSERT_TRUE(state.is_ok()) << state.status().to_string();
+  auto f = lower(*state, "kernel");
+  ASSERT_TRUE(f.is_ok()) << f.status().to_string();
+  auto text = emit_assembly({*f}, *amx);
+  ASSERT_TRUE(text.is_ok()) << text.status().to_string();
+  EXPECT_GT(count(*text, "tdpbf16ps"), 0);
+  EXPECT_EQ(count(*text, "vdpbf16ps"), 0);
+  if (!host_target().amx_bf16) return;
+
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> real(-2.0f, 2.0f);
+  std::vector<uint16_t> x(6 * 14 * 64), w(3 * 3 * 32 * 64 * 2);
+  for (auto& v : x) v = float_to_bfloat16(real(rng));
+  for (auto& v : w) v = float_to_bfloat16(real(rng));
+  auto host = apply_fallback(*t, inst->dag, host_target());
+  ASSERT_TRUE(host.is_ok()) << host.status().to_string();
+  std::vector<uint16_t> xs = test::stored(*host, 0, x), ws = test::stored(*host, 1, w);
+  std::vector<float> want(6 * 14 * 64, std::nanf("")), got(want.size(), std::nanf(""));
+  auto lowered = lower(*host, "kernel");
+  ASSERT_TRUE(lowered.is_ok()) << lowered.status().to_string();
+  ASSERT_TRUE(interpret(*lowered, {xs.data(), ws.data(), want.data()}).is_ok());
+  ASSERT_TRUE(test::run_built(*host, host_target(), {xs.data(), ws.data(), got.data()}).is_ok());
+  const double terms = 3 * 3 * 64, tolerance = terms * std::ldexp(1.0, -24) * 4.0 * terms;
+  for (size_t i = 0; i < want.size(); ++i) ASSERT_NEAR(got[i], want[i], tolerance) << "element " << i;
+}
+
 // Random valid schedules: native code computes what the interpreter does.
 TEST(DotBf16, RandomSchedulesBuildWhatTheInterpreterComputes) {
   const Problem p = random_problem(7, 19, 36, 17);
