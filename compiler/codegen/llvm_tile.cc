@@ -8,12 +8,14 @@
 // the indices' linear forms the loops are told apart (the rows index C and
 // A, the columns C and B, a reduction A and B) and each operand's base and
 // strides in bytes read off. A gemm's nest has one reduction, the words; a
-// direct conv's has the window's rows and columns too (ry rx rc q k: its
-// rows are output columns, A's rows the input pixels a stride apart). The
-// words are the reduction along which A's words are contiguous; the nest
-// must be whole tiles of 16 columns and 16 words (64 bytes of A's row), with
-// C's columns and B's columns contiguous too; its rows go 16 to a tile, or
-// in tiles of the most rows (fewer than 16) that divide them.
+// direct conv's has the window's rows and columns too (ry rx rc p q k: its
+// rows are output columns, A's rows the input pixels a stride apart, and
+// the output rows p a second loop of rows around them, each step of it more
+// tiles of C and A at another base). The words are the reduction along
+// which A's words are contiguous; the nest must be whole tiles of 16
+// columns and 16 words (64 bytes of A's row), with C's columns and B's
+// columns contiguous too; its rows go 16 to a tile, or in tiles of the most
+// rows (fewer than 16) that divide them.
 //
 // AMX holds eight tiles of up to 16 rows x 64 bytes. The output is walked
 // in groups of at most 2 x 2 tiles of C (tiles 0-3) with a tile of A per
@@ -157,10 +159,23 @@ struct TileNest {
   int64_t tile_rows = kTileRows;  // rows of C's and A's tiles: the most, up to 16, that divide the rows
   const StoreNode* store = nullptr;
   bool bf16 = false;
-  int64_t rows = 0, columns = 0, words = 0;  // extents
+  int64_t rows = 0, columns = 0, words = 0;  // extents (rows: the tile rows' loop's)
   Access c, a, b;
   int row = -1, column = -1, reduce = -1;  // which of the loops (reduce: the words)
-  std::vector<int> outer_reductions;       // the other reductions, outermost first
+  // A second loop of rows outside `row` (a conv's output rows around its
+  // output columns), or -1: each of its steps is another rows x columns of
+  // C, A's rows at another base.
+  int outer_row = -1;
+  std::vector<int> outer_reductions;  // the other reductions, outermost first
+
+  int64_t outer_rows() const { return outer_row < 0 ? 1 : extents[static_cast<size_t>(outer_row)]; }
+  // The loops C is indexed by, in the nest's order.
+  std::vector<const ForNode*> c_loops() const {
+    std::vector<const ForNode*> out;
+    for (size_t l = 0; l < loops.size(); ++l)
+      if (c.coef[l] != 0) out.push_back(loops[l]);
+    return out;
+  }
 };
 
 Stmt strip_attrs(Stmt s) {
@@ -209,12 +224,12 @@ Result<TileNest> understand(const ForNode* head) {
                         ba = access_of(*b, loops);
   if (!ca || !aa || !ba) return refuse("an index is not linear in the nest's loops");
   n.c = *ca, n.a = *aa, n.b = *ba;
-  std::vector<int> reductions;
+  std::vector<int> reductions, rows;
   for (size_t l = 0; l < loops.size(); ++l) {
     const bool in_c = n.c.coef[l] != 0, in_a = n.a.coef[l] != 0, in_b = n.b.coef[l] != 0;
     const int li = static_cast<int>(l);
-    if (in_c && in_a && !in_b && n.row < 0)
-      n.row = li;
+    if (in_c && in_a && !in_b)
+      rows.push_back(li);
     else if (in_c && in_b && !in_a && n.column < 0)
       n.column = li;
     else if (in_a && in_b && !in_c)
@@ -222,7 +237,12 @@ Result<TileNest> understand(const ForNode* head) {
     else if (extents[l] != 1)  // a loop of one step that nothing reads is no loop
       return refuse("loop " + loops[l]->var.name() + " is not the rows, the columns or a reduction");
   }
-  if (n.row < 0 || n.column < 0 || reductions.empty()) return refuse("the loops are not rows, columns and a reduction");
+  if (rows.empty() || n.column < 0 || reductions.empty())
+    return refuse("the loops are not rows, columns and a reduction");
+  if (rows.size() > 2) return refuse("more than two loops of rows");
+  // The tile's rows: the inner loop of rows.
+  n.row = rows.back();
+  if (rows.size() == 2) n.outer_row = rows.front();
   // The words: the innermost reduction along which A's words are contiguous.
   for (int l : reductions)
     if (n.a.bytes(static_cast<size_t>(l)) == 4) n.reduce = l;
@@ -245,9 +265,10 @@ bool is_zero_constant(const Expr& e) {
   return is_const_value(e, 0) || (is_const_float(e, &f) && f == 0 && !std::signbit(f));
 }
 
-// Whether `init` is two loops storing zero to the C of `n`, element for
-// element: its loops' extents are the nest's rows and columns, and its index,
-// with its loop variables renamed to the nest's, is the nest's C index.
+// Whether `init` is loops storing zero to the C of `n`, element for element:
+// its loops are, in some order, as many as the nest's loops of C, of the
+// same extents, and its index, with its loop variables renamed to the
+// nest's, is the nest's C index.
 bool zeroes_c(const Stmt& init, const TileNest& n) {
   std::vector<const ForNode*> loops;
   Stmt body = strip_attrs(init);
@@ -256,23 +277,21 @@ bool zeroes_c(const Stmt& init, const TileNest& n) {
     body = strip_attrs(loop->body);
   }
   const auto* store = body.as<StoreNode>();
-  if (loops.size() != 2 || !store || store->predicate.defined() || !store->buffer.same_as(n.store->buffer) ||
+  std::vector<const ForNode*> nest = n.c_loops();
+  if (loops.size() != nest.size() || !store || store->predicate.defined() || !store->buffer.same_as(n.store->buffer) ||
       !is_zero_constant(store->value))
     return false;
-  const ForNode* rows = n.loops[static_cast<size_t>(n.row)];
-  const ForNode* columns = n.loops[static_cast<size_t>(n.column)];
-  for (int swap = 0; swap < 2; ++swap) {
-    const ForNode* r = loops[swap ? 1 : 0];
-    const ForNode* c = loops[swap ? 0 : 1];
-    if (!structural_equal(r->extent, rows->extent) || !structural_equal(c->extent, columns->extent) ||
-        !structural_equal(r->min, rows->min) || !structural_equal(c->min, columns->min))
-      continue;
+  std::sort(nest.begin(), nest.end());
+  do {
     VarMap renamed;
-    renamed[r->var.node()] = rows->var;
-    renamed[c->var.node()] = columns->var;
-    if (structural_equal(arith::canonical(substitute(store->index, renamed)), arith::canonical(n.store->index)))
+    bool same = true;
+    for (size_t l = 0; l < loops.size() && same; ++l) {
+      same = structural_equal(loops[l]->extent, nest[l]->extent) && structural_equal(loops[l]->min, nest[l]->min);
+      renamed[loops[l]->var.node()] = nest[l]->var;
+    }
+    if (same && structural_equal(arith::canonical(substitute(store->index, renamed)), arith::canonical(n.store->index)))
       return true;
-  }
+  } while (std::next_permutation(nest.begin(), nest.end()));
   return false;
 }
 
@@ -328,7 +347,15 @@ void CodeGen::emit_tensorized(const ForNode* op, bool zero_c) {
   llvm::Function* store = intrinsic(llvm::Intrinsic::x86_tilestored64);
   llvm::Function* product = intrinsic(n.bf16 ? llvm::Intrinsic::x86_tdpbf16ps : llvm::Intrinsic::x86_tdpbusd);
 
-  const int64_t row_tiles = n.rows / tr, column_tiles = n.columns / kTileRows;
+  // Row tile t: the outer loop of rows at t / per, tile t % per of the rows.
+  const int64_t per = n.rows / tr, row_tiles = n.outer_rows() * per, column_tiles = n.columns / kTileRows;
+  const size_t outer = static_cast<size_t>(std::max(n.outer_row, 0));
+  auto a_row_offset = [&](int64_t t) {
+    return (t / per) * (n.outer_row < 0 ? 0 : n.a.bytes(outer)) + (t % per) * tr * a_row;
+  };
+  auto c_row_offset = [&](int64_t t) {
+    return (t / per) * (n.outer_row < 0 ? 0 : n.c.bytes(outer)) + (t % per) * tr * c_row;
+  };
   for (int64_t r0 = 0; r0 < row_tiles; r0 += 2) {
     const int64_t gr = std::min<int64_t>(2, row_tiles - r0);
     for (int64_t c0 = 0; c0 < column_tiles; c0 += 2) {
@@ -337,7 +364,7 @@ void CodeGen::emit_tensorized(const ForNode* op, bool zero_c) {
       auto a_tile = [&](int64_t r) { return static_cast<int>(4 + r); };
       auto b_tile = [&](int64_t c) { return static_cast<int>(6 + c); };
       auto c_at = [&](int64_t r, int64_t c) {
-        return at(c_ptr, b_.getInt64(((r0 + r) * tr) * c_row + (c0 + c) * kTileRows * 4));
+        return at(c_ptr, b_.getInt64(c_row_offset(r0 + r) + (c0 + c) * kTileRows * 4));
       };
       for (int64_t r = 0; r < gr; ++r)
         for (int64_t c = 0; c < gc; ++c) {
@@ -361,7 +388,7 @@ void CodeGen::emit_tensorized(const ForNode* op, bool zero_c) {
         }
         emit_counted_loop(n.words / kTileWords, "tile.k", [&](llvm::Value* step) {
           for (int64_t r = 0; r < gr; ++r) {
-            llvm::Value* bytes = b_.CreateAdd(b_.CreateAdd(a_off, b_.getInt64((r0 + r) * tr * a_row)),
+            llvm::Value* bytes = b_.CreateAdd(b_.CreateAdd(a_off, b_.getInt64(a_row_offset(r0 + r))),
                                               b_.CreateMul(step, b_.getInt64(kTileBytes)));
             b_.CreateCall(load, {tile(a_tile(r)), at(a_ptr, bytes), b_.getInt64(a_row)});
           }

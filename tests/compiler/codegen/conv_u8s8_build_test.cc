@@ -188,9 +188,10 @@ TEST(ConvU8S8Amx, WholeTilesOfChannelsRunOnTiles) {
   EXPECT_EQ(test::count(*text, "vpdpbusd"), 0);
 }
 
-// Built and run where this machine has AMX-INT8: random configurations of
-// the template's AMX space (blocks, orders, input channels by blocks, one
-// to four tiles of channels) equal the definition bit for bit.
+// Built and run where this machine has AMX-INT8: the fallback with two
+// output rows in its tile nest and random configurations of the template's
+// AMX space (blocks, orders, input channels by blocks, one to four tiles of
+// channels) equal the definition bit for bit.
 TEST(ConvU8S8Amx, RandomTileConfigurationsEqualTheDefinitionBuilt) {
   if (!host_target().amx_int8) GTEST_SKIP() << "this machine has no AMX-INT8 (" << host_target().short_name() << ")";
   const KnobTemplate* t = find_template("conv2d_nhwc_u8s8");
@@ -199,8 +200,15 @@ TEST(ConvU8S8Amx, RandomTileConfigurationsEqualTheDefinitionBuilt) {
     const Problem p = random_problem(shape, 29);
     KnobSpace space = t->define(*dag_of(shape), host_target()).value();
     ASSERT_NE(space.find("tensorize"), nullptr) << spec(shape);
-    for (int trial = 0; trial < 6; ++trial) {
-      const KnobConfig config = space.config(rng() % space.size()).value();
+    // The fallback with two output rows in the micro-kernel (a second loop
+    // of rows in the tile nest), then random configurations.
+    const KnobConfig fallback = t->fallback(space, *dag_of(shape), host_target()).value();
+    std::vector<std::pair<std::string, std::vector<int64_t>>> values;
+    for (const KnobValue& v : fallback.values())
+      values.push_back({v.name, v.name == "tile_p" ? std::vector<int64_t>{shape.h / 2 / shape.stride, 1, 2} : v.value});
+    std::vector<KnobConfig> configs = {space.config_of(values).value()};
+    for (int trial = 0; trial < 6; ++trial) configs.push_back(space.config(rng() % space.size()).value());
+    for (const KnobConfig& config : configs) {
       auto state = apply_template(*t, dag_of(shape), config, host_target());
       ASSERT_TRUE(state.is_ok()) << state.status().to_string();
       auto got = run_built(*state, host_target(), p);
