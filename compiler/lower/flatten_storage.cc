@@ -101,18 +101,24 @@ class ReadFlattener final : public IRMutator {
 Expr flat_index(const LoweringPlan& plan, int s, const std::vector<Expr>& global) {
   const PlannedStage& info = plan.stages[s];
   if (const std::optional<PackedLayout>& layout = plan.stage(s).layout) {
-    // [d_axis / f, the other dims, d_axis % f] (layout.h); placeholders have
-    // region_min 0 and their full shape as region_extent.
+    // [d_axis / f, the other dims, d_axis % f, the last `inner` dims]
+    // (layout.h); placeholders have region_min 0 and their full shape as
+    // region_extent.
     const auto axis = static_cast<size_t>(layout->axis);
     const int64_t f = layout->factor;
-    Expr rest = make_int(0);
-    int64_t stride = 1;
-    for (size_t d = global.size(); d-- > 0;) {
+    const size_t first_trailing = global.size() - static_cast<size_t>(layout->inner);
+    Expr rest = make_int(0), trailing = make_int(0);
+    int64_t stride = 1, trailing_size = 1;
+    for (size_t d = global.size(); d-- > first_trailing;) {
+      trailing = trailing + global[d] * trailing_size;
+      trailing_size *= info.region_extent[d];
+    }
+    for (size_t d = first_trailing; d-- > 0;) {
       if (d == axis) continue;
       rest = rest + global[d] * stride;
       stride *= info.region_extent[d];
     }
-    return ((global[axis] / f) * stride + rest) * f + global[axis] % f;
+    return (((global[axis] / f) * stride + rest) * f + global[axis] % f) * trailing_size + trailing;
   }
   // Row-major over the dimensions in storage order (StorageOrderStep), the
   // tensor's own by default.

@@ -21,7 +21,7 @@ struct Scope {
   std::vector<int> tasks;  // the plan's task t is the package's kernel tasks[t]
   bool top = false;        // the model itself: its graph outputs are the package's
   std::map<ValueId, int32_t> ids;
-  std::map<std::tuple<ValueId, int, int64_t>, int32_t> packed;
+  std::map<std::tuple<ValueId, int, int64_t, int>, int32_t> packed;
   const Graph& g() const { return plan.graph; }
 };
 
@@ -270,7 +270,7 @@ class Layout {
 
   // Constant `v` stored in `layout`, once per (value, layout) of a scope.
   int32_t add_packed(Scope& s, ValueId v, const PackedLayout& layout) {
-    const auto key = std::make_tuple(v, layout.axis, layout.factor);
+    const auto key = std::make_tuple(v, layout.axis, layout.factor, layout.inner);
     if (auto it = s.packed.find(key); it != s.packed.end()) return it->second;
     const graph::Value& value = s.g().value(v);
     std::string data(
@@ -278,7 +278,8 @@ class Layout {
         '\0');  // more than the value's when the last block is padded
     pack_elements(s.g().constant(v).bytes.data(), data.data(), value.shape, value.dtype.storage_bytes(), layout);
     const int32_t id =
-        add_value(value.name + ".packed" + std::to_string(layout.axis) + "x" + std::to_string(layout.factor),
+        add_value(value.name + ".packed" + std::to_string(layout.axis) + "x" + std::to_string(layout.factor) +
+                      (layout.inner ? "i" + std::to_string(layout.inner) : ""),
                   ValueKind::kConstant, value.dtype, packed_shape(value.shape, layout), std::move(data));
     s.packed[key] = id;
     return id;

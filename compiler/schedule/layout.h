@@ -12,6 +12,11 @@
 // [K/kv][R][S][C][kv]: each block of output channels streams its weights
 // contiguously instead of kv values every C x K elements.
 //
+// With `inner` > 0 the last `inner` dimensions stay innermost, after the
+// factor: bfloat16 weights read as pairs of neighbouring elements
+// (conv2d_nhwc_bf16's [R][S][C/2][K][2]) packed on K by kv are
+// [K/kv][R][S][C/2][kv][2], each pair still one 32-bit word.
+//
 // A factor that does not divide d_axis pads the last block with zeros: the
 // storage is [ceil(d_axis / factor), ..., factor], and a padded tile
 // (PadTileStep) reads the padding without a guard or a mask.
@@ -34,12 +39,13 @@ namespace tessera {
 class State;
 
 /// How one argument is stored: `axis` split into (axis / factor) outermost
-/// and (axis % factor) innermost.
+/// and (axis % factor) innermost, but for the last `inner` dimensions.
 struct PackedLayout {
   int axis = 0;
   int64_t factor = 1;
+  int inner = 0;
 
-  bool operator==(const PackedLayout& o) const { return axis == o.axis && factor == o.factor; }
+  bool operator==(const PackedLayout& o) const = default;
 };
 
 /// The storage shape of `shape` packed by `layout` (the axis's blocks rounded up).

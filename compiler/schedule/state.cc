@@ -567,8 +567,11 @@ Status State::apply_pack_layout(const Step& step, const PackLayoutStep& s) {
   if (s.factor < 2 || s.factor > 2 * extent)
     return step_error(step, "factor " + std::to_string(s.factor) + " must be at least 2 and at most twice dimension " +
                                 std::to_string(s.axis) + " of " + st.name() + " (" + std::to_string(extent) + ")");
+  if (s.inner < 0 || s.axis >= static_cast<int>(shape.size()) - s.inner)
+    return step_error(step, "inner " + std::to_string(s.inner) + " must leave dimension " + std::to_string(s.axis) +
+                                " of " + st.name() + " outside the last dimensions it keeps innermost");
   if (st.layout) return step_error(step, "input " + st.name() + " is packed already");
-  st.layout = PackedLayout{s.axis, s.factor};
+  st.layout = PackedLayout{s.axis, s.factor, s.inner};
   return Status::ok();
 }
 
@@ -638,8 +641,8 @@ Status State::pragma_auto_unroll(int stage, int iter, int64_t max_step) {
   return apply(PragmaStep{stage, iter, max_step});
 }
 
-Status State::pack_layout(int stage, int axis, int64_t factor) {
-  return apply(PackLayoutStep{stage, axis, factor});
+Status State::pack_layout(int stage, int axis, int64_t factor, int inner) {
+  return apply(PackLayoutStep{stage, axis, factor, inner});
 }
 Status State::pad_tile(int stage) {
   return apply(PadTileStep{stage});

@@ -102,7 +102,7 @@ class State {
   Status rfactor(int stage, int reduce_axis, int64_t factor);
   Status pragma_auto_unroll(int stage, int iter, int64_t max_step);
   /// Stores placeholder argument `stage` packed on `axis` by `factor` (layout.h).
-  Status pack_layout(int stage, int axis, int64_t factor);
+  Status pack_layout(int stage, int axis, int64_t factor, int inner = 0);
   /// Computes `stage` (computed at another stage's loop) over its whole tile
   /// at the tensor's edge, only the final store guarded (PadTileStep).
   Status pad_tile(int stage);

@@ -77,6 +77,7 @@ json arguments(const Step& step) {
                  [&](const PackLayoutStep& s) {
                    j["axis"] = s.axis;
                    j["factor"] = s.factor;
+                   if (s.inner != 0) j["inner"] = s.inner;  // absent in records older than it
                  },
                  [&](const PragmaStep& s) {
                    j["iter"] = s.iter;
@@ -182,7 +183,9 @@ class StepReader {
       case StepKind::kPackLayout: {
         PackLayoutStep s;
         s.stage = stage;
-        if (get_int("axis", &s.axis) && get_int("factor", &s.factor)) return s;
+        if (get_int("axis", &s.axis) && get_int("factor", &s.factor) &&
+            (!j_.contains("inner") || get_int("inner", &s.inner)))
+          return s;
         break;
       }
       case StepKind::kStorageOrder: {
@@ -235,6 +238,7 @@ std::string Step::to_string() const {
                  },
                  [&](const PackLayoutStep& x) {
                    s += ", axis=" + std::to_string(x.axis) + ", factor=" + std::to_string(x.factor);
+                   if (x.inner != 0) s += ", inner=" + std::to_string(x.inner);
                  },
                  [&](const PragmaStep& x) {
                    s += ", iter=" + std::to_string(x.iter) +
@@ -284,6 +288,7 @@ uint64_t hash_step(const Step& step) {
                  [&](const PackLayoutStep& x) {
                    h.add(x.axis);
                    h.add(x.factor);
+                   if (x.inner != 0) h.add(x.inner);  // older steps hash as before
                  },
                  [&](const PragmaStep& x) {
                    h.add(x.iter);

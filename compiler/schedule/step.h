@@ -118,11 +118,13 @@ struct PragmaStep {
   int64_t auto_unroll_max_step = 0;
   bool operator==(const PragmaStep&) const = default;
 };
-/// Stores placeholder argument `stage` packed on `axis` by `factor` (layout.h).
+/// Stores placeholder argument `stage` packed on `axis` by `factor`, its last
+/// `inner` dimensions innermost after the factor (layout.h).
 struct PackLayoutStep {
   int stage = 0;
   int axis = 0;
   int64_t factor = 0;
+  int inner = 0;
   bool operator==(const PackLayoutStep&) const = default;
 };
 /// Computes `stage`, which is computed at a loop of another stage, over its

@@ -215,13 +215,14 @@ Status apply_conv(const KnobConfig& cfg, const Target& target, State* state, boo
   // block of output channels streams its weights once, sequentially, where
   // HWIO gives kv values every C x K elements (the late ResNet layers read
   // 9 MB of weights that way, 1.4x slower cold). Same layout when kv = K.
-  // Not bfloat16 pairs (R x S x C/2 x K x 2) on tiles: packed, a pair's
-  // halves would be kv apart, and a tile's row of B is 16 whole pairs.
+  // BFloat16 weights (R x S x C/2 x K x 2) keep each pair innermost,
+  // [K/kv][R][S][C/2][kv][2]: a pair is one word (a tile's row of B is 16
+  // whole pairs; a vector of them one load).
   const int64_t kv = tk[2];
   const std::string& weights = cv.stages.inputs[1];
-  const bool pairs = sums_bf16_dots(state->dag(), cv.stages);
-  if (weights != cv.stages.pad && kv > 1 && kv < cv.k && cv.k % kv == 0 && !(tensorize && pairs))
-    TESSERA_RETURN_IF_ERROR(s.pack_layout(weights, 3, kv));
+  const int pairs = sums_bf16_dots(state->dag(), cv.stages) ? 1 : 0;
+  if (weights != cv.stages.pad && kv > 1 && kv < cv.k && cv.k % kv == 0)
+    TESSERA_RETURN_IF_ERROR(s.pack_layout(weights, 3, kv, pairs));
   return Status::ok();
 }
 

@@ -125,13 +125,6 @@ bool amx_tiles(const Gemm& g, const Target& target) {
   return unit && !g.b_is_nk && !g.b_k_last && amx_tile_rows(g.m) > 0 && g.n % kAmxTile == 0 && g.k % kAmxTile == 0;
 }
 
-// Whether B packed by blocks of columns ([N/nr][K][nr]) still makes B tiles
-// of whole words: int8 words do; bfloat16 pairs ([K/2][N][2]) would be split
-// nr apart, a pair's halves in two rows of the packed storage.
-bool packs_into_tiles(const Gemm& g) {
-  return g.b_is_weights && g.int8_words;
-}
-
 // The most columns a GEMV's micro-kernel holds: its accumulators are its
 // only independent chains (one output row), and 4 of them cover the FMA
 // latency of a load-bound loop.
@@ -288,7 +281,7 @@ Result<KnobSpace> define_gemm(const ComputeDAG& dag, const Target& target) {
     TESSERA_RETURN_IF_ERROR(
         space.define_split("tile_k", g.k, SplitPolicy::tiles(), 2, amx_split_filter(g.k, kAmxTile, g.k)));
     TESSERA_RETURN_IF_ERROR(space.define_reorder_all("order", 3));
-    TESSERA_RETURN_IF_ERROR(space.define_knob("cache_b", packs_into_tiles(g)
+    TESSERA_RETURN_IF_ERROR(space.define_knob("cache_b", g.b_is_weights
                                                              ? std::vector<int64_t>{kPackedB, kReadB, kCopyPanel}
                                                              : std::vector<int64_t>{kReadB, kCopyPanel}));
     TESSERA_RETURN_IF_ERROR(space.define_knob("tensorize", {1}));
@@ -380,9 +373,10 @@ Status apply_gemm(const KnobConfig& cfg, const Target& target, State* state) {
   // gathers before). A padded block reads the zeros of a padded last block.
   if (g.b_is_nk && nr > 1 && nr < g.n && (g.n % nr == 0 || pad)) TESSERA_RETURN_IF_ERROR(s.pack_layout(g.b, 0, nr));
   // Constant weights read B[k, j] (int8 words, a window product's taps):
-  // stored [N/nr][K][nr] likewise.
+  // stored [N/nr][K][nr] likewise; bfloat16 pairs [N/nr][K/2][nr][2], each
+  // pair one word still.
   if (panel_policy == kPackedB && nr > 1 && (g.n % nr == 0 || pad))
-    TESSERA_RETURN_IF_ERROR(s.pack_layout(g.b, g.b_j_dim, nr));
+    TESSERA_RETURN_IF_ERROR(s.pack_layout(g.b, g.b_j_dim, nr, g.bf16_words ? 1 : 0));
   return Status::ok();
 }
 
@@ -403,7 +397,7 @@ Result<KnobConfig> fallback_amx(const KnobSpace& space, const Gemm& g, const Com
                                 {"tile_n", {0, 1, nr}},
                                 {"tile_k", {0, kb}},
                                 {"order", {1, 2, 0}},
-                                {"cache_b", {packs_into_tiles(g) ? kPackedB : kReadB}},
+                                {"cache_b", {g.b_is_weights ? kPackedB : kReadB}},
                                 {"tensorize", {1}}});
 }
 

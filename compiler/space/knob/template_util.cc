@@ -198,9 +198,9 @@ Status Sched::cache_read(const std::string& stage, const std::vector<std::string
   return state_->cache_read(s, r);
 }
 
-Status Sched::pack_layout(const std::string& stage, int axis, int64_t factor) {
+Status Sched::pack_layout(const std::string& stage, int axis, int64_t factor, int inner) {
   TESSERA_ASSIGN_OR_RETURN(int s, stage_index(stage));
-  return state_->pack_layout(s, axis, factor);
+  return state_->pack_layout(s, axis, factor, inner);
 }
 
 Status Sched::rfactor(const std::string& stage, int reduce_axis, int64_t factor) {

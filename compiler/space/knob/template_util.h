@@ -83,8 +83,9 @@ class Sched {
   Status compute_inline(const std::string& stage);
   Status cache_write(const std::string& stage);                                          ///< adds stage + ".local"
   Status cache_read(const std::string& stage, const std::vector<std::string>& readers);  ///< adds stage + ".local"
-  /// Stores input `stage` packed on `axis` by `factor` (compiler/schedule/layout.h).
-  Status pack_layout(const std::string& stage, int axis, int64_t factor);
+  /// Stores input `stage` packed on `axis` by `factor`, its last `inner`
+  /// dimensions innermost (compiler/schedule/layout.h).
+  Status pack_layout(const std::string& stage, int axis, int64_t factor, int inner = 0);
   /// Partial reductions of `stage` over `factor` slices of its reduce axis
   /// `reduce_axis` (RfactorStep): adds stage + ".rf", [factor, stage's shape...].
   Status rfactor(const std::string& stage, int reduce_axis, int64_t factor);

@@ -21,6 +21,25 @@ TEST(PackLayout, PackedShapeMovesTheBlocksOutermostAndTheFactorInnermost) {
   EXPECT_EQ(packed_shape({6}, {0, 3}), (std::vector<int64_t>{2, 3}));
   // A factor that does not divide rounds the blocks up.
   EXPECT_EQ(packed_shape({8, 5}, {1, 4}), (std::vector<int64_t>{2, 8, 4}));
+  // The last `inner` dimensions stay innermost: bfloat16 pairs.
+  EXPECT_EQ(packed_shape({3, 3, 32, 512, 2}, {3, 32, 1}), (std::vector<int64_t>{16, 3, 3, 32, 32, 2}));
+}
+
+TEST(PackLayout, InnerDimensionsStayTogetherAfterTheFactor) {
+  // A 2 x 4 x 2 tensor (4 columns of pairs) packed on its columns by 2,
+  // the pairs innermost: [2][2][2][2].
+  std::vector<int32_t> m(16);
+  std::iota(m.begin(), m.end(), 0);
+  std::vector<int32_t> packed(16, -1), back(16);
+  pack_elements(m.data(), packed.data(), {2, 4, 2}, 4, {1, 2, 1});
+  EXPECT_EQ(packed, (std::vector<int32_t>{0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 12, 13, 14, 15}));
+  unpack_elements(packed.data(), back.data(), {2, 4, 2}, 4, {1, 2, 1});
+  EXPECT_EQ(back, m);
+  // A factor that does not divide: 3 columns by 2, the fourth pair zero.
+  std::vector<int32_t> odd(12), padded(16, -1);
+  std::iota(odd.begin(), odd.end(), 1);
+  pack_elements(odd.data(), padded.data(), {2, 3, 2}, 4, {1, 2, 1});
+  EXPECT_EQ(padded, (std::vector<int32_t>{1, 2, 3, 4, 7, 8, 9, 10, 5, 6, 0, 0, 11, 12, 0, 0}));
 }
 
 TEST(PackLayout, ANonDividingFactorPadsTheLastBlockWithZeros) {
@@ -91,21 +110,34 @@ TEST_F(PackLayoutStep, RejectsComputedStagesBadAxesFactorsAndRepacking) {
   expect_rejected(w_, 3, 17, "must be at least 2 and at most twice");
   expect_rejected(w_, 3, 1, "must be at least 2 and at most twice");
   expect_rejected(99, 3, 4, "no stage 99");
+  {
+    const std::string before = state_->to_string();
+    Status st = state_->pack_layout(w_, 3, 4, /*inner=*/1);  // the axis itself kept innermost
+    EXPECT_FALSE(st.is_ok());
+    EXPECT_NE(st.message().find("outside the last dimensions"), std::string::npos) << st.message();
+    EXPECT_EQ(state_->to_string(), before);
+  }
   ASSERT_TRUE(state_->pack_layout(w_, 3, 4).is_ok());
   EXPECT_NE(state_->to_string().find("W: input, stored as [2, 3, 3, 4, 4]"), std::string::npos) << state_->to_string();
   expect_rejected(w_, 2, 2, "is packed already");
 }
 
 TEST_F(PackLayoutStep, ReplaysFromJsonAndNamesTheArgument) {
-  ASSERT_TRUE(state_->pack_layout(w_, 3, 4).is_ok());
-  auto steps = steps_from_json(steps_to_json(state_->steps()));
-  ASSERT_TRUE(steps.is_ok()) << steps.status().to_string();
-  auto replayed = replay(dag_, *steps);
-  ASSERT_TRUE(replayed.is_ok()) << replayed.status().to_string();
-  const auto packed = packed_arguments(*replayed);
-  ASSERT_EQ(packed.size(), 1u);
-  EXPECT_EQ(packed[0].first, 1);
-  EXPECT_EQ(packed[0].second, (PackedLayout{3, 4}));
+  for (int inner : {0, 1}) {
+    State state(dag_);
+    ASSERT_TRUE(state.pack_layout(w_, 2 - inner, 4, inner).is_ok());
+    const std::string text = steps_to_json(state.steps());
+    // A step without inner dimensions is written as before they existed.
+    EXPECT_EQ(text.find("inner") != std::string::npos, inner != 0) << text;
+    auto steps = steps_from_json(text);
+    ASSERT_TRUE(steps.is_ok()) << steps.status().to_string();
+    auto replayed = replay(dag_, *steps);
+    ASSERT_TRUE(replayed.is_ok()) << replayed.status().to_string();
+    const auto packed = packed_arguments(*replayed);
+    ASSERT_EQ(packed.size(), 1u);
+    EXPECT_EQ(packed[0].first, 1);
+    EXPECT_EQ(packed[0].second, (PackedLayout{2 - inner, 4, inner}));
+  }
 }
 
 // Every axis and factor of the weight: the interpreted kernel reading packed
@@ -127,22 +159,25 @@ TEST_F(PackLayoutStep, LoweredReadsOfPackedDataMatchThePlainKernel) {
   };
   run(State(dag_), plain);
   const std::vector<int64_t>& shape = dag_->args()[1]->shape;  // 3 x 3 x 4 x 8
-  for (int axis = 0; axis < 4; ++axis) {
-    for (int64_t factor = 2; factor <= shape[static_cast<size_t>(axis)]; ++factor) {
-      // Dividing or not (the last block padded).
-      State s(dag_);
-      ASSERT_TRUE(s.pack_layout(w_, axis, factor).is_ok());
-      std::vector<runtime::NDArray> arrays;
-      for (const auto& a : plain) arrays.push_back(a.copy().value());
-      arrays[1] = runtime::NDArray::create(packed_shape(shape, {axis, factor}), dag_->args()[1]->dtype).value();
-      pack_elements(plain[1].raw_data(), arrays[1].raw_data(), shape, 4, {axis, factor});
-      run(s, arrays);
-      const float* got = arrays.back().data<float>();
-      const float* want = plain.back().data<float>();
-      for (int64_t i = 0; i < plain.back().numel(); ++i)
-        ASSERT_EQ(got[i], want[i]) << "axis " << axis << " factor " << factor << " element " << i;
+  for (int inner = 0; inner < 3; ++inner)
+    for (int axis = 0; axis < 4 - inner; ++axis) {
+      for (int64_t factor = 2; factor <= shape[static_cast<size_t>(axis)]; ++factor) {
+        // Dividing or not (the last block padded).
+        const PackedLayout layout{axis, factor, inner};
+        State s(dag_);
+        ASSERT_TRUE(s.pack_layout(w_, axis, factor, inner).is_ok());
+        std::vector<runtime::NDArray> arrays;
+        for (const auto& a : plain) arrays.push_back(a.copy().value());
+        arrays[1] = runtime::NDArray::create(packed_shape(shape, layout), dag_->args()[1]->dtype).value();
+        pack_elements(plain[1].raw_data(), arrays[1].raw_data(), shape, 4, layout);
+        run(s, arrays);
+        const float* got = arrays.back().data<float>();
+        const float* want = plain.back().data<float>();
+        for (int64_t i = 0; i < plain.back().numel(); ++i)
+          ASSERT_EQ(got[i], want[i]) << "axis " << axis << " factor " << factor << " inner " << inner << " element "
+                                     << i;
+      }
     }
-  }
 }
 
 }  // namespace
