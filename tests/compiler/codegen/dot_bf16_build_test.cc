@@ -170,39 +170,25 @@ TEST(DotBf16Assembly, AnAarch64TargetWithBf16UsesBfdot) {
 // The NHWC convolution's template (conv2d_nhwc_bf16) on a Zen 4 target: its
 // micro-kernel is vdpbf16ps too.
 TEST(DotBf16Assembly, TheConvTemplateUsesVdpbf16ps) {
-  auto inst = ops::parse_op_spec("conv2d_nhwc_bf16:N=1,C=64,H=14,W=14,K=64,R=3,S=3,pad=1");
-  ASSERT_TRUE(inst.is_ok()) << inst.status().to_string();
-  auto target = parse_target("llvm -mtriple=x86_64-linux-gnu -mcpu=znver4");
-  ASSERT_TRUE(target.is_ok());
-  auto state = apply_fallback(*find_template("conv2d_nhwc_bf16"), inst->dag, *target);
-  ASSERT_TRUE(state.is_ok()) << state.status().to_string();
-  auto f = lower(*state, "kernel");
-  ASSERT_TRUE(f.is_ok()) << f.status().to_string();
-  auto text = emit_assembly({*f}, *target);
-  ASSERT_TRUE(text.is_ok()) << text.status().to_string();
-  EXPECT_GT(count(*text, "vdpbf16ps"), 0);
+  const std::string text = test::fallback_assembly_of("conv2d_nhwc_bf16:N=1,C=64,H=14,W=14,K=64,R=3,S=3,pad=1",
+                                                      "llvm -mtriple=x86_64-linux-gnu -mcpu=znver4");
+  EXPECT_GT(count(text, "vdpbf16ps"), 0);
 }
 
 // On a target with AMX-BF16 the conv template runs whole tiles of channels
 // on tiles: TDPBF16PS, no vdpbf16ps left; its blocks of 32 of the 64 output
-// channels read the weights' pairs unpacked. Built where this machine has the
-// unit, it computes what the interpreter does, within float32 roundings
-// (the sums run in another order).
+// channels read the weights packed with each pair whole. Built where this
+// machine has the unit, it computes what the interpreter does, within
+// float32 roundings (the sums run in another order).
 TEST(DotBf16Amx, TheConvTemplateRunsOnTiles) {
-  auto inst = ops::parse_op_spec("conv2d_nhwc_bf16:N=1,C=64,H=6,W=14,K=64,R=3,S=3,pad=1");
+  const std::string spec = "conv2d_nhwc_bf16:N=1,C=64,H=6,W=14,K=64,R=3,S=3,pad=1";
+  const std::string text = test::fallback_assembly_of(spec, "llvm -mtriple=x86_64-linux-gnu -mcpu=sapphirerapids");
+  EXPECT_GT(count(text, "tdpbf16ps"), 0);
+  EXPECT_EQ(count(text, "vdpbf16ps"), 0);
+  if (!host_target().amx_bf16) return;
+  auto inst = ops::parse_op_spec(spec);
   ASSERT_TRUE(inst.is_ok()) << inst.status().to_string();
   const KnobTemplate* t = find_template("conv2d_nhwc_bf16");
-  auto amx = parse_target("llvm -mtriple=x86_64-linux-gnu -mcpu=sapphirerapids");
-  ASSERT_TRUE(amx.is_ok());
-  auto state = apply_fallback(*t, inst->dag, *amx);
-  ASSERT_TRUE(state.is_ok()) << state.status().to_string();
-  auto f = lower(*state, "kernel");
-  ASSERT_TRUE(f.is_ok()) << f.status().to_string();
-  auto text = emit_assembly({*f}, *amx);
-  ASSERT_TRUE(text.is_ok()) << text.status().to_string();
-  EXPECT_GT(count(*text, "tdpbf16ps"), 0);
-  EXPECT_EQ(count(*text, "vdpbf16ps"), 0);
-  if (!host_target().amx_bf16) return;
 
   std::mt19937 rng(7);
   std::uniform_real_distribution<float> real(-2.0f, 2.0f);
