@@ -169,6 +169,14 @@ struct TileNest {
   std::vector<int> outer_reductions;  // the other reductions, outermost first
 
   int64_t outer_rows() const { return outer_row < 0 ? 1 : extents[static_cast<size_t>(outer_row)]; }
+  int64_t row_tiles() const { return outer_rows() * (rows / tile_rows); }
+  // Bytes from the first row of A (or C) to that of row tile t: the outer
+  // loop of rows at t / per, tile t % per of the rows.
+  int64_t row_tile_offset(const Access& x, int64_t t) const {
+    const int64_t per = rows / tile_rows;
+    const int64_t outer = outer_row < 0 ? 0 : x.bytes(static_cast<size_t>(outer_row));
+    return (t / per) * outer + (t % per) * tile_rows * x.bytes(static_cast<size_t>(row));
+  }
   // The loops C is indexed by, in the nest's order.
   std::vector<const ForNode*> c_loops() const {
     std::vector<const ForNode*> out;
@@ -347,15 +355,7 @@ void CodeGen::emit_tensorized(const ForNode* op, bool zero_c) {
   llvm::Function* store = intrinsic(llvm::Intrinsic::x86_tilestored64);
   llvm::Function* product = intrinsic(n.bf16 ? llvm::Intrinsic::x86_tdpbf16ps : llvm::Intrinsic::x86_tdpbusd);
 
-  // Row tile t: the outer loop of rows at t / per, tile t % per of the rows.
-  const int64_t per = n.rows / tr, row_tiles = n.outer_rows() * per, column_tiles = n.columns / kTileRows;
-  const size_t outer = static_cast<size_t>(std::max(n.outer_row, 0));
-  auto a_row_offset = [&](int64_t t) {
-    return (t / per) * (n.outer_row < 0 ? 0 : n.a.bytes(outer)) + (t % per) * tr * a_row;
-  };
-  auto c_row_offset = [&](int64_t t) {
-    return (t / per) * (n.outer_row < 0 ? 0 : n.c.bytes(outer)) + (t % per) * tr * c_row;
-  };
+  const int64_t row_tiles = n.row_tiles(), column_tiles = n.columns / kTileRows;
   for (int64_t r0 = 0; r0 < row_tiles; r0 += 2) {
     const int64_t gr = std::min<int64_t>(2, row_tiles - r0);
     for (int64_t c0 = 0; c0 < column_tiles; c0 += 2) {
@@ -364,7 +364,7 @@ void CodeGen::emit_tensorized(const ForNode* op, bool zero_c) {
       auto a_tile = [&](int64_t r) { return static_cast<int>(4 + r); };
       auto b_tile = [&](int64_t c) { return static_cast<int>(6 + c); };
       auto c_at = [&](int64_t r, int64_t c) {
-        return at(c_ptr, b_.getInt64(c_row_offset(r0 + r) + (c0 + c) * kTileRows * 4));
+        return at(c_ptr, b_.getInt64(n.row_tile_offset(n.c, r0 + r) + (c0 + c) * kTileRows * 4));
       };
       for (int64_t r = 0; r < gr; ++r)
         for (int64_t c = 0; c < gc; ++c) {
@@ -388,7 +388,7 @@ void CodeGen::emit_tensorized(const ForNode* op, bool zero_c) {
         }
         emit_counted_loop(n.words / kTileWords, "tile.k", [&](llvm::Value* step) {
           for (int64_t r = 0; r < gr; ++r) {
-            llvm::Value* bytes = b_.CreateAdd(b_.CreateAdd(a_off, b_.getInt64(a_row_offset(r0 + r))),
+            llvm::Value* bytes = b_.CreateAdd(b_.CreateAdd(a_off, b_.getInt64(n.row_tile_offset(n.a, r0 + r))),
                                               b_.CreateMul(step, b_.getInt64(kTileBytes)));
             b_.CreateCall(load, {tile(a_tile(r)), at(a_ptr, bytes), b_.getInt64(a_row)});
           }

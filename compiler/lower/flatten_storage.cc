@@ -118,7 +118,8 @@ Expr flat_index(const LoweringPlan& plan, int s, const std::vector<Expr>& global
       rest = rest + global[d] * stride;
       stride *= info.region_extent[d];
     }
-    return (((global[axis] / f) * stride + rest) * f + global[axis] % f) * trailing_size + trailing;
+    Expr packed = ((global[axis] / f) * stride + rest) * f + global[axis] % f;
+    return layout->inner == 0 ? packed : packed * trailing_size + trailing;
   }
   // Row-major over the dimensions in storage order (StorageOrderStep), the
   // tensor's own by default.
