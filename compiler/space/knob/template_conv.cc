@@ -27,14 +27,14 @@
 // On a target with AMX, an ungrouped NHWC conv of int8 words (AMX-INT8) or of
 // bfloat16 pairs (AMX-BF16) whose channels are whole tiles (K a multiple of
 // 16, C of 16 words) runs its micro-kernel on the matrix unit: the nest
-// ry rx rc.1 q.1 k.1 is tensorized (LoopKind::kTensorized), a tile's rows
-// being output columns (A's rows the input pixels a stride apart in the pad
-// stage, computed at the root), its columns output channels, and its
+// ry rx rc.1 p.1 q.1 k.1 is tensorized (LoopKind::kTensorized), a tile's
+// rows being output columns (A's rows the input pixels a stride apart in the
+// pad stage, computed at the root), its columns output channels, and its
 // reduction the window and the input channels, C's tiles kept in the unit
-// across all of them (compiler/codegen/llvm_tile.cc). Its splits are exact
-// and whole tiles: q.1 one or two tiles of the most rows (up to 16, at least
-// 8 for int8, 7 for bfloat16) that divide Q (14 for 56, 28 and 14), k.1 up
-// to four tiles.
+// across all of them (compiler/codegen/llvm_tile.cc); p.1, up to 8 output
+// rows, is a second loop of rows. Its splits are exact and whole tiles: q.1
+// one or two tiles of the most rows (up to 16, at least 8 for int8, 7 for
+// bfloat16) that divide Q (14 for 56, 28 and 14), k.1 up to four tiles.
 //
 // Knobs: tile_k, tile_p, tile_q, tile_c (input channels [Co, cb]), order (of
 // the block loops rc.0, p and the two micro-kernel outer loops), unroll (the
