@@ -179,7 +179,17 @@ function write_npy(file, type, dims, data) {
 
 // ---- ONNX Runtime ----
 
+// ONNX Runtime's native library leaves a log file of its telemetry SDK
+// (mat-debug-PID.log) in $TMPDIR at every start: it gets a folder of its
+// own, removed when this process exits.
+function private_tmpdir() {
+  const dir = fs.mkdtempSync(path.join(require('os').tmpdir(), 'ort-run-'));
+  process.env.TMPDIR = dir;
+  process.on('exit', () => fs.rmSync(dir, {recursive: true, force: true}));
+}
+
 function load_ort(dir) {
+  private_tmpdir();
   const candidates = [path.join(dir, 'node_modules', 'onnxruntime-node'), dir];
   for (const c of candidates) {
     if (fs.existsSync(path.join(c, 'package.json')) && fs.existsSync(path.join(c, 'dist'))) {
