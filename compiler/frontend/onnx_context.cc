@@ -10,11 +10,31 @@ using graph::Constant;
 using graph::ValueId;
 using Node = onnx::NodeProto;
 
-Result<ValueId> ImportContext::input(const onnx::NodeProto& node, int i) const {
+Result<ValueId> ImportContext::any_input(const onnx::NodeProto& node, int i) const {
   if (!has_input(node, i)) return invalid("input " + std::to_string(i) + " is missing");
   auto it = values.find(node.input(i));
   if (it == values.end()) return invalid("input '" + node.input(i) + "' is not defined before this node");
   return it->second;
+}
+
+Result<ValueId> ImportContext::input(const onnx::NodeProto& node, int i) const {
+  TESSERA_ASSIGN_OR_RETURN(ValueId v, any_input(node, i));
+  if (is_composite(v))
+    return invalid("input '" + node.input(i) + "' is " + describe(v) + ", where a tensor is expected");
+  return v;
+}
+
+ValueId ImportContext::add_composite(Composite c) {
+  composites.push_back(std::move(c));
+  return -static_cast<ValueId>(composites.size());
+}
+
+std::string ImportContext::describe(ValueId id) const {
+  if (!is_composite(id)) return "a tensor";
+  const Composite& c = composite(id);
+  if (c.kind == Composite::Kind::kOptional)
+    return c.elements.empty() ? "an empty optional" : "an optional holding " + describe(c.elements[0]);
+  return "a sequence of " + std::to_string(c.elements.size()) + " " + c.dtype.to_string();
 }
 
 bool ImportContext::has_input(const onnx::NodeProto& node, int i) {
@@ -24,7 +44,7 @@ bool ImportContext::has_input(const onnx::NodeProto& node, int i) {
 const Constant* ImportContext::constant_input(const onnx::NodeProto& node, int i) const {
   if (!has_input(node, i)) return nullptr;
   auto it = values.find(node.input(i));
-  if (it == values.end() || !g.is_constant(it->second)) return nullptr;
+  if (it == values.end() || is_composite(it->second) || !g.is_constant(it->second)) return nullptr;
   return &g.constant(it->second);
 }
 

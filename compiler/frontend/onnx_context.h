@@ -15,10 +15,29 @@
 
 namespace tessera::frontend::detail {
 
-/// The graph being built and the ONNX names bound to its values.
+/// A sequence or an optional whose structure (a sequence's length, an
+/// optional's presence) is known at import: these exist in the importer
+/// only. Its tensors are graph values; a graph takes and gives them as
+/// tensors (onnx_sequence_ops.cc).
+struct Composite {
+  enum class Kind : uint8_t { kSequence, kOptional };
+  Kind kind = Kind::kSequence;
+  /// A sequence's tensors in order; an optional's content, none when empty
+  /// (a tensor, or a sequence: a composite id).
+  std::vector<graph::ValueId> elements;
+  /// The element type, for an empty sequence or optional (SequenceEmpty's
+  /// dtype): the computed type, as graph values have.
+  DType dtype = DType::f32();
+};
+
+/// The graph being built and the ONNX names bound to its values. A name may
+/// also be bound to a Composite: its id is negative (is_composite), so that
+/// what only passes values on (an If folded to its branch, an unrolled
+/// Loop's carried values, Identity) carries sequences unchanged.
 struct ImportContext {
   graph::Graph g;
   std::map<std::string, graph::ValueId> values;
+  std::vector<Composite> composites;  ///< composite id -1 - k is composites[k]
   int64_t opset = 0;
   /// How DequantizeLinear made a value (folded at once or not): its
   /// integer input, and its scale and zero point shaped to broadcast
@@ -29,8 +48,17 @@ struct ImportContext {
   };
   std::map<graph::ValueId, Dequantized> dequantized;
 
-  /// Input i of `node`, or kInvalidArgument when it is missing or undefined.
+  /// Input i of `node`, or kInvalidArgument when it is missing or undefined,
+  /// or a sequence or optional (where a tensor is expected).
   Result<graph::ValueId> input(const onnx::NodeProto& node, int i) const;
+  /// Input i of `node` as a tensor or a composite, unchecked.
+  Result<graph::ValueId> any_input(const onnx::NodeProto& node, int i) const;
+  /// Binds a composite; returns its id.
+  graph::ValueId add_composite(Composite c);
+  static bool is_composite(graph::ValueId id) { return id < 0; }
+  const Composite& composite(graph::ValueId id) const { return composites.at(static_cast<size_t>(-1 - id)); }
+  /// "a sequence of 3 float32", "an empty optional", "a tensor", for errors.
+  std::string describe(graph::ValueId id) const;
   /// Whether input i is given (present and non-empty).
   static bool has_input(const onnx::NodeProto& node, int i);
   /// The constant data of input i, or nullptr when it is not a constant.
@@ -159,6 +187,20 @@ std::string base_name(const onnx::NodeProto& node);
 /// A scalar (0-d) constant of `dtype` named `name`.
 graph::ValueId scalar_constant(ImportContext& ctx, const std::string& name, DType dtype, double value);
 
+/// Adds the converters of sequences and optionals of a structure known at
+/// import (onnx_sequence_ops.cc).
+void add_sequence_converters(std::map<std::string, Converter>& table);
+/// The tensors of `id` in order: itself, or a composite's (an optional's
+/// sequence's) elements.
+std::vector<graph::ValueId> flatten_value(const ImportContext& ctx, graph::ValueId id);
+/// Whether `a` in `ca` and `b` in `cb` have one structure: both tensors,
+/// or composites of the same kind, length and presence, nested alike.
+bool same_structure(const ImportContext& ca, graph::ValueId a, const ImportContext& cb, graph::ValueId b);
+/// A value of `like`'s structure (in `like_ctx`) bound in `ctx`, its
+/// tensors taken in order from `tensors` at `*next`.
+graph::ValueId rebuild_value(ImportContext& ctx, const ImportContext& like_ctx, graph::ValueId like,
+                             const std::vector<graph::ValueId>& tensors, size_t* next);
+
 /// Adds LSTM, GRU and RNN, unrolled over their static sequence length
 /// (onnx_recurrent.cc).
 void add_recurrent_converters(std::map<std::string, Converter>& table);
@@ -169,6 +211,14 @@ void add_control_flow_converters(std::map<std::string, Converter>& table);
 /// become constants; outer values read by name) in dependency order;
 /// errors name `where` and the node.
 Status convert_subgraph(ImportContext& ctx, const onnx::GraphProto& graph, const std::string& where);
+
+/// One unrolled copy (number `k`) of `body` (a Loop's, a Scan's, a
+/// SequenceMap's) converted into `ctx`: its inputs bound to `inputs`, every
+/// name local to it suffixed with "@base.k" so that copies do not collide;
+/// its outputs.
+Result<std::vector<graph::ValueId>> unroll_body(ImportContext& ctx, const onnx::GraphProto& body,
+                                                const std::vector<graph::ValueId>& inputs, const std::string& base,
+                                                int64_t k);
 
 /// Converts the initializers and nodes of `graph` (its inputs already
 /// bound in `ctx`) in dependency order; errors name `where` and the node.

@@ -27,6 +27,9 @@ Result<std::vector<std::string>> captured_values(const ImportContext& ctx,
   for (const std::string& name : names) {
     auto it = ctx.values.find(name);
     if (it == ctx.values.end()) return invalid("its body reads '" + name + "', which nothing defines before it");
+    if (ImportContext::is_composite(it->second))
+      return invalid("its body reads '" + name + "', " + ctx.describe(it->second) +
+                     ": a body the device runs reads tensors only");
     if (!ctx.g.is_constant(it->second)) captured.push_back(name);
   }
   return captured;
@@ -71,18 +74,33 @@ std::shared_ptr<const graph::Graph> close_body(ImportContext& sub, std::vector<V
 }
 
 // Binds the outputs of a control node added to `ctx` with `values` (their
-// types), named by `node`'s outputs.
+// types), named by `node`'s outputs. Where `like` (values of `like_ctx`,
+// one per output of `node`) holds sequences or optionals, `values` are their
+// tensors flattened (flatten_value), and each output is rebuilt from them.
 Status add_control_node(ImportContext& ctx, const onnx::NodeProto& node, graph::OpKind kind, graph::ControlAttrs attrs,
-                        std::vector<ValueId> inputs, const std::vector<graph::Value>& values) {
+                        std::vector<ValueId> inputs, const std::vector<graph::Value>& values,
+                        const ImportContext* like_ctx = nullptr, const std::vector<ValueId>& like = {}) {
   graph::Node n{base_name(node), kind, std::move(attrs), std::move(inputs), {}};
+  // The name of each flattened value: the output's, indexed within a composite.
+  std::vector<std::string> names;
+  for (int i = 0; i < node.output_size(); ++i) {
+    const size_t count = like_ctx ? flatten_value(*like_ctx, like[static_cast<size_t>(i)]).size() : 1;
+    const bool whole = !like_ctx || !ImportContext::is_composite(like[static_cast<size_t>(i)]);
+    for (size_t k = 0; k < count; ++k)
+      names.push_back(node.output(i).empty() ? ""
+                      : whole                ? node.output(i)
+                                             : node.output(i) + "[" + std::to_string(k) + "]");
+  }
   for (size_t i = 0; i < values.size(); ++i) {
-    const std::string name = static_cast<int>(i) < node.output_size() && !node.output(static_cast<int>(i)).empty()
-                                 ? node.output(static_cast<int>(i))
-                                 : n.name + ".out" + std::to_string(i);
+    const std::string name = i < names.size() && !names[i].empty() ? names[i] : n.name + ".out" + std::to_string(i);
     n.outputs.push_back(ctx.g.add_value(name, values[i].shape, values[i].dtype));
   }
-  for (int i = 0; i < node.output_size() && static_cast<size_t>(i) < n.outputs.size(); ++i)
-    if (!node.output(i).empty()) ctx.values[node.output(i)] = n.outputs[static_cast<size_t>(i)];
+  size_t next = 0;
+  for (int i = 0; i < node.output_size() && next < n.outputs.size(); ++i) {
+    const ValueId v =
+        like_ctx ? rebuild_value(ctx, *like_ctx, like[static_cast<size_t>(i)], n.outputs, &next) : n.outputs[next++];
+    if (!node.output(i).empty()) ctx.values[node.output(i)] = v;
+  }
   ctx.g.add_node(std::move(n));
   return Status::ok();
 }
@@ -91,6 +109,23 @@ Result<std::vector<ValueId>> inputs_named(const ImportContext& ctx, const std::v
   std::vector<ValueId> ids;
   for (const std::string& name : names) ids.push_back(ctx.values.at(name));
   return ids;
+}
+
+// A Loop's carried values (its inputs 2...), tensors only, into `initial`,
+// and the body's inputs that receive them into `own`.
+Status carried_values(const ImportContext& ctx, const onnx::NodeProto& node, const onnx::GraphProto& body,
+                      std::vector<ValueId>* initial, std::vector<std::pair<std::string, graph::Value>>* own) {
+  for (int k = 2; k < node.input_size(); ++k) {
+    TESSERA_ASSIGN_OR_RETURN(ValueId v, ctx.any_input(node, k));
+    if (ImportContext::is_composite(v))
+      return invalid("it carries '" + node.input(k) + "', " + ctx.describe(v) +
+                     ", and its trip count or condition is known only at run time: a Loop the device runs carries "
+                     "tensors only (bind what the trip count depends on with --input-value or --input-shape, and the "
+                     "loop is unrolled)");
+    initial->push_back(v);
+    own->emplace_back(body.input(k).name(), ctx.value(v));
+  }
+  return Status::ok();
 }
 
 }  // namespace
@@ -116,25 +151,38 @@ Status convert_if_at_run_time(ImportContext& ctx, const onnx::NodeProto& node, V
   TESSERA_ASSIGN_OR_RETURN(std::vector<std::string> captured, captured_values(ctx, {branches[0], branches[1]}));
   graph::ControlAttrs attrs;
   std::vector<graph::Value> types;
+  // Each branch's outputs in its own context; a sequence or optional output
+  // gives the node one output per tensor, so both branches must agree on
+  // its structure as on the tensors' types.
+  ImportContext sub[2];
+  std::vector<ValueId> outs[2];
   for (int b = 0; b < 2; ++b) {
-    ImportContext sub = open_body(ctx, *branches[b], {}, captured);
-    TESSERA_ASSIGN_OR_RETURN(std::vector<ValueId> outs, body_outputs(sub, *branches[b], names[b]));
-    for (size_t i = 0; i < outs.size(); ++i) {
-      const graph::Value v = sub.value(outs[i]);
+    sub[b] = open_body(ctx, *branches[b], {}, captured);
+    TESSERA_ASSIGN_OR_RETURN(outs[b], body_outputs(sub[b], *branches[b], names[b]));
+    std::vector<ValueId> flat;
+    for (size_t i = 0; i < outs[b].size(); ++i) {
+      if (b == 1 && !same_structure(sub[0], outs[0][i], sub[1], outs[1][i]))
+        return invalid("output " + std::to_string(i) + " is " + sub[0].describe(outs[0][i]) + " in then_branch but " +
+                       sub[1].describe(outs[1][i]) + " in else_branch: an If on data needs both branches to agree");
+      const std::vector<ValueId> tensors = flatten_value(sub[b], outs[b][i]);
+      flat.insert(flat.end(), tensors.begin(), tensors.end());
+    }
+    for (size_t i = 0; i < flat.size(); ++i) {
+      const graph::Value v = sub[b].value(flat[i]);
       if (b == 0) {
         types.push_back(v);
       } else if (v.shape != types[i].shape || v.dtype != types[i].dtype) {
-        return invalid("output " + std::to_string(i) + " is " + types[i].dtype.to_string() + " " +
+        return invalid("output tensor " + std::to_string(i) + " is " + types[i].dtype.to_string() + " " +
                        graph::shape_string(types[i].shape) + " in then_branch but " + v.dtype.to_string() + " " +
                        graph::shape_string(v.shape) + " in else_branch: an If on data needs both branches to agree");
       }
     }
-    attrs.bodies.push_back(close_body(sub, std::move(outs)));
+    attrs.bodies.push_back(close_body(sub[b], std::move(flat)));
   }
   std::vector<ValueId> inputs = {cond};
   TESSERA_ASSIGN_OR_RETURN(std::vector<ValueId> more, inputs_named(ctx, captured));
   inputs.insert(inputs.end(), more.begin(), more.end());
-  return add_control_node(ctx, node, graph::OpKind::kIf, std::move(attrs), std::move(inputs), types);
+  return add_control_node(ctx, node, graph::OpKind::kIf, std::move(attrs), std::move(inputs), types, &sub[0], outs[0]);
 }
 
 Status convert_loop_at_run_time(ImportContext& ctx, const onnx::NodeProto& node, std::optional<double> trips) {
@@ -156,11 +204,7 @@ Status convert_loop_at_run_time(ImportContext& ctx, const onnx::NodeProto& node,
   }
   std::vector<ValueId> initial;
   std::vector<std::pair<std::string, graph::Value>> own = {{body.input(0).name(), {"i", {}, DType::i64()}}};
-  for (int k = 0; k < carried; ++k) {
-    TESSERA_ASSIGN_OR_RETURN(ValueId v, ctx.input(node, 2 + k));
-    initial.push_back(v);
-    own.emplace_back(body.input(2 + k).name(), ctx.value(v));
-  }
+  TESSERA_RETURN_IF_ERROR(carried_values(ctx, node, body, &initial, &own));
   TESSERA_ASSIGN_OR_RETURN(std::vector<std::string> captured, captured_values(ctx, {&body}));
   // The body tests the trip count itself: it reads it as an outer value.
   if (m && !ctx.g.is_constant(*m) && std::find(captured.begin(), captured.end(), node.input(0)) == captured.end())
@@ -171,6 +215,10 @@ Status convert_loop_at_run_time(ImportContext& ctx, const onnx::NodeProto& node,
       sub.g.add_constant(body.input(1).name(), graph::Constant::from_doubles(DType::boolean(), {}, {1.0}));
   if (m && ctx.g.is_constant(*m)) sub.values[node.input(0)] = sub.g.add_constant(node.input(0), ctx.g.constant(*m));
   TESSERA_ASSIGN_OR_RETURN(std::vector<ValueId> outs, body_outputs(sub, body, "body"));
+  for (size_t k = 0; k < outs.size(); ++k)
+    if (ImportContext::is_composite(outs[k]))
+      return invalid("its body gives '" + body.output(static_cast<int>(k)).name() + "', " + sub.describe(outs[k]) +
+                     ": a Loop run on the device gives tensors only");
   for (int k = 0; k < carried; ++k) {
     const graph::Value before = ctx.value(initial[static_cast<size_t>(k)]),
                        after = sub.value(outs[static_cast<size_t>(1 + k)]);

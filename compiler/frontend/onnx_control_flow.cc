@@ -70,13 +70,13 @@ void rename_graph(onnx::GraphProto* g, const std::map<std::string, std::string>&
 
 // A scalar's value when it is a constant (a trip count, a condition).
 std::optional<double> constant_scalar(const ImportContext& ctx, graph::ValueId v) {
-  if (!ctx.g.is_constant(v) || graph::shape_size(ctx.value(v).shape) != 1) return std::nullopt;
+  if (ImportContext::is_composite(v) || !ctx.g.is_constant(v) || graph::shape_size(ctx.value(v).shape) != 1)
+    return std::nullopt;
   return ctx.g.constant(v).at(0);
 }
 
-// One unrolled copy (number `k`) of `body`: its inputs bound to `inputs`,
-// every name local to it suffixed so that copies do not collide; its
-// outputs.
+}  // namespace
+
 Result<std::vector<graph::ValueId>> unroll_body(ImportContext& ctx, const onnx::GraphProto& body,
                                                 const std::vector<graph::ValueId>& inputs, const std::string& base,
                                                 int64_t k) {
@@ -101,6 +101,8 @@ Result<std::vector<graph::ValueId>> unroll_body(ImportContext& ctx, const onnx::
   }
   return out;
 }
+
+namespace {
 
 // `parts` stacked along a new axis `axis`: one Unsqueeze each, one Concat.
 Result<graph::ValueId> stack(Emitter& e, const std::vector<graph::ValueId>& parts, int64_t axis) {
@@ -142,9 +144,9 @@ Status convert_loop(ImportContext& ctx, const Node& node) {
       (trips || !ImportContext::has_input(node, 0)) && cond &&
       (!trips || (*trips <= kMaxUnrolledIterations && *trips * body.node_size() <= kMaxUnrolledNodes));
   if (!unrollable) return convert_loop_at_run_time(ctx, node, trips);
-  std::vector<graph::ValueId> values;
+  std::vector<graph::ValueId> values;  // tensors, or sequences and optionals
   for (int i = 0; i < carried; ++i) {
-    TESSERA_ASSIGN_OR_RETURN(graph::ValueId v, ctx.input(node, i + 2));
+    TESSERA_ASSIGN_OR_RETURN(graph::ValueId v, ctx.any_input(node, i + 2));
     values.push_back(v);
   }
   std::vector<std::vector<graph::ValueId>> scanned(static_cast<size_t>(scans));

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "compiler/frontend/onnx_context.h"
@@ -179,7 +180,7 @@ Status cross_check_shapes(const onnx::ModelProto& original, const ImportContext&
   onnx::ModelProto model = original;
   for (auto& in : *model.mutable_graph()->mutable_input()) {
     auto it = ctx.values.find(in.name());
-    if (it == ctx.values.end() || ctx.g.is_constant(it->second)) continue;
+    if (it == ctx.values.end() || ImportContext::is_composite(it->second) || ctx.g.is_constant(it->second)) continue;
     auto* shape = in.mutable_type()->mutable_tensor_type()->mutable_shape();
     shape->clear_dim();
     for (int64_t d : ctx.value(it->second).shape) shape->add_dim()->set_dim_value(d);
@@ -198,7 +199,7 @@ Status cross_check_shapes(const onnx::ModelProto& original, const ImportContext&
       onnx_shape.push_back(d.dim_value());
     }
     auto it = ctx.values.find(v.name());
-    if (it == ctx.values.end()) return;
+    if (it == ctx.values.end() || ImportContext::is_composite(it->second)) return;
     const auto& ours = ctx.value(it->second).shape;
     if (ours != onnx_shape)
       errors.push_back("value '" + v.name() + "': ONNX shape inference gives " + graph::shape_string(onnx_shape) +
@@ -208,6 +209,108 @@ Status cross_check_shapes(const onnx::ModelProto& original, const ImportContext&
   for (const auto& v : model.graph().output()) check(v);
   if (!errors.empty()) return error_list(origin, errors);
   return Status::ok();
+}
+
+// A tensor input of the graph named as `in`, computing in float32 where
+// it is float16; nullopt (and the reason in `errors`) when its type is
+// not one Tessera has.
+std::optional<ValueId> bind_tensor_input(ImportContext& ctx, const onnx::ValueInfoProto& in,
+                                         const ImportOptions& options, const std::vector<std::string>& readers,
+                                         std::vector<std::string>& errors) {
+  auto dtype = detail::dtype_of_onnx(in.type().tensor_type().elem_type());
+  if (!dtype.is_ok()) {
+    errors.push_back("input '" + in.name() + "': " + dtype.status().message());
+    return std::nullopt;
+  }
+  auto shape = input_shape(in, options.input_shapes, readers, errors);
+  ValueId v = ctx.g.add_input(in.name(), shape, *dtype);
+  if (detail::computed_type(*dtype) != *dtype) {  // a float16 input computes in float32
+    auto wide =
+        ctx.add(in.name() + ".float32", graph::OpKind::kCast, graph::CastAttrs{DType::f32()}, {v}, shape, DType::f32());
+    if (!wide.is_ok()) {
+      errors.push_back("input '" + in.name() + "': " + wide.status().message());
+      return std::nullopt;
+    }
+    v = *wide;
+  }
+  return v;
+}
+
+// The tensor type a sequence or optional holds (an optional's sequence's),
+// or nullptr when it holds something else (a map, a sequence of sequences).
+const onnx::TypeProto::Tensor* held_tensor_type(const onnx::TypeProto& type) {
+  const onnx::TypeProto* t = &type;
+  if (t->has_optional_type()) t = &t->optional_type().elem_type();
+  if (t->has_sequence_type()) t = &t->sequence_type().elem_type();
+  return t->has_tensor_type() ? &t->tensor_type() : nullptr;
+}
+
+// "x[3]": the name of element i of sequence `name`, as a package's input or output.
+std::string element_name(const std::string& name, size_t i) {
+  return name + "[" + std::to_string(i) + "]";
+}
+
+// A sequence input's length: given, or as many elements as --input-shape binds.
+std::optional<int64_t> sequence_length(const std::string& name, const ImportOptions& options) {
+  if (auto it = options.sequence_lengths.find(name); it != options.sequence_lengths.end()) return it->second;
+  int64_t n = 0;
+  while (options.input_shapes.count(element_name(name, static_cast<size_t>(n)))) ++n;
+  return n > 0 ? std::optional<int64_t>(n) : std::nullopt;
+}
+
+// A graph input that is a sequence or an optional (of a tensor or a
+// sequence): its tensors become inputs of their own
+// (ImportOptions::sequence_lengths, absent_inputs); each mistake into `errors`.
+void bind_composite_input(ImportContext& ctx, const onnx::GraphProto& gp, const onnx::ValueInfoProto& in,
+                          const ImportOptions& options, std::vector<std::string>& errors) {
+  const std::string who = "input '" + in.name() + "'";
+  const bool optional = in.type().has_optional_type();
+  const onnx::TypeProto& content = optional ? in.type().optional_type().elem_type() : in.type();
+  const onnx::TypeProto::Tensor* tensor = held_tensor_type(in.type());
+  if (!tensor || content.has_optional_type()) {
+    errors.push_back(who + " is not a tensor, a sequence of tensors, or an optional of either");
+    return;
+  }
+  auto dtype = detail::computed_type_of_onnx(tensor->elem_type());
+  if (!dtype.is_ok()) {
+    errors.push_back(who + ": " + dtype.status().message());
+    return;
+  }
+  using detail::Composite;
+  if (optional && options.absent_inputs.count(in.name())) {
+    ctx.values[in.name()] = ctx.add_composite({Composite::Kind::kOptional, {}, *dtype});
+    return;
+  }
+  const std::vector<std::string> readers = readers_of(gp, in.name());
+  auto element = [&](const std::string& name) {
+    onnx::ValueInfoProto v;
+    v.set_name(name);
+    *v.mutable_type()->mutable_tensor_type() = *tensor;
+    return bind_tensor_input(ctx, v, options, readers, errors);
+  };
+  ValueId held;
+  if (content.has_tensor_type()) {
+    auto v = element(in.name());
+    if (!v) return;
+    held = *v;
+  } else {
+    const std::optional<int64_t> n = sequence_length(in.name(), options);
+    if (!n || *n < 0) {
+      errors.push_back(who + " is a sequence of " + dtype->to_string() + ": a package takes its elements as inputs " +
+                       element_name(in.name(), 0) + ", " + element_name(in.name(), 1) +
+                       ", ...; bind each one's shape with --input-shape '" + element_name(in.name(), 0) +
+                       ":d0,d1,...'");
+      return;
+    }
+    std::vector<ValueId> elements;
+    for (int64_t i = 0; i < *n; ++i) {
+      auto v = element(element_name(in.name(), static_cast<size_t>(i)));
+      if (!v) return;
+      elements.push_back(*v);
+    }
+    held = ctx.add_composite({Composite::Kind::kSequence, std::move(elements), *dtype});
+  }
+  ctx.values[in.name()] = optional ? ctx.add_composite({Composite::Kind::kOptional, {held}, *dtype}) : held;
 }
 
 // The constants given for inputs (the options' constant_inputs and
@@ -248,8 +351,29 @@ void bind_given_inputs(ImportContext& ctx, const onnx::GraphProto& gp, const Imp
   }
   for (const auto& name_shape : options.input_shapes) {
     bool found = false;
-    for (const auto& in : gp.input()) found |= in.name() == name_shape.first;
+    for (const auto& in : gp.input()) {
+      found |= in.name() == name_shape.first;
+      // A sequence's element i, "x[i]".
+      const std::string& n = name_shape.first;
+      if (in.type().has_sequence_type() ||
+          (in.type().has_optional_type() && in.type().optional_type().elem_type().has_sequence_type()))
+        found |= n.size() > in.name().size() + 2 && n.compare(0, in.name().size() + 1, in.name() + "[") == 0 &&
+                 n.back() == ']';
+    }
     if (!found) errors.push_back("--input-shape names '" + name_shape.first + "', which is not a model input");
+  }
+  for (const auto& name : options.absent_inputs) {
+    bool optional = false;
+    for (const auto& in : gp.input()) optional |= in.name() == name && in.type().has_optional_type();
+    if (!optional) errors.push_back("'" + name + "' is given as absent, but it is not an optional input of the model");
+  }
+  for (const auto& name_length : options.sequence_lengths) {
+    bool sequence = false;
+    for (const auto& in : gp.input())
+      sequence |= in.name() == name_length.first && held_tensor_type(in.type()) && !in.type().has_tensor_type() &&
+                  (in.type().has_sequence_type() || in.type().optional_type().elem_type().has_sequence_type());
+    if (!sequence)
+      errors.push_back("a length is given for '" + name_length.first + "', which is not a sequence input of the model");
   }
 }
 
@@ -269,21 +393,11 @@ void bind_values_before_nodes(ImportContext& ctx, const onnx::GraphProto& gp, co
   bind_given_inputs(ctx, gp, options, errors);
   for (const auto& in : gp.input()) {
     if (ctx.values.count(in.name())) continue;  // an initializer listed as an input (IR version < 4)
-    auto dtype = detail::dtype_of_onnx(in.type().tensor_type().elem_type());
-    if (!dtype.is_ok()) {
-      errors.push_back("input '" + in.name() + "': " + dtype.status().message());
+    if (in.type().has_sequence_type() || in.type().has_optional_type()) {
+      bind_composite_input(ctx, gp, in, options, errors);
       continue;
     }
-    auto shape = input_shape(in, options.input_shapes, readers_of(gp, in.name()), errors);
-    ctx.values[in.name()] = ctx.g.add_input(in.name(), shape, *dtype);
-    if (detail::computed_type(*dtype) != *dtype) {  // a float16 input computes in float32
-      auto wide = ctx.add(in.name() + ".float32", graph::OpKind::kCast, graph::CastAttrs{DType::f32()},
-                          {ctx.values[in.name()]}, shape, DType::f32());
-      if (wide.is_ok())
-        ctx.values[in.name()] = *wide;
-      else
-        errors.push_back("input '" + in.name() + "': " + wide.status().message());
-    }
+    if (auto v = bind_tensor_input(ctx, in, options, readers_of(gp, in.name()), errors)) ctx.values[in.name()] = *v;
   }
 }
 
@@ -308,30 +422,49 @@ void convert_nodes(ImportContext& ctx, const onnx::GraphProto& gp, std::vector<s
   }
 }
 
-// The graph's outputs, a float16 one cast back from the float32 it was
-// computed in.
-std::vector<ValueId> bind_outputs(ImportContext& ctx, const onnx::GraphProto& gp, std::vector<std::string>& errors) {
-  std::vector<ValueId> outputs;
+// The graph's outputs and their names, a float16 one cast back from the
+// float32 it was computed in. A sequence or an optional gives its tensors:
+// a sequence's element i named "NAME[i]", an optional's tensor NAME, an
+// empty optional nothing.
+struct BoundOutputs {
+  std::vector<ValueId> values;
+  std::vector<std::string> names;
+};
+
+BoundOutputs bind_outputs(ImportContext& ctx, const onnx::GraphProto& gp, std::vector<std::string>& errors) {
+  BoundOutputs bound;
   for (const auto& out : gp.output()) {
     auto it = ctx.values.find(out.name());
     if (it == ctx.values.end()) {
       errors.push_back("output '" + out.name() + "' is never computed");
       continue;
     }
-    auto declared = detail::dtype_of_onnx(out.type().tensor_type().elem_type());
-    if (declared.is_ok() && detail::computed_type(*declared) != *declared &&
-        ctx.value(it->second).dtype == detail::computed_type(*declared)) {
-      auto narrow = ctx.add(out.name() + "." + declared->to_string(), graph::OpKind::kCast, graph::CastAttrs{*declared},
-                            {it->second}, ctx.value(it->second).shape, *declared);
-      if (!narrow.is_ok())
-        errors.push_back("output '" + out.name() + "': " + narrow.status().message());
-      else
-        outputs.push_back(*narrow);
-      continue;
+    const std::vector<ValueId> tensors = detail::flatten_value(ctx, it->second);
+    ValueId whole = it->second;
+    if (ImportContext::is_composite(whole) && ctx.composite(whole).kind == detail::Composite::Kind::kOptional &&
+        !ctx.composite(whole).elements.empty())
+      whole = ctx.composite(whole).elements[0];
+    const onnx::TypeProto::Tensor* type = held_tensor_type(out.type());
+    for (size_t k = 0; k < tensors.size(); ++k) {
+      const std::string name = ImportContext::is_composite(whole) ? element_name(out.name(), k) : out.name();
+      const ValueId v = tensors[k];
+      auto declared = detail::dtype_of_onnx(type ? type->elem_type() : 0);
+      ValueId given = v;
+      if (declared.is_ok() && detail::computed_type(*declared) != *declared &&
+          ctx.value(v).dtype == detail::computed_type(*declared)) {
+        auto narrow = ctx.add(name + "." + declared->to_string(), graph::OpKind::kCast, graph::CastAttrs{*declared},
+                              {v}, ctx.value(v).shape, *declared);
+        if (!narrow.is_ok()) {
+          errors.push_back("output '" + name + "': " + narrow.status().message());
+          continue;
+        }
+        given = *narrow;
+      }
+      bound.values.push_back(given);
+      bound.names.push_back(name);
     }
-    outputs.push_back(it->second);
   }
-  return outputs;
+  return bound;
 }
 
 Result<graph::Graph> import_model(const onnx::ModelProto& model, const ImportOptions& options,
@@ -345,15 +478,13 @@ Result<graph::Graph> import_model(const onnx::ModelProto& model, const ImportOpt
   if (!errors.empty()) return error_list(origin, errors);
   convert_nodes(ctx, gp, errors);
   if (!errors.empty()) return error_list(origin, errors);
-  const std::vector<ValueId> outputs = bind_outputs(ctx, gp, errors);
+  BoundOutputs outputs = bind_outputs(ctx, gp, errors);
   if (!errors.empty()) return error_list(origin, errors);
   // ONNX's inference runs only on what the converters accepted: on a zero
   // stride its Conv shape inference divides by zero.
   TESSERA_RETURN_IF_ERROR(check_types(model, origin));
   TESSERA_RETURN_IF_ERROR(cross_check_shapes(model, ctx, origin));
-  std::vector<std::string> output_names;
-  for (const auto& out : gp.output()) output_names.push_back(out.name());
-  ctx.g.set_outputs(outputs, output_names);
+  ctx.g.set_outputs(std::move(outputs.values), std::move(outputs.names));
   TESSERA_RETURN_IF_ERROR(ctx.g.validate());
   return graph::eliminate_dead_nodes(ctx.g);
 }
@@ -470,10 +601,18 @@ std::string supported_onnx_ops_markdown() {
       "that has no trip count is refused. A Slice whose start is known only at run time (a loop body's\n"
       "`x[i:i+1]`: `Slice(x, Unsqueeze(i), Unsqueeze(i + 1))`) runs as a Gather of a static number of\n"
       "rows when its end is its start plus a constant, on one axis with step 1; a start that would run\n"
-      "past the axis is moved back to fit. Out of scope, refused as\n"
-      "`unsupported operator` (inside subgraphs too, each with its path): training operators\n"
-      "(gradients, optimizers), sequence, optional, map and string operators, random generators and\n"
-      "signal processing (DFT, STFT, window functions).\n\n"
+      "past the axis is moved back to fit.\n\n"
+      "Sequences and optionals resolve at compile time too: their structure (a sequence's length, an\n"
+      "optional's presence) must follow from the model and its bindings, as a scripted list that a\n"
+      "Loop which unrolls appends to and ConcatFromSequence stacks; positions (SequenceAt,\n"
+      "SequenceInsert, SequenceErase) and SplitToSequence's split are constants. A package takes and\n"
+      "gives tensors: a sequence input or output NAME is its elements NAME[0], NAME[1], ... (an input's\n"
+      "length bound by binding their shapes, --input-shape 'NAME[0]:d0,d1,...'), an optional one its\n"
+      "tensor or nothing. An If on data whose branches give sequences of different lengths or\n"
+      "optionals of different presence, and a Loop run on the device that carries a sequence, are\n"
+      "refused. Out of scope, refused as `unsupported operator` (inside subgraphs too, each with its\n"
+      "path): training operators (gradients, optimizers), map and string operators, random\n"
+      "generators and signal processing (DFT, STFT, window functions).\n\n"
       "Element types: float32 and float64, int8 to int64, uint8, bool, and float16 and bfloat16.\n"
       "A float16 or bfloat16 model computes in float32 between its Casts (as ONNX Runtime's CPU\n"
       "provider runs most of its operators on x86) and rounds where it casts to them; its float16\n"

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,15 @@ struct ImportOptions {
   /// rate): constants of the input's type from then on, so that what
   /// depends on them folds (an If on them becomes its branch).
   std::map<std::string, double> input_values;
+  /// Graph inputs that are sequences: their length. A package takes a
+  /// sequence's elements as tensor inputs of their own, NAME[0], NAME[1], ...,
+  /// shaped as the model declares or as input_shapes binds "NAME[i]"; a
+  /// sequence given no length here has as many elements as input_shapes
+  /// binds.
+  std::map<std::string, int64_t> sequence_lengths;
+  /// Optional graph inputs given no value; the others hold one (a tensor
+  /// input of the optional's name, or a sequence's elements as above).
+  std::set<std::string> absent_inputs;
 };
 
 /// Parses `name=value` bindings (the `--input-value` flag), e.g.

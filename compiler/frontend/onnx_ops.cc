@@ -703,6 +703,7 @@ std::map<std::string, Converter> make_converters() {
   add_data_converters(table);
   add_quant_converters(table);
   add_control_flow_converters(table);
+  add_sequence_converters(table);
   add_recurrent_converters(table);
   return table;
 }

@@ -378,6 +378,13 @@ Status convert_cast(ImportContext& ctx, const Node& node) {
 }
 
 Status convert_identity(ImportContext& ctx, const Node& node) {
+  if (node.op_type() == "Identity") {  // of a sequence or optional too
+    TESSERA_ASSIGN_OR_RETURN(ValueId any, ctx.any_input(node, 0));
+    if (ImportContext::is_composite(any)) {
+      ctx.alias(node, any);
+      return Status::ok();
+    }
+  }
   TESSERA_ASSIGN_OR_RETURN(ValueId x, ctx.input(node, 0));
 
   if (node.op_type() == "Dropout" && ImportContext::has_input(node, 2)) {

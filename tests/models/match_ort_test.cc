@@ -302,9 +302,11 @@ TEST_F(MatchOrt, GruSpeechModel) {
 
 // A scripted for-loop as torch.onnx.export writes it (scripts/models/
 // loop_model.py: Loop over x.size(0) with a carried state and a scan
-// output), unrolled at import.
+// output; with --sequence, opset 13's form, the list a carried sequence
+// appended to and stacked by ConcatFromSequence), unrolled at import.
 TEST_F(MatchOrt, LoopModelUnrolled) {
-  for (const std::vector<std::string>& variant : {std::vector<std::string>{}, {"--trip-count", "constant"}}) {
+  for (const std::vector<std::string>& variant :
+       {std::vector<std::string>{}, {"--trip-count", "constant"}, {"--sequence"}}) {
     const std::string model = dir_ + "/loop.onnx";
     Status st = bench::write_generated_model("loop_model.py", model, 3, variant);
     if (!st.is_ok()) GTEST_SKIP() << st.to_string();

@@ -16,9 +16,11 @@ using graph::test::to_bytes;
 using graph::test::to_floats;
 using onnx::TensorProto;
 using test::attr;
+using test::branch;
 using test::make_node;
 using test::ModelBuilder;
 using test::run_model;
+using test::set_branches;
 
 // y = relu(x * 2) + 1, its nodes listed as `order` says.
 ModelBuilder chain(const std::vector<int>& order) {
@@ -61,26 +63,6 @@ TEST(OnnxGraphOrder, ACycleIsRefusedNamingItsNodes) {
   for (const char* name : {"'first' (Add)", "'second' (Relu)", "'third' (Neg)"})
     EXPECT_NE(msg.find(name), std::string::npos) << msg;
   EXPECT_EQ(msg.find("'out'"), std::string::npos) << msg;
-}
-
-// A branch: its nodes, one output.
-onnx::GraphProto branch(const std::string& name, const std::vector<onnx::NodeProto>& nodes, const std::string& output) {
-  onnx::GraphProto g;
-  g.set_name(name);
-  for (const onnx::NodeProto& n : nodes) *g.add_node() = n;
-  g.add_output()->set_name(output);
-  return g;
-}
-
-void set_branches(onnx::NodeProto* n, const onnx::GraphProto& then_g, const onnx::GraphProto& else_g) {
-  auto* t = n->add_attribute();
-  t->set_name("then_branch");
-  t->set_type(onnx::AttributeProto::GRAPH);
-  *t->mutable_g() = then_g;
-  auto* e = n->add_attribute();
-  e->set_name("else_branch");
-  e->set_type(onnx::AttributeProto::GRAPH);
-  *e->mutable_g() = else_g;
 }
 
 // As torch.onnx.export writes `if x.dim() == 2:` on a static shape: Shape ->
@@ -192,7 +174,7 @@ TEST(OnnxIf, EveryUnsupportedOperatorInsideSubgraphsIsListedWithItsPath) {
   set_branches(m.node("If", {"flag"}, {"y"}, "outer"),
                branch("then", {make_node("Bernoulli", {"x"}, "bernoulli_y")}, "lstm_y"),
                branch("else", {inner}, "inner_y"));
-  m.node("SequenceEmpty", {}, {"z"}, "top_sequence");
+  m.node("RandomNormal", {}, {"z"}, "top_random");
   auto g = import_onnx_bytes(m.bytes());
   ASSERT_FALSE(g.is_ok());
   const std::string& msg = g.status().message();
@@ -204,7 +186,7 @@ TEST(OnnxIf, EveryUnsupportedOperatorInsideSubgraphsIsListedWithItsPath) {
                      "(DFT): unsupported operator"),
             std::string::npos)
       << msg;
-  EXPECT_NE(msg.find("node 'top_sequence' (SequenceEmpty): unsupported operator"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("node 'top_random' (RandomNormal): unsupported operator"), std::string::npos) << msg;
 }
 
 // An If on a scalar input (a sample rate): bound with --input-value, the

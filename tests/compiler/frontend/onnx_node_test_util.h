@@ -6,6 +6,8 @@
 // the comparison with its tolerance.
 #pragma once
 
+#include <onnx/onnx-data_pb.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -42,6 +44,56 @@ inline Result<graph::Constant> read_tensor(const fs::path& path, int32_t declare
   if (declared == onnx::TensorProto::BFLOAT16 && t.data_type() == onnx::TensorProto::UINT16)
     t.set_data_type(onnx::TensorProto::BFLOAT16);
   return detail::tensor_data_of(t);
+}
+
+/// A value of the node tests that may be a sequence or an optional (a
+/// SequenceProto or OptionalProto file): its tensors in order, whether it
+/// holds a sequence, and whether an optional is empty.
+struct ValueData {
+  std::vector<graph::Constant> tensors;
+  bool sequence = false;
+  bool absent = false;
+};
+
+/// The data file of a value of `type` (a tensor, a sequence of tensors, or
+/// an optional of either); kParseError when it is not what the type says.
+inline Result<ValueData> read_value(const fs::path& path, const onnx::TypeProto& type) {
+  if (type.has_tensor_type()) {
+    TESSERA_ASSIGN_OR_RETURN(graph::Constant c, read_tensor(path, type.tensor_type().elem_type()));
+    return ValueData{{std::move(c)}, false, false};
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status(ErrorCode::kParseError, path.string() + ": cannot open");
+  std::stringstream s;
+  s << in.rdbuf();
+  auto tensors_of = [&](const onnx::SequenceProto& seq, ValueData* out) -> Status {
+    out->sequence = true;
+    for (const auto& t : seq.tensor_values()) {
+      TESSERA_ASSIGN_OR_RETURN(graph::Constant c, detail::tensor_data_of(t));
+      out->tensors.push_back(std::move(c));
+    }
+    return Status::ok();
+  };
+  ValueData out;
+  if (type.has_sequence_type()) {
+    onnx::SequenceProto seq;
+    if (!seq.ParseFromString(s.str())) return Status(ErrorCode::kParseError, path.string() + ": not a SequenceProto");
+    TESSERA_RETURN_IF_ERROR(tensors_of(seq, &out));
+    return out;
+  }
+  onnx::OptionalProto opt;
+  if (!type.has_optional_type() || !opt.ParseFromString(s.str()))
+    return Status(ErrorCode::kParseError, path.string() + ": not an OptionalProto");
+  out.sequence = type.optional_type().elem_type().has_sequence_type();
+  if (opt.has_tensor_value()) {
+    TESSERA_ASSIGN_OR_RETURN(graph::Constant c, detail::tensor_data_of(opt.tensor_value()));
+    out.tensors.push_back(std::move(c));
+  } else if (opt.has_sequence_value()) {
+    TESSERA_RETURN_IF_ERROR(tensors_of(opt.sequence_value(), &out));
+  } else {
+    out.absent = true;
+  }
+  return out;
 }
 
 /// Input positions that are parameters rather than data: shapes, axes,
@@ -83,7 +135,12 @@ inline bool is_parameter_input(const std::string& op, int index) {
       {"NonZero", {0}},
       // A Loop's scan outputs have a row per iteration: with a trip count
       // and condition known only at run time their length would be too.
-      {"Loop", {0, 1}}};
+      {"Loop", {0, 1}},
+      // A sequence's elements are chosen at compile time.
+      {"SequenceInsert", {2}},
+      {"SequenceAt", {1}},
+      {"SequenceErase", {1}},
+      {"SplitToSequence", {1}}};
   auto it = kParams.find(op);
   return it != kParams.end() && it->second.count(index) != 0;
 }
@@ -110,8 +167,12 @@ inline std::string unsupported_reason(const onnx::ModelProto& model) {
   for (const auto& v : model.graph().input()) io.push_back(&v);
   for (const auto& v : model.graph().output()) io.push_back(&v);
   for (const onnx::ValueInfoProto* v : io) {
-    if (!v->type().has_tensor_type()) return "unsupported type: '" + v->name() + "' is not a tensor";
-    auto dtype = detail::dtype_of_onnx(v->type().tensor_type().elem_type());
+    // A tensor, a sequence of tensors, or an optional of either.
+    const onnx::TypeProto* t = &v->type();
+    if (t->has_optional_type()) t = &t->optional_type().elem_type();
+    if (t->has_sequence_type()) t = &t->sequence_type().elem_type();
+    if (!t->has_tensor_type()) return "unsupported type: '" + v->name() + "' is not a tensor";
+    auto dtype = detail::dtype_of_onnx(t->tensor_type().elem_type());
     if (!dtype.is_ok()) return "unsupported type: '" + v->name() + "': " + dtype.status().message();
   }
   return "";
@@ -148,6 +209,19 @@ inline Result<NodeTestCase> load_node_test(const fs::path& dir) {
   for (const auto& input : model.graph().input()) {
     const fs::path file = data / ("input_" + std::to_string(index++) + ".pb");
     if (initializers.count(input.name()) && !fs::exists(file)) continue;  // IR < 4: an initializer listed as an input
+    if (!input.type().has_tensor_type()) {
+      // A sequence or optional: its structure bound, its tensors fed as the
+      // package's inputs NAME[i] (a sequence's) or NAME (an optional's tensor).
+      TESSERA_ASSIGN_OR_RETURN(ValueData v, read_value(file, input.type()));
+      if (v.absent) tc.options.absent_inputs.insert(input.name());
+      if (v.sequence) tc.options.sequence_lengths[input.name()] = static_cast<int64_t>(v.tensors.size());
+      for (size_t i = 0; i < v.tensors.size(); ++i) {
+        const std::string name = v.sequence ? input.name() + "[" + std::to_string(i) + "]" : input.name();
+        tc.options.input_shapes[name] = v.tensors[i].shape;
+        tc.inputs[name] = std::move(v.tensors[i]);
+      }
+      continue;
+    }
     TESSERA_ASSIGN_OR_RETURN(graph::Constant c, read_tensor(file, input.type().tensor_type().elem_type()));
     bool read = false, parameter = true;
     for (const auto& node : model.graph().node())
@@ -156,16 +230,25 @@ inline Result<NodeTestCase> load_node_test(const fs::path& dir) {
           read = true;
           parameter &= is_parameter_input(node.op_type(), i);
         }
-    if (read && parameter)
+    if (read && parameter) {
       tc.options.constant_inputs[input.name()] = std::move(c);
-    else
-      tc.inputs[input.name()] = std::move(c);
+      continue;
+    }
+    // Dynamic dimensions bound from the data, as a user binds them.
+    bool dynamic = !input.type().tensor_type().has_shape();
+    for (const auto& d : input.type().tensor_type().shape().dim()) dynamic |= !d.has_dim_value();
+    if (dynamic) tc.options.input_shapes[input.name()] = c.shape;
+    tc.inputs[input.name()] = std::move(c);
   }
+  // A sequence or optional output gives its tensors in order (an empty
+  // optional none), as a package does.
   for (int i = 0; fs::exists(data / ("output_" + std::to_string(i) + ".pb")); ++i) {
-    const int32_t declared =
-        i < model.graph().output_size() ? model.graph().output(i).type().tensor_type().elem_type() : 0;
-    TESSERA_ASSIGN_OR_RETURN(graph::Constant c, read_tensor(data / ("output_" + std::to_string(i) + ".pb"), declared));
-    tc.outputs.push_back(std::move(c));
+    onnx::TypeProto type;
+    if (i < model.graph().output_size()) type = model.graph().output(i).type();
+    if (!type.has_tensor_type() && !type.has_sequence_type() && !type.has_optional_type())
+      type.mutable_tensor_type()->set_elem_type(0);
+    TESSERA_ASSIGN_OR_RETURN(ValueData v, read_value(data / ("output_" + std::to_string(i) + ".pb"), type));
+    for (graph::Constant& c : v.tensors) tc.outputs.push_back(std::move(c));
   }
   return tc;
 }

@@ -120,4 +120,28 @@ inline onnx::NodeProto make_node(const std::string& op, const std::vector<std::s
   return n;
 }
 
+/// A subgraph (an If branch): its nodes, one output.
+inline onnx::GraphProto branch(const std::string& name, const std::vector<onnx::NodeProto>& nodes,
+                               const std::string& output) {
+  onnx::GraphProto g;
+  g.set_name(name);
+  for (const onnx::NodeProto& n : nodes) *g.add_node() = n;
+  g.add_output()->set_name(output);
+  return g;
+}
+
+/// Graph attribute `name` of `n`.
+inline void graph_attr(onnx::NodeProto* n, const std::string& name, const onnx::GraphProto& g) {
+  auto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::GRAPH);
+  *a->mutable_g() = g;
+}
+
+/// An If's two branches.
+inline void set_branches(onnx::NodeProto* n, const onnx::GraphProto& then_g, const onnx::GraphProto& else_g) {
+  graph_attr(n, "then_branch", then_g);
+  graph_attr(n, "else_branch", else_g);
+}
+
 }  // namespace tessera::frontend::test
