@@ -160,7 +160,9 @@ Status schedule_root_stage(Sched& s, const std::string& name, int64_t lanes, con
   order.insert(order.end(), vector.begin(), vector.end());
   if ((!reduce.empty() && !vector.empty()) || moved) TESSERA_RETURN_IF_ERROR(s.reorder(name, order));
   if (!vector.empty()) TESSERA_RETURN_IF_ERROR(s.annotate(name, vector[0], IterAnnotation::kVectorize));
-  if (outer.empty() || work < kMinParallelWork) return Status::ok();
+  // A transpose costs several times a copy an element (each tile reads a
+  // line of each of 16 rows): it pays for a launch at a quarter of the work.
+  if (outer.empty() || work < (moved ? kMinParallelWork / 4 : kMinParallelWork)) return Status::ok();
   // The parallel loop fuses the outer loops, only as many as give every
   // thread several chunks: a loop left inside keeps its index plain, where
   // fusing it would split the fused index again by division and remainder
