@@ -58,7 +58,7 @@ struct KeyLines {
 
 Result<KeyLines> read_key_lines(const std::string& path) {
   std::ifstream in(path);
-  if (!in) return Status(ErrorCode::kNotFound, "key file " + path + ": cannot open");
+  if (!in) return Status(ErrorCode::kNotFound, "key file " + quoted(path) + ": cannot open");
   std::string line;
   KeyLines out;
   int number = 0;
@@ -67,7 +67,7 @@ Result<KeyLines> read_key_lines(const std::string& path) {
     line = trim(line);
     if (line.empty() || line[0] == '#') continue;
     auto eq = line.find('=');
-    const std::string where = path + ":" + std::to_string(number);
+    const std::string where = quoted(path) + ":" + std::to_string(number);
     if (eq == std::string::npos) return Status(ErrorCode::kParseError, where + ": expected 'name = key'");
     std::string name = trim(line.substr(0, eq)), value = trim(line.substr(eq + 1));
     if (name == "role") {
@@ -114,7 +114,7 @@ Status load_key_folder(const std::string& dir, KeyRole folder_role, AuthorizedKe
   for (const auto& name : names) {
     const std::string path = dir + "/" + name;
     TESSERA_ASSIGN_OR_RETURN(KeyLines lines, read_key_lines(path));
-    if (lines.pub.empty()) return Status(ErrorCode::kParseError, "key file " + path + ": no public-key line");
+    if (lines.pub.empty()) return Status(ErrorCode::kParseError, "key file " + quoted(path) + ": no public-key line");
     KeyRole role = folder_role;
     if (!lines.role.empty()) {
       KeyRole declared = parse_key_role(lines.role).value();
@@ -208,19 +208,20 @@ Result<KeyRole> load_key_role(const std::string& path) {
 
 Result<CurveKeyPair> load_keypair(const std::string& path) {
   struct stat info;
-  if (::stat(path.c_str(), &info) != 0) return Status(ErrorCode::kNotFound, "key file " + path + ": not found");
+  if (::stat(path.c_str(), &info) != 0) return Status(ErrorCode::kNotFound, "key file " + quoted(path) + ": not found");
   if (info.st_mode & 0077)
-    return Status(ErrorCode::kInvalidArgument, "key file " + path + " is readable by others (chmod 600 it)");
+    return Status(ErrorCode::kInvalidArgument, "key file " + quoted(path) + " is readable by others (chmod 600 it)");
   TESSERA_ASSIGN_OR_RETURN(KeyLines lines, read_key_lines(path));
   if (lines.pub.empty() || lines.sec.empty())
-    return Status(ErrorCode::kParseError, "key file " + path + ": needs public-key and secret-key lines");
+    return Status(ErrorCode::kParseError, "key file " + quoted(path) + ": needs public-key and secret-key lines");
   return CurveKeyPair{lines.pub, lines.sec};
 }
 
 Result<std::string> load_public_key(const std::string& path_or_key) {
   if (is_z85_key(path_or_key) && ::access(path_or_key.c_str(), F_OK) != 0) return path_or_key;
   TESSERA_ASSIGN_OR_RETURN(KeyLines lines, read_key_lines(path_or_key));
-  if (lines.pub.empty()) return Status(ErrorCode::kParseError, "key file " + path_or_key + ": no public-key line");
+  if (lines.pub.empty())
+    return Status(ErrorCode::kParseError, "key file " + quoted(path_or_key) + ": no public-key line");
   return lines.pub;
 }
 
@@ -244,7 +245,7 @@ Result<AuthorizedKeys> load_authorized_keys(const std::string& path) {
     ++number;
     line = trim(line);
     if (line.empty() || line[0] == '#') continue;
-    const std::string where = path + ":" + std::to_string(number);
+    const std::string where = quoted(path) + ":" + std::to_string(number);
     KeyRole role = KeyRole::kAny;
     // A bare key may itself hold '=' (a Z85 character): only a line that is
     // not one whole key is "name = key".

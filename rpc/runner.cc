@@ -156,7 +156,7 @@ std::string executable_dir() {
 
 Result<std::unique_ptr<RpcRunner>> RpcRunner::connect(RpcRunnerOptions options) {
   if (!is_valid_name(options.device_key))
-    return Status(ErrorCode::kInvalidArgument, "bad device key '" + options.device_key + "'");
+    return Status(ErrorCode::kInvalidArgument, "bad device key " + quoted(options.device_key));
   ClientOptions client;
   client.tracker = options.tracker;
   client.security = options.security;

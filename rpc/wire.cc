@@ -271,6 +271,18 @@ bool is_valid_name(const std::string& name) {
   return true;
 }
 
+std::string quoted(const std::string& text) {
+  constexpr size_t kWhole = 64, kCut = 40;
+  const bool cut = text.size() > kWhole;
+  std::string out = "'";
+  for (size_t i = 0; i < (cut ? kCut : text.size()); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    out += std::isprint(c) ? static_cast<char>(c) : '?';
+  }
+  out += cut ? "...' (" + std::to_string(text.size()) + " bytes)" : "'";
+  return out;
+}
+
 int64_t arg_nbytes(const std::vector<int64_t>& shape, DType dtype) {
   int64_t n = dtype.storage_bytes();
   for (int64_t d : shape) {

@@ -144,6 +144,11 @@ Status validate_result(const pb::Result& result);
 Status validate_register(const pb::Register& reg);
 /// A session id, worker id or device key: 1-128 of [A-Za-z0-9._:@+-].
 bool is_valid_name(const std::string& name);
+/// `text` (a name, a key, a path a user gave) as an error message quotes
+/// it: in single quotes, bytes that are not printable as '?', and one
+/// longer than 64 bytes cut to its first 40 with its length, so that a
+/// 10 MB argument is not echoed whole.
+std::string quoted(const std::string& text);
 
 /// Bytes of one argument: product of the shape times the dtype's storage size,
 /// or -1 on overflow / negative extents.

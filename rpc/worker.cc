@@ -49,8 +49,9 @@ struct Counters {
 
 Status check_options(const WorkerOptions& o) {
   if (!is_valid_name(o.device_key))
-    return Status(ErrorCode::kInvalidArgument, "bad device key '" + o.device_key + "' (1-128 of [A-Za-z0-9._:@+-])");
-  if (!is_valid_name(o.worker_id)) return Status(ErrorCode::kInvalidArgument, "bad worker id '" + o.worker_id + "'");
+    return Status(ErrorCode::kInvalidArgument,
+                  "bad device key " + quoted(o.device_key) + " (1-128 of [A-Za-z0-9._:@+-])");
+  if (!is_valid_name(o.worker_id)) return Status(ErrorCode::kInvalidArgument, "bad worker id " + quoted(o.worker_id));
   if (o.max_jobs < 1 || o.max_jobs > 256) return Status(ErrorCode::kInvalidArgument, "--max-jobs must be 1-256");
   // Jobs running at once must not share an id.
   if (o.sandbox.job_uid_count > 0 && o.sandbox.job_uid_count < static_cast<uint32_t>(o.max_jobs))

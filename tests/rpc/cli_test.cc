@@ -93,8 +93,23 @@ TEST(Cli, ABadKeyFileIsNamedWithoutAStatusName) {
         tessera + " worker --tracker tcp://127.0.0.1:9 --key x --keyfile " + key + " --tracker-key " + key}) {
     std::string out;
     EXPECT_NE(run(command, &out), 0) << command;
-    EXPECT_NE(out.find(key + ":1: expected 'name = key'"), std::string::npos) << out;
+    EXPECT_NE(out.find("'" + key + "':1: expected 'name = key'"), std::string::npos) << out;
     EXPECT_EQ(out.find("parse-error"), std::string::npos) << out;
+  }
+}
+
+// A huge bad key or key file argument is quoted cut, with its length, not
+// echoed whole (an argument may hold 128 KiB).
+TEST(Cli, AHugeBadKeyIsQuotedCut) {
+  const std::string tessera = bin_dir() + "/tessera";
+  const std::string huge(100000, '!');
+  for (const std::string& command : {tessera + " worker --tracker tcp://127.0.0.1:9 --insecure --key '" + huge + "'",
+                                     tessera + " worker --tracker tcp://127.0.0.1:9 --key x --keyfile /nonexistent/" +
+                                         huge.substr(0, 4000) + " --tracker-key /nonexistent/k"}) {
+    std::string out;
+    EXPECT_NE(run(command, &out), 0);
+    EXPECT_LT(out.size(), 1000u) << out.substr(0, 300);
+    EXPECT_NE(out.find(" bytes)"), std::string::npos) << out.substr(0, 300);
   }
 }
 
