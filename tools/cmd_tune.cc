@@ -35,18 +35,34 @@ void say(const char* text) {
   (void)!::write(STDERR_FILENO, text, std::strlen(text));
 }
 
+std::atomic<bool> g_terminated{false};
+
+// Dies of SIGTERM, as a terminated process does, after removing the local
+// workers and their private directory (they would die with us anyway:
+// PR_SET_PDEATHSIG).
+void die_of_sigterm() {
+  rpc::stop_local_workers_from_signal();
+  ::signal(SIGTERM, SIG_DFL);
+  ::raise(SIGTERM);
+}
+
 void exit_now(int) {
+  if (g_terminated) die_of_sigterm();
   say("\ntessera tune: stopped at once; the batch in flight is not stored\n");
   rpc::stop_local_workers_from_signal();
   ::_exit(kInterrupted);
 }
 
-// SIGTERM: the workers would die with us anyway (PR_SET_PDEATHSIG); this
-// also removes their private directory, then dies of the signal as before.
-void on_sigterm(int sig) {
-  rpc::stop_local_workers_from_signal();
-  ::signal(sig, SIG_DFL);
-  ::raise(sig);
+// SIGTERM: as a second Ctrl-C, the batch in flight is dropped and the job
+// winds up (its session closed, everything measured before stored); the
+// command then dies of the signal. If the job has not wound up in 5 s, it
+// dies at once.
+void on_sigterm(int) {
+  g_terminated = true;
+  g_stop = true;
+  g_cancel = true;
+  say("\ntessera tune: terminated; closing the session\n");
+  ::alarm(5);
 }
 
 void on_sigint(int) {
@@ -191,6 +207,7 @@ int run_tune(int argc, char** argv, int first) {
   const bool redraw = isatty(STDOUT_FILENO) && !(term && std::strcmp(term, "dumb") == 0);
   tuner::Progress progress(stdout, redraw, [] { return terminal_size(STDOUT_FILENO); });
   auto summary = (*tuning)->run(stdout, &progress, &g_stop, &g_cancel);
+  if (g_terminated) die_of_sigterm();
   if (!summary.is_ok()) {
     std::fprintf(stderr, "tessera tune: %s\n", summary.status().message().c_str());
     return g_stop ? kInterrupted : 1;
@@ -208,6 +225,7 @@ int run_tune(int argc, char** argv, int first) {
   if (summary->stopped) return kInterrupted;
   // A Ctrl-C now stops the check and the region timing at once.
   (*tuning)->after_tuning(stdout, verbose, &g_stop);
+  if (g_terminated) die_of_sigterm();
   return g_stop ? kInterrupted : 0;
 }
 

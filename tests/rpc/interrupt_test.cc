@@ -258,6 +258,15 @@ TEST(Interrupt, WorkersDieWithATerminatedTuner) {
   EXPECT_EQ(terminal.wait_exit(10000), 128 + SIGTERM) << terminal.output();
   EXPECT_TRUE(wait_until([&] { return processes_with(tuner) == 0; }, 5000));
   EXPECT_TRUE(wait_until([&] { return ::access(private_dir.c_str(), F_OK) != 0; }, 5000)) << private_dir;
+  // The tuner closed its session before it died.
+  records::OpenOptions o;
+  o.read_only = true;
+  auto store = records::Store::open(dir.path() + "/t.db", o);
+  ASSERT_TRUE(store.is_ok()) << store.status().to_string();
+  auto sessions = store->sessions();
+  ASSERT_TRUE(sessions.is_ok()) << sessions.status().to_string();
+  ASSERT_EQ(sessions->size(), 1u);
+  EXPECT_TRUE(sessions->front().ended.has_value());
 }
 
 // Runs a shell command; its exit code, stdout+stderr in `out`, the seconds it took in `seconds`.
