@@ -452,16 +452,24 @@ Result<ImportReport> import_jsonl(Store& store, std::istream& in, const ImportOp
     start = 0;
   }
   TESSERA_RETURN_IF_ERROR(check_phase_time_lines(*source));
-  source->clear();
-  source->seekg(start);
-  if (!*source) return Status(ErrorCode::kIOError, "cannot read the input a second time");
-  Importer importer(store, options);
-  std::string text;
-  int64_t number = 0;
-  while (std::getline(*source, text)) TESSERA_RETURN_IF_ERROR(importer.line(++number, std::move(text)));
-  if (source->bad()) return Status(ErrorCode::kIOError, "reading line " + std::to_string(number + 1) + " failed");
-  TESSERA_RETURN_IF_ERROR(importer.flush(number));
-  return importer.take_report();
+  // One transaction: an import that fails halfway (a read error, a full
+  // disk, a database error) leaves no workload, session or record behind.
+  // A busy database runs it again from the first line.
+  ImportReport report;
+  TESSERA_RETURN_IF_ERROR(store.atomically([&]() -> Status {
+    source->clear();
+    source->seekg(start);
+    if (!*source) return Status(ErrorCode::kIOError, "cannot read the input a second time");
+    Importer importer(store, options);
+    std::string text;
+    int64_t number = 0;
+    while (std::getline(*source, text)) TESSERA_RETURN_IF_ERROR(importer.line(++number, std::move(text)));
+    if (source->bad()) return Status(ErrorCode::kIOError, "reading line " + std::to_string(number + 1) + " failed");
+    TESSERA_RETURN_IF_ERROR(importer.flush(number));
+    report = importer.take_report();
+    return Status::ok();
+  }));
+  return report;
 }
 
 Result<ExportReport> export_jsonl_file(Store& store, const std::string& path, const RecordFilter& filter) {

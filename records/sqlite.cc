@@ -161,6 +161,7 @@ void Connection::backoff(int attempt) {
 }
 
 Status Connection::write_transaction(const std::function<Status()>& body) {
+  if (!sqlite3_get_autocommit(db_)) return body();  // part of an enclosing transaction
   Status last;
   for (int attempt = 0; attempt <= retry_.max_retries; ++attempt) {
     if (attempt > 0) backoff(attempt - 1);

@@ -114,7 +114,9 @@ class Connection {
 
   /// Runs `body` inside BEGIN IMMEDIATE ... COMMIT. Any error rolls back; a
   /// busy or locked database rolls back and retries the whole body with
-  /// backoff, so `body` must be safe to run again.
+  /// backoff, so `body` must be safe to run again. Inside a transaction
+  /// already (a Store::atomically), `body` runs as part of it: its error
+  /// goes to the outer one, which rolls everything back.
   Status write_transaction(const std::function<Status()>& body);
   /// Runs `body` (reads, or a single statement outside a transaction), running it
   /// again with backoff while the database is busy or locked.

@@ -231,6 +231,11 @@ Result<Store> Store::open(const std::string& path, const OpenOptions& options) {
   return Store(std::move(impl));
 }
 
+Status Store::atomically(const std::function<Status()>& body) {
+  TESSERA_RETURN_IF_ERROR(impl_->check_writable());
+  return impl_->conn.write_transaction(body);
+}
+
 Status Store::append(const std::vector<Record>& batch) {
   TESSERA_RETURN_IF_ERROR(impl_->check_writable());
   TESSERA_ASSIGN_OR_RETURN(std::vector<Record> records, normalize_batch(batch));

@@ -133,6 +133,13 @@ class Store {
   /// Every model check, oldest first.
   Result<std::vector<ModelCheck>> model_checks();
 
+  /// Runs `body`, calls to this Store, in one write transaction: everything
+  /// they write is stored, or nothing when `body` fails (an import that
+  /// fails halfway leaves no session or record behind). The write lock is
+  /// held throughout; a busy database runs `body` again, so it must be safe
+  /// to run again.
+  Status atomically(const std::function<Status()>& body);
+
   /// Appends a batch in one transaction: all of it is stored or none of it.
   /// kInvalidArgument (nothing stored) when any record is malformed; see
   /// normalize_record for what is checked.

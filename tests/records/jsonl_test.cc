@@ -312,11 +312,19 @@ TEST(Jsonl, FilteredExportCarriesOnlyMatchingRecordsAndTheirSessions) {
   EXPECT_EQ(b.phase_times().value()[0].session_id, b.sessions().value()[0].id);
 }
 
-TEST(Jsonl, DatabaseErrorStopsTheImportAndKeepsCommittedBatches) {
+// A database error halfway (the file's quota reached) fails the whole
+// import: no workload, session or record of it stays.
+TEST(Jsonl, DatabaseErrorStopsTheImportWhichLeavesNothing) {
   TempDir dir;
   ASSERT_OK_AND_ASSIGN(Store source, Store::open(dir.file("source.db")));
+  SessionInfo s;
+  s.host = "tuner-1";
+  ASSERT_OK_AND_ASSIGN(int64_t session, source.begin_session(s));
   std::vector<Record> batch;
-  for (int i = 0; i < 5000; ++i) batch.push_back(ok_record(key_of(i % 10), kTarget, 0.001, i));
+  for (int i = 0; i < 5000; ++i) {
+    batch.push_back(ok_record(key_of(i % 10), kTarget, 0.001, i));
+    batch.back().session_id = session;
+  }
   ASSERT_OK(source.append(batch));
   const std::string text = export_text(source);
   OpenOptions quota;
@@ -327,9 +335,12 @@ TEST(Jsonl, DatabaseErrorStopsTheImportAndKeepsCommittedBatches) {
   ASSERT_FALSE(report);
   EXPECT_EQ(report.status().code(), ErrorCode::kIOError);
   EXPECT_NE(report.status().message().find("at line"), std::string::npos);
-  int64_t kept = small.count().value();
-  EXPECT_GT(kept, 0);
-  EXPECT_EQ(kept % 100, 0);
+  EXPECT_EQ(small.count().value(), 0);
+  EXPECT_TRUE(small.sessions().value().empty());
+  EXPECT_TRUE(small.workloads().value().empty());
+  // The store still takes what fits.
+  ASSERT_OK(small.append({ok_record(key_of(1), kTarget, 0.001, 1)}));
+  EXPECT_EQ(small.count().value(), 1);
 }
 
 TEST(Jsonl, BytesThatAreNotUtf8AreExportedAsReplacementCharacters) {
