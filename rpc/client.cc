@@ -52,6 +52,7 @@ Status RpcClient::open() {
   TESSERA_ASSIGN_OR_RETURN(socket_, open_dealer(ctx_.get(), options_.tracker, options_.security,
                                                 "c:" + options_.session_id, 64 << 20, &watch_));
   next_sync_ = Clock::now() + std::chrono::milliseconds(options_.sync_ms);
+  last_heard_ = Clock::now();
   return Status::ok();
 }
 
@@ -109,6 +110,7 @@ std::vector<std::pair<uint64_t, MeasureResult>> RpcClient::poll(int timeout_ms) 
     while (auto msg = recv_message(socket_)) {
       pb::Envelope env;
       if (msg->frames.size() != 1 || !parse_envelope(msg->frames[0], &env)) continue;
+      last_heard_ = Clock::now();
       if (env.has_result()) {
         const pb::Result& r = env.result();
         if (r.session_id() != options_.session_id || !validate_result(r).is_ok()) continue;

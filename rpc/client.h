@@ -49,6 +49,10 @@ class RpcClient {
   /// saying which side's key is wrong) or our key's role (Refused).
   const Status& auth_status() const { return auth_status_; }
   const std::string& session_id() const { return options_.session_id; }
+  /// When the tracker was last heard from (any message: a result, a sync
+  /// reply), or when this client connected. While jobs are outstanding the
+  /// client syncs every sync_ms and a live tracker answers each sync.
+  std::chrono::steady_clock::time_point last_heard() const { return last_heard_; }
 
  private:
   explicit RpcClient(ClientOptions options);
@@ -63,6 +67,7 @@ class RpcClient {
   uint64_t next_id_ = 1;
   std::map<uint64_t, pb::Job> outstanding_;
   std::chrono::steady_clock::time_point next_sync_;
+  std::chrono::steady_clock::time_point last_heard_;
   Status auth_status_;
   Status refused_;  // the tracker's Refused: final
 };

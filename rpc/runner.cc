@@ -173,6 +173,7 @@ Result<std::vector<MeasureResult>> RpcRunner::run(const std::vector<MeasureInput
                                                   const std::function<void(size_t, const MeasureResult&)>& on_result) {
   if (cancelled()) return Status(ErrorCode::kUnavailable, "cancelled before the batch was submitted");
   std::vector<MeasureResult> results(inputs.size());
+  const auto submitted = Clock::now();
   std::map<uint64_t, size_t> index;                 // job id -> input
   std::map<uint64_t, Clock::time_point> deadlines;  // job id -> give up after
   for (size_t i = 0; i < inputs.size(); ++i) {
@@ -207,13 +208,20 @@ Result<std::vector<MeasureResult>> RpcRunner::run(const std::vector<MeasureInput
     }
     std::vector<uint64_t> expired;
     const auto now = Clock::now();
+    // A tracker that answers no sync has stopped or become unreachable: the
+    // batch is given up now, not at its deadlines (minutes away).
+    const auto heard = std::max(client_->last_heard(), submitted);
+    const bool silent = now - heard >= std::chrono::milliseconds(options_.tracker_silence_ms);
     for (const auto& [id, when] : deadlines)
-      if (now >= when) expired.push_back(id);
+      if (now >= when || silent) expired.push_back(id);
+    char silence[32];
+    std::snprintf(silence, sizeof silence, "%.0f", std::chrono::duration<double>(now - heard).count());
     for (uint64_t id : expired) {
       MeasureResult& r = results[index[id]];
       r.error = MeasureErrorKind::kNoResult;
-      r.message = "no result from the farm within the job's deadline (queue wait included); tracker " +
-                  options_.tracker + ", key '" + options_.device_key + "'";
+      r.message = silent ? "the tracker " + options_.tracker + " has not answered for " + silence + " s"
+                         : "no result from the farm within the job's deadline (queue wait included); tracker " +
+                               options_.tracker + ", key '" + options_.device_key + "'";
       if (on_result) on_result(index[id], r);
       index.erase(id);
       deadlines.erase(id);
@@ -221,6 +229,10 @@ Result<std::vector<MeasureResult>> RpcRunner::run(const std::vector<MeasureInput
     client_->cancel(expired);
   }
   return results;
+}
+
+double RpcRunner::seconds_since_tracker_heard() const {
+  return std::chrono::duration<double>(Clock::now() - client_->last_heard()).count();
 }
 
 Status RpcRunner::check_workers(int timeout_ms) const {

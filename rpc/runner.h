@@ -42,6 +42,10 @@ class Runner {
   }
   /// The device key this runner measures on, for messages ("" when it has none).
   virtual std::string device_key() const { return ""; }
+  /// Seconds since the farm's tracker last answered, for a runner that
+  /// talks to one (0 for a runner that does not): how long a farm had been
+  /// silent when the measurements that failed for it gave up.
+  virtual double seconds_since_tracker_heard() const { return 0; }
 
  protected:
   /// True once the caller has asked to cancel (see set_cancel).
@@ -59,6 +63,10 @@ struct RpcRunnerOptions {
   /// past it the job is cancelled and reported as kTimeout. 0: 2 × its
   /// timeout_ms + 60 s.
   int deadline_ms = 0;
+  /// A batch whose tracker has not answered for this long (it answers every
+  /// sync while jobs are outstanding) is given up: its jobs are kNoResult
+  /// at once rather than at their deadlines.
+  int tracker_silence_ms = 10000;
 };
 
 /// Submits a batch to a tracker and collects the results as they complete.
@@ -80,6 +88,7 @@ class RpcRunner final : public Runner {
   /// The tracker's count of workers of this runner's device key.
   Result<int> count_workers() const override;
   std::string device_key() const override { return options_.device_key; }
+  double seconds_since_tracker_heard() const override;
   /// This runner's session (fair share is per session).
   const std::string& session_id() const { return client_->session_id(); }
 
@@ -128,6 +137,7 @@ class LocalRunner final : public Runner {
   /// The private tracker's count of live local workers.
   Result<int> count_workers() const override { return rpc_->count_workers(); }
   std::string device_key() const override { return options_.device_key; }
+  double seconds_since_tracker_heard() const override { return rpc_->seconds_since_tracker_heard(); }
 
   /// The tracker's endpoint (ipc://DIR/tracker).
   const std::string& endpoint() const { return endpoint_; }

@@ -147,8 +147,12 @@ Status Tuner::wait_for_workers(const std::atomic<bool>* stop) {
                   "a worker could not set up the measurement's sandbox: " + sandbox_error_ +
                       "; stopped, everything measured is stored (the lost measurements are taken again on the "
                       "next run, once the worker can)");
-  if (!failing_since_) failing_since_ = Clock::now();
   rpc::Runner& runner = measurer_.runner();
+  // The farm failed from when its tracker was last heard, if it went silent:
+  // the wait's limit counts from then, and the message says so truly.
+  if (!failing_since_)
+    failing_since_ = Clock::now() - std::chrono::duration_cast<Clock::duration>(
+                                        std::chrono::duration<double>(runner.seconds_since_tracker_heard()));
   const std::string key = runner.device_key();
   bool announced = false;
   for (;;) {
@@ -159,13 +163,14 @@ Status Tuner::wait_for_workers(const std::atomic<bool>* stop) {
     // A runner that cannot count retries after a pause, within the same limit.
     const bool unknown = !workers.is_ok() && workers.status().code() == ErrorCode::kNotFound;
     if (since(*failing_since_) >= options_.worker_wait_s) {
-      char limit[32];
+      char limit[32], waited[32];
       std::snprintf(limit, sizeof limit, "%.0f", options_.worker_wait_s);
+      std::snprintf(waited, sizeof waited, "%.0f", since(*failing_since_));
       std::string why = present || unknown ? "measurements failed for the infrastructure for " + std::string(limit) +
                                                  " s (" + last_infrastructure_error_ + ")"
                         : workers.is_ok() ? "no worker of key '" + key + "' came back within " + limit + " s (0 of " +
                                                 std::to_string(max_workers_) + " left)"
-                                          : "the tracker did not answer for " + std::string(limit) +
+                                          : "the tracker did not answer for " + std::string(waited) +
                                                 " s: " + workers.status().message();
       return Status(ErrorCode::kUnavailable, why + "; stopped, everything measured is stored (run again to resume)");
     }

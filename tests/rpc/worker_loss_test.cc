@@ -201,5 +201,32 @@ TEST(WorkerLoss, WithoutAWorkerTheRunStopsWithTheReasonAndARerunMeasuresWhatWasL
   expect_lost_measured_again(records);
 }
 
+// The tracker killed for good mid-run: the batch in flight is given up once
+// the tracker has answered no sync for 10 s (not at the jobs' deadlines,
+// 80 s away), and the run stops when the wait counted from then is over,
+// saying for how long the tracker has been silent.
+TEST(WorkerLoss, ATrackerGoneForGoodIsReportedWithinTheStatedTime) {
+  Dir dir;
+  const std::string endpoint = "tcp://127.0.0.1:" + std::to_string(free_port());
+  const std::string db = dir.path + "/t.db", log = dir.path + "/tune.log";
+  auto tracker = start_tracker(endpoint);
+  auto w1 = start_worker(endpoint, "k", "w1");
+  ASSERT_TRUE(wait_for_workers(endpoint, plaintext(), 1));
+  const pid_t tune = start_tune(endpoint, db, log, 64, "5");
+  ASSERT_TRUE(wait_until([&] { return count(all_records(db)).measured >= 4; }, 120000)) << read_file(log);
+  tracker->kill(SIGKILL);
+  const auto killed = Clock::now();
+  const int code = wait_exit(tune, 60000);
+  const double seconds = std::chrono::duration<double>(Clock::now() - killed).count();
+  const std::string out = read_file(log);
+  EXPECT_NE(code, 0) << out;
+  EXPECT_LT(seconds, 30) << out;
+  const size_t at = out.find("the tracker did not answer for ");
+  ASSERT_NE(at, std::string::npos) << out;
+  const double said = std::atof(out.c_str() + at + std::strlen("the tracker did not answer for "));
+  EXPECT_GE(said, 5) << out;
+  EXPECT_LE(said, seconds + 1) << out;
+}
+
 }  // namespace
 }  // namespace tessera::rpc
