@@ -469,6 +469,27 @@ class Tracker::Impl {
     return text;
   }
 
+  // A session silent for client_gone_after_ms while it has jobs not done:
+  // its client has gone, so its queued jobs are never dispatched and its
+  // running ones' results are dropped (as the client's own cancel does).
+  void drop_jobs_of_gone_clients(Clock::time_point now) {
+    const auto gone = std::chrono::milliseconds(options_.client_gone_after_ms);
+    for (const auto& [session, entry] : sessions_) {
+      if (now - entry.last_seen < gone) continue;
+      std::vector<JobKey> abandoned;
+      for (auto it = jobs_.lower_bound({session, 0}); it != jobs_.end() && it->first.first == session; ++it)
+        if (it->second.state != JobState::kDone) abandoned.push_back(it->first);
+      if (abandoned.empty()) continue;
+      log_.warn("client session %s silent for %d ms: dropping its %zu job(s)", session.c_str(),
+                options_.client_gone_after_ms, abandoned.size());
+      for (const JobKey& key : abandoned) {
+        JobEntry& job = jobs_[key];
+        job.cancelled = true;
+        finish(key, job, error_result(job.job, pb::TIMEOUT, "the client went away"));
+      }
+    }
+  }
+
   void housekeeping() {
     const auto now = Clock::now();
     std::vector<std::string> dead;
@@ -513,6 +534,7 @@ class Tracker::Impl {
         finish(key, entry, error_result(entry.job, pb::NO_WORKER, why));
       }
     }
+    drop_jobs_of_gone_clients(now);
     // Every few seconds: results nobody asked for again within ten minutes
     // are forgotten, and so are sessions silent that long with nothing left.
     if (now < next_gc_) return;

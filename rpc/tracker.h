@@ -30,6 +30,10 @@ struct TrackerOptions {
   int heartbeat_ms = 1000;        ///< the interval workers are told to use
   int dead_after_ms = 3000;       ///< silence after which a worker is dead
   int no_worker_grace_ms = 2000;  ///< how long a job waits for a worker of its key
+  /// A client that waits for jobs syncs every 500 ms: a session silent this
+  /// long has gone (killed, cut off), and its jobs that are not done are
+  /// dropped rather than measured for no one.
+  int client_gone_after_ms = 30000;
   size_t max_queued_jobs = 100000;
   int64_t max_queued_bytes = 8LL << 30;  ///< library + reference bytes held for queued and running jobs
   WireLimits limits;

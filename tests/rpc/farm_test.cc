@@ -209,6 +209,40 @@ TEST(Farm, InvalidJobIsRefusedAsProtocolError) {
   EXPECT_EQ(results[0].second.error, MeasureErrorKind::kProtocolError);
 }
 
+// A client that vanishes with jobs queued (killed: no cancel sent): once its
+// session has been silent for client_gone_after_ms, its jobs are dropped,
+// not measured for no one.
+TEST(Farm, TheJobsOfAClientThatVanishedAreDropped) {
+  TempDir dir;
+  TrackerOptions options = fast_tracker(dir.path());
+  options.client_gone_after_ms = 1000;
+  TrackerThread tracker(options);
+  ASSERT_TRUE(tracker.status().is_ok());
+  auto worker = start_worker(tracker.endpoint(), "k", "w1");
+  ASSERT_TRUE(wait_for_workers(tracker.endpoint(), plaintext(), 1));
+  auto client = client_for(tracker.endpoint());
+  MeasureInput slow = kernel_input("sleep_200ms");
+  slow.timing.repeat = 1;  // 2 calls: 400 ms a job
+  for (int i = 0; i < 8; ++i) client->submit(slow, "k");
+  bool busy = false;
+  for (int i = 0; i < 300 && !busy; ++i) {
+    auto st = query_farm_status(tracker.endpoint(), plaintext(), 500);
+    busy = st.is_ok() && st->keys_size() == 1 && st->keys(0).busy() == 1;
+    if (!busy) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_TRUE(busy);
+  client.reset();  // gone without a word
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+  auto st = query_farm_status(tracker.endpoint(), plaintext());
+  ASSERT_TRUE(st.is_ok());
+  ASSERT_EQ(st->keys_size(), 1);
+  EXPECT_EQ(st->keys(0).queued(), 0u);
+  // Measured: the job running when it vanished and at most the ones the
+  // worker took within the second of silence; the rest were dropped.
+  EXPECT_LE(st->keys(0).done(), 4u);
+  EXPECT_GE(st->keys(0).failed(), 4u);
+}
+
 TEST(Farm, HigherPriorityRunsFirst) {
   TempDir dir;
   TrackerOptions options = fast_tracker(dir.path());
