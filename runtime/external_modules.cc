@@ -24,11 +24,9 @@ Fn symbol(void* handle, const char* name) {
 }  // namespace
 
 std::vector<std::string> external_module_candidates(const std::string& library) {
-  std::vector<std::string> paths;
   const std::string dir = runtime_directory();
-  if (!dir.empty() && library.find('/') == std::string::npos) paths.push_back(dir + "/" + library);
-  paths.push_back(library);
-  return paths;
+  if (dir.empty() || library.empty() || library.find('/') != std::string::npos) return {};
+  return {dir + "/" + library};
 }
 
 ExternalModules::~ExternalModules() {
@@ -48,8 +46,7 @@ Status ExternalModules::open(const PackageContents& contents) {
     void* handle = nullptr;
     std::string why;
     for (const std::string& path : external_module_candidates(m.library)) {
-      // Next to the runtime only when the file is there; dlopen's own search otherwise.
-      if (path.find('/') != std::string::npos && ::access(path.c_str(), F_OK) != 0) continue;
+      if (::access(path.c_str(), F_OK) != 0) continue;
       // Never unloaded: a backend library keeps threads and global state
       // (oneDNN's OpenMP pool) that outlive one package.
       handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
@@ -58,11 +55,12 @@ Status ExternalModules::open(const PackageContents& contents) {
       why = e ? e : "cannot load";
     }
     if (!handle)
-      return Status(ErrorCode::kNotFound, "the package runs regions on the " + m.backend + " backend (" + m.kind +
-                                              "), whose runtime module " + m.library +
-                                              " is not on this device: install it next to libtessera_runtime.so "
-                                              "or on the library search path (" +
-                                              (why.empty() ? "not found" : why) + ")");
+      return Status(ErrorCode::kNotFound,
+                    "the package runs regions on the " + m.backend + " backend (" + m.kind +
+                        "), whose runtime module " + m.library +
+                        " is not on this device: install it next to libtessera_runtime.so (" +
+                        (runtime_directory().empty() ? "its folder is unknown" : runtime_directory()) +
+                        "; modules load from there only) (" + (why.empty() ? "not found" : why) + ")");
     Opened o{m.backend, handle, symbol<TesseraExternalCreateFn>(handle, "tessera_external_create"),
              symbol<TesseraExternalRunFn>(handle, "tessera_external_run"),
              symbol<TesseraExternalDestroyFn>(handle, "tessera_external_destroy")};

@@ -25,7 +25,10 @@ struct ExternalRegionCall {
 };
 
 /// Where a module is looked for: the directory of the runtime library
-/// (libtessera_runtime.so) first, then dlopen's default search path.
+/// (libtessera_runtime.so) only. A package names its modules, and a name
+/// found on dlopen's search path (LD_LIBRARY_PATH, the system's libraries)
+/// would let a package make its loader run any library's code; empty when
+/// the runtime's folder is unknown or `library` is not a plain file name.
 std::vector<std::string> external_module_candidates(const std::string& library);
 
 /// The open modules of one package and the regions they built. Move-less:

@@ -514,8 +514,8 @@ Status validate_package(const PackageContents& c) {
     if (m.library.find('/') != std::string::npos)
       return Status(ErrorCode::kParseError, "external module " + std::to_string(i) + " ('" + m.backend +
                                                 "'): library '" + m.library +
-                                                "' is a path; a package names a library by its file name, which the "
-                                                "runtime looks for next to itself and on the library search path");
+                                                "' is a path; a package names a library by its file name (a "
+                                                "backend's module is looked for next to the runtime only)");
   }
   TESSERA_RETURN_IF_ERROR(validate_call_info(c));
   std::set<std::string> payload_symbols;

@@ -9,6 +9,7 @@
 #include <random>
 #include <string>
 
+#include "runtime/external_modules.h"
 #include "tests/runtime/package_bytes.h"
 
 namespace tessera::runtime {
@@ -84,6 +85,20 @@ TEST(Package, ALibraryNamedByAPathIsRejected) {
   EXPECT_EQ(r.status().code(), ErrorCode::kParseError);
   EXPECT_NE(r.status().message().find("library '/tmp/anything.so' is a path"), std::string::npos)
       << r.status().message();
+}
+
+// A backend module a package names is loaded from the runtime's own folder
+// only: a system library's name (found on dlopen's search path) is not
+// loaded, so a package cannot make its loader run that library's code.
+TEST(Package, ABackendModuleLoadsFromTheRuntimesFolderOnly) {
+  PackageContents c = small_package();
+  c.externals.push_back(ExternalModule{"evil", "graph-payload", "libm.so.6"});
+  ExternalModules modules;
+  Status st = modules.open(c);
+  EXPECT_EQ(st.code(), ErrorCode::kNotFound) << st.to_string();
+  EXPECT_NE(st.message().find("modules load from there only"), std::string::npos) << st.message();
+  EXPECT_TRUE(external_module_candidates("libm.so.6").size() == 1);
+  EXPECT_TRUE(external_module_candidates("../libm.so.6").empty());
 }
 
 TEST(Package, EveryTruncationOfAFormatTwoPackageIsAParseError) {
