@@ -8,6 +8,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -136,6 +137,23 @@ void kill_terminal_injection(Filter& f) {
     f.rule(SCMP_ACT_KILL_PROCESS, SCMP_SYS(ioctl), SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, request));
 }
 
+// Another process's CPUs, scheduling, priority and memory placement (where
+// jobs share a uid, a neighbour's job slowed to a crawl or moved to one
+// core): refused with EPERM rather than killed, since a library may set its
+// own threads' affinity by their ids, which a filter cannot tell from
+// another process's. Pid 0, the caller itself, stays allowed.
+void refuse_other_processes_scheduling(Filter& f) {
+  const uint32_t refuse = SCMP_ACT_ERRNO(EPERM);
+  for (int call : {SCMP_SYS(sched_setaffinity), SCMP_SYS(sched_setparam), SCMP_SYS(sched_setscheduler),
+                   SCMP_SYS(sched_setattr), SCMP_SYS(migrate_pages), SCMP_SYS(move_pages)})
+    f.rule(refuse, call, SCMP_A0(SCMP_CMP_NE, 0));
+  constexpr scmp_datum_t kIoprioWhoProcess = 1;  // linux/ioprio.h
+  f.rule(refuse, SCMP_SYS(setpriority), SCMP_A0(SCMP_CMP_NE, PRIO_PROCESS));
+  f.rule(refuse, SCMP_SYS(setpriority), SCMP_A1(SCMP_CMP_NE, 0));
+  f.rule(refuse, SCMP_SYS(ioprio_set), SCMP_A0(SCMP_CMP_NE, kIoprioWhoProcess));
+  f.rule(refuse, SCMP_SYS(ioprio_set), SCMP_A1(SCMP_CMP_NE, 0));
+}
+
 // Loading needs no ioctl: the standard streams are /dev/null and the report
 // a pipe, so "not a terminal" is the true answer to any request. A filter of
 // its own, since libseccomp lets a rule without arguments replace the
@@ -159,7 +177,7 @@ Result<Program> compile_loader_filter() {
   // comparison of its resources.
   const auto self = static_cast<scmp_datum_t>(kSelfPid);
   f.rules(kill, {SCMP_SYS(kill), SCMP_SYS(tkill), SCMP_SYS(pidfd_open), SCMP_SYS(pidfd_send_signal),
-                 SCMP_SYS(pidfd_getfd), SCMP_SYS(kcmp), SCMP_SYS(process_madvise)});
+                 SCMP_SYS(pidfd_getfd), SCMP_SYS(kcmp), SCMP_SYS(process_madvise), SCMP_SYS(process_mrelease)});
   f.rule(kill, SCMP_SYS(tgkill), SCMP_A0(SCMP_CMP_NE, self));
   f.rule(kill, SCMP_SYS(rt_sigqueueinfo), SCMP_A0(SCMP_CMP_NE, self));
   f.rule(kill, SCMP_SYS(rt_tgsigqueueinfo), SCMP_A0(SCMP_CMP_NE, self));
@@ -170,8 +188,14 @@ Result<Program> compile_loader_filter() {
     f.rule(kill, SCMP_SYS(rt_sigqueueinfo), SCMP_A1(SCMP_CMP_EQ, sig));
     f.rule(kill, SCMP_SYS(rt_tgsigqueueinfo), SCMP_A2(SCMP_CMP_EQ, sig));
   }
-  // The death signal stays: a job must die with its worker.
-  f.rule(kill, SCMP_SYS(prctl), SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffffu, PR_SET_PDEATHSIG));
+  // The death signal stays: a job must die with its worker. Nor may it let
+  // others trace it, stay dumpable for them, adopt orphans, or keep or
+  // gain capabilities (the options a job never needs; naming a thread and
+  // the rest stay).
+  for (int option : {PR_SET_PDEATHSIG, PR_SET_PTRACER, PR_SET_DUMPABLE, PR_SET_CHILD_SUBREAPER, PR_SET_MM,
+                     PR_SET_KEEPCAPS, PR_SET_SECUREBITS, PR_CAP_AMBIENT})
+    f.rule(kill, SCMP_SYS(prctl), SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffffu, static_cast<scmp_datum_t>(option)));
+  refuse_other_processes_scheduling(f);
   f.rules(kill, {SCMP_SYS(ptrace),
                  SCMP_SYS(process_vm_readv),
                  SCMP_SYS(process_vm_writev),

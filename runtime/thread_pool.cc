@@ -7,9 +7,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <climits>
 #include <cstring>
+#include <future>
+#include <memory>
+#include <optional>
 #include <string>
 #include <system_error>
 
@@ -87,7 +91,10 @@ int32_t run_serially(TesseraParallelBody body, void* closure, int32_t n) {
   return first;
 }
 
-Status pin_thread(std::thread& thread, int cpu, int participant) {
+// Pins the calling thread: sched_setaffinity of pid 0, the caller itself,
+// which a sandboxed job's filter allows where it refuses another thread's
+// id (a filter cannot tell the pool's threads from another process's).
+Status pin_self(int cpu, int participant) {
   if (cpu < 0 || cpu >= CPU_SETSIZE) {
     return Status(ErrorCode::kInvalidArgument, "cannot pin worker " + std::to_string(participant) + " to CPU " +
                                                    std::to_string(cpu) + ": no such CPU");
@@ -95,10 +102,9 @@ Status pin_thread(std::thread& thread, int cpu, int participant) {
   cpu_set_t set;
   CPU_ZERO(&set);
   CPU_SET(cpu, &set);
-  const int rc = pthread_setaffinity_np(thread.native_handle(), sizeof(set), &set);
-  if (rc != 0) {
+  if (::sched_setaffinity(0, sizeof(set), &set) != 0) {
     return Status(ErrorCode::kIOError, "cannot pin worker " + std::to_string(participant) + " to CPU " +
-                                           std::to_string(cpu) + ": " + std::strerror(rc));
+                                           std::to_string(cpu) + ": " + std::strerror(errno));
   }
   return Status::ok();
 }
@@ -127,16 +133,23 @@ ThreadPool::ThreadPool(int num_threads, PoolOptions options) : options_(std::mov
   workers_.reserve(num_threads > 1 ? num_threads - 1 : 0);
   open_ = std::make_unique<std::atomic<uint32_t>[]>(static_cast<size_t>(std::max(1, num_threads)));
   for (int p = 1; p < num_threads; ++p) {
+    // Each worker pins itself first and says how that went.
+    auto pinned = std::make_shared<std::promise<Status>>();
+    std::future<Status> pin_status = pinned->get_future();
+    std::optional<int> cpu;
+    if (options_.pin_threads && status_.is_ok()) cpu = cpus[p % cpus.size()];
     try {
-      workers_.emplace_back([this, p] { worker_loop(p); });
+      workers_.emplace_back([this, p, cpu, pinned] {
+        pinned->set_value(cpu ? pin_self(*cpu, p) : Status::ok());
+        worker_loop(p);
+      });
     } catch (const std::system_error& e) {
       status_ = Status(ErrorCode::kIOError, "cannot start worker " + std::to_string(p) + " of " +
                                                 std::to_string(num_threads) + ": " + e.what());
       break;
     }
-    if (options_.pin_threads && status_.is_ok()) {
-      status_ = pin_thread(workers_.back(), cpus[p % cpus.size()], p);
-    }
+    Status st = pin_status.get();
+    if (status_.is_ok() && !st.is_ok()) status_ = std::move(st);
   }
   // Workers read num_threads_ only after the first launch publishes it.
   num_threads_ = static_cast<int>(workers_.size()) + 1;

@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sched.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -397,7 +398,37 @@ TEST_P(LoaderProbe, IsKilledAsAForbiddenCall) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Probes, LoaderProbe,
-                         ::testing::Values("prlimit", "sigqueue", "pdeathsig", "threads", "selfkill", "selfterm"));
+                         ::testing::Values("prlimit", "sigqueue", "pdeathsig", "ptracer", "threads", "selfkill",
+                                           "selfterm"));
+
+// Where jobs share a uid (a worker not run as root, or every job as
+// nobody), a job must still not slow another: a process of the job's uid
+// (a neighbour's job) cannot have its CPUs, niceness or scheduling changed
+// by a library's constructor; the calls fail and the job runs.
+TEST(Sandbox, AJobCannotChangeANeighboursSchedulingOrPriority) {
+  if (!probe_system_call_filter().empty()) GTEST_SKIP() << "no seccomp filter here";
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to run a neighbour as the jobs' uid";
+  const SandboxOptions options;
+  const pid_t neighbour = ::fork();
+  ASSERT_GE(neighbour, 0);
+  if (neighbour == 0) {
+    if (::setgid(options.unprivileged_gid) != 0 || ::setuid(options.unprivileged_uid) != 0) ::_exit(1);
+    for (;;) ::pause();
+  }
+  ::setenv("TESSERA_PROBE_NEIGHBOUR", std::to_string(neighbour).c_str(), 1);
+  MeasureInput in = probe_input("probe_add_one");
+  in.library = read_file(std::string(TESSERA_LOADER_PROBE_DIR) + "/libtessera_loader_probe_neighbour.so");
+  pb::Result r = run_sandboxed(in, options);
+  ::unsetenv("TESSERA_PROBE_NEIGHBOUR");
+  errno = 0;
+  const int nice = ::getpriority(PRIO_PROCESS, static_cast<id_t>(neighbour));
+  const int policy = ::sched_getscheduler(neighbour);
+  ::kill(neighbour, SIGKILL);
+  ::waitpid(neighbour, nullptr, 0);
+  EXPECT_EQ(r.error(), pb::OK) << pb::ErrorKind_Name(r.error()) << ": " << r.message();
+  EXPECT_EQ(nice, 0);
+  EXPECT_EQ(policy, SCHED_OTHER);
+}
 
 // A running kernel that raises SIGKILL on itself is a forbidden call, not
 // a job killed from outside.
