@@ -1,5 +1,10 @@
 // A tracker with real worker processes on ipc: keys, classification of bad
 // kernels, dead workers, NO_WORKER.
+#include <dirent.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <set>
 
 #include "tests/rpc/test_util.h"
@@ -8,6 +13,25 @@ namespace tessera::rpc {
 namespace {
 
 using namespace testing;  // NOLINT
+
+// The processes whose parent is `parent` (/proc/PID/stat's fourth field).
+std::vector<pid_t> children_of(pid_t parent) {
+  std::vector<pid_t> out;
+  DIR* proc = ::opendir("/proc");
+  if (!proc) return out;
+  while (const dirent* e = ::readdir(proc)) {
+    const pid_t pid = static_cast<pid_t>(std::atoi(e->d_name));
+    if (pid <= 0) continue;
+    const std::string stat = read_file("/proc/" + std::to_string(pid) + "/stat");
+    const size_t paren = stat.rfind(')');  // "pid (comm) state ppid ..."
+    if (paren == std::string::npos) continue;
+    int ppid = 0;
+    char state = 0;
+    if (std::sscanf(stat.c_str() + paren + 1, " %c %d", &state, &ppid) == 2 && ppid == parent) out.push_back(pid);
+  }
+  ::closedir(proc);
+  return out;
+}
 
 std::unique_ptr<RpcClient> client_for(const std::string& endpoint) {
   ClientOptions o;
@@ -118,7 +142,18 @@ TEST(Farm, KilledWorkerMidJobIsRequeuedAndReportedOnce) {
   ASSERT_TRUE(busy);
   auto rescuer = start_worker(tracker.endpoint(), "k", "rescuer");
   ASSERT_TRUE(wait_for_workers(tracker.endpoint(), plaintext(), 2));
+  const std::vector<pid_t> measuring = children_of(doomed->pid());
+  EXPECT_EQ(measuring.size(), 1u);  // the job's sandboxed child
   doomed->kill(SIGKILL);
+  // The job dies with its worker (its death signal), asleep or not.
+  for (pid_t child : measuring) {
+    bool gone = false;
+    for (int i = 0; i < 200 && !gone; ++i) {
+      gone = ::kill(child, 0) != 0 && errno == ESRCH;
+      if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    EXPECT_TRUE(gone) << "the measuring child " << child << " outlived its killed worker";
+  }
 
   auto results = collect(*client, 1, 15000);
   ASSERT_EQ(results.size(), 1u);
