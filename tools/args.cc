@@ -60,6 +60,7 @@ const std::map<std::string, std::string>& placeholders() {
       {"strategy", "STRATEGY"},
       {"target", "TARGET"},
       {"threads", "N"},
+      {"time", "DURATION"},
       {"time-budget", "SECONDS"},
       {"timeout", "SECONDS"},
       {"timeout-ms", "MS"},

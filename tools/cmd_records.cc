@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "base/duration.h"
 #include "base/target.h"
 #include "compiler/codegen/llvm_target.h"
 #include "compiler/ops/op_spec.h"
@@ -235,18 +236,6 @@ std::string format_time(double unix_seconds) {
 // accepts any unique prefix.
 std::string short_key(const std::string& key) {
   return key.substr(0, 8);
-}
-
-// "7d", "12h", "30m", "45s" or plain seconds.
-Result<double> parse_duration(const std::string& text) {
-  char* end = nullptr;
-  double value = std::strtod(text.c_str(), &end);
-  std::string unit = end ? end : "";
-  const std::map<std::string, double> scale = {{"", 1}, {"s", 1}, {"m", 60}, {"h", 3600}, {"d", 86400}};
-  auto it = scale.find(unit);
-  if (text.empty() || end == text.c_str() || it == scale.end() || !(value >= 0))
-    return Status(ErrorCode::kInvalidArgument, "'" + text + "' is not a duration (examples: 3600, 90m, 12h, 7d)");
-  return value * it->second;
 }
 
 // ---------------------------------------------------------------- plumbing

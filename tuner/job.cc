@@ -8,6 +8,7 @@
 #include <sstream>
 #include <string>
 
+#include "base/duration.h"
 #include "base/version.h"
 #include "compiler/codegen/llvm_target.h"
 #include "compiler/space/choose/generic_schedule.h"
@@ -128,6 +129,13 @@ Status parse_budget(const OptionReader& o, TuneConfig* c) {
   auto repeat = o.get_int("repeat", cold ? 8 : 3);
   auto min_repeat_ms = o.get_double("min-repeat-ms", 50);
   auto time_budget = o.get_double("time-budget", 0);
+  // --time takes a unit (2m, 90s, 1h); --time-budget, seconds.
+  if (o.has("time")) {
+    if (o.has("time-budget")) return usage("give --time or --time-budget, not both");
+    time_budget = parse_duration(o.get("time", ""));
+    if (!time_budget.is_ok()) return usage("--time: " + time_budget.status().message());
+    if (*time_budget <= 0) return usage("--time must be positive");
+  }
   auto timeout = o.get_double("timeout", c->timeout_ms / 1000.0);
   auto early = o.get_int("early-stopping", 0);
   auto worker_wait = o.get_double("worker-wait", c->worker_wait_s);
@@ -547,6 +555,12 @@ Result<JobSummary> TuneJob::run(Progress* progress, const std::atomic<bool>* sto
   if (tasks.is_ok()) summary.tasks = std::move(*tasks);
   summary.cancelled = !tasks.is_ok();
   summary.stopped = stop && stop->load();
+  summary.out_of_time = tuner_->ran_out_of_time();
+  summary.trials_run = tuner_->trials_at_end();
+  if (log_ && summary.out_of_time)
+    std::fprintf(log_, "the time budget (%.0f s) ran out after %lld of %lld trials; run again to go on\n",
+                 config_.time_budget_s, static_cast<long long>(summary.trials_run),
+                 static_cast<long long>(config_.trials));
   TESSERA_RETURN_IF_ERROR(summarize_records(&summary));
   if (log_ && summary.stored_infrastructure > 0) {
     std::fprintf(log_,

@@ -131,6 +131,8 @@ struct JobSummary {
   int64_t retried = 0;
   bool stopped = false;               ///< the stop flag was set when the run ended
   bool cancelled = false;             ///< the cancel flag dropped the batch in flight (nothing of it stored)
+  bool out_of_time = false;           ///< the run ended at its time budget (--time), before its trials
+  int64_t trials_run = 0;             ///< trials this run spent (out_of_time: when the time ran out)
   int64_t stored = 0;                 ///< records this run stored (its session's)
   int64_t stored_ok = 0;              ///< of them, successful measurements
   int64_t stored_infrastructure = 0;  ///< of them, infrastructure errors (not measurements)

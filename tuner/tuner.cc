@@ -452,7 +452,10 @@ Result<std::vector<TaskSummary>> Tuner::run(Progress* progress, const std::atomi
   if (progress) progress->update(shown, -1);
   while (trials_spent() < options_.trials) {
     if (stop && stop->load()) break;
-    if (options_.time_budget_s > 0 && since(start) >= options_.time_budget_s) break;
+    if (options_.time_budget_s > 0 && since(start) >= options_.time_budget_s) {
+      ran_out_of_time_ = true;
+      break;
+    }
     // An exhausted task (its space measured through, or stopped early) gets
     // no more rounds; left to the scheduler, its gradient kept choosing it
     // and the rounds fell to whichever task came next in order (PP-OCR's

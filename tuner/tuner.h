@@ -92,6 +92,9 @@ class Tuner {
   /// Tunes until the budget is spent, `stop` becomes true (Ctrl-C), or every
   /// space is exhausted. Every measured batch is stored before the next one.
   Result<std::vector<TaskSummary>> run(Progress* progress, const std::atomic<bool>* stop);
+  /// Whether the last run() ended at its time budget, and how many trials it had spent then.
+  bool ran_out_of_time() const { return ran_out_of_time_; }
+  int64_t trials_at_end() const { return trials_spent(); }
 
  private:
   Status measure_defaults();
@@ -144,6 +147,7 @@ class Tuner {
   std::vector<bool> exhausted_;
   std::vector<int64_t> earlier_trials_;  // per task: trials stored by earlier runs (resume)
   Progress* progress_ = nullptr;         // during run()
+  bool ran_out_of_time_ = false;
 };
 
 /// Median over rounds of TaskSummary::overhead_per_trial_s (0 when empty).

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <regex>
 #include <set>
@@ -131,6 +132,22 @@ TEST(CommandLine, FlagsAndValuesAreCheckedInOneLine) {
   Output followed = tessera("tune --op --trials 3");
   EXPECT_EQ(followed.code, 2);
   EXPECT_EQ(followed.text, "tessera tune: option --op needs a value\n");
+}
+
+// --time stops a tune whose trials would take far longer, saying so; the
+// run ends cleanly (exit 0) with what it measured stored.
+TEST(CommandLine, TuneStopsAtItsTimeBudget) {
+  const std::string dir = "/tmp/tessera_time_budget_" + std::to_string(getpid());
+  const std::string db = dir + "/t.db";
+  ASSERT_EQ(tessera::test::shell("mkdir -p " + dir).code, 0);
+  const auto start = std::chrono::steady_clock::now();
+  Output tuned = tessera(
+      "tune --op matmul:M=32,N=32,K=32 --trials 100000 --batch 8 --repeat 1 --min-repeat-ms 1 --time 3s --db " + db);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(tuned.code, 0) << tuned.text;
+  EXPECT_NE(tuned.text.find("the time budget (3 s) ran out after "), std::string::npos) << tuned.text;
+  EXPECT_LT(seconds, 60) << tuned.text;
+  tessera::test::shell("rm -rf " + dir);
 }
 
 TEST(CommandLine, LongDescriptionsWrapUnderTheirColumn) {

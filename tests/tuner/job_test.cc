@@ -96,6 +96,20 @@ TEST(ParseTuneConfig, NumbersAreRangeChecked) {
   for (const auto& c : kCases) EXPECT_EQ(config_error(with_op({{c.option, {c.value}}})), c.error) << c.option;
 }
 
+TEST(ParseTuneConfig, TimeTakesAUnit) {
+  auto minutes = parse_tune_config(with_op({{"time", {"2m"}}}), false);
+  ASSERT_TRUE(minutes.is_ok()) << minutes.status().to_string();
+  EXPECT_EQ(minutes->time_budget_s, 120);
+  auto seconds = parse_tune_config(with_op({{"time", {"90"}}}), false);
+  ASSERT_TRUE(seconds.is_ok()) << seconds.status().to_string();
+  EXPECT_EQ(seconds->time_budget_s, 90);
+  EXPECT_EQ(config_error(with_op({{"time", {"soon"}}})),
+            "--time: 'soon' is not a duration (examples: 90, 45s, 2m, 12h, 7d)");
+  EXPECT_EQ(config_error(with_op({{"time", {"0s"}}})), "--time must be positive");
+  EXPECT_EQ(config_error(with_op({{"time", {"1m"}}, {"time-budget", {"60"}}})),
+            "give --time or --time-budget, not both");
+}
+
 TEST(ParseTuneConfig, TimingSchedulerTargetAndOperatorsAreChecked) {
   EXPECT_EQ(config_error(with_op({{"cache", {"lukewarm"}}})), "--cache must be model, warm or cold, not 'lukewarm'");
   EXPECT_EQ(config_error(with_op({{"cache", {"cold"}}, {"min-repeat-ms", {"5"}}})),
