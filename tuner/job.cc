@@ -11,6 +11,7 @@
 #include "base/duration.h"
 #include "base/version.h"
 #include "compiler/codegen/llvm_target.h"
+#include "compiler/space/choose/apply_best.h"
 #include "compiler/space/choose/generic_schedule.h"
 #include "compiler/space/knob/templates.h"
 #include "compiler/space/sketch/sketch_space.h"
@@ -219,24 +220,25 @@ struct PlannedTask {
   bool from_model = false;  // a model's kernel (skipped when no space expresses it)
 };
 
-// The fallback (the template's, else the generic schedule) is what compile
-// time uses without records: it is measured first, so that tuning never
+}  // namespace
+
+// The schedule compile takes without records (choose_schedule with no
+// source: the template's fallback, else the generic schedule), so that the
+// untuned figure tune reports is an untuned compile's, and tuning never
 // leaves a kernel slower than that.
-void set_baseline(const TuneConfig& c, PlannedTask* p) {
-  Task& task = p->task;
-  if (const KnobTemplate* t = find_template(p->op)) {
-    auto knobs = t->define(*task.dag, c.target);
-    auto config = knobs.is_ok() ? t->fallback(*knobs, *task.dag, c.target) : Result<KnobConfig>(knobs.status());
-    auto fallback = config.is_ok() ? apply_template(*t, task.dag, *config, c.target) : Result<State>(config.status());
-    if (fallback.is_ok()) {
-      task.baseline = fallback->steps();
-      if (c.space != SpaceChoice::kSketch) task.baseline_knob_config = config->to_json();
-    }
-  }
-  if (task.baseline.empty()) {
-    if (auto generic = generic_schedule(task.dag, c.target); generic.is_ok()) task.baseline = generic->steps();
-  }
+void set_untuned_baseline(const Target& target, const std::string& op, bool knob_space, Task* task) {
+  auto choice = choose_schedule(task->dag, op, target, nullptr);
+  if (!choice.is_ok() || choice->source == ScheduleChoice::Source::kDefault) return;
+  task->baseline = choice->state.steps();
+  const KnobTemplate* t = find_template(op);
+  if (!knob_space || !t || choice->source != ScheduleChoice::Source::kTemplateFallback) return;
+  // The fallback's configuration, so that the knob policy learns from it.
+  auto knobs = t->define(*task->dag, target);
+  auto config = knobs.is_ok() ? t->fallback(*knobs, *task->dag, target) : Result<KnobConfig>(knobs.status());
+  if (config.is_ok()) task->baseline_knob_config = config->to_json();
 }
+
+namespace {
 
 // The operators given, then every distinct kernel of the model (exactly the
 // DAGs `tessera compile` will look up), with their baselines.
@@ -263,7 +265,7 @@ std::vector<PlannedTask> plan_tasks(const TuneConfig& c, const ModelKernels& mod
     p.task.target = c.target;
     p.task.group = p.op;
     p.task.device_key = c.device_key;
-    if (c.measure_baselines) set_baseline(c, &p);
+    if (c.measure_baselines) set_untuned_baseline(c.target, p.op, c.space != SpaceChoice::kSketch, &p.task);
   }
   return planned;
 }

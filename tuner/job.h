@@ -105,6 +105,12 @@ using OptionValues = std::map<std::string, std::vector<std::string>>;
 /// option ("--trials must be positive"); nothing has been written.
 Result<TuneConfig> parse_tune_config(const OptionValues& options, bool with_model);
 
+/// Sets `task`'s baseline to the schedule compile takes for it without
+/// records (choose_schedule with no source; op: its knob template's
+/// operator), and in a knob space the fallback's configuration beside it.
+/// Left empty where only the unscheduled loops remain.
+void set_untuned_baseline(const Target& target, const std::string& op, bool knob_space, Task* task);
+
 /// One kernel of a model to tune. The model compiler plans them (its
 /// tuning_plans); the caller extracts them, since the tuner does not link the
 /// model compiler.

@@ -8,6 +8,10 @@
 #include <string>
 #include <vector>
 
+#include "compiler/ops/op_spec.h"
+#include "compiler/schedule/step.h"
+#include "compiler/space/choose/apply_best.h"
+
 namespace tessera::tuner {
 namespace {
 
@@ -94,6 +98,31 @@ TEST(ParseTuneConfig, NumbersAreRangeChecked) {
       {"seed", "1.5", "option --seed expects an integer, got '1.5'"},
   };
   for (const auto& c : kCases) EXPECT_EQ(config_error(with_op({{c.option, {c.value}}})), c.error) << c.option;
+}
+
+// A task's baseline is the schedule compile takes without records (the
+// template's fallback, else the generic schedule), step for step, so that
+// "untuned" in tune's figures is an untuned compile; in a knob space the
+// fallback's configuration comes with it.
+TEST(UntunedBaseline, IsTheScheduleCompileTakesWithoutRecords) {
+  const Target target = Target::parse("llvm -mtriple=x86_64-linux-gnu -mcpu=skylake-avx512").value();
+  for (const char* spec : {"matmul:M=64,N=64,K=64", "conv2d_nhwc:N=1,C=16,H=14,W=14,K=32,R=3,S=3,pad=1",
+                           "depthwise_conv2d_nhwc:N=1,C=32,H=14,W=14,R=3,S=3,pad=1", "softmax:M=8,N=100"}) {
+    const ops::OpInstance inst = ops::parse_op_spec(spec).value();
+    Task task;
+    task.dag = inst.dag;
+    set_untuned_baseline(target, inst.op, /*knob_space=*/true, &task);
+    auto compiled = choose_schedule(inst.dag, inst.op, target, nullptr);
+    ASSERT_TRUE(compiled.is_ok()) << spec;
+    EXPECT_EQ(steps_to_json(task.baseline), steps_to_json(compiled->state.steps())) << spec;
+    const bool templated = compiled->source == ScheduleChoice::Source::kTemplateFallback;
+    EXPECT_EQ(!task.baseline_knob_config.empty(), templated) << spec;
+    Task sketch;
+    sketch.dag = inst.dag;
+    set_untuned_baseline(target, inst.op, /*knob_space=*/false, &sketch);
+    EXPECT_EQ(steps_to_json(sketch.baseline), steps_to_json(task.baseline)) << spec;
+    EXPECT_TRUE(sketch.baseline_knob_config.empty()) << spec;
+  }
 }
 
 TEST(ParseTuneConfig, TimeTakesAUnit) {
