@@ -143,6 +143,7 @@ pb::Result measure_kernel(const pb::Job& job, const SandboxOptions& options,
   timing.min_repeat_ms = job.timing().min_repeat_ms();
   timing.cooldown_ms = job.timing().cooldown_ms();
   timing.flush_cache = job.timing().flush_cache();
+  timing.stop_above_s = job.timing().stop_above_s();
   timing.last_level_cache_bytes = cache_bytes;
   timing.warm_up = !job.has_reference();  // the checked call just warmed up the kernel, its data and the pool
   // Call i of the timing gets set i: set 0 holds the arrays the checked call

@@ -362,6 +362,7 @@ Status validate_job(const pb::Job& job, const WireLimits& limits) {
     return bad("timing.min_repeat_ms out of range");
   if (!std::isfinite(t.cooldown_ms()) || t.cooldown_ms() < 0 || t.cooldown_ms() > 600000)
     return bad("timing.cooldown_ms out of range");
+  if (!std::isfinite(t.stop_above_s()) || t.stop_above_s() < 0) return bad("timing.stop_above_s out of range");
   if (job.timeout_ms() < 1 || job.timeout_ms() > limits.max_timeout_ms) return bad("timeout_ms out of range");
   if (job.has_reference()) {
     const auto& ref = job.reference();
@@ -448,6 +449,7 @@ pb::Job to_wire_job(const MeasureInput& input) {
   timing->set_min_repeat_ms(input.timing.min_repeat_ms);
   timing->set_cooldown_ms(input.timing.cooldown_ms);
   timing->set_flush_cache(input.timing.flush_cache);
+  timing->set_stop_above_s(input.timing.stop_above_s);
   job.set_timeout_ms(input.timeout_ms > 0 ? static_cast<uint32_t>(input.timeout_ms) : 0);
   job.set_input_seed(input.input_seed);
   for (const auto& w : input.avoid_workers) job.add_avoid_workers(w);

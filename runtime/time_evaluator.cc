@@ -115,8 +115,9 @@ Status check_options(TesseraKernelFn kernel, const TimingOptions& options) {
                   "time_kernel: number and repeat must be at least 1 (got number=" + std::to_string(options.number) +
                       ", repeat=" + std::to_string(options.repeat) + ")");
   }
-  if (!(options.min_repeat_ms >= 0) || !(options.cooldown_ms >= 0)) {
-    return Status(ErrorCode::kInvalidArgument, "time_kernel: min_repeat_ms and cooldown_ms must be non-negative");
+  if (!(options.min_repeat_ms >= 0) || !(options.cooldown_ms >= 0) || !(options.stop_above_s >= 0)) {
+    return Status(ErrorCode::kInvalidArgument,
+                  "time_kernel: min_repeat_ms, cooldown_ms and stop_above_s must be non-negative");
   }
   return Status::ok();
 }
@@ -176,6 +177,7 @@ Result<TimingResult> time_calls(TesseraKernelFn kernel, ArgCycle& args, const Ti
       }
       number = grown_number(number, ms, options.min_repeat_ms);
     }
+    if (options.stop_above_s > 0 && costs.back() > options.stop_above_s) break;  // clearly worse: ranked already
   }
   return summarize(std::move(costs));
 }

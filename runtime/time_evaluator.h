@@ -33,6 +33,10 @@ struct TimingOptions {
   /// called the kernel on the same arguments and pool (a correctness check),
   /// which warmed up the same.
   bool warm_up = true;
+  /// A measurement above this many seconds a call ends the timing there
+  /// (fewer entries than `repeat`): a candidate clearly worse than the best
+  /// known needs no more repeats to be ranked. 0: every repeat is taken.
+  double stop_above_s = 0;
 };
 
 /// The measurements, in seconds per call.

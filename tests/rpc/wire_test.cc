@@ -61,6 +61,7 @@ TEST(Wire, EveryBadFieldIsRefused) {
       {"number", [](pb::Job& j) { j.mutable_timing()->set_number(0); }},
       {"repeat", [](pb::Job& j) { j.mutable_timing()->set_repeat(-3); }},
       {"min_repeat_ms", [](pb::Job& j) { j.mutable_timing()->set_min_repeat_ms(std::nan("")); }},
+      {"stop_above_s", [](pb::Job& j) { j.mutable_timing()->set_stop_above_s(-1); }},
       {"timeout", [](pb::Job& j) { j.set_timeout_ms(0); }},
       {"reference size", [](pb::Job& j) { j.mutable_reference()->set_expected_output("abc"); }},
       {"tolerance", [](pb::Job& j) { j.mutable_reference()->set_tolerance(-1); }},

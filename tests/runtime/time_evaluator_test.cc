@@ -47,6 +47,25 @@ TEST(TimeEvaluator, OneWarmUpThenNumberCallsPerRepeat) {
   EXPECT_EQ(result->costs_s.size(), 5u);
 }
 
+// A first repeat above stop_above_s ends the timing: a candidate clearly
+// worse than the best known is ranked by one repeat; below it, every repeat.
+TEST(TimeEvaluator, AClearlyWorseCandidateStopsAfterOneRepeat) {
+  Counter slow;
+  slow.busy_us = 2000;
+  TimingOptions options;
+  options.repeat = 5;
+  options.stop_above_s = 0.001;  // 1 ms; the kernel takes 2
+  auto result = time_kernel(&counting_kernel, slow.args, options, nullptr);
+  ASSERT_TRUE(result.is_ok()) << result.status().to_string();
+  EXPECT_EQ(result->costs_s.size(), 1u);
+  EXPECT_EQ(slow.calls, 1 + 1);
+  Counter fast;
+  options.stop_above_s = 1.0;
+  result = time_kernel(&counting_kernel, fast.args, options, nullptr);
+  ASSERT_TRUE(result.is_ok()) << result.status().to_string();
+  EXPECT_EQ(result->costs_s.size(), 5u);
+}
+
 // A caller that has just called the kernel (a correctness check) skips it.
 TEST(TimeEvaluator, NoWarmUpWhenTheCallerHasWarmedUp) {
   Counter counter;
@@ -170,7 +189,9 @@ TEST(TimeEvaluator, InvalidOptionsAreInvalidArgument) {
   zero_repeat.repeat = 0;
   TimingOptions negative_cooldown;
   negative_cooldown.cooldown_ms = -1;
-  for (const TimingOptions& options : {zero_number, zero_repeat, negative_cooldown}) {
+  TimingOptions negative_stop;
+  negative_stop.stop_above_s = -1;
+  for (const TimingOptions& options : {zero_number, zero_repeat, negative_cooldown, negative_stop}) {
     EXPECT_EQ(time_kernel(&counting_kernel, counter.args, options, nullptr).status().code(),
               ErrorCode::kInvalidArgument);
   }

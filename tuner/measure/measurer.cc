@@ -86,6 +86,7 @@ Result<std::vector<records::Record>> Measurer::measure(const Task& task, const s
       for (int arg : task.constant_args)
         if (arg >= 0 && static_cast<size_t>(arg) + 1 < in.args.size()) in.args[static_cast<size_t>(arg)].cold = true;
     in.timing = options_.timing;
+    in.timing.stop_above_s = override.stop_above_s;
     in.timeout_ms = options_.timeout_ms;
     if (override.long_timeout) in.timeout_ms = std::max(options_.timeout_ms, 120000);
     in.input_seed = kInputSeed;

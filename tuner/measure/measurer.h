@@ -37,6 +37,9 @@ struct MeasureOverride {
   /// A timeout of at least two minutes (the untuned default: scalar, one
   /// thread). It is timed like every candidate, so that its cost compares.
   bool long_timeout = false;
+  /// Candidates timed above this many seconds a call after one repeat are
+  /// not repeated (TimingOptions::stop_above_s). 0: every repeat.
+  double stop_above_s = 0;
 };
 
 class Measurer {
