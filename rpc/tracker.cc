@@ -474,8 +474,9 @@ class Tracker::Impl {
   // running ones' results are dropped (as the client's own cancel does).
   void drop_jobs_of_gone_clients(Clock::time_point now) {
     const auto gone = std::chrono::milliseconds(options_.client_gone_after_ms);
-    for (const auto& [session, entry] : sessions_) {
-      if (now - entry.last_seen < gone) continue;
+    for (auto& [session, entry] : sessions_) {
+      if (now - entry.last_seen < gone || entry.swept == entry.last_seen) continue;
+      entry.swept = entry.last_seen;  // a job it submits later touches last_seen
       std::vector<JobKey> abandoned;
       for (auto it = jobs_.lower_bound({session, 0}); it != jobs_.end() && it->first.first == session; ++it)
         if (it->second.state != JobState::kDone) abandoned.push_back(it->first);
@@ -607,6 +608,9 @@ class Tracker::Impl {
   struct SessionEntry {
     std::string routing;
     Clock::time_point last_seen;
+    /// The last_seen at which its jobs were last swept for a gone client:
+    /// a silent session is swept once, not on every housekeeping tick.
+    Clock::time_point swept;
   };
   std::map<std::string, SessionEntry> sessions_;
   Clock::time_point next_gc_;
