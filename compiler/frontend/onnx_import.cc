@@ -245,6 +245,11 @@ const onnx::TypeProto::Tensor* held_tensor_type(const onnx::TypeProto& type) {
   return t->has_tensor_type() ? &t->tensor_type() : nullptr;
 }
 
+// Whether a graph input of `type` holds a sequence (itself or as an optional's content).
+bool holds_sequence(const onnx::TypeProto& type) {
+  return type.has_sequence_type() || (type.has_optional_type() && type.optional_type().elem_type().has_sequence_type());
+}
+
 // "x[3]": the name of element i of sequence `name`, as a package's input or output.
 std::string element_name(const std::string& name, size_t i) {
   return name + "[" + std::to_string(i) + "]";
@@ -355,8 +360,7 @@ void bind_given_inputs(ImportContext& ctx, const onnx::GraphProto& gp, const Imp
       found |= in.name() == name_shape.first;
       // A sequence's element i, "x[i]".
       const std::string& n = name_shape.first;
-      if (in.type().has_sequence_type() ||
-          (in.type().has_optional_type() && in.type().optional_type().elem_type().has_sequence_type()))
+      if (holds_sequence(in.type()))
         found |= n.size() > in.name().size() + 2 && n.compare(0, in.name().size() + 1, in.name() + "[") == 0 &&
                  n.back() == ']';
     }
@@ -370,8 +374,7 @@ void bind_given_inputs(ImportContext& ctx, const onnx::GraphProto& gp, const Imp
   for (const auto& name_length : options.sequence_lengths) {
     bool sequence = false;
     for (const auto& in : gp.input())
-      sequence |= in.name() == name_length.first && held_tensor_type(in.type()) && !in.type().has_tensor_type() &&
-                  (in.type().has_sequence_type() || in.type().optional_type().elem_type().has_sequence_type());
+      sequence |= in.name() == name_length.first && held_tensor_type(in.type()) && holds_sequence(in.type());
     if (!sequence)
       errors.push_back("a length is given for '" + name_length.first + "', which is not a sequence input of the model");
   }
