@@ -33,6 +33,16 @@ std::vector<pid_t> children_of(pid_t parent) {
   return out;
 }
 
+// Waits (up to about 3 s) until the farm's only key has one busy worker.
+bool one_worker_busy(const std::string& endpoint) {
+  for (int i = 0; i < 300; ++i) {
+    auto st = query_farm_status(endpoint, plaintext(), 500);
+    if (st.is_ok() && st->keys_size() == 1 && st->keys(0).busy() == 1) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
+}
+
 std::unique_ptr<RpcClient> client_for(const std::string& endpoint) {
   ClientOptions o;
   o.tracker = endpoint;
@@ -133,13 +143,7 @@ TEST(Farm, KilledWorkerMidJobIsRequeuedAndReportedOnce) {
   slow.timing.repeat = 3;  // 4 calls: 800 ms
   const uint64_t id = client->submit(slow, "k");
   // Wait until the job runs on the doomed worker, then bring up a second one.
-  bool busy = false;
-  for (int i = 0; i < 200 && !busy; ++i) {
-    auto st = query_farm_status(tracker.endpoint(), plaintext(), 500);
-    busy = st.is_ok() && st->keys_size() == 1 && st->keys(0).busy() == 1;
-    if (!busy) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  ASSERT_TRUE(busy);
+  ASSERT_TRUE(one_worker_busy(tracker.endpoint()));
   auto rescuer = start_worker(tracker.endpoint(), "k", "rescuer");
   ASSERT_TRUE(wait_for_workers(tracker.endpoint(), plaintext(), 2));
   const std::vector<pid_t> measuring = children_of(doomed->pid());
@@ -182,13 +186,7 @@ TEST(Farm, FrozenWorkerIsDeadItsLateResultDroppedAndItRejoins) {
   MeasureInput slow = kernel_input("sleep_200ms");
   slow.timing.repeat = 1;  // 2 calls: 400 ms
   const uint64_t id = client->submit(slow, "k");
-  bool busy = false;
-  for (int i = 0; i < 200 && !busy; ++i) {
-    auto st = query_farm_status(tracker.endpoint(), plaintext(), 500);
-    busy = st.is_ok() && st->keys_size() == 1 && st->keys(0).busy() == 1;
-    if (!busy) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  ASSERT_TRUE(busy);
+  ASSERT_TRUE(one_worker_busy(tracker.endpoint()));
   ::kill(frozen->pid(), SIGSTOP);
   auto rescuer = start_worker(tracker.endpoint(), "k", "rescuer");
   auto results = collect(*client, 1, 15000);
@@ -259,13 +257,7 @@ TEST(Farm, TheJobsOfAClientThatVanishedAreDropped) {
   MeasureInput slow = kernel_input("sleep_200ms");
   slow.timing.repeat = 1;  // 2 calls: 400 ms a job
   for (int i = 0; i < 8; ++i) client->submit(slow, "k");
-  bool busy = false;
-  for (int i = 0; i < 300 && !busy; ++i) {
-    auto st = query_farm_status(tracker.endpoint(), plaintext(), 500);
-    busy = st.is_ok() && st->keys_size() == 1 && st->keys(0).busy() == 1;
-    if (!busy) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  ASSERT_TRUE(busy);
+  ASSERT_TRUE(one_worker_busy(tracker.endpoint()));
   client.reset();  // gone without a word
   std::this_thread::sleep_for(std::chrono::milliseconds(2500));
   auto st = query_farm_status(tracker.endpoint(), plaintext());
