@@ -27,6 +27,7 @@
 #include "compiler/codegen/llvm_target.h"
 #include "compiler/ir/functor.h"
 #include "compiler/ir/op.h"
+#include "compiler/ir/structural.h"
 #include "compiler/lower/simplify.h"
 
 namespace tessera::codegen_detail {
@@ -82,37 +83,6 @@ const Expr* word_index(const LoadNode* lo, const LoadNode* hi) {
   return next_to(a->base, b->base) ? &a->base : nullptr;
 }
 
-// Whether lanes `i` and `j` of `e` are provably equal: every load in it
-// reads one address for both (lane_offsets), every ramp has stride 0.
-bool lanes_equal(const Expr& e, int i, int j) {
-  if (e.dtype().lanes == 1 || e.as<BroadcastNode>()) return true;
-  if (const auto* ramp = e.as<RampNode>()) return is_const_value(ramp->stride, 0);
-  if (const auto* cast = e.as<CastNode>()) return lanes_equal(cast->value, i, j);
-  if (const auto* load = e.as<LoadNode>()) {
-    if (load->predicate.defined()) return false;
-    const auto split = lane_offsets(load->index, load->dtype.lanes);
-    return split && split->offsets[static_cast<size_t>(i)] == split->offsets[static_cast<size_t>(j)];
-  }
-  if (const auto* call = e.as<CallNode>()) {
-    for (const Expr& a : call->args)
-      if (!lanes_equal(a, i, j)) return false;
-    return true;
-  }
-  switch (e->kind) {
-    case ExprKind::kAdd:
-    case ExprKind::kSub:
-    case ExprKind::kMul:
-    case ExprKind::kDiv:
-    case ExprKind::kMod:
-    case ExprKind::kMin:
-    case ExprKind::kMax: {
-      const auto* bin = static_cast<const BinaryNode*>(e.get());
-      return lanes_equal(bin->a, i, j) && lanes_equal(bin->b, i, j);
-    }
-    default: return false;
-  }
-}
-
 // Lane `lane` of vector expression `e`, as a scalar expression.
 class LaneOf final : public IRMutator {
  public:
@@ -128,6 +98,42 @@ class LaneOf final : public IRMutator {
  private:
   int lane_;
 };
+
+// Whether lanes `i` and `j` of `e` are provably equal by its form: every
+// load in it reads one address for both (lane_offsets), every ramp has
+// stride 0.
+bool lanes_equal_in_form(const Expr& e, int i, int j) {
+  if (e.dtype().lanes == 1 || e.as<BroadcastNode>()) return true;
+  if (const auto* ramp = e.as<RampNode>()) return is_const_value(ramp->stride, 0);
+  if (const auto* cast = e.as<CastNode>()) return lanes_equal_in_form(cast->value, i, j);
+  if (const auto* load = e.as<LoadNode>()) {
+    if (load->predicate.defined() && !lanes_equal_in_form(load->predicate, i, j)) return false;
+    const auto split = lane_offsets(load->index, load->dtype.lanes);
+    return split && split->offsets[static_cast<size_t>(i)] == split->offsets[static_cast<size_t>(j)];
+  }
+  if (const auto* call = e.as<CallNode>()) {
+    for (const Expr& a : call->args)
+      if (!lanes_equal_in_form(a, i, j)) return false;
+    return true;
+  }
+  if (const auto* sel = e.as<SelectNode>())
+    return lanes_equal_in_form(sel->cond, i, j) && lanes_equal_in_form(sel->true_value, i, j) &&
+           lanes_equal_in_form(sel->false_value, i, j);
+  if (const auto* n = e.as<NotNode>()) return lanes_equal_in_form(n->a, i, j);
+  if (is_binary(e->kind)) {
+    const auto* bin = static_cast<const BinaryNode*>(e.get());
+    return lanes_equal_in_form(bin->a, i, j) && lanes_equal_in_form(bin->b, i, j);
+  }
+  return false;
+}
+
+// Whether lanes `i` and `j` of `e` are provably equal: by form, or as the
+// same scalar expression once each lane is simplified (a padded input's
+// guard reads (ramp / 2) % 2, equal across a tile's columns).
+bool lanes_equal(const Expr& e, int i, int j) {
+  if (lanes_equal_in_form(e, i, j)) return true;
+  return structural_equal(simplify(LaneOf(i)(e)), simplify(LaneOf(j)(e)));
+}
 
 }  // namespace
 

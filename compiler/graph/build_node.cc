@@ -87,6 +87,10 @@ Result<Tensor> build_conv_u8s8(const Node& n, const std::vector<Tensor>& in) {
     if (!is_depthwise_nhwc(a, in[0], in[1])) return error(n, "int8 NHWC weights are a depthwise conv's alone");
     return ops::depthwise_conv2d_nhwc_u8s8(in[0], in[1], stride, pad, dilation, pad_value, n.name);
   }
+  if (a.nhwc && a.pairs) {
+    if (a.groups != 1) return error(n, "a convolution in 2 x 2 tiles has one group");
+    return ops::conv2d_nhwc_u8s8_pairs(in[0], in[1], stride, pad, dilation, pad_value, n.name);
+  }
   if (a.nhwc) return ops::conv2d_nhwc_u8s8(in[0], in[1], stride, pad, dilation, pad_value, a.groups, n.name);
   auto widen = [&](const Tensor& t, const std::string& name) {
     return compute(

@@ -313,7 +313,7 @@ struct AttrPrinter {
     s << "stride=" << a.stride_h << "x" << a.stride_w << " pad=" << a.pad_top << "," << a.pad_left << ","
       << a.pad_bottom << "," << a.pad_right << " dilation=" << a.dilation_h << "x" << a.dilation_w
       << " groups=" << a.groups << (a.nhwc ? " layout=nhwc" : "") << (a.winograd ? " winograd" : "")
-      << (a.pad_value != 0 ? " pad_value=" + std::to_string(a.pad_value) : "");
+      << (a.pairs ? " pairs" : "") << (a.pad_value != 0 ? " pad_value=" + std::to_string(a.pad_value) : "");
     return s.str();
   }
   std::string operator()(const GemmAttrs& a) const {

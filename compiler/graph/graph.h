@@ -185,6 +185,10 @@ struct ConvAttrs {
   bool winograd = false;
   /// kConvU8S8 only: the uint8 read outside the input (its zero point).
   int64_t pad_value = 0;
+  /// NHWC kConvU8S8 with word weights and one group only: computed as
+  /// ops::conv2d_nhwc_u8s8_pairs, in 2 x 2 tiles over eight bytes of C (set
+  /// by pair_int8_products).
+  bool pairs = false;
 };
 /// Gemm: alpha * op(A) * op(B) + beta * C.
 struct GemmAttrs {

@@ -71,7 +71,9 @@ Result<Graph> fold_matmul_views(const Graph& g);
 
 /// Targets with an int8 matrix-multiply instruction (AArch64's USMMLA): every
 /// kMatMulU8S8 of bytes with an even M and N and K a multiple of 8 becomes
-/// ops::matmul_u8s8_pairs (MatMulAttrs::pairs), its product in 2 x 2 tiles.
+/// ops::matmul_u8s8_pairs (MatMulAttrs::pairs), its product in 2 x 2 tiles;
+/// every NHWC int8 conv of one group with word weights, C a multiple of 8
+/// and K even, ops::conv2d_nhwc_u8s8_pairs (ConvAttrs::pairs).
 Result<Graph> pair_int8_products(const Graph& g);
 
 /// Whether convert_bf16 runs `n` on the bfloat16 dot product: a MatMul (no

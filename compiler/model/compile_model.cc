@@ -129,8 +129,10 @@ std::string template_op_for(const Graph& g, const graph::FusedGroup& group) {
     case OpKind::kConvU8S8: {
       // NHWC: the dot-product conv (its weights packed to words), or the
       // depthwise one (int8 weights, one input channel a group).
-      if (!std::get<graph::ConvAttrs>(anchor.attrs).nhwc) return "";
-      return g.value(anchor.inputs[1]).dtype == DType::i8() ? "depthwise_conv2d_nhwc_u8s8" : "conv2d_nhwc_u8s8";
+      const auto& a = std::get<graph::ConvAttrs>(anchor.attrs);
+      if (!a.nhwc) return "";
+      if (g.value(anchor.inputs[1]).dtype == DType::i8()) return "depthwise_conv2d_nhwc_u8s8";
+      return a.pairs ? "conv2d_nhwc_u8s8_pairs" : "conv2d_nhwc_u8s8";
     }
     case OpKind::kMaxPool: return std::get<graph::PoolAttrs>(anchor.attrs).nhwc ? "" : "max_pool2d";
     case OpKind::kAvgPool: return "avg_pool2d";

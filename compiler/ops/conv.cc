@@ -184,6 +184,47 @@ Result<Tensor> conv2d_nhwc_u8s8(const Tensor& x, const Tensor& w, Size2 stride, 
       name, OpPattern::kComplex);
 }
 
+Result<Tensor> conv2d_nhwc_u8s8_pairs(const Tensor& x, const Tensor& w, Size2 stride, Padding2 padding, Size2 dilation,
+                                      const PadValue& pad_value, const std::string& name) {
+  const std::string op = "conv2d_nhwc_u8s8_pairs";
+  TESSERA_RETURN_IF_ERROR(check_rank(op, "X", x, 4));
+  TESSERA_RETURN_IF_ERROR(check_rank(op, "W", w, 4));
+  if (x->dtype != DType::u8() || w->dtype != DType::i32())
+    return invalid(op, "X is uint8 and W int32 words, not " + x->dtype.to_string() + " and " + w->dtype.to_string());
+  const int64_t c = x->shape[3], k = w->shape[3];
+  if (c % 8 != 0 || w->shape[2] != c / 4 || k % 2 != 0)
+    return invalid(op, "X " + shape_str(x->shape) + " and W " + shape_str(w->shape) +
+                           " must have C a multiple of 8, W C/4 words of four channels and K even");
+  TESSERA_ASSIGN_OR_RETURN(
+      Window g, window_geometry(op, x->shape[1], x->shape[2], w->shape[0], w->shape[1], stride, padding, dilation));
+  // An odd Q: the tiles' last column reads one stride past the window's
+  // reach, padding that the output never reads back.
+  Padding2 reach = padding;
+  if (g.out_w % 2 != 0) reach.right += stride.w;
+  TESSERA_ASSIGN_OR_RETURN(Tensor in, pad_spatial(op, x, reach, pad_value));
+  IterVar ry = reduce_axis(w->shape[0], "ry"), rx = reduce_axis(w->shape[1], "rx"), rc = reduce_axis(c / 8, "rc");
+  const Expr two = make_int(2);
+  Tensor t = compute(
+      {x->shape[0], g.out_h, (g.out_w + 1) / 2, k / 2, 2, 2},
+      [&](const Vars& i) {
+        const Expr h = i[1] * stride.h + ry->var * dilation.h;
+        const Expr wi = (i[2] * two + i[4]) * stride.w + rx->var * dilation.w;
+        const Expr column = i[3] * two + i[5];
+        auto product = [&](int word) {
+          const Expr q = rc->var * two + make_int(word);
+          return dot_u8s8(detail::byte_word(in, {i[0], h, wi}, q), read(w, {ry->var, rx->var, q, column}));
+        };
+        return sum(product(0) + product(1), {ry, rx, rc});
+      },
+      name + ".tiles", OpPattern::kComplex);
+  return compute(
+      {x->shape[0], g.out_h, g.out_w, k},
+      [&](const Vars& i) {
+        return read(t, {i[0], i[1], i[2] / two, i[3] / two, i[2] % two, i[3] % two});
+      },
+      name, OpPattern::kInjective);
+}
+
 Result<Tensor> depthwise_conv2d_nhwc_u8s8(const Tensor& x, const Tensor& w, Size2 stride, Padding2 padding,
                                           Size2 dilation, const PadValue& pad_value, const std::string& name) {
   const std::string op = "depthwise_conv2d_nhwc_u8s8";

@@ -57,6 +57,20 @@ Result<Tensor> conv2d_nhwc_u8s8(const Tensor& x, const Tensor& w, Size2 stride =
                                 Size2 dilation = 1, const PadValue& pad_value = 0, int64_t groups = 1,
                                 const std::string& name = "conv2d_nhwc_u8s8");
 
+/// conv2d_nhwc_u8s8 (one group) computed as 2 x 2 tiles over eight bytes of
+/// C at a time, pairs of output columns by pairs of output channels:
+/// T[n, p, q2, k2, r, c] = sum over the window and the channels of the
+/// products of pixel (p, 2 q2 + r) and channel 2 k2 + c, two words a step,
+/// then Y[n, p, q, k] = T[n, p, q / 2, k / 2, q % 2, k % 2]. C a multiple of
+/// 8, K even; an odd Q computes one more column (over padding) that Y never
+/// reads. A vector of such tiles is what a matrix-multiply instruction
+/// (AArch64's USMMLA, +i8mm) computes, one tile a register (the gemm_pairs
+/// template); elsewhere the two words are two dot products. Same sums as
+/// conv2d_nhwc_u8s8.
+Result<Tensor> conv2d_nhwc_u8s8_pairs(const Tensor& x, const Tensor& w, Size2 stride = 1, Padding2 padding = 0,
+                                      Size2 dilation = 1, const PadValue& pad_value = 0,
+                                      const std::string& name = "conv2d_nhwc_u8s8_pairs");
+
 /// The integer depthwise convolution (a quantized MobileNet's): X uint8
 /// N x H x W x C, W int8 R x S x 1 x C*M (output channel k reads input
 /// channel k / M), giving int32 N x P x Q x C*M, exact. The padding reads

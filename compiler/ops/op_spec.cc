@@ -218,6 +218,21 @@ std::vector<OpEntry> op_table() {
          return with_output({x, w}, conv2d_nhwc_u8s8(x, w, q.at("stride"), q.at("pad"), q.at("dilation"),
                                                      q.at("pad_value"), q.at("groups")));
        }});
+  ops.push_back({{"conv2d_nhwc_u8s8_pairs",
+                  "conv2d_nhwc_u8s8 of one group computed in 2 x 2 tiles (pairs of output columns by pairs of output "
+                  "channels) over eight input channels at a time (AArch64's USMMLA)",
+                  {size("N", "batch"), multiple("C", 8, "input channels"), size("H", "input height"),
+                   size("W", "input width"), multiple("K", 2, "output channels"), size("R", "kernel height"),
+                   size("S", "kernel width"), size_or("stride", 1, 1, "stride of both spatial axes"),
+                   size_or("pad", 0, 0, "padding of all four sides (by the pad value)"),
+                   size_or("dilation", 1, 1, "dilation of both spatial axes"),
+                   OpParam{"pad_value", 0, 0, 255, "the uint8 read outside the input (its zero point)"}}},
+                 [](const Params& q) {
+                   Tensor x = placeholder({q.at("N"), q.at("H"), q.at("W"), q.at("C")}, DType::u8(), "X");
+                   Tensor w = placeholder({q.at("R"), q.at("S"), q.at("C") / 4, q.at("K")}, DType::i32(), "W");
+                   return with_output({x, w}, conv2d_nhwc_u8s8_pairs(x, w, q.at("stride"), q.at("pad"),
+                                                                     q.at("dilation"), q.at("pad_value")));
+                 }});
   ops.push_back({{"depthwise_conv2d_nhwc_u8s8",
                   "depthwise convolution in int32, X: N x H x W x C uint8, W: R x S x 1 x C*multiplier int8",
                   {size("N", "batch"), size("C", "input channels"), size("H", "input height"), size("W", "input width"),

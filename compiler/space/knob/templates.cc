@@ -20,6 +20,7 @@ constexpr KnobTemplate kTemplates[] = {
     {"conv2d", "conv2d_nchw", define_conv_nchw, apply_conv_nchw, fallback_conv_nchw},
     {"conv2d_nhwc", "conv2d_nhwc", define_conv_nhwc, apply_conv_nhwc, fallback_conv_nhwc},
     {"conv2d_nhwc_u8s8", "conv2d_nhwc", define_conv_nhwc, apply_conv_nhwc, fallback_conv_nhwc},
+    {"conv2d_nhwc_u8s8_pairs", "gemm_pairs", define_gemm_pairs, apply_gemm_pairs, fallback_gemm_pairs},
     {"conv2d_nhwc_bf16", "conv2d_nhwc", define_conv_nhwc, apply_conv_nhwc, fallback_conv_nhwc},
     {"conv2d_winograd_nhwc", "conv2d_winograd_nhwc", define_winograd, apply_winograd, fallback_winograd},
     {"depthwise_conv2d", "depthwise_conv2d_nchw", define_depthwise, apply_depthwise, fallback_depthwise},

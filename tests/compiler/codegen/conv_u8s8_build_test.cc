@@ -3,15 +3,19 @@
 // under random schedules, interpreted and built by LLVM for this machine,
 // equal to the definition bit for bit, padding reading the pad value; with
 // VNNI turned off the same result; for Zen 4, vpdpbusd in the assembly; on
-// AMX tiles (TDPBUSD) where the target has AMX-INT8.
+// AMX tiles (TDPBUSD) where the target has AMX-INT8. The same for the
+// convolution in 2 x 2 tiles (ops::conv2d_nhwc_u8s8_pairs), one USMMLA a
+// tile on AArch64 with +i8mm.
 #include <gtest/gtest.h>
 
 #include <random>
+#include "compiler/ir/printer.h"
 #include <tuple>
 
 #include "compiler/codegen/llvm_codegen.h"
 #include "compiler/ops/conv.h"
 #include "compiler/ops/op_spec.h"
+#include "compiler/space/knob/template_util.h"
 #include "compiler/space/knob/templates.h"
 #include "tests/compiler/codegen/int8_test_util.h"
 #include "tests/compiler/codegen/run_native.h"
@@ -23,6 +27,8 @@ namespace {
 using test::as_storage;
 using test::as_words;
 using test::bytes_storage;
+
+constexpr const char* kPairs = "conv2d_nhwc_u8s8_pairs";
 
 struct Shape {
   int64_t c, h, w, k, r, s, stride, pad, pad_value;
@@ -80,23 +86,23 @@ Problem random_problem(const Shape& sh, uint32_t seed) {
   return p;
 }
 
-std::string spec(const Shape& s) {
-  return "conv2d_nhwc_u8s8:N=1,C=" + std::to_string(s.c) + ",H=" + std::to_string(s.h) + ",W=" + std::to_string(s.w) +
+std::string spec(const Shape& s, const std::string& op = "conv2d_nhwc_u8s8") {
+  return op + ":N=1,C=" + std::to_string(s.c) + ",H=" + std::to_string(s.h) + ",W=" + std::to_string(s.w) +
          ",K=" + std::to_string(s.k) + ",R=" + std::to_string(s.r) + ",S=" + std::to_string(s.s) +
          ",stride=" + std::to_string(s.stride) + ",pad=" + std::to_string(s.pad) +
-         ",pad_value=" + std::to_string(s.pad_value) + ",groups=" + std::to_string(s.groups);
+         ",pad_value=" + std::to_string(s.pad_value) + (op == kPairs ? "" : ",groups=" + std::to_string(s.groups));
 }
 
-std::shared_ptr<const ComputeDAG> dag_of(const Shape& s) {
-  auto inst = ops::parse_op_spec(spec(s));
+std::shared_ptr<const ComputeDAG> dag_of(const Shape& s, const std::string& op = "conv2d_nhwc_u8s8") {
+  auto inst = ops::parse_op_spec(spec(s, op));
   EXPECT_TRUE(inst.is_ok()) << inst.status().to_string();
   return inst->dag;
 }
 
-State template_fallback(const Shape& s, const Target& target) {
-  const KnobTemplate* t = find_template("conv2d_nhwc_u8s8");
+State template_fallback(const Shape& s, const Target& target, const std::string& op = "conv2d_nhwc_u8s8") {
+  const KnobTemplate* t = find_template(op);
   EXPECT_NE(t, nullptr);
-  auto state = apply_fallback(*t, dag_of(s), target);
+  auto state = apply_fallback(*t, dag_of(s, op), target);
   EXPECT_TRUE(state.is_ok()) << state.status().to_string();
   return std::move(state).value();
 }
@@ -262,6 +268,89 @@ TEST(ConvU8S8, ShapesAndPadValuesItCannotTakeAreRefused) {
   auto wrong_type = ops::conv2d_nhwc_u8s8(x, w);
   ASSERT_FALSE(wrong_type.is_ok());
   EXPECT_NE(wrong_type.status().message().find("uint8"), std::string::npos) << wrong_type.status().to_string();
+}
+
+class ConvU8S8Pairs : public ::testing::TestWithParam<Shape> {};
+
+TEST_P(ConvU8S8Pairs, TheTemplatesTilesEqualTheDefinitionInterpretedAndBuilt) {
+  const Problem p = random_problem(GetParam(), 41);
+  const State state = template_fallback(p.shape, host_target(), kPairs);
+  auto interpreted = test::run(state, {bytes_storage(p.x), as_storage(p.words)});
+  ASSERT_TRUE(interpreted.is_ok()) << interpreted.status().to_string();
+  EXPECT_EQ(as_words(*interpreted), p.out);
+  auto built = run_built(state, host_target(), p);
+  ASSERT_TRUE(built.is_ok()) << built.status().to_string();
+  EXPECT_EQ(*built, p.out);
+}
+
+// Even and odd output widths (7 and 5 columns: the last pair's second
+// column is padding), a strided 1x1, the largest pad value, a wide padding,
+// and channels that fill no micro-kernel.
+INSTANTIATE_TEST_SUITE_P(Shapes, ConvU8S8Pairs,
+                         ::testing::Values(Shape{8, 7, 9, 40, 3, 3, 1, 1, 37}, Shape{16, 8, 8, 32, 1, 1, 2, 0, 0},
+                                           Shape{8, 5, 5, 18, 3, 3, 2, 1, 255}, Shape{24, 6, 6, 64, 3, 3, 1, 2, 128},
+                                           Shape{64, 7, 7, 64, 3, 3, 1, 1, 3}, Shape{8, 3, 4, 2, 1, 1, 1, 0, 0}));
+
+// Random valid schedules: native code equals the interpreter and the
+// definition bit for bit.
+TEST(ConvU8S8Pairs, RandomSchedulesBuildWhatTheInterpreterComputes) {
+  const Problem p = random_problem(Shape{16, 4, 5, 6, 3, 3, 1, 1, 9}, 37);
+  runtime::ThreadPool pool(2);
+  for (int trial = 0; trial < 12; ++trial) {
+    test::RandomScheduler gen(static_cast<uint32_t>(500 + trial * 7919));
+    State state = gen.generate(dag_of(p.shape, kPairs), 4 + trial % 10);
+    const std::string steps = steps_to_json(state.steps());
+    auto want = test::run(state, {bytes_storage(p.x), as_storage(p.words)});
+    ASSERT_TRUE(want.is_ok()) << want.status().to_string() << "\nsteps: " << steps;
+    ASSERT_EQ(as_words(*want), p.out) << "trial " << trial << "\nsteps: " << steps;
+    auto got = test::run_native(state, {bytes_storage(p.x), as_storage(p.words)}, pool);
+    ASSERT_TRUE(got.is_ok()) << got.status().to_string() << "\nsteps: " << steps;
+    ASSERT_EQ(as_words(*got), p.out) << "trial " << trial << "\nsteps: " << steps;
+  }
+}
+
+// +i8mm: every tile's product is one USMMLA, no dot product left; +dotprod
+// alone: SDOT; plain NEON: neither.
+TEST(ConvU8S8PairsAssembly, AnI8mmTargetUsesUsmmlaATile) {
+  const std::string text = spec(Shape{64, 14, 14, 64, 3, 3, 1, 1, 3}, kPairs);
+  const std::string arm = "llvm -mtriple=aarch64-linux-gnu -mcpu=cortex-a72 -mattr=+neon";
+  const std::string i8mm = test::fallback_assembly_of(text, arm + ",+i8mm");
+  EXPECT_GE(test::count(i8mm, "usmmla"), 16);
+  EXPECT_EQ(test::count(i8mm, "usdot"), 0);
+  const std::string dotprod = test::fallback_assembly_of(text, arm + ",+dotprod");
+  EXPECT_EQ(test::count(dotprod, "mmla"), 0);
+  EXPECT_GT(test::count(dotprod, "\tsdot"), 0);
+  const std::string neon = test::fallback_assembly_of(text, arm);
+  EXPECT_EQ(test::count(neon, "mmla") + test::count(neon, "sdot"), 0);
+
+  // The padding inlined (each row's word a select): still a USMMLA a tile.
+  auto target = parse_target(arm + ",+i8mm");
+  ASSERT_TRUE(target.is_ok());
+  const Shape shape{64, 14, 14, 64, 3, 3, 1, 1, 3};
+  const KnobTemplate* t = find_template(kPairs);
+  KnobSpace space = t->define(*dag_of(shape, kPairs), *target).value();
+  std::vector<std::pair<std::string, std::vector<int64_t>>> values;
+  const KnobConfig fallback = t->fallback(space, *dag_of(shape, kPairs), *target).value();
+  for (const KnobValue& v : fallback.values())
+    values.push_back({v.name, v.name == "pad" ? std::vector<int64_t>{template_detail::kPadInline} : v.value});
+  auto state = apply_template(*t, dag_of(shape, kPairs), space.config_of(values).value(), *target);
+  ASSERT_TRUE(state.is_ok()) << state.status().to_string();
+  auto f = lower(*state, "kernel");
+  ASSERT_TRUE(f.is_ok()) << f.status().to_string();
+  if (getenv("DUMP_IR")) std::fprintf(stderr, "%s\n", to_string(f->body).c_str());
+  auto inlined = emit_assembly({*f}, *target);
+  ASSERT_TRUE(inlined.is_ok()) << inlined.status().to_string();
+  EXPECT_GE(test::count(*inlined, "usmmla"), 16);
+  EXPECT_EQ(test::count(*inlined, "usdot"), 0);
+}
+
+TEST(ConvU8S8Pairs, ShapesItCannotTakeAreRefused) {
+  EXPECT_TRUE(ops::parse_op_spec("conv2d_nhwc_u8s8_pairs:N=1,C=8,H=4,W=4,K=4,R=1,S=1").is_ok());
+  EXPECT_FALSE(ops::parse_op_spec("conv2d_nhwc_u8s8_pairs:N=1,C=4,H=4,W=4,K=4,R=1,S=1").is_ok());
+  EXPECT_FALSE(ops::parse_op_spec("conv2d_nhwc_u8s8_pairs:N=1,C=8,H=4,W=4,K=5,R=1,S=1").is_ok());
+  const Tensor x = placeholder({1, 4, 4, 8}, DType::u8(), "X");
+  EXPECT_FALSE(ops::conv2d_nhwc_u8s8_pairs(x, placeholder({1, 1, 1, 4}, DType::i32(), "W")).is_ok());
+  EXPECT_FALSE(ops::conv2d_nhwc_u8s8_pairs(x, placeholder({1, 1, 8, 4}, DType::i8(), "W")).is_ok());
 }
 
 }  // namespace

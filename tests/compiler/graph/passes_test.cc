@@ -339,6 +339,37 @@ TEST(PairInt8Products, EvenProductsBecomeTilesWithTheSameSums) {
   }
 }
 
+// An NHWC int8 conv of one group with C a multiple of 8 and K even becomes
+// its 2 x 2 tiles (ConvAttrs::pairs), with the same integers, over an odd
+// output width and a padding that reads the pad value; other shapes stay.
+TEST(PairInt8Products, ConvsOfEightChannelsBecomeTilesWithTheSameSums) {
+  for (const auto& [c, k, groups, paired] : std::vector<std::tuple<int64_t, int64_t, int64_t, bool>>{
+           {16, 6, 1, true}, {12, 6, 1, false}, {16, 5, 1, false}, {16, 6, 2, false}}) {
+    Graph g;
+    const ValueId x = g.add_input("x", {1, 5, 7, c}, DType::u8());
+    std::vector<double> words;
+    const int64_t cg = c / groups;
+    for (int64_t i = 0; i < 9 * cg / 4 * k; ++i)
+      words.push_back(static_cast<double>((i * 2654435761u) % 65536) - 32768.0);
+    const ValueId w = g.add_constant("w", Constant::from_doubles(DType::i32(), {3, 3, cg / 4, k}, words));
+    ConvAttrs attrs;
+    attrs.pad_top = attrs.pad_left = attrs.pad_bottom = attrs.pad_right = 1;
+    attrs.groups = groups;
+    attrs.nhwc = true;
+    attrs.pad_value = 7;
+    g.set_outputs({g.add_op("conv", OpKind::kConvU8S8, attrs, {x, w}, {1, 5, 7, k}, DType::i32())});
+    auto paired_graph = pair_int8_products(g);
+    ASSERT_TRUE(paired_graph.is_ok()) << paired_graph.status().to_string();
+    EXPECT_EQ(std::get<ConvAttrs>(paired_graph->nodes().back().attrs).pairs, paired) << c << " " << k << " " << groups;
+    Bytes bytes(static_cast<size_t>(35 * c));
+    for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<uint8_t>(i * 37 + 11);
+    auto want = test::run_graph(g, {{x, bytes}});
+    auto got = test::run_graph(*paired_graph, {{x, bytes}});
+    ASSERT_TRUE(want.is_ok() && got.is_ok());
+    EXPECT_EQ(got->at(0), want->at(0));
+  }
+}
+
 }  // namespace
 }  // namespace tessera::graph
 

@@ -327,15 +327,31 @@ TEST(KnobTemplates, SameDagAndTargetGiveTheSameSpaceAndSteps) {
 }
 
 TEST(KnobTemplates, EveryOperatorSpecNameHasItsTemplate) {
-  for (const char* op :
-       {"matmul", "matmul_u8s8", "matmul_u8s8_pairs", "matmul_bf16", "matmul_f16w", "dense", "batch_matmul", "conv1d",
-        "conv2d", "conv2d_nhwc", "conv2d_nhwc_u8s8", "conv2d_nhwc_bf16", "conv2d_winograd_nhwc", "depthwise_conv2d",
-        "depthwise_conv2d_nhwc", "depthwise_conv2d_nhwc_u8s8", "max_pool2d", "avg_pool2d", "global_avg_pool2d"})
+  for (const char* op : {"matmul",
+                         "matmul_u8s8",
+                         "matmul_u8s8_pairs",
+                         "matmul_bf16",
+                         "matmul_f16w",
+                         "dense",
+                         "batch_matmul",
+                         "conv1d",
+                         "conv2d",
+                         "conv2d_nhwc",
+                         "conv2d_nhwc_u8s8",
+                         "conv2d_nhwc_u8s8_pairs",
+                         "conv2d_nhwc_bf16",
+                         "conv2d_winograd_nhwc",
+                         "depthwise_conv2d",
+                         "depthwise_conv2d_nhwc",
+                         "depthwise_conv2d_nhwc_u8s8",
+                         "max_pool2d",
+                         "avg_pool2d",
+                         "global_avg_pool2d"})
     EXPECT_NE(find_template(op), nullptr) << op;
   EXPECT_EQ(find_template("softmax"), nullptr);
   // And two without an op spec: "rows" (a model's softmax, layer_norm) and
   // "attention" (a model's fused attention chain).
-  EXPECT_EQ(knob_templates().size(), 21u);
+  EXPECT_EQ(knob_templates().size(), 22u);
 }
 
 TEST(KnobTemplates, AConfigOfAnotherSpaceIsRefused) {
