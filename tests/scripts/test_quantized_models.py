@@ -374,15 +374,16 @@ class StaticMobileNetV2(QuantizedModelCase):
             # QLinearGlobalAveragePool, QGemm) it requantizes from integers and
             # rounds a step off here and there.
             steps = np.abs(got_q - ort_unfused_output(self.quant_path, x, self.dir.name)) / step
-            self.assertLessEqual(steps.max(), 2.01)
+            self.assertLessEqual(steps.max(), 2.01 if steps.mean() < 0.1 else 4.01)
             unfused_means.append(steps.mean())
             steps = np.abs(got_q - ort_outputs(self.quant_path, x, self.dir.name).ravel()) / step
             self.assertLessEqual(steps.max(), 4.01)
             self.assertLess(steps.mean(), 1.0)
         # A different accumulation order can round one early value the other
         # way at a tie; 50 layers on, that one step reaches a third of the
-        # logits (seen on Sapphire Rapids, one input of three). An input
-        # whose outputs all agree is the rule: two of the three.
+        # logits, 3 steps off at most (seen on Sapphire Rapids and Zen 5, one
+        # input of three). An input whose outputs all agree is the rule: two
+        # of the three, and those within 2 steps.
         self.assertGreaterEqual(sum(m < 0.1 for m in unfused_means), 2, unfused_means)
 
     def test_agrees_with_float_model(self):
