@@ -9,7 +9,6 @@
 #include <gtest/gtest.h>
 
 #include <random>
-#include "compiler/ir/printer.h"
 #include <tuple>
 
 #include "compiler/codegen/llvm_codegen.h"
@@ -337,7 +336,6 @@ TEST(ConvU8S8PairsAssembly, AnI8mmTargetUsesUsmmlaATile) {
   ASSERT_TRUE(state.is_ok()) << state.status().to_string();
   auto f = lower(*state, "kernel");
   ASSERT_TRUE(f.is_ok()) << f.status().to_string();
-  if (getenv("DUMP_IR")) std::fprintf(stderr, "%s\n", to_string(f->body).c_str());
   auto inlined = emit_assembly({*f}, *target);
   ASSERT_TRUE(inlined.is_ok()) << inlined.status().to_string();
   EXPECT_GE(test::count(*inlined, "usmmla"), 16);
