@@ -51,6 +51,7 @@ struct LoopInfo {
   LoopKind kind;
   bool unrolled;       // becomes straight-line code: kUnrolled, or auto-unrolled
   bool auto_unrolled;  // ... by an auto-unroll hint
+  bool tensorized;     // kTensorized, or inside one: run as tile products
 };
 
 /// A load or the store itself, in the store statement being analysed.

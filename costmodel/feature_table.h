@@ -59,6 +59,8 @@ enum class Scale : unsigned char { kLog, kSignedLog, kRaw };
   X(unroll_outer_len, kMean, kLog, "extent of the outermost unrolled loop")                                          \
   X(unroll_outer_depth, kMean, kRaw, "depth of the outermost unrolled loop")                                         \
   X(serial_num, kMean, kRaw, "serial loops around the store")                                                        \
+  X(tensor_num, kMean, kRaw, "loops around the store that a matrix unit runs as tile products (a tensorized nest)")  \
+  X(tensor_prod, kMean, kLog, "product of those loops' extents: the work of one tensorized nest")                    \
   X(innermost_len, kMean, kLog, "extent of the innermost loop around the store")                                     \
   X(innermost_unrolled, kMean, kRaw, "1 when the innermost loop is unrolled")                                        \
   X(depth, kMean, kRaw, "loops around the store")                                                                    \

@@ -106,7 +106,9 @@ void Extractor::visit(const Stmt& s) {
       const bool auto_unrolled = f->loop_kind == LoopKind::kSerial && constant && !auto_unroll_.empty() &&
                                  auto_unroll_.back() > 0 && unroll_steps(s) <= auto_unroll_.back();
       const bool unrolled = auto_unrolled || (f->loop_kind == LoopKind::kUnrolled && constant);
-      loops_.push_back({f->var.node(), const_extent(f->extent), f->loop_kind, unrolled, auto_unrolled});
+      // A kTensorized loop heads a nest that the matrix unit runs whole.
+      const bool tensorized = f->loop_kind == LoopKind::kTensorized || (!loops_.empty() && loops_.back().tensorized);
+      loops_.push_back({f->var.node(), const_extent(f->extent), f->loop_kind, unrolled, auto_unrolled, tensorized});
       vars_.push_back(f->var.node());
       visit(f->body);
       loops_.pop_back();
@@ -249,11 +251,14 @@ void Extractor::loop_features(Row& row) const {
   double* r = row.store;
   const int depth = static_cast<int>(loops_.size());
   r[kS_depth] = depth;
-  double par_prod = 1, unroll_prod = 1;
+  double par_prod = 1, unroll_prod = 1, tensor_prod = 1;
   for (int i = 0; i < depth; ++i) {
     const LoopInfo& l = loops_[i];
     const double e = double(l.extent);
-    if (l.kind == LoopKind::kParallel) {
+    if (l.tensorized) {
+      r[kS_tensor_num] += 1;
+      tensor_prod *= e;
+    } else if (l.kind == LoopKind::kParallel) {
       if (r[kS_par_num] == 0) {
         r[kS_par_outer_len] = e;
         r[kS_par_outer_depth] = i;
@@ -278,6 +283,7 @@ void Extractor::loop_features(Row& row) const {
   r[kS_par_prod] = r[kS_par_num] > 0 ? par_prod : 0;
   r[kS_par_task_work] = r[kS_outer_prod] / par_prod;
   r[kS_unroll_prod] = r[kS_unroll_num] > 0 ? unroll_prod : 0;
+  r[kS_tensor_prod] = r[kS_tensor_num] > 0 ? tensor_prod : 0;
   if (depth > 0) {
     r[kS_innermost_len] = double(loops_.back().extent);
     r[kS_innermost_unrolled] = loops_.back().kind == LoopKind::kUnrolled ? 1 : 0;

@@ -38,7 +38,7 @@ inline constexpr int64_t kL2Bytes = 1024 * 1024;
 /// Features that describe the program as a whole.
 inline constexpr int kProgramFeatureCount = 8;
 /// Features of one store, before the per-buffer ones.
-inline constexpr int kStoreFeatureCount = 62;
+inline constexpr int kStoreFeatureCount = 64;
 /// Features of one buffer access slot.
 inline constexpr int kBufferFeatureCount = 17;
 /// Length of every feature vector.

@@ -114,6 +114,31 @@ TEST(ExtractFeatures, PackedDotProductsCountTheirMultiplyAdds) {
   }
 }
 
+// A nest a matrix unit runs (kTensorized: AMX tile products) is told apart
+// from serial loops: its loops and their work, which the serial form of the
+// same nest does not have.
+TEST(ExtractFeatures, TensorizedNestIsNotSerialLoops) {
+  auto inst = ops::parse_op_spec("matmul_u8s8:M=32,N=32,K=128");
+  ASSERT_TRUE(inst.is_ok()) << inst.status().to_string();
+  State serial(inst->dag), tiles(inst->dag);
+  const int c = tiles.stage_index(tiles.dag().args().back());
+  ASSERT_TRUE(tiles.tile(c, {0, 1}, {{16}, {16}}).is_ok());  // i.0 j.0 i.1 j.1 k
+  ASSERT_TRUE(tiles.reorder(c, {0, 1, 4, 2, 3}).is_ok());    // i.0 j.0 k i.1 j.1
+  State tensorized = tiles;
+  ASSERT_TRUE(tensorized.annotate(c, 2, IterAnnotation::kTensorize).is_ok());
+  auto plain = extract_features(tiles);
+  auto unit = extract_features(tensorized);
+  ASSERT_TRUE(plain.is_ok() && unit.is_ok()) << unit.status().to_string();
+  EXPECT_EQ(feature(*plain, "store.tensor_num"), 0.f);
+  EXPECT_EQ(feature(*plain, "store.tensor_prod"), 0.f);
+  // The update's nest is k i.1 j.1 (32 words x 16 x 16); the zeroing and
+  // the copy out have no tensorized loop and a small share of the work.
+  EXPECT_GT(feature(*unit, "store.tensor_num"), 2.5f);
+  EXPECT_LE(feature(*unit, "store.tensor_num"), 3.f);
+  EXPECT_GT(feature(*unit, "store.tensor_prod"), 0.9f * log_feature(32.0 * 16 * 16));
+  EXPECT_LT(feature(*unit, "store.serial_num"), feature(*plain, "store.serial_num"));
+}
+
 TEST(ExtractFeatures, ParallelLoopRecordsItsExtent) {
   auto serial = extract_features(tiled_matmul(false, false, false));
   auto parallel = extract_features(tiled_matmul(false, true, false));
