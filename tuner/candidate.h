@@ -72,6 +72,10 @@ class Candidate {
   /// is measured elsewhere when the farm has another worker
   /// (rpc::MeasureInput::avoid_workers). Not part of its identity.
   std::vector<std::string> avoid_workers;
+  /// Times it was sent and came back without a measurement (an
+  /// infrastructure error); the tuner gives it up after a few. Not part of
+  /// its identity.
+  int times_lost = 0;
 
  private:
   struct Made;

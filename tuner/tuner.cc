@@ -301,7 +301,7 @@ TaskProgress Tuner::progress_of(int i) const {
 
 int64_t Tuner::trials_spent() const {
   int64_t n = 0;
-  for (const auto& s : summaries_) n += s.trials;
+  for (const auto& s : summaries_) n += s.trials + s.given_up;
   return n;
 }
 
@@ -390,7 +390,16 @@ Result<std::optional<Candidate>> Tuner::measure_batch(int i, std::vector<Candida
       ++s.infrastructure_errors;
       note_infrastructure_error(all[j]);
       avoid_on_retry(candidates[j], all[j]);
-      retry_[i].push_back(std::move(candidates[j]));
+      // Lost time after time (every worker there is finds its result
+      // implausible, say): given up, or the retries would never end while
+      // the task's other candidates go on being measured.
+      if (++candidates[j].times_lost < kMaxTimesLost) {
+        retry_[i].push_back(std::move(candidates[j]));
+      } else if (++s.given_up == 1) {
+        announce(tasks_[i].name + ": a candidate lost to the infrastructure " + std::to_string(kMaxTimesLost) +
+                 " times is given up (" + all[j].error_kind + ": " + all[j].error_message +
+                 "); such candidates count against the trial budget");
+      }
     } else {
       measured.push_back(std::move(candidates[j]));
       records.push_back(std::move(all[j]));

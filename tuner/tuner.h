@@ -42,6 +42,10 @@ struct TuneOptions {
 /// least 4.
 int warm_up_batch(int64_t trials, size_t tasks, int batch_size);
 
+/// Measurements a candidate may lose to the infrastructure before it is
+/// given up (TaskSummary::given_up).
+inline constexpr int kMaxTimesLost = 3;
+
 /// How one task ended.
 struct TaskSummary {
   std::string name;
@@ -51,6 +55,10 @@ struct TaskSummary {
   /// Infrastructure failures (no worker, no result, protocol errors): stored,
   /// measured again, never counted as trials.
   int64_t infrastructure_errors = 0;
+  /// Candidates lost to the infrastructure kMaxTimesLost times in a row
+  /// (every worker there is reports an implausible result for them, say):
+  /// given up, and counted against the trial budget so that the tune ends.
+  int64_t given_up = 0;
   /// The best record's cost (records::best_of: the untuned default included);
   /// infinity when nothing succeeded.
   double best_cost_s = 0;

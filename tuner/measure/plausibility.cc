@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "compiler/ir/functor.h"
 #include "compiler/te/tensor.h"
 
 namespace tessera::tuner {
@@ -32,12 +33,33 @@ int cores(const Target& target, int threads) {
   return std::max(1, threads > 0 ? threads : target.num_cores);
 }
 
+// The narrowest element a packed dot product multiplies: a u8 x s8 word
+// holds four 8-bit elements (vpdpbusd's lane does four multiply-adds), a
+// bfloat16 word two 16-bit ones; 32 when there is none.
+class PackedElementBits final : public IRVisitor {
+ public:
+  int bits = 32;
+
+ protected:
+  using IRVisitor::visit;
+  void visit(const CallNode* op) override {
+    if (op->op == CallOp::kDotU8S8) bits = std::min(bits, 8);
+    if (op->op == CallOp::kDotBf16) bits = std::min(bits, 16);
+    IRVisitor::visit(op);
+  }
+};
+
 }  // namespace
 
 KernelWork KernelWork::of(const ComputeDAG& dag) {
   KernelWork w;
   w.flops = dag.flop_count();
-  for (const Tensor& t : dag.tensors()) w.narrowest_bits = std::min(w.narrowest_bits, std::max<int>(8, t->dtype.bits));
+  PackedElementBits packed;
+  for (const Tensor& t : dag.tensors()) {
+    w.narrowest_bits = std::min(w.narrowest_bits, std::max<int>(8, t->dtype.bits));
+    if (const ComputeOpNode* op = compute_op(t)) packed(op->body);
+  }
+  w.narrowest_bits = std::min(w.narrowest_bits, packed.bits);
   for (const Tensor& t : dag.args()) {
     if (is_placeholder(t)) continue;
     double elements = 1;

@@ -20,7 +20,9 @@ inline constexpr const char* kMeasurementError = "measurement-error";
 
 /// What a kernel does at the least, whatever its schedule: its arithmetic,
 /// the bytes of its outputs (each written once), and the narrowest element
-/// type among its tensors (the narrower, the more operations a vector holds).
+/// type among its tensors and the elements its packed dot products multiply
+/// (8 bits for u8 x s8 words, 16 for bfloat16 pairs: the narrower, the more
+/// operations a vector holds).
 struct KernelWork {
   double flops = 0;
   double output_bytes = 0;
