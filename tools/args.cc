@@ -50,6 +50,7 @@ const std::map<std::string, std::string>& placeholders() {
       {"out", "PATH"},
       {"output", "MODEL.tsr"},
       {"output-dir", "DIR"},
+      {"prior-db", "DB"},
       {"profile", "N"},
       {"random-inputs", "SEED"},
       {"repeat", "N"},

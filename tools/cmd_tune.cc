@@ -104,6 +104,9 @@ const std::vector<OptionSpec> kOptions = {
      "model)"},
     {"strategy", true, "sketch: evolutionary (default), random; knob: xgb (default), random, grid, ga"},
     {"db", true, "records database (default tessera.db)"},
+    {"prior-db", true,
+     "another records database whose records of these workloads, measured on other targets, warm the cost "
+     "model before the first batch (a prior, never stored here as measurements)"},
     {"tracker", true, "measure on a farm: the tracker's endpoint, e.g. tcp://farm:9190"},
     {"key", true, "device key of the farm's workers (with --tracker)"},
     {"keyfile", true, "this client's CURVE keypair (with --tracker)"},

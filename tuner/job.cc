@@ -21,6 +21,7 @@
 #include "runtime/time_evaluator.h"
 #include "tuner/machine_load.h"
 #include "tuner/measure/measurer.h"
+#include "tuner/prior_records.h"
 
 namespace tessera::tuner {
 namespace {
@@ -216,8 +217,9 @@ Status parse_runner(const OptionReader& o, TuneConfig* c) {
 // A task before its space is chosen: where it came from and its template's operator.
 struct PlannedTask {
   Task task;
-  std::string op;           // the knob template's operator, "" for none
-  bool from_model = false;  // a model's kernel (skipped when no space expresses it)
+  std::string op;                                // the knob template's operator, "" for none
+  bool from_model = false;                       // a model's kernel (skipped when no space expresses it)
+  std::vector<costmodel::TrainingRecord> prior;  // its workload on other targets (--prior-db)
 };
 
 }  // namespace
@@ -270,12 +272,14 @@ std::vector<PlannedTask> plan_tasks(const TuneConfig& c, const ModelKernels& mod
   return planned;
 }
 
-Result<std::unique_ptr<costmodel::CostModel>> new_cost_model(const TuneConfig& c) {
+Result<std::unique_ptr<costmodel::CostModel>> new_cost_model(const TuneConfig& c, const PlannedTask& p) {
   costmodel::XGBOptions xo;
   xo.seed = c.seed;
   xo.keep_pretrain_data = c.keep_pretrain_data;
   auto model = std::make_unique<costmodel::XGBModel>(xo);
-  if (!c.pretrain.empty()) TESSERA_RETURN_IF_ERROR(model->pretrain(c.pretrain));
+  std::vector<costmodel::TrainingRecord> pretrain = c.pretrain;
+  pretrain.insert(pretrain.end(), p.prior.begin(), p.prior.end());
+  if (!pretrain.empty()) TESSERA_RETURN_IF_ERROR(model->pretrain(pretrain));
   return std::unique_ptr<costmodel::CostModel>(std::move(model));
 }
 
@@ -295,7 +299,7 @@ Result<PolicyChoice> knob_policy_for(const TuneConfig& c, const PlannedTask& p, 
   if (!knobs.is_ok()) return failure(knobs.status(), p.task.name);
   std::unique_ptr<costmodel::CostModel> model;
   if (strategy == KnobStrategy::kXgb) {
-    TESSERA_ASSIGN_OR_RETURN(model, new_cost_model(c));
+    TESSERA_ASSIGN_OR_RETURN(model, new_cost_model(c, p));
   }
   return PolicyChoice{
       std::make_unique<KnobPolicy>(*tmpl, p.task.dag, c.target, std::move(*knobs), strategy, std::move(model), seed),
@@ -308,7 +312,7 @@ Result<PolicyChoice> sketch_policy_for(const TuneConfig& c, const PlannedTask& p
   if (!sketch.is_ok()) return failure(sketch.status(), p.task.name);
   std::unique_ptr<costmodel::CostModel> model;
   if (guided) {
-    TESSERA_ASSIGN_OR_RETURN(model, new_cost_model(c));
+    TESSERA_ASSIGN_OR_RETURN(model, new_cost_model(c, p));
   }
   return PolicyChoice{std::make_unique<SketchPolicy>(std::move(*sketch), std::move(model), c.evolution, seed), ""};
 }
@@ -447,6 +451,17 @@ MeasureOptions measure_options(const TuneConfig& c, int64_t model_constant_bytes
   return mo;
 }
 
+// Each task's workload as measured on other targets, from --prior-db.
+Status read_prior(const TuneConfig& c, std::vector<PlannedTask>* planned, FILE* log) {
+  std::vector<std::shared_ptr<const ComputeDAG>> dags;
+  for (const PlannedTask& p : *planned) dags.push_back(p.task.dag);
+  auto prior = read_prior_records(c.prior_db, dags, c.target.to_string());
+  if (!prior.is_ok()) return failure(prior.status());
+  for (size_t i = 0; i < planned->size(); ++i) (*planned)[i].prior = std::move(prior->per_task[i]);
+  if (log) std::fprintf(log, "%s\n", describe_prior(*prior, planned->size(), c.prior_db).c_str());
+  return Status::ok();
+}
+
 }  // namespace
 
 Result<TuneConfig> parse_tune_config(const OptionValues& options, bool with_model) {
@@ -457,6 +472,9 @@ Result<TuneConfig> parse_tune_config(const OptionValues& options, bool with_mode
   TESSERA_RETURN_IF_ERROR(parse_target_and_ops(o, &c));
   TESSERA_RETURN_IF_ERROR(parse_runner(o, &c));
   c.db_path = o.get("db", "tessera.db");
+  c.prior_db = o.get("prior-db", "");
+  if (o.has("prior-db") && c.prior_db.empty())
+    return Status(ErrorCode::kInvalidArgument, "--prior-db needs the path of a records database");
   if (o.has("check") && o.has("no-check"))
     return Status(ErrorCode::kInvalidArgument,
                   "--check and --no-check contradict each other (checking is the default)");
@@ -488,6 +506,7 @@ Result<std::unique_ptr<TuneJob>> TuneJob::open(TuneConfig config, ModelKernels m
     TESSERA_ASSIGN_OR_RETURN(job->runner_, start_runner(c));
   }
   std::vector<PlannedTask> planned = plan_tasks(c, model);
+  if (!c.prior_db.empty()) TESSERA_RETURN_IF_ERROR(read_prior(c, &planned, log));
   auto store = records::Store::open(c.db_path);
   if (!store.is_ok()) return failure(store.status(), "cannot open the records database " + c.db_path);
   job->store_ = std::make_unique<records::Store>(std::move(*store));

@@ -92,6 +92,10 @@ struct TuneConfig {
   bool keep_pretrain_data = true;  ///< costmodel::XGBOptions::keep_pretrain_data
   /// Records every new cost model is pre-trained on (a warm start); empty: cold.
   std::vector<costmodel::TrainingRecord> pretrain;
+  /// --prior-db: another records store whose records of the tasks'
+  /// workloads, measured on other targets, pre-train each task's cost model
+  /// (prior_records.h); empty: none.
+  std::string prior_db;
 };
 
 /// Option values by name (without "--"), each in the order given, as the

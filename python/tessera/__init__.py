@@ -31,7 +31,7 @@ __all__ = ["Error", "Module", "TensorInfo", "empty", "compile", "tune", "__versi
 _TUNE_OPTIONS = {
     "target", "trials", "space", "strategy", "db", "tracker", "key", "keyfile", "tracker_key", "insecure",
     "workers", "threads", "batch", "seed", "time_budget", "early_stopping", "scheduler", "cache", "repeat",
-    "min_repeat_ms", "timeout", "worker_wait", "byoc", "precision",
+    "min_repeat_ms", "timeout", "worker_wait", "byoc", "precision", "prior_db",
 }
 
 
@@ -123,7 +123,7 @@ def _option_values(kwargs):
         if value is None or value is False:
             continue
         values[name.replace("_", "-")] = [""] if value is True else [os.fspath(value) if name in
-                                                                     ("db", "keyfile", "tracker_key") else str(value)]
+                                                                     ("db", "prior_db", "keyfile", "tracker_key") else str(value)]
     return values
 
 
@@ -148,7 +148,9 @@ def tune(model_or_op, trials=64, db="tessera.db", input_shapes=None, progress=Tr
     lists them), or a list of specs. options: `tessera tune`'s options by name
     with "_" for "-": target, space, strategy, workers, threads, batch, seed,
     time_budget, early_stopping, scheduler, cache, repeat, min_repeat_ms,
-    timeout, worker_wait, tracker, key, keyfile, tracker_key, insecure, byoc
+    timeout, worker_wait, tracker, key, keyfile, tracker_key, insecure, prior_db
+    (another records database whose records of these kernels on other targets
+    warm the cost model; never stored in `db`), byoc
     (with a model: the external backend whose regions are timed both ways
     after tuning, for compile's byoc="auto"; default "auto"); and
     check=False for --no-check. values: as tessera.compile's. progress: print as `tessera tune` does (a block

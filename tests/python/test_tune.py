@@ -73,6 +73,21 @@ def test_tune_then_compile_a_model_uses_the_records(model_dir):
     assert y[0, 0] == 4 and y[1, 1] == 9
 
 
+def test_a_prior_db_warms_the_tune_and_is_not_stored(tmp_path):
+    prior, db = tmp_path / "prior.db", str(tmp_path / "t.db")
+    tessera.tune("matmul:M=32,N=32,K=32", trials=4, batch=4, db=prior, progress=False,
+                 target="llvm -mcpu=x86-64-v3 -num-cores=2")
+    result = tessera.tune("matmul:M=32,N=32,K=32", trials=4, batch=4, db=db, prior_db=prior, progress=False)
+    assert count_records(db) == result["stored"]
+    with sqlite3.connect(db) as c:
+        [(target,)] = c.execute("SELECT DISTINCT target FROM records").fetchall()  # this machine's alone
+        assert "x86-64-v3" not in target
+        [command] = c.execute("SELECT command_line FROM sessions").fetchone()
+    assert "--prior-db " + str(prior) in command
+    with pytest.raises(tessera.Error, match="cannot read the prior records in .*missing.db"):
+        tessera.tune("matmul:M=32,N=32,K=32", trials=4, db=db, prior_db=tmp_path / "missing.db", progress=False)
+
+
 def test_option_errors_are_value_and_type_errors(tmp_path):
     db = str(tmp_path / "t.db")
     with pytest.raises(ValueError, match="--trials must be positive"):
