@@ -176,20 +176,31 @@ class Farm {
   std::thread thread_;
 };
 
-void measure_with_liar(const std::vector<double>& lie, const std::string& expect_in_message) {
-  Farm farm;
-  LyingWorker liar(farm.endpoint(), lie);
+// A client of `farm`'s tracker for the "local" key.
+Result<std::unique_ptr<rpc::RpcRunner>> connect_to(const Farm& farm) {
   rpc::RpcRunnerOptions ro;
   ro.tracker = farm.endpoint();
   ro.security.insecure = true;
   ro.device_key = "local";
-  auto runner = rpc::RpcRunner::connect(ro);
-  ASSERT_TRUE(runner.is_ok());
-  for (int i = 0; i < 200; ++i) {
-    auto workers = (*runner)->count_workers();
-    if (workers.is_ok() && *workers >= 1) break;
+  return rpc::RpcRunner::connect(ro);
+}
+
+// Whether `n` workers of the key have registered within 10 s.
+bool wait_for_workers(rpc::RpcRunner& runner, int n) {
+  for (int i = 0; i < 500; ++i) {
+    auto workers = runner.count_workers();
+    if (workers.is_ok() && *workers >= n) return true;
     ::usleep(20000);
   }
+  return false;
+}
+
+void measure_with_liar(const std::vector<double>& lie, const std::string& expect_in_message) {
+  Farm farm;
+  LyingWorker liar(farm.endpoint(), lie);
+  auto runner = connect_to(farm);
+  ASSERT_TRUE(runner.is_ok());
+  ASSERT_TRUE(wait_for_workers(**runner, 1));
 
   Task task = test::matmul_task(128, 128, 128);
   BuilderPool builder(task.target, {.n_parallel = 1});
@@ -228,21 +239,9 @@ TEST(Plausibility, AnOkWithoutCostsIsAMeasurementErrorNotAnAbortedRun) {
 TEST(Plausibility, AnImplausibleResultIsMeasuredAgainElsewhere) {
   Farm farm;
   LyingWorker liar(farm.endpoint(), {1e-9});
-  rpc::RpcRunnerOptions ro;
-  ro.tracker = farm.endpoint();
-  ro.security.insecure = true;
-  ro.device_key = "local";
-  auto runner = rpc::RpcRunner::connect(ro);
+  auto runner = connect_to(farm);
   ASSERT_TRUE(runner.is_ok());
-  auto wait_workers = [&](int n) {
-    for (int i = 0; i < 500; ++i) {
-      auto workers = (*runner)->count_workers();
-      if (workers.is_ok() && *workers >= n) return true;
-      ::usleep(20000);
-    }
-    return false;
-  };
-  ASSERT_TRUE(wait_workers(1));
+  ASSERT_TRUE(wait_for_workers(**runner, 1));
   Task task = test::matmul_task(64, 64, 64);
   BuilderPool builder(task.target, {.n_parallel = 1});
   Measurer measurer(builder, **runner, {.timing = {.number = 1, .repeat = 2}, .check_correctness = false});
@@ -258,7 +257,7 @@ TEST(Plausibility, AnImplausibleResultIsMeasuredAgainElsewhere) {
             "--insecure", "--threads", "1", "--temp-dir", temp.c_str(), static_cast<char*>(nullptr));
     ::_exit(127);
   }
-  ASSERT_TRUE(wait_workers(2));
+  ASSERT_TRUE(wait_for_workers(**runner, 2));
   Candidate again;
   again.avoid_workers = {(*first)[0].worker};
   auto second = measurer.measure(task, {again, Candidate()});
@@ -279,17 +278,9 @@ TEST(Plausibility, AnImplausibleResultIsMeasuredAgainElsewhere) {
 TEST(Plausibility, ATuneGivesUpCandidatesLostTimeAfterTimeAndEnds) {
   Farm farm;
   LyingWorker liar(farm.endpoint(), {1e-9});
-  rpc::RpcRunnerOptions ro;
-  ro.tracker = farm.endpoint();
-  ro.security.insecure = true;
-  ro.device_key = "local";
-  auto runner = rpc::RpcRunner::connect(ro);
+  auto runner = connect_to(farm);
   ASSERT_TRUE(runner.is_ok());
-  for (int i = 0; i < 200; ++i) {
-    auto workers = (*runner)->count_workers();
-    if (workers.is_ok() && *workers >= 1) break;
-    ::usleep(20000);
-  }
+  ASSERT_TRUE(wait_for_workers(**runner, 1));
   Task task = test::matmul_task(64, 64, 64);
   task.dag = ops::parse_op_spec("matmul:M=64,N=64,K=64").value().dag;  // the template's own form
   const KnobTemplate* tmpl = find_template("matmul");
