@@ -457,8 +457,8 @@ Status read_prior(const TuneConfig& c, std::vector<PlannedTask>* planned, FILE* 
   for (const PlannedTask& p : *planned) dags.push_back(p.task.dag);
   auto prior = read_prior_records(c.prior_db, dags, c.target.to_string());
   if (!prior.is_ok()) return failure(prior.status());
-  for (size_t i = 0; i < planned->size(); ++i) (*planned)[i].prior = std::move(prior->per_task[i]);
   if (log) std::fprintf(log, "%s\n", describe_prior(*prior, planned->size(), c.prior_db).c_str());
+  for (size_t i = 0; i < planned->size(); ++i) (*planned)[i].prior = std::move(prior->per_task[i]);
   return Status::ok();
 }
 

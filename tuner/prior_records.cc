@@ -70,27 +70,35 @@ Result<PriorRecords> read_prior_records(const std::string& path,
         ++prior.same_target;
         continue;
       }
-      if (static_cast<int64_t>(others.size()) >= per_workload_limit) break;
+      if (static_cast<int64_t>(others.size()) >= per_workload_limit) continue;  // still counts this target's
       prior.targets.insert(r.target);
       others.push_back(std::move(r));
     }
     prior.per_task[i] = training_records(others, dags[i], &next_group);
-    prior.records += static_cast<int64_t>(prior.per_task[i].size());
-    if (!prior.per_task[i].empty()) ++prior.workloads;
   }
   return prior;
 }
 
+int64_t PriorRecords::records() const {
+  int64_t n = 0;
+  for (const auto& t : per_task) n += static_cast<int64_t>(t.size());
+  return n;
+}
+
+int64_t PriorRecords::workloads() const {
+  return std::count_if(per_task.begin(), per_task.end(), [](const auto& t) { return !t.empty(); });
+}
+
 std::string describe_prior(const PriorRecords& prior, size_t tasks, const std::string& path) {
-  std::string line = "prior: " + std::to_string(prior.records) + " record" + (prior.records == 1 ? "" : "s") + " of " +
-                     std::to_string(prior.workloads) + " of these " + std::to_string(tasks) + " workload" +
+  std::string line = "prior: " + std::to_string(prior.records()) + " record" + (prior.records() == 1 ? "" : "s") +
+                     " of " + std::to_string(prior.workloads()) + " of these " + std::to_string(tasks) + " workload" +
                      (tasks == 1 ? "" : "s") + " from " + path;
   if (!prior.targets.empty()) {
     line += ", measured on ";
     size_t n = 0;
     for (const std::string& t : prior.targets) line += (n++ ? "; " : "") + t;
   }
-  line += prior.records ? "; they warm the cost model and are not stored here" : "; the cost model starts cold";
+  line += prior.records() ? "; they warm the cost model and are not stored here" : "; the cost model starts cold";
   if (prior.same_target)
     line += " (" + std::to_string(prior.same_target) + " of this target's own left out: they are measurements, " +
             "for records export and import)";

@@ -21,10 +21,13 @@ struct PriorRecords {
   /// target, each program's features and its throughput normalized by the
   /// best of its target (0 for a failed measurement), one group per target.
   std::vector<std::vector<costmodel::TrainingRecord>> per_task;
-  int64_t records = 0;            ///< training records in all
-  int64_t workloads = 0;          ///< tasks that got at least one
   std::set<std::string> targets;  ///< the targets they were measured on
   int64_t same_target = 0;        ///< records of `target` itself, left out (measurements: import them)
+
+  /// Training records in all.
+  int64_t records() const;
+  /// Tasks that got at least one.
+  int64_t workloads() const;
 };
 
 /// Reads the prior for `dags` from the store at `path` (opened read-only):

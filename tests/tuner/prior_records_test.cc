@@ -66,8 +66,8 @@ TEST(PriorRecords, OtherTargetsRecordsAreScoredWithinTheirOwnTarget) {
   const std::vector<costmodel::TrainingRecord>& t = prior->per_task[0];
   // Newest first: the Neoverse's wrong answer and 4 ms, then Zen 4's 2 and 1 ms.
   ASSERT_EQ(t.size(), 4u);
-  EXPECT_EQ(prior->records, 4);
-  EXPECT_EQ(prior->workloads, 1);
+  EXPECT_EQ(prior->records(), 4);
+  EXPECT_EQ(prior->workloads(), 1);
   EXPECT_EQ(prior->same_target, 1);
   EXPECT_EQ(prior->targets, (std::set<std::string>{kZen4, kNeoverse}));
   EXPECT_DOUBLE_EQ(t[0].throughput, 0);    // the wrong answer
@@ -92,7 +92,7 @@ TEST(PriorRecords, AWorkloadTheStoreDoesNotHoldGetsNothing) {
   ASSERT_TRUE(prior.is_ok()) << prior.status().to_string();
   EXPECT_TRUE(prior->per_task[0].empty());
   EXPECT_EQ(prior->per_task[1].size(), 4u);
-  EXPECT_EQ(prior->workloads, 1);
+  EXPECT_EQ(prior->workloads(), 1);
   const std::string line = describe_prior(*prior, 2, "p.db");
   EXPECT_EQ(line.rfind("prior: 4 records of 1 of these 2 workloads from p.db, measured on ", 0), 0u) << line;
 }
