@@ -150,7 +150,8 @@ rlim_t cpu_seconds(const pb::Job& job, const SandboxOptions& options) {
 
 // The threads a package job may have once it loads: every executor's pool,
 // a backend's team, the main thread, twice over. RLIMIT_NPROC counts a
-// user's tasks, so it bounds a job only under an identity of its own.
+// user's tasks, so it bounds a job only under an identity or in a user
+// namespace of its own.
 rlim_t package_job_threads(const pb::Job& job, const SandboxOptions& options) {
   const auto threads = static_cast<rlim_t>(std::max(options.threads, 1));
   const auto packages = static_cast<rlim_t>(job.package_timing().packages_size());
@@ -162,6 +163,8 @@ rlim_t package_job_threads(const pb::Job& job, const SandboxOptions& options) {
 // parent-death signal must follow the change of user (which clears it).
 Status contain_child(const pb::Job& job, const SandboxOptions& options, const std::string& job_dir, pid_t parent) {
   const bool root = ::geteuid() == 0;
+  // A worker not run as root makes a user namespace with the network one.
+  const bool own_user_namespace = !root && options.isolate_network && options.network_namespace < 0;
   if (options.isolate_network && options.network_namespace < 0 &&
       ::unshare(root ? CLONE_NEWNET : CLONE_NEWUSER | CLONE_NEWNET) != 0)
     return Status(ErrorCode::kIOError, std::string("no network namespace: ") + std::strerror(errno));
@@ -177,12 +180,16 @@ Status contain_child(const pb::Job& job, const SandboxOptions& options, const st
         ::setresuid(uid, uid, uid) != 0)
       return Status(ErrorCode::kIOError, "cannot run as uid " + std::to_string(uid) + ": " + std::strerror(errno));
     if (::geteuid() == 0 || ::setuid(0) == 0) return Status(ErrorCode::kIOError, "still root after dropping it");
-    // A kernel job's load is sealed against new threads by a filter; a
-    // package job's backend starts threads as it loads, so they are bounded.
-    if (job.has_package_timing() && options.job_uid_count > 0) {
-      const rlim_t tasks = package_job_threads(job, options);
-      TESSERA_RETURN_IF_ERROR(set_limit(RLIMIT_NPROC, tasks, tasks, "RLIMIT_NPROC"));
-    }
+  }
+  // A kernel job's load is sealed against new threads by a filter; a package
+  // job's backend starts threads as it loads, so they are bounded instead.
+  // RLIMIT_NPROC counts the tasks of a user in a user namespace: it bounds
+  // the job alone under an identity of its own (a root worker's job ids) or
+  // in a user namespace of its own (a worker not run as root).
+  const bool counted_alone = root ? options.job_uid_count > 0 : own_user_namespace;
+  if (job.has_package_timing() && counted_alone) {
+    const rlim_t tasks = package_job_threads(job, options);
+    TESSERA_RETURN_IF_ERROR(set_limit(RLIMIT_NPROC, tasks, tasks, "RLIMIT_NPROC"));
   }
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);     // a kernel that loops must not outlive a killed worker
   if (::getppid() != parent) ::_exit(1);  // it died before the line above

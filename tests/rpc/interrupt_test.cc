@@ -333,5 +333,39 @@ TEST(FailFast, TimeoutIsRangeChecked) {
   }
 }
 
+// A worker started at a terminal, as the README starts one: its terminal
+// echoes what is typed into it, so a job that typed there (TIOCSTI through
+// /dev/tty, the way it would drive the shell that started the worker) shows
+// on the terminal's output. First the same library loaded by a process of
+// that terminal, which must show: else the probe could not fail.
+TEST(WorkerAtATerminal, AJobCannotTypeIntoIt) {
+  const std::string probe = TESSERA_TERMINAL_PROBE_TTY_PATH;
+  Terminal control({"/usr/bin/python3", "-c", "import ctypes, sys; ctypes.CDLL(sys.argv[1])", probe});
+  ASSERT_EQ(control.wait_exit(10000), 0) << control.output();
+  if (control.output().find("injected") == std::string::npos)
+    GTEST_SKIP() << "this kernel does not let a process type into its terminal: " << control.output();
+
+  TempDir dir;
+  const std::string endpoint = "ipc://" + dir.path() + "/t";
+  Process tracker({bin_dir() + "/tessera", "tracker", "--bind", endpoint, "--insecure"});
+  Terminal worker({bin_dir() + "/tessera-worker", "--tracker", endpoint, "--key", "k", "--id", "w1", "--threads", "1",
+                   "--heartbeat-ms", "200", "--insecure"});
+  ASSERT_TRUE(wait_for_workers(endpoint, plaintext(), 1)) << worker.output();
+  ClientOptions options;
+  options.tracker = endpoint;
+  options.security = plaintext();
+  auto client = RpcClient::connect(options);
+  ASSERT_TRUE(client.is_ok()) << client.status().to_string();
+  MeasureInput in = kernel_input("probe_add_one");
+  in.library = read_file(probe);
+  (*client)->submit(in, "k");
+  const auto results = collect(**client, 1, 20000);
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_TRUE(results[0].second.ok()) << results[0].second.message;
+  for (int i = 0; i < 10; ++i) worker.drain(50);
+  EXPECT_EQ(worker.output().find("injected"), std::string::npos) << worker.output();
+  EXPECT_EQ(worker.wait_exit(100), -1) << "the worker still runs: " << worker.output();
+}
+
 }  // namespace
 }  // namespace tessera::rpc

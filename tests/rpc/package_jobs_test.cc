@@ -6,6 +6,7 @@
 #include <zmq.h>
 
 #include <cmath>
+#include <cstdio>
 #include <tuple>
 
 #include "rpc/measure_packages.h"
@@ -90,6 +91,43 @@ TEST(PackageJobs, APackageJobsThreadsAreBoundedWhileItLoads) {
   options.unprivileged_uid = options.unprivileged_gid = options.job_uid_first;
   pb::Result r = run_sandboxed(package_input({runtime::write_package_bytes(c).value()}, false), options);
   EXPECT_EQ(r.error(), pb::OK) << pb::ErrorKind_Name(r.error()) << ": " << r.message();
+}
+
+// A worker not run as root gives each job a user namespace of its own, in
+// which its tasks are counted alone: the same bound. Run in a child process,
+// which drops root for good and measures without gtest's assertions.
+TEST(PackageJobs, ANonRootWorkersPackageJobsThreadsAreBoundedWhileItLoads) {
+  std::string package = probe_package({"probe_add_one"});
+  runtime::PackageContents c = runtime::read_package_bytes(package).value();
+  c.library = read_file(std::string(TESSERA_LOADER_PROBE_DIR) + "/libtessera_loader_probe_many_threads.so");
+  pb::Job job = to_wire_job(package_input({runtime::write_package_bytes(c).value()}, false));
+  job.set_session_id("s");
+  job.set_job_id(1);
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    if (::geteuid() == 0 && (::setgid(65534) != 0 || ::setuid(65534) != 0)) ::_exit(10);
+    if (!probe_network_isolation().empty()) ::_exit(11);
+    int code = 12;
+    {  // the measurement goes (and its job directory with it) before _exit
+      auto m = Measurement::start(job, SandboxOptions{});
+      if (m.is_ok()) {
+        pollfd p{m->fd(), POLLIN, 0};
+        while (::poll(&p, 1, 20000) > 0 && !m->on_readable()) {
+        }
+        const pb::Result r = m->finish();
+        if (r.error() != pb::OK)
+          std::fprintf(stderr, "%s: %s\n", pb::ErrorKind_Name(r.error()).c_str(), r.message().c_str());
+        code = r.error() == pb::OK ? 0 : 13;
+      }
+    }
+    ::_exit(code);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  if (WEXITSTATUS(status) == 11) GTEST_SKIP() << "no user namespaces for a user other than root here";
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "10: dropping root, 12: start, 13: the job failed (its threads all started)";
 }
 
 TEST(PackageJobs, APackageThatDoesNotLoadIsALoadErrorNamingWhatFailed) {
