@@ -145,6 +145,31 @@ inline bool is_parameter_input(const std::string& op, int index) {
   return it != kParams.end() && it->second.count(index) != 0;
 }
 
+/// The values of `graph` that decide a parameter: read at a parameter
+/// position (is_parameter_input), or read by a node (other than Shape and
+/// Size, which read only a shape) that computes such a value. A window's
+/// size cast and scaled before its Range, a Loop's trip count computed from
+/// a range's start, limit and step: a user binds the inputs behind them
+/// (--input-value), as these tests do.
+inline std::set<std::string> parameter_values(const onnx::GraphProto& graph) {
+  std::set<std::string> params;
+  for (const auto& node : graph.node())
+    for (int i = 0; i < node.input_size(); ++i)
+      if (!node.input(i).empty() && is_parameter_input(node.op_type(), i)) params.insert(node.input(i));
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (const auto& node : graph.node()) {
+      if (node.op_type() == "Shape" || node.op_type() == "Size") continue;
+      const bool decides = std::any_of(node.output().begin(), node.output().end(),
+                                       [&](const std::string& out) { return params.count(out) != 0; });
+      if (!decides) continue;
+      for (const std::string& in : node.input())
+        if (!in.empty()) grew |= params.insert(in).second;
+    }
+  }
+  return params;
+}
+
 /// Why Tessera cannot run `model` at all, or "" when it might: operators
 /// outside supported_onnx_ops() (or of another domain), graph inputs or
 /// outputs that are not tensors (sequences, optionals, maps), element types
@@ -189,8 +214,8 @@ struct NodeTestCase {
   std::vector<graph::Constant> outputs;
 };
 
-/// Reads the test in `dir`. A graph input becomes a constant when every node
-/// that reads it reads it at a parameter position (is_parameter_input).
+/// Reads the test in `dir`. A graph input becomes a constant when its value
+/// decides a parameter (parameter_values).
 /// Errors: an unreadable model or data file (kParseError).
 inline Result<NodeTestCase> load_node_test(const fs::path& dir) {
   NodeTestCase tc;
@@ -205,6 +230,7 @@ inline Result<NodeTestCase> load_node_test(const fs::path& dir) {
   const fs::path data = dir / "test_data_set_0";
   std::set<std::string> initializers;
   for (const auto& init : model.graph().initializer()) initializers.insert(init.name());
+  const std::set<std::string> params = parameter_values(model.graph());
   int index = 0;
   for (const auto& input : model.graph().input()) {
     const fs::path file = data / ("input_" + std::to_string(index++) + ".pb");
@@ -223,14 +249,7 @@ inline Result<NodeTestCase> load_node_test(const fs::path& dir) {
       continue;
     }
     TESSERA_ASSIGN_OR_RETURN(graph::Constant c, read_tensor(file, input.type().tensor_type().elem_type()));
-    bool read = false, parameter = true;
-    for (const auto& node : model.graph().node())
-      for (int i = 0; i < node.input_size(); ++i)
-        if (node.input(i) == input.name()) {
-          read = true;
-          parameter &= is_parameter_input(node.op_type(), i);
-        }
-    if (read && parameter) {
+    if (params.count(input.name())) {
       tc.options.constant_inputs[input.name()] = std::move(c);
       continue;
     }
