@@ -163,10 +163,10 @@ rlim_t package_job_threads(const pb::Job& job, const SandboxOptions& options) {
 // parent-death signal must follow the change of user (which clears it).
 Status contain_child(const pb::Job& job, const SandboxOptions& options, const std::string& job_dir, pid_t parent) {
   const bool root = ::geteuid() == 0;
+  const bool new_network = options.isolate_network && options.network_namespace < 0;
   // A worker not run as root makes a user namespace with the network one.
-  const bool own_user_namespace = !root && options.isolate_network && options.network_namespace < 0;
-  if (options.isolate_network && options.network_namespace < 0 &&
-      ::unshare(root ? CLONE_NEWNET : CLONE_NEWUSER | CLONE_NEWNET) != 0)
+  const bool own_user_namespace = !root && new_network;
+  if (new_network && ::unshare(root ? CLONE_NEWNET : CLONE_NEWUSER | CLONE_NEWNET) != 0)
     return Status(ErrorCode::kIOError, std::string("no network namespace: ") + std::strerror(errno));
   const rlim_t cpu = cpu_seconds(job, options);
   TESSERA_RETURN_IF_ERROR(set_limit(RLIMIT_CPU, cpu, cpu + 1, "RLIMIT_CPU"));

@@ -108,20 +108,11 @@ TEST(PackageJobs, ANonRootWorkersPackageJobsThreadsAreBoundedWhileItLoads) {
   if (pid == 0) {
     if (::geteuid() == 0 && (::setgid(65534) != 0 || ::setuid(65534) != 0)) ::_exit(10);
     if (!probe_network_isolation().empty()) ::_exit(11);
-    int code = 12;
-    {  // the measurement goes (and its job directory with it) before _exit
-      auto m = Measurement::start(job, SandboxOptions{});
-      if (m.is_ok()) {
-        pollfd p{m->fd(), POLLIN, 0};
-        while (::poll(&p, 1, 20000) > 0 && !m->on_readable()) {
-        }
-        const pb::Result r = m->finish();
-        if (r.error() != pb::OK)
-          std::fprintf(stderr, "%s: %s\n", pb::ErrorKind_Name(r.error()).c_str(), r.message().c_str());
-        code = r.error() == pb::OK ? 0 : 13;
-      }
-    }
-    ::_exit(code);
+    const Result<pb::Result> r = measure_job(job, SandboxOptions{});
+    if (!r.is_ok()) ::_exit(12);
+    if (r->error() != pb::OK)
+      std::fprintf(stderr, "%s: %s\n", pb::ErrorKind_Name(r->error()).c_str(), r->message().c_str());
+    ::_exit(r->error() == pb::OK ? 0 : 13);
   }
   int status = 0;
   ASSERT_EQ(::waitpid(pid, &status, 0), pid);

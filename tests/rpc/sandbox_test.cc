@@ -346,19 +346,10 @@ TEST(Sandbox, ALimitTheWorkerCannotRaiseIsASandboxError) {
     job.set_job_id(1);
     SandboxOptions options;
     options.isolate_network = false;
-    int code = 12;
-    {  // the measurement goes (and its job directory with it) before _exit
-      auto m = Measurement::start(job, options);
-      if (m.is_ok()) {
-        pollfd p{m->fd(), POLLIN, 0};
-        while (::poll(&p, 1, 5000) > 0 && !m->on_readable()) {
-        }
-        const pb::Result r = m->finish();
-        const bool named = r.message().find("setrlimit(RLIMIT_CPU)") != std::string::npos;
-        code = r.error() == pb::SANDBOX_ERROR && named ? 0 : 13;
-      }
-    }
-    ::_exit(code);
+    const Result<pb::Result> r = measure_job(job, options);
+    if (!r.is_ok()) ::_exit(12);
+    const bool named = r->message().find("setrlimit(RLIMIT_CPU)") != std::string::npos;
+    ::_exit(r->error() == pb::SANDBOX_ERROR && named ? 0 : 13);
   }
   int status = 0;
   ASSERT_EQ(::waitpid(pid, &status, 0), pid);

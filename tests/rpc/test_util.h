@@ -205,15 +205,11 @@ inline std::vector<std::pair<uint64_t, MeasureResult>> collect(RpcClient& client
 }
 
 // One job through Measurement as the worker's loop runs it: poll the pipe
-// until the report or the deadline.
-inline pb::Result run_sandboxed(const MeasureInput& in, SandboxOptions options = {}) {
-  pb::Job job = to_wire_job(in);
-  job.set_session_id("s");
-  job.set_job_id(1);
-  options.isolate_network = options.isolate_network && probe_network_isolation().empty();
+// until the report or the deadline. No gtest assertion: a test's child
+// process (one that dropped root, say) may call it.
+inline Result<pb::Result> measure_job(const pb::Job& job, const SandboxOptions& options) {
   auto m = Measurement::start(job, options);
-  EXPECT_TRUE(m.is_ok()) << m.status().to_string();
-  if (!m.is_ok()) return pb::Result();
+  if (!m.is_ok()) return m.status();
   while (true) {
     const auto left =
         std::chrono::duration_cast<std::chrono::milliseconds>(m->deadline() - std::chrono::steady_clock::now());
@@ -225,6 +221,17 @@ inline pb::Result run_sandboxed(const MeasureInput& in, SandboxOptions options =
     if (::poll(&p, 1, static_cast<int>(left.count())) > 0 && m->on_readable()) break;
   }
   return m->finish();
+}
+
+// measure_job of `in`, with network isolation where this machine has it.
+inline pb::Result run_sandboxed(const MeasureInput& in, SandboxOptions options = {}) {
+  pb::Job job = to_wire_job(in);
+  job.set_session_id("s");
+  job.set_job_id(1);
+  options.isolate_network = options.isolate_network && probe_network_isolation().empty();
+  auto r = measure_job(job, options);
+  EXPECT_TRUE(r.is_ok()) << r.status().to_string();
+  return r.is_ok() ? std::move(r).value() : pb::Result();
 }
 
 }  // namespace tessera::rpc::testing
