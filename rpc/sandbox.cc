@@ -6,6 +6,7 @@
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -21,6 +22,7 @@
 #include <optional>
 #include <string_view>
 
+#include "rpc/launcher.h"
 #include "rpc/measure_kernel.h"
 #include "rpc/measure_packages.h"
 #include "rpc/seccomp_filter.h"
@@ -218,6 +220,7 @@ Status lock_down(bool filter_system_calls) {
 
 // The child: contain, measure, report, _exit.
 [[noreturn]] void run_child(const pb::Job& job, const SandboxOptions& options, int report_fd, pid_t parent) {
+  ::prctl(PR_SET_NAME, "tessera-job");  // as ps shows it, beside its worker and the launcher
   // A session of its own, and so a process group the worker can kill whole
   // and no controlling terminal: a job that could open the worker's terminal
   // could type into the shell that started it.
@@ -252,7 +255,88 @@ Status lock_down(bool filter_system_calls) {
   ::_exit(0);
 }
 
+// What a launched child must be told: the job and its options, which a
+// forked child would have found in the worker's memory.
+pb::ChildTask task_of(const pb::Job& job, const SandboxOptions& options, pid_t parent) {
+  pb::ChildTask task;
+  *task.mutable_job() = job;
+  task.set_temp_dir(options.temp_dir);
+  task.set_threads(static_cast<uint32_t>(std::max(options.threads, 1)));
+  for (int cpu : options.pin_cpus) task.add_pin_cpus(cpu);
+  task.set_worker_id(options.worker_id);
+  task.set_isolate_network(options.isolate_network);
+  task.set_filter_system_calls(options.filter_system_calls);
+  task.set_uid(options.unprivileged_uid);
+  task.set_gid(options.unprivileged_gid);
+  task.set_job_uid_first(options.job_uid_first);
+  task.set_job_uid_count(options.job_uid_count);
+  task.set_network_namespace(options.isolate_network && options.network_namespace >= 0);
+  task.set_worker_pid(parent);
+  return task;
+}
+
+SandboxOptions options_of(const pb::ChildTask& task, int network_namespace) {
+  SandboxOptions o;
+  o.temp_dir = task.temp_dir();
+  o.threads = static_cast<int>(task.threads());
+  o.pin_cpus.assign(task.pin_cpus().begin(), task.pin_cpus().end());
+  o.worker_id = task.worker_id();
+  o.isolate_network = task.isolate_network();
+  o.filter_system_calls = task.filter_system_calls();
+  o.unprivileged_uid = task.uid();
+  o.unprivileged_gid = task.gid();
+  o.job_uid_first = task.job_uid_first();
+  o.job_uid_count = task.job_uid_count();
+  o.network_namespace = network_namespace;
+  return o;
+}
+
+// A child the launcher forked: its task's memory file, the report's pipe
+// and the namespace to enter when there is one. A task it cannot read is
+// the worker's failure, reported as such (the worker stamps the job's ids).
+[[noreturn]] void run_launched_child(const std::vector<int>& fds) {
+  pb::ChildTask task;
+  if (fds.size() < 2 || ::lseek(fds[0], 0, SEEK_SET) != 0 || !task.ParseFromFileDescriptor(fds[0])) {
+    pb::Result result = error_result(pb::Job(), pb::SANDBOX_ERROR, "the child could not read its job", "");
+    std::string bytes;
+    result.SerializeToString(&bytes);
+    const uint64_t length = bytes.size();
+    if (fds.size() >= 2) write_all(fds[1], std::string(reinterpret_cast<const char*>(&length), sizeof length) + bytes);
+    ::_exit(0);
+  }
+  ::close(fds[0]);
+  const int network_namespace = task.network_namespace() && fds.size() > 2 ? fds[2] : -1;
+  run_child(task.job(), options_of(task, network_namespace), fds[1], task.worker_pid());
+}
+
+// Has `launcher` fork the child; kUnavailable when it is gone.
+Result<pid_t> launch_child(Launcher& launcher, const pb::Job& job, const SandboxOptions& options, int report_fd) {
+  const int task = ::memfd_create("tessera-job", MFD_CLOEXEC);
+  if (task < 0) return Status(ErrorCode::kIOError, std::string("memfd_create: ") + std::strerror(errno));
+  std::vector<int> fds = {task, report_fd};
+  if (options.isolate_network && options.network_namespace >= 0) fds.push_back(options.network_namespace);
+  Result<pid_t> pid = task_of(job, options, ::getpid()).SerializeToFileDescriptor(task)
+                          ? launcher.launch(fds)
+                          : Result<pid_t>(Status(ErrorCode::kIOError, "cannot write the job for its child"));
+  ::close(task);
+  return pid;
+}
+
+// A child forked from this process.
+Result<pid_t> fork_child(const pb::Job& job, const SandboxOptions& options, int report_fd) {
+  const pid_t parent = ::getpid();
+  const pid_t pid = ::fork();
+  if (pid < 0) return Status(ErrorCode::kIOError, std::string("cannot fork: ") + std::strerror(errno));
+  if (pid == 0) run_child(job, options, report_fd, parent);
+  return pid;
+}
+
 }  // namespace
+
+Result<std::unique_ptr<Launcher>> start_measurement_launcher() {
+  prepare_filters();  // in the launcher's memory: its children only install them
+  return Launcher::start(&run_launched_child);
+}
 
 namespace {
 
@@ -367,7 +451,7 @@ Result<int> make_network_namespace() {
   return ns;
 }
 
-Result<Measurement> Measurement::start(const pb::Job& job, const SandboxOptions& options) {
+Result<Measurement> Measurement::start(const pb::Job& job, const SandboxOptions& options, Launcher* launcher) {
   if (options.filter_system_calls) prepare_filters();  // the child only installs them
   std::string job_dir = options.temp_dir + "/tessera-job-XXXXXX";
   if (!::mkdtemp(job_dir.data()))
@@ -380,19 +464,22 @@ Result<Measurement> Measurement::start(const pb::Job& job, const SandboxOptions&
     remove_job_dir(job_dir);
     return Status(ErrorCode::kIOError, std::string("cannot create a pipe: ") + std::strerror(errno));
   }
-  const pid_t parent = ::getpid();
-  const pid_t pid = ::fork();
-  if (pid < 0) {
-    ::close(fds[0]);
-    ::close(fds[1]);
-    remove_job_dir(job_dir);
-    return Status(ErrorCode::kIOError, std::string("cannot fork: ") + std::strerror(errno));
-  }
   // The child makes its own session and group (setsid fails in a group
   // leader, so the parent must not make the group): until it has, the kills
-  // below reach it by its pid.
-  if (pid == 0) run_child(job, child_options, fds[1], parent);
+  // below reach it by its pid. A launcher that is gone leaves the forking
+  // to this process.
+  Result<pid_t> launched = launcher && launcher->alive()
+                               ? launch_child(*launcher, job, child_options, fds[1])
+                               : Result<pid_t>(Status(ErrorCode::kUnavailable, "no launcher"));
+  if (!launched.is_ok() && launched.status().code() == ErrorCode::kUnavailable)
+    launched = fork_child(job, child_options, fds[1]);
   ::close(fds[1]);
+  if (!launched.is_ok()) {
+    ::close(fds[0]);
+    remove_job_dir(job_dir);
+    return launched.status();
+  }
+  const pid_t pid = *launched;
   ::fcntl(fds[0], F_SETFL, O_NONBLOCK);
   Measurement m(job, pid, fds[0], options.worker_id);
   m.pidfd_ = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));  // -1 on kernels before 5.3: polled instead

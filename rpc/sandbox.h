@@ -14,6 +14,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -77,13 +78,22 @@ std::string probe_network_isolation();
 /// otherwise why not.
 std::string probe_system_call_filter();
 
+class Launcher;
+
+/// A launcher (launcher.h) whose children measure jobs: started once by a
+/// worker, early, and given to Measurement::start. The filters are compiled
+/// first, so that its children only install them.
+Result<std::unique_ptr<Launcher>> start_measurement_launcher();
+
 /// One running child. Owned by the worker's loop; poll `fd()` for input and
 /// call `on_readable()`; when it returns true the child is finished and
 /// `finish()` gives the classified result.
 class Measurement {
  public:
-  /// Forks a child that measures `job`. kIOError when fork or pipe fail.
-  static Result<Measurement> start(const pb::Job& job, const SandboxOptions& options);
+  /// Forks a child that measures `job`: through `launcher` when there is
+  /// one still alive, else from this process. kIOError when the fork, the
+  /// pipe or the job's directory fail.
+  static Result<Measurement> start(const pb::Job& job, const SandboxOptions& options, Launcher* launcher = nullptr);
 
   Measurement(Measurement&& other) noexcept;
   Measurement& operator=(Measurement&&) = delete;

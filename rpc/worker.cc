@@ -12,6 +12,7 @@
 #include <tuple>
 
 #include "rpc/handshake.h"
+#include "rpc/launcher.h"
 #include "rpc/temp_dirs.h"
 
 namespace tessera::rpc {
@@ -127,8 +128,14 @@ void heartbeat_loop(Socket& beat_socket, const WorkerOptions& o, const std::stri
 class JobLoop {
  public:
   JobLoop(const WorkerOptions& o, const std::string& incarnation, Socket& socket, HandshakeWatch& watch, JobBook& book,
-          Counters counters)
-      : o_(o), incarnation_(incarnation), socket_(socket), watch_(watch), book_(book), counters_(counters) {}
+          Counters counters, Launcher* launcher)
+      : o_(o),
+        incarnation_(incarnation),
+        socket_(socket),
+        watch_(watch),
+        book_(book),
+        counters_(counters),
+        launcher_(launcher) {}
 
   /// Serves until `stop`, or until the tracker refuses this worker (then
   /// that refusal, which the caller reports).
@@ -194,7 +201,11 @@ class JobLoop {
     while (!pending_.empty() && static_cast<int>(running_.size()) < o_.max_jobs) {
       pb::Job job = std::move(pending_.front());
       pending_.pop_front();
-      auto m = Measurement::start(job, options_for_job(o_.sandbox, jobs_started_++));
+      auto m = Measurement::start(job, options_for_job(o_.sandbox, jobs_started_++), launcher_);
+      if (launcher_ && !launcher_->alive()) {
+        if (o_.log) o_.log->warn("the launcher process is gone: jobs are forked by the worker itself from now on");
+        launcher_ = nullptr;
+      }
       if (!m.is_ok()) {
         // No child to measure in (fork, pipe, the job's directory): the
         // worker's failure, measured again elsewhere or later.
@@ -288,6 +299,7 @@ class JobLoop {
   HandshakeWatch& watch_;
   JobBook& book_;
   Counters counters_;
+  Launcher* launcher_;         // forks the jobs' children; null: this process does
   uint64_t jobs_started_ = 0;  // each job's identity (options_for_job)
   std::deque<pb::Job> pending_;
   std::list<Measurement> running_;
@@ -358,6 +370,11 @@ Status Worker::run(const std::atomic<bool>& stop) {
 
 Status Worker::serve(const std::atomic<bool>& stop) {
   const std::string incarnation = random_hex(8);
+  // Before ZeroMQ's threads: the jobs' children are forked from a process
+  // that is still this one as it is now (launcher.h).
+  Result<std::unique_ptr<Launcher>> launcher = start_measurement_launcher();
+  if (!launcher.is_ok() && options_.log)
+    options_.log->info("jobs are forked by the worker itself: %s", launcher.status().message().c_str());
 
   Context ctx;
   Socket main_socket;
@@ -372,7 +389,8 @@ Status Worker::serve(const std::atomic<bool>& stop) {
       [&] { heartbeat_loop(beat_socket, options_, incarnation, book, need_register, beat_stop, stop, malformed_); });
   Status result;
   {
-    JobLoop loop(options_, incarnation, main_socket, watch, book, Counters{jobs_done_, malformed_, registrations_});
+    JobLoop loop(options_, incarnation, main_socket, watch, book, Counters{jobs_done_, malformed_, registrations_},
+                 launcher.is_ok() ? launcher->get() : nullptr);
     result = loop.run(stop, need_register);
     beat_stop = true;
     beater.join();

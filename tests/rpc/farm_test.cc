@@ -2,6 +2,7 @@
 // kernels, dead workers, NO_WORKER.
 #include <dirent.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -146,11 +147,16 @@ TEST(Farm, KilledWorkerMidJobIsRequeuedAndReportedOnce) {
   ASSERT_TRUE(one_worker_busy(tracker.endpoint()));
   auto rescuer = start_worker(tracker.endpoint(), "k", "rescuer");
   ASSERT_TRUE(wait_for_workers(tracker.endpoint(), plaintext(), 2));
-  const std::vector<pid_t> measuring = children_of(doomed->pid());
-  EXPECT_EQ(measuring.size(), 1u);  // the job's sandboxed child
+  // Its children: the job's sandboxed child and the launcher that forked it.
+  const std::vector<pid_t> children = children_of(doomed->pid());
+  std::vector<std::string> names;
+  for (pid_t child : children) names.push_back(read_file("/proc/" + std::to_string(child) + "/comm"));
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(names, (std::vector<std::string>{"tessera-job\n", "tessera-launch\n"}));
   doomed->kill(SIGKILL);
-  // The job dies with its worker (its death signal), asleep or not.
-  for (pid_t child : measuring) {
+  // The job dies with its worker (its death signal), asleep or not, and so
+  // does the launcher.
+  for (pid_t child : children) {
     bool gone = false;
     for (int i = 0; i < 200 && !gone; ++i) {
       gone = ::kill(child, 0) != 0 && errno == ESRCH;

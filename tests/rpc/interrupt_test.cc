@@ -79,7 +79,8 @@ class Terminal {
 };
 
 // The local workers of tuner PID (they carry "--id local-PID-i"), or with
-// `children`, the processes those workers forked: the measurements in flight.
+// `children`, their measuring children (named tessera-job; a worker's
+// launcher is its child too): the measurements in flight.
 std::vector<pid_t> workers_of(pid_t tuner, bool children = false) {
   const std::string needle = "--id local-" + std::to_string(tuner) + "-";
   std::vector<pid_t> workers, forked;
@@ -104,7 +105,9 @@ std::vector<pid_t> workers_of(pid_t tuner, bool children = false) {
     if (std::find(matching.begin(), matching.end(), parent[pid]) == matching.end()) workers.push_back(pid);
   if (!children) return workers;
   for (const auto& [pid, ppid] : parent)
-    if (std::find(workers.begin(), workers.end(), ppid) != workers.end()) forked.push_back(pid);
+    if (std::find(workers.begin(), workers.end(), ppid) != workers.end() &&
+        read_file("/proc/" + std::to_string(pid) + "/comm") == "tessera-job\n")
+      forked.push_back(pid);
   return forked;
 }
 

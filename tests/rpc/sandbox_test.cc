@@ -109,6 +109,34 @@ TEST(Sandbox, ColdCacheTimingWithACooldownRunsInsideIt) {
   EXPECT_EQ(r.costs_s_size(), 2);
 }
 
+// The jobs above run as a worker's do, forked by its launcher; without one
+// (a launcher that could not start, or died) the worker forks them itself.
+TEST(Sandbox, AJobForkedWithoutALauncherIsMeasured) {
+  pb::Job job = to_wire_job(probe_input("probe_add_one"));
+  job.set_session_id("s");
+  job.set_job_id(1);
+  SandboxOptions options;
+  options.isolate_network = probe_network_isolation().empty();
+  auto r = measure_job(job, options);
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  EXPECT_EQ(r->error(), pb::OK) << r->message();
+}
+
+TEST(Sandbox, AJobOutlivesItsLaunchersDeath) {
+  auto launcher = start_measurement_launcher();
+  ASSERT_TRUE(launcher.is_ok()) << launcher.status().to_string();
+  ASSERT_EQ(::kill((*launcher)->pid(), SIGKILL), 0);
+  pb::Job job = to_wire_job(probe_input("probe_add_one"));
+  job.set_session_id("s");
+  job.set_job_id(1);
+  SandboxOptions options;
+  options.isolate_network = probe_network_isolation().empty();
+  auto r = measure_job(job, options, launcher->get());
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  EXPECT_EQ(r->error(), pb::OK) << r->message();
+  EXPECT_FALSE((*launcher)->alive());
+}
+
 TEST(Sandbox, ReadingEtcPasswdKillsTheJob) {
   pb::Result r = run_sandboxed(probe_input("probe_read_passwd"));
   EXPECT_TRUE(forbidden_call(r)) << pb::ErrorKind_Name(r.error()) << ": " << r.message();

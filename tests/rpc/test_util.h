@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "rpc/client.h"
+#include "rpc/launcher.h"
 #include "rpc/runner.h"
 #include "rpc/sandbox.h"
 #include "rpc/tracker.h"
@@ -206,9 +207,10 @@ inline std::vector<std::pair<uint64_t, MeasureResult>> collect(RpcClient& client
 
 // One job through Measurement as the worker's loop runs it: poll the pipe
 // until the report or the deadline. No gtest assertion: a test's child
-// process (one that dropped root, say) may call it.
-inline Result<pb::Result> measure_job(const pb::Job& job, const SandboxOptions& options) {
-  auto m = Measurement::start(job, options);
+// process (one that dropped root, say) may call it. Without a launcher the
+// child is forked from this process.
+inline Result<pb::Result> measure_job(const pb::Job& job, const SandboxOptions& options, Launcher* launcher = nullptr) {
+  auto m = Measurement::start(job, options, launcher);
   if (!m.is_ok()) return m.status();
   while (true) {
     const auto left =
@@ -223,13 +225,24 @@ inline Result<pb::Result> measure_job(const pb::Job& job, const SandboxOptions& 
   return m->finish();
 }
 
-// measure_job of `in`, with network isolation where this machine has it.
+// The launcher of this test process's jobs, started at the first use (as a
+// worker starts one): null where it cannot start (then jobs are forked here).
+inline Launcher* test_launcher() {
+  static const std::unique_ptr<Launcher> launcher = [] {
+    auto started = start_measurement_launcher();
+    return started.is_ok() ? std::move(started).value() : nullptr;
+  }();
+  return launcher.get();
+}
+
+// measure_job of `in` as a worker runs it: its child forked by the
+// launcher, with network isolation where this machine has it.
 inline pb::Result run_sandboxed(const MeasureInput& in, SandboxOptions options = {}) {
   pb::Job job = to_wire_job(in);
   job.set_session_id("s");
   job.set_job_id(1);
   options.isolate_network = options.isolate_network && probe_network_isolation().empty();
-  auto r = measure_job(job, options);
+  auto r = measure_job(job, options, test_launcher());
   EXPECT_TRUE(r.is_ok()) << r.status().to_string();
   return r.is_ok() ? std::move(r).value() : pb::Result();
 }
