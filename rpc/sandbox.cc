@@ -218,6 +218,15 @@ Status lock_down(bool filter_system_calls) {
   return filter_system_calls ? install_kernel_filter() : Status::ok();
 }
 
+// A child's report: its length, then the serialized result
+// (Measurement::complete_report reads it).
+void write_report(int fd, const pb::Result& result) {
+  std::string bytes;
+  result.SerializeToString(&bytes);
+  const uint64_t length = bytes.size();
+  write_all(fd, std::string(reinterpret_cast<const char*>(&length), sizeof length) + bytes);
+}
+
 // The child: contain, measure, report, _exit.
 [[noreturn]] void run_child(const pb::Job& job, const SandboxOptions& options, int report_fd, pid_t parent) {
   ::prctl(PR_SET_NAME, "tessera-job");  // as ps shows it, beside its worker and the launcher
@@ -248,10 +257,7 @@ Status lock_down(bool filter_system_calls) {
                                          "the sandbox could not be set up: " + contained.message(), options.worker_id)
                       : job.has_package_timing() ? measure_packages(job, inside, lock)
                                                  : measure_kernel(job, inside, seal, lock);
-  std::string bytes;
-  result.SerializeToString(&bytes);
-  const uint64_t length = bytes.size();
-  write_all(out_fd, std::string(reinterpret_cast<const char*>(&length), sizeof length) + bytes);
+  write_report(out_fd, result);
   ::_exit(0);
 }
 
@@ -261,7 +267,7 @@ pb::ChildTask task_of(const pb::Job& job, const SandboxOptions& options, pid_t p
   pb::ChildTask task;
   *task.mutable_job() = job;
   task.set_temp_dir(options.temp_dir);
-  task.set_threads(static_cast<uint32_t>(std::max(options.threads, 1)));
+  task.set_threads(options.threads);
   for (int cpu : options.pin_cpus) task.add_pin_cpus(cpu);
   task.set_worker_id(options.worker_id);
   task.set_isolate_network(options.isolate_network);
@@ -278,7 +284,7 @@ pb::ChildTask task_of(const pb::Job& job, const SandboxOptions& options, pid_t p
 SandboxOptions options_of(const pb::ChildTask& task, int network_namespace) {
   SandboxOptions o;
   o.temp_dir = task.temp_dir();
-  o.threads = static_cast<int>(task.threads());
+  o.threads = task.threads();
   o.pin_cpus.assign(task.pin_cpus().begin(), task.pin_cpus().end());
   o.worker_id = task.worker_id();
   o.isolate_network = task.isolate_network();
@@ -297,11 +303,8 @@ SandboxOptions options_of(const pb::ChildTask& task, int network_namespace) {
 [[noreturn]] void run_launched_child(const std::vector<int>& fds) {
   pb::ChildTask task;
   if (fds.size() < 2 || ::lseek(fds[0], 0, SEEK_SET) != 0 || !task.ParseFromFileDescriptor(fds[0])) {
-    pb::Result result = error_result(pb::Job(), pb::SANDBOX_ERROR, "the child could not read its job", "");
-    std::string bytes;
-    result.SerializeToString(&bytes);
-    const uint64_t length = bytes.size();
-    if (fds.size() >= 2) write_all(fds[1], std::string(reinterpret_cast<const char*>(&length), sizeof length) + bytes);
+    if (fds.size() >= 2)
+      write_report(fds[1], error_result(pb::Job(), pb::SANDBOX_ERROR, "the child could not read its job", ""));
     ::_exit(0);
   }
   ::close(fds[0]);

@@ -122,6 +122,25 @@ TEST(Sandbox, AJobForkedWithoutALauncherIsMeasured) {
   EXPECT_EQ(r->error(), pb::OK) << r->message();
 }
 
+// A pool of every CPU (threads 0, the worker's default) is the same whether
+// the launcher forks the child or the worker does.
+TEST(Sandbox, ALaunchedJobGetsThePoolAForkedOneGets) {
+  pb::Job job = to_wire_job(probe_input("probe_add_one"));
+  job.set_session_id("s");
+  job.set_job_id(1);
+  SandboxOptions options;
+  options.threads = 0;
+  options.isolate_network = probe_network_isolation().empty();
+  auto forked = measure_job(job, options);
+  ASSERT_TRUE(forked.is_ok()) << forked.status().to_string();
+  ASSERT_NE(test_launcher(), nullptr);
+  auto launched = measure_job(job, options, test_launcher());
+  ASSERT_TRUE(launched.is_ok()) << launched.status().to_string();
+  EXPECT_EQ(launched->error(), pb::OK) << launched->message();
+  EXPECT_EQ(launched->threads(), forked->threads());
+  EXPECT_GT(launched->threads(), 0u);
+}
+
 TEST(Sandbox, AJobOutlivesItsLaunchersDeath) {
   auto launcher = start_measurement_launcher();
   ASSERT_TRUE(launcher.is_ok()) << launcher.status().to_string();
